@@ -1,0 +1,10 @@
+//! `codeloop bench`.
+
+use crate::config::Config;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub async fn run(_args: Args, _config: Config) -> anyhow::Result<i32> {
+    anyhow::bail!("`codeloop bench` is not built yet")
+}

@@ -1,0 +1,10 @@
+//! `codeloop eval`.
+
+use crate::config::Config;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub async fn run(_args: Args, _config: Config) -> anyhow::Result<i32> {
+    anyhow::bail!("`codeloop eval` is not built yet")
+}

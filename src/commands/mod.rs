@@ -1,0 +1,9 @@
+//! The subcommands of the `codeloop` binary. Each file owns its clap `Args`
+//! and an entry point `run(args, config) -> anyhow::Result<i32>` (the exit code).
+
+pub mod bench;
+pub mod doctor;
+pub mod eval;
+pub mod exec;
+pub mod run;
+pub mod ui;

@@ -1,0 +1,270 @@
+//! One `Config` from the config file (TOML), the environment and flags, in
+//! that order of precedence (flags win). Paths come from `directories`.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// Environment variable that names another config file.
+pub const CONFIG_ENV: &str = "CODELOOP_CONFIG";
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub model: ModelConfig,
+    pub run: RunConfig,
+    pub ui: UiConfig,
+    /// Where sessions, the cache and logs live. Not read from the file's
+    /// `[paths]` unless set there; defaults come from `directories`.
+    pub paths: Paths,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelConfig {
+    /// "auto" (an OpenAI-compatible server if one is configured or Ollama
+    /// answers on localhost, else the bundled demo model), "openai", "demo".
+    pub provider: String,
+    /// Base URL of an OpenAI-compatible server, e.g. http://localhost:11434/v1.
+    pub base_url: Option<String>,
+    pub model: String,
+    /// Name of the environment variable holding the API key (the key itself
+    /// never goes in the config file or on the tape).
+    pub api_key_env: String,
+    /// Seconds to wait for a reply before giving up.
+    pub request_timeout_secs: u64,
+    /// Retries on 429 and 5xx.
+    pub retries: u32,
+    pub temperature: Option<f32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunConfig {
+    pub max_iterations: u32,
+    pub workers: usize,
+    /// Wall-clock limit of one program run, seconds.
+    pub timeout_secs: u64,
+    /// Memory limit of one program run, MiB.
+    pub memory_mb: u64,
+    /// Token budget of a session (0 = none).
+    pub token_budget: u64,
+    pub step_mode: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct UiConfig {
+    /// A theme name from themes/ (or the config dir's themes/).
+    pub theme: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Paths {
+    /// Sessions live here, one folder each.
+    pub data_dir: PathBuf,
+    /// config.toml, prompt overrides (prompts/), user themes (themes/).
+    pub config_dir: PathBuf,
+    pub cache_dir: PathBuf,
+}
+
+impl Default for ModelConfig {
+    fn default() -> Self {
+        ModelConfig {
+            provider: "auto".into(),
+            base_url: None,
+            model: String::new(),
+            api_key_env: "OPENAI_API_KEY".into(),
+            request_timeout_secs: 120,
+            retries: 3,
+            temperature: None,
+        }
+    }
+}
+
+impl Default for RunConfig {
+    fn default() -> Self {
+        RunConfig {
+            max_iterations: 4,
+            workers: 2,
+            timeout_secs: 10,
+            memory_mb: 1024,
+            token_budget: 0,
+            step_mode: false,
+        }
+    }
+}
+
+impl Default for UiConfig {
+    fn default() -> Self {
+        UiConfig {
+            theme: "dark".into(),
+        }
+    }
+}
+
+impl Default for Paths {
+    fn default() -> Self {
+        match directories::ProjectDirs::from("dev", "codeloop", "codeloop") {
+            Some(dirs) => Paths {
+                data_dir: dirs.data_dir().to_path_buf(),
+                config_dir: dirs.config_dir().to_path_buf(),
+                cache_dir: dirs.cache_dir().to_path_buf(),
+            },
+            // No home directory: keep everything beside the working directory.
+            None => Paths {
+                data_dir: PathBuf::from(".codeloop/data"),
+                config_dir: PathBuf::from(".codeloop/config"),
+                cache_dir: PathBuf::from(".codeloop/cache"),
+            },
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read the config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "the config file {path} is not valid: {message}\nFix or remove it; `codeloop config` prints a valid one with every setting."
+    )]
+    Parse { path: PathBuf, message: String },
+    #[error("{name}={value} is not valid: {message}")]
+    Env {
+        name: String,
+        value: String,
+        message: String,
+    },
+}
+
+impl Config {
+    /// The config file's path: $CODELOOP_CONFIG, else config.toml in the config dir.
+    pub fn default_file() -> PathBuf {
+        match std::env::var_os(CONFIG_ENV) {
+            Some(p) => PathBuf::from(p),
+            None => Paths::default().config_dir.join("config.toml"),
+        }
+    }
+
+    /// Load the file (a missing file is the defaults), then the environment.
+    pub fn load(file: Option<&Path>) -> Result<Config, ConfigError> {
+        let path = file
+            .map(Path::to_path_buf)
+            .unwrap_or_else(Config::default_file);
+        let mut config = match std::fs::read_to_string(&path) {
+            Ok(text) => Config::from_toml(&text).map_err(|message| ConfigError::Parse {
+                path: path.clone(),
+                message,
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && file.is_none() => {
+                Config::default()
+            }
+            Err(source) => return Err(ConfigError::Read { path, source }),
+        };
+        config.apply_env(|name| std::env::var(name).ok())?;
+        Ok(config)
+    }
+
+    pub fn from_toml(text: &str) -> Result<Config, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// Apply CODELOOP_* variables (and OPENAI_BASE_URL / OPENAI_MODEL, as other tools do).
+    pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
+        if let Some(v) = get("OPENAI_BASE_URL") {
+            self.model.base_url = Some(v);
+        }
+        if let Some(v) = get("OPENAI_MODEL") {
+            self.model.model = v;
+        }
+        if let Some(v) = get("CODELOOP_BASE_URL") {
+            self.model.base_url = Some(v);
+        }
+        if let Some(v) = get("CODELOOP_MODEL") {
+            self.model.model = v;
+        }
+        if let Some(v) = get("CODELOOP_PROVIDER") {
+            self.model.provider = v;
+        }
+        if let Some(v) = get("CODELOOP_THEME") {
+            self.ui.theme = v;
+        }
+        if let Some(v) = get("CODELOOP_DATA_DIR") {
+            self.paths.data_dir = PathBuf::from(v);
+        }
+        if let Some(v) = get("CODELOOP_MAX_ITERATIONS") {
+            self.run.max_iterations = parse_env("CODELOOP_MAX_ITERATIONS", &v)?;
+        }
+        if let Some(v) = get("CODELOOP_WORKERS") {
+            self.run.workers = parse_env("CODELOOP_WORKERS", &v)?;
+        }
+        if let Some(v) = get("CODELOOP_TIMEOUT") {
+            self.run.timeout_secs = parse_env("CODELOOP_TIMEOUT", &v)?;
+        }
+        Ok(())
+    }
+
+    /// The config as TOML, every setting shown (for `codeloop config`).
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).unwrap_or_default()
+    }
+
+    /// Where new sessions are created.
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.paths.data_dir.join("sessions")
+    }
+}
+
+fn parse_env<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, ConfigError>
+where
+    T::Err: std::fmt::Display,
+{
+    value.trim().parse().map_err(|e: T::Err| ConfigError::Env {
+        name: name.into(),
+        value: value.into(),
+        message: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_partial_file_keeps_the_other_defaults() {
+        let c = Config::from_toml("[model]\nbase_url = \"http://127.0.0.1:8000/v1\"\n").unwrap();
+        assert_eq!(
+            c.model.base_url.as_deref(),
+            Some("http://127.0.0.1:8000/v1")
+        );
+        assert_eq!(c.run, RunConfig::default());
+    }
+
+    #[test]
+    fn an_unknown_key_is_an_error_that_names_it() {
+        let err = Config::from_toml("[run]\nmax_iteration = 3\n").unwrap_err();
+        assert!(err.contains("max_iteration"), "{err}");
+    }
+
+    #[test]
+    fn environment_overrides_the_file_and_bad_numbers_are_named() {
+        let mut c = Config::default();
+        c.apply_env(|n| (n == "CODELOOP_WORKERS").then(|| "3".to_string()))
+            .unwrap();
+        assert_eq!(c.run.workers, 3);
+        let err = c
+            .apply_env(|n| (n == "CODELOOP_TIMEOUT").then(|| "ten".to_string()))
+            .unwrap_err();
+        assert!(err.to_string().contains("CODELOOP_TIMEOUT=ten"), "{err}");
+    }
+
+    #[test]
+    fn printed_config_parses_back() {
+        let c = Config::default();
+        assert_eq!(Config::from_toml(&c.to_toml()).unwrap(), c);
+    }
+}

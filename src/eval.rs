@@ -1,0 +1,1 @@
+//! Evaluation of HumanEval-format problem sets through `exec`.

@@ -1,0 +1,136 @@
+//! Running untrusted Python: the sandbox, static checks, the test harness,
+//! and turning tracebacks into locations.
+//!
+//! This module knows nothing of sessions, models or terminals.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// Resource limits of one run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    pub wall: Duration,
+    pub cpu_secs: u64,
+    pub memory_bytes: u64,
+    pub file_size_bytes: u64,
+    pub max_processes: u64,
+    pub open_files: u64,
+    /// Output kept in memory per stream: this many bytes of head and of tail.
+    pub output_keep_bytes: usize,
+    /// Total bytes the run may write into its working directory.
+    pub disk_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            wall: Duration::from_secs(10),
+            cpu_secs: 10,
+            memory_bytes: 1 << 30,
+            file_size_bytes: 64 << 20,
+            max_processes: 64,
+            open_files: 256,
+            output_keep_bytes: 64 << 10,
+            disk_bytes: 256 << 20,
+        }
+    }
+}
+
+/// One run: files to write into a fresh working directory, and the script to start.
+#[derive(Debug, Clone, Default)]
+pub struct RunSpec {
+    /// (relative path, contents), written into the working directory.
+    pub files: Vec<(String, String)>,
+    /// Files copied into the working directory under their file names.
+    pub inputs: Vec<PathBuf>,
+    /// The script to run, relative to the working directory.
+    pub script: String,
+    pub args: Vec<String>,
+    pub limits: Limits,
+    /// Where to write the full stdout/stderr stream, if anywhere.
+    pub log_path: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutStream {
+    Stdout,
+    Stderr,
+}
+
+/// A piece of output as it arrived (lossy UTF-8).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutputChunk {
+    pub stream: OutStream,
+    pub text: String,
+}
+
+/// Which limit ended a run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitHit {
+    WallTimeout(Duration),
+    CpuTime(u64),
+    Memory(u64),
+    FileSize(u64),
+    Output(u64),
+    Disk(u64),
+    Processes(u64),
+}
+
+/// Output kept of one stream: head and tail, with a count of what was dropped between them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Captured {
+    pub head: String,
+    pub tail: String,
+    pub dropped_bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub limit_hit: Option<LimitHit>,
+    pub duration: Duration,
+    pub stdout: Captured,
+    pub stderr: Captured,
+    /// Layers active for this run (names as in `LayerReport`).
+    pub layers: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("cannot prepare the run's working directory: {0}")]
+    Workdir(std::io::Error),
+    #[error("cannot start {interpreter}: {source}")]
+    Spawn {
+        interpreter: String,
+        source: std::io::Error,
+    },
+    #[error("no Python interpreter found: install python3 or set CODELOOP_PYTHON")]
+    NoInterpreter,
+    #[error("the run was cancelled")]
+    Cancelled,
+}
+
+/// The sandbox, probed once: the real interpreter and the layers this machine gives.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    pub interpreter: PathBuf,
+}
+
+impl Sandbox {
+    /// Run one program; output chunks are sent to `output` as they arrive.
+    pub async fn run(
+        &self,
+        _spec: RunSpec,
+        _output: Option<mpsc::Sender<OutputChunk>>,
+        _cancel: CancellationToken,
+    ) -> Result<Outcome, ExecError> {
+        Err(ExecError::NoInterpreter)
+    }
+}

@@ -1,0 +1,1 @@
+//! The OpenAI-compatible streaming client (`/v1/chat/completions`, SSE).

@@ -1,0 +1,1 @@
+//! A model that answers from a file of recorded replies.

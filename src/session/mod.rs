@@ -1,0 +1,13 @@
+//! The session: its events, the tape they are written to, and the state they fold into.
+//!
+//! This module knows nothing of models, processes or terminals.
+
+pub mod event;
+pub mod plan;
+pub mod state;
+pub mod tape;
+
+pub use event::*;
+pub use plan::{Dag, PlanError};
+pub use state::State;
+pub use tape::{TapeContents, TapeError, TapeWriter, read_tape};

@@ -1,0 +1,492 @@
+//! The session state: a pure fold over the tape's events.
+//!
+//! Nothing here does I/O. The state after any prefix of the tape is exactly
+//! what a view shows at that moment.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use super::event::*;
+
+/// Output kept per run in memory. Older bytes are dropped from the front
+/// (the full stream is in the on-disk log).
+pub const OUTPUT_KEEP_BYTES: usize = 256 * 1024;
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct State {
+    pub session_id: String,
+    pub started_at: String,
+    pub task: String,
+    pub inputs: Vec<InputFile>,
+    pub config: ConfigSummary,
+    /// Planned functions, in plan order.
+    pub specs: Vec<FunctionSpec>,
+    pub plan_error: Option<String>,
+    pub nodes: BTreeMap<String, NodeState>,
+    pub calls: BTreeMap<u64, CallState>,
+    pub runs: BTreeMap<u64, RunState>,
+    /// Runs in the order they started.
+    pub run_order: Vec<u64>,
+    /// Iterations and reflections, in order: the history timeline.
+    pub history: Vec<HistoryEntry>,
+    pub usage: Usage,
+    /// What the engine is paused before, if it is.
+    pub paused: Option<Step>,
+    pub step_mode: bool,
+    pub notices: Vec<(NoticeLevel, String)>,
+    pub steers: Vec<Command>,
+    pub program: Option<(String, String)>,
+    pub finished: Option<FinalResult>,
+    /// Number of events folded in.
+    pub events_applied: u64,
+    /// Time offset of the last event folded in.
+    pub t_ms: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeState {
+    pub spec: FunctionSpec,
+    pub status: NodeStatus,
+    pub tests: Option<String>,
+    /// Every code version, oldest first.
+    pub versions: Vec<CodeVersion>,
+    /// Text of the model reply being streamed for this node right now.
+    pub streaming: Option<String>,
+    /// The most recent run of this node.
+    pub last_run: Option<u64>,
+    /// The most recent localized failure (cleared when the node passes).
+    pub last_error: Option<ErrorLocation>,
+    pub findings: Vec<Finding>,
+    pub hints: Vec<String>,
+}
+
+impl NodeState {
+    fn new(spec: FunctionSpec) -> Self {
+        NodeState {
+            spec,
+            status: NodeStatus::Pending,
+            tests: None,
+            versions: Vec::new(),
+            streaming: None,
+            last_run: None,
+            last_error: None,
+            findings: Vec::new(),
+            hints: Vec::new(),
+        }
+    }
+
+    /// The latest code, if any.
+    pub fn code(&self) -> Option<&str> {
+        self.versions.last().map(|v| v.code.as_str())
+    }
+
+    /// The current iteration number (0 before any code).
+    pub fn iteration(&self) -> u32 {
+        self.versions.last().map(|v| v.iteration).unwrap_or(0)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CodeVersion {
+    pub iteration: u32,
+    pub code: String,
+    pub source: CodeSource,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallState {
+    pub purpose: Purpose,
+    pub messages: Vec<ChatMessage>,
+    /// The reply so far (complete once `done`).
+    pub reply: String,
+    pub done: bool,
+    pub error: Option<String>,
+    pub usage: Option<Usage>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunState {
+    pub node: Option<String>,
+    pub iteration: u32,
+    pub kind: RunKind,
+    /// Output chunks in arrival order, bounded by `OUTPUT_KEEP_BYTES`.
+    pub chunks: VecDeque<(Stream, String)>,
+    pub kept_bytes: usize,
+    /// Bytes dropped from the front of `chunks` to stay within the bound.
+    pub dropped_bytes: u64,
+    pub record: Option<RunRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum HistoryEntry {
+    /// A code version was written (iteration N of a node).
+    Attempt {
+        node: String,
+        iteration: u32,
+        source: CodeSource,
+    },
+    /// A run of a node ended.
+    RunResult {
+        node: Option<String>,
+        iteration: u32,
+        run_id: u64,
+        passed: bool,
+    },
+    /// A failure, localized.
+    Failure {
+        node: String,
+        iteration: u32,
+        location: ErrorLocation,
+    },
+    /// A reflection. `text` grows while the model streams it.
+    Reflection {
+        node: String,
+        iteration: u32,
+        call_id: Option<u64>,
+        text: String,
+        done: bool,
+    },
+    Steer {
+        command: Command,
+    },
+}
+
+impl State {
+    /// Fold one event in.
+    pub fn apply(&mut self, record: &Record) {
+        self.events_applied += 1;
+        self.t_ms = record.t_ms;
+        match &record.event {
+            Event::SessionStarted {
+                session_id,
+                started_at,
+                task,
+                inputs,
+                config,
+                ..
+            } => {
+                self.session_id = session_id.clone();
+                self.started_at = started_at.clone();
+                self.task = task.clone();
+                self.inputs = inputs.clone();
+                self.step_mode = config.step_mode;
+                self.config = config.clone();
+            }
+            Event::ModelRequest {
+                call_id,
+                purpose,
+                messages,
+            } => {
+                if let Some(node) = purpose.node().and_then(|n| self.nodes.get_mut(n)) {
+                    node.streaming = Some(String::new());
+                }
+                if let Purpose::Reflect { node } = purpose {
+                    let iteration = self.nodes.get(node).map(|n| n.iteration()).unwrap_or(0);
+                    self.history.push(HistoryEntry::Reflection {
+                        node: node.clone(),
+                        iteration,
+                        call_id: Some(*call_id),
+                        text: String::new(),
+                        done: false,
+                    });
+                }
+                self.calls.insert(
+                    *call_id,
+                    CallState {
+                        purpose: purpose.clone(),
+                        messages: messages.clone(),
+                        reply: String::new(),
+                        done: false,
+                        error: None,
+                        usage: None,
+                    },
+                );
+                self.paused = None;
+            }
+            Event::ModelDelta { call_id, text } => {
+                if let Some(call) = self.calls.get_mut(call_id) {
+                    call.reply.push_str(text);
+                    if let Some(node) = call.purpose.node().and_then(|n| self.nodes.get_mut(n)) {
+                        node.streaming
+                            .get_or_insert_with(String::new)
+                            .push_str(text);
+                    }
+                }
+                if let Some(HistoryEntry::Reflection { text: t, .. }) =
+                    self.reflection_for_call(*call_id)
+                {
+                    t.push_str(text);
+                }
+            }
+            Event::ModelReply {
+                call_id,
+                text,
+                usage,
+                ..
+            } => {
+                if let Some(call) = self.calls.get_mut(call_id) {
+                    call.reply = text.clone();
+                    call.done = true;
+                    call.usage = *usage;
+                    if let Some(node) = call.purpose.node().and_then(|n| self.nodes.get_mut(n)) {
+                        node.streaming = None;
+                    }
+                }
+                if let Some(u) = usage {
+                    self.usage.prompt_tokens += u.prompt_tokens;
+                    self.usage.completion_tokens += u.completion_tokens;
+                }
+                if let Some(HistoryEntry::Reflection { text: t, done, .. }) =
+                    self.reflection_for_call(*call_id)
+                {
+                    *t = text.clone();
+                    *done = true;
+                }
+            }
+            Event::ModelError { call_id, message } => {
+                if let Some(call) = self.calls.get_mut(call_id) {
+                    call.done = true;
+                    call.error = Some(message.clone());
+                    if let Some(node) = call.purpose.node().and_then(|n| self.nodes.get_mut(n)) {
+                        node.streaming = None;
+                    }
+                }
+            }
+            Event::Plan { specs } => {
+                self.specs = specs.clone();
+                self.plan_error = None;
+                // Keep what is known of nodes that survive a re-plan.
+                let mut nodes = BTreeMap::new();
+                for spec in specs {
+                    let node = match self.nodes.remove(&spec.name) {
+                        Some(mut n) => {
+                            n.spec = spec.clone();
+                            n
+                        }
+                        None => NodeState::new(spec.clone()),
+                    };
+                    nodes.insert(spec.name.clone(), node);
+                }
+                self.nodes = nodes;
+            }
+            Event::PlanError { message } => self.plan_error = Some(message.clone()),
+            Event::Tests { node, code, .. } => {
+                if let Some(n) = self.nodes.get_mut(node) {
+                    n.tests = Some(code.clone());
+                }
+            }
+            Event::Code {
+                node,
+                iteration,
+                code,
+                source,
+            } => {
+                if let Some(n) = self.nodes.get_mut(node) {
+                    n.versions.push(CodeVersion {
+                        iteration: *iteration,
+                        code: code.clone(),
+                        source: *source,
+                    });
+                    n.streaming = None;
+                    n.findings.clear();
+                }
+                self.history.push(HistoryEntry::Attempt {
+                    node: node.clone(),
+                    iteration: *iteration,
+                    source: *source,
+                });
+            }
+            Event::Check { node, findings, .. } => {
+                if let Some(n) = self.nodes.get_mut(node) {
+                    n.findings = findings.clone();
+                }
+            }
+            Event::RunStarted {
+                run_id,
+                node,
+                iteration,
+                kind,
+            } => {
+                if let Some(n) = node.as_ref().and_then(|n| self.nodes.get_mut(n)) {
+                    n.last_run = Some(*run_id);
+                }
+                self.runs.insert(
+                    *run_id,
+                    RunState {
+                        node: node.clone(),
+                        iteration: *iteration,
+                        kind: *kind,
+                        chunks: VecDeque::new(),
+                        kept_bytes: 0,
+                        dropped_bytes: 0,
+                        record: None,
+                    },
+                );
+                self.run_order.push(*run_id);
+                self.paused = None;
+            }
+            Event::Output {
+                run_id,
+                stream,
+                text,
+            } => {
+                if let Some(run) = self.runs.get_mut(run_id) {
+                    run.push_output(*stream, text);
+                }
+            }
+            Event::RunFinished { run_id, record } => {
+                if let Some(run) = self.runs.get_mut(run_id) {
+                    run.record = Some(record.clone());
+                    self.history.push(HistoryEntry::RunResult {
+                        node: run.node.clone(),
+                        iteration: run.iteration,
+                        run_id: *run_id,
+                        passed: record.passed,
+                    });
+                }
+            }
+            Event::NodeStatus { node, status } => {
+                if let Some(n) = self.nodes.get_mut(node) {
+                    n.status = *status;
+                    if *status == NodeStatus::Passed {
+                        n.last_error = None;
+                    }
+                }
+            }
+            Event::Localized {
+                node,
+                iteration,
+                location,
+            } => {
+                if let Some(n) = self.nodes.get_mut(node) {
+                    n.last_error = Some(location.clone());
+                }
+                self.history.push(HistoryEntry::Failure {
+                    node: node.clone(),
+                    iteration: *iteration,
+                    location: location.clone(),
+                });
+            }
+            Event::Reflection {
+                node,
+                iteration,
+                text,
+            } => {
+                // A reflection streamed through a Reflect call is already in the
+                // history; this event settles its text. Otherwise it is new.
+                let existing = self.history.iter_mut().rev().find_map(|h| match h {
+                    HistoryEntry::Reflection {
+                        node: n,
+                        text: t,
+                        done,
+                        iteration: i,
+                        ..
+                    } if n == node && (*i == *iteration || !*done) => Some((t, done, i)),
+                    _ => None,
+                });
+                match existing {
+                    Some((t, done, i)) => {
+                        *t = text.clone();
+                        *done = true;
+                        *i = *iteration;
+                    }
+                    None => self.history.push(HistoryEntry::Reflection {
+                        node: node.clone(),
+                        iteration: *iteration,
+                        call_id: None,
+                        text: text.clone(),
+                        done: true,
+                    }),
+                }
+            }
+            Event::Paused { step } => self.paused = Some(step.clone()),
+            Event::Steer { command } => {
+                match command {
+                    Command::SetStepMode { on } => self.step_mode = *on,
+                    Command::Approve | Command::Skip | Command::Cancel => self.paused = None,
+                    Command::EditTask { task } => self.task = task.clone(),
+                    Command::EditSpec { node, spec } => {
+                        if let Some(n) = self.nodes.get_mut(node) {
+                            n.spec = spec.clone();
+                        }
+                        if let Some(s) = self.specs.iter_mut().find(|s| &s.name == node) {
+                            *s = spec.clone();
+                        }
+                    }
+                    Command::EditTests { node, code } => {
+                        if let Some(n) = self.nodes.get_mut(node) {
+                            n.tests = Some(code.clone());
+                        }
+                    }
+                    Command::Hint { node, text } => {
+                        if let Some(n) = self.nodes.get_mut(node) {
+                            n.hints.push(text.clone());
+                        }
+                    }
+                    // An edited code version arrives as a `Code` event with
+                    // source `Edit`; a re-run as a `RunStarted`.
+                    Command::EditCode { .. } | Command::RerunNode { .. } => {}
+                }
+                self.steers.push(command.clone());
+                self.history.push(HistoryEntry::Steer {
+                    command: command.clone(),
+                });
+            }
+            Event::Notice { level, message } => self.notices.push((*level, message.clone())),
+            Event::Program { code, tests } => self.program = Some((code.clone(), tests.clone())),
+            Event::Finished { result } => {
+                self.finished = Some(result.clone());
+                self.paused = None;
+            }
+        }
+    }
+
+    /// Fold a whole sequence of records into a fresh state.
+    pub fn from_records<'a>(records: impl IntoIterator<Item = &'a Record>) -> State {
+        let mut state = State::default();
+        for r in records {
+            state.apply(r);
+        }
+        state
+    }
+
+    fn reflection_for_call(&mut self, call_id: u64) -> Option<&mut HistoryEntry> {
+        self.history.iter_mut().rev().find(
+            |h| matches!(h, HistoryEntry::Reflection { call_id: Some(c), .. } if *c == call_id),
+        )
+    }
+
+    /// Nodes in plan order.
+    pub fn nodes_in_order(&self) -> impl Iterator<Item = &NodeState> {
+        self.specs.iter().filter_map(|s| self.nodes.get(&s.name))
+    }
+
+    /// Total repair iterations so far (code versions beyond each node's first).
+    pub fn repair_iterations(&self) -> u32 {
+        self.nodes
+            .values()
+            .map(|n| n.versions.len().saturating_sub(1) as u32)
+            .sum()
+    }
+}
+
+impl RunState {
+    fn push_output(&mut self, stream: Stream, text: &str) {
+        self.kept_bytes += text.len();
+        self.chunks.push_back((stream, text.to_string()));
+        while self.kept_bytes > OUTPUT_KEEP_BYTES && self.chunks.len() > 1 {
+            if let Some((_, old)) = self.chunks.pop_front() {
+                self.kept_bytes -= old.len();
+                self.dropped_bytes += old.len() as u64;
+            }
+        }
+    }
+
+    /// Output of one stream, concatenated.
+    pub fn text(&self, stream: Stream) -> String {
+        self.chunks
+            .iter()
+            .filter(|(s, _)| *s == stream)
+            .map(|(_, t)| t.as_str())
+            .collect()
+    }
+}

@@ -1,0 +1,188 @@
+//! The tape on disk: append-only JSON Lines, one `Record` a line.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::event::{Event, Record};
+
+#[derive(Debug, thiserror::Error)]
+pub enum TapeError {
+    #[error("cannot open tape {path}: {source}")]
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write to tape {path}: {source} (is the disk full?)")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot read tape {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{path}:{line}: not a codeloop event ({message}); the tape is damaged before its last line"
+    )]
+    Corrupt {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("{path} is empty: it holds no events")]
+    Empty { path: PathBuf },
+}
+
+/// Appends records to a tape file, numbering and timing them.
+pub struct TapeWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+    next_seq: u64,
+    started: Instant,
+    /// Offset added to the clock, so a reopened tape keeps counting time.
+    base_ms: u64,
+}
+
+impl TapeWriter {
+    /// Create a new tape (fails if it exists, so nothing is overwritten).
+    pub fn create(path: &Path) -> Result<Self, TapeError> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|source| TapeError::Open {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        Ok(TapeWriter {
+            path: path.to_path_buf(),
+            out: BufWriter::new(file),
+            next_seq: 0,
+            started: Instant::now(),
+            base_ms: 0,
+        })
+    }
+
+    /// Stamp an event with the next sequence number and the time since start,
+    /// append it, and return the record.
+    pub fn append(&mut self, event: Event) -> Result<Record, TapeError> {
+        let t_ms = self.base_ms + self.started.elapsed().as_millis() as u64;
+        let record = Record {
+            seq: self.next_seq,
+            t_ms,
+            event,
+        };
+        self.write_record(&record)?;
+        Ok(record)
+    }
+
+    /// Append a record as it is (replays keep their original numbering and timing).
+    pub fn write_record(&mut self, record: &Record) -> Result<(), TapeError> {
+        let line = serde_json::to_string(record).map_err(|e| TapeError::Write {
+            path: self.path.clone(),
+            source: std::io::Error::other(e),
+        })?;
+        let err = |source| TapeError::Write {
+            path: self.path.clone(),
+            source,
+        };
+        self.out.write_all(line.as_bytes()).map_err(err)?;
+        self.out.write_all(b"\n").map_err(err)?;
+        self.next_seq = record.seq + 1;
+        if is_step_boundary(&record.event) {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Push everything buffered to the file.
+    pub fn flush(&mut self) -> Result<(), TapeError> {
+        self.out.flush().map_err(|source| TapeError::Write {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for TapeWriter {
+    fn drop(&mut self) {
+        let _ = self.out.flush();
+    }
+}
+
+/// Streamed deltas and output chunks are flushed in batches; everything
+/// else marks the end of a step and is flushed at once, so a crash loses
+/// at most the chunks of the step in progress.
+fn is_step_boundary(event: &Event) -> bool {
+    !matches!(event, Event::ModelDelta { .. } | Event::Output { .. })
+}
+
+/// What reading a tape found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TapeContents {
+    pub records: Vec<Record>,
+    /// The last line was cut off mid-write: its 1-based line number and how many bytes it had.
+    pub truncated_tail: Option<(usize, usize)>,
+}
+
+/// Read a whole tape. A last line cut off mid-write is reported in
+/// `truncated_tail` and everything before it is kept; a bad line anywhere
+/// else is an error.
+pub fn read_tape(path: &Path) -> Result<TapeContents, TapeError> {
+    let file = File::open(path).map_err(|source| TapeError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut reader = BufReader::new(file);
+    let mut records = Vec::new();
+    let mut pending_bad: Option<(usize, usize, String)> = None;
+    let mut line_no = 0;
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let n = reader
+            .read_until(b'\n', &mut buf)
+            .map_err(|source| TapeError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        if let Some((line, _, message)) = pending_bad.take() {
+            // A bad line followed by more lines is damage, not a cut-off tail.
+            return Err(TapeError::Corrupt {
+                path: path.to_path_buf(),
+                line,
+                message,
+            });
+        }
+        let text = String::from_utf8_lossy(&buf);
+        let trimmed = text.trim_end_matches(['\n', '\r']);
+        if trimmed.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Record>(trimmed) {
+            Ok(r) => records.push(r),
+            Err(e) => pending_bad = Some((line_no, buf.len(), e.to_string())),
+        }
+    }
+    let truncated_tail = pending_bad.map(|(line, bytes, _)| (line, bytes));
+    if records.is_empty() && truncated_tail.is_none() {
+        return Err(TapeError::Empty {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(TapeContents {
+        records,
+        truncated_tail,
+    })
+}

@@ -1,0 +1,1 @@
+//! The terminal workbench: a view over the session's events.
