@@ -7,6 +7,7 @@
 
 pub mod commands;
 pub mod config;
+pub mod demos;
 pub mod engine;
 pub mod eval;
 pub mod exec;

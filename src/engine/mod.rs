@@ -59,3 +59,9 @@ pub struct EngineHandle {
     pub commands: mpsc::Sender<Command>,
     pub done: JoinHandle<anyhow::Result<FinalResult>>,
 }
+
+/// Start a session: creates the session folder and its tape, spawns the loop
+/// on the current tokio runtime, and returns the handle the views use.
+pub fn start(_setup: EngineSetup) -> anyhow::Result<EngineHandle> {
+    anyhow::bail!("the engine is not built yet")
+}
