@@ -1,0 +1,329 @@
+//! The tape: write, read back, fold; a last line cut off mid-write; the state at every prefix.
+
+use std::io::Write;
+
+use codeloop::session::*;
+
+fn spec(name: &str, deps: &[&str]) -> FunctionSpec {
+    FunctionSpec {
+        name: name.into(),
+        purpose: format!("does {name}"),
+        inputs: "x: int".into(),
+        output: "int".into(),
+        depends_on: deps.iter().map(|d| d.to_string()).collect(),
+    }
+}
+
+/// A small but complete session: plan, code, a failing run, localization,
+/// a streamed reflection, a repair, a passing run.
+fn session_events() -> Vec<Event> {
+    let failing = RunRecord {
+        passed: false,
+        exit_code: Some(1),
+        signal: None,
+        limit_hit: None,
+        duration_ms: 40,
+        dropped_bytes: 0,
+        layers: vec!["hygiene".into()],
+        tests_passed: Some(1),
+        tests_failed: Some(1),
+    };
+    vec![
+        Event::SessionStarted {
+            version: TAPE_VERSION,
+            session_id: "s1".into(),
+            started_at: "2026-11-22T15:00:00Z".into(),
+            task: "double numbers".into(),
+            inputs: vec![],
+            config: ConfigSummary {
+                provider: "scripted".into(),
+                model: "fixture".into(),
+                ..Default::default()
+            },
+        },
+        Event::Plan {
+            specs: vec![spec("double", &[]), spec("double_all", &["double"])],
+        },
+        Event::NodeStatus {
+            node: "double".into(),
+            status: NodeStatus::Generating,
+        },
+        Event::Code {
+            node: "double".into(),
+            iteration: 1,
+            code: "def double(x):\n    return x + 2\n".into(),
+            source: CodeSource::Model,
+        },
+        Event::RunStarted {
+            run_id: 1,
+            node: Some("double".into()),
+            iteration: 1,
+            kind: RunKind::NodeTests,
+        },
+        Event::Output {
+            run_id: 1,
+            stream: Stream::Stderr,
+            text: "AssertionError: assert 5 == 6\n".into(),
+        },
+        Event::RunFinished {
+            run_id: 1,
+            record: failing,
+        },
+        Event::NodeStatus {
+            node: "double".into(),
+            status: NodeStatus::Failed,
+        },
+        Event::Localized {
+            node: "double".into(),
+            iteration: 1,
+            location: ErrorLocation {
+                file: "solution.py".into(),
+                line: Some(2),
+                error_type: "AssertionError".into(),
+                message: "assert 5 == 6".into(),
+                expected: Some("6".into()),
+                actual: Some("5".into()),
+                in_node_code: true,
+                ..Default::default()
+            },
+        },
+        Event::ModelRequest {
+            call_id: 7,
+            purpose: Purpose::Reflect {
+                node: "double".into(),
+            },
+            messages: vec![ChatMessage {
+                role: Role::User,
+                content: "why?".into(),
+            }],
+        },
+        Event::ModelDelta {
+            call_id: 7,
+            text: "It adds ".into(),
+        },
+        Event::ModelDelta {
+            call_id: 7,
+            text: "instead of multiplying.".into(),
+        },
+        Event::ModelReply {
+            call_id: 7,
+            text: "It adds instead of multiplying.".into(),
+            usage: Some(Usage {
+                prompt_tokens: 10,
+                completion_tokens: 6,
+            }),
+            duration_ms: 5,
+        },
+        Event::Reflection {
+            node: "double".into(),
+            iteration: 1,
+            text: "It adds instead of multiplying.".into(),
+        },
+        Event::Code {
+            node: "double".into(),
+            iteration: 2,
+            code: "def double(x):\n    return x * 2\n".into(),
+            source: CodeSource::Model,
+        },
+        Event::NodeStatus {
+            node: "double".into(),
+            status: NodeStatus::Passed,
+        },
+    ]
+}
+
+fn write_tape(dir: &std::path::Path) -> (std::path::PathBuf, Vec<Record>) {
+    let path = dir.join("tape.jsonl");
+    let mut writer = TapeWriter::create(&path).unwrap();
+    let records = session_events()
+        .into_iter()
+        .map(|e| writer.append(e).unwrap())
+        .collect();
+    writer.flush().unwrap();
+    (path, records)
+}
+
+#[test]
+fn a_written_tape_reads_back_identical_and_numbered() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, written) = write_tape(dir.path());
+    let read = read_tape(&path).unwrap();
+    assert_eq!(read.truncated_tail, None);
+    assert_eq!(read.records, written);
+    let seqs: Vec<u64> = read.records.iter().map(|r| r.seq).collect();
+    assert_eq!(seqs, (0..written.len() as u64).collect::<Vec<_>>());
+    assert!(read.records.windows(2).all(|w| w[0].t_ms <= w[1].t_ms));
+}
+
+#[test]
+fn the_tape_never_overwrites_an_existing_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = write_tape(dir.path());
+    assert!(matches!(
+        TapeWriter::create(&path),
+        Err(TapeError::Open { .. })
+    ));
+}
+
+#[test]
+fn the_fold_rebuilds_the_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = write_tape(dir.path());
+    let state = State::from_records(&read_tape(&path).unwrap().records);
+    assert_eq!(state.task, "double numbers");
+    let node = &state.nodes["double"];
+    assert_eq!(node.status, NodeStatus::Passed);
+    assert_eq!(node.versions.len(), 2);
+    assert_eq!(node.code(), Some("def double(x):\n    return x * 2\n"));
+    assert_eq!(node.last_error, None, "a pass clears the last failure");
+    assert_eq!(state.nodes["double_all"].status, NodeStatus::Pending);
+    assert_eq!(state.usage.completion_tokens, 6);
+    assert_eq!(state.repair_iterations(), 1);
+    let reflections: Vec<_> = state
+        .history
+        .iter()
+        .filter_map(|h| match h {
+            state::HistoryEntry::Reflection { text, done, .. } => Some((text.as_str(), *done)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(reflections, vec![("It adds instead of multiplying.", true)]);
+}
+
+#[test]
+fn the_state_at_every_prefix_is_what_a_view_shows_then() {
+    let records: Vec<Record> = session_events()
+        .into_iter()
+        .enumerate()
+        .map(|(i, event)| Record {
+            seq: i as u64,
+            t_ms: i as u64 * 10,
+            event,
+        })
+        .collect();
+    for n in 0..=records.len() {
+        let state = State::from_records(&records[..n]);
+        assert_eq!(state.events_applied, n as u64);
+        let node = state.nodes.get("double");
+        match n {
+            0..=1 => assert!(node.is_none(), "no node before the plan"),
+            // After the first code version: one version, failing line not known yet.
+            4..=8 => {
+                let node = node.unwrap();
+                assert_eq!(node.versions.len(), 1);
+                assert_eq!(node.last_error, None);
+            }
+            // After localization and before the repair: the failure is shown at line 2.
+            9..=14 => {
+                let node = node.unwrap();
+                assert_eq!(node.last_error.as_ref().and_then(|l| l.line), Some(2));
+                assert_eq!(node.status, NodeStatus::Failed);
+            }
+            _ => {}
+        }
+        // The reflection streams in: after the first delta its text is the first piece.
+        if n == 11 {
+            let text = state.history.iter().find_map(|h| match h {
+                state::HistoryEntry::Reflection { text, done, .. } => Some((text.clone(), *done)),
+                _ => None,
+            });
+            assert_eq!(text, Some(("It adds ".to_string(), false)));
+        }
+    }
+    // Folding step by step equals folding at once.
+    let mut stepwise = State::default();
+    for r in &records {
+        stepwise.apply(r);
+    }
+    assert_eq!(stepwise, State::from_records(&records));
+}
+
+#[test]
+fn a_last_line_cut_off_mid_write_is_reported_and_the_rest_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, written) = write_tape(dir.path());
+    let full = std::fs::read(&path).unwrap();
+    // Cut the file in the middle of its last line.
+    let last_line_start = full[..full.len() - 1]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .unwrap()
+        + 1;
+    let cut = last_line_start + (full.len() - last_line_start) / 2;
+    std::fs::write(&path, &full[..cut]).unwrap();
+    let read = read_tape(&path).unwrap();
+    assert_eq!(read.records, written[..written.len() - 1]);
+    let (line, bytes) = read.truncated_tail.unwrap();
+    assert_eq!(line, written.len());
+    assert_eq!(bytes, cut - last_line_start);
+}
+
+#[test]
+fn damage_before_the_last_line_is_an_error_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = write_tape(dir.path());
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[2] = "{\"seq\": 2, \"garbage";
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    match read_tape(&path) {
+        Err(TapeError::Corrupt { line, .. }) => assert_eq!(line, 3),
+        other => panic!("expected a corrupt-tape error, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_empty_tape_is_an_error_not_an_empty_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tape.jsonl");
+    std::fs::File::create(&path).unwrap().flush().unwrap();
+    assert!(matches!(read_tape(&path), Err(TapeError::Empty { .. })));
+}
+
+#[test]
+fn output_kept_in_memory_is_bounded_and_counts_what_it_dropped() {
+    let mut state = State::default();
+    let mut seq = 0;
+    let mut push = |state: &mut State, event: Event| {
+        state.apply(&Record {
+            seq,
+            t_ms: 0,
+            event,
+        });
+        seq += 1;
+    };
+    push(
+        &mut state,
+        Event::RunStarted {
+            run_id: 1,
+            node: None,
+            iteration: 1,
+            kind: RunKind::Program,
+        },
+    );
+    let line = "x".repeat(1023) + "\n";
+    let total = 4 * state::OUTPUT_KEEP_BYTES;
+    for _ in 0..total / line.len() {
+        push(
+            &mut state,
+            Event::Output {
+                run_id: 1,
+                stream: Stream::Stdout,
+                text: line.clone(),
+            },
+        );
+    }
+    let run = &state.runs[&1];
+    assert!(run.kept_bytes <= state::OUTPUT_KEEP_BYTES);
+    assert_eq!(run.kept_bytes as u64 + run.dropped_bytes, total as u64);
+}
+
+#[test]
+fn events_round_trip_through_json_with_their_tag() {
+    for event in session_events() {
+        let json = serde_json::to_value(&event).unwrap();
+        assert_eq!(json["type"], event.kind());
+        let back: Event = serde_json::from_value(json).unwrap();
+        assert_eq!(back, event);
+    }
+}
