@@ -12,6 +12,8 @@ pub struct Demo {
     pub task: &'static str,
     /// The scripted replies (JSON Lines, see `llm::scripted`).
     pub replies: &'static str,
+    /// A recorded session of this demo (a tape), for `codeloop replay NAME`.
+    pub tape: &'static str,
 }
 
 /// Every bundled demo, in menu order.

@@ -92,6 +92,7 @@ fn session_events() -> Vec<Event> {
             purpose: Purpose::Reflect {
                 node: "double".into(),
             },
+            tag: "reflect/double/1".into(),
             messages: vec![ChatMessage {
                 role: Role::User,
                 content: "why?".into(),

@@ -3,6 +3,10 @@
 //!
 //! This module knows nothing of sessions, models or terminals.
 
+pub mod check;
+pub mod harness;
+pub mod locate;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -53,6 +57,9 @@ pub struct RunSpec {
     pub limits: Limits,
     /// Where to write the full stdout/stderr stream, if anywhere.
     pub log_path: Option<PathBuf>,
+    /// Files (relative to the working directory) read back after the run,
+    /// e.g. the test harness's JSON report. Each is capped at 1 MiB.
+    pub collect: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -100,6 +107,8 @@ pub struct Outcome {
     pub stderr: Captured,
     /// Layers active for this run (names as in `LayerReport`).
     pub layers: Vec<String>,
+    /// The files named in `RunSpec::collect` that existed after the run.
+    pub collected: Vec<(String, Vec<u8>)>,
 }
 
 #[derive(Debug, thiserror::Error)]

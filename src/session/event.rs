@@ -38,6 +38,10 @@ pub enum Event {
     ModelRequest {
         call_id: u64,
         purpose: Purpose,
+        /// The request's tag as the model saw it ("plan", "code/parse_line/2"):
+        /// the scripted model answers by it, so a tape can be replayed as a script.
+        #[serde(default)]
+        tag: String,
         messages: Vec<ChatMessage>,
     },
     /// A piece of a streamed reply. Deltas may be coalesced.

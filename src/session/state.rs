@@ -175,6 +175,7 @@ impl State {
                 call_id,
                 purpose,
                 messages,
+                ..
             } => {
                 if let Some(node) = purpose.node().and_then(|n| self.nodes.get_mut(n)) {
                     node.streaming = Some(String::new());

@@ -1,7 +1,7 @@
 //! The tape on disk: append-only JSON Lines, one `Record` a line.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -136,49 +136,41 @@ pub struct TapeContents {
 /// `truncated_tail` and everything before it is kept; a bad line anywhere
 /// else is an error.
 pub fn read_tape(path: &Path) -> Result<TapeContents, TapeError> {
-    let file = File::open(path).map_err(|source| TapeError::Read {
+    let bytes = std::fs::read(path).map_err(|source| TapeError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    let mut reader = BufReader::new(file);
+    parse_tape(&bytes, path)
+}
+
+/// Parse a tape held in memory (e.g. a bundled demo); `label` names it in errors.
+pub fn parse_tape(bytes: &[u8], label: &Path) -> Result<TapeContents, TapeError> {
     let mut records = Vec::new();
     let mut pending_bad: Option<(usize, usize, String)> = None;
-    let mut line_no = 0;
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        let n = reader
-            .read_until(b'\n', &mut buf)
-            .map_err(|source| TapeError::Read {
-                path: path.to_path_buf(),
-                source,
-            })?;
-        if n == 0 {
-            break;
-        }
-        line_no += 1;
+    for (i, line) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
+        let line_no = i + 1;
         if let Some((line, _, message)) = pending_bad.take() {
             // A bad line followed by more lines is damage, not a cut-off tail.
             return Err(TapeError::Corrupt {
-                path: path.to_path_buf(),
+                path: label.to_path_buf(),
                 line,
                 message,
             });
         }
-        let text = String::from_utf8_lossy(&buf);
+        let text = String::from_utf8_lossy(line);
         let trimmed = text.trim_end_matches(['\n', '\r']);
         if trimmed.trim().is_empty() {
             continue;
         }
         match serde_json::from_str::<Record>(trimmed) {
             Ok(r) => records.push(r),
-            Err(e) => pending_bad = Some((line_no, buf.len(), e.to_string())),
+            Err(e) => pending_bad = Some((line_no, line.len(), e.to_string())),
         }
     }
     let truncated_tail = pending_bad.map(|(line, bytes, _)| (line, bytes));
     if records.is_empty() && truncated_tail.is_none() {
         return Err(TapeError::Empty {
-            path: path.to_path_buf(),
+            path: label.to_path_buf(),
         });
     }
     Ok(TapeContents {

@@ -1,0 +1,1 @@
+//! Static checks of Python code before it runs (syntax, imports). Advisory.
