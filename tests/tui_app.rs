@@ -438,3 +438,27 @@ fn a_flood_of_output_keeps_memory_bounded() {
     assert!(held <= codeloop::tui::app::OUTPUT_MEMORY_BUDGET, "{held}");
     assert!(app.elided_output);
 }
+
+#[test]
+fn a_tape_on_disk_opens_like_the_records_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_tape(dir.path());
+    // For trying the UI by hand: CODELOOP_TEST_TAPE_OUT=/some/dir keeps a copy.
+    if let Some(out) = std::env::var_os("CODELOOP_TEST_TAPE_OUT") {
+        write_tape(std::path::Path::new(&out));
+    }
+    let (contents, label) = codeloop::commands::ui::load_tape(dir.path()).unwrap();
+    assert!(label.ends_with("tape.jsonl"));
+    let app = App::review(contents, info(), theme());
+    assert_eq!(
+        app.state,
+        codeloop::session::State::from_records(&records())
+    );
+    let err = codeloop::commands::ui::load_tape(&path.with_file_name("nope"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("neither a tape file, a session folder, nor a bundled demo"),
+        "{err}"
+    );
+}

@@ -305,3 +305,10 @@ pub fn screen(app: &mut App, w: u16, h: u16) -> String {
     codeloop::tui::event_loop::draw_once(&mut t, app).unwrap();
     t.backend().to_string()
 }
+
+/// Write the scripted session to `dir/tape.jsonl` and return its path.
+pub fn write_tape(dir: &std::path::Path) -> std::path::PathBuf {
+    let path = dir.join("tape.jsonl");
+    std::fs::write(&path, tape_text()).unwrap();
+    path
+}
