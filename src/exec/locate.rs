@@ -111,7 +111,7 @@ fn from_case(
         .frames
         .iter()
         .rev()
-        .find(|f| code_files.iter().any(|c| *c == f.file));
+        .find(|f| code_files.contains(&f.file));
     let mut loc = Location {
         error_type: err.error_type.clone(),
         message: err.message.clone(),
