@@ -31,7 +31,12 @@ fn module(name: &str, code: &str, deps: &[&str]) -> ModuleSource {
         name: name.into(),
         code: code.into(),
         deps: deps.iter().map(|d| d.to_string()).collect(),
+        exports: vec![],
     }
+}
+
+fn t(target: &str, code: &str) -> Vec<(String, String)> {
+    vec![(harness::tests_file_name(target), code.to_string())]
 }
 
 fn localize(spec: &RunSpec, report: &TestReport, target: &str) -> locate::Location {
@@ -51,7 +56,7 @@ fn a_wrong_value_is_pinned_to_the_line_that_returned_it() {
     let spec = harness::test_run(
         &[module("mean", code, &[])],
         "mean",
-        Some(tests),
+        &t("mean", tests),
         Limits::default(),
     );
     let (report, stdout, _) = run_in_tempdir(&spec);
@@ -81,7 +86,7 @@ fn an_exception_in_a_dependency_is_blamed_on_the_dependency() {
             module("total", total, &["parse"]),
         ],
         "total",
-        Some(tests),
+        &t("total", tests),
         Limits::default(),
     );
     let (report, stdout, _) = run_in_tempdir(&spec);
@@ -100,7 +105,7 @@ fn a_syntax_error_is_a_load_error_at_its_line() {
     let spec = harness::test_run(
         &[module("f", code, &[])],
         "f",
-        Some("def test_f():\n    assert f(1) == 1\n"),
+        &t("f", "def test_f():\n    assert f(1) == 1\n"),
         Limits::default(),
     );
     let (report, _, _) = run_in_tempdir(&spec);
@@ -118,7 +123,7 @@ fn human_eval_style_check_and_import_forms_work() {
     let spec = harness::test_run(
         &[module("add", code, &[])],
         "add",
-        Some(check),
+        &t("add", check),
         Limits::default(),
     );
     let (report, _, _) = run_in_tempdir(&spec);
@@ -127,7 +132,7 @@ fn human_eval_style_check_and_import_forms_work() {
     let spec = harness::test_run(
         &[module("add", code, &[])],
         "add",
-        Some(imports),
+        &t("add", imports),
         Limits::default(),
     );
     let (report, _, stderr) = run_in_tempdir(&spec);
@@ -139,7 +144,7 @@ fn a_missing_definition_is_reported_not_passed() {
     let spec = harness::test_run(
         &[module("f", "def g():\n    return 1\n", &[])],
         "f",
-        Some("def test_f():\n    assert f() == 1\n"),
+        &t("f", "def test_f():\n    assert f() == 1\n"),
         Limits::default(),
     );
     let (report, _, _) = run_in_tempdir(&spec);
@@ -149,5 +154,36 @@ fn a_missing_definition_is_reported_not_passed() {
         err.message.contains("does not define a function named 'f'"),
         "{}",
         err.message
+    );
+}
+
+#[test]
+fn the_assembled_program_runs_every_node_s_tests_by_file() {
+    let program =
+        "def double(x):\n    return 2 * x\n\ndef quad(x):\n    return double(double(x))\n";
+    let tests = vec![
+        (
+            "test_double.py".to_string(),
+            "from program import *\n\ndef test_d():\n    assert double(2) == 4\n".to_string(),
+        ),
+        (
+            "test_quad.py".to_string(),
+            "def test_d():\n    assert quad(1) == 5\n".to_string(),
+        ),
+    ];
+    let m = ModuleSource {
+        name: "program".into(),
+        code: program.into(),
+        deps: vec![],
+        exports: vec!["double".into(), "quad".into()],
+    };
+    let spec = harness::test_run(&[m], "program", &tests, Limits::default());
+    let (report, stdout, stderr) = run_in_tempdir(&spec);
+    assert_eq!((report.passed, report.failed), (1, 1), "{stdout}{stderr}");
+    assert_eq!(report.tests[0].name, "test_double.py::test_d");
+    assert_eq!(report.tests[1].name, "test_quad.py::test_d");
+    assert!(
+        stdout.contains("FAIL test_quad.py::test_d: AssertionError: expected 5, got 4"),
+        "{stdout}"
     );
 }

@@ -1,12 +1,13 @@
 """codeloop's test harness. Runs one node's tests against its code.
 
 Reads _codeloop_manifest.json from the working directory:
-  {"modules": [{"name": str, "file": str, "deps": [str]}...],  # dependencies first
-   "target": str, "tests": str | null, "report": str}
-Each module's file is compiled under its own file name (so tracebacks point at
-the right file and line) and executed in its own namespace; a module's
-dependencies are then bound into it by name, so the tested code always calls
-the tested version of a dependency. Test functions named test* run in
+  {"modules": [{"name": str, "file": str, "deps": [str], "exports": [str]}...],
+   "target": str, "tests": [str], "report": str}
+Modules come dependencies first. Each module's file is compiled under its own
+file name (so tracebacks point at the right file and line) and executed in its
+own namespace; the names its dependencies export are then bound into it, so the
+tested code always calls the tested version of a dependency. Several test files
+run each in its own namespace; their tests are named "file::test". Test functions named test* run in
 definition order; a human-eval style `check(candidate)` is called with the
 target; a test file with neither counts its top-level asserts.
 
@@ -150,11 +151,73 @@ def last_return_line(fn, target_file):
     return seen["line"]
 
 
+def run_test_file(tests_path, prefix, spaces, exports, names, target_file, target_fn, report, finish):
+    tests_file = os.path.basename(tests_path)
+    tns = {"__name__": "__codeloop_tests__", "__file__": tests_path, "__builtins__": __builtins__}
+    for name, ns in spaces.items():
+        for export in exports[name]:
+            tns[export] = ns[export]
+    tree = None
+    try:
+        with open(tests_path, encoding="utf-8") as fh:
+            test_source = fh.read()
+        tree = ast.parse(test_source, tests_path)
+        exec(compile(test_source, tests_path, "exec"), tns)
+    except BaseException as exc:
+        err = error_of(exc)
+        if isinstance(exc, AssertionError):
+            explained = explain_assertion(exc, tests_file, tree, names)
+            if explained:
+                err["expected"], err["actual"], _ = explained
+            report["tests"].append({"name": prefix + "<module>", "passed": False, "error": err})
+            report["failed"] += 1
+            print("FAIL %s<module>: AssertionError %s" % (prefix, exc), flush=True)
+            return
+        report["load_error"] = err
+        print("LOAD ERROR %s: %s: %s" % (tests_path, type(exc).__name__, exc), flush=True)
+        finish(1)
+
+    cases = [(k, v) for k, v in tns.items() if k.startswith("test") and callable(v) and k not in names]
+    if not cases and callable(tns.get("check")) and target_fn is not None:
+        cases = [("check", lambda: tns["check"](target_fn))]
+    if not cases:
+        report["tests"].append({"name": prefix + "<module>", "passed": True, "error": None})
+        report["passed"] += 1
+        print("PASS %s<module>" % prefix, flush=True)
+        return
+
+    for case_name, fn in cases:
+        case_name = prefix + case_name
+        try:
+            fn()
+        except BaseException as exc:
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            err = error_of(exc)
+            if isinstance(exc, AssertionError):
+                explained = explain_assertion(exc, tests_file, tree, names)
+                if explained:
+                    err["expected"], err["actual"], _ = explained
+                    if target_file:
+                        err["returned_from"] = last_return_line(fn, target_file)
+            report["tests"].append({"name": case_name, "passed": False, "error": err})
+            report["failed"] += 1
+            detail = err["message"]
+            if err["expected"] is not None:
+                detail = "expected %s, got %s" % (err["expected"], err["actual"])
+            print("FAIL %s: %s: %s" % (case_name, err["error_type"], detail), flush=True)
+        else:
+            report["tests"].append({"name": case_name, "passed": True, "error": None})
+            report["passed"] += 1
+            print("PASS %s" % case_name, flush=True)
+
+
 def main():
     with open("_codeloop_manifest.json", encoding="utf-8") as fh:
         manifest = json.load(fh)
     report = {"load_error": None, "tests": [], "passed": 0, "failed": 0}
     spaces = {}
+    exports = {}
     solution = types.ModuleType("solution")
     stdlib = getattr(sys, "stdlib_module_names", frozenset())
 
@@ -179,11 +242,14 @@ def main():
             print("LOAD ERROR %s: %s: %s" % (path, type(exc).__name__, exc), flush=True)
             finish(1)
         for dep in mod["deps"]:
-            if dep in spaces and dep in spaces[dep]:
-                ns[dep] = spaces[dep][dep]
+            for export in exports.get(dep, ()):
+                if export in spaces[dep]:
+                    ns[export] = spaces[dep][export]
         spaces[name] = ns
-        if name not in ns:
-            exc = NameError("%s does not define a function named %r" % (path, name))
+        exports[name] = mod.get("exports") or [name]
+        missing = [e for e in exports[name] if e not in ns]
+        if missing:
+            exc = NameError("%s does not define a function named %r" % (path, missing[0]))
             report["load_error"] = error_of(exc)
             report["load_error"]["frames"] = [
                 {"file": os.path.basename(path), "line": 1, "column": None, "function": None, "code": ""}
@@ -194,70 +260,21 @@ def main():
         module.__dict__.update(ns)
         if name not in stdlib:
             sys.modules[name] = module
-        setattr(solution, name, ns[name])
+        for export in exports[name]:
+            setattr(solution, export, ns[export])
     sys.modules["solution"] = solution
 
-    tests_path = manifest.get("tests")
-    if not tests_path:
+    test_files = manifest.get("tests") or []
+    if not test_files:
         finish(0)
-    names = set(spaces)
-    tests_file = os.path.basename(tests_path)
-    tns = {"__name__": "__codeloop_tests__", "__file__": tests_path, "__builtins__": __builtins__}
-    for name, ns in spaces.items():
-        tns[name] = ns[name]
-    tree = None
-    try:
-        with open(tests_path, encoding="utf-8") as fh:
-            test_source = fh.read()
-        tree = ast.parse(test_source, tests_path)
-        exec(compile(test_source, tests_path, "exec"), tns)
-    except BaseException as exc:
-        err = error_of(exc)
-        if isinstance(exc, AssertionError):
-            explained = explain_assertion(exc, tests_file, tree, names)
-            if explained:
-                err["expected"], err["actual"], _ = explained
-            report["tests"].append({"name": "<module>", "passed": False, "error": err})
-            report["failed"] = 1
-            print("FAIL <module>: AssertionError %s" % exc, flush=True)
-            finish(1)
-        report["load_error"] = err
-        print("LOAD ERROR %s: %s: %s" % (tests_path, type(exc).__name__, exc), flush=True)
-        finish(1)
-
-    cases = [(k, v) for k, v in tns.items() if k.startswith("test") and callable(v) and k not in names]
-    if not cases and callable(tns.get("check")) and manifest["target"] in spaces:
-        target = spaces[manifest["target"]][manifest["target"]]
-        cases = [("check", lambda: tns["check"](target))]
-    if not cases:
-        report["tests"].append({"name": "<module>", "passed": True, "error": None})
-        report["passed"] = 1
-        print("PASS <module>", flush=True)
-        finish(0)
-
-    for case_name, fn in cases:
-        try:
-            fn()
-        except BaseException as exc:
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                raise
-            err = error_of(exc)
-            if isinstance(exc, AssertionError):
-                explained = explain_assertion(exc, tests_file, tree, names)
-                if explained:
-                    err["expected"], err["actual"], call = explained
-                    if target_file:
-                        err["returned_from"] = last_return_line(fn, target_file)
-            report["tests"].append({"name": case_name, "passed": False, "error": err})
-            report["failed"] += 1
-            detail = err["message"]
-            if err["expected"] is not None:
-                detail = "expected %s, got %s" % (err["expected"], err["actual"])
-            print("FAIL %s: %s: %s" % (case_name, err["error_type"], detail), flush=True)
-        else:
-            report["tests"].append({"name": case_name, "passed": True, "error": None})
-            report["passed"] += 1
-            print("PASS %s" % case_name, flush=True)
+    names = {e for name in spaces for e in exports[name]}
+    target = manifest["target"]
+    target_fn = None
+    if target in spaces and exports[target]:
+        target_fn = spaces[target].get(exports[target][0])
+    for tests_path in test_files:
+        prefix = (tests_path + "::") if len(test_files) > 1 else ""
+        run_test_file(tests_path, prefix, spaces, exports, names, target_file, target_fn, report, finish)
     print("%d passed, %d failed" % (report["passed"], report["failed"]), flush=True)
     finish(0 if report["failed"] == 0 else 1)
 

@@ -20,13 +20,16 @@ pub const REPORT_FILE: &str = "_codeloop_report.json";
 
 const HARNESS_PY: &str = include_str!("harness.py");
 
-/// One module of code: a function's name and its source, with the names of
-/// the functions it calls (bound into its namespace after it is loaded).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One module of code: a function's name and its source, with the modules
+/// whose exports it uses (bound into its namespace after it is loaded).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ModuleSource {
     pub name: String,
     pub code: String,
     pub deps: Vec<String>,
+    /// The names it must define and gives to its dependents and the tests;
+    /// empty means just `name`.
+    pub exports: Vec<String>,
 }
 
 impl ModuleSource {
@@ -45,7 +48,7 @@ pub fn tests_file_name(node: &str) -> String {
 struct Manifest<'a> {
     modules: Vec<ManifestModule<'a>>,
     target: &'a str,
-    tests: Option<String>,
+    tests: Vec<&'a str>,
     report: &'static str,
 }
 
@@ -54,15 +57,16 @@ struct ManifestModule<'a> {
     name: &'a str,
     file: String,
     deps: &'a [String],
+    exports: &'a [String],
 }
 
 /// A run of `target`'s tests. `modules` must list dependencies before the
-/// modules that use them and include `target`. With `tests` None the modules
-/// are only loaded (a smoke run).
+/// modules that use them and include `target`; `tests` are (file name, code).
+/// With no tests the modules are only loaded (a smoke run).
 pub fn test_run(
     modules: &[ModuleSource],
     target: &str,
-    tests: Option<&str>,
+    tests: &[(String, String)],
     limits: Limits,
 ) -> RunSpec {
     let manifest = Manifest {
@@ -72,19 +76,18 @@ pub fn test_run(
                 name: &m.name,
                 file: m.file_name(),
                 deps: &m.deps,
+                exports: &m.exports,
             })
             .collect(),
         target,
-        tests: tests.map(|_| tests_file_name(target)),
+        tests: tests.iter().map(|(name, _)| name.as_str()).collect(),
         report: REPORT_FILE,
     };
     let mut files: Vec<(String, String)> = modules
         .iter()
         .map(|m| (m.file_name(), m.code.clone()))
         .collect();
-    if let Some(t) = tests {
-        files.push((tests_file_name(target), t.to_string()));
-    }
+    files.extend(tests.iter().cloned());
     // Serializing plain strings and slices cannot fail; an empty manifest
     // would make the harness report a load error rather than pass.
     files.push((
