@@ -187,3 +187,26 @@ fn the_assembled_program_runs_every_node_s_tests_by_file() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_hang_is_stopped_and_reported_at_its_line_before_the_wall_clock_limit() {
+    let code = "def spin(n):\n    while n != 1:\n        try:\n            n = n\n        except Exception:\n            pass\n    return n\n";
+    let tests = "def test_a():\n    assert spin(1) == 1\n\ndef test_b():\n    assert spin(6) == 1\n\ndef test_c():\n    assert spin(1) == 1\n";
+    let limits = Limits {
+        wall: std::time::Duration::from_secs(1),
+        ..Limits::default()
+    };
+    let spec = harness::test_run(
+        &[module("spin", code, &[])],
+        "spin",
+        &t("spin", tests),
+        limits,
+    );
+    let (report, stdout, _) = run_in_tempdir(&spec);
+    assert_eq!((report.passed, report.failed), (1, 1), "{stdout}");
+    let loc = localize(&spec, &report, "spin");
+    assert_eq!(loc.error_type, "Timeout");
+    assert_eq!(loc.file, "spin.py");
+    assert!(matches!(loc.line, Some(2..=6)), "{loc:?}");
+    assert_eq!(loc.test.as_deref(), Some("test_b"));
+}

@@ -133,6 +133,11 @@ pub struct Sandbox {
 }
 
 impl Sandbox {
+    /// Layers active on this machine (filled in by the sandbox work).
+    pub fn active_layers(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Run one program; output chunks are sent to `output` as they arrive.
     pub async fn run(
         &self,
