@@ -222,13 +222,30 @@ impl Sandbox {
         if let Some(h) = &self.helper {
             extra.push(h.clone());
         }
+        // bubblewrap makes missing parents mode 0700, which an unprivileged
+        // uid cannot cross: make them 0755 first.
+        let mut made: Vec<PathBuf> = vec![PathBuf::from("/")];
+        let parents = |a: &mut Vec<OsString>, p: &Path, made: &mut Vec<PathBuf>| {
+            let mut ancestors: Vec<&Path> = p.ancestors().skip(1).collect();
+            ancestors.reverse();
+            for dir in ancestors {
+                if made.iter().any(|m| m == dir) {
+                    continue;
+                }
+                a.extend(["--perms", "0755", "--dir"].map(OsString::from));
+                a.push(dir.into());
+                made.push(dir.to_path_buf());
+            }
+        };
         for p in extra {
             if bound.iter().any(|b| p.starts_with(b)) {
                 continue;
             }
+            parents(&mut a, &p, &mut made);
             a.push("--ro-bind".into());
             a.push(p.clone().into());
             a.push(p.clone().into());
+            made.push(p.clone());
             bound.push(p);
         }
         let size = tmp_bytes.to_string();
@@ -237,12 +254,17 @@ impl Sandbox {
         a.push("--dev".into());
         a.push("/dev".into());
         for dir in ["/dev/shm", "/tmp"] {
+            // Writable by the run's uid, as on any system.
+            a.push("--perms".into());
+            a.push("1777".into());
             a.push("--size".into());
             a.push(size.clone().into());
             a.push("--tmpfs".into());
             a.push(dir.into());
         }
+        made.extend(["/tmp", "/dev", "/proc"].map(PathBuf::from));
         if workdir != Path::new("/") {
+            parents(&mut a, workdir, &mut made);
             a.push("--bind".into());
             a.push(workdir.into());
             a.push(workdir.into());
