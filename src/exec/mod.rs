@@ -8,6 +8,7 @@ pub mod check;
 pub mod harness;
 pub mod helper;
 pub mod locate;
+pub mod probes;
 mod run;
 mod sandbox;
 

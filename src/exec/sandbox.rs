@@ -391,8 +391,8 @@ impl Sandbox {
                 name: "namespaces".into(),
                 active: true,
                 detail: format!(
-                    "bubblewrap: {} mount, pid, net, ipc and uts namespaces; only system directories, the interpreter and the working directory are visible; no network; nothing outlives the run",
-                    if self.is_root { "" } else { "user," }
+                    "bubblewrap: {}mount, pid, net, ipc and uts namespaces; only system directories, the interpreter and the working directory are visible; no network; nothing outlives the run",
+                    if self.is_root { "" } else { "user, " }
                 ),
                 advice: None,
             },
