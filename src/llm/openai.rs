@@ -189,7 +189,7 @@ impl OpenAiClient {
                         url: self.chat_url.clone(),
                         status: code,
                         wait_secs: asked.as_secs_f64().ceil() as u64,
-                        max_secs: self.options.max_retry_wait.as_secs(),
+                        max_secs: whole_secs(self.options.max_retry_wait),
                         body,
                     });
                 }
@@ -245,12 +245,12 @@ impl OpenAiClient {
         match tokio::time::timeout(self.options.request_timeout, builder.send()).await {
             Err(_) => Err(LlmError::Timeout {
                 url: self.chat_url.clone(),
-                secs: self.options.request_timeout.as_secs(),
+                secs: whole_secs(self.options.request_timeout),
             }),
             Ok(Ok(response)) => Ok(response),
             Ok(Err(e)) if e.is_timeout() && !e.is_connect() => Err(LlmError::Timeout {
                 url: self.chat_url.clone(),
-                secs: self.options.request_timeout.as_secs(),
+                secs: whole_secs(self.options.request_timeout),
             }),
             Ok(Err(e)) => Err(LlmError::Unreachable {
                 url: self.chat_url.clone(),
@@ -320,10 +320,24 @@ impl OpenAiClient {
             }
             return self.whole_completion(&body, &content_type, &deltas).await;
         }
-        for event in parser.finish() {
-            self.apply_event(event, &mut reply, &deltas).await?;
-            if reply.done {
-                return Ok(reply.finish());
+        // After a clean end, a last event missing its blank line still counts;
+        // after a broken one, a half-received event is not worth reading.
+        let tail = if cut.is_none() {
+            parser.finish()
+        } else {
+            Vec::new()
+        };
+        for event in tail {
+            match self.apply_event(event, &mut reply, &deltas).await {
+                Ok(()) if reply.done => return Ok(reply.finish()),
+                Ok(()) => {}
+                Err(LlmError::Protocol { message, .. }) => {
+                    return Err(LlmError::StreamCut {
+                        url: self.chat_url.clone(),
+                        message: format!("the stream ended in the middle of an event: {message}"),
+                    });
+                }
+                Err(e) => return Err(e),
             }
         }
         if reply.finish_reason.is_some() {
@@ -381,11 +395,11 @@ impl OpenAiClient {
         match tokio::time::timeout(silence, response.chunk()).await {
             Err(_) if silence < self.options.request_timeout => Err(LlmError::Timeout {
                 url: self.chat_url.clone(),
-                secs: self.options.reply_deadline.as_secs(),
+                secs: whole_secs(self.options.reply_deadline),
             }),
             Err(_) => Err(LlmError::Stalled {
                 url: self.chat_url.clone(),
-                secs: self.options.request_timeout.as_secs(),
+                secs: whole_secs(self.options.request_timeout),
             }),
             Ok(Ok(chunk)) => Ok(Ok(chunk.map(|b| b.to_vec()))),
             Ok(Err(e)) => Ok(Err(self.scrub(&error_chain(&e)))),
@@ -581,7 +595,7 @@ pub async fn list_models(
         Err(_) => {
             return Err(LlmError::Timeout {
                 url,
-                secs: timeout.as_secs(),
+                secs: whole_secs(timeout),
             });
         }
         Ok(Err(e)) => {
@@ -805,7 +819,7 @@ async fn read_limited(
     let mut body = Vec::new();
     while body.len() < limit {
         match tokio::time::timeout(timeout, response.chunk()).await {
-            Err(_) => return Err(format!("no data for {} s", timeout.as_secs())),
+            Err(_) => return Err(format!("no data for {} s", whole_secs(timeout))),
             Ok(Err(e)) => return Err(error_chain(&e)),
             Ok(Ok(None)) => break,
             Ok(Ok(Some(chunk))) => {
@@ -880,6 +894,11 @@ fn parse_http_date(value: &str) -> Option<i64> {
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     let days = era * 146_097 + doe - 719_468;
     Some(days * 86_400 + h * 3600 + m * 60 + s)
+}
+
+/// Seconds for a message, rounded up so a short limit never reads "0 s".
+fn whole_secs(d: Duration) -> u64 {
+    d.as_secs_f64().ceil() as u64
 }
 
 /// Exponential backoff with jitter: half the delay fixed, half random.
