@@ -831,19 +831,15 @@ async fn read_limited(
     Ok(body)
 }
 
-/// An error and its causes, e.g. "error sending request for url (...): client
-/// error (Connect): tcp connect error: Connection refused (os error 111)".
+/// The root cause of a transport error ("Connection refused (os error 111)",
+/// "unexpected EOF during chunk size line"): the outer layers only repeat the
+/// URL, which our own messages name already.
 fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts: Vec<String> = vec![error.to_string()];
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        source = cause.source();
+    let mut root = error;
+    while let Some(cause) = root.source() {
+        root = cause;
     }
-    parts.join(": ")
+    root.to_string()
 }
 
 /// How long the server asked us to wait: `retry-after-ms` (OpenAI), else
