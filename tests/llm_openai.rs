@@ -742,3 +742,47 @@ async fn models_are_listed_in_the_servers_order() {
     assert_eq!((r.method.as_str(), r.path.as_str()), ("GET", "/v1/models"));
     assert!(r.headers.contains_key("authorization"));
 }
+
+#[tokio::test]
+async fn a_reasoning_model_rejecting_temperature_and_max_tokens_is_asked_as_it_wants() {
+    // OpenAI's o-series answers like this.
+    let reject = |message: &str| {
+        Answer(vec![Part::Bytes(plain(
+            400,
+            "content-type: application/json\r\n",
+            &json!({"error": {"message": message, "type": "invalid_request_error"}}).to_string(),
+        ))])
+    };
+    let server = Server::start(vec![
+        reject("Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."),
+        reject("Unsupported value: 'temperature' does not support 0.2 with this model. Only the default (1) value is supported."),
+        sse(&(delta("thought through") + "data: [DONE]\n\n")),
+        // The same parameter rejected again is an error, not a loop.
+        reject("Unsupported parameter: 'max_completion_tokens' is too large."),
+    ])
+    .await;
+    let mut o = options(&server);
+    o.retries = 0;
+    let client = OpenAiClient::new(o).unwrap();
+    let mut req = request();
+    req.max_tokens = Some(256);
+    let (tx, _rx) = mpsc::channel(16);
+    let reply = client.stream_chat(req.clone(), tx).await.unwrap();
+    assert_eq!(reply.text, "thought through");
+    let bodies: Vec<Value> = server.received().iter().map(Received::json).collect();
+    assert_eq!(bodies.len(), 3);
+    assert_eq!(bodies[0]["max_tokens"], json!(256));
+    assert_eq!(bodies[1]["max_completion_tokens"], json!(256));
+    assert!(bodies[1].get("max_tokens").is_none());
+    assert!(bodies[1].get("temperature").is_some());
+    assert!(bodies[2].get("temperature").is_none());
+    assert_eq!(bodies[2]["max_completion_tokens"], json!(256));
+
+    let (tx, _rx) = mpsc::channel(16);
+    let err = client.stream_chat(req, tx).await.unwrap_err();
+    assert!(
+        matches!(err, LlmError::Status { status: 400, .. }),
+        "{err:?}"
+    );
+    assert_eq!(server.received().len(), 4);
+}

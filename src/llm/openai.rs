@@ -13,8 +13,10 @@
 //!   (llama.cpp).
 //! - A server that ignores `stream: true` answers with one JSON completion:
 //!   accepted as a single delta.
-//! - A server that rejects `stream_options` (HTTP 400/422 naming it) is asked
-//!   again without it, and never sent it again.
+//! - A server that rejects `stream_options`, `temperature` or `max_tokens`
+//!   (HTTP 400/422 naming it) is asked again without it (`max_tokens` becomes
+//!   `max_completion_tokens` when the server asks for that), and the client
+//!   remembers.
 //!
 //! The API key is held in [`ApiKey`], whose `Debug` hides it; it is sent only
 //! in the Authorization header (marked sensitive) and scrubbed from every error
@@ -117,8 +119,36 @@ pub struct OpenAiClient {
     options: OpenAiOptions,
     /// `{base_url}/chat/completions`.
     chat_url: String,
-    /// Cleared once the server rejected `stream_options`.
-    send_stream_options: AtomicBool,
+    /// What this server turned down, learned from its 400 answers.
+    quirks: Quirks,
+}
+
+/// Optional request fields a server may reject (HTTP 400/422 naming them):
+/// older servers know no `stream_options`; OpenAI's reasoning models take no
+/// `temperature` and want `max_completion_tokens` instead of `max_tokens`.
+/// Each is given up at most once per client, and never counts as a retry.
+#[derive(Debug, Default)]
+struct Quirks {
+    no_stream_options: AtomicBool,
+    no_temperature: AtomicBool,
+    max_completion_tokens: AtomicBool,
+}
+
+impl Quirks {
+    /// Learn from a rejected request; true if the request is worth sending again.
+    fn learn(&self, sent: &Value, error_body: &str) -> bool {
+        let mentions = |name: &str| sent.get(name).is_some() && error_body.contains(name);
+        let flag = if mentions("stream_options") {
+            &self.no_stream_options
+        } else if mentions("max_tokens") && error_body.contains("max_completion_tokens") {
+            &self.max_completion_tokens
+        } else if mentions("temperature") {
+            &self.no_temperature
+        } else {
+            return false;
+        };
+        !flag.swap(true, Ordering::Relaxed)
+    }
 }
 
 impl OpenAiClient {
@@ -130,7 +160,7 @@ impl OpenAiClient {
             http,
             options,
             chat_url,
-            send_stream_options: AtomicBool::new(true),
+            quirks: Quirks::default(),
         })
     }
 
@@ -146,9 +176,8 @@ impl OpenAiClient {
         let started = Instant::now();
         let mut failed_attempts = 0u32;
         loop {
-            let with_stream_options = self.send_stream_options.load(Ordering::Relaxed);
-            let body = self.request_body(&request, with_stream_options);
-            let response = self.send(&body).await?;
+            let sent = self.request_body(&request);
+            let response = self.send(&sent).await?;
             let status = response.status();
             if status.is_success() {
                 return self.read_reply(response, deltas, started).await;
@@ -159,11 +188,7 @@ impl OpenAiClient {
                 .unwrap_or_default();
             let raw = String::from_utf8_lossy(&raw).into_owned();
             let code = status.as_u16();
-            if with_stream_options && (code == 400 || code == 422) && raw.contains("stream_options")
-            {
-                // An older server that knows no `stream_options`: usage may
-                // still come, unasked. This does not count as a retry.
-                self.send_stream_options.store(false, Ordering::Relaxed);
+            if (code == 400 || code == 422) && self.quirks.learn(&sent, &raw) {
                 continue;
             }
             let body = self.scrub(&error_excerpt(&raw));
@@ -214,20 +239,28 @@ impl OpenAiClient {
         }
     }
 
-    fn request_body(&self, request: &ChatRequest, with_stream_options: bool) -> Value {
+    fn request_body(&self, request: &ChatRequest) -> Value {
+        let quirk = |flag: &AtomicBool| flag.load(Ordering::Relaxed);
         let mut body = json!({
             "model": self.options.model,
             "messages": request.messages,
             "stream": true,
         });
-        if with_stream_options {
+        if !quirk(&self.quirks.no_stream_options) {
+            // Without it OpenAI and vLLM send no usage in a stream.
             body["stream_options"] = json!({ "include_usage": true });
         }
         if let Some(t) = request.temperature.or(self.options.temperature) {
-            body["temperature"] = json!(t);
+            if !quirk(&self.quirks.no_temperature) {
+                body["temperature"] = json!(t);
+            }
         }
         if let Some(n) = request.max_tokens {
-            body["max_tokens"] = json!(n);
+            if quirk(&self.quirks.max_completion_tokens) {
+                body["max_completion_tokens"] = json!(n);
+            } else {
+                body["max_tokens"] = json!(n);
+            }
         }
         body
     }
