@@ -23,6 +23,9 @@ struct Cli {
     #[arg(value_name = "TASK")]
     task: Option<String>,
 
+    #[command(flatten)]
+    model: commands::model::ModelArgs,
+
     #[command(subcommand)]
     command: Option<Cmd>,
 }
@@ -65,7 +68,10 @@ enum Cmd {
 fn main() -> ExitCode {
     // The sandbox helper mode: codeloop re-executes itself to set up a run's
     // isolation before it execs Python (see exec::helper). Checked before clap.
-    if std::env::args_os().nth(1).is_some_and(|a| a == codeloop::exec::helper::HELPER_ARG) {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == codeloop::exec::helper::HELPER_ARG)
+    {
         return codeloop::exec::helper::main();
     }
     let cli = Cli::parse();
@@ -98,7 +104,16 @@ fn main() -> ExitCode {
 
 async fn dispatch(cli: Cli, config: Config) -> anyhow::Result<i32> {
     match cli.command {
-        None => commands::ui::run(UiMode::Live { task: cli.task }, config).await,
+        None => {
+            commands::ui::run(
+                UiMode::Live {
+                    task: cli.task,
+                    model: cli.model,
+                },
+                config,
+            )
+            .await
+        }
         Some(Cmd::Run(args)) => commands::run::run(args, config).await,
         Some(Cmd::Open { tape }) => commands::ui::run(UiMode::Open { tape }, config).await,
         Some(Cmd::Replay {

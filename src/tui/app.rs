@@ -298,6 +298,7 @@ pub struct App {
 impl App {
     fn blank(mode: Mode, info: Info, theme: Theme) -> App {
         let mut task = TextArea::default();
+        task.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
         task.set_placeholder_text(
             "Describe what the program should do. Ctrl-S starts; Ctrl-O attaches a file.",
         );
@@ -409,6 +410,12 @@ impl App {
         !matches!(self.mode, Mode::Live(_))
     }
 
+    /// The engine of a live session takes commands (it stays after the
+    /// session finished, for edits and re-runs).
+    pub fn engine_alive(&self) -> bool {
+        matches!(&self.mode, Mode::Live(l) if l.started && l.ended.is_none())
+    }
+
     /// A live session is running (not ended).
     pub fn session_running(&self) -> bool {
         matches!(&self.mode, Mode::Live(l) if l.started && l.ended.is_none())
@@ -446,6 +453,11 @@ impl App {
                     live.since.get_or_insert_with(Instant::now);
                 }
                 let follow = self.at_end();
+                if matches!(r.event, Event::SessionStarted { .. })
+                    && matches!(&self.flash, Some((NoticeLevel::Info, _)))
+                {
+                    self.flash = None;
+                }
                 self.push_record(r);
                 if follow {
                     self.set_cursor(self.records.len());
@@ -595,6 +607,13 @@ impl App {
         actions.push(Action::Quit);
     }
 
+    /// Start the task in the editor now (a task given on the command line).
+    pub fn submit_task_now(&mut self) -> Vec<Action> {
+        let mut actions = Vec::new();
+        self.submit_task(&mut actions);
+        actions
+    }
+
     fn submit_task(&mut self, actions: &mut Vec<Action>) {
         let task = self.task.lines().join("\n").trim().to_string();
         if task.is_empty() {
@@ -706,6 +725,9 @@ impl App {
             text.lines().map(str::to_string).collect()
         };
         let mut textarea = TextArea::new(lines);
+        if matches!(target, EditTarget::Hint { .. }) {
+            textarea.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
+        }
         if !matches!(target, EditTarget::Attach | EditTarget::Hint { .. }) {
             textarea.set_line_number_style(self.theme.dim);
         }
@@ -897,7 +919,7 @@ impl App {
                 "select a node first (Workflow pane, ↑/↓)".into(),
             ));
         };
-        if !self.session_running() && is_steer_key(key.code) {
+        if !self.engine_alive() && is_steer_key(key.code) {
             self.flash = Some((NoticeLevel::Warning, "no session is running".into()));
             return;
         }

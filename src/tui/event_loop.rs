@@ -38,6 +38,8 @@ pub struct Hooks {
     pub starter: Option<Starter>,
     /// Re-execute a recorded run (replay --live).
     pub rerunner: Option<Rerunner>,
+    /// Actions to perform as the loop starts (a task given on the command line).
+    pub initial: Vec<Action>,
     /// Told about every frame drawn (the benchmark measures with it).
     pub on_frame: Option<Box<dyn FnMut(FrameStats) + Send>>,
 }
@@ -76,6 +78,7 @@ where
         app.update(Msg::Term(TermEvent::Resize(size.width, size.height)));
     }
     let mut last_frame = draw(terminal, app, &highlighter, &mut hooks, &mut frames)?;
+    let mut initial = std::mem::take(&mut hooks.initial);
 
     loop {
         let now = Instant::now();
@@ -87,6 +90,9 @@ where
 
         tokio::select! {
             biased;
+            _ = std::future::ready(()), if !initial.is_empty() => {
+                actions = std::mem::take(&mut initial);
+            }
             ev = input.next() => match ev {
                 Some(Ok(ev)) => {
                     let is_key = matches!(ev, TermEvent::Key(_));

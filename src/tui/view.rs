@@ -225,6 +225,12 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
         ),
     };
     spans.push(Span::styled(badge, t.selection));
+    if s.paused.is_some() {
+        spans.push(Span::styled(
+            " ⏸ PAUSED ",
+            t.warning.add_modifier(ratatui::style::Modifier::REVERSED),
+        ));
+    }
     if let Some(line) = app.info.truncated_line {
         spans.push(Span::styled(
             format!(" tape cut off at line {line} "),
@@ -277,6 +283,10 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
     }
     let first = Line::from(spans).style(t.status);
 
+    let paused = s
+        .paused
+        .as_ref()
+        .filter(|_| !app.read_only() && app.engine_alive());
     let second = match &app.flash {
         Some((level, text)) => Line::styled(
             format!(" {text}"),
@@ -285,6 +295,13 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
                 crate::session::NoticeLevel::Warning => t.warning,
                 crate::session::NoticeLevel::Error => t.error,
             },
+        ),
+        None if paused.is_some() => Line::styled(
+            format!(
+                " ⏸ paused before {}: a approve · x skip · e edit code · h hint · r re-run · s step mode off",
+                paused.map(describe_step).unwrap_or_default()
+            ),
+            t.warning,
         ),
         None => {
             let mut spans = vec![Span::styled(format!(" {} ", app.focus.title()), t.title)];

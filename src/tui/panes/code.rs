@@ -53,7 +53,14 @@ pub fn render(app: &App, area: Rect, frame: &mut Frame) {
             }
             match tab {
                 CodeTab::Code => {
-                    if let Some(stream) = &n.streaming {
+                    let reflecting = app.state.calls.values().any(|c| {
+                        !c.done
+                            && matches!(&c.purpose, crate::session::Purpose::Reflect { node } if node == name)
+                    });
+                    if reflecting {
+                        detail = format!("{name} · the model is reflecting (History pane)");
+                    }
+                    if let Some(stream) = n.streaming.as_ref().filter(|_| !reflecting) {
                         detail = format!("{name} · the model is writing…");
                         body = streaming(app, stream);
                     } else if let Some(code) = n.code() {

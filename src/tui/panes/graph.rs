@@ -146,10 +146,10 @@ pub fn render(app: &App, area: Rect, frame: &mut Frame) {
         }
         if let Some(f) = &s.finished {
             lines.push(Line::raw(""));
-            lines.push(Line::styled(
-                format!("{} {}", if f.passed { "✓" } else { "✗" }, f.summary),
-                if f.passed { t.ok } else { t.error },
-            ));
+            let text = format!("{} {}", if f.passed { "✓" } else { "✗" }, f.summary);
+            for piece in super::wrap(&text, usize::from(area.width.saturating_sub(2))) {
+                lines.push(Line::styled(piece, if f.passed { t.ok } else { t.error }));
+            }
         }
     }
     // Keep the selected row in view.

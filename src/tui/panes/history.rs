@@ -11,6 +11,7 @@ use ratatui::widgets::Paragraph;
 use super::super::app::{App, Focus, describe_command, source_label};
 use super::code::change_counts;
 use super::{block, title, wrap};
+use crate::session::Command;
 use crate::session::state::HistoryEntry;
 
 pub fn render(app: &App, area: Rect, frame: &mut Frame) {
@@ -72,6 +73,8 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
             width,
         );
     }
+    let mut last_repeat: Option<(usize, String)> = None;
+    let mut last_repeat_line = usize::MAX;
     for entry in &s.history {
         match entry {
             HistoryEntry::Attempt {
@@ -131,7 +134,9 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
                     e.error_type,
                     e.message.lines().next().unwrap_or("")
                 );
-                if let (Some(x), Some(a)) = (&e.expected, &e.actual) {
+                if let (Some(x), Some(a)) = (&e.expected, &e.actual)
+                    && !(text.contains(x.as_str()) && text.contains(a.as_str()))
+                {
                     text.push_str(&format!(" (expected {x}, got {a})"));
                 }
                 push_wrapped(&mut out, "    where: ", &text, t.error, width);
@@ -145,13 +150,25 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
                 push_wrapped(&mut out, "    why:   ", &shown, t.text, width);
             }
             HistoryEntry::Steer { command } => {
-                push_wrapped(
-                    &mut out,
-                    "  ⚑ you: ",
-                    &describe_command(command),
-                    t.accent,
-                    width,
-                );
+                let what = describe_command(command);
+                // Approvals come one per step in step mode: count them on one line.
+                if matches!(command, Command::Approve | Command::Skip) {
+                    if let Some((n, prev)) = last_repeat.as_mut()
+                        && *prev == what
+                        && out.len() == last_repeat_line
+                    {
+                        *n += 1;
+                        if let Some(line) = out.last_mut() {
+                            *line = Line::styled(format!("  ⚑ you: {what} ×{n}"), t.dim);
+                        }
+                        continue;
+                    }
+                    out.push(Line::styled(format!("  ⚑ you: {what}"), t.dim));
+                    last_repeat = Some((1, what));
+                    last_repeat_line = out.len();
+                    continue;
+                }
+                push_wrapped(&mut out, "  ⚑ you: ", &what, t.accent, width);
             }
         }
     }
