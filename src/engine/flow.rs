@@ -1390,7 +1390,11 @@ impl Core {
                         l.line.unwrap_or(0)
                     );
                 } else if let (Some(p), Some(f)) = (record.tests_passed, record.tests_failed) {
-                    program_note = format!("; the assembled program passed {p} tests ({f} failed)");
+                    program_note = if f == 0 {
+                        format!("; the assembled program passed all {p} tests")
+                    } else {
+                        format!("; the assembled program passed {p} tests, {f} failed")
+                    };
                 }
             }
         }
@@ -1426,6 +1430,8 @@ impl Core {
                 Some(e) => format!("no usable plan: {e}"),
                 None => "no plan: the model call for the plan did not succeed".to_string(),
             }
+        } else if passed && nodes_total == 1 {
+            format!("the function passes its tests{program_note}")
         } else if passed {
             format!("all {nodes_total} functions pass their tests{program_note}")
         } else {
