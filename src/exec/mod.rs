@@ -69,6 +69,10 @@ pub struct RunSpec {
     /// Files (relative to the working directory) read back after the run,
     /// e.g. the test harness's JSON report. Each is capped at 1 MiB.
     pub collect: Vec<String>,
+    /// Start Python without `site` (`-S`): no site-packages, no `.pth`
+    /// hooks, a faster start. For programs that need only the standard
+    /// library (evaluation samples).
+    pub no_site: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -133,7 +137,9 @@ pub enum ExecError {
     NoInterpreter,
     #[error("the run was cancelled")]
     Cancelled,
-    #[error("the sandbox could not be set up: {0}\nRun `codeloop doctor` to see which layers work on this machine.")]
+    #[error(
+        "the sandbox could not be set up: {0}\nRun `codeloop doctor` to see which layers work on this machine."
+    )]
     Sandbox(String),
 }
 
@@ -181,7 +187,13 @@ mod tests {
             LimitHit::WallTimeout(Duration::from_secs(10)).describe(),
             "wall-clock timeout of 10 s"
         );
-        assert_eq!(LimitHit::Memory(1 << 30).describe(), "memory limit of 1024 MiB");
-        assert_eq!(LimitHit::Output(1500).describe(), "output limit of 1500 bytes");
+        assert_eq!(
+            LimitHit::Memory(1 << 30).describe(),
+            "memory limit of 1024 MiB"
+        );
+        assert_eq!(
+            LimitHit::Output(1500).describe(),
+            "output limit of 1500 bytes"
+        );
     }
 }
