@@ -167,3 +167,189 @@ fn open_reviews_a_saved_session_step_by_step_in_a_real_terminal() {
     let s = t.screen();
     assert!(!s.contains("REVIEW"), "the terminal was not restored:\n{s}");
 }
+
+/// Environment for a workbench on the bundled demo model, with its own data folder.
+fn demo_env(dir: &Path) -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "CODELOOP_DATA_DIR",
+            dir.join("data").to_string_lossy().into_owned(),
+        ),
+        // No user config file; the demo model whatever runs on localhost.
+        (
+            "CODELOOP_CONFIG",
+            dir.join("config.toml").to_string_lossy().into_owned(),
+        ),
+        ("CODELOOP_PROVIDER", "demo".into()),
+    ]
+}
+
+fn env_refs<'a>(env: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
+    env.iter().map(|(k, v)| (*k, v.as_str())).collect()
+}
+
+fn wait_dead(t: &Tmux) {
+    let start = Instant::now();
+    while !t.pane_dead() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the workbench did not quit:\n{}",
+            t.screen()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn only_session(dir: &Path) -> std::path::PathBuf {
+    let sessions: Vec<_> = std::fs::read_dir(dir.join("data/sessions"))
+        .expect("a sessions folder")
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    sessions[0].clone()
+}
+
+#[test]
+fn a_demo_runs_to_a_pass_then_reopens_and_replays_at_double_speed() {
+    if skip_without_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let env = demo_env(dir.path());
+    let t = Tmux::start("demo", dir.path(), &[], &env_refs(&env));
+    let s = t.wait_for("READY", Duration::from_secs(20));
+    assert!(s.contains("demo model: authored replies, offline"), "{s}");
+    assert!(s.contains("1  wordfreq"), "{s}");
+
+    // One keystroke: the demo runs, fails for real, is repaired, passes.
+    t.keys(&["1"]);
+    let s = t.wait_for(" DONE ", Duration::from_secs(90));
+    assert!(s.contains("✓ top_words passed"), "{s}");
+    assert!(
+        s.contains("✗ tests failed"),
+        "the real failure is in the history\n{s}"
+    );
+    assert!(s.contains("why:"), "the reflection is in the history\n{s}");
+    assert!(s.contains("the program passed"), "{s}");
+    assert!(s.contains("top_words · iteration 2 (model)"), "{s}");
+    t.keys(&["q"]);
+    wait_dead(&t);
+    drop(t);
+
+    // Reopen the session and step through every iteration.
+    let session = only_session(dir.path());
+    let s_arg = session.to_string_lossy().into_owned();
+    let t = Tmux::start("reopen", dir.path(), &["open", &s_arg], &env_refs(&env));
+    t.wait_for(" REVIEW ", Duration::from_secs(10));
+    t.keys(&["Home", "]"]);
+    t.wait_for("tokenize · iteration 1", Duration::from_secs(5));
+    t.keys(&["]"]);
+    let s = t.wait_for("top_words · iteration 1", Duration::from_secs(5));
+    assert!(!s.contains("passed all"), "the end is not shown yet\n{s}");
+    t.keys(&["]"]);
+    t.wait_for("top_words · iteration 2", Duration::from_secs(5));
+    t.keys(&["f"]);
+    let s = t.wait_for("✗ top_words failed", Duration::from_secs(5));
+    assert!(
+        s.contains("◀ AssertionError") || s.contains("✗ AssertionError"),
+        "{s}"
+    );
+    t.keys(&["d"]);
+    t.keys(&["q"]);
+    wait_dead(&t);
+    drop(t);
+
+    // Replay it at double speed to the end.
+    let t = Tmux::start(
+        "replay",
+        dir.path(),
+        &["replay", &s_arg, "--speed", "2"],
+        &env_refs(&env),
+    );
+    t.wait_for("REPLAY ▶ ×2", Duration::from_secs(10));
+    let s = t.wait_for("replay finished", Duration::from_secs(60));
+    assert!(s.contains("✓ top_words passed"), "{s}");
+    t.keys(&["q"]);
+    wait_dead(&t);
+}
+
+#[test]
+fn in_step_mode_the_code_is_edited_before_its_run_and_then_passes() {
+    if skip_without_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.toml"), "[run]\nstep_mode = true\n").unwrap();
+    let env = demo_env(dir.path());
+    let t = Tmux::start("step", dir.path(), &[], &env_refs(&env));
+    t.wait_for("READY", Duration::from_secs(20));
+    t.keys(&["1"]);
+    // Approve each step until the engine waits before the first run of top_words.
+    let start = Instant::now();
+    loop {
+        let s = t.screen();
+        if s.contains("paused before running top_words (iteration 1)") {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "never paused before top_words' run:\n{s}"
+        );
+        if s.contains("⏸ PAUSED") {
+            t.keys(&["a"]);
+            std::thread::sleep(Duration::from_millis(300));
+        } else {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    // Edit the line that returns the words in the wrong order, in place.
+    t.keys(&["e"]);
+    t.wait_for("Edit code of top_words", Duration::from_secs(5));
+    t.keys(&[
+        "Down", "Down", "Down", "Down", "Down", "Down", "Down", "End", "C-j",
+    ]);
+    t.tmux(&[
+        "send-keys",
+        "-t",
+        &t.session,
+        "-l",
+        "    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n]",
+    ]);
+    std::thread::sleep(Duration::from_millis(200));
+    t.keys(&["C-s"]);
+    t.wait_for(
+        "top_words · iteration 2 (edited by you)",
+        Duration::from_secs(10),
+    );
+    // The edited code passes its tests; the program is assembled and passes.
+    let start = Instant::now();
+    let s = loop {
+        let s = t.screen();
+        if s.contains(" DONE ") {
+            break s;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "not done:\n{s}");
+        if s.contains("⏸ PAUSED") {
+            t.keys(&["a"]);
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    assert!(s.contains("✓ top_words passed"), "{s}");
+    assert!(s.contains("code of top_words edited"), "{s}");
+    assert!(
+        !s.contains("✗ tests failed"),
+        "the edit came before any failure\n{s}"
+    );
+    t.keys(&["q"]);
+    wait_dead(&t);
+    // The edit is on the tape as a command and as a code version.
+    let tape = std::fs::read_to_string(only_session(dir.path()).join("tape.jsonl")).unwrap();
+    assert!(
+        tape.contains("\"cmd\":\"edit_code\""),
+        "no EditCode on the tape"
+    );
+    assert!(
+        tape.contains("\"source\":\"edit\""),
+        "no edited code version on the tape"
+    );
+}

@@ -453,7 +453,8 @@ impl App {
                     live.since.get_or_insert_with(Instant::now);
                 }
                 let follow = self.at_end();
-                if matches!(r.event, Event::SessionStarted { .. })
+                // An info line about the last act gives way when the engine moves on.
+                if matches!(r.event, Event::SessionStarted { .. } | Event::Paused { .. })
                     && matches!(&self.flash, Some((NoticeLevel::Info, _)))
                 {
                     self.flash = None;

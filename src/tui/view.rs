@@ -266,21 +266,6 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
     if s.step_mode {
         spans.push(Span::styled("│ step mode ", t.warning));
     }
-    if let Some(step) = &s.paused {
-        spans.push(Span::styled(
-            format!(
-                " ⏸ paused before {} — a approve · x skip · e edit ",
-                describe_step(step)
-            ),
-            t.warning,
-        ));
-    }
-    if let Some(line) = app.info.truncated_line {
-        spans.push(Span::styled(
-            format!(" tape cut off at line {line} "),
-            t.warning,
-        ));
-    }
     let first = Line::from(spans).style(t.status);
 
     let paused = s

@@ -53,12 +53,15 @@ pub fn render(app: &App, area: Rect, frame: &mut Frame) {
                 "Run a demo (a real failure, caught by a real run, repaired):",
                 t.text,
             ));
+            let width = usize::from(area.width.saturating_sub(2));
             for (i, d) in app.info.demos.iter().enumerate().take(9) {
                 lines.push(Line::from(vec![
                     Span::styled(format!("  {}  ", i + 1), t.accent),
                     Span::styled(d.name.clone(), t.title),
-                    Span::styled(format!("  {}", d.title), t.text),
                 ]));
+                for piece in super::wrap(&d.title, width.saturating_sub(5)) {
+                    lines.push(Line::styled(format!("     {piece}"), t.text));
+                }
             }
         }
         lines.push(Line::raw(""));
