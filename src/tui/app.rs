@@ -292,6 +292,8 @@ pub struct App {
     pub quit: bool,
     /// Keys handled so far (the benchmark's key-to-frame latency uses it).
     pub keys_handled: u64,
+    /// Highlighting results taken (stale ones are not counted).
+    pub highlights_applied: u64,
     dirty: bool,
 }
 
@@ -337,6 +339,7 @@ impl App {
             screen: Rect::new(0, 0, 160, 48),
             quit: false,
             keys_handled: 0,
+            highlights_applied: 0,
             dirty: true,
         }
     }
@@ -494,6 +497,7 @@ impl App {
                     if self.highlight_asked == Some(h.key) {
                         self.highlight_asked = None;
                     }
+                    self.highlights_applied += 1;
                     self.dirty = true;
                 }
             }
@@ -1269,6 +1273,11 @@ impl App {
     // ---- derived views (settled before each frame) ---------------------
 
     /// The text the code pane shows, if any (None: nothing yet).
+    /// Highlighting requests made so far (each replaces the one before).
+    pub fn highlight_requests(&self) -> u64 {
+        self.highlight_generation
+    }
+
     pub fn code_text(&self) -> Option<String> {
         if self.code_tab == CodeTab::Program {
             return self.state.program.as_ref().map(|(code, _)| code.clone());

@@ -50,6 +50,10 @@ pub struct FrameStats {
     /// Keys the app had handled when this frame was drawn.
     pub keys_handled: u64,
     pub frames: u64,
+    /// Records the app holds.
+    pub records: usize,
+    pub highlight_requests: u64,
+    pub highlights_applied: u64,
 }
 
 /// Run until the app quits or the input ends.
@@ -217,6 +221,9 @@ where
             at,
             keys_handled: app.keys_handled,
             frames: *frames,
+            records: app.records().len(),
+            highlight_requests: app.highlight_requests(),
+            highlights_applied: app.highlights_applied,
         });
     }
     Ok(at)

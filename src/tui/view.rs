@@ -64,10 +64,15 @@ pub fn layout(screen: Rect, zoom: Option<Focus>, app: &App) -> Areas {
             (lines as u16 + 2).clamp(3, 7)
         }
     };
+    // The welcome screen lists the demos in the graph's place: give it room.
+    let (graph_share, history_share) = match &app.mode {
+        Mode::Live(l) if !l.started => (3, 1),
+        _ => (2, 3),
+    };
     let [task, graph, history] = Layout::vertical([
         Constraint::Length(task_h),
-        Constraint::Fill(2),
-        Constraint::Fill(3),
+        Constraint::Fill(graph_share),
+        Constraint::Fill(history_share),
     ])
     .areas(left);
     let [code, output] =

@@ -1,0 +1,616 @@
+//! The workbench's speed, measured and printed (not asserted):
+//!
+//! - startup to first frame (in process, and the real binary in tmux);
+//! - idle CPU over 10 s;
+//! - a 1,000,000-line stdout flood from a real Python run through the
+//!   sandbox into the output pane: frames per second, key-to-frame latency,
+//!   peak RSS, and the on-disk log checked line by line;
+//! - highlighting a 5,000-line file while typing.
+//!
+//! Run: `cargo bench --bench tui`. Frames go to a real crossterm backend
+//! writing into a sink (escape sequences generated, not displayed).
+
+use std::io;
+use std::path::Path;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use codeloop::engine::EngineHandle;
+use codeloop::exec::{Limits, OutStream, RunSpec, Sandbox};
+use codeloop::session::*;
+use codeloop::tui::app::Focus;
+use codeloop::tui::event_loop::{self, FrameStats, Hooks};
+use codeloop::tui::{App, Info, Theme};
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use futures_util::Stream;
+use ratatui::backend::CrosstermBackend;
+use ratatui::layout::Rect;
+use ratatui::{Terminal, TerminalOptions, Viewport};
+use tokio::sync::mpsc;
+
+type Input = Pin<Box<dyn Stream<Item = io::Result<TermEvent>> + Send>>;
+type Frames = Arc<Mutex<Vec<FrameStats>>>;
+
+const FLOOD_LINES: u64 = 1_000_000;
+
+fn terminal() -> Terminal<CrosstermBackend<io::Sink>> {
+    let viewport = Viewport::Fixed(Rect::new(0, 0, 160, 48));
+    Terminal::with_options(
+        CrosstermBackend::new(io::sink()),
+        TerminalOptions { viewport },
+    )
+    .expect("a terminal over a sink")
+}
+
+fn input() -> (mpsc::UnboundedSender<io::Result<TermEvent>>, Input) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let stream =
+        futures_util::stream::unfold(rx, |mut rx| async move { rx.recv().await.map(|e| (e, rx)) });
+    (tx, Box::pin(stream))
+}
+
+fn key(code: KeyCode) -> io::Result<TermEvent> {
+    Ok(TermEvent::Key(KeyEvent::new(code, KeyModifiers::NONE)))
+}
+
+fn hooks(frames: &Frames) -> Hooks {
+    let frames = Arc::clone(frames);
+    Hooks {
+        on_frame: Some(Box::new(move |f| {
+            if let Ok(mut v) = frames.lock() {
+                v.push(f);
+            }
+        })),
+        ..Hooks::default()
+    }
+}
+
+fn info() -> Info {
+    Info {
+        model_label: "bench".into(),
+        ..Info::default()
+    }
+}
+
+/// A fake engine: records go in through the returned sender.
+fn engine() -> (mpsc::Sender<Record>, EngineHandle) {
+    let (tx, rx) = mpsc::channel(4096);
+    let (ctx, _crx) = mpsc::channel(64);
+    let done = tokio::spawn(async {
+        Ok(FinalResult {
+            passed: true,
+            nodes_passed: 0,
+            nodes_total: 0,
+            iterations: 0,
+            usage: Usage::default(),
+            summary: String::new(),
+            output_dir: None,
+        })
+    });
+    let handle = EngineHandle {
+        events: rx,
+        commands: ctx,
+        done,
+        session_dir: std::env::temp_dir(),
+    };
+    (tx, handle)
+}
+
+/// A live app with a session started on one node.
+fn live_app(theme: Theme) -> App {
+    let mut app = App::live(info(), theme);
+    app.task.insert_str("bench");
+    let _ = app.submit_task_now();
+    app
+}
+
+fn session_records(node: &str) -> Vec<Event> {
+    vec![
+        Event::SessionStarted {
+            version: TAPE_VERSION,
+            session_id: "bench".into(),
+            started_at: "2026-11-23T00:00:00Z".into(),
+            task: "bench".into(),
+            inputs: vec![],
+            config: ConfigSummary {
+                provider: "demo".into(),
+                ..ConfigSummary::default()
+            },
+        },
+        Event::Plan {
+            specs: vec![FunctionSpec {
+                name: node.into(),
+                purpose: "bench".into(),
+                inputs: String::new(),
+                output: String::new(),
+                depends_on: vec![],
+            }],
+        },
+    ]
+}
+
+struct Seq(u64, Instant);
+impl Seq {
+    fn record(&mut self, event: Event) -> Record {
+        self.0 += 1;
+        Record {
+            seq: self.0,
+            t_ms: self.1.elapsed().as_millis() as u64,
+            event,
+        }
+    }
+}
+
+/// Latency from each key's sending to the first frame drawn after the app handled it.
+fn key_latencies(sent: &[Instant], frames: &[FrameStats], keys_before: u64) -> Vec<Duration> {
+    let mut out = Vec::new();
+    for (i, at) in sent.iter().enumerate() {
+        let needed = keys_before + i as u64 + 1;
+        if let Some(f) = frames
+            .iter()
+            .find(|f| f.keys_handled >= needed && f.at >= *at)
+        {
+            out.push(f.at - *at);
+        }
+    }
+    out
+}
+
+fn percentile(values: &mut [Duration], p: f64) -> Duration {
+    if values.is_empty() {
+        return Duration::ZERO;
+    }
+    values.sort();
+    let i = ((values.len() as f64 - 1.0) * p).round() as usize;
+    values[i]
+}
+
+fn cpu_time() -> Duration {
+    // SAFETY: getrusage writes into the struct we own.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+fn status_kb(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with(field))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} ms", d.as_secs_f64() * 1000.0)
+}
+
+fn main() {
+    // `cargo bench` passes --bench; nothing else is taken.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a tokio runtime");
+    runtime.block_on(async {
+        println!("codeloop TUI benchmark (160x48, crossterm backend into a sink)");
+        startup_and_idle().await;
+        startup_binary_in_tmux();
+        flood().await;
+        highlight_while_typing().await;
+    });
+}
+
+async fn startup_and_idle() {
+    let t0 = Instant::now();
+    let demo = codeloop::demos::find("wordfreq").expect("the wordfreq demo");
+    let tape = parse_tape(demo.tape.as_bytes(), Path::new("demo:wordfreq")).expect("its tape");
+    let mut app = App::review(tape, info(), Theme::dark());
+    let mut term = terminal();
+    let frames: Frames = Arc::default();
+    let (tx, input) = input();
+    let h = hooks(&frames);
+    let task = tokio::spawn(async move {
+        let r = event_loop::run(&mut term, &mut app, input, None, h).await;
+        (r, app)
+    });
+    while frames.lock().map(|f| f.is_empty()).unwrap_or(true) {
+        tokio::time::sleep(Duration::from_micros(200)).await;
+    }
+    let first = frames.lock().map(|f| f[0].at).unwrap_or(t0) - t0;
+    println!(
+        "startup to first frame (in process: parse a demo tape, fold, draw): {}",
+        ms(first)
+    );
+
+    // Let the highlighter load and answer, then measure 10 s of nothing.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let frames_before = frames.lock().map(|f| f.len()).unwrap_or(0);
+    let cpu0 = cpu_time();
+    let wall0 = Instant::now();
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let cpu = cpu_time() - cpu0;
+    let wall = wall0.elapsed();
+    let idle_frames = frames.lock().map(|f| f.len()).unwrap_or(0) - frames_before;
+    println!(
+        "idle over {:.1} s: CPU {} ({:.3}% of one core), frames drawn {}",
+        wall.as_secs_f64(),
+        ms(cpu),
+        cpu.as_secs_f64() / wall.as_secs_f64() * 100.0,
+        idle_frames
+    );
+    let _ = tx.send(key(KeyCode::Char('q')));
+    let _ = task.await;
+}
+
+/// The real binary in a real terminal: from spawning it to its first screen
+/// showing in tmux (polled every 2 ms, so this is an upper bound).
+fn startup_binary_in_tmux() {
+    use std::process::Command;
+    if Command::new("tmux").arg("-V").output().is_err() {
+        println!("startup of the binary in tmux: skipped (tmux is not installed)");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_codeloop");
+    let mut times = Vec::new();
+    for i in 0..5 {
+        let session = format!("codeloop-bench-{}-{i}", std::process::id());
+        let t0 = Instant::now();
+        let ok = Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-x",
+                "160",
+                "-y",
+                "48",
+                "-s",
+                &session,
+                bin,
+            ])
+            .args(["open", "wordfreq"])
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        if !ok {
+            println!("startup of the binary in tmux: tmux could not start it");
+            return;
+        }
+        let mut seen = None;
+        while t0.elapsed() < Duration::from_secs(5) {
+            let out = Command::new("tmux")
+                .args(["capture-pane", "-p", "-t", &session])
+                .output();
+            if out.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains(" REVIEW ")) {
+                seen = Some(t0.elapsed());
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &session])
+            .status();
+        if let Some(t) = seen {
+            times.push(t);
+        }
+    }
+    let median = percentile(&mut times, 0.5);
+    println!(
+        "startup of the binary to its first screen in tmux (`codeloop open wordfreq`, median of {}): {}",
+        times.len(),
+        ms(median)
+    );
+}
+
+async fn flood() {
+    let sandbox = tokio::task::spawn_blocking(Sandbox::probe)
+        .await
+        .expect("probe");
+    if let Some(p) = sandbox.interpreter_problem() {
+        println!("flood: skipped ({p})");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let log = dir.path().join("flood.log");
+    let mut app = live_app(Theme::dark());
+    app.focus = Focus::Output;
+    let mut term = terminal();
+    let frames: Frames = Arc::default();
+    let (keys, input) = input();
+    let (records, handle) = engine();
+    let h = hooks(&frames);
+    let ui = tokio::spawn(async move {
+        let r = event_loop::run(&mut term, &mut app, input, Some(handle), h).await;
+        (r, app)
+    });
+    let mut seq = Seq(0, Instant::now());
+    for e in session_records("flood") {
+        let _ = records.send(seq.record(e)).await;
+    }
+    let _ = records
+        .send(seq.record(Event::RunStarted {
+            run_id: 1,
+            node: Some("flood".into()),
+            iteration: 1,
+            kind: RunKind::NodeTests,
+        }))
+        .await;
+
+    let spec = RunSpec {
+        files: vec![(
+            "flood.py".into(),
+            format!(
+                "import sys\nw = sys.stdout.write\nfor i in range({FLOOD_LINES}):\n    w(f\"line {{i}} of the flood\\n\")\n"
+            ),
+        )],
+        script: "flood.py".into(),
+        limits: Limits {
+            wall: Duration::from_secs(120),
+            cpu_secs: 120,
+            output_bytes: 256 << 20,
+            ..Limits::default()
+        },
+        log_path: Some(log.clone()),
+        ..RunSpec::default()
+    };
+    let (chunks_tx, mut chunks_rx) = mpsc::channel(1024);
+    let started = Instant::now();
+    let run = tokio::spawn({
+        let sandbox = sandbox.clone();
+        async move {
+            sandbox
+                .run(
+                    spec,
+                    Some(chunks_tx),
+                    tokio_util::sync::CancellationToken::new(),
+                )
+                .await
+        }
+    });
+    // Keys every 20 ms while the flood runs: scroll up one line, back down.
+    let frames_at_start = frames.lock().map(|f| f.len()).unwrap_or(0);
+    let keys_before = frames
+        .lock()
+        .ok()
+        .and_then(|f| f.last().map(|l| l.keys_handled))
+        .unwrap_or(0);
+    let sent: Arc<Mutex<Vec<Instant>>> = Arc::default();
+    let typing = tokio::spawn({
+        let sent = Arc::clone(&sent);
+        let keys = keys.clone();
+        async move {
+            let mut up = true;
+            loop {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                if let Ok(mut s) = sent.lock() {
+                    s.push(Instant::now());
+                }
+                let code = if up { KeyCode::Up } else { KeyCode::Down };
+                up = !up;
+                if keys.send(key(code)).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    let mut bytes_sent = 0u64;
+    while let Some(chunk) = chunks_rx.recv().await {
+        bytes_sent += chunk.text.len() as u64;
+        let stream = match chunk.stream {
+            OutStream::Stdout => codeloop::session::Stream::Stdout,
+            OutStream::Stderr => codeloop::session::Stream::Stderr,
+        };
+        let _ = records
+            .send(seq.record(Event::Output {
+                run_id: 1,
+                stream,
+                text: chunk.text,
+            }))
+            .await;
+    }
+    let outcome = run.await.expect("the run task").expect("the run");
+    let _ = records
+        .send(seq.record(Event::RunFinished {
+            run_id: 1,
+            record: RunRecord {
+                passed: outcome.exit_code == Some(0),
+                exit_code: outcome.exit_code,
+                signal: outcome.signal,
+                limit_hit: outcome.limit_hit.as_ref().map(|l| format!("{l:?}")),
+                duration_ms: outcome.duration.as_millis() as u64,
+                dropped_bytes: 0,
+                layers: outcome.layers.clone(),
+                tests_passed: None,
+                tests_failed: None,
+            },
+        }))
+        .await;
+    let total_records = seq.0 as usize;
+    // Wait for the frame that shows the last record.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let end = loop {
+        let last = frames.lock().ok().and_then(|f| f.last().copied());
+        if let Some(f) = last
+            && f.records >= total_records
+        {
+            break f.at;
+        }
+        if Instant::now() > deadline {
+            break Instant::now();
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    };
+    typing.abort();
+    let flood_time = end - started;
+    let peak_kb = status_kb("VmHWM:");
+    let frames_v = frames.lock().map(|f| f.clone()).unwrap_or_default();
+    let flood_frames: Vec<FrameStats> = frames_v[frames_at_start..]
+        .iter()
+        .filter(|f| f.at <= end)
+        .copied()
+        .collect();
+    let sent_v = sent.lock().map(|s| s.clone()).unwrap_or_default();
+    let sent_during: Vec<Instant> = sent_v.into_iter().filter(|t| *t <= end).collect();
+    let mut lat = key_latencies(&sent_during, &frames_v, keys_before);
+    let _ = keys.send(key(KeyCode::Char('q')));
+    let _ = ui.await;
+
+    let log_bytes = std::fs::read(&log).unwrap_or_default();
+    let log_lines = log_bytes.iter().filter(|b| **b == b'\n').count() as u64;
+    let last_ok = log_bytes
+        .rsplit(|b| *b == b'\n')
+        .nth(1)
+        .is_some_and(|l| l == format!("line {} of the flood", FLOOD_LINES - 1).as_bytes());
+    println!(
+        "flood of {FLOOD_LINES} stdout lines ({:.1} MB) from python3 through the sandbox into the output pane:",
+        bytes_sent as f64 / 1e6
+    );
+    println!(
+        "  {:.2} s until the last line was on screen; {} frames = {:.1} frames/s",
+        flood_time.as_secs_f64(),
+        flood_frames.len(),
+        flood_frames.len() as f64 / flood_time.as_secs_f64()
+    );
+    println!(
+        "  key-to-frame latency over {} keys: p50 {}, p99 {}, max {}",
+        lat.len(),
+        ms(percentile(&mut lat, 0.5)),
+        ms(percentile(&mut lat, 0.99)),
+        ms(percentile(&mut lat, 1.0))
+    );
+    println!(
+        "  peak RSS of the process: {:.1} MB (now {:.1} MB)",
+        peak_kb as f64 / 1024.0,
+        status_kb("VmRSS:") as f64 / 1024.0
+    );
+    println!(
+        "  on-disk log: {log_lines} lines, {} bytes, last line intact: {last_ok}; output records carried {} bytes ({})",
+        log_bytes.len(),
+        bytes_sent,
+        if log_lines == FLOOD_LINES && log_bytes.len() as u64 == bytes_sent && last_ok {
+            "nothing lost"
+        } else {
+            "MISMATCH"
+        }
+    );
+}
+
+async fn highlight_while_typing() {
+    // A 5,000-line Python file.
+    let block = "def f_{i}(values, limit=10):\n    \"\"\"Sum what is below the limit.\"\"\"\n    total = 0\n    for v in values:\n        if v < limit:\n            total += v * {i}\n    return total\n\n\n";
+    let mut code = String::new();
+    let mut i = 0;
+    while code.lines().count() < 5000 {
+        code.push_str(&block.replace("{i}", &i.to_string()));
+        i += 1;
+    }
+    let code: String = code.lines().take(5000).collect::<Vec<_>>().join("\n") + "\n";
+
+    // Off the UI thread, how long one highlight of it takes.
+    let syntaxes = syntect::parsing::SyntaxSet::load_defaults_newlines();
+    let themes = syntect::highlighting::ThemeSet::load_defaults();
+    let request = codeloop::tui::highlight::HighlightRequest {
+        generation: 1,
+        key: 1,
+        code: code.clone(),
+        theme: "base16-ocean.dark".into(),
+    };
+    let mut times = Vec::new();
+    for _ in 0..3 {
+        let t = Instant::now();
+        let lines =
+            codeloop::tui::highlight::highlight_python(&syntaxes, &themes, &request, || false)
+                .expect("highlighted");
+        times.push(t.elapsed());
+        assert_eq!(lines.len(), 5000);
+    }
+    let one = percentile(&mut times, 0.5);
+
+    // Typing in the hint editor while new versions of the file keep arriving
+    // (each one a new highlight request; the newest wins).
+    let mut app = live_app(Theme::dark());
+    app.focus = Focus::Code;
+    let mut term = terminal();
+    let frames: Frames = Arc::default();
+    let (keys, input) = input();
+    let (records, handle) = engine();
+    let h = hooks(&frames);
+    let ui = tokio::spawn(async move {
+        let r = event_loop::run(&mut term, &mut app, input, Some(handle), h).await;
+        (r, app)
+    });
+    let mut seq = Seq(0, Instant::now());
+    for e in session_records("big") {
+        let _ = records.send(seq.record(e)).await;
+    }
+    let _ = records
+        .send(seq.record(Event::Code {
+            node: "big".into(),
+            iteration: 1,
+            code: code.clone(),
+            source: CodeSource::Model,
+        }))
+        .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let _ = keys.send(key(KeyCode::Char('h')));
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let keys_before = frames
+        .lock()
+        .ok()
+        .and_then(|f| f.last().map(|l| l.keys_handled))
+        .unwrap_or(0);
+    let mut sent = Vec::new();
+    let start = Instant::now();
+    let mut version = 1;
+    let text = "a hint typed while the code pane re-highlights 5000 lines ";
+    for (n, c) in text.chars().cycle().take(300).enumerate() {
+        if n % 8 == 0 {
+            version += 1;
+            let changed = code.replacen("total = 0", &format!("total = {version}"), 1);
+            let _ = records
+                .send(seq.record(Event::Code {
+                    node: "big".into(),
+                    iteration: version,
+                    code: changed,
+                    source: CodeSource::Model,
+                }))
+                .await;
+        }
+        sent.push(Instant::now());
+        let _ = keys.send(key(KeyCode::Char(c)));
+        tokio::time::sleep(Duration::from_millis(12)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let typing = start.elapsed();
+    let frames_v = frames.lock().map(|f| f.clone()).unwrap_or_default();
+    let mut lat = key_latencies(&sent, &frames_v, keys_before);
+    let last = frames_v.last().copied();
+    let _ = keys.send(key(KeyCode::Esc));
+    let _ = keys.send(key(KeyCode::Char('q')));
+    let _ = ui.await;
+    println!("highlighting a 5,000-line file:");
+    println!(
+        "  one highlight off the UI thread: {} (median of 3)",
+        ms(one)
+    );
+    println!(
+        "  typing {} keys over {:.1} s while {} new versions arrived: key-to-frame p50 {}, p99 {}, max {}",
+        lat.len(),
+        typing.as_secs_f64(),
+        version - 1,
+        ms(percentile(&mut lat, 0.5)),
+        ms(percentile(&mut lat, 0.99)),
+        ms(percentile(&mut lat, 1.0))
+    );
+    if let Some(f) = last {
+        println!(
+            "  highlight requests {}, results taken {} (the others were superseded: latest wins)",
+            f.highlight_requests, f.highlights_applied
+        );
+    }
+}
