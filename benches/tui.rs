@@ -458,6 +458,8 @@ async fn flood() {
     let sent_during: Vec<Instant> = sent_v.into_iter().filter(|t| *t <= end).collect();
     let mut lat = key_latencies(&sent_during, &frames_v, keys_before);
     let _ = keys.send(key(KeyCode::Char('q')));
+    // A running session asks before quitting.
+    let _ = keys.send(key(KeyCode::Char('y')));
     let _ = ui.await;
 
     let log_bytes = std::fs::read(&log).unwrap_or_default();
@@ -592,6 +594,8 @@ async fn highlight_while_typing() {
     let last = frames_v.last().copied();
     let _ = keys.send(key(KeyCode::Esc));
     let _ = keys.send(key(KeyCode::Char('q')));
+    // A running session asks before quitting.
+    let _ = keys.send(key(KeyCode::Char('y')));
     let _ = ui.await;
     println!("highlighting a 5,000-line file:");
     println!(

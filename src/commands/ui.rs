@@ -117,9 +117,15 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
 }
 
 fn info(source: String, demos: Vec<DemoEntry>) -> Info {
+    // A session's tape sits in its folder, beside logs/.
+    let session_dir = Path::new(&source)
+        .parent()
+        .filter(|dir| dir.join("logs").is_dir())
+        .map(Path::to_path_buf);
     Info {
         source,
         demos,
+        session_dir,
         ..Info::default()
     }
 }

@@ -172,6 +172,8 @@ pub struct Info {
     pub sandbox_layers: Vec<String>,
     /// Where the tape came from (review/replay) or the session folder (live).
     pub source: String,
+    /// The session's folder, where the full output logs are (logs/run-N.log).
+    pub session_dir: Option<PathBuf>,
     /// The tape's last line was cut off (line number): the session crashed mid-write.
     pub truncated_line: Option<usize>,
     pub demos: Vec<DemoEntry>,

@@ -145,7 +145,10 @@ where
                 Action::Steer(command) => steer(app, engine.as_ref(), command),
                 Action::Start(request) => match hooks.starter.as_mut() {
                     Some(start) => match start(request) {
-                        Ok(handle) => engine = Some(handle),
+                        Ok(handle) => {
+                            app.info.session_dir = Some(handle.session_dir.clone());
+                            engine = Some(handle);
+                        }
                         Err(e) => {
                             app.update(Msg::StartFailed(format!(
                                 "cannot start the session: {e:#}"

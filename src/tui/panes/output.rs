@@ -110,9 +110,17 @@ pub fn render(app: &App, area: Rect, frame: &mut Frame) {
             ));
         }
         if dropped > 0 {
+            let place = match (&app.info.session_dir, app.output.run_id) {
+                (Some(dir), Some(id)) => dir
+                    .join("logs")
+                    .join(format!("run-{id}.log"))
+                    .display()
+                    .to_string(),
+                _ => "the session's log on disk".to_string(),
+            };
             spans.push(Span::styled(
                 format!(
-                    "{} older output in the session's log on disk",
+                    "{} older output: all of it is in {place}",
                     human_bytes(dropped)
                 ),
                 t.dim,
