@@ -286,6 +286,9 @@ pub struct App {
     pub history_back: usize,
     pub flash: Option<(NoticeLevel, String)>,
     pub reruns: BTreeMap<u64, RerunMark>,
+    /// Lines added and removed by each code version against the one before,
+    /// by (node, iteration): diffed once, not on every frame.
+    pub changes: BTreeMap<(String, u32), (usize, usize)>,
     highlights: VecDeque<(u64, Vec<StyledLine>)>,
     highlight_generation: u64,
     highlight_asked: Option<u64>,
@@ -335,6 +338,7 @@ impl App {
             history_back: 0,
             flash: None,
             reruns: BTreeMap::new(),
+            changes: BTreeMap::new(),
             highlights: VecDeque::new(),
             highlight_generation: 0,
             highlight_asked: None,
@@ -1326,6 +1330,7 @@ impl App {
     /// Settle what the frame needs: the output lines, the highlight request.
     pub fn prepare(&mut self) -> Option<HighlightRequest> {
         self.prepare_output();
+        self.prepare_changes();
         let syntax = self.theme.syntax.clone()?;
         if matches!(self.code_tab, CodeTab::Diff) {
             return None;
@@ -1351,6 +1356,18 @@ impl App {
             code: text,
             theme: syntax,
         })
+    }
+
+    fn prepare_changes(&mut self) {
+        for node in self.state.nodes.values() {
+            for pair in node.versions.windows(2) {
+                let key = (node.spec.name.clone(), pair[1].iteration);
+                if !self.changes.contains_key(&key) {
+                    let counts = super::panes::code::change_counts(&pair[0].code, &pair[1].code);
+                    self.changes.insert(key, counts);
+                }
+            }
+        }
     }
 
     fn prepare_output(&mut self) {

@@ -169,9 +169,16 @@ fn numbered<'a>(
     let count = code.lines().count().max(1);
     let width = count.to_string().len();
     let highlighted = app.highlighted(code);
+    // Only the lines that can be on screen are built: a long file costs no
+    // more per frame than a short one.
+    let first = app.code_scroll.min(count.saturating_sub(1));
+    let visible = first..first + usize::from(app.screen.height);
     code.lines()
         .enumerate()
         .map(|(i, text)| {
+            if !visible.contains(&i) {
+                return Line::default();
+            }
             let is_marked = marked.is_some_and(|(l, _)| l == i);
             let gutter = format!("{}{:>width$} ", if is_marked { "▶" } else { " " }, i + 1);
             let mut spans = vec![Span::styled(

@@ -9,7 +9,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::super::app::{App, Focus, describe_command, source_label};
-use super::code::change_counts;
 use super::{block, title, wrap};
 use crate::session::Command;
 use crate::session::state::HistoryEntry;
@@ -87,12 +86,8 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
                     Span::styled(format!(" attempt {iteration}"), t.text),
                     Span::styled(format!(" ({})", source_label(*source)), t.dim),
                 ];
-                if let Some(n) = s.nodes.get(node) {
-                    let pos = n.versions.iter().position(|v| v.iteration == *iteration);
-                    if let Some(p) = pos.filter(|p| *p > 0) {
-                        let (a, r) = change_counts(&n.versions[p - 1].code, &n.versions[p].code);
-                        spans.push(Span::styled(format!(" changed +{a} -{r}"), t.accent));
-                    }
+                if let Some((a, r)) = app.changes.get(&(node.clone(), *iteration)) {
+                    spans.push(Span::styled(format!(" changed +{a} -{r}"), t.accent));
                 }
                 out.push(Line::from(spans));
             }
