@@ -398,8 +398,21 @@ async fn flood() {
             }
         }
     });
+    // RSS sampled while the flood runs (VmHWM would include the phases before).
+    let rss_peak = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let sampler = tokio::spawn({
+        let rss_peak = Arc::clone(&rss_peak);
+        async move {
+            loop {
+                rss_peak.fetch_max(status_kb("VmRSS:"), std::sync::atomic::Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+    });
     let mut bytes_sent = 0u64;
+    let mut chunks = 0u64;
     while let Some(chunk) = chunks_rx.recv().await {
+        chunks += 1;
         bytes_sent += chunk.text.len() as u64;
         let stream = match chunk.stream {
             OutStream::Stdout => codeloop::session::Stream::Stdout,
@@ -446,6 +459,7 @@ async fn flood() {
         tokio::time::sleep(Duration::from_millis(2)).await;
     };
     typing.abort();
+    sampler.abort();
     let flood_time = end - started;
     let peak_kb = status_kb("VmHWM:");
     let frames_v = frames.lock().map(|f| f.clone()).unwrap_or_default();
@@ -486,9 +500,9 @@ async fn flood() {
         ms(percentile(&mut lat, 1.0))
     );
     println!(
-        "  peak RSS of the process: {:.1} MB (now {:.1} MB)",
+        "  RSS during the flood: peak {:.1} MB sampled every 10 ms (process high-water mark {:.1} MB); {chunks} output records",
+        rss_peak.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1024.0,
         peak_kb as f64 / 1024.0,
-        status_kb("VmRSS:") as f64 / 1024.0
     );
     println!(
         "  on-disk log: {log_lines} lines, {} bytes, last line intact: {last_ok}; output records carried {} bytes ({})",

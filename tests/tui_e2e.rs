@@ -353,3 +353,27 @@ fn in_step_mode_the_code_is_edited_before_its_run_and_then_passes() {
         "no edited code version on the tape"
     );
 }
+
+#[test]
+fn no_color_draws_without_colours_and_the_dark_theme_with_them() {
+    if skip_without_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let env = demo_env(dir.path());
+    let mut colours = Vec::new();
+    for no_color in ["", "1"] {
+        let mut e = env_refs(&env);
+        e.push(("NO_COLOR", no_color));
+        let t = Tmux::start("nocolor", dir.path(), &["open", "wordfreq"], &e);
+        t.wait_for(" REVIEW ", Duration::from_secs(10));
+        let screen = t.screen_with_escapes();
+        // A foreground or background colour: ESC [ 38;... or 48;...
+        colours.push(screen.contains("\u{1b}[38;") || screen.contains("\u{1b}[48;"));
+        // Structure stays visible without colour: the focused pane is bold.
+        assert!(screen.contains("\u{1b}[1m"), "no bold at all:\n{screen}");
+        t.keys(&["q"]);
+        wait_dead(&t);
+    }
+    assert_eq!(colours, vec![true, false], "dark theme coloured, NO_COLOR plain");
+}

@@ -28,7 +28,7 @@ use super::view;
 
 /// Output text held in the in-memory tape beyond which the oldest output is
 /// elided (the tape on disk keeps it all). Keeps a flood from growing memory.
-pub const OUTPUT_MEMORY_BUDGET: usize = 24 << 20;
+pub const OUTPUT_MEMORY_BUDGET: usize = 8 << 20;
 /// Highlighted texts kept.
 const HIGHLIGHT_CACHE: usize = 8;
 /// A replay shortens pauses longer than this (the person was away), so a
@@ -1362,10 +1362,9 @@ impl App {
         for node in self.state.nodes.values() {
             for pair in node.versions.windows(2) {
                 let key = (node.spec.name.clone(), pair[1].iteration);
-                if !self.changes.contains_key(&key) {
-                    let counts = super::panes::code::change_counts(&pair[0].code, &pair[1].code);
-                    self.changes.insert(key, counts);
-                }
+                self.changes.entry(key).or_insert_with(|| {
+                    super::panes::code::change_counts(&pair[0].code, &pair[1].code)
+                });
             }
         }
     }
