@@ -1042,6 +1042,15 @@ impl Core {
         Ok(())
     }
 
+    /// The tests as the model may see them.
+    fn shown_tests(&self, tests: Option<String>) -> Option<String> {
+        if self.given.as_ref().is_some_and(|g| g.hidden_tests) {
+            None
+        } else {
+            tests
+        }
+    }
+
     fn with_prelude(&self, name: &str, code: String) -> String {
         match self.given.as_ref().and_then(|g| g.preludes.get(name)) {
             Some(prelude) if !prelude.trim().is_empty() && !code.contains(prelude.trim()) => {
@@ -1069,7 +1078,7 @@ impl Core {
             .collect();
         let prompt = self.prompts.render(
             "code.md",
-            minijinja::context! { task, spec, deps, tests, inputs => &self.inputs },
+            minijinja::context! { task, spec, deps, inputs => &self.inputs, tests => self.shown_tests(tests) },
         )?;
         let messages = self.messages(prompt)?;
         let (_, code) = self
@@ -1137,7 +1146,7 @@ impl Core {
                 Some((
                     n.spec.clone(),
                     n.code().unwrap_or("").to_string(),
-                    n.tests.clone().unwrap_or_default(),
+                    n.tests.clone(),
                     n.hints.clone(),
                     failures,
                     output,
@@ -1174,7 +1183,7 @@ impl Core {
             "repair.md",
             minijinja::context! {
                 task, spec, iteration, code, error, output, history, hints,
-                different_approach, tests,
+                different_approach, tests => self.shown_tests(tests),
             },
         )?;
         let messages = self.messages(prompt)?;
