@@ -22,8 +22,14 @@ fn bench_reports_first_try_and_after_repair_and_never_shows_the_tests() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("pass@1 first try:    50.0% (1/2)"), "{stdout}");
-    assert!(stdout.contains("pass@1 after repair: 100.0% (2/2)"), "{stdout}");
+    assert!(
+        stdout.contains("pass@1 first try:    50.0% (1/2)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("pass@1 after repair: 100.0% (2/2)"),
+        "{stdout}"
+    );
 
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
         .unwrap()
@@ -45,9 +51,12 @@ fn bench_reports_first_try_and_after_repair_and_never_shows_the_tests() {
         .records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::ModelRequest { messages, .. } => {
-                Some(messages.iter().map(|m| m.content.clone()).collect::<String>())
-            }
+            Event::ModelRequest { messages, .. } => Some(
+                messages
+                    .iter()
+                    .map(|m| m.content.clone())
+                    .collect::<String>(),
+            ),
             _ => None,
         })
         .collect();

@@ -13,8 +13,21 @@ const TESTS: &str = "```python\ndef test_inside():\n    assert clamp(5, 0, 10) =
 const BUGGY: &str = "```python\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return x\n    return x\n```";
 const FIXED: &str = "The upper branch returned x instead of hi.\n```python\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return hi\n    return x\n```";
 
+const PLAN_INPUT: &str = "```json\n{\"functions\": [{\"name\": \"count_rows\", \"purpose\": \"Rows of data.csv below its header\", \"inputs\": \"path: str\", \"output\": \"int\", \"depends_on\": []}]}\n```";
+const TESTS_INPUT: &str =
+    "```python\ndef test_rows():\n    assert count_rows('data.csv') == 3\n```";
+const CODE_INPUT: &str = "```python\ndef count_rows(path):\n    with open(path) as f:\n        return len(f.read().splitlines()) - 1\n```";
+
 fn reply_for(prompt: &str) -> &'static str {
-    if prompt.contains("failed its tests") {
+    if prompt.contains("count_rows") || prompt.contains("data.csv") {
+        if prompt.contains("Write tests for this function") {
+            TESTS_INPUT
+        } else if prompt.contains("Write this function") {
+            CODE_INPUT
+        } else {
+            PLAN_INPUT
+        }
+    } else if prompt.contains("failed its tests") {
         FIXED
     } else if prompt.contains("Write tests for this function") {
         TESTS
@@ -47,7 +60,11 @@ fn read_request(stream: &mut TcpStream) -> Option<(String, Vec<String>, String)>
     }
     let mut body = vec![0; length];
     reader.read_exact(&mut body).ok()?;
-    Some((request_line, headers, String::from_utf8_lossy(&body).into_owned()))
+    Some((
+        request_line,
+        headers,
+        String::from_utf8_lossy(&body).into_owned(),
+    ))
 }
 
 fn serve(mut stream: TcpStream, seen: Arc<Mutex<Vec<(String, Vec<String>, String)>>>) {
@@ -120,6 +137,7 @@ fn run_against_an_openai_compatible_server_repairs_and_passes() {
         .arg("--out")
         .arg(dir.path().join("out"))
         .env("CODELOOP_DATA_DIR", dir.path().join("data"))
+        .env("CODELOOP_CACHE_DIR", dir.path().join("cache"))
         .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
         .env("OPENAI_API_KEY", "sk-loopback-secret")
         .output()
@@ -152,15 +170,78 @@ fn run_against_an_openai_compatible_server_repairs_and_passes() {
         .collect();
     assert_eq!(posts.len(), 4);
     for (_, headers, body) in &posts {
-        assert!(headers
-            .iter()
-            .any(|h| h.eq_ignore_ascii_case("authorization: Bearer sk-loopback-secret")));
+        assert!(
+            headers
+                .iter()
+                .any(|h| h.eq_ignore_ascii_case("authorization: Bearer sk-loopback-secret"))
+        );
         let b: serde_json::Value = serde_json::from_str(body).unwrap();
         assert_eq!(b["stream"], true);
         assert_eq!(b["model"], "loopback-coder");
     }
     let program = std::fs::read_to_string(dir.path().join("out/program.py")).unwrap();
     assert!(program.contains("return hi"));
+}
+
+fn start_server() -> (String, Arc<Mutex<Vec<(String, Vec<String>, String)>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    {
+        let seen = seen.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let seen = seen.clone();
+                std::thread::spawn(move || serve(stream, seen));
+            }
+        });
+    }
+    (base_url, seen)
+}
+
+fn posts(seen: &Mutex<Vec<(String, Vec<String>, String)>>) -> Vec<String> {
+    seen.lock()
+        .unwrap()
+        .iter()
+        .filter(|(l, _, _)| l.starts_with("POST"))
+        .map(|(_, _, b)| b.clone())
+        .collect()
+}
+
+#[test]
+fn an_input_file_is_described_to_the_model_and_given_to_the_program_and_a_solved_task_is_cached() {
+    let (base_url, seen) = start_server();
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("data.csv");
+    std::fs::write(&input, "name,qty\napple,3\npear,5\nfig,1\n").unwrap();
+    let run = || {
+        Command::new(env!("CARGO_BIN_EXE_codeloop"))
+            .args(["run", "Count the rows of data.csv", "--base-url", &base_url])
+            .arg("--input")
+            .arg(&input)
+            .env("CODELOOP_DATA_DIR", dir.path().join("data"))
+            .env("CODELOOP_CACHE_DIR", dir.path().join("cache"))
+            .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
+            .output()
+            .unwrap()
+    };
+    let first = run();
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert!(first.status.success(), "{stderr}");
+    let bodies = posts(&seen);
+    assert_eq!(bodies.len(), 3, "plan, tests, code");
+    let plan: serde_json::Value = serde_json::from_str(&bodies[0]).unwrap();
+    let prompt = plan["messages"][1]["content"].as_str().unwrap();
+    assert!(prompt.contains("data.csv (30 bytes)"), "{prompt}");
+    assert!(prompt.contains("apple,3"), "{prompt}");
+
+    // The same task again: replayed from the cache, verified by a real run, no model call.
+    let second = run();
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(second.status.success(), "{stderr}");
+    assert!(stderr.contains("solved before"), "{stderr}");
+    assert!(stderr.contains("run     count_rows #1: passed"), "{stderr}");
+    assert_eq!(posts(&seen).len(), 3, "no new model calls");
 }
 
 #[test]
