@@ -210,11 +210,12 @@ impl Engine {
     }
 }
 
+/// A dependency as the prompts show it.
 #[derive(Serialize)]
-struct DepCtx<'a> {
-    name: &'a str,
-    purpose: &'a str,
-    code: &'a str,
+struct DepCtx {
+    name: String,
+    purpose: String,
+    code: String,
 }
 
 #[derive(Serialize)]
@@ -973,15 +974,11 @@ impl Core {
         }
     }
 
+    /// What the prompts of a node need: its spec, its direct dependencies, the task, its tests.
     async fn node_context(
         &self,
         name: &str,
-    ) -> Option<(
-        FunctionSpec,
-        Vec<(String, String, String)>,
-        String,
-        Option<String>,
-    )> {
+    ) -> Option<(FunctionSpec, Vec<DepCtx>, String, Option<String>)> {
         self.read(|s| {
             let n = s.nodes.get(name)?;
             let deps = n
@@ -989,12 +986,10 @@ impl Core {
                 .depends_on
                 .iter()
                 .filter_map(|d| s.nodes.get(d))
-                .map(|d| {
-                    (
-                        d.spec.name.clone(),
-                        d.spec.purpose.clone(),
-                        d.code().unwrap_or("").to_string(),
-                    )
+                .map(|d| DepCtx {
+                    name: d.spec.name.clone(),
+                    purpose: d.spec.purpose.clone(),
+                    code: d.code().unwrap_or("").to_string(),
                 })
                 .collect();
             Some((n.spec.clone(), deps, s.task.clone(), n.tests.clone()))
@@ -1010,14 +1005,6 @@ impl Core {
         let Some((spec, deps, task, _)) = self.node_context(name).await else {
             return Err(Stop::Failed);
         };
-        let deps: Vec<DepCtx> = deps
-            .iter()
-            .map(|(n, p, c)| DepCtx {
-                name: n,
-                purpose: p,
-                code: c,
-            })
-            .collect();
         let prompt = self
             .prompts
             .render("tests.md", minijinja::context! { task, spec, deps })?;
@@ -1068,14 +1055,6 @@ impl Core {
         let Some((spec, deps, task, tests)) = self.node_context(name).await else {
             return Err(Stop::Failed);
         };
-        let deps: Vec<DepCtx> = deps
-            .iter()
-            .map(|(n, p, c)| DepCtx {
-                name: n,
-                purpose: p,
-                code: c,
-            })
-            .collect();
         let prompt = self.prompts.render(
             "code.md",
             minijinja::context! { task, spec, deps, inputs => &self.inputs, tests => self.shown_tests(tests) },
