@@ -250,10 +250,10 @@ impl OpenAiClient {
             // Without it OpenAI and vLLM send no usage in a stream.
             body["stream_options"] = json!({ "include_usage": true });
         }
-        if let Some(t) = request.temperature.or(self.options.temperature) {
-            if !quirk(&self.quirks.no_temperature) {
-                body["temperature"] = json!(t);
-            }
+        if let Some(t) = request.temperature.or(self.options.temperature)
+            && !quirk(&self.quirks.no_temperature)
+        {
+            body["temperature"] = json!(t);
         }
         if let Some(n) = request.max_tokens {
             if quirk(&self.quirks.max_completion_tokens) {
