@@ -1,10 +1,93 @@
-//! `codeloop doctor`.
+//! `codeloop doctor`: probe every sandbox layer on this machine, run hostile
+//! and harmless programs through the sandbox, and say what is contained.
+
+use anyhow::Context;
 
 use crate::config::Config;
+use crate::exec::{Sandbox, SandboxOptions, probes};
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Only report the layers; do not run the probe programs.
+    #[arg(long)]
+    pub layers_only: bool,
+    /// Leave a layer out (namespaces, landlock or seccomp), to see what the others contain alone.
+    #[arg(long, value_name = "LAYER")]
+    pub without: Vec<String>,
+}
 
-pub async fn run(_args: Args, _config: Config) -> anyhow::Result<i32> {
-    anyhow::bail!("`codeloop doctor` is not built yet")
+pub async fn run(args: Args, _config: Config) -> anyhow::Result<i32> {
+    let mut options = SandboxOptions::default();
+    for layer in &args.without {
+        match layer.as_str() {
+            "namespaces" => options.namespaces = false,
+            "landlock" => options.landlock = false,
+            "seccomp" => options.seccomp = false,
+            other => anyhow::bail!(
+                "--without {other}: only namespaces, landlock and seccomp can be left out"
+            ),
+        }
+    }
+    let sandbox = tokio::task::spawn_blocking(move || Sandbox::probe_with(&options))
+        .await
+        .context("the sandbox probe did not finish")?;
+    println!("codeloop doctor: the sandbox on this machine\n");
+    match sandbox.interpreter_problem() {
+        None => println!(
+            "interpreter  {} (Python {})",
+            sandbox.interpreter.display(),
+            sandbox.interpreter_version()
+        ),
+        Some(p) => println!("interpreter  MISSING: {p}"),
+    }
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    println!(
+        "running as   {}\n",
+        if root { "root" } else { "an ordinary user" }
+    );
+    println!("layers:");
+    let mut inactive = 0;
+    for layer in sandbox.layer_reports() {
+        let mark = if layer.active { "active  " } else { "INACTIVE" };
+        println!("  {mark}  {:<11} {}", layer.name, layer.detail);
+        if let Some(advice) = &layer.advice
+            && !layer.active
+        {
+            println!("            {:<11} advice: {advice}", "");
+            inactive += 1;
+        }
+    }
+    if sandbox.interpreter_problem().is_some() {
+        println!("\nNo probes run: codeloop cannot run Python here.");
+        return Ok(1);
+    }
+    if args.layers_only {
+        return Ok(if inactive == 0 { 0 } else { 1 });
+    }
+    println!("\nprobes (hostile programs must be contained, harmless ones must work):");
+    let results = probes::run_all(&sandbox).await;
+    let mut failures = 0;
+    for r in &results {
+        let verdict = match (r.hostile, r.ok) {
+            (true, true) => "contained",
+            (true, false) => "NOT CONTAINED",
+            (false, true) => "works",
+            (false, false) => "BROKEN",
+        };
+        if !r.ok {
+            failures += 1;
+        }
+        println!("  {verdict:<13}  {:<36} {}", r.name, r.detail);
+    }
+    println!();
+    if failures == 0 && inactive == 0 {
+        println!("Every layer is active and every probe behaved.");
+        Ok(0)
+    } else {
+        println!(
+            "{inactive} layer(s) inactive, {failures} probe(s) misbehaved: see the advice above."
+        );
+        Ok(1)
+    }
 }

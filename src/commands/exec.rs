@@ -1,10 +1,207 @@
-//! `codeloop exec`.
+//! `codeloop exec FILE.py [-- ARGS]`: run one file in the sandbox, stream its
+//! output live, exit with its exit code, and explain a failure at its line.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
+use crate::exec::{Limits, OutStream, Outcome, RunSpec, Sandbox, locate};
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The Python file to run.
+    #[arg(value_name = "FILE.py")]
+    pub file: PathBuf,
+    /// Arguments for the program (after `--`).
+    #[arg(last = true, value_name = "ARGS")]
+    pub args: Vec<String>,
+    /// More files to place beside it in the working directory (modules it imports, data).
+    #[arg(long = "with", value_name = "FILE")]
+    pub with: Vec<PathBuf>,
+    /// Wall-clock limit in seconds (default: the config's run.timeout_secs).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// Memory limit in MiB (default: the config's run.memory_mb).
+    #[arg(long, value_name = "MIB")]
+    pub memory: Option<u64>,
+    /// Also write the full output to this file.
+    #[arg(long, value_name = "FILE")]
+    pub log: Option<PathBuf>,
+    /// Print the sandbox layers and limits before running.
+    #[arg(long, short)]
+    pub verbose: bool,
+}
 
-pub async fn run(_args: Args, _config: Config) -> anyhow::Result<i32> {
-    anyhow::bail!("`codeloop exec` is not built yet")
+pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
+    let code = std::fs::read_to_string(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let name = file_name(&args.file)?;
+    let mut limits = Limits {
+        wall: Duration::from_secs(config.run.timeout_secs.max(1)),
+        cpu_secs: config.run.timeout_secs.max(1),
+        memory_bytes: config.run.memory_mb.saturating_mul(1 << 20),
+        ..Limits::default()
+    };
+    if let Some(t) = args.timeout {
+        if !(t.is_finite() && t > 0.0 && t <= 86_400.0) {
+            anyhow::bail!("--timeout must be a number of seconds between 0 and 86400, e.g. 5");
+        }
+        limits.wall = Duration::from_secs_f64(t);
+        limits.cpu_secs = t.ceil() as u64;
+    }
+    if let Some(m) = args.memory {
+        if m == 0 {
+            anyhow::bail!("--memory must be a positive number of MiB, e.g. 512");
+        }
+        limits.memory_bytes = m.saturating_mul(1 << 20);
+    }
+    let mut files = vec![(name.clone(), code)];
+    for extra in &args.with {
+        let text = std::fs::read_to_string(extra)
+            .with_context(|| format!("cannot read {} (given with --with)", extra.display()))?;
+        files.push((file_name(extra)?, text));
+    }
+    let sandbox = tokio::task::spawn_blocking(Sandbox::probe)
+        .await
+        .context("the sandbox probe did not finish")?;
+    if let Some(problem) = sandbox.interpreter_problem() {
+        anyhow::bail!("{problem}");
+    }
+    warn_inactive_layers(&sandbox, args.verbose);
+    if args.verbose {
+        eprintln!(
+            "codeloop: {} (Python {}), layers: {}; {} wall, {} CPU, {} memory",
+            sandbox.interpreter.display(),
+            sandbox.interpreter_version(),
+            sandbox.active_layers().join(", "),
+            crate::exec::LimitHit::WallTimeout(limits.wall)
+                .describe()
+                .trim_start_matches("wall-clock timeout of "),
+            limits.cpu_secs,
+            crate::exec::LimitHit::Memory(limits.memory_bytes)
+                .describe()
+                .trim_start_matches("memory limit of "),
+        );
+    }
+    let spec = RunSpec {
+        files: files.clone(),
+        script: name,
+        args: args.args.clone(),
+        limits,
+        log_path: args.log.clone(),
+        ..RunSpec::default()
+    };
+
+    let (tx, mut rx) = mpsc::channel(64);
+    let printer = tokio::spawn(async move {
+        let mut stdout = std::io::stdout();
+        let mut stderr = std::io::stderr();
+        while let Some(chunk) = rx.recv().await {
+            let chunk: crate::exec::OutputChunk = chunk;
+            // The program's own bytes, as it wrote them: this is its terminal.
+            let _ = match chunk.stream {
+                OutStream::Stdout => stdout.write_all(chunk.text.as_bytes()).and(stdout.flush()),
+                OutStream::Stderr => stderr.write_all(chunk.text.as_bytes()).and(stderr.flush()),
+            };
+        }
+    });
+    let cancel = CancellationToken::new();
+    let on_ctrl_c = cancel.clone();
+    let ctrl_c = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
+        }
+    });
+    let result = sandbox.run(spec, Some(tx), cancel).await;
+    ctrl_c.abort();
+    let _ = printer.await;
+    let outcome = match result {
+        Ok(o) => o,
+        Err(crate::exec::ExecError::Cancelled) => {
+            eprintln!("codeloop: interrupted; the program and everything it started were stopped");
+            return Ok(130);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let explanation = explain(&outcome, &files);
+    if !explanation.is_empty() {
+        eprintln!("\n{explanation}");
+    }
+    Ok(exit_code(&outcome))
+}
+
+fn file_name(path: &std::path::Path) -> anyhow::Result<String> {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .map(str::to_string)
+        .with_context(|| format!("{} has no usable file name", path.display()))
+}
+
+fn warn_inactive_layers(sandbox: &Sandbox, verbose: bool) {
+    for layer in sandbox.layer_reports().iter().filter(|l| !l.active) {
+        if verbose || layer.name != "namespaces" || sandbox.active_layers().len() < 5 {
+            eprintln!(
+                "codeloop: warning: sandbox layer {} is not active: {}{}",
+                layer.name,
+                layer.detail,
+                layer
+                    .advice
+                    .as_ref()
+                    .map(|a| format!(" ({a})"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+}
+
+/// The shell's convention: the exit code, or 128 + the signal.
+fn exit_code(outcome: &Outcome) -> i32 {
+    match (outcome.exit_code, outcome.signal) {
+        (Some(c), _) => c,
+        (None, Some(s)) => 128 + s,
+        (None, None) => 1,
+    }
+}
+
+/// What went wrong, in words: the limit hit, and the failing line.
+pub fn explain(outcome: &Outcome, sources: &[(String, String)]) -> String {
+    let mut out = String::new();
+    if let Some(limit) = &outcome.limit_hit {
+        out.push_str(&format!(
+            "codeloop: the program was stopped by the {} after {:.2} s\n",
+            limit.describe(),
+            outcome.duration.as_secs_f64()
+        ));
+    } else if let (None, Some(sig)) = (outcome.exit_code, outcome.signal) {
+        out.push_str(&format!(
+            "codeloop: the program was killed by signal {sig} ({})\n",
+            signal_name(sig)
+        ));
+    }
+    if outcome.exit_code != Some(0)
+        && let Some(loc) = locate::locate(&outcome.stderr.text(), sources)
+    {
+        out.push_str("codeloop: the failure is at ");
+        out.push_str(&loc.render());
+    }
+    out.trim_end().to_string()
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV, a crash",
+        libc::SIGABRT => "SIGABRT, an abort",
+        libc::SIGXCPU => "SIGXCPU, CPU time",
+        libc::SIGXFSZ => "SIGXFSZ, file size",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        _ => "a signal",
+    }
 }

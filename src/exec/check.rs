@@ -1,1 +1,94 @@
-//! Static checks of Python code before it runs (syntax, imports). Advisory.
+//! Static checks of Python code before it runs: syntax, imports that are not
+//! installed, a missing definition, and risky modules. Advisory: the sandbox,
+//! not this, is the boundary. The check runs as a short Python program through
+//! the sandbox like any other run, so it sees the same interpreter and modules.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Limits, Outcome, RunSpec};
+
+const CHECK_PY: &str = include_str!("check.py");
+const CHECK_SCRIPT: &str = "_codeloop_check.py";
+const CHECK_MANIFEST: &str = "_codeloop_check.json";
+
+/// One file to check, and the names it must define at top level.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckInput {
+    pub file: String,
+    pub code: String,
+    pub defines: Vec<String>,
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckFinding {
+    pub file: String,
+    /// "syntax", "import", "definition", "risky"
+    pub kind: String,
+    pub line: Option<u32>,
+    pub message: String,
+}
+
+impl CheckFinding {
+    /// A finding that means the code cannot run as it is (the others are notes).
+    pub fn is_blocking(&self) -> bool {
+        matches!(self.kind.as_str(), "syntax" | "definition")
+    }
+}
+
+#[derive(Serialize)]
+struct ManifestEntry<'a> {
+    file: &'a str,
+    defines: &'a [String],
+}
+
+#[derive(Deserialize)]
+struct CheckOutput {
+    findings: Vec<CheckFinding>,
+}
+
+/// The run that checks `inputs`. Short limits: a check parses, it does not execute.
+pub fn check_run(inputs: &[CheckInput]) -> RunSpec {
+    let manifest: Vec<ManifestEntry> = inputs
+        .iter()
+        .map(|i| ManifestEntry {
+            file: &i.file,
+            defines: &i.defines,
+        })
+        .collect();
+    let mut files: Vec<(String, String)> = inputs
+        .iter()
+        .map(|i| (i.file.clone(), i.code.clone()))
+        .collect();
+    files.push((
+        CHECK_MANIFEST.to_string(),
+        serde_json::to_string(&manifest).unwrap_or_default(),
+    ));
+    files.push((CHECK_SCRIPT.to_string(), CHECK_PY.to_string()));
+    let limits = Limits {
+        wall: std::time::Duration::from_secs(10),
+        ..Limits::default()
+    };
+    RunSpec {
+        files,
+        script: CHECK_SCRIPT.to_string(),
+        limits,
+        ..RunSpec::default()
+    }
+}
+
+/// The findings a check run printed.
+pub fn parse_findings(outcome: &Outcome) -> Result<Vec<CheckFinding>, String> {
+    let text = format!("{}{}", outcome.stdout.head, outcome.stdout.tail);
+    if outcome.exit_code != Some(0) {
+        let err = format!("{}{}", outcome.stderr.head, outcome.stderr.tail);
+        return Err(format!(
+            "the static check did not finish (exit {:?}): {}",
+            outcome.exit_code,
+            err.trim()
+        ));
+    }
+    serde_json::from_str::<CheckOutput>(text.trim())
+        .map(|o| o.findings)
+        .map_err(|e| format!("the static check printed something unexpected: {e}"))
+}

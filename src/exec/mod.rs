@@ -3,16 +3,21 @@
 //!
 //! This module knows nothing of sessions, models or terminals.
 
+mod capture;
 pub mod check;
 pub mod harness;
+pub mod helper;
 pub mod locate;
+pub mod probes;
+mod run;
+mod sandbox;
+
+pub use sandbox::{LayerReport, Sandbox, SandboxOptions};
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 /// Resource limits of one run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,8 +30,11 @@ pub struct Limits {
     pub open_files: u64,
     /// Output kept in memory per stream: this many bytes of head and of tail.
     pub output_keep_bytes: usize,
-    /// Total bytes the run may write into its working directory.
+    /// Total bytes the run may write into its working directory (and into
+    /// its private /tmp and /dev/shm when namespaces are active).
     pub disk_bytes: u64,
+    /// Total bytes of output (both streams) before the run is stopped.
+    pub output_bytes: u64,
 }
 
 impl Default for Limits {
@@ -40,6 +48,7 @@ impl Default for Limits {
             open_files: 256,
             output_keep_bytes: 64 << 10,
             disk_bytes: 256 << 20,
+            output_bytes: 16 << 20,
         }
     }
 }
@@ -124,22 +133,55 @@ pub enum ExecError {
     NoInterpreter,
     #[error("the run was cancelled")]
     Cancelled,
+    #[error("the sandbox could not be set up: {0}\nRun `codeloop doctor` to see which layers work on this machine.")]
+    Sandbox(String),
 }
 
-/// The sandbox, probed once: the real interpreter and the layers this machine gives.
-#[derive(Debug, Clone)]
-pub struct Sandbox {
-    pub interpreter: PathBuf,
+impl LimitHit {
+    /// The limit in plain words, e.g. "wall-clock timeout of 10 s".
+    pub fn describe(&self) -> String {
+        match self {
+            LimitHit::WallTimeout(d) => format!("wall-clock timeout of {}", seconds(*d)),
+            LimitHit::CpuTime(s) => format!("CPU time limit of {s} s"),
+            LimitHit::Memory(b) => format!("memory limit of {}", bytes(*b)),
+            LimitHit::FileSize(b) => format!("file size limit of {}", bytes(*b)),
+            LimitHit::Output(b) => format!("output limit of {}", bytes(*b)),
+            LimitHit::Disk(b) => format!("disk quota of {} in the working directory", bytes(*b)),
+            LimitHit::Processes(n) => format!("process limit of {n} processes and threads"),
+        }
+    }
 }
 
-impl Sandbox {
-    /// Run one program; output chunks are sent to `output` as they arrive.
-    pub async fn run(
-        &self,
-        _spec: RunSpec,
-        _output: Option<mpsc::Sender<OutputChunk>>,
-        _cancel: CancellationToken,
-    ) -> Result<Outcome, ExecError> {
-        Err(ExecError::NoInterpreter)
+fn seconds(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+fn bytes(b: u64) -> String {
+    const MIB: u64 = 1 << 20;
+    if b >= MIB && b % MIB == 0 {
+        format!("{} MiB", b / MIB)
+    } else if b >= 1 << 10 && b % (1 << 10) == 0 {
+        format!("{} KiB", b >> 10)
+    } else {
+        format!("{b} bytes")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_are_described_in_plain_words() {
+        assert_eq!(
+            LimitHit::WallTimeout(Duration::from_secs(10)).describe(),
+            "wall-clock timeout of 10 s"
+        );
+        assert_eq!(LimitHit::Memory(1 << 30).describe(), "memory limit of 1024 MiB");
+        assert_eq!(LimitHit::Output(1500).describe(), "output limit of 1500 bytes");
     }
 }

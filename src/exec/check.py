@@ -1,0 +1,79 @@
+"""codeloop's static check: syntax, imports and the expected definitions, per
+file, before anything runs. Advisory: the sandbox is the real boundary.
+
+Reads _codeloop_check.json: [{"file": str, "defines": [str]}...]; prints one
+JSON object: {"findings": [{"file", "kind", "line", "message"}...]}.
+"""
+import ast
+import importlib.util
+import json
+import sys
+
+RISKY = {
+    "subprocess": "starts processes",
+    "socket": "opens network sockets (there is no network in the sandbox)",
+    "ctypes": "calls native code",
+    "shutil": "can delete whole directory trees",
+}
+
+
+def check(entry, local_modules):
+    out = []
+    path = entry["file"]
+
+    def add(kind, line, message):
+        out.append({"file": path, "kind": kind, "line": line, "message": message})
+
+    with open(path, encoding="utf-8") as fh:
+        source = fh.read()
+    try:
+        tree = ast.parse(source, path)
+    except SyntaxError as exc:
+        add("syntax", exc.lineno, "%s: %s" % (type(exc).__name__, exc.msg))
+        return out
+    defined = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            defined.add(node.name)
+        elif isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    defined.add(t.id)
+    for name in entry.get("defines", []):
+        if name not in defined:
+            add("definition", None, "defines no top-level function named %r" % name)
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        for full in names:
+            top = full.split(".")[0]
+            if top in local_modules:
+                continue
+            try:
+                found = importlib.util.find_spec(top) is not None
+            except (ImportError, ValueError):
+                found = False
+            if not found:
+                add("import", node.lineno, "module %r is not installed" % top)
+            elif top in RISKY:
+                add("risky", node.lineno, "imports %s, which %s" % (top, RISKY[top]))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if isinstance(node.func.value, ast.Name) and node.func.value.id == "os" and node.func.attr in ("system", "popen", "fork", "kill"):
+                add("risky", node.lineno, "calls os.%s" % node.func.attr)
+    return out
+
+
+def main():
+    with open("_codeloop_check.json", encoding="utf-8") as fh:
+        entries = json.load(fh)
+    local = {e["file"][:-3] for e in entries if e["file"].endswith(".py")} | {"solution"}
+    findings = []
+    for entry in entries:
+        findings.extend(check(entry, local))
+    json.dump({"findings": findings}, sys.stdout)
+
+
+main()

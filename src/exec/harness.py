@@ -1,0 +1,309 @@
+"""codeloop's test harness. Runs one node's tests against its code.
+
+Reads _codeloop_manifest.json from the working directory:
+  {"modules": [{"name": str, "file": str, "deps": [str], "exports": [str]}...],
+   "target": str, "tests": [str], "report": str}
+Modules come dependencies first. Each module's file is compiled under its own
+file name (so tracebacks point at the right file and line) and executed in its
+own namespace; the names its dependencies export are then bound into it, so the
+tested code always calls the tested version of a dependency. Several test files
+run each in its own namespace; their tests are named "file::test". Test functions named test* run in
+definition order; a human-eval style `check(candidate)` is called with the
+target; a test file with neither counts its top-level asserts.
+
+Writes a JSON report (per test: passed, exception, frames, expected/actual)
+and prints one line per test; exits 0 only when every test passed.
+"""
+import ast
+import io
+import json
+import os
+import signal
+import sys
+import traceback
+import types
+
+HARNESS = os.path.abspath(__file__)
+REPR_LIMIT = 300
+
+
+class Timeout(BaseException):
+    """Raised where the code is when the run's time is nearly up, so a hang is
+    reported at its line before the sandbox kills the process. A BaseException,
+    so `except Exception` in the code under test does not swallow it."""
+
+
+def on_alarm(signum, frame):
+    raise Timeout("still running after %.1f s: stopped here" % TIME_LIMIT[0])
+
+
+TIME_LIMIT = [0.0]
+
+
+def short_repr(value):
+    try:
+        text = repr(value)
+    except Exception as exc:  # a broken __repr__ must not break the report
+        text = "<unrepresentable %s: %s>" % (type(value).__name__, exc)
+    if len(text) > REPR_LIMIT:
+        text = text[: REPR_LIMIT - 3] + "..."
+    return text
+
+
+def frames_of(exc):
+    out = []
+    for fs in traceback.extract_tb(exc.__traceback__):
+        if os.path.abspath(fs.filename) == HARNESS:
+            continue
+        out.append(
+            {
+                "file": os.path.basename(fs.filename),
+                "line": fs.lineno,
+                "column": (fs.colno + 1) if getattr(fs, "colno", None) is not None else None,
+                "function": fs.name,
+                "code": fs.line or "",
+            }
+        )
+    if isinstance(exc, SyntaxError) and exc.filename:
+        out.append(
+            {
+                "file": os.path.basename(exc.filename),
+                "line": exc.lineno,
+                "column": exc.offset,
+                "function": None,
+                "code": (exc.text or "").rstrip("\n"),
+            }
+        )
+    return out
+
+
+def error_of(exc):
+    message = str(exc)
+    if isinstance(exc, SyntaxError):
+        message = exc.msg
+    return {
+        "error_type": type(exc).__name__,
+        "message": message,
+        "frames": frames_of(exc),
+        "expected": None,
+        "actual": None,
+        "returned_from": None,
+    }
+
+
+def find_assert(tree, line):
+    best = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert):
+            end = getattr(node, "end_lineno", node.lineno) or node.lineno
+            if node.lineno <= line <= end:
+                best = node
+    return best
+
+
+def calls_any(node, names):
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call):
+            f = sub.func
+            if isinstance(f, ast.Name) and f.id in names:
+                return True
+            if isinstance(f, ast.Attribute) and f.attr in names:
+                return True
+    return False
+
+
+def explain_assertion(exc, tests_file, tree, names):
+    """For `assert a == b` in the tests: the values of both sides, and which is
+    the actual one (the side that calls the code under test)."""
+    tb = exc.__traceback__
+    frame = None
+    while tb is not None:
+        if os.path.basename(tb.tb_frame.f_code.co_filename) == tests_file:
+            frame = (tb.tb_frame, tb.tb_lineno)
+        tb = tb.tb_next
+    if frame is None or tree is None:
+        return None
+    f, line = frame
+    node = find_assert(tree, line)
+    if node is None or not isinstance(node.test, ast.Compare) or len(node.test.ops) != 1:
+        return None
+    left, right = node.test.left, node.test.comparators[0]
+    if calls_any(right, names) and not calls_any(left, names):
+        left, right = right, left
+    try:
+        actual = eval(compile(ast.Expression(left), tests_file, "eval"), f.f_globals, f.f_locals)
+        expected = eval(compile(ast.Expression(right), tests_file, "eval"), f.f_globals, f.f_locals)
+    except BaseException:
+        return None
+    return short_repr(expected), short_repr(actual), ast.unparse(left)
+
+
+def last_return_line(fn, target_file):
+    """Run `fn` again under a tracer; the line from which the code under test
+    last returned to the tests: where a wrong value came from."""
+    seen = {"line": None}
+
+    def tracer(frame, event, arg):
+        if os.path.basename(frame.f_code.co_filename) != target_file:
+            return None
+        if event == "return":
+            caller = frame.f_back
+            if caller is None or os.path.basename(caller.f_code.co_filename) != target_file:
+                seen["line"] = frame.f_lineno
+        return tracer
+
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = io.StringIO()
+    sys.settrace(tracer)
+    try:
+        fn()
+    except BaseException:
+        pass
+    finally:
+        sys.settrace(None)
+        sys.stdout, sys.stderr = saved
+    return seen["line"]
+
+
+def run_test_file(tests_path, prefix, spaces, exports, names, target_file, target_fn, report, finish):
+    tests_file = os.path.basename(tests_path)
+    tns = {"__name__": "__codeloop_tests__", "__file__": tests_path, "__builtins__": __builtins__}
+    for name, ns in spaces.items():
+        for export in exports[name]:
+            tns[export] = ns[export]
+    tree = None
+    try:
+        with open(tests_path, encoding="utf-8") as fh:
+            test_source = fh.read()
+        tree = ast.parse(test_source, tests_path)
+        exec(compile(test_source, tests_path, "exec"), tns)
+    except BaseException as exc:
+        err = error_of(exc)
+        if isinstance(exc, AssertionError):
+            explained = explain_assertion(exc, tests_file, tree, names)
+            if explained:
+                err["expected"], err["actual"], _ = explained
+            report["tests"].append({"name": prefix + "<module>", "passed": False, "error": err})
+            report["failed"] += 1
+            print("FAIL %s<module>: AssertionError %s" % (prefix, exc), flush=True)
+            return
+        report["load_error"] = err
+        print("LOAD ERROR %s: %s: %s" % (tests_path, type(exc).__name__, exc), flush=True)
+        finish(1)
+
+    cases = [(k, v) for k, v in tns.items() if k.startswith("test") and callable(v) and k not in names]
+    if not cases and callable(tns.get("check")) and target_fn is not None:
+        cases = [("check", lambda: tns["check"](target_fn))]
+    if not cases:
+        report["tests"].append({"name": prefix + "<module>", "passed": True, "error": None})
+        report["passed"] += 1
+        print("PASS %s<module>" % prefix, flush=True)
+        return
+
+    for case_name, fn in cases:
+        case_name = prefix + case_name
+        try:
+            fn()
+        except BaseException as exc:
+            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                raise
+            err = error_of(exc)
+            if isinstance(exc, Timeout):
+                report["tests"].append({"name": case_name, "passed": False, "error": err})
+                report["failed"] += 1
+                print("FAIL %s: Timeout: %s" % (case_name, exc), flush=True)
+                print("%d passed, %d failed (stopped at the time limit)" % (report["passed"], report["failed"]), flush=True)
+                finish(1)
+            if isinstance(exc, AssertionError):
+                explained = explain_assertion(exc, tests_file, tree, names)
+                if explained:
+                    err["expected"], err["actual"], _ = explained
+                    if target_file:
+                        err["returned_from"] = last_return_line(fn, target_file)
+            report["tests"].append({"name": case_name, "passed": False, "error": err})
+            report["failed"] += 1
+            detail = err["message"]
+            if err["expected"] is not None:
+                detail = "expected %s, got %s" % (err["expected"], err["actual"])
+            print("FAIL %s: %s: %s" % (case_name, err["error_type"], detail), flush=True)
+        else:
+            report["tests"].append({"name": case_name, "passed": True, "error": None})
+            report["passed"] += 1
+            print("PASS %s" % case_name, flush=True)
+
+
+def main():
+    with open("_codeloop_manifest.json", encoding="utf-8") as fh:
+        manifest = json.load(fh)
+    report = {"load_error": None, "tests": [], "passed": 0, "failed": 0}
+    spaces = {}
+    exports = {}
+    solution = types.ModuleType("solution")
+    stdlib = getattr(sys, "stdlib_module_names", frozenset())
+
+    def finish(code):
+        with open(manifest["report"], "w", encoding="utf-8") as fh:
+            json.dump(report, fh)
+        sys.stdout.flush()
+        sys.exit(code)
+
+    limit = manifest.get("time_limit")
+    if limit and hasattr(signal, "setitimer"):
+        TIME_LIMIT[0] = limit
+        signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, limit)
+
+    target_file = None
+    for mod in manifest["modules"]:
+        name, path = mod["name"], mod["file"]
+        if name == manifest["target"]:
+            target_file = os.path.basename(path)
+        ns = {"__name__": name, "__file__": path, "__builtins__": __builtins__}
+        try:
+            with open(path, encoding="utf-8") as fh:
+                source = fh.read()
+            exec(compile(source, path, "exec"), ns)
+        except BaseException as exc:
+            report["load_error"] = error_of(exc)
+            print("LOAD ERROR %s: %s: %s" % (path, type(exc).__name__, exc), flush=True)
+            finish(1)
+        for dep in mod["deps"]:
+            for export in exports.get(dep, ()):
+                if export in spaces[dep]:
+                    ns[export] = spaces[dep][export]
+        spaces[name] = ns
+        exports[name] = mod.get("exports") or [name]
+        missing = [e for e in exports[name] if e not in ns]
+        if missing:
+            exc = NameError("%s does not define a function named %r" % (path, missing[0]))
+            report["load_error"] = error_of(exc)
+            report["load_error"]["frames"] = [
+                {"file": os.path.basename(path), "line": 1, "column": None, "function": None, "code": ""}
+            ]
+            print("LOAD ERROR %s" % exc, flush=True)
+            finish(1)
+        module = types.ModuleType(name)
+        module.__dict__.update(ns)
+        if name not in stdlib:
+            sys.modules[name] = module
+        for export in exports[name]:
+            setattr(solution, export, ns[export])
+    sys.modules["solution"] = solution
+
+    test_files = manifest.get("tests") or []
+    if not test_files:
+        finish(0)
+    names = {e for name in spaces for e in exports[name]}
+    target = manifest["target"]
+    target_fn = None
+    if target in spaces and exports[target]:
+        target_fn = spaces[target].get(exports[target][0])
+    for tests_path in test_files:
+        prefix = (tests_path + "::") if len(test_files) > 1 else ""
+        run_test_file(tests_path, prefix, spaces, exports, names, target_file, target_fn, report, finish)
+    print("%d passed, %d failed" % (report["passed"], report["failed"]), flush=True)
+    finish(0 if report["failed"] == 0 else 1)
+
+
+if __name__ == "__main__":
+    main()

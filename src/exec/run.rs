@@ -1,0 +1,618 @@
+//! One sandboxed run: prepare a fresh working directory, start the helper
+//! (inside bubblewrap when available), stream and bound the output, enforce
+//! the wall clock, the output cap and the disk quota, kill the whole group,
+//! and classify how the run ended.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Component, Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use tokio::io::AsyncReadExt;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::capture::{HeadTail, Utf8Chunker};
+use super::helper::{
+    HELPER_ARG, HELPER_ERROR_PREFIX, HELPER_FAILED, HelperPlan, LandlockPlan, Rlimits,
+};
+use super::sandbox::SYSTEM_READ_DIRS;
+use super::{ExecError, LimitHit, OutStream, Outcome, OutputChunk, RunSpec, Sandbox};
+
+/// Each collected file is read up to this size.
+const COLLECT_CAP: u64 = 1 << 20;
+/// How often the working directory's size is measured while a run lasts.
+const DISK_POLL: Duration = Duration::from_millis(100);
+/// After the program exits, how long its pipes may stay open (orphans).
+const DRAIN_GRACE: Duration = Duration::from_millis(500);
+/// The working directory is never walked past this many entries.
+const DISK_WALK_MAX_ENTRIES: usize = 100_000;
+
+/// Why codeloop ended the run itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Wall,
+    Output,
+    Disk,
+    Cancel,
+}
+
+impl Sandbox {
+    /// Run one program; output chunks are sent to `output` as they arrive.
+    pub async fn run(
+        &self,
+        spec: RunSpec,
+        output: Option<mpsc::Sender<OutputChunk>>,
+        cancel: CancellationToken,
+    ) -> Result<Outcome, ExecError> {
+        if self.interpreter.as_os_str().is_empty() {
+            return Err(ExecError::NoInterpreter);
+        }
+        let workdir = tempfile::Builder::new()
+            .prefix("codeloop-run-")
+            .tempdir()
+            .map_err(ExecError::Workdir)?;
+        let root = workdir.path().to_path_buf();
+        prepare_workdir(&root, &spec)?;
+        let run_uid = self.drop_uid.then(next_run_uid);
+        if let Some(uid) = run_uid {
+            chown_tree(&root, uid).map_err(ExecError::Workdir)?;
+        }
+        let mut cmd = self.command(&root, &spec, run_uid)?;
+        let started = Instant::now();
+        let mut child = cmd.spawn().map_err(|source| ExecError::Spawn {
+            interpreter: self.interpreter.display().to_string(),
+            source,
+        })?;
+        let pgid = child.id().map(|id| id as i32);
+
+        let (chunk_tx, mut chunk_rx) = mpsc::channel::<(OutStream, Vec<u8>)>(32);
+        let mut readers = Vec::new();
+        if let Some(out) = child.stdout.take() {
+            readers.push(tokio::spawn(pump(out, OutStream::Stdout, chunk_tx.clone())));
+        }
+        if let Some(err) = child.stderr.take() {
+            readers.push(tokio::spawn(pump(err, OutStream::Stderr, chunk_tx.clone())));
+        }
+        drop(chunk_tx);
+
+        let keep = spec.limits.output_keep_bytes;
+        let mut stdout = HeadTail::new(keep);
+        let mut stderr = HeadTail::new(keep);
+        let mut decoders = [Utf8Chunker::default(), Utf8Chunker::default()];
+        let mut log = match &spec.log_path {
+            Some(p) => Some(open_log(p)?),
+            None => None,
+        };
+        let mut total_output: u64 = 0;
+        let deadline = tokio::time::Instant::from_std(started + spec.limits.wall);
+        let mut disk_tick = tokio::time::interval(DISK_POLL);
+        disk_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        disk_tick.reset();
+
+        let mut stop: Option<Stop> = None;
+        let mut status: Option<std::process::ExitStatus> = None;
+        let mut ended_at: Option<Instant> = None;
+        let mut streams_open = true;
+        let mut drain_deadline = tokio::time::Instant::now() + Duration::from_secs(3600);
+        let kill = |pgid: Option<i32>| {
+            if let Some(pg) = pgid {
+                // SAFETY: kill takes plain integers; a stale group id fails harmlessly.
+                unsafe { libc::kill(-pg, libc::SIGKILL) };
+            }
+        };
+
+        loop {
+            if status.is_some() && !streams_open {
+                break;
+            }
+            tokio::select! {
+                biased;
+                _ = cancel.cancelled(), if stop.is_none() && status.is_none() => {
+                    stop = Some(Stop::Cancel);
+                    kill(pgid);
+                }
+                _ = tokio::time::sleep_until(deadline), if stop.is_none() && status.is_none() => {
+                    stop = Some(Stop::Wall);
+                    kill(pgid);
+                }
+                st = child.wait(), if status.is_none() => {
+                    ended_at = Some(Instant::now());
+                    // Orphans left in the group go with the program.
+                    kill(pgid);
+                    status = Some(st.map_err(|source| ExecError::Spawn {
+                        interpreter: self.interpreter.display().to_string(),
+                        source,
+                    })?);
+                    drain_deadline = tokio::time::Instant::now() + DRAIN_GRACE;
+                }
+                chunk = chunk_rx.recv(), if streams_open => {
+                    let Some((stream, bytes)) = chunk else {
+                        streams_open = false;
+                        continue;
+                    };
+                    total_output += bytes.len() as u64;
+                    let idx = match stream {
+                        OutStream::Stdout => { stdout.push(&bytes); 0 }
+                        OutStream::Stderr => { stderr.push(&bytes); 1 }
+                    };
+                    if let Some(file) = log.as_mut() {
+                        // The log is a convenience: a full disk must not end the run.
+                        let _ = file.write_all(&bytes);
+                    }
+                    if let Some(tx) = &output {
+                        let text = decoders[idx].decode(&bytes);
+                        if !text.is_empty() {
+                            tokio::select! {
+                                _ = tx.send(OutputChunk { stream, text }) => {}
+                                _ = tokio::time::sleep_until(deadline) => {}
+                                _ = cancel.cancelled() => {}
+                            }
+                        }
+                    }
+                    if total_output > spec.limits.output_bytes && stop.is_none() && status.is_none() {
+                        stop = Some(Stop::Output);
+                        kill(pgid);
+                    }
+                }
+                _ = disk_tick.tick(), if stop.is_none() && status.is_none() => {
+                    if dir_size(&root) > spec.limits.disk_bytes {
+                        stop = Some(Stop::Disk);
+                        kill(pgid);
+                    }
+                }
+                _ = tokio::time::sleep_until(drain_deadline), if status.is_some() && streams_open => {
+                    // Something outside the group still holds the pipes open.
+                    for r in &readers {
+                        r.abort();
+                    }
+                    streams_open = false;
+                }
+            }
+        }
+        if let Some(uid) = run_uid
+            && self.bwrap.is_none()
+        {
+            // No pid namespace: every process of the run's own uid goes.
+            self.kill_uid(uid).await;
+        }
+        let duration = ended_at.unwrap_or_else(Instant::now) - started;
+        if let Some(tx) = &output {
+            for (idx, stream) in [(0, OutStream::Stdout), (1, OutStream::Stderr)] {
+                let text = decoders[idx].flush();
+                if !text.is_empty() {
+                    let _ = tx.try_send(OutputChunk { stream, text });
+                }
+            }
+        }
+        if stop == Some(Stop::Cancel) {
+            return Err(ExecError::Cancelled);
+        }
+        let Some(status) = status else {
+            return Err(ExecError::Cancelled);
+        };
+        let stdout = stdout.finish();
+        let stderr = stderr.finish();
+        let (exit_code, signal) = self.decode_status(status);
+        if exit_code == Some(HELPER_FAILED)
+            && let Some(message) = stderr.head.strip_prefix(HELPER_ERROR_PREFIX)
+        {
+            return Err(ExecError::Sandbox(message.trim().to_string()));
+        }
+        if exit_code == Some(1)
+            && self.bwrap.is_some()
+            && let Some(message) = stderr.head.strip_prefix("bwrap: ")
+        {
+            return Err(ExecError::Sandbox(format!(
+                "bubblewrap failed: {}",
+                message.trim()
+            )));
+        }
+        let limit_hit = match stop {
+            Some(Stop::Wall) => Some(LimitHit::WallTimeout(spec.limits.wall)),
+            Some(Stop::Output) => Some(LimitHit::Output(spec.limits.output_bytes)),
+            Some(Stop::Disk) => Some(LimitHit::Disk(spec.limits.disk_bytes)),
+            Some(Stop::Cancel) | None => classify(exit_code, signal, &stderr.text(), &spec),
+        };
+        let collected = collect(&root, &spec.collect);
+        Ok(Outcome {
+            exit_code,
+            signal,
+            limit_hit,
+            duration,
+            stdout,
+            stderr,
+            layers: self.active_layers(),
+            collected,
+        })
+    }
+
+    fn command(
+        &self,
+        root: &Path,
+        spec: &RunSpec,
+        run_uid: Option<u32>,
+    ) -> Result<tokio::process::Command, ExecError> {
+        let mut argv: Vec<OsString> = vec![
+            self.interpreter.clone().into_os_string(),
+            // Not -I: that implies -P, and the harness imports the node's
+            // module from the working directory.
+            "-E".into(),
+            "-s".into(),
+            "-u".into(),
+            "-B".into(),
+        ];
+        argv.push(spec.script.clone().into());
+        argv.extend(spec.args.iter().map(OsString::from));
+        let limits = &spec.limits;
+        let rlimits = Rlimits {
+            cpu_secs: limits.cpu_secs.max(1),
+            address_space: limits.memory_bytes,
+            file_size: limits.file_size_bytes,
+            open_files: limits.open_files,
+            processes: limits.max_processes,
+        };
+        let mut cmd = match &self.helper {
+            Some(helper) => {
+                let plan = HelperPlan {
+                    workdir: root.to_path_buf(),
+                    argv,
+                    rlimits,
+                    drop_to: run_uid,
+                    landlock: self.use_landlock.then(|| self.landlock_plan(root)),
+                    seccomp: self.use_seccomp,
+                };
+                let json = serde_json::to_string(&plan)
+                    .map_err(|e| ExecError::Sandbox(format!("cannot encode the plan: {e}")))?;
+                let mut cmd = match &self.bwrap {
+                    Some(bwrap) => {
+                        let mut c = tokio::process::Command::new(bwrap);
+                        c.args(self.bwrap_args(root, limits.disk_bytes));
+                        c.arg("--").arg(helper);
+                        c
+                    }
+                    None => tokio::process::Command::new(helper),
+                };
+                cmd.arg(HELPER_ARG).arg(json);
+                cmd
+            }
+            None => {
+                // No helper binary: limits in the child before exec, no
+                // Landlock or seccomp (reported as inactive).
+                let mut c = match &self.bwrap {
+                    Some(bwrap) => {
+                        let mut c = tokio::process::Command::new(bwrap);
+                        c.args(self.bwrap_args(root, limits.disk_bytes));
+                        c.arg("--");
+                        c.args(&argv);
+                        c
+                    }
+                    None => {
+                        let mut c = tokio::process::Command::new(&argv[0]);
+                        c.args(&argv[1..]);
+                        c
+                    }
+                };
+                let r = rlimits.clone();
+                // SAFETY: only async-signal-safe setrlimit calls run in the child.
+                unsafe {
+                    c.pre_exec(move || {
+                        for (res, v) in [
+                            (libc::RLIMIT_CPU, r.cpu_secs),
+                            (libc::RLIMIT_AS, r.address_space),
+                            (libc::RLIMIT_FSIZE, r.file_size),
+                            (libc::RLIMIT_NOFILE, r.open_files),
+                            (libc::RLIMIT_CORE, 0),
+                        ] {
+                            let lim = libc::rlimit {
+                                rlim_cur: v as libc::rlim_t,
+                                rlim_max: v as libc::rlim_t,
+                            };
+                            libc::setrlimit(res, &lim);
+                        }
+                        Ok(())
+                    });
+                }
+                c
+            }
+        };
+        cmd.current_dir(root)
+            .env_clear()
+            .envs(sandbox_env(root))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        // SAFETY: setsid is async-signal-safe; the child becomes the leader of
+        // its own session and process group, which is how the run is killed.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
+        }
+        Ok(cmd)
+    }
+
+    fn landlock_plan(&self, root: &Path) -> LandlockPlan {
+        let mut read: Vec<PathBuf> = SYSTEM_READ_DIRS.iter().map(PathBuf::from).collect();
+        read.extend(["/proc", "/dev", "/sys/devices/system/cpu"].map(PathBuf::from));
+        read.extend(self.interp.paths.iter().cloned());
+        let write = vec![
+            root.to_path_buf(),
+            PathBuf::from("/dev/null"),
+            PathBuf::from("/dev/shm"),
+        ];
+        LandlockPlan { read, write }
+    }
+
+    /// With bubblewrap, a program killed by a signal shows as 128 + signal.
+    fn decode_status(&self, status: std::process::ExitStatus) -> (Option<i32>, Option<i32>) {
+        match (status.code(), status.signal()) {
+            (Some(code), _) if self.bwrap.is_some() && code > 128 && code < 128 + 65 => {
+                (None, Some(code - 128))
+            }
+            (code, signal) => (code, signal),
+        }
+    }
+
+    async fn kill_uid(&self, uid: u32) {
+        let Some(helper) = &self.helper else {
+            return;
+        };
+        let mut cmd = tokio::process::Command::new(helper);
+        cmd.args([HELPER_ARG, "--kill-uid", &uid.to_string()])
+            .env_clear()
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        if let Ok(mut child) = cmd.spawn() {
+            let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+        }
+    }
+}
+
+/// The whole environment a run sees.
+fn sandbox_env(root: &Path) -> Vec<(OsString, OsString)> {
+    let tmp = root.join(".tmp");
+    vec![
+        ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
+        ("HOME".into(), root.as_os_str().to_owned()),
+        ("TMPDIR".into(), tmp.into_os_string()),
+        ("LANG".into(), "C.UTF-8".into()),
+        ("LC_ALL".into(), "C.UTF-8".into()),
+        ("TERM".into(), "dumb".into()),
+    ]
+}
+
+/// Uids handed to runs when codeloop is root: one per run, so that the
+/// process limit counts only that run's processes and its leftovers can be
+/// found and killed. Far above the ranges distributions give to users.
+fn next_run_uid() -> u32 {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    const BASE: u32 = 1_900_000_000;
+    let n = NEXT.fetch_add(1, Ordering::Relaxed) % 100_000;
+    BASE + (std::process::id() % 1000) * 100_000 + n
+}
+
+fn bad_path(path: &str, why: &str) -> ExecError {
+    ExecError::Workdir(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("{path:?} {why}"),
+    ))
+}
+
+/// A path relative to the working directory that stays inside it.
+fn checked_relative(path: &str) -> Result<PathBuf, ExecError> {
+    let p = Path::new(path);
+    if path.is_empty() {
+        return Err(bad_path(path, "is an empty file name"));
+    }
+    for c in p.components() {
+        match c {
+            Component::Normal(_) | Component::CurDir => {}
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => {
+                return Err(bad_path(
+                    path,
+                    "must be a relative path inside the working directory",
+                ));
+            }
+        }
+    }
+    Ok(p.to_path_buf())
+}
+
+fn prepare_workdir(root: &Path, spec: &RunSpec) -> Result<(), ExecError> {
+    std::fs::create_dir(root.join(".tmp")).map_err(ExecError::Workdir)?;
+    for (name, contents) in &spec.files {
+        let rel = checked_relative(name)?;
+        let dest = root.join(rel);
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent).map_err(ExecError::Workdir)?;
+        }
+        std::fs::write(&dest, contents).map_err(ExecError::Workdir)?;
+    }
+    for input in &spec.inputs {
+        let Some(name) = input.file_name() else {
+            return Err(bad_path(&input.display().to_string(), "has no file name"));
+        };
+        std::fs::copy(input, root.join(name)).map_err(|e| {
+            ExecError::Workdir(std::io::Error::new(
+                e.kind(),
+                format!("cannot copy the input {}: {e}", input.display()),
+            ))
+        })?;
+    }
+    checked_relative(&spec.script)?;
+    Ok(())
+}
+
+fn chown_tree(dir: &Path, uid: u32) -> std::io::Result<()> {
+    std::os::unix::fs::lchown(dir, Some(uid), Some(uid))?;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let ft = entry.file_type()?;
+        if ft.is_dir() {
+            chown_tree(&entry.path(), uid)?;
+        } else {
+            std::os::unix::fs::lchown(entry.path(), Some(uid), Some(uid))?;
+        }
+    }
+    Ok(())
+}
+
+fn open_log(path: &Path) -> Result<std::fs::File, ExecError> {
+    if let Some(parent) = path.parent()
+        && !parent.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(parent).map_err(ExecError::Workdir)?;
+    }
+    std::fs::File::create(path).map_err(|e| {
+        ExecError::Workdir(std::io::Error::new(
+            e.kind(),
+            format!("cannot create the output log {}: {e}", path.display()),
+        ))
+    })
+}
+
+async fn pump(
+    mut reader: impl tokio::io::AsyncRead + Unpin,
+    stream: OutStream,
+    tx: mpsc::Sender<(OutStream, Vec<u8>)>,
+) {
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                if tx.send((stream, buf[..n].to_vec())).await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Bytes in files under `dir` (symlinks not followed), stopping early once
+/// the walk is too large to be a sane working directory.
+fn dir_size(dir: &Path) -> u64 {
+    let mut total = 0u64;
+    let mut entries = 0usize;
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in rd.flatten() {
+            entries += 1;
+            if entries > DISK_WALK_MAX_ENTRIES {
+                return u64::MAX;
+            }
+            let Ok(meta) = entry.metadata() else {
+                continue;
+            };
+            if meta.is_dir() {
+                stack.push(entry.path());
+            } else {
+                use std::os::unix::fs::MetadataExt;
+                total += meta.len().max(meta.blocks() * 512);
+            }
+        }
+    }
+    total
+}
+
+/// A limit the kernel enforced, recognised by the signal or by Python's own words.
+fn classify(
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    stderr: &str,
+    spec: &RunSpec,
+) -> Option<LimitHit> {
+    let limits = &spec.limits;
+    match signal {
+        Some(libc::SIGXCPU) => return Some(LimitHit::CpuTime(limits.cpu_secs)),
+        Some(libc::SIGXFSZ) => return Some(LimitHit::FileSize(limits.file_size_bytes)),
+        _ => {}
+    }
+    if exit_code == Some(0) {
+        return None;
+    }
+    let last_lines: Vec<&str> = stderr.lines().rev().take(40).collect();
+    let has = |needle: &str| last_lines.iter().any(|l| l.contains(needle));
+    if has("MemoryError") || has("Cannot allocate memory") || has("cannot allocate memory") {
+        Some(LimitHit::Memory(limits.memory_bytes))
+    } else if has("[Errno 27] File too large") {
+        Some(LimitHit::FileSize(limits.file_size_bytes))
+    } else if has("BlockingIOError: [Errno 11]")
+        || has("can't start new thread")
+        || has("Resource temporarily unavailable")
+    {
+        Some(LimitHit::Processes(limits.max_processes))
+    } else {
+        None
+    }
+}
+
+/// Read back the files a run left for the caller: regular files only, never
+/// through a symlink, each up to `COLLECT_CAP` bytes.
+fn collect(root: &Path, names: &[String]) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for name in names {
+        let Ok(rel) = checked_relative(name) else {
+            continue;
+        };
+        let mut path = root.to_path_buf();
+        let mut through_symlink = false;
+        for c in rel.components() {
+            path.push(c);
+            if std::fs::symlink_metadata(&path)
+                .map(|m| m.file_type().is_symlink())
+                .unwrap_or(false)
+            {
+                through_symlink = true;
+                break;
+            }
+        }
+        if through_symlink {
+            continue;
+        }
+        let Ok(file) = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(&path)
+        else {
+            continue;
+        };
+        let Ok(meta) = file.metadata() else {
+            continue;
+        };
+        if !meta.is_file() {
+            continue;
+        }
+        let mut data = Vec::new();
+        use std::io::Read;
+        if file.take(COLLECT_CAP).read_to_end(&mut data).is_ok() {
+            out.push((name.clone(), data));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_that_leave_the_working_directory_are_refused() {
+        assert!(checked_relative("a/b.py").is_ok());
+        assert!(checked_relative("../x").is_err());
+        assert!(checked_relative("/etc/passwd").is_err());
+        assert!(checked_relative("").is_err());
+    }
+}

@@ -1,0 +1,599 @@
+//! Probing the machine once: the real interpreter, the helper binary, and
+//! which isolation layers this kernel and these packages give.
+
+use std::ffi::OsString;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::helper::HELPER_ARG;
+
+/// One isolation layer as probed on this machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayerReport {
+    /// Short name: "hygiene", "rlimits", "uid", "landlock", "seccomp", "namespaces".
+    pub name: String,
+    pub active: bool,
+    /// What the layer does here, or why it is not active.
+    pub detail: String,
+    /// What to do to get it, when it is not active.
+    pub advice: Option<String>,
+}
+
+/// Which layers to use when the machine gives them (all, by default).
+/// Turning one off is for measuring what each layer costs.
+#[derive(Debug, Clone)]
+pub struct SandboxOptions {
+    pub namespaces: bool,
+    pub landlock: bool,
+    pub seccomp: bool,
+    /// The interpreter; default $CODELOOP_PYTHON, else the `python3` on PATH
+    /// resolved to its real executable.
+    pub interpreter: Option<PathBuf>,
+    /// The binary that serves as the sandbox helper; default: this
+    /// executable, or a `codeloop` binary beside it (tests, benchmarks).
+    pub helper: Option<PathBuf>,
+}
+
+impl Default for SandboxOptions {
+    fn default() -> Self {
+        SandboxOptions {
+            namespaces: true,
+            landlock: true,
+            seccomp: true,
+            interpreter: None,
+            helper: None,
+        }
+    }
+}
+
+/// What probing found about the interpreter.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct InterpreterInfo {
+    /// Directories (and files) the interpreter reads: prefixes and sys.path.
+    pub paths: Vec<PathBuf>,
+    pub version: String,
+}
+
+/// The sandbox, probed once: the real interpreter and the layers this machine gives.
+///
+/// `Sandbox::probe()` caches its result; cloning is cheap enough for callers
+/// that want their own copy, and `Arc<Sandbox>` works as well.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    /// The real interpreter (empty when none was found; `run` then fails with
+    /// `ExecError::NoInterpreter`).
+    pub interpreter: PathBuf,
+    pub(crate) interpreter_problem: Option<String>,
+    pub(crate) interp: InterpreterInfo,
+    pub(crate) helper: Option<PathBuf>,
+    pub(crate) bwrap: Option<PathBuf>,
+    pub(crate) is_root: bool,
+    /// Root drops to a per-run uid: possible with namespaces (the interpreter
+    /// is bind-mounted in reach) or when the interpreter is world-readable.
+    pub(crate) drop_uid: bool,
+    pub(crate) landlock_abi: i32,
+    pub(crate) use_landlock: bool,
+    pub(crate) use_seccomp: bool,
+    pub(crate) layers: Vec<LayerReport>,
+}
+
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// System directories the interpreter and its libraries need, read-only.
+pub(crate) const SYSTEM_READ_DIRS: &[&str] = &["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc"];
+
+impl Sandbox {
+    /// Probe once per process (later calls return the cached result).
+    pub fn probe() -> Sandbox {
+        static CELL: OnceLock<Sandbox> = OnceLock::new();
+        CELL.get_or_init(|| Sandbox::probe_with(&SandboxOptions::default()))
+            .clone()
+    }
+
+    /// Probe afresh with the given options (not cached).
+    pub fn probe_with(options: &SandboxOptions) -> Sandbox {
+        let (interpreter, interp, interpreter_problem) = match resolve_interpreter(options) {
+            Ok((path, info)) => (path, info, None),
+            Err(problem) => (PathBuf::new(), InterpreterInfo::default(), Some(problem)),
+        };
+        // SAFETY: geteuid has no preconditions.
+        let is_root = unsafe { libc::geteuid() } == 0;
+        let helper = find_helper(options.helper.as_deref());
+        let landlock_abi = landlock_abi();
+        let seccomp_ok = seccomp_available();
+        let mut sandbox = Sandbox {
+            interpreter,
+            interpreter_problem,
+            interp,
+            helper: helper.as_ref().ok().cloned(),
+            bwrap: None,
+            is_root,
+            drop_uid: false,
+            landlock_abi,
+            use_landlock: options.landlock && landlock_abi > 0 && helper.is_ok(),
+            use_seccomp: options.seccomp && seccomp_ok && helper.is_ok(),
+            layers: Vec::new(),
+        };
+        let bwrap = if options.namespaces {
+            find_on_path("bwrap").map(|b| {
+                let test = sandbox.bwrap_works(&b);
+                (b, test)
+            })
+        } else {
+            None
+        };
+        if let Some((path, Ok(()))) = &bwrap {
+            sandbox.bwrap = Some(path.clone());
+        }
+        sandbox.drop_uid = is_root
+            && helper.is_ok()
+            && (sandbox.bwrap.is_some() || world_reachable(&sandbox.interp.paths));
+        sandbox.layers = sandbox.describe_layers(options, &helper, &bwrap, seccomp_ok);
+        sandbox
+    }
+
+    /// Names of the layers active for every run, e.g. ["hygiene", "rlimits", "landlock"].
+    pub fn active_layers(&self) -> Vec<String> {
+        self.layers
+            .iter()
+            .filter(|l| l.active)
+            .map(|l| l.name.clone())
+            .collect()
+    }
+
+    /// Every layer, active or not, with why and what to do.
+    pub fn layer_reports(&self) -> &[LayerReport] {
+        &self.layers
+    }
+
+    /// The interpreter's version (e.g. "3.11.7"), or empty.
+    pub fn interpreter_version(&self) -> &str {
+        &self.interp.version
+    }
+
+    /// Why no interpreter could be used, if none could.
+    pub fn interpreter_problem(&self) -> Option<&str> {
+        self.interpreter_problem.as_deref()
+    }
+
+    fn bwrap_works(&self, bwrap: &Path) -> Result<(), String> {
+        let mut cmd = Command::new(bwrap);
+        cmd.args(self.bwrap_args(Path::new("/"), 1 << 20));
+        cmd.arg("--").arg("/bin/true");
+        cmd.env_clear().stdin(Stdio::null()).stdout(Stdio::null());
+        match run_with_timeout(cmd, PROBE_TIMEOUT) {
+            Ok((true, _)) => Ok(()),
+            Ok((false, stderr)) => Err(stderr.trim().to_string()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// bubblewrap's arguments (everything before `--`): fresh namespaces,
+    /// the system directories and the interpreter read-only, the working
+    /// directory read-write, private /tmp and /dev/shm of `tmp_bytes` each.
+    pub(crate) fn bwrap_args(&self, workdir: &Path, tmp_bytes: u64) -> Vec<OsString> {
+        let mut a: Vec<OsString> = Vec::new();
+        let mut push = |items: &[&str]| a.extend(items.iter().map(OsString::from));
+        push(&[
+            "--die-with-parent",
+            "--new-session",
+            "--unshare-ipc",
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--hostname",
+            "sandbox",
+        ]);
+        if self.is_root {
+            // Privileged bubblewrap: no user namespace; the helper drops to an
+            // unprivileged uid itself, for which it needs these two (and loses
+            // them, with every other capability, when it switches).
+            push(&["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]);
+        } else {
+            push(&["--unshare-user", "--disable-userns"]);
+        }
+        let mut bound: Vec<PathBuf> = Vec::new();
+        for dir in SYSTEM_READ_DIRS {
+            let p = Path::new(dir);
+            match std::fs::symlink_metadata(p) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    if let Ok(target) = std::fs::read_link(p) {
+                        a.push("--symlink".into());
+                        a.push(target.into_os_string());
+                        a.push(p.into());
+                    }
+                }
+                Ok(_) => {
+                    a.push("--ro-bind".into());
+                    a.push(p.into());
+                    a.push(p.into());
+                    bound.push(p.to_path_buf());
+                }
+                Err(_) => {}
+            }
+        }
+        let mut extra: Vec<PathBuf> = self.interp.paths.clone();
+        if let Some(h) = &self.helper {
+            extra.push(h.clone());
+        }
+        // bubblewrap makes missing parents mode 0700, which an unprivileged
+        // uid cannot cross: make them 0755 first.
+        let mut made: Vec<PathBuf> = vec![PathBuf::from("/")];
+        let parents = |a: &mut Vec<OsString>, p: &Path, made: &mut Vec<PathBuf>| {
+            let mut ancestors: Vec<&Path> = p.ancestors().skip(1).collect();
+            ancestors.reverse();
+            for dir in ancestors {
+                if made.iter().any(|m| m == dir) {
+                    continue;
+                }
+                a.extend(["--perms", "0755", "--dir"].map(OsString::from));
+                a.push(dir.into());
+                made.push(dir.to_path_buf());
+            }
+        };
+        for p in extra {
+            if bound.iter().any(|b| p.starts_with(b)) {
+                continue;
+            }
+            parents(&mut a, &p, &mut made);
+            a.push("--ro-bind".into());
+            a.push(p.clone().into());
+            a.push(p.clone().into());
+            made.push(p.clone());
+            bound.push(p);
+        }
+        let size = tmp_bytes.to_string();
+        a.push("--proc".into());
+        a.push("/proc".into());
+        a.push("--dev".into());
+        a.push("/dev".into());
+        for dir in ["/dev/shm", "/tmp"] {
+            // Writable by the run's uid, as on any system.
+            a.push("--perms".into());
+            a.push("1777".into());
+            a.push("--size".into());
+            a.push(size.clone().into());
+            a.push("--tmpfs".into());
+            a.push(dir.into());
+        }
+        made.extend(["/tmp", "/dev", "/proc"].map(PathBuf::from));
+        if workdir != Path::new("/") {
+            parents(&mut a, workdir, &mut made);
+            a.push("--bind".into());
+            a.push(workdir.into());
+            a.push(workdir.into());
+            a.push("--chdir".into());
+            a.push(workdir.into());
+        }
+        a
+    }
+
+    fn describe_layers(
+        &self,
+        options: &SandboxOptions,
+        helper: &Result<PathBuf, String>,
+        bwrap: &Option<(PathBuf, Result<(), String>)>,
+        seccomp_ok: bool,
+    ) -> Vec<LayerReport> {
+        let mut layers = Vec::new();
+        layers.push(LayerReport {
+            name: "hygiene".into(),
+            active: true,
+            detail: "fresh working directory per run, environment cleared to an allowlist, stdin from /dev/null, own session and process group killed as a group, output kept as head and tail, disk use of the working directory watched".into(),
+            advice: None,
+        });
+        let nproc_holds = !self.is_root || self.drop_uid;
+        layers.push(LayerReport {
+            name: "rlimits".into(),
+            active: true,
+            detail: if nproc_holds {
+                "CPU time, address space, file size, open files, process count, no core dumps".into()
+            } else {
+                "CPU time, address space, file size, open files, no core dumps; the process count does NOT hold (running as root without a uid to drop to)".into()
+            },
+            advice: (!nproc_holds).then(|| {
+                "install bubblewrap, or run codeloop as an ordinary user, so the process limit holds".into()
+            }),
+        });
+        let helper_missing = helper.as_ref().err().map(|e| {
+            format!("the sandbox helper is not available ({e})")
+        });
+        let uid_layer = if !self.is_root {
+            LayerReport {
+                name: "uid".into(),
+                active: true,
+                detail: "runs as the unprivileged user that runs codeloop".into(),
+                advice: None,
+            }
+        } else if self.drop_uid {
+            LayerReport {
+                name: "uid".into(),
+                active: true,
+                detail: "codeloop runs as root: each run drops to its own unprivileged uid, with no capabilities".into(),
+                advice: None,
+            }
+        } else {
+            LayerReport {
+                name: "uid".into(),
+                active: false,
+                detail: helper_missing.clone().unwrap_or_else(|| {
+                    "codeloop runs as root and the interpreter is not readable by other users, so runs stay root".into()
+                }),
+                advice: Some("install bubblewrap (the interpreter is then mounted where an unprivileged uid reaches it), or set CODELOOP_PYTHON to a system interpreter such as /usr/bin/python3".into()),
+            }
+        };
+        layers.push(uid_layer);
+        layers.push(if self.use_landlock {
+            let mut what = vec!["filesystem read-only outside the working directory and the interpreter's paths"];
+            if self.landlock_abi >= 4 {
+                what.push("no TCP bind or connect");
+            }
+            if self.landlock_abi >= 6 {
+                what.push("signals and abstract Unix sockets scoped to the run");
+            }
+            LayerReport {
+                name: "landlock".into(),
+                active: true,
+                detail: format!("ABI {}: {}", self.landlock_abi, what.join("; ")),
+                advice: (self.landlock_abi < 6).then(|| {
+                    "a kernel of 6.12 or later adds TCP and signal scoping".into()
+                }),
+            }
+        } else {
+            LayerReport {
+                name: "landlock".into(),
+                active: false,
+                detail: if !options.landlock {
+                    "turned off".into()
+                } else if let Some(h) = &helper_missing {
+                    h.clone()
+                } else {
+                    "the kernel does not offer Landlock".into()
+                },
+                advice: Some(if helper_missing.is_some() {
+                    "run the codeloop binary itself (it re-executes itself as the helper)".into()
+                } else {
+                    "use a kernel of 5.13 or later with Landlock enabled (lsm=landlock,...)".into()
+                }),
+            }
+        });
+        layers.push(if self.use_seccomp {
+            LayerReport {
+                name: "seccomp".into(),
+                active: true,
+                detail: "no non-Unix sockets, no ptrace, no namespace or mount calls, no TIOCSTI, no bpf, io_uring, keyrings or modules".into(),
+                advice: None,
+            }
+        } else {
+            LayerReport {
+                name: "seccomp".into(),
+                active: false,
+                detail: if !options.seccomp {
+                    "turned off".into()
+                } else if let Some(h) = &helper_missing {
+                    h.clone()
+                } else if !seccomp_ok {
+                    "the kernel does not offer seccomp filters".into()
+                } else {
+                    "not available".into()
+                },
+                advice: Some("use a kernel built with CONFIG_SECCOMP_FILTER on x86_64 or aarch64".into()),
+            }
+        });
+        layers.push(match bwrap {
+            Some((_, Ok(()))) => LayerReport {
+                name: "namespaces".into(),
+                active: true,
+                detail: format!(
+                    "bubblewrap: {}mount, pid, net, ipc and uts namespaces; only system directories, the interpreter and the working directory are visible; no network; nothing outlives the run",
+                    if self.is_root { "" } else { "user, " }
+                ),
+                advice: None,
+            },
+            Some((path, Err(why))) => LayerReport {
+                name: "namespaces".into(),
+                active: false,
+                detail: format!("{} fails here: {why}", path.display()),
+                advice: Some("allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or the AppArmor bwrap profile on Ubuntu)".into()),
+            },
+            None => LayerReport {
+                name: "namespaces".into(),
+                active: false,
+                detail: if options.namespaces {
+                    "bubblewrap (bwrap) is not installed".into()
+                } else {
+                    "turned off".into()
+                },
+                advice: Some("install bubblewrap: apt-get install bubblewrap (or dnf/pacman install bubblewrap)".into()),
+            },
+        });
+        layers
+    }
+}
+
+/// The interpreter: $CODELOOP_PYTHON, or the `python3` on PATH asked for its
+/// real `sys.executable` (the one on PATH may be a slow shim).
+fn resolve_interpreter(options: &SandboxOptions) -> Result<(PathBuf, InterpreterInfo), String> {
+    let candidate = match &options.interpreter {
+        Some(p) => p.clone(),
+        None => match std::env::var_os("CODELOOP_PYTHON") {
+            Some(p) if !p.is_empty() => PathBuf::from(p),
+            _ => find_on_path("python3").ok_or_else(|| {
+                "no python3 on PATH: install python3 or set CODELOOP_PYTHON".to_string()
+            })?,
+        },
+    };
+    const SCRIPT: &str = "import sys, json\nprint(json.dumps({'executable': sys.executable, 'version': '%d.%d.%d' % sys.version_info[:3], 'paths': [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix] + sys.path}))";
+    let mut cmd = Command::new(&candidate);
+    cmd.args(["-E", "-s", "-c", SCRIPT]).stdin(Stdio::null());
+    let output = cmd
+        .output()
+        .map_err(|e| format!("cannot start {}: {e}", candidate.display()))?;
+    if !output.status.success() {
+        return Err(format!(
+            "{} failed: {}",
+            candidate.display(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    #[derive(Deserialize)]
+    struct Answer {
+        executable: PathBuf,
+        version: String,
+        paths: Vec<PathBuf>,
+    }
+    let answer: Answer = serde_json::from_slice(&output.stdout).map_err(|e| {
+        format!("{} did not describe itself: {e}", candidate.display())
+    })?;
+    let executable = if answer.executable.as_os_str().is_empty() {
+        candidate
+    } else {
+        answer.executable
+    };
+    let mut paths: Vec<PathBuf> = Vec::new();
+    let exe_real = std::fs::canonicalize(&executable).unwrap_or_else(|_| executable.clone());
+    let mut all = answer.paths;
+    all.push(executable.clone());
+    all.push(exe_real);
+    for p in all {
+        let Ok(real) = std::fs::canonicalize(&p) else {
+            continue;
+        };
+        for q in [p, real] {
+            if q.is_absolute() && q.exists() && !paths.contains(&q) {
+                paths.push(q);
+            }
+        }
+    }
+    // Keep the outermost of nested paths.
+    paths.sort();
+    let mut kept: Vec<PathBuf> = Vec::new();
+    for p in paths {
+        if !kept.iter().any(|k| p.starts_with(k)) {
+            kept.push(p);
+        }
+    }
+    Ok((
+        executable,
+        InterpreterInfo {
+            paths: kept,
+            version: answer.version,
+        },
+    ))
+}
+
+pub(crate) fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| {
+            std::fs::metadata(p)
+                .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                .unwrap_or(false)
+        })
+}
+
+/// The binary that understands `HELPER_ARG`: checked by asking it.
+fn find_helper(explicit: Option<&Path>) -> Result<PathBuf, String> {
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(p) = explicit {
+        candidates.push(p.to_path_buf());
+    }
+    if let Some(p) = std::env::var_os("CODELOOP_SANDBOX_HELPER") {
+        candidates.push(PathBuf::from(p));
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        let name = format!("codeloop{}", std::env::consts::EXE_SUFFIX);
+        if exe.file_name().is_some_and(|n| n == name.as_str()) {
+            candidates.push(exe.clone());
+        }
+        // Test and bench binaries live in target/<profile>/deps/.
+        for dir in exe.ancestors().skip(1).take(2) {
+            candidates.push(dir.join(&name));
+        }
+    }
+    let mut last_problem = "no codeloop binary found".to_string();
+    for c in candidates {
+        let Ok(real) = std::fs::canonicalize(&c) else {
+            continue;
+        };
+        let mut cmd = Command::new(&real);
+        cmd.args([HELPER_ARG, "--probe"])
+            .env_clear()
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped());
+        match cmd.output() {
+            Ok(out) if out.status.success() && out.stdout.starts_with(b"codeloop sandbox helper") => {
+                return Ok(real);
+            }
+            Ok(_) => last_problem = format!("{} does not act as the helper", real.display()),
+            Err(e) => last_problem = format!("cannot start {}: {e}", real.display()),
+        }
+    }
+    Err(last_problem)
+}
+
+fn landlock_abi() -> i32 {
+    // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
+    // only returns the ABI version (or an error).
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            1u32,
+        )
+    };
+    if r < 0 { 0 } else { r as i32 }
+}
+
+fn seccomp_available() -> bool {
+    // SAFETY: PR_GET_SECCOMP takes no pointers.
+    let mode = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };
+    mode >= 0 && super::helper::seccomp_programs().is_ok()
+}
+
+/// True when an unprivileged user can reach every path (o+x on each ancestor).
+fn world_reachable(paths: &[PathBuf]) -> bool {
+    !paths.is_empty()
+        && paths.iter().all(|p| {
+            p.ancestors().skip(1).all(|dir| {
+                std::fs::metadata(dir)
+                    .map(|m| m.permissions().mode() & 0o001 != 0)
+                    .unwrap_or(false)
+            })
+        })
+}
+
+fn run_with_timeout(mut cmd: Command, timeout: Duration) -> Result<(bool, String), String> {
+    let mut child = cmd
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let started = std::time::Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                let mut err = String::new();
+                if let Some(mut s) = child.stderr.take() {
+                    use std::io::Read;
+                    let _ = s.read_to_string(&mut err);
+                }
+                return Ok((status.success(), err));
+            }
+            Ok(None) if started.elapsed() > timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("no answer within {} s", timeout.as_secs()));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! The test harness and the localizer against real python3: the files a test
+//! run writes are run in a temporary directory, the report read back and
+//! localized.
+
+use std::process::Command;
+
+use codeloop::exec::harness::{self, ModuleSource, TestReport};
+use codeloop::exec::locate;
+use codeloop::exec::{Limits, RunSpec};
+
+fn run_in_tempdir(spec: &RunSpec) -> (TestReport, String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in &spec.files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let out = Command::new("python3")
+        .arg(&spec.script)
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let report = std::fs::read(dir.path().join(harness::REPORT_FILE)).unwrap();
+    (
+        TestReport::parse(&report).unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn module(name: &str, code: &str, deps: &[&str]) -> ModuleSource {
+    ModuleSource {
+        name: name.into(),
+        code: code.into(),
+        deps: deps.iter().map(|d| d.to_string()).collect(),
+        exports: vec![],
+    }
+}
+
+fn t(target: &str, code: &str) -> Vec<(String, String)> {
+    vec![(harness::tests_file_name(target), code.to_string())]
+}
+
+fn localize(spec: &RunSpec, report: &TestReport, target: &str) -> locate::Location {
+    let code_files: Vec<String> = spec
+        .files
+        .iter()
+        .map(|(n, _)| n.clone())
+        .filter(|n| !n.starts_with("test_") && !n.starts_with("_codeloop"))
+        .collect();
+    locate::from_report(report, &spec.files, &code_files, &format!("{target}.py")).unwrap()
+}
+
+#[test]
+fn a_wrong_value_is_pinned_to_the_line_that_returned_it() {
+    let code = "def mean(xs):\n    if not xs:\n        return 0.0\n    total = sum(xs)\n    return total // len(xs)\n";
+    let tests = "def test_empty():\n    assert mean([]) == 0.0\n\ndef test_halves():\n    assert mean([1, 2]) == 1.5\n";
+    let spec = harness::test_run(
+        &[module("mean", code, &[])],
+        "mean",
+        &t("mean", tests),
+        Limits::default(),
+    );
+    let (report, stdout, _) = run_in_tempdir(&spec);
+    assert_eq!((report.passed, report.failed), (1, 1), "{stdout}");
+    assert!(stdout.contains("PASS test_empty"), "{stdout}");
+    assert!(
+        stdout.contains("FAIL test_halves: AssertionError: expected 1.5, got 1"),
+        "{stdout}"
+    );
+    let loc = localize(&spec, &report, "mean");
+    assert_eq!(loc.file, "mean.py");
+    assert_eq!(loc.line, Some(5));
+    assert_eq!(loc.test.as_deref(), Some("test_halves"));
+    assert_eq!(loc.expected.as_deref(), Some("1.5"));
+    assert_eq!(loc.actual.as_deref(), Some("1"));
+    assert!(loc.context.iter().any(|(n, t)| *n == 5 && t.contains("//")));
+}
+
+#[test]
+fn an_exception_in_a_dependency_is_blamed_on_the_dependency() {
+    let parse = "def parse(s):\n    a, b = s.split(',')\n    return int(a), int(b)\n";
+    let total = "def total(s):\n    a, b = parse(s)\n    return a + b\n";
+    let tests = "def test_total():\n    assert total('1,2') == 3\n\ndef test_bad():\n    assert total('1;2') == 3\n";
+    let spec = harness::test_run(
+        &[
+            module("parse", parse, &[]),
+            module("total", total, &["parse"]),
+        ],
+        "total",
+        &t("total", tests),
+        Limits::default(),
+    );
+    let (report, stdout, _) = run_in_tempdir(&spec);
+    assert_eq!((report.passed, report.failed), (1, 1), "{stdout}");
+    let loc = localize(&spec, &report, "total");
+    assert_eq!(loc.file, "parse.py");
+    assert_eq!(loc.line, Some(2));
+    assert_eq!(loc.function.as_deref(), Some("parse"));
+    assert_eq!(loc.error_type, "ValueError");
+    assert_eq!(loc.test.as_deref(), Some("test_bad"));
+}
+
+#[test]
+fn a_syntax_error_is_a_load_error_at_its_line() {
+    let code = "def f(x):\n    return (x +\n\n";
+    let spec = harness::test_run(
+        &[module("f", code, &[])],
+        "f",
+        &t("f", "def test_f():\n    assert f(1) == 1\n"),
+        Limits::default(),
+    );
+    let (report, _, _) = run_in_tempdir(&spec);
+    let err = report.load_error.as_ref().expect("a load error");
+    assert_eq!(err.error_type, "SyntaxError");
+    let loc = localize(&spec, &report, "f");
+    assert_eq!((loc.file.as_str(), loc.line), ("f.py", Some(2)));
+    assert!(!report.all_passed());
+}
+
+#[test]
+fn human_eval_style_check_and_import_forms_work() {
+    let code = "def add(a, b):\n    return a + b\n";
+    let check = "def check(candidate):\n    assert candidate(2, 3) == 5\n";
+    let spec = harness::test_run(
+        &[module("add", code, &[])],
+        "add",
+        &t("add", check),
+        Limits::default(),
+    );
+    let (report, _, _) = run_in_tempdir(&spec);
+    assert!(report.all_passed(), "{report:?}");
+    let imports = "from add import add\nfrom solution import add as add2\n\ndef test_a():\n    assert add(1, 1) == add2(1, 1) == 2\n";
+    let spec = harness::test_run(
+        &[module("add", code, &[])],
+        "add",
+        &t("add", imports),
+        Limits::default(),
+    );
+    let (report, _, stderr) = run_in_tempdir(&spec);
+    assert!(report.all_passed(), "{report:?} {stderr}");
+}
+
+#[test]
+fn a_missing_definition_is_reported_not_passed() {
+    let spec = harness::test_run(
+        &[module("f", "def g():\n    return 1\n", &[])],
+        "f",
+        &t("f", "def test_f():\n    assert f() == 1\n"),
+        Limits::default(),
+    );
+    let (report, _, _) = run_in_tempdir(&spec);
+    let err = report.load_error.as_ref().expect("a load error");
+    assert_eq!(err.error_type, "NameError");
+    assert!(
+        err.message.contains("does not define a function named 'f'"),
+        "{}",
+        err.message
+    );
+}
+
+#[test]
+fn the_assembled_program_runs_every_node_s_tests_by_file() {
+    let program =
+        "def double(x):\n    return 2 * x\n\ndef quad(x):\n    return double(double(x))\n";
+    let tests = vec![
+        (
+            "test_double.py".to_string(),
+            "from program import *\n\ndef test_d():\n    assert double(2) == 4\n".to_string(),
+        ),
+        (
+            "test_quad.py".to_string(),
+            "def test_d():\n    assert quad(1) == 5\n".to_string(),
+        ),
+    ];
+    let m = ModuleSource {
+        name: "program".into(),
+        code: program.into(),
+        deps: vec![],
+        exports: vec!["double".into(), "quad".into()],
+    };
+    let spec = harness::test_run(&[m], "program", &tests, Limits::default());
+    let (report, stdout, stderr) = run_in_tempdir(&spec);
+    assert_eq!((report.passed, report.failed), (1, 1), "{stdout}{stderr}");
+    assert_eq!(report.tests[0].name, "test_double.py::test_d");
+    assert_eq!(report.tests[1].name, "test_quad.py::test_d");
+    assert!(
+        stdout.contains("FAIL test_quad.py::test_d: AssertionError: expected 5, got 4"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_hang_is_stopped_and_reported_at_its_line_before_the_wall_clock_limit() {
+    let code = "def spin(n):\n    while n != 1:\n        try:\n            n = n\n        except Exception:\n            pass\n    return n\n";
+    let tests = "def test_a():\n    assert spin(1) == 1\n\ndef test_b():\n    assert spin(6) == 1\n\ndef test_c():\n    assert spin(1) == 1\n";
+    let limits = Limits {
+        wall: std::time::Duration::from_secs(1),
+        ..Limits::default()
+    };
+    let spec = harness::test_run(
+        &[module("spin", code, &[])],
+        "spin",
+        &t("spin", tests),
+        limits,
+    );
+    let (report, stdout, _) = run_in_tempdir(&spec);
+    assert_eq!((report.passed, report.failed), (1, 1), "{stdout}");
+    let loc = localize(&spec, &report, "spin");
+    assert_eq!(loc.error_type, "Timeout");
+    assert_eq!(loc.file, "spin.py");
+    assert!(matches!(loc.line, Some(2..=6)), "{loc:?}");
+    assert_eq!(loc.test.as_deref(), Some("test_b"));
+}
