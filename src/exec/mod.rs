@@ -133,7 +133,9 @@ pub enum ExecError {
     NoInterpreter,
     #[error("the run was cancelled")]
     Cancelled,
-    #[error("the sandbox could not be set up: {0}\nRun `codeloop doctor` to see which layers work on this machine.")]
+    #[error(
+        "the sandbox could not be set up: {0}\nRun `codeloop doctor` to see which layers work on this machine."
+    )]
     Sandbox(String),
 }
 
@@ -181,7 +183,13 @@ mod tests {
             LimitHit::WallTimeout(Duration::from_secs(10)).describe(),
             "wall-clock timeout of 10 s"
         );
-        assert_eq!(LimitHit::Memory(1 << 30).describe(), "memory limit of 1024 MiB");
-        assert_eq!(LimitHit::Output(1500).describe(), "output limit of 1500 bytes");
+        assert_eq!(
+            LimitHit::Memory(1 << 30).describe(),
+            "memory limit of 1024 MiB"
+        );
+        assert_eq!(
+            LimitHit::Output(1500).describe(),
+            "output limit of 1500 bytes"
+        );
     }
 }
