@@ -107,6 +107,13 @@ async fn select_with(
         let demo = find_demo(bundled, name)?;
         return demo_model(demo, args, None);
     }
+    if let Some(var) = &args.api_key_env
+        && ApiKey::from_env(var).is_none()
+    {
+        bail!(
+            "--api-key-env {var}: the environment variable {var} is not set (or is empty); export the key in it first"
+        );
+    }
     let key_env = args
         .api_key_env
         .clone()
@@ -568,6 +575,29 @@ mod tests {
         assert_eq!(
             s.description,
             format!("Qwen/Qwen2.5-Coder-7B-Instruct at {url}")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_named_key_variable_that_is_unset_is_an_error() {
+        let args = ModelArgs {
+            base_url: Some(refused_url()),
+            api_key_env: Some("CODELOOP_TEST_UNSET_KEY_VARIABLE".into()),
+            ..Default::default()
+        };
+        let err = select_with(
+            &Config::default(),
+            &args,
+            &DEMOS,
+            &refused_url(),
+            OLLAMA_PROBE,
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("CODELOOP_TEST_UNSET_KEY_VARIABLE is not set"),
+            "{err}"
         );
     }
 
