@@ -192,7 +192,9 @@ impl OpenAiClient {
                 continue;
             }
             let body = self.scrub(&error_excerpt(&raw));
-            if !(code == 429 || status.is_server_error()) {
+            // OpenAI answers 429 for an exhausted quota too: waiting does not help.
+            let out_of_quota = code == 429 && raw.contains("insufficient_quota");
+            if out_of_quota || !(code == 429 || status.is_server_error()) {
                 return Err(LlmError::Status {
                     url: self.chat_url.clone(),
                     status: code,
@@ -589,6 +591,7 @@ impl OpenAiClient {
                 "check the base URL and that the server has a model named \"{}\"",
                 self.options.model
             ),
+            429 => "the account is out of quota: check its plan and billing".to_string(),
             _ => return body,
         };
         if body.is_empty() {
