@@ -210,3 +210,21 @@ fn a_hang_is_stopped_and_reported_at_its_line_before_the_wall_clock_limit() {
     assert!(matches!(loc.line, Some(2..=6)), "{loc:?}");
     assert_eq!(loc.test.as_deref(), Some("test_b"));
 }
+
+#[test]
+fn a_node_named_like_a_standard_module_does_not_shadow_it() {
+    let code = "import re\n\ndef tokenize(text):\n    return re.findall(r'[a-z]+', text.lower())\n";
+    let tests = "def test_a():\n    assert tokenize('A b') == ['a', 'b', 'c']\n";
+    let spec = harness::test_run(
+        &[module("tokenize", code, &[])],
+        "tokenize",
+        &t("tokenize", tests),
+        Limits::default(),
+    );
+    let (report, stdout, stderr) = run_in_tempdir(&spec);
+    assert_eq!((report.passed, report.failed), (0, 1), "{stdout}{stderr}");
+    let loc = localize(&spec, &report, "tokenize");
+    assert_eq!(loc.file, "tokenize.py");
+    assert_eq!(loc.line, Some(4));
+    assert_eq!(loc.actual.as_deref(), Some("['a', 'b']"));
+}

@@ -1,10 +1,138 @@
-//! `codeloop eval`.
+//! `codeloop eval PROBLEMS.jsonl[.gz] SAMPLES.jsonl`: human-eval compatible
+//! functional correctness, every sample in its own sandboxed run.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
+use crate::eval::{self, EvalOptions};
+use crate::exec::Sandbox;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The problems (HumanEval format: task_id, prompt, test, entry_point), .jsonl or .jsonl.gz.
+    #[arg(value_name = "PROBLEMS")]
+    pub problems: PathBuf,
+    /// The samples (task_id, completion), .jsonl; results go to SAMPLES_results.jsonl.
+    #[arg(value_name = "SAMPLES")]
+    pub samples: PathBuf,
+    /// The k of pass@k, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1,10,100")]
+    pub k: Vec<usize>,
+    /// Samples run in parallel (default: the number of CPUs).
+    #[arg(long, visible_alias = "n-workers")]
+    pub workers: Option<usize>,
+    /// Per-sample timeout in seconds.
+    #[arg(long, default_value_t = 3.0)]
+    pub timeout: f64,
+    /// Evaluate even when some problems have no sample.
+    #[arg(long)]
+    pub ignore_incomplete: bool,
+    /// Give samples the interpreter's site-packages (third-party imports);
+    /// by default they get the standard library only, which starts faster.
+    #[arg(long)]
+    pub site_packages: bool,
+    /// Print no progress.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
 
-pub async fn run(_args: Args, _config: Config) -> anyhow::Result<i32> {
-    anyhow::bail!("`codeloop eval` is not built yet")
+pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
+    if !(args.timeout.is_finite() && args.timeout > 0.0 && args.timeout <= 3600.0) {
+        anyhow::bail!("--timeout must be a number of seconds between 0 and 3600, e.g. 3");
+    }
+    if args.k.contains(&0) {
+        anyhow::bail!("--k values must be positive, e.g. --k 1,10,100");
+    }
+    let problems = eval::read_problems(&args.problems)?;
+    if problems.is_empty() {
+        anyhow::bail!("{} holds no problems", args.problems.display());
+    }
+    let samples = eval::read_samples(&args.samples)?;
+    let missing = eval::missing_problems(&problems, &samples);
+    if !missing.is_empty() && !args.ignore_incomplete {
+        return Err(eval::EvalError::Incomplete {
+            missing: missing.len(),
+            total: problems.len(),
+            example: missing[0].to_string(),
+        }
+        .into());
+    }
+    let sandbox = tokio::task::spawn_blocking(Sandbox::probe)
+        .await
+        .context("the sandbox probe did not finish")?;
+    if let Some(problem) = sandbox.interpreter_problem() {
+        anyhow::bail!("{problem}");
+    }
+    let options = EvalOptions {
+        workers: args
+            .workers
+            .unwrap_or_else(|| EvalOptions::default().workers),
+        timeout: Duration::from_secs_f64(args.timeout),
+        memory_bytes: config.run.memory_mb.saturating_mul(1 << 20),
+        site_packages: args.site_packages,
+    };
+    if options.workers == 0 {
+        anyhow::bail!("--workers must be at least 1");
+    }
+    if !args.quiet {
+        eprintln!(
+            "codeloop eval: {} samples of {} problems, {} workers, {} s timeout; sandbox layers: {}",
+            samples.len(),
+            problems.len(),
+            options.workers,
+            args.timeout,
+            sandbox.active_layers().join(", ")
+        );
+    }
+    let (tx, mut rx) = mpsc::channel::<usize>(64);
+    let total = samples.len();
+    let quiet = args.quiet;
+    let progress = tokio::spawn(async move {
+        let mut last_print = Instant::now();
+        while let Some(done) = rx.recv().await {
+            if !quiet && (last_print.elapsed() > Duration::from_millis(500) || done == total) {
+                eprint!("\r  {done}/{total} samples run");
+                last_print = Instant::now();
+            }
+        }
+        if !quiet {
+            eprintln!();
+        }
+    });
+    let cancel = CancellationToken::new();
+    let on_ctrl_c = cancel.clone();
+    let ctrl_c = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
+        }
+    });
+    let started = Instant::now();
+    let results = eval::evaluate(&sandbox, &problems, &samples, &options, Some(tx), cancel).await;
+    ctrl_c.abort();
+    let _ = progress.await;
+    let results = results?;
+    let elapsed = started.elapsed();
+    let out = eval::results_path(&args.samples);
+    eval::write_results(&out, &samples, &results)?;
+    let passed = results.iter().filter(|r| r.passed).count();
+    if !args.quiet {
+        eprintln!(
+            "  {passed}/{} passed in {:.2} s; results in {}",
+            results.len(),
+            elapsed.as_secs_f64(),
+            out.display()
+        );
+    }
+    let scores = eval::pass_at_k(&results, &args.k);
+    let rendered: Vec<String> = scores
+        .iter()
+        .map(|(k, v)| format!("'pass@{k}': {v:?}"))
+        .collect();
+    println!("{{{}}}", rendered.join(", "));
+    Ok(0)
 }

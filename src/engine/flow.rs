@@ -495,6 +495,11 @@ impl Core {
         }
         let mut error: Option<String> = None;
         for attempt in 1..=PLAN_ATTEMPTS {
+            match self.may_ask(&Purpose::Plan).await {
+                Ok(()) => {}
+                Err(Stop::Tape(e)) => return Err(e.into()),
+                Err(_) => return Ok(false),
+            }
             let prompt = self.prompts.render(
                 "plan.md",
                 minijinja::context! {
@@ -793,14 +798,10 @@ impl Core {
 
     // ---- model calls ---------------------------------------------------------------------
 
-    /// One streamed model call, recorded: request, deltas, reply or error.
-    async fn call(
-        &self,
-        purpose: Purpose,
-        tag: String,
-        messages: Vec<ChatMessage>,
-        temperature: Option<f32>,
-    ) -> Result<String, Stop> {
+    /// Whether a model call for `purpose` may be made now: within the token
+    /// budget, and (in step mode) approved. Prompts are rendered after this,
+    /// so edits and hints given while paused go into the call.
+    async fn may_ask(&self, purpose: &Purpose) -> Result<(), Stop> {
         if self.opts.token_budget > 0 {
             let used = self
                 .read(|s| s.usage.prompt_tokens + s.usage.completion_tokens)
@@ -829,6 +830,17 @@ impl Core {
             GateAnswer::Skip => return Err(Stop::Skipped),
             GateAnswer::Cancel => return Err(Stop::Cancelled),
         }
+        Ok(())
+    }
+
+    /// One streamed model call, recorded: request, deltas, reply or error.
+    async fn call(
+        &self,
+        purpose: Purpose,
+        tag: String,
+        messages: Vec<ChatMessage>,
+        temperature: Option<f32>,
+    ) -> Result<String, Stop> {
         let call_id = self.next_call.fetch_add(1, Ordering::SeqCst);
         self.record(Event::ModelRequest {
             call_id,
@@ -991,6 +1003,10 @@ impl Core {
     }
 
     async fn write_tests(&self, name: &str) -> Result<(), Stop> {
+        self.may_ask(&Purpose::Tests {
+            node: name.to_string(),
+        })
+        .await?;
         let Some((spec, deps, task, _)) = self.node_context(name).await else {
             return Err(Stop::Failed);
         };
@@ -1026,6 +1042,15 @@ impl Core {
         Ok(())
     }
 
+    /// The tests as the model may see them.
+    fn shown_tests(&self, tests: Option<String>) -> Option<String> {
+        if self.given.as_ref().is_some_and(|g| g.hidden_tests) {
+            None
+        } else {
+            tests
+        }
+    }
+
     fn with_prelude(&self, name: &str, code: String) -> String {
         match self.given.as_ref().and_then(|g| g.preludes.get(name)) {
             Some(prelude) if !prelude.trim().is_empty() && !code.contains(prelude.trim()) => {
@@ -1036,6 +1061,10 @@ impl Core {
     }
 
     async fn write_code(&self, name: &str) -> Result<(), Stop> {
+        self.may_ask(&Purpose::Code {
+            node: name.to_string(),
+        })
+        .await?;
         let Some((spec, deps, task, tests)) = self.node_context(name).await else {
             return Err(Stop::Failed);
         };
@@ -1049,7 +1078,7 @@ impl Core {
             .collect();
         let prompt = self.prompts.render(
             "code.md",
-            minijinja::context! { task, spec, deps, tests, inputs => &self.inputs },
+            minijinja::context! { task, spec, deps, inputs => &self.inputs, tests => self.shown_tests(tests) },
         )?;
         let messages = self.messages(prompt)?;
         let (_, code) = self
@@ -1086,6 +1115,10 @@ impl Core {
 
     /// Reflect on the localized failure of `iteration` and write iteration + 1.
     async fn repair(&self, name: &str, iteration: u32) -> Result<(), Stop> {
+        self.may_ask(&Purpose::Reflect {
+            node: name.to_string(),
+        })
+        .await?;
         let ctx = self
             .read(|s| {
                 let n = s.nodes.get(name)?;
@@ -1113,7 +1146,7 @@ impl Core {
                 Some((
                     n.spec.clone(),
                     n.code().unwrap_or("").to_string(),
-                    n.tests.clone().unwrap_or_default(),
+                    n.tests.clone(),
                     n.hints.clone(),
                     failures,
                     output,
@@ -1150,7 +1183,7 @@ impl Core {
             "repair.md",
             minijinja::context! {
                 task, spec, iteration, code, error, output, history, hints,
-                different_approach, tests,
+                different_approach, tests => self.shown_tests(tests),
             },
         )?;
         let messages = self.messages(prompt)?;
@@ -1390,7 +1423,11 @@ impl Core {
                         l.line.unwrap_or(0)
                     );
                 } else if let (Some(p), Some(f)) = (record.tests_passed, record.tests_failed) {
-                    program_note = format!("; the assembled program passed {p} tests ({f} failed)");
+                    program_note = if f == 0 {
+                        format!("; the assembled program passed all {p} tests")
+                    } else {
+                        format!("; the assembled program passed {p} tests, {f} failed")
+                    };
                 }
             }
         }
@@ -1426,6 +1463,8 @@ impl Core {
                 Some(e) => format!("no usable plan: {e}"),
                 None => "no plan: the model call for the plan did not succeed".to_string(),
             }
+        } else if passed && nodes_total == 1 {
+            format!("the function passes its tests{program_note}")
         } else if passed {
             format!("all {nodes_total} functions pass their tests{program_note}")
         } else {

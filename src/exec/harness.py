@@ -14,12 +14,19 @@ target; a test file with neither counts its top-level asserts.
 Writes a JSON report (per test: passed, exception, frames, expected/actual)
 and prints one line per test; exits 0 only when every test passed.
 """
+import sys
+
+# The working directory holds the code under test, under names that may be
+# the standard library's own (a function called `tokenize` is tokenize.py):
+# never import from it by accident.
+if sys.path and not getattr(sys.flags, "safe_path", False):
+    del sys.path[0]  # the script's own directory
+
 import ast
 import io
 import json
 import os
 import signal
-import sys
 import traceback
 import types
 

@@ -69,6 +69,10 @@ pub struct RunSpec {
     /// Files (relative to the working directory) read back after the run,
     /// e.g. the test harness's JSON report. Each is capped at 1 MiB.
     pub collect: Vec<String>,
+    /// Start Python without `site` (`-S`): no site-packages, no `.pth`
+    /// hooks, a faster start. For programs that need only the standard
+    /// library (evaluation samples).
+    pub no_site: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -246,6 +246,9 @@ impl Sandbox {
             "-u".into(),
             "-B".into(),
         ];
+        if spec.no_site {
+            argv.push("-S".into());
+        }
         argv.push(spec.script.clone().into());
         argv.extend(spec.args.iter().map(OsString::from));
         let limits = &spec.limits;
