@@ -100,6 +100,7 @@ struct Core {
     next_run: AtomicU64,
     step_mode: AtomicBool,
     budget_noticed: AtomicBool,
+    estimate_noticed: AtomicBool,
     gate_turn: Mutex<()>,
     gate_waiter: std::sync::Mutex<Option<oneshot::Sender<GateAnswer>>>,
     cancel: CancellationToken,
@@ -178,6 +179,7 @@ impl Engine {
                 next_run: AtomicU64::new(1),
                 step_mode: AtomicBool::new(step_mode),
                 budget_noticed: AtomicBool::new(false),
+                estimate_noticed: AtomicBool::new(false),
                 gate_turn: Mutex::new(()),
                 gate_waiter: std::sync::Mutex::new(None),
                 cancel: CancellationToken::new(),
@@ -896,6 +898,13 @@ impl Core {
         forwarded?;
         match reply {
             Ok(reply) => {
+                if reply.usage_estimated && !self.estimate_noticed.swap(true, Ordering::SeqCst) {
+                    self.notice(
+                        NoticeLevel::Info,
+                        "token counts are estimated (about 4 characters a token): the model does not report its usage".into(),
+                    )
+                    .await?;
+                }
                 self.record(Event::ModelReply {
                     call_id,
                     text: reply.text.clone(),
