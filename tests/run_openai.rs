@@ -8,6 +8,10 @@ use std::net::{TcpListener, TcpStream};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
+/// A request as the server saw it: the request line, the headers, the body.
+type Exchange = (String, Vec<String>, String);
+type Seen = Arc<Mutex<Vec<Exchange>>>;
+
 const PLAN: &str = "```json\n{\"functions\": [{\"name\": \"clamp\", \"purpose\": \"Limit x to the range lo..hi\", \"inputs\": \"x: int, lo: int, hi: int\", \"output\": \"int\", \"depends_on\": []}]}\n```";
 const TESTS: &str = "```python\ndef test_inside():\n    assert clamp(5, 0, 10) == 5\n\ndef test_above():\n    assert clamp(15, 0, 10) == 10\n\ndef test_below():\n    assert clamp(-3, 0, 10) == 0\n```";
 const BUGGY: &str = "```python\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return x\n    return x\n```";
@@ -39,7 +43,7 @@ fn reply_for(prompt: &str) -> &'static str {
 }
 
 /// One HTTP exchange: the request line, the headers, the body.
-fn read_request(stream: &mut TcpStream) -> Option<(String, Vec<String>, String)> {
+fn read_request(stream: &mut TcpStream) -> Option<Exchange> {
     let mut reader = BufReader::new(stream.try_clone().ok()?);
     let mut line = String::new();
     reader.read_line(&mut line).ok()?;
@@ -67,7 +71,7 @@ fn read_request(stream: &mut TcpStream) -> Option<(String, Vec<String>, String)>
     ))
 }
 
-fn serve(mut stream: TcpStream, seen: Arc<Mutex<Vec<(String, Vec<String>, String)>>>) {
+fn serve(mut stream: TcpStream, seen: Seen) {
     let Some((request_line, headers, body)) = read_request(&mut stream) else {
         return;
     };
@@ -183,7 +187,7 @@ fn run_against_an_openai_compatible_server_repairs_and_passes() {
     assert!(program.contains("return hi"));
 }
 
-fn start_server() -> (String, Arc<Mutex<Vec<(String, Vec<String>, String)>>>) {
+fn start_server() -> (String, Seen) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
@@ -199,7 +203,7 @@ fn start_server() -> (String, Arc<Mutex<Vec<(String, Vec<String>, String)>>>) {
     (base_url, seen)
 }
 
-fn posts(seen: &Mutex<Vec<(String, Vec<String>, String)>>) -> Vec<String> {
+fn posts(seen: &Mutex<Vec<Exchange>>) -> Vec<String> {
     seen.lock()
         .unwrap()
         .iter()
