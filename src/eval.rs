@@ -127,9 +127,8 @@ fn read_lines(path: &Path) -> Result<Vec<String>, EvalError> {
             .map_err(read_err)?;
         out
     } else {
-        String::from_utf8(raw).map_err(|e| {
-            read_err(std::io::Error::new(std::io::ErrorKind::InvalidData, e))
-        })?
+        String::from_utf8(raw)
+            .map_err(|e| read_err(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?
     };
     Ok(text.lines().map(str::to_string).collect())
 }
@@ -253,8 +252,7 @@ pub async fn evaluate(
     progress: Option<mpsc::Sender<usize>>,
     cancel: CancellationToken,
 ) -> Result<Vec<SampleResult>, EvalError> {
-    let by_id: HashMap<&str, &Problem> =
-        problems.iter().map(|p| (p.task_id.as_str(), p)).collect();
+    let by_id: HashMap<&str, &Problem> = problems.iter().map(|p| (p.task_id.as_str(), p)).collect();
     for (i, s) in samples.iter().enumerate() {
         if !by_id.contains_key(s.task_id.as_str()) {
             return Err(EvalError::UnknownTask {

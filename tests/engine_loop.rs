@@ -411,3 +411,127 @@ async fn a_hint_reaches_the_repair_prompt_and_rerun_runs_a_node_again() {
     assert_eq!(mean_runs, 2);
     assert_eq!(finished, 2);
 }
+
+/// Two independent nodes whose tests each take a while.
+fn two_slow_nodes() -> Vec<ScriptedReply> {
+    let mut replies = vec![reply("plan", &plan_json(&[("a", &[]), ("b", &[])]))];
+    for n in ["a", "b"] {
+        replies.push(reply(
+            &format!("tests/{n}"),
+            &py(&format!(
+                "import time\n\ndef test_{n}():\n    time.sleep(0.4)\n    assert {n}() == 1\n"
+            )),
+        ));
+        replies.push(reply(
+            &format!("code/{n}/1"),
+            &py(&format!("def {n}():\n    return 1\n")),
+        ));
+    }
+    replies
+}
+
+/// The largest number of node runs in flight at once, read off the tape.
+fn max_parallel_runs(records: &[Record]) -> usize {
+    let (mut now, mut max) = (0usize, 0usize);
+    let mut node_runs = std::collections::BTreeSet::new();
+    for r in records {
+        match &r.event {
+            Event::RunStarted {
+                run_id,
+                node: Some(_),
+                ..
+            } => {
+                node_runs.insert(*run_id);
+                now += 1;
+                max = max.max(now);
+            }
+            Event::RunFinished { run_id, .. } if node_runs.contains(run_id) => now -= 1,
+            _ => {}
+        }
+    }
+    max
+}
+
+#[tokio::test]
+async fn independent_nodes_run_in_parallel_within_the_worker_bound() {
+    let s = start(
+        two_slow_nodes(),
+        EngineOptions {
+            workers: 2,
+            ..EngineOptions::default()
+        },
+    );
+    let (_, result, records, _dir) = finish(s).await;
+    assert!(result.passed, "{}", result.summary);
+    assert_eq!(max_parallel_runs(&records), 2);
+
+    let s = start(
+        two_slow_nodes(),
+        EngineOptions {
+            workers: 1,
+            ..EngineOptions::default()
+        },
+    );
+    let (_, result, records, _dir) = finish(s).await;
+    assert!(result.passed, "{}", result.summary);
+    assert_eq!(max_parallel_runs(&records), 1);
+}
+
+#[tokio::test]
+async fn a_spent_token_budget_stops_model_calls_with_a_notice() {
+    let mut replies = vec![
+        reply("plan", &plan_json(&[("mean", &[])])),
+        reply("tests/mean", &py(MEAN_TESTS)),
+    ];
+    replies[0].usage = Some(codeloop::llm::TokenUsage {
+        prompt_tokens: 400,
+        completion_tokens: 100,
+    });
+    let s = start(
+        replies,
+        EngineOptions {
+            token_budget: 500,
+            ..EngineOptions::default()
+        },
+    );
+    let (state, result, records, _dir) = finish(s).await;
+    assert!(!result.passed);
+    assert_eq!(state.nodes["mean"].status, NodeStatus::GaveUp);
+    assert_eq!(state.calls.len(), 1, "only the plan was asked for");
+    assert!(records.iter().any(|r| matches!(&r.event,
+        Event::Notice { message, .. } if message.contains("token budget (500 tokens) is spent"))));
+}
+
+#[tokio::test]
+async fn tests_that_do_not_load_are_asked_for_again_not_blamed_on_the_code() {
+    let s = start(
+        vec![
+            reply("plan", &plan_json(&[("mean", &[])])),
+            reply(
+                "tests/mean",
+                &py("def test_a(:\n    assert mean([2]) == 2\n"),
+            ),
+            reply("code/mean/1", &py(MEAN_FIXED)),
+            reply("tests/mean/2", &py(MEAN_TESTS)),
+        ],
+        EngineOptions::default(),
+    );
+    let (state, result, _, _dir) = finish(s).await;
+    assert!(result.passed, "{}", result.summary);
+    let node = &state.nodes["mean"];
+    assert_eq!(node.versions.len(), 1, "the code was never changed");
+    assert_eq!(node.tests.as_deref(), Some(MEAN_TESTS));
+    let failure = state
+        .history
+        .iter()
+        .find_map(|h| match h {
+            HistoryEntry::Failure { location, .. } => Some(location.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        (failure.file.as_str(), failure.error_type.as_str()),
+        ("test_mean.py", "SyntaxError")
+    );
+    assert!(!failure.in_node_code);
+}

@@ -786,3 +786,43 @@ async fn a_reasoning_model_rejecting_temperature_and_max_tokens_is_asked_as_it_w
     );
     assert_eq!(server.received().len(), 4);
 }
+
+#[tokio::test]
+async fn the_body_is_read_by_what_it_holds_not_by_its_content_type() {
+    // An event stream labelled as JSON, after a few blank lines.
+    let stream = format!("\n\n{}data: [DONE]\n\n", delta("streamed anyway"));
+    let server = Server::start(vec![
+        Answer(vec![Part::Bytes(plain(
+            200,
+            "content-type: application/json\r\n",
+            &stream,
+        ))]),
+        Answer(vec![Part::Bytes(plain(200, "", ""))]),
+    ])
+    .await;
+    let client = OpenAiClient::new(options(&server)).unwrap();
+    assert_eq!(call(&client).await.0.unwrap().text, "streamed anyway");
+
+    // An empty answer is named as such.
+    let err = call(&client).await.0.unwrap_err();
+    assert!(matches!(err, LlmError::Protocol { .. }), "{err:?}");
+    assert_names(&err, &server, &["an empty body", "no content type"]);
+}
+
+#[tokio::test]
+async fn an_exhausted_quota_is_not_retried() {
+    let server = Server::start(vec![Answer(vec![Part::Bytes(plain(
+        429,
+        "retry-after: 1\r\n",
+        r#"{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","code":"insufficient_quota"}}"#,
+    ))])])
+    .await;
+    let client = OpenAiClient::new(options(&server)).unwrap();
+    let err = call(&client).await.0.unwrap_err();
+    assert!(
+        matches!(err, LlmError::Status { status: 429, .. }),
+        "{err:?}"
+    );
+    assert_names(&err, &server, &["exceeded your current quota", "billing"]);
+    assert_eq!(server.received().len(), 1);
+}

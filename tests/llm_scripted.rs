@@ -305,3 +305,29 @@ async fn unreadable_scripts_say_where_and_what() {
         .to_string();
     assert!(err.contains("no model replies"), "{err}");
 }
+
+/// Every bundled demo's authored replies load as a script and stream back
+/// exactly, starting with a plan.
+#[tokio::test]
+async fn the_bundled_demo_replies_load() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demos");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let path = entry.unwrap().path().join("replies.jsonl");
+        if !path.exists() {
+            continue;
+        }
+        seen += 1;
+        let text = std::fs::read_to_string(&path).unwrap();
+        let replies = codeloop::llm::scripted::parse_script(&text, "demo").unwrap();
+        assert_eq!(replies[0].tag, "plan", "{}", path.display());
+        let model = ScriptedModel::demo("d", &text, Pacing::instant()).unwrap();
+        for reply in &replies {
+            let (got, deltas) = ask(&model, &reply.tag).await.unwrap();
+            assert_eq!(got.text, reply.text);
+            assert_eq!(deltas.concat(), reply.text);
+        }
+        assert_eq!(model.remaining(), 0);
+    }
+    assert!(seen > 0, "no demos under {}", root.display());
+}

@@ -107,6 +107,13 @@ async fn select_with(
         let demo = find_demo(bundled, name)?;
         return demo_model(demo, args, None);
     }
+    if let Some(var) = &args.api_key_env
+        && ApiKey::from_env(var).is_none()
+    {
+        bail!(
+            "--api-key-env {var}: the environment variable {var} is not set (or is empty); export the key in it first"
+        );
+    }
     let key_env = args
         .api_key_env
         .clone()
@@ -209,6 +216,9 @@ async fn connect(config: &Config, choice: ServerChoice) -> anyhow::Result<Select
                 choice.key_env
             )
         }
+        (_, Err(LlmError::Status { status: 404, .. })) if !base_url.ends_with("/v1") => bail!(
+            "the server at {base_url} has no {base_url}/models: OpenAI-compatible servers usually serve their API under /v1, so try --base-url {base_url}/v1"
+        ),
         (Some(model), _) => model,
         (None, Ok(names)) => match names.into_iter().next() {
             Some(first) => first,
@@ -569,6 +579,60 @@ mod tests {
             s.description,
             format!("Qwen/Qwen2.5-Coder-7B-Instruct at {url}")
         );
+    }
+
+    #[tokio::test]
+    async fn a_named_key_variable_that_is_unset_is_an_error() {
+        let args = ModelArgs {
+            base_url: Some(refused_url()),
+            api_key_env: Some("CODELOOP_TEST_UNSET_KEY_VARIABLE".into()),
+            ..Default::default()
+        };
+        let err = select_with(
+            &Config::default(),
+            &args,
+            &DEMOS,
+            &refused_url(),
+            OLLAMA_PROBE,
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("CODELOOP_TEST_UNSET_KEY_VARIABLE is not set"),
+            "{err}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_base_url_missing_v1_is_pointed_out() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let root = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((mut socket, _)) = listener.accept().await {
+                let mut buf = vec![0u8; 8192];
+                let _ = socket.read(&mut buf).await;
+                let _ = socket
+                    .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 18\r\nconnection: close\r\n\r\n404 page not found")
+                    .await;
+            }
+        });
+        let args = ModelArgs {
+            base_url: Some(root.clone()),
+            model: Some("m".into()),
+            ..Default::default()
+        };
+        let err = select_with(
+            &Config::default(),
+            &args,
+            &DEMOS,
+            &refused_url(),
+            OLLAMA_PROBE,
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains(&format!("try --base-url {root}/v1")), "{err}");
     }
 
     #[tokio::test]

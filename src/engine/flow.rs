@@ -100,6 +100,7 @@ struct Core {
     next_run: AtomicU64,
     step_mode: AtomicBool,
     budget_noticed: AtomicBool,
+    estimate_noticed: AtomicBool,
     gate_turn: Mutex<()>,
     gate_waiter: std::sync::Mutex<Option<oneshot::Sender<GateAnswer>>>,
     cancel: CancellationToken,
@@ -178,6 +179,7 @@ impl Engine {
                 next_run: AtomicU64::new(1),
                 step_mode: AtomicBool::new(step_mode),
                 budget_noticed: AtomicBool::new(false),
+                estimate_noticed: AtomicBool::new(false),
                 gate_turn: Mutex::new(()),
                 gate_waiter: std::sync::Mutex::new(None),
                 cancel: CancellationToken::new(),
@@ -210,11 +212,12 @@ impl Engine {
     }
 }
 
+/// A dependency as the prompts show it.
 #[derive(Serialize)]
-struct DepCtx<'a> {
-    name: &'a str,
-    purpose: &'a str,
-    code: &'a str,
+struct DepCtx {
+    name: String,
+    purpose: String,
+    code: String,
 }
 
 #[derive(Serialize)]
@@ -673,7 +676,7 @@ impl Core {
             .await;
         if !has_tests {
             self.status(name, NodeStatus::Generating).await?;
-            match self.write_tests(name).await {
+            match self.write_tests(name, "tests/{name}").await {
                 Ok(()) => {}
                 Err(Stop::Skipped) => {
                     self.notice(
@@ -693,6 +696,7 @@ impl Core {
                 return self.give_up(name, e).await;
             }
         }
+        let mut tests_rewritten = false;
         loop {
             let iteration = self
                 .read(|s| s.nodes.get(name).map(|n| n.iteration()).unwrap_or(0))
@@ -753,6 +757,9 @@ impl Core {
                 .read(|s| s.nodes.get(name).map(|n| n.iteration()).unwrap_or(0))
                 .await;
             self.status(name, NodeStatus::Failed).await?;
+            let tests_broken = location.as_ref().is_some_and(|l| {
+                l.file == crate::exec::harness::tests_file_name(name) && l.test.is_none()
+            });
             if let Some(location) = location {
                 self.record(Event::Localized {
                     node: name.to_string(),
@@ -763,6 +770,21 @@ impl Core {
             }
             if now != iteration {
                 continue; // edited while it ran: run the edit
+            }
+            if tests_broken && !tests_rewritten && self.given.is_none() {
+                // The tests themselves do not load: no code change can fix
+                // that. Ask for the tests again, once.
+                tests_rewritten = true;
+                self.notice(
+                    NoticeLevel::Warning,
+                    format!("the tests of `{name}` do not load: asking for new tests"),
+                )
+                .await?;
+                self.status(name, NodeStatus::Generating).await?;
+                match self.write_tests(name, "tests/{name}/2").await {
+                    Ok(()) => continue,
+                    Err(e) => return self.give_up(name, e).await,
+                }
             }
             if iteration >= self.opts.max_iterations {
                 self.notice(
@@ -895,6 +917,13 @@ impl Core {
         forwarded?;
         match reply {
             Ok(reply) => {
+                if reply.usage_estimated && !self.estimate_noticed.swap(true, Ordering::SeqCst) {
+                    self.notice(
+                        NoticeLevel::Info,
+                        "token counts are estimated (about 4 characters a token): the model does not report its usage".into(),
+                    )
+                    .await?;
+                }
                 self.record(Event::ModelReply {
                     call_id,
                     text: reply.text.clone(),
@@ -973,15 +1002,11 @@ impl Core {
         }
     }
 
+    /// What the prompts of a node need: its spec, its direct dependencies, the task, its tests.
     async fn node_context(
         &self,
         name: &str,
-    ) -> Option<(
-        FunctionSpec,
-        Vec<(String, String, String)>,
-        String,
-        Option<String>,
-    )> {
+    ) -> Option<(FunctionSpec, Vec<DepCtx>, String, Option<String>)> {
         self.read(|s| {
             let n = s.nodes.get(name)?;
             let deps = n
@@ -989,12 +1014,10 @@ impl Core {
                 .depends_on
                 .iter()
                 .filter_map(|d| s.nodes.get(d))
-                .map(|d| {
-                    (
-                        d.spec.name.clone(),
-                        d.spec.purpose.clone(),
-                        d.code().unwrap_or("").to_string(),
-                    )
+                .map(|d| DepCtx {
+                    name: d.spec.name.clone(),
+                    purpose: d.spec.purpose.clone(),
+                    code: d.code().unwrap_or("").to_string(),
                 })
                 .collect();
             Some((n.spec.clone(), deps, s.task.clone(), n.tests.clone()))
@@ -1002,7 +1025,8 @@ impl Core {
         .await
     }
 
-    async fn write_tests(&self, name: &str) -> Result<(), Stop> {
+    /// Ask for `name`'s tests; `tag` is a pattern in which `{name}` is replaced.
+    async fn write_tests(&self, name: &str, tag: &str) -> Result<(), Stop> {
         self.may_ask(&Purpose::Tests {
             node: name.to_string(),
         })
@@ -1010,14 +1034,6 @@ impl Core {
         let Some((spec, deps, task, _)) = self.node_context(name).await else {
             return Err(Stop::Failed);
         };
-        let deps: Vec<DepCtx> = deps
-            .iter()
-            .map(|(n, p, c)| DepCtx {
-                name: n,
-                purpose: p,
-                code: c,
-            })
-            .collect();
         let prompt = self
             .prompts
             .render("tests.md", minijinja::context! { task, spec, deps })?;
@@ -1027,7 +1043,7 @@ impl Core {
                 Purpose::Tests {
                     node: name.to_string(),
                 },
-                format!("tests/{name}"),
+                tag.replace("{name}", name),
                 messages,
                 None,
                 None,
@@ -1040,6 +1056,15 @@ impl Core {
         })
         .await?;
         Ok(())
+    }
+
+    /// The tests as the model may see them.
+    fn shown_tests(&self, tests: Option<String>) -> Option<String> {
+        if self.given.as_ref().is_some_and(|g| g.hidden_tests) {
+            None
+        } else {
+            tests
+        }
     }
 
     fn with_prelude(&self, name: &str, code: String) -> String {
@@ -1059,17 +1084,9 @@ impl Core {
         let Some((spec, deps, task, tests)) = self.node_context(name).await else {
             return Err(Stop::Failed);
         };
-        let deps: Vec<DepCtx> = deps
-            .iter()
-            .map(|(n, p, c)| DepCtx {
-                name: n,
-                purpose: p,
-                code: c,
-            })
-            .collect();
         let prompt = self.prompts.render(
             "code.md",
-            minijinja::context! { task, spec, deps, tests, inputs => &self.inputs },
+            minijinja::context! { task, spec, deps, inputs => &self.inputs, tests => self.shown_tests(tests) },
         )?;
         let messages = self.messages(prompt)?;
         let (_, code) = self
@@ -1137,7 +1154,7 @@ impl Core {
                 Some((
                     n.spec.clone(),
                     n.code().unwrap_or("").to_string(),
-                    n.tests.clone().unwrap_or_default(),
+                    n.tests.clone(),
                     n.hints.clone(),
                     failures,
                     output,
@@ -1174,7 +1191,7 @@ impl Core {
             "repair.md",
             minijinja::context! {
                 task, spec, iteration, code, error, output, history, hints,
-                different_approach, tests,
+                different_approach, tests => self.shown_tests(tests),
             },
         )?;
         let messages = self.messages(prompt)?;

@@ -55,6 +55,9 @@ pub struct GivenPlan {
     /// Code every version of a node starts with unless it already contains it
     /// (a benchmark prompt's imports and helpers).
     pub preludes: BTreeMap<String, String>,
+    /// The tests are run but never shown to the model (a benchmark's hidden
+    /// tests); it sees only the localized failures.
+    pub hidden_tests: bool,
 }
 
 #[derive(Debug, Clone)]

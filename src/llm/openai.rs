@@ -192,7 +192,9 @@ impl OpenAiClient {
                 continue;
             }
             let body = self.scrub(&error_excerpt(&raw));
-            if !(code == 429 || status.is_server_error()) {
+            // OpenAI answers 429 for an exhausted quota too: waiting does not help.
+            let out_of_quota = code == 429 && raw.contains("insufficient_quota");
+            if out_of_quota || !(code == 429 || status.is_server_error()) {
                 return Err(LlmError::Status {
                     url: self.chat_url.clone(),
                     status: code,
@@ -250,10 +252,10 @@ impl OpenAiClient {
             // Without it OpenAI and vLLM send no usage in a stream.
             body["stream_options"] = json!({ "include_usage": true });
         }
-        if let Some(t) = request.temperature.or(self.options.temperature) {
-            if !quirk(&self.quirks.no_temperature) {
-                body["temperature"] = json!(t);
-            }
+        if let Some(t) = request.temperature.or(self.options.temperature)
+            && !quirk(&self.quirks.no_temperature)
+        {
+            body["temperature"] = json!(t);
         }
         if let Some(n) = request.max_tokens {
             if quirk(&self.quirks.max_completion_tokens) {
@@ -308,8 +310,11 @@ impl OpenAiClient {
         let mut reply = ReplyState::default();
         // The first bytes, to quote when the body turns out not to be SSE.
         let mut head: Vec<u8> = Vec::new();
-        let mut whole_json: Option<Vec<u8>> =
-            content_type.contains("application/json").then(Vec::new);
+        // The kind of body is told by its first byte that is not whitespace:
+        // `{` is one JSON completion (a server that ignored `stream: true`),
+        // anything else an event stream. Content types are only quoted.
+        let mut undecided: Option<Vec<u8>> = Some(Vec::new());
+        let mut whole_json: Option<Vec<u8>> = None;
         let mut cut: Option<String> = None;
         loop {
             let chunk = match self.next_chunk(&mut response, started).await? {
@@ -323,9 +328,21 @@ impl OpenAiClient {
             if head.len() < 512 {
                 head.extend_from_slice(&chunk[..chunk.len().min(512 - head.len())]);
             }
-            if whole_json.is_none() && parser.is_fresh() && starts_like_json(&head) {
-                whole_json = Some(Vec::new());
-            }
+            let chunk = match undecided.take() {
+                Some(mut pending) => {
+                    pending.extend_from_slice(&chunk);
+                    match pending.iter().find(|b| !b.is_ascii_whitespace()) {
+                        None => {
+                            undecided = Some(pending);
+                            continue;
+                        }
+                        Some(b'{') => whole_json = Some(Vec::new()),
+                        Some(_) => {}
+                    }
+                    pending
+                }
+                None => chunk,
+            };
             if let Some(body) = whole_json.as_mut() {
                 if body.len() + chunk.len() > MAX_REPLY_BYTES {
                     return Err(self.protocol(format!(
@@ -382,7 +399,7 @@ impl OpenAiClient {
             } else {
                 content_type.clone()
             };
-            let what = if head.is_empty() {
+            let what = if head.iter().all(u8::is_ascii_whitespace) {
                 "an empty body".to_string()
             } else {
                 format!(
@@ -574,6 +591,7 @@ impl OpenAiClient {
                 "check the base URL and that the server has a model named \"{}\"",
                 self.options.model
             ),
+            429 => "the account is out of quota: check its plan and billing".to_string(),
             _ => return body,
         };
         if body.is_empty() {
@@ -837,12 +855,6 @@ fn excerpt(text: &str) -> String {
     cut
 }
 
-fn starts_like_json(head: &[u8]) -> bool {
-    head.iter()
-        .find(|b| !b.is_ascii_whitespace())
-        .is_some_and(|b| *b == b'{')
-}
-
 /// Read at most `limit` bytes of a body, each piece within `timeout`.
 async fn read_limited(
     mut response: reqwest::Response,
@@ -974,11 +986,6 @@ pub struct SseParser {
 impl SseParser {
     pub fn new() -> SseParser {
         SseParser::default()
-    }
-
-    /// Nothing has been fed yet.
-    fn is_fresh(&self) -> bool {
-        !self.seen_any && self.line.is_empty()
     }
 
     /// Feed bytes; returns the events they completed.
