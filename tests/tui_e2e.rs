@@ -375,5 +375,55 @@ fn no_color_draws_without_colours_and_the_dark_theme_with_them() {
         t.keys(&["q"]);
         wait_dead(&t);
     }
-    assert_eq!(colours, vec![true, false], "dark theme coloured, NO_COLOR plain");
+    assert_eq!(
+        colours,
+        vec![true, false],
+        "dark theme coloured, NO_COLOR plain"
+    );
+}
+
+#[test]
+fn replay_live_reruns_the_recorded_code_and_marks_where_the_outcome_differs() {
+    if skip_without_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // The csvmeans demo's tape, with run 1 (a real failure) recorded as passed:
+    // re-running its code must fail and be marked as different.
+    let demo = codeloop::demos::find("csvmeans").expect("the csvmeans demo");
+    let tampered: String = demo
+        .tape
+        .lines()
+        .map(|line| {
+            if line.contains("\"type\":\"run_finished\"") && line.contains("\"run_id\":1,") {
+                line.replacen("\"passed\":false", "\"passed\":true", 1)
+            } else {
+                line.to_string()
+            }
+        })
+        .map(|l| l + "\n")
+        .collect();
+    assert_ne!(
+        tampered, demo.tape,
+        "run 1 of csvmeans failed on the recording"
+    );
+    let tape = dir.path().join("tampered.jsonl");
+    std::fs::write(&tape, tampered).unwrap();
+    let env = demo_env(dir.path());
+    let t = Tmux::start(
+        "live",
+        dir.path(),
+        &["replay", &tape.to_string_lossy(), "--live", "--speed", "8"],
+        &env_refs(&env),
+    );
+    t.wait_for("replay finished", Duration::from_secs(60));
+    // Re-runs finish after the replay reaches them; give the last ones time.
+    let s = t.wait_for("program passed · run 4 =live", Duration::from_secs(30));
+    assert!(
+        s.contains("passed · run 1 ≠live"),
+        "run 1 is marked as different:\n{s}"
+    );
+    assert!(s.contains("passed · run 2 =live"), "{s}");
+    t.keys(&["q"]);
+    wait_dead(&t);
 }
