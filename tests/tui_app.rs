@@ -462,3 +462,51 @@ fn a_tape_on_disk_opens_like_the_records_it_holds() {
         "{err}"
     );
 }
+
+#[test]
+fn an_attached_file_goes_with_the_task_and_a_bad_path_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("cities.csv");
+    std::fs::write(&data, "city,temp\nOslo,3\n").unwrap();
+    let mut app = App::live(info(), theme());
+    app.update(ctrl('o'));
+    press(&mut app, "/no/such/file".chars().map(ch));
+    assert!(app.update(key(KeyCode::Enter)).is_empty());
+    assert!(
+        app.flash
+            .as_ref()
+            .unwrap()
+            .1
+            .contains("not a readable file")
+    );
+    app.update(ctrl('o'));
+    press(&mut app, data.to_string_lossy().chars().map(ch));
+    app.update(key(KeyCode::Enter));
+    assert_eq!(app.attached, vec![data.clone()]);
+    app.task.insert_str("mean temperature per city");
+    let actions = app.update(ctrl('s'));
+    assert_eq!(
+        actions,
+        vec![Action::Start(StartRequest::Task {
+            task: "mean temperature per city".into(),
+            inputs: vec![data],
+        })]
+    );
+}
+
+#[test]
+fn after_a_session_ends_n_opens_a_new_one() {
+    let mut app = live_after(records().len());
+    assert!(app.state.finished.is_some());
+    app.focus = Focus::Graph;
+    app.update(ch('n'));
+    assert!(matches!(&app.mode, Mode::Live(l) if !l.started));
+    assert!(app.records().is_empty());
+    assert!(app.state.specs.is_empty());
+    // While a session runs, n does not throw it away.
+    let mut running = live_after(5);
+    running.focus = Focus::Graph;
+    running.update(ch('n'));
+    assert!(matches!(&running.mode, Mode::Live(l) if l.started));
+    assert_eq!(running.records().len(), 5);
+}

@@ -361,6 +361,23 @@ impl App {
         app
     }
 
+    /// Back to the welcome screen for another session (the finished one
+    /// stays on its tape).
+    fn new_session(&mut self) {
+        let info = Info {
+            session_dir: None,
+            ..self.info.clone()
+        };
+        let mut fresh = App::live(info, self.theme.clone());
+        fresh.screen = self.screen;
+        fresh.keys_handled = self.keys_handled;
+        fresh.flash = Some((
+            NoticeLevel::Info,
+            "new session: pick a demo or write a task (the last one is on its tape)".into(),
+        ));
+        *self = fresh;
+    }
+
     /// Review a tape read-only; the cursor starts at the end.
     pub fn review(tape: TapeContents, mut info: Info, theme: Theme) -> App {
         info.truncated_line = tape.truncated_tail.map(|(line, _)| line);
@@ -923,6 +940,17 @@ impl App {
     }
 
     fn on_steer_key(&mut self, key: KeyEvent, actions: &mut Vec<Action>) {
+        if key.code == KeyCode::Char('n') && matches!(&self.mode, Mode::Live(l) if l.started) {
+            if self.session_running() {
+                self.flash = Some((
+                    NoticeLevel::Warning,
+                    "a session is running: c cancels it first".into(),
+                ));
+            } else {
+                self.new_session();
+            }
+            return;
+        }
         let node = self.selected.clone();
         let need_node = |app: &mut App| {
             app.flash = Some((

@@ -28,6 +28,7 @@ pub fn global(mode: &Mode) -> Vec<Key> {
             ("h", "add a hint for the node's next repair"),
             ("r", "re-run the selected node"),
             ("c", "cancel the session"),
+            ("n", "a new session, once this one ended"),
             ("← / →", "step back / forward through what happened"),
             ("End", "back to live"),
         ]),
