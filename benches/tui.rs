@@ -191,7 +191,12 @@ fn ms(d: Duration) -> String {
 }
 
 fn main() {
-    // `cargo bench` passes --bench; nothing else is taken.
+    // `cargo bench` passes --bench. `cargo test --all-targets` runs this
+    // binary too, without it: measuring there would only slow the suite down.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("tui benchmark: run it with `cargo bench --bench tui`");
+        return;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
