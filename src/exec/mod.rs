@@ -5,6 +5,7 @@
 
 mod capture;
 pub mod check;
+mod forkserver;
 pub mod harness;
 pub mod helper;
 pub mod locate;
@@ -12,6 +13,7 @@ pub mod probes;
 mod run;
 mod sandbox;
 
+pub use forkserver::ForkServer;
 pub use sandbox::{LayerReport, Sandbox, SandboxOptions};
 
 use std::path::PathBuf;

@@ -231,7 +231,7 @@ impl Sandbox {
         })
     }
 
-    fn command(
+    pub(crate) fn command(
         &self,
         root: &Path,
         spec: &RunSpec,
@@ -354,7 +354,7 @@ impl Sandbox {
     }
 
     /// With bubblewrap, a program killed by a signal shows as 128 + signal.
-    fn decode_status(&self, status: std::process::ExitStatus) -> (Option<i32>, Option<i32>) {
+    pub(crate) fn decode_status(&self, status: std::process::ExitStatus) -> (Option<i32>, Option<i32>) {
         match (status.code(), status.signal()) {
             (Some(code), _) if self.bwrap.is_some() && code > 128 && code < 128 + 65 => {
                 (None, Some(code - 128))
@@ -363,7 +363,7 @@ impl Sandbox {
         }
     }
 
-    async fn kill_uid(&self, uid: u32) {
+    pub(crate) async fn kill_uid(&self, uid: u32) {
         let Some(helper) = &self.helper else {
             return;
         };
@@ -381,7 +381,7 @@ impl Sandbox {
 }
 
 /// The whole environment a run sees.
-fn sandbox_env(root: &Path) -> Vec<(OsString, OsString)> {
+pub(crate) fn sandbox_env(root: &Path) -> Vec<(OsString, OsString)> {
     let tmp = root.join(".tmp");
     vec![
         ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
@@ -396,7 +396,7 @@ fn sandbox_env(root: &Path) -> Vec<(OsString, OsString)> {
 /// Uids handed to runs when codeloop is root: one per run, so that the
 /// process limit counts only that run's processes and its leftovers can be
 /// found and killed. Far above the ranges distributions give to users.
-fn next_run_uid() -> u32 {
+pub(crate) fn next_run_uid() -> u32 {
     static NEXT: AtomicU32 = AtomicU32::new(0);
     const BASE: u32 = 1_900_000_000;
     let n = NEXT.fetch_add(1, Ordering::Relaxed) % 100_000;
@@ -430,7 +430,7 @@ fn checked_relative(path: &str) -> Result<PathBuf, ExecError> {
     Ok(p.to_path_buf())
 }
 
-fn prepare_workdir(root: &Path, spec: &RunSpec) -> Result<(), ExecError> {
+pub(crate) fn prepare_workdir(root: &Path, spec: &RunSpec) -> Result<(), ExecError> {
     std::fs::create_dir(root.join(".tmp")).map_err(ExecError::Workdir)?;
     for (name, contents) in &spec.files {
         let rel = checked_relative(name)?;
@@ -455,7 +455,7 @@ fn prepare_workdir(root: &Path, spec: &RunSpec) -> Result<(), ExecError> {
     Ok(())
 }
 
-fn chown_tree(dir: &Path, uid: u32) -> std::io::Result<()> {
+pub(crate) fn chown_tree(dir: &Path, uid: u32) -> std::io::Result<()> {
     std::os::unix::fs::lchown(dir, Some(uid), Some(uid))?;
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
@@ -531,7 +531,7 @@ fn dir_size(dir: &Path) -> u64 {
 }
 
 /// A limit the kernel enforced, recognised by the signal or by Python's own words.
-fn classify(
+pub(crate) fn classify(
     exit_code: Option<i32>,
     signal: Option<i32>,
     stderr: &str,
