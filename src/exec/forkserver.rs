@@ -91,7 +91,14 @@ impl Sandbox {
             .tempdir()
             .map_err(ExecError::Workdir)?;
         let root = workdir.path().to_path_buf();
-        let jobs = root.join("jobs").display().to_string();
+        // With namespaces the jobs live on the private, size-limited tmpfs
+        // /dev/shm (fast to create and wipe); jobs themselves may write only
+        // beneath their own directory there.
+        let jobs = if self.bwrap.is_some() {
+            "/dev/shm/codeloop-jobs".to_string()
+        } else {
+            root.join("jobs").display().to_string()
+        };
         let out = root.join("_out").display().to_string();
         let run_uid = self.drop_uid.then(next_run_uid);
         let kill_all = self.bwrap.is_some() || run_uid.is_some();
