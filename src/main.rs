@@ -65,7 +65,10 @@ enum Cmd {
 fn main() -> ExitCode {
     // The sandbox helper mode: codeloop re-executes itself to set up a run's
     // isolation before it execs Python (see exec::helper). Checked before clap.
-    if std::env::args_os().nth(1).is_some_and(|a| a == codeloop::exec::helper::HELPER_ARG) {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == codeloop::exec::helper::HELPER_ARG)
+    {
         return codeloop::exec::helper::main();
     }
     let cli = Cli::parse();

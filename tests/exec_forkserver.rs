@@ -31,9 +31,14 @@ async fn jobs_run_in_fresh_directories_and_leave_nothing_for_the_next() {
     let o = server.run(&first).await.unwrap();
     assert_eq!(o.exit_code, Some(0), "{}", o.stderr.text());
     assert_eq!(o.stdout.text(), "['.tmp', 'left.txt', 'main.py'] ['a']\n");
-    assert_eq!(o.collected, vec![("report.json".to_string(), b"{}".to_vec())]);
+    assert_eq!(
+        o.collected,
+        vec![("report.json".to_string(), b"{}".to_vec())]
+    );
     let o = server
-        .run(&job("import os, json\nprint(sorted(os.listdir('.')), hasattr(json, 'MARK'))\n"))
+        .run(&job(
+            "import os, json\nprint(sorted(os.listdir('.')), hasattr(json, 'MARK'))\n",
+        ))
         .await
         .unwrap();
     assert_eq!(o.stdout.text(), "['.tmp', 'main.py'] False\n");
@@ -41,13 +46,20 @@ async fn jobs_run_in_fresh_directories_and_leave_nothing_for_the_next() {
 
 #[tokio::test]
 async fn a_failing_job_gives_its_traceback_and_exit_code() {
-    let mut server = Sandbox::probe().fork_server(Limits::default()).await.unwrap();
+    let mut server = Sandbox::probe()
+        .fork_server(Limits::default())
+        .await
+        .unwrap();
     let o = server
         .run(&job("def f(x):\n    return x / 0\nf(1)\n"))
         .await
         .unwrap();
     assert_eq!(o.exit_code, Some(1));
-    assert!(o.stderr.text().contains("ZeroDivisionError: division by zero"));
+    assert!(
+        o.stderr
+            .text()
+            .contains("ZeroDivisionError: division by zero")
+    );
     assert!(o.stderr.text().contains("main.py\", line 2, in f"));
     let o = server.run(&job("import sys\nsys.exit(4)\n")).await.unwrap();
     assert_eq!(o.exit_code, Some(4));
@@ -55,13 +67,19 @@ async fn a_failing_job_gives_its_traceback_and_exit_code() {
 
 #[tokio::test]
 async fn a_timeout_ends_the_job_and_its_leftovers_but_not_the_server() {
-    let mut server = Sandbox::probe().fork_server(Limits::default()).await.unwrap();
+    let mut server = Sandbox::probe()
+        .fork_server(Limits::default())
+        .await
+        .unwrap();
     let mut spin = job(
         "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(60)\ntime.sleep(60)\n",
     );
     spin.limits.wall = Duration::from_millis(500);
     let o = server.run(&spin).await.unwrap();
-    assert_eq!(o.limit_hit, Some(LimitHit::WallTimeout(Duration::from_millis(500))));
+    assert_eq!(
+        o.limit_hit,
+        Some(LimitHit::WallTimeout(Duration::from_millis(500)))
+    );
     // The setsid'd grandchild is gone too: the next job sees no sleeper.
     let o = server
         .run(&job("import os\nprint(sum(1 for p in os.listdir('/proc') if p.isdigit() and 'sleep' in open(f'/proc/{p}/cmdline','rb').read().decode(errors='replace')))\n"))
@@ -72,7 +90,10 @@ async fn a_timeout_ends_the_job_and_its_leftovers_but_not_the_server() {
 
 #[tokio::test]
 async fn a_job_cannot_signal_the_server_nor_write_outside_its_directory() {
-    let mut server = Sandbox::probe().fork_server(Limits::default()).await.unwrap();
+    let mut server = Sandbox::probe()
+        .fork_server(Limits::default())
+        .await
+        .unwrap();
     let o = server
         .run(&job(
             "import os, signal\ntry:\n    os.kill(os.getppid(), signal.SIGKILL)\n    print('SIGNALLED')\nexcept OSError as e:\n    print('DENIED', type(e).__name__)\nfor p in ['../escape.txt', '/dev/shm/../escape.txt', os.environ.get('HOME', '.') + '/../x']:\n    try:\n        open(p, 'w').write('x')\n        print('WROTE', p)\n    except OSError as e:\n        print('DENIED', type(e).__name__)\n",
@@ -80,7 +101,10 @@ async fn a_job_cannot_signal_the_server_nor_write_outside_its_directory() {
         .await
         .unwrap();
     let out = o.stdout.text();
-    assert!(!out.contains("SIGNALLED") && !out.contains("WROTE"), "{out}");
+    assert!(
+        !out.contains("SIGNALLED") && !out.contains("WROTE"),
+        "{out}"
+    );
     let o = server.run(&job("print('still here')")).await.unwrap();
     assert_eq!(o.stdout.text(), "still here\n");
     assert!(server.is_alive());
@@ -88,9 +112,14 @@ async fn a_job_cannot_signal_the_server_nor_write_outside_its_directory() {
 
 #[tokio::test]
 async fn memory_and_cpu_limits_hold_per_job() {
-    let mut server = Sandbox::probe().fork_server(Limits::default()).await.unwrap();
+    let mut server = Sandbox::probe()
+        .fork_server(Limits::default())
+        .await
+        .unwrap();
     let o = server
-        .run(&job("x = []\nwhile True:\n    x.append(bytearray(32 << 20))\n"))
+        .run(&job(
+            "x = []\nwhile True:\n    x.append(bytearray(32 << 20))\n",
+        ))
         .await
         .unwrap();
     assert_eq!(o.limit_hit, Some(LimitHit::Memory(512 << 20)));
@@ -102,7 +131,10 @@ async fn memory_and_cpu_limits_hold_per_job() {
 
 #[tokio::test]
 async fn filling_the_disk_meets_the_quota_per_job() {
-    let mut server = Sandbox::probe().fork_server(Limits::default()).await.unwrap();
+    let mut server = Sandbox::probe()
+        .fork_server(Limits::default())
+        .await
+        .unwrap();
     let mut fill = job(
         "import time\nchunk = b'x' * (1 << 20)\nfor i in range(1000):\n    with open(f'f{i}', 'wb') as f:\n        f.write(chunk)\n    time.sleep(0.001)\n",
     );

@@ -76,8 +76,19 @@ async fn every_layer_is_active_on_this_machine() {
     assert!(inactive.is_empty(), "inactive layers: {inactive:?}");
     let o = run(spec("print('hi')")).await;
     assert_eq!(o.layers, sandbox.active_layers());
-    for name in ["hygiene", "rlimits", "uid", "landlock", "seccomp", "namespaces"] {
-        assert!(o.layers.iter().any(|l| l == name), "{name} missing: {:?}", o.layers);
+    for name in [
+        "hygiene",
+        "rlimits",
+        "uid",
+        "landlock",
+        "seccomp",
+        "namespaces",
+    ] {
+        assert!(
+            o.layers.iter().any(|l| l == name),
+            "{name} missing: {:?}",
+            o.layers
+        );
     }
 }
 
@@ -101,7 +112,10 @@ async fn a_trivial_program_runs_with_args_in_a_scrubbed_environment() {
 async fn exit_codes_and_signals_come_back() {
     let o = run(spec("import sys\nsys.exit(3)")).await;
     assert_eq!((o.exit_code, o.signal), (Some(3), None));
-    let o = run(spec("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)")).await;
+    let o = run(spec(
+        "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)",
+    ))
+    .await;
     assert_eq!((o.exit_code, o.signal), (None, Some(libc::SIGSEGV)));
 }
 
@@ -150,7 +164,10 @@ async fn a_timeout_kills_the_whole_group_and_leaves_nothing_running() {
     s.limits.wall = Duration::from_secs(1);
     let started = Instant::now();
     let o = run(s).await;
-    assert_eq!(o.limit_hit, Some(LimitHit::WallTimeout(Duration::from_secs(1))));
+    assert_eq!(
+        o.limit_hit,
+        Some(LimitHit::WallTimeout(Duration::from_secs(1)))
+    );
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(
         o.limit_hit.as_ref().unwrap().describe(),
@@ -167,7 +184,12 @@ async fn a_fork_bomb_meets_the_process_limit_and_leaves_nothing() {
         "import os, sys, time\nif len(sys.argv) < 2:\n    os.execv(sys.executable, [sys.executable, sys.argv[0], '{marker}'])\nwhile True:\n    os.fork()\n"
     );
     let o = run(spec(&code)).await;
-    assert_eq!(o.limit_hit, Some(LimitHit::Processes(64)), "{}", o.stderr.text());
+    assert_eq!(
+        o.limit_hit,
+        Some(LimitHit::Processes(64)),
+        "{}",
+        o.stderr.text()
+    );
     assert!(o.stderr.text().contains("BlockingIOError"));
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(processes_with(&marker), Vec::<u32>::new());
@@ -175,12 +197,12 @@ async fn a_fork_bomb_meets_the_process_limit_and_leaves_nothing() {
 
 #[tokio::test]
 async fn a_memory_bomb_meets_the_memory_limit() {
-    let o = run(spec("x = []\nwhile True:\n    x.append(bytearray(32 << 20))\n")).await;
+    let o = run(spec(
+        "x = []\nwhile True:\n    x.append(bytearray(32 << 20))\n",
+    ))
+    .await;
     assert_eq!(o.limit_hit, Some(LimitHit::Memory(512 << 20)));
-    assert_eq!(
-        o.limit_hit.unwrap().describe(),
-        "memory limit of 512 MiB"
-    );
+    assert_eq!(o.limit_hit.unwrap().describe(), "memory limit of 512 MiB");
 }
 
 #[tokio::test]
@@ -331,7 +353,11 @@ async fn collected_files_come_back_but_never_through_a_symlink() {
     let mut s = spec(
         "import os\nopen('report.json', 'w').write('{\"ok\": true}')\nos.symlink('/etc/hostname', 'link.json')\n",
     );
-    s.collect = vec!["report.json".into(), "link.json".into(), "missing.json".into()];
+    s.collect = vec![
+        "report.json".into(),
+        "link.json".into(),
+        "missing.json".into(),
+    ];
     let o = run(s).await;
     assert_eq!(o.exit_code, Some(0), "{}", o.stderr.text());
     assert_eq!(

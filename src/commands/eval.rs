@@ -74,7 +74,9 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         anyhow::bail!("{problem}");
     }
     let options = EvalOptions {
-        workers: args.workers.unwrap_or_else(|| EvalOptions::default().workers),
+        workers: args
+            .workers
+            .unwrap_or_else(|| EvalOptions::default().workers),
         timeout: Duration::from_secs_f64(args.timeout),
         memory_bytes: config.run.memory_mb.saturating_mul(1 << 20),
         site_packages: args.site_packages,

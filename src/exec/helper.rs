@@ -123,7 +123,13 @@ fn apply_and_exec(plan: &HelperPlan) -> Result<Never, String> {
     // SAFETY: plain prctl calls with integer arguments.
     unsafe {
         // Die with codeloop (set after the uid change, which clears it).
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
             return Err(format!(
                 "cannot set no_new_privs: {}",
@@ -148,10 +154,25 @@ fn set_rlimits(r: &Rlimits) -> Result<(), String> {
     // The CPU soft limit sends SIGXCPU (which ends Python); the hard limit a
     // second later is the SIGKILL backstop.
     let limits = [
-        (libc::RLIMIT_CPU, r.cpu_secs, r.cpu_secs.saturating_add(1), "CPU time"),
-        (libc::RLIMIT_AS, r.address_space, r.address_space, "address space"),
+        (
+            libc::RLIMIT_CPU,
+            r.cpu_secs,
+            r.cpu_secs.saturating_add(1),
+            "CPU time",
+        ),
+        (
+            libc::RLIMIT_AS,
+            r.address_space,
+            r.address_space,
+            "address space",
+        ),
         (libc::RLIMIT_FSIZE, r.file_size, r.file_size, "file size"),
-        (libc::RLIMIT_NOFILE, r.open_files, r.open_files, "open files"),
+        (
+            libc::RLIMIT_NOFILE,
+            r.open_files,
+            r.open_files,
+            "open files",
+        ),
         (libc::RLIMIT_NPROC, r.processes, r.processes, "processes"),
         (libc::RLIMIT_CORE, 0, 0, "core dumps"),
     ];
@@ -323,6 +344,8 @@ pub(crate) fn seccomp_programs() -> Result<Vec<BpfProgram>, String> {
             libc::AF_UNIX as u64,
         )?])?],
     );
+    // The request type differs between C libraries (u64 on glibc, i32 on musl).
+    #[allow(clippy::unnecessary_cast)]
     let tty_ioctls = [libc::TIOCSTI as u64, libc::TIOCLINUX as u64];
     let mut ioctl_rules = Vec::new();
     for req in tty_ioctls {
@@ -363,9 +386,7 @@ pub(crate) fn seccomp_programs() -> Result<Vec<BpfProgram>, String> {
     .map_err(|e| format!("seccomp filter: {e}"))?;
     let mut programs = Vec::new();
     for filter in [eperm, enosys] {
-        programs.push(
-            BpfProgram::try_from(filter).map_err(|e| format!("seccomp filter: {e}"))?,
-        );
+        programs.push(BpfProgram::try_from(filter).map_err(|e| format!("seccomp filter: {e}"))?);
     }
     Ok(programs)
 }

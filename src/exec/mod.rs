@@ -139,7 +139,9 @@ pub enum ExecError {
     NoInterpreter,
     #[error("the run was cancelled")]
     Cancelled,
-    #[error("the sandbox could not be set up: {0}\nRun `codeloop doctor` to see which layers work on this machine.")]
+    #[error(
+        "the sandbox could not be set up: {0}\nRun `codeloop doctor` to see which layers work on this machine."
+    )]
     Sandbox(String),
 }
 
@@ -168,9 +170,9 @@ fn seconds(d: Duration) -> String {
 
 fn bytes(b: u64) -> String {
     const MIB: u64 = 1 << 20;
-    if b >= MIB && b % MIB == 0 {
+    if b >= MIB && b.is_multiple_of(MIB) {
         format!("{} MiB", b / MIB)
-    } else if b >= 1 << 10 && b % (1 << 10) == 0 {
+    } else if b >= 1 << 10 && b.is_multiple_of(1 << 10) {
         format!("{} KiB", b >> 10)
     } else {
         format!("{b} bytes")
@@ -187,7 +189,13 @@ mod tests {
             LimitHit::WallTimeout(Duration::from_secs(10)).describe(),
             "wall-clock timeout of 10 s"
         );
-        assert_eq!(LimitHit::Memory(1 << 30).describe(), "memory limit of 1024 MiB");
-        assert_eq!(LimitHit::Output(1500).describe(), "output limit of 1500 bytes");
+        assert_eq!(
+            LimitHit::Memory(1 << 30).describe(),
+            "memory limit of 1024 MiB"
+        );
+        assert_eq!(
+            LimitHit::Output(1500).describe(),
+            "output limit of 1500 bytes"
+        );
     }
 }

@@ -94,11 +94,7 @@ fn limit_probe(
                 name: name.into(),
                 hostile: true,
                 ok: false,
-                detail: format!(
-                    "ran to the end (exit {:?}): {}",
-                    o.exit_code,
-                    last_line(&o)
-                ),
+                detail: format!("ran to the end (exit {:?}): {}", o.exit_code, last_line(&o)),
             },
         },
         Err(e) => ProbeResult {
@@ -313,7 +309,10 @@ pub async fn run_all(sandbox: &Sandbox) -> Vec<ProbeResult> {
 }
 
 async fn write_outside(sandbox: &Sandbox) -> ProbeResult {
-    let dir = match tempfile::Builder::new().prefix("codeloop-doctor-").tempdir() {
+    let dir = match tempfile::Builder::new()
+        .prefix("codeloop-doctor-")
+        .tempdir()
+    {
         Ok(d) => d,
         Err(e) => {
             return ProbeResult {
@@ -330,7 +329,10 @@ async fn write_outside(sandbox: &Sandbox) -> ProbeResult {
     let target = dir.path().join("written-by-probe");
     let home_target = std::env::var_os("HOME")
         .map(|h| std::path::PathBuf::from(h).join(".codeloop-doctor-probe"));
-    let mut args = vec![target.display().to_string(), "/etc/codeloop-doctor-probe".into()];
+    let mut args = vec![
+        target.display().to_string(),
+        "/etc/codeloop-doctor-probe".into(),
+    ];
     if let Some(h) = &home_target {
         args.push(h.display().to_string());
     }
@@ -342,7 +344,10 @@ async fn write_outside(sandbox: &Sandbox) -> ProbeResult {
     }
     let outcome = run(sandbox, WRITE_OUTSIDE, args).await;
     let mut host_ok = !target.exists();
-    for written in [Some(etc_target.to_path_buf()), home_target].into_iter().flatten() {
+    for written in [Some(etc_target.to_path_buf()), home_target]
+        .into_iter()
+        .flatten()
+    {
         if written.exists() {
             host_ok = false;
             let _ = std::fs::remove_file(&written);

@@ -354,7 +354,10 @@ impl Sandbox {
     }
 
     /// With bubblewrap, a program killed by a signal shows as 128 + signal.
-    pub(crate) fn decode_status(&self, status: std::process::ExitStatus) -> (Option<i32>, Option<i32>) {
+    pub(crate) fn decode_status(
+        &self,
+        status: std::process::ExitStatus,
+    ) -> (Option<i32>, Option<i32>) {
         match (status.code(), status.signal()) {
             (Some(code), _) if self.bwrap.is_some() && code > 128 && code < 128 + 65 => {
                 (None, Some(code - 128))

@@ -85,7 +85,8 @@ pub struct Sandbox {
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// System directories the interpreter and its libraries need, read-only.
-pub(crate) const SYSTEM_READ_DIRS: &[&str] = &["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc"];
+pub(crate) const SYSTEM_READ_DIRS: &[&str] =
+    &["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc"];
 
 impl Sandbox {
     /// Probe once per process (later calls return the cached result).
@@ -301,9 +302,10 @@ impl Sandbox {
                 "install bubblewrap, or run codeloop as an ordinary user, so the process limit holds".into()
             }),
         });
-        let helper_missing = helper.as_ref().err().map(|e| {
-            format!("the sandbox helper is not available ({e})")
-        });
+        let helper_missing = helper
+            .as_ref()
+            .err()
+            .map(|e| format!("the sandbox helper is not available ({e})"));
         let uid_layer = if !self.is_root {
             LayerReport {
                 name: "uid".into(),
@@ -330,7 +332,9 @@ impl Sandbox {
         };
         layers.push(uid_layer);
         layers.push(if self.use_landlock {
-            let mut what = vec!["filesystem read-only outside the working directory and the interpreter's paths"];
+            let mut what = vec![
+                "filesystem read-only outside the working directory and the interpreter's paths",
+            ];
             if self.landlock_abi >= 4 {
                 what.push("no TCP bind or connect");
             }
@@ -341,9 +345,8 @@ impl Sandbox {
                 name: "landlock".into(),
                 active: true,
                 detail: format!("ABI {}: {}", self.landlock_abi, what.join("; ")),
-                advice: (self.landlock_abi < 6).then(|| {
-                    "a kernel of 6.12 or later adds TCP and signal scoping".into()
-                }),
+                advice: (self.landlock_abi < 6)
+                    .then(|| "a kernel of 6.12 or later adds TCP and signal scoping".into()),
             }
         } else {
             LayerReport {
@@ -448,9 +451,8 @@ fn resolve_interpreter(options: &SandboxOptions) -> Result<(PathBuf, Interpreter
         version: String,
         paths: Vec<PathBuf>,
     }
-    let answer: Answer = serde_json::from_slice(&output.stdout).map_err(|e| {
-        format!("{} did not describe itself: {e}", candidate.display())
-    })?;
+    let answer: Answer = serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("{} did not describe itself: {e}", candidate.display()))?;
     let executable = if answer.executable.as_os_str().is_empty() {
         candidate
     } else {
@@ -529,7 +531,9 @@ fn find_helper(explicit: Option<&Path>) -> Result<PathBuf, String> {
             .stdin(Stdio::null())
             .stdout(Stdio::piped());
         match cmd.output() {
-            Ok(out) if out.status.success() && out.stdout.starts_with(b"codeloop sandbox helper") => {
+            Ok(out)
+                if out.status.success() && out.stdout.starts_with(b"codeloop sandbox helper") =>
+            {
                 return Ok(real);
             }
             Ok(_) => last_problem = format!("{} does not act as the helper", real.display()),
