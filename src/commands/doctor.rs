@@ -51,10 +51,10 @@ pub async fn run(args: Args, _config: Config) -> anyhow::Result<i32> {
     for layer in sandbox.layer_reports() {
         let mark = if layer.active { "active  " } else { "INACTIVE" };
         println!("  {mark}  {:<11} {}", layer.name, layer.detail);
-        if let Some(advice) = &layer.advice
-            && !layer.active
-        {
+        if let Some(advice) = &layer.advice {
             println!("            {:<11} advice: {advice}", "");
+        }
+        if !layer.active {
             inactive += 1;
         }
     }

@@ -49,7 +49,9 @@ pub struct Rlimits {
     pub address_space: u64,
     pub file_size: u64,
     pub open_files: u64,
-    pub processes: u64,
+    /// `None` where the count would include processes outside the run
+    /// (an ordinary user without namespaces): then it is left as it is.
+    pub processes: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -173,13 +175,26 @@ fn set_rlimits(r: &Rlimits) -> Result<(), String> {
             r.open_files,
             "open files",
         ),
-        (libc::RLIMIT_NPROC, r.processes, r.processes, "processes"),
         (libc::RLIMIT_CORE, 0, 0, "core dumps"),
     ];
-    for (resource, soft, hard, what) in limits {
+    let nproc = r.processes.map(|n| (libc::RLIMIT_NPROC, n, n, "processes"));
+    for (resource, soft, hard, what) in limits.into_iter().chain(nproc) {
+        // An ordinary user cannot raise a hard limit: never ask for more
+        // than the current one.
+        let mut current = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the struct we pass.
+        let max = if unsafe { libc::getrlimit(resource, &mut current) } == 0 {
+            current.rlim_max
+        } else {
+            libc::RLIM_INFINITY
+        };
+        let hard = (hard as libc::rlim_t).min(max);
         let lim = libc::rlimit {
-            rlim_cur: soft as libc::rlim_t,
-            rlim_max: hard as libc::rlim_t,
+            rlim_cur: (soft as libc::rlim_t).min(hard),
+            rlim_max: hard,
         };
         // SAFETY: setrlimit reads the struct we pass.
         if unsafe { libc::setrlimit(resource, &lim) } != 0 {

@@ -257,7 +257,7 @@ impl Sandbox {
             address_space: limits.memory_bytes,
             file_size: limits.file_size_bytes,
             open_files: limits.open_files,
-            processes: limits.max_processes,
+            processes: self.process_limit_holds().then_some(limits.max_processes),
         };
         let mut cmd = match &self.helper {
             Some(helper) => {
@@ -301,7 +301,7 @@ impl Sandbox {
                     }
                 };
                 let r = rlimits.clone();
-                // SAFETY: only async-signal-safe setrlimit calls run in the child.
+                // SAFETY: only async-signal-safe getrlimit/setrlimit calls run in the child.
                 unsafe {
                     c.pre_exec(move || {
                         for (res, v) in [
@@ -311,9 +311,19 @@ impl Sandbox {
                             (libc::RLIMIT_NOFILE, r.open_files),
                             (libc::RLIMIT_CORE, 0),
                         ] {
+                            let mut cur = libc::rlimit {
+                                rlim_cur: 0,
+                                rlim_max: 0,
+                            };
+                            let max = if libc::getrlimit(res, &mut cur) == 0 {
+                                cur.rlim_max
+                            } else {
+                                libc::RLIM_INFINITY
+                            };
+                            let v = (v as libc::rlim_t).min(max);
                             let lim = libc::rlimit {
-                                rlim_cur: v as libc::rlim_t,
-                                rlim_max: v as libc::rlim_t,
+                                rlim_cur: v,
+                                rlim_max: v,
                             };
                             libc::setrlimit(res, &lim);
                         }

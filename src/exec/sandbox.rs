@@ -147,6 +147,17 @@ impl Sandbox {
             .collect()
     }
 
+    /// RLIMIT_NPROC counts every process of the uid (of the user namespace,
+    /// with bubblewrap): it bounds a run only when the run has a uid or a
+    /// user namespace of its own, and root ignores it.
+    pub(crate) fn process_limit_holds(&self) -> bool {
+        if self.is_root {
+            self.drop_uid
+        } else {
+            self.bwrap.is_some()
+        }
+    }
+
     /// Every layer, active or not, with why and what to do.
     pub fn layer_reports(&self) -> &[LayerReport] {
         &self.layers
@@ -289,18 +300,18 @@ impl Sandbox {
             detail: "fresh working directory per run, environment cleared to an allowlist, stdin from /dev/null, own session and process group killed as a group, output kept as head and tail, disk use of the working directory watched".into(),
             advice: None,
         });
-        let nproc_holds = !self.is_root || self.drop_uid;
+        let nproc_holds = self.process_limit_holds();
         layers.push(LayerReport {
             name: "rlimits".into(),
             active: true,
             detail: if nproc_holds {
                 "CPU time, address space, file size, open files, process count, no core dumps".into()
-            } else {
+            } else if self.is_root {
                 "CPU time, address space, file size, open files, no core dumps; the process count does NOT hold (running as root without a uid to drop to)".into()
+            } else {
+                "CPU time, address space, file size, open files, no core dumps; the process count is NOT limited (without a user namespace it would count every process of your user)".into()
             },
-            advice: (!nproc_holds).then(|| {
-                "install bubblewrap, or run codeloop as an ordinary user, so the process limit holds".into()
-            }),
+            advice: (!nproc_holds).then(|| "install bubblewrap so the process limit holds".into()),
         });
         let helper_missing = helper
             .as_ref()
