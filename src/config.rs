@@ -196,6 +196,9 @@ impl Config {
         if let Some(v) = get("CODELOOP_DATA_DIR") {
             self.paths.data_dir = PathBuf::from(v);
         }
+        if let Some(v) = get("CODELOOP_CACHE_DIR") {
+            self.paths.cache_dir = PathBuf::from(v);
+        }
         if let Some(v) = get("CODELOOP_MAX_ITERATIONS") {
             self.run.max_iterations = parse_env("CODELOOP_MAX_ITERATIONS", &v)?;
         }

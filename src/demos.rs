@@ -1,5 +1,10 @@
-//! The bundled demo sessions: a task and the authored model replies that the
-//! demo model answers with. Embedded in the binary, so demos need nothing on disk.
+//! The bundled demo sessions: a task, the authored model replies the demo
+//! model answers with, and a recorded session of it for `codeloop replay NAME`.
+//! Embedded in the binary, so demos need nothing on disk.
+//!
+//! The replies are authored fixtures (scripts/author_demos.py writes them);
+//! the failures they lead to are real: the code runs in the sandbox and fails
+//! its tests for real, is localized, and the repairs pass for real.
 
 /// One bundled demo.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,9 +21,28 @@ pub struct Demo {
     pub tape: &'static str,
 }
 
+macro_rules! demo {
+    ($name:literal) => {
+        Demo {
+            name: $name,
+            title: include_str!(concat!("../assets/demos/", $name, "/title.txt")).trim_ascii_end(),
+            task: include_str!(concat!("../assets/demos/", $name, "/task.txt")).trim_ascii_end(),
+            replies: include_str!(concat!("../assets/demos/", $name, "/replies.jsonl")),
+            tape: include_str!(concat!("../assets/demos/", $name, "/tape.jsonl")),
+        }
+    };
+}
+
+static DEMOS: [Demo; 4] = [
+    demo!("wordfreq"),
+    demo!("csvmeans"),
+    demo!("roman"),
+    demo!("collatz"),
+];
+
 /// Every bundled demo, in menu order.
 pub fn all() -> &'static [Demo] {
-    &[]
+    &DEMOS
 }
 
 /// The demo called `name`, if there is one.

@@ -23,6 +23,9 @@ struct Cli {
     #[arg(value_name = "TASK")]
     task: Option<String>,
 
+    #[command(flatten)]
+    model: commands::model::ModelArgs,
+
     #[command(subcommand)]
     command: Option<Cmd>,
 }
@@ -101,7 +104,16 @@ fn main() -> ExitCode {
 
 async fn dispatch(cli: Cli, config: Config) -> anyhow::Result<i32> {
     match cli.command {
-        None => commands::ui::run(UiMode::Live { task: cli.task }, config).await,
+        None => {
+            commands::ui::run(
+                UiMode::Live {
+                    task: cli.task,
+                    model: cli.model,
+                },
+                config,
+            )
+            .await
+        }
         Some(Cmd::Run(args)) => commands::run::run(args, config).await,
         Some(Cmd::Open { tape }) => commands::ui::run(UiMode::Open { tape }, config).await,
         Some(Cmd::Replay {

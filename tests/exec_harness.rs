@@ -187,3 +187,44 @@ fn the_assembled_program_runs_every_node_s_tests_by_file() {
         "{stdout}"
     );
 }
+
+#[test]
+fn a_hang_is_stopped_and_reported_at_its_line_before_the_wall_clock_limit() {
+    let code = "def spin(n):\n    while n != 1:\n        try:\n            n = n\n        except Exception:\n            pass\n    return n\n";
+    let tests = "def test_a():\n    assert spin(1) == 1\n\ndef test_b():\n    assert spin(6) == 1\n\ndef test_c():\n    assert spin(1) == 1\n";
+    let limits = Limits {
+        wall: std::time::Duration::from_secs(1),
+        ..Limits::default()
+    };
+    let spec = harness::test_run(
+        &[module("spin", code, &[])],
+        "spin",
+        &t("spin", tests),
+        limits,
+    );
+    let (report, stdout, _) = run_in_tempdir(&spec);
+    assert_eq!((report.passed, report.failed), (1, 1), "{stdout}");
+    let loc = localize(&spec, &report, "spin");
+    assert_eq!(loc.error_type, "Timeout");
+    assert_eq!(loc.file, "spin.py");
+    assert!(matches!(loc.line, Some(2..=6)), "{loc:?}");
+    assert_eq!(loc.test.as_deref(), Some("test_b"));
+}
+
+#[test]
+fn a_node_named_like_a_standard_module_does_not_shadow_it() {
+    let code = "import re\n\ndef tokenize(text):\n    return re.findall(r'[a-z]+', text.lower())\n";
+    let tests = "def test_a():\n    assert tokenize('A b') == ['a', 'b', 'c']\n";
+    let spec = harness::test_run(
+        &[module("tokenize", code, &[])],
+        "tokenize",
+        &t("tokenize", tests),
+        Limits::default(),
+    );
+    let (report, stdout, stderr) = run_in_tempdir(&spec);
+    assert_eq!((report.passed, report.failed), (0, 1), "{stdout}{stderr}");
+    let loc = localize(&spec, &report, "tokenize");
+    assert_eq!(loc.file, "tokenize.py");
+    assert_eq!(loc.line, Some(4));
+    assert_eq!(loc.actual.as_deref(), Some("['a', 'b']"));
+}

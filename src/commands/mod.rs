@@ -5,5 +5,6 @@ pub mod bench;
 pub mod doctor;
 pub mod eval;
 pub mod exec;
+pub mod model;
 pub mod run;
 pub mod ui;

@@ -1,10 +1,338 @@
-//! `codeloop run`.
+//! `codeloop run`: the repair loop headless. Progress on stderr, the tape's
+//! events on stdout with `--json`, the program and its tests in an output
+//! folder; exit code 0 only when every test passes.
 
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+
+use super::model::{ModelArgs, Selected, select_model};
 use crate::config::Config;
+use crate::engine::{self, EngineOptions, EngineSetup, runs};
+use crate::exec::Sandbox;
+use crate::session::{Event, NodeStatus, NoticeLevel, Record, RunKind, State};
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The task, in words (or use --task-file; with --demo, the demo's own task is the default)
+    #[arg(value_name = "TASK")]
+    pub task: Option<String>,
+    /// Read the task from a file
+    #[arg(long, value_name = "FILE", conflicts_with = "task")]
+    pub task_file: Option<PathBuf>,
+    /// Files the program gets in its working directory (described to the model)
+    #[arg(long = "input", value_name = "FILE", num_args = 1..)]
+    pub inputs: Vec<PathBuf>,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// Code versions a function may have before it is given up [default: config, 4]
+    #[arg(long, value_name = "N")]
+    pub max_iterations: Option<u32>,
+    /// Functions worked on in parallel at most [default: config, 2]
+    #[arg(long, value_name = "N")]
+    pub workers: Option<usize>,
+    /// Wall-clock limit of one test run, seconds [default: config, 10]
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<u64>,
+    /// Tokens the session may use in all; 0 = no limit [default: config]
+    #[arg(long, value_name = "N")]
+    pub token_budget: Option<u64>,
+    /// Where to write the program, its tests and the report [default: out/ in the session folder]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print every tape event as JSON Lines on stdout
+    #[arg(long)]
+    pub json: bool,
+    /// Do not replay or store solved tasks in the cache
+    #[arg(long)]
+    pub no_cache: bool,
+}
 
-pub async fn run(_args: Args, _config: Config) -> anyhow::Result<i32> {
-    anyhow::bail!("`codeloop run` is not built yet")
+/// The task from the arguments, or the demo's own.
+fn task_of(args: &Args, selected: &Selected) -> anyhow::Result<String> {
+    if let Some(t) = &args.task {
+        if t.trim().is_empty() {
+            bail!("the task is empty: say what the program should do");
+        }
+        return Ok(t.clone());
+    }
+    if let Some(f) = &args.task_file {
+        let t = std::fs::read_to_string(f)
+            .with_context(|| format!("cannot read the task file {}", f.display()))?;
+        if t.trim().is_empty() {
+            bail!("the task file {} is empty", f.display());
+        }
+        return Ok(t);
+    }
+    match selected.demo {
+        Some(demo) => Ok(demo.task.to_string()),
+        None => bail!(
+            "no task: give one (`codeloop run \"reverse the words of a sentence\"`), or --task-file FILE, or --demo NAME to run a bundled demo"
+        ),
+    }
+}
+
+pub fn engine_options(config: &Config, args: &Args) -> EngineOptions {
+    EngineOptions {
+        max_iterations: args
+            .max_iterations
+            .unwrap_or(config.run.max_iterations)
+            .max(1),
+        workers: args.workers.unwrap_or(config.run.workers).max(1),
+        run_timeout_secs: args.timeout.unwrap_or(config.run.timeout_secs).max(1),
+        memory_mb: config.run.memory_mb,
+        token_budget: args.token_budget.unwrap_or(config.run.token_budget),
+        step_mode: false,
+        keep_alive: false,
+        cache_dir: (!args.no_cache).then(|| config.paths.cache_dir.clone()),
+        output_dir: args.out.clone(),
+    }
+}
+
+pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
+    let selected = select_model(&config, &args.model).await?;
+    let task = task_of(&args, &selected)?;
+    if let Some(demo) = selected.demo
+        && task.trim() != demo.task.trim()
+    {
+        eprintln!(
+            "codeloop: warning: the demo model only has the authored replies of the demo \"{}\"; for your own task, configure a model (--base-url)",
+            demo.name
+        );
+    }
+    for input in &args.inputs {
+        if !input.is_file() {
+            bail!("the input file {} does not exist", input.display());
+        }
+    }
+    let sandbox = Sandbox::probe();
+    if let Some(problem) = sandbox.interpreter_problem() {
+        bail!("{problem}");
+    }
+    let session_dir = engine::new_session_dir(&config.sessions_dir());
+    let setup = EngineSetup {
+        task,
+        inputs: args.inputs.clone(),
+        model: selected.model.clone(),
+        sandbox: Arc::new(sandbox),
+        options: engine_options(&config, &args),
+        session_dir: session_dir.clone(),
+        prompt_overrides: Some(config.paths.config_dir.join("prompts")),
+        given: None,
+    };
+    let mut handle = engine::start(setup)?;
+    let mut printer = Progress::new(&selected.description);
+    let stdout = std::io::stdout();
+    while let Some(record) = handle.events.recv().await {
+        if args.json {
+            let mut out = stdout.lock();
+            if let Ok(line) = serde_json::to_string(&record) {
+                // A closed stdout (piped into `head`) must not stop the session.
+                let _ = writeln!(out, "{line}");
+            }
+        }
+        printer.show(&record);
+    }
+    let result = handle
+        .done
+        .await
+        .context("the session's task stopped unexpectedly")??;
+    eprintln!("  tape: {}", session_dir.join("tape.jsonl").display());
+    Ok(if result.passed { 0 } else { 1 })
+}
+
+/// Progress lines on stderr, one view of the tape.
+pub struct Progress {
+    state: State,
+    description: String,
+    color: bool,
+}
+
+impl Progress {
+    pub fn new(description: &str) -> Progress {
+        Progress {
+            state: State::default(),
+            description: description.to_string(),
+            color: std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        }
+    }
+
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_string()
+        }
+    }
+
+    pub fn show(&mut self, record: &Record) {
+        self.state.apply(record);
+        if let Some(text) = self.line(record) {
+            eprintln!("{text}");
+        }
+    }
+
+    fn line(&self, record: &Record) -> Option<String> {
+        let s = &self.state;
+        Some(match &record.event {
+            Event::SessionStarted {
+                session_id,
+                config,
+                task,
+                ..
+            } => {
+                let layers = if config.sandbox_layers.is_empty() {
+                    "none active (run `codeloop doctor`)".to_string()
+                } else {
+                    config.sandbox_layers.join(", ")
+                };
+                format!(
+                    "codeloop: session {session_id}\n  model:   {}\n  sandbox: {layers}\n  task:    {}",
+                    self.description,
+                    task.trim()
+                )
+            }
+            Event::Notice { level, message } => match level {
+                NoticeLevel::Info => format!("  note: {message}"),
+                NoticeLevel::Warning => self.paint("33", &format!("  warning: {message}")),
+                NoticeLevel::Error => self.paint("31", &format!("  error: {message}")),
+            },
+            Event::Plan { specs } => {
+                let mut out = format!("plan: {} function{}", specs.len(), plural(specs.len()));
+                for spec in specs {
+                    out.push_str(&format!(
+                        "\n  {}({}) -> {}",
+                        spec.name,
+                        spec.inputs,
+                        if spec.output.is_empty() {
+                            "?"
+                        } else {
+                            &spec.output
+                        }
+                    ));
+                    if !spec.depends_on.is_empty() {
+                        out.push_str(&format!("   uses {}", spec.depends_on.join(", ")));
+                    }
+                }
+                out
+            }
+            Event::PlanError { message } => self.paint("31", &format!("plan rejected: {message}")),
+            Event::ModelError { message, .. } => {
+                self.paint("31", &format!("model error: {message}"))
+            }
+            Event::Tests { node, code, source } => {
+                let n = code
+                    .lines()
+                    .filter(|l| l.trim_start().starts_with("def test"))
+                    .count();
+                format!(
+                    "tests   {node}: {n} test function{} ({source:?})",
+                    plural(n)
+                )
+            }
+            Event::Code {
+                node,
+                iteration,
+                source,
+                ..
+            } => {
+                format!("code    {node} #{iteration} ({source:?})")
+            }
+            Event::Check {
+                node,
+                iteration,
+                findings,
+            } if !findings.is_empty() => {
+                let items: Vec<String> = findings
+                    .iter()
+                    .map(|f| match f.line {
+                        Some(l) => format!("{} (line {l}): {}", f.kind, f.message),
+                        None => format!("{}: {}", f.kind, f.message),
+                    })
+                    .collect();
+                format!("check   {node} #{iteration}: {}", items.join("; "))
+            }
+            Event::RunFinished { run_id, record } => {
+                let run = s.runs.get(run_id)?;
+                let who = match (&run.kind, &run.node) {
+                    (RunKind::Program, _) | (_, None) => "program".to_string(),
+                    (RunKind::NodeTests, Some(n)) => format!("{n} #{}", run.iteration),
+                };
+                let counts = match (record.tests_passed, record.tests_failed) {
+                    (Some(p), Some(0)) => format!("{p} test{}", plural(p as usize)),
+                    (Some(p), Some(f)) => format!("{f} of {} failed", p + f),
+                    _ => String::new(),
+                };
+                let verdict = if record.passed {
+                    self.paint("32", "passed")
+                } else {
+                    self.paint("31", "FAILED")
+                };
+                let mut line = format!(
+                    "run     {who}: {verdict} ({counts}{}{} ms)",
+                    if counts.is_empty() { "" } else { ", " },
+                    record.duration_ms
+                );
+                if let Some(limit) = &record.limit_hit {
+                    line.push_str(&format!(" - stopped: {limit}"));
+                }
+                line
+            }
+            Event::Localized { location, .. } => {
+                let text = runs::render_error(location);
+                text.lines()
+                    .map(|l| format!("        {l}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }
+            Event::Reflection {
+                node,
+                iteration,
+                text,
+            } => {
+                format!(
+                    "reflect {node} (after #{iteration}): {}",
+                    text.replace('\n', " ")
+                )
+            }
+            Event::NodeStatus { node, status } => match status {
+                NodeStatus::Blocked => self.paint("33", &format!("blocked {node}")),
+                NodeStatus::GaveUp => self.paint("31", &format!("gave up {node}")),
+                _ => return None,
+            },
+            Event::Finished { result } => {
+                let verdict = if result.passed {
+                    self.paint("32", "PASSED")
+                } else {
+                    self.paint("31", "FAILED")
+                };
+                let mut out = format!(
+                    "result: {verdict}: {}\n  repairs: {}, tokens: {} in + {} out",
+                    result.summary,
+                    result.iterations,
+                    result.usage.prompt_tokens,
+                    result.usage.completion_tokens
+                );
+                if let Some(dir) = &result.output_dir {
+                    out.push_str(&format!("\n  output: {dir}"));
+                }
+                out
+            }
+            Event::ModelRequest { .. }
+            | Event::ModelDelta { .. }
+            | Event::ModelReply { .. }
+            | Event::Check { .. }
+            | Event::RunStarted { .. }
+            | Event::Output { .. }
+            | Event::Paused { .. }
+            | Event::Steer { .. }
+            | Event::Program { .. } => return None,
+        })
+    }
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }

@@ -1,14 +1,29 @@
 //! The TUI entry points: the workbench (default), `open` and `replay`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use anyhow::Context;
+
+use crate::commands::model::{ModelArgs, select_model};
 use crate::config::Config;
+use crate::engine::{EngineHandle, EngineOptions, EngineSetup};
+use crate::exec::Sandbox;
+use crate::llm::ChatModel;
+use crate::llm::scripted::{Pacing, ScriptedModel};
+use crate::session::{TapeContents, parse_tape, read_tape};
+use crate::tui::app::{DemoEntry, StartRequest};
+use crate::tui::event_loop::{self, Hooks};
+use crate::tui::{App, Info, Theme};
 
 /// How the workbench starts.
 #[derive(Debug, Clone)]
 pub enum UiMode {
     /// The live workbench; optionally with a task to start at once.
-    Live { task: Option<String> },
+    Live {
+        task: Option<String>,
+        model: ModelArgs,
+    },
     /// Review a saved tape read-only.
     Open { tape: PathBuf },
     /// Play a recorded tape back.
@@ -20,6 +35,187 @@ pub enum UiMode {
     },
 }
 
-pub async fn run(_mode: UiMode, _config: Config) -> anyhow::Result<i32> {
-    anyhow::bail!("the workbench is not built yet")
+pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
+    let theme = Theme::load(&config.ui.theme, &config.paths.config_dir.join("themes"))?;
+    let demos: Vec<DemoEntry> = crate::demos::all()
+        .iter()
+        .map(|d| DemoEntry {
+            name: d.name.to_string(),
+            title: d.title.to_string(),
+        })
+        .collect();
+    let mut hooks = Hooks::default();
+    let mut app = match mode {
+        UiMode::Open { tape } => {
+            let (contents, source) = load_tape(&tape)?;
+            App::review(contents, info(source, demos), theme)
+        }
+        UiMode::Replay {
+            tape,
+            speed,
+            live,
+            paused,
+        } => {
+            let (contents, source) = load_tape(&tape)?;
+            let mut info = info(source, demos);
+            if live {
+                let sandbox = probe_sandbox().await?;
+                info.sandbox_layers = sandbox.active_layers();
+                let sandbox = Arc::new(sandbox);
+                hooks.rerunner = Some(Arc::new(move |run_id, state| {
+                    let sandbox = Arc::clone(&sandbox);
+                    Box::pin(async move {
+                        crate::engine::rerun(&sandbox, &state, run_id)
+                            .await
+                            .map_err(|e| format!("{e:#}"))
+                    })
+                }));
+            }
+            App::replay(contents, info, theme, speed, paused, live)
+        }
+        UiMode::Live { task, model } => {
+            // The model and the sandbox are chosen before the screen opens, so a
+            // configured server that does not answer is said plainly on stderr.
+            let (selected, sandbox) = tokio::join!(select_model(&config, &model), probe_sandbox());
+            let selected = selected?;
+            let sandbox = Arc::new(sandbox?);
+            let mut app = App::live(
+                Info {
+                    model_label: selected.description.clone(),
+                    sandbox_layers: sandbox.active_layers(),
+                    source: config.sessions_dir().display().to_string(),
+                    demos,
+                    ..Info::default()
+                },
+                theme,
+            );
+            match (task, selected.demo) {
+                (Some(task), _) => {
+                    app.task.insert_str(&task);
+                    hooks.initial = app.submit_task_now();
+                }
+                // `--demo NAME`: its replies fit its own task, so offer that task.
+                (None, Some(demo)) if model.demo.is_some() => {
+                    app.task.insert_str(demo.task);
+                    app.focus = crate::tui::Focus::Task;
+                }
+                _ => {}
+            }
+            let model: Arc<dyn ChatModel> = selected.model;
+            hooks.starter = Some(Box::new(move |request| {
+                start_session(&config, Arc::clone(&model), Arc::clone(&sandbox), request)
+            }));
+            app
+        }
+    };
+    let (mut terminal, guard) = crate::tui::terminal::enter()?;
+    let input = crossterm::event::EventStream::new();
+    let result = event_loop::run(&mut terminal, &mut app, input, None, hooks).await;
+    drop(guard);
+    result?;
+    Ok(0)
+}
+
+fn info(source: String, demos: Vec<DemoEntry>) -> Info {
+    Info {
+        source,
+        demos,
+        ..Info::default()
+    }
+}
+
+/// Probe the sandbox off the async threads (it starts Python once).
+async fn probe_sandbox() -> anyhow::Result<Sandbox> {
+    let sandbox = tokio::task::spawn_blocking(Sandbox::probe)
+        .await
+        .context("the sandbox probe failed")?;
+    if let Some(problem) = sandbox.interpreter_problem() {
+        anyhow::bail!("cannot run Python programs: {problem}");
+    }
+    Ok(sandbox)
+}
+
+/// Start the engine on a task, or on a bundled demo with its own model.
+fn start_session(
+    config: &Config,
+    model: Arc<dyn ChatModel>,
+    sandbox: Arc<Sandbox>,
+    request: StartRequest,
+) -> anyhow::Result<EngineHandle> {
+    let (task, inputs, model, cache_dir) = match request {
+        StartRequest::Task { task, inputs } => {
+            (task, inputs, model, Some(config.paths.cache_dir.clone()))
+        }
+        StartRequest::Demo { name } => {
+            let demo = crate::demos::find(&name)
+                .ok_or_else(|| anyhow::anyhow!("there is no bundled demo called `{name}`"))?;
+            let model = ScriptedModel::demo(demo.name, demo.replies, Pacing::demo())
+                .with_context(|| format!("the bundled demo `{name}` is damaged"))?;
+            // No cache: a demo is there to show its failure and repair.
+            let model: Arc<dyn ChatModel> = Arc::new(model);
+            (demo.task.to_string(), Vec::new(), model, None)
+        }
+    };
+    let sessions = config.sessions_dir();
+    std::fs::create_dir_all(&sessions)
+        .with_context(|| format!("cannot create the sessions folder {}", sessions.display()))?;
+    let prompts = config.paths.config_dir.join("prompts");
+    let run = &config.run;
+    crate::engine::start(EngineSetup {
+        task,
+        inputs,
+        model,
+        sandbox,
+        options: EngineOptions {
+            max_iterations: run.max_iterations,
+            workers: run.workers,
+            run_timeout_secs: run.timeout_secs,
+            memory_mb: run.memory_mb,
+            token_budget: run.token_budget,
+            step_mode: run.step_mode,
+            // The workbench keeps the engine for edits and re-runs after the end.
+            keep_alive: true,
+            cache_dir,
+            output_dir: None,
+        },
+        session_dir: crate::engine::new_session_dir(&sessions),
+        prompt_overrides: prompts.is_dir().then_some(prompts),
+        given: None,
+    })
+}
+
+/// A tape file, a session folder (its tape.jsonl), or a bundled demo's name.
+pub fn load_tape(arg: &Path) -> anyhow::Result<(TapeContents, String)> {
+    if arg.is_dir() {
+        let file = arg.join("tape.jsonl");
+        if !file.is_file() {
+            anyhow::bail!(
+                "{} is a folder without a tape.jsonl: give a session folder or a tape file",
+                arg.display()
+            );
+        }
+        let contents = read_tape(&file)?;
+        return Ok((contents, file.display().to_string()));
+    }
+    if arg.exists() {
+        let contents = read_tape(arg)?;
+        return Ok((contents, arg.display().to_string()));
+    }
+    let name = arg.to_string_lossy();
+    if let Some(demo) = crate::demos::find(&name) {
+        let label = PathBuf::from(format!("demo:{}", demo.name));
+        let contents = parse_tape(demo.tape.as_bytes(), &label)
+            .with_context(|| format!("the bundled demo `{}` has a broken tape", demo.name))?;
+        return Ok((contents, format!("bundled demo `{}`", demo.name)));
+    }
+    let names: Vec<&str> = crate::demos::all().iter().map(|d| d.name).collect();
+    anyhow::bail!(
+        "{} is neither a tape file, a session folder, nor a bundled demo{}",
+        arg.display(),
+        if names.is_empty() {
+            String::new()
+        } else {
+            format!(" (demos: {})", names.join(", "))
+        }
+    )
 }

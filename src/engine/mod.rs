@@ -4,8 +4,20 @@
 //! `start(setup) -> EngineHandle`; the handle's `events` receiver yields every
 //! `Record` the engine appended to the tape, in order; `commands` takes steering
 //! commands; `done` resolves to the final result when the session ends.
+//!
+//! The engine keeps no state of its own beside the tape: every decision reads
+//! the `State` folded from the events it has recorded, so what it does is
+//! exactly what a view of the tape shows.
 
-use std::path::PathBuf;
+mod cache;
+pub mod extract;
+mod flow;
+pub mod prompts;
+mod recorder;
+pub mod runs;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
@@ -13,7 +25,9 @@ use tokio::task::JoinHandle;
 
 use crate::exec::Sandbox;
 use crate::llm::ChatModel;
-use crate::session::{Command, FinalResult, Record};
+use crate::session::{Command, FinalResult, FunctionSpec, Record, RunRecord, State};
+
+pub use flow::EngineError;
 
 /// Everything a session needs to start.
 pub struct EngineSetup {
@@ -27,6 +41,23 @@ pub struct EngineSetup {
     pub session_dir: PathBuf,
     /// Folder of user prompt overrides (templates there replace those in prompts/).
     pub prompt_overrides: Option<PathBuf>,
+    /// A plan and tests given with the task (a benchmark problem): no plan or
+    /// test generation, the model writes and repairs the code only.
+    pub given: Option<GivenPlan>,
+}
+
+/// A plan fixed in advance.
+#[derive(Debug, Clone, Default)]
+pub struct GivenPlan {
+    pub specs: Vec<FunctionSpec>,
+    /// Tests per node.
+    pub tests: BTreeMap<String, String>,
+    /// Code every version of a node starts with unless it already contains it
+    /// (a benchmark prompt's imports and helpers).
+    pub preludes: BTreeMap<String, String>,
+    /// The tests are run but never shown to the model (a benchmark's hidden
+    /// tests); it sees only the localized failures.
+    pub hidden_tests: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -37,9 +68,17 @@ pub struct EngineOptions {
     pub workers: usize,
     /// Wall-clock limit of one run, in seconds.
     pub run_timeout_secs: u64,
+    /// Memory limit of one run, MiB.
+    pub memory_mb: u64,
     /// Tokens the whole session may use (prompt + completion); 0 = no limit.
     pub token_budget: u64,
     pub step_mode: bool,
+    /// Stay alive after the session finished, for re-runs and edits (the workbench).
+    pub keep_alive: bool,
+    /// Where solved tasks are cached; None = no cache.
+    pub cache_dir: Option<PathBuf>,
+    /// Where the program, its tests and the report go; None = `out/` in the session folder.
+    pub output_dir: Option<PathBuf>,
 }
 
 impl Default for EngineOptions {
@@ -48,8 +87,12 @@ impl Default for EngineOptions {
             max_iterations: 4,
             workers: 2,
             run_timeout_secs: 10,
+            memory_mb: 1024,
             token_budget: 0,
             step_mode: false,
+            keep_alive: false,
+            cache_dir: None,
+            output_dir: None,
         }
     }
 }
@@ -58,10 +101,75 @@ pub struct EngineHandle {
     pub events: mpsc::Receiver<Record>,
     pub commands: mpsc::Sender<Command>,
     pub done: JoinHandle<anyhow::Result<FinalResult>>,
+    /// The session's folder.
+    pub session_dir: PathBuf,
 }
+
+/// Records buffered between the engine and a slow view before the engine waits.
+const VIEW_BUFFER: usize = 4096;
+/// Commands buffered before the sender waits.
+const COMMAND_BUFFER: usize = 64;
 
 /// Start a session: creates the session folder and its tape, spawns the loop
 /// on the current tokio runtime, and returns the handle the views use.
-pub fn start(_setup: EngineSetup) -> anyhow::Result<EngineHandle> {
-    anyhow::bail!("the engine is not built yet")
+pub fn start(setup: EngineSetup) -> anyhow::Result<EngineHandle> {
+    let (events_tx, events_rx) = mpsc::channel(VIEW_BUFFER);
+    let (commands_tx, commands_rx) = mpsc::channel(COMMAND_BUFFER);
+    let session_dir = setup.session_dir.clone();
+    let engine = flow::Engine::create(setup, events_tx)?;
+    let done = tokio::spawn(engine.run(commands_rx));
+    Ok(EngineHandle {
+        events: events_rx,
+        commands: commands_tx,
+        done,
+        session_dir,
+    })
+}
+
+/// A new, unique session folder under `base` (not yet created).
+pub fn new_session_dir(base: &Path) -> PathBuf {
+    let now = time::OffsetDateTime::now_utc();
+    let stamp = now
+        .format(time::macros::format_description!(
+            "[year][month][day]-[hour][minute][second]"
+        ))
+        .unwrap_or_else(|_| "session".to_string());
+    let mut n = now.nanosecond() % 0x10000;
+    loop {
+        let dir = base.join(format!("{stamp}-{n:04x}"));
+        if !dir.exists() {
+            return dir;
+        }
+        n = (n + 1) % 0x10000;
+    }
+}
+
+/// Re-execute exactly the code a recorded run ran (as of `state`, the tape
+/// folded up to that run) and return the new record: `replay --live`
+/// compares it with the recorded one.
+pub async fn rerun(sandbox: &Sandbox, state: &State, run_id: u64) -> anyhow::Result<RunRecord> {
+    let run = state
+        .runs
+        .get(&run_id)
+        .ok_or_else(|| anyhow::anyhow!("run {run_id} is not on the tape"))?;
+    let limits = flow::limits_of(state.config.timeout_secs, 1024);
+    let prepared = match &run.node {
+        Some(node) => runs::node_run(state, node, Some(run.iteration), limits)
+            .map_err(|e| anyhow::anyhow!("cannot rebuild run {run_id}: {e}"))?,
+        None => {
+            let (program, _) = state
+                .program
+                .as_ref()
+                .ok_or_else(|| anyhow::anyhow!("the tape has no assembled program"))?;
+            runs::program_run(state, program, limits)
+        }
+    };
+    let outcome = sandbox
+        .run(
+            prepared.spec.clone(),
+            None,
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .await?;
+    Ok(runs::judge(&outcome, &prepared).0)
 }

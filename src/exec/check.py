@@ -4,10 +4,17 @@ file, before anything runs. Advisory: the sandbox is the real boundary.
 Reads _codeloop_check.json: [{"file": str, "defines": [str]}...]; prints one
 JSON object: {"findings": [{"file", "kind", "line", "message"}...]}.
 """
+import sys
+
+# The working directory holds the code under test, under names that may be
+# the standard library's own (a function called `tokenize` is tokenize.py):
+# never import from it by accident.
+if sys.path and not getattr(sys.flags, "safe_path", False):
+    del sys.path[0]  # the script's own directory
+
 import ast
 import importlib.util
 import json
-import sys
 
 RISKY = {
     "subprocess": "starts processes",

@@ -14,16 +14,37 @@ target; a test file with neither counts its top-level asserts.
 Writes a JSON report (per test: passed, exception, frames, expected/actual)
 and prints one line per test; exits 0 only when every test passed.
 """
+import sys
+
+# The working directory holds the code under test, under names that may be
+# the standard library's own (a function called `tokenize` is tokenize.py):
+# never import from it by accident.
+if sys.path and not getattr(sys.flags, "safe_path", False):
+    del sys.path[0]  # the script's own directory
+
 import ast
 import io
 import json
 import os
-import sys
+import signal
 import traceback
 import types
 
 HARNESS = os.path.abspath(__file__)
 REPR_LIMIT = 300
+
+
+class Timeout(BaseException):
+    """Raised where the code is when the run's time is nearly up, so a hang is
+    reported at its line before the sandbox kills the process. A BaseException,
+    so `except Exception` in the code under test does not swallow it."""
+
+
+def on_alarm(signum, frame):
+    raise Timeout("still running after %.1f s: stopped here" % TIME_LIMIT[0])
+
+
+TIME_LIMIT = [0.0]
 
 
 def short_repr(value):
@@ -194,6 +215,12 @@ def run_test_file(tests_path, prefix, spaces, exports, names, target_file, targe
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
             err = error_of(exc)
+            if isinstance(exc, Timeout):
+                report["tests"].append({"name": case_name, "passed": False, "error": err})
+                report["failed"] += 1
+                print("FAIL %s: Timeout: %s" % (case_name, exc), flush=True)
+                print("%d passed, %d failed (stopped at the time limit)" % (report["passed"], report["failed"]), flush=True)
+                finish(1)
             if isinstance(exc, AssertionError):
                 explained = explain_assertion(exc, tests_file, tree, names)
                 if explained:
@@ -226,6 +253,12 @@ def main():
             json.dump(report, fh)
         sys.stdout.flush()
         sys.exit(code)
+
+    limit = manifest.get("time_limit")
+    if limit and hasattr(signal, "setitimer"):
+        TIME_LIMIT[0] = limit
+        signal.signal(signal.SIGALRM, on_alarm)
+        signal.setitimer(signal.ITIMER_REAL, limit)
 
     target_file = None
     for mod in manifest["modules"]:

@@ -50,6 +50,9 @@ struct Manifest<'a> {
     target: &'a str,
     tests: Vec<&'a str>,
     report: &'static str,
+    /// Seconds after which the harness stops the code where it is and
+    /// reports that line, a little before the sandbox's wall-clock limit.
+    time_limit: f64,
 }
 
 #[derive(Serialize)]
@@ -82,6 +85,7 @@ pub fn test_run(
         target,
         tests: tests.iter().map(|(name, _)| name.as_str()).collect(),
         report: REPORT_FILE,
+        time_limit: (limits.wall.as_secs_f64() * 0.9 - 0.2).max(0.3),
     };
     let mut files: Vec<(String, String)> = modules
         .iter()

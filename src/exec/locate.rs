@@ -50,7 +50,9 @@ impl Location {
         } else {
             out.push_str(&format!("{}: {}\n", self.error_type, self.message));
         }
-        if let (Some(e), Some(a)) = (&self.expected, &self.actual) {
+        if let (Some(e), Some(a)) = (&self.expected, &self.actual)
+            && !self.message.starts_with("expected ")
+        {
             out.push_str(&format!("  expected {e}\n  actual   {a}\n"));
         }
         let width = self

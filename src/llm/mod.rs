@@ -48,6 +48,9 @@ pub struct ChatReply {
     /// The whole text (all deltas concatenated).
     pub text: String,
     pub usage: Option<TokenUsage>,
+    /// The usage was estimated (about 4 characters a token), not counted by the
+    /// model: the scripted and demo models estimate when their script has none.
+    pub usage_estimated: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -61,9 +64,36 @@ pub enum LlmError {
         body: String,
     },
     #[error(
-        "the model at {url} did not answer within {secs} s (raise the timeout with --timeout or in the config)"
+        "the model at {url} did not answer within {secs} s (raise `request_timeout_secs` in the config)"
     )]
     Timeout { url: String, secs: u64 },
+    #[error(
+        "the model at {url} went silent for {secs} s in the middle of its reply (raise `request_timeout_secs` in the config if the model is just slow)"
+    )]
+    Stalled { url: String, secs: u64 },
+    #[error(
+        "the model at {url} still answered HTTP {status} after {attempts} attempts: {body}. The server is busy or failing: try again later, or raise `retries` in the config"
+    )]
+    RetriesExhausted {
+        url: String,
+        status: u16,
+        attempts: u32,
+        body: String,
+    },
+    #[error(
+        "the model at {url} answered HTTP {status} and asked to be retried in {wait_secs} s, longer than codeloop waits ({max_secs} s): {body}. Try again later"
+    )]
+    RetryTooLong {
+        url: String,
+        status: u16,
+        wait_secs: u64,
+        max_secs: u64,
+        body: String,
+    },
+    #[error("the model at {url} reported an error in the middle of its reply: {message}")]
+    InStream { url: String, message: String },
+    #[error("the model settings are not usable: {0}")]
+    BadSetting(String),
     #[error("the reply stream from {url} was cut off before it finished: {message}")]
     StreamCut { url: String, message: String },
     #[error("the model at {url} sent something that is not the OpenAI chat format: {message}")]

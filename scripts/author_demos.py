@@ -1,0 +1,327 @@
+"""Writes the bundled demos' scripted replies (assets/demos/NAME/replies.jsonl).
+
+The replies are authored fixtures: what a model might answer, written by hand
+so the demos run offline. The failures they lead to are real: the code runs in
+the sandbox and fails its tests for real, and the repairs pass for real.
+Run: python3 scripts/author_demos.py   (then re-record the tapes, see README)
+"""
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "..", "assets", "demos")
+
+
+def plan(*functions):
+    body = json.dumps({"functions": list(functions)}, indent=1)
+    return "Here is the plan.\n```json\n" + body + "\n```\n"
+
+
+def fn(name, purpose, inputs, output, deps=()):
+    return {"name": name, "purpose": purpose, "inputs": inputs, "output": output, "depends_on": list(deps)}
+
+
+def py(code, before=""):
+    return (before + "\n" if before else "") + "```python\n" + code.strip("\n") + "\n```\n"
+
+
+DEMOS = {}
+
+DEMOS["wordfreq"] = {
+    "title": "Top words: a wrong tie order, pinned to the line that returned it",
+    "task": "Count the words in a text (case-insensitive, punctuation ignored) and return the n most frequent with their counts, most frequent first, ties in alphabetical order.",
+    "replies": [
+        ("plan", plan(
+            fn("tokenize", "Split text into lowercase words, dropping punctuation", "text: str", "list[str]"),
+            fn("top_words", "The n most frequent words with counts, most frequent first, ties alphabetical", "text: str, n: int", "list[tuple[str, int]]", ["tokenize"]),
+        )),
+        ("tests/tokenize", py('''
+def test_simple():
+    assert tokenize("Hello, world!") == ["hello", "world"]
+
+def test_apostrophes_and_digits():
+    assert tokenize("It's 2 o'clock") == ["it's", "2", "o'clock"]
+
+def test_blank():
+    assert tokenize("   ") == []
+''')),
+        ("code/tokenize/1", py('''
+import re
+
+
+def tokenize(text):
+    return re.findall(r"[a-z0-9']+", text.lower())
+''')),
+        ("tests/top_words", py('''
+def test_counts():
+    assert top_words("a b a c a b", 2) == [("a", 3), ("b", 2)]
+
+def test_ties_alphabetical():
+    assert top_words("pear apple pear apple fig", 2) == [("apple", 2), ("pear", 2)]
+
+def test_n_larger_than_vocabulary():
+    assert top_words("one", 5) == [("one", 1)]
+
+def test_negative_n():
+    try:
+        top_words("a", -1)
+    except ValueError:
+        return
+    assert False, "expected ValueError"
+''')),
+        ("code/top_words/1", py('''
+from collections import Counter
+
+
+def top_words(text, n):
+    if n < 0:
+        raise ValueError("n must be >= 0")
+    counts = Counter(tokenize(text))
+    return counts.most_common(n)
+''')),
+        ("repair/top_words/2", py('''
+from collections import Counter
+
+
+def top_words(text, n):
+    if n < 0:
+        raise ValueError("n must be >= 0")
+    counts = Counter(tokenize(text))
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ranked[:n]
+''', before="Counter.most_common keeps equal counts in the order the words first appeared, so 'pear' comes before 'apple'. Sort by count descending and then by the word itself to break ties alphabetically.")),
+    ],
+}
+
+DEMOS["csvmeans"] = {
+    "title": "Mean per city: a crash in a dependency blocks its dependent until repaired",
+    "task": "Given CSV text with a header line 'city,temp', return the mean temperature per city rounded to one decimal, as a dict.",
+    "replies": [
+        ("plan", plan(
+            fn("parse_rows", "Parse the CSV text into (city, temperature) pairs, skipping blank lines", "text: str", "list[tuple[str, float]]"),
+            fn("mean_by_city", "Mean temperature per city, rounded to one decimal", "text: str", "dict[str, float]", ["parse_rows"]),
+        )),
+        ("tests/parse_rows", py('''
+def test_rows():
+    assert parse_rows("city,temp\\nOslo,3.5\\nRome,18\\n") == [("Oslo", 3.5), ("Rome", 18.0)]
+
+def test_blank_lines_ignored():
+    assert parse_rows("city,temp\\n\\nOslo,1\\n\\n") == [("Oslo", 1.0)]
+
+def test_bad_number():
+    try:
+        parse_rows("city,temp\\nOslo,warm\\n")
+    except ValueError:
+        return
+    assert False, "expected ValueError"
+''')),
+        ("code/parse_rows/1", py('''
+def parse_rows(text):
+    rows = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        city, temp = line.split(",")
+        rows.append((city.strip(), float(temp)))
+    return rows
+''')),
+        ("repair/parse_rows/2", py('''
+def parse_rows(text):
+    rows = []
+    lines = text.splitlines()
+    for line in lines[1:]:
+        if not line.strip():
+            continue
+        city, temp = line.split(",")
+        rows.append((city.strip(), float(temp)))
+    return rows
+''', before="The first line is the header 'city,temp', and float('temp') raises the ValueError. The header must be skipped before the rows are parsed.")),
+        ("tests/mean_by_city", py('''
+def test_means():
+    assert mean_by_city("city,temp\\nOslo,2\\nOslo,4\\nRome,18\\n") == {"Oslo": 3.0, "Rome": 18.0}
+
+def test_rounding():
+    assert mean_by_city("city,temp\\nA,1\\nA,2\\nA,2\\n") == {"A": 1.7}
+
+def test_header_only():
+    assert mean_by_city("city,temp\\n") == {}
+''')),
+        ("code/mean_by_city/1", py('''
+def mean_by_city(text):
+    sums = {}
+    counts = {}
+    for city, temp in parse_rows(text):
+        sums[city] = sums.get(city, 0.0) + temp
+        counts[city] = counts.get(city, 0) + 1
+    return {city: round(sums[city] / counts[city], 1) for city in sums}
+''')),
+    ],
+}
+
+DEMOS["roman"] = {
+    "title": "Roman numerals: two repairs in a row, two nodes in parallel",
+    "task": "Convert integers (1 to 3999) to Roman numerals and Roman numerals (any case) back to integers; reject invalid input with ValueError.",
+    "replies": [
+        ("plan", plan(
+            fn("int_to_roman", "The Roman numeral of an integer from 1 to 3999", "n: int", "str"),
+            fn("roman_to_int", "The integer value of a Roman numeral, upper or lower case", "s: str", "int"),
+        )),
+        ("tests/int_to_roman", py('''
+def test_basic():
+    assert int_to_roman(1994) == "MCMXCIV"
+
+def test_small():
+    assert int_to_roman(4) == "IV"
+
+def test_zero_rejected():
+    try:
+        int_to_roman(0)
+    except ValueError:
+        return
+    assert False, "expected ValueError for 0"
+''')),
+        ("code/int_to_roman/1", py('''
+TABLE = [
+    (1000, "M"), (900, "CM"), (500, "D"), (400, "CD"), (100, "C"), (90, "XC"),
+    (50, "L"), (40, "XL"), (10, "X"), (9, "IX"), (5, "V"), (4, "IV"), (1, "I"),
+]
+
+
+def int_to_roman(n):
+    if not 0 < n < 4000:
+        raise ValueError("n must be between 1 and 3999")
+    out = []
+    for value, letters in TABLE:
+        while n >= value:
+            out.append(letters)
+            n -= value
+    return "".join(out)
+''')),
+        ("tests/roman_to_int", py('''
+def test_simple():
+    assert roman_to_int("III") == 3
+
+def test_subtractive():
+    assert roman_to_int("MCMXCIV") == 1994
+
+def test_lowercase():
+    assert roman_to_int("xiv") == 14
+
+def test_invalid():
+    try:
+        roman_to_int("ABC")
+    except ValueError:
+        return
+    assert False, "expected ValueError"
+''')),
+        ("code/roman_to_int/1", py('''
+VALUES = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
+
+
+def roman_to_int(s):
+    total = 0
+    for ch in s:
+        total += VALUES[ch]
+    return total
+''')),
+        ("repair/roman_to_int/2", py('''
+VALUES = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
+
+
+def roman_to_int(s):
+    total = 0
+    for i, ch in enumerate(s):
+        value = VALUES[ch]
+        if i + 1 < len(s) and value < VALUES[s[i + 1]]:
+            total -= value
+        else:
+            total += value
+    return total
+''', before="Subtractive pairs such as CM and IV were added instead of subtracted, so MCMXCIV came out as 2216. A numeral smaller than the one after it must be subtracted.")),
+        ("repair/roman_to_int/3", py('''
+VALUES = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
+
+
+def roman_to_int(s):
+    s = s.upper()
+    for ch in s:
+        if ch not in VALUES:
+            raise ValueError("not a Roman numeral: %r" % ch)
+    total = 0
+    for i, ch in enumerate(s):
+        value = VALUES[ch]
+        if i + 1 < len(s) and value < VALUES[s[i + 1]]:
+            total -= value
+        else:
+            total += value
+    return total
+''', before="Lower-case letters are not keys of VALUES, so VALUES[ch] raises KeyError for 'x'; letters that are not numerals raise KeyError too, where the caller expects ValueError. Upper-case the input and reject unknown letters with ValueError first.")),
+    ],
+}
+
+DEMOS["collatz"] = {
+    "title": "Collatz steps: a hang, stopped and shown at the looping line",
+    "task": "Return the number of steps the Collatz sequence takes to reach 1 from a positive integer n (ValueError for n < 1).",
+    "replies": [
+        ("plan", plan(
+            fn("collatz_steps", "Steps of the Collatz sequence from n down to 1", "n: int", "int"),
+        )),
+        ("tests/collatz_steps", py('''
+def test_one():
+    assert collatz_steps(1) == 0
+
+def test_six():
+    assert collatz_steps(6) == 8
+
+def test_invalid():
+    try:
+        collatz_steps(0)
+    except ValueError:
+        return
+    assert False, "expected ValueError"
+''')),
+        ("code/collatz_steps/1", py('''
+def collatz_steps(n):
+    if n < 1:
+        raise ValueError("n must be positive")
+    steps = 0
+    while n != 1:
+        if n % 2 == 0:
+            n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+''')),
+        ("repair/collatz_steps/2", py('''
+def collatz_steps(n):
+    if n < 1:
+        raise ValueError("n must be positive")
+    steps = 0
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+''', before="For even n the line `n // 2` computes the half but never stores it, so n never changes and the loop never ends. Assign it: n = n // 2.")),
+    ],
+}
+
+
+def main():
+    for name, demo in DEMOS.items():
+        folder = os.path.join(OUT, name)
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "task.txt"), "w") as fh:
+            fh.write(demo["task"] + "\n")
+        with open(os.path.join(folder, "title.txt"), "w") as fh:
+            fh.write(demo["title"] + "\n")
+        with open(os.path.join(folder, "replies.jsonl"), "w") as fh:
+            for tag, text in demo["replies"]:
+                fh.write(json.dumps({"tag": tag, "text": text}) + "\n")
+    print("wrote", ", ".join(DEMOS))
+
+
+main()

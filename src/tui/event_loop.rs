@@ -1,0 +1,254 @@
+//! The event loop: one `tokio::select!` over terminal input, engine records,
+//! the replay clock, highlighting results and live re-runs. Nothing in it
+//! blocks; a frame is drawn when something changed, at most once per
+//! `MIN_FRAME` while output floods, and at once after a key.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crossterm::event::Event as TermEvent;
+use futures_util::{Stream, StreamExt};
+use ratatui::Terminal;
+use ratatui::backend::Backend;
+use tokio::sync::mpsc;
+
+use super::app::{Action, App, Msg, StartRequest};
+use super::highlight::Highlighter;
+use super::view;
+use crate::engine::EngineHandle;
+use crate::session::{Command, RunRecord, State};
+
+/// At most this many frames a second while records flood in.
+pub const MIN_FRAME: Duration = Duration::from_millis(16);
+/// Records applied in one go before the loop looks at the keyboard again.
+const DRAIN_BATCH: usize = 2048;
+
+pub type RerunFuture = Pin<Box<dyn Future<Output = Result<RunRecord, String>> + Send>>;
+/// Re-executes a recorded run given the state at the cursor.
+pub type Rerunner = Arc<dyn Fn(u64, Box<State>) -> RerunFuture + Send + Sync>;
+/// Starts a live session.
+pub type Starter = Box<dyn FnMut(StartRequest) -> anyhow::Result<EngineHandle> + Send>;
+
+/// What the loop may ask of the outside world.
+#[derive(Default)]
+pub struct Hooks {
+    /// Start a live session.
+    pub starter: Option<Starter>,
+    /// Re-execute a recorded run (replay --live).
+    pub rerunner: Option<Rerunner>,
+    /// Actions to perform as the loop starts (a task given on the command line).
+    pub initial: Vec<Action>,
+    /// Told about every frame drawn (the benchmark measures with it).
+    pub on_frame: Option<Box<dyn FnMut(FrameStats) + Send>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct FrameStats {
+    pub at: Instant,
+    /// Keys the app had handled when this frame was drawn.
+    pub keys_handled: u64,
+    pub frames: u64,
+}
+
+/// Run until the app quits or the input ends.
+pub async fn run<B, S>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    mut input: S,
+    mut engine: Option<EngineHandle>,
+    mut hooks: Hooks,
+) -> anyhow::Result<()>
+where
+    B: Backend,
+    B::Error: Send + Sync + 'static,
+    S: Stream<Item = std::io::Result<TermEvent>> + Unpin,
+{
+    let (hl_tx, mut hl_rx) = mpsc::channel(4);
+    let highlighter = Highlighter::spawn(hl_tx)
+        .map_err(|e| anyhow::anyhow!("cannot start the highlighting thread: {e}"))?;
+    let (rerun_tx, mut rerun_rx) = mpsc::channel::<(u64, Result<RunRecord, String>)>(16);
+    let rerun_gate = Arc::new(tokio::sync::Semaphore::new(1));
+    let mut clock = tokio::time::interval(Duration::from_secs(1));
+    clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    let mut frames = 0u64;
+
+    if let Ok(size) = terminal.size() {
+        app.update(Msg::Term(TermEvent::Resize(size.width, size.height)));
+    }
+    let mut last_frame = draw(terminal, app, &highlighter, &mut hooks, &mut frames)?;
+    let mut initial = std::mem::take(&mut hooks.initial);
+
+    loop {
+        let now = Instant::now();
+        let replay_due = app.replay_deadline(now);
+        let frame_due = app.is_dirty().then(|| last_frame + MIN_FRAME);
+        let running = app.session_running();
+        let mut draw_now = false;
+        let mut actions = Vec::new();
+
+        tokio::select! {
+            biased;
+            _ = std::future::ready(()), if !initial.is_empty() => {
+                actions = std::mem::take(&mut initial);
+            }
+            ev = input.next() => match ev {
+                Some(Ok(ev)) => {
+                    let is_key = matches!(ev, TermEvent::Key(_));
+                    actions = app.update(Msg::Term(ev));
+                    draw_now = is_key;
+                }
+                Some(Err(e)) => return Err(anyhow::anyhow!("cannot read the terminal: {e}")),
+                None => break,
+            },
+            rec = recv_record(&mut engine) => match rec {
+                Some(r) => {
+                    actions = app.update(Msg::Record(r));
+                    // Take what else is waiting, so one frame serves many records.
+                    if let Some(h) = engine.as_mut() {
+                        for _ in 0..DRAIN_BATCH {
+                            match h.events.try_recv() {
+                                Ok(r) => actions.extend(app.update(Msg::Record(r))),
+                                Err(_) => break,
+                            }
+                        }
+                    }
+                }
+                None => {
+                    if let Some(h) = engine.take() {
+                        let result = match h.done.await {
+                            Ok(Ok(_)) => Ok(()),
+                            Ok(Err(e)) => Err(format!("{e:#}")),
+                            Err(e) => Err(format!("the engine task failed: {e}")),
+                        };
+                        actions = app.update(Msg::EngineDone(result));
+                    }
+                }
+            },
+            Some(h) = hl_rx.recv() => actions = app.update(Msg::Highlighted(h)),
+            Some((run_id, outcome)) = rerun_rx.recv() => {
+                actions = app.update(Msg::Rerun { run_id, outcome });
+            }
+            _ = sleep_until(replay_due) => actions = app.update(Msg::ReplayTick),
+            _ = sleep_until(frame_due) => draw_now = true,
+            _ = clock.tick(), if running => actions = app.update(Msg::ClockTick),
+        }
+
+        for action in actions {
+            match action {
+                Action::Quit => {}
+                Action::Steer(command) => steer(app, engine.as_ref(), command),
+                Action::Start(request) => match hooks.starter.as_mut() {
+                    Some(start) => match start(request) {
+                        Ok(handle) => engine = Some(handle),
+                        Err(e) => {
+                            app.update(Msg::StartFailed(format!(
+                                "cannot start the session: {e:#}"
+                            )));
+                        }
+                    },
+                    None => {
+                        app.update(Msg::StartFailed("this view cannot start sessions".into()));
+                    }
+                },
+                Action::Rerun { run_id, state } => {
+                    if let Some(rerun) = hooks.rerunner.clone() {
+                        let tx = rerun_tx.clone();
+                        let gate = Arc::clone(&rerun_gate);
+                        tokio::spawn(async move {
+                            // One re-run at a time: they are real processes.
+                            let _permit = gate.acquire_owned().await;
+                            let outcome = rerun(run_id, state).await;
+                            let _ = tx.send((run_id, outcome)).await;
+                        });
+                    }
+                }
+            }
+        }
+        if app.quit {
+            break;
+        }
+        if app.is_dirty() && (draw_now || last_frame.elapsed() >= MIN_FRAME) {
+            last_frame = draw(terminal, app, &highlighter, &mut hooks, &mut frames)?;
+        }
+    }
+    Ok(())
+}
+
+fn steer(app: &mut App, engine: Option<&EngineHandle>, command: Command) {
+    let Some(h) = engine else {
+        app.flash = Some((
+            crate::session::NoticeLevel::Warning,
+            "no session is running".into(),
+        ));
+        return;
+    };
+    if let Err(e) = h.commands.try_send(command) {
+        app.flash = Some((
+            crate::session::NoticeLevel::Error,
+            format!("the engine did not take the command ({e}); try again"),
+        ));
+    }
+}
+
+/// Settle the app's derived views, ask for highlighting, draw.
+pub fn draw<B: Backend>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    highlighter: &Highlighter,
+    hooks: &mut Hooks,
+    frames: &mut u64,
+) -> anyhow::Result<Instant>
+where
+    B::Error: Send + Sync + 'static,
+{
+    if let Some(request) = app.prepare() {
+        highlighter.request(request);
+    }
+    terminal
+        .draw(|f| view::render(app, f))
+        .map_err(|e| anyhow::anyhow!("cannot draw: {e}"))?;
+    app.mark_drawn();
+    *frames += 1;
+    let at = Instant::now();
+    if let Some(on_frame) = hooks.on_frame.as_mut() {
+        on_frame(FrameStats {
+            at,
+            keys_handled: app.keys_handled,
+            frames: *frames,
+        });
+    }
+    Ok(at)
+}
+
+async fn recv_record(engine: &mut Option<EngineHandle>) -> Option<crate::session::Record> {
+    match engine {
+        Some(h) => h.events.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Draw one frame without a loop (tests and snapshots).
+pub fn draw_once<B: Backend>(terminal: &mut Terminal<B>, app: &mut App) -> anyhow::Result<()>
+where
+    B::Error: Send + Sync + 'static,
+{
+    let size = terminal
+        .size()
+        .map_err(|e| anyhow::anyhow!("cannot read the terminal size: {e}"))?;
+    app.screen = ratatui::layout::Rect::new(0, 0, size.width, size.height);
+    app.prepare();
+    terminal
+        .draw(|f| view::render(app, f))
+        .map_err(|e| anyhow::anyhow!("cannot draw: {e}"))?;
+    app.mark_drawn();
+    Ok(())
+}

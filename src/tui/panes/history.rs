@@ -1,0 +1,200 @@
+//! The history: the iterations as a timeline. Each attempt, what failed
+//! where, the reflection (streaming in), what was changed, and every act of
+//! the person at the keyboard.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::super::app::{App, Focus, describe_command, source_label};
+use super::code::change_counts;
+use super::{block, title, wrap};
+use crate::session::Command;
+use crate::session::state::HistoryEntry;
+
+pub fn render(app: &App, area: Rect, frame: &mut Frame) {
+    let width = usize::from(area.width.saturating_sub(2));
+    let lines = lines(app, width);
+    let height = usize::from(area.height.saturating_sub(2));
+    let end = lines
+        .len()
+        .saturating_sub(app.history_back.min(lines.len().saturating_sub(height)));
+    let start = end.saturating_sub(height);
+    let detail = match app.state.repair_iterations() {
+        0 => String::new(),
+        n => format!("{n} repair{}", if n == 1 { "" } else { "s" }),
+    };
+    let p = Paragraph::new(lines[start..end].to_vec()).block(block(
+        app,
+        Focus::History,
+        title(app, "History", detail),
+    ));
+    frame.render_widget(p, area);
+}
+
+fn push_wrapped<'a>(out: &mut Vec<Line<'a>>, prefix: &str, text: &str, style: Style, width: usize) {
+    let indent = " ".repeat(prefix.chars().count());
+    for (i, piece) in wrap(text, width.saturating_sub(indent.len()))
+        .into_iter()
+        .enumerate()
+    {
+        let lead = if i == 0 {
+            prefix.to_string()
+        } else {
+            indent.clone()
+        };
+        out.push(Line::styled(format!("{lead}{piece}"), style));
+    }
+}
+
+pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
+    let t = &app.theme;
+    let s = &app.state;
+    let mut out: Vec<Line<'static>> = Vec::new();
+    if let Some(line) = app.info.truncated_line {
+        push_wrapped(
+            &mut out,
+            "! ",
+            &format!(
+                "the tape was cut off at line {line} (the session crashed or is still being written): shown up to the last complete event"
+            ),
+            t.warning,
+            width,
+        );
+    }
+    if app.elided_output {
+        push_wrapped(
+            &mut out,
+            "! ",
+            "older output was dropped from memory; the tape on disk keeps it",
+            t.dim,
+            width,
+        );
+    }
+    let mut last_repeat: Option<(usize, String)> = None;
+    let mut last_repeat_line = usize::MAX;
+    for entry in &s.history {
+        match entry {
+            HistoryEntry::Attempt {
+                node,
+                iteration,
+                source,
+            } => {
+                let mut spans = vec![
+                    Span::styled(format!("● {node}"), t.title),
+                    Span::styled(format!(" attempt {iteration}"), t.text),
+                    Span::styled(format!(" ({})", source_label(*source)), t.dim),
+                ];
+                if let Some(n) = s.nodes.get(node) {
+                    let pos = n.versions.iter().position(|v| v.iteration == *iteration);
+                    if let Some(p) = pos.filter(|p| *p > 0) {
+                        let (a, r) = change_counts(&n.versions[p - 1].code, &n.versions[p].code);
+                        spans.push(Span::styled(format!(" changed +{a} -{r}"), t.accent));
+                    }
+                }
+                out.push(Line::from(spans));
+            }
+            HistoryEntry::RunResult {
+                node,
+                iteration: _,
+                run_id,
+                passed,
+            } => {
+                let what = match node {
+                    Some(_) => "tests",
+                    None => "the program",
+                };
+                let mut spans = vec![if *passed {
+                    Span::styled(format!("  ✓ {what} passed"), t.ok)
+                } else {
+                    Span::styled(format!("  ✗ {what} failed"), t.error)
+                }];
+                spans.push(Span::styled(format!(" · run {run_id}"), t.dim));
+                if let Some(mark) = app.reruns.get(run_id) {
+                    spans.push(if mark.differs() {
+                        Span::styled(" ≠live", t.warning)
+                    } else {
+                        Span::styled(" =live", t.ok)
+                    });
+                }
+                out.push(Line::from(spans));
+            }
+            HistoryEntry::Failure { location: e, .. } => {
+                let mut place = e.file.clone();
+                if let Some(l) = e.line {
+                    place.push_str(&format!(":{l}"));
+                }
+                if let Some(f) = &e.function {
+                    place.push_str(&format!(" in {f}"));
+                }
+                let mut text = format!(
+                    "{} at {place}: {}",
+                    e.error_type,
+                    e.message.lines().next().unwrap_or("")
+                );
+                if let (Some(x), Some(a)) = (&e.expected, &e.actual)
+                    && !(text.contains(x.as_str()) && text.contains(a.as_str()))
+                {
+                    text.push_str(&format!(" (expected {x}, got {a})"));
+                }
+                push_wrapped(&mut out, "    where: ", &text, t.error, width);
+            }
+            HistoryEntry::Reflection { text, done, .. } => {
+                let shown = if *done {
+                    text.trim().to_string()
+                } else {
+                    format!("{}▌", text.trim_start())
+                };
+                push_wrapped(&mut out, "    why:   ", &shown, t.text, width);
+            }
+            HistoryEntry::Steer { command } => {
+                let what = describe_command(command);
+                // Approvals come one per step in step mode: count them on one line.
+                if matches!(command, Command::Approve | Command::Skip) {
+                    if let Some((n, prev)) = last_repeat.as_mut()
+                        && *prev == what
+                        && out.len() == last_repeat_line
+                    {
+                        *n += 1;
+                        if let Some(line) = out.last_mut() {
+                            *line = Line::styled(format!("  ⚑ you: {what} ×{n}"), t.dim);
+                        }
+                        continue;
+                    }
+                    out.push(Line::styled(format!("  ⚑ you: {what}"), t.dim));
+                    last_repeat = Some((1, what));
+                    last_repeat_line = out.len();
+                    continue;
+                }
+                push_wrapped(&mut out, "  ⚑ you: ", &what, t.accent, width);
+            }
+        }
+    }
+    for (level, message) in s.notices.iter().rev().take(3).rev() {
+        let style = match level {
+            crate::session::NoticeLevel::Info => t.dim,
+            crate::session::NoticeLevel::Warning => t.warning,
+            crate::session::NoticeLevel::Error => t.error,
+        };
+        push_wrapped(&mut out, "  note: ", message, style, width);
+    }
+    if let Some(f) = &s.finished {
+        push_wrapped(
+            &mut out,
+            if f.passed {
+                "■ done: "
+            } else {
+                "■ ended: "
+            },
+            &f.summary,
+            if f.passed { t.ok } else { t.error },
+            width,
+        );
+    }
+    if out.is_empty() {
+        out.push(Line::styled("iterations and reflections show here", t.dim));
+    }
+    out
+}

@@ -1,0 +1,503 @@
+//! The repair loop end to end on the scripted model with real python3 in the
+//! real sandbox: assertions on the tape and on the state folded from it.
+
+use std::sync::Arc;
+
+use codeloop::engine::{self, EngineHandle, EngineOptions, EngineSetup};
+use codeloop::exec::Sandbox;
+use codeloop::llm::scripted::{Pacing, ScriptedModel, ScriptedReply};
+use codeloop::session::state::HistoryEntry;
+use codeloop::session::*;
+
+fn reply(tag: &str, text: &str) -> ScriptedReply {
+    ScriptedReply {
+        tag: tag.into(),
+        text: text.into(),
+        usage: None,
+    }
+}
+
+fn py(code: &str) -> String {
+    format!("```python\n{code}```\n")
+}
+
+fn plan_json(functions: &[(&str, &[&str])]) -> String {
+    let items: Vec<String> = functions
+        .iter()
+        .map(|(name, deps)| {
+            let deps: Vec<String> = deps.iter().map(|d| format!("\"{d}\"")).collect();
+            format!(
+                "{{\"name\": \"{name}\", \"purpose\": \"{name}\", \"inputs\": \"x\", \"output\": \"y\", \"depends_on\": [{}]}}",
+                deps.join(", ")
+            )
+        })
+        .collect();
+    format!("```json\n{{\"functions\": [{}]}}\n```", items.join(", "))
+}
+
+struct Session {
+    dir: tempfile::TempDir,
+    handle: EngineHandle,
+}
+
+fn start(replies: Vec<ScriptedReply>, options: EngineOptions) -> Session {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::from_replies("test-script", replies, Pacing::instant());
+    let setup = EngineSetup {
+        task: "a test task".into(),
+        inputs: vec![],
+        model: Arc::new(model),
+        sandbox: Arc::new(Sandbox::probe()),
+        options,
+        session_dir: dir.path().join("session"),
+        prompt_overrides: None,
+        given: None,
+    };
+    let handle = engine::start(setup).unwrap();
+    Session { dir, handle }
+}
+
+/// Drain the events until the session ends; the state as the engine's views saw it.
+async fn finish(mut s: Session) -> (State, FinalResult, Vec<Record>, tempfile::TempDir) {
+    let mut records = Vec::new();
+    while let Some(r) = s.handle.events.recv().await {
+        records.push(r);
+    }
+    let result = s.handle.done.await.unwrap().unwrap();
+    let state = State::from_records(&records);
+    (state, result, records, s.dir)
+}
+
+const MEAN_BUGGY: &str = "def mean(xs):\n    if not xs:\n        return 0.0\n    total = sum(xs)\n    return total // len(xs)\n";
+const MEAN_FIXED: &str = "def mean(xs):\n    if not xs:\n        return 0.0\n    total = sum(xs)\n    return total / len(xs)\n";
+const MEAN_TESTS: &str = "def test_empty():\n    assert mean([]) == 0.0\n\ndef test_halves():\n    assert mean([1, 2]) == 1.5\n";
+
+#[tokio::test]
+async fn a_failure_is_localized_reflected_on_repaired_and_passes() {
+    let s = start(
+        vec![
+            reply("plan", &plan_json(&[("mean", &[])])),
+            reply("tests/mean", &py(MEAN_TESTS)),
+            reply("code/mean/1", &py(MEAN_BUGGY)),
+            reply(
+                "repair/mean/2",
+                &format!("Floor division truncates 3 // 2 to 1.\n{}", py(MEAN_FIXED)),
+            ),
+        ],
+        EngineOptions::default(),
+    );
+    let (state, result, records, dir) = finish(s).await;
+    assert!(result.passed, "{}", result.summary);
+    assert_eq!(result.iterations, 1);
+    let node = &state.nodes["mean"];
+    assert_eq!(node.status, NodeStatus::Passed);
+    assert_eq!(node.versions.len(), 2);
+    assert_eq!(node.versions[1].code, MEAN_FIXED);
+
+    // The failure of iteration 1, localized to the line that returned the wrong value.
+    let failure = state
+        .history
+        .iter()
+        .find_map(|h| match h {
+            HistoryEntry::Failure {
+                iteration: 1,
+                location,
+                ..
+            } => Some(location.clone()),
+            _ => None,
+        })
+        .expect("a localized failure");
+    assert_eq!(failure.file, "mean.py");
+    assert_eq!(failure.line, Some(5));
+    assert_eq!(failure.test.as_deref(), Some("test_halves"));
+    assert_eq!(failure.expected.as_deref(), Some("1.5"));
+    assert_eq!(failure.actual.as_deref(), Some("1"));
+    assert!(failure.in_node_code);
+
+    // The reflection is the prose of the repair reply, and the repair prompt
+    // carried the localized error.
+    assert!(state.history.iter().any(|h| matches!(h,
+        HistoryEntry::Reflection { text, done: true, .. } if text == "Floor division truncates 3 // 2 to 1.")));
+    let repair_prompt = state
+        .calls
+        .values()
+        .find(|c| matches!(c.purpose, Purpose::Reflect { .. }))
+        .map(|c| c.messages.last().unwrap().content.clone())
+        .unwrap();
+    assert!(repair_prompt.contains("mean.py:5"), "{repair_prompt}");
+    assert!(repair_prompt.contains("expected 1.5"), "{repair_prompt}");
+
+    // Runs: iteration 1 failed, iteration 2 passed, then the program passed.
+    let verdicts: Vec<(Option<String>, u32, bool)> = state
+        .run_order
+        .iter()
+        .map(|id| {
+            let r = &state.runs[id];
+            (
+                r.node.clone(),
+                r.iteration,
+                r.record.as_ref().unwrap().passed,
+            )
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        vec![
+            (Some("mean".into()), 1, false),
+            (Some("mean".into()), 2, true),
+            (None, 0, true),
+        ]
+    );
+    let program_run = &state.runs[state.run_order.last().unwrap()];
+    assert!(
+        program_run
+            .text(Stream::Stdout)
+            .contains("2 passed, 0 failed")
+    );
+
+    // The tape on disk holds exactly what the views saw, and folds to the same state.
+    let tape = read_tape(&dir.path().join("session/tape.jsonl")).unwrap();
+    assert_eq!(tape.truncated_tail, None);
+    assert_eq!(tape.records, records);
+    // Every iteration's code is also a file, and the program is exported.
+    let v1 = std::fs::read_to_string(dir.path().join("session/code/mean/1.py")).unwrap();
+    assert_eq!(v1, MEAN_BUGGY);
+    let out = std::path::PathBuf::from(result.output_dir.unwrap());
+    let program = std::fs::read_to_string(out.join("program.py")).unwrap();
+    assert!(program.contains("return total / len(xs)"));
+    assert!(out.join("test_mean.py").is_file() && out.join("report.md").is_file());
+}
+
+#[tokio::test]
+async fn a_plan_with_a_cycle_is_reported_and_asked_again() {
+    let s = start(
+        vec![
+            reply("plan", &plan_json(&[("a", &["b"]), ("b", &["a"])])),
+            reply("plan/2", &plan_json(&[("a", &[])])),
+            reply("tests/a", &py("def test_a():\n    assert a() == 1\n")),
+            reply("code/a/1", &py("def a():\n    return 1\n")),
+        ],
+        EngineOptions::default(),
+    );
+    let (state, result, records, _dir) = finish(s).await;
+    assert!(result.passed, "{}", result.summary);
+    let error = records
+        .iter()
+        .find_map(|r| match &r.event {
+            Event::PlanError { message } => Some(message.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(error.contains("cycle"), "{error}");
+    let second = state
+        .calls
+        .values()
+        .filter(|c| c.purpose == Purpose::Plan)
+        .nth(1)
+        .unwrap();
+    assert!(second.messages.last().unwrap().content.contains("cycle"));
+}
+
+#[tokio::test]
+async fn a_reply_without_code_is_asked_again_and_a_failing_node_blocks_its_dependents() {
+    let s = start(
+        vec![
+            reply("plan", &plan_json(&[("base", &[]), ("top", &["base"])])),
+            reply("tests/base", &py("def test_b():\n    assert base() == 2\n")),
+            reply("tests/top", &py("def test_t():\n    assert top() == 3\n")),
+            reply("code/base/1", "I am not sure how to do that."),
+            reply("code/base/1/retry", &py("def base():\n    return 1\n")),
+            reply("repair/base/2", &py("def base():\n    return 0\n")),
+        ],
+        EngineOptions {
+            max_iterations: 2,
+            ..EngineOptions::default()
+        },
+    );
+    let (state, result, records, _dir) = finish(s).await;
+    assert!(!result.passed);
+    assert_eq!(state.nodes["base"].status, NodeStatus::GaveUp);
+    assert_eq!(state.nodes["base"].versions.len(), 2);
+    assert_eq!(state.nodes["top"].status, NodeStatus::Blocked);
+    assert!(
+        state.nodes["top"].versions.is_empty(),
+        "a blocked node is never written"
+    );
+    assert!(records.iter().any(|r| matches!(&r.event,
+        Event::Notice { message, .. } if message.contains("had no code in it"))));
+    assert!(
+        result.summary.contains("1 of 2") || result.summary.contains("0 of 2"),
+        "{}",
+        result.summary
+    );
+}
+
+#[tokio::test]
+async fn step_mode_pauses_and_an_edit_made_while_paused_is_what_runs() {
+    let mut s = start(
+        vec![
+            reply("plan", &plan_json(&[("mean", &[])])),
+            reply("tests/mean", &py(MEAN_TESTS)),
+            reply("code/mean/1", &py(MEAN_BUGGY)),
+        ],
+        EngineOptions {
+            step_mode: true,
+            ..EngineOptions::default()
+        },
+    );
+    let mut records = Vec::new();
+    let mut edited = false;
+    while let Some(r) = s.handle.events.recv().await {
+        if let Event::Paused { step } = &r.event {
+            match step {
+                Step::Run {
+                    node: Some(n),
+                    iteration: 1,
+                } if n == "mean" && !edited => {
+                    edited = true;
+                    s.handle
+                        .commands
+                        .send(Command::EditCode {
+                            node: "mean".into(),
+                            code: MEAN_FIXED.into(),
+                        })
+                        .await
+                        .unwrap();
+                    s.handle.commands.send(Command::Approve).await.unwrap();
+                }
+                _ => s.handle.commands.send(Command::Approve).await.unwrap(),
+            }
+        }
+        records.push(r);
+    }
+    let result = s.handle.done.await.unwrap().unwrap();
+    assert!(result.passed, "{}", result.summary);
+    let state = State::from_records(&records);
+    let node = &state.nodes["mean"];
+    assert_eq!(node.versions.len(), 2);
+    assert_eq!(node.versions[1].source, CodeSource::Edit);
+    // The only node run was of the edited version, and it passed.
+    let node_runs: Vec<_> = state
+        .runs
+        .values()
+        .filter(|r| r.node.is_some())
+        .map(|r| (r.iteration, r.record.as_ref().unwrap().passed))
+        .collect();
+    assert_eq!(node_runs, vec![(2, true)]);
+    let pauses = records
+        .iter()
+        .filter(|r| matches!(r.event, Event::Paused { .. }))
+        .count();
+    // plan, tests, code, the run of #1 (edited), the run of #2, and the program needs no pause.
+    assert!(pauses >= 4, "{pauses} pauses");
+    assert!(state.steers.contains(&Command::EditCode {
+        node: "mean".into(),
+        code: MEAN_FIXED.into()
+    }));
+}
+
+#[tokio::test]
+async fn cancel_stops_the_session_and_keeps_what_was_done() {
+    let mut s = start(
+        vec![
+            reply("plan", &plan_json(&[("mean", &[])])),
+            reply("tests/mean", &py(MEAN_TESTS)),
+            reply("code/mean/1", &py(MEAN_BUGGY)),
+        ],
+        EngineOptions {
+            step_mode: true,
+            ..EngineOptions::default()
+        },
+    );
+    let mut records = Vec::new();
+    while let Some(r) = s.handle.events.recv().await {
+        if let Event::Paused { step } = &r.event {
+            let cmd = if matches!(step, Step::Run { .. }) {
+                Command::Cancel
+            } else {
+                Command::Approve
+            };
+            s.handle.commands.send(cmd).await.unwrap();
+        }
+        records.push(r);
+    }
+    let result = s.handle.done.await.unwrap().unwrap();
+    assert!(!result.passed);
+    assert!(
+        result.summary.starts_with("cancelled"),
+        "{}",
+        result.summary
+    );
+    let state = State::from_records(&records);
+    assert_eq!(state.nodes["mean"].versions.len(), 1);
+    assert!(state.runs.is_empty());
+    assert!(state.finished.is_some());
+}
+
+#[tokio::test]
+async fn a_hint_reaches_the_repair_prompt_and_rerun_runs_a_node_again() {
+    let mut s = start(
+        vec![
+            reply("plan", &plan_json(&[("mean", &[])])),
+            reply("tests/mean", &py(MEAN_TESTS)),
+            reply("code/mean/1", &py(MEAN_BUGGY)),
+            reply("repair/mean/2", &py(MEAN_FIXED)),
+        ],
+        EngineOptions {
+            step_mode: true,
+            keep_alive: true,
+            ..EngineOptions::default()
+        },
+    );
+    let mut records = Vec::new();
+    let mut finished = 0;
+    while let Some(r) = s.handle.events.recv().await {
+        match &r.event {
+            Event::Paused {
+                step:
+                    Step::ModelCall {
+                        purpose: Purpose::Reflect { .. },
+                    },
+            } => {
+                s.handle
+                    .commands
+                    .send(Command::Hint {
+                        node: "mean".into(),
+                        text: "use true division".into(),
+                    })
+                    .await
+                    .unwrap();
+                s.handle
+                    .commands
+                    .send(Command::SetStepMode { on: false })
+                    .await
+                    .unwrap();
+            }
+            Event::Paused { .. } => s.handle.commands.send(Command::Approve).await.unwrap(),
+            Event::Finished { .. } => {
+                finished += 1;
+                if finished == 1 {
+                    s.handle
+                        .commands
+                        .send(Command::RerunNode {
+                            node: "mean".into(),
+                        })
+                        .await
+                        .unwrap();
+                } else {
+                    s.handle.commands.send(Command::Cancel).await.unwrap();
+                }
+            }
+            _ => {}
+        }
+        records.push(r);
+    }
+    let result = s.handle.done.await.unwrap().unwrap();
+    assert!(result.passed, "{}", result.summary);
+    let state = State::from_records(&records);
+    let prompt = state
+        .calls
+        .values()
+        .find(|c| matches!(c.purpose, Purpose::Reflect { .. }))
+        .map(|c| c.messages.last().unwrap().content.clone())
+        .unwrap();
+    assert!(prompt.contains("use true division"), "{prompt}");
+    // After the first finish, the re-run ran the node's tests once more (iteration 2) and the program again.
+    let mean_runs = state
+        .runs
+        .values()
+        .filter(|r| r.node.as_deref() == Some("mean") && r.iteration == 2)
+        .count();
+    assert_eq!(mean_runs, 2);
+    assert_eq!(finished, 2);
+}
+
+/// Two independent nodes whose tests each take a while.
+fn two_slow_nodes() -> Vec<ScriptedReply> {
+    let mut replies = vec![reply("plan", &plan_json(&[("a", &[]), ("b", &[])]))];
+    for n in ["a", "b"] {
+        replies.push(reply(
+            &format!("tests/{n}"),
+            &py(&format!(
+                "import time\n\ndef test_{n}():\n    time.sleep(0.4)\n    assert {n}() == 1\n"
+            )),
+        ));
+        replies.push(reply(
+            &format!("code/{n}/1"),
+            &py(&format!("def {n}():\n    return 1\n")),
+        ));
+    }
+    replies
+}
+
+/// The largest number of node runs in flight at once, read off the tape.
+fn max_parallel_runs(records: &[Record]) -> usize {
+    let (mut now, mut max) = (0usize, 0usize);
+    let mut node_runs = std::collections::BTreeSet::new();
+    for r in records {
+        match &r.event {
+            Event::RunStarted {
+                run_id,
+                node: Some(_),
+                ..
+            } => {
+                node_runs.insert(*run_id);
+                now += 1;
+                max = max.max(now);
+            }
+            Event::RunFinished { run_id, .. } if node_runs.contains(run_id) => now -= 1,
+            _ => {}
+        }
+    }
+    max
+}
+
+#[tokio::test]
+async fn independent_nodes_run_in_parallel_within_the_worker_bound() {
+    let s = start(
+        two_slow_nodes(),
+        EngineOptions {
+            workers: 2,
+            ..EngineOptions::default()
+        },
+    );
+    let (_, result, records, _dir) = finish(s).await;
+    assert!(result.passed, "{}", result.summary);
+    assert_eq!(max_parallel_runs(&records), 2);
+
+    let s = start(
+        two_slow_nodes(),
+        EngineOptions {
+            workers: 1,
+            ..EngineOptions::default()
+        },
+    );
+    let (_, result, records, _dir) = finish(s).await;
+    assert!(result.passed, "{}", result.summary);
+    assert_eq!(max_parallel_runs(&records), 1);
+}
+
+#[tokio::test]
+async fn a_spent_token_budget_stops_model_calls_with_a_notice() {
+    let mut replies = vec![
+        reply("plan", &plan_json(&[("mean", &[])])),
+        reply("tests/mean", &py(MEAN_TESTS)),
+    ];
+    replies[0].usage = Some(codeloop::llm::TokenUsage {
+        prompt_tokens: 400,
+        completion_tokens: 100,
+    });
+    let s = start(
+        replies,
+        EngineOptions {
+            token_budget: 500,
+            ..EngineOptions::default()
+        },
+    );
+    let (state, result, records, _dir) = finish(s).await;
+    assert!(!result.passed);
+    assert_eq!(state.nodes["mean"].status, NodeStatus::GaveUp);
+    assert_eq!(state.calls.len(), 1, "only the plan was asked for");
+    assert!(records.iter().any(|r| matches!(&r.event,
+        Event::Notice { message, .. } if message.contains("token budget (500 tokens) is spent"))));
+}

@@ -1,0 +1,464 @@
+//! The app with no terminal: keys in, engine commands out; the cursor of
+//! review and replay; what read-only means.
+
+mod tui_support;
+
+use codeloop::session::{Command, Event, Record, Step};
+use codeloop::tui::app::{CodeTab, Confirm, Focus, Mode, StartRequest};
+use codeloop::tui::{Action, App, Msg};
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use tui_support::*;
+
+fn key(c: KeyCode) -> Msg {
+    Msg::Term(TermEvent::Key(KeyEvent::new(c, KeyModifiers::NONE)))
+}
+fn ch(c: char) -> Msg {
+    key(KeyCode::Char(c))
+}
+fn ctrl(c: char) -> Msg {
+    Msg::Term(TermEvent::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::CONTROL,
+    )))
+}
+
+fn press(app: &mut App, msgs: impl IntoIterator<Item = Msg>) -> Vec<Action> {
+    msgs.into_iter().flat_map(|m| app.update(m)).collect()
+}
+
+fn steers(actions: &[Action]) -> Vec<Command> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Steer(c) => Some(c.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A live app fed with the first `n` records of the scripted session.
+fn live_after(n: usize) -> App {
+    let mut app = App::live(info(), theme());
+    assert_eq!(
+        app.focus,
+        Focus::Task,
+        "no demos: the task editor has the keys"
+    );
+    app.task.insert_str("sum key=value lines");
+    let actions = app.update(ctrl('s'));
+    assert!(matches!(
+        &actions[..],
+        [Action::Start(StartRequest::Task { task, .. })] if task == "sum key=value lines"
+    ));
+    for r in records().into_iter().take(n) {
+        app.update(Msg::Record(r));
+    }
+    app
+}
+
+fn index_of(pred: impl Fn(&Event) -> bool) -> usize {
+    records().iter().position(|r| pred(&r.event)).unwrap()
+}
+
+#[test]
+fn a_demo_is_one_keystroke_from_the_welcome_screen() {
+    let mut i = info();
+    i.demos = vec![codeloop::tui::app::DemoEntry {
+        name: "kv-sum".into(),
+        title: "t".into(),
+    }];
+    let mut app = App::live(i, theme());
+    assert_eq!(app.focus, Focus::Graph);
+    let actions = app.update(ch('1'));
+    assert_eq!(
+        actions,
+        vec![Action::Start(StartRequest::Demo {
+            name: "kv-sum".into()
+        })]
+    );
+}
+
+#[test]
+fn an_empty_task_is_not_started() {
+    let mut app = App::live(info(), theme());
+    assert_eq!(
+        app.focus,
+        Focus::Task,
+        "no demos: the task editor has the keys"
+    );
+    assert!(app.update(ctrl('s')).is_empty());
+    assert!(app.flash.as_ref().unwrap().1.contains("write a task"));
+}
+
+#[test]
+fn typing_in_the_task_editor_does_not_trigger_pane_keys() {
+    let mut app = App::live(info(), theme());
+    assert_eq!(
+        app.focus,
+        Focus::Task,
+        "no demos: the task editor has the keys"
+    );
+    let actions = press(&mut app, "quiet zoo".chars().map(ch));
+    assert!(actions.is_empty());
+    assert!(!app.quit && !app.zoom);
+    assert_eq!(app.task.lines(), ["quiet zoo"]);
+}
+
+#[test]
+fn step_mode_approve_skip_and_cancel_become_commands() {
+    let mut app = live_after(5);
+    let a = app.update(ch('s'));
+    assert_eq!(steers(&a), vec![Command::SetStepMode { on: true }]);
+    // Not paused: nothing to approve.
+    assert!(steers(&app.update(ch('a'))).is_empty());
+    app.update(Msg::Record(Record {
+        seq: 100,
+        t_ms: 1,
+        event: Event::Paused {
+            step: Step::Run {
+                node: Some("parse_line".into()),
+                iteration: 1,
+            },
+        },
+    }));
+    assert_eq!(steers(&app.update(ch('a'))), vec![Command::Approve]);
+    assert_eq!(steers(&app.update(ch('x'))), vec![Command::Skip]);
+    assert!(steers(&app.update(ch('c'))).is_empty());
+    assert_eq!(app.confirm, Some(Confirm::CancelSession));
+    assert_eq!(steers(&app.update(ch('y'))), vec![Command::Cancel]);
+}
+
+#[test]
+fn editing_the_code_in_place_sends_the_edited_code() {
+    let n = index_of(|e| matches!(e, Event::Localized { .. })) + 1;
+    let mut app = live_after(n);
+    assert_eq!(app.selected.as_deref(), Some("parse_line"));
+    app.update(ch('e'));
+    let editor = app.editor.as_mut().expect("editor open");
+    assert_eq!(
+        editor.textarea.lines()[1],
+        "    key, value = line.split(\"=\")"
+    );
+    // Go to the end of line 2 and add a fix.
+    editor
+        .textarea
+        .move_cursor(ratatui_textarea::CursorMove::Jump(1, 0));
+    editor
+        .textarea
+        .move_cursor(ratatui_textarea::CursorMove::End);
+    let a = press(&mut app, [key(KeyCode::Enter)]);
+    assert!(a.is_empty());
+    app.editor
+        .as_mut()
+        .unwrap()
+        .textarea
+        .insert_str("    # fixed");
+    let a = app.update(ctrl('s'));
+    match &steers(&a)[..] {
+        [Command::EditCode { node, code }] => {
+            assert_eq!(node, "parse_line");
+            assert!(code.contains("line.split(\"=\")\n    # fixed\n"), "{code}");
+            assert!(code.ends_with('\n'));
+        }
+        other => panic!("expected one EditCode, got {other:?}"),
+    }
+    assert!(app.editor.is_none());
+}
+
+#[test]
+fn tests_tab_edits_the_tests_and_escape_discards() {
+    let n = index_of(|e| matches!(e, Event::Localized { .. })) + 1;
+    let mut app = live_after(n);
+    app.focus = Focus::Code;
+    app.update(ch('t'));
+    assert_eq!(app.code_tab, CodeTab::Tests);
+    app.update(ch('e'));
+    assert!(app.editor.as_ref().unwrap().textarea.lines()[0].starts_with("def test_simple"));
+    assert!(app.update(key(KeyCode::Esc)).is_empty());
+    assert!(app.editor.is_none());
+    app.update(ch('e'));
+    let a = app.update(ctrl('s'));
+    assert!(
+        matches!(&steers(&a)[..], [Command::EditTests { node, code }] if node == "parse_line" && code == PARSE_TESTS)
+    );
+}
+
+#[test]
+fn hint_spec_and_rerun_name_the_selected_node() {
+    let n = index_of(|e| matches!(e, Event::Localized { .. })) + 1;
+    let mut app = live_after(n);
+    app.update(ch('h'));
+    app.editor
+        .as_mut()
+        .unwrap()
+        .textarea
+        .insert_str("blank lines are allowed");
+    assert_eq!(
+        steers(&app.update(ctrl('s'))),
+        vec![Command::Hint {
+            node: "parse_line".into(),
+            text: "blank lines are allowed".into()
+        }]
+    );
+    app.update(ch('E'));
+    let ed = app.editor.as_mut().unwrap();
+    ed.textarea
+        .move_cursor(ratatui_textarea::CursorMove::Jump(0, 0));
+    ed.textarea.move_cursor(ratatui_textarea::CursorMove::End);
+    ed.textarea.insert_str(", or None");
+    match &steers(&app.update(ctrl('s')))[..] {
+        [Command::EditSpec { node, spec }] => {
+            assert_eq!(node, "parse_line");
+            assert_eq!(spec.purpose, "split one key=value line, or None");
+            assert!(spec.depends_on.is_empty());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        steers(&app.update(ch('r'))),
+        vec![Command::RerunNode {
+            node: "parse_line".into()
+        }]
+    );
+}
+
+#[test]
+fn selecting_another_node_pins_it_and_u_follows_the_engine_again() {
+    let n = index_of(|e| matches!(e, Event::Plan { .. })) + 1;
+    let mut app = live_after(n);
+    app.focus = Focus::Graph;
+    app.update(key(KeyCode::Down));
+    app.update(key(KeyCode::Down));
+    assert_eq!(app.selected.as_deref(), Some("sum_by_key"));
+    for r in records().into_iter().skip(n).take(4) {
+        app.update(Msg::Record(r));
+    }
+    assert_eq!(app.selected.as_deref(), Some("sum_by_key"), "pinned");
+    app.update(ch('u'));
+    assert_eq!(app.selected.as_deref(), Some("parse_line"));
+}
+
+#[test]
+fn quitting_a_running_session_asks_first_and_cancels_it() {
+    let mut app = live_after(3);
+    assert!(app.update(ch('q')).is_empty());
+    assert_eq!(app.confirm, Some(Confirm::Quit));
+    let a = app.update(ch('y'));
+    assert_eq!(a, vec![Action::Steer(Command::Cancel), Action::Quit]);
+    assert!(app.quit);
+}
+
+#[test]
+fn review_is_read_only_and_steps_through_every_iteration() {
+    let mut app = App::review(tape(), info(), theme());
+    let total = app.records().len();
+    assert_eq!(app.cursor(), total);
+    assert!(steers(&app.update(ch('e'))).is_empty());
+    assert!(app.flash.as_ref().unwrap().1.contains("read-only"));
+    app.update(key(KeyCode::Home));
+    assert_eq!(app.cursor(), 0);
+    // ] goes from code version to code version: 3 in this session.
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        app.update(ch(']'));
+        let node = app.selected.clone().unwrap();
+        seen.push((node.clone(), app.state.nodes[&node].iteration()));
+    }
+    assert_eq!(
+        seen,
+        vec![
+            ("parse_line".to_string(), 1),
+            ("parse_line".to_string(), 2),
+            ("sum_by_key".to_string(), 1)
+        ]
+    );
+    app.update(ch(']'));
+    assert!(app.flash.as_ref().unwrap().1.contains("no later iteration"));
+    app.update(ch('['));
+    assert_eq!(app.state.nodes["parse_line"].iteration(), 2);
+    assert!(app.state.nodes["sum_by_key"].versions.is_empty());
+    // Every step back equals the fold of that prefix.
+    for _ in 0..5 {
+        app.update(key(KeyCode::Left));
+        let expect = codeloop::session::State::from_records(&app.records()[..app.cursor()]);
+        assert_eq!(app.state, expect);
+    }
+}
+
+#[test]
+fn first_failure_shows_the_failed_node_with_its_location() {
+    let mut app = App::review(tape(), info(), theme());
+    app.update(ch('f'));
+    let node = &app.state.nodes["parse_line"];
+    assert_eq!(node.status, codeloop::session::NodeStatus::Failed);
+    assert_eq!(node.last_error.as_ref().unwrap().error_type, "ValueError");
+    assert_eq!(app.selected.as_deref(), Some("parse_line"));
+}
+
+#[test]
+fn replay_plays_in_its_own_timing_pauses_and_changes_speed() {
+    let mut app = App::replay(tape(), info(), theme(), 2.0, false, false);
+    assert_eq!(app.cursor(), 0);
+    let t0 = std::time::Instant::now();
+    let first = app.replay_deadline(t0).unwrap();
+    assert!(first <= t0 + std::time::Duration::from_millis(1));
+    app.update(Msg::ReplayTick);
+    assert!(app.cursor() >= 1);
+    // The next record is 150 ms later on the tape: 75 ms at double speed.
+    let next = app.replay_deadline(std::time::Instant::now()).unwrap();
+    let wait = next.saturating_duration_since(std::time::Instant::now());
+    assert!(wait <= std::time::Duration::from_millis(76), "{wait:?}");
+    assert!(wait >= std::time::Duration::from_millis(40), "{wait:?}");
+    app.update(ch(' '));
+    assert!(matches!(&app.mode, Mode::Replay(r) if !r.playing));
+    assert!(app.replay_deadline(std::time::Instant::now()).is_none());
+    app.update(ch('+'));
+    assert!(matches!(&app.mode, Mode::Replay(r) if r.speed == 4.0));
+    app.update(key(KeyCode::Right));
+    let c = app.cursor();
+    app.update(key(KeyCode::Right));
+    assert_eq!(app.cursor(), c + 1);
+}
+
+#[test]
+fn replay_live_asks_to_rerun_each_finished_run_and_marks_differences() {
+    let mut app = App::replay(tape(), info(), theme(), 64.0, false, true);
+    let mut reruns = Vec::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while app.cursor() < app.records().len() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        for a in app.update(Msg::ReplayTick) {
+            if let Action::Rerun { run_id, state } = a {
+                assert!(state.runs[&run_id].record.is_some());
+                reruns.push(run_id);
+            }
+        }
+    }
+    assert_eq!(reruns, vec![1, 2, 3]);
+    let mut now_fails = records()
+        .iter()
+        .find_map(|r| match &r.event {
+            Event::RunFinished { run_id: 2, record } => Some(record.clone()),
+            _ => None,
+        })
+        .unwrap();
+    now_fails.passed = false;
+    now_fails.exit_code = Some(1);
+    app.update(Msg::Rerun {
+        run_id: 2,
+        outcome: Ok(now_fails),
+    });
+    assert!(app.reruns[&2].differs());
+    let text = screen(&mut app, 120, 36);
+    assert!(text.contains("✓ tests passed · run 2 ≠live"), "{text}");
+}
+
+#[test]
+fn output_follows_the_tail_unless_scrolled_up_and_search_finds_lines() {
+    use codeloop::session::{RunKind, Stream};
+    let mut app = live_after(4);
+    let mut seq = 1000;
+    let mut rec = |event| {
+        seq += 1;
+        Msg::Record(Record {
+            seq,
+            t_ms: 5,
+            event,
+        })
+    };
+    app.update(rec(Event::RunStarted {
+        run_id: 50,
+        node: None,
+        iteration: 1,
+        kind: RunKind::Program,
+    }));
+    let chunk: String = (0..100).map(|i| format!("line {i}\n")).collect();
+    app.update(rec(Event::Output {
+        run_id: 50,
+        stream: Stream::Stdout,
+        text: chunk,
+    }));
+    app.prepare();
+    assert_eq!(app.output.lines.len(), 100);
+    app.focus = Focus::Output;
+    press(&mut app, [key(KeyCode::Up), key(KeyCode::Up)]);
+    assert_eq!(app.output_back, 2);
+    app.update(rec(Event::Output {
+        run_id: 50,
+        stream: Stream::Stderr,
+        text: "more\nand more\n".into(),
+    }));
+    app.prepare();
+    assert_eq!(app.output_back, 4, "the view stays on the same lines");
+    press(&mut app, [ch('/')]);
+    press(&mut app, "line 42".chars().map(ch));
+    app.update(key(KeyCode::Enter));
+    assert_eq!(
+        app.output.lines[app.output.lines.len() - 1 - app.output_back].1,
+        "line 42"
+    );
+    app.update(ch('G'));
+    assert_eq!(app.output_back, 0);
+}
+
+#[test]
+fn a_flood_of_output_keeps_memory_bounded() {
+    use codeloop::session::{RunKind, Stream};
+    let mut app = live_after(4);
+    app.update(Msg::Record(Record {
+        seq: 1,
+        t_ms: 1,
+        event: Event::RunStarted {
+            run_id: 77,
+            node: None,
+            iteration: 1,
+            kind: RunKind::Program,
+        },
+    }));
+    let chunk = "x".repeat(64 * 1024);
+    for i in 0..1000 {
+        app.update(Msg::Record(Record {
+            seq: 2 + i,
+            t_ms: 2,
+            event: Event::Output {
+                run_id: 77,
+                stream: Stream::Stdout,
+                text: chunk.clone(),
+            },
+        }));
+    }
+    let held: usize = app
+        .records()
+        .iter()
+        .map(|r| match &r.event {
+            Event::Output { text, .. } => text.len(),
+            _ => 0,
+        })
+        .sum();
+    assert!(held <= codeloop::tui::app::OUTPUT_MEMORY_BUDGET, "{held}");
+    assert!(app.elided_output);
+}
+
+#[test]
+fn a_tape_on_disk_opens_like_the_records_it_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_tape(dir.path());
+    // For trying the UI by hand: CODELOOP_TEST_TAPE_OUT=/some/dir keeps a copy.
+    if let Some(out) = std::env::var_os("CODELOOP_TEST_TAPE_OUT") {
+        write_tape(std::path::Path::new(&out));
+    }
+    let (contents, label) = codeloop::commands::ui::load_tape(dir.path()).unwrap();
+    assert!(label.ends_with("tape.jsonl"));
+    let app = App::review(contents, info(), theme());
+    assert_eq!(
+        app.state,
+        codeloop::session::State::from_records(&records())
+    );
+    let err = codeloop::commands::ui::load_tape(&path.with_file_name("nope"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("neither a tape file, a session folder, nor a bundled demo"),
+        "{err}"
+    );
+}
