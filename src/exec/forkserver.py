@@ -113,7 +113,6 @@ def read_kept(path, keep):
 
 def child(job, jobdir, out_path, err_path):
     try:
-        os.setpgid(0, 0)
         out = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         err = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         null = os.open("/dev/null", os.O_RDONLY)
@@ -175,7 +174,28 @@ def child(job, jobdir, out_path, err_path):
             os._exit(125)
 
 
-def run(job):
+def fork_waiting():
+    """Fork the next job's child ahead of its job (the fork is off the
+    critical path): it waits for the job on a pipe, then becomes it."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(w)
+        os.setpgid(0, 0)
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = os.read(r, 1 << 16)
+            if not chunk:
+                os._exit(0)
+            data += chunk
+        job = json.loads(data)
+        jobdir = os.path.join(JOBS, "job")
+        child(job, jobdir, os.path.join(OUT, "stdout"), os.path.join(OUT, "stderr"))
+    os.close(r)
+    return pid, w
+
+
+def run(job, line, waiting):
     jobdir = os.path.join(JOBS, "job")
     wipe(JOBS)
     os.makedirs(os.path.join(jobdir, ".tmp"))
@@ -186,10 +206,10 @@ def run(job):
             f.write(text)
     out_path = os.path.join(OUT, "stdout")
     err_path = os.path.join(OUT, "stderr")
+    pid, handoff = waiting
     started = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
-        child(job, jobdir, out_path, err_path)
+    os.write(handoff, line.encode() if line.endswith("\n") else (line + "\n").encode())
+    os.close(handoff)
     pidfd = os.pidfd_open(pid)
     deadline = started + job["wall"]
     timed_out = disk_full = False
@@ -268,11 +288,14 @@ def main():
     os.dup2(null, 1)
     probe = {"ready": True, "landlock_abi": ABI, "pid": os.getpid()}
     proto.write(json.dumps(probe) + "\n")
+    waiting = fork_waiting()
     for line in sys.stdin:
         if not line.strip():
             continue
         job = json.loads(line)
-        proto.write(json.dumps(run(job)) + "\n")
+        reply = run(job, line, waiting)
+        proto.write(json.dumps(reply) + "\n")
+        waiting = fork_waiting()
 
 
 main()

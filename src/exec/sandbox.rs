@@ -150,7 +150,7 @@ impl Sandbox {
     /// RLIMIT_NPROC counts every process of the uid (of the user namespace,
     /// with bubblewrap): it bounds a run only when the run has a uid or a
     /// user namespace of its own, and root ignores it.
-    pub(crate) fn process_limit_holds(&self) -> bool {
+    pub fn process_limit_holds(&self) -> bool {
         if self.is_root {
             self.drop_uid
         } else {
