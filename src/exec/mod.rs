@@ -2,6 +2,18 @@
 //! and turning tracebacks into locations.
 //!
 //! This module knows nothing of sessions, models or terminals.
+//!
+//! How a run is contained (`Sandbox::run`): codeloop starts bubblewrap (when
+//! it works here) with fresh mount, pid, net, ipc and uts namespaces (and a
+//! user namespace unless root), only the system directories, the interpreter
+//! and the run's fresh working directory mounted; inside it, codeloop's own
+//! binary in helper mode (`helper`) sets rlimits, drops to a per-run uid when
+//! root, applies Landlock and seccomp to itself and execs Python. The parent
+//! keeps the wall clock, the output cap and the disk quota, and kills the
+//! process group. `Sandbox::probe` finds out which of these this machine
+//! gives; a missing one is reported by `layer_reports`, never skipped
+//! silently. `ForkServer` runs many short jobs from one warm interpreter
+//! behind the same layers (evaluation).
 
 mod capture;
 pub mod check;
