@@ -90,10 +90,27 @@ pub(crate) const SYSTEM_READ_DIRS: &[&str] =
 
 impl Sandbox {
     /// Probe once per process (later calls return the cached result).
+    ///
+    /// `CODELOOP_SANDBOX_WITHOUT` (comma-separated: namespaces, landlock,
+    /// seccomp) leaves layers out, to diagnose a machine; they are then
+    /// reported inactive like any other missing layer.
     pub fn probe() -> Sandbox {
         static CELL: OnceLock<Sandbox> = OnceLock::new();
-        CELL.get_or_init(|| Sandbox::probe_with(&SandboxOptions::default()))
-            .clone()
+        CELL.get_or_init(|| {
+            let mut options = SandboxOptions::default();
+            if let Ok(without) = std::env::var("CODELOOP_SANDBOX_WITHOUT") {
+                for layer in without.split(',').map(str::trim) {
+                    match layer {
+                        "namespaces" => options.namespaces = false,
+                        "landlock" => options.landlock = false,
+                        "seccomp" => options.seccomp = false,
+                        _ => {}
+                    }
+                }
+            }
+            Sandbox::probe_with(&options)
+        })
+        .clone()
     }
 
     /// Probe afresh with the given options (not cached).
