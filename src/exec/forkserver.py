@@ -181,7 +181,10 @@ def fork_waiting():
     pid = os.fork()
     if pid == 0:
         os.close(w)
-        os.setpgid(0, 0)
+        try:
+            os.setpgid(0, 0)
+        except OSError:
+            pass  # pinned to the server's group (no pid namespace): killed with it
         data = b""
         while not data.endswith(b"\n"):
             chunk = os.read(r, 1 << 16)
@@ -225,10 +228,11 @@ def run(job, line, waiting):
             disk_full = True
             break
     if timed_out or disk_full:
-        try:
-            os.killpg(pid, signal.SIGKILL)
-        except OSError:
-            pass
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
     _, status = os.waitpid(pid, 0)
     duration = time.monotonic() - started
     os.close(pidfd)

@@ -41,6 +41,10 @@ pub struct HelperPlan {
     /// Paths readable (and executable) under Landlock; `None` = no Landlock.
     pub landlock: Option<LandlockPlan>,
     pub seccomp: bool,
+    /// Refuse setsid and setpgid, so every process of the run stays in its
+    /// process group and dies with it (used where no pid namespace does that).
+    #[serde(default)]
+    pub pin_process_group: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -143,7 +147,7 @@ fn apply_and_exec(plan: &HelperPlan) -> Result<Never, String> {
         apply_landlock(landlock)?;
     }
     if plan.seccomp {
-        apply_seccomp()?;
+        apply_seccomp(plan.pin_process_group)?;
     }
     let Some((program, args)) = plan.argv.split_first() else {
         return Err("nothing to run".into());
@@ -329,7 +333,7 @@ fn arch() -> Result<TargetArch, String> {
 /// tricks, TIOCSTI and other kernel surfaces a test program never needs;
 /// and make clone3 report ENOSYS so the C library falls back to clone, whose
 /// flags a filter can inspect.
-pub(crate) fn seccomp_programs() -> Result<Vec<BpfProgram>, String> {
+pub(crate) fn seccomp_programs(pin_process_group: bool) -> Result<Vec<BpfProgram>, String> {
     let arch = arch()?;
     let cond = |arg: u8, len: SeccompCmpArgLen, op: SeccompCmpOp, value: u64| {
         SeccompCondition::new(arg, len, op, value).map_err(|e| format!("seccomp rule: {e}"))
@@ -340,6 +344,10 @@ pub(crate) fn seccomp_programs() -> Result<Vec<BpfProgram>, String> {
     let mut denied: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for &nr in DENIED_SYSCALLS {
         denied.insert(nr, vec![]);
+    }
+    if pin_process_group {
+        denied.insert(libc::SYS_setsid, vec![]);
+        denied.insert(libc::SYS_setpgid, vec![]);
     }
     denied.insert(
         libc::SYS_socket,
@@ -406,8 +414,8 @@ pub(crate) fn seccomp_programs() -> Result<Vec<BpfProgram>, String> {
     Ok(programs)
 }
 
-fn apply_seccomp() -> Result<(), String> {
-    for program in seccomp_programs()? {
+fn apply_seccomp(pin_process_group: bool) -> Result<(), String> {
+    for program in seccomp_programs(pin_process_group)? {
         seccompiler::apply_filter(&program).map_err(|e| format!("seccomp: {e}"))?;
     }
     Ok(())
@@ -419,7 +427,7 @@ mod tests {
 
     #[test]
     fn the_seccomp_filters_compile() {
-        let programs = seccomp_programs().unwrap();
+        let programs = seccomp_programs(true).unwrap();
         assert_eq!(programs.len(), 2);
         assert!(programs.iter().all(|p| !p.is_empty()));
     }

@@ -268,6 +268,7 @@ impl Sandbox {
                     drop_to: run_uid,
                     landlock: self.use_landlock.then(|| self.landlock_plan(root)),
                     seccomp: self.use_seccomp,
+                    pin_process_group: self.bwrap.is_none(),
                 };
                 let json = serde_json::to_string(&plan)
                     .map_err(|e| ExecError::Sandbox(format!("cannot encode the plan: {e}")))?;

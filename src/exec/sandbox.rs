@@ -398,7 +398,14 @@ impl Sandbox {
             LayerReport {
                 name: "seccomp".into(),
                 active: true,
-                detail: "no non-Unix sockets, no ptrace, no namespace or mount calls, no TIOCSTI, no bpf, io_uring, keyrings or modules".into(),
+                detail: format!(
+                    "no non-Unix sockets, no ptrace, no namespace or mount calls, no TIOCSTI, no bpf, io_uring, keyrings or modules{}",
+                    if self.bwrap.is_none() {
+                        "; no setsid or setpgid, so every process stays in the run's group (no pid namespace here)"
+                    } else {
+                        ""
+                    }
+                ),
                 advice: None,
             }
         } else {
@@ -588,7 +595,7 @@ fn landlock_abi() -> i32 {
 fn seccomp_available() -> bool {
     // SAFETY: PR_GET_SECCOMP takes no pointers.
     let mode = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };
-    mode >= 0 && super::helper::seccomp_programs().is_ok()
+    mode >= 0 && super::helper::seccomp_programs(true).is_ok()
 }
 
 /// True when an unprivileged user can reach every path (o+x on each ancestor).
