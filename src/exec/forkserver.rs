@@ -209,7 +209,9 @@ impl ForkServer {
             self.broken = true;
             return Err(self.failure("the fork server is gone").await);
         }
-        let reply = tokio::time::timeout(l.wall + REPLY_GRACE, self.replies.next_line()).await;
+        let reply =
+            tokio::time::timeout(l.wall.saturating_add(REPLY_GRACE), self.replies.next_line())
+                .await;
         let reply: Reply = match reply {
             Ok(Ok(Some(text))) => match serde_json::from_str(&text) {
                 Ok(r) => r,
@@ -256,7 +258,7 @@ impl ForkServer {
             exit_code: reply.exit_code,
             signal: reply.signal,
             limit_hit,
-            duration: Duration::from_secs_f64(reply.duration.max(0.0)),
+            duration: Duration::try_from_secs_f64(reply.duration).unwrap_or_default(),
             stdout,
             stderr,
             layers: self.layers.clone(),

@@ -89,7 +89,12 @@ impl Sandbox {
             None => None,
         };
         let mut total_output: u64 = 0;
-        let deadline = tokio::time::Instant::from_std(started + spec.limits.wall);
+        // A wall clock too far out for the platform's clock is a year.
+        let deadline = tokio::time::Instant::from_std(
+            started
+                .checked_add(spec.limits.wall)
+                .unwrap_or(started + Duration::from_secs(365 * 86_400)),
+        );
         let mut disk_tick = tokio::time::interval(DISK_POLL);
         disk_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         disk_tick.reset();
