@@ -501,3 +501,37 @@ async fn a_spent_token_budget_stops_model_calls_with_a_notice() {
     assert!(records.iter().any(|r| matches!(&r.event,
         Event::Notice { message, .. } if message.contains("token budget (500 tokens) is spent"))));
 }
+
+#[tokio::test]
+async fn tests_that_do_not_load_are_asked_for_again_not_blamed_on_the_code() {
+    let s = start(
+        vec![
+            reply("plan", &plan_json(&[("mean", &[])])),
+            reply(
+                "tests/mean",
+                &py("def test_a(:\n    assert mean([2]) == 2\n"),
+            ),
+            reply("code/mean/1", &py(MEAN_FIXED)),
+            reply("tests/mean/2", &py(MEAN_TESTS)),
+        ],
+        EngineOptions::default(),
+    );
+    let (state, result, _, _dir) = finish(s).await;
+    assert!(result.passed, "{}", result.summary);
+    let node = &state.nodes["mean"];
+    assert_eq!(node.versions.len(), 1, "the code was never changed");
+    assert_eq!(node.tests.as_deref(), Some(MEAN_TESTS));
+    let failure = state
+        .history
+        .iter()
+        .find_map(|h| match h {
+            HistoryEntry::Failure { location, .. } => Some(location.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(
+        (failure.file.as_str(), failure.error_type.as_str()),
+        ("test_mean.py", "SyntaxError")
+    );
+    assert!(!failure.in_node_code);
+}

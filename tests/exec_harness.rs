@@ -228,3 +228,57 @@ fn a_node_named_like_a_standard_module_does_not_shadow_it() {
     assert_eq!(loc.line, Some(4));
     assert_eq!(loc.actual.as_deref(), Some("['a', 'b']"));
 }
+
+#[test]
+fn import_and_indentation_errors_are_load_errors_at_their_lines() {
+    let code = "import json\nimport no_such_module_here\n\ndef f():\n    return 1\n";
+    let spec = harness::test_run(
+        &[module("f", code, &[])],
+        "f",
+        &t("f", "def test_f():\n    assert f() == 1\n"),
+        Limits::default(),
+    );
+    let (report, _, _) = run_in_tempdir(&spec);
+    let loc = localize(&spec, &report, "f");
+    assert_eq!(loc.error_type, "ModuleNotFoundError");
+    assert_eq!((loc.file.as_str(), loc.line), ("f.py", Some(2)));
+    assert!(
+        loc.message.contains("no_such_module_here"),
+        "{}",
+        loc.message
+    );
+
+    let code = "def f():\n    x = 1\n      return x\n";
+    let spec = harness::test_run(
+        &[module("f", code, &[])],
+        "f",
+        &t("f", "def test_f():\n    assert f() == 1\n"),
+        Limits::default(),
+    );
+    let (report, _, _) = run_in_tempdir(&spec);
+    let loc = localize(&spec, &report, "f");
+    assert_eq!(loc.error_type, "IndentationError");
+    assert_eq!((loc.file.as_str(), loc.line), ("f.py", Some(3)));
+    assert!(
+        loc.context
+            .iter()
+            .any(|(n, text)| *n == 3 && text.contains("return x"))
+    );
+}
+
+#[test]
+fn a_broken_test_file_is_blamed_on_the_tests_not_the_code() {
+    let spec = harness::test_run(
+        &[module("f", "def f():\n    return 1\n", &[])],
+        "f",
+        &t(
+            "f",
+            "def test_f():\n    assert f() == 1\n\ndef test_g(:\n    pass\n",
+        ),
+        Limits::default(),
+    );
+    let (report, _, _) = run_in_tempdir(&spec);
+    let loc = localize(&spec, &report, "f");
+    assert_eq!(loc.error_type, "SyntaxError");
+    assert_eq!((loc.file.as_str(), loc.line), ("test_f.py", Some(4)));
+}

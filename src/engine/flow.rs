@@ -676,7 +676,7 @@ impl Core {
             .await;
         if !has_tests {
             self.status(name, NodeStatus::Generating).await?;
-            match self.write_tests(name).await {
+            match self.write_tests(name, "tests/{name}").await {
                 Ok(()) => {}
                 Err(Stop::Skipped) => {
                     self.notice(
@@ -696,6 +696,7 @@ impl Core {
                 return self.give_up(name, e).await;
             }
         }
+        let mut tests_rewritten = false;
         loop {
             let iteration = self
                 .read(|s| s.nodes.get(name).map(|n| n.iteration()).unwrap_or(0))
@@ -756,6 +757,9 @@ impl Core {
                 .read(|s| s.nodes.get(name).map(|n| n.iteration()).unwrap_or(0))
                 .await;
             self.status(name, NodeStatus::Failed).await?;
+            let tests_broken = location.as_ref().is_some_and(|l| {
+                l.file == crate::exec::harness::tests_file_name(name) && l.test.is_none()
+            });
             if let Some(location) = location {
                 self.record(Event::Localized {
                     node: name.to_string(),
@@ -766,6 +770,21 @@ impl Core {
             }
             if now != iteration {
                 continue; // edited while it ran: run the edit
+            }
+            if tests_broken && !tests_rewritten && self.given.is_none() {
+                // The tests themselves do not load: no code change can fix
+                // that. Ask for the tests again, once.
+                tests_rewritten = true;
+                self.notice(
+                    NoticeLevel::Warning,
+                    format!("the tests of `{name}` do not load: asking for new tests"),
+                )
+                .await?;
+                self.status(name, NodeStatus::Generating).await?;
+                match self.write_tests(name, "tests/{name}/2").await {
+                    Ok(()) => continue,
+                    Err(e) => return self.give_up(name, e).await,
+                }
             }
             if iteration >= self.opts.max_iterations {
                 self.notice(
@@ -1006,7 +1025,8 @@ impl Core {
         .await
     }
 
-    async fn write_tests(&self, name: &str) -> Result<(), Stop> {
+    /// Ask for `name`'s tests; `tag` is a pattern in which `{name}` is replaced.
+    async fn write_tests(&self, name: &str, tag: &str) -> Result<(), Stop> {
         self.may_ask(&Purpose::Tests {
             node: name.to_string(),
         })
@@ -1023,7 +1043,7 @@ impl Core {
                 Purpose::Tests {
                     node: name.to_string(),
                 },
-                format!("tests/{name}"),
+                tag.replace("{name}", name),
                 messages,
                 None,
                 None,
