@@ -142,3 +142,34 @@ async fn filling_the_disk_meets_the_quota_per_job() {
     let o = server.run(&fill).await.unwrap();
     assert_eq!(o.limit_hit, Some(LimitHit::Disk(16 << 20)));
 }
+
+#[tokio::test]
+async fn without_namespaces_jobs_stay_confined_and_the_hosts_dev_shm_is_left_alone() {
+    let sandbox = Sandbox::probe_with(&codeloop::exec::SandboxOptions {
+        namespaces: false,
+        ..Default::default()
+    });
+    let keep = tempfile::Builder::new()
+        .prefix("codeloop-test-shm-")
+        .tempfile_in("/dev/shm")
+        .unwrap();
+    let mut server = sandbox.fork_server(Limits::default()).await.unwrap();
+    let o = server
+        .run(&job(
+            "import os\nfor p in ['../escape.txt', '/dev/shm/escape.txt']:\n    try:\n        open(p, 'w').write('x')\n        print('WROTE', p)\n    except OSError as e:\n        print('DENIED', type(e).__name__)\n",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        o.stdout.text(),
+        "DENIED PermissionError\nDENIED PermissionError\n",
+        "{}",
+        o.stderr.text()
+    );
+    let o = server.run(&job("print('again')")).await.unwrap();
+    assert_eq!(o.stdout.text(), "again\n");
+    assert!(
+        keep.path().exists(),
+        "the fork server wiped the host's /dev/shm"
+    );
+}

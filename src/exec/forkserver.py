@@ -13,6 +13,8 @@ import bisect, hashlib, random, fractions, decimal, copy, statistics, io, types,
 JOBS = sys.argv[1]
 OUT = sys.argv[2]
 KILL_ALL = sys.argv[3] == "kill-all"
+# /dev/shm is wiped after each job only when it is the sandbox's own tmpfs.
+PRIVATE_SHM = sys.argv[4] == "private-shm"
 libc = ctypes.CDLL(None, use_errno=True)
 SYS_create, SYS_add_rule, SYS_restrict = 444, 445, 446
 WRITE_ACCESS = sum(1 << b for b in (1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14))
@@ -277,7 +279,8 @@ def run(job, line, waiting):
         except OSError:
             pass
     wipe(JOBS)
-    wipe("/dev/shm", keep={os.path.basename(JOBS)} if JOBS.startswith("/dev/shm/") else ())
+    if PRIVATE_SHM:
+        wipe("/dev/shm", keep={os.path.basename(JOBS)} if JOBS.startswith("/dev/shm/") else ())
     return reply
 
 

@@ -109,6 +109,12 @@ impl Sandbox {
                 jobs,
                 out,
                 if kill_all { "kill-all" } else { "group-only" }.into(),
+                if self.bwrap.is_some() {
+                    "private-shm"
+                } else {
+                    "host-shm"
+                }
+                .into(),
             ],
             limits: Limits {
                 // The server lives as long as its owner; the jobs have their own clocks.
