@@ -361,11 +361,13 @@ impl Sandbox {
         let mut read: Vec<PathBuf> = SYSTEM_READ_DIRS.iter().map(PathBuf::from).collect();
         read.extend(["/proc", "/dev", "/sys/devices/system/cpu"].map(PathBuf::from));
         read.extend(self.interp.paths.iter().cloned());
-        let write = vec![
-            root.to_path_buf(),
-            PathBuf::from("/dev/null"),
-            PathBuf::from("/dev/shm"),
-        ];
+        let mut write = vec![root.to_path_buf(), PathBuf::from("/dev/null")];
+        // POSIX semaphores (multiprocessing) live in /dev/shm. It is the
+        // sandbox's own tmpfs with namespaces; otherwise the host's, which a
+        // run may write only under a uid that owns nothing else there.
+        if self.bwrap.is_some() || !self.is_root || self.drop_uid {
+            write.push(PathBuf::from("/dev/shm"));
+        }
         LandlockPlan { read, write }
     }
 
