@@ -62,6 +62,10 @@ impl Sandbox {
         if let Some(uid) = run_uid {
             chown_tree(&root, uid).map_err(ExecError::Workdir)?;
         }
+        let mut log = match &spec.log_path {
+            Some(p) => Some(open_log(p)?),
+            None => None,
+        };
         let mut cmd = self.command(&root, &spec, run_uid)?;
         let started = Instant::now();
         let mut child = cmd.spawn().map_err(|source| ExecError::Spawn {
@@ -84,10 +88,6 @@ impl Sandbox {
         let mut stdout = HeadTail::new(keep);
         let mut stderr = HeadTail::new(keep);
         let mut decoders = [Utf8Chunker::default(), Utf8Chunker::default()];
-        let mut log = match &spec.log_path {
-            Some(p) => Some(open_log(p)?),
-            None => None,
-        };
         let mut total_output: u64 = 0;
         // A wall clock too far out for the platform's clock is a year.
         let deadline = tokio::time::Instant::from_std(
