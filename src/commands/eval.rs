@@ -36,6 +36,11 @@ pub struct Args {
     /// by default they get the standard library only, which starts faster.
     #[arg(long)]
     pub site_packages: bool,
+    /// Start a fresh sandboxed interpreter for every sample instead of
+    /// forking it from a warm one (slower; each sample gets its own uid and
+    /// namespaces rather than its own directory and nested Landlock domain).
+    #[arg(long)]
+    pub fresh_process: bool,
     /// Print no progress.
     #[arg(long, short)]
     pub quiet: bool,
@@ -75,17 +80,23 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         timeout: Duration::from_secs_f64(args.timeout),
         memory_bytes: config.run.memory_mb.saturating_mul(1 << 20),
         site_packages: args.site_packages,
+        fork_server: !args.fresh_process,
     };
     if options.workers == 0 {
         anyhow::bail!("--workers must be at least 1");
     }
     if !args.quiet {
         eprintln!(
-            "codeloop eval: {} samples of {} problems, {} workers, {} s timeout; sandbox layers: {}",
+            "codeloop eval: {} samples of {} problems, {} workers, {} s timeout, {}; sandbox layers: {}",
             samples.len(),
             problems.len(),
             options.workers,
             args.timeout,
+            if options.fork_server && !options.site_packages {
+                "forked from warm interpreters"
+            } else {
+                "a fresh interpreter per sample"
+            },
             sandbox.active_layers().join(", ")
         );
     }

@@ -43,7 +43,9 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     let name = file_name(&args.file)?;
     let mut limits = Limits {
         wall: Duration::from_secs(config.run.timeout_secs.max(1)),
-        cpu_secs: config.run.timeout_secs.max(1),
+        // CPU time is a backstop a second past the wall clock, so a busy
+        // loop reads as the timeout the user set.
+        cpu_secs: config.run.timeout_secs.max(1) + 1,
         memory_bytes: config.run.memory_mb.saturating_mul(1 << 20),
         ..Limits::default()
     };
@@ -52,7 +54,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             anyhow::bail!("--timeout must be a number of seconds between 0 and 86400, e.g. 5");
         }
         limits.wall = Duration::from_secs_f64(t);
-        limits.cpu_secs = t.ceil() as u64;
+        limits.cpu_secs = t.ceil() as u64 + 1;
     }
     if let Some(m) = args.memory {
         if m == 0 {
@@ -75,7 +77,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     warn_inactive_layers(&sandbox, args.verbose);
     if args.verbose {
         eprintln!(
-            "codeloop: {} (Python {}), layers: {}; {} wall, {} CPU, {} memory",
+            "codeloop: {} (Python {}), layers: {}; {} wall, {} s CPU, {} memory",
             sandbox.interpreter.display(),
             sandbox.interpreter_version(),
             sandbox.active_layers().join(", "),

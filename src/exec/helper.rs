@@ -41,6 +41,10 @@ pub struct HelperPlan {
     /// Paths readable (and executable) under Landlock; `None` = no Landlock.
     pub landlock: Option<LandlockPlan>,
     pub seccomp: bool,
+    /// Refuse setsid and setpgid, so every process of the run stays in its
+    /// process group and dies with it (used where no pid namespace does that).
+    #[serde(default)]
+    pub pin_process_group: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -49,7 +53,9 @@ pub struct Rlimits {
     pub address_space: u64,
     pub file_size: u64,
     pub open_files: u64,
-    pub processes: u64,
+    /// `None` where the count would include processes outside the run
+    /// (an ordinary user without namespaces): then it is left as it is.
+    pub processes: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -141,7 +147,7 @@ fn apply_and_exec(plan: &HelperPlan) -> Result<Never, String> {
         apply_landlock(landlock)?;
     }
     if plan.seccomp {
-        apply_seccomp()?;
+        apply_seccomp(plan.pin_process_group)?;
     }
     let Some((program, args)) = plan.argv.split_first() else {
         return Err("nothing to run".into());
@@ -173,13 +179,26 @@ fn set_rlimits(r: &Rlimits) -> Result<(), String> {
             r.open_files,
             "open files",
         ),
-        (libc::RLIMIT_NPROC, r.processes, r.processes, "processes"),
         (libc::RLIMIT_CORE, 0, 0, "core dumps"),
     ];
-    for (resource, soft, hard, what) in limits {
+    let nproc = r.processes.map(|n| (libc::RLIMIT_NPROC, n, n, "processes"));
+    for (resource, soft, hard, what) in limits.into_iter().chain(nproc) {
+        // An ordinary user cannot raise a hard limit: never ask for more
+        // than the current one.
+        let mut current = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the struct we pass.
+        let max = if unsafe { libc::getrlimit(resource, &mut current) } == 0 {
+            current.rlim_max
+        } else {
+            libc::RLIM_INFINITY
+        };
+        let hard = (hard as libc::rlim_t).min(max);
         let lim = libc::rlimit {
-            rlim_cur: soft as libc::rlim_t,
-            rlim_max: hard as libc::rlim_t,
+            rlim_cur: (soft as libc::rlim_t).min(hard),
+            rlim_max: hard,
         };
         // SAFETY: setrlimit reads the struct we pass.
         if unsafe { libc::setrlimit(resource, &lim) } != 0 {
@@ -314,7 +333,7 @@ fn arch() -> Result<TargetArch, String> {
 /// tricks, TIOCSTI and other kernel surfaces a test program never needs;
 /// and make clone3 report ENOSYS so the C library falls back to clone, whose
 /// flags a filter can inspect.
-pub(crate) fn seccomp_programs() -> Result<Vec<BpfProgram>, String> {
+pub(crate) fn seccomp_programs(pin_process_group: bool) -> Result<Vec<BpfProgram>, String> {
     let arch = arch()?;
     let cond = |arg: u8, len: SeccompCmpArgLen, op: SeccompCmpOp, value: u64| {
         SeccompCondition::new(arg, len, op, value).map_err(|e| format!("seccomp rule: {e}"))
@@ -325,6 +344,10 @@ pub(crate) fn seccomp_programs() -> Result<Vec<BpfProgram>, String> {
     let mut denied: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for &nr in DENIED_SYSCALLS {
         denied.insert(nr, vec![]);
+    }
+    if pin_process_group {
+        denied.insert(libc::SYS_setsid, vec![]);
+        denied.insert(libc::SYS_setpgid, vec![]);
     }
     denied.insert(
         libc::SYS_socket,
@@ -344,6 +367,8 @@ pub(crate) fn seccomp_programs() -> Result<Vec<BpfProgram>, String> {
             libc::AF_UNIX as u64,
         )?])?],
     );
+    // The request type differs between C libraries (u64 on glibc, i32 on musl).
+    #[allow(clippy::unnecessary_cast)]
     let tty_ioctls = [libc::TIOCSTI as u64, libc::TIOCLINUX as u64];
     let mut ioctl_rules = Vec::new();
     for req in tty_ioctls {
@@ -389,8 +414,8 @@ pub(crate) fn seccomp_programs() -> Result<Vec<BpfProgram>, String> {
     Ok(programs)
 }
 
-fn apply_seccomp() -> Result<(), String> {
-    for program in seccomp_programs()? {
+fn apply_seccomp(pin_process_group: bool) -> Result<(), String> {
+    for program in seccomp_programs(pin_process_group)? {
         seccompiler::apply_filter(&program).map_err(|e| format!("seccomp: {e}"))?;
     }
     Ok(())
@@ -402,7 +427,7 @@ mod tests {
 
     #[test]
     fn the_seccomp_filters_compile() {
-        let programs = seccomp_programs().unwrap();
+        let programs = seccomp_programs(true).unwrap();
         assert_eq!(programs.len(), 2);
         assert!(programs.iter().all(|p| !p.is_empty()));
     }

@@ -2,9 +2,22 @@
 //! and turning tracebacks into locations.
 //!
 //! This module knows nothing of sessions, models or terminals.
+//!
+//! How a run is contained (`Sandbox::run`): codeloop starts bubblewrap (when
+//! it works here) with fresh mount, pid, net, ipc and uts namespaces (and a
+//! user namespace unless root), only the system directories, the interpreter
+//! and the run's fresh working directory mounted; inside it, codeloop's own
+//! binary in helper mode (`helper`) sets rlimits, drops to a per-run uid when
+//! root, applies Landlock and seccomp to itself and execs Python. The parent
+//! keeps the wall clock, the output cap and the disk quota, and kills the
+//! process group. `Sandbox::probe` finds out which of these this machine
+//! gives; a missing one is reported by `layer_reports`, never skipped
+//! silently. `ForkServer` runs many short jobs from one warm interpreter
+//! behind the same layers (evaluation).
 
 mod capture;
 pub mod check;
+mod forkserver;
 pub mod harness;
 pub mod helper;
 pub mod locate;
@@ -12,6 +25,7 @@ pub mod probes;
 mod run;
 mod sandbox;
 
+pub use forkserver::ForkServer;
 pub use sandbox::{LayerReport, Sandbox, SandboxOptions};
 
 use std::path::PathBuf;
@@ -168,9 +182,9 @@ fn seconds(d: Duration) -> String {
 
 fn bytes(b: u64) -> String {
     const MIB: u64 = 1 << 20;
-    if b >= MIB && b % MIB == 0 {
+    if b >= MIB && b.is_multiple_of(MIB) {
         format!("{} MiB", b / MIB)
-    } else if b >= 1 << 10 && b % (1 << 10) == 0 {
+    } else if b >= 1 << 10 && b.is_multiple_of(1 << 10) {
         format!("{} KiB", b >> 10)
     } else {
         format!("{b} bytes")

@@ -238,11 +238,21 @@ const HARMLESS: &[(&str, &str, &str)] = &[
 /// Run every probe; `sandbox` should be the one the caller will use.
 pub async fn run_all(sandbox: &Sandbox) -> Vec<ProbeResult> {
     let mut results = Vec::new();
-    results.push(limit_probe(
-        "fork bomb",
-        run(sandbox, FORK_BOMB, vec![]).await,
-        |h| matches!(h, LimitHit::Processes(_)),
-    ));
+    if sandbox.process_limit_holds() {
+        results.push(limit_probe(
+            "fork bomb",
+            run(sandbox, FORK_BOMB, vec![]).await,
+            |h| matches!(h, LimitHit::Processes(_)),
+        ));
+    } else {
+        // Unbounded, it would exhaust this machine until the wall clock.
+        results.push(ProbeResult {
+            name: "fork bomb".into(),
+            hostile: true,
+            ok: false,
+            detail: "not tried: no process limit holds here, so nothing would contain it".into(),
+        });
+    }
     results.push(limit_probe(
         "memory bomb",
         run(sandbox, MEMORY_BOMB, vec![]).await,
@@ -425,4 +435,93 @@ async fn tcp_loopback(sandbox: &Sandbox) -> ProbeResult {
         host_ok = false;
     }
     marker_probe(name, outcome, host_ok)
+}
+
+const JOB_ESCAPE: &str = r#"import os, signal, socket, sys
+escaped = []
+try:
+    os.kill(os.getppid(), signal.SIGKILL)
+    escaped.append("signalled the server")
+except OSError:
+    pass
+for path in ["../escape.txt", "/tmp/escape.txt", sys.argv[1]]:
+    try:
+        with open(path, "w") as f:
+            f.write("x")
+        escaped.append("wrote " + path)
+    except OSError:
+        pass
+try:
+    socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=2)
+    escaped.append("connected to the loopback listener")
+except OSError:
+    pass
+import subprocess
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "codeloop-leftover-probe"])
+print(("ESCAPED " + "; ".join(escaped)) if escaped else "CONTAINED: no signal to the server, no write outside the job, no TCP")
+"#;
+
+const JOB_LEFTOVERS: &str = r#"import os
+left = 0
+for pid in os.listdir("/proc"):
+    if pid.isdigit():
+        try:
+            if b"codeloop-leftover-probe" in open(f"/proc/{pid}/cmdline", "rb").read():
+                left += 1
+        except OSError:
+            pass
+print(f"ESCAPED {left} process(es) of the last job still run" if left else "CONTAINED: nothing of the last job still runs")
+"#;
+
+/// Hostile jobs through a fork server (the path `codeloop eval` takes): a
+/// job must not reach the server, write outside its directory, connect
+/// anywhere, or leave processes for the next job.
+pub async fn run_fork_server(sandbox: &Sandbox) -> Vec<ProbeResult> {
+    let fail = |name: &str, detail: String| ProbeResult {
+        name: name.into(),
+        hostile: true,
+        ok: false,
+        detail,
+    };
+    let mut server = match sandbox.fork_server(probe_limits()).await {
+        Ok(s) => s,
+        Err(e) => return vec![fail("fork server", format!("did not start: {e}"))],
+    };
+    let outside = match tempfile::Builder::new()
+        .prefix("codeloop-doctor-")
+        .tempdir()
+    {
+        Ok(d) => d,
+        Err(e) => return vec![fail("fork server", format!("no target directory: {e}"))],
+    };
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(outside.path(), std::fs::Permissions::from_mode(0o777));
+    let target = outside.path().join("written-by-job");
+    let listener = match TcpListener::bind("127.0.0.1:0") {
+        Ok(l) => l,
+        Err(e) => return vec![fail("fork server", format!("no loopback listener: {e}"))],
+    };
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+    let _ = listener.set_nonblocking(true);
+    let escape = spec(
+        JOB_ESCAPE,
+        vec![target.display().to_string(), port.to_string()],
+    );
+    let first = server.run(&escape).await.map_err(|e| e.to_string());
+    let host_ok = !target.exists() && listener.accept().is_err();
+    let mut results = vec![marker_probe(
+        "fork server: job vs server, files, TCP",
+        first,
+        host_ok,
+    )];
+    let second = server
+        .run(&spec(JOB_LEFTOVERS, vec![]))
+        .await
+        .map_err(|e| e.to_string());
+    results.push(marker_probe(
+        "fork server: previous job's leftovers",
+        second,
+        true,
+    ));
+    results
 }

@@ -62,6 +62,10 @@ impl Sandbox {
         if let Some(uid) = run_uid {
             chown_tree(&root, uid).map_err(ExecError::Workdir)?;
         }
+        let mut log = match &spec.log_path {
+            Some(p) => Some(open_log(p)?),
+            None => None,
+        };
         let mut cmd = self.command(&root, &spec, run_uid)?;
         let started = Instant::now();
         let mut child = cmd.spawn().map_err(|source| ExecError::Spawn {
@@ -84,12 +88,13 @@ impl Sandbox {
         let mut stdout = HeadTail::new(keep);
         let mut stderr = HeadTail::new(keep);
         let mut decoders = [Utf8Chunker::default(), Utf8Chunker::default()];
-        let mut log = match &spec.log_path {
-            Some(p) => Some(open_log(p)?),
-            None => None,
-        };
         let mut total_output: u64 = 0;
-        let deadline = tokio::time::Instant::from_std(started + spec.limits.wall);
+        // A wall clock too far out for the platform's clock is a year.
+        let deadline = tokio::time::Instant::from_std(
+            started
+                .checked_add(spec.limits.wall)
+                .unwrap_or(started + Duration::from_secs(365 * 86_400)),
+        );
         let mut disk_tick = tokio::time::interval(DISK_POLL);
         disk_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         disk_tick.reset();
@@ -231,7 +236,7 @@ impl Sandbox {
         })
     }
 
-    fn command(
+    pub(crate) fn command(
         &self,
         root: &Path,
         spec: &RunSpec,
@@ -257,7 +262,7 @@ impl Sandbox {
             address_space: limits.memory_bytes,
             file_size: limits.file_size_bytes,
             open_files: limits.open_files,
-            processes: limits.max_processes,
+            processes: self.process_limit_holds().then_some(limits.max_processes),
         };
         let mut cmd = match &self.helper {
             Some(helper) => {
@@ -268,6 +273,7 @@ impl Sandbox {
                     drop_to: run_uid,
                     landlock: self.use_landlock.then(|| self.landlock_plan(root)),
                     seccomp: self.use_seccomp,
+                    pin_process_group: self.bwrap.is_none(),
                 };
                 let json = serde_json::to_string(&plan)
                     .map_err(|e| ExecError::Sandbox(format!("cannot encode the plan: {e}")))?;
@@ -301,7 +307,7 @@ impl Sandbox {
                     }
                 };
                 let r = rlimits.clone();
-                // SAFETY: only async-signal-safe setrlimit calls run in the child.
+                // SAFETY: only async-signal-safe getrlimit/setrlimit calls run in the child.
                 unsafe {
                     c.pre_exec(move || {
                         for (res, v) in [
@@ -311,9 +317,19 @@ impl Sandbox {
                             (libc::RLIMIT_NOFILE, r.open_files),
                             (libc::RLIMIT_CORE, 0),
                         ] {
+                            let mut cur = libc::rlimit {
+                                rlim_cur: 0,
+                                rlim_max: 0,
+                            };
+                            let max = if libc::getrlimit(res, &mut cur) == 0 {
+                                cur.rlim_max
+                            } else {
+                                libc::RLIM_INFINITY
+                            };
+                            let v = (v as libc::rlim_t).min(max);
                             let lim = libc::rlimit {
-                                rlim_cur: v as libc::rlim_t,
-                                rlim_max: v as libc::rlim_t,
+                                rlim_cur: v,
+                                rlim_max: v,
                             };
                             libc::setrlimit(res, &lim);
                         }
@@ -345,16 +361,21 @@ impl Sandbox {
         let mut read: Vec<PathBuf> = SYSTEM_READ_DIRS.iter().map(PathBuf::from).collect();
         read.extend(["/proc", "/dev", "/sys/devices/system/cpu"].map(PathBuf::from));
         read.extend(self.interp.paths.iter().cloned());
-        let write = vec![
-            root.to_path_buf(),
-            PathBuf::from("/dev/null"),
-            PathBuf::from("/dev/shm"),
-        ];
+        let mut write = vec![root.to_path_buf(), PathBuf::from("/dev/null")];
+        // POSIX semaphores (multiprocessing) live in /dev/shm. It is the
+        // sandbox's own tmpfs with namespaces; otherwise the host's, which a
+        // run may write only under a uid that owns nothing else there.
+        if self.bwrap.is_some() || !self.is_root || self.drop_uid {
+            write.push(PathBuf::from("/dev/shm"));
+        }
         LandlockPlan { read, write }
     }
 
     /// With bubblewrap, a program killed by a signal shows as 128 + signal.
-    fn decode_status(&self, status: std::process::ExitStatus) -> (Option<i32>, Option<i32>) {
+    pub(crate) fn decode_status(
+        &self,
+        status: std::process::ExitStatus,
+    ) -> (Option<i32>, Option<i32>) {
         match (status.code(), status.signal()) {
             (Some(code), _) if self.bwrap.is_some() && code > 128 && code < 128 + 65 => {
                 (None, Some(code - 128))
@@ -363,7 +384,7 @@ impl Sandbox {
         }
     }
 
-    async fn kill_uid(&self, uid: u32) {
+    pub(crate) async fn kill_uid(&self, uid: u32) {
         let Some(helper) = &self.helper else {
             return;
         };
@@ -381,7 +402,7 @@ impl Sandbox {
 }
 
 /// The whole environment a run sees.
-fn sandbox_env(root: &Path) -> Vec<(OsString, OsString)> {
+pub(crate) fn sandbox_env(root: &Path) -> Vec<(OsString, OsString)> {
     let tmp = root.join(".tmp");
     vec![
         ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
@@ -396,7 +417,7 @@ fn sandbox_env(root: &Path) -> Vec<(OsString, OsString)> {
 /// Uids handed to runs when codeloop is root: one per run, so that the
 /// process limit counts only that run's processes and its leftovers can be
 /// found and killed. Far above the ranges distributions give to users.
-fn next_run_uid() -> u32 {
+pub(crate) fn next_run_uid() -> u32 {
     static NEXT: AtomicU32 = AtomicU32::new(0);
     const BASE: u32 = 1_900_000_000;
     let n = NEXT.fetch_add(1, Ordering::Relaxed) % 100_000;
@@ -430,7 +451,7 @@ fn checked_relative(path: &str) -> Result<PathBuf, ExecError> {
     Ok(p.to_path_buf())
 }
 
-fn prepare_workdir(root: &Path, spec: &RunSpec) -> Result<(), ExecError> {
+pub(crate) fn prepare_workdir(root: &Path, spec: &RunSpec) -> Result<(), ExecError> {
     std::fs::create_dir(root.join(".tmp")).map_err(ExecError::Workdir)?;
     for (name, contents) in &spec.files {
         let rel = checked_relative(name)?;
@@ -455,7 +476,7 @@ fn prepare_workdir(root: &Path, spec: &RunSpec) -> Result<(), ExecError> {
     Ok(())
 }
 
-fn chown_tree(dir: &Path, uid: u32) -> std::io::Result<()> {
+pub(crate) fn chown_tree(dir: &Path, uid: u32) -> std::io::Result<()> {
     std::os::unix::fs::lchown(dir, Some(uid), Some(uid))?;
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
@@ -531,7 +552,7 @@ fn dir_size(dir: &Path) -> u64 {
 }
 
 /// A limit the kernel enforced, recognised by the signal or by Python's own words.
-fn classify(
+pub(crate) fn classify(
     exit_code: Option<i32>,
     signal: Option<i32>,
     stderr: &str,

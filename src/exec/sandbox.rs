@@ -90,10 +90,27 @@ pub(crate) const SYSTEM_READ_DIRS: &[&str] =
 
 impl Sandbox {
     /// Probe once per process (later calls return the cached result).
+    ///
+    /// `CODELOOP_SANDBOX_WITHOUT` (comma-separated: namespaces, landlock,
+    /// seccomp) leaves layers out, to diagnose a machine; they are then
+    /// reported inactive like any other missing layer.
     pub fn probe() -> Sandbox {
         static CELL: OnceLock<Sandbox> = OnceLock::new();
-        CELL.get_or_init(|| Sandbox::probe_with(&SandboxOptions::default()))
-            .clone()
+        CELL.get_or_init(|| {
+            let mut options = SandboxOptions::default();
+            if let Ok(without) = std::env::var("CODELOOP_SANDBOX_WITHOUT") {
+                for layer in without.split(',').map(str::trim) {
+                    match layer {
+                        "namespaces" => options.namespaces = false,
+                        "landlock" => options.landlock = false,
+                        "seccomp" => options.seccomp = false,
+                        _ => {}
+                    }
+                }
+            }
+            Sandbox::probe_with(&options)
+        })
+        .clone()
     }
 
     /// Probe afresh with the given options (not cached).
@@ -145,6 +162,17 @@ impl Sandbox {
             .filter(|l| l.active)
             .map(|l| l.name.clone())
             .collect()
+    }
+
+    /// RLIMIT_NPROC counts every process of the uid (of the user namespace,
+    /// with bubblewrap): it bounds a run only when the run has a uid or a
+    /// user namespace of its own, and root ignores it.
+    pub fn process_limit_holds(&self) -> bool {
+        if self.is_root {
+            self.drop_uid
+        } else {
+            self.bwrap.is_some()
+        }
     }
 
     /// Every layer, active or not, with why and what to do.
@@ -289,18 +317,18 @@ impl Sandbox {
             detail: "fresh working directory per run, environment cleared to an allowlist, stdin from /dev/null, own session and process group killed as a group, output kept as head and tail, disk use of the working directory watched".into(),
             advice: None,
         });
-        let nproc_holds = !self.is_root || self.drop_uid;
+        let nproc_holds = self.process_limit_holds();
         layers.push(LayerReport {
             name: "rlimits".into(),
             active: true,
             detail: if nproc_holds {
                 "CPU time, address space, file size, open files, process count, no core dumps".into()
-            } else {
+            } else if self.is_root {
                 "CPU time, address space, file size, open files, no core dumps; the process count does NOT hold (running as root without a uid to drop to)".into()
+            } else {
+                "CPU time, address space, file size, open files, no core dumps; the process count is NOT limited (without a user namespace it would count every process of your user)".into()
             },
-            advice: (!nproc_holds).then(|| {
-                "install bubblewrap, or run codeloop as an ordinary user, so the process limit holds".into()
-            }),
+            advice: (!nproc_holds).then(|| "install bubblewrap so the process limit holds".into()),
         });
         let helper_missing = helper
             .as_ref()
@@ -370,7 +398,14 @@ impl Sandbox {
             LayerReport {
                 name: "seccomp".into(),
                 active: true,
-                detail: "no non-Unix sockets, no ptrace, no namespace or mount calls, no TIOCSTI, no bpf, io_uring, keyrings or modules".into(),
+                detail: format!(
+                    "no non-Unix sockets, no ptrace, no namespace or mount calls, no TIOCSTI, no bpf, io_uring, keyrings or modules{}",
+                    if self.bwrap.is_none() {
+                        "; no setsid or setpgid, so every process stays in the run's group (no pid namespace here)"
+                    } else {
+                        ""
+                    }
+                ),
                 advice: None,
             }
         } else {
@@ -560,7 +595,7 @@ fn landlock_abi() -> i32 {
 fn seccomp_available() -> bool {
     // SAFETY: PR_GET_SECCOMP takes no pointers.
     let mode = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };
-    mode >= 0 && super::helper::seccomp_programs().is_ok()
+    mode >= 0 && super::helper::seccomp_programs(true).is_ok()
 }
 
 /// True when an unprivileged user can reach every path (o+x on each ancestor).

@@ -1,0 +1,308 @@
+# codeloop fork server: a warm interpreter inside the sandbox that runs one
+# job at a time in a forked child. Requests and replies are JSON lines on
+# stdin and stdout. Each child gets a fresh directory, its own rlimits, its
+# output in files, and a nested Landlock domain: it may write only beneath
+# its own directory and may signal nothing outside itself. After each job
+# every other process in the sandbox is killed and the scratch areas wiped.
+import ctypes, json, os, resource, select, shutil, signal, sys, time
+
+# Warm the modules test programs use most, so a fork starts with them loaded.
+import typing, math, re, collections, itertools, functools, string, heapq  # noqa: F401,E401
+import bisect, hashlib, random, fractions, decimal, copy, statistics, io, types, builtins, traceback  # noqa: F401,E401
+
+JOBS = sys.argv[1]
+OUT = sys.argv[2]
+KILL_ALL = sys.argv[3] == "kill-all"
+# /dev/shm is wiped after each job only when it is the sandbox's own tmpfs.
+PRIVATE_SHM = sys.argv[4] == "private-shm"
+libc = ctypes.CDLL(None, use_errno=True)
+SYS_create, SYS_add_rule, SYS_restrict = 444, 445, 446
+WRITE_ACCESS = sum(1 << b for b in (1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14))
+
+
+class RulesetAttr(ctypes.Structure):
+    _fields_ = [("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+
+
+class PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed", ctypes.c_uint64), ("fd", ctypes.c_int32)]
+
+
+def landlock_abi():
+    return libc.syscall(SYS_create, None, 0, 1)
+
+
+ABI = landlock_abi()
+# Rights the kernel knows: TRUNCATE from ABI 3, REFER from ABI 2.
+if ABI < 3:
+    WRITE_ACCESS &= ~(1 << 14)
+if ABI < 2:
+    WRITE_ACCESS &= ~(1 << 13)
+
+
+def confine_to(directory):
+    """Nested Landlock domain: writes only beneath `directory` (and to
+    /dev/null), no signals or abstract sockets outside this child."""
+    if ABI < 1:
+        return "landlock unavailable"
+    attr = RulesetAttr(WRITE_ACCESS, 0, 3 if ABI >= 6 else 0)
+    size = ctypes.sizeof(attr) if ABI >= 6 else 8
+    fd = libc.syscall(SYS_create, ctypes.byref(attr), size, 0)
+    if fd < 0:
+        return "landlock_create_ruleset failed"
+    file_write = (1 << 1) | ((1 << 14) if ABI >= 3 else 0)
+    for path, access in ((directory, WRITE_ACCESS), ("/dev/null", file_write)):
+        try:
+            pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            continue
+        rule = PathBeneath(access, pfd)
+        libc.syscall(SYS_add_rule, fd, 1, ctypes.byref(rule), 0)
+        os.close(pfd)
+    if libc.syscall(SYS_restrict, fd, 0) != 0:
+        return "landlock_restrict_self failed"
+    os.close(fd)
+    return None
+
+
+def wipe(path, keep=()):
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return
+    for name in names:
+        if name in keep:
+            continue
+        p = os.path.join(path, name)
+        try:
+            if os.path.isdir(p) and not os.path.islink(p):
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                os.unlink(p)
+        except OSError:
+            pass
+
+
+DISK_POLL = 0.1
+
+
+def dir_size(path):
+    total = 0
+    for base, dirs, files in os.walk(path):
+        for name in files:
+            try:
+                st = os.lstat(os.path.join(base, name))
+                total += max(st.st_size, st.st_blocks * 512)
+            except OSError:
+                pass
+    return total
+
+
+def read_kept(path, keep):
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            if size <= 2 * keep:
+                return f.read().decode("utf-8", "replace"), "", 0, size
+            head = f.read(keep)
+            f.seek(size - keep)
+            tail = f.read(keep)
+            return head.decode("utf-8", "replace"), tail.decode("utf-8", "replace"), size - 2 * keep, size
+    except OSError:
+        return "", "", 0, 0
+
+
+def child(job, jobdir, out_path, err_path):
+    try:
+        out = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        err = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        null = os.open("/dev/null", os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(out, 1)
+        os.dup2(err, 2)
+        for fd in (out, err, null):
+            os.close(fd)
+        os.closerange(3, 1024)
+        os.chdir(jobdir)
+        cpu = max(1, int(job["cpu"]))
+        for res, soft, hard in (
+            (resource.RLIMIT_CPU, cpu, cpu + 1),
+            (resource.RLIMIT_AS, job["mem"], job["mem"]),
+            (resource.RLIMIT_FSIZE, job["fsize"], job["fsize"]),
+            (resource.RLIMIT_NOFILE, job["nofile"], job["nofile"]),
+        ):
+            resource.setrlimit(res, (soft, hard))
+        problem = confine_to(jobdir)
+        if problem and job.get("require_confinement"):
+            os.write(2, ("codeloop fork server: " + problem + "\n").encode())
+            os._exit(125)
+        os.environ["TMPDIR"] = os.path.join(jobdir, ".tmp")
+        os.environ["HOME"] = jobdir
+        os.environ["PWD"] = jobdir
+        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), line_buffering=True)
+        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), line_buffering=True)
+        sys.stdin = open(os.devnull)
+        sys.argv = [job["script"]] + job["args"]
+        sys.path[0] = jobdir
+        code = 0
+        try:
+            # What `python script.py` does, without runpy's importer lookups.
+            path = os.path.join(jobdir, job["script"])
+            with open(path, "rb") as f:
+                source = f.read()
+            main = types.ModuleType("__main__")
+            main.__file__ = path
+            main.__builtins__ = builtins
+            sys.modules["__main__"] = main
+            exec(compile(source, path, "exec"), main.__dict__)
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+            if not isinstance(e.code, int) and e.code is not None:
+                print(e.code, file=sys.stderr)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException:
+            pass
+        os._exit(code)
+    except BaseException as e:
+        try:
+            os.write(2, ("codeloop fork server: " + repr(e) + "\n").encode())
+        finally:
+            os._exit(125)
+
+
+def fork_waiting():
+    """Fork the next job's child ahead of its job (the fork is off the
+    critical path): it waits for the job on a pipe, then becomes it."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(w)
+        try:
+            os.setpgid(0, 0)
+        except OSError:
+            pass  # pinned to the server's group (no pid namespace): killed with it
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = os.read(r, 1 << 16)
+            if not chunk:
+                os._exit(0)
+            data += chunk
+        job = json.loads(data)
+        jobdir = os.path.join(JOBS, "job")
+        child(job, jobdir, os.path.join(OUT, "stdout"), os.path.join(OUT, "stderr"))
+    os.close(r)
+    return pid, w
+
+
+def run(job, line, waiting):
+    jobdir = os.path.join(JOBS, "job")
+    wipe(JOBS)
+    os.makedirs(os.path.join(jobdir, ".tmp"))
+    for name, text in job["files"]:
+        dest = os.path.join(jobdir, name)
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        with open(dest, "w", encoding="utf-8") as f:
+            f.write(text)
+    out_path = os.path.join(OUT, "stdout")
+    err_path = os.path.join(OUT, "stderr")
+    pid, handoff = waiting
+    started = time.monotonic()
+    os.write(handoff, line.encode() if line.endswith("\n") else (line + "\n").encode())
+    os.close(handoff)
+    pidfd = os.pidfd_open(pid)
+    deadline = started + job["wall"]
+    timed_out = disk_full = False
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            timed_out = True
+            break
+        ready, _, _ = select.select([pidfd], [], [], min(left, DISK_POLL))
+        if ready:
+            break
+        if dir_size(jobdir) > job["disk"]:
+            disk_full = True
+            break
+    if timed_out or disk_full:
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    _, status = os.waitpid(pid, 0)
+    duration = time.monotonic() - started
+    os.close(pidfd)
+    # Everything the job left running goes (pid 1 and this server excepted).
+    # Only where every other process of this uid belongs to the sandbox: a
+    # pid namespace, or a uid of its own.
+    if KILL_ALL:
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except OSError:
+            pass
+    else:
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                break
+        except ChildProcessError:
+            break
+    keep = job["keep"]
+    reply = {
+        "id": job["id"],
+        "exit_code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+        "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+        "timed_out": timed_out,
+        "disk_full": disk_full,
+        "duration": duration,
+        "stdout": read_kept(out_path, keep),
+        "stderr": read_kept(err_path, keep),
+        "collected": [],
+    }
+    for name in job["collect"]:
+        p = os.path.join(jobdir, name)
+        try:
+            if os.path.islink(p) or not os.path.isfile(p):
+                continue
+            with open(p, "rb") as f:
+                reply["collected"].append([name, f.read(1 << 20).decode("utf-8", "replace")])
+        except OSError:
+            pass
+    wipe(JOBS)
+    if PRIVATE_SHM:
+        wipe("/dev/shm", keep={os.path.basename(JOBS)} if JOBS.startswith("/dev/shm/") else ())
+    return reply
+
+
+def main():
+    # Same-uid children must not reach this process through /proc.
+    libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    os.makedirs(JOBS, exist_ok=True)
+    os.makedirs(OUT, exist_ok=True)
+    proto = os.fdopen(os.dup(1), "w", buffering=1)
+    null = os.open("/dev/null", os.O_WRONLY)
+    os.dup2(null, 1)
+    probe = {"ready": True, "landlock_abi": ABI, "pid": os.getpid()}
+    proto.write(json.dumps(probe) + "\n")
+    waiting = fork_waiting()
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        job = json.loads(line)
+        reply = run(job, line, waiting)
+        proto.write(json.dumps(reply) + "\n")
+        waiting = fork_waiting()
+
+
+main()

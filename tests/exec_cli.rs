@@ -1,0 +1,149 @@
+//! `codeloop exec` and `codeloop doctor` as a user runs them.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn codeloop(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .args(args)
+        .current_dir(dir)
+        .env("CODELOOP_CONFIG", dir.join("no-config.toml"))
+        .output()
+        .unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn exec_passes_arguments_streams_output_and_exits_with_the_programs_code() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("hello.py"),
+        "import sys\nprint('args', sys.argv[1:])\nsys.exit(3)\n",
+    )
+    .unwrap();
+    let out = codeloop(&["exec", "hello.py", "--", "x", "--y"], dir.path());
+    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(text(&out.stdout), "args ['x', '--y']\n");
+}
+
+#[test]
+fn exec_explains_a_failure_at_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("mean.py"),
+        "def mean(xs):\n    total = sum(xs)\n    return total / len(xs)\n\nprint(mean([]))\n",
+    )
+    .unwrap();
+    let out = codeloop(&["exec", "mean.py"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("Traceback (most recent call last)"), "{err}");
+    let explained = err.split("codeloop: the failure is at ").nth(1).unwrap();
+    assert_eq!(
+        explained,
+        "mean.py:3:12 in mean()\nZeroDivisionError: division by zero\n  1 | def mean(xs):\n  2 |     total = sum(xs)\n> 3 |     return total / len(xs)\n  4 | \n  5 | print(mean([]))\n"
+    );
+}
+
+#[test]
+fn exec_pins_a_syntax_error_and_names_a_limit_in_plain_words() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("bad.py"), "x = 1\ny = (2 +\n").unwrap();
+    let out = codeloop(&["exec", "bad.py"], dir.path());
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("the failure is at bad.py:2"), "{err}");
+    assert!(err.contains("SyntaxError"), "{err}");
+
+    std::fs::write(dir.path().join("spin.py"), "while True:\n    pass\n").unwrap();
+    let out = codeloop(&["exec", "--timeout", "1", "spin.py"], dir.path());
+    assert_eq!(out.status.code(), Some(137));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("the program was stopped by the wall-clock timeout of 1 s"),
+        "{err}"
+    );
+}
+
+#[test]
+fn exec_of_a_missing_file_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = codeloop(&["exec", "nowhere.py"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot read nowhere.py"));
+}
+
+#[test]
+fn doctor_reports_every_layer_and_every_probe_contained() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = codeloop(&["doctor"], dir.path());
+    let report = text(&out.stdout);
+    for layer in [
+        "hygiene",
+        "rlimits",
+        "uid",
+        "landlock",
+        "seccomp",
+        "namespaces",
+    ] {
+        assert!(
+            report.contains(&format!("active    {layer}")),
+            "{layer} not active:\n{report}"
+        );
+    }
+    for probe in [
+        "fork bomb",
+        "memory bomb",
+        "CPU spin",
+        "200 MB stdout flood",
+        "disk fill",
+        "write outside the working directory",
+        "read a file in $HOME",
+        "TCP connect to a loopback listener",
+        "read the parent's environment",
+    ] {
+        assert!(
+            report
+                .lines()
+                .any(|l| l.contains("contained") && l.contains(probe)),
+            "{probe} not contained:\n{report}"
+        );
+    }
+    for harmless in ["threads", "multiprocessing", "sqlite", "temp files"] {
+        assert!(
+            report
+                .lines()
+                .any(|l| l.trim_start().starts_with("works") && l.contains(harmless)),
+            "{harmless} broken:\n{report}"
+        );
+    }
+    assert!(!report.contains("NOT CONTAINED") && !report.contains("BROKEN"));
+    assert_eq!(out.status.code(), Some(0), "{report}");
+}
+
+#[test]
+fn doctor_without_a_layer_says_which_probes_then_escape() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = codeloop(
+        &["doctor", "--without", "seccomp", "--without", "landlock"],
+        dir.path(),
+    );
+    let report = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert!(
+        report.contains("INACTIVE  landlock    turned off"),
+        "{report}"
+    );
+    assert!(
+        report
+            .lines()
+            .any(|l| l.contains("NOT CONTAINED") && l.contains("namespace and ptrace escape")),
+        "{report}"
+    );
+    let out = codeloop(&["doctor", "--without", "everything"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("only namespaces, landlock and seccomp"));
+}

@@ -1,0 +1,175 @@
+//! The fork server: warm interpreter, one job at a time, each confined and
+//! cleaned up after; hostile jobs do not reach the server or the next job.
+
+use std::time::Duration;
+
+use codeloop::exec::{LimitHit, Limits, RunSpec, Sandbox};
+
+fn job(code: &str) -> RunSpec {
+    RunSpec {
+        files: vec![("main.py".into(), code.into())],
+        script: "main.py".into(),
+        limits: Limits {
+            wall: Duration::from_secs(3),
+            cpu_secs: 2,
+            memory_bytes: 512 << 20,
+            ..Limits::default()
+        },
+        ..RunSpec::default()
+    }
+}
+
+#[tokio::test]
+async fn jobs_run_in_fresh_directories_and_leave_nothing_for_the_next() {
+    let sandbox = Sandbox::probe();
+    let mut server = sandbox.fork_server(Limits::default()).await.unwrap();
+    let mut first = job(
+        "import os, sys, json\njson.loads('1')\njson.MARK = 1\nopen('left.txt', 'w').write('x')\nprint(sorted(os.listdir('.')), sys.argv[1:])\nopen('report.json', 'w').write('{}')\n",
+    );
+    first.args = vec!["a".into()];
+    first.collect = vec!["report.json".into()];
+    let o = server.run(&first).await.unwrap();
+    assert_eq!(o.exit_code, Some(0), "{}", o.stderr.text());
+    assert_eq!(o.stdout.text(), "['.tmp', 'left.txt', 'main.py'] ['a']\n");
+    assert_eq!(
+        o.collected,
+        vec![("report.json".to_string(), b"{}".to_vec())]
+    );
+    let o = server
+        .run(&job(
+            "import os, json\nprint(sorted(os.listdir('.')), hasattr(json, 'MARK'))\n",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(o.stdout.text(), "['.tmp', 'main.py'] False\n");
+}
+
+#[tokio::test]
+async fn a_failing_job_gives_its_traceback_and_exit_code() {
+    let mut server = Sandbox::probe()
+        .fork_server(Limits::default())
+        .await
+        .unwrap();
+    let o = server
+        .run(&job("def f(x):\n    return x / 0\nf(1)\n"))
+        .await
+        .unwrap();
+    assert_eq!(o.exit_code, Some(1));
+    assert!(
+        o.stderr
+            .text()
+            .contains("ZeroDivisionError: division by zero")
+    );
+    assert!(o.stderr.text().contains("main.py\", line 2, in f"));
+    let o = server.run(&job("import sys\nsys.exit(4)\n")).await.unwrap();
+    assert_eq!(o.exit_code, Some(4));
+}
+
+#[tokio::test]
+async fn a_timeout_ends_the_job_and_its_leftovers_but_not_the_server() {
+    let mut server = Sandbox::probe()
+        .fork_server(Limits::default())
+        .await
+        .unwrap();
+    let mut spin = job(
+        "import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(60)\ntime.sleep(60)\n",
+    );
+    spin.limits.wall = Duration::from_millis(500);
+    let o = server.run(&spin).await.unwrap();
+    assert_eq!(
+        o.limit_hit,
+        Some(LimitHit::WallTimeout(Duration::from_millis(500)))
+    );
+    // The setsid'd grandchild is gone too: the next job sees no sleeper.
+    let o = server
+        .run(&job("import os\nprint(sum(1 for p in os.listdir('/proc') if p.isdigit() and 'sleep' in open(f'/proc/{p}/cmdline','rb').read().decode(errors='replace')))\n"))
+        .await
+        .unwrap();
+    assert_eq!(o.stdout.text(), "0\n", "{}", o.stderr.text());
+}
+
+#[tokio::test]
+async fn a_job_cannot_signal_the_server_nor_write_outside_its_directory() {
+    let mut server = Sandbox::probe()
+        .fork_server(Limits::default())
+        .await
+        .unwrap();
+    let o = server
+        .run(&job(
+            "import os, signal\ntry:\n    os.kill(os.getppid(), signal.SIGKILL)\n    print('SIGNALLED')\nexcept OSError as e:\n    print('DENIED', type(e).__name__)\nfor p in ['../escape.txt', '/dev/shm/../escape.txt', os.environ.get('HOME', '.') + '/../x']:\n    try:\n        open(p, 'w').write('x')\n        print('WROTE', p)\n    except OSError as e:\n        print('DENIED', type(e).__name__)\n",
+        ))
+        .await
+        .unwrap();
+    let out = o.stdout.text();
+    assert!(
+        !out.contains("SIGNALLED") && !out.contains("WROTE"),
+        "{out}"
+    );
+    let o = server.run(&job("print('still here')")).await.unwrap();
+    assert_eq!(o.stdout.text(), "still here\n");
+    assert!(server.is_alive());
+}
+
+#[tokio::test]
+async fn memory_and_cpu_limits_hold_per_job() {
+    let mut server = Sandbox::probe()
+        .fork_server(Limits::default())
+        .await
+        .unwrap();
+    let o = server
+        .run(&job(
+            "x = []\nwhile True:\n    x.append(bytearray(32 << 20))\n",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(o.limit_hit, Some(LimitHit::Memory(512 << 20)));
+    let mut spin = job("while True:\n    pass\n");
+    spin.limits.cpu_secs = 1;
+    let o = server.run(&spin).await.unwrap();
+    assert_eq!(o.limit_hit, Some(LimitHit::CpuTime(1)));
+}
+
+#[tokio::test]
+async fn filling_the_disk_meets_the_quota_per_job() {
+    let mut server = Sandbox::probe()
+        .fork_server(Limits::default())
+        .await
+        .unwrap();
+    let mut fill = job(
+        "import time\nchunk = b'x' * (1 << 20)\nfor i in range(1000):\n    with open(f'f{i}', 'wb') as f:\n        f.write(chunk)\n    time.sleep(0.001)\n",
+    );
+    fill.limits.disk_bytes = 16 << 20;
+    let o = server.run(&fill).await.unwrap();
+    assert_eq!(o.limit_hit, Some(LimitHit::Disk(16 << 20)));
+}
+
+#[tokio::test]
+async fn without_namespaces_jobs_stay_confined_and_the_hosts_dev_shm_is_left_alone() {
+    let sandbox = Sandbox::probe_with(&codeloop::exec::SandboxOptions {
+        namespaces: false,
+        ..Default::default()
+    });
+    let keep = tempfile::Builder::new()
+        .prefix("codeloop-test-shm-")
+        .tempfile_in("/dev/shm")
+        .unwrap();
+    let mut server = sandbox.fork_server(Limits::default()).await.unwrap();
+    let o = server
+        .run(&job(
+            "import os\nfor p in ['../escape.txt', '/dev/shm/escape.txt']:\n    try:\n        open(p, 'w').write('x')\n        print('WROTE', p)\n    except OSError as e:\n        print('DENIED', type(e).__name__)\n",
+        ))
+        .await
+        .unwrap();
+    assert_eq!(
+        o.stdout.text(),
+        "DENIED PermissionError\nDENIED PermissionError\n",
+        "{}",
+        o.stderr.text()
+    );
+    let o = server.run(&job("print('again')")).await.unwrap();
+    assert_eq!(o.stdout.text(), "again\n");
+    assert!(
+        keep.path().exists(),
+        "the fork server wiped the host's /dev/shm"
+    );
+}
