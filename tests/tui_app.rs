@@ -510,3 +510,29 @@ fn after_a_session_ends_n_opens_a_new_one() {
     assert!(matches!(&running.mode, Mode::Live(l) if l.started));
     assert_eq!(running.records().len(), 5);
 }
+
+#[test]
+fn a_click_focuses_a_pane_and_selects_the_node_under_it() {
+    use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    let mut app = App::review(tape(), info(), theme());
+    let _ = screen(&mut app, 120, 36);
+    app.update(Msg::Term(TermEvent::Resize(120, 36)));
+    let click = |column, row| {
+        Msg::Term(TermEvent::Mouse(MouseEvent {
+            kind: MouseEventKind::Down(MouseButton::Left),
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        }))
+    };
+    // The Workflow pane starts below the task (rows 0-3 at this size):
+    // "level 1" on row 5, parse_line on row 6.
+    app.update(click(10, 6));
+    assert_eq!(app.focus, Focus::Graph);
+    assert_eq!(app.selected.as_deref(), Some("parse_line"));
+    app.update(click(10, 8));
+    assert_eq!(app.selected.as_deref(), Some("sum_by_key"));
+    // The output pane, bottom right; the wheel scrolls it.
+    app.update(click(100, 30));
+    assert_eq!(app.focus, Focus::Output);
+}

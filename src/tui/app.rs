@@ -1049,7 +1049,7 @@ impl App {
                     self.dirty = true;
                     if f == Focus::Graph {
                         let row = usize::from(m.row.saturating_sub(areas.graph.y + 1));
-                        if let Some(name) = view::graph_row_node(self, row) {
+                        if let Some(name) = view::graph_row_node(self, row, areas.graph.height) {
                             self.select_node(name);
                         }
                     }

@@ -372,6 +372,6 @@ fn describe_step(step: &crate::session::Step) -> String {
 }
 
 /// The node drawn on a row of the graph pane (for mouse clicks).
-pub fn graph_row_node(app: &App, row: usize) -> Option<String> {
-    panes::graph::row_node(app, row)
+pub fn graph_row_node(app: &App, row: usize, pane_height: u16) -> Option<String> {
+    panes::graph::row_node(app, row, pane_height)
 }

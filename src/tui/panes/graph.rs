@@ -155,13 +155,7 @@ pub fn render(app: &App, area: Rect, frame: &mut Frame) {
             }
         }
     }
-    // Keep the selected row in view.
-    let height = usize::from(area.height.saturating_sub(2));
-    let sel_row = rows(app)
-        .iter()
-        .position(|r| matches!(r, Row::Node(n) if app.selected.as_deref() == Some(n.as_str())))
-        .unwrap_or(0);
-    let scroll = sel_row.saturating_sub(height.saturating_sub(1));
+    let scroll = if welcome { 0 } else { scroll(app, area.height) };
     let mut p = Paragraph::new(lines).scroll((scroll as u16, 0));
     if welcome {
         p = p.wrap(ratatui::widgets::Wrap { trim: false });
@@ -171,9 +165,19 @@ pub fn render(app: &App, area: Rect, frame: &mut Frame) {
 }
 
 /// The node drawn on `row` (0 = the first line inside the frame).
-pub fn row_node(app: &App, row: usize) -> Option<String> {
-    match rows(app).into_iter().nth(row)? {
+pub fn row_node(app: &App, row: usize, pane_height: u16) -> Option<String> {
+    match rows(app).into_iter().nth(row + scroll(app, pane_height))? {
         Row::Node(n) => Some(n),
         Row::Level(_) => None,
     }
+}
+
+/// Rows scrolled off the top so the selected node stays in view.
+fn scroll(app: &App, pane_height: u16) -> usize {
+    let height = usize::from(pane_height.saturating_sub(2));
+    let selected = rows(app)
+        .iter()
+        .position(|r| matches!(r, Row::Node(n) if app.selected.as_deref() == Some(n.as_str())))
+        .unwrap_or(0);
+    selected.saturating_sub(height.saturating_sub(1))
 }
