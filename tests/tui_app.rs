@@ -536,3 +536,49 @@ fn a_click_focuses_a_pane_and_selects_the_node_under_it() {
     app.update(click(100, 30));
     assert_eq!(app.focus, Focus::Output);
 }
+
+#[test]
+fn stepping_back_through_a_long_tape_gives_the_state_of_that_prefix() {
+    use codeloop::session::{RunKind, Stream};
+    let mut recs = records();
+    let n0 = recs.len() as u64;
+    recs.push(Record {
+        seq: n0,
+        t_ms: 10_000,
+        event: Event::RunStarted {
+            run_id: 90,
+            node: None,
+            iteration: 1,
+            kind: RunKind::Program,
+        },
+    });
+    for i in 0..20_000u64 {
+        recs.push(Record {
+            seq: n0 + 1 + i,
+            t_ms: 10_000 + i,
+            event: Event::Output {
+                run_id: 90,
+                stream: if i % 7 == 0 {
+                    Stream::Stderr
+                } else {
+                    Stream::Stdout
+                },
+                text: format!("line {i}\n"),
+            },
+        });
+    }
+    let contents = codeloop::session::TapeContents {
+        records: recs.clone(),
+        truncated_tail: None,
+    };
+    let mut app = App::review(contents, info(), theme());
+    for target in [15_000usize, 12_289, 8_192, 8_191, 4_000, 20_010, 3] {
+        app.set_cursor(target);
+        assert_eq!(app.cursor(), target);
+        assert_eq!(
+            app.state,
+            codeloop::session::State::from_records(&recs[..target]),
+            "at {target}"
+        );
+    }
+}

@@ -29,6 +29,11 @@ use super::view;
 /// Output text held in the in-memory tape beyond which the oldest output is
 /// elided (the tape on disk keeps it all). Keeps a flood from growing memory.
 pub const OUTPUT_MEMORY_BUDGET: usize = 8 << 20;
+/// A copy of the state is kept every this many records, so stepping back
+/// through a long tape refolds from the nearest copy, not from the start.
+const CHECKPOINT_EVERY: usize = 4096;
+/// Copies kept at most (thinned out evenly beyond this).
+const MAX_CHECKPOINTS: usize = 32;
 /// Highlighted texts kept.
 const HIGHLIGHT_CACHE: usize = 8;
 /// A replay shortens pauses longer than this (the person was away), so a
@@ -258,6 +263,8 @@ pub struct App {
     records: Vec<Record>,
     /// Records folded into `state`.
     cursor: usize,
+    /// (records folded, state) saved along the tape, in order.
+    checkpoints: Vec<(usize, State)>,
     /// Output bytes held in `records`; the oldest is elided past the budget.
     output_held: usize,
     elide_from: usize,
@@ -315,6 +322,7 @@ impl App {
             theme,
             records: Vec::new(),
             cursor: 0,
+            checkpoints: Vec::new(),
             output_held: 0,
             elide_from: 0,
             elided_output: false,
@@ -1139,17 +1147,40 @@ impl App {
     /// Fold to `n` records: forward by applying, backward by refolding.
     pub fn set_cursor(&mut self, n: usize) {
         let n = n.min(self.records.len());
-        if n < self.cursor {
-            self.state = State::default();
-            self.cursor = 0;
+        let refold = n < self.cursor;
+        if refold {
+            // Start from the nearest saved state at or before n.
+            match self.checkpoints.iter().rev().find(|(at, _)| *at <= n) {
+                Some((at, state)) => {
+                    self.state = state.clone();
+                    self.cursor = *at;
+                }
+                None => {
+                    self.state = State::default();
+                    self.cursor = 0;
+                }
+            }
         }
-        for r in &self.records[self.cursor..n] {
+        for i in self.cursor..n {
+            let r = &self.records[i];
             self.state.apply(r);
             if let Some(node) = active_node(&r.event) {
                 self.active = Some(node.to_string());
             }
+            let at = i + 1;
+            if at % CHECKPOINT_EVERY == 0 && self.checkpoints.last().is_none_or(|(c, _)| *c < at) {
+                self.checkpoints.push((at, self.state.clone()));
+                if self.checkpoints.len() > MAX_CHECKPOINTS {
+                    // Thin out evenly: keep every other one.
+                    let mut keep = false;
+                    self.checkpoints.retain(|_| {
+                        keep = !keep;
+                        keep
+                    });
+                }
+            }
         }
-        if n < self.cursor || self.cursor == 0 {
+        if refold || self.cursor == 0 {
             // Refolded: find the node active at the cursor.
             self.active = self.records[..n]
                 .iter()
