@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 struct Tmux {
     session: String,
+    /// Where the shell around the binary writes its exit status.
+    status: std::path::PathBuf,
 }
 
 impl Tmux {
@@ -24,6 +26,8 @@ impl Tmux {
     /// Start `args` in a detached 160x48 session.
     fn start(name: &str, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Tmux {
         let session = format!("codeloop-e2e-{name}-{}", std::process::id());
+        let status = dir.join(format!("{session}.status"));
+        let _ = std::fs::remove_file(&status);
         let bin = env!("CARGO_BIN_EXE_codeloop");
         let mut cmd = Command::new("tmux");
         cmd.args(["new-session", "-d", "-x", "160", "-y", "48", "-s", &session])
@@ -31,12 +35,20 @@ impl Tmux {
         for (k, v) in env {
             cmd.args(["-e", &format!("{k}={v}")]);
         }
-        cmd.arg(bin).args(args);
-        let status = cmd.status().expect("tmux runs");
-        assert!(status.success(), "tmux new-session failed");
-        let t = Tmux { session };
-        t.tmux(&["set-option", "-t", &t.session, "remain-on-exit", "on"]);
-        t
+        cmd.args(["-e", &format!("CODELOOP_E2E_STATUS={}", status.display())]);
+        // Through a shell that writes the exit status to a file (tmux may not
+        // know it yet when asked) and then keeps the pane open, so the screen
+        // the program left behind can be read.
+        cmd.args([
+            "sh",
+            "-c",
+            "\"$0\" \"$@\"; echo $? > \"$CODELOOP_E2E_STATUS\"; sleep 60",
+            bin,
+        ])
+        .args(args);
+        let ok = cmd.status().expect("tmux runs");
+        assert!(ok.success(), "tmux new-session failed");
+        Tmux { session, status }
     }
 
     fn tmux(&self, args: &[&str]) -> String {
@@ -74,16 +86,9 @@ impl Tmux {
         }
     }
 
+    /// The program ended with status 0 (the shell around it said so).
     fn pane_dead(&self) -> bool {
-        self.tmux(&[
-            "display-message",
-            "-p",
-            "-t",
-            &self.session,
-            "#{pane_dead} #{pane_dead_status}",
-        ])
-        .trim()
-            == "1 0"
+        std::fs::read_to_string(&self.status).is_ok_and(|s| s.trim() == "0")
     }
 }
 
@@ -193,7 +198,8 @@ fn wait_dead(t: &Tmux) {
     while !t.pane_dead() {
         assert!(
             start.elapsed() < Duration::from_secs(10),
-            "the workbench did not quit:\n{}",
+            "the workbench did not quit with status 0 (status file: {:?}):\n{}",
+            std::fs::read_to_string(&t.status).ok(),
             t.screen()
         );
         std::thread::sleep(Duration::from_millis(100));
