@@ -147,3 +147,24 @@ fn doctor_without_a_layer_says_which_probes_then_escape() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("only namespaces, landlock and seccomp"));
 }
+
+#[test]
+fn a_codeloop_installed_under_tmp_still_reaches_its_sandbox_helper() {
+    // The sandbox mounts a private /tmp; the helper binary (codeloop itself)
+    // must stay visible when it lives there, as in a checkout under /tmp.
+    let home = tempfile::Builder::new()
+        .prefix("codeloop-bin")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let bin = home.path().join("codeloop");
+    std::fs::copy(env!("CARGO_BIN_EXE_codeloop"), &bin).unwrap();
+    std::fs::write(home.path().join("hi.py"), "print('hi from /tmp')\n").unwrap();
+    let out = Command::new(&bin)
+        .args(["exec", "hi.py"])
+        .current_dir(home.path())
+        .env("CODELOOP_CONFIG", home.path().join("none.toml"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "hi from /tmp\n");
+}

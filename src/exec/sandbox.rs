@@ -228,6 +228,7 @@ impl Sandbox {
             push(&["--unshare-user", "--disable-userns"]);
         }
         let mut bound: Vec<PathBuf> = Vec::new();
+        let mut made: Vec<PathBuf> = vec![PathBuf::from("/")];
         for dir in SYSTEM_READ_DIRS {
             let p = Path::new(dir);
             match std::fs::symlink_metadata(p) {
@@ -247,13 +248,30 @@ impl Sandbox {
                 Err(_) => {}
             }
         }
+        // The private /tmp and /dev/shm first: what is bound after them (the
+        // helper, the interpreter, the working directory) may live under /tmp
+        // and must stay visible on top of them.
+        let size = tmp_bytes.to_string();
+        a.push("--proc".into());
+        a.push("/proc".into());
+        a.push("--dev".into());
+        a.push("/dev".into());
+        for dir in ["/dev/shm", "/tmp"] {
+            // Writable by the run's uid, as on any system.
+            a.push("--perms".into());
+            a.push("1777".into());
+            a.push("--size".into());
+            a.push(size.clone().into());
+            a.push("--tmpfs".into());
+            a.push(dir.into());
+        }
+        made.extend(["/tmp", "/dev", "/proc"].map(PathBuf::from));
         let mut extra: Vec<PathBuf> = self.interp.paths.clone();
         if let Some(h) = &self.helper {
             extra.push(h.clone());
         }
         // bubblewrap makes missing parents mode 0700, which an unprivileged
         // uid cannot cross: make them 0755 first.
-        let mut made: Vec<PathBuf> = vec![PathBuf::from("/")];
         let parents = |a: &mut Vec<OsString>, p: &Path, made: &mut Vec<PathBuf>| {
             let mut ancestors: Vec<&Path> = p.ancestors().skip(1).collect();
             ancestors.reverse();
@@ -277,21 +295,6 @@ impl Sandbox {
             made.push(p.clone());
             bound.push(p);
         }
-        let size = tmp_bytes.to_string();
-        a.push("--proc".into());
-        a.push("/proc".into());
-        a.push("--dev".into());
-        a.push("/dev".into());
-        for dir in ["/dev/shm", "/tmp"] {
-            // Writable by the run's uid, as on any system.
-            a.push("--perms".into());
-            a.push("1777".into());
-            a.push("--size".into());
-            a.push(size.clone().into());
-            a.push("--tmpfs".into());
-            a.push(dir.into());
-        }
-        made.extend(["/tmp", "/dev", "/proc"].map(PathBuf::from));
         if workdir != Path::new("/") {
             parents(&mut a, workdir, &mut made);
             a.push("--bind".into());
