@@ -73,7 +73,28 @@ fn a_demo_is_one_keystroke_from_the_welcome_screen() {
     assert_eq!(
         actions,
         vec![Action::Start(StartRequest::Demo {
-            name: "kv-sum".into()
+            name: "kv-sum".into(),
+            step_mode: false,
+        })]
+    );
+}
+
+#[test]
+fn step_mode_chosen_on_the_welcome_screen_goes_with_the_session() {
+    let mut i = info();
+    i.demos = vec![codeloop::tui::app::DemoEntry {
+        name: "kv-sum".into(),
+        title: "t".into(),
+    }];
+    let mut app = App::live(i, theme());
+    assert!(app.update(ch('s')).is_empty(), "nothing to steer yet");
+    assert!(app.step_armed());
+    let actions = app.update(ch('1'));
+    assert_eq!(
+        actions,
+        vec![Action::Start(StartRequest::Demo {
+            name: "kv-sum".into(),
+            step_mode: true,
         })]
     );
 }
@@ -490,6 +511,7 @@ fn an_attached_file_goes_with_the_task_and_a_bad_path_is_named() {
         vec![Action::Start(StartRequest::Task {
             task: "mean temperature per city".into(),
             inputs: vec![data],
+            step_mode: false,
         })]
     );
 }

@@ -148,11 +148,14 @@ fn start_session(
     sandbox: Arc<Sandbox>,
     request: StartRequest,
 ) -> anyhow::Result<EngineHandle> {
+    let step_mode = match &request {
+        StartRequest::Task { step_mode, .. } | StartRequest::Demo { step_mode, .. } => *step_mode,
+    };
     let (task, inputs, model, cache_dir) = match request {
-        StartRequest::Task { task, inputs } => {
+        StartRequest::Task { task, inputs, .. } => {
             (task, inputs, model, Some(config.paths.cache_dir.clone()))
         }
-        StartRequest::Demo { name } => {
+        StartRequest::Demo { name, .. } => {
             let demo = crate::demos::find(&name)
                 .ok_or_else(|| anyhow::anyhow!("there is no bundled demo called `{name}`"))?;
             let model = ScriptedModel::demo(demo.name, demo.replies, Pacing::demo())
@@ -178,7 +181,7 @@ fn start_session(
             run_timeout_secs: run.timeout_secs,
             memory_mb: run.memory_mb,
             token_budget: run.token_budget,
-            step_mode: run.step_mode,
+            step_mode: run.step_mode || step_mode,
             // The workbench keeps the engine for edits and re-runs after the end.
             keep_alive: true,
             cache_dir,

@@ -103,6 +103,8 @@ pub enum Mode {
 pub struct Live {
     /// A session was started (the task editor is closed).
     pub started: bool,
+    /// Step mode chosen before the session started: it starts paused-before-steps.
+    pub step_armed: bool,
     /// The engine ended (its result, or why it failed).
     pub ended: Option<Result<(), String>>,
     /// When the first record arrived (for the elapsed clock).
@@ -122,8 +124,15 @@ pub struct Replay {
 /// What starting a session needs (the event loop and `commands::ui` do the rest).
 #[derive(Debug, Clone, PartialEq)]
 pub enum StartRequest {
-    Task { task: String, inputs: Vec<PathBuf> },
-    Demo { name: String },
+    Task {
+        task: String,
+        inputs: Vec<PathBuf>,
+        step_mode: bool,
+    },
+    Demo {
+        name: String,
+        step_mode: bool,
+    },
 }
 
 /// What the app asks of the event loop.
@@ -663,9 +672,15 @@ impl App {
             StartRequest::Task {
                 task,
                 inputs: self.attached.clone(),
+                step_mode: self.step_armed(),
             },
             actions,
         );
+    }
+
+    /// Step mode chosen on the welcome screen, for the session about to start.
+    pub fn step_armed(&self) -> bool {
+        matches!(&self.mode, Mode::Live(l) if l.step_armed)
     }
 
     fn start(&mut self, request: StartRequest, actions: &mut Vec<Action>) {
@@ -789,7 +804,8 @@ impl App {
                     let i = (c as usize) - ('1' as usize);
                     if let Some(d) = self.info.demos.get(i) {
                         let name = d.name.clone();
-                        self.start(StartRequest::Demo { name }, actions);
+                        let step_mode = self.step_armed();
+                        self.start(StartRequest::Demo { name, step_mode }, actions);
                         return true;
                     }
                 }
@@ -966,6 +982,23 @@ impl App {
                 "select a node first (Workflow pane, ↑/↓)".into(),
             ));
         };
+        if key.code == KeyCode::Char('s')
+            && !self.engine_alive()
+            && let Mode::Live(live) = &mut self.mode
+            && !live.started
+        {
+            live.step_armed = !live.step_armed;
+            self.flash = Some((
+                NoticeLevel::Info,
+                if live.step_armed {
+                    "step mode on: the session will pause before each model call and run"
+                } else {
+                    "step mode off"
+                }
+                .into(),
+            ));
+            return;
+        }
         if !self.engine_alive() && is_steer_key(key.code) {
             self.flash = Some((NoticeLevel::Warning, "no session is running".into()));
             return;

@@ -268,7 +268,7 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
         format!(" │ {} ", fmt_elapsed(elapsed_ms(app))),
         t.status,
     ));
-    if s.step_mode {
+    if s.step_mode || (app.step_armed() && s.events_applied == 0) {
         spans.push(Span::styled("│ step mode ", t.warning));
     }
     let first = Line::from(spans).style(t.status);
