@@ -790,7 +790,8 @@ impl Core {
                 self.notice(
                     NoticeLevel::Warning,
                     format!(
-                        "`{name}` still fails after {iteration} iterations (the limit): given up"
+                        "`{name}` still fails after {iteration} iteration{} (the limit): given up",
+                        if iteration == 1 { "" } else { "s" }
                     ),
                 )
                 .await?;

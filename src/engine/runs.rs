@@ -135,36 +135,17 @@ fn input_paths(state: &State) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
-/// A limit in plain words.
-pub fn limit_words(hit: &LimitHit) -> (String, String) {
-    let (kind, words) = match hit {
-        LimitHit::WallTimeout(d) => (
-            "Timeout",
-            format!("the run took longer than {:.1} s", d.as_secs_f64()),
-        ),
-        LimitHit::CpuTime(s) => ("CpuLimit", format!("the run used more than {s} s of CPU")),
-        LimitHit::Memory(b) => (
-            "MemoryLimit",
-            format!("the run used more than {} MiB of memory", b >> 20),
-        ),
-        LimitHit::FileSize(b) => (
-            "FileSizeLimit",
-            format!("the run wrote a file larger than {} MiB", b >> 20),
-        ),
-        LimitHit::Output(b) => (
-            "OutputLimit",
-            format!("the run printed more than {} MiB", b >> 20),
-        ),
-        LimitHit::Disk(b) => (
-            "DiskLimit",
-            format!("the run wrote more than {} MiB into its directory", b >> 20),
-        ),
-        LimitHit::Processes(n) => (
-            "ProcessLimit",
-            format!("the run started more than {n} processes"),
-        ),
-    };
-    (kind.to_string(), words)
+/// The error type a limit hit is localized as (its words come from `LimitHit::describe`).
+fn limit_kind(hit: &LimitHit) -> &'static str {
+    match hit {
+        LimitHit::WallTimeout(_) => "Timeout",
+        LimitHit::CpuTime(_) => "CpuLimit",
+        LimitHit::Memory(_) => "MemoryLimit",
+        LimitHit::FileSize(_) => "FileSizeLimit",
+        LimitHit::Output(_) => "OutputLimit",
+        LimitHit::Disk(_) => "DiskLimit",
+        LimitHit::Processes(_) => "ProcessLimit",
+    }
 }
 
 /// How a run ended, as the tape keeps it, and the failure localized.
@@ -177,7 +158,7 @@ pub fn judge(outcome: &Outcome, prepared: &PreparedRun) -> (RunRecord, Option<Er
         passed,
         exit_code: outcome.exit_code,
         signal: outcome.signal,
-        limit_hit: outcome.limit_hit.as_ref().map(|h| limit_words(h).1),
+        limit_hit: outcome.limit_hit.as_ref().map(LimitHit::describe),
         duration_ms: outcome.duration.as_millis() as u64,
         dropped_bytes: outcome.stdout.dropped_bytes + outcome.stderr.dropped_bytes,
         layers: outcome.layers.clone(),
@@ -190,11 +171,10 @@ pub fn judge(outcome: &Outcome, prepared: &PreparedRun) -> (RunRecord, Option<Er
     let sources = &prepared.spec.files;
     let stderr = format!("{}{}", outcome.stderr.head, outcome.stderr.tail);
     let loc = if let Some(hit) = &outcome.limit_hit {
-        let (kind, words) = limit_words(hit);
         // Where it was when the limit hit, if Python got to say.
         let mut l = locate::locate(&stderr, sources).unwrap_or_default();
-        l.error_type = kind;
-        l.message = words;
+        l.error_type = limit_kind(hit).to_string();
+        l.message = format!("stopped by the {}", hit.describe());
         l
     } else if let Some(l) = report
         .as_ref()

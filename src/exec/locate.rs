@@ -44,7 +44,9 @@ impl Location {
         if let Some(t) = &self.test {
             out.push_str(&format!(" (test {t})"));
         }
-        out.push('\n');
+        if !out.is_empty() {
+            out.push('\n');
+        }
         if self.message.is_empty() {
             out.push_str(&format!("{}\n", self.error_type));
         } else {
