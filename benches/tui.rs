@@ -17,7 +17,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use codeloop::engine::EngineHandle;
-use codeloop::exec::{Limits, OutStream, RunSpec, Sandbox};
+use codeloop::exec::{Limits, RunSpec, Sandbox};
+use codeloop::protocol::*;
 use codeloop::session::*;
 use codeloop::tui::app::Focus;
 use codeloop::tui::event_loop::{self, FrameStats, Hooks};
@@ -419,10 +420,7 @@ async fn flood() {
     while let Some(chunk) = chunks_rx.recv().await {
         chunks += 1;
         bytes_sent += chunk.text.len() as u64;
-        let stream = match chunk.stream {
-            OutStream::Stdout => codeloop::session::Stream::Stdout,
-            OutStream::Stderr => codeloop::session::Stream::Stderr,
-        };
+        let stream = chunk.stream;
         let _ = records
             .send(seq.record(Event::Output {
                 run_id: 1,

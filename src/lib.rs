@@ -12,5 +12,6 @@ pub mod engine;
 pub mod eval;
 pub mod exec;
 pub mod llm;
+pub mod protocol;
 pub mod session;
 pub mod tui;

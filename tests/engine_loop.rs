@@ -6,6 +6,7 @@ use std::sync::Arc;
 use codeloop::engine::{self, EngineHandle, EngineOptions, EngineSetup};
 use codeloop::exec::Sandbox;
 use codeloop::llm::scripted::{Pacing, ScriptedModel, ScriptedReply};
+use codeloop::protocol::*;
 use codeloop::session::state::HistoryEntry;
 use codeloop::session::*;
 
@@ -483,7 +484,7 @@ async fn a_spent_token_budget_stops_model_calls_with_a_notice() {
         reply("plan", &plan_json(&[("mean", &[])])),
         reply("tests/mean", &py(MEAN_TESTS)),
     ];
-    replies[0].usage = Some(codeloop::llm::TokenUsage {
+    replies[0].usage = Some(codeloop::protocol::Usage {
         prompt_tokens: 400,
         completion_tokens: 100,
     });

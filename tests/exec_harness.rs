@@ -39,7 +39,7 @@ fn t(target: &str, code: &str) -> Vec<(String, String)> {
     vec![(harness::tests_file_name(target), code.to_string())]
 }
 
-fn localize(spec: &RunSpec, report: &TestReport, target: &str) -> locate::Location {
+fn localize(spec: &RunSpec, report: &TestReport, target: &str) -> codeloop::protocol::Location {
     let code_files: Vec<String> = spec
         .files
         .iter()

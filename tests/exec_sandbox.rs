@@ -6,7 +6,8 @@ use std::io::Read;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use codeloop::exec::{ExecError, LimitHit, Limits, OutStream, Outcome, RunSpec, Sandbox};
+use codeloop::exec::{ExecError, LimitHit, Limits, Outcome, RunSpec, Sandbox};
+use codeloop::protocol::Stream;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -143,14 +144,14 @@ async fn output_streams_while_the_program_runs() {
         first_at + Duration::from_millis(1000) < started.elapsed(),
         "the first chunk came only at {first_at:?}"
     );
-    let text = |s: OutStream| {
+    let text = |s: Stream| {
         rest.iter()
             .filter(|c| c.stream == s)
             .map(|c| c.text.as_str())
             .collect::<String>()
     };
-    assert_eq!(text(OutStream::Stdout), "first\nsecond\n");
-    assert_eq!(text(OutStream::Stderr), "oops\n");
+    assert_eq!(text(Stream::Stdout), "first\nsecond\n");
+    assert_eq!(text(Stream::Stderr), "oops\n");
     assert_eq!(o.stdout.text(), "first\nsecond\n");
 }
 

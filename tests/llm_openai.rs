@@ -7,7 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use codeloop::llm::openai::{ApiKey, OpenAiClient, OpenAiOptions, list_models};
-use codeloop::llm::{ChatModel, ChatReply, ChatRequest, LlmError, Message, Role, TokenUsage};
+use codeloop::llm::{ChatModel, ChatReply, ChatRequest, LlmError};
+use codeloop::protocol::{ChatMessage, Role, Usage};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -258,11 +259,11 @@ fn request() -> ChatRequest {
     ChatRequest {
         tag: "plan".into(),
         messages: vec![
-            Message {
+            ChatMessage {
                 role: Role::System,
                 content: "You write Python.".into(),
             },
-            Message {
+            ChatMessage {
                 role: Role::User,
                 content: "Parse a CSV line.".into(),
             },
@@ -352,7 +353,7 @@ async fn a_stream_split_mid_event_and_mid_character_arrives_whole() {
     );
     assert_eq!(
         reply.usage,
-        Some(TokenUsage {
+        Some(Usage {
             prompt_tokens: 42,
             completion_tokens: 17
         })

@@ -4,14 +4,15 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use codeloop::llm::scripted::{Pacing, ScriptedModel};
-use codeloop::llm::{ChatModel, ChatRequest, LlmError, Message, Role, TokenUsage};
-use codeloop::session::{self, ChatMessage, Event, Purpose, TapeWriter, Usage};
+use codeloop::llm::{ChatModel, ChatRequest, LlmError};
+use codeloop::protocol::{ChatMessage, Role, Usage};
+use codeloop::session::{Event, Purpose, TapeWriter};
 use tokio::sync::mpsc;
 
 fn request(tag: &str) -> ChatRequest {
     ChatRequest {
         tag: tag.into(),
-        messages: vec![Message {
+        messages: vec![ChatMessage {
             role: Role::User,
             content: "x".repeat(40),
         }],
@@ -74,7 +75,7 @@ async fn replies_are_answered_by_tag_in_order() {
     // Given usage is reported as given.
     assert_eq!(
         plan.usage,
-        Some(TokenUsage {
+        Some(Usage {
             prompt_tokens: 11,
             completion_tokens: 3
         })
@@ -84,7 +85,7 @@ async fn replies_are_answered_by_tag_in_order() {
     assert!(reflect.usage_estimated);
     assert_eq!(
         reflect.usage,
-        Some(TokenUsage {
+        Some(Usage {
             prompt_tokens: 10,
             completion_tokens: 6
         })
@@ -197,7 +198,7 @@ async fn a_recorded_tape_is_a_script() {
         purpose,
         tag: tag.into(),
         messages: vec![ChatMessage {
-            role: session::Role::User,
+            role: Role::User,
             content: "prompt".into(),
         }],
     };
@@ -257,7 +258,7 @@ async fn a_recorded_tape_is_a_script() {
     assert_eq!(plan.text, "plan text");
     assert_eq!(
         plan.usage,
-        Some(TokenUsage {
+        Some(Usage {
             prompt_tokens: 7,
             completion_tokens: 2
         })

@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+use codeloop::protocol::*;
 use codeloop::session::*;
 
 fn spec(name: &str, deps: &[&str]) -> FunctionSpec {
@@ -76,7 +77,7 @@ fn session_events() -> Vec<Event> {
         Event::Localized {
             node: "double".into(),
             iteration: 1,
-            location: ErrorLocation {
+            location: Location {
                 file: "solution.py".into(),
                 line: Some(2),
                 error_type: "AssertionError".into(),

@@ -376,7 +376,8 @@ fn replay_live_asks_to_rerun_each_finished_run_and_marks_differences() {
 
 #[test]
 fn output_follows_the_tail_unless_scrolled_up_and_search_finds_lines() {
-    use codeloop::session::{RunKind, Stream};
+    use codeloop::protocol::Stream;
+    use codeloop::session::RunKind;
     let mut app = live_after(4);
     let mut seq = 1000;
     let mut rec = |event| {
@@ -424,7 +425,8 @@ fn output_follows_the_tail_unless_scrolled_up_and_search_finds_lines() {
 
 #[test]
 fn a_flood_of_output_keeps_memory_bounded() {
-    use codeloop::session::{RunKind, Stream};
+    use codeloop::protocol::Stream;
+    use codeloop::session::RunKind;
     let mut app = live_after(4);
     app.update(Msg::Record(Record {
         seq: 1,
@@ -561,7 +563,8 @@ fn a_click_focuses_a_pane_and_selects_the_node_under_it() {
 
 #[test]
 fn stepping_back_through_a_long_tape_gives_the_state_of_that_prefix() {
-    use codeloop::session::{RunKind, Stream};
+    use codeloop::protocol::Stream;
+    use codeloop::session::RunKind;
     let mut recs = records();
     let n0 = recs.len() as u64;
     recs.push(Record {

@@ -18,7 +18,8 @@ use crate::config::Config;
 use crate::engine::{self, EngineOptions, EngineSetup, GivenPlan};
 use crate::eval::{self, Problem};
 use crate::exec::Sandbox;
-use crate::session::{ErrorLocation, FunctionSpec, State};
+use crate::protocol::Location;
+use crate::session::{FunctionSpec, State};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -53,7 +54,7 @@ struct BenchResult {
     /// Code versions written (1 = the first try only).
     iterations: u32,
     /// The first failure, localized.
-    first_failure: Option<ErrorLocation>,
+    first_failure: Option<Location>,
     summary: String,
     tape: String,
 }

@@ -10,7 +10,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
-use crate::exec::{Limits, OutStream, Outcome, RunSpec, Sandbox, locate};
+use crate::exec::{Limits, Outcome, RunSpec, Sandbox, locate};
+use crate::protocol::Stream;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -107,8 +108,8 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             let chunk: crate::exec::OutputChunk = chunk;
             // The program's own bytes, as it wrote them: this is its terminal.
             let _ = match chunk.stream {
-                OutStream::Stdout => stdout.write_all(chunk.text.as_bytes()).and(stdout.flush()),
-                OutStream::Stderr => stderr.write_all(chunk.text.as_bytes()).and(stderr.flush()),
+                Stream::Stdout => stdout.write_all(chunk.text.as_bytes()).and(stdout.flush()),
+                Stream::Stderr => stderr.write_all(chunk.text.as_bytes()).and(stderr.flush()),
             };
         }
     });

@@ -10,7 +10,7 @@ use anyhow::{Context, bail};
 
 use super::model::{ModelArgs, Selected, select_model};
 use crate::config::Config;
-use crate::engine::{self, EngineOptions, EngineSetup, runs};
+use crate::engine::{self, EngineOptions, EngineSetup};
 use crate::exec::Sandbox;
 use crate::session::{Event, NodeStatus, NoticeLevel, Record, RunKind, State};
 
@@ -281,7 +281,7 @@ impl Progress {
                 line
             }
             Event::Localized { location, .. } => {
-                let text = runs::render_error(location);
+                let text = location.render();
                 text.lines()
                     .map(|l| format!("        {l}"))
                     .collect::<Vec<_>>()

@@ -21,8 +21,9 @@ use super::recorder::Recorder;
 use super::runs::{self, PreparedRun};
 use super::{EngineOptions, EngineSetup, GivenPlan};
 use crate::exec::check::{self, CheckInput};
-use crate::exec::{ExecError, Limits, OutStream, Sandbox};
-use crate::llm::{ChatModel, ChatRequest, LlmError, Message};
+use crate::exec::{ExecError, Limits, Sandbox};
+use crate::llm::{ChatModel, ChatRequest, LlmError};
+use crate::protocol::{ChatMessage, Location, Role};
 use crate::session::*;
 
 /// Output of one run recorded on the tape at most; the rest is in the run's log file.
@@ -892,17 +893,7 @@ impl Core {
         };
         let request = ChatRequest {
             tag,
-            messages: messages
-                .into_iter()
-                .map(|m| Message {
-                    role: match m.role {
-                        Role::System => crate::llm::Role::System,
-                        Role::User => crate::llm::Role::User,
-                        Role::Assistant => crate::llm::Role::Assistant,
-                    },
-                    content: m.content,
-                })
-                .collect(),
+            messages,
             temperature,
             max_tokens: None,
         };
@@ -928,10 +919,7 @@ impl Core {
                 self.record(Event::ModelReply {
                     call_id,
                     text: reply.text.clone(),
-                    usage: reply.usage.map(|u| Usage {
-                        prompt_tokens: u.prompt_tokens,
-                        completion_tokens: u.completion_tokens,
-                    }),
+                    usage: reply.usage,
                     duration_ms: started.elapsed().as_millis() as u64,
                 })
                 .await?;
@@ -1131,7 +1119,7 @@ impl Core {
         let ctx = self
             .read(|s| {
                 let n = s.nodes.get(name)?;
-                let failures: Vec<(u32, ErrorLocation)> = s
+                let failures: Vec<(u32, Location)> = s
                     .history
                     .iter()
                     .filter_map(|h| match h {
@@ -1168,9 +1156,9 @@ impl Core {
         };
         let error = failures
             .last()
-            .map(|(_, l)| runs::render_error(l))
+            .map(|(_, l)| l.render())
             .unwrap_or_else(|| "the tests failed (no location)".into());
-        let signature = |l: &ErrorLocation| (l.error_type.clone(), l.line, l.test.clone());
+        let signature = |l: &Location| (l.error_type.clone(), l.line, l.test.clone());
         let different_approach = failures.len() >= 2
             && signature(&failures[failures.len() - 1].1)
                 == signature(&failures[failures.len() - 2].1);
@@ -1179,13 +1167,7 @@ impl Core {
             .take(failures.len().saturating_sub(1))
             .map(|(it, l)| HistoryCtx {
                 iteration: *it,
-                error: format!(
-                    "{}: {} at {}:{}",
-                    l.error_type,
-                    l.message,
-                    l.file,
-                    l.line.map(|n| n.to_string()).unwrap_or_default()
-                ),
+                error: l.to_string(),
             })
             .collect();
         let prompt = self.prompts.render(
@@ -1299,7 +1281,7 @@ impl Core {
         iteration: u32,
         kind: RunKind,
         prepared: PreparedRun,
-    ) -> Result<(RunRecord, Option<ErrorLocation>), TapeError> {
+    ) -> Result<(RunRecord, Option<Location>), TapeError> {
         let run_id = self.next_run.fetch_add(1, Ordering::SeqCst);
         self.record(Event::RunStarted {
             run_id,
@@ -1322,13 +1304,9 @@ impl Core {
                     continue;
                 }
                 on_tape += chunk.text.len();
-                let stream = match chunk.stream {
-                    OutStream::Stdout => Stream::Stdout,
-                    OutStream::Stderr => Stream::Stderr,
-                };
                 self.record(Event::Output {
                     run_id,
-                    stream,
+                    stream: chunk.stream,
                     text: chunk.text,
                 })
                 .await?;
@@ -1367,10 +1345,7 @@ impl Core {
                         tests_passed: None,
                         tests_failed: None,
                     },
-                    Some(runs::to_error_location(
-                        crate::exec::locate::from_limit(error_type, message),
-                        false,
-                    )),
+                    Some(crate::exec::locate::from_limit(error_type, message)),
                 )
             }
         };
@@ -1424,13 +1399,7 @@ impl Core {
                 let (record, location) = self.execute(None, 0, RunKind::Program, prepared).await?;
                 program_passed = record.passed;
                 if let Some(l) = location {
-                    program_note = format!(
-                        "; the assembled program failed: {}: {} at {}:{}",
-                        l.error_type,
-                        l.message,
-                        l.file,
-                        l.line.unwrap_or(0)
-                    );
+                    program_note = format!("; the assembled program failed: {l}");
                 } else if let (Some(p), Some(f)) = (record.tests_passed, record.tests_failed) {
                     program_note = if f == 0 {
                         format!("; the assembled program passed all {p} tests")
@@ -1584,13 +1553,9 @@ fn report_markdown(s: &State) -> String {
                     node,
                     iteration,
                     location,
-                } if *node == n.spec.name => out.push_str(&format!(
-                    "- iteration {iteration} failed: {}: {} at {}:{}\n",
-                    location.error_type,
-                    location.message,
-                    location.file,
-                    location.line.map(|l| l.to_string()).unwrap_or_default()
-                )),
+                } if *node == n.spec.name => {
+                    out.push_str(&format!("- iteration {iteration} failed: {location}\n"))
+                }
                 HistoryEntry::Reflection {
                     node,
                     iteration,

@@ -4,9 +4,10 @@
 //! the live replay's re-execution, so both run exactly the same files.
 
 use crate::exec::harness::{self, ModuleSource};
-use crate::exec::locate::{self, Location};
+use crate::exec::locate;
 use crate::exec::{LimitHit, Limits, Outcome, RunSpec};
-use crate::session::{Dag, ErrorLocation, RunRecord, State};
+use crate::protocol::Location;
+use crate::session::{Dag, RunRecord, State};
 
 /// A run ready to go, with what localization needs to read its result.
 pub struct PreparedRun {
@@ -149,7 +150,7 @@ fn limit_kind(hit: &LimitHit) -> &'static str {
 }
 
 /// How a run ended, as the tape keeps it, and the failure localized.
-pub fn judge(outcome: &Outcome, prepared: &PreparedRun) -> (RunRecord, Option<ErrorLocation>) {
+pub fn judge(outcome: &Outcome, prepared: &PreparedRun) -> (RunRecord, Option<Location>) {
     let report = harness::TestReport::from_outcome(outcome);
     let passed = outcome.exit_code == Some(0)
         && outcome.limit_hit.is_none()
@@ -195,38 +196,11 @@ pub fn judge(outcome: &Outcome, prepared: &PreparedRun) -> (RunRecord, Option<Er
         locate::from_limit("RunError", message)
     };
     let in_node_code = prepared.code_files.contains(&loc.file);
-    (record, Some(to_error_location(loc, in_node_code)))
-}
-
-pub fn to_error_location(l: Location, in_node_code: bool) -> ErrorLocation {
-    ErrorLocation {
-        file: l.file,
-        line: l.line,
-        column: l.column,
-        function: l.function,
-        error_type: l.error_type,
-        message: l.message,
-        test: l.test,
-        expected: l.expected,
-        actual: l.actual,
-        context: l.context,
-        in_node_code,
-    }
-}
-
-/// The localized error as text (for prompts, logs and the terminal).
-pub fn render_error(e: &ErrorLocation) -> String {
-    Location {
-        file: e.file.clone(),
-        line: e.line,
-        column: e.column,
-        function: e.function.clone(),
-        error_type: e.error_type.clone(),
-        message: e.message.clone(),
-        test: e.test.clone(),
-        expected: e.expected.clone(),
-        actual: e.actual.clone(),
-        context: e.context.clone(),
-    }
-    .render()
+    (
+        record,
+        Some(Location {
+            in_node_code,
+            ..loc
+        }),
+    )
 }

@@ -6,69 +6,10 @@
 //! Python traceback on stderr (`codeloop exec`, evaluation samples).
 
 use super::harness::{CaseError, TestReport};
+use crate::protocol::Location;
 
 /// Lines of code shown before and after the failing line.
 const CONTEXT_LINES: u32 = 2;
-
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Location {
-    /// The file as the program saw it ("parse_line.py", "test_parse_line.py").
-    pub file: String,
-    pub line: Option<u32>,
-    pub column: Option<u32>,
-    pub function: Option<String>,
-    /// "AssertionError", "ZeroDivisionError", "SyntaxError", "Timeout", ...
-    pub error_type: String,
-    pub message: String,
-    /// The failing test, when a test failed.
-    pub test: Option<String>,
-    pub expected: Option<String>,
-    pub actual: Option<String>,
-    /// Numbered lines around `line`.
-    pub context: Vec<(u32, String)>,
-}
-
-impl Location {
-    /// Several lines of plain text: where, what, and the code around it.
-    pub fn render(&self) -> String {
-        let mut out = String::new();
-        let place = match (self.line, self.column) {
-            (Some(l), Some(c)) => format!("{}:{l}:{c}", self.file),
-            (Some(l), None) => format!("{}:{l}", self.file),
-            _ => self.file.clone(),
-        };
-        out.push_str(&place);
-        if let Some(f) = &self.function {
-            out.push_str(&format!(" in {f}()"));
-        }
-        if let Some(t) = &self.test {
-            out.push_str(&format!(" (test {t})"));
-        }
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        if self.message.is_empty() {
-            out.push_str(&format!("{}\n", self.error_type));
-        } else {
-            out.push_str(&format!("{}: {}\n", self.error_type, self.message));
-        }
-        if let (Some(e), Some(a)) = (&self.expected, &self.actual)
-            && !self.message.starts_with("expected ")
-        {
-            out.push_str(&format!("  expected {e}\n  actual   {a}\n"));
-        }
-        let width = self
-            .context
-            .last()
-            .map(|(n, _)| n.to_string().len())
-            .unwrap_or(1);
-        for (n, text) in &self.context {
-            let mark = if Some(*n) == self.line { ">" } else { " " };
-            out.push_str(&format!("{mark} {n:>width$} | {text}\n"));
-        }
-        out
-    }
-}
 
 /// Numbered lines around `line` of `source`.
 pub fn context_of(source: &str, line: u32) -> Vec<(u32, String)> {

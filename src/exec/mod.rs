@@ -25,6 +25,7 @@ pub mod probes;
 mod run;
 mod sandbox;
 
+use crate::protocol::Stream;
 pub use forkserver::ForkServer;
 pub use sandbox::{LayerReport, Sandbox, SandboxOptions};
 
@@ -89,17 +90,10 @@ pub struct RunSpec {
     pub no_site: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OutStream {
-    Stdout,
-    Stderr,
-}
-
 /// A piece of output as it arrived (lossy UTF-8).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OutputChunk {
-    pub stream: OutStream,
+    pub stream: Stream,
     pub text: String,
 }
 

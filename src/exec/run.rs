@@ -21,7 +21,7 @@ use super::helper::{
     HELPER_ARG, HELPER_ERROR_PREFIX, HELPER_FAILED, HelperPlan, LandlockPlan, Rlimits,
 };
 use super::sandbox::SYSTEM_READ_DIRS;
-use super::{ExecError, LimitHit, OutStream, Outcome, OutputChunk, RunSpec, Sandbox};
+use super::{ExecError, LimitHit, Outcome, OutputChunk, RunSpec, Sandbox, Stream};
 
 /// Each collected file is read up to this size.
 const COLLECT_CAP: u64 = 1 << 20;
@@ -74,13 +74,13 @@ impl Sandbox {
         })?;
         let pgid = child.id().map(|id| id as i32);
 
-        let (chunk_tx, mut chunk_rx) = mpsc::channel::<(OutStream, Vec<u8>)>(32);
+        let (chunk_tx, mut chunk_rx) = mpsc::channel::<(Stream, Vec<u8>)>(32);
         let mut readers = Vec::new();
         if let Some(out) = child.stdout.take() {
-            readers.push(tokio::spawn(pump(out, OutStream::Stdout, chunk_tx.clone())));
+            readers.push(tokio::spawn(pump(out, Stream::Stdout, chunk_tx.clone())));
         }
         if let Some(err) = child.stderr.take() {
-            readers.push(tokio::spawn(pump(err, OutStream::Stderr, chunk_tx.clone())));
+            readers.push(tokio::spawn(pump(err, Stream::Stderr, chunk_tx.clone())));
         }
         drop(chunk_tx);
 
@@ -142,8 +142,8 @@ impl Sandbox {
                     };
                     total_output += bytes.len() as u64;
                     let idx = match stream {
-                        OutStream::Stdout => { stdout.push(&bytes); 0 }
-                        OutStream::Stderr => { stderr.push(&bytes); 1 }
+                        Stream::Stdout => { stdout.push(&bytes); 0 }
+                        Stream::Stderr => { stderr.push(&bytes); 1 }
                     };
                     if let Some(file) = log.as_mut() {
                         // The log is a convenience: a full disk must not end the run.
@@ -187,7 +187,7 @@ impl Sandbox {
         }
         let duration = ended_at.unwrap_or_else(Instant::now) - started;
         if let Some(tx) = &output {
-            for (idx, stream) in [(0, OutStream::Stdout), (1, OutStream::Stderr)] {
+            for (idx, stream) in [(0, Stream::Stdout), (1, Stream::Stderr)] {
                 let text = decoders[idx].flush();
                 if !text.is_empty() {
                     let _ = tx.try_send(OutputChunk { stream, text });
@@ -506,8 +506,8 @@ fn open_log(path: &Path) -> Result<std::fs::File, ExecError> {
 
 async fn pump(
     mut reader: impl tokio::io::AsyncRead + Unpin,
-    stream: OutStream,
-    tx: mpsc::Sender<(OutStream, Vec<u8>)>,
+    stream: Stream,
+    tx: mpsc::Sender<(Stream, Vec<u8>)>,
 ) {
     let mut buf = vec![0u8; 64 << 10];
     loop {

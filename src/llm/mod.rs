@@ -9,37 +9,18 @@ pub mod scripted;
 use std::future::Future;
 use std::pin::Pin;
 
-use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    System,
-    User,
-    Assistant,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Message {
-    pub role: Role,
-    pub content: String,
-}
+use crate::protocol::{ChatMessage, Usage};
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ChatRequest {
     /// What the request is for, e.g. "plan", "tests/parse_line", "code/parse_line/2",
     /// "reflect/parse_line/1". HTTP models ignore it; the scripted model answers by it.
     pub tag: String,
-    pub messages: Vec<Message>,
+    pub messages: Vec<ChatMessage>,
     pub temperature: Option<f32>,
     pub max_tokens: Option<u32>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct TokenUsage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
 }
 
 /// A finished reply.
@@ -47,7 +28,7 @@ pub struct TokenUsage {
 pub struct ChatReply {
     /// The whole text (all deltas concatenated).
     pub text: String,
-    pub usage: Option<TokenUsage>,
+    pub usage: Option<Usage>,
     /// The usage was estimated (about 4 characters a token), not counted by the
     /// model: the scripted and demo models estimate when their script has none.
     pub usage_estimated: bool,

@@ -31,7 +31,7 @@ use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, RETRY_AFTER};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-use super::{ChatFuture, ChatModel, ChatReply, ChatRequest, LlmError, TokenUsage};
+use super::{ChatFuture, ChatModel, ChatReply, ChatRequest, LlmError, Usage};
 
 /// Longest SSE line accepted (a line is one JSON chunk; real ones are < 4 KiB).
 const MAX_LINE_BYTES: usize = 8 << 20;
@@ -755,7 +755,7 @@ fn is_loopback(base_url: &str) -> bool {
 #[derive(Debug, Default)]
 struct ReplyState {
     text: String,
-    usage: Option<TokenUsage>,
+    usage: Option<Usage>,
     finish_reason: Option<String>,
     events: u64,
     done: bool,
@@ -779,14 +779,14 @@ fn first_choice(chunk: &Value) -> Option<&Value> {
         .or_else(|| choices.first())
 }
 
-fn usage_of(chunk: &Value) -> Option<TokenUsage> {
+fn usage_of(chunk: &Value) -> Option<Usage> {
     let usage = chunk.get("usage")?;
     let prompt = usage.get("prompt_tokens").and_then(Value::as_u64);
     let completion = usage.get("completion_tokens").and_then(Value::as_u64);
     if prompt.is_none() && completion.is_none() {
         return None;
     }
-    Some(TokenUsage {
+    Some(Usage {
         prompt_tokens: prompt.unwrap_or(0),
         completion_tokens: completion.unwrap_or(0),
     })

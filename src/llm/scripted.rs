@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::{ChatFuture, ChatModel, ChatReply, ChatRequest, LlmError, TokenUsage};
+use super::{ChatFuture, ChatModel, ChatReply, ChatRequest, LlmError, Usage};
 
 /// How fast a scripted reply streams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,7 +62,7 @@ impl Pacing {
 pub struct ScriptedReply {
     pub tag: String,
     pub text: String,
-    pub usage: Option<TokenUsage>,
+    pub usage: Option<Usage>,
 }
 
 #[derive(Debug, Default)]
@@ -247,9 +247,9 @@ impl ChatModel for ScriptedModel {
 }
 
 /// About four characters a token: the usual rule of thumb for English and code.
-fn estimate_usage(request: &ChatRequest, reply: &str) -> TokenUsage {
+fn estimate_usage(request: &ChatRequest, reply: &str) -> Usage {
     let tokens = |chars: usize| chars.div_ceil(4) as u64;
-    TokenUsage {
+    Usage {
         prompt_tokens: tokens(
             request
                 .messages
@@ -275,7 +275,7 @@ pub fn parse_script(text: &str, source: &str) -> Result<Vec<ScriptedReply>, LlmE
     // ordered where they appear.
     let mut ordered: Vec<(usize, ScriptedReply)> = Vec::new();
     let mut requests: Vec<(usize, u64, String)> = Vec::new();
-    let mut tape_replies: HashMap<u64, (String, Option<TokenUsage>)> = HashMap::new();
+    let mut tape_replies: HashMap<u64, (String, Option<Usage>)> = HashMap::new();
     for (index, line) in lines.iter().enumerate() {
         let number = index + 1;
         let line = line.trim();
@@ -363,7 +363,7 @@ fn call_id(value: &Value) -> Option<u64> {
 }
 
 /// An optional `usage` object; a malformed one is an error, not ignored.
-fn usage_field(value: &Value) -> Result<Option<TokenUsage>, String> {
+fn usage_field(value: &Value) -> Result<Option<Usage>, String> {
     match value.get("usage") {
         None | Some(Value::Null) => Ok(None),
         Some(usage) => {
@@ -374,7 +374,7 @@ fn usage_field(value: &Value) -> Result<Option<TokenUsage>, String> {
                     )
                 })
             };
-            Ok(Some(TokenUsage {
+            Ok(Some(Usage {
                 prompt_tokens: field("prompt_tokens")?,
                 completion_tokens: field("completion_tokens")?,
             }))

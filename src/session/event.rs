@@ -5,6 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::protocol::{ChatMessage, Location, Stream, Usage};
+
 /// Version of the tape format. Bump when an existing event changes shape;
 /// adding a new variant or an optional field does not need a bump.
 pub const TAPE_VERSION: u32 = 1;
@@ -102,7 +104,7 @@ pub enum Event {
     Localized {
         node: String,
         iteration: u32,
-        location: ErrorLocation,
+        location: Location,
     },
     /// The model's reflection on a failure, before the repair.
     Reflection {
@@ -204,26 +206,6 @@ impl Purpose {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Role {
-    System,
-    User,
-    Assistant,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ChatMessage {
-    pub role: Role,
-    pub content: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Usage {
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-}
-
 /// One planned function.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FunctionSpec {
@@ -271,13 +253,6 @@ pub enum RunKind {
     Program,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stream {
-    Stdout,
-    Stderr,
-}
-
 /// How a run ended, as the tape keeps it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
@@ -301,37 +276,6 @@ pub struct RunRecord {
     pub tests_passed: Option<u32>,
     #[serde(default)]
     pub tests_failed: Option<u32>,
-}
-
-/// A failure pinned to a place in the code.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-pub struct ErrorLocation {
-    /// The file as the program saw it ("solution.py", "test_parse.py").
-    pub file: String,
-    /// 1-based line in that file, when known.
-    pub line: Option<u32>,
-    /// 1-based column, when Python gives it.
-    #[serde(default)]
-    pub column: Option<u32>,
-    /// The function the line is in, when known.
-    #[serde(default)]
-    pub function: Option<String>,
-    /// "AssertionError", "ZeroDivisionError", "Timeout", "MemoryLimit", ...
-    pub error_type: String,
-    pub message: String,
-    /// The failing test's name, when a test failed.
-    #[serde(default)]
-    pub test: Option<String>,
-    #[serde(default)]
-    pub expected: Option<String>,
-    #[serde(default)]
-    pub actual: Option<String>,
-    /// A few numbered lines around `line`.
-    #[serde(default)]
-    pub context: Vec<(u32, String)>,
-    /// Whether the line is in the node's own code (as opposed to its tests).
-    #[serde(default)]
-    pub in_node_code: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

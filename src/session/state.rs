@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use super::event::*;
+use crate::protocol::{ChatMessage, Location, Stream, Usage};
 
 /// Output kept per run in memory. Older bytes are dropped from the front
 /// (the full stream is in the on-disk log).
@@ -54,7 +55,7 @@ pub struct NodeState {
     /// The most recent run of this node.
     pub last_run: Option<u64>,
     /// The most recent localized failure (cleared when the node passes).
-    pub last_error: Option<ErrorLocation>,
+    pub last_error: Option<Location>,
     pub findings: Vec<Finding>,
     pub hints: Vec<String>,
 }
@@ -135,7 +136,7 @@ pub enum HistoryEntry {
     Failure {
         node: String,
         iteration: u32,
-        location: ErrorLocation,
+        location: Location,
     },
     /// A reflection. `text` grows while the model streams it.
     Reflection {

@@ -262,7 +262,7 @@ pub struct OutputLines {
     pub run_id: Option<u64>,
     /// (dropped bytes, kept bytes, chunks) of the run when built.
     pub version: (u64, usize, usize),
-    pub lines: Vec<(crate::session::Stream, String)>,
+    pub lines: Vec<(crate::protocol::Stream, String)>,
 }
 
 pub struct App {
@@ -1472,10 +1472,10 @@ impl App {
         }
         let old_len = self.output.lines.len();
         let same_run = self.output.run_id == run_id;
-        let mut lines: Vec<(crate::session::Stream, String)> = Vec::new();
+        let mut lines: Vec<(crate::protocol::Stream, String)> = Vec::new();
         if let Some(run) = run {
             // The stream whose last line is still open (no newline yet).
-            let mut open: Option<crate::session::Stream> = None;
+            let mut open: Option<crate::protocol::Stream> = None;
             for (stream, text) in &run.chunks {
                 let clean = sanitize(text);
                 let ends_line = clean.ends_with('\n');

@@ -3,6 +3,7 @@
 //! by record, as the engine would write it.
 #![allow(dead_code)]
 
+use codeloop::protocol::*;
 use codeloop::session::*;
 use codeloop::tui::{App, Info, Theme};
 use ratatui::Terminal;
@@ -39,7 +40,7 @@ fn run_record(passed: bool, exit: i32, tp: u32, tf: u32) -> RunRecord {
 
 /// The events of the session, in order.
 pub fn events() -> Vec<Event> {
-    let failure = ErrorLocation {
+    let failure = Location {
         file: "solution.py".into(),
         line: Some(2),
         column: None,

@@ -10,7 +10,7 @@ use ratatui::widgets::{Paragraph, Wrap};
 
 use super::super::app::{App, CodeTab, Focus, source_label};
 use super::{block, title};
-use crate::session::ErrorLocation;
+use crate::protocol::Location;
 
 pub fn render(app: &App, area: Rect, frame: &mut Frame) {
     let t = &app.theme;
@@ -160,11 +160,7 @@ fn tab_line(app: &App) -> Line<'static> {
 }
 
 /// Numbered lines, highlighted when the worker has done them, the failing line marked.
-fn numbered<'a>(
-    app: &'a App,
-    code: &str,
-    marked: Option<(usize, &ErrorLocation)>,
-) -> Vec<Line<'a>> {
+fn numbered<'a>(app: &'a App, code: &str, marked: Option<(usize, &Location)>) -> Vec<Line<'a>> {
     let t = &app.theme;
     let count = code.lines().count().max(1);
     let width = count.to_string().len();
@@ -252,12 +248,9 @@ fn diff_lines<'a>(app: &'a App, old: &str, new: &str) -> Vec<Line<'a>> {
 }
 
 /// The localized error, in a few lines under the code.
-pub fn error_lines<'a>(app: &'a App, e: &ErrorLocation) -> Vec<Line<'a>> {
+pub fn error_lines<'a>(app: &'a App, e: &Location) -> Vec<Line<'a>> {
     let t = &app.theme;
-    let mut place = e.file.clone();
-    if let Some(l) = e.line {
-        place.push_str(&format!(":{l}"));
-    }
+    let mut place = e.place();
     if let Some(f) = &e.function {
         place.push_str(&format!(" in {f}"));
     }
@@ -290,7 +283,7 @@ fn first_line(s: &str) -> &str {
 /// is in the file the program ran (which may hold more than this node), so the
 /// line is found by its text from the context, nearest to the number; failing
 /// that, the number itself when it is in the node's own code.
-pub fn failing_line(code: &str, e: &ErrorLocation) -> Option<usize> {
+pub fn failing_line(code: &str, e: &Location) -> Option<usize> {
     let line = e.line? as usize;
     let lines: Vec<&str> = code.lines().collect();
     if let Some((_, text)) = e.context.iter().find(|(n, _)| *n as usize == line) {

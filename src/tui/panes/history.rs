@@ -117,10 +117,7 @@ pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
                 out.push(Line::from(spans));
             }
             HistoryEntry::Failure { location: e, .. } => {
-                let mut place = e.file.clone();
-                if let Some(l) = e.line {
-                    place.push_str(&format!(":{l}"));
-                }
+                let mut place = e.place();
                 if let Some(f) = &e.function {
                     place.push_str(&format!(" in {f}"));
                 }

@@ -11,7 +11,7 @@ use ratatui::widgets::Paragraph;
 use super::super::app::{App, Focus};
 use super::task::human_bytes;
 use super::{block, title};
-use crate::session::Stream;
+use crate::protocol::Stream;
 
 pub fn render(app: &App, area: Rect, frame: &mut Frame) {
     let t = &app.theme;
