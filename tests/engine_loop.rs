@@ -536,3 +536,137 @@ async fn tests_that_do_not_load_are_asked_for_again_not_blamed_on_the_code() {
     );
     assert!(!failure.in_node_code);
 }
+
+fn spec(name: &str, purpose: &str, deps: &[&str]) -> FunctionSpec {
+    FunctionSpec {
+        name: name.into(),
+        purpose: purpose.into(),
+        inputs: "x".into(),
+        output: "y".into(),
+        depends_on: deps.iter().map(|d| d.to_string()).collect(),
+    }
+}
+
+#[tokio::test]
+async fn a_bad_spec_edit_is_refused_on_the_tape_and_the_session_goes_on_with_the_old_spec() {
+    let mut s = start(
+        vec![
+            reply("plan", &plan_json(&[("a", &[]), ("b", &["a"])])),
+            reply("tests/a", &py("def test_a():\n    assert a() == 1\n")),
+            reply("code/a/1", &py("def a():\n    return 1\n")),
+            reply("tests/b", &py("def test_b():\n    assert b() == 2\n")),
+            reply("code/b/1", &py("def b():\n    return a() + 1\n")),
+        ],
+        EngineOptions {
+            step_mode: true,
+            ..EngineOptions::default()
+        },
+    );
+    let edits = [
+        // A cycle: b already depends on a.
+        ("a", spec("a", "a", &["b"])),
+        // A dependency that is not in the plan.
+        ("b", spec("b", "b", &["missing"])),
+        // A rename (to a name that is not even a Python identifier).
+        ("a", spec("1a", "a", &[])),
+        // A node that is not in the plan.
+        ("zzz", spec("zzz", "z", &[])),
+        // And one good edit, made while paused, that the next call reads.
+        ("a", spec("a", "return one, edited", &[])),
+    ];
+    let mut records = Vec::new();
+    let mut edited = false;
+    while let Some(r) = s.handle.events.recv().await {
+        if let Event::Paused { step } = &r.event {
+            if matches!(step, Step::ModelCall { purpose: Purpose::Tests { node } } if node == "a")
+                && !edited
+            {
+                edited = true;
+                for (node, spec) in &edits {
+                    s.handle
+                        .commands
+                        .send(Command::EditSpec {
+                            node: node.to_string(),
+                            spec: spec.clone(),
+                        })
+                        .await
+                        .unwrap();
+                }
+                s.handle
+                    .commands
+                    .send(Command::SetStepMode { on: false })
+                    .await
+                    .unwrap();
+            } else {
+                s.handle.commands.send(Command::Approve).await.unwrap();
+            }
+        }
+        records.push(r);
+    }
+    let result = s.handle.done.await.unwrap().unwrap();
+    assert!(edited);
+    assert!(result.passed, "{}", result.summary);
+
+    // Each bad edit is a plan error and an error notice on the tape, in the order sent.
+    let refused: Vec<String> = records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::PlanError { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(refused.len(), 4, "{refused:?}");
+    assert!(
+        refused[0].contains("`a`") && refused[0].contains("cycle"),
+        "{}",
+        refused[0]
+    );
+    assert!(
+        refused[1].contains("`missing`, which is not in the plan"),
+        "{}",
+        refused[1]
+    );
+    assert!(
+        refused[2].contains("cannot rename `a` to `1a`"),
+        "{}",
+        refused[2]
+    );
+    assert!(
+        refused[3].contains("`zzz` is not in the plan"),
+        "{}",
+        refused[3]
+    );
+    let notices = records
+        .iter()
+        .filter(|r| matches!(&r.event,
+            Event::Notice { level: NoticeLevel::Error, message }
+                if message.contains("is refused") && message.contains("goes on with the spec it had")))
+        .count();
+    assert_eq!(notices, 4);
+
+    // The plan is the old one but for the good edit, and the call after it read it.
+    let state = State::from_records(&records);
+    assert_eq!(
+        state.specs,
+        vec![spec("a", "return one, edited", &[]), spec("b", "b", &["a"])]
+    );
+    assert_eq!(state.nodes["a"].spec, state.specs[0]);
+    let tests_prompt = state
+        .calls
+        .values()
+        .find(|c| c.purpose == Purpose::Tests { node: "a".into() })
+        .map(|c| c.messages.last().unwrap().content.clone())
+        .unwrap();
+    assert!(
+        tests_prompt.contains("purpose: return one, edited"),
+        "{tests_prompt}"
+    );
+    assert_eq!(state.nodes["b"].status, NodeStatus::Passed);
+    // Every edit, refused or not, is on the tape as the person's command.
+    let spec_edits = state
+        .steers
+        .iter()
+        .filter(|c| matches!(c, Command::EditSpec { .. }))
+        .count();
+    assert_eq!(spec_edits, 5);
+}

@@ -6,15 +6,44 @@
 //! commands; `done` resolves to the final result when the session ends.
 //!
 //! The engine keeps no state of its own beside the tape: every decision reads
-//! the `State` folded from the events it has recorded, so what it does is
-//! exactly what a view of the tape shows.
+//! the `State` folded from the events it has recorded (step mode, call and run
+//! ids, notices given, nodes queued to run again), so what it does is exactly
+//! what a view of the tape shows. What it holds besides is plumbing that wakes
+//! tasks (a gate's hand-off, a cancel token, notifications), never a fact.
+//!
+//! The files, by step:
+//! - `context`: `Core`, the context every step shares (the tape, the model,
+//!   the sandbox, the prompts, the options); creating and running an engine.
+//! - `recorder`: the tape's one writer, on its own thread, fed through a
+//!   bounded channel: decides, appends, folds and hands each event to the views.
+//! - `schedule`: the session from start to end; each pass over the DAG
+//!   (dependencies first, a worker limit, blocked dependents); re-runs.
+//! - `steering`: the person's commands, and the step-mode gate.
+//! - `node`: one node's life in a pass: tests, code, check, run, repair.
+//! - `calls`: model calls: budget, gate, streamed onto the tape, asked again without code.
+//! - `plan`: the plan given, cached or asked for, and a spec edit, validated as a DAG.
+//! - `generate`: the tests, code and repair prompts and the context they are written from.
+//! - `execute`: the static check and a sandboxed run, recorded.
+//! - `runs`: what a run executes, derived from the state, and how its result is judged.
+//! - `finish`: the assembled program, its run, the export, the report, the cache.
+//! - `extract`: code and plans out of a model's reply.
+//! - `prompts`: the prompt templates and their overrides.
+//! - `cache`: the cache of solved tasks.
 
 mod cache;
+mod calls;
+mod context;
+mod execute;
 pub mod extract;
-mod flow;
+mod finish;
+mod generate;
+mod node;
+mod plan;
 pub mod prompts;
 mod recorder;
 pub mod runs;
+mod schedule;
+mod steering;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,7 +56,7 @@ use crate::exec::Sandbox;
 use crate::llm::ChatModel;
 use crate::session::{Command, FinalResult, FunctionSpec, Record, RunRecord, State};
 
-pub use flow::EngineError;
+pub use context::EngineError;
 
 /// Everything a session needs to start.
 pub struct EngineSetup {
@@ -116,7 +145,7 @@ pub fn start(setup: EngineSetup) -> anyhow::Result<EngineHandle> {
     let (events_tx, events_rx) = mpsc::channel(VIEW_BUFFER);
     let (commands_tx, commands_rx) = mpsc::channel(COMMAND_BUFFER);
     let session_dir = setup.session_dir.clone();
-    let engine = flow::Engine::create(setup, events_tx)?;
+    let engine = context::Engine::create(setup, events_tx)?;
     let done = tokio::spawn(engine.run(commands_rx));
     Ok(EngineHandle {
         events: events_rx,
@@ -152,7 +181,7 @@ pub async fn rerun(sandbox: &Sandbox, state: &State, run_id: u64) -> anyhow::Res
         .runs
         .get(&run_id)
         .ok_or_else(|| anyhow::anyhow!("run {run_id} is not on the tape"))?;
-    let limits = flow::limits_of(state.config.timeout_secs, 1024);
+    let limits = execute::limits_of(state.config.timeout_secs, 1024);
     let prepared = match &run.node {
         Some(node) => runs::node_run(state, node, Some(run.iteration), limits)
             .map_err(|e| anyhow::anyhow!("cannot rebuild run {run_id}: {e}"))?,

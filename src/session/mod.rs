@@ -8,6 +8,6 @@ pub mod state;
 pub mod tape;
 
 pub use event::*;
-pub use plan::{Dag, PlanError};
+pub use plan::{Dag, PlanError, edit_spec};
 pub use state::State;
 pub use tape::{TapeContents, TapeError, TapeWriter, parse_tape, read_tape};

@@ -16,6 +16,41 @@ pub enum PlanError {
     UnknownDependency { node: String, missing: String },
     #[error("the dependencies form a cycle: {}", .0.join(" -> "))]
     Cycle(Vec<String>),
+    #[error("`{0}` is not in the plan: only a planned function's spec can be edited")]
+    NotPlanned(String),
+    #[error("a spec edit cannot rename `{node}` to `{name}`")]
+    Renamed { node: String, name: String },
+}
+
+/// The plan with `node`'s spec replaced by `spec`, validated like a new plan
+/// (names, unknown dependencies, cycles). The fold applies an edited spec
+/// only when this accepts it, and the engine reports why when it does not.
+pub fn edit_spec(
+    specs: &[FunctionSpec],
+    node: &str,
+    spec: &FunctionSpec,
+) -> Result<Vec<FunctionSpec>, PlanError> {
+    if !specs.iter().any(|s| s.name == node) {
+        return Err(PlanError::NotPlanned(node.to_string()));
+    }
+    if spec.name != node {
+        return Err(PlanError::Renamed {
+            node: node.to_string(),
+            name: spec.name.clone(),
+        });
+    }
+    let edited: Vec<FunctionSpec> = specs
+        .iter()
+        .map(|s| {
+            if s.name == node {
+                spec.clone()
+            } else {
+                s.clone()
+            }
+        })
+        .collect();
+    Dag::new(edited.clone())?;
+    Ok(edited)
 }
 
 /// A validated plan: names are unique, dependencies known, no cycles.

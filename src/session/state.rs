@@ -3,7 +3,7 @@
 //! Nothing here does I/O. The state after any prefix of the tape is exactly
 //! what a view shows at that moment.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::event::*;
 use crate::protocol::{ChatMessage, Location, Stream, Usage};
@@ -58,6 +58,11 @@ pub struct NodeState {
     pub last_error: Option<Location>,
     pub findings: Vec<Finding>,
     pub hints: Vec<String>,
+    /// Asked to run again once the pass under way is over: a re-run, or an
+    /// edit of code or tests that arrived while the node was not being worked
+    /// on (a node at work picks its edits up by itself). A pass taking it
+    /// sets it back to pending, which clears this.
+    pub queued: bool,
 }
 
 impl NodeState {
@@ -72,6 +77,7 @@ impl NodeState {
             last_error: None,
             findings: Vec::new(),
             hints: Vec::new(),
+            queued: false,
         }
     }
 
@@ -83,6 +89,14 @@ impl NodeState {
     /// The current iteration number (0 before any code).
     pub fn iteration(&self) -> u32 {
         self.versions.last().map(|v| v.iteration).unwrap_or(0)
+    }
+
+    /// An edit of this node queues it to run again unless the node is being
+    /// worked on (not yet passed, blocked or given up), which runs the edit anyway.
+    fn queue_edit(&mut self) {
+        if self.status.is_terminal() {
+            self.queued = true;
+        }
     }
 }
 
@@ -290,6 +304,9 @@ impl State {
                     });
                     n.streaming = None;
                     n.findings.clear();
+                    if *source == CodeSource::Edit {
+                        n.queue_edit();
+                    }
                 }
                 self.history.push(HistoryEntry::Attempt {
                     node: node.clone(),
@@ -349,8 +366,16 @@ impl State {
             Event::NodeStatus { node, status } => {
                 if let Some(n) = self.nodes.get_mut(node) {
                     n.status = *status;
-                    if *status == NodeStatus::Passed {
-                        n.last_error = None;
+                    match status {
+                        NodeStatus::Passed => n.last_error = None,
+                        // A pass has taken the node.
+                        NodeStatus::Pending => n.queued = false,
+                        NodeStatus::Generating
+                        | NodeStatus::Checking
+                        | NodeStatus::Running
+                        | NodeStatus::Failed
+                        | NodeStatus::Blocked
+                        | NodeStatus::GaveUp => {}
                     }
                 }
             }
@@ -406,17 +431,20 @@ impl State {
                     Command::SetStepMode { on } => self.step_mode = *on,
                     Command::Approve | Command::Skip | Command::Cancel => self.paused = None,
                     Command::EditTask { task } => self.task = task.clone(),
+                    // Applied only when the edited plan is still a valid DAG;
+                    // the engine records why when it is not (a `PlanError`).
                     Command::EditSpec { node, spec } => {
-                        if let Some(n) = self.nodes.get_mut(node) {
-                            n.spec = spec.clone();
-                        }
-                        if let Some(s) = self.specs.iter_mut().find(|s| &s.name == node) {
-                            *s = spec.clone();
+                        if let Ok(specs) = super::plan::edit_spec(&self.specs, node, spec) {
+                            self.specs = specs;
+                            if let Some(n) = self.nodes.get_mut(node) {
+                                n.spec = spec.clone();
+                            }
                         }
                     }
                     Command::EditTests { node, code } => {
                         if let Some(n) = self.nodes.get_mut(node) {
                             n.tests = Some(code.clone());
+                            n.queue_edit();
                         }
                     }
                     Command::Hint { node, text } => {
@@ -424,9 +452,13 @@ impl State {
                             n.hints.push(text.clone());
                         }
                     }
-                    // An edited code version arrives as a `Code` event with
-                    // source `Edit`; a re-run as a `RunStarted`.
-                    Command::EditCode { .. } | Command::RerunNode { .. } => {}
+                    Command::RerunNode { node } => {
+                        if let Some(n) = self.nodes.get_mut(node) {
+                            n.queued = true;
+                        }
+                    }
+                    // An edited code version arrives as a `Code` event with source `Edit`.
+                    Command::EditCode { .. } => {}
                 }
                 self.steers.push(command.clone());
                 self.history.push(HistoryEntry::Steer {
@@ -460,6 +492,30 @@ impl State {
     /// Nodes in plan order.
     pub fn nodes_in_order(&self) -> impl Iterator<Item = &NodeState> {
         self.specs.iter().filter_map(|s| self.nodes.get(&s.name))
+    }
+
+    /// The id the next model call gets (ids count up from 1 in call order).
+    pub fn next_call_id(&self) -> u64 {
+        self.calls.last_key_value().map_or(1, |(id, _)| id + 1)
+    }
+
+    /// The id the next run gets (ids count up from 1 in run order).
+    pub fn next_run_id(&self) -> u64 {
+        self.runs.last_key_value().map_or(1, |(id, _)| id + 1)
+    }
+
+    /// Nodes asked to run again once the pass under way is over.
+    pub fn rerun_queue(&self) -> BTreeSet<String> {
+        self.nodes
+            .values()
+            .filter(|n| n.queued)
+            .map(|n| n.spec.name.clone())
+            .collect()
+    }
+
+    /// Whether a notice beginning with `opening` was given.
+    pub fn noticed(&self, opening: &str) -> bool {
+        self.notices.iter().any(|(_, m)| m.starts_with(opening))
     }
 
     /// Total repair iterations so far (code versions beyond each node's first).

@@ -1,0 +1,208 @@
+//! Model calls: the one place a call is asked for (within the token budget,
+//! and in step mode approved), streamed onto the tape (request, deltas,
+//! reply or error), and asked once more when its reply has no code.
+
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+
+use super::context::{Core, Stop};
+use super::extract;
+use super::prompts::PromptError;
+use super::steering::GateAnswer;
+use crate::llm::{ChatRequest, LlmError};
+use crate::protocol::{ChatMessage, Role};
+use crate::session::{Event, NoticeLevel, Purpose, Step, TapeError};
+
+/// Streamed reply text is recorded in pieces of about this size or age.
+const DELTA_BYTES: usize = 256;
+const DELTA_AGE: Duration = Duration::from_millis(50);
+
+/// How the notice that the budget is spent begins (it is given once).
+const BUDGET_SPENT: &str = "the session's token budget";
+/// The notice that token counts are estimated (given once).
+const USAGE_ESTIMATED: &str =
+    "token counts are estimated (about 4 characters a token): the model does not report its usage";
+
+impl Core {
+    /// The messages of a call: the system prompt and `user`.
+    pub fn messages(&self, user: String) -> Result<Vec<ChatMessage>, PromptError> {
+        Ok(vec![
+            ChatMessage {
+                role: Role::System,
+                content: self.prompts.render("system.md", ())?,
+            },
+            ChatMessage {
+                role: Role::User,
+                content: user,
+            },
+        ])
+    }
+
+    /// Whether a model call for `purpose` may be made now: within the token
+    /// budget, and (in step mode) approved. Prompts are rendered after this,
+    /// so edits and hints given while paused go into the call.
+    pub async fn may_ask(&self, purpose: &Purpose) -> Result<(), Stop> {
+        let budget = self.opts.token_budget;
+        if budget > 0 {
+            let used = self.read(|s| s.usage.prompt_tokens + s.usage.completion_tokens);
+            if used >= budget {
+                self.notice_once(
+                    NoticeLevel::Warning,
+                    BUDGET_SPENT,
+                    format!("{BUDGET_SPENT} ({budget} tokens) is spent ({used} used): no more model calls"),
+                )
+                .await?;
+                return Err(Stop::Budget);
+            }
+        }
+        match self
+            .gate(Step::ModelCall {
+                purpose: purpose.clone(),
+            })
+            .await
+        {
+            GateAnswer::Go => Ok(()),
+            GateAnswer::Skip => Err(Stop::Skipped),
+            GateAnswer::Cancel => Err(Stop::Cancelled),
+        }
+    }
+
+    /// One streamed model call, recorded: request, deltas, reply or error.
+    pub async fn call(
+        &self,
+        purpose: Purpose,
+        tag: String,
+        messages: Vec<ChatMessage>,
+        temperature: Option<f32>,
+    ) -> Result<String, Stop> {
+        let request = ChatRequest {
+            tag: tag.clone(),
+            messages: messages.clone(),
+            temperature,
+            max_tokens: None,
+        };
+        let (_, call_id) = self
+            .tape
+            .append_with(move |s| {
+                let call_id = s.next_call_id();
+                let event = Event::ModelRequest {
+                    call_id,
+                    purpose,
+                    tag,
+                    messages,
+                };
+                (vec![event], call_id)
+            })
+            .await?;
+        let (tx, mut rx) = mpsc::channel::<String>(256);
+        let forward = async {
+            let mut buf = String::new();
+            let mut since = Instant::now();
+            while let Some(piece) = rx.recv().await {
+                buf.push_str(&piece);
+                if buf.len() >= DELTA_BYTES || since.elapsed() >= DELTA_AGE {
+                    let text = std::mem::take(&mut buf);
+                    self.record(Event::ModelDelta { call_id, text }).await?;
+                    since = Instant::now();
+                }
+            }
+            if !buf.is_empty() {
+                self.record(Event::ModelDelta { call_id, text: buf })
+                    .await?;
+            }
+            Ok::<(), TapeError>(())
+        };
+        let started = Instant::now();
+        let model = self.model.clone();
+        let ask = async move {
+            tokio::select! {
+                r = model.stream_chat(request, tx) => r,
+                _ = self.cancel.cancelled() => Err(LlmError::Cancelled),
+            }
+        };
+        let (reply, forwarded) = tokio::join!(ask, forward);
+        forwarded?;
+        match reply {
+            Ok(reply) => {
+                if reply.usage_estimated {
+                    self.notice_once(NoticeLevel::Info, USAGE_ESTIMATED, USAGE_ESTIMATED.into())
+                        .await?;
+                }
+                self.record(Event::ModelReply {
+                    call_id,
+                    text: reply.text.clone(),
+                    usage: reply.usage,
+                    duration_ms: started.elapsed().as_millis() as u64,
+                })
+                .await?;
+                Ok(reply.text)
+            }
+            // Only the session's cancel token ends a call this way.
+            Err(LlmError::Cancelled) => {
+                self.record(Event::ModelError {
+                    call_id,
+                    message: "cancelled".into(),
+                })
+                .await?;
+                Err(Stop::Cancelled)
+            }
+            Err(e) => {
+                self.record(Event::ModelError {
+                    call_id,
+                    message: e.to_string(),
+                })
+                .await?;
+                self.notice(NoticeLevel::Error, format!("model call failed: {e}"))
+                    .await?;
+                Err(Stop::Failed)
+            }
+        }
+    }
+
+    /// A call whose reply must hold code: asked once more, plainly, if it has
+    /// none. The reply and the code in it.
+    pub async fn call_for_code(
+        &self,
+        purpose: Purpose,
+        tag: String,
+        mut messages: Vec<ChatMessage>,
+        want: Option<&str>,
+        temperature: Option<f32>,
+    ) -> Result<(String, String), Stop> {
+        let reply = self
+            .call(purpose.clone(), tag.clone(), messages.clone(), temperature)
+            .await?;
+        if let Some(code) = extract::extract_code(&reply, want) {
+            return Ok((reply, code));
+        }
+        self.notice(
+            NoticeLevel::Warning,
+            format!("the reply to {tag} had no code in it; asking once more"),
+        )
+        .await?;
+        messages.push(ChatMessage {
+            role: Role::Assistant,
+            content: reply,
+        });
+        messages.push(ChatMessage {
+            role: Role::User,
+            content: "Your reply had no code. Reply with exactly one ```python block holding the whole code.".into(),
+        });
+        let retry = format!("{tag}/retry");
+        let reply = self
+            .call(purpose, retry.clone(), messages, temperature)
+            .await?;
+        match extract::extract_code(&reply, want) {
+            Some(code) => Ok((reply, code)),
+            None => {
+                self.notice(
+                    NoticeLevel::Error,
+                    format!("the reply to {retry} had no code either"),
+                )
+                .await?;
+                Err(Stop::Failed)
+            }
+        }
+    }
+}

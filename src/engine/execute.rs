@@ -1,0 +1,169 @@
+//! Check and run: the static check of a code version, and a prepared run
+//! executed in the sandbox with its start, output and end on the tape, then
+//! judged and localized (`runs::judge`).
+
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::context::Core;
+use super::runs::{self, PreparedRun};
+use crate::exec::check::{self, CheckInput};
+use crate::exec::{ExecError, Limits, OutputChunk};
+use crate::protocol::Location;
+use crate::session::{Event, Finding, NoticeLevel, RunKind, RunRecord, TapeError};
+
+/// Output of one run recorded on the tape at most; the rest is in the run's log file.
+const OUTPUT_ON_TAPE: usize = 1 << 20;
+
+/// Limits of one run from the session's settings.
+pub fn limits_of(timeout_secs: u64, memory_mb: u64) -> Limits {
+    Limits {
+        wall: Duration::from_secs(timeout_secs.max(1)),
+        cpu_secs: timeout_secs.max(1) + 1,
+        memory_bytes: memory_mb.max(64) << 20,
+        ..Limits::default()
+    }
+}
+
+impl Core {
+    pub fn limits(&self) -> Limits {
+        limits_of(self.opts.run_timeout_secs, self.opts.memory_mb)
+    }
+
+    /// Check the syntax and imports of `name`'s latest code (advisory).
+    pub async fn check(&self, name: &str, iteration: u32) -> Result<(), TapeError> {
+        let Some(code) =
+            self.read(|s| s.nodes.get(name).and_then(|n| n.code().map(str::to_string)))
+        else {
+            return Ok(());
+        };
+        let spec = check::check_run(&[CheckInput {
+            file: format!("{name}.py"),
+            code,
+            defines: vec![name.to_string()],
+        }]);
+        let findings = match self
+            .sandbox
+            .run(spec, None, self.cancel.child_token())
+            .await
+        {
+            Ok(outcome) => match check::parse_findings(&outcome) {
+                Ok(f) => f
+                    .into_iter()
+                    .map(|f| Finding {
+                        kind: f.kind,
+                        line: f.line,
+                        message: f.message,
+                    })
+                    .collect(),
+                Err(message) => vec![Finding {
+                    kind: "check".into(),
+                    line: None,
+                    message,
+                }],
+            },
+            Err(ExecError::Cancelled) => return Ok(()),
+            Err(e) => vec![Finding {
+                kind: "check".into(),
+                line: None,
+                message: format!("the static check could not run: {e}"),
+            }],
+        };
+        self.record(Event::Check {
+            node: name.to_string(),
+            iteration,
+            findings,
+        })
+        .await
+        .map(|_| ())
+    }
+
+    /// Run a prepared run in the sandbox, recording its start, output and end.
+    pub async fn execute(
+        &self,
+        node: Option<&str>,
+        iteration: u32,
+        kind: RunKind,
+        prepared: PreparedRun,
+    ) -> Result<(RunRecord, Option<Location>), TapeError> {
+        let run_node = node.map(str::to_string);
+        let (_, run_id) = self
+            .tape
+            .append_with(move |s| {
+                let run_id = s.next_run_id();
+                let event = Event::RunStarted {
+                    run_id,
+                    node: run_node,
+                    iteration,
+                    kind,
+                };
+                (vec![event], run_id)
+            })
+            .await?;
+        let mut spec = prepared.spec.clone();
+        let log = self.dir.join("logs").join(format!("run-{run_id}.log"));
+        spec.log_path = Some(log.clone());
+        let (tx, mut rx) = mpsc::channel::<OutputChunk>(256);
+        let forward = async {
+            let mut on_tape = 0usize;
+            let mut dropped = 0u64;
+            while let Some(chunk) = rx.recv().await {
+                if on_tape >= OUTPUT_ON_TAPE {
+                    dropped += chunk.text.len() as u64;
+                    continue;
+                }
+                on_tape += chunk.text.len();
+                self.record(Event::Output {
+                    run_id,
+                    stream: chunk.stream,
+                    text: chunk.text,
+                })
+                .await?;
+            }
+            if dropped > 0 {
+                self.notice(
+                    NoticeLevel::Info,
+                    format!(
+                        "run {run_id} printed {dropped} more bytes than the tape keeps; the whole output is in {}",
+                        log.display()
+                    ),
+                )
+                .await?;
+            }
+            Ok::<(), TapeError>(())
+        };
+        let run = self.sandbox.run(spec, Some(tx), self.cancel.child_token());
+        let (outcome, forwarded) = tokio::join!(run, forward);
+        forwarded?;
+        let (record, location) = match outcome {
+            Ok(outcome) => runs::judge(&outcome, &prepared),
+            Err(e) => {
+                let (error_type, message) = match &e {
+                    ExecError::Cancelled => ("Cancelled", "the run was cancelled".to_string()),
+                    other => ("SandboxError", other.to_string()),
+                };
+                (
+                    RunRecord {
+                        passed: false,
+                        exit_code: None,
+                        signal: None,
+                        limit_hit: None,
+                        duration_ms: 0,
+                        dropped_bytes: 0,
+                        layers: Vec::new(),
+                        tests_passed: None,
+                        tests_failed: None,
+                    },
+                    Some(crate::exec::locate::from_limit(error_type, message)),
+                )
+            }
+        };
+        self.record(Event::RunFinished {
+            run_id,
+            record: record.clone(),
+        })
+        .await?;
+        Ok((record, location))
+    }
+}

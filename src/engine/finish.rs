@@ -1,0 +1,217 @@
+//! The end of a session (or of a pass of the workbench's): the program
+//! assembled and run against every node's tests when every node passed,
+//! exported with its tests and a markdown report, a solved task cached, and
+//! the result recorded.
+
+use std::path::PathBuf;
+
+use super::cache::{self, Solved};
+use super::context::{Core, EngineError};
+use super::runs;
+use crate::session::state::HistoryEntry;
+use crate::session::{Event, FinalResult, NodeStatus, NoticeLevel, RunKind, State, TapeError};
+
+impl Core {
+    /// Assemble the program, run it against every node's tests when every node
+    /// passed, export it, and record the result.
+    pub async fn finish(&self, cache_key: Option<&str>) -> Result<FinalResult, EngineError> {
+        let (program, tests, nodes_total, nodes_passed) = self.read(|s| {
+            (
+                runs::assemble(s).ok(),
+                runs::program_tests(s),
+                s.nodes.len() as u32,
+                s.nodes
+                    .values()
+                    .filter(|n| n.status == NodeStatus::Passed)
+                    .count() as u32,
+            )
+        });
+        let all_nodes_passed = nodes_total > 0 && nodes_passed == nodes_total;
+        let mut program_passed = false;
+        let mut program_note = String::new();
+        if let Some(code) = &program {
+            let joined = tests
+                .iter()
+                .map(|(file, t)| format!("# --- {file} ---\n{t}"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            self.record(Event::Program {
+                code: code.clone(),
+                tests: joined,
+            })
+            .await?;
+            if all_nodes_passed && !self.cancel.is_cancelled() {
+                let prepared = self.read(|s| runs::program_run(s, code, self.limits()));
+                let (record, location) = self.execute(None, 0, RunKind::Program, prepared).await?;
+                program_passed = record.passed;
+                if let Some(l) = location {
+                    program_note = format!("; the assembled program failed: {l}");
+                } else if let (Some(p), Some(f)) = (record.tests_passed, record.tests_failed) {
+                    program_note = if f == 0 {
+                        format!("; the assembled program passed all {p} tests")
+                    } else {
+                        format!("; the assembled program passed {p} tests, {f} failed")
+                    };
+                }
+            }
+        }
+        let passed = all_nodes_passed && program_passed;
+        let output_dir = self.export(program.as_deref(), &tests).await;
+        let state = self.read(State::clone);
+        if passed && let (Some(dir), Some(key)) = (&self.opts.cache_dir, cache_key) {
+            self.cache(&state, dir, key).await?;
+        }
+        let summary = if self.cancel.is_cancelled() {
+            format!("cancelled: {nodes_passed} of {nodes_total} functions passed before it stopped")
+        } else {
+            summary(&state, passed, (nodes_passed, nodes_total), &program_note)
+        };
+        let result = FinalResult {
+            passed,
+            nodes_passed,
+            nodes_total,
+            iterations: state.repair_iterations(),
+            usage: state.usage,
+            summary,
+            output_dir: output_dir.map(|p| p.to_string_lossy().into_owned()),
+        };
+        self.record(Event::Finished {
+            result: result.clone(),
+        })
+        .await?;
+        self.tape.flush().await?;
+        Ok(result)
+    }
+
+    /// Store the solved task, so the same task with the same model and prompts replays at once.
+    async fn cache(
+        &self,
+        state: &State,
+        dir: &std::path::Path,
+        key: &str,
+    ) -> Result<(), TapeError> {
+        let solved = Solved {
+            specs: state.specs.clone(),
+            tests: state
+                .nodes
+                .iter()
+                .filter_map(|(k, n)| n.tests.clone().map(|t| (k.clone(), t)))
+                .collect(),
+            code: state
+                .nodes
+                .iter()
+                .filter_map(|(k, n)| n.code().map(|c| (k.clone(), c.to_string())))
+                .collect(),
+        };
+        if let Err(e) = cache::store(dir, key, &solved) {
+            self.notice(
+                NoticeLevel::Warning,
+                format!("could not cache the solution in {}: {e}", dir.display()),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// The program, its tests (runnable with pytest too) and a report.
+    async fn export(&self, program: Option<&str>, tests: &[(String, String)]) -> Option<PathBuf> {
+        let program = program?;
+        let dir = self
+            .opts
+            .output_dir
+            .clone()
+            .unwrap_or_else(|| self.dir.join("out"));
+        let report = self.read(report_markdown);
+        let write = || -> std::io::Result<()> {
+            std::fs::create_dir_all(&dir)?;
+            std::fs::write(dir.join(format!("{}.py", runs::PROGRAM)), program)?;
+            for (file, text) in tests {
+                std::fs::write(dir.join(file), text)?;
+            }
+            std::fs::write(dir.join("report.md"), &report)
+        };
+        match write() {
+            Ok(()) => Some(dir),
+            Err(e) => {
+                let _ = self
+                    .notice(
+                        NoticeLevel::Error,
+                        format!("could not write the program to {}: {e}", dir.display()),
+                    )
+                    .await;
+                None
+            }
+        }
+    }
+}
+
+/// Why a session that was not cancelled ended, in plain words.
+/// `(passing, total)` counts the nodes as the end began.
+fn summary(s: &State, passed: bool, (passing, total): (u32, u32), program_note: &str) -> String {
+    if total == 0 {
+        return match &s.plan_error {
+            Some(e) => format!("no usable plan: {e}"),
+            None => "no plan: the model call for the plan did not succeed".to_string(),
+        };
+    }
+    if passed && total == 1 {
+        return format!("the function passes its tests{program_note}");
+    }
+    if passed {
+        return format!("all {total} functions pass their tests{program_note}");
+    }
+    let stuck: Vec<String> = s
+        .nodes_in_order()
+        .filter(|n| n.status != NodeStatus::Passed)
+        .map(|n| format!("{} {}", n.spec.name, n.status.label()))
+        .collect();
+    format!(
+        "{passing} of {total} functions pass ({}){program_note}",
+        stuck.join(", ")
+    )
+}
+
+/// The session as a short report: each function, its iterations, its failures and reflections.
+fn report_markdown(s: &State) -> String {
+    let mut out = format!("# codeloop report\n\nTask: {}\n\n", s.task);
+    out.push_str(&format!(
+        "Model: {} ({}, {})\n\n",
+        s.config.model, s.config.provider, s.config.endpoint
+    ));
+    for n in s.nodes_in_order() {
+        out.push_str(&format!(
+            "## {} ({}, {} iteration{})\n\n{}\n\n",
+            n.spec.name,
+            n.status.label(),
+            n.iteration(),
+            if n.iteration() == 1 { "" } else { "s" },
+            n.spec.purpose
+        ));
+        for h in &s.history {
+            match h {
+                HistoryEntry::Failure {
+                    node,
+                    iteration,
+                    location,
+                } if *node == n.spec.name => {
+                    out.push_str(&format!("- iteration {iteration} failed: {location}\n"))
+                }
+                HistoryEntry::Reflection {
+                    node,
+                    iteration,
+                    text,
+                    ..
+                } if *node == n.spec.name => out.push_str(&format!(
+                    "- reflection on iteration {iteration}: {}\n",
+                    text.replace('\n', " ")
+                )),
+                _ => {}
+            }
+        }
+        out.push('\n');
+    }
+    if let Some(f) = &s.finished {
+        out.push_str(&format!("Result: {}\n", f.summary));
+    }
+    out
+}

@@ -1,0 +1,163 @@
+//! One node's life in a pass: tests first, then code, then check, run and
+//! repair until it passes, is given up, or the session is cancelled. Every
+//! turn reads the node from the state, so an edit made meanwhile (while
+//! paused, while the model wrote, while it ran) is what runs next.
+
+use super::context::{Core, Stop};
+use super::runs;
+use super::steering::GateAnswer;
+use crate::exec::harness::tests_file_name;
+use crate::session::{Event, NodeStatus, NoticeLevel, RunKind, Step};
+
+impl Core {
+    /// The node's current iteration (0 before any code).
+    fn iteration_of(&self, name: &str) -> u32 {
+        self.read(|s| s.nodes.get(name).map(|n| n.iteration()).unwrap_or(0))
+    }
+
+    pub async fn node(&self, name: &str) -> Result<(), Stop> {
+        if self.cancel.is_cancelled() {
+            return Err(Stop::Cancelled);
+        }
+        let (has_tests, has_code) = self.read(|s| {
+            s.nodes
+                .get(name)
+                .map(|n| (n.tests.is_some(), !n.versions.is_empty()))
+                .unwrap_or((false, false))
+        });
+        if !has_tests {
+            self.status(name, NodeStatus::Generating).await?;
+            match self.write_tests(name, "tests/{name}").await {
+                Ok(()) => {}
+                Err(Stop::Skipped) => {
+                    self.notice(
+                        NoticeLevel::Warning,
+                        format!(
+                            "`{name}` has no tests (skipped): its runs only check that it loads"
+                        ),
+                    )
+                    .await?
+                }
+                Err(e) => return self.give_up(name, e).await,
+            }
+        }
+        if !has_code {
+            self.status(name, NodeStatus::Generating).await?;
+            if let Err(e) = self.write_code(name).await {
+                return self.give_up(name, e).await;
+            }
+        }
+        let mut tests_rewritten = false;
+        loop {
+            let iteration = self.iteration_of(name);
+            self.status(name, NodeStatus::Checking).await?;
+            self.check(name, iteration).await?;
+            match self
+                .gate(Step::Run {
+                    node: Some(name.to_string()),
+                    iteration,
+                })
+                .await
+            {
+                GateAnswer::Go => {}
+                GateAnswer::Skip => {
+                    self.notice(
+                        NoticeLevel::Warning,
+                        format!("the run of `{name}` was skipped: it is accepted without running its tests"),
+                    )
+                    .await?;
+                    self.status(name, NodeStatus::Passed).await?;
+                    return Ok(());
+                }
+                GateAnswer::Cancel => return Err(Stop::Cancelled),
+            }
+            if self.iteration_of(name) != iteration {
+                continue; // edited while paused: check the new code first
+            }
+            self.status(name, NodeStatus::Running).await?;
+            let prepared = self.read(|s| runs::node_run(s, name, None, self.limits()));
+            let (record, location) = match prepared {
+                Ok(p) => {
+                    self.execute(Some(name), iteration, RunKind::NodeTests, p)
+                        .await?
+                }
+                Err(message) => {
+                    self.notice(
+                        NoticeLevel::Error,
+                        format!("cannot run `{name}`: {message}"),
+                    )
+                    .await?;
+                    return self.give_up(name, Stop::Failed).await;
+                }
+            };
+            if self.cancel.is_cancelled() {
+                return Err(Stop::Cancelled);
+            }
+            if record.passed {
+                self.status(name, NodeStatus::Passed).await?;
+                return Ok(());
+            }
+            let now = self.iteration_of(name);
+            self.status(name, NodeStatus::Failed).await?;
+            let tests_broken = location
+                .as_ref()
+                .is_some_and(|l| l.file == tests_file_name(name) && l.test.is_none());
+            if let Some(location) = location {
+                self.record(Event::Localized {
+                    node: name.to_string(),
+                    iteration,
+                    location,
+                })
+                .await?;
+            }
+            if now != iteration {
+                continue; // edited while it ran: run the edit
+            }
+            if tests_broken && !tests_rewritten && self.given.is_none() {
+                // The tests themselves do not load: no code change can fix
+                // that. Ask for the tests again, once.
+                tests_rewritten = true;
+                self.notice(
+                    NoticeLevel::Warning,
+                    format!("the tests of `{name}` do not load: asking for new tests"),
+                )
+                .await?;
+                self.status(name, NodeStatus::Generating).await?;
+                match self.write_tests(name, "tests/{name}/2").await {
+                    Ok(()) => continue,
+                    Err(e) => return self.give_up(name, e).await,
+                }
+            }
+            if iteration >= self.opts.max_iterations {
+                self.notice(
+                    NoticeLevel::Warning,
+                    format!(
+                        "`{name}` still fails after {iteration} iteration{} (the limit): given up",
+                        if iteration == 1 { "" } else { "s" }
+                    ),
+                )
+                .await?;
+                self.status(name, NodeStatus::GaveUp).await?;
+                return Ok(());
+            }
+            if let Err(e) = self.repair(name, iteration).await {
+                return self.give_up(name, e).await;
+            }
+        }
+    }
+
+    async fn give_up(&self, name: &str, why: Stop) -> Result<(), Stop> {
+        match why {
+            Stop::Cancelled | Stop::Tape(_) => Err(why),
+            Stop::Prompt(e) => {
+                self.notice(NoticeLevel::Error, e.to_string()).await?;
+                self.status(name, NodeStatus::GaveUp).await?;
+                Ok(())
+            }
+            Stop::Skipped | Stop::Budget | Stop::Failed => {
+                self.status(name, NodeStatus::GaveUp).await?;
+                Ok(())
+            }
+        }
+    }
+}
