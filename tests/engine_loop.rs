@@ -670,3 +670,86 @@ async fn a_bad_spec_edit_is_refused_on_the_tape_and_the_session_goes_on_with_the
         .count();
     assert_eq!(spec_edits, 5);
 }
+
+#[tokio::test]
+async fn code_edited_after_the_session_finished_runs_again_once_and_the_session_finishes_again() {
+    let mut s = start(
+        vec![
+            reply("plan", &plan_json(&[("mean", &[])])),
+            reply("tests/mean", &py(MEAN_TESTS)),
+            reply("code/mean/1", &py(MEAN_BUGGY)),
+        ],
+        EngineOptions {
+            max_iterations: 1,
+            keep_alive: true,
+            ..EngineOptions::default()
+        },
+    );
+    let mut records = Vec::new();
+    let mut results = Vec::new();
+    while let Some(r) = s.handle.events.recv().await {
+        if let Event::Finished { result } = &r.event {
+            results.push(result.clone());
+            let next = if results.len() == 1 {
+                Command::EditCode {
+                    node: "mean".into(),
+                    code: MEAN_FIXED.into(),
+                }
+            } else {
+                Command::Cancel
+            };
+            s.handle.commands.send(next).await.unwrap();
+        }
+        records.push(r);
+    }
+    let result = s.handle.done.await.unwrap().unwrap();
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert!(!results[0].passed, "{}", results[0].summary);
+    assert!(results[1].passed && result.passed, "{}", result.summary);
+    let state = State::from_records(&records);
+    let node = &state.nodes["mean"];
+    assert_eq!(node.versions[1].source, CodeSource::Edit);
+    assert!(
+        !node.queued,
+        "the pass that ran the edit took it off the queue"
+    );
+    let node_runs: Vec<(u32, bool)> = state
+        .run_order
+        .iter()
+        .map(|id| &state.runs[id])
+        .filter(|r| r.node.is_some())
+        .map(|r| (r.iteration, r.record.as_ref().unwrap().passed))
+        .collect();
+    assert_eq!(node_runs, vec![(1, false), (2, true)]);
+}
+
+#[tokio::test]
+async fn a_spent_budget_is_noticed_once_however_many_nodes_it_stops() {
+    let mut replies = vec![reply(
+        "plan",
+        &plan_json(&[("a", &[]), ("b", &[]), ("c", &[])]),
+    )];
+    replies[0].usage = Some(codeloop::protocol::Usage {
+        prompt_tokens: 400,
+        completion_tokens: 100,
+    });
+    let s = start(
+        replies,
+        EngineOptions {
+            token_budget: 500,
+            workers: 3,
+            ..EngineOptions::default()
+        },
+    );
+    let (state, result, records, _dir) = finish(s).await;
+    assert!(!result.passed);
+    assert!(state.nodes.values().all(|n| n.status == NodeStatus::GaveUp));
+    let budget_notices = records
+        .iter()
+        .filter(|r| {
+            matches!(&r.event,
+            Event::Notice { message, .. } if message.contains("token budget (500 tokens) is spent"))
+        })
+        .count();
+    assert_eq!(budget_notices, 1);
+}

@@ -134,7 +134,13 @@ impl Core {
         match outcome {
             Err(Stop::Tape(e)) => Err(e.into()),
             Err(Stop::Prompt(e)) => Err(e.into()),
-            Ok(()) | Err(Stop::Cancelled | Stop::Skipped | Stop::Budget | Stop::Failed) => Ok(()),
+            // A node stops unfinished only when the session is cancelled; make
+            // sure of it, since its dependents wait for it to finish.
+            Err(Stop::Cancelled) => {
+                self.cancel.cancel();
+                Ok(())
+            }
+            Ok(()) | Err(Stop::Skipped | Stop::Budget | Stop::Failed) => Ok(()),
         }
     }
 

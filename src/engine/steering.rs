@@ -1,10 +1,10 @@
 //! Steering: the person's commands, recorded on the tape and acted on, and
 //! the step-mode gate every model call and every run passes through.
 //!
-//! Whether the session is in step mode, what it is paused before, what the
-//! person answered and which nodes wait to run again are all facts of the
-//! tape, read from the folded state. What lives here is plumbing: the hand-off
-//! of an answer from the steering task to the one paused task, and the wake-up
+//! Whether the session is in step mode and which nodes wait to run again are
+//! read from the folded state; every command is on the tape before it acts.
+//! What lives here is plumbing: one pause at a time, the hand-off of the
+//! person's answer from the steering task to the paused task, and the wake-up
 //! of an idle session.
 
 use tokio::sync::{Mutex, Notify, oneshot};
@@ -137,6 +137,8 @@ impl Core {
             return GateAnswer::Go;
         }
         if self.record(Event::Paused { step }).await.is_err() {
+            // A tape that cannot record stops the session.
+            self.cancel.cancel();
             return GateAnswer::Cancel;
         }
         tokio::select! {
