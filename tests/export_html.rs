@@ -291,7 +291,7 @@ fn the_page_in_headless_chromium_shows_the_graph_the_diffs_and_the_results() {
     ), "{dom}");
     // The first failure at its line: line 8 of iteration 1, `return total`.
     assert!(dom.contains(
-        "<tr class=\"fail-line\"><td class=\"no\"></td><td class=\"no\">8</td><td class=\"sign\"> </td><td class=\"text\">    return total<span class=\"fail-note\">^ failed here: AssertionError: expected 1994, got 2216</span></td></tr>"
+        "<tr class=\"fail-line\"><td class=\"no\">8</td><td class=\"text\">    return total<span class=\"fail-note\">^ failed here: AssertionError: expected 1994, got 2216</span></td></tr>"
     ), "{dom}");
     assert!(dom.contains("<h4>Reflection</h4><p>Subtractive pairs such as CM and IV"));
     assert!(dom.contains("<h4>Runtime values</h4>"));

@@ -84,10 +84,10 @@ impl SessionSummary {
     /// The summary of a session folded from its tape.
     pub fn of(state: &State, dir: &Path) -> SessionSummary {
         SessionSummary {
-            id: dir
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_else(|| state.session_id.clone()),
+            id: match id_of(dir) {
+                id if id.is_empty() => state.session_id.clone(),
+                id => id,
+            },
             started_at: state.started_at.clone(),
             task: state.task.clone(),
             model: state.config.model.clone(),
@@ -106,6 +106,13 @@ impl SessionSummary {
     pub fn tape(&self) -> PathBuf {
         self.dir.join(TAPE_FILE)
     }
+}
+
+/// A session's id: its folder's name.
+fn id_of(dir: &Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// What `summary.json` holds: the summary and the tape it was folded from.
@@ -229,7 +236,9 @@ pub fn summary(dir: &Path) -> Result<SessionSummary, IndexError> {
         && cached.tape_bytes == tape_bytes
         && cached.tape_modified_ns == tape_modified_ns
     {
+        // A folder moved or renamed keeps its cache: where it is now wins.
         return Ok(SessionSummary {
+            id: id_of(dir),
             dir: dir.to_path_buf(),
             ..cached.summary
         });
@@ -270,11 +279,6 @@ pub fn resolve(sessions_dir: &Path, arg: &str) -> Result<Option<PathBuf>, IndexE
         return Ok(Some(path.to_path_buf()));
     }
     let dirs = session_dirs(sessions_dir)?;
-    let id_of = |d: &PathBuf| {
-        d.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    };
     if arg == "last" {
         let listing = list(sessions_dir)?;
         return match listing.sessions.first() {

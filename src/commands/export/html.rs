@@ -300,6 +300,7 @@ fn results_list(run: &RunState) -> String {
 /// struck through, added ones marked). `mark` puts a failure at its line of
 /// the new code.
 pub fn listing(old: Option<&str>, new: &str, mark: Option<(u32, String)>) -> String {
+    let is_diff = old.is_some();
     let mut out = String::from("<table class=\"listing mono\">");
     let mut row = |tag: ChangeTag, old_no: Option<usize>, new_no: Option<usize>, text: &str| {
         let text = text.trim_end_matches(['\n', '\r']);
@@ -313,11 +314,19 @@ pub fn listing(old: Option<&str>, new: &str, mark: Option<(u32, String)>) -> Str
             .filter(|(line, _)| new_no.is_some_and(|n| n + 1 == *line as usize));
         let class = if marked.is_some() { "fail-line" } else { class };
         let num = |n: Option<usize>| n.map(|n| (n + 1).to_string()).unwrap_or_default();
+        // A diff numbers both sides; plain code only its own lines.
+        let numbers = if is_diff {
+            format!(
+                "<td class=\"no\">{}</td><td class=\"no\">{}</td><td class=\"sign\">{sign}</td>",
+                num(old_no),
+                num(new_no)
+            )
+        } else {
+            format!("<td class=\"no\">{}</td>", num(new_no))
+        };
         let _ = write!(
             out,
-            "<tr class=\"{class}\"><td class=\"no\">{}</td><td class=\"no\">{}</td><td class=\"sign\">{sign}</td><td class=\"text\">{}{}</td></tr>",
-            num(old_no),
-            num(new_no),
+            "<tr class=\"{class}\">{numbers}<td class=\"text\">{}{}</td></tr>",
             esc(text),
             marked
                 .map(|(_, what)| format!(
