@@ -189,8 +189,18 @@ pub fn list(sessions_dir: &Path) -> Result<Listing, IndexError> {
     }
     listing
         .sessions
-        .sort_by(|a, b| (&b.started_at, &b.id).cmp(&(&a.started_at, &a.id)));
+        .sort_by(|a, b| (time_key(&b.started_at), &b.id).cmp(&(time_key(&a.started_at), &a.id)));
     Ok(listing)
+}
+
+/// An RFC 3339 UTC time that sorts as text: the fraction of a second padded
+/// to nine digits, so `…:29.5Z` comes after `…:29.25Z`.
+fn time_key(rfc3339: &str) -> String {
+    let Some((seconds, rest)) = rfc3339.split_once('.') else {
+        return rfc3339.trim_end_matches('Z').to_string();
+    };
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    format!("{seconds}.{digits:0<9}")
 }
 
 /// Session folders (those holding a tape) directly under `sessions_dir`.
@@ -313,5 +323,30 @@ pub fn not_found(sessions_dir: &Path, arg: &str) -> IndexError {
         arg: arg.to_string(),
         sessions_dir: sessions_dir.to_path_buf(),
         newest,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_sort_by_their_value_whatever_their_digits() {
+        let mut times = vec![
+            "2026-11-23T04:41:29.5Z",
+            "2026-11-23T04:41:29.25Z",
+            "2026-11-23T04:41:29Z",
+            "2026-11-23T04:41:30.000000001Z",
+        ];
+        times.sort_by_key(|t| time_key(t));
+        assert_eq!(
+            times,
+            [
+                "2026-11-23T04:41:29Z",
+                "2026-11-23T04:41:29.25Z",
+                "2026-11-23T04:41:29.5Z",
+                "2026-11-23T04:41:30.000000001Z",
+            ]
+        );
     }
 }
