@@ -36,12 +36,14 @@ enum Cmd {
     Run(commands::run::Args),
     /// Review a saved session read-only, step by step.
     Open {
-        /// The session's tape (tape.jsonl) or its folder.
+        /// The session: an id, a unique prefix of one, `last`, its folder, or its tape.
+        #[arg(value_name = "SESSION")]
         tape: PathBuf,
     },
     /// Play a recorded session back in its own timing, faster, or step by step.
     Replay {
-        /// The session's tape (tape.jsonl), its folder, or a bundled demo name.
+        /// The session: an id, a unique prefix of one, `last`, its folder, its tape, or a bundled demo.
+        #[arg(value_name = "SESSION")]
         tape: PathBuf,
         /// Playback speed (2 = twice as fast).
         #[arg(long, default_value_t = 1.0)]
@@ -53,6 +55,10 @@ enum Cmd {
         #[arg(long)]
         paused: bool,
     },
+    /// The sessions on disk, newest first (`--json` for scripts).
+    Sessions(commands::sessions::Args),
+    /// Export a session: the Markdown report, one self-contained HTML page, or the program and its tests.
+    Export(commands::export::Args),
     /// Run one Python file in the sandbox, streaming its output.
     Exec(commands::exec::Args),
     /// Probe the sandbox layers on this machine and try hostile programs against them.
@@ -136,6 +142,8 @@ async fn dispatch(cli: Cli, config: Config) -> anyhow::Result<i32> {
             )
             .await
         }
+        Some(Cmd::Sessions(args)) => commands::sessions::run(args, config).await,
+        Some(Cmd::Export(args)) => commands::export::run(args, config).await,
         Some(Cmd::Exec(args)) => commands::exec::run(args, config).await,
         Some(Cmd::Doctor(args)) => commands::doctor::run(args, config).await,
         Some(Cmd::Eval(args)) => commands::eval::run(args, config).await,

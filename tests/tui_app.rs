@@ -470,14 +470,14 @@ fn a_tape_on_disk_opens_like_the_records_it_holds() {
     if let Some(out) = std::env::var_os("CODELOOP_TEST_TAPE_OUT") {
         write_tape(std::path::Path::new(&out));
     }
-    let (contents, label) = codeloop::commands::ui::load_tape(dir.path()).unwrap();
+    let (contents, label) = codeloop::commands::ui::load_tape(dir.path(), dir.path()).unwrap();
     assert!(label.ends_with("tape.jsonl"));
     let app = App::review(contents, info(), theme());
     assert_eq!(
         app.state,
         codeloop::session::State::from_records(&records())
     );
-    let err = codeloop::commands::ui::load_tape(&path.with_file_name("nope"))
+    let err = codeloop::commands::ui::load_tape(&path.with_file_name("nope"), dir.path())
         .unwrap_err()
         .to_string();
     assert!(

@@ -5,6 +5,8 @@ pub mod bench;
 pub mod doctor;
 pub mod eval;
 pub mod exec;
+pub mod export;
 pub mod model;
 pub mod run;
+pub mod sessions;
 pub mod ui;

@@ -11,7 +11,7 @@ use crate::engine::{EngineHandle, EngineOptions, EngineSetup};
 use crate::exec::Sandbox;
 use crate::llm::ChatModel;
 use crate::llm::scripted::{Pacing, ScriptedModel};
-use crate::session::{TapeContents, parse_tape, read_tape};
+use crate::session::{TapeContents, index, parse_tape, read_tape};
 use crate::tui::app::{DemoEntry, StartRequest};
 use crate::tui::event_loop::{self, Hooks};
 use crate::tui::{App, Info, Theme};
@@ -47,7 +47,7 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
     let mut hooks = Hooks::default();
     let mut app = match mode {
         UiMode::Open { tape } => {
-            let (contents, source) = load_tape(&tape)?;
+            let (contents, source) = load_tape(&tape, &config.sessions_dir())?;
             App::review(contents, info(source, demos), theme)
         }
         UiMode::Replay {
@@ -56,7 +56,7 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
             live,
             paused,
         } => {
-            let (contents, source) = load_tape(&tape)?;
+            let (contents, source) = load_tape(&tape, &config.sessions_dir())?;
             let mut info = info(source, demos);
             if live {
                 let sandbox = probe_sandbox().await?;
@@ -193,38 +193,26 @@ fn start_session(
     })
 }
 
-/// A tape file, a session folder (its tape.jsonl), or a bundled demo's name.
-pub fn load_tape(arg: &Path) -> anyhow::Result<(TapeContents, String)> {
-    if arg.is_dir() {
-        let file = arg.join("tape.jsonl");
-        if !file.is_file() {
-            anyhow::bail!(
-                "{} is a folder without a tape.jsonl: give a session folder or a tape file",
-                arg.display()
-            );
-        }
+/// The one way a session argument becomes a tape: a tape file, a session
+/// folder, `last`, a session id or a unique prefix of one (looked up in
+/// `sessions_dir`), or a bundled demo's name. Returns the tape and a label
+/// naming where it came from.
+pub fn load_tape(arg: &Path, sessions_dir: &Path) -> anyhow::Result<(TapeContents, String)> {
+    let text = arg.to_string_lossy();
+    if let Some(file) = index::resolve(sessions_dir, &text)? {
         let contents = read_tape(&file)?;
         return Ok((contents, file.display().to_string()));
     }
-    if arg.exists() {
-        let contents = read_tape(arg)?;
-        return Ok((contents, arg.display().to_string()));
-    }
-    let name = arg.to_string_lossy();
-    if let Some(demo) = crate::demos::find(&name) {
+    if let Some(demo) = crate::demos::find(&text) {
         let label = PathBuf::from(format!("demo:{}", demo.name));
         let contents = parse_tape(demo.tape.as_bytes(), &label)
             .with_context(|| format!("the bundled demo `{}` has a broken tape", demo.name))?;
         return Ok((contents, format!("bundled demo `{}`", demo.name)));
     }
-    let names: Vec<&str> = crate::demos::all().iter().map(|d| d.name).collect();
+    let demos: Vec<&str> = crate::demos::all().iter().map(|d| d.name).collect();
     anyhow::bail!(
-        "{} is neither a tape file, a session folder, nor a bundled demo{}",
-        arg.display(),
-        if names.is_empty() {
-            String::new()
-        } else {
-            format!(" (demos: {})", names.join(", "))
-        }
+        "{} (bundled demos: {})",
+        index::not_found(sessions_dir, &text),
+        demos.join(", ")
     )
 }

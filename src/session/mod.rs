@@ -3,7 +3,9 @@
 //! This module knows nothing of models, processes or terminals.
 
 pub mod event;
+pub mod index;
 pub mod plan;
+pub mod report;
 pub mod state;
 pub mod tape;
 

@@ -1,0 +1,393 @@
+//! One self-contained HTML page of a session, for a reviewer: the plan graph,
+//! each function's iterations as diffs with the failure at its line and the
+//! reflection beside it, the final program and its test results.
+//!
+//! Nothing is fetched: the style is inline, the graph is inline SVG, there is
+//! no script, and a Content-Security-Policy forbids loading anything. Every
+//! piece of text from the tape is escaped.
+
+use std::fmt::Write;
+
+use similar::{ChangeTag, TextDiff};
+
+use super::graph;
+use crate::protocol::{Location, Stream};
+use crate::session::index::SessionResult;
+use crate::session::report::{outcome_line, program_run, signature, test_counts};
+use crate::session::state::{CodeVersion, HistoryEntry, NodeState, RunState};
+use crate::session::{NodeStatus, RunRecord, State};
+
+const CSS: &str = include_str!("page.css");
+
+/// Text made safe for HTML content and attribute values.
+pub fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// The CSS class of a node's status.
+pub fn status_class(status: NodeStatus) -> &'static str {
+    match status {
+        NodeStatus::Passed => "passed",
+        NodeStatus::Failed => "failed",
+        NodeStatus::GaveUp => "gave-up",
+        NodeStatus::Blocked => "blocked",
+        NodeStatus::Pending => "pending",
+        NodeStatus::Generating | NodeStatus::Checking | NodeStatus::Running => "working",
+    }
+}
+
+fn result_class(result: SessionResult) -> &'static str {
+    match result {
+        SessionResult::Passed => "passed",
+        SessionResult::Failed => "failed",
+        SessionResult::Cancelled => "cancelled",
+        SessionResult::DidNotFinish => "did-not-finish",
+    }
+}
+
+/// The whole page. `source` names the tape it was read from.
+pub fn page(state: &State, source: &str) -> String {
+    let title = state.task.lines().next().unwrap_or("session");
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>codeloop: {}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n<main>\n",
+        esc(title)
+    );
+    header(state, &mut out);
+    out.push_str("<section id=\"plan\">\n<h2>Plan</h2>\n");
+    match (&state.plan_error, graph::svg(state)) {
+        (_, Some(svg)) => out.push_str(&svg),
+        (Some(e), None) => {
+            let _ = write!(
+                out,
+                "<p class=\"none\">The plan could not be used: {}</p>",
+                esc(e)
+            );
+        }
+        (None, None) => out.push_str("<p class=\"none\">No plan was made.</p>"),
+    }
+    out.push_str("\n</section>\n");
+    for node in state.nodes_in_order() {
+        node_section(state, node, &mut out);
+    }
+    program_section(state, &mut out);
+    let _ = write!(
+        out,
+        "<footer>Exported by codeloop from {} ({} events).</footer>\n</main>\n</body>\n</html>\n",
+        esc(source),
+        state.events_applied
+    );
+    out
+}
+
+fn header(state: &State, out: &mut String) {
+    let result = SessionResult::of(state);
+    let _ = write!(
+        out,
+        "<header>\n<h1>codeloop session {}</h1>\n<div class=\"task\">{}</div>\n<dl class=\"facts\">\n\
+         <dt>Result</dt><dd><span class=\"badge {}\">{}</span> {}</dd>\n\
+         <dt>Model</dt><dd>{} <span class=\"none\">({}, {})</span></dd>\n\
+         <dt>Started</dt><dd>{}</dd>\n\
+         <dt>Repair iterations</dt><dd>{}</dd>\n\
+         <dt>Tokens</dt><dd>{} ({} in prompts, {} in replies)</dd>\n\
+         <dt>Sandbox</dt><dd>{}</dd>\n</dl>\n</header>\n",
+        esc(&state.session_id),
+        esc(state.task.trim_end()),
+        result_class(result),
+        result.label(),
+        esc(&outcome_line(state)),
+        esc(&state.config.model),
+        esc(&state.config.provider),
+        esc(&state.config.endpoint),
+        esc(&state.started_at),
+        state.repair_iterations(),
+        state.usage.total(),
+        state.usage.prompt_tokens,
+        state.usage.completion_tokens,
+        esc(&state.config.sandbox_layers.join(", ")),
+    );
+}
+
+fn node_section(state: &State, node: &NodeState, out: &mut String) {
+    let name = &node.spec.name;
+    let _ = write!(
+        out,
+        "<section class=\"node\" id=\"node-{id}\">\n<h2>{id} <span class=\"badge {class}\">{status}</span></h2>\n\
+         <p class=\"spec\"><code>{sig}</code>: {purpose}</p>\n",
+        id = esc(name),
+        class = status_class(node.status),
+        status = node.status.label(),
+        sig = esc(&signature(node)),
+        purpose = esc(&node.spec.purpose),
+    );
+    if let Some(tests) = &node.tests {
+        let _ = writeln!(
+            out,
+            "<details><summary>Its tests ({} lines)</summary>{}</details>",
+            tests.lines().count(),
+            listing(None, tests, None)
+        );
+    }
+    if node.versions.is_empty() {
+        out.push_str("<p class=\"none\">No code was written for this function.</p>\n");
+    }
+    for (i, version) in node.versions.iter().enumerate() {
+        let previous = i.checked_sub(1).map(|p| &node.versions[p]);
+        iteration_block(state, node, previous, version, out);
+    }
+    out.push_str("</section>\n");
+}
+
+/// One iteration: its code (as a diff from the one before) with the failure
+/// marked at its line, and beside it the run, the failure, the values and
+/// the reflection that led to the next iteration.
+fn iteration_block(
+    state: &State,
+    node: &NodeState,
+    previous: Option<&CodeVersion>,
+    version: &CodeVersion,
+    out: &mut String,
+) {
+    let name = &node.spec.name;
+    let it = version.iteration;
+    let failures: Vec<&Location> = state
+        .history
+        .iter()
+        .filter_map(|h| match h {
+            HistoryEntry::Failure {
+                node: n,
+                iteration,
+                location,
+            } if n == name && *iteration == it => Some(location),
+            _ => None,
+        })
+        .collect();
+    let own_file = format!("{name}.py");
+    let mark = failures
+        .iter()
+        .find(|l| l.file == own_file)
+        .and_then(|l| l.line.map(|line| (line, l.what())));
+    let source = match version.source {
+        crate::session::CodeSource::Model => "written by the model",
+        crate::session::CodeSource::Edit => "edited by hand",
+        crate::session::CodeSource::Cache => "from the cache",
+        crate::session::CodeSource::Given => "given with the task",
+    };
+    let what = match previous {
+        Some(p) => format!("changes from iteration {}", p.iteration),
+        None => "first version".to_string(),
+    };
+    let _ = write!(
+        out,
+        "<div class=\"iteration\" id=\"node-{id}-{it}\">\n<div><h3>Iteration {it} <span class=\"none\">{source}, {what}</span></h3>{}</div>\n<aside>\n",
+        listing(previous.map(|p| p.code.as_str()), &version.code, mark),
+        id = esc(name),
+    );
+    match run_of(state, name, it) {
+        Some((run, record)) => run_block(run, record, out),
+        None => out.push_str("<div><p class=\"none\">Not run.</p></div>\n"),
+    }
+    for location in &failures {
+        let _ = writeln!(
+            out,
+            "<div class=\"failure\"><h4>Failure</h4><pre>{}</pre></div>",
+            esc(&location.render())
+        );
+        out.push_str(&values_block(location));
+    }
+    for h in &state.history {
+        if let HistoryEntry::Reflection {
+            node: n,
+            iteration,
+            text,
+            done,
+            ..
+        } = h
+            && n == name
+            && *iteration == it
+        {
+            let _ = writeln!(
+                out,
+                "<div class=\"reflection\"><h4>Reflection</h4><p>{}</p>{}</div>",
+                esc(text.trim()),
+                if *done {
+                    ""
+                } else {
+                    "<p class=\"none\">(the reply was cut off here)</p>"
+                }
+            );
+        }
+    }
+    out.push_str("</aside>\n</div>\n");
+}
+
+/// The runtime values along the failing path, beside the failure.
+///
+/// Marked place: `protocol::Location` has no runtime values on this branch.
+/// A branch in progress adds `values` and `values_trace()` to it; once both
+/// are merged this renders `location.values_trace()` in the `<pre>` when it
+/// is not empty. Until then the page says plainly that none were recorded.
+fn values_block(_location: &Location) -> String {
+    "<div class=\"values\"><h4>Runtime values</h4><p class=\"none\">not recorded by this version of codeloop</p></div>\n".to_string()
+}
+
+/// The latest finished run of a node's iteration.
+fn run_of<'a>(
+    state: &'a State,
+    node: &str,
+    iteration: u32,
+) -> Option<(&'a RunState, &'a RunRecord)> {
+    state.history.iter().rev().find_map(|h| match h {
+        HistoryEntry::RunResult {
+            node: Some(n),
+            iteration: i,
+            run_id,
+            ..
+        } if n == node && *i == iteration => state
+            .runs
+            .get(run_id)
+            .and_then(|r| r.record.as_ref().map(|rec| (r, rec))),
+        _ => None,
+    })
+}
+
+/// A run's outcome and its per-test lines (`PASS name` / `FAIL name: why`).
+fn run_block(run: &RunState, record: &RunRecord, out: &mut String) {
+    let class = if record.passed { "passed" } else { "failed" };
+    let _ = writeln!(
+        out,
+        "<div><h4>Tests</h4><p class=\"run {class}\">{}</p>{}</div>",
+        esc(&test_counts(record)),
+        results_list(run)
+    );
+}
+
+fn results_list(run: &RunState) -> String {
+    let stdout = run.text(Stream::Stdout);
+    let items: Vec<String> = stdout
+        .lines()
+        .filter_map(|line| {
+            if let Some(rest) = line.strip_prefix("PASS ") {
+                Some(format!("<li class=\"pass\">{}</li>", esc(rest)))
+            } else {
+                line.strip_prefix("FAIL ")
+                    .map(|rest| format!("<li class=\"fail\">{}</li>", esc(rest)))
+            }
+        })
+        .collect();
+    if items.is_empty() {
+        return String::new();
+    }
+    format!("<ul class=\"results\">{}</ul>", items.concat())
+}
+
+/// Code with line numbers; with `old`, a diff in full context (removed lines
+/// struck through, added ones marked). `mark` puts a failure at its line of
+/// the new code.
+pub fn listing(old: Option<&str>, new: &str, mark: Option<(u32, String)>) -> String {
+    let is_diff = old.is_some();
+    let mut out = String::from("<table class=\"listing mono\">");
+    let mut row = |tag: ChangeTag, old_no: Option<usize>, new_no: Option<usize>, text: &str| {
+        let text = text.trim_end_matches(['\n', '\r']);
+        let (class, sign) = match tag {
+            ChangeTag::Equal => ("", " "),
+            ChangeTag::Delete => ("del", "-"),
+            ChangeTag::Insert => ("add", "+"),
+        };
+        let marked = mark
+            .as_ref()
+            .filter(|(line, _)| new_no.is_some_and(|n| n + 1 == *line as usize));
+        let class = if marked.is_some() { "fail-line" } else { class };
+        let num = |n: Option<usize>| n.map(|n| (n + 1).to_string()).unwrap_or_default();
+        // A diff numbers both sides; plain code only its own lines.
+        let numbers = if is_diff {
+            format!(
+                "<td class=\"no\">{}</td><td class=\"no\">{}</td><td class=\"sign\">{sign}</td>",
+                num(old_no),
+                num(new_no)
+            )
+        } else {
+            format!("<td class=\"no\">{}</td>", num(new_no))
+        };
+        let _ = write!(
+            out,
+            "<tr class=\"{class}\">{numbers}<td class=\"text\">{}{}</td></tr>",
+            esc(text),
+            marked
+                .map(|(_, what)| format!(
+                    "<span class=\"fail-note\">^ failed here: {}</span>",
+                    esc(what)
+                ))
+                .unwrap_or_default()
+        );
+    };
+    match old {
+        Some(old) => {
+            let diff = TextDiff::from_lines(old, new);
+            for change in diff.iter_all_changes() {
+                row(
+                    change.tag(),
+                    change.old_index(),
+                    change.new_index(),
+                    change.value(),
+                );
+            }
+        }
+        None => {
+            for (i, line) in new.lines().enumerate() {
+                row(ChangeTag::Equal, None, Some(i), line);
+            }
+        }
+    }
+    out.push_str("</table>");
+    out
+}
+
+fn program_section(state: &State, out: &mut String) {
+    out.push_str("<section class=\"program\" id=\"program\">\n<h2>The program</h2>\n");
+    let Some((code, _)) = &state.program else {
+        let _ = write!(
+            out,
+            "<p class=\"none\">No program was assembled ({}).</p>\n</section>\n",
+            esc(&outcome_line(state))
+        );
+        return;
+    };
+    match program_run(state) {
+        Some((run, record)) => {
+            let class = if record.passed { "passed" } else { "failed" };
+            let _ = write!(
+                out,
+                "<h3>Its tests: <span class=\"run {class}\">{}</span></h3>{}",
+                esc(&test_counts(record)),
+                results_list(run)
+            );
+            let stderr = run.text(Stream::Stderr);
+            if !record.passed && !stderr.trim().is_empty() {
+                let _ = write!(
+                    out,
+                    "<details><summary>Its error output</summary><pre>{}</pre></details>",
+                    esc(&stderr)
+                );
+            }
+        }
+        None => out.push_str("<p class=\"none\">The assembled program was not run.</p>"),
+    }
+    out.push_str(&listing(None, code, None));
+    out.push_str("\n</section>\n");
+}

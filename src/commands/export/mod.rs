@@ -1,0 +1,172 @@
+//! `codeloop export SESSION`: the Markdown report, one self-contained HTML
+//! page, or the program and its tests, all from the state folded from the
+//! tape, so any session exports, finished or not.
+
+mod graph;
+mod html;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use super::ui::load_tape;
+use crate::config::Config;
+use crate::engine::runs;
+use crate::session::{State, report};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// The Markdown report
+    Md,
+    /// One self-contained page: the plan graph, each iteration as a diff, failures and reflections
+    Html,
+    /// The program and its tests (a folder, or one runnable file when PATH ends in .py)
+    Py,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The session: an id, a unique prefix of one, `last`, its folder, its tape, or a bundled demo
+    #[arg(value_name = "SESSION")]
+    pub session: PathBuf,
+    #[arg(long, value_enum, default_value_t = Format::Md)]
+    pub format: Format,
+    /// Where to write [default: codeloop-ID.md, codeloop-ID.html or the folder codeloop-ID/ here]
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
+    pub output: Option<PathBuf>,
+}
+
+pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
+    let (contents, source) = load_tape(&args.session, &config.sessions_dir())?;
+    if let Some((line, bytes)) = contents.truncated_tail {
+        eprintln!(
+            "codeloop: the tape's last line ({line}, {bytes} bytes) was cut off mid-write; exporting everything before it"
+        );
+    }
+    let state = State::from_records(&contents.records);
+    let path = args
+        .output
+        .clone()
+        .unwrap_or_else(|| default_path(&state, args.format));
+    match args.format {
+        Format::Md => write_file(&path, &report::markdown(&state))?,
+        Format::Html => write_file(&path, &html::page(&state, &source))?,
+        Format::Py => write_python(&state, &path)?,
+    }
+    println!("{}", path.display());
+    Ok(0)
+}
+
+/// `codeloop-ID.md`, `codeloop-ID.html` or `codeloop-ID/`, in the current folder.
+fn default_path(state: &State, format: Format) -> PathBuf {
+    let id: String = state
+        .session_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let stem = if id.is_empty() {
+        "codeloop-session".to_string()
+    } else {
+        format!("codeloop-{id}")
+    };
+    match format {
+        Format::Md => PathBuf::from(format!("{stem}.md")),
+        Format::Html => PathBuf::from(format!("{stem}.html")),
+        Format::Py => PathBuf::from(stem),
+    }
+}
+
+fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create the folder {}", parent.display()))?;
+    }
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The program as it was assembled, or as the nodes' latest code assembles now.
+fn program_of(state: &State) -> anyhow::Result<String> {
+    if let Some((code, _)) = &state.program {
+        return Ok(code.clone());
+    }
+    runs::assemble(state).map_err(|why| {
+        anyhow::anyhow!(
+            "this session has no program to export yet ({why}); `--format md` or `--format html` export any session"
+        )
+    })
+}
+
+/// A path ending in `.py` gets one runnable file (the program, every test,
+/// and a runner); anything else a folder like the engine's `out/`.
+fn write_python(state: &State, path: &Path) -> anyhow::Result<()> {
+    let program = program_of(state)?;
+    if path.extension().is_some_and(|e| e == "py") {
+        return write_file(path, &single_file(state, &program));
+    }
+    write_file(&path.join(format!("{}.py", runs::PROGRAM)), &program)?;
+    for (file, text) in runs::program_tests(state) {
+        write_file(&path.join(file), &text)?;
+    }
+    Ok(())
+}
+
+/// Python that runs every test function defined since the last call, once,
+/// under its node's name; test names may repeat across nodes.
+const COLLECT_PY: &str = r#"
+_TESTS = []
+
+
+def _collect(node):
+    seen = [f for _, _, f in _TESTS]
+    for name, f in list(globals().items()):
+        if name.startswith("test_") and callable(f) and not any(f is g for g in seen):
+            _TESTS.append((node, name, f))
+"#;
+
+const RUN_PY: &str = r#"
+if __name__ == "__main__":
+    import sys
+    import traceback
+
+    failed = 0
+    for node, name, test in _TESTS:
+        try:
+            test()
+            print(f"PASS {node}: {name}")
+        except Exception:
+            failed += 1
+            print(f"FAIL {node}: {name}")
+            traceback.print_exc()
+    print(f"{len(_TESTS) - failed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+"#;
+
+/// The program, then each node's tests, then a runner: `python3 FILE` runs
+/// every test and ends with `N passed, N failed`.
+fn single_file(state: &State, program: &str) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "# {}\n# Exported by codeloop from session {}: the program, its tests, and a runner.\n",
+        state.task.lines().next().unwrap_or_default(),
+        state.session_id
+    ));
+    out.push_str(program.trim_end());
+    out.push_str("\n\n");
+    out.push_str(COLLECT_PY);
+    for n in state.nodes_in_order() {
+        if let Some(tests) = &n.tests {
+            out.push_str(&format!("\n\n# --- tests of {} ---\n", n.spec.name));
+            out.push_str(tests.trim_end());
+            out.push_str(&format!("\n\n\n_collect({:?})\n", n.spec.name));
+        }
+    }
+    out.push('\n');
+    out.push_str(RUN_PY);
+    out
+}

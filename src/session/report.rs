@@ -1,0 +1,170 @@
+//! What a session came to, read from its state: the Markdown report, and the
+//! few facts every export shows (the result in words, the program's run).
+//!
+//! Pure functions of a `State`, so any session exports, finished or not.
+
+use super::event::{NodeStatus, RunKind, RunRecord};
+use super::index::SessionResult;
+use super::state::{HistoryEntry, NodeState, RunState, State};
+
+/// The run of the assembled program, the latest one that ended.
+pub fn program_run(state: &State) -> Option<(&RunState, &RunRecord)> {
+    state
+        .run_order
+        .iter()
+        .rev()
+        .filter_map(|id| state.runs.get(id))
+        .filter(|r| r.kind == RunKind::Program)
+        .find_map(|r| r.record.as_ref().map(|rec| (r, rec)))
+}
+
+/// `3 passed, 1 failed`, or how the run ended when the harness did not count.
+pub fn test_counts(record: &RunRecord) -> String {
+    match (record.tests_passed, record.tests_failed) {
+        (Some(p), Some(f)) => format!("{p} passed, {f} failed"),
+        _ => match &record.limit_hit {
+            Some(limit) => format!("stopped: {limit}"),
+            None if record.passed => "passed".to_string(),
+            None => match record.exit_code {
+                Some(code) => format!("failed (exit code {code})"),
+                None => "failed".to_string(),
+            },
+        },
+    }
+}
+
+/// The session's outcome in one line: the result and, when it finished, why.
+pub fn outcome_line(state: &State) -> String {
+    let result = SessionResult::of(state);
+    match &state.finished {
+        Some(f) => format!("{}: {}", result.label(), f.summary),
+        None => format!(
+            "{}: the tape ends after {} events",
+            result.label(),
+            state.events_applied
+        ),
+    }
+}
+
+/// `name(inputs) -> output`
+pub fn signature(node: &NodeState) -> String {
+    let spec = &node.spec;
+    let mut s = format!("{}({})", spec.name, spec.inputs);
+    if !spec.output.is_empty() {
+        s.push_str(&format!(" -> {}", spec.output));
+    }
+    s
+}
+
+/// The session as a Markdown report: the task, the plan, each function with
+/// its failures, reflections and final code, and the assembled program.
+pub fn markdown(s: &State) -> String {
+    let mut out = String::from("# codeloop report\n\n");
+    if !s.session_id.is_empty() {
+        out.push_str(&format!("Session: {}  \n", s.session_id));
+    }
+    if !s.started_at.is_empty() {
+        out.push_str(&format!("Started: {}  \n", s.started_at));
+    }
+    out.push_str(&format!(
+        "Model: {} ({}, {})  \n",
+        s.config.model, s.config.provider, s.config.endpoint
+    ));
+    out.push_str(&format!(
+        "Result: {}  \nRepair iterations: {}; tokens: {}\n\n",
+        outcome_line(s),
+        s.repair_iterations(),
+        s.usage.total()
+    ));
+    out.push_str(&format!("## Task\n\n{}\n\n", s.task.trim_end()));
+    if let Some(e) = &s.plan_error {
+        out.push_str(&format!("The plan could not be used: {e}\n\n"));
+    }
+    if !s.specs.is_empty() {
+        out.push_str("## Plan\n\n");
+        for n in s.nodes_in_order() {
+            out.push_str(&format!("- `{}`: {}", signature(n), n.spec.purpose));
+            if !n.spec.depends_on.is_empty() {
+                out.push_str(&format!(" (uses {})", n.spec.depends_on.join(", ")));
+            }
+            out.push('\n');
+        }
+        out.push('\n');
+    }
+    for n in s.nodes_in_order() {
+        node_section(s, n, &mut out);
+    }
+    out.push_str("## Program\n\n");
+    match &s.program {
+        Some((code, _)) => {
+            match program_run(s) {
+                Some((_, record)) => out.push_str(&format!(
+                    "Tests of the assembled program: {}\n\n",
+                    test_counts(record)
+                )),
+                None => out.push_str("The assembled program was not run.\n\n"),
+            }
+            out.push_str(&fenced(code));
+        }
+        None => out.push_str("No program was assembled.\n\n"),
+    }
+    out
+}
+
+fn node_section(s: &State, n: &NodeState, out: &mut String) {
+    let iterations = n.iteration();
+    out.push_str(&format!(
+        "## {} ({}, {} iteration{})\n\n{}\n\n",
+        n.spec.name,
+        n.status.label(),
+        iterations,
+        if iterations == 1 { "" } else { "s" },
+        n.spec.purpose
+    ));
+    let mut any = false;
+    for h in &s.history {
+        match h {
+            HistoryEntry::Failure {
+                node,
+                iteration,
+                location,
+            } if *node == n.spec.name => {
+                out.push_str(&format!("- iteration {iteration} failed: {location}\n"));
+                any = true;
+            }
+            HistoryEntry::Reflection {
+                node,
+                iteration,
+                text,
+                ..
+            } if *node == n.spec.name => {
+                out.push_str(&format!(
+                    "- reflection on iteration {iteration}: {}\n",
+                    text.trim().replace('\n', " ")
+                ));
+                any = true;
+            }
+            _ => {}
+        }
+    }
+    if any {
+        out.push('\n');
+    }
+    if let Some(code) = n.code() {
+        let label = match n.status {
+            NodeStatus::Passed => "Passing code",
+            _ => "Latest code",
+        };
+        out.push_str(&format!("{label} (iteration {iterations}):\n\n"));
+        out.push_str(&fenced(code));
+    }
+}
+
+/// A Python code block whose fence no line of the code can close.
+fn fenced(code: &str) -> String {
+    let mut fence = "```".to_string();
+    while code.contains(&fence) {
+        fence.push('`');
+    }
+    format!("{fence}python\n{}\n{fence}\n\n", code.trim_end())
+}
