@@ -95,6 +95,19 @@ async fn the_good_conversation_arrives_whole_with_the_servers_usage() {
     assert_eq!(reply.usage.map(|u| u.prompt_tokens), Some(21));
     assert_eq!(shown(&deltas), (ANSWER.to_string(), String::new()));
     assert_eq!(server.chat_requests(), 1);
+    assert!(server.seen()[0].json().get("max_tokens").is_none());
+
+    // --max-tokens (the options') is sent when the request sets none; the request's wins.
+    let mut o = options(&server);
+    o.max_tokens = Some(256);
+    let model = OpenAiClient::new(o).unwrap();
+    ask(&model, request()).await.0.unwrap();
+    let mut own = request();
+    own.max_tokens = Some(64);
+    ask(&model, own).await.0.unwrap();
+    let seen = server.seen();
+    assert_eq!(seen[1].json()["max_tokens"], json!(256));
+    assert_eq!(seen[2].json()["max_tokens"], json!(64));
 }
 
 #[tokio::test]

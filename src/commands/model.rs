@@ -676,6 +676,60 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_profile_is_chosen_by_flag_or_by_model_name_and_flags_still_win() {
+        let (url, _) = model_list_server(r#"{"data":[{"id":"qwen2.5-coder:7b"}]}"#).await;
+        let mut config = Config::from_toml(&format!(
+            "[models.local]\nbase_url = \"{url}\"\nmodel = \"qwen2.5-coder:7b\"\ncontext = 16384\n"
+        ))
+        .unwrap();
+        config.model.api_key_env = "CODELOOP_TEST_UNSET_KEY_VARIABLE".into();
+        for args in [
+            ModelArgs {
+                profile: Some("local".into()),
+                ..Default::default()
+            },
+            ModelArgs {
+                model: Some("local".into()),
+                ..Default::default()
+            },
+        ] {
+            let s = select_with(&config, &args, &DEMOS, &refused_url(), OLLAMA_PROBE)
+                .await
+                .unwrap();
+            assert_eq!(s.model.model_name(), "qwen2.5-coder:7b", "{args:?}");
+            assert_eq!(s.model.endpoint(), url);
+            assert!(
+                s.description.contains("profile \"local\""),
+                "{}",
+                s.description
+            );
+            // The configured window is known without asking the server.
+            assert_eq!(
+                s.model.context_window().await.map(|w| w.tokens),
+                Some(16384)
+            );
+        }
+        let args = ModelArgs {
+            profile: Some("local".into()),
+            model: Some("llama3.2".into()),
+            ..Default::default()
+        };
+        let s = select_with(&config, &args, &DEMOS, &refused_url(), OLLAMA_PROBE)
+            .await
+            .unwrap();
+        assert_eq!(s.model.model_name(), "llama3.2");
+        let args = ModelArgs {
+            profile: Some("hosted".into()),
+            ..Default::default()
+        };
+        let err = select_with(&config, &args, &DEMOS, &refused_url(), OLLAMA_PROBE)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("\"hosted\"") && err.contains("local"), "{err}");
+    }
+
+    #[tokio::test]
     async fn an_unknown_provider_is_named() {
         let mut config = Config::default();
         config.model.provider = "anthropic".into();
