@@ -1,6 +1,7 @@
 //! One `Config` from the config file (TOML), the environment and flags, in
 //! that order of precedence (flags win). Paths come from `directories`.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -12,6 +13,11 @@ pub const CONFIG_ENV: &str = "CODELOOP_CONFIG";
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub model: ModelConfig,
+    /// Model profiles, `[models.NAME]`: one is chosen with `--profile NAME`,
+    /// `profile = "NAME"` in `[model]`, or a model name (`--model NAME`,
+    /// `model = "NAME"`) that is a profile's name.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub models: BTreeMap<String, ModelProfile>,
     pub run: RunConfig,
     pub ui: UiConfig,
     /// Where sessions, the cache and logs live. Not read from the file's
@@ -35,6 +41,30 @@ pub struct ModelConfig {
     pub request_timeout_secs: u64,
     /// Retries on 429 and 5xx.
     pub retries: u32,
+    pub temperature: Option<f32>,
+    /// The longest reply, in tokens (none: the server's default).
+    pub max_tokens: Option<u32>,
+    /// The model's context window in tokens, when the server does not tell
+    /// it (or tells it wrong); none: asked of the server.
+    pub context: Option<u64>,
+    /// The `[models.NAME]` profile to use.
+    pub profile: Option<String>,
+}
+
+/// A named model setup, `[models.NAME]`: each setting given here replaces
+/// the one in `[model]`.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ModelProfile {
+    /// "openai", "ollama", "auto" (default: "auto", which uses `base_url`).
+    pub provider: Option<String>,
+    pub base_url: Option<String>,
+    /// The model's name on that server (default: the profile's name).
+    pub model: Option<String>,
+    /// The environment variable holding the API key.
+    pub api_key_env: Option<String>,
+    pub context: Option<u64>,
+    pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
 }
 
@@ -79,6 +109,9 @@ impl Default for ModelConfig {
             request_timeout_secs: 120,
             retries: 3,
             temperature: None,
+            max_tokens: None,
+            context: None,
+            profile: None,
         }
     }
 }
@@ -190,6 +223,12 @@ impl Config {
         if let Some(v) = get("CODELOOP_PROVIDER") {
             self.model.provider = v;
         }
+        if let Some(v) = get("CODELOOP_PROFILE") {
+            self.model.profile = Some(v);
+        }
+        if let Some(v) = get("CODELOOP_MAX_TOKENS") {
+            self.model.max_tokens = Some(parse_env("CODELOOP_MAX_TOKENS", &v)?);
+        }
         if let Some(v) = get("CODELOOP_THEME") {
             self.ui.theme = v;
         }
@@ -209,6 +248,53 @@ impl Config {
             self.run.timeout_secs = parse_env("CODELOOP_TIMEOUT", &v)?;
         }
         Ok(())
+    }
+
+    /// The `[model]` settings with a profile applied: `explicit` (from
+    /// `--profile`) if given, else `[model] profile`, else the profile named
+    /// like `model_name` (`--model` or `[model] model`) if there is one.
+    /// None when no profile is chosen; an error names a profile that is not
+    /// there, with the ones that are.
+    pub fn profile_model(
+        &self,
+        explicit: Option<&str>,
+        model_name: Option<&str>,
+    ) -> Result<Option<ModelConfig>, String> {
+        let chosen = explicit.or(self.model.profile.as_deref());
+        let name = match chosen {
+            Some(name) => name,
+            None => match model_name.filter(|n| self.models.contains_key(*n)) {
+                Some(name) => name,
+                None => return Ok(None),
+            },
+        };
+        let Some(profile) = self.models.get(name) else {
+            let known: Vec<&str> = self.models.keys().map(String::as_str).collect();
+            return Err(if known.is_empty() {
+                format!(
+                    "there is no model profile \"{name}\": the config has no [models.NAME] sections (`codeloop config` shows the config file's place)"
+                )
+            } else {
+                format!(
+                    "there is no model profile \"{name}\"; the config's profiles are: {}",
+                    known.join(", ")
+                )
+            });
+        };
+        let mut model = self.model.clone();
+        model.profile = Some(name.to_string());
+        model.provider = profile.provider.clone().unwrap_or_else(|| "auto".into());
+        if profile.base_url.is_some() {
+            model.base_url = profile.base_url.clone();
+        }
+        model.model = profile.model.clone().unwrap_or_else(|| name.to_string());
+        if let Some(v) = &profile.api_key_env {
+            model.api_key_env = v.clone();
+        }
+        model.context = profile.context.or(model.context);
+        model.max_tokens = profile.max_tokens.or(model.max_tokens);
+        model.temperature = profile.temperature.or(model.temperature);
+        Ok(Some(model))
     }
 
     /// The config as TOML, every setting shown (for `codeloop config`).
@@ -269,5 +355,53 @@ mod tests {
     fn printed_config_parses_back() {
         let c = Config::default();
         assert_eq!(Config::from_toml(&c.to_toml()).unwrap(), c);
+    }
+
+    const PROFILES: &str = r#"
+[model]
+model = "local"
+max_tokens = 2048
+
+[models.local]
+base_url = "http://127.0.0.1:11434/v1"
+model = "qwen2.5-coder:7b"
+context = 16384
+
+[models.hosted]
+base_url = "https://api.openai.com/v1"
+model = "gpt-4o-mini"
+api_key_env = "OPENAI_API_KEY"
+max_tokens = 4096
+temperature = 0.2
+"#;
+
+    #[test]
+    fn profiles_are_chosen_by_flag_setting_or_model_name_and_printed() {
+        let c = Config::from_toml(PROFILES).unwrap();
+        let local = c.profile_model(None, Some("local")).unwrap().unwrap();
+        assert_eq!(local.model, "qwen2.5-coder:7b");
+        assert_eq!(local.context, Some(16384));
+        assert_eq!(local.max_tokens, Some(2048), "kept from [model]");
+        let hosted = c
+            .profile_model(Some("hosted"), Some("local"))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            hosted.base_url.as_deref(),
+            Some("https://api.openai.com/v1")
+        );
+        assert_eq!(
+            (hosted.max_tokens, hosted.temperature),
+            (Some(4096), Some(0.2))
+        );
+        assert_eq!(c.profile_model(None, Some("qwen")).unwrap(), None);
+        let err = c.profile_model(Some("nope"), None).unwrap_err();
+        assert!(
+            err.contains("\"nope\"") && err.contains("hosted, local"),
+            "{err}"
+        );
+        let printed = c.to_toml();
+        assert!(printed.contains("[models.hosted]"), "{printed}");
+        assert_eq!(Config::from_toml(&printed).unwrap(), c);
     }
 }

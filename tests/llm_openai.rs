@@ -520,21 +520,21 @@ async fn a_404_says_to_check_the_base_url_and_model() {
 
 #[tokio::test]
 async fn a_stream_cut_off_before_done_is_an_error_after_the_deltas_it_had() {
-    // The connection drops mid-body (the chunked encoding never ends).
-    let server = Server::start(vec![sse_pieces(
-        &[delta("def f(").as_bytes(), b"data: {\"choi"],
-        false,
-    )])
-    .await;
+    // The connection drops mid-body (the chunked encoding never ends), on
+    // the first attempt and on the one more a cut-off reply gets.
+    let cut = || sse_pieces(&[delta("def f(").as_bytes(), b"data: {\"choi"], false);
+    let server = Server::start(vec![cut(), cut()]).await;
     let client = OpenAiClient::new(options(&server)).unwrap();
     let (reply, deltas) = call(&client).await;
     let err = reply.unwrap_err();
     assert!(matches!(err, LlmError::StreamCut { .. }), "{err:?}");
     assert_names(&err, &server, &["cut off"]);
-    assert_eq!(deltas, vec!["def f("]);
+    // Plain-text deltas cannot tell the restart between the two attempts.
+    assert_eq!(deltas, vec!["def f(", "def f("]);
+    assert_eq!(server.received().len(), 2);
 
     // The body ends cleanly, but without [DONE] or a finish_reason.
-    let server = Server::start(vec![sse(&delta("def f("))]).await;
+    let server = Server::start(vec![sse(&delta("def f(")), sse(&delta("def f("))]).await;
     let client = OpenAiClient::new(options(&server)).unwrap();
     let err = call(&client).await.0.unwrap_err();
     assert!(matches!(err, LlmError::StreamCut { .. }), "{err:?}");

@@ -332,3 +332,43 @@ async fn the_bundled_demo_replies_load() {
     }
     assert!(seen > 0, "no demos under {}", root.display());
 }
+
+#[tokio::test]
+async fn recorded_reasoning_and_a_cut_off_reply_replay_as_they_were() {
+    use codeloop::llm::{Delta, FinishReason};
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_file(
+        &dir,
+        "r.jsonl",
+        concat!(
+            r#"{"tag": "plan", "text": "<think>which shape?</think>\nthe plan", "reasoning": "recorded apart. "}"#,
+            "\n",
+            r#"{"tag": "code/f/1", "text": "def f(", "finish_reason": "length"}"#,
+            "\n",
+        ),
+    );
+    let model = ScriptedModel::from_file(&path, Pacing::instant()).unwrap();
+    let (tx, mut rx) = mpsc::channel(64);
+    let reply = model.stream(request("plan"), tx).await.unwrap();
+    let mut deltas = Vec::new();
+    while let Some(d) = rx.recv().await {
+        deltas.push(d);
+    }
+    assert_eq!(reply.text, "the plan");
+    assert_eq!(reply.reasoning, "recorded apart. which shape?");
+    assert_eq!(reply.finish_reason, FinishReason::Stop);
+    assert_eq!(
+        deltas,
+        vec![
+            Delta::Reasoning("recorded apart. which shape?".into()),
+            Delta::Content("the plan".into())
+        ]
+    );
+    // The estimate counts the reasoning as written tokens.
+    assert!(reply.usage_estimated);
+    assert_eq!(reply.usage.map(|u| u.completion_tokens), Some(9));
+
+    let (reply, _) = ask(&model, "code/f/1").await.unwrap();
+    assert_eq!(reply.text, "def f(");
+    assert!(reply.is_cut_off());
+}

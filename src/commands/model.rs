@@ -2,12 +2,16 @@
 //! own `Args`, and the rules that turn them and the config into a model.
 //!
 //! In order: `--scripted FILE` wins, then `--demo NAME`, then `--base-url`,
-//! then the config's provider. With provider "auto", a configured base URL
+//! then the config's provider. A model profile (`[models.NAME]` in the
+//! config, chosen by `--profile NAME`, `[model] profile`, or a `--model` /
+//! `[model] model` that names a profile) replaces the `[model]` settings it
+//! gives; flags still win over it. With provider "auto", a configured base URL
 //! (config file, OPENAI_BASE_URL, CODELOOP_BASE_URL) is used; with none, Ollama
 //! on localhost is probed briefly and used if it answers; failing that, the
 //! bundled demo model. A configured server that cannot be reached is an error,
 //! never a silent fallback to the demo.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -51,6 +55,12 @@ pub struct ModelArgs {
     /// Speed of demo and scripted replies, characters a second; 0 = instant [default: 400 for demos, instant for --scripted]
     #[arg(long, value_name = "CHARS")]
     pub pace: Option<u32>,
+    /// The model profile to use: a [models.NAME] section of the config
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// The longest reply, in tokens [default: the config's max_tokens, else the server's]
+    #[arg(long, value_name = "TOKENS")]
+    pub max_tokens: Option<u32>,
 }
 
 /// The chosen model and how to describe it to the person watching.
@@ -107,6 +117,27 @@ async fn select_with(
         let demo = find_demo(bundled, name)?;
         return demo_model(demo, args, None);
     }
+    let named = args
+        .model
+        .as_deref()
+        .or(Some(config.model.model.as_str()).filter(|m| !m.is_empty()));
+    let (config, model_flag) = match config
+        .profile_model(args.profile.as_deref(), named)
+        .map_err(anyhow::Error::msg)?
+    {
+        Some(model) => {
+            // A --model that named the profile is not also the model's name.
+            let by_name = args.profile.is_none()
+                && config.model.profile.is_none()
+                && args.model.as_deref() == model.profile.as_deref();
+            let mut profiled = config.clone();
+            profiled.model = model;
+            let flag = if by_name { None } else { args.model.clone() };
+            (Cow::Owned(profiled), flag)
+        }
+        None => (Cow::Borrowed(config), args.model.clone()),
+    };
+    let config = config.as_ref();
     if let Some(var) = &args.api_key_env
         && ApiKey::from_env(var).is_none()
     {
@@ -120,12 +151,12 @@ async fn select_with(
         .unwrap_or_else(|| config.model.api_key_env.clone());
     let server = |base_url: String, found: Option<&str>| ServerChoice {
         base_url,
-        model: args
-            .model
+        model: model_flag
             .clone()
             .or_else(|| (!config.model.model.is_empty()).then(|| config.model.model.clone())),
         key_env: key_env.clone(),
         found: found.map(str::to_string),
+        max_tokens: args.max_tokens.or(config.model.max_tokens),
     };
     if let Some(base_url) = &args.base_url {
         return connect(config, server(base_url.clone(), None)).await;
@@ -187,6 +218,7 @@ struct ServerChoice {
     key_env: String,
     /// Set when the server was found by probing (e.g. "Ollama"), not configured.
     found: Option<String>,
+    max_tokens: Option<u32>,
 }
 
 /// An OpenAI-compatible server: check that it answers, pick the model if
@@ -236,10 +268,18 @@ async fn connect(config: &Config, choice: ServerChoice) -> anyhow::Result<Select
     options.request_timeout = Duration::from_secs(config.model.request_timeout_secs.max(1));
     options.retries = config.model.retries.min(MAX_RETRIES);
     options.temperature = config.model.temperature;
+    options.max_tokens = choice.max_tokens;
+    options.context_window = config.model.context;
+    // Learn the server and its window before the first call, so a prompt
+    // Ollama would cut silently is refused with what to do instead.
+    options.learn_context = true;
     let has_key = options.api_key.is_some();
     let client = OpenAiClient::new(options)
         .with_context(|| format!("cannot set up the client for {base_url}"))?;
     let mut description = format!("{model} at {base_url}");
+    if let Some(profile) = &config.model.profile {
+        description.push_str(&format!(" (profile \"{profile}\")"));
+    }
     match &choice.found {
         Some(found) => description.push_str(&format!(" ({found}, found running on this machine)")),
         None if has_key => description.push_str(&format!(" (key from ${})", choice.key_env)),
@@ -633,6 +673,60 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains(&format!("try --base-url {root}/v1")), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_profile_is_chosen_by_flag_or_by_model_name_and_flags_still_win() {
+        let (url, _) = model_list_server(r#"{"data":[{"id":"qwen2.5-coder:7b"}]}"#).await;
+        let mut config = Config::from_toml(&format!(
+            "[models.local]\nbase_url = \"{url}\"\nmodel = \"qwen2.5-coder:7b\"\ncontext = 16384\n"
+        ))
+        .unwrap();
+        config.model.api_key_env = "CODELOOP_TEST_UNSET_KEY_VARIABLE".into();
+        for args in [
+            ModelArgs {
+                profile: Some("local".into()),
+                ..Default::default()
+            },
+            ModelArgs {
+                model: Some("local".into()),
+                ..Default::default()
+            },
+        ] {
+            let s = select_with(&config, &args, &DEMOS, &refused_url(), OLLAMA_PROBE)
+                .await
+                .unwrap();
+            assert_eq!(s.model.model_name(), "qwen2.5-coder:7b", "{args:?}");
+            assert_eq!(s.model.endpoint(), url);
+            assert!(
+                s.description.contains("profile \"local\""),
+                "{}",
+                s.description
+            );
+            // The configured window is known without asking the server.
+            assert_eq!(
+                s.model.context_window().await.map(|w| w.tokens),
+                Some(16384)
+            );
+        }
+        let args = ModelArgs {
+            profile: Some("local".into()),
+            model: Some("llama3.2".into()),
+            ..Default::default()
+        };
+        let s = select_with(&config, &args, &DEMOS, &refused_url(), OLLAMA_PROBE)
+            .await
+            .unwrap();
+        assert_eq!(s.model.model_name(), "llama3.2");
+        let args = ModelArgs {
+            profile: Some("hosted".into()),
+            ..Default::default()
+        };
+        let err = select_with(&config, &args, &DEMOS, &refused_url(), OLLAMA_PROBE)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("\"hosted\"") && err.contains("local"), "{err}");
     }
 
     #[tokio::test]

@@ -8,6 +8,10 @@
 //!   that got no reply (an error, a tape cut off) are skipped, so a recorded
 //!   session replays as a script. Read as plain JSON: `llm` knows no session types.
 //!
+//! Both may also hold the reply's `reasoning` (text) and `finish_reason`
+//! (`"length"` replays a reply cut off at the token limit); inline `<think>`
+//! blocks in a reply's text are split off as reasoning, as from a server.
+//!
 //! A request is answered by its tag: the next unused reply with exactly that tag.
 
 use std::collections::{HashMap, VecDeque};
@@ -18,7 +22,10 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
-use super::{ChatFuture, ChatModel, ChatReply, ChatRequest, LlmError, Usage};
+use super::reasoning::split_reasoning;
+use super::{
+    ChatFuture, ChatModel, ChatReply, ChatRequest, Delta, FinishReason, LlmError, Usage, tokens,
+};
 
 /// How fast a scripted reply streams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,10 +72,39 @@ pub struct ScriptedReply {
     pub usage: Option<Usage>,
 }
 
+/// A reply with what only some scripts record beside it.
+#[derive(Debug, Clone, PartialEq)]
+struct Recorded {
+    reply: ScriptedReply,
+    /// Reasoning recorded apart from the text (a tape's `reasoning`).
+    reasoning: String,
+    finish_reason: FinishReason,
+}
+
+impl Recorded {
+    fn new(tag: &str, text: &str) -> Recorded {
+        Recorded::from(ScriptedReply {
+            tag: tag.to_string(),
+            text: text.to_string(),
+            usage: None,
+        })
+    }
+}
+
+impl From<ScriptedReply> for Recorded {
+    fn from(reply: ScriptedReply) -> Recorded {
+        Recorded {
+            reply,
+            reasoning: String::new(),
+            finish_reason: FinishReason::Stop,
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct Script {
     /// Unused replies of each tag, in order.
-    unused: HashMap<String, VecDeque<ScriptedReply>>,
+    unused: HashMap<String, VecDeque<Recorded>>,
     /// Every tag, in order of first appearance, with its number of replies.
     tags: Vec<(String, usize)>,
 }
@@ -91,7 +127,7 @@ impl ScriptedModel {
             path: shown.clone(),
             message: e.to_string(),
         })?;
-        let replies = parse_script(&text, &shown)?;
+        let replies = parse_recorded(&text, &shown)?;
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -102,7 +138,7 @@ impl ScriptedModel {
     /// A bundled demo's authored replies (provider "demo").
     pub fn demo(name: &str, replies: &str, pacing: Pacing) -> Result<ScriptedModel, LlmError> {
         let source = format!("demo {name}");
-        let replies = parse_script(replies, &source)?;
+        let replies = parse_recorded(replies, &source)?;
         Ok(ScriptedModel::new(
             "demo",
             format!("demo:{name}"),
@@ -119,6 +155,7 @@ impl ScriptedModel {
         pacing: Pacing,
     ) -> ScriptedModel {
         let name = name.into();
+        let replies = replies.into_iter().map(Recorded::from).collect();
         ScriptedModel::new("scripted", name.clone(), name, replies, pacing)
     }
 
@@ -126,18 +163,19 @@ impl ScriptedModel {
         provider: &'static str,
         name: String,
         endpoint: String,
-        replies: Vec<ScriptedReply>,
+        replies: Vec<Recorded>,
         pacing: Pacing,
     ) -> ScriptedModel {
         let mut script = Script::default();
         for reply in replies {
-            match script.tags.iter_mut().find(|(tag, _)| *tag == reply.tag) {
+            let tag = &reply.reply.tag;
+            match script.tags.iter_mut().find(|(t, _)| t == tag) {
                 Some((_, count)) => *count += 1,
-                None => script.tags.push((reply.tag.clone(), 1)),
+                None => script.tags.push((tag.clone(), 1)),
             }
             script
                 .unused
-                .entry(reply.tag.clone())
+                .entry(tag.clone())
                 .or_default()
                 .push_back(reply);
         }
@@ -163,7 +201,7 @@ impl ScriptedModel {
         self.script.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn take(&self, tag: &str) -> Result<ScriptedReply, LlmError> {
+    fn take(&self, tag: &str) -> Result<Recorded, LlmError> {
         let mut script = self.lock();
         if let Some(reply) = script.unused.get_mut(tag).and_then(VecDeque::pop_front) {
             return Ok(reply);
@@ -197,27 +235,44 @@ impl ScriptedModel {
     async fn chat(
         &self,
         request: ChatRequest,
-        deltas: mpsc::Sender<String>,
+        deltas: mpsc::Sender<Delta>,
     ) -> Result<ChatReply, LlmError> {
-        let reply = self.take(&request.tag)?;
-        let chars: Vec<char> = reply.text.chars().collect();
-        for (i, piece) in chars.chunks(self.pacing.chars_per_chunk).enumerate() {
-            if i > 0 {
-                if self.pacing.delay.is_zero() {
-                    tokio::task::yield_now().await;
-                } else {
-                    tokio::time::sleep(self.pacing.delay).await;
+        let recorded = self.take(&request.tag)?;
+        let (text, inline) = split_reasoning(&recorded.reply.text);
+        let reasoning = recorded.reasoning + &inline;
+        let mut first = true;
+        for (part, is_reasoning) in [(&reasoning, true), (&text, false)] {
+            let chars: Vec<char> = part.chars().collect();
+            for piece in chars.chunks(self.pacing.chars_per_chunk) {
+                if !first {
+                    if self.pacing.delay.is_zero() {
+                        tokio::task::yield_now().await;
+                    } else {
+                        tokio::time::sleep(self.pacing.delay).await;
+                    }
                 }
+                first = false;
+                // A closed receiver is not an error: nobody is watching the stream.
+                let piece: String = piece.iter().collect();
+                let delta = if is_reasoning {
+                    Delta::Reasoning(piece)
+                } else {
+                    Delta::Content(piece)
+                };
+                let _ = deltas.send(delta).await;
             }
-            // A closed receiver is not an error: nobody is watching the stream.
-            let _ = deltas.send(piece.iter().collect()).await;
         }
-        let (usage, usage_estimated) = match reply.usage {
+        let (usage, usage_estimated) = match recorded.reply.usage {
             Some(usage) => (usage, false),
-            None => (estimate_usage(&request, &reply.text), true),
+            None => (
+                tokens::estimate_usage(&request.messages, &text, &reasoning),
+                true,
+            ),
         };
         Ok(ChatReply {
-            text: reply.text,
+            text,
+            reasoning,
+            finish_reason: recorded.finish_reason,
             usage: Some(usage),
             usage_estimated,
         })
@@ -225,11 +280,7 @@ impl ScriptedModel {
 }
 
 impl ChatModel for ScriptedModel {
-    fn stream_chat<'a>(
-        &'a self,
-        request: ChatRequest,
-        deltas: mpsc::Sender<String>,
-    ) -> ChatFuture<'a> {
+    fn stream<'a>(&'a self, request: ChatRequest, deltas: mpsc::Sender<Delta>) -> ChatFuture<'a> {
         Box::pin(self.chat(request, deltas))
     }
 
@@ -246,24 +297,16 @@ impl ChatModel for ScriptedModel {
     }
 }
 
-/// About four characters a token: the usual rule of thumb for English and code.
-fn estimate_usage(request: &ChatRequest, reply: &str) -> Usage {
-    let tokens = |chars: usize| chars.div_ceil(4) as u64;
-    Usage {
-        prompt_tokens: tokens(
-            request
-                .messages
-                .iter()
-                .map(|m| m.content.chars().count())
-                .sum(),
-        ),
-        completion_tokens: tokens(reply.chars().count()),
-    }
-}
-
 /// Parse a replies file or a tape (see the module comment). `source` names
 /// the input in error messages.
 pub fn parse_script(text: &str, source: &str) -> Result<Vec<ScriptedReply>, LlmError> {
+    Ok(parse_recorded(text, source)?
+        .into_iter()
+        .map(|r| r.reply)
+        .collect())
+}
+
+fn parse_recorded(text: &str, source: &str) -> Result<Vec<Recorded>, LlmError> {
     let error = |line: usize, message: String| LlmError::Script {
         path: source.to_string(),
         message: format!("line {line}: {message}"),
@@ -273,9 +316,9 @@ pub fn parse_script(text: &str, source: &str) -> Result<Vec<ScriptedReply>, LlmE
     let mut is_tape = false;
     // (position in the file, reply): replies file lines and tape requests,
     // ordered where they appear.
-    let mut ordered: Vec<(usize, ScriptedReply)> = Vec::new();
+    let mut ordered: Vec<(usize, Recorded)> = Vec::new();
     let mut requests: Vec<(usize, u64, String)> = Vec::new();
-    let mut tape_replies: HashMap<u64, (String, Option<Usage>)> = HashMap::new();
+    let mut tape_replies: HashMap<u64, Recorded> = HashMap::new();
     for (index, line) in lines.iter().enumerate() {
         let number = index + 1;
         let line = line.trim();
@@ -309,8 +352,9 @@ pub fn parse_script(text: &str, source: &str) -> Result<Vec<ScriptedReply>, LlmE
                         .get("text")
                         .and_then(Value::as_str)
                         .ok_or_else(|| error(number, "a model_reply without its text".into()))?;
-                    let usage = usage_field(&value).map_err(|m| error(number, m))?;
-                    tape_replies.insert(call_id, (text.to_string(), usage));
+                    let mut reply = Recorded::new("", text);
+                    recorded_fields(&value, &mut reply).map_err(|m| error(number, m))?;
+                    tape_replies.insert(call_id, reply);
                 }
                 _ => {}
             }
@@ -329,19 +373,14 @@ pub fn parse_script(text: &str, source: &str) -> Result<Vec<ScriptedReply>, LlmE
                 format!("the reply tagged \"{tag}\" has no \"text\" (string)"),
             )
         })?;
-        let usage = usage_field(&value).map_err(|m| error(number, m))?;
-        ordered.push((
-            index,
-            ScriptedReply {
-                tag: tag.to_string(),
-                text: text.to_string(),
-                usage,
-            },
-        ));
+        let mut reply = Recorded::new(tag, text);
+        recorded_fields(&value, &mut reply).map_err(|m| error(number, m))?;
+        ordered.push((index, reply));
     }
     for (index, call_id, tag) in requests {
-        if let Some((text, usage)) = tape_replies.remove(&call_id) {
-            ordered.push((index, ScriptedReply { tag, text, usage }));
+        if let Some(mut recorded) = tape_replies.remove(&call_id) {
+            recorded.reply.tag = tag;
+            ordered.push((index, recorded));
         }
     }
     if ordered.is_empty() {
@@ -360,6 +399,18 @@ pub fn parse_script(text: &str, source: &str) -> Result<Vec<ScriptedReply>, LlmE
 
 fn call_id(value: &Value) -> Option<u64> {
     value.get("call_id").and_then(Value::as_u64)
+}
+
+/// The optional fields of a recorded reply: `usage`, `reasoning`, `finish_reason`.
+fn recorded_fields(value: &Value, reply: &mut Recorded) -> Result<(), String> {
+    reply.reply.usage = usage_field(value)?;
+    if let Some(reasoning) = value.get("reasoning").and_then(Value::as_str) {
+        reply.reasoning = reasoning.to_string();
+    }
+    if let Some(reason) = value.get("finish_reason").and_then(Value::as_str) {
+        reply.finish_reason = FinishReason::from_wire(reason);
+    }
+    Ok(())
 }
 
 /// An optional `usage` object; a malformed one is an error, not ignored.
