@@ -366,3 +366,62 @@ def count(n):
         Some("a loop ran too long to record each line: its last iteration is not shown")
     );
 }
+
+#[tokio::test]
+async fn values_are_the_tested_node_s_even_when_a_dependency_raised() {
+    let parse = "def parse(s):\n    a, b = s.split(',')\n    return int(a), int(b)\n";
+    let total =
+        "def total(s):\n    cleaned = s.strip()\n    a, b = parse(cleaned)\n    return a + b\n";
+    let modules = [
+        ModuleSource {
+            name: "parse".into(),
+            code: parse.into(),
+            ..ModuleSource::default()
+        },
+        ModuleSource {
+            name: "total".into(),
+            code: total.into(),
+            deps: vec!["parse".into()],
+            exports: vec![],
+        },
+    ];
+    let tests = vec![(
+        harness::tests_file_name("total"),
+        "def test_a():\n    assert total(' 1;2 ') == 3\n".to_string(),
+    )];
+    let spec = harness::test_run(&modules, "total", &tests, Limits::default());
+    let files = spec.files.clone();
+    let outcome = Sandbox::probe()
+        .run(spec, None, CancellationToken::new())
+        .await
+        .unwrap();
+    let report = TestReport::from_outcome(&outcome).unwrap();
+    let code_files = ["parse.py".to_string(), "total.py".to_string()];
+    let loc = locate::from_report(&report, &files, &code_files, "total.py").unwrap();
+    assert_eq!((loc.file.as_str(), loc.line), ("parse.py", Some(2)));
+    // Lines of total.py: where it called the dependency that raised.
+    assert_eq!(
+        loc.values,
+        vec![snap(3, 0, &[("s", "' 1;2 '"), ("cleaned", "'1;2'")])]
+    );
+}
+
+#[tokio::test]
+async fn a_test_that_passes_when_run_again_says_so_instead_of_showing_other_values() {
+    let code = "\
+CALLS = []
+
+def flaky(x):
+    CALLS.append(x)
+    doubled = x * 2
+    return doubled + (1 if len(CALLS) == 1 else 0)
+";
+    let tests = "def test_a():\n    assert flaky(2) == 4\n";
+    let (_, loc, _) = run("flaky", code, tests, Limits::default()).await;
+    assert_eq!(loc.error_type, "AssertionError");
+    assert_eq!(loc.values, vec![]);
+    assert_eq!(
+        loc.values_note.as_deref(),
+        Some("the test took another path when run again: no values were recorded")
+    );
+}
