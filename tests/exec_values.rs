@@ -76,9 +76,14 @@ def roman(s):
 
 #[tokio::test]
 async fn a_wrong_value_in_a_loop_shows_the_loop_s_last_iteration_and_the_returning_line() {
-    let tests = "def test_small():\n    assert roman('III') == 3\n\ndef test_year():\n    assert roman('MCMXCIV') == 1994\n";
+    let tests = "def test_small():\n    assert roman('III') == 3\n\ndef test_year():\n    assert roman('MCMXCIV') == 1994\n\ndef test_typo():\n    assert romn('I') == 1\n";
     let (report, loc, _) = run("roman", ROMAN, tests, Limits::default()).await;
-    assert_eq!((report.passed, report.failed), (1, 1));
+    assert_eq!((report.passed, report.failed), (1, 2));
+    // A test that fails without calling the node's code has no values, and
+    // nothing to say about them.
+    let typo = report.tests[2].error.as_ref().unwrap();
+    assert_eq!(typo.error_type, "NameError");
+    assert_eq!((typo.values.len(), typo.values_note.as_deref()), (0, None));
     assert_eq!((loc.file.as_str(), loc.line), ("roman.py", Some(10)));
     assert_eq!(loc.actual.as_deref(), Some("2216"));
     let common = [

@@ -510,8 +510,10 @@ def collect(fn, exc, target_path, first_seconds, first):
             and innermost_line(again, target_file) == crash_line
             and tracer.origin is not None
         )
+    elif type(again) is type(exc) and tracer.top is None:
+        return out  # the test failed without calling the node's code
     else:
-        same = type(again) is type(exc) and tracer.top is not None
+        same = type(again) is type(exc)
     if not same:
         out["values_note"] = "the test took another path when run again: " + shown
         return out
