@@ -98,6 +98,29 @@ pub struct Location {
     /// Whether the line is in the node's own code (as opposed to its tests).
     #[serde(default)]
     pub in_node_code: bool,
+    /// The node's local variables along the failing test's path, in
+    /// execution order: where its code returned or raised, and the lines of
+    /// the last iteration of each loop on the way. Lines are lines of the
+    /// node's own file (`{node}.py`), whichever file `file` names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<Snapshot>,
+    /// What the values leave out and why (a loop too long to record line by
+    /// line, a re-run that took another path).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub values_note: Option<String>,
+}
+
+/// The values of a function's local variables when one line ran.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Snapshot {
+    /// 1-based line in the node's file.
+    pub line: u32,
+    /// Calls of the node's own code deep: 0 in the call the test made,
+    /// more in the functions it called (recursion, helpers).
+    #[serde(default)]
+    pub depth: u32,
+    /// (name, repr cut short), in the function's own order.
+    pub vars: Vec<(String, String)>,
 }
 
 impl Location {
@@ -150,6 +173,64 @@ impl Location {
         }
         out
     }
+
+    /// The runtime values as a short trace for a prompt, one snapshot a
+    /// line: `line 7: total=2216, ch='V'`. A line shows the variables that
+    /// changed since the line before it at the same depth (all of them the
+    /// first time), `no change` when none did; the note follows in
+    /// parentheses. Empty when no values were recorded.
+    pub fn values_trace(&self) -> String {
+        let mut out = String::new();
+        let mut before: Vec<&Snapshot> = Vec::new();
+        for snapshot in &self.values {
+            let previous = before.iter().rev().find(|s| s.depth == snapshot.depth);
+            let changed: Vec<&(String, String)> = snapshot
+                .vars
+                .iter()
+                .filter(|v| previous.is_none_or(|p| !p.vars.contains(v)))
+                .collect();
+            let empty = if snapshot.vars.is_empty() {
+                "no local variables"
+            } else {
+                "no change"
+            };
+            out.push_str(&snapshot_line(snapshot, &changed, empty));
+            out.push('\n');
+            before.push(snapshot);
+        }
+        if let Some(note) = &self.values_note {
+            out.push_str(&format!("({note})\n"));
+        }
+        out
+    }
+}
+
+/// `line 7 (depth 2): a=1, b='x'`, or `line 7: {empty}` with no variables.
+fn snapshot_line(snapshot: &Snapshot, vars: &[&(String, String)], empty: &str) -> String {
+    let mut out = format!("line {}", snapshot.line);
+    if snapshot.depth > 0 {
+        out.push_str(&format!(" (depth {})", snapshot.depth));
+    }
+    out.push_str(": ");
+    if vars.is_empty() {
+        out.push_str(empty);
+    }
+    for (i, (name, value)) in vars.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&format!("{name}={value}"));
+    }
+    out
+}
+
+/// One line with every variable: `line 7: total=2216, ch='V'`, with
+/// `(depth 2)` after the line number inside deeper calls.
+impl fmt::Display for Snapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let vars: Vec<&(String, String)> = self.vars.iter().collect();
+        f.write_str(&snapshot_line(self, &vars, "no local variables"))
+    }
 }
 
 /// One line: `ErrorType: message at file:line:col`.
@@ -189,5 +270,45 @@ mod tests {
             ..Location::default()
         };
         assert_eq!(bare.to_string(), "Timeout");
+    }
+
+    #[test]
+    fn values_make_a_short_trace_and_old_locations_still_read() {
+        let snap = |line, depth, vars: &[(&str, &str)]| Snapshot {
+            line,
+            depth,
+            vars: vars
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect(),
+        };
+        let l = Location {
+            values: vec![
+                snap(5, 0, &[("total", "2211"), ("ch", "'V'"), ("v", "1")]),
+                snap(6, 0, &[("total", "2211"), ("ch", "'V'"), ("v", "5")]),
+                snap(3, 2, &[]),
+                snap(9, 0, &[("total", "2211"), ("ch", "'V'"), ("v", "5")]),
+                snap(10, 0, &[("total", "2216"), ("ch", "'V'"), ("v", "5")]),
+            ],
+            values_note: Some("a loop ran too long".into()),
+            ..Location::default()
+        };
+        assert_eq!(
+            l.values_trace(),
+            "line 5: total=2211, ch='V', v=1\n\
+             line 6: v=5\n\
+             line 3 (depth 2): no local variables\n\
+             line 9: no change\n\
+             line 10: total=2216\n\
+             (a loop ran too long)\n"
+        );
+        assert_eq!(l.values[4].to_string(), "line 10: total=2216, ch='V', v=5");
+        assert_eq!(Location::default().values_trace(), "");
+        let old = r#"{"file":"f.py","line":2,"error_type":"E","message":"m"}"#;
+        let read: Location = serde_json::from_str(old).unwrap();
+        assert!(read.values.is_empty() && read.values_note.is_none());
+        assert!(!serde_json::to_string(&read).unwrap().contains("values"));
+        let json = serde_json::to_string(&l).unwrap();
+        assert_eq!(serde_json::from_str::<Location>(&json).unwrap(), l);
     }
 }

@@ -11,8 +11,11 @@ run each in its own namespace; their tests are named "file::test". Test function
 definition order; a human-eval style `check(candidate)` is called with the
 target; a test file with neither counts its top-level asserts.
 
-Writes a JSON report (per test: passed, exception, frames, expected/actual)
-and prints one line per test; exits 0 only when every test passed.
+Writes a JSON report (per test: passed, exception, frames, expected/actual,
+the values of the node's variables along the failing path) and prints one
+line per test; exits 0 only when every test passed. The values come from
+_codeloop_values.py beside this file: a failed test is run again under its
+tracer.
 """
 import sys
 
@@ -23,15 +26,28 @@ if sys.path and not getattr(sys.flags, "safe_path", False):
     del sys.path[0]  # the script's own directory
 
 import ast
-import io
 import json
 import os
 import signal
+import time
 import traceback
 import types
+import importlib.util
 
 HARNESS = os.path.abspath(__file__)
+VALUES = os.path.join(os.path.dirname(HARNESS), "_codeloop_values.py")
+OWN_FILES = (HARNESS, VALUES)
 REPR_LIMIT = 300
+
+
+def load_values():
+    spec = importlib.util.spec_from_file_location("_codeloop_values", VALUES)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+values = load_values()
 
 
 class Timeout(BaseException):
@@ -60,7 +76,7 @@ def short_repr(value):
 def frames_of(exc):
     out = []
     for fs in traceback.extract_tb(exc.__traceback__):
-        if os.path.abspath(fs.filename) == HARNESS:
+        if os.path.abspath(fs.filename) in OWN_FILES:
             continue
         out.append(
             {
@@ -95,6 +111,8 @@ def error_of(exc):
         "expected": None,
         "actual": None,
         "returned_from": None,
+        "values": [],
+        "values_note": None,
     }
 
 
@@ -140,39 +158,15 @@ def explain_assertion(exc, tests_file, tree, names):
     try:
         actual = eval(compile(ast.Expression(left), tests_file, "eval"), f.f_globals, f.f_locals)
         expected = eval(compile(ast.Expression(right), tests_file, "eval"), f.f_globals, f.f_locals)
+    except Timeout:
+        raise
     except BaseException:
         return None
     return short_repr(expected), short_repr(actual), ast.unparse(left)
 
 
-def last_return_line(fn, target_file):
-    """Run `fn` again under a tracer; the line from which the code under test
-    last returned to the tests: where a wrong value came from."""
-    seen = {"line": None}
-
-    def tracer(frame, event, arg):
-        if os.path.basename(frame.f_code.co_filename) != target_file:
-            return None
-        if event == "return":
-            caller = frame.f_back
-            if caller is None or os.path.basename(caller.f_code.co_filename) != target_file:
-                seen["line"] = frame.f_lineno
-        return tracer
-
-    saved = sys.stdout, sys.stderr
-    sys.stdout = sys.stderr = io.StringIO()
-    sys.settrace(tracer)
-    try:
-        fn()
-    except BaseException:
-        pass
-    finally:
-        sys.settrace(None)
-        sys.stdout, sys.stderr = saved
-    return seen["line"]
-
-
-def run_test_file(tests_path, prefix, spaces, exports, names, target_file, target_fn, report, finish):
+def run_test_file(tests_path, prefix, spaces, exports, names, target_path, target_fn, report, finish):
+    target_file = os.path.basename(target_path) if target_path else None
     tests_file = os.path.basename(tests_path)
     tns = {"__name__": "__codeloop_tests__", "__file__": tests_path, "__builtins__": __builtins__}
     for name, ns in spaces.items():
@@ -187,12 +181,20 @@ def run_test_file(tests_path, prefix, spaces, exports, names, target_file, targe
     except BaseException as exc:
         err = error_of(exc)
         if isinstance(exc, AssertionError):
-            explained = explain_assertion(exc, tests_file, tree, names)
-            if explained:
-                err["expected"], err["actual"], _ = explained
+            stopped = False
+            try:
+                err["values"] = values.at_failure(exc, target_file)
+                explained = explain_assertion(exc, tests_file, tree, names)
+                if explained:
+                    err["expected"], err["actual"], _ = explained
+            except Timeout:
+                stopped = True
             report["tests"].append({"name": prefix + "<module>", "passed": False, "error": err})
             report["failed"] += 1
             print("FAIL %s<module>: AssertionError %s" % (prefix, exc), flush=True)
+            if stopped:
+                print("stopped at the time limit", flush=True)
+                finish(1)
             return
         report["load_error"] = err
         print("LOAD ERROR %s: %s: %s" % (tests_path, type(exc).__name__, exc), flush=True)
@@ -209,34 +211,56 @@ def run_test_file(tests_path, prefix, spaces, exports, names, target_file, targe
 
     for case_name, fn in cases:
         case_name = prefix + case_name
+        started = time.monotonic()
         try:
             fn()
         except BaseException as exc:
             if isinstance(exc, (KeyboardInterrupt, SystemExit)):
                 raise
+            first_seconds = time.monotonic() - started
             err = error_of(exc)
-            if isinstance(exc, Timeout):
-                report["tests"].append({"name": case_name, "passed": False, "error": err})
-                report["failed"] += 1
-                print("FAIL %s: Timeout: %s" % (case_name, exc), flush=True)
-                print("%d passed, %d failed (stopped at the time limit)" % (report["passed"], report["failed"]), flush=True)
-                finish(1)
-            if isinstance(exc, AssertionError):
-                explained = explain_assertion(exc, tests_file, tree, names)
-                if explained:
-                    err["expected"], err["actual"], _ = explained
-                    if target_file:
-                        err["returned_from"] = last_return_line(fn, target_file)
+            stopped = isinstance(exc, Timeout)
+            try:
+                explain_failure(exc, err, fn, first_seconds, tests_file, tree, names, target_path)
+            except Timeout:
+                stopped = True
             report["tests"].append({"name": case_name, "passed": False, "error": err})
             report["failed"] += 1
             detail = err["message"]
             if err["expected"] is not None:
                 detail = "expected %s, got %s" % (err["expected"], err["actual"])
             print("FAIL %s: %s: %s" % (case_name, err["error_type"], detail), flush=True)
+            if stopped:
+                print("%d passed, %d failed (stopped at the time limit)" % (report["passed"], report["failed"]), flush=True)
+                finish(1)
         else:
             report["tests"].append({"name": case_name, "passed": True, "error": None})
             report["passed"] += 1
             print("PASS %s" % case_name, flush=True)
+
+
+def explain_failure(exc, err, fn, first_seconds, tests_file, tree, names, target_path):
+    """Fill in what a failed test's report says beyond the exception: both
+    sides of a failed comparison, the node's values along the failing path,
+    the line its code returned a wrong value from. A Timeout raised meanwhile
+    (the harness's time is up) leaves it as far as it got."""
+    target_file = os.path.basename(target_path) if target_path else None
+    # First, before anything runs again and changes what they hold.
+    err["values"] = values.at_failure(exc, target_file)
+    if isinstance(exc, (Timeout, RecursionError)):
+        # A hang is stopped for good; a recursion that deep would not repeat
+        # itself under the tracer, whose own calls take stack too.
+        return
+    explained = None
+    if isinstance(exc, AssertionError):
+        explained = explain_assertion(exc, tests_file, tree, names)
+        if explained:
+            err["expected"], err["actual"], _ = explained
+    if target_path:
+        found = values.collect(fn, exc, target_path, first_seconds, err["values"])
+        err["values"], err["values_note"] = found["values"], found["values_note"]
+        if explained:
+            err["returned_from"] = found["returned_from"]
 
 
 def main():
@@ -260,11 +284,11 @@ def main():
         signal.signal(signal.SIGALRM, on_alarm)
         signal.setitimer(signal.ITIMER_REAL, limit)
 
-    target_file = None
+    target_path = None
     for mod in manifest["modules"]:
         name, path = mod["name"], mod["file"]
         if name == manifest["target"]:
-            target_file = os.path.basename(path)
+            target_path = os.path.abspath(path)
         ns = {"__name__": name, "__file__": path, "__builtins__": __builtins__}
         try:
             with open(path, encoding="utf-8") as fh:
@@ -307,7 +331,7 @@ def main():
         target_fn = spaces[target].get(exports[target][0])
     for tests_path in test_files:
         prefix = (tests_path + "::") if len(test_files) > 1 else ""
-        run_test_file(tests_path, prefix, spaces, exports, names, target_file, target_fn, report, finish)
+        run_test_file(tests_path, prefix, spaces, exports, names, target_path, target_fn, report, finish)
     print("%d passed, %d failed" % (report["passed"], report["failed"]), flush=True)
     finish(0 if report["failed"] == 0 else 1)
 

@@ -1,7 +1,8 @@
 //! The Python test harness: runs a node's tests against its code (and its
 //! dependencies' code) and reports per test, with enough detail to localize
-//! a failure: frames, expected and actual values, and the line the code under
-//! test returned from.
+//! a failure: frames, expected and actual values, the line the code under
+//! test returned from, and the values of its variables along the failing
+//! path (`values.py`, beside the harness).
 //!
 //! Each module is compiled under its own file name, so a traceback's line
 //! numbers are the lines of the code as the model wrote it: no offsets to
@@ -10,15 +11,19 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Limits, RunSpec};
+use crate::protocol::Snapshot;
 
 /// The harness script, written into every test run's working directory.
 pub const HARNESS_FILE: &str = "_codeloop_harness.py";
+/// The runtime-values recorder the harness loads from beside itself.
+pub const VALUES_FILE: &str = "_codeloop_values.py";
 /// What the harness reads: the modules to load and the tests to run.
 pub const MANIFEST_FILE: &str = "_codeloop_manifest.json";
 /// What the harness writes; read back through `RunSpec::collect`.
 pub const REPORT_FILE: &str = "_codeloop_report.json";
 
 const HARNESS_PY: &str = include_str!("harness.py");
+const VALUES_PY: &str = include_str!("values.py");
 
 /// One module of code: a function's name and its source, with the modules
 /// whose exports it uses (bound into its namespace after it is loaded).
@@ -99,6 +104,7 @@ pub fn test_run(
         serde_json::to_string(&manifest).unwrap_or_default(),
     ));
     files.push((HARNESS_FILE.to_string(), HARNESS_PY.to_string()));
+    files.push((VALUES_FILE.to_string(), VALUES_PY.to_string()));
     RunSpec {
         files,
         script: HARNESS_FILE.to_string(),
@@ -136,6 +142,12 @@ pub struct CaseError {
     pub actual: Option<String>,
     /// For a wrong value: the line of the code under test that returned it.
     pub returned_from: Option<u32>,
+    /// The target node's local variables along the failing path.
+    #[serde(default)]
+    pub values: Vec<Snapshot>,
+    /// What the values leave out, and why.
+    #[serde(default)]
+    pub values_note: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

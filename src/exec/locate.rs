@@ -63,6 +63,8 @@ fn from_case(
         test: test.map(str::to_string),
         expected: err.expected.clone(),
         actual: err.actual.clone(),
+        values: err.values.clone(),
+        values_note: err.values_note.clone(),
         ..Location::default()
     };
     let frame = match (in_code, err.returned_from) {

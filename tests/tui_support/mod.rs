@@ -56,6 +56,7 @@ pub fn events() -> Vec<Event> {
             (3, "    return key.strip(), int(value)".into()),
         ],
         in_node_code: true,
+        ..Default::default()
     };
     vec![
         Event::SessionStarted {
