@@ -10,4 +10,4 @@ pub mod tape;
 pub use event::*;
 pub use plan::{Dag, PlanError};
 pub use state::State;
-pub use tape::{TapeContents, TapeError, TapeWriter, parse_tape, read_tape};
+pub use tape::{SkippedLine, TapeContents, TapeError, TapeWriter, parse_tape, read_tape};
