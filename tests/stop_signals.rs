@@ -86,7 +86,7 @@ fn find_tape(dir: &Path) -> Option<PathBuf> {
 /// Start `command`, wait until its run's Python is up, send `signal`, and
 /// check what it left: the tape, the message, the exit code, no process.
 fn stop_mid_run(mut command: Command, data: &Path, signal: i32) -> (String, PathBuf) {
-    let mut child: Child = command
+    let child: Child = command
         .env("CODELOOP_DATA_DIR", data)
         .env("CODELOOP_CONFIG", data.join("none.toml"))
         .stdout(Stdio::piped())
