@@ -21,7 +21,7 @@ use serde::Serialize;
 use tokio_util::sync::CancellationToken;
 
 use super::model::{ModelArgs, select_model};
-use super::run::{StopSignal, StopSignals, no_model_for_own_task};
+use super::run::{StopSignal, StopSignals, no_model_for_own_task, say};
 use crate::config::Config;
 use crate::engine::{self, EngineOptions, EngineSetup, GivenPlan};
 use crate::eval::{self, Problem};
@@ -366,12 +366,12 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         ..EngineOptions::default()
     };
     let base = engine::new_session_dir(&config.paths.data_dir.join("bench"));
-    eprintln!(
+    say(&format!(
         "codeloop bench: {} problems, model: {}\n  sessions in {}",
         problems.len(),
         selected.description,
         base.display()
-    );
+    ));
     let mut file = std::fs::File::create(&out)
         .with_context(|| format!("cannot write the results file {}", out.display()))?;
     let mut signals = StopSignals::install()?;
@@ -426,8 +426,13 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     for r in &results {
         writeln!(file, "{}", serde_json::to_string(r)?)?;
     }
-    print!("{}", report(&results));
-    println!("results: {}", out.display());
+    // A terminal gone away (SIGHUP) must not turn the end into a panic.
+    let _ = writeln!(
+        std::io::stdout(),
+        "{}results: {}",
+        report(&results),
+        out.display()
+    );
     if stopped.is_some() {
         say(&format!("  sessions (tapes): {}", base.display()));
     }
@@ -437,11 +442,6 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         None if errored => 1,
         None => 0,
     })
-}
-
-/// A line on stderr; a terminal gone away (SIGHUP) must not stop the bench.
-fn say(text: &str) {
-    let _ = writeln!(std::io::stderr(), "{text}");
 }
 
 #[cfg(test)]

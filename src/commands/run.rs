@@ -195,7 +195,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
 
 /// A line on stderr. A terminal that went away (SIGHUP) or a closed pipe
 /// must not end the session before it records its end.
-fn say(text: &str) {
+pub fn say(text: &str) {
     let _ = writeln!(std::io::stderr(), "{text}");
 }
 
