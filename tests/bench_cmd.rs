@@ -64,3 +64,106 @@ fn bench_reports_first_try_and_after_repair_and_never_shows_the_tests() {
     assert!(prompts.iter().all(|p| !p.contains("def check")));
     assert!(prompts[1].contains("expected 2, got 3"), "{}", prompts[1]);
 }
+
+/// A loopback server that lists a model and refuses every chat request with
+/// HTTP 401, as a hosted API does for a bad key. Serves until the test ends.
+fn bad_key_server() -> String {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut socket in listener.incoming().flatten() {
+            let mut head = Vec::new();
+            let mut buf = [0u8; 4096];
+            // Read the head and whatever body came with it; the answer does not depend on it.
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match socket.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
+            let text = String::from_utf8_lossy(&head);
+            let (status, body) = if text.starts_with("GET /v1/models") {
+                ("200 OK", r#"{"object":"list","data":[{"id":"m"}]}"#)
+            } else {
+                (
+                    "401 Unauthorized",
+                    r#"{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}"#,
+                )
+            };
+            let _ = socket.write_all(
+                format!(
+                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                )
+                .as_bytes(),
+            );
+        }
+    });
+    url
+}
+
+#[test]
+fn problems_whose_model_calls_failed_are_errors_apart_from_the_score() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let bench = |extra: &[&str], out: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_codeloop"))
+            .args(["bench", &format!("{fixtures}/bench_problems.jsonl")])
+            .args(extra)
+            .arg("--out")
+            .arg(out)
+            .env("CODELOOP_DATA_DIR", dir.path().join("data"))
+            .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
+            .output()
+            .unwrap()
+    };
+
+    // A bad key: every problem is an error, none is scored, exit 1.
+    let out = dir.path().join("bad_key.jsonl");
+    let output = bench(&["--base-url", &bad_key_server(), "--model", "m"], &out);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.starts_with("pass@1: no problem was measured\nerrors: 2 problems not measured, left out of pass@1:\n  T/0: model call failed: "),
+        "{stdout}"
+    );
+    assert!(stdout.contains("HTTP 401"), "{stdout}");
+    assert!(
+        stderr.contains("T/0              ERROR, not scored: model call failed"),
+        "{stderr}"
+    );
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    assert!(lines.iter().all(|l| l["status"] == "error"));
+    assert!(
+        lines[0]["error"].as_str().unwrap().contains("401"),
+        "{}",
+        lines[0]
+    );
+
+    // One problem answered, one whose call failed: the score is over the one measured.
+    let replies = dir.path().join("replies.jsonl");
+    let first_only: String = std::fs::read_to_string(format!("{fixtures}/bench_replies.jsonl"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("code/total/"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&replies, first_only).unwrap();
+    let out = dir.path().join("half.jsonl");
+    let output = bench(&["--scripted", replies.to_str().unwrap()], &out);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.starts_with(
+            "pass@1 first try:    100.0% (1/1)\npass@1 after repair: 100.0% (1/1)\nerrors: 1 problem not measured, left out of pass@1:\n  T/1: model call failed: the scripted model has no reply left"
+        ),
+        "{stdout}"
+    );
+}

@@ -261,17 +261,126 @@ fn a_last_line_cut_off_mid_write_is_reported_and_the_rest_kept() {
 }
 
 #[test]
-fn damage_before_the_last_line_is_an_error_naming_the_line() {
+fn damage_before_the_last_line_is_reported_by_line_and_skipped() {
     let dir = tempfile::tempdir().unwrap();
-    let (path, _) = write_tape(dir.path());
+    let (path, written) = write_tape(dir.path());
     let text = std::fs::read_to_string(&path).unwrap();
     let mut lines: Vec<&str> = text.lines().collect();
     lines[2] = "{\"seq\": 2, \"garbage";
+    lines[4] = "{\"seq\": 4, \"t_ms\": 1, \"type\": \"an_event_from_the_future\"}";
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let read = read_tape(&path).unwrap();
+    let mut kept = written.clone();
+    kept.remove(4);
+    kept.remove(2);
+    assert_eq!(read.records, kept);
+    assert_eq!(read.truncated_tail, None);
+    let skipped: Vec<usize> = read.skipped.iter().map(|s| s.line).collect();
+    assert_eq!(skipped, vec![3, 5]);
+    assert!(
+        read.skipped[0].message.contains("EOF while parsing"),
+        "{:?}",
+        read.skipped
+    );
+    assert!(
+        read.skipped[1]
+            .message
+            .contains("unknown variant `an_event_from_the_future`"),
+        "{:?}",
+        read.skipped
+    );
+    let report = read.damage_report().unwrap();
+    assert!(
+        report.starts_with("2 unreadable lines skipped (line 3: "),
+        "{report}"
+    );
+    assert!(report.contains("; line 5: unknown variant"), "{report}");
+}
+
+#[test]
+fn a_tape_with_nothing_readable_is_refused_naming_the_first_bad_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tape.jsonl");
+    std::fs::write(&path, "not json\nnor this\n").unwrap();
     match read_tape(&path) {
-        Err(TapeError::Corrupt { line, .. }) => assert_eq!(line, 3),
+        Err(e @ TapeError::Corrupt { line: 1, .. }) => {
+            assert!(e.to_string().contains("not a codeloop tape"), "{e}")
+        }
         other => panic!("expected a corrupt-tape error, got {other:?}"),
     }
+}
+
+#[test]
+fn a_tape_from_a_newer_codeloop_is_refused_naming_both_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = write_tape(dir.path());
+    let text = std::fs::read_to_string(&path).unwrap();
+    let newer = TAPE_VERSION + 1;
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    // The newer format may change any event's shape: the version is read
+    // even when the first line is no longer an event this codeloop knows.
+    let mut first: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+    first["version"] = newer.into();
+    first["config"] = "a shape this codeloop does not know".into();
+    lines[0] = first.to_string();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let err = read_tape(&path).unwrap_err();
+    match &err {
+        TapeError::NewerVersion {
+            found, supported, ..
+        } => {
+            assert_eq!(*found, u64::from(newer));
+            assert_eq!(*supported, TAPE_VERSION);
+        }
+        other => panic!("expected a newer-version error, got {other:?}"),
+    }
+    let message = err.to_string();
+    assert!(
+        message.contains(&format!("tape format {newer}"))
+            && message.contains(&format!("reads format {TAPE_VERSION} and older"))
+            && message.contains("upgrade codeloop"),
+        "{message}"
+    );
+
+    // The same version, or an older one, reads.
+    let mut first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    first["version"] = TAPE_VERSION.into();
+    lines[0] = first.to_string();
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    assert!(read_tape(&path).unwrap().skipped.is_empty());
+}
+
+#[test]
+fn a_session_without_a_finished_event_did_not_finish() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = write_tape(dir.path());
+    let read = read_tape(&path).unwrap();
+    assert!(
+        !read.finished(),
+        "the fixture session has no finished event"
+    );
+    assert_eq!(read.damage_report(), None);
+
+    let path = dir.path().join("finished.jsonl");
+    let mut writer = TapeWriter::create(&path).unwrap();
+    for event in session_events() {
+        writer.append(event).unwrap();
+    }
+    writer
+        .append(Event::Finished {
+            result: FinalResult {
+                passed: true,
+                nodes_passed: 1,
+                nodes_total: 1,
+                iterations: 1,
+                usage: Usage::default(),
+                summary: "done".into(),
+                output_dir: None,
+            },
+        })
+        .unwrap();
+    writer.flush().unwrap();
+    assert!(read_tape(&path).unwrap().finished());
 }
 
 #[test]

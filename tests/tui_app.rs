@@ -595,6 +595,7 @@ fn stepping_back_through_a_long_tape_gives_the_state_of_that_prefix() {
     let contents = codeloop::session::TapeContents {
         records: recs.clone(),
         truncated_tail: None,
+        skipped: Vec::new(),
     };
     let mut app = App::review(contents, info(), theme());
     for target in [15_000usize, 12_289, 8_192, 8_191, 4_000, 20_010, 3] {

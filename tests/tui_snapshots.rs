@@ -82,6 +82,7 @@ fn code_pane_streams_the_reply_settled_lines_then_the_live_tail() {
         codeloop::session::TapeContents {
             records: app.records()[..n].to_vec(),
             truncated_tail: None,
+            skipped: Vec::new(),
         },
         info(),
         theme(),

@@ -12,7 +12,8 @@ use super::model::{ModelArgs, Selected, select_model};
 use crate::config::Config;
 use crate::engine::{self, EngineOptions, EngineSetup};
 use crate::exec::Sandbox;
-use crate::session::{Event, NodeStatus, NoticeLevel, Record, RunKind, State};
+use crate::session::{Command, Event, NodeStatus, NoticeLevel, Record, RunKind, State};
+use tokio::signal::unix::{Signal, SignalKind, signal};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -91,15 +92,42 @@ pub fn engine_options(config: &Config, args: &Args) -> EngineOptions {
     }
 }
 
+/// Why a task of the user's own cannot go to the model `select_model`
+/// chose: it is the demo model, whose replies are authored for its demo's
+/// task only. `explicit` is true when the user asked for it with --demo.
+pub fn no_model_for_own_task(selected: &Selected, explicit: bool) -> String {
+    let demo = selected.demo.map(|d| d.name).unwrap_or("NAME");
+    let names: Vec<&str> = crate::demos::all().iter().map(|d| d.name).collect();
+    let head = if explicit {
+        format!(
+            "the demo model has only the authored replies of the demo \"{demo}\": they answer that demo's own task, not yours"
+        )
+    } else {
+        // `select_model` says why it fell back to the demo model after "; ".
+        let why = selected
+            .description
+            .split_once("; ")
+            .map(|(_, why)| why.to_string())
+            .unwrap_or_else(|| "the config's model provider is \"demo\"".to_string());
+        format!("no model is available for your task: {why}")
+    };
+    format!(
+        "{head}.\nConfigure a model:\n  - Ollama: `ollama serve`, then `ollama pull qwen2.5-coder:7b` (codeloop finds it on localhost:11434 by itself)\n  - any OpenAI-compatible server (vLLM, llama.cpp, LM Studio, OpenAI): --base-url URL [--model NAME] [--api-key-env VAR]\n  - or base_url and model under [model] in {}\nTo watch a bundled demo instead, with its own task: `codeloop run --demo NAME` ({}).",
+        Config::default_file().display(),
+        names.join(", ")
+    )
+}
+
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     let selected = select_model(&config, &args.model).await?;
     let task = task_of(&args, &selected)?;
     if let Some(demo) = selected.demo
         && task.trim() != demo.task.trim()
     {
-        eprintln!(
-            "codeloop: warning: the demo model only has the authored replies of the demo \"{}\"; for your own task, configure a model (--base-url)",
-            demo.name
+        // Authored replies for another task would pass off a demo as an answer.
+        bail!(
+            "{}",
+            no_model_for_own_task(&selected, args.model.demo.is_some())
         );
     }
     for input in &args.inputs {
@@ -112,6 +140,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         bail!("{problem}");
     }
     let session_dir = engine::new_session_dir(&config.sessions_dir());
+    let tape = session_dir.join("tape.jsonl");
     let setup = EngineSetup {
         task,
         inputs: args.inputs.clone(),
@@ -122,25 +151,109 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         prompt_overrides: Some(config.paths.config_dir.join("prompts")),
         given: None,
     };
+    let mut signals = StopSignals::install()?;
     let mut handle = engine::start(setup)?;
     let mut printer = Progress::new(&selected.description);
     let stdout = std::io::stdout();
-    while let Some(record) = handle.events.recv().await {
-        if args.json {
-            let mut out = stdout.lock();
-            if let Ok(line) = serde_json::to_string(&record) {
-                // A closed stdout (piped into `head`) must not stop the session.
-                let _ = writeln!(out, "{line}");
+    let mut stopped: Option<StopSignal> = None;
+    loop {
+        tokio::select! {
+            record = handle.events.recv() => {
+                let Some(record) = record else { break };
+                if args.json {
+                    let mut out = stdout.lock();
+                    if let Ok(line) = serde_json::to_string(&record) {
+                        // A closed stdout (piped into `head`) must not stop the session.
+                        let _ = writeln!(out, "{line}");
+                    }
+                }
+                printer.show(&record);
+            }
+            signal = signals.next() => {
+                if stopped.is_some() {
+                    say(&format!("codeloop: {} again: quitting at once; the tape (without its end) is {}", signal.name(), tape.display()));
+                    // The runs' sandboxes die with codeloop (bubblewrap's
+                    // --die-with-parent, the helper's parent-death signal).
+                    std::process::exit(signal.exit_code());
+                }
+                stopped = Some(signal);
+                say(&format!("codeloop: {}: cancelling the session (the same signal again quits at once)", signal.name()));
+                // Headless, nothing else sends commands: the buffer has room.
+                let _ = handle.commands.try_send(Command::Cancel);
             }
         }
-        printer.show(&record);
     }
-    let result = handle
-        .done
-        .await
-        .context("the session's task stopped unexpectedly")??;
-    eprintln!("  tape: {}", session_dir.join("tape.jsonl").display());
-    Ok(if result.passed { 0 } else { 1 })
+    let result = handle.done.await;
+    say(&format!("  tape: {}", tape.display()));
+    let result = result.context("the session's task stopped unexpectedly")??;
+    Ok(match stopped {
+        Some(signal) => signal.exit_code(),
+        None if result.passed => 0,
+        None => 1,
+    })
+}
+
+/// A line on stderr. A terminal that went away (SIGHUP) or a closed pipe
+/// must not end the session before it records its end.
+pub fn say(text: &str) {
+    let _ = writeln!(std::io::stderr(), "{text}");
+}
+
+/// The signals that stop a headless session: Ctrl-C, `kill`, a closed terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopSignal {
+    Interrupt,
+    Terminate,
+    Hangup,
+}
+
+impl StopSignal {
+    pub fn name(self) -> &'static str {
+        match self {
+            StopSignal::Interrupt => "interrupted (SIGINT)",
+            StopSignal::Terminate => "terminated (SIGTERM)",
+            StopSignal::Hangup => "the terminal hung up (SIGHUP)",
+        }
+    }
+
+    /// The shell's convention: 128 + the signal's number.
+    pub fn exit_code(self) -> i32 {
+        128 + match self {
+            StopSignal::Interrupt => libc::SIGINT,
+            StopSignal::Terminate => libc::SIGTERM,
+            StopSignal::Hangup => libc::SIGHUP,
+        }
+    }
+}
+
+/// Listens for the stop signals from its creation on (their default action,
+/// ending the process at once, no longer applies).
+pub struct StopSignals {
+    interrupt: Signal,
+    terminate: Signal,
+    hangup: Signal,
+}
+
+impl StopSignals {
+    pub fn install() -> anyhow::Result<StopSignals> {
+        let listen = |kind: SignalKind, name: &str| {
+            signal(kind).with_context(|| format!("cannot listen for {name}"))
+        };
+        Ok(StopSignals {
+            interrupt: listen(SignalKind::interrupt(), "SIGINT")?,
+            terminate: listen(SignalKind::terminate(), "SIGTERM")?,
+            hangup: listen(SignalKind::hangup(), "SIGHUP")?,
+        })
+    }
+
+    /// The next stop signal.
+    pub async fn next(&mut self) -> StopSignal {
+        tokio::select! {
+            _ = self.interrupt.recv() => StopSignal::Interrupt,
+            _ = self.terminate.recv() => StopSignal::Terminate,
+            _ = self.hangup.recv() => StopSignal::Hangup,
+        }
+    }
 }
 
 /// Progress lines on stderr, one view of the tape.
@@ -170,7 +283,7 @@ impl Progress {
     pub fn show(&mut self, record: &Record) {
         self.state.apply(record);
         if let Some(text) = self.line(record) {
-            eprintln!("{text}");
+            say(&text);
         }
     }
 

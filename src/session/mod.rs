@@ -12,4 +12,4 @@ pub mod tape;
 pub use event::*;
 pub use plan::{Dag, PlanError, edit_spec};
 pub use state::State;
-pub use tape::{TapeContents, TapeError, TapeWriter, parse_tape, read_tape};
+pub use tape::{SkippedLine, TapeContents, TapeError, TapeWriter, parse_tape, read_tape};

@@ -5,7 +5,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::event::{Event, Record};
+use super::event::{Event, Record, TAPE_VERSION};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TapeError {
@@ -25,12 +25,20 @@ pub enum TapeError {
         source: std::io::Error,
     },
     #[error(
-        "{path}:{line}: not a codeloop event ({message}); the tape is damaged before its last line"
+        "{path} holds no readable codeloop event (line {line}: {message}): it is not a codeloop tape, or it is damaged throughout"
     )]
     Corrupt {
         path: PathBuf,
         line: usize,
         message: String,
+    },
+    #[error(
+        "{path} was written by a newer codeloop (tape format {found}; this codeloop reads format {supported} and older): upgrade codeloop to open it"
+    )]
+    NewerVersion {
+        path: PathBuf,
+        found: u64,
+        supported: u32,
     },
     #[error("{path} is empty: it holds no events")]
     Empty { path: PathBuf },
@@ -130,11 +138,73 @@ pub struct TapeContents {
     pub records: Vec<Record>,
     /// The last line was cut off mid-write: its 1-based line number and how many bytes it had.
     pub truncated_tail: Option<(usize, usize)>,
+    /// Lines before the last that could not be read, skipped (damage from
+    /// an editor, a disk error, or a newer codeloop's event).
+    pub skipped: Vec<SkippedLine>,
+}
+
+/// A line of a tape that was not a readable event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedLine {
+    /// 1-based.
+    pub line: usize,
+    /// Why it could not be read.
+    pub message: String,
+}
+
+impl std::fmt::Display for SkippedLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+impl TapeContents {
+    /// The session recorded its end (a `finished` event). A tape without one
+    /// is of a session that was killed, or crashed, before it finished: it
+    /// opens marked "did not finish".
+    pub fn finished(&self) -> bool {
+        self.records
+            .iter()
+            .any(|r| matches!(r.event, Event::Finished { .. }))
+    }
+
+    /// One line for the person opening the tape about what could not be
+    /// read, or None when every line was read.
+    pub fn damage_report(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if !self.skipped.is_empty() {
+            let shown: Vec<String> = self
+                .skipped
+                .iter()
+                .take(3)
+                .map(SkippedLine::to_string)
+                .collect();
+            let more = self.skipped.len().saturating_sub(shown.len());
+            parts.push(format!(
+                "{} unreadable line{} skipped ({}{})",
+                self.skipped.len(),
+                if self.skipped.len() == 1 { "" } else { "s" },
+                shown.join("; "),
+                if more > 0 {
+                    format!("; {more} more")
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        if let Some((line, bytes)) = self.truncated_tail {
+            parts.push(format!(
+                "the last line ({line}) was cut off after {bytes} bytes"
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
 }
 
 /// Read a whole tape. A last line cut off mid-write is reported in
-/// `truncated_tail` and everything before it is kept; a bad line anywhere
-/// else is an error.
+/// `truncated_tail`, an unreadable line before it in `skipped`; everything
+/// readable is kept. A tape written by a newer codeloop (a higher format
+/// version) is refused: its events may not mean what this one thinks.
 pub fn read_tape(path: &Path) -> Result<TapeContents, TapeError> {
     let bytes = std::fs::read(path).map_err(|source| TapeError::Read {
         path: path.to_path_buf(),
@@ -143,24 +213,43 @@ pub fn read_tape(path: &Path) -> Result<TapeContents, TapeError> {
     parse_tape(&bytes, path)
 }
 
+/// The format version a tape's first line declares, if it is a session start.
+/// Read as plain JSON, so a newer tape whose events this codeloop cannot
+/// parse still says which version it is.
+fn declared_version(line: &str) -> Option<u64> {
+    let value: serde_json::Value = serde_json::from_str(line).ok()?;
+    if value.get("type")?.as_str()? != "session_started" {
+        return None;
+    }
+    value.get("version")?.as_u64()
+}
+
 /// Parse a tape held in memory (e.g. a bundled demo); `label` names it in errors.
 pub fn parse_tape(bytes: &[u8], label: &Path) -> Result<TapeContents, TapeError> {
     let mut records = Vec::new();
+    let mut skipped = Vec::new();
     let mut pending_bad: Option<(usize, usize, String)> = None;
+    let mut first = true;
     for (i, line) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
         let line_no = i + 1;
         if let Some((line, _, message)) = pending_bad.take() {
             // A bad line followed by more lines is damage, not a cut-off tail.
-            return Err(TapeError::Corrupt {
-                path: label.to_path_buf(),
-                line,
-                message,
-            });
+            skipped.push(SkippedLine { line, message });
         }
         let text = String::from_utf8_lossy(line);
         let trimmed = text.trim_end_matches(['\n', '\r']);
         if trimmed.trim().is_empty() {
             continue;
+        }
+        if std::mem::take(&mut first)
+            && let Some(found) = declared_version(trimmed)
+            && found > u64::from(TAPE_VERSION)
+        {
+            return Err(TapeError::NewerVersion {
+                path: label.to_path_buf(),
+                found,
+                supported: TAPE_VERSION,
+            });
         }
         match serde_json::from_str::<Record>(trimmed) {
             Ok(r) => records.push(r),
@@ -168,13 +257,21 @@ pub fn parse_tape(bytes: &[u8], label: &Path) -> Result<TapeContents, TapeError>
         }
     }
     let truncated_tail = pending_bad.map(|(line, bytes, _)| (line, bytes));
-    if records.is_empty() && truncated_tail.is_none() {
-        return Err(TapeError::Empty {
-            path: label.to_path_buf(),
+    if records.is_empty() {
+        return Err(match skipped.first() {
+            Some(bad) => TapeError::Corrupt {
+                path: label.to_path_buf(),
+                line: bad.line,
+                message: bad.message.clone(),
+            },
+            None => TapeError::Empty {
+                path: label.to_path_buf(),
+            },
         });
     }
     Ok(TapeContents {
         records,
         truncated_tail,
+        skipped,
     })
 }

@@ -272,6 +272,7 @@ pub fn tape() -> TapeContents {
     TapeContents {
         records: records(),
         truncated_tail: None,
+        skipped: Vec::new(),
     }
 }
 

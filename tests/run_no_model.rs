@@ -1,0 +1,60 @@
+//! `codeloop run "my own task"` with no model configured: never a demo's
+//! authored replies passed off as an answer. It says no model is available,
+//! how to configure one, and that `--demo NAME` runs a demo; exit 2, and no
+//! session is started.
+
+use std::process::Command;
+
+fn run(args: &[&str], data: &std::path::Path) -> (Option<i32>, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .args(args)
+        .env("CODELOOP_DATA_DIR", data)
+        .env("CODELOOP_CONFIG", data.join("none.toml"))
+        // No server configured through the environment either.
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("CODELOOP_BASE_URL")
+        .env_remove("CODELOOP_PROVIDER")
+        .output()
+        .unwrap();
+    (
+        output.status.code(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_task_of_ones_own_with_no_model_is_refused_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    // Nothing listens on Ollama's port here, so no model is found.
+    let (code, stderr) = run(&["run", "reverse the words of a sentence"], dir.path());
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.starts_with("codeloop: no model is available for your task: no model server is configured and Ollama does not answer at http://localhost:11434/v1.\n"),
+        "{stderr}"
+    );
+    for needle in [
+        "ollama serve",
+        "--base-url URL",
+        "[model] in",
+        "codeloop run --demo NAME",
+        "collatz",
+    ] {
+        assert!(stderr.contains(needle), "{needle:?} missing from: {stderr}");
+    }
+    assert!(
+        !dir.path().join("sessions").exists(),
+        "no session may start"
+    );
+
+    // A demo asked for by name answers only its own task.
+    let (code, stderr) = run(
+        &["run", "--demo", "collatz", "reverse the words"],
+        dir.path(),
+    );
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("only the authored replies of the demo \"collatz\""),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("sessions").exists());
+}
