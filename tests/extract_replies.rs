@@ -212,6 +212,31 @@ fn unfenced_code_loses_the_prose_around_it() {
 }
 
 #[test]
+fn unfenced_code_with_prose_between_two_functions() {
+    let text = "A helper:\n\ndef base(x):\n    return x * 10\n\nNow the main one, which calls it:\n\ndef scaled(x):\n    return base(x) + 1\n\nprint(scaled(2))  # 21\n\nThat's all.\n";
+    assert_eq!(
+        code(text, Some("scaled")).as_deref(),
+        Some("def base(x):\n    return x * 10\n\n\ndef scaled(x):\n    return base(x) + 1\n")
+    );
+}
+
+#[test]
+fn only_python_fences_are_code() {
+    for lang in ["python", "py", "python3", "Python", "{.python}", ""] {
+        let text = format!("```{lang}\ndef f():\n    return 1\n```\n");
+        assert_eq!(
+            code(&text, Some("f")).as_deref(),
+            Some("def f():\n    return 1\n"),
+            "{lang}"
+        );
+    }
+    for lang in ["json", "bash", "text", "output", "console", "pycon"] {
+        let text = format!("```{lang}\ndef f():\n    return 1\n```\n");
+        assert_eq!(code(&text, Some("f")), None, "{lang}");
+    }
+}
+
+#[test]
 fn indented_unfenced_code_is_dedented() {
     let text = "The code:\n\n    def f(x):\n        return x + 1\n\nThat's it.\n";
     assert_eq!(
@@ -283,21 +308,19 @@ fn no_plan_and_an_invalid_plan_say_what_is_wrong() {
 }
 
 /// The Rust reading of Python against `ast.parse`, on every run of lines of
-/// every code fixture: it may call prose Python (so may Python: `Done` is a
-/// name), but it must never reject a run Python accepts, and it must reject
-/// every run Python rejects that starts or ends on a line of prose.
+/// every fixture: they must agree on each one (prose, code, and the runs that
+/// start or end in the middle of either).
 #[test]
 fn the_rust_reading_agrees_with_ast_parse() {
     let mut snippets: Vec<String> = Vec::new();
-    for name in [
-        "unfenced_prose_around.md",
-        "unfenced_constant_first.md",
-        "qwen25_coder_prose.md",
-        "qwen25_coder_usage_in_block.md",
-        "deepseek_r1_think_draft.md",
-        "several_blocks.md",
-        "main_guard.md",
-    ] {
+    let dir = format!("{}/tests/fixtures/replies", env!("CARGO_MANIFEST_DIR"));
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("fixtures")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with("plan_"))
+        .collect();
+    names.sort();
+    for name in &names {
         let text = reply(name);
         let lines: Vec<&str> = text.lines().collect();
         for s in 0..lines.len() {
@@ -315,10 +338,73 @@ fn the_rust_reading_agrees_with_ast_parse() {
     }
     assert!(
         disagree.is_empty(),
-        "{} of {} disagree; first:\n{}",
+        "{} of {} runs of lines disagree; first:\n{}",
         disagree.len(),
         snippets.len(),
         disagree.first().map(String::as_str).unwrap_or("")
+    );
+    eprintln!(
+        "{} runs of lines from {} fixtures: all agree",
+        snippets.len(),
+        names.len()
+    );
+}
+
+/// The Rust reading must never reject Python that parses (it would cut a
+/// function short): every whole module and every run of 1, 3, 10 and 25 lines
+/// from every seventh line of a few modules of the interpreter's own library.
+#[test]
+fn the_rust_reading_never_rejects_python_that_parses() {
+    let out = Command::new(python())
+        .args(["-c", "import os; print(os.path.dirname(os.__file__))"])
+        .output()
+        .expect("python runs");
+    let lib = String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .trim()
+        .to_string();
+    let mut snippets: Vec<String> = Vec::new();
+    for module in [
+        "textwrap.py",
+        "json/decoder.py",
+        "heapq.py",
+        "fractions.py",
+        "dataclasses.py",
+        "functools.py",
+        "statistics.py",
+        "argparse.py",
+        "enum.py",
+        "inspect.py",
+    ] {
+        let text = std::fs::read_to_string(format!("{lib}/{module}")).expect("a stdlib module");
+        let lines: Vec<&str> = text.lines().collect();
+        snippets.push(text.clone());
+        for s in (0..lines.len()).step_by(7) {
+            for len in [1, 3, 10, 25] {
+                if let Some(run) = lines.get(s..s + len) {
+                    snippets.push(run.join("\n") + "\n");
+                }
+            }
+        }
+    }
+    let verdicts = ast_verdicts(&snippets);
+    let rejected: Vec<&String> = snippets
+        .iter()
+        .zip(&verdicts)
+        .filter(|(src, ok)| **ok && !looks_like_python(src))
+        .map(|(src, _)| src)
+        .collect();
+    assert!(
+        rejected.is_empty(),
+        "{} of {} valid snippets rejected; first:\n{}",
+        rejected.len(),
+        snippets.len(),
+        rejected.first().map(|s| s.as_str()).unwrap_or("")
+    );
+    let valid = verdicts.iter().filter(|ok| **ok).count();
+    assert!(
+        valid > 1000,
+        "only {valid} valid snippets: the corpus is too small"
     );
 }
 

@@ -330,33 +330,67 @@ pub fn check(src: &str) -> Result<(), String> {
     if let Some(e) = lexed.error {
         return Err(e);
     }
-    let mut indents = vec![0usize];
+    // Each open block's indent, and the keyword of the last statement in it.
+    let mut levels: Vec<(usize, &str)> = vec![(0, "")];
     let mut expect_body = false;
     for line in &lexed.lines {
-        let top = indents.last().copied().unwrap_or(0);
+        let top = levels.last().map_or(0, |l| l.0);
         let at = line.first_line + 1;
         if line.indent > top {
             if !expect_body {
                 return Err(format!("line {at}: unexpected indent"));
             }
-            indents.push(line.indent);
+            levels.push((line.indent, ""));
         } else {
             if expect_body {
                 return Err(format!("line {at}: a block has no body"));
             }
-            while indents.last().is_some_and(|i| *i > line.indent) {
-                indents.pop();
+            while levels.last().is_some_and(|l| l.0 > line.indent) {
+                if let Some((_, last)) = levels.pop() {
+                    clause_follows(last, "").map_err(|e| format!("line {at}: {e}"))?;
+                }
             }
-            if indents.last() != Some(&line.indent) {
+            if levels.last().map(|l| l.0) != Some(line.indent) {
                 return Err(format!("line {at}: the indent matches no outer block"));
             }
         }
         expect_body = statement(&line.tokens).map_err(|e| format!("line {at}: {e}"))?;
+        let keyword = match line.tokens.first() {
+            Some(Tok::Name(n)) if COMPOUND.contains(&n.as_str()) => n.as_str(),
+            _ => "",
+        };
+        if let Some(level) = levels.last_mut() {
+            clause_follows(level.1, keyword).map_err(|e| format!("line {at}: {e}"))?;
+            level.1 = keyword;
+        }
     }
     if expect_body {
         return Err("the last block has no body".into());
     }
+    for (_, last) in levels {
+        clause_follows(last, "")?;
+    }
     Ok(())
+}
+
+/// Whether a statement starting with `next` may follow one starting with
+/// `prev` in the same block: `elif`, `else`, `except` and `finally` need the
+/// statement they continue, and a `try` needs its `except` or `finally`.
+fn clause_follows(prev: &str, next: &str) -> Result<(), String> {
+    let ok = match next {
+        "elif" => matches!(prev, "if" | "elif"),
+        "else" => matches!(prev, "if" | "elif" | "for" | "while" | "try" | "except"),
+        "except" => matches!(prev, "try" | "except"),
+        "finally" => matches!(prev, "try" | "except" | "else"),
+        _ => prev != "try",
+    };
+    if ok {
+        Ok(())
+    } else if prev == "try" {
+        Err("a try without except or finally".into())
+    } else {
+        Err(format!("{next} continues no statement"))
+    }
 }
 
 fn is_name(t: &Tok) -> bool {
@@ -479,6 +513,9 @@ mod tests {
             "def f(x):\n    return x\nThe function above returns x.",
             "def f(x):\n  return x\n    y = 1",
             "if x:\n",
+            "except ValueError:\n    pass\n",
+            "try:\n    x = 1\ny = 2\n",
+            "x = 1\nelse:\n    pass\n",
         ] {
             assert!(check(prose).is_err(), "{prose}");
         }
