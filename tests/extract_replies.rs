@@ -177,6 +177,17 @@ fn helper_main_and_usage_in_three_blocks() {
 }
 
 #[test]
+fn an_example_assignment_elsewhere_is_not_a_helper() {
+    let text = "```python\nRATE = 2\n```\n\n```python\ndef total(xs):\n    result = sum(xs) * RATE\n    return result\n\ntotal = functools.cache(total)\n```\n\n```python\nimport functools\nresult = total([1, 2])\nprint(result)\n```\n";
+    assert_eq!(
+        code(text, Some("total")).as_deref(),
+        Some(
+            "import functools\n\n\nRATE = 2\n\n\ndef total(xs):\n    result = sum(xs) * RATE\n    return result\n\ntotal = functools.cache(total)\n"
+        )
+    );
+}
+
+#[test]
 fn a_doctest_session_is_not_code() {
     let text = reply("doctest_block.md");
     let want = "def double(x: int) -> int:\n    return 2 * x\n";

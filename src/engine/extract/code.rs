@@ -51,7 +51,7 @@ impl Block {
 }
 
 /// Lines with their common indentation removed.
-pub fn dedent(lines: &[&str]) -> String {
+fn dedent(lines: &[&str]) -> String {
     let common = lines
         .iter()
         .filter(|l| !l.trim().is_empty())
@@ -289,6 +289,9 @@ pub fn select(answer: &str, want: Option<&str>, parses: &dyn Fn(&str) -> bool) -
         .or_else(|| want.is_none().then(|| longest(&blocks, |_| true)).flatten())?;
     let main = kept_items(&blocks[chosen], want);
     let mut bound: BTreeSet<String> = main.iter().flat_map(|i| i.binds.clone()).collect();
+    // What the chosen code defines: an assignment elsewhere that uses it is
+    // an example (`result = f(3)`), not a constant, whatever its name.
+    let main_defs = bound.clone();
     let mut needed: BTreeSet<String> = main.iter().flat_map(|i| i.refs.clone()).collect();
     // Helpers and imports from the other blocks, by name, until none is missing.
     let mut taken: Vec<(usize, usize)> = Vec::new();
@@ -299,7 +302,8 @@ pub fn select(answer: &str, want: Option<&str>, parses: &dyn Fn(&str) -> bool) -
                 continue;
             }
             for (k, it) in block.items.iter().enumerate() {
-                let useful = matches!(it.kind, Kind::Import | Kind::Def | Kind::Assign)
+                let constant = it.kind == Kind::Assign && it.refs.is_disjoint(&main_defs);
+                let useful = (matches!(it.kind, Kind::Import | Kind::Def) || constant)
                     && it
                         .binds
                         .iter()
@@ -366,7 +370,9 @@ fn kept_items<'a>(block: &'a Block, want: Option<&str>) -> Vec<&'a Item> {
     let mut example_names: BTreeSet<&'a str> = BTreeSet::new();
     let mut defined = false;
     for it in &block.items {
+        let rebinds_want = want.is_some_and(|w| it.binds.iter().any(|b| b == w));
         let example = defined
+            && !rebinds_want
             && matches!(it.kind, Kind::Other | Kind::Assign)
             && (it.prints
                 || want.is_some_and(|w| it.refs.contains(w))
