@@ -248,6 +248,13 @@ fn only_python_fences_are_code() {
 }
 
 #[test]
+fn unfenced_code_with_a_syntax_error_is_kept_for_the_check_without_the_prose_after() {
+    let text = "Here it is:\n\ndef f(x):\n    return x +\n\nThis adds one to x.\n";
+    let code = extract_code(text, Some("f"));
+    assert_eq!(code.as_deref(), Some("def f(x):\n    return x +\n"));
+}
+
+#[test]
 fn indented_unfenced_code_is_dedented() {
     let text = "The code:\n\n    def f(x):\n        return x + 1\n\nThat's it.\n";
     assert_eq!(

@@ -217,10 +217,15 @@ pub(super) fn starts_code(line: &str) -> bool {
     let keyword = ["def ", "async def ", "class ", "import ", "from ", "@"]
         .iter()
         .any(|p| t.starts_with(p));
-    // The line on its own: its tokens must read as a statement (prose that
-    // starts with "from" or "import" does not).
-    let tokens: Vec<Tok> = lex(t).lines.into_iter().flat_map(|l| l.tokens).collect();
-    keyword && statement(&tokens).is_ok()
+    // Prose that starts with "from" or "import" does not read as a statement.
+    keyword && reads_as_statement(t)
+}
+
+/// Whether one line, on its own, reads as the start of a Python statement.
+fn reads_as_statement(line: &str) -> bool {
+    let lexed = lex(line.trim_start());
+    let tokens: Vec<Tok> = lexed.lines.into_iter().flat_map(|l| l.tokens).collect();
+    statement(&tokens).is_ok()
 }
 
 /// The runs of code in text without fences: from each line that starts a
@@ -235,9 +240,15 @@ fn unfenced_chunks(lines: &[&str], parses: &dyn Fn(&str) -> bool) -> Vec<String>
             .filter(|&e| !lines[e - 1].trim().is_empty())
             .find(|&e| parses(&dedent(&lines[anchor..e])));
         let Some(end) = end else {
-            // Code that does not parse at all: taken as it is, so the static
-            // check can tell the model what is wrong with it.
-            chunks.push(dedent(&lines[anchor..]));
+            // Code that does not parse at all: taken up to the first paragraph
+            // of prose, so the static check can tell the model what is wrong.
+            let prose = (anchor + 1..lines.len()).find(|&i| {
+                lines[i - 1].trim().is_empty()
+                    && !lines[i].starts_with([' ', '\t'])
+                    && !lines[i].trim().is_empty()
+                    && !reads_as_statement(lines[i])
+            });
+            chunks.push(dedent(&lines[anchor..prose.unwrap_or(lines.len())]));
             break;
         };
         let start = (from..anchor)
