@@ -1,0 +1,523 @@
+//! A conservative reading of Python without Python: a tokenizer (strings,
+//! f-strings, brackets, comments, continuation lines, indentation) and checks
+//! that only reject what no Python parser accepts: two names in a row (prose),
+//! unclosed strings and brackets, characters Python has no use for (`?`, `!`,
+//! backticks), a line ending in a colon that opens no block, a bad indent.
+//! It decides where code starts and stops in a reply without fences; it is not
+//! the static check (that runs the real parser, `exec::check`).
+
+/// A token, without its position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tok {
+    Name(String),
+    Number,
+    /// A string literal with its quotes and prefix.
+    Str(String),
+    Op(&'static str),
+}
+
+/// One logical line: its tokens, the physical lines it spans and its indent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Logical {
+    pub first_line: usize,
+    pub last_line: usize,
+    pub indent: usize,
+    pub tokens: Vec<Tok>,
+}
+
+/// The logical lines of a source, and the first thing that cannot be Python.
+/// Lexing goes on past an error, so the lines serve even broken code.
+pub struct Lexed {
+    pub lines: Vec<Logical>,
+    pub error: Option<String>,
+}
+
+const KEYWORDS: [&str; 32] = [
+    "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del", "elif",
+    "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda",
+    "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
+];
+const COMPOUND: [&str; 14] = [
+    "if", "elif", "else", "for", "while", "try", "except", "finally", "with", "def", "class",
+    "async", "match", "case",
+];
+const OPS3: [&str; 5] = ["**=", "//=", ">>=", "<<=", "..."];
+const OPS2: [&str; 19] = [
+    "->", ":=", "==", "!=", "<=", ">=", "**", "//", "<<", ">>", "+=", "-=", "*=", "/=", "%=", "&=",
+    "|=", "^=", "@=",
+];
+const OPS1: [&str; 22] = [
+    "+", "-", "*", "/", "%", "@", "&", "|", "^", "~", "<", ">", "(", ")", "[", "]", "{", "}", ",",
+    ":", ".", ";",
+];
+const OP_EQ: &str = "=";
+
+pub fn is_keyword(name: &str) -> bool {
+    KEYWORDS.contains(&name)
+}
+
+struct Lexer {
+    chars: Vec<char>,
+    i: usize,
+    line: usize,
+    brackets: Vec<char>,
+    error: Option<String>,
+}
+
+impl Lexer {
+    fn fail(&mut self, what: String) {
+        if self.error.is_none() {
+            self.error = Some(format!("line {}: {what}", self.line + 1));
+        }
+    }
+
+    fn peek(&self, k: usize) -> Option<char> {
+        self.chars.get(self.i + k).copied()
+    }
+
+    /// Past a string whose opening quote is at `self.i`.
+    fn string(&mut self, fstring: bool) {
+        let Some(quote) = self.peek(0) else { return };
+        let triple = self.peek(1) == Some(quote) && self.peek(2) == Some(quote);
+        self.i += if triple { 3 } else { 1 };
+        loop {
+            let Some(c) = self.peek(0) else {
+                self.fail("a string is never closed".into());
+                return;
+            };
+            match c {
+                '\\' => {
+                    if self.peek(1) == Some('\n') {
+                        self.line += 1;
+                    }
+                    self.i += 2;
+                }
+                '\n' if !triple => {
+                    self.fail("a string is not closed on its line".into());
+                    return;
+                }
+                '\n' => {
+                    self.line += 1;
+                    self.i += 1;
+                }
+                '{' if fstring && self.peek(1) == Some('{') => self.i += 2,
+                '{' if fstring => self.replacement_field(),
+                _ if c == quote => {
+                    if !triple {
+                        self.i += 1;
+                        return;
+                    }
+                    if self.peek(1) == Some(quote) && self.peek(2) == Some(quote) {
+                        self.i += 3;
+                        return;
+                    }
+                    self.i += 1;
+                }
+                _ => self.i += 1,
+            }
+        }
+    }
+
+    /// Past `{expr}` inside an f-string (which may hold strings of its own).
+    fn replacement_field(&mut self) {
+        let mut depth = 0usize;
+        while let Some(c) = self.peek(0) {
+            match c {
+                '{' | '[' | '(' => depth += 1,
+                '}' | ']' | ')' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 && c == '}' {
+                        self.i += 1;
+                        return;
+                    }
+                }
+                '\'' | '"' => {
+                    self.string(false);
+                    continue;
+                }
+                '\n' => self.line += 1,
+                _ => {}
+            }
+            self.i += 1;
+        }
+    }
+
+    fn op(&mut self) -> Option<&'static str> {
+        let rest: String = self.chars[self.i..].iter().take(3).collect();
+        let found = OPS3
+            .iter()
+            .chain(OPS2.iter())
+            .chain(OPS1.iter())
+            .chain(std::iter::once(&OP_EQ))
+            .find(|op| rest.starts_with(**op))
+            .copied()?;
+        self.i += found.chars().count();
+        Some(found)
+    }
+}
+
+/// The tokens of `src`, as logical lines.
+pub fn lex(src: &str) -> Lexed {
+    let mut lx = Lexer {
+        chars: src.chars().collect(),
+        i: 0,
+        line: 0,
+        brackets: Vec::new(),
+        error: None,
+    };
+    let mut lines: Vec<Logical> = Vec::new();
+    let mut at_line_start = true;
+    let mut continued = false;
+    while lx.i < lx.chars.len() {
+        if at_line_start {
+            at_line_start = false;
+            if lx.brackets.is_empty() && !continued {
+                let mut width = 0;
+                while let Some(c) = lx.peek(0).filter(|c| matches!(c, ' ' | '\t' | '\x0c')) {
+                    width = if c == '\t' {
+                        (width / 8 + 1) * 8
+                    } else {
+                        width + 1
+                    };
+                    lx.i += 1;
+                }
+                if !matches!(lx.peek(0), None | Some('\n' | '\r' | '#')) {
+                    lines.push(Logical {
+                        first_line: lx.line,
+                        last_line: lx.line,
+                        indent: width,
+                        tokens: Vec::new(),
+                    });
+                }
+            }
+            continued = false;
+            continue;
+        }
+        let c = lx.chars[lx.i];
+        let start_line = lx.line;
+        let tok = match c {
+            '\n' => {
+                lx.line += 1;
+                lx.i += 1;
+                at_line_start = true;
+                continue;
+            }
+            ' ' | '\t' | '\r' | '\x0c' => {
+                lx.i += 1;
+                continue;
+            }
+            '#' => {
+                while lx.peek(0).is_some_and(|c| c != '\n') {
+                    lx.i += 1;
+                }
+                continue;
+            }
+            '\\' => {
+                let skip = match (lx.peek(1), lx.peek(2)) {
+                    (Some('\n'), _) => 2,
+                    (Some('\r'), Some('\n')) => 3,
+                    _ => 0,
+                };
+                if skip == 0 {
+                    lx.fail("a backslash outside a string".into());
+                    lx.i += 1;
+                } else {
+                    lx.i += skip;
+                    lx.line += 1;
+                    at_line_start = true;
+                    continued = true;
+                }
+                continue;
+            }
+            '\'' | '"' => {
+                let from = lx.i;
+                lx.string(false);
+                Tok::Str(lx.chars[from..lx.i.min(lx.chars.len())].iter().collect())
+            }
+            c if c.is_ascii_digit()
+                || (c == '.' && lx.peek(1).is_some_and(|d| d.is_ascii_digit())) =>
+            {
+                while let Some(d) = lx.peek(0) {
+                    if d.is_alphanumeric() || d == '_' || d == '.' {
+                        lx.i += 1;
+                        if matches!(d, 'e' | 'E') && matches!(lx.peek(0), Some('+' | '-')) {
+                            lx.i += 1;
+                        }
+                    } else {
+                        break;
+                    }
+                }
+                Tok::Number
+            }
+            c if c.is_alphabetic() || c == '_' => {
+                let from = lx.i;
+                while lx.peek(0).is_some_and(|d| d.is_alphanumeric() || d == '_') {
+                    lx.i += 1;
+                }
+                let name: String = lx.chars[from..lx.i].iter().collect();
+                let lower = name.to_ascii_lowercase();
+                let prefix = lower.len() <= 2 && lower.chars().all(|p| "rbuft".contains(p));
+                if prefix && matches!(lx.peek(0), Some('\'' | '"')) {
+                    lx.string(lower.contains('f') || lower.contains('t'));
+                    Tok::Str(lx.chars[from..lx.i.min(lx.chars.len())].iter().collect())
+                } else {
+                    Tok::Name(name)
+                }
+            }
+            _ => match lx.op() {
+                Some(op) => {
+                    bracket(&mut lx, op);
+                    Tok::Op(op)
+                }
+                None => {
+                    lx.fail(format!("{c:?} is not Python"));
+                    lx.i += 1;
+                    continue;
+                }
+            },
+        };
+        if lines.is_empty() {
+            lines.push(Logical {
+                first_line: start_line,
+                last_line: start_line,
+                indent: 0,
+                tokens: Vec::new(),
+            });
+        }
+        if let Some(last) = lines.last_mut() {
+            last.tokens.push(tok);
+            last.last_line = lx.line;
+        }
+    }
+    if !lx.brackets.is_empty() {
+        lx.fail("a bracket is never closed".into());
+    }
+    if continued {
+        lx.fail("the last line ends with a backslash".into());
+    }
+    Lexed {
+        lines,
+        error: lx.error,
+    }
+}
+
+fn bracket(lx: &mut Lexer, op: &str) {
+    match op {
+        "(" | "[" | "{" => lx.brackets.extend(op.chars()),
+        ")" | "]" | "}" => {
+            let want = match op {
+                ")" => '(',
+                "]" => '[',
+                _ => '{',
+            };
+            if lx.brackets.pop() != Some(want) {
+                lx.fail(format!("{op} closes nothing that was opened"));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether `src` could be Python: no check here fails on code `ast.parse`
+/// accepts (as far as the tests show), and prose fails one almost always.
+pub fn looks_like_python(src: &str) -> bool {
+    check(src).is_ok()
+}
+
+/// Why `src` cannot be Python, if a check finds a reason.
+pub fn check(src: &str) -> Result<(), String> {
+    let lexed = lex(src);
+    if let Some(e) = lexed.error {
+        return Err(e);
+    }
+    // Each open block's indent, and the keyword of the last statement in it.
+    let mut levels: Vec<(usize, &str)> = vec![(0, "")];
+    let mut expect_body = false;
+    for line in &lexed.lines {
+        let top = levels.last().map_or(0, |l| l.0);
+        let at = line.first_line + 1;
+        if line.indent > top {
+            if !expect_body {
+                return Err(format!("line {at}: unexpected indent"));
+            }
+            levels.push((line.indent, ""));
+        } else {
+            if expect_body {
+                return Err(format!("line {at}: a block has no body"));
+            }
+            while levels.last().is_some_and(|l| l.0 > line.indent) {
+                if let Some((_, last)) = levels.pop() {
+                    clause_follows(last, "").map_err(|e| format!("line {at}: {e}"))?;
+                }
+            }
+            if levels.last().map(|l| l.0) != Some(line.indent) {
+                return Err(format!("line {at}: the indent matches no outer block"));
+            }
+        }
+        expect_body = statement(&line.tokens).map_err(|e| format!("line {at}: {e}"))?;
+        let keyword = match line.tokens.first() {
+            Some(Tok::Name(n)) if COMPOUND.contains(&n.as_str()) => n.as_str(),
+            _ => "",
+        };
+        if let Some(level) = levels.last_mut() {
+            clause_follows(level.1, keyword).map_err(|e| format!("line {at}: {e}"))?;
+            level.1 = keyword;
+        }
+    }
+    if expect_body {
+        return Err("the last block has no body".into());
+    }
+    for (_, last) in levels {
+        clause_follows(last, "")?;
+    }
+    Ok(())
+}
+
+/// Whether a statement starting with `next` may follow one starting with
+/// `prev` in the same block: `elif`, `else`, `except` and `finally` need the
+/// statement they continue, and a `try` needs its `except` or `finally`.
+fn clause_follows(prev: &str, next: &str) -> Result<(), String> {
+    let ok = match next {
+        "elif" => matches!(prev, "if" | "elif"),
+        "else" => matches!(prev, "if" | "elif" | "for" | "while" | "try" | "except"),
+        "except" => matches!(prev, "try" | "except"),
+        "finally" => matches!(prev, "try" | "except" | "else"),
+        _ => prev != "try",
+    };
+    if ok {
+        Ok(())
+    } else if prev == "try" {
+        Err("a try without except or finally".into())
+    } else {
+        Err(format!("{next} continues no statement"))
+    }
+}
+
+fn is_name(t: &Tok) -> bool {
+    matches!(t, Tok::Name(n) if !is_keyword(n))
+}
+
+fn is_word(t: &Tok, w: &str) -> bool {
+    matches!(t, Tok::Name(n) if n == w)
+}
+
+/// A token that can end an operand, and one that can begin one.
+fn ends_operand(t: &Tok) -> bool {
+    is_name(t)
+        || matches!(
+            t,
+            Tok::Number | Tok::Str(_) | Tok::Op(")" | "]" | "}" | "...")
+        )
+}
+
+fn begins_operand(t: &Tok) -> bool {
+    is_name(t) || matches!(t, Tok::Number | Tok::Str(_) | Tok::Op("..."))
+}
+
+/// Checks one logical line; says whether it opens a block.
+pub fn statement(tokens: &[Tok]) -> Result<bool, String> {
+    let Some(first) = tokens.first() else {
+        return Ok(false);
+    };
+    let last = tokens.last().unwrap_or(first);
+    let import = is_word(first, "from") || is_word(first, "import");
+    match first {
+        Tok::Op(op) if !matches!(*op, "(" | "[" | "{" | "-" | "+" | "~" | "*" | "@" | "...") => {
+            return Err(format!("a statement cannot start with {op}"));
+        }
+        Tok::Name(n) if matches!(n.as_str(), "and" | "or" | "in" | "is" | "as") => {
+            return Err(format!("a statement cannot start with {n}"));
+        }
+        _ => {}
+    }
+    let soft = matches!(first, Tok::Name(n) if matches!(n.as_str(), "match" | "case" | "type"));
+    for (k, pair) in tokens.windows(2).enumerate() {
+        let (a, b) = (&pair[0], &pair[1]);
+        let strings = matches!((a, b), (Tok::Str(_), Tok::Str(_)));
+        if ends_operand(a) && begins_operand(b) && !strings && !(k == 0 && soft) {
+            return Err("two operands in a row (prose, not code)".into());
+        }
+        if *a == Tok::Op(".") && !import && !matches!(b, Tok::Name(_)) {
+            return Err("a dot not followed by a name".into());
+        }
+    }
+    // `from m import *` is the one line that may end with an operator.
+    let may_end =
+        |op: &str| matches!(op, ")" | "]" | "}" | "," | ":" | "..." | ";") || import && op == "*";
+    match last {
+        Tok::Op(op) if !may_end(op) => {
+            return Err(format!("the line ends with {op}"));
+        }
+        Tok::Name(n)
+            if is_keyword(n)
+                && !matches!(
+                    n.as_str(),
+                    "pass" | "break" | "continue" | "return" | "yield" | "raise"
+                ) =>
+        {
+            return Err(format!("the line ends with {n}"));
+        }
+        _ => {}
+    }
+    let compound = matches!(first, Tok::Name(n) if COMPOUND.contains(&n.as_str()));
+    let opens = *last == Tok::Op(":");
+    if opens && !compound {
+        return Err("a line ending in a colon that opens no block".into());
+    }
+    if is_word(first, "def") || is_word(first, "class") {
+        let named = tokens.get(1).is_some_and(is_name);
+        let next = tokens.get(2);
+        let ok = if is_word(first, "def") {
+            next == Some(&Tok::Op("("))
+        } else {
+            matches!(next, Some(Tok::Op("(" | ":")))
+        };
+        if !named || !ok {
+            return Err("a def or class without a name and its parameters".into());
+        }
+    }
+    if compound && !soft && !tokens.contains(&Tok::Op(":")) {
+        return Err("a block header without a colon".into());
+    }
+    Ok(opens)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_passes() {
+        for code in [
+            "import math\n\ndef f(x: int) -> float:\n    \"\"\"Doc.\n\n    >>> f(1)\n    \"\"\"\n    return math.sqrt(x)\n",
+            "class A(B):\n    def g(self):\n        return {'a': [1, 2,\n   3]}[\"a\"]\n",
+            "x = f'{a!r:>{w}} {{b}}'\nif x: pass\nelse:\n    y = 1e-3 + .5j\n",
+            "from . import a\nfrom x import *\nmatch p:\n    case _:\n        pass\n",
+            "s = r'\\d' \\\n    'more'\n@dec\nasync def h():\n    await z\n",
+        ] {
+            assert_eq!(check(code), Ok(()), "{code}");
+        }
+    }
+
+    #[test]
+    fn prose_fails() {
+        for prose in [
+            "Here's the fixed code:",
+            "This function uses a dictionary.",
+            "Explanation:",
+            "**Explanation**",
+            "1. Iterate over the list",
+            "- `f(x)` returns the sum",
+            "Let me know if you have questions!",
+            "Done.",
+            "def f(x):\n    return x\nThe function above returns x.",
+            "def f(x):\n  return x\n    y = 1",
+            "if x:\n",
+            "except ValueError:\n    pass\n",
+            "try:\n    x = 1\ny = 2\n",
+            "x = 1\nelse:\n    pass\n",
+        ] {
+            assert!(check(prose).is_err(), "{prose}");
+        }
+    }
+}
