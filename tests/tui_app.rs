@@ -600,3 +600,39 @@ fn stepping_back_through_a_long_tape_gives_the_state_of_that_prefix() {
         );
     }
 }
+
+#[test]
+fn saying_no_to_quit_keeps_the_open_editor_and_its_draft() {
+    let n = index_of(|e| matches!(e, Event::Localized { .. })) + 1;
+    let mut app = live_after(n);
+    app.update(ch('h'));
+    app.editor_mut()
+        .unwrap()
+        .textarea_mut()
+        .insert_str("keep me");
+    assert!(app.update(ctrl('c')).is_empty());
+    assert_eq!(app.confirm(), Some(Confirm::Quit));
+    assert!(app.update(ch('n')).is_empty());
+    assert_eq!(app.confirm(), None);
+    assert_eq!(app.editor().unwrap().textarea().lines(), ["keep me"]);
+    assert!(!app.quitting());
+}
+
+#[test]
+fn the_help_of_a_live_session_lists_the_keys_that_move_through_its_past() {
+    let mut app = live_after(records().len());
+    app.update(ch('?'));
+    let text = screen(&mut app, 120, 44);
+    for row in [
+        "[ / ]",
+        "previous / next iteration",
+        "jump to the first failure",
+    ] {
+        assert!(text.contains(row), "{row} missing:\n{text}");
+    }
+    // Any key closes the help; the key listed then does what it says.
+    app.update(key(KeyCode::Esc));
+    let end = app.cursor();
+    app.update(ch('['));
+    assert!(app.cursor() < end);
+}

@@ -57,6 +57,16 @@ impl Key {
         }
     }
 
+    /// The key as pressed (a command palette replays a row's first key).
+    pub fn event(&self) -> KeyEvent {
+        let mods = if self.ctrl {
+            KeyModifiers::CONTROL
+        } else {
+            KeyModifiers::NONE
+        };
+        KeyEvent::new(self.code, mods)
+    }
+
     /// Whether a pressed key is this one (Shift is part of the character).
     pub fn matches(&self, key: &KeyEvent) -> bool {
         self.code == key.code && self.ctrl == key.modifiers.contains(KeyModifiers::CONTROL)
@@ -481,6 +491,22 @@ mod tests {
             lookup(STEER, &big_e),
             Some(GlobalAct::Steer(SteerAct::EditSpec))
         );
+    }
+
+    #[test]
+    fn every_bound_key_pressed_finds_its_own_act() {
+        for mode in [
+            ModeKind::Welcome,
+            ModeKind::Live,
+            ModeKind::Review,
+            ModeKind::Replay,
+        ] {
+            for table in global(mode) {
+                for (k, act) in table.iter().flat_map(|b| b.keys.iter()) {
+                    assert_eq!(lookup_global(mode, &k.event()), Some(*act), "{k:?}");
+                }
+            }
+        }
     }
 
     #[test]

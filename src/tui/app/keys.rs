@@ -29,7 +29,7 @@ impl App {
             return;
         }
         self.flash = None;
-        if let Some(popup) = self.popup.take() {
+        if let Some(popup) = self.popups.pop() {
             self.on_popup_key(popup, key, actions);
             return;
         }
@@ -67,7 +67,7 @@ impl App {
                 Handled::Intent(EditorIntent::Discard) => {
                     self.say(NoticeLevel::Info, "edit discarded");
                 }
-                Handled::Done | Handled::NotMine => self.popup = Some(Popup::Editor(editor)),
+                Handled::Done | Handled::NotMine => self.popups.push(Popup::Editor(editor)),
             },
         }
     }
@@ -144,7 +144,7 @@ impl App {
     fn on_global(&mut self, act: GlobalAct, actions: &mut Vec<Action>) {
         match act {
             GlobalAct::Quit => self.request_quit(actions),
-            GlobalAct::Help => self.popup = Some(Popup::Help),
+            GlobalAct::Help => self.popups.push(Popup::Help),
             GlobalAct::NextPane => self.focus = self.focus.next(),
             GlobalAct::PrevPane => self.focus = self.focus.prev(),
             GlobalAct::Zoom => self.zoom = !self.zoom,
@@ -204,7 +204,8 @@ impl App {
 
     fn request_quit(&mut self, actions: &mut Vec<Action>) {
         if self.session_running() && self.confirm().is_none() {
-            self.popup = Some(Popup::Confirm(Confirm::Quit));
+            // Over an open editor, which stays (its draft is not lost on a no).
+            self.popups.push(Popup::Confirm(Confirm::Quit));
             return;
         }
         if self.session_running() {
@@ -242,7 +243,7 @@ impl App {
     }
 
     fn open_editor(&mut self, target: EditTarget, text: String) {
-        self.popup = Some(Popup::Editor(Box::new(EditorPopup::new(
+        self.popups.push(Popup::Editor(Box::new(EditorPopup::new(
             target,
             &text,
             &self.theme,
@@ -405,7 +406,7 @@ impl App {
                 }
                 None => need_node(self),
             },
-            SteerAct::Cancel => self.popup = Some(Popup::Confirm(Confirm::CancelSession)),
+            SteerAct::Cancel => self.popups.push(Popup::Confirm(Confirm::CancelSession)),
             SteerAct::NewSession => {}
         }
     }

@@ -125,7 +125,7 @@ pub struct Info {
     pub demos: Vec<DemoEntry>,
 }
 
-/// A popup over the panes: it takes every key while open.
+/// A popup over the panes: the top one takes every key while open.
 pub enum Popup {
     Help,
     Confirm(Confirm),
@@ -139,7 +139,8 @@ pub struct App {
     timeline: Timeline,
     focus: Focus,
     zoom: bool,
-    popup: Option<Popup>,
+    /// Open popups, the top one last.
+    popups: Vec<Popup>,
     task: TaskPane,
     graph: GraphPane,
     code: CodePane,
@@ -164,7 +165,7 @@ impl App {
             timeline: Timeline::default(),
             focus: Focus::Graph,
             zoom: false,
-            popup: None,
+            popups: Vec::new(),
             task: TaskPane::default(),
             graph: GraphPane::default(),
             code: CodePane::default(),
@@ -308,25 +309,25 @@ impl App {
         self.dirty = true;
     }
     pub fn confirm(&self) -> Option<Confirm> {
-        match &self.popup {
+        match self.popups.last() {
             Some(Popup::Confirm(c)) => Some(*c),
             _ => None,
         }
     }
     pub fn editor(&self) -> Option<&EditorPopup> {
-        match &self.popup {
-            Some(Popup::Editor(e)) => Some(e.as_ref()),
-            _ => None,
-        }
+        self.popups.iter().rev().find_map(|p| match p {
+            Popup::Editor(e) => Some(e.as_ref()),
+            Popup::Help | Popup::Confirm(_) => None,
+        })
     }
     pub fn editor_mut(&mut self) -> Option<&mut EditorPopup> {
-        match &mut self.popup {
-            Some(Popup::Editor(e)) => Some(e.as_mut()),
-            _ => None,
-        }
+        self.popups.iter_mut().rev().find_map(|p| match p {
+            Popup::Editor(e) => Some(e.as_mut()),
+            Popup::Help | Popup::Confirm(_) => None,
+        })
     }
     pub fn help_open(&self) -> bool {
-        matches!(self.popup, Some(Popup::Help))
+        matches!(self.popups.last(), Some(Popup::Help))
     }
     pub fn reruns(&self) -> &super::panes::Reruns {
         &self.reruns
@@ -429,7 +430,7 @@ impl App {
                 self.dirty = true;
             }
             Msg::Term(TermEvent::Paste(text)) => {
-                if let Some(Popup::Editor(ed)) = self.popup.as_mut() {
+                if let Some(Popup::Editor(ed)) = self.popups.last_mut() {
                     ed.paste(&text);
                 } else if self.focus == Focus::Task && self.welcome() {
                     self.task.insert_str(&text);

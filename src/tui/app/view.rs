@@ -132,25 +132,26 @@ pub fn render(app: &App, frame: &mut Frame) {
         }
     }
     status_bar(app, areas.status, frame);
-    match &app.popup {
-        Some(Popup::Editor(editor)) => editor.render(&app.theme, frame),
-        Some(Popup::Confirm(c)) => c.render(&app.theme, frame),
-        Some(Popup::Help) => {
-            let pane_rows = pane_rows(app);
-            let global_rows = global_rows(app.mode_kind());
-            let content = HelpContent {
-                pane: app.focus.title(),
-                pane_rows: &pane_rows,
-                everywhere: match app.mode {
-                    Mode::Live(_) => "Everywhere (live session)",
-                    Mode::Review => "Everywhere (review: read-only)",
-                    Mode::Replay(_) => "Everywhere (replay)",
-                },
-                global_rows: &global_rows,
-            };
-            help::render(&app.theme, &content, frame)
+    for popup in &app.popups {
+        match popup {
+            Popup::Editor(editor) => editor.render(&app.theme, frame),
+            Popup::Confirm(c) => c.render(&app.theme, frame),
+            Popup::Help => {
+                let pane_rows = pane_rows(app);
+                let global_rows = global_rows(app.mode_kind());
+                let content = HelpContent {
+                    pane: app.focus.title(),
+                    pane_rows: &pane_rows,
+                    everywhere: match app.mode {
+                        Mode::Live(_) => "Everywhere (live session)",
+                        Mode::Review => "Everywhere (review: read-only)",
+                        Mode::Replay(_) => "Everywhere (replay)",
+                    },
+                    global_rows: &global_rows,
+                };
+                help::render(&app.theme, &content, frame)
+            }
         }
-        None => {}
     }
 }
 
