@@ -101,7 +101,7 @@ fn engine() -> (mpsc::Sender<Record>, EngineHandle) {
 /// A live app with a session started on one node.
 fn live_app(theme: Theme) -> App {
     let mut app = App::live(info(), theme);
-    app.task.insert_str("bench");
+    app.task_mut().insert_str("bench");
     let _ = app.submit_task_now();
     app
 }
@@ -324,7 +324,7 @@ async fn flood() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let log = dir.path().join("flood.log");
     let mut app = live_app(Theme::dark());
-    app.focus = Focus::Output;
+    app.set_focus(Focus::Output);
     let mut term = terminal();
     let frames: Frames = Arc::default();
     let (keys, input) = input();
@@ -553,7 +553,7 @@ async fn highlight_while_typing() {
     // Typing in the hint editor while new versions of the file keep arriving
     // (each one a new highlight request; the newest wins).
     let mut app = live_app(Theme::dark());
-    app.focus = Focus::Code;
+    app.set_focus(Focus::Code);
     let mut term = terminal();
     let frames: Frames = Arc::default();
     let (keys, input) = input();

@@ -40,11 +40,11 @@ fn steers(actions: &[Action]) -> Vec<Command> {
 fn live_after(n: usize) -> App {
     let mut app = App::live(info(), theme());
     assert_eq!(
-        app.focus,
+        app.focus(),
         Focus::Task,
         "no demos: the task editor has the keys"
     );
-    app.task.insert_str("sum key=value lines");
+    app.task_mut().insert_str("sum key=value lines");
     let actions = app.update(ctrl('s'));
     assert!(matches!(
         &actions[..],
@@ -68,7 +68,7 @@ fn a_demo_is_one_keystroke_from_the_welcome_screen() {
         title: "t".into(),
     }];
     let mut app = App::live(i, theme());
-    assert_eq!(app.focus, Focus::Graph);
+    assert_eq!(app.focus(), Focus::Graph);
     let actions = app.update(ch('1'));
     assert_eq!(
         actions,
@@ -103,26 +103,26 @@ fn step_mode_chosen_on_the_welcome_screen_goes_with_the_session() {
 fn an_empty_task_is_not_started() {
     let mut app = App::live(info(), theme());
     assert_eq!(
-        app.focus,
+        app.focus(),
         Focus::Task,
         "no demos: the task editor has the keys"
     );
     assert!(app.update(ctrl('s')).is_empty());
-    assert!(app.flash.as_ref().unwrap().1.contains("write a task"));
+    assert!(app.flash().unwrap().1.contains("write a task"));
 }
 
 #[test]
 fn typing_in_the_task_editor_does_not_trigger_pane_keys() {
     let mut app = App::live(info(), theme());
     assert_eq!(
-        app.focus,
+        app.focus(),
         Focus::Task,
         "no demos: the task editor has the keys"
     );
     let actions = press(&mut app, "quiet zoo".chars().map(ch));
     assert!(actions.is_empty());
-    assert!(!app.quit && !app.zoom);
-    assert_eq!(app.task.lines(), ["quiet zoo"]);
+    assert!(!app.quitting() && !app.zoomed());
+    assert_eq!(app.task().lines(), ["quiet zoo"]);
 }
 
 #[test]
@@ -145,7 +145,7 @@ fn step_mode_approve_skip_and_cancel_become_commands() {
     assert_eq!(steers(&app.update(ch('a'))), vec![Command::Approve]);
     assert_eq!(steers(&app.update(ch('x'))), vec![Command::Skip]);
     assert!(steers(&app.update(ch('c'))).is_empty());
-    assert_eq!(app.confirm, Some(Confirm::CancelSession));
+    assert_eq!(app.confirm(), Some(Confirm::CancelSession));
     assert_eq!(steers(&app.update(ch('y'))), vec![Command::Cancel]);
 }
 
@@ -153,26 +153,18 @@ fn step_mode_approve_skip_and_cancel_become_commands() {
 fn editing_the_code_in_place_sends_the_edited_code() {
     let n = index_of(|e| matches!(e, Event::Localized { .. })) + 1;
     let mut app = live_after(n);
-    assert_eq!(app.selected.as_deref(), Some("parse_line"));
+    assert_eq!(app.selected(), Some("parse_line"));
     app.update(ch('e'));
-    let editor = app.editor.as_mut().expect("editor open");
-    assert_eq!(
-        editor.textarea.lines()[1],
-        "    key, value = line.split(\"=\")"
-    );
+    let editor = app.editor_mut().expect("editor open").textarea_mut();
+    assert_eq!(editor.lines()[1], "    key, value = line.split(\"=\")");
     // Go to the end of line 2 and add a fix.
-    editor
-        .textarea
-        .move_cursor(ratatui_textarea::CursorMove::Jump(1, 0));
-    editor
-        .textarea
-        .move_cursor(ratatui_textarea::CursorMove::End);
+    editor.move_cursor(ratatui_textarea::CursorMove::Jump(1, 0));
+    editor.move_cursor(ratatui_textarea::CursorMove::End);
     let a = press(&mut app, [key(KeyCode::Enter)]);
     assert!(a.is_empty());
-    app.editor
-        .as_mut()
+    app.editor_mut()
         .unwrap()
-        .textarea
+        .textarea_mut()
         .insert_str("    # fixed");
     let a = app.update(ctrl('s'));
     match &steers(&a)[..] {
@@ -183,20 +175,20 @@ fn editing_the_code_in_place_sends_the_edited_code() {
         }
         other => panic!("expected one EditCode, got {other:?}"),
     }
-    assert!(app.editor.is_none());
+    assert!(app.editor().is_none());
 }
 
 #[test]
 fn tests_tab_edits_the_tests_and_escape_discards() {
     let n = index_of(|e| matches!(e, Event::Localized { .. })) + 1;
     let mut app = live_after(n);
-    app.focus = Focus::Code;
+    app.set_focus(Focus::Code);
     app.update(ch('t'));
-    assert_eq!(app.code_tab, CodeTab::Tests);
+    assert_eq!(app.code_tab(), CodeTab::Tests);
     app.update(ch('e'));
-    assert!(app.editor.as_ref().unwrap().textarea.lines()[0].starts_with("def test_simple"));
+    assert!(app.editor().unwrap().textarea().lines()[0].starts_with("def test_simple"));
     assert!(app.update(key(KeyCode::Esc)).is_empty());
-    assert!(app.editor.is_none());
+    assert!(app.editor().is_none());
     app.update(ch('e'));
     let a = app.update(ctrl('s'));
     assert!(
@@ -209,10 +201,9 @@ fn hint_spec_and_rerun_name_the_selected_node() {
     let n = index_of(|e| matches!(e, Event::Localized { .. })) + 1;
     let mut app = live_after(n);
     app.update(ch('h'));
-    app.editor
-        .as_mut()
+    app.editor_mut()
         .unwrap()
-        .textarea
+        .textarea_mut()
         .insert_str("blank lines are allowed");
     assert_eq!(
         steers(&app.update(ctrl('s'))),
@@ -222,11 +213,10 @@ fn hint_spec_and_rerun_name_the_selected_node() {
         }]
     );
     app.update(ch('E'));
-    let ed = app.editor.as_mut().unwrap();
-    ed.textarea
-        .move_cursor(ratatui_textarea::CursorMove::Jump(0, 0));
-    ed.textarea.move_cursor(ratatui_textarea::CursorMove::End);
-    ed.textarea.insert_str(", or None");
+    let ed = app.editor_mut().unwrap().textarea_mut();
+    ed.move_cursor(ratatui_textarea::CursorMove::Jump(0, 0));
+    ed.move_cursor(ratatui_textarea::CursorMove::End);
+    ed.insert_str(", or None");
     match &steers(&app.update(ctrl('s')))[..] {
         [Command::EditSpec { node, spec }] => {
             assert_eq!(node, "parse_line");
@@ -247,26 +237,26 @@ fn hint_spec_and_rerun_name_the_selected_node() {
 fn selecting_another_node_pins_it_and_u_follows_the_engine_again() {
     let n = index_of(|e| matches!(e, Event::Plan { .. })) + 1;
     let mut app = live_after(n);
-    app.focus = Focus::Graph;
+    app.set_focus(Focus::Graph);
     app.update(key(KeyCode::Down));
     app.update(key(KeyCode::Down));
-    assert_eq!(app.selected.as_deref(), Some("sum_by_key"));
+    assert_eq!(app.selected(), Some("sum_by_key"));
     for r in records().into_iter().skip(n).take(4) {
         app.update(Msg::Record(r));
     }
-    assert_eq!(app.selected.as_deref(), Some("sum_by_key"), "pinned");
+    assert_eq!(app.selected(), Some("sum_by_key"), "pinned");
     app.update(ch('u'));
-    assert_eq!(app.selected.as_deref(), Some("parse_line"));
+    assert_eq!(app.selected(), Some("parse_line"));
 }
 
 #[test]
 fn quitting_a_running_session_asks_first_and_cancels_it() {
     let mut app = live_after(3);
     assert!(app.update(ch('q')).is_empty());
-    assert_eq!(app.confirm, Some(Confirm::Quit));
+    assert_eq!(app.confirm(), Some(Confirm::Quit));
     let a = app.update(ch('y'));
     assert_eq!(a, vec![Action::Steer(Command::Cancel), Action::Quit]);
-    assert!(app.quit);
+    assert!(app.quitting());
 }
 
 #[test]
@@ -275,15 +265,15 @@ fn review_is_read_only_and_steps_through_every_iteration() {
     let total = app.records().len();
     assert_eq!(app.cursor(), total);
     assert!(steers(&app.update(ch('e'))).is_empty());
-    assert!(app.flash.as_ref().unwrap().1.contains("read-only"));
+    assert!(app.flash().unwrap().1.contains("read-only"));
     app.update(key(KeyCode::Home));
     assert_eq!(app.cursor(), 0);
     // ] goes from code version to code version: 3 in this session.
     let mut seen = Vec::new();
     for _ in 0..3 {
         app.update(ch(']'));
-        let node = app.selected.clone().unwrap();
-        seen.push((node.clone(), app.state.nodes[&node].iteration()));
+        let node = app.selected().unwrap().to_string();
+        seen.push((node.clone(), app.state().nodes[&node].iteration()));
     }
     assert_eq!(
         seen,
@@ -294,15 +284,15 @@ fn review_is_read_only_and_steps_through_every_iteration() {
         ]
     );
     app.update(ch(']'));
-    assert!(app.flash.as_ref().unwrap().1.contains("no later iteration"));
+    assert!(app.flash().unwrap().1.contains("no later iteration"));
     app.update(ch('['));
-    assert_eq!(app.state.nodes["parse_line"].iteration(), 2);
-    assert!(app.state.nodes["sum_by_key"].versions.is_empty());
+    assert_eq!(app.state().nodes["parse_line"].iteration(), 2);
+    assert!(app.state().nodes["sum_by_key"].versions.is_empty());
     // Every step back equals the fold of that prefix.
     for _ in 0..5 {
         app.update(key(KeyCode::Left));
         let expect = codeloop::session::State::from_records(&app.records()[..app.cursor()]);
-        assert_eq!(app.state, expect);
+        assert_eq!(*app.state(), expect);
     }
 }
 
@@ -310,31 +300,36 @@ fn review_is_read_only_and_steps_through_every_iteration() {
 fn first_failure_shows_the_failed_node_with_its_location() {
     let mut app = App::review(tape(), info(), theme());
     app.update(ch('f'));
-    let node = &app.state.nodes["parse_line"];
+    let node = &app.state().nodes["parse_line"];
     assert_eq!(node.status, codeloop::session::NodeStatus::Failed);
     assert_eq!(node.last_error.as_ref().unwrap().error_type, "ValueError");
-    assert_eq!(app.selected.as_deref(), Some("parse_line"));
+    assert_eq!(app.selected(), Some("parse_line"));
 }
 
 #[test]
 fn replay_plays_in_its_own_timing_pauses_and_changes_speed() {
+    use std::time::{Duration, Instant};
     let mut app = App::replay(tape(), info(), theme(), 2.0, false, false);
     assert_eq!(app.cursor(), 0);
-    let t0 = std::time::Instant::now();
+    let t0 = Instant::now();
     let first = app.replay_deadline(t0).unwrap();
-    assert!(first <= t0 + std::time::Duration::from_millis(1));
-    app.update(Msg::ReplayTick);
-    assert!(app.cursor() >= 1);
+    assert_eq!(first, t0, "the first record is due at once");
+    app.update(Msg::Tick(t0));
+    assert_eq!(app.cursor(), 1);
     // The next record is 150 ms later on the tape: 75 ms at double speed.
-    let next = app.replay_deadline(std::time::Instant::now()).unwrap();
-    let wait = next.saturating_duration_since(std::time::Instant::now());
-    assert!(wait <= std::time::Duration::from_millis(76), "{wait:?}");
-    assert!(wait >= std::time::Duration::from_millis(40), "{wait:?}");
+    let next = app.replay_deadline(t0).unwrap();
+    assert_eq!(next, t0 + Duration::from_millis(75));
+    app.update(Msg::Tick(t0 + Duration::from_millis(74)));
+    assert_eq!(app.cursor(), 1, "not due yet");
+    app.update(Msg::Tick(next));
+    assert_eq!(app.cursor(), 2);
     app.update(ch(' '));
-    assert!(matches!(&app.mode, Mode::Replay(r) if !r.playing));
-    assert!(app.replay_deadline(std::time::Instant::now()).is_none());
+    assert!(matches!(app.mode(), Mode::Replay(r) if !r.playing));
+    assert!(app.replay_deadline(next).is_none());
+    app.update(Msg::Tick(next + Duration::from_secs(60)));
+    assert_eq!(app.cursor(), 2, "a paused replay stands still");
     app.update(ch('+'));
-    assert!(matches!(&app.mode, Mode::Replay(r) if r.speed == 4.0));
+    assert!(matches!(app.mode(), Mode::Replay(r) if r.speed == 4.0));
     app.update(key(KeyCode::Right));
     let c = app.cursor();
     app.update(key(KeyCode::Right));
@@ -345,10 +340,14 @@ fn replay_plays_in_its_own_timing_pauses_and_changes_speed() {
 fn replay_live_asks_to_rerun_each_finished_run_and_marks_differences() {
     let mut app = App::replay(tape(), info(), theme(), 64.0, false, true);
     let mut reruns = Vec::new();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while app.cursor() < app.records().len() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(5));
-        for a in app.update(Msg::ReplayTick) {
+    // The clock advances by hand: 150 ms on the tape is a little over 2 ms at 64x.
+    let mut now = std::time::Instant::now();
+    for _ in 0..1000 {
+        if app.cursor() >= app.records().len() {
+            break;
+        }
+        now += std::time::Duration::from_millis(5);
+        for a in app.update(Msg::Tick(now)) {
             if let Action::Rerun { run_id, state } = a {
                 assert!(state.runs[&run_id].record.is_some());
                 reruns.push(run_id);
@@ -369,7 +368,7 @@ fn replay_live_asks_to_rerun_each_finished_run_and_marks_differences() {
         run_id: 2,
         outcome: Ok(now_fails),
     });
-    assert!(app.reruns[&2].differs());
+    assert!(app.reruns()[&2].differs());
     let text = screen(&mut app, 120, 36);
     assert!(text.contains("✓ tests passed · run 2 ≠live"), "{text}");
 }
@@ -401,26 +400,26 @@ fn output_follows_the_tail_unless_scrolled_up_and_search_finds_lines() {
         text: chunk,
     }));
     app.prepare();
-    assert_eq!(app.output.lines.len(), 100);
-    app.focus = Focus::Output;
+    assert_eq!(app.output_lines().len(), 100);
+    app.set_focus(Focus::Output);
     press(&mut app, [key(KeyCode::Up), key(KeyCode::Up)]);
-    assert_eq!(app.output_back, 2);
+    assert_eq!(app.output_back(), 2);
     app.update(rec(Event::Output {
         run_id: 50,
         stream: Stream::Stderr,
         text: "more\nand more\n".into(),
     }));
     app.prepare();
-    assert_eq!(app.output_back, 4, "the view stays on the same lines");
+    assert_eq!(app.output_back(), 4, "the view stays on the same lines");
     press(&mut app, [ch('/')]);
     press(&mut app, "line 42".chars().map(ch));
     app.update(key(KeyCode::Enter));
     assert_eq!(
-        app.output.lines[app.output.lines.len() - 1 - app.output_back].1,
+        app.output_lines()[app.output_lines().len() - 1 - app.output_back()].1,
         "line 42"
     );
     app.update(ch('G'));
-    assert_eq!(app.output_back, 0);
+    assert_eq!(app.output_back(), 0);
 }
 
 #[test]
@@ -459,7 +458,7 @@ fn a_flood_of_output_keeps_memory_bounded() {
         })
         .sum();
     assert!(held <= codeloop::tui::app::OUTPUT_MEMORY_BUDGET, "{held}");
-    assert!(app.elided_output);
+    assert!(app.timeline().elided_output());
 }
 
 #[test]
@@ -474,7 +473,7 @@ fn a_tape_on_disk_opens_like_the_records_it_holds() {
     assert!(label.ends_with("tape.jsonl"));
     let app = App::review(contents, info(), theme());
     assert_eq!(
-        app.state,
+        *app.state(),
         codeloop::session::State::from_records(&records())
     );
     let err = codeloop::commands::ui::load_tape(&path.with_file_name("nope"), dir.path())
@@ -495,18 +494,12 @@ fn an_attached_file_goes_with_the_task_and_a_bad_path_is_named() {
     app.update(ctrl('o'));
     press(&mut app, "/no/such/file".chars().map(ch));
     assert!(app.update(key(KeyCode::Enter)).is_empty());
-    assert!(
-        app.flash
-            .as_ref()
-            .unwrap()
-            .1
-            .contains("not a readable file")
-    );
+    assert!(app.flash().unwrap().1.contains("not a readable file"));
     app.update(ctrl('o'));
     press(&mut app, data.to_string_lossy().chars().map(ch));
     app.update(key(KeyCode::Enter));
-    assert_eq!(app.attached, vec![data.clone()]);
-    app.task.insert_str("mean temperature per city");
+    assert_eq!(app.task().attached(), vec![data.clone()]);
+    app.task_mut().insert_str("mean temperature per city");
     let actions = app.update(ctrl('s'));
     assert_eq!(
         actions,
@@ -521,17 +514,17 @@ fn an_attached_file_goes_with_the_task_and_a_bad_path_is_named() {
 #[test]
 fn after_a_session_ends_n_opens_a_new_one() {
     let mut app = live_after(records().len());
-    assert!(app.state.finished.is_some());
-    app.focus = Focus::Graph;
+    assert!(app.state().finished.is_some());
+    app.set_focus(Focus::Graph);
     app.update(ch('n'));
-    assert!(matches!(&app.mode, Mode::Live(l) if !l.started));
+    assert!(matches!(app.mode(), Mode::Live(l) if !l.started));
     assert!(app.records().is_empty());
-    assert!(app.state.specs.is_empty());
+    assert!(app.state().specs.is_empty());
     // While a session runs, n does not throw it away.
     let mut running = live_after(5);
-    running.focus = Focus::Graph;
+    running.set_focus(Focus::Graph);
     running.update(ch('n'));
-    assert!(matches!(&running.mode, Mode::Live(l) if l.started));
+    assert!(matches!(running.mode(), Mode::Live(l) if l.started));
     assert_eq!(running.records().len(), 5);
 }
 
@@ -552,13 +545,13 @@ fn a_click_focuses_a_pane_and_selects_the_node_under_it() {
     // The Workflow pane starts below the task (rows 0-3 at this size):
     // "level 1" on row 5, parse_line on row 6.
     app.update(click(10, 6));
-    assert_eq!(app.focus, Focus::Graph);
-    assert_eq!(app.selected.as_deref(), Some("parse_line"));
+    assert_eq!(app.focus(), Focus::Graph);
+    assert_eq!(app.selected(), Some("parse_line"));
     app.update(click(10, 8));
-    assert_eq!(app.selected.as_deref(), Some("sum_by_key"));
+    assert_eq!(app.selected(), Some("sum_by_key"));
     // The output pane, bottom right; the wheel scrolls it.
     app.update(click(100, 30));
-    assert_eq!(app.focus, Focus::Output);
+    assert_eq!(app.focus(), Focus::Output);
 }
 
 #[test]
@@ -602,9 +595,45 @@ fn stepping_back_through_a_long_tape_gives_the_state_of_that_prefix() {
         app.set_cursor(target);
         assert_eq!(app.cursor(), target);
         assert_eq!(
-            app.state,
+            *app.state(),
             codeloop::session::State::from_records(&recs[..target]),
             "at {target}"
         );
     }
+}
+
+#[test]
+fn saying_no_to_quit_keeps_the_open_editor_and_its_draft() {
+    let n = index_of(|e| matches!(e, Event::Localized { .. })) + 1;
+    let mut app = live_after(n);
+    app.update(ch('h'));
+    app.editor_mut()
+        .unwrap()
+        .textarea_mut()
+        .insert_str("keep me");
+    assert!(app.update(ctrl('c')).is_empty());
+    assert_eq!(app.confirm(), Some(Confirm::Quit));
+    assert!(app.update(ch('n')).is_empty());
+    assert_eq!(app.confirm(), None);
+    assert_eq!(app.editor().unwrap().textarea().lines(), ["keep me"]);
+    assert!(!app.quitting());
+}
+
+#[test]
+fn the_help_of_a_live_session_lists_the_keys_that_move_through_its_past() {
+    let mut app = live_after(records().len());
+    app.update(ch('?'));
+    let text = screen(&mut app, 120, 44);
+    for row in [
+        "[ / ]",
+        "previous / next iteration",
+        "jump to the first failure",
+    ] {
+        assert!(text.contains(row), "{row} missing:\n{text}");
+    }
+    // Any key closes the help; the key listed then does what it says.
+    app.update(key(KeyCode::Esc));
+    let end = app.cursor();
+    app.update(ch('['));
+    assert!(app.cursor() < end);
 }

@@ -43,8 +43,8 @@ fn graph_pane_zoomed_while_the_first_node_fails() {
         |e| matches!(e, Event::NodeStatus { node, .. } if node == "sum_by_key"),
     );
     app.set_cursor(n);
-    app.focus = Focus::Graph;
-    app.zoom = true;
+    app.set_focus(Focus::Graph);
+    app.set_zoom(true);
     insta::assert_snapshot!(screen(&mut app, 80, 10));
 }
 
@@ -53,20 +53,20 @@ fn code_pane_marks_the_failing_line_with_its_error() {
     let mut app = review();
     let n = after(&app, |e| matches!(e, Event::Localized { .. }));
     app.set_cursor(n);
-    app.focus = Focus::Code;
-    app.zoom = true;
+    app.set_focus(Focus::Code);
+    app.set_zoom(true);
     insta::assert_snapshot!(screen(&mut app, 90, 12));
 }
 
 #[test]
 fn code_pane_diff_against_the_previous_iteration() {
     let mut app = review();
-    app.selected = Some("parse_line".into());
-    app.pinned = true;
-    app.focus = Focus::Code;
-    app.zoom = true;
+    app.select_node("parse_line".into());
+    assert!(app.pinned());
+    app.set_focus(Focus::Code);
+    app.set_zoom(true);
     app.update(key(KeyCode::Char('d')));
-    assert_eq!(app.code_tab, CodeTab::Diff);
+    assert_eq!(app.code_tab(), CodeTab::Diff);
     insta::assert_snapshot!(screen(&mut app, 90, 14));
 }
 
@@ -110,8 +110,8 @@ fn code_pane_streams_the_reply_settled_lines_then_the_live_tail() {
             event,
         }));
     }
-    live.focus = Focus::Code;
-    live.zoom = true;
+    live.set_focus(Focus::Code);
+    live.set_zoom(true);
     insta::assert_snapshot!(screen(&mut live, 70, 8));
 }
 
@@ -120,8 +120,8 @@ fn output_pane_sets_stderr_apart_and_strips_control_sequences() {
     let mut app = review();
     let n = after(&app, |e| matches!(e, Event::RunFinished { run_id: 1, .. }));
     app.set_cursor(n);
-    app.focus = Focus::Output;
-    app.zoom = true;
+    app.set_focus(Focus::Output);
+    app.set_zoom(true);
     let text = screen(&mut app, 90, 10);
     assert!(!text.contains("owned title"), "OSC payload leaked:\n{text}");
     assert!(!text.contains('\u{1b}'));
@@ -131,15 +131,15 @@ fn output_pane_sets_stderr_apart_and_strips_control_sequences() {
 #[test]
 fn history_pane_shows_attempts_failures_reflections_and_changes() {
     let mut app = review();
-    app.focus = Focus::History;
-    app.zoom = true;
+    app.set_focus(Focus::History);
+    app.set_zoom(true);
     insta::assert_snapshot!(screen(&mut app, 90, 16));
 }
 
 #[test]
 fn help_popup_lists_the_keys_of_the_focused_pane() {
     let mut app = review();
-    app.focus = Focus::Output;
+    app.set_focus(Focus::Output);
     app.update(key(KeyCode::Char('?')));
     insta::assert_snapshot!(screen(&mut app, 100, 32));
 }
@@ -167,7 +167,7 @@ fn a_cut_off_tape_opens_and_says_so() {
     contents.records.truncate(10);
     contents.truncated_tail = Some((11, 37));
     let mut app = App::review(contents, info(), theme());
-    app.focus = Focus::History;
+    app.set_focus(Focus::History);
     let text = screen(&mut app, 120, 30);
     assert!(text.contains("tape cut off at line 11"), "{text}");
     assert!(text.contains("the tape was cut off at line 11"), "{text}");

@@ -91,13 +91,13 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
             );
             match (task, selected.demo) {
                 (Some(task), _) => {
-                    app.task.insert_str(&task);
+                    app.task_mut().insert_str(&task);
                     hooks.initial = app.submit_task_now();
                 }
                 // `--demo NAME`: its replies fit its own task, so offer that task.
                 (None, Some(demo)) if model.demo.is_some() => {
-                    app.task.insert_str(demo.task);
-                    app.focus = crate::tui::Focus::Task;
+                    app.task_mut().insert_str(demo.task);
+                    app.set_focus(crate::tui::Focus::Task);
                 }
                 _ => {}
             }

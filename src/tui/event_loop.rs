@@ -14,11 +14,11 @@ use ratatui::Terminal;
 use ratatui::backend::Backend;
 use tokio::sync::mpsc;
 
+use super::app::view;
 use super::app::{Action, App, Msg, StartRequest};
 use super::highlight::Highlighter;
-use super::view;
 use crate::engine::EngineHandle;
-use crate::session::{Command, RunRecord, State};
+use crate::session::{Command, NoticeLevel, RunRecord, State};
 
 /// At most this many frames a second while records flood in.
 pub const MIN_FRAME: Duration = Duration::from_millis(16);
@@ -134,9 +134,9 @@ where
             Some((run_id, outcome)) = rerun_rx.recv() => {
                 actions = app.update(Msg::Rerun { run_id, outcome });
             }
-            _ = sleep_until(replay_due) => actions = app.update(Msg::ReplayTick),
+            _ = sleep_until(replay_due) => actions = app.update(Msg::Tick(Instant::now())),
             _ = sleep_until(frame_due) => draw_now = true,
-            _ = clock.tick(), if running => actions = app.update(Msg::ClockTick),
+            _ = clock.tick(), if running => actions = app.update(Msg::Tick(Instant::now())),
         }
 
         for action in actions {
@@ -146,7 +146,7 @@ where
                 Action::Start(request) => match hooks.starter.as_mut() {
                     Some(start) => match start(request) {
                         Ok(handle) => {
-                            app.info.session_dir = Some(handle.session_dir.clone());
+                            app.set_session_dir(handle.session_dir.clone());
                             engine = Some(handle);
                         }
                         Err(e) => {
@@ -173,7 +173,7 @@ where
                 }
             }
         }
-        if app.quit {
+        if app.quitting() {
             break;
         }
         if app.is_dirty() && (draw_now || last_frame.elapsed() >= MIN_FRAME) {
@@ -185,17 +185,14 @@ where
 
 fn steer(app: &mut App, engine: Option<&EngineHandle>, command: Command) {
     let Some(h) = engine else {
-        app.flash = Some((
-            crate::session::NoticeLevel::Warning,
-            "no session is running".into(),
-        ));
+        app.say(NoticeLevel::Warning, "no session is running");
         return;
     };
     if let Err(e) = h.commands.try_send(command) {
-        app.flash = Some((
-            crate::session::NoticeLevel::Error,
+        app.say(
+            NoticeLevel::Error,
             format!("the engine did not take the command ({e}); try again"),
-        ));
+        );
     }
 }
 
@@ -222,11 +219,11 @@ where
     if let Some(on_frame) = hooks.on_frame.as_mut() {
         on_frame(FrameStats {
             at,
-            keys_handled: app.keys_handled,
+            keys_handled: app.keys_handled(),
             frames: *frames,
             records: app.records().len(),
             highlight_requests: app.highlight_requests(),
-            highlights_applied: app.highlights_applied,
+            highlights_applied: app.highlights_applied(),
         });
     }
     Ok(at)
@@ -254,7 +251,7 @@ where
     let size = terminal
         .size()
         .map_err(|e| anyhow::anyhow!("cannot read the terminal size: {e}"))?;
-    app.screen = ratatui::layout::Rect::new(0, 0, size.width, size.height);
+    app.set_screen(ratatui::layout::Rect::new(0, 0, size.width, size.height));
     app.prepare();
     terminal
         .draw(|f| view::render(app, f))

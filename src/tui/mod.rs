@@ -1,18 +1,23 @@
 //! The terminal workbench: a view over the session's events.
 //!
-//! `app` holds the state and turns keys into actions, `view` and `panes`
-//! draw, `event_loop` multiplexes terminal input, engine records, the replay
-//! clock and highlighting results, and draws only when something changed.
+//! `app` holds the panes, the mode and the tape's cursor and turns what the
+//! person meant into engine commands; `panes` are the components (each owns
+//! its state, its keys and its drawing); `keymap` is the keys as data (one
+//! table drives dispatch, footer and help); `timeline` is the cursor over the
+//! tape and the replay clock, pure and given the time; `event_loop`
+//! multiplexes terminal input, engine records, the clock and highlighting
+//! results, and draws only when something changed.
 
 pub mod app;
+pub mod describe;
 pub mod event_loop;
-pub mod help;
 pub mod highlight;
+pub mod keymap;
 pub mod panes;
 pub mod sanitize;
 pub mod terminal;
 pub mod theme;
-pub mod view;
+pub mod timeline;
 
 pub use app::{Action, App, Focus, Info, Mode, Msg, StartRequest};
 pub use theme::Theme;

@@ -1,99 +1,265 @@
 //! The workflow graph: the planned functions by level (a node's dependencies
-//! are on earlier levels), each with its live state and iteration count.
+//! are on earlier levels), each with its live state and iteration count. On
+//! the welcome screen, the bundled demos in its place. It owns the selection:
+//! the node the code and output panes show, and whether the person pinned it
+//! or it follows the engine.
 
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::super::app::{App, Focus, Mode};
-use super::{block, status_style, status_symbol, title};
-use crate::session::Dag;
+use super::{Ctx, Handled, status_style, status_symbol, wrap};
+use crate::session::{Dag, NodeStatus, Purpose, State};
+use crate::tui::keymap::{self, Binding, Key, Row};
+
+/// A bundled demo as the welcome screen lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DemoEntry {
+    pub name: String,
+    pub title: String,
+}
+
+/// What the welcome screen shows in the graph's place.
+pub struct Welcome<'a> {
+    pub model_label: &'a str,
+    pub demos: &'a [DemoEntry],
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphAct {
+    Demo(usize),
+    Up,
+    Down,
+    OpenCode,
+    Follow,
+}
+
+/// What the person meant in the graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GraphIntent {
+    /// A node was chosen (`changed`: another one than before).
+    Selected {
+        changed: bool,
+    },
+    OpenCode,
+    /// Follow the engine's activity again.
+    Follow,
+    /// Run the bundled demo at this index.
+    Demo(usize),
+}
+
+const DEMO_KEYS: &[(Key, GraphAct)] = &[
+    (Key::ch('1'), GraphAct::Demo(0)),
+    (Key::ch('2'), GraphAct::Demo(1)),
+    (Key::ch('3'), GraphAct::Demo(2)),
+    (Key::ch('4'), GraphAct::Demo(3)),
+    (Key::ch('5'), GraphAct::Demo(4)),
+    (Key::ch('6'), GraphAct::Demo(5)),
+    (Key::ch('7'), GraphAct::Demo(6)),
+    (Key::ch('8'), GraphAct::Demo(7)),
+    (Key::ch('9'), GraphAct::Demo(8)),
+];
+
+const NODES: [Binding<GraphAct>; 3] = [
+    Binding {
+        label: "↑ / ↓",
+        does: "select a node (its code and output show)",
+        short: "select a node",
+        keys: &[
+            (Key::code(KeyCode::Up), GraphAct::Up),
+            (Key::ch('k'), GraphAct::Up),
+            (Key::code(KeyCode::Down), GraphAct::Down),
+            (Key::ch('j'), GraphAct::Down),
+        ],
+    },
+    Binding {
+        label: "Enter",
+        does: "go to its code",
+        short: "go to its code",
+        keys: &[(Key::code(KeyCode::Enter), GraphAct::OpenCode)],
+    },
+    Binding {
+        label: "u",
+        does: "follow the engine's activity again",
+        short: "follow the engine's activity again",
+        keys: &[(Key::ch('u'), GraphAct::Follow)],
+    },
+];
+
+/// During and after a session.
+pub const SESSION: &[Binding<GraphAct>] = &NODES;
+
+/// On the welcome screen: the demos first.
+pub const WELCOME: &[Binding<GraphAct>] = &[
+    Binding {
+        label: "1-9",
+        does: "run a bundled demo",
+        short: "run a bundled demo",
+        keys: DEMO_KEYS,
+    },
+    NODES[0],
+    NODES[1],
+    NODES[2],
+];
 
 /// One row of the graph pane.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Row {
+pub enum RowKind {
     Level(usize),
     Node(String),
 }
 
-/// The rows in drawing order (shared with mouse hit tests).
-pub fn rows(app: &App) -> Vec<Row> {
-    let specs = &app.state.specs;
-    if specs.is_empty() {
-        return Vec::new();
-    }
-    let levels = match Dag::new(specs.clone()) {
-        Ok(dag) => dag.levels(),
-        Err(_) => vec![specs.iter().map(|s| s.name.clone()).collect()],
-    };
-    let mut rows = Vec::new();
-    for (i, level) in levels.into_iter().enumerate() {
-        rows.push(Row::Level(i));
-        rows.extend(level.into_iter().map(Row::Node));
-    }
-    rows
+#[derive(Debug, Default)]
+pub struct GraphPane {
+    selected: Option<String>,
+    /// The person chose a node: stop following the engine's activity.
+    pinned: bool,
 }
 
-pub fn render(app: &App, area: Rect, frame: &mut Frame) {
-    let t = &app.theme;
-    let s = &app.state;
-    let welcome = matches!(&app.mode, Mode::Live(l) if !l.started);
-    let mut lines: Vec<Line> = Vec::new();
-    let mut detail = String::new();
-    if welcome {
-        lines.push(Line::styled(
-            format!("Model: {}", app.info.model_label),
-            t.dim,
-        ));
-        if app.info.demos.is_empty() {
-            lines.push(Line::styled("No bundled demos in this build.", t.dim));
+impl GraphPane {
+    pub fn keymap(welcome: bool) -> &'static [Binding<GraphAct>] {
+        if welcome { WELCOME } else { SESSION }
+    }
+
+    pub fn help(welcome: bool) -> Vec<Row> {
+        keymap::rows(Self::keymap(welcome)).collect()
+    }
+
+    pub fn selected(&self) -> Option<&str> {
+        self.selected.as_deref()
+    }
+
+    pub fn pinned(&self) -> bool {
+        self.pinned
+    }
+
+    /// Choose a node (the person did): it stays chosen while the engine moves on.
+    pub fn select(&mut self, name: String) -> GraphIntent {
+        let changed = self.selected.as_deref() != Some(&name);
+        self.selected = Some(name);
+        self.pinned = true;
+        GraphIntent::Selected { changed }
+    }
+
+    /// The cursor moved: show the engine's node unless the person chose one.
+    pub fn follow(&mut self, active: Option<&str>) {
+        if !self.pinned || self.selected.is_none() {
+            self.selected = active.map(str::to_string);
+        }
+    }
+
+    /// Follow the engine again.
+    pub fn unpin(&mut self, active: Option<&str>) {
+        self.pinned = false;
+        self.selected = active.map(str::to_string);
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent, state: &State, welcome: bool) -> Handled<GraphIntent> {
+        let Some(act) = keymap::lookup(Self::keymap(welcome), &key) else {
+            return Handled::NotMine;
+        };
+        let names: Vec<String> = state
+            .nodes_in_order()
+            .map(|n| n.spec.name.clone())
+            .collect();
+        let pos = self
+            .selected
+            .as_ref()
+            .and_then(|s| names.iter().position(|n| n == s));
+        let pick = match act {
+            GraphAct::Demo(i) => return Handled::Intent(GraphIntent::Demo(i)),
+            GraphAct::OpenCode => return Handled::Intent(GraphIntent::OpenCode),
+            GraphAct::Follow => return Handled::Intent(GraphIntent::Follow),
+            GraphAct::Down => pos
+                .map(|p| (p + 1).min(names.len().saturating_sub(1)))
+                .unwrap_or(0),
+            GraphAct::Up => pos.map(|p| p.saturating_sub(1)).unwrap_or(0),
+        };
+        match names.get(pick) {
+            Some(name) => Handled::Intent(self.select(name.clone())),
+            None => Handled::Done,
+        }
+    }
+
+    /// A click on `row` (0 = the first line inside the frame).
+    pub fn on_click(&mut self, state: &State, row: usize, pane_height: u16) -> Option<GraphIntent> {
+        let skip = self.scroll(state, pane_height);
+        match rows(state).into_iter().nth(row + skip)? {
+            RowKind::Node(n) => Some(self.select(n)),
+            RowKind::Level(_) => None,
+        }
+    }
+
+    /// Rows scrolled off the top so the selected node stays in view.
+    fn scroll(&self, state: &State, pane_height: u16) -> usize {
+        let height = usize::from(pane_height.saturating_sub(2));
+        let selected = rows(state)
+            .iter()
+            .position(
+                |r| matches!(r, RowKind::Node(n) if self.selected.as_deref() == Some(n.as_str())),
+            )
+            .unwrap_or(0);
+        selected.saturating_sub(height.saturating_sub(1))
+    }
+
+    pub fn render(&self, ctx: &Ctx, welcome: Option<&Welcome>, area: Rect, frame: &mut Frame) {
+        let t = ctx.theme;
+        let s = ctx.state;
+        let mut lines: Vec<Line> = Vec::new();
+        let mut detail = String::new();
+        if let Some(w) = welcome {
+            lines = welcome_lines(ctx, w, area);
+        } else if s.specs.is_empty() {
+            match &s.plan_error {
+                Some(e) => lines.push(Line::styled(format!("plan rejected: {e}"), t.error)),
+                None => {
+                    let planning = s
+                        .calls
+                        .values()
+                        .rev()
+                        .find(|c| c.purpose == Purpose::Plan && !c.done);
+                    lines.push(Line::styled(
+                        match planning {
+                            Some(c) => format!("planning… ({} characters so far)", c.reply.len()),
+                            None => "waiting for the plan…".into(),
+                        },
+                        t.dim,
+                    ));
+                }
+            }
         } else {
-            lines.push(Line::styled(
-                "Run a demo (a real failure, caught by a real run, repaired):",
-                t.text,
-            ));
-            let width = usize::from(area.width.saturating_sub(2));
-            for (i, d) in app.info.demos.iter().enumerate().take(9) {
-                lines.push(Line::from(vec![
-                    Span::styled(format!("  {}  ", i + 1), t.accent),
-                    Span::styled(d.name.clone(), t.title),
-                ]));
-                for piece in super::wrap(&d.title, width.saturating_sub(5)) {
-                    lines.push(Line::styled(format!("     {piece}"), t.text));
+            let passed = s
+                .nodes
+                .values()
+                .filter(|n| n.status == NodeStatus::Passed)
+                .count();
+            detail = format!("{passed}/{} passed", s.nodes.len());
+            lines = self.node_lines(ctx);
+            if let Some(f) = &s.finished {
+                lines.push(Line::raw(""));
+                let text = format!("{} {}", if f.passed { "✓" } else { "✗" }, f.summary);
+                for piece in wrap(&text, usize::from(area.width.saturating_sub(2))) {
+                    lines.push(Line::styled(piece, if f.passed { t.ok } else { t.error }));
                 }
             }
         }
-        lines.push(Line::raw(""));
-        lines.push(Line::styled(
-            "Or press i, write a task in the Task pane, and Ctrl-S.",
-            t.dim,
-        ));
-    } else if s.specs.is_empty() {
-        match &s.plan_error {
-            Some(e) => lines.push(Line::styled(format!("plan rejected: {e}"), t.error)),
-            None => {
-                let planning = s
-                    .calls
-                    .values()
-                    .rev()
-                    .find(|c| c.purpose == crate::session::Purpose::Plan && !c.done);
-                lines.push(Line::styled(
-                    match planning {
-                        Some(c) => format!("planning… ({} characters so far)", c.reply.len()),
-                        None => "waiting for the plan…".into(),
-                    },
-                    t.dim,
-                ));
-            }
+        let scroll = if welcome.is_some() {
+            0
+        } else {
+            self.scroll(s, area.height)
+        };
+        let mut p = Paragraph::new(lines).scroll((scroll as u16, 0));
+        if welcome.is_some() {
+            p = p.wrap(ratatui::widgets::Wrap { trim: false });
         }
-    } else {
-        let passed = s
-            .nodes
-            .values()
-            .filter(|n| n.status == crate::session::NodeStatus::Passed)
-            .count();
-        detail = format!("{passed}/{} passed", s.nodes.len());
+        frame.render_widget(p.block(ctx.block(ctx.title("Workflow", detail))), area);
+    }
+
+    fn node_lines<'a>(&self, ctx: &Ctx<'a>) -> Vec<Line<'a>> {
+        let t = ctx.theme;
+        let s = ctx.state;
         let name_w = s
             .specs
             .iter()
@@ -101,18 +267,19 @@ pub fn render(app: &App, area: Rect, frame: &mut Frame) {
             .max()
             .unwrap_or(4)
             .min(28);
-        for row in rows(app) {
+        let mut lines = Vec::new();
+        for row in rows(s) {
             match row {
-                Row::Level(i) => lines.push(Line::styled(format!("level {}", i + 1), t.dim)),
-                Row::Node(name) => {
+                RowKind::Level(i) => lines.push(Line::styled(format!("level {}", i + 1), t.dim)),
+                RowKind::Node(name) => {
                     let Some(n) = s.nodes.get(&name) else {
                         continue;
                     };
-                    let selected = app.selected.as_deref() == Some(name.as_str());
-                    let st = status_style(app, n.status);
+                    let selected = self.selected.as_deref() == Some(name.as_str());
+                    let st = status_style(t, n.status);
                     let differs = n
                         .last_run
-                        .and_then(|id| app.reruns.get(&id))
+                        .and_then(|id| ctx.reruns.get(&id))
                         .is_some_and(|m| m.differs());
                     let mut spans = vec![
                         Span::raw(if selected { "›" } else { " " }),
@@ -147,37 +314,53 @@ pub fn render(app: &App, area: Rect, frame: &mut Frame) {
                 }
             }
         }
-        if let Some(f) = &s.finished {
-            lines.push(Line::raw(""));
-            let text = format!("{} {}", if f.passed { "✓" } else { "✗" }, f.summary);
-            for piece in super::wrap(&text, usize::from(area.width.saturating_sub(2))) {
-                lines.push(Line::styled(piece, if f.passed { t.ok } else { t.error }));
+        lines
+    }
+}
+
+fn welcome_lines<'a>(ctx: &Ctx<'a>, w: &Welcome, area: Rect) -> Vec<Line<'a>> {
+    let t = ctx.theme;
+    let mut lines = vec![Line::styled(format!("Model: {}", w.model_label), t.dim)];
+    if w.demos.is_empty() {
+        lines.push(Line::styled("No bundled demos in this build.", t.dim));
+    } else {
+        lines.push(Line::styled(
+            "Run a demo (a real failure, caught by a real run, repaired):",
+            t.text,
+        ));
+        let width = usize::from(area.width.saturating_sub(2));
+        for (i, d) in w.demos.iter().enumerate().take(9) {
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {}  ", i + 1), t.accent),
+                Span::styled(d.name.clone(), t.title),
+            ]));
+            for piece in wrap(&d.title, width.saturating_sub(5)) {
+                lines.push(Line::styled(format!("     {piece}"), t.text));
             }
         }
     }
-    let scroll = if welcome { 0 } else { scroll(app, area.height) };
-    let mut p = Paragraph::new(lines).scroll((scroll as u16, 0));
-    if welcome {
-        p = p.wrap(ratatui::widgets::Wrap { trim: false });
-    }
-    let p = p.block(block(app, Focus::Graph, title(app, "Workflow", detail)));
-    frame.render_widget(p, area);
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(
+        "Or press i, write a task in the Task pane, and Ctrl-S.",
+        t.dim,
+    ));
+    lines
 }
 
-/// The node drawn on `row` (0 = the first line inside the frame).
-pub fn row_node(app: &App, row: usize, pane_height: u16) -> Option<String> {
-    match rows(app).into_iter().nth(row + scroll(app, pane_height))? {
-        Row::Node(n) => Some(n),
-        Row::Level(_) => None,
+/// The rows in drawing order (shared with mouse hit tests).
+pub fn rows(state: &State) -> Vec<RowKind> {
+    let specs = &state.specs;
+    if specs.is_empty() {
+        return Vec::new();
     }
-}
-
-/// Rows scrolled off the top so the selected node stays in view.
-fn scroll(app: &App, pane_height: u16) -> usize {
-    let height = usize::from(pane_height.saturating_sub(2));
-    let selected = rows(app)
-        .iter()
-        .position(|r| matches!(r, Row::Node(n) if app.selected.as_deref() == Some(n.as_str())))
-        .unwrap_or(0);
-    selected.saturating_sub(height.saturating_sub(1))
+    let levels = match Dag::new(specs.clone()) {
+        Ok(dag) => dag.levels(),
+        Err(_) => vec![specs.iter().map(|s| s.name.clone()).collect()],
+    };
+    let mut rows = Vec::new();
+    for (i, level) in levels.into_iter().enumerate() {
+        rows.push(RowKind::Level(i));
+        rows.extend(level.into_iter().map(RowKind::Node));
+    }
+    rows
 }

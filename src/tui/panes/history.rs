@@ -2,35 +2,245 @@
 //! where, the reflection (streaming in), what was changed, and every act of
 //! the person at the keyboard.
 
+use std::collections::BTreeMap;
+
+use crossterm::event::KeyEvent;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::super::app::{App, Focus, describe_command, source_label};
-use super::{block, title, wrap};
-use crate::session::Command;
+use super::code_lines::change_counts;
+use super::{Ctx, Handled, Scroll, page, scroll_keys, wrap};
 use crate::session::state::HistoryEntry;
+use crate::session::{Command, NoticeLevel, State};
+use crate::tui::describe::{describe_command, source_label};
+use crate::tui::keymap::{self, Binding, Row};
 
-pub fn render(app: &App, area: Rect, frame: &mut Frame) {
-    let width = usize::from(area.width.saturating_sub(2));
-    let lines = lines(app, width);
-    let height = usize::from(area.height.saturating_sub(2));
-    let end = lines
-        .len()
-        .saturating_sub(app.history_back.min(lines.len().saturating_sub(height)));
-    let start = end.saturating_sub(height);
-    let detail = match app.state.repair_iterations() {
-        0 => String::new(),
-        n => format!("{n} repair{}", if n == 1 { "" } else { "s" }),
-    };
-    let p = Paragraph::new(lines[start..end].to_vec()).block(block(
-        app,
-        Focus::History,
-        title(app, "History", detail),
-    ));
-    frame.render_widget(p, area);
+pub const KEYS: &[Binding<Scroll>] = &[Binding {
+    label: "↑ ↓ PgUp PgDn",
+    does: "scroll the timeline",
+    short: "scroll the timeline",
+    keys: scroll_keys!(std::convert::identity),
+}];
+
+/// What the history says about the tape itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TapeNotes {
+    /// The tape's last line was cut off (line number).
+    pub truncated_line: Option<usize>,
+    /// Older output was dropped from memory.
+    pub elided_output: bool,
+}
+
+#[derive(Debug, Default)]
+pub struct HistoryPane {
+    /// Lines scrolled up from the end.
+    back: usize,
+    /// Lines added and removed by each code version against the one before,
+    /// by (node, iteration): diffed once, not on every frame.
+    changes: BTreeMap<(String, u32), (usize, usize)>,
+}
+
+impl HistoryPane {
+    pub fn help() -> Vec<Row> {
+        keymap::rows(KEYS).collect()
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent, height: u16) -> Handled<()> {
+        let Some(scroll) = keymap::lookup(KEYS, &key) else {
+            return Handled::NotMine;
+        };
+        match scroll {
+            Scroll::Up => self.back += 1,
+            Scroll::Down => self.back = self.back.saturating_sub(1),
+            Scroll::PageUp => self.back += page(height),
+            Scroll::PageDown => self.back = self.back.saturating_sub(page(height)),
+        }
+        Handled::Done
+    }
+
+    /// The mouse wheel (three lines a notch).
+    pub fn on_wheel(&mut self, up: bool) {
+        self.back = if up {
+            self.back + 3
+        } else {
+            self.back.saturating_sub(3)
+        };
+    }
+
+    /// Before a frame: count the changes of code versions not seen yet.
+    pub fn prepare(&mut self, state: &State) {
+        for node in state.nodes.values() {
+            for pair in node.versions.windows(2) {
+                let key = (node.spec.name.clone(), pair[1].iteration);
+                self.changes
+                    .entry(key)
+                    .or_insert_with(|| change_counts(&pair[0].code, &pair[1].code));
+            }
+        }
+    }
+
+    pub fn render(&self, ctx: &Ctx, notes: TapeNotes, area: Rect, frame: &mut Frame) {
+        let width = usize::from(area.width.saturating_sub(2));
+        let lines = self.lines(ctx, notes, width);
+        let height = usize::from(area.height.saturating_sub(2));
+        let end = lines
+            .len()
+            .saturating_sub(self.back.min(lines.len().saturating_sub(height)));
+        let start = end.saturating_sub(height);
+        let detail = match ctx.state.repair_iterations() {
+            0 => String::new(),
+            n => format!("{n} repair{}", if n == 1 { "" } else { "s" }),
+        };
+        let p = Paragraph::new(lines[start..end].to_vec())
+            .block(ctx.block(ctx.title("History", detail)));
+        frame.render_widget(p, area);
+    }
+
+    pub fn lines(&self, ctx: &Ctx, notes: TapeNotes, width: usize) -> Vec<Line<'static>> {
+        let t = ctx.theme;
+        let s = ctx.state;
+        let mut out: Vec<Line<'static>> = Vec::new();
+        if let Some(line) = notes.truncated_line {
+            push_wrapped(
+                &mut out,
+                "! ",
+                &format!(
+                    "the tape was cut off at line {line} (the session crashed or is still being written): shown up to the last complete event"
+                ),
+                t.warning,
+                width,
+            );
+        }
+        if notes.elided_output {
+            push_wrapped(
+                &mut out,
+                "! ",
+                "older output was dropped from memory; the tape on disk keeps it",
+                t.dim,
+                width,
+            );
+        }
+        let mut last_repeat: Option<(usize, String)> = None;
+        let mut last_repeat_line = usize::MAX;
+        for entry in &s.history {
+            match entry {
+                HistoryEntry::Attempt {
+                    node,
+                    iteration,
+                    source,
+                } => {
+                    let mut spans = vec![
+                        Span::styled(format!("● {node}"), t.title),
+                        Span::styled(format!(" attempt {iteration}"), t.text),
+                        Span::styled(format!(" ({})", source_label(*source)), t.dim),
+                    ];
+                    if let Some((a, r)) = self.changes.get(&(node.clone(), *iteration)) {
+                        spans.push(Span::styled(format!(" changed +{a} -{r}"), t.accent));
+                    }
+                    out.push(Line::from(spans));
+                }
+                HistoryEntry::RunResult {
+                    node,
+                    iteration: _,
+                    run_id,
+                    passed,
+                } => {
+                    let what = match node {
+                        Some(_) => "tests",
+                        None => "the program",
+                    };
+                    let mut spans = vec![if *passed {
+                        Span::styled(format!("  ✓ {what} passed"), t.ok)
+                    } else {
+                        Span::styled(format!("  ✗ {what} failed"), t.error)
+                    }];
+                    spans.push(Span::styled(format!(" · run {run_id}"), t.dim));
+                    if let Some(mark) = ctx.reruns.get(run_id) {
+                        spans.push(if mark.differs() {
+                            Span::styled(" ≠live", t.warning)
+                        } else {
+                            Span::styled(" =live", t.ok)
+                        });
+                    }
+                    out.push(Line::from(spans));
+                }
+                HistoryEntry::Failure { location: e, .. } => {
+                    let mut place = e.place();
+                    if let Some(f) = &e.function {
+                        place.push_str(&format!(" in {f}"));
+                    }
+                    let mut text = format!(
+                        "{} at {place}: {}",
+                        e.error_type,
+                        e.message.lines().next().unwrap_or("")
+                    );
+                    if let (Some(x), Some(a)) = (&e.expected, &e.actual)
+                        && !(text.contains(x.as_str()) && text.contains(a.as_str()))
+                    {
+                        text.push_str(&format!(" (expected {x}, got {a})"));
+                    }
+                    push_wrapped(&mut out, "    where: ", &text, t.error, width);
+                }
+                HistoryEntry::Reflection { text, done, .. } => {
+                    let shown = if *done {
+                        text.trim().to_string()
+                    } else {
+                        format!("{}▌", text.trim_start())
+                    };
+                    push_wrapped(&mut out, "    why:   ", &shown, t.text, width);
+                }
+                HistoryEntry::Steer { command } => {
+                    let what = describe_command(command);
+                    // Approvals come one per step in step mode: count them on one line.
+                    if matches!(command, Command::Approve | Command::Skip) {
+                        if let Some((n, prev)) = last_repeat.as_mut()
+                            && *prev == what
+                            && out.len() == last_repeat_line
+                        {
+                            *n += 1;
+                            if let Some(line) = out.last_mut() {
+                                *line = Line::styled(format!("  ⚑ you: {what} ×{n}"), t.dim);
+                            }
+                            continue;
+                        }
+                        out.push(Line::styled(format!("  ⚑ you: {what}"), t.dim));
+                        last_repeat = Some((1, what));
+                        last_repeat_line = out.len();
+                        continue;
+                    }
+                    push_wrapped(&mut out, "  ⚑ you: ", &what, t.accent, width);
+                }
+            }
+        }
+        for (level, message) in s.notices.iter().rev().take(3).rev() {
+            let style = match level {
+                NoticeLevel::Info => t.dim,
+                NoticeLevel::Warning => t.warning,
+                NoticeLevel::Error => t.error,
+            };
+            push_wrapped(&mut out, "  note: ", message, style, width);
+        }
+        if let Some(f) = &s.finished {
+            push_wrapped(
+                &mut out,
+                if f.passed {
+                    "■ done: "
+                } else {
+                    "■ ended: "
+                },
+                &f.summary,
+                if f.passed { t.ok } else { t.error },
+                width,
+            );
+        }
+        if out.is_empty() {
+            out.push(Line::styled("iterations and reflections show here", t.dim));
+        }
+        out
+    }
 }
 
 fn push_wrapped<'a>(out: &mut Vec<Line<'a>>, prefix: &str, text: &str, style: Style, width: usize) {
@@ -46,147 +256,4 @@ fn push_wrapped<'a>(out: &mut Vec<Line<'a>>, prefix: &str, text: &str, style: St
         };
         out.push(Line::styled(format!("{lead}{piece}"), style));
     }
-}
-
-pub fn lines(app: &App, width: usize) -> Vec<Line<'static>> {
-    let t = &app.theme;
-    let s = &app.state;
-    let mut out: Vec<Line<'static>> = Vec::new();
-    if let Some(line) = app.info.truncated_line {
-        push_wrapped(
-            &mut out,
-            "! ",
-            &format!(
-                "the tape was cut off at line {line} (the session crashed or is still being written): shown up to the last complete event"
-            ),
-            t.warning,
-            width,
-        );
-    }
-    if app.elided_output {
-        push_wrapped(
-            &mut out,
-            "! ",
-            "older output was dropped from memory; the tape on disk keeps it",
-            t.dim,
-            width,
-        );
-    }
-    let mut last_repeat: Option<(usize, String)> = None;
-    let mut last_repeat_line = usize::MAX;
-    for entry in &s.history {
-        match entry {
-            HistoryEntry::Attempt {
-                node,
-                iteration,
-                source,
-            } => {
-                let mut spans = vec![
-                    Span::styled(format!("● {node}"), t.title),
-                    Span::styled(format!(" attempt {iteration}"), t.text),
-                    Span::styled(format!(" ({})", source_label(*source)), t.dim),
-                ];
-                if let Some((a, r)) = app.changes.get(&(node.clone(), *iteration)) {
-                    spans.push(Span::styled(format!(" changed +{a} -{r}"), t.accent));
-                }
-                out.push(Line::from(spans));
-            }
-            HistoryEntry::RunResult {
-                node,
-                iteration: _,
-                run_id,
-                passed,
-            } => {
-                let what = match node {
-                    Some(_) => "tests",
-                    None => "the program",
-                };
-                let mut spans = vec![if *passed {
-                    Span::styled(format!("  ✓ {what} passed"), t.ok)
-                } else {
-                    Span::styled(format!("  ✗ {what} failed"), t.error)
-                }];
-                spans.push(Span::styled(format!(" · run {run_id}"), t.dim));
-                if let Some(mark) = app.reruns.get(run_id) {
-                    spans.push(if mark.differs() {
-                        Span::styled(" ≠live", t.warning)
-                    } else {
-                        Span::styled(" =live", t.ok)
-                    });
-                }
-                out.push(Line::from(spans));
-            }
-            HistoryEntry::Failure { location: e, .. } => {
-                let mut place = e.place();
-                if let Some(f) = &e.function {
-                    place.push_str(&format!(" in {f}"));
-                }
-                let mut text = format!(
-                    "{} at {place}: {}",
-                    e.error_type,
-                    e.message.lines().next().unwrap_or("")
-                );
-                if let (Some(x), Some(a)) = (&e.expected, &e.actual)
-                    && !(text.contains(x.as_str()) && text.contains(a.as_str()))
-                {
-                    text.push_str(&format!(" (expected {x}, got {a})"));
-                }
-                push_wrapped(&mut out, "    where: ", &text, t.error, width);
-            }
-            HistoryEntry::Reflection { text, done, .. } => {
-                let shown = if *done {
-                    text.trim().to_string()
-                } else {
-                    format!("{}▌", text.trim_start())
-                };
-                push_wrapped(&mut out, "    why:   ", &shown, t.text, width);
-            }
-            HistoryEntry::Steer { command } => {
-                let what = describe_command(command);
-                // Approvals come one per step in step mode: count them on one line.
-                if matches!(command, Command::Approve | Command::Skip) {
-                    if let Some((n, prev)) = last_repeat.as_mut()
-                        && *prev == what
-                        && out.len() == last_repeat_line
-                    {
-                        *n += 1;
-                        if let Some(line) = out.last_mut() {
-                            *line = Line::styled(format!("  ⚑ you: {what} ×{n}"), t.dim);
-                        }
-                        continue;
-                    }
-                    out.push(Line::styled(format!("  ⚑ you: {what}"), t.dim));
-                    last_repeat = Some((1, what));
-                    last_repeat_line = out.len();
-                    continue;
-                }
-                push_wrapped(&mut out, "  ⚑ you: ", &what, t.accent, width);
-            }
-        }
-    }
-    for (level, message) in s.notices.iter().rev().take(3).rev() {
-        let style = match level {
-            crate::session::NoticeLevel::Info => t.dim,
-            crate::session::NoticeLevel::Warning => t.warning,
-            crate::session::NoticeLevel::Error => t.error,
-        };
-        push_wrapped(&mut out, "  note: ", message, style, width);
-    }
-    if let Some(f) = &s.finished {
-        push_wrapped(
-            &mut out,
-            if f.passed {
-                "■ done: "
-            } else {
-                "■ ended: "
-            },
-            &f.summary,
-            if f.passed { t.ok } else { t.error },
-            width,
-        );
-    }
-    if out.is_empty() {
-        out.push(Line::styled("iterations and reflections show here", t.dim));
-    }
-    out
 }

@@ -1,41 +1,145 @@
-//! One file per pane. Each draws from `&App` only.
+//! The panes and popups, one component a file. Each owns its state (scroll,
+//! tab, selection, search), takes its keys from its own keymap table and
+//! returns what the person meant (an intent), and draws from a narrow
+//! context: the state folded at the cursor, its own state, the theme,
+//! whether it has focus. No pane knows the app; only the app turns intents
+//! into engine commands.
 
 pub mod code;
+pub mod code_lines;
+pub mod confirm;
+pub mod editor;
 pub mod graph;
+pub mod help;
 pub mod history;
 pub mod output;
 pub mod task;
+
+use std::collections::BTreeMap;
+use std::path::Path;
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType};
 
-use super::app::{App, Focus};
+use super::theme::Theme;
+use crate::session::{NodeStatus, RunRecord, State};
 
-/// The frame of a pane: the focused one stands out.
-pub fn block<'a>(app: &App, focus: Focus, title: Line<'a>) -> Block<'a> {
-    let focused = app.focus == focus;
-    Block::bordered()
-        .border_type(if focused {
-            BorderType::Thick
-        } else {
-            BorderType::Plain
-        })
-        .border_style(if focused {
-            app.theme.border_focused
-        } else {
-            app.theme.border
-        })
-        .title(title)
+/// The panes, in focus order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Focus {
+    Task,
+    Graph,
+    Code,
+    Output,
+    History,
 }
 
-/// A title: the pane's name, then details.
-pub fn title<'a>(app: &App, name: &'a str, detail: String) -> Line<'a> {
-    let mut spans = vec![Span::styled(format!(" {name} "), app.theme.title)];
-    if !detail.is_empty() {
-        spans.push(Span::styled(format!("{detail} "), app.theme.dim));
+impl Focus {
+    pub const ALL: [Focus; 5] = [
+        Focus::Task,
+        Focus::Graph,
+        Focus::Code,
+        Focus::Output,
+        Focus::History,
+    ];
+    pub fn title(self) -> &'static str {
+        match self {
+            Focus::Task => "Task",
+            Focus::Graph => "Workflow",
+            Focus::Code => "Code",
+            Focus::Output => "Output",
+            Focus::History => "History",
+        }
     }
-    Line::from(spans)
+    pub fn next(self) -> Focus {
+        let i = Focus::ALL.iter().position(|f| *f == self).unwrap_or(0);
+        Focus::ALL[(i + 1) % Focus::ALL.len()]
+    }
+    pub fn prev(self) -> Focus {
+        let i = Focus::ALL.iter().position(|f| *f == self).unwrap_or(0);
+        Focus::ALL[(i + Focus::ALL.len() - 1) % Focus::ALL.len()]
+    }
+}
+
+/// What a component did with a key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Handled<I> {
+    /// Not its key: the app tries its own tables.
+    NotMine,
+    /// Taken; nothing for the app to do.
+    Done,
+    /// Taken; the app acts on what the person meant.
+    Intent(I),
+}
+
+/// A live re-run compared with the recording (replay --live).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RerunMark {
+    pub recorded: RunRecord,
+    pub live: Result<RunRecord, String>,
+}
+
+impl RerunMark {
+    /// Whether the outcome differs from the recording.
+    pub fn differs(&self) -> bool {
+        match &self.live {
+            Ok(r) => {
+                r.passed != self.recorded.passed
+                    || r.exit_code != self.recorded.exit_code
+                    || r.limit_hit != self.recorded.limit_hit
+            }
+            Err(_) => true,
+        }
+    }
+}
+
+pub type Reruns = BTreeMap<u64, RerunMark>;
+
+/// What every pane draws from, besides its own state.
+#[derive(Clone, Copy)]
+pub struct Ctx<'a> {
+    /// The session folded at the cursor.
+    pub state: &'a State,
+    pub theme: &'a Theme,
+    pub focused: bool,
+    /// The node the code and output panes show.
+    pub selected: Option<&'a str>,
+    pub reruns: &'a Reruns,
+    /// The session's folder, where the full output logs are.
+    pub session_dir: Option<&'a Path>,
+}
+
+impl<'a> Ctx<'a> {
+    /// The frame of a pane: the focused one stands out.
+    pub fn block<'b>(&self, title: Line<'b>) -> Block<'b> {
+        Block::bordered()
+            .border_type(if self.focused {
+                BorderType::Thick
+            } else {
+                BorderType::Plain
+            })
+            .border_style(if self.focused {
+                self.theme.border_focused
+            } else {
+                self.theme.border
+            })
+            .title(title)
+    }
+
+    /// A title: the pane's name, then details.
+    pub fn title<'b>(&self, name: &'b str, detail: String) -> Line<'b> {
+        let mut spans = vec![Span::styled(format!(" {name} "), self.theme.title)];
+        if !detail.is_empty() {
+            spans.push(Span::styled(format!("{detail} "), self.theme.dim));
+        }
+        Line::from(spans)
+    }
+
+    /// The selected node's state, if it has one.
+    pub fn selected_node(&self) -> Option<&'a crate::session::state::NodeState> {
+        self.state.nodes.get(self.selected?)
+    }
 }
 
 /// Wrap `text` to `width` columns (by characters' display width).
@@ -78,9 +182,7 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
 }
 
 /// A style for a node status.
-pub fn status_style(app: &App, status: crate::session::NodeStatus) -> Style {
-    use crate::session::NodeStatus;
-    let t = &app.theme;
+pub fn status_style(t: &Theme, status: NodeStatus) -> Style {
     match status {
         NodeStatus::Pending => t.dim,
         NodeStatus::Generating | NodeStatus::Checking | NodeStatus::Running => t.running,
@@ -90,8 +192,7 @@ pub fn status_style(app: &App, status: crate::session::NodeStatus) -> Style {
     }
 }
 
-pub fn status_symbol(status: crate::session::NodeStatus) -> &'static str {
-    use crate::session::NodeStatus;
+pub fn status_symbol(status: NodeStatus) -> &'static str {
     match status {
         NodeStatus::Pending => "·",
         NodeStatus::Generating => "✎",
@@ -102,4 +203,68 @@ pub fn status_symbol(status: crate::session::NodeStatus) -> &'static str {
         NodeStatus::Blocked => "⊘",
         NodeStatus::GaveUp => "✗",
     }
+}
+
+/// Lines to scroll for a page in a pane of `height` rows.
+pub fn page(height: u16) -> usize {
+    usize::from(height / 3).max(1)
+}
+
+/// A scroll request the list-like panes share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scroll {
+    Up,
+    Down,
+    PageUp,
+    PageDown,
+}
+
+/// The scrolling keys the code, output and history tables share, each
+/// wrapped in the table's own act.
+macro_rules! scroll_keys {
+    ($act:path) => {
+        &[
+            (
+                $crate::tui::keymap::Key::code(crossterm::event::KeyCode::Up),
+                $act($crate::tui::panes::Scroll::Up),
+            ),
+            (
+                $crate::tui::keymap::Key::ch('k'),
+                $act($crate::tui::panes::Scroll::Up),
+            ),
+            (
+                $crate::tui::keymap::Key::code(crossterm::event::KeyCode::Down),
+                $act($crate::tui::panes::Scroll::Down),
+            ),
+            (
+                $crate::tui::keymap::Key::ch('j'),
+                $act($crate::tui::panes::Scroll::Down),
+            ),
+            (
+                $crate::tui::keymap::Key::code(crossterm::event::KeyCode::PageUp),
+                $act($crate::tui::panes::Scroll::PageUp),
+            ),
+            (
+                $crate::tui::keymap::Key::code(crossterm::event::KeyCode::PageDown),
+                $act($crate::tui::panes::Scroll::PageDown),
+            ),
+        ]
+    };
+}
+pub(crate) use scroll_keys;
+
+/// A centred area of the screen, `percent_x` wide and `percent_y` high.
+pub fn popup_area(
+    screen: ratatui::layout::Rect,
+    percent_x: u16,
+    percent_y: u16,
+) -> ratatui::layout::Rect {
+    use ratatui::layout::{Constraint, Flex, Layout};
+    let [v] = Layout::vertical([Constraint::Percentage(percent_y)])
+        .flex(Flex::Center)
+        .areas(screen);
+    let [h] = Layout::horizontal([Constraint::Percentage(percent_x)])
+        .flex(Flex::Center)
+        .areas(v);
+    h
 }

@@ -2,149 +2,435 @@
 //! with a bar and its own colour), control sequences stripped, following the
 //! tail unless scrolled up, searchable. Memory holds the newest output; the
 //! session's log on disk holds all of it.
+//!
+//! The pane owns its lines (rebuilt in `prepare` when the run grows, never
+//! while drawing), its scroll and its search.
 
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::super::app::{App, Focus};
 use super::task::human_bytes;
-use super::{block, title};
+use super::{Ctx, Handled, RerunMark, Scroll, page, scroll_keys};
 use crate::protocol::Stream;
+use crate::session::{NoticeLevel, RunKind, State};
+use crate::tui::keymap::{self, Binding, Key, Row};
+use crate::tui::sanitize::sanitize;
 
-pub fn render(app: &App, area: Rect, frame: &mut Frame) {
-    let t = &app.theme;
-    let run = app
-        .output
-        .run_id
-        .and_then(|id| app.state.runs.get(&id).map(|r| (id, r)));
-    let mut detail = String::new();
-    let mut status: Option<Span> = None;
-    if let Some((id, r)) = run {
-        detail = match &r.node {
-            Some(n) => format!("run {id} · {n} it {}", r.iteration),
-            None => format!("run {id} · program"),
-        };
-        status = Some(match &r.record {
-            None => Span::styled("running ", t.running),
-            Some(rec) if rec.passed => Span::styled(
-                format!("passed{} ", tests_note(rec.tests_passed, rec.tests_failed)),
-                t.ok,
-            ),
-            Some(rec) => Span::styled(
-                format!(
-                    "failed{}{} ",
-                    match (&rec.limit_hit, rec.exit_code, rec.signal) {
-                        (Some(l), _, _) => format!(": {l}"),
-                        (None, Some(c), _) => format!(" (exit {c})"),
-                        (None, None, Some(s)) => format!(" (signal {s})"),
-                        (None, None, None) => String::new(),
-                    },
-                    tests_note(rec.tests_passed, rec.tests_failed)
-                ),
-                t.error,
-            ),
-        });
-    }
-    let mut title_line = title(app, "Output", detail);
-    if let Some(s) = status {
-        title_line.spans.push(s);
-    }
-    if let Some((_, mark)) = run.and_then(|(id, _)| app.reruns.get(&id).map(|m| (id, m))) {
-        title_line.spans.push(if mark.differs() {
-            Span::styled(format!("≠ live re-run: {} ", live_outcome(mark)), t.warning)
-        } else {
-            Span::styled("= live re-run agrees ", t.ok)
-        });
-    }
-    let outer = block(app, Focus::Output, title_line);
-    let inner = outer.inner(area);
-    frame.render_widget(outer, area);
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputAct {
+    Scroll(Scroll),
+    Tail,
+    Top,
+    Search,
+    NextMatch,
+    PrevMatch,
+}
 
-    let lines = &app.output.lines;
-    let dropped = run.map(|(_, r)| r.dropped_bytes).unwrap_or(0);
-    let notes_h = u16::from(dropped > 0 || app.output_back > 0)
-        + u16::from(app.search_input.is_some() || app.search.is_some());
-    let [body, notes] =
-        Layout::vertical([Constraint::Fill(1), Constraint::Length(notes_h)]).areas(inner);
+pub const KEYS: &[Binding<OutputAct>] = &[
+    Binding {
+        label: "↑ ↓ PgUp PgDn",
+        does: "scroll (the tail is followed at the bottom)",
+        short: "scroll",
+        keys: scroll_keys!(OutputAct::Scroll),
+    },
+    Binding {
+        label: "G / g",
+        does: "tail / top",
+        short: "tail / top",
+        keys: &[
+            (Key::ch('G'), OutputAct::Tail),
+            (Key::ch('g'), OutputAct::Top),
+        ],
+    },
+    Binding {
+        label: "/",
+        does: "search",
+        short: "search",
+        keys: &[(Key::ch('/'), OutputAct::Search)],
+    },
+    Binding {
+        label: "n / N",
+        does: "next / previous match",
+        short: "next / previous match",
+        keys: &[
+            (Key::ch('n'), OutputAct::NextMatch),
+            (Key::ch('N'), OutputAct::PrevMatch),
+        ],
+    },
+];
 
-    if run.is_none() {
-        frame.render_widget(Paragraph::new(Line::styled("no run yet", t.dim)), body);
-    } else {
-        let height = usize::from(body.height);
-        let end = lines.len().saturating_sub(app.output_back);
-        let start = end.saturating_sub(height);
-        let query = app.search.as_ref().map(|q| q.to_lowercase());
-        let visible: Vec<Line> = lines[start..end]
-            .iter()
-            .map(|(stream, text)| {
-                let (bar, style) = match stream {
-                    Stream::Stdout => (Span::raw("  "), t.text),
-                    Stream::Stderr => (Span::styled("┃ ", t.stderr), t.stderr),
-                };
-                let mut spans = vec![bar];
-                match &query {
-                    Some(q) if !q.is_empty() && text.to_lowercase().contains(q.as_str()) => {
-                        spans.push(Span::styled(text.clone(), t.search_match));
-                    }
-                    _ => spans.push(Span::styled(text.clone(), style)),
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SearchAct {
+    Find,
+    Cancel,
+}
+
+/// While the search is typed (other keys are typed into it).
+pub const SEARCH_INPUT: &[Binding<SearchAct>] = &[
+    Binding {
+        label: "Enter",
+        does: "search",
+        short: "search",
+        keys: &[(Key::code(KeyCode::Enter), SearchAct::Find)],
+    },
+    Binding {
+        label: "Esc",
+        does: "cancel",
+        short: "cancel",
+        keys: &[(Key::code(KeyCode::Esc), SearchAct::Cancel)],
+    },
+];
+
+/// Something to tell the person (the app shows it in the status line).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Say(pub NoticeLevel, pub String);
+
+/// Output lines of one run, sanitized, stderr kept apart.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OutputLines {
+    pub run_id: Option<u64>,
+    /// (dropped bytes, kept bytes, chunks) of the run when built.
+    pub version: (u64, usize, usize),
+    pub lines: Vec<(Stream, String)>,
+}
+
+#[derive(Debug, Default)]
+pub struct OutputPane {
+    output: OutputLines,
+    /// Lines scrolled up from the tail (0 = follow the tail).
+    back: usize,
+    search: Option<String>,
+    /// The search being typed.
+    input: Option<String>,
+}
+
+impl OutputPane {
+    pub fn help() -> Vec<Row> {
+        keymap::rows(KEYS).collect()
+    }
+
+    pub fn lines(&self) -> &[(Stream, String)] {
+        &self.output.lines
+    }
+
+    /// Lines scrolled up from the tail.
+    pub fn back(&self) -> usize {
+        self.back
+    }
+
+    /// The search is being typed: every key goes to it.
+    pub fn typing(&self) -> bool {
+        self.input.is_some()
+    }
+
+    /// Another node was chosen: follow its tail.
+    pub fn on_select(&mut self, changed: bool) {
+        if changed {
+            self.back = 0;
+        }
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent, height: u16) -> Handled<Say> {
+        if let Some(input) = self.input.as_mut() {
+            match keymap::lookup(SEARCH_INPUT, &key) {
+                Some(SearchAct::Find) => {
+                    let q = std::mem::take(input);
+                    self.input = None;
+                    self.search = (!q.is_empty()).then_some(q);
+                    return self.jump_to_match(true, true);
                 }
-                Line::from(spans)
-            })
-            .collect();
-        let empty = visible.is_empty();
-        frame.render_widget(Paragraph::new(visible), body);
-        if empty {
-            frame.render_widget(Paragraph::new(Line::styled("(no output)", t.dim)), body);
+                Some(SearchAct::Cancel) => self.input = None,
+                None => match key.code {
+                    KeyCode::Backspace => {
+                        input.pop();
+                    }
+                    KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                        input.push(c)
+                    }
+                    _ => {}
+                },
+            }
+            return Handled::Done;
+        }
+        let Some(act) = keymap::lookup(KEYS, &key) else {
+            return Handled::NotMine;
+        };
+        let last = self.output.lines.len().saturating_sub(1);
+        match act {
+            OutputAct::Scroll(Scroll::Up) => self.back = (self.back + 1).min(last),
+            OutputAct::Scroll(Scroll::Down) => self.back = self.back.saturating_sub(1),
+            OutputAct::Scroll(Scroll::PageUp) => self.back = (self.back + page(height)).min(last),
+            OutputAct::Scroll(Scroll::PageDown) => {
+                self.back = self.back.saturating_sub(page(height))
+            }
+            OutputAct::Tail => self.back = 0,
+            OutputAct::Top => self.back = last,
+            OutputAct::Search => self.input = Some(String::new()),
+            OutputAct::NextMatch => return self.jump_to_match(true, false),
+            OutputAct::PrevMatch => return self.jump_to_match(false, false),
+        }
+        Handled::Done
+    }
+
+    /// The mouse wheel (three lines a notch).
+    pub fn on_wheel(&mut self, up: bool) {
+        let last = self.output.lines.len().saturating_sub(1);
+        self.back = if up {
+            (self.back + 3).min(last)
+        } else {
+            self.back.saturating_sub(3)
+        };
+    }
+
+    /// Scroll to the next (or previous) line matching the search.
+    fn jump_to_match(&mut self, forward: bool, from_tail: bool) -> Handled<Say> {
+        let Some(q) = self.search.clone() else {
+            return Handled::Intent(Say(
+                NoticeLevel::Info,
+                "no search: press / to search".into(),
+            ));
+        };
+        let lines = &self.output.lines;
+        let n = lines.len();
+        if n == 0 {
+            return Handled::Done;
+        }
+        let q = q.to_lowercase();
+        let current = if from_tail {
+            n
+        } else {
+            n - 1 - self.back.min(n - 1)
+        };
+        let hit = |i: usize| lines[i].1.to_lowercase().contains(&q);
+        let found = if forward && !from_tail {
+            (current + 1..n)
+                .find(|&i| hit(i))
+                .or_else(|| (0..current).find(|&i| hit(i)))
+        } else {
+            (0..current.min(n))
+                .rev()
+                .find(|&i| hit(i))
+                .or_else(|| (current..n).rev().find(|&i| hit(i)))
+        };
+        match found {
+            Some(i) => {
+                self.back = n - 1 - i;
+                Handled::Done
+            }
+            None => Handled::Intent(Say(
+                NoticeLevel::Info,
+                format!("`{q}` not found in this run's output"),
+            )),
         }
     }
 
-    let mut note_lines = Vec::new();
-    if dropped > 0 || app.output_back > 0 {
-        let mut spans = Vec::new();
-        if app.output_back > 0 {
-            spans.push(Span::styled(
-                format!("↑ {} lines above the tail · G follows ", app.output_back),
-                t.accent,
-            ));
+    /// Before a frame: rebuild the lines when the run shown grew or changed.
+    pub fn prepare(&mut self, state: &State, run_id: Option<u64>) {
+        let run = run_id.and_then(|id| state.runs.get(&id));
+        let version = run
+            .map(|r| (r.dropped_bytes, r.kept_bytes, r.chunks.len()))
+            .unwrap_or_default();
+        if self.output.run_id == run_id && self.output.version == version {
+            return;
         }
-        if dropped > 0 {
-            let place = match (&app.info.session_dir, app.output.run_id) {
-                (Some(dir), Some(id)) => dir
-                    .join("logs")
-                    .join(format!("run-{id}.log"))
-                    .display()
-                    .to_string(),
-                _ => "the session's log on disk".to_string(),
-            };
-            spans.push(Span::styled(
-                format!(
-                    "{} older output: all of it is in {place}",
-                    human_bytes(dropped)
+        let old_len = self.output.lines.len();
+        let same_run = self.output.run_id == run_id;
+        let mut lines: Vec<(Stream, String)> = Vec::new();
+        if let Some(run) = run {
+            // The stream whose last line is still open (no newline yet).
+            let mut open: Option<Stream> = None;
+            for (stream, text) in &run.chunks {
+                let clean = sanitize(text);
+                let ends_line = clean.ends_with('\n');
+                let body = if ends_line {
+                    &clean[..clean.len() - 1]
+                } else {
+                    &clean[..]
+                };
+                for (i, piece) in body.split('\n').enumerate() {
+                    match lines.last_mut() {
+                        Some(last) if i == 0 && open == Some(*stream) => last.1.push_str(piece),
+                        _ => lines.push((*stream, piece.to_string())),
+                    }
+                }
+                open = (!ends_line).then_some(*stream);
+            }
+        }
+        if same_run && self.back > 0 {
+            // Keep the view still while the tail grows.
+            self.back += lines.len().saturating_sub(old_len);
+            self.back = self.back.min(lines.len().saturating_sub(1));
+        } else if !same_run {
+            self.back = 0;
+        }
+        self.output = OutputLines {
+            run_id,
+            version,
+            lines,
+        };
+    }
+
+    pub fn render(&self, ctx: &Ctx, area: Rect, frame: &mut Frame) {
+        let t = ctx.theme;
+        let run = self
+            .output
+            .run_id
+            .and_then(|id| ctx.state.runs.get(&id).map(|r| (id, r)));
+        let mut title_line = ctx.title("Output", String::new());
+        if let Some((id, r)) = run {
+            title_line = ctx.title(
+                "Output",
+                match &r.node {
+                    Some(n) => format!("run {id} · {n} it {}", r.iteration),
+                    None => format!("run {id} · program"),
+                },
+            );
+            title_line.spans.push(match &r.record {
+                None => Span::styled("running ", t.running),
+                Some(rec) if rec.passed => Span::styled(
+                    format!("passed{} ", tests_note(rec.tests_passed, rec.tests_failed)),
+                    t.ok,
                 ),
+                Some(rec) => Span::styled(
+                    format!(
+                        "failed{}{} ",
+                        match (&rec.limit_hit, rec.exit_code, rec.signal) {
+                            (Some(l), _, _) => format!(": {l}"),
+                            (None, Some(c), _) => format!(" (exit {c})"),
+                            (None, None, Some(s)) => format!(" (signal {s})"),
+                            (None, None, None) => String::new(),
+                        },
+                        tests_note(rec.tests_passed, rec.tests_failed)
+                    ),
+                    t.error,
+                ),
+            });
+        }
+        if let Some(mark) = run.and_then(|(id, _)| ctx.reruns.get(&id)) {
+            title_line.spans.push(if mark.differs() {
+                Span::styled(format!("≠ live re-run: {} ", live_outcome(mark)), t.warning)
+            } else {
+                Span::styled("= live re-run agrees ", t.ok)
+            });
+        }
+        let outer = ctx.block(title_line);
+        let inner = outer.inner(area);
+        frame.render_widget(outer, area);
+
+        let lines = &self.output.lines;
+        let dropped = run.map(|(_, r)| r.dropped_bytes).unwrap_or(0);
+        let notes_h = u16::from(dropped > 0 || self.back > 0)
+            + u16::from(self.input.is_some() || self.search.is_some());
+        let [body, notes] =
+            Layout::vertical([Constraint::Fill(1), Constraint::Length(notes_h)]).areas(inner);
+
+        if run.is_none() {
+            frame.render_widget(Paragraph::new(Line::styled("no run yet", t.dim)), body);
+        } else {
+            let height = usize::from(body.height);
+            let end = lines.len().saturating_sub(self.back);
+            let start = end.saturating_sub(height);
+            let query = self.search.as_ref().map(|q| q.to_lowercase());
+            let visible: Vec<Line> = lines[start..end]
+                .iter()
+                .map(|(stream, text)| {
+                    let (bar, style) = match stream {
+                        Stream::Stdout => (Span::raw("  "), t.text),
+                        Stream::Stderr => (Span::styled("┃ ", t.stderr), t.stderr),
+                    };
+                    let text_style = match &query {
+                        Some(q) if !q.is_empty() && text.to_lowercase().contains(q.as_str()) => {
+                            t.search_match
+                        }
+                        _ => style,
+                    };
+                    Line::from(vec![bar, Span::styled(text.clone(), text_style)])
+                })
+                .collect();
+            let empty = visible.is_empty();
+            frame.render_widget(Paragraph::new(visible), body);
+            if empty {
+                frame.render_widget(Paragraph::new(Line::styled("(no output)", t.dim)), body);
+            }
+        }
+        frame.render_widget(Paragraph::new(self.note_lines(ctx, dropped)), notes);
+    }
+
+    fn note_lines<'a>(&self, ctx: &Ctx<'a>, dropped: u64) -> Vec<Line<'a>> {
+        let t = ctx.theme;
+        let mut note_lines = Vec::new();
+        if dropped > 0 || self.back > 0 {
+            let mut spans = Vec::new();
+            if self.back > 0 {
+                spans.push(Span::styled(
+                    format!("↑ {} lines above the tail · G follows ", self.back),
+                    t.accent,
+                ));
+            }
+            if dropped > 0 {
+                let place = match (ctx.session_dir, self.output.run_id) {
+                    (Some(dir), Some(id)) => dir
+                        .join("logs")
+                        .join(format!("run-{id}.log"))
+                        .display()
+                        .to_string(),
+                    _ => "the session's log on disk".to_string(),
+                };
+                spans.push(Span::styled(
+                    format!(
+                        "{} older output: all of it is in {place}",
+                        human_bytes(dropped)
+                    ),
+                    t.dim,
+                ));
+            }
+            note_lines.push(Line::from(spans));
+        }
+        if let Some(input) = &self.input {
+            note_lines.push(Line::from(vec![
+                Span::styled("/", t.accent),
+                Span::styled(input.clone(), t.text),
+                Span::styled(format!("▌ {}", keymap::hint_line(SEARCH_INPUT)), t.dim),
+            ]));
+        } else if let Some(q) = &self.search {
+            let hits = self
+                .output
+                .lines
+                .iter()
+                .filter(|(_, l)| l.to_lowercase().contains(&q.to_lowercase()))
+                .count();
+            note_lines.push(Line::styled(
+                format!("/{q}: {hits} matching lines · n next · N previous"),
                 t.dim,
             ));
         }
-        note_lines.push(Line::from(spans));
+        note_lines
     }
-    if let Some(input) = &app.search_input {
-        note_lines.push(Line::from(vec![
-            Span::styled("/", t.accent),
-            Span::styled(input.clone(), t.text),
-            Span::styled("▌ Enter search · Esc cancel", t.dim),
-        ]));
-    } else if let Some(q) = &app.search {
-        let hits = lines
+}
+
+/// The run the output pane shows: the selected node's last run, the
+/// program's on the program tab, else the last run of all.
+pub fn run_to_show(state: &State, selected: Option<&str>, program: bool) -> Option<u64> {
+    if program {
+        return state
+            .run_order
             .iter()
-            .filter(|(_, l)| l.to_lowercase().contains(&q.to_lowercase()))
-            .count();
-        note_lines.push(Line::styled(
-            format!("/{q}: {hits} matching lines · n next · N previous"),
-            t.dim,
-        ));
+            .rev()
+            .find(|id| {
+                state
+                    .runs
+                    .get(id)
+                    .is_some_and(|r| r.kind == RunKind::Program)
+            })
+            .copied();
     }
-    frame.render_widget(Paragraph::new(note_lines), notes);
+    match selected.and_then(|s| state.nodes.get(s)) {
+        Some(node) => node.last_run,
+        None => state.run_order.last().copied(),
+    }
 }
 
 fn tests_note(passed: Option<u32>, failed: Option<u32>) -> String {
@@ -155,7 +441,7 @@ fn tests_note(passed: Option<u32>, failed: Option<u32>) -> String {
     }
 }
 
-fn live_outcome(mark: &super::super::app::RerunMark) -> String {
+fn live_outcome(mark: &RerunMark) -> String {
     match &mark.live {
         Ok(r) => format!(
             "recorded {}, now {}{}",

@@ -1,0 +1,463 @@
+//! Routing keys and the mouse: a popup first, then the focused pane's table,
+//! then the workbench's tables of the mode. What the person meant becomes an
+//! engine command or an action here, and nowhere else.
+
+use std::path::PathBuf;
+
+use crossterm::event::{KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::Position;
+
+use super::view;
+use super::{Action, App, CodeTab, Focus, Mode, Popup, StartRequest};
+use crate::session::{Command, NoticeLevel};
+use crate::tui::describe::{describe_command, parse_spec, spec_text};
+use crate::tui::keymap::{self, GlobalAct, ReplayAct, SteerAct, TapeMove};
+use crate::tui::panes::Handled;
+use crate::tui::panes::confirm::Confirm;
+use crate::tui::panes::editor::{EditTarget, EditorIntent, EditorPopup};
+use crate::tui::panes::graph::{GraphIntent, Welcome};
+use crate::tui::panes::task::TaskIntent;
+use crate::tui::timeline::Jump;
+
+impl App {
+    pub(super) fn on_key(&mut self, key: KeyEvent, actions: &mut Vec<Action>) {
+        // Quit with Control (Ctrl-C) works everywhere, even while typing.
+        if key.modifiers.contains(KeyModifiers::CONTROL)
+            && keymap::lookup(keymap::COMMON, &key) == Some(GlobalAct::Quit)
+        {
+            self.request_quit(actions);
+            return;
+        }
+        self.flash = None;
+        if let Some(popup) = self.popups.pop() {
+            self.on_popup_key(popup, key, actions);
+            return;
+        }
+        if self.on_pane_key(key, actions) {
+            return;
+        }
+        match keymap::lookup_global(self.mode_kind(), &key) {
+            Some(act) => self.on_global(act, actions),
+            None => {
+                if self.read_only() && keymap::lookup(keymap::STEER, &key).is_some() {
+                    self.say(
+                        NoticeLevel::Warning,
+                        "read-only: this is a recorded session (replay it live with `codeloop replay --live`)",
+                    );
+                }
+            }
+        }
+    }
+
+    fn on_popup_key(&mut self, popup: Popup, key: KeyEvent, actions: &mut Vec<Action>) {
+        match popup {
+            // Any key closes the help.
+            Popup::Help => {}
+            Popup::Confirm(confirm) => {
+                if Confirm::answer(&key) {
+                    actions.push(Action::Steer(Command::Cancel));
+                    if confirm == Confirm::Quit {
+                        self.quit = true;
+                        actions.push(Action::Quit);
+                    }
+                }
+            }
+            Popup::Editor(mut editor) => match editor.on_key(key) {
+                Handled::Intent(EditorIntent::Send) => self.submit_editor(*editor, actions),
+                Handled::Intent(EditorIntent::Discard) => {
+                    self.say(NoticeLevel::Info, "edit discarded");
+                }
+                Handled::Done | Handled::NotMine => self.popups.push(Popup::Editor(editor)),
+            },
+        }
+    }
+
+    /// Keys of the focused pane. Returns whether the pane took the key.
+    fn on_pane_key(&mut self, key: KeyEvent, actions: &mut Vec<Action>) -> bool {
+        let height = self.screen.height;
+        let welcome = self.welcome();
+        match self.focus {
+            Focus::Task if welcome => match self.task.on_key(key) {
+                Handled::NotMine => false,
+                Handled::Done => true,
+                Handled::Intent(TaskIntent::Submit) => {
+                    self.submit_task(actions);
+                    true
+                }
+                Handled::Intent(TaskIntent::Attach) => {
+                    self.open_editor(EditTarget::Attach, String::new());
+                    true
+                }
+                Handled::Intent(TaskIntent::Leave) => {
+                    self.focus = Focus::Graph;
+                    true
+                }
+            },
+            Focus::Task => false,
+            Focus::Graph => match self.graph.on_key(key, self.timeline.state(), welcome) {
+                Handled::NotMine => false,
+                Handled::Done => true,
+                Handled::Intent(intent) => self.on_graph_intent(intent, actions),
+            },
+            Focus::Code => {
+                let (state, selected) = (self.timeline.state(), self.graph.selected());
+                self.code.on_key(key, state, selected, height) != Handled::NotMine
+            }
+            Focus::Output => match self.output.on_key(key, height) {
+                Handled::NotMine => false,
+                Handled::Done => true,
+                Handled::Intent(say) => {
+                    self.say(say.0, say.1);
+                    true
+                }
+            },
+            Focus::History => self.history.on_key(key, height) != Handled::NotMine,
+        }
+    }
+
+    /// Returns whether the intent was acted on (a demo that is not there is not).
+    pub(super) fn on_graph_intent(
+        &mut self,
+        intent: GraphIntent,
+        actions: &mut Vec<Action>,
+    ) -> bool {
+        match intent {
+            GraphIntent::Selected { changed } => {
+                self.code.on_select(changed);
+                self.output.on_select(changed);
+            }
+            GraphIntent::OpenCode => self.focus = Focus::Code,
+            GraphIntent::Follow => self.graph.unpin(self.timeline.active()),
+            GraphIntent::Demo(i) => {
+                let Some(demo) = self.info.demos.get(i).filter(|_| self.welcome()) else {
+                    return false;
+                };
+                let name = demo.name.clone();
+                let step_mode = self.step_armed();
+                self.start(StartRequest::Demo { name, step_mode }, actions);
+            }
+        }
+        self.dirty = true;
+        true
+    }
+
+    fn on_global(&mut self, act: GlobalAct, actions: &mut Vec<Action>) {
+        match act {
+            GlobalAct::Quit => self.request_quit(actions),
+            GlobalAct::Help => self.popups.push(Popup::Help),
+            GlobalAct::NextPane => self.focus = self.focus.next(),
+            GlobalAct::PrevPane => self.focus = self.focus.prev(),
+            GlobalAct::Zoom => self.zoom = !self.zoom,
+            GlobalAct::Unzoom => self.zoom = false,
+            GlobalAct::WriteTask => self.focus = Focus::Task,
+            GlobalAct::Tape(m) => self.on_tape_move(m),
+            GlobalAct::Replay(a) => {
+                if let Mode::Replay(clock) = &mut self.mode {
+                    match a {
+                        ReplayAct::PlayPause => clock.toggle(&mut self.timeline),
+                        ReplayAct::Faster => clock.faster(),
+                        ReplayAct::Slower => clock.slower(),
+                    }
+                    self.graph.follow(self.timeline.active());
+                }
+            }
+            GlobalAct::Steer(s) => self.on_steer(s, actions),
+        }
+    }
+
+    fn on_tape_move(&mut self, m: TapeMove) {
+        if let Mode::Replay(clock) = &mut self.mode {
+            clock.pause();
+        }
+        let t = &mut self.timeline;
+        let jump = match m {
+            TapeMove::Back => {
+                t.step(false);
+                Jump::Moved
+            }
+            TapeMove::Forward => {
+                t.step(true);
+                Jump::Moved
+            }
+            TapeMove::PrevIteration => t.jump_iteration(false),
+            TapeMove::NextIteration => t.jump_iteration(true),
+            TapeMove::FirstFailure => t.jump_first_failure(),
+            TapeMove::Start => {
+                t.set_cursor(0);
+                Jump::Moved
+            }
+            TapeMove::End => {
+                t.set_cursor(t.records().len());
+                Jump::Moved
+            }
+        };
+        self.graph.follow(self.timeline.active());
+        if jump == Jump::NoneThere {
+            let why = match m {
+                TapeMove::PrevIteration => "no earlier iteration",
+                TapeMove::NextIteration => "no later iteration",
+                _ => "no run failed in this session",
+            };
+            self.say(NoticeLevel::Info, why);
+        }
+    }
+
+    fn request_quit(&mut self, actions: &mut Vec<Action>) {
+        if self.session_running() && self.confirm().is_none() {
+            // Over an open editor, which stays (its draft is not lost on a no).
+            self.popups.push(Popup::Confirm(Confirm::Quit));
+            return;
+        }
+        if self.session_running() {
+            actions.push(Action::Steer(Command::Cancel));
+        }
+        self.quit = true;
+        actions.push(Action::Quit);
+    }
+
+    pub(super) fn submit_task(&mut self, actions: &mut Vec<Action>) {
+        let task = self.task.text().trim().to_string();
+        if task.is_empty() {
+            self.say(
+                NoticeLevel::Warning,
+                "write a task first (or pick a demo in the Workflow pane)",
+            );
+            return;
+        }
+        let request = StartRequest::Task {
+            task,
+            inputs: self.task.attached().to_vec(),
+            step_mode: self.step_armed(),
+        };
+        self.start(request, actions);
+    }
+
+    fn start(&mut self, request: StartRequest, actions: &mut Vec<Action>) {
+        if let Mode::Live(live) = &mut self.mode {
+            live.started = true;
+            live.ended = None;
+        }
+        self.focus = Focus::Graph;
+        self.say(NoticeLevel::Info, "starting the session…");
+        actions.push(Action::Start(request));
+    }
+
+    fn open_editor(&mut self, target: EditTarget, text: String) {
+        self.popups.push(Popup::Editor(Box::new(EditorPopup::new(
+            target,
+            &text,
+            &self.theme,
+        ))));
+    }
+
+    fn submit_editor(&mut self, editor: EditorPopup, actions: &mut Vec<Action>) {
+        let (target, text) = editor.into_parts();
+        let command = match target {
+            EditTarget::Code { node } => Command::EditCode {
+                node,
+                code: ensure_newline(text),
+            },
+            EditTarget::Tests { node } => Command::EditTests {
+                node,
+                code: ensure_newline(text),
+            },
+            EditTarget::Hint { node } => {
+                if text.trim().is_empty() {
+                    self.say(NoticeLevel::Warning, "an empty hint was not sent");
+                    return;
+                }
+                Command::Hint {
+                    node,
+                    text: text.trim().to_string(),
+                }
+            }
+            EditTarget::Spec { node } => match parse_spec(&node, &text) {
+                Ok(spec) => Command::EditSpec { node, spec },
+                Err(message) => {
+                    // Keep the text: the person fixes the line named.
+                    self.say(NoticeLevel::Error, message);
+                    self.open_editor(EditTarget::Spec { node }, text);
+                    return;
+                }
+            },
+            EditTarget::Attach => {
+                let path = PathBuf::from(text.trim());
+                if path.is_file() {
+                    self.say(NoticeLevel::Info, format!("attached {}", path.display()));
+                    self.task.attach(path);
+                } else {
+                    self.say(
+                        NoticeLevel::Error,
+                        format!("{} is not a readable file", path.display()),
+                    );
+                }
+                self.focus = Focus::Task;
+                return;
+            }
+        };
+        self.say(
+            NoticeLevel::Info,
+            format!("sent: {}", describe_command(&command)),
+        );
+        actions.push(Action::Steer(command));
+    }
+
+    fn on_steer(&mut self, act: SteerAct, actions: &mut Vec<Action>) {
+        let started = matches!(&self.mode, Mode::Live(l) if l.started);
+        if act == SteerAct::NewSession {
+            if !started {
+                return;
+            }
+            if self.session_running() {
+                self.say(
+                    NoticeLevel::Warning,
+                    "a session is running: c cancels it first",
+                );
+            } else {
+                self.new_session();
+            }
+            return;
+        }
+        if act == SteerAct::StepMode
+            && !self.engine_alive()
+            && let Mode::Live(live) = &mut self.mode
+            && !live.started
+        {
+            live.step_armed = !live.step_armed;
+            let on = live.step_armed;
+            self.say(
+                NoticeLevel::Info,
+                if on {
+                    "step mode on: the session will pause before each model call and run"
+                } else {
+                    "step mode off"
+                },
+            );
+            return;
+        }
+        if !self.engine_alive() {
+            self.say(NoticeLevel::Warning, "no session is running");
+            return;
+        }
+        let paused = self.state().paused.is_some();
+        let node = self.selected().map(str::to_string);
+        let need_node = |app: &mut App| {
+            app.say(
+                NoticeLevel::Warning,
+                "select a node first (Workflow pane, ↑/↓)",
+            );
+        };
+        match act {
+            SteerAct::StepMode => {
+                let on = !self.state().step_mode;
+                actions.push(Action::Steer(Command::SetStepMode { on }));
+                self.say(
+                    NoticeLevel::Info,
+                    if on {
+                        "step mode on: the engine pauses before each model call and run"
+                    } else {
+                        "step mode off"
+                    },
+                );
+            }
+            SteerAct::Approve if paused => actions.push(Action::Steer(Command::Approve)),
+            SteerAct::Approve => self.say(
+                NoticeLevel::Warning,
+                "nothing to approve: the engine is not paused (s turns step mode on)",
+            ),
+            SteerAct::Skip if paused => actions.push(Action::Steer(Command::Skip)),
+            SteerAct::Skip => self.say(
+                NoticeLevel::Warning,
+                "nothing to skip: the engine is not paused",
+            ),
+            SteerAct::EditCode => match node {
+                Some(node) => {
+                    let n = self.state().nodes.get(&node);
+                    if self.code.tab() == CodeTab::Tests {
+                        let text = n.and_then(|n| n.tests.clone()).unwrap_or_default();
+                        self.open_editor(EditTarget::Tests { node }, text);
+                    } else {
+                        let text = n.and_then(|n| n.code()).unwrap_or_default().to_string();
+                        self.open_editor(EditTarget::Code { node }, text);
+                    }
+                }
+                None => need_node(self),
+            },
+            SteerAct::EditSpec => match node {
+                Some(node) => {
+                    let text = self
+                        .state()
+                        .nodes
+                        .get(&node)
+                        .map(|n| spec_text(&n.spec))
+                        .unwrap_or_default();
+                    self.open_editor(EditTarget::Spec { node }, text);
+                }
+                None => need_node(self),
+            },
+            SteerAct::Hint => match node {
+                Some(node) => self.open_editor(EditTarget::Hint { node }, String::new()),
+                None => need_node(self),
+            },
+            SteerAct::Rerun => match node {
+                Some(node) => {
+                    self.say(NoticeLevel::Info, format!("re-running {node}"));
+                    actions.push(Action::Steer(Command::RerunNode { node }));
+                }
+                None => need_node(self),
+            },
+            SteerAct::Cancel => self.popups.push(Popup::Confirm(Confirm::CancelSession)),
+            SteerAct::NewSession => {}
+        }
+    }
+
+    pub(super) fn on_mouse(&mut self, m: MouseEvent) {
+        let areas = view::layout(self, self.screen);
+        let pos = Position::new(m.column, m.row);
+        let hit = areas.pane_at(pos);
+        match m.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                let Some(f) = hit else {
+                    return;
+                };
+                self.focus = f;
+                self.dirty = true;
+                if f == Focus::Graph {
+                    let row = usize::from(m.row.saturating_sub(areas.graph.y + 1));
+                    if let Some(intent) =
+                        self.graph
+                            .on_click(self.timeline.state(), row, areas.graph.height)
+                    {
+                        self.on_graph_intent(intent, &mut Vec::new());
+                    }
+                }
+            }
+            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
+                let up = matches!(m.kind, MouseEventKind::ScrollUp);
+                match hit {
+                    Some(Focus::Output) => self.output.on_wheel(up),
+                    Some(Focus::Code) => self.code.on_wheel(up),
+                    Some(Focus::History) => self.history.on_wheel(up),
+                    Some(Focus::Task | Focus::Graph) | None => return,
+                }
+                self.dirty = true;
+            }
+            _ => {}
+        }
+    }
+
+    /// What the welcome screen shows in the graph's place.
+    pub(super) fn welcome_info(&self) -> Option<Welcome<'_>> {
+        self.welcome().then_some(Welcome {
+            model_label: &self.info.model_label,
+            demos: &self.info.demos,
+        })
+    }
+}
+
+fn ensure_newline(mut text: String) -> String {
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}

@@ -1,0 +1,573 @@
+//! The app: it holds the panes, the mode and the tape's cursor, routes
+//! events to them, and alone turns what the person meant into engine
+//! commands or actions for the event loop.
+//!
+//! `App::update(msg)` changes state and returns `Action`s (engine commands,
+//! quit, start a session); `App::prepare()` settles derived views before a
+//! frame; `view::render(&app, frame)` only draws. The app never holds a
+//! channel and never reads the clock: time comes in with `Msg::Tick`.
+
+mod keys;
+pub mod view;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event as TermEvent, KeyEventKind};
+use ratatui::layout::Rect;
+
+use super::highlight::{HighlightRequest, Highlighted};
+use super::keymap::ModeKind;
+use super::panes::code::CodePane;
+use super::panes::editor::EditorPopup;
+use super::panes::graph::GraphPane;
+use super::panes::history::HistoryPane;
+use super::panes::output::{OutputPane, run_to_show};
+use super::panes::task::TaskPane;
+use super::theme::Theme;
+use super::timeline::Timeline;
+use crate::protocol::Stream;
+use crate::session::{Command, Event, NoticeLevel, Record, RunRecord, State, TapeContents};
+
+pub use super::panes::Focus;
+pub use super::panes::RerunMark;
+pub use super::panes::code::CodeTab;
+pub use super::panes::confirm::Confirm;
+pub use super::panes::editor::EditTarget;
+pub use super::panes::graph::DemoEntry;
+pub use super::timeline::{OUTPUT_MEMORY_BUDGET, REPLAY_MAX_GAP_MS, ReplayClock as Replay};
+
+/// How the app was opened.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    /// The live workbench: a session runs (or is about to) under the engine.
+    Live(Live),
+    /// A saved tape, read-only; the cursor moves by keys.
+    Review,
+    /// A saved tape played back; the cursor moves by the clock.
+    Replay(Replay),
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Live {
+    /// A session was started (the task editor is closed).
+    pub started: bool,
+    /// Step mode chosen before the session started: it starts paused-before-steps.
+    pub step_armed: bool,
+    /// The engine ended (its result, or why it failed).
+    pub ended: Option<Result<(), String>>,
+    /// When the running session's clock started, and the last tick.
+    pub since: Option<Instant>,
+    pub now: Option<Instant>,
+}
+
+/// What starting a session needs (the event loop and `commands::ui` do the rest).
+#[derive(Debug, Clone, PartialEq)]
+pub enum StartRequest {
+    Task {
+        task: String,
+        inputs: Vec<PathBuf>,
+        step_mode: bool,
+    },
+    Demo {
+        name: String,
+        step_mode: bool,
+    },
+}
+
+/// What the app asks of the event loop.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    Quit,
+    /// A steering command for the engine (it records it on the tape).
+    Steer(Command),
+    Start(StartRequest),
+    /// Re-execute a recorded run (replay --live); the state is the one at the cursor.
+    Rerun {
+        run_id: u64,
+        state: Box<State>,
+    },
+}
+
+/// Everything that reaches the app.
+#[derive(Debug, Clone)]
+pub enum Msg {
+    Term(TermEvent),
+    Record(Record),
+    /// The engine ended: Ok, or the error it ended with.
+    EngineDone(Result<(), String>),
+    /// Starting a session failed.
+    StartFailed(String),
+    Highlighted(Highlighted),
+    /// The time now: a replay applies what is due by then, a running
+    /// session's clock moves.
+    Tick(Instant),
+    /// A live re-run of a recorded run finished.
+    Rerun {
+        run_id: u64,
+        outcome: Result<RunRecord, String>,
+    },
+}
+
+/// Fixed facts for the status bar.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Info {
+    /// The model as the status bar names it before a session says otherwise.
+    pub model_label: String,
+    /// Sandbox layers active on this machine (probed), before a session says otherwise.
+    pub sandbox_layers: Vec<String>,
+    /// Where the tape came from (review/replay) or the session folder (live).
+    pub source: String,
+    /// The session's folder, where the full output logs are (logs/run-N.log).
+    pub session_dir: Option<PathBuf>,
+    /// The tape's last line was cut off (line number): the session crashed mid-write.
+    pub truncated_line: Option<usize>,
+    pub demos: Vec<DemoEntry>,
+}
+
+/// A popup over the panes: the top one takes every key while open.
+pub enum Popup {
+    Help,
+    Confirm(Confirm),
+    Editor(Box<EditorPopup>),
+}
+
+pub struct App {
+    mode: Mode,
+    info: Info,
+    theme: Theme,
+    timeline: Timeline,
+    focus: Focus,
+    zoom: bool,
+    /// Open popups, the top one last.
+    popups: Vec<Popup>,
+    task: TaskPane,
+    graph: GraphPane,
+    code: CodePane,
+    output: OutputPane,
+    history: HistoryPane,
+    flash: Option<(NoticeLevel, String)>,
+    reruns: super::panes::Reruns,
+    /// Screen size at the last frame (mouse hit tests, page sizes).
+    screen: Rect,
+    quit: bool,
+    /// Keys handled so far (the benchmark's key-to-frame latency uses it).
+    keys_handled: u64,
+    dirty: bool,
+}
+
+impl App {
+    fn blank(mode: Mode, info: Info, theme: Theme) -> App {
+        App {
+            mode,
+            info,
+            theme,
+            timeline: Timeline::default(),
+            focus: Focus::Graph,
+            zoom: false,
+            popups: Vec::new(),
+            task: TaskPane::default(),
+            graph: GraphPane::default(),
+            code: CodePane::default(),
+            output: OutputPane::default(),
+            history: HistoryPane::default(),
+            flash: None,
+            reruns: Default::default(),
+            screen: Rect::new(0, 0, 160, 48),
+            quit: false,
+            keys_handled: 0,
+            dirty: true,
+        }
+    }
+
+    /// The live workbench, before a session starts.
+    pub fn live(info: Info, theme: Theme) -> App {
+        let mut app = App::blank(Mode::Live(Live::default()), info, theme);
+        app.focus = if app.info.demos.is_empty() {
+            Focus::Task
+        } else {
+            Focus::Graph
+        };
+        app
+    }
+
+    /// Back to the welcome screen for another session (the finished one
+    /// stays on its tape).
+    fn new_session(&mut self) {
+        let info = Info {
+            session_dir: None,
+            ..self.info.clone()
+        };
+        let mut fresh = App::live(info, self.theme.clone());
+        fresh.screen = self.screen;
+        fresh.keys_handled = self.keys_handled;
+        fresh.flash = Some((
+            NoticeLevel::Info,
+            "new session: pick a demo or write a task (the last one is on its tape)".into(),
+        ));
+        *self = fresh;
+    }
+
+    /// Review a tape read-only; the cursor starts at the end.
+    pub fn review(tape: TapeContents, mut info: Info, theme: Theme) -> App {
+        info.truncated_line = tape.truncated_tail.map(|(line, _)| line);
+        let mut app = App::blank(Mode::Review, info, theme);
+        for r in tape.records {
+            app.timeline.push(r);
+        }
+        app.set_cursor(app.timeline.records().len());
+        app
+    }
+
+    /// Play a tape back from the start.
+    pub fn replay(
+        tape: TapeContents,
+        info: Info,
+        theme: Theme,
+        speed: f64,
+        paused: bool,
+        live: bool,
+    ) -> App {
+        let mut app = App::review(tape, info, theme);
+        app.mode = Mode::Replay(Replay::new(speed, !paused, live));
+        app.set_cursor(0);
+        app
+    }
+
+    // ---- what the app holds --------------------------------------------
+
+    pub fn mode(&self) -> &Mode {
+        &self.mode
+    }
+    pub fn info(&self) -> &Info {
+        &self.info
+    }
+    pub fn theme(&self) -> &Theme {
+        &self.theme
+    }
+    /// The session folded at the cursor.
+    pub fn state(&self) -> &State {
+        self.timeline.state()
+    }
+    pub fn timeline(&self) -> &Timeline {
+        &self.timeline
+    }
+    pub fn records(&self) -> &[Record] {
+        self.timeline.records()
+    }
+    pub fn cursor(&self) -> usize {
+        self.timeline.cursor()
+    }
+    /// The cursor is behind the last record (not reviewing the past).
+    pub fn at_end(&self) -> bool {
+        self.timeline.at_end()
+    }
+    pub fn focus(&self) -> Focus {
+        self.focus
+    }
+    pub fn set_focus(&mut self, focus: Focus) {
+        self.focus = focus;
+        self.dirty = true;
+    }
+    pub fn zoomed(&self) -> bool {
+        self.zoom
+    }
+    pub fn set_zoom(&mut self, zoom: bool) {
+        self.zoom = zoom;
+        self.dirty = true;
+    }
+    /// The node the code and output panes show.
+    pub fn selected(&self) -> Option<&str> {
+        self.graph.selected()
+    }
+    pub fn pinned(&self) -> bool {
+        self.graph.pinned()
+    }
+    pub fn code_tab(&self) -> CodeTab {
+        self.code.tab()
+    }
+    pub fn output_lines(&self) -> &[(Stream, String)] {
+        self.output.lines()
+    }
+    /// Output lines scrolled up from the tail.
+    pub fn output_back(&self) -> usize {
+        self.output.back()
+    }
+    pub fn task(&self) -> &TaskPane {
+        &self.task
+    }
+    pub fn task_mut(&mut self) -> &mut TaskPane {
+        self.dirty = true;
+        &mut self.task
+    }
+    pub fn flash(&self) -> Option<&(NoticeLevel, String)> {
+        self.flash.as_ref()
+    }
+    /// Tell the person something in the status line.
+    pub fn say(&mut self, level: NoticeLevel, text: impl Into<String>) {
+        self.flash = Some((level, text.into()));
+        self.dirty = true;
+    }
+    pub fn confirm(&self) -> Option<Confirm> {
+        match self.popups.last() {
+            Some(Popup::Confirm(c)) => Some(*c),
+            _ => None,
+        }
+    }
+    pub fn editor(&self) -> Option<&EditorPopup> {
+        self.popups.iter().rev().find_map(|p| match p {
+            Popup::Editor(e) => Some(e.as_ref()),
+            Popup::Help | Popup::Confirm(_) => None,
+        })
+    }
+    pub fn editor_mut(&mut self) -> Option<&mut EditorPopup> {
+        self.popups.iter_mut().rev().find_map(|p| match p {
+            Popup::Editor(e) => Some(e.as_mut()),
+            Popup::Help | Popup::Confirm(_) => None,
+        })
+    }
+    pub fn help_open(&self) -> bool {
+        matches!(self.popups.last(), Some(Popup::Help))
+    }
+    pub fn reruns(&self) -> &super::panes::Reruns {
+        &self.reruns
+    }
+    pub fn quitting(&self) -> bool {
+        self.quit
+    }
+    pub fn keys_handled(&self) -> u64 {
+        self.keys_handled
+    }
+    /// Highlighting requests made so far (each replaces the one before).
+    pub fn highlight_requests(&self) -> u64 {
+        self.code.highlight_requests()
+    }
+    /// Highlighting results taken (stale ones are not counted).
+    pub fn highlights_applied(&self) -> u64 {
+        self.code.highlights_applied()
+    }
+    pub fn set_session_dir(&mut self, dir: PathBuf) {
+        self.info.session_dir = Some(dir);
+    }
+
+    /// Something changed since the last frame.
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+    pub fn mark_drawn(&mut self) {
+        self.dirty = false;
+    }
+    /// The screen's size, as the last frame had it.
+    pub fn set_screen(&mut self, screen: Rect) {
+        self.screen = screen;
+    }
+
+    /// Read-only: review and replay never steer.
+    pub fn read_only(&self) -> bool {
+        !matches!(self.mode, Mode::Live(_))
+    }
+
+    /// The engine of a live session takes commands (it stays after the
+    /// session finished, for edits and re-runs).
+    pub fn engine_alive(&self) -> bool {
+        matches!(&self.mode, Mode::Live(l) if l.started && l.ended.is_none())
+    }
+
+    /// A live session is running (not ended).
+    pub fn session_running(&self) -> bool {
+        self.engine_alive() && self.state().finished.is_none()
+    }
+
+    /// The live workbench before a session starts (the welcome screen).
+    pub fn welcome(&self) -> bool {
+        matches!(&self.mode, Mode::Live(l) if !l.started)
+    }
+
+    /// Step mode chosen on the welcome screen, for the session about to start.
+    pub fn step_armed(&self) -> bool {
+        matches!(&self.mode, Mode::Live(l) if l.step_armed)
+    }
+
+    /// Which keymap tables apply.
+    pub fn mode_kind(&self) -> ModeKind {
+        match &self.mode {
+            Mode::Live(l) if !l.started => ModeKind::Welcome,
+            Mode::Live(_) => ModeKind::Live,
+            Mode::Review => ModeKind::Review,
+            Mode::Replay(_) => ModeKind::Replay,
+        }
+    }
+
+    /// The running session's elapsed time as the last tick saw it.
+    pub fn elapsed_ms(&self) -> u64 {
+        match &self.mode {
+            Mode::Live(Live {
+                since: Some(since),
+                now: Some(now),
+                ..
+            }) if self.at_end() && self.session_running() => {
+                now.saturating_duration_since(*since).as_millis() as u64
+            }
+            _ => self.state().t_ms,
+        }
+    }
+
+    // ---- update -------------------------------------------------------
+
+    pub fn update(&mut self, msg: Msg) -> Vec<Action> {
+        let mut actions = Vec::new();
+        match msg {
+            Msg::Term(TermEvent::Key(key)) => {
+                if key.kind != KeyEventKind::Release {
+                    self.keys_handled += 1;
+                    self.dirty = true;
+                    self.on_key(key, &mut actions);
+                }
+            }
+            Msg::Term(TermEvent::Mouse(m)) => self.on_mouse(m),
+            Msg::Term(TermEvent::Resize(w, h)) => {
+                self.screen = Rect::new(0, 0, w, h);
+                self.dirty = true;
+            }
+            Msg::Term(TermEvent::Paste(text)) => {
+                if let Some(Popup::Editor(ed)) = self.popups.last_mut() {
+                    ed.paste(&text);
+                } else if self.focus == Focus::Task && self.welcome() {
+                    self.task.insert_str(&text);
+                }
+                self.dirty = true;
+            }
+            Msg::Term(TermEvent::FocusGained | TermEvent::FocusLost) => {}
+            Msg::Record(r) => {
+                let follow = self.at_end();
+                // An info line about the last act gives way when the engine moves on.
+                if matches!(r.event, Event::SessionStarted { .. } | Event::Paused { .. })
+                    && matches!(&self.flash, Some((NoticeLevel::Info, _)))
+                {
+                    self.flash = None;
+                }
+                self.timeline.push(r);
+                if follow {
+                    self.set_cursor(self.timeline.records().len());
+                }
+                self.dirty = true;
+            }
+            Msg::EngineDone(result) => {
+                if let Mode::Live(live) = &mut self.mode {
+                    if let Err(e) = &result {
+                        self.flash = Some((NoticeLevel::Error, format!("the engine stopped: {e}")));
+                    }
+                    live.ended = Some(result);
+                }
+                self.dirty = true;
+            }
+            Msg::StartFailed(message) => {
+                if let Mode::Live(live) = &mut self.mode {
+                    live.started = false;
+                }
+                self.say(NoticeLevel::Error, message);
+            }
+            Msg::Highlighted(h) => {
+                let state = self.timeline.state();
+                if self.code.take_highlight(h, state, self.graph.selected()) {
+                    self.dirty = true;
+                }
+            }
+            Msg::Tick(now) => self.tick(now, &mut actions),
+            Msg::Rerun { run_id, outcome } => {
+                if let Some(recorded) = self
+                    .state()
+                    .runs
+                    .get(&run_id)
+                    .and_then(|r| r.record.clone())
+                    .or_else(|| self.timeline.recorded_run(run_id))
+                {
+                    self.reruns.insert(
+                        run_id,
+                        RerunMark {
+                            recorded,
+                            live: outcome,
+                        },
+                    );
+                }
+                self.dirty = true;
+            }
+        }
+        actions
+    }
+
+    fn tick(&mut self, now: Instant, actions: &mut Vec<Action>) {
+        let running = self.session_running();
+        match &mut self.mode {
+            Mode::Replay(clock) => {
+                let tick = clock.tick(&mut self.timeline, now);
+                for (run_id, state) in tick.finished_runs {
+                    actions.push(Action::Rerun {
+                        run_id,
+                        state: Box::new(state),
+                    });
+                }
+                if tick.applied > 0 {
+                    self.graph.follow(self.timeline.active());
+                }
+                if tick.finished {
+                    self.flash = Some((
+                        NoticeLevel::Info,
+                        "replay finished: ←/→ step, Home restarts, space plays again".into(),
+                    ));
+                }
+                self.dirty = true;
+            }
+            Mode::Live(live) if running => {
+                let t_ms = self.timeline.state().t_ms;
+                // The session's start as the tape counts it.
+                live.since.get_or_insert_with(|| {
+                    now.checked_sub(Duration::from_millis(t_ms)).unwrap_or(now)
+                });
+                live.now = Some(now);
+                self.dirty = true;
+            }
+            Mode::Live(_) | Mode::Review => {}
+        }
+    }
+
+    /// When the replay clock next needs a tick (None: not playing or at the end).
+    pub fn replay_deadline(&mut self, now: Instant) -> Option<Instant> {
+        match &mut self.mode {
+            Mode::Replay(clock) => clock.deadline(&self.timeline, now),
+            Mode::Live(_) | Mode::Review => None,
+        }
+    }
+
+    /// Fold to `n` records; the graph follows the engine's node unless pinned.
+    pub fn set_cursor(&mut self, n: usize) {
+        self.timeline.set_cursor(n);
+        self.graph.follow(self.timeline.active());
+        self.dirty = true;
+    }
+
+    /// Choose the node the code and output panes show (pinned).
+    pub fn select_node(&mut self, name: String) {
+        let intent = self.graph.select(name);
+        self.on_graph_intent(intent, &mut Vec::new());
+    }
+
+    /// Start the task in the editor now (a task given on the command line).
+    pub fn submit_task_now(&mut self) -> Vec<Action> {
+        let mut actions = Vec::new();
+        self.submit_task(&mut actions);
+        actions
+    }
+
+    /// Settle what the frame needs: the output lines, the changes the history
+    /// counts, the highlight request.
+    pub fn prepare(&mut self) -> Option<HighlightRequest> {
+        let state = self.timeline.state();
+        let selected = self.graph.selected();
+        let run = run_to_show(state, selected, self.code.tab() == CodeTab::Program);
+        self.output.prepare(state, run);
+        self.history.prepare(state);
+        self.code
+            .prepare(state, selected, self.theme.syntax.as_deref())
+    }
+}

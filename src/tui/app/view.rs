@@ -1,0 +1,313 @@
+//! The whole screen: layout, the five panes, the status bar, and the popups.
+//! Drawing only: no I/O, no highlighting, no mutation, no clock.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Position, Rect};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::{App, Focus, Mode, Popup};
+use crate::session::NoticeLevel;
+use crate::tui::describe::{describe_step, model_label};
+use crate::tui::keymap::{self, ModeKind, Row};
+use crate::tui::panes::code::CodePane;
+use crate::tui::panes::graph::GraphPane;
+use crate::tui::panes::help::{self, HelpContent};
+use crate::tui::panes::history::{HistoryPane, TapeNotes};
+use crate::tui::panes::output::OutputPane;
+use crate::tui::panes::task::TaskPane;
+use crate::tui::panes::{Ctx, wrap};
+
+/// Where each pane is (zero-sized when hidden by zoom).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Areas {
+    pub task: Rect,
+    pub graph: Rect,
+    pub code: Rect,
+    pub output: Rect,
+    pub history: Rect,
+    pub status: Rect,
+}
+
+impl Areas {
+    pub fn of(&self, focus: Focus) -> Rect {
+        match focus {
+            Focus::Task => self.task,
+            Focus::Graph => self.graph,
+            Focus::Code => self.code,
+            Focus::Output => self.output,
+            Focus::History => self.history,
+        }
+    }
+
+    pub fn pane_at(&self, pos: Position) -> Option<Focus> {
+        Focus::ALL.into_iter().find(|f| self.of(*f).contains(pos))
+    }
+}
+
+pub fn layout(app: &App, screen: Rect) -> Areas {
+    let [body, status] =
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(2)]).areas(screen);
+    let mut areas = Areas {
+        status,
+        ..Areas::default()
+    };
+    if app.zoom {
+        match app.focus {
+            Focus::Task => areas.task = body,
+            Focus::Graph => areas.graph = body,
+            Focus::Code => areas.code = body,
+            Focus::Output => areas.output = body,
+            Focus::History => areas.history = body,
+        }
+        return areas;
+    }
+    let welcome = app.welcome();
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(38), Constraint::Fill(1)]).areas(body);
+    let task_h = if welcome {
+        8
+    } else {
+        let state = app.state();
+        let width = usize::from((left.width).saturating_sub(2));
+        let lines = wrap(&state.task, width).len() + state.inputs.len();
+        (lines as u16 + 2).clamp(3, 7)
+    };
+    // The welcome screen lists the demos in the graph's place: give it room.
+    let (graph_share, history_share) = if welcome { (3, 1) } else { (2, 3) };
+    let [task, graph, history] = Layout::vertical([
+        Constraint::Length(task_h),
+        Constraint::Fill(graph_share),
+        Constraint::Fill(history_share),
+    ])
+    .areas(left);
+    let [code, output] =
+        Layout::vertical([Constraint::Percentage(60), Constraint::Fill(1)]).areas(right);
+    Areas {
+        task,
+        graph,
+        code,
+        output,
+        history,
+        status,
+    }
+}
+
+/// What a pane draws from.
+pub fn ctx(app: &App, pane: Focus) -> Ctx<'_> {
+    Ctx {
+        state: app.state(),
+        theme: &app.theme,
+        focused: app.focus == pane,
+        selected: app.selected(),
+        reruns: &app.reruns,
+        session_dir: app.info.session_dir.as_deref(),
+    }
+}
+
+/// Draw the app.
+pub fn render(app: &App, frame: &mut Frame) {
+    let areas = layout(app, frame.area());
+    for f in Focus::ALL {
+        let area = areas.of(f);
+        if area.area() == 0 {
+            continue;
+        }
+        let ctx = ctx(app, f);
+        match f {
+            Focus::Task => app.task.render(&ctx, app.welcome(), area, frame),
+            Focus::Graph => app
+                .graph
+                .render(&ctx, app.welcome_info().as_ref(), area, frame),
+            Focus::Code => app.code.render(&ctx, area, frame),
+            Focus::Output => app.output.render(&ctx, area, frame),
+            Focus::History => {
+                let notes = TapeNotes {
+                    truncated_line: app.info.truncated_line,
+                    elided_output: app.timeline.elided_output(),
+                };
+                app.history.render(&ctx, notes, area, frame)
+            }
+        }
+    }
+    status_bar(app, areas.status, frame);
+    for popup in &app.popups {
+        match popup {
+            Popup::Editor(editor) => editor.render(&app.theme, frame),
+            Popup::Confirm(c) => c.render(&app.theme, frame),
+            Popup::Help => {
+                let pane_rows = pane_rows(app);
+                let global_rows = global_rows(app.mode_kind());
+                let content = HelpContent {
+                    pane: app.focus.title(),
+                    pane_rows: &pane_rows,
+                    everywhere: match app.mode {
+                        Mode::Live(_) => "Everywhere (live session)",
+                        Mode::Review => "Everywhere (review: read-only)",
+                        Mode::Replay(_) => "Everywhere (replay)",
+                    },
+                    global_rows: &global_rows,
+                };
+                help::render(&app.theme, &content, frame)
+            }
+        }
+    }
+}
+
+/// The help rows of the focused pane's table.
+pub fn pane_rows(app: &App) -> Vec<Row> {
+    let welcome = app.welcome();
+    match app.focus {
+        Focus::Task => TaskPane::help(welcome),
+        Focus::Graph => GraphPane::help(welcome),
+        Focus::Code => CodePane::help(),
+        Focus::Output => OutputPane::help(),
+        Focus::History => HistoryPane::help(),
+    }
+}
+
+/// The help rows of the workbench's tables in a mode.
+pub fn global_rows(mode: ModeKind) -> Vec<Row> {
+    keymap::global(mode)
+        .into_iter()
+        .flat_map(keymap::rows)
+        .collect()
+}
+
+fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
+    let t = &app.theme;
+    let s = app.state();
+    let mut spans: Vec<Span> = Vec::new();
+    let (cursor, total) = (app.cursor(), app.records().len());
+    let badge = match &app.mode {
+        Mode::Live(_) if !app.at_end() => format!(" REVIEWING {cursor}/{total} · End: live "),
+        Mode::Live(l) => match (&l.ended, &s.finished) {
+            (_, Some(_)) => " DONE ".to_string(),
+            (Some(_), None) => " ENDED ".to_string(),
+            (None, None) if l.started => " LIVE ".to_string(),
+            (None, None) => " READY ".to_string(),
+        },
+        Mode::Review => format!(" REVIEW {cursor}/{total} "),
+        Mode::Replay(r) => format!(
+            " REPLAY {} ×{} {cursor}/{total} ",
+            if r.playing { "▶" } else { "⏸" },
+            fmt_speed(r.speed),
+        ),
+    };
+    spans.push(Span::styled(badge, t.selection));
+    if s.paused.is_some() {
+        spans.push(Span::styled(
+            " ⏸ PAUSED ",
+            t.warning.add_modifier(Modifier::REVERSED),
+        ));
+    }
+    if let Some(line) = app.info.truncated_line {
+        spans.push(Span::styled(
+            format!(" tape cut off at line {line} "),
+            t.warning,
+        ));
+    }
+    let model = if s.config.provider.is_empty() {
+        app.info.model_label.clone()
+    } else {
+        model_label(&s.config)
+    };
+    spans.push(Span::styled(format!(" {model} "), t.status));
+    let tokens = s.usage.prompt_tokens + s.usage.completion_tokens;
+    spans.push(Span::styled(
+        format!("│ {} tokens ", human_count(tokens)),
+        t.status,
+    ));
+    let layers = if s.config.sandbox_layers.is_empty() {
+        &app.info.sandbox_layers
+    } else {
+        &s.config.sandbox_layers
+    };
+    spans.push(Span::styled("│ sandbox ", t.status));
+    if layers.is_empty() {
+        spans.push(Span::styled(" none reported ", t.warning));
+    } else {
+        spans.push(Span::styled(format!(" {} ", layers.join("+")), t.ok));
+    }
+    spans.push(Span::styled(
+        format!(" │ {} ", fmt_elapsed(app.elapsed_ms())),
+        t.status,
+    ));
+    if s.step_mode || (app.step_armed() && s.events_applied == 0) {
+        spans.push(Span::styled("│ step mode ", t.warning));
+    }
+    let first = Line::from(spans).style(t.status);
+    frame.render_widget(Paragraph::new(vec![first, hint_line(app)]), area);
+}
+
+/// The second line: what was just said, what the paused engine waits for,
+/// or the keys of the focused pane.
+fn hint_line(app: &App) -> Line<'static> {
+    let t = &app.theme;
+    let paused = app
+        .state()
+        .paused
+        .as_ref()
+        .filter(|_| !app.read_only() && app.engine_alive());
+    if let Some((level, text)) = &app.flash {
+        return Line::styled(
+            format!(" {text}"),
+            match level {
+                NoticeLevel::Info => t.accent,
+                NoticeLevel::Warning => t.warning,
+                NoticeLevel::Error => t.error,
+            },
+        );
+    }
+    if let Some(step) = paused {
+        let offers: Vec<String> = keymap::act_hints(keymap::STEER, &keymap::WHILE_PAUSED)
+            .into_iter()
+            .map(|(k, s)| format!("{k} {s}"))
+            .collect();
+        return Line::styled(
+            format!(
+                " ⏸ paused before {}: {}",
+                describe_step(step),
+                offers.join(" · ")
+            ),
+            t.warning,
+        );
+    }
+    let mut spans = vec![Span::styled(format!(" {} ", app.focus.title()), t.title)];
+    for row in pane_rows(app)
+        .into_iter()
+        .take(4)
+        .filter(|r| !r.label.is_empty())
+    {
+        spans.push(Span::styled(format!("{} ", row.label), t.accent));
+        spans.push(Span::styled(format!("{} · ", row.short), t.dim));
+    }
+    let always: Vec<String> = keymap::act_hints(keymap::COMMON, &keymap::FOOTER)
+        .into_iter()
+        .map(|(k, s)| format!("{k} {s}"))
+        .collect();
+    spans.push(Span::styled(always.join(" · "), t.dim));
+    Line::from(spans)
+}
+
+fn fmt_elapsed(ms: u64) -> String {
+    let s = ms / 1000;
+    format!("{:02}:{:02}", s / 60, s % 60)
+}
+
+fn fmt_speed(x: f64) -> String {
+    if (x - x.round()).abs() < 1e-9 {
+        format!("{}", x as u64)
+    } else {
+        format!("{x}")
+    }
+}
+
+fn human_count(n: u64) -> String {
+    if n >= 10_000 {
+        format!("{:.1}k", n as f64 / 1000.0)
+    } else {
+        n.to_string()
+    }
+}

@@ -1,0 +1,54 @@
+//! A yes/no question before something that cannot be undone.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
+
+use super::popup_area;
+use crate::tui::keymap::{self, Binding, Key};
+use crate::tui::theme::Theme;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confirm {
+    CancelSession,
+    Quit,
+}
+
+/// Yes; any other key is no.
+pub const KEYS: &[Binding<bool>] = &[Binding {
+    label: "y / Enter",
+    does: "yes (any other key: no)",
+    short: "yes",
+    keys: &[(Key::ch('y'), true), (Key::code(KeyCode::Enter), true)],
+}];
+
+impl Confirm {
+    /// Whether the key says yes.
+    pub fn answer(key: &KeyEvent) -> bool {
+        keymap::lookup(KEYS, key).unwrap_or(false)
+    }
+
+    pub fn question(self) -> &'static str {
+        match self {
+            Confirm::CancelSession => "Cancel the session? What is done stays on the tape.  y / n",
+            Confirm::Quit => "A session is running. Cancel it and quit?  y / n",
+        }
+    }
+
+    pub fn render(self, theme: &Theme, frame: &mut Frame) {
+        let area = popup_area(frame.area(), 50, 10);
+        let area = Rect {
+            height: 3.min(area.height),
+            ..area
+        };
+        frame.render_widget(Clear, area);
+        frame.render_widget(
+            Paragraph::new(Line::styled(self.question(), theme.text))
+                .wrap(Wrap { trim: true })
+                .block(Block::bordered().border_style(theme.warning)),
+            area,
+        );
+    }
+}
