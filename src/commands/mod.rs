@@ -6,5 +6,6 @@ pub mod doctor;
 pub mod eval;
 pub mod exec;
 pub mod model;
+pub mod resume;
 pub mod run;
 pub mod ui;
