@@ -187,7 +187,12 @@ pub fn rewind_point(records: &[Record], node: &str) -> Result<u64, String> {
     if current == 0 {
         return Err("it has no code yet: there is no earlier iteration".into());
     }
-    let is_current_code = |r: &Record| matches!(&r.event, Event::Code { node: n, iteration, .. } if n == node && *iteration == current);
+    let is_current_code = |r: &Record| match &r.event {
+        Event::Code {
+            node: n, iteration, ..
+        } => n == node && *iteration == current,
+        _ => false,
+    };
     let Some(made) = records.iter().position(is_current_code) else {
         return Err("its code is not on the tape".into());
     };
