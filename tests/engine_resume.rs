@@ -101,7 +101,7 @@ fn fold(dir: &Path) -> (Vec<Record>, State) {
     (contents.records, state)
 }
 
-fn requests<'a>(records: &'a [Record]) -> Vec<&'a str> {
+fn requests(records: &[Record]) -> Vec<&str> {
     records
         .iter()
         .filter_map(|r| match &r.event {
