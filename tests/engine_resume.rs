@@ -146,6 +146,13 @@ async fn a_session_stopped_on_its_iteration_limit_resumes_on_its_tape_with_more_
     // The same limit again by default, since a function gave up at it.
     let options = engine::segment_options(&stopped, EngineOptions::default(), None, None);
     assert_eq!(options.max_iterations, 2);
+    assert_eq!(options.token_budget, 0, "no budget configured: none");
+    // Asked for: N more iterations, and a budget that counts from what was used.
+    let used = stopped.usage.prompt_tokens + stopped.usage.completion_tokens;
+    assert!(used > 0);
+    let asked = engine::segment_options(&stopped, EngineOptions::default(), Some(3), Some(500));
+    assert_eq!(asked.max_iterations, 4);
+    assert_eq!(asked.token_budget, used + 500);
     let resumed = engine::resume(
         &tape(&dir),
         with(

@@ -29,6 +29,7 @@ use super::recorder::{Recorder, write_side_file};
 use super::steering::Steering;
 use super::{COMMAND_BUFFER, EngineHandle, EngineOptions, VIEW_BUFFER};
 use crate::exec::Sandbox;
+use crate::exec::harness::tests_file_name;
 use crate::llm::ChatModel;
 use crate::session::{
     Command, Event, NodeStatus, NoticeLevel, Record, State, TapeError, TapeWriter, read_tape,
@@ -314,6 +315,13 @@ impl Core {
         let carried = self.read(|s| {
             let node = s.nodes.get(name)?;
             let run = s.runs.get(&node.carried_run?)?;
+            // Tests that do not load are no verdict on the code: the node
+            // runs them again and asks for new ones as usual.
+            let tests_broken = node
+                .last_error
+                .as_ref()
+                .is_some_and(|l| l.file == tests_file_name(name) && l.test.is_none());
+            (!tests_broken).then_some(())?;
             Some((run.iteration, run.record.as_ref()?.passed))
         });
         let Some((iteration, passed)) = carried else {
