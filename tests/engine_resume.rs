@@ -208,6 +208,54 @@ async fn a_session_stopped_on_its_iteration_limit_resumes_on_its_tape_with_more_
     assert_eq!(read_tape(&tape(&dir)).unwrap().records.len(), records.len());
 }
 
+#[tokio::test]
+async fn a_session_cancelled_during_a_run_resumes_by_running_it_again_and_asks_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("session");
+    let slow = format!("import time\ntime.sleep(1.5)\n\n{MEAN_FIXED}");
+    let mut live = start(
+        &dir,
+        vec![
+            reply("plan", &plan_json(&[("mean", "the mean")])),
+            reply("tests/mean", &py(MEAN_TESTS)),
+            reply("code/mean/1", &py(&slow)),
+        ],
+        EngineOptions::default(),
+    );
+    while let Some(r) = live.events.recv().await {
+        if matches!(r.event, Event::RunStarted { .. }) {
+            live.commands.send(Command::Cancel).await.unwrap();
+        }
+    }
+    let result = live.done.await.unwrap().unwrap();
+    assert!(!result.passed);
+    assert!(
+        result.summary.starts_with("cancelled"),
+        "{}",
+        result.summary
+    );
+    let (before, cancelled) = fold(&dir);
+    assert_eq!(node_runs(&cancelled, "mean"), vec![(1, false)]);
+
+    let options = engine::segment_options(&cancelled, EngineOptions::default(), None, None);
+    assert_eq!(
+        options.max_iterations, 4,
+        "not stopped on the limit: the same limit"
+    );
+    let resumed = engine::resume(&tape(&dir), with(vec![], options, vec![])).unwrap();
+    let (_, result) = drain(resumed).await;
+    assert!(result.passed, "{}", result.summary);
+    let (records, state) = fold(&dir);
+    assert!(
+        state.resumes[0].1.starts_with("cancelled"),
+        "{:?}",
+        state.resumes
+    );
+    // The cancelled run is no verdict: the same code ran again, no call was made.
+    assert_eq!(requests(&records[before.len()..]), Vec::<&str>::new());
+    assert_eq!(node_runs(&state, "mean"), vec![(1, false), (1, true)]);
+}
+
 /// A parent session: mean fails at iteration 1, is repaired, passes at 2.
 async fn parent(dir: &Path, options: EngineOptions) -> EngineHandle {
     start(

@@ -396,8 +396,15 @@ impl State {
             }
             Event::RunFinished { run_id, record } => {
                 if let Some(run) = self.runs.get_mut(run_id) {
+                    // A run the program ended (an exit, a signal, a limit) is a
+                    // verdict on the code; one cancelled, or that the sandbox
+                    // could not start, is not: a resume runs it again.
+                    let verdict = record.exit_code.is_some()
+                        || record.signal.is_some()
+                        || record.limit_hit.is_some();
                     if let Some(n) = run.node.as_ref().and_then(|n| self.nodes.get_mut(n))
                         && n.iteration() == run.iteration
+                        && verdict
                     {
                         n.settled_run = Some(*run_id);
                     }
