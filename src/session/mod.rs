@@ -4,6 +4,7 @@
 
 pub mod event;
 pub mod plan;
+mod segments;
 pub mod state;
 pub mod tape;
 

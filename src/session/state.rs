@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::event::*;
+pub use super::segments::ParentSession;
 use crate::protocol::{ChatMessage, Location, Stream, Usage};
 
 /// Output kept per run in memory. Older bytes are dropped from the front
@@ -81,16 +82,6 @@ pub struct NodeState {
     /// used instead of running the same code again. Used once: cleared when
     /// the node gets new code or tests, runs, or ends its part of a pass.
     pub carried_run: Option<u64>,
-}
-
-/// Where a forked session came from.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ParentSession {
-    pub session_id: String,
-    /// The parent's tape, as it was when the fork was made.
-    pub tape: String,
-    /// The last of the parent's records the fork starts from.
-    pub at_seq: u64,
 }
 
 impl NodeState {
@@ -560,31 +551,6 @@ impl State {
             state.apply(r);
         }
         state
-    }
-
-    /// A new segment begins: the session is live again, with the segment's
-    /// config. A call that got no reply is closed (the engine asks again);
-    /// each node carries over the verdict of its settled run.
-    fn resume(&mut self, seq: u64, after: &str, config: &ConfigSummary, token_budget: u64) {
-        self.config = config.clone();
-        self.step_mode = config.step_mode;
-        self.token_budget = token_budget;
-        self.finished = None;
-        self.paused = None;
-        for call in self.calls.values_mut().filter(|c| !c.done) {
-            call.done = true;
-            call.error = Some("no reply: the session stopped before it came".into());
-        }
-        for entry in &mut self.history {
-            if let HistoryEntry::Reflection { done, .. } = entry {
-                *done = true;
-            }
-        }
-        for node in self.nodes.values_mut() {
-            node.streaming = None;
-            node.carried_run = node.settled_run;
-        }
-        self.resumes.push((seq, after.to_string()));
     }
 
     fn reflection_for_call(&mut self, call_id: u64) -> Option<&mut HistoryEntry> {
