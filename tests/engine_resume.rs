@@ -527,4 +527,13 @@ fn a_tape_cut_off_mid_line_is_reopened_clean_for_a_new_segment() {
     let after = read_tape(&path).unwrap();
     assert_eq!(after.truncated_tail, None);
     assert_eq!(after.records.len(), 3);
+
+    // A tape a live writer holds is not opened by a second one.
+    let live = TapeWriter::reopen(&path, &after).unwrap();
+    assert!(matches!(
+        TapeWriter::reopen(&path, &after),
+        Err(TapeError::Busy { .. })
+    ));
+    drop(live);
+    assert!(TapeWriter::reopen(&path, &after).is_ok());
 }

@@ -34,6 +34,10 @@ pub enum TapeError {
     },
     #[error("{path} is empty: it holds no events")]
     Empty { path: PathBuf },
+    #[error(
+        "{path} is being written by another codeloop (the session is live there): wait for it to end, or cancel it there, then try again"
+    )]
+    Busy { path: PathBuf },
 }
 
 /// Appends records to a tape file, numbering and timing them.
@@ -57,6 +61,10 @@ impl TapeWriter {
                 path: path.to_path_buf(),
                 source,
             })?;
+        // Held while the writer lives (the process, if it is killed), so a
+        // resume cannot append to a tape a live session is writing. A file
+        // system without locks goes without.
+        let _ = file.try_lock();
         Ok(TapeWriter {
             path: path.to_path_buf(),
             out: BufWriter::new(file),
@@ -80,6 +88,11 @@ impl TapeWriter {
             .write(true)
             .open(path)
             .map_err(open_err)?;
+        if let Err(std::fs::TryLockError::WouldBlock) = file.try_lock() {
+            return Err(TapeError::Busy {
+                path: path.to_path_buf(),
+            });
+        }
         let mut len = file.metadata().map_err(open_err)?.len();
         if let Some((_, bytes)) = contents.truncated_tail {
             len = len.saturating_sub(bytes as u64);
