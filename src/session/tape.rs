@@ -64,7 +64,7 @@ impl TapeWriter {
         // Held while the writer lives (the process, if it is killed), so a
         // resume cannot append to a tape a live session is writing. A file
         // system without locks goes without.
-        let _ = file.try_lock();
+        lock(&file);
         Ok(TapeWriter {
             path: path.to_path_buf(),
             out: BufWriter::new(file),
@@ -88,7 +88,7 @@ impl TapeWriter {
             .write(true)
             .open(path)
             .map_err(open_err)?;
-        if let Err(std::fs::TryLockError::WouldBlock) = file.try_lock() {
+        if !lock(&file) {
             return Err(TapeError::Busy {
                 path: path.to_path_buf(),
             });
@@ -179,6 +179,16 @@ impl Drop for TapeWriter {
     fn drop(&mut self) {
         let _ = self.out.flush();
     }
+}
+
+/// Take the tape's advisory lock, held until the file is closed (or its
+/// process dies). False only when another writer holds it; a file system
+/// without locks goes without.
+fn lock(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock takes a descriptor `file` owns and keeps open; it touches no memory.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EWOULDBLOCK)
 }
 
 /// Streamed deltas and output chunks are flushed in batches; everything
