@@ -260,3 +260,69 @@ fn a_session_killed_while_waiting_for_the_model_resumes_with_exactly_the_calls_i
     );
     assert_eq!(server.posts.lock().unwrap().len(), 5);
 }
+
+#[test]
+fn resume_at_a_record_forks_a_new_session_with_a_hint_and_leaves_the_parent_as_it_was() {
+    let home = tempfile::tempdir().unwrap();
+    let first = codeloop(home.path())
+        .args(["run", "--demo", "roman", "--pace", "0", "--no-cache"])
+        .output()
+        .unwrap();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let parent = the_session(home.path());
+    let parent_records = read_tape(&parent.join("tape.jsonl")).unwrap().records;
+    // Fork where roman_to_int's first iteration had failed.
+    let at = codeloop::engine::rewind_point(&parent_records, "roman_to_int").unwrap();
+    // A function the session does not have is refused before anything starts.
+    let wrong = codeloop(home.path())
+        .arg("resume")
+        .arg(&parent)
+        .args(["--at", &at.to_string(), "--hint", "nope=anything"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&wrong.stderr);
+    assert_eq!(wrong.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no function `nope`"), "{stderr}");
+
+    let fork = codeloop(home.path())
+        .arg("resume")
+        .arg(&parent)
+        .args(["--at", &at.to_string(), "--pace", "0"])
+        .args([
+            "--hint",
+            "roman_to_int=subtract a smaller numeral before a larger one",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&fork.stderr);
+    assert!(fork.status.success(), "{stderr}");
+    assert!(stderr.contains("forked from session"), "{stderr}");
+    let sessions: Vec<PathBuf> = std::fs::read_dir(home.path().join("data/sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| *p != parent)
+        .collect();
+    assert_eq!(sessions.len(), 1);
+    let records = read_tape(&sessions[0].join("tape.jsonl")).unwrap().records;
+    let state = State::from_records(&records);
+    let lineage = state.parent.as_ref().unwrap();
+    assert_eq!(lineage.at_seq, at);
+    assert_eq!(
+        Some(lineage.session_id.as_str()),
+        parent.file_name().and_then(|n| n.to_str())
+    );
+    assert_eq!(
+        state.nodes["roman_to_int"].hints,
+        ["subtract a smaller numeral before a larger one"]
+    );
+    assert!(state.finished.as_ref().unwrap().passed);
+    // The parent is untouched.
+    assert_eq!(
+        read_tape(&parent.join("tape.jsonl")).unwrap().records,
+        parent_records
+    );
+}

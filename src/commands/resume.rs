@@ -76,13 +76,14 @@ pub fn tape_of(session: &Path) -> anyhow::Result<PathBuf> {
     Ok(tape)
 }
 
-/// The model flags that choose again the model a session used.
+/// The model flags that choose again the model a session used (`--model`
+/// alone picks another model on the same server).
 fn recorded_model(config: &ConfigSummary, given: &ModelArgs) -> anyhow::Result<ModelArgs> {
     let mut args = given.clone();
     match config.provider.as_str() {
         "openai-compatible" => {
             args.base_url = Some(config.endpoint.clone());
-            args.model = Some(config.model.clone());
+            args.model = args.model.take().or_else(|| Some(config.model.clone()));
         }
         "scripted" => args.scripted = Some(PathBuf::from(&config.endpoint)),
         "demo" => match config.model.strip_prefix("demo:") {
@@ -161,10 +162,8 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             );
         }
     }
-    let chosen = args.model.base_url.is_some()
-        || args.model.model.is_some()
-        || args.model.demo.is_some()
-        || args.model.scripted.is_some();
+    let chosen =
+        args.model.base_url.is_some() || args.model.demo.is_some() || args.model.scripted.is_some();
     let model_args = if chosen {
         args.model.clone()
     } else {
@@ -175,10 +174,12 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     if let Some(problem) = sandbox.interpreter_problem() {
         bail!("{problem}");
     }
+    // The session's own settings where its tape keeps them.
+    let recorded = |n: u64, otherwise: u64| if n > 0 { n } else { otherwise };
     let base = EngineOptions {
         max_iterations: state.config.max_iterations.max(1),
-        workers: config.run.workers.max(1),
-        run_timeout_secs: config.run.timeout_secs.max(1),
+        workers: recorded(state.config.workers.into(), config.run.workers as u64).max(1) as usize,
+        run_timeout_secs: recorded(state.config.timeout_secs, config.run.timeout_secs).max(1),
         memory_mb: config.run.memory_mb,
         token_budget: config.run.token_budget,
         step_mode: false,
