@@ -212,7 +212,7 @@ async fn a_session_stopped_on_its_iteration_limit_resumes_on_its_tape_with_more_
 async fn a_session_cancelled_during_a_run_resumes_by_running_it_again_and_asks_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("session");
-    let slow = format!("import time\ntime.sleep(1.5)\n\n{MEAN_FIXED}");
+    let slow = format!("import time\ntime.sleep(4)\n\n{MEAN_FIXED}");
     let mut live = start(
         &dir,
         vec![
