@@ -34,6 +34,8 @@ struct Cli {
 enum Cmd {
     /// Run the repair loop headless: progress on stderr, the program and its tests to an output folder.
     Run(commands::run::Args),
+    /// Go on with a saved session (killed, cancelled, or stopped on a limit) from its last step, or fork it at a record with --at.
+    Resume(commands::resume::Args),
     /// Review a saved session read-only, step by step.
     Open {
         /// The session: an id, a unique prefix of one, `last`, its folder, or its tape.
@@ -121,6 +123,7 @@ async fn dispatch(cli: Cli, config: Config) -> anyhow::Result<i32> {
             .await
         }
         Some(Cmd::Run(args)) => commands::run::run(args, config).await,
+        Some(Cmd::Resume(args)) => commands::resume::run(args, config).await,
         Some(Cmd::Open { tape }) => commands::ui::run(UiMode::Open { tape }, config).await,
         Some(Cmd::Replay {
             tape,

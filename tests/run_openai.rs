@@ -87,6 +87,14 @@ fn serve(mut stream: TcpStream, seen: Seen) {
         );
         return;
     }
+    if !request_line.starts_with("POST /v1/chat/completions") {
+        // What a server that is not llama.cpp or Ollama answers to their probes.
+        let _ = write!(
+            stream,
+            "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+        );
+        return;
+    }
     let request: serde_json::Value = serde_json::from_str(&body).unwrap();
     let prompt = request["messages"]
         .as_array()

@@ -287,6 +287,11 @@ impl Progress {
         }
     }
 
+    /// Fold a record in without a line (a resumed session's history).
+    pub fn absorb(&mut self, record: &Record) {
+        self.state.apply(record);
+    }
+
     fn line(&self, record: &Record) -> Option<String> {
         let s = &self.state;
         Some(match &record.event {
@@ -433,6 +438,24 @@ impl Progress {
                 }
                 out
             }
+            Event::Forked {
+                parent_id, at_seq, ..
+            } => format!(
+                "codeloop: session {}, forked from session {parent_id} at record {at_seq}",
+                s.session_id
+            ),
+            Event::Resumed {
+                from_seq,
+                after,
+                config,
+                ..
+            } => format!(
+                "codeloop: session {} resumed after record {from_seq} ({after})\n  model:   {}\n  limit:   {} iteration{} a function",
+                s.session_id,
+                self.description,
+                config.max_iterations,
+                plural(config.max_iterations as usize)
+            ),
             Event::ModelRequest { .. }
             | Event::ModelDelta { .. }
             | Event::ModelReply { .. }

@@ -85,33 +85,37 @@ pub struct Core {
 
 /// What a session opens with: built when the engine is created (so a bad
 /// input file or prompt override fails `start`), recorded when it runs.
-pub struct Opening {
-    pub started: Event,
-    /// Where a solved task is cached; None when this session is not cached.
-    pub cache_key: Option<String>,
+pub enum Opening {
+    /// A new session.
+    Fresh {
+        started: Event,
+        /// Where a solved task is cached; None when this session is not cached.
+        cache_key: Option<String>,
+    },
+    /// A recorded session going on (see `resume`).
+    Continued {
+        resumed: Event,
+        /// The person's changes, acted on before any work (as if typed at once).
+        commands: Vec<Command>,
+    },
 }
 
 pub struct Engine {
-    core: Arc<Core>,
-    opening: Opening,
+    pub(super) core: Arc<Core>,
+    pub(super) opening: Opening,
 }
 
 impl Engine {
     pub fn create(setup: EngineSetup, views: mpsc::Sender<Record>) -> Result<Engine, EngineError> {
         let dir = setup.session_dir.clone();
-        for sub in ["", "logs", "code", "tests"] {
-            std::fs::create_dir_all(dir.join(sub)).map_err(|source| EngineError::SessionDir {
-                path: dir.clone(),
-                source,
-            })?;
-        }
+        make_session_dir(&dir)?;
         let inputs = setup
             .inputs
             .iter()
             .map(|p| describe_input(p))
             .collect::<Result<Vec<_>, _>>()?;
         let prompts = Prompts::load(setup.prompt_overrides.as_deref())?;
-        let opening = Opening {
+        let opening = Opening::Fresh {
             started: session_started(&setup, &dir, inputs),
             cache_key: cache_key(&setup, &prompts),
         };
@@ -208,32 +212,56 @@ impl Core {
 }
 
 fn session_started(setup: &EngineSetup, dir: &Path, inputs: Vec<InputFile>) -> Event {
-    let model = &setup.model;
-    let config = ConfigSummary {
+    Event::SessionStarted {
+        version: TAPE_VERSION,
+        session_id: session_id_of(dir),
+        started_at: now_rfc3339(),
+        task: setup.task.clone(),
+        inputs,
+        config: config_summary(&setup.model, &setup.sandbox, &setup.options),
+    }
+}
+
+/// What a session (or a segment of one) runs with, as the tape keeps it.
+pub fn config_summary(
+    model: &Arc<dyn ChatModel>,
+    sandbox: &Sandbox,
+    options: &EngineOptions,
+) -> ConfigSummary {
+    ConfigSummary {
         provider: model.provider().to_string(),
         model: model.model_name().to_string(),
         endpoint: model.endpoint().to_string(),
-        max_iterations: setup.options.max_iterations,
-        workers: setup.options.workers as u32,
-        timeout_secs: setup.options.run_timeout_secs,
-        sandbox_layers: setup.sandbox.active_layers(),
-        step_mode: setup.options.step_mode,
-    };
-    let started_at = time::OffsetDateTime::now_utc()
-        .format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_default();
-    let session_id = dir
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    Event::SessionStarted {
-        version: TAPE_VERSION,
-        session_id,
-        started_at,
-        task: setup.task.clone(),
-        inputs,
-        config,
+        max_iterations: options.max_iterations,
+        workers: options.workers as u32,
+        timeout_secs: options.run_timeout_secs,
+        sandbox_layers: sandbox.active_layers(),
+        step_mode: options.step_mode,
     }
+}
+
+/// Create a session folder and its subfolders (logs, code, tests).
+pub fn make_session_dir(dir: &Path) -> Result<(), EngineError> {
+    for sub in ["", "logs", "code", "tests"] {
+        std::fs::create_dir_all(dir.join(sub)).map_err(|source| EngineError::SessionDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// A session's id: the name of its folder.
+pub fn session_id_of(dir: &Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+pub fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
 }
 
 fn cache_key(setup: &EngineSetup, prompts: &Prompts) -> Option<String> {

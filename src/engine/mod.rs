@@ -19,6 +19,8 @@
 //! - `schedule`: the session from start to end; each pass over the DAG
 //!   (dependencies first, a worker limit, blocked dependents); re-runs.
 //! - `steering`: the person's commands, and the step-mode gate.
+//! - `resume`: time travel: a recorded session resumed on its own tape,
+//!   forked at a record into a new one, or rewound by a node's iteration.
 //! - `node`: one node's life in a pass: tests, code, check, run, repair.
 //! - `calls`: model calls: budget, gate, streamed onto the tape, asked again without code.
 //! - `plan`: the plan given, cached or asked for, and a spec edit, validated as a DAG.
@@ -41,6 +43,7 @@ mod node;
 mod plan;
 pub mod prompts;
 mod recorder;
+mod resume;
 pub mod runs;
 mod schedule;
 mod steering;
@@ -57,6 +60,7 @@ use crate::llm::ChatModel;
 use crate::session::{Command, FinalResult, FunctionSpec, Record, RunRecord, State};
 
 pub use context::EngineError;
+pub use resume::{ContinueSetup, ResumeError, fork, resume, rewind, rewind_point, segment_options};
 
 /// Everything a session needs to start.
 pub struct EngineSetup {

@@ -19,6 +19,9 @@ impl Core {
         if self.cancel.is_cancelled() {
             return Err(Stop::Cancelled);
         }
+        if self.carried_over(name).await? {
+            return Ok(());
+        }
         let (has_tests, has_code) = self.read(|s| {
             s.nodes
                 .get(name)
@@ -128,16 +131,7 @@ impl Core {
                     Err(e) => return self.give_up(name, e).await,
                 }
             }
-            if iteration >= self.opts.max_iterations {
-                self.notice(
-                    NoticeLevel::Warning,
-                    format!(
-                        "`{name}` still fails after {iteration} iteration{} (the limit): given up",
-                        if iteration == 1 { "" } else { "s" }
-                    ),
-                )
-                .await?;
-                self.status(name, NodeStatus::GaveUp).await?;
+            if self.given_up_at_limit(name, iteration).await? {
                 return Ok(());
             }
             if let Err(e) = self.repair(name, iteration).await {
@@ -146,7 +140,7 @@ impl Core {
         }
     }
 
-    async fn give_up(&self, name: &str, why: Stop) -> Result<(), Stop> {
+    pub(super) async fn give_up(&self, name: &str, why: Stop) -> Result<(), Stop> {
         match why {
             Stop::Cancelled | Stop::Tape(_) => Err(why),
             Stop::Prompt(e) => {

@@ -62,10 +62,29 @@ impl Core {
             }
             return Ok(true);
         }
-        self.ask_for_plan().await
+        self.ask_for_plan("plan").await
     }
 
-    async fn ask_for_plan(&self) -> Result<bool, EngineError> {
+    /// The task was edited: plan it again. Nodes whose specs did not change
+    /// keep their tests and code (the fold of `Plan`); with no usable plan
+    /// for the edited task, the plan there is stays (recorded again, so the
+    /// tape says the re-plan is over).
+    pub async fn replan(&self) -> Result<(), EngineError> {
+        if self.ask_for_plan("replan").await? {
+            return Ok(());
+        }
+        self.notice(
+            NoticeLevel::Warning,
+            "no usable plan for the edited task: the session goes on with the plan it had".into(),
+        )
+        .await?;
+        let specs = self.read(|s| s.specs.clone());
+        self.record(Event::Plan { specs }).await?;
+        Ok(())
+    }
+
+    /// Ask for a plan (calls tagged `tag`, `tag/2`, ...) until one is a valid DAG.
+    async fn ask_for_plan(&self, tag: &str) -> Result<bool, EngineError> {
         let mut error: Option<String> = None;
         for attempt in 1..=PLAN_ATTEMPTS {
             match self.may_ask(&Purpose::Plan).await {
@@ -82,9 +101,9 @@ impl Core {
                 minijinja::context! { task, inputs, error => &error },
             )?;
             let tag = if attempt == 1 {
-                "plan".to_string()
+                tag.to_string()
             } else {
-                format!("plan/{attempt}")
+                format!("{tag}/{attempt}")
             };
             let reply = match self
                 .call(Purpose::Plan, tag, self.messages(prompt)?, None)

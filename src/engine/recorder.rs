@@ -40,9 +40,21 @@ pub struct Recorder {
 impl Recorder {
     /// Create the tape in `dir` and start its writer; every record goes to `views` too.
     pub fn create(dir: &Path, views: mpsc::Sender<Record>) -> Result<Recorder, TapeError> {
-        let path = dir.join("tape.jsonl");
-        let tape = TapeWriter::create(&path)?;
-        let state = Arc::new(RwLock::new(State::default()));
+        let tape = TapeWriter::create(&dir.join("tape.jsonl"))?;
+        Recorder::start(dir, tape, Vec::new(), views)
+    }
+
+    /// Start the writer of `tape` (in `dir`), whose records so far are
+    /// `history`: the state starts folded from them, and the views get them
+    /// first, so a continued session shows its whole history.
+    pub fn start(
+        dir: &Path,
+        tape: TapeWriter,
+        history: Vec<Record>,
+        views: mpsc::Sender<Record>,
+    ) -> Result<Recorder, TapeError> {
+        let path = tape.path().to_path_buf();
+        let state = Arc::new(RwLock::new(State::from_records(&history)));
         let (requests, inbox) = mpsc::channel(WRITE_QUEUE);
         let writer = Writer {
             tape,
@@ -52,7 +64,7 @@ impl Recorder {
         };
         std::thread::Builder::new()
             .name("tape-writer".into())
-            .spawn(move || writer.serve(inbox))
+            .spawn(move || writer.serve(history, inbox))
             .map_err(|source| TapeError::Open {
                 path: path.clone(),
                 source,
@@ -132,7 +144,10 @@ struct Writer {
 
 impl Writer {
     /// Serve requests until every `Recorder` is gone.
-    fn serve(mut self, mut inbox: mpsc::Receiver<Request>) {
+    fn serve(mut self, history: Vec<Record>, mut inbox: mpsc::Receiver<Request>) {
+        for record in history {
+            self.show(record);
+        }
         while let Some(request) = inbox.blocking_recv() {
             match request {
                 Request::Append { decide, reply } => {
@@ -154,46 +169,48 @@ impl Writer {
     }
 
     fn write(&mut self, event: Event) -> Result<Record, TapeError> {
-        self.write_side_file(&event);
+        write_side_file(&self.dir, &event);
         let record = self.tape.append(event)?;
         self.state
             .write()
             .unwrap_or_else(PoisonError::into_inner)
             .apply(&record);
-        // A slow view holds the writer (and so the engine) back, as before:
-        // the views see every record, in order.
-        if let Some(views) = &self.views
-            && views.blocking_send(record.clone()).is_err()
-        {
-            self.views = None;
-        }
+        self.show(record.clone());
         Ok(record)
     }
 
-    /// Code and tests also land as files: code/NODE/N.py, tests/test_NODE.py.
-    /// Best effort: the tape, not these copies, is the record.
-    fn write_side_file(&self, event: &Event) {
-        let (path, text) = match event {
-            Event::Code {
-                node,
-                iteration,
-                code,
-                ..
-            } => (
-                self.dir
-                    .join("code")
-                    .join(node)
-                    .join(format!("{iteration}.py")),
-                code,
-            ),
-            Event::Tests { node, code, .. } => {
-                (self.dir.join("tests").join(format!("test_{node}.py")), code)
-            }
-            _ => return,
-        };
-        if let Some(parent) = path.parent() {
-            let _ = std::fs::create_dir_all(parent);
+    /// Hand a record to the views. A slow view holds the writer (and so the
+    /// engine) back, as before: the views see every record, in order.
+    fn show(&mut self, record: Record) {
+        if let Some(views) = &self.views
+            && views.blocking_send(record).is_err()
+        {
+            self.views = None;
         }
-        let _ = std::fs::write(path, text);
     }
+}
+
+/// Code and tests also land as files in the session folder `dir`:
+/// code/NODE/N.py, tests/test_NODE.py. Best effort: the tape, not these
+/// copies, is the record.
+pub fn write_side_file(dir: &Path, event: &Event) {
+    let (path, text) = match event {
+        Event::Code {
+            node,
+            iteration,
+            code,
+            ..
+        } => (
+            dir.join("code").join(node).join(format!("{iteration}.py")),
+            code,
+        ),
+        Event::Tests { node, code, .. } => {
+            (dir.join("tests").join(format!("test_{node}.py")), code)
+        }
+        _ => return,
+    };
+    if let Some(parent) = path.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
+    let _ = std::fs::write(path, text);
 }

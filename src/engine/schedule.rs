@@ -12,42 +12,70 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use super::context::{Core, EngineError, Opening, Stop};
+use crate::session::state::NodeState;
 use crate::session::{Dag, FinalResult, NodeStatus, NoticeLevel, State, TapeError};
 
 impl Core {
     pub async fn session(self: &Arc<Self>, opening: Opening) -> Result<FinalResult, EngineError> {
-        self.record(opening.started).await?;
-        if self.model.provider() == "demo" {
-            self.notice(
-                NoticeLevel::Info,
-                "demo model: its replies are authored fixtures, played back offline; the runs, failures and repairs are real".into(),
-            )
-            .await?;
-        }
-        let cache_key = opening.cache_key.as_deref();
-        if !self.plan(cache_key).await? {
-            return self.finish(cache_key).await;
-        }
-        let mut todo = self.read(|s| order_of(s, None));
+        let (cache_key, mut todo) = match opening {
+            Opening::Fresh { started, cache_key } => {
+                self.record(started).await?;
+                if self.model.provider() == "demo" {
+                    self.notice(
+                        NoticeLevel::Info,
+                        "demo model: its replies are authored fixtures, played back offline; the runs, failures and repairs are real".into(),
+                    )
+                    .await?;
+                }
+                if !self.plan(cache_key.as_deref()).await? {
+                    return self.finish(cache_key.as_deref()).await;
+                }
+                let todo = self.read(|s| order_of(s, None));
+                (cache_key, todo)
+            }
+            Opening::Continued { resumed, commands } => {
+                self.record(resumed).await?;
+                for command in commands {
+                    self.steer(command).await;
+                }
+                let planned = self.read(|s| !s.specs.is_empty());
+                if !self.cancel.is_cancelled() && !planned && !self.plan(None).await? {
+                    return self.finish(None).await;
+                }
+                // Every node not passed yet, whatever stopped it.
+                let todo = self.read(|s| order_with(s, &[], |n| n.status != NodeStatus::Passed));
+                (None, todo)
+            }
+        };
+        let cache_key = cache_key.as_deref();
         loop {
+            if self.read(|s| s.replan) && !self.cancel.is_cancelled() {
+                self.replan().await?;
+                // New nodes and changed ones start afresh (pending); unchanged
+                // ones keep their tests and code, and run again only when a
+                // dependency changed.
+                todo = self.read(|s| order_with(s, &todo, |n| n.status == NodeStatus::Pending));
+            }
             self.pass(&todo).await?;
             todo = self.read(queued_work);
-            if !todo.is_empty() && !self.cancel.is_cancelled() {
+            let more = !todo.is_empty() || self.read(|s| s.replan);
+            if more && !self.cancel.is_cancelled() {
                 continue;
             }
             let result = self.finish(cache_key).await?;
             if !self.opts.keep_alive || self.cancel.is_cancelled() {
                 return Ok(result);
             }
-            // Idle until a command queues work (a wake-up with nothing
-            // queued, left over from work a pass already took, waits on).
+            // Idle until a command queues work or edits the task (a wake-up
+            // with nothing queued, left over from work a pass already took,
+            // waits on).
             loop {
                 tokio::select! {
                     _ = self.steering.work.notified() => {}
                     _ = self.cancel.cancelled() => return Ok(result),
                 }
                 todo = self.read(queued_work);
-                if !todo.is_empty() {
+                if !todo.is_empty() || self.read(|s| s.replan) {
                     break;
                 }
             }
@@ -165,6 +193,20 @@ impl Core {
         .await?;
         Ok(true)
     }
+}
+
+/// `base`, the nodes `pick` chooses and those queued to run again, with
+/// every node that depends on them, in topological order.
+fn order_with(state: &State, base: &[String], pick: impl Fn(&NodeState) -> bool) -> Vec<String> {
+    let mut only: BTreeSet<String> = base.iter().cloned().collect();
+    only.extend(
+        state
+            .nodes
+            .values()
+            .filter(|n| n.queued || pick(n))
+            .map(|n| n.spec.name.clone()),
+    );
+    order_of(state, Some(&only))
 }
 
 /// What the state has queued to run again, with every node that depends on

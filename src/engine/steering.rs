@@ -78,9 +78,15 @@ impl Core {
                 self.cancel.cancel();
                 self.steering.release(GateAnswer::Cancel);
             }
-            // Folded into the state; later prompts read them.
-            Command::EditTask { .. } | Command::Hint { .. } => {
+            // Folded into the state; later prompts read it.
+            Command::Hint { .. } => {
                 self.record(steer).await?;
+            }
+            // The state asks for a new plan, made once the pass under way
+            // is over; wake the session in case it is idle.
+            Command::EditTask { .. } => {
+                self.record(steer).await?;
+                self.steering.work.notify_one();
             }
             // The state queues the node (unless it is at work, which picks
             // the edit up by itself); wake the session in case it is idle.

@@ -120,8 +120,34 @@ pub enum Event {
     Notice { level: NoticeLevel, message: String },
     /// The assembled program.
     Program { code: String, tests: String },
-    /// Last event of a completed session.
+    /// Last event of a completed session (a segment of one, when it is resumed).
     Finished { result: FinalResult },
+    /// This tape is a fork: the records before this one are its parent's,
+    /// copied up to `at_seq` (their numbers and times kept), and the session
+    /// goes on from there on its own.
+    Forked {
+        parent_id: String,
+        /// The parent's tape, as it was found when the fork was made.
+        parent_tape: String,
+        /// The last of the parent's records the fork starts from.
+        at_seq: u64,
+    },
+    /// The session goes on live from the state folded from every record
+    /// before this one: a new segment of the same history (after a kill, a
+    /// cancel, a limit, or a fork). Nothing done before is asked or run again.
+    Resumed {
+        /// The last record the segment builds on.
+        from_seq: u64,
+        /// How the previous segment ended, in words ("killed", "cancelled: ...", "forked").
+        after: String,
+        /// What this segment runs with (its model, its iteration limit).
+        config: ConfigSummary,
+        /// Tokens the session may have used in all by the end of this segment; 0 = no limit.
+        #[serde(default)]
+        token_budget: u64,
+        /// RFC 3339 wall-clock time the segment started.
+        started_at: String,
+    },
 }
 
 impl Event {
@@ -149,6 +175,8 @@ impl Event {
             Event::Notice { .. } => "notice",
             Event::Program { .. } => "program",
             Event::Finished { .. } => "finished",
+            Event::Forked { .. } => "forked",
+            Event::Resumed { .. } => "resumed",
         }
     }
 }

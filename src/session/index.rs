@@ -95,9 +95,10 @@ impl SessionSummary {
             result: SessionResult::of(state),
             iterations: state.repair_iterations(),
             tokens: state.usage.total(),
-            // The tape does not name a parent yet: forks will add it to the
-            // first event, and it is read here from the state then.
-            parent: None,
+            parent: state
+                .parent
+                .as_ref()
+                .map(|p| format!("{}@{}", p.session_id, p.at_seq)),
             events: state.events_applied,
             dir: dir.to_path_buf(),
         }

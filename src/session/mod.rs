@@ -6,6 +6,7 @@ pub mod event;
 pub mod index;
 pub mod plan;
 pub mod report;
+mod segments;
 pub mod state;
 pub mod tape;
 

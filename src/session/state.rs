@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::event::*;
+pub use super::segments::ParentSession;
 use crate::protocol::{ChatMessage, Location, Stream, Usage};
 
 /// Output kept per run in memory. Older bytes are dropped from the front
@@ -37,6 +38,17 @@ pub struct State {
     pub steers: Vec<Command>,
     pub program: Option<(String, String)>,
     pub finished: Option<FinalResult>,
+    /// The session this one was forked from, if it is a fork.
+    pub parent: Option<ParentSession>,
+    /// Where each resumed segment began: the `Resumed` record's seq and how
+    /// the segment before it ended.
+    pub resumes: Vec<(u64, String)>,
+    /// Tokens the session may have used in all by the end of the current
+    /// segment, as its `Resumed` event set it; 0 = none set (no limit, or the
+    /// first segment's, which the tape does not keep).
+    pub token_budget: u64,
+    /// The task was edited since the last plan: the engine plans again.
+    pub replan: bool,
     /// Number of events folded in.
     pub events_applied: u64,
     /// Time offset of the last event folded in.
@@ -63,6 +75,13 @@ pub struct NodeState {
     /// on (a node at work picks its edits up by itself). A pass taking it
     /// sets it back to pending, which clears this.
     pub queued: bool,
+    /// The run that ran the node's current code against its current tests,
+    /// once it finished (cleared by new code, new tests, a new run or a re-run).
+    pub settled_run: Option<u64>,
+    /// At a resume, the settled run the node carries over: its verdict is
+    /// used instead of running the same code again. Used once: cleared when
+    /// the node gets new code or tests, runs, or ends its part of a pass.
+    pub carried_run: Option<u64>,
 }
 
 impl NodeState {
@@ -78,7 +97,15 @@ impl NodeState {
             findings: Vec::new(),
             hints: Vec::new(),
             queued: false,
+            settled_run: None,
+            carried_run: None,
         }
+    }
+
+    /// New code or tests: what ran before no longer tells how the node fares.
+    fn unsettle(&mut self) {
+        self.settled_run = None;
+        self.carried_run = None;
     }
 
     /// The latest code, if any.
@@ -273,21 +300,25 @@ impl State {
                 // Keep what is known of nodes that survive a re-plan.
                 let mut nodes = BTreeMap::new();
                 for spec in specs {
+                    // A re-plan (the task was edited) keeps the tests and code
+                    // of a node whose spec did not change; a changed one starts afresh.
                     let node = match self.nodes.remove(&spec.name) {
-                        Some(mut n) => {
-                            n.spec = spec.clone();
-                            n
-                        }
-                        None => NodeState::new(spec.clone()),
+                        Some(n) if n.spec == *spec => n,
+                        Some(_) | None => NodeState::new(spec.clone()),
                     };
                     nodes.insert(spec.name.clone(), node);
                 }
                 self.nodes = nodes;
+                self.replan = false;
             }
-            Event::PlanError { message } => self.plan_error = Some(message.clone()),
+            Event::PlanError { message } => {
+                self.plan_error = Some(message.clone());
+                self.replan = false;
+            }
             Event::Tests { node, code, .. } => {
                 if let Some(n) = self.nodes.get_mut(node) {
                     n.tests = Some(code.clone());
+                    n.unsettle();
                 }
             }
             Event::Code {
@@ -304,6 +335,7 @@ impl State {
                     });
                     n.streaming = None;
                     n.findings.clear();
+                    n.unsettle();
                     if *source == CodeSource::Edit {
                         n.queue_edit();
                     }
@@ -327,6 +359,7 @@ impl State {
             } => {
                 if let Some(n) = node.as_ref().and_then(|n| self.nodes.get_mut(n)) {
                     n.last_run = Some(*run_id);
+                    n.unsettle();
                 }
                 self.runs.insert(
                     *run_id,
@@ -354,6 +387,18 @@ impl State {
             }
             Event::RunFinished { run_id, record } => {
                 if let Some(run) = self.runs.get_mut(run_id) {
+                    // A run the program ended (an exit, a signal, a limit) is a
+                    // verdict on the code; one cancelled, or that the sandbox
+                    // could not start, is not: a resume runs it again.
+                    let verdict = record.exit_code.is_some()
+                        || record.signal.is_some()
+                        || record.limit_hit.is_some();
+                    if let Some(n) = run.node.as_ref().and_then(|n| self.nodes.get_mut(n))
+                        && n.iteration() == run.iteration
+                        && verdict
+                    {
+                        n.settled_run = Some(*run_id);
+                    }
                     run.record = Some(record.clone());
                     self.history.push(HistoryEntry::RunResult {
                         node: run.node.clone(),
@@ -366,6 +411,9 @@ impl State {
             Event::NodeStatus { node, status } => {
                 if let Some(n) = self.nodes.get_mut(node) {
                     n.status = *status;
+                    if status.is_terminal() {
+                        n.carried_run = None;
+                    }
                     match status {
                         NodeStatus::Passed => n.last_error = None,
                         // A pass has taken the node.
@@ -430,7 +478,10 @@ impl State {
                 match command {
                     Command::SetStepMode { on } => self.step_mode = *on,
                     Command::Approve | Command::Skip | Command::Cancel => self.paused = None,
-                    Command::EditTask { task } => self.task = task.clone(),
+                    Command::EditTask { task } => {
+                        self.task = task.clone();
+                        self.replan = true;
+                    }
                     // Applied only when the edited plan is still a valid DAG;
                     // the engine records why when it is not (a `PlanError`).
                     Command::EditSpec { node, spec } => {
@@ -444,6 +495,7 @@ impl State {
                     Command::EditTests { node, code } => {
                         if let Some(n) = self.nodes.get_mut(node) {
                             n.tests = Some(code.clone());
+                            n.unsettle();
                             n.queue_edit();
                         }
                     }
@@ -454,6 +506,7 @@ impl State {
                     }
                     Command::RerunNode { node } => {
                         if let Some(n) = self.nodes.get_mut(node) {
+                            n.unsettle();
                             n.queued = true;
                         }
                     }
@@ -471,6 +524,23 @@ impl State {
                 self.finished = Some(result.clone());
                 self.paused = None;
             }
+            Event::Forked {
+                parent_id,
+                parent_tape,
+                at_seq,
+            } => {
+                self.parent = Some(ParentSession {
+                    session_id: parent_id.clone(),
+                    tape: parent_tape.clone(),
+                    at_seq: *at_seq,
+                });
+            }
+            Event::Resumed {
+                after,
+                config,
+                token_budget,
+                ..
+            } => self.resume(record.seq, after, config, *token_budget),
         }
     }
 

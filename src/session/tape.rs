@@ -1,7 +1,7 @@
 //! The tape on disk: append-only JSON Lines, one `Record` a line.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -42,6 +42,10 @@ pub enum TapeError {
     },
     #[error("{path} is empty: it holds no events")]
     Empty { path: PathBuf },
+    #[error(
+        "{path} is being written by another codeloop (the session is live there): wait for it to end, or cancel it there, then try again"
+    )]
+    Busy { path: PathBuf },
 }
 
 /// Appends records to a tape file, numbering and timing them.
@@ -65,6 +69,10 @@ impl TapeWriter {
                 path: path.to_path_buf(),
                 source,
             })?;
+        // Held while the writer lives (the process, if it is killed), so a
+        // resume cannot append to a tape a live session is writing. A file
+        // system without locks goes without.
+        lock(&file);
         Ok(TapeWriter {
             path: path.to_path_buf(),
             out: BufWriter::new(file),
@@ -72,6 +80,62 @@ impl TapeWriter {
             started: Instant::now(),
             base_ms: 0,
         })
+    }
+
+    /// Open an existing tape to append a new segment to it. `contents` is
+    /// what `read_tape` found in it: a last line cut off mid-write is cut
+    /// away first (it would be damage in the middle once more lines follow),
+    /// numbering goes on after the last record and the clock from its time.
+    pub fn reopen(path: &Path, contents: &TapeContents) -> Result<Self, TapeError> {
+        let open_err = |source| TapeError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(open_err)?;
+        if !lock(&file) {
+            return Err(TapeError::Busy {
+                path: path.to_path_buf(),
+            });
+        }
+        let mut len = file.metadata().map_err(open_err)?.len();
+        if let Some((_, bytes)) = contents.truncated_tail {
+            len = len.saturating_sub(bytes as u64);
+            file.set_len(len).map_err(open_err)?;
+        }
+        let mut out = BufWriter::new(file);
+        out.seek(SeekFrom::Start(len)).map_err(open_err)?;
+        let ends_in_newline = len == 0 || {
+            let mut last = [0u8];
+            let f = out.get_mut();
+            f.seek(SeekFrom::Start(len - 1)).map_err(open_err)?;
+            f.read_exact(&mut last).map_err(open_err)?;
+            last[0] == b'\n'
+        };
+        if !ends_in_newline {
+            // The last record was written but not its line end.
+            out.write_all(b"\n").map_err(|source| TapeError::Write {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        }
+        let last = contents.records.last();
+        Ok(TapeWriter {
+            path: path.to_path_buf(),
+            out,
+            next_seq: last.map_or(0, |r| r.seq + 1),
+            started: Instant::now(),
+            base_ms: last.map_or(0, |r| r.t_ms),
+        })
+    }
+
+    /// Go on counting time from `t_ms` (records copied from another tape keep theirs).
+    pub fn continue_clock(&mut self, t_ms: u64) {
+        self.base_ms = t_ms;
+        self.started = Instant::now();
     }
 
     /// Stamp an event with the next sequence number and the time since start,
@@ -123,6 +187,16 @@ impl Drop for TapeWriter {
     fn drop(&mut self) {
         let _ = self.out.flush();
     }
+}
+
+/// Take the tape's advisory lock, held until the file is closed (or its
+/// process dies). False only when another writer holds it; a file system
+/// without locks goes without.
+fn lock(file: &File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: flock takes a descriptor `file` owns and keeps open; it touches no memory.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EWOULDBLOCK)
 }
 
 /// Streamed deltas and output chunks are flushed in batches; everything

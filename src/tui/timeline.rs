@@ -340,7 +340,9 @@ fn active_node(event: &Event) -> Option<&str> {
         | Event::Steer { .. }
         | Event::Notice { .. }
         | Event::Program { .. }
-        | Event::Finished { .. } => None,
+        | Event::Finished { .. }
+        | Event::Forked { .. }
+        | Event::Resumed { .. } => None,
     }
 }
 

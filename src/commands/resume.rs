@@ -1,0 +1,222 @@
+//! `codeloop resume SESSION [--at SEQ]`: a recorded session goes on live,
+//! headless. Without `--at` the session continues on its own tape, from its
+//! last record (after a kill, a cancel, or a limit); with it, a new session
+//! forks from record SEQ. Either may first take the person's changes (a
+//! hint, an edited code or tests file, a new task). Output as `codeloop run`.
+//!
+//! Limits of the resumed segment: the iteration limit is the session's so
+//! far plus `--max-iterations N` (default: as many again when a function gave
+//! up at the limit, none otherwise); the token budget counts from what the
+//! session has used (`--token-budget N` more, default the configured budget).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, bail};
+
+use super::model::{ModelArgs, select_model};
+use super::run::Progress;
+use crate::config::Config;
+use crate::engine::{self, ContinueSetup, EngineOptions};
+use crate::exec::Sandbox;
+use crate::session::{Command, ConfigSummary, Event, State, index, read_tape};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The session: its folder or its tape (tape.jsonl)
+    #[arg(value_name = "SESSION")]
+    pub session: PathBuf,
+    /// Fork: a new session that goes on from record SEQ of this one (which stays as it is)
+    #[arg(long, value_name = "SEQ")]
+    pub at: Option<u64>,
+    /// The model to go on with [default: the one the session used]
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// More code versions each function may have [default: as many again if one gave up at the limit]
+    #[arg(long, value_name = "N")]
+    pub max_iterations: Option<u32>,
+    /// More tokens the session may use from here; 0 = no limit [default: config]
+    #[arg(long, value_name = "N")]
+    pub token_budget: Option<u64>,
+    /// A hint for NODE's next repair (repeatable)
+    #[arg(long, value_name = "NODE=TEXT")]
+    pub hint: Vec<String>,
+    /// Replace NODE's code with the file's (its next iteration; repeatable)
+    #[arg(long, value_name = "NODE=FILE")]
+    pub edit_code: Vec<String>,
+    /// Replace NODE's tests with the file's (repeatable)
+    #[arg(long, value_name = "NODE=FILE")]
+    pub edit_tests: Vec<String>,
+    /// A new task: planned again; functions whose specs stay keep their tests and code
+    #[arg(long, value_name = "TEXT")]
+    pub task: Option<String>,
+    /// Where to write the program, its tests and the report [default: out/ in the session folder]
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Print every tape event of the new segment as JSON Lines on stdout
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The tape of SESSION: an id, a unique prefix, `last`, a folder or a tape
+/// (the one resolver `open`, `replay` and `export` use too).
+pub fn tape_of(session: &Path, sessions_dir: &Path) -> anyhow::Result<PathBuf> {
+    let arg = session.to_string_lossy();
+    match index::resolve(sessions_dir, &arg)? {
+        Some(tape) => Ok(tape),
+        None => Err(index::not_found(sessions_dir, &arg).into()),
+    }
+}
+
+/// The model flags that choose again the model a session used (`--model`
+/// alone picks another model on the same server).
+fn recorded_model(config: &ConfigSummary, given: &ModelArgs) -> anyhow::Result<ModelArgs> {
+    let mut args = given.clone();
+    match config.provider.as_str() {
+        "openai-compatible" => {
+            args.base_url = Some(config.endpoint.clone());
+            args.model = args.model.take().or_else(|| Some(config.model.clone()));
+        }
+        "scripted" => args.scripted = Some(PathBuf::from(&config.endpoint)),
+        "demo" => match config.model.strip_prefix("demo:") {
+            Some(name) => args.demo = Some(name.to_string()),
+            None => bail!(
+                "the session's demo model \"{}\" is not a bundled demo's: choose a model (--demo NAME, --base-url URL)",
+                config.model
+            ),
+        },
+        other => bail!(
+            "the session used a model of provider \"{other}\", which this codeloop cannot choose again: choose one (--base-url URL, --demo NAME, --scripted FILE)"
+        ),
+    }
+    Ok(args)
+}
+
+/// The person's changes as commands, in the order: task, tests, code, hints.
+fn changes(args: &Args) -> anyhow::Result<Vec<Command>> {
+    let split = |flag: &str, value: &str| -> anyhow::Result<(String, String)> {
+        match value.split_once('=') {
+            Some((node, rest)) if !node.trim().is_empty() => {
+                Ok((node.trim().to_string(), rest.to_string()))
+            }
+            _ => bail!("--{flag} {value}: write it as NODE=..., e.g. --{flag} parse_line=..."),
+        }
+    };
+    let read = |flag: &str, path: &str| {
+        std::fs::read_to_string(path).with_context(|| format!("--{flag}: cannot read {path}"))
+    };
+    let mut commands = Vec::new();
+    if let Some(task) = &args.task {
+        if task.trim().is_empty() {
+            bail!("--task is empty: say what the program should do");
+        }
+        commands.push(Command::EditTask { task: task.clone() });
+    }
+    for value in &args.edit_tests {
+        let (node, path) = split("edit-tests", value)?;
+        let code = read("edit-tests", &path)?;
+        commands.push(Command::EditTests { node, code });
+    }
+    for value in &args.edit_code {
+        let (node, path) = split("edit-code", value)?;
+        let code = read("edit-code", &path)?;
+        commands.push(Command::EditCode { node, code });
+    }
+    for value in &args.hint {
+        let (node, text) = split("hint", value)?;
+        commands.push(Command::Hint { node, text });
+    }
+    Ok(commands)
+}
+
+pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
+    let tape = tape_of(&args.session, &config.sessions_dir())?;
+    let contents = read_tape(&tape)?;
+    let state = match args.at {
+        Some(at) => State::from_records(contents.records.iter().filter(|r| r.seq <= at)),
+        None => State::from_records(&contents.records),
+    };
+    let commands = changes(&args)?;
+    for command in &commands {
+        if let Command::EditCode { node, .. }
+        | Command::EditTests { node, .. }
+        | Command::Hint { node, .. } = command
+            && !state.nodes.contains_key(node)
+        {
+            let known: Vec<&str> = state.specs.iter().map(|s| s.name.as_str()).collect();
+            bail!(
+                "the session has no function `{node}` at that point; its functions are: {}",
+                if known.is_empty() {
+                    "none (it has no plan yet)".to_string()
+                } else {
+                    known.join(", ")
+                }
+            );
+        }
+    }
+    let chosen =
+        args.model.base_url.is_some() || args.model.demo.is_some() || args.model.scripted.is_some();
+    let model_args = if chosen {
+        args.model.clone()
+    } else {
+        recorded_model(&state.config, &args.model)?
+    };
+    let selected = select_model(&config, &model_args).await?;
+    let sandbox = Sandbox::probe();
+    if let Some(problem) = sandbox.interpreter_problem() {
+        bail!("{problem}");
+    }
+    // The session's own settings where its tape keeps them.
+    let recorded = |n: u64, otherwise: u64| if n > 0 { n } else { otherwise };
+    let base = EngineOptions {
+        max_iterations: state.config.max_iterations.max(1),
+        workers: recorded(state.config.workers.into(), config.run.workers as u64).max(1) as usize,
+        run_timeout_secs: recorded(state.config.timeout_secs, config.run.timeout_secs).max(1),
+        memory_mb: config.run.memory_mb,
+        token_budget: config.run.token_budget,
+        step_mode: false,
+        keep_alive: false,
+        cache_dir: None,
+        output_dir: args.out.clone(),
+    };
+    let with = ContinueSetup {
+        model: selected.model.clone(),
+        sandbox: Arc::new(sandbox),
+        options: engine::segment_options(&state, base, args.max_iterations, args.token_budget),
+        prompt_overrides: Some(config.paths.config_dir.join("prompts")),
+        commands,
+    };
+    let mut handle = match args.at {
+        Some(at) => {
+            let dir = engine::new_session_dir(&config.sessions_dir());
+            engine::fork(&tape, at, &dir, with)?
+        }
+        None => engine::resume(&tape, with)?,
+    };
+    let session_dir = handle.session_dir.clone();
+    let mut printer = Progress::new(&selected.description);
+    let mut live = false;
+    let stdout = std::io::stdout();
+    while let Some(record) = handle.events.recv().await {
+        // The history comes first: folded quietly, shown from the fork or the resume on.
+        live |= matches!(record.event, Event::Forked { .. } | Event::Resumed { .. });
+        if !live {
+            printer.absorb(&record);
+            continue;
+        }
+        if args.json {
+            let mut out = stdout.lock();
+            if let Ok(line) = serde_json::to_string(&record) {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+        printer.show(&record);
+    }
+    let result = handle
+        .done
+        .await
+        .context("the session's task stopped unexpectedly")??;
+    eprintln!("  tape: {}", session_dir.join("tape.jsonl").display());
+    Ok(if result.passed { 0 } else { 1 })
+}

@@ -1,0 +1,48 @@
+//! Segments and lineage: how a resumed segment begins in the fold, and
+//! where a forked session came from.
+
+use super::event::ConfigSummary;
+use super::state::{HistoryEntry, State};
+
+/// Where a forked session came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParentSession {
+    pub session_id: String,
+    /// The parent's tape, as it was when the fork was made.
+    pub tape: String,
+    /// The last of the parent's records the fork starts from.
+    pub at_seq: u64,
+}
+
+impl State {
+    /// A new segment begins: the session is live again, with the segment's
+    /// config. A call that got no reply is closed (the engine asks again);
+    /// each node carries over the verdict of its settled run.
+    pub(super) fn resume(
+        &mut self,
+        seq: u64,
+        after: &str,
+        config: &ConfigSummary,
+        token_budget: u64,
+    ) {
+        self.config = config.clone();
+        self.step_mode = config.step_mode;
+        self.token_budget = token_budget;
+        self.finished = None;
+        self.paused = None;
+        for call in self.calls.values_mut().filter(|c| !c.done) {
+            call.done = true;
+            call.error = Some("no reply: the session stopped before it came".into());
+        }
+        for entry in &mut self.history {
+            if let HistoryEntry::Reflection { done, .. } = entry {
+                *done = true;
+            }
+        }
+        for node in self.nodes.values_mut() {
+            node.streaming = None;
+            node.carried_run = node.settled_run;
+        }
+        self.resumes.push((seq, after.to_string()));
+    }
+}

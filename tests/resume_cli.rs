@@ -1,0 +1,336 @@
+//! `codeloop resume` end to end: the real binary, SIGKILLed mid-session while
+//! it waits for a model reply from an OpenAI-compatible server on loopback,
+//! then resumed on the model its tape names. The server counts the requests:
+//! the resumed session makes exactly the calls it still needed.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+
+use codeloop::session::{Event, State, read_tape};
+
+const PLAN: &str = "```json\n{\"functions\": [{\"name\": \"clamp\", \"purpose\": \"Limit x to the range lo..hi\", \"inputs\": \"x: int, lo: int, hi: int\", \"output\": \"int\", \"depends_on\": []}]}\n```";
+const TESTS: &str = "```python\ndef test_inside():\n    assert clamp(5, 0, 10) == 5\n\ndef test_above():\n    assert clamp(15, 0, 10) == 10\n```";
+const BUGGY: &str =
+    "```python\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    return x\n```";
+const FIXED: &str = "The upper bound was never applied.\n```python\ndef clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n```";
+
+/// The loopback model server: what it was asked, and whether it holds the
+/// repair request unanswered (telling the test it arrived).
+#[derive(Clone)]
+struct Server {
+    posts: Arc<Mutex<Vec<String>>>,
+    hold_repair: Arc<AtomicBool>,
+    held: mpsc::Sender<()>,
+}
+
+fn reply_for(prompt: &str) -> &'static str {
+    if prompt.contains("failed its tests") {
+        FIXED
+    } else if prompt.contains("Write tests for this function") {
+        TESTS
+    } else if prompt.contains("Write this function") {
+        BUGGY
+    } else {
+        PLAN
+    }
+}
+
+fn read_request(stream: &TcpStream) -> Option<(String, String)> {
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    let request_line = line.trim().to_string();
+    let mut length = 0;
+    loop {
+        line.clear();
+        reader.read_line(&mut line).ok()?;
+        let h = line.trim().to_lowercase();
+        if h.is_empty() {
+            break;
+        }
+        if let Some(v) = h.strip_prefix("content-length:") {
+            length = v.trim().parse().unwrap_or(0);
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some((request_line, String::from_utf8_lossy(&body).into_owned()))
+}
+
+fn serve(mut stream: TcpStream, server: Server) {
+    let Some((request_line, body)) = read_request(&stream) else {
+        return;
+    };
+    if request_line.starts_with("GET /v1/models") {
+        let json = r#"{"object":"list","data":[{"id":"loopback-coder","object":"model"}]}"#;
+        let _ = write!(
+            stream,
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{json}",
+            json.len()
+        );
+        return;
+    }
+    if !request_line.starts_with("POST /v1/chat/completions") {
+        // What a server that is not llama.cpp or Ollama answers to their probes.
+        let _ = write!(
+            stream,
+            "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+        );
+        return;
+    }
+    server.posts.lock().unwrap().push(body.clone());
+    let request: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let prompt: String = request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or(""))
+        .collect();
+    let text = reply_for(&prompt);
+    if text == FIXED && server.hold_repair.load(Ordering::SeqCst) {
+        // Never answered: the client is killed while it waits.
+        let _ = server.held.send(());
+        std::thread::park();
+        return;
+    }
+    let _ = write!(
+        stream,
+        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
+    );
+    let chars: Vec<char> = text.chars().collect();
+    for piece in chars.chunks(9) {
+        let s: String = piece.iter().collect();
+        let event = serde_json::json!({
+            "id": "c1", "object": "chat.completion.chunk", "model": "loopback-coder",
+            "choices": [{"index": 0, "delta": {"content": s}, "finish_reason": null}]
+        });
+        let _ = write!(stream, "data: {event}\n\n");
+    }
+    let usage = serde_json::json!({
+        "id": "c1", "object": "chat.completion.chunk", "model": "loopback-coder",
+        "choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+    });
+    let _ = write!(stream, "data: {usage}\n\ndata: [DONE]\n\n");
+}
+
+fn start_server() -> (String, Server, mpsc::Receiver<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let (held, held_rx) = mpsc::channel();
+    let server = Server {
+        posts: Arc::new(Mutex::new(Vec::new())),
+        hold_repair: Arc::new(AtomicBool::new(true)),
+        held,
+    };
+    let s = server.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let s = s.clone();
+            std::thread::spawn(move || serve(stream, s));
+        }
+    });
+    (base_url, server, held_rx)
+}
+
+fn codeloop(home: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_codeloop"));
+    c.env("CODELOOP_DATA_DIR", home.join("data"))
+        .env("CODELOOP_CACHE_DIR", home.join("cache"))
+        .env("CODELOOP_CONFIG", home.join("none.toml"))
+        .env("OPENAI_API_KEY", "sk-loopback")
+        .env("NO_COLOR", "1");
+    c
+}
+
+fn the_session(home: &Path) -> PathBuf {
+    let sessions: Vec<PathBuf> = std::fs::read_dir(home.join("data/sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    sessions[0].clone()
+}
+
+fn tags(records: &[codeloop::session::Record]) -> Vec<String> {
+    records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::ModelRequest { tag, .. } => Some(tag.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_session_killed_while_waiting_for_the_model_resumes_with_exactly_the_calls_it_still_needs() {
+    let (base_url, server, held) = start_server();
+    let home = tempfile::tempdir().unwrap();
+    let mut child = codeloop(home.path())
+        .args(["run", "Clamp an integer into a range", "--no-cache"])
+        .args(["--base-url", &base_url])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait for the repair request; the run must not end before it comes.
+    loop {
+        if held.try_recv().is_ok() {
+            break;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the run ended ({status}) before it asked for the repair");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert_eq!(
+        server.posts.lock().unwrap().len(),
+        4,
+        "plan, tests, code, repair"
+    );
+
+    let session = the_session(home.path());
+    let killed = read_tape(&session.join("tape.jsonl")).unwrap().records;
+    let state = State::from_records(&killed);
+    assert!(state.finished.is_none(), "killed before its end");
+    assert_eq!(
+        tags(&killed),
+        ["plan", "tests/clamp", "code/clamp/1", "repair/clamp/2"]
+    );
+
+    // Resumed on the model its tape names (no model flag given).
+    server.hold_repair.store(false, Ordering::SeqCst);
+    let out = codeloop(home.path())
+        .arg("resume")
+        .arg(&session)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("resumed after record"), "{stderr}");
+    assert!(stderr.contains("loopback-coder"), "{stderr}");
+    assert!(stderr.contains("run     clamp #2: passed"), "{stderr}");
+    assert!(
+        !stderr.contains("clamp #1"),
+        "iteration 1 ran once: {stderr}"
+    );
+    assert!(stderr.contains("result: PASSED"), "{stderr}");
+    // Exactly one more call: the repair that had no reply.
+    assert_eq!(server.posts.lock().unwrap().len(), 5);
+
+    // One tape, one history: the killed part, then the resumed segment.
+    let records = read_tape(&session.join("tape.jsonl")).unwrap().records;
+    assert_eq!(&records[..killed.len()], &killed[..]);
+    assert_eq!(records[killed.len()].event.kind(), "resumed");
+    let state = State::from_records(&records);
+    assert_eq!(
+        tags(&records),
+        [
+            "plan",
+            "tests/clamp",
+            "code/clamp/1",
+            "repair/clamp/2",
+            "repair/clamp/2"
+        ]
+    );
+    let runs: Vec<(Option<String>, u32)> = state
+        .run_order
+        .iter()
+        .map(|id| (state.runs[id].node.clone(), state.runs[id].iteration))
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            (Some("clamp".into()), 1),
+            (Some("clamp".into()), 2),
+            (None, 0)
+        ]
+    );
+    assert!(state.finished.as_ref().unwrap().passed);
+
+    // Finished and passed: nothing to continue, and the tape is left alone.
+    let again = codeloop(home.path())
+        .arg("resume")
+        .arg(session.join("tape.jsonl"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("nothing to continue"), "{stderr}");
+    assert_eq!(
+        read_tape(&session.join("tape.jsonl")).unwrap().records,
+        records
+    );
+    assert_eq!(server.posts.lock().unwrap().len(), 5);
+}
+
+#[test]
+fn resume_at_a_record_forks_a_new_session_with_a_hint_and_leaves_the_parent_as_it_was() {
+    let home = tempfile::tempdir().unwrap();
+    let first = codeloop(home.path())
+        .args(["run", "--demo", "roman", "--pace", "0", "--no-cache"])
+        .output()
+        .unwrap();
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let parent = the_session(home.path());
+    let parent_records = read_tape(&parent.join("tape.jsonl")).unwrap().records;
+    // Fork where roman_to_int's first iteration had failed.
+    let at = codeloop::engine::rewind_point(&parent_records, "roman_to_int").unwrap();
+    // A function the session does not have is refused before anything starts.
+    let wrong = codeloop(home.path())
+        .arg("resume")
+        .arg(&parent)
+        .args(["--at", &at.to_string(), "--hint", "nope=anything"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&wrong.stderr);
+    assert_eq!(wrong.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no function `nope`"), "{stderr}");
+
+    let fork = codeloop(home.path())
+        .arg("resume")
+        .arg(&parent)
+        .args(["--at", &at.to_string(), "--pace", "0"])
+        .args([
+            "--hint",
+            "roman_to_int=subtract a smaller numeral before a larger one",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&fork.stderr);
+    assert!(fork.status.success(), "{stderr}");
+    assert!(stderr.contains("forked from session"), "{stderr}");
+    let sessions: Vec<PathBuf> = std::fs::read_dir(home.path().join("data/sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| *p != parent)
+        .collect();
+    assert_eq!(sessions.len(), 1);
+    let records = read_tape(&sessions[0].join("tape.jsonl")).unwrap().records;
+    let state = State::from_records(&records);
+    let lineage = state.parent.as_ref().unwrap();
+    assert_eq!(lineage.at_seq, at);
+    assert_eq!(
+        Some(lineage.session_id.as_str()),
+        parent.file_name().and_then(|n| n.to_str())
+    );
+    assert_eq!(
+        state.nodes["roman_to_int"].hints,
+        ["subtract a smaller numeral before a larger one"]
+    );
+    assert!(state.finished.as_ref().unwrap().passed);
+    // The parent is untouched.
+    assert_eq!(
+        read_tape(&parent.join("tape.jsonl")).unwrap().records,
+        parent_records
+    );
+}
