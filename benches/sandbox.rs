@@ -188,6 +188,7 @@ async fn bench() {
         time_runs(&sandbox, runs, false).await,
     );
     let no_ns = Sandbox::probe_with(&SandboxOptions {
+        allow_reduced: true,
         namespaces: false,
         ..options.clone()
     });
@@ -199,6 +200,7 @@ async fn bench() {
         time_runs(&no_ns, runs, true).await,
     );
     let ns_only = Sandbox::probe_with(&SandboxOptions {
+        allow_reduced: true,
         landlock: false,
         seccomp: false,
         ..options.clone()

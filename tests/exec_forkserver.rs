@@ -146,6 +146,7 @@ async fn filling_the_disk_meets_the_quota_per_job() {
 #[tokio::test]
 async fn without_namespaces_jobs_stay_confined_and_the_hosts_dev_shm_is_left_alone() {
     let sandbox = Sandbox::probe_with(&codeloop::exec::SandboxOptions {
+        allow_reduced: true,
         namespaces: false,
         ..Default::default()
     });

@@ -397,6 +397,7 @@ async fn file_names_that_leave_the_working_directory_are_refused() {
 #[tokio::test]
 async fn without_namespaces_no_process_can_leave_the_group() {
     let sandbox = Sandbox::probe_with(&codeloop::exec::SandboxOptions {
+        allow_reduced: true,
         namespaces: false,
         ..Default::default()
     });

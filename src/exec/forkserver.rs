@@ -86,6 +86,7 @@ impl Sandbox {
         if self.interpreter.as_os_str().is_empty() {
             return Err(ExecError::NoInterpreter);
         }
+        self.refuse_unless_allowed()?;
         let workdir = tempfile::Builder::new()
             .prefix("codeloop-forkserver-")
             .tempdir()
@@ -94,14 +95,14 @@ impl Sandbox {
         // With namespaces the jobs live on the private, size-limited tmpfs
         // /dev/shm (fast to create and wipe); jobs themselves may write only
         // beneath their own directory there.
-        let jobs = if self.bwrap.is_some() {
+        let jobs = if self.has_namespaces() {
             "/dev/shm/codeloop-jobs".to_string()
         } else {
             root.join("jobs").display().to_string()
         };
         let out = root.join("_out").display().to_string();
         let run_uid = self.drop_uid.then(next_run_uid);
-        let kill_all = self.bwrap.is_some() || run_uid.is_some();
+        let kill_all = self.has_namespaces() || run_uid.is_some();
         let spec = RunSpec {
             files: vec![(SERVER_FILE.into(), SERVER_SOURCE.into())],
             script: SERVER_FILE.into(),
@@ -109,7 +110,7 @@ impl Sandbox {
                 jobs,
                 out,
                 if kill_all { "kill-all" } else { "group-only" }.into(),
-                if self.bwrap.is_some() {
+                if self.has_namespaces() {
                     "private-shm"
                 } else {
                     "host-shm"
@@ -304,5 +305,6 @@ impl ForkServer {
 impl Drop for ForkServer {
     fn drop(&mut self) {
         self.kill();
+        super::run::make_removable(self._workdir.path());
     }
 }

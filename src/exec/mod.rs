@@ -18,15 +18,18 @@
 mod capture;
 pub mod check;
 mod forkserver;
+pub mod namespaces;
 pub mod harness;
 pub mod helper;
 pub mod locate;
+mod mode;
 pub mod probes;
 mod run;
 mod sandbox;
 
 use crate::protocol::Stream;
 pub use forkserver::ForkServer;
+pub use mode::{SandboxMode, choose_reduced_sandbox, reduced_sandbox_chosen};
 pub use sandbox::{LayerReport, Sandbox, SandboxOptions};
 
 use std::path::PathBuf;
@@ -145,6 +148,8 @@ pub enum ExecError {
     NoInterpreter,
     #[error("the run was cancelled")]
     Cancelled,
+    #[error("{0}")]
+    Refused(String),
     #[error(
         "the sandbox could not be set up: {0}\nRun `codeloop doctor` to see which layers work on this machine."
     )]

@@ -20,9 +20,12 @@ use super::capture::{HeadTail, Utf8Chunker};
 use super::helper::{
     HELPER_ARG, HELPER_ERROR_PREFIX, HELPER_FAILED, HelperPlan, LandlockPlan, Rlimits,
 };
-use super::sandbox::SYSTEM_READ_DIRS;
+use super::namespaces::NamespacePlan;
+use super::sandbox::{Namespaces, SYSTEM_READ_DIRS};
 use super::{ExecError, LimitHit, Outcome, OutputChunk, RunSpec, Sandbox, Stream};
 
+/// What `os.cpu_count()` reads.
+const CPU_INFO_DIR: &str = "/sys/devices/system/cpu";
 /// Each collected file is read up to this size.
 const COLLECT_CAP: u64 = 1 << 20;
 /// How often the working directory's size is measured while a run lasts.
@@ -52,6 +55,7 @@ impl Sandbox {
         if self.interpreter.as_os_str().is_empty() {
             return Err(ExecError::NoInterpreter);
         }
+        self.refuse_unless_allowed()?;
         let workdir = tempfile::Builder::new()
             .prefix("codeloop-run-")
             .tempdir()
@@ -180,7 +184,7 @@ impl Sandbox {
             }
         }
         if let Some(uid) = run_uid
-            && self.bwrap.is_none()
+            && !self.has_namespaces()
         {
             // No pid namespace: every process of the run's own uid goes.
             self.kill_uid(uid).await;
@@ -209,7 +213,7 @@ impl Sandbox {
             return Err(ExecError::Sandbox(message.trim().to_string()));
         }
         if exit_code == Some(1)
-            && self.bwrap.is_some()
+            && matches!(self.namespaces, Namespaces::Bwrap(_))
             && let Some(message) = stderr.head.strip_prefix("bwrap: ")
         {
             return Err(ExecError::Sandbox(format!(
@@ -224,6 +228,7 @@ impl Sandbox {
             Some(Stop::Cancel) | None => classify(exit_code, signal, &stderr.text(), &spec),
         };
         let collected = collect(&root, &spec.collect);
+        make_removable(&root);
         Ok(Outcome {
             exit_code,
             signal,
@@ -257,34 +262,21 @@ impl Sandbox {
         argv.push(spec.script.clone().into());
         argv.extend(spec.args.iter().map(OsString::from));
         let limits = &spec.limits;
-        let rlimits = Rlimits {
-            cpu_secs: limits.cpu_secs.max(1),
-            address_space: limits.memory_bytes,
-            file_size: limits.file_size_bytes,
-            open_files: limits.open_files,
-            processes: self.process_limit_holds().then_some(limits.max_processes),
-        };
         let mut cmd = match &self.helper {
             Some(helper) => {
-                let plan = HelperPlan {
-                    workdir: root.to_path_buf(),
-                    argv,
-                    rlimits,
-                    drop_to: run_uid,
-                    landlock: self.use_landlock.then(|| self.landlock_plan(root)),
-                    seccomp: self.use_seccomp,
-                    pin_process_group: self.bwrap.is_none(),
-                };
+                let plan = self.helper_plan(root, argv, limits, run_uid, &spec.collect);
                 let json = serde_json::to_string(&plan)
                     .map_err(|e| ExecError::Sandbox(format!("cannot encode the plan: {e}")))?;
-                let mut cmd = match &self.bwrap {
-                    Some(bwrap) => {
+                let mut cmd = match &self.namespaces {
+                    Namespaces::Bwrap(bwrap) => {
                         let mut c = tokio::process::Command::new(bwrap);
                         c.args(self.bwrap_args(root, limits.disk_bytes));
                         c.arg("--").arg(helper);
                         c
                     }
-                    None => tokio::process::Command::new(helper),
+                    Namespaces::Native | Namespaces::Missing => {
+                        tokio::process::Command::new(helper)
+                    }
                 };
                 cmd.arg(HELPER_ARG).arg(json);
                 cmd
@@ -292,21 +284,21 @@ impl Sandbox {
             None => {
                 // No helper binary: limits in the child before exec, no
                 // Landlock or seccomp (reported as inactive).
-                let mut c = match &self.bwrap {
-                    Some(bwrap) => {
+                let mut c = match &self.namespaces {
+                    Namespaces::Bwrap(bwrap) => {
                         let mut c = tokio::process::Command::new(bwrap);
                         c.args(self.bwrap_args(root, limits.disk_bytes));
                         c.arg("--");
                         c.args(&argv);
                         c
                     }
-                    None => {
+                    Namespaces::Native | Namespaces::Missing => {
                         let mut c = tokio::process::Command::new(&argv[0]);
                         c.args(&argv[1..]);
                         c
                     }
                 };
-                let r = rlimits.clone();
+                let r = self.rlimits(limits);
                 // SAFETY: only async-signal-safe getrlimit/setrlimit calls run in the child.
                 unsafe {
                     c.pre_exec(move || {
@@ -357,16 +349,74 @@ impl Sandbox {
         Ok(cmd)
     }
 
+    fn rlimits(&self, limits: &super::Limits) -> Rlimits {
+        Rlimits {
+            cpu_secs: limits.cpu_secs.max(1),
+            address_space: limits.memory_bytes,
+            file_size: limits.file_size_bytes,
+            open_files: limits.open_files,
+            processes: self.process_limit_holds().then_some(limits.max_processes),
+        }
+    }
+
+    /// What the helper does for one run.
+    pub(crate) fn helper_plan(
+        &self,
+        root: &Path,
+        argv: Vec<OsString>,
+        limits: &super::Limits,
+        run_uid: Option<u32>,
+        collect: &[String],
+    ) -> HelperPlan {
+        let namespaces = (self.namespaces == Namespaces::Native).then(|| {
+            let mut read_only: Vec<PathBuf> = SYSTEM_READ_DIRS.iter().map(PathBuf::from).collect();
+            read_only.push(PathBuf::from(CPU_INFO_DIR));
+            read_only.extend(self.interp.paths.iter().cloned());
+            NamespacePlan {
+                user: !self.is_root,
+                read_only,
+                disk_bytes: limits.disk_bytes,
+                collect: collect.to_vec(),
+                owner: run_uid,
+            }
+        });
+        HelperPlan {
+            workdir: root.to_path_buf(),
+            argv,
+            rlimits: self.rlimits(limits),
+            drop_to: run_uid,
+            landlock: self.use_landlock.then(|| self.landlock_plan(root)),
+            seccomp: self.use_seccomp,
+            pin_process_group: !self.has_namespaces(),
+            reduced: !self.has_namespaces(),
+            namespaces,
+        }
+    }
+
+    /// Read: the system, the interpreter, five devices, and /proc (the
+    /// run's own with namespaces; without them only a few host-wide files,
+    /// not other processes). Write: the working directory, /dev/null, and
+    /// /dev/shm only where it is the sandbox's own tmpfs or the run's uid
+    /// owns nothing else there.
     fn landlock_plan(&self, root: &Path) -> LandlockPlan {
         let mut read: Vec<PathBuf> = SYSTEM_READ_DIRS.iter().map(PathBuf::from).collect();
-        read.extend(["/proc", "/dev", "/sys/devices/system/cpu"].map(PathBuf::from));
+        read.push(PathBuf::from(CPU_INFO_DIR));
+        read.extend(
+            ["null", "zero", "full", "random", "urandom"].map(|d| PathBuf::from("/dev").join(d)),
+        );
+        if self.has_namespaces() {
+            read.push(PathBuf::from("/proc"));
+        } else {
+            read.extend(
+                ["/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/self"].map(PathBuf::from),
+            );
+        }
         read.extend(self.interp.paths.iter().cloned());
         let mut write = vec![root.to_path_buf(), PathBuf::from("/dev/null")];
-        // POSIX semaphores (multiprocessing) live in /dev/shm. It is the
-        // sandbox's own tmpfs with namespaces; otherwise the host's, which a
-        // run may write only under a uid that owns nothing else there.
-        if self.bwrap.is_some() || !self.is_root || self.drop_uid {
+        if self.has_namespaces() || self.drop_uid {
             write.push(PathBuf::from("/dev/shm"));
+        } else {
+            read.push(PathBuf::from("/dev/shm"));
         }
         LandlockPlan { read, write }
     }
@@ -377,7 +427,7 @@ impl Sandbox {
         status: std::process::ExitStatus,
     ) -> (Option<i32>, Option<i32>) {
         match (status.code(), status.signal()) {
-            (Some(code), _) if self.bwrap.is_some() && code > 128 && code < 128 + 65 => {
+            (Some(code), _) if self.has_namespaces() && code > 128 && code < 128 + 65 => {
                 (None, Some(code - 128))
             }
             (code, signal) => (code, signal),
@@ -474,6 +524,21 @@ pub(crate) fn prepare_workdir(root: &Path, spec: &RunSpec) -> Result<(), ExecErr
     }
     checked_relative(&spec.script)?;
     Ok(())
+}
+
+/// Give every directory under `dir` back its owner's rights (a run may
+/// have left one at mode 000), so the whole run folder can be removed.
+pub(crate) fn make_removable(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            make_removable(&entry.path());
+        }
+    }
 }
 
 pub(crate) fn chown_tree(dir: &Path, uid: u32) -> std::io::Result<()> {
@@ -573,6 +638,9 @@ pub(crate) fn classify(
         Some(LimitHit::Memory(limits.memory_bytes))
     } else if has("[Errno 27] File too large") {
         Some(LimitHit::FileSize(limits.file_size_bytes))
+    } else if has("[Errno 28] No space left on device") {
+        // The working directory's tmpfs is the disk quota's size.
+        Some(LimitHit::Disk(limits.disk_bytes))
     } else if has("BlockingIOError: [Errno 11]")
         || has("can't start new thread")
         || has("Resource temporarily unavailable")

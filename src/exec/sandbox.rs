@@ -37,6 +37,12 @@ pub struct SandboxOptions {
     /// The binary that serves as the sandbox helper; default: this
     /// executable, or a `codeloop` binary beside it (tests, benchmarks).
     pub helper: Option<PathBuf>,
+    /// Use the helper's own namespaces (no package needed); when false,
+    /// only a system bubblewrap can give the namespace layer.
+    pub native_namespaces: bool,
+    /// Run generated code even when only the reduced sandbox is available
+    /// (`--sandbox reduced`); otherwise runs are refused then.
+    pub allow_reduced: bool,
 }
 
 impl Default for SandboxOptions {
@@ -47,6 +53,8 @@ impl Default for SandboxOptions {
             seccomp: true,
             interpreter: None,
             helper: None,
+            native_namespaces: true,
+            allow_reduced: false,
         }
     }
 }
@@ -71,7 +79,8 @@ pub struct Sandbox {
     pub(crate) interpreter_problem: Option<String>,
     pub(crate) interp: InterpreterInfo,
     pub(crate) helper: Option<PathBuf>,
-    pub(crate) bwrap: Option<PathBuf>,
+    pub(crate) namespaces: Namespaces,
+    pub(crate) reduced_allowed: bool,
     pub(crate) is_root: bool,
     /// Root drops to a per-run uid: possible with namespaces (the interpreter
     /// is bind-mounted in reach) or when the interpreter is world-readable.
@@ -80,6 +89,16 @@ pub struct Sandbox {
     pub(crate) use_landlock: bool,
     pub(crate) use_seccomp: bool,
     pub(crate) layers: Vec<LayerReport>,
+}
+
+/// Who gives the namespace layer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Namespaces {
+    /// The helper unshares and builds the root itself (`namespaces.rs`).
+    Native,
+    /// A system bubblewrap (where the kernel allows user namespaces only to it).
+    Bwrap(PathBuf),
+    Missing,
 }
 
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -104,10 +123,12 @@ impl Sandbox {
                         "namespaces" => options.namespaces = false,
                         "landlock" => options.landlock = false,
                         "seccomp" => options.seccomp = false,
+                        "native" => options.native_namespaces = false,
                         _ => {}
                     }
                 }
             }
+            options.allow_reduced = super::mode::reduced_sandbox_chosen();
             Sandbox::probe_with(&options)
         })
         .clone()
@@ -115,6 +136,10 @@ impl Sandbox {
 
     /// Probe afresh with the given options (not cached).
     pub fn probe_with(options: &SandboxOptions) -> Sandbox {
+        // Runs without a pid namespace share codeloop's uid: its /proc
+        // entries (the environment, with API keys) must stay out of reach.
+        // SAFETY: prctl with integer arguments.
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
         let (interpreter, interp, interpreter_problem) = match resolve_interpreter(options) {
             Ok((path, info)) => (path, info, None),
             Err(problem) => (PathBuf::new(), InterpreterInfo::default(), Some(problem)),
@@ -129,7 +154,8 @@ impl Sandbox {
             interpreter_problem,
             interp,
             helper: helper.as_ref().ok().cloned(),
-            bwrap: None,
+            namespaces: Namespaces::Missing,
+            reduced_allowed: options.allow_reduced,
             is_root,
             drop_uid: false,
             landlock_abi,
@@ -137,7 +163,12 @@ impl Sandbox {
             use_seccomp: options.seccomp && seccomp_ok && helper.is_ok(),
             layers: Vec::new(),
         };
-        let bwrap = if options.namespaces {
+        let native = if options.namespaces && options.native_namespaces && helper.is_ok() {
+            Some(sandbox.native_namespaces_work())
+        } else {
+            None
+        };
+        let bwrap = if options.namespaces && !matches!(native, Some(Ok(()))) {
             find_on_path("bwrap").map(|b| {
                 let test = sandbox.bwrap_works(&b);
                 (b, test)
@@ -145,13 +176,15 @@ impl Sandbox {
         } else {
             None
         };
-        if let Some((path, Ok(()))) = &bwrap {
-            sandbox.bwrap = Some(path.clone());
+        if let Some(Ok(())) = &native {
+            sandbox.namespaces = Namespaces::Native;
+        } else if let Some((path, Ok(()))) = &bwrap {
+            sandbox.namespaces = Namespaces::Bwrap(path.clone());
         }
         sandbox.drop_uid = is_root
             && helper.is_ok()
-            && (sandbox.bwrap.is_some() || world_reachable(&sandbox.interp.paths));
-        sandbox.layers = sandbox.describe_layers(options, &helper, &bwrap, seccomp_ok);
+            && (sandbox.has_namespaces() || world_reachable(&sandbox.interp.paths));
+        sandbox.layers = sandbox.describe_layers(options, &helper, &native, &bwrap, seccomp_ok);
         sandbox
     }
 
@@ -171,7 +204,57 @@ impl Sandbox {
         if self.is_root {
             self.drop_uid
         } else {
-            self.bwrap.is_some()
+            self.has_namespaces()
+        }
+    }
+
+    /// True when runs get fresh namespaces (the helper's own or bubblewrap's).
+    pub(crate) fn has_namespaces(&self) -> bool {
+        match self.namespaces {
+            Namespaces::Native | Namespaces::Bwrap(_) => true,
+            Namespaces::Missing => false,
+        }
+    }
+
+    /// Whether the helper's own namespaces work here: a real run of the
+    /// interpreter through them (as the run's uid when root).
+    fn native_namespaces_work(&self) -> Result<(), String> {
+        let Some(helper) = &self.helper else {
+            return Err("the sandbox helper is not available".into());
+        };
+        if self.interpreter.as_os_str().is_empty() {
+            return Err("no interpreter to try them with".into());
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("codeloop-probe-")
+            .tempdir()
+            .map_err(|e| format!("cannot make a directory to try them in: {e}"))?;
+        let root = dir.path();
+        let run_uid = self.is_root.then(super::run::next_run_uid);
+        if let Some(uid) = run_uid {
+            super::run::chown_tree(root, uid).map_err(|e| e.to_string())?;
+        }
+        let mut probe = self.clone();
+        probe.namespaces = Namespaces::Native;
+        probe.drop_uid = self.is_root;
+        let argv = vec![
+            self.interpreter.clone().into_os_string(),
+            "-S".into(),
+            "-c".into(),
+            "pass".into(),
+        ];
+        let plan = probe.helper_plan(root, argv, &super::Limits::default(), run_uid, &[]);
+        let json = serde_json::to_string(&plan).map_err(|e| e.to_string())?;
+        let mut cmd = Command::new(helper);
+        cmd.arg(HELPER_ARG).arg(json).current_dir(root);
+        cmd.env_clear().stdin(Stdio::null()).stdout(Stdio::null());
+        match run_with_timeout(cmd, PROBE_TIMEOUT) {
+            Ok((true, _)) => Ok(()),
+            Ok((false, stderr)) => Err(stderr
+                .trim()
+                .trim_start_matches(super::helper::HELPER_ERROR_PREFIX)
+                .to_string()),
+            Err(e) => Err(e),
         }
     }
 
@@ -310,6 +393,7 @@ impl Sandbox {
         &self,
         options: &SandboxOptions,
         helper: &Result<PathBuf, String>,
+        native: &Option<Result<(), String>>,
         bwrap: &Option<(PathBuf, Result<(), String>)>,
         seccomp_ok: bool,
     ) -> Vec<LayerReport> {
@@ -403,7 +487,7 @@ impl Sandbox {
                 active: true,
                 detail: format!(
                     "no non-Unix sockets, no ptrace, no namespace or mount calls, no TIOCSTI, no bpf, io_uring, keyrings or modules{}",
-                    if self.bwrap.is_none() {
+                    if !self.has_namespaces() {
                         "; no setsid or setpgid, so every process stays in the run's group (no pid namespace here)"
                     } else {
                         ""
@@ -427,31 +511,53 @@ impl Sandbox {
                 advice: Some("use a kernel built with CONFIG_SECCOMP_FILTER on x86_64 or aarch64".into()),
             }
         });
-        layers.push(match bwrap {
-            Some((_, Ok(()))) => LayerReport {
+        let what = format!(
+            "{}mount, pid, net, ipc and uts namespaces; only system directories, the interpreter and the working directory are visible; /dev has null, zero, full, random and urandom only; no network; the working directory, /tmp and /dev/shm share one tmpfs of the disk quota's size; nothing outlives the run",
+            if self.is_root { "" } else { "user, " }
+        );
+        let native_problem = match native {
+            Some(Err(why)) => Some(format!("the helper's own namespaces fail here ({why})")),
+            Some(Ok(())) | None => None,
+        };
+        layers.push(match (&self.namespaces, bwrap) {
+            (Namespaces::Native, _) => LayerReport {
+                name: "namespaces".into(),
+                active: true,
+                detail: format!("built in: {what}"),
+                advice: None,
+            },
+            (Namespaces::Bwrap(_), _) => LayerReport {
                 name: "namespaces".into(),
                 active: true,
                 detail: format!(
-                    "bubblewrap: {}mount, pid, net, ipc and uts namespaces; only system directories, the interpreter and the working directory are visible; no network; nothing outlives the run",
-                    if self.is_root { "" } else { "user, " }
+                    "bubblewrap{}: {what}",
+                    native_problem.map(|p| format!(" ({p})")).unwrap_or_default()
                 ),
                 advice: None,
             },
-            Some((path, Err(why))) => LayerReport {
+            (Namespaces::Missing, Some((path, Err(why)))) => LayerReport {
                 name: "namespaces".into(),
                 active: false,
-                detail: format!("{} fails here: {why}", path.display()),
-                advice: Some("allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or the AppArmor bwrap profile on Ubuntu)".into()),
+                detail: format!(
+                    "{}{} fails here too: {why}",
+                    native_problem.map(|p| format!("{p}; ")).unwrap_or_default(),
+                    path.display()
+                ),
+                advice: Some("allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1 or user.max_user_namespaces; on Ubuntu 24.04 kernel.apparmor_restrict_unprivileged_userns=0, or install bubblewrap, whose AppArmor profile allows them)".into()),
             },
-            None => LayerReport {
+            (Namespaces::Missing, _) => LayerReport {
                 name: "namespaces".into(),
                 active: false,
-                detail: if options.namespaces {
-                    "bubblewrap (bwrap) is not installed".into()
-                } else {
+                detail: if !options.namespaces {
                     "turned off".into()
+                } else if let Some(p) = native_problem {
+                    format!("{p}, and bubblewrap (bwrap) is not installed")
+                } else if let Some(h) = &helper_missing {
+                    format!("{h}, and bubblewrap (bwrap) is not installed")
+                } else {
+                    "bubblewrap (bwrap) is not installed".into()
                 },
-                advice: Some("install bubblewrap: apt-get install bubblewrap (or dnf/pacman install bubblewrap)".into()),
+                advice: Some("allow unprivileged user namespaces, or install bubblewrap: apt-get install bubblewrap (or dnf/pacman install bubblewrap)".into()),
             },
         });
         layers
@@ -598,7 +704,7 @@ fn landlock_abi() -> i32 {
 fn seccomp_available() -> bool {
     // SAFETY: PR_GET_SECCOMP takes no pointers.
     let mode = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };
-    mode >= 0 && super::helper::seccomp_programs(true).is_ok()
+    mode >= 0 && super::helper::seccomp_programs(true, true).is_ok()
 }
 
 /// True when an unprivileged user can reach every path (o+x on each ancestor).
