@@ -36,6 +36,9 @@ fn sandbox(mode: Mode) -> Option<Sandbox> {
         Mode::Reduced => SandboxOptions {
             namespaces: false,
             allow_reduced: true,
+            // Root without namespaces needs an interpreter its run uid can
+            // read (refused otherwise: see below).
+            interpreter: system_python_for_root(),
             ..SandboxOptions::default()
         },
     };
@@ -64,6 +67,15 @@ fn sandbox(mode: Mode) -> Option<Sandbox> {
         }
     }
     Some(s)
+}
+
+fn system_python_for_root() -> Option<PathBuf> {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    ["/usr/bin/python3", "/usr/local/bin/python3"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| root && p.exists())
 }
 
 fn spec(code: &str, args: &[String]) -> RunSpec {
@@ -129,7 +141,7 @@ async fn codeloops_own_environment_cannot_be_read_from_proc() {
     for mode in MODES {
         let Some(s) = sandbox(mode) else { continue };
         // Cargo sets CARGO_MANIFEST_DIR in this test's environment.
-        let code = "import os\nseen = 0\nfor p in os.listdir('/proc'):\n    if p.isdigit():\n        try:\n            if b'CARGO_MANIFEST_DIR' in open('/proc/%s/environ' % p, 'rb').read():\n                seen += 1\n        except OSError:\n            pass\nprint('seen', seen)\n";
+        let code = "import os\nseen = 0\ntry:\n    pids = os.listdir('/proc')\nexcept OSError:\n    pids = [str(os.getpid() - i) for i in range(1, 2000)]\nfor p in pids:\n    if p.isdigit():\n        try:\n            if b'CARGO_MANIFEST_DIR' in open('/proc/%s/environ' % p, 'rb').read():\n                seen += 1\n        except OSError:\n            pass\nprint('seen', seen)\n";
         let o = run(&s, code, &[]).await;
         assert!(o.stdout.text().contains("seen 0"), "{mode:?}: {}", out(&o));
     }
@@ -266,6 +278,7 @@ async fn the_reduced_sandbox_is_refused_unless_chosen() {
     let s = Sandbox::probe_with(&SandboxOptions {
         namespaces: false,
         allow_reduced: false,
+        interpreter: system_python_for_root(),
         ..SandboxOptions::default()
     });
     let err = s
@@ -275,6 +288,35 @@ async fn the_reduced_sandbox_is_refused_unless_chosen() {
     let text = err.to_string();
     assert!(text.contains("--sandbox reduced"), "{text}");
     assert!(text.contains("namespaces"), "{text}");
+}
+
+#[tokio::test]
+async fn root_without_namespaces_never_runs_code_as_root() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("skipped: not root");
+        return;
+    }
+    let dir = scratch("private-python");
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let Some(system) = system_python_for_root() else {
+        println!("skipped: no system python3 to copy");
+        return;
+    };
+    // An interpreter other uids cannot reach (as pyenv's under /root).
+    let private = dir.path().join("python3");
+    std::os::unix::fs::symlink(std::fs::canonicalize(system).unwrap(), &private).unwrap();
+    let s = Sandbox::probe_with(&SandboxOptions {
+        namespaces: false,
+        allow_reduced: true,
+        interpreter: Some(private),
+        ..SandboxOptions::default()
+    });
+    let err = s
+        .run(spec("print('ran')", &[]), None, CancellationToken::new())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("would stay root"), "{err}");
 }
 
 /// As an ordinary user (created here when this runs as root and `useradd`

@@ -39,6 +39,8 @@ pub struct ForkServer {
     next_id: u64,
     layers: Vec<String>,
     broken: bool,
+    /// The server's own uid, where it has one and no private /dev/shm.
+    sweep_uid: Option<u32>,
     // Removed (with everything the jobs left) when the server goes.
     _workdir: TempDir,
 }
@@ -160,6 +162,7 @@ impl Sandbox {
             next_id: 0,
             layers: self.active_layers(),
             broken: false,
+            sweep_uid: run_uid.filter(|_| !self.has_namespaces()),
             _workdir: workdir,
         };
         let ready: Option<Ready> = match first {
@@ -305,6 +308,9 @@ impl ForkServer {
 impl Drop for ForkServer {
     fn drop(&mut self) {
         self.kill();
+        if let Some(uid) = self.sweep_uid {
+            super::run::sweep_shm(uid);
+        }
         super::run::make_removable(self._workdir.path());
     }
 }

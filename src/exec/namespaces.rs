@@ -116,6 +116,28 @@ pub fn enter(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
     let name = b"sandbox";
     // SAFETY: the pointer and length describe `name`.
     unsafe { libc::sethostname(name.as_ptr() as *const libc::c_char, name.len()) };
+    // The new pid namespace's first process builds the root: /proc must be
+    // mounted by a process inside it, and (in a user namespace) while the
+    // host's /proc is still in view.
+    // SAFETY: single-threaded; the child only makes syscalls and exits or returns.
+    match unsafe { libc::fork() } {
+        -1 => Err(os_err("cannot fork")),
+        0 => init(workdir, plan),
+        child => {
+            let code = wait_for(child);
+            // pivot_root moved this process's root too: `workdir` is the
+            // run's tmpfs here.
+            copy_out(&host_dir, workdir, &plan.collect);
+            std::process::exit(code)
+        }
+    }
+}
+
+/// The pid namespace's init: build the root, start the program, reap
+/// whatever it leaves, and exit with its status (which ends every process
+/// left).
+fn init(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
+    die_with_parent();
     mount(
         None,
         Path::new("/"),
@@ -124,29 +146,6 @@ pub fn enter(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
         None,
     )?;
     build_root(workdir, plan)?;
-    // SAFETY: single-threaded; the child only makes syscalls and exits or returns.
-    match unsafe { libc::fork() } {
-        -1 => Err(os_err("cannot fork")),
-        0 => init(),
-        child => {
-            let code = wait_for(child);
-            copy_out(&host_dir, workdir, &plan.collect);
-            std::process::exit(code)
-        }
-    }
-}
-
-/// The pid namespace's init: mount /proc, start the program, reap whatever
-/// it leaves, and exit with its status (which ends every process left).
-fn init() -> Result<(), String> {
-    die_with_parent();
-    mount(
-        Some(Path::new("proc")),
-        Path::new("/proc"),
-        Some("proc"),
-        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-        None,
-    )?;
     // SAFETY: as above.
     match unsafe { libc::fork() } {
         -1 => Err(os_err("cannot fork")),
@@ -299,6 +298,13 @@ fn build_root(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
     }
     build_dev(old, new, disk)?;
     mkdirs(&new.join("proc"), 0o555)?;
+    mount(
+        Some(Path::new("proc")),
+        &new.join("proc"),
+        Some("proc"),
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        None,
+    )?;
     let work_dst = inside(new, workdir);
     mkdirs(&work_dst, 0o755)?;
     copy_tree(&inside(old, workdir), &work, plan.owner)?;

@@ -188,6 +188,7 @@ impl Sandbox {
         {
             // No pid namespace: every process of the run's own uid goes.
             self.kill_uid(uid).await;
+            sweep_shm(uid);
         }
         let duration = ended_at.unwrap_or_else(Instant::now) - started;
         if let Some(tx) = &output {
@@ -524,6 +525,27 @@ pub(crate) fn prepare_workdir(root: &Path, spec: &RunSpec) -> Result<(), ExecErr
     }
     checked_relative(&spec.script)?;
     Ok(())
+}
+
+/// Remove what a run's own uid left in the host's /dev/shm (POSIX
+/// semaphores and shared memory of multiprocessing), where there is no
+/// private one.
+pub(crate) fn sweep_shm(uid: u32) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir("/dev/shm") else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.metadata().is_ok_and(|m| m.uid() == uid) {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                make_removable(&path);
+                let _ = std::fs::remove_dir_all(&path);
+            } else {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
 }
 
 /// Give every directory under `dir` back its owner's rights (a run may
