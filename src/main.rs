@@ -89,7 +89,10 @@ fn main() -> ExitCode {
     };
     // The sandbox mode: --sandbox, else the config (and CODELOOP_SANDBOX).
     codeloop::exec::choose_reduced_sandbox(
-        cli.sandbox.as_deref().unwrap_or(config.run.sandbox.as_str()) == "reduced",
+        cli.sandbox
+            .as_deref()
+            .unwrap_or(config.run.sandbox.as_str())
+            == "reduced",
     );
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

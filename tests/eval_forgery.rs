@@ -114,7 +114,10 @@ async fn verdicts(completions: &[(&str, &str)], fork_server: bool) -> Vec<(Strin
 async fn forged_fail_and_honest_pass(fork_server: bool) {
     for (name, passed, result) in verdicts(FORGED, fork_server).await {
         assert!(!passed, "{name} passed ({result})");
-        assert!(result.starts_with("failed") || result == "timed out", "{name}: {result}");
+        assert!(
+            result.starts_with("failed") || result == "timed out",
+            "{name}: {result}"
+        );
     }
     for (name, passed, result) in verdicts(HONEST, fork_server).await {
         assert!(passed, "{name}: {result}");

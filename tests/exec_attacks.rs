@@ -160,7 +160,11 @@ async fn shadow_terminals_and_devices_are_out_of_reach() {
             out(&o)
         );
         assert!(text.contains("mknod refused"), "{mode:?}: {}", out(&o));
-        assert!(!text.contains("uid 0\n"), "{mode:?}: runs as root: {}", out(&o));
+        assert!(
+            !text.contains("uid 0\n"),
+            "{mode:?}: runs as root: {}",
+            out(&o)
+        );
     }
 }
 
@@ -191,7 +195,11 @@ async fn the_users_files_keep_their_modes_and_times() {
         let before = std::fs::metadata(&file).unwrap().modified().unwrap();
         let code = "import os, sys\nfor what, f in (('utime', lambda p: os.utime(p, (0, 0))), ('chmod', lambda p: os.chmod(p, 0o777)), ('chown', lambda p: os.chown(p, 0, 0))):\n    try:\n        f(sys.argv[1])\n        print('CHANGED', what)\n    except OSError as e:\n        print('refused', what)\n";
         let o = run(&s, code, &[file.display().to_string()]).await;
-        assert!(!o.stdout.text().contains("CHANGED"), "{mode:?}: {}", out(&o));
+        assert!(
+            !o.stdout.text().contains("CHANGED"),
+            "{mode:?}: {}",
+            out(&o)
+        );
         let meta = std::fs::metadata(&file).unwrap();
         assert_eq!(meta.modified().unwrap(), before, "{mode:?}");
         assert_eq!(meta.permissions().mode() & 0o777, 0o666, "{mode:?}");
@@ -219,7 +227,11 @@ async fn fallocate_cannot_reserve_past_the_quota() {
         let Some(s) = sandbox(mode) else { continue };
         let code = "import os\nfd = os.open('big', os.O_WRONLY | os.O_CREAT, 0o600)\ntry:\n    os.posix_fallocate(fd, 0, 4 << 30)\n    print('RESERVED', os.fstat(fd).st_blocks * 512)\nexcept OSError as e:\n    print('refused', e.errno)\n";
         let o = run(&s, code, &[]).await;
-        assert!(!o.stdout.text().contains("RESERVED"), "{mode:?}: {}", out(&o));
+        assert!(
+            !o.stdout.text().contains("RESERVED"),
+            "{mode:?}: {}",
+            out(&o)
+        );
         // Refused with an error, or ended by the file size limit (SIGXFSZ).
         assert!(
             o.stdout.text().contains("refused") || o.limit_hit.is_some(),
@@ -329,7 +341,10 @@ fn an_ordinary_user_gets_every_layer_and_the_attacks_stay_contained() {
         return;
     }
     let user = "codeloop-tester";
-    let exists = Command::new("id").arg(user).output().is_ok_and(|o| o.status.success());
+    let exists = Command::new("id")
+        .arg(user)
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !exists {
         let made = Command::new("useradd").args(["-m", user]).status();
         if !made.is_ok_and(|s| s.success()) {

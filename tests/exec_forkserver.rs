@@ -148,6 +148,8 @@ async fn without_namespaces_jobs_stay_confined_and_the_hosts_dev_shm_is_left_alo
     let sandbox = Sandbox::probe_with(&codeloop::exec::SandboxOptions {
         allow_reduced: true,
         namespaces: false,
+        // Root without namespaces needs an interpreter other uids can read.
+        interpreter: Some("/usr/bin/python3".into()).filter(|p: &std::path::PathBuf| p.exists()),
         ..Default::default()
     });
     let keep = tempfile::Builder::new()

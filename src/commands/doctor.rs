@@ -58,8 +58,7 @@ pub async fn run(args: Args, _config: Config) -> anyhow::Result<i32> {
         } else {
             format!(" (missing: {})", missing.join(", "))
         },
-        if sandbox.mode() == crate::exec::SandboxMode::Full
-            || crate::exec::reduced_sandbox_chosen()
+        if sandbox.mode() == crate::exec::SandboxMode::Full || crate::exec::reduced_sandbox_chosen()
         {
             ""
         } else {

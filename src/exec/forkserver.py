@@ -43,7 +43,9 @@ if ABI < 2:
 
 def confine_to(directory):
     """Nested Landlock domain: writes only beneath `directory` (and to
-    /dev/null), no signals or abstract sockets outside this child."""
+    /dev/null, and to /dev/shm where it is the sandbox's own, wiped after
+    each job: multiprocessing's semaphores live there), no signals or
+    abstract sockets outside this child."""
     if ABI < 1:
         return "landlock unavailable"
     attr = RulesetAttr(WRITE_ACCESS, 0, 3 if ABI >= 6 else 0)
@@ -52,7 +54,10 @@ def confine_to(directory):
     if fd < 0:
         return "landlock_create_ruleset failed"
     file_write = (1 << 1) | ((1 << 14) if ABI >= 3 else 0)
-    for path, access in ((directory, WRITE_ACCESS), ("/dev/null", file_write)):
+    writable = [(directory, WRITE_ACCESS), ("/dev/null", file_write)]
+    if PRIVATE_SHM:
+        writable.append(("/dev/shm", WRITE_ACCESS))
+    for path, access in writable:
         try:
             pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
         except OSError:

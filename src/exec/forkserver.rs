@@ -95,10 +95,11 @@ impl Sandbox {
             .map_err(ExecError::Workdir)?;
         let root = workdir.path().to_path_buf();
         // With namespaces the jobs live on the private, size-limited tmpfs
-        // /dev/shm (fast to create and wipe); jobs themselves may write only
-        // beneath their own directory there.
+        // /tmp (fast to create and wipe); jobs themselves may write only
+        // beneath their own directory there, and to the private /dev/shm
+        // (multiprocessing), which is wiped after each job.
         let jobs = if self.has_namespaces() {
-            "/dev/shm/codeloop-jobs".to_string()
+            "/tmp/codeloop-jobs".to_string()
         } else {
             root.join("jobs").display().to_string()
         };

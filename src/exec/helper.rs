@@ -485,9 +485,8 @@ pub(crate) fn seccomp_programs(
             arch,
         )
         .map_err(|e| format!("seccomp filter: {e}"))?;
-        programs.push(
-            BpfProgram::try_from(eopnotsupp).map_err(|e| format!("seccomp filter: {e}"))?,
-        );
+        programs
+            .push(BpfProgram::try_from(eopnotsupp).map_err(|e| format!("seccomp filter: {e}"))?);
     }
     let enosys = SeccompFilter::new(
         clone3,

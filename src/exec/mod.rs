@@ -18,11 +18,11 @@
 mod capture;
 pub mod check;
 mod forkserver;
-pub mod namespaces;
 pub mod harness;
 pub mod helper;
 pub mod locate;
 mod mode;
+pub mod namespaces;
 pub mod probes;
 mod run;
 mod sandbox;

@@ -332,11 +332,7 @@ fn build_root(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
         None,
         Path::new("/dev"),
         None,
-        libc::MS_REMOUNT
-            | libc::MS_BIND
-            | libc::MS_RDONLY
-            | libc::MS_NOSUID
-            | libc::MS_NOEXEC,
+        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NOEXEC,
         None,
     )?;
     Ok(())

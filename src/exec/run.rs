@@ -396,8 +396,8 @@ impl Sandbox {
 
     /// Read: the system, the interpreter, five devices, and /proc (the
     /// run's own with namespaces; without them only a few host-wide files,
-    /// not other processes). Write: the working directory, /dev/null, and
-    /// /dev/shm only where it is the sandbox's own tmpfs or the run's uid
+    /// not other processes). Write: the working directory, /dev/null, the private /tmp,
+    /// and /dev/shm only where it is the sandbox's own tmpfs or the run's uid
     /// owns nothing else there.
     fn landlock_plan(&self, root: &Path) -> LandlockPlan {
         let mut read: Vec<PathBuf> = SYSTEM_READ_DIRS.iter().map(PathBuf::from).collect();
@@ -414,6 +414,10 @@ impl Sandbox {
         }
         read.extend(self.interp.paths.iter().cloned());
         let mut write = vec![root.to_path_buf(), PathBuf::from("/dev/null")];
+        if self.has_namespaces() {
+            // The sandbox's own /tmp, within the disk quota.
+            write.push(PathBuf::from("/tmp"));
+        }
         if self.has_namespaces() || self.drop_uid {
             write.push(PathBuf::from("/dev/shm"));
         } else {
@@ -458,6 +462,7 @@ pub(crate) fn sandbox_env(root: &Path) -> Vec<(OsString, OsString)> {
     vec![
         ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
         ("HOME".into(), root.as_os_str().to_owned()),
+        ("PWD".into(), root.as_os_str().to_owned()),
         ("TMPDIR".into(), tmp.into_os_string()),
         ("LANG".into(), "C.UTF-8".into()),
         ("LC_ALL".into(), "C.UTF-8".into()),
