@@ -18,7 +18,8 @@ use tempfile::TempDir;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
-use super::run::{chown_tree, classify, next_run_uid, prepare_workdir};
+use super::plan::next_run_uid;
+use super::run::{chown_tree, classify, prepare_workdir};
 use super::{Captured, ExecError, LimitHit, Limits, Outcome, RunSpec, Sandbox};
 
 const SERVER_FILE: &str = "_codeloop_forkserver.py";
