@@ -404,3 +404,44 @@ fn an_ordinary_user_gets_every_layer_and_the_attacks_stay_contained() {
     assert!(stdout.contains("refused environ"), "{stdout}\n{stderr}");
     assert!(!stdout.contains("OPENED"), "{stdout}\n{stderr}");
 }
+
+/// `codeloop exec` in the reduced sandbox: refused unless chosen, and then
+/// announced in red on every run.
+#[test]
+fn exec_refuses_the_reduced_sandbox_unless_chosen_and_then_warns_in_red() {
+    let dir = scratch("cli");
+    let script = dir.path().join("hello.py");
+    std::fs::write(&script, "print('hello from the run')\n").unwrap();
+    let python = system_python_for_root()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "python3".into());
+    let exec = |choice: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_codeloop"));
+        cmd.arg("exec")
+            .arg(&script)
+            .env("CODELOOP_SANDBOX_WITHOUT", "namespaces")
+            .env("CODELOOP_PYTHON", &python)
+            .env_remove("CODELOOP_SANDBOX")
+            .current_dir(dir.path());
+        if let Some(c) = choice {
+            cmd.args(["--sandbox", c]);
+        }
+        let o = cmd.output().unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stdout).to_string(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    let (code, stdout, stderr) = exec(None);
+    assert_ne!(code, Some(0), "{stdout}{stderr}");
+    assert!(!stdout.contains("hello from the run"), "{stdout}");
+    assert!(stderr.contains("--sandbox reduced"), "{stderr}");
+    let (code, stdout, stderr) = exec(Some("reduced"));
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("hello from the run"), "{stdout}");
+    assert!(
+        stderr.contains("\x1b[1;31mREDUCED SANDBOX: namespaces not active"),
+        "{stderr}"
+    );
+}
