@@ -188,15 +188,22 @@ async fn bench() {
         "sandbox, all layers, with site",
         time_runs(&sandbox, runs, false).await,
     );
+    // Root without namespaces must not run code as root: it needs an
+    // interpreter its run uid can read (pyenv's under /root is not).
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let system_python = Some(PathBuf::from("/usr/bin/python3")).filter(|p| root && p.exists());
     let no_ns = Sandbox::probe_with(&SandboxOptions {
         allow_reduced: true,
         namespaces: false,
+        interpreter: system_python.or_else(|| options.interpreter.clone()),
         ..options.clone()
     });
     report(
         &format!(
-            "sandbox without namespaces ({}), -S",
-            no_ns.active_layers().join("+")
+            "sandbox without namespaces ({}; {}), -S",
+            no_ns.active_layers().join("+"),
+            no_ns.interpreter.display()
         ),
         time_runs(&no_ns, runs, true).await,
     );
