@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# The whole test suite. Installs the system packages the tests use when missing
-# (tmux for the end-to-end TUI test, bubblewrap for the namespace sandbox layer,
-# chromium to open an exported HTML page in a real browser).
+# The whole test suite. Installs the system packages the tests use when missing:
+# tmux for the end-to-end TUI tests; chromium to open an exported HTML page in a
+# real browser; bubblewrap only so the tests also cover the sandbox's fallback
+# to a system bubblewrap (codeloop's own namespaces need no package); passwd
+# and util-linux for useradd and runuser, with which the sandbox is tested as
+# an ordinary user.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
@@ -9,6 +12,8 @@ command -v tmux >/dev/null 2>&1 || need+=(tmux)
 command -v bwrap >/dev/null 2>&1 || need+=(bubblewrap)
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || need+=(chromium)
+command -v useradd >/dev/null 2>&1 || need+=(passwd)
+command -v runuser >/dev/null 2>&1 || need+=(util-linux)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   echo "installing: ${need[*]}" >&2

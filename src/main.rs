@@ -19,6 +19,11 @@ struct Cli {
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
 
+    /// Sandbox mode: full (refuse to run generated code where a layer is
+    /// missing) or reduced (run it with fewer protections, with a warning).
+    #[arg(long, global = true, value_name = "MODE", value_parser = ["full", "reduced"])]
+    sandbox: Option<String>,
+
     /// A task to start at once in the workbench.
     #[arg(value_name = "TASK")]
     task: Option<String>,
@@ -90,6 +95,13 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // The sandbox mode: --sandbox, else the config (and CODELOOP_SANDBOX).
+    codeloop::exec::choose_reduced_sandbox(
+        cli.sandbox
+            .as_deref()
+            .unwrap_or(config.run.sandbox.as_str())
+            == "reduced",
+    );
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

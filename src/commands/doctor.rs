@@ -28,6 +28,9 @@ pub async fn run(args: Args, _config: Config) -> anyhow::Result<i32> {
             ),
         }
     }
+    // The probes run in whatever this machine gives; whether generated code
+    // may run in it is said on the mode line.
+    options.allow_reduced = true;
     let sandbox = tokio::task::spawn_blocking(move || Sandbox::probe_with(&options))
         .await
         .context("the sandbox probe did not finish")?;
@@ -43,8 +46,24 @@ pub async fn run(args: Args, _config: Config) -> anyhow::Result<i32> {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     println!(
-        "running as   {}\n",
+        "running as   {}",
         if root { "root" } else { "an ordinary user" }
+    );
+    let missing = sandbox.missing_layers();
+    println!(
+        "mode         {}{}{}\n",
+        sandbox.mode().name(),
+        if missing.is_empty() {
+            String::new()
+        } else {
+            format!(" (missing: {})", missing.join(", "))
+        },
+        if sandbox.mode() == crate::exec::SandboxMode::Full || crate::exec::reduced_sandbox_chosen()
+        {
+            ""
+        } else {
+            "; runs are refused unless --sandbox reduced is chosen"
+        }
     );
     println!("layers:");
     let mut inactive = 0;

@@ -73,6 +73,9 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     if let Some(problem) = sandbox.interpreter_problem() {
         anyhow::bail!("{problem}");
     }
+    if let Some(warning) = sandbox.warning_red() {
+        eprintln!("codeloop eval: {warning}");
+    }
     let options = EvalOptions {
         workers: args
             .workers
@@ -87,7 +90,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     }
     if !args.quiet {
         eprintln!(
-            "codeloop eval: {} samples of {} problems, {} workers, {} s timeout, {}; sandbox layers: {}",
+            "codeloop eval: {} samples of {} problems, {} workers, {} s timeout, {}; {} sandbox, layers: {}",
             samples.len(),
             problems.len(),
             options.workers,
@@ -97,6 +100,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             } else {
                 "a fresh interpreter per sample"
             },
+            sandbox.mode().name(),
             sandbox.active_layers().join(", ")
         );
     }

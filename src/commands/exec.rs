@@ -145,20 +145,26 @@ fn file_name(path: &std::path::Path) -> anyhow::Result<String> {
         .with_context(|| format!("{} has no usable file name", path.display()))
 }
 
+/// The reduced sandbox is announced, in red, on every run; in verbose
+/// mode every inactive layer is named with what to do.
 fn warn_inactive_layers(sandbox: &Sandbox, verbose: bool) {
+    if let Some(warning) = sandbox.warning_red() {
+        eprintln!("codeloop: {warning}");
+    }
+    if !verbose {
+        return;
+    }
     for layer in sandbox.layer_reports().iter().filter(|l| !l.active) {
-        if verbose || layer.name != "namespaces" || sandbox.active_layers().len() < 5 {
-            eprintln!(
-                "codeloop: warning: sandbox layer {} is not active: {}{}",
-                layer.name,
-                layer.detail,
-                layer
-                    .advice
-                    .as_ref()
-                    .map(|a| format!(" ({a})"))
-                    .unwrap_or_default()
-            );
-        }
+        eprintln!(
+            "codeloop: sandbox layer {} is not active: {}{}",
+            layer.name,
+            layer.detail,
+            layer
+                .advice
+                .as_ref()
+                .map(|a| format!(" ({a})"))
+                .unwrap_or_default()
+        );
     }
 }
 

@@ -43,7 +43,9 @@ if ABI < 2:
 
 def confine_to(directory):
     """Nested Landlock domain: writes only beneath `directory` (and to
-    /dev/null), no signals or abstract sockets outside this child."""
+    /dev/null, and to /dev/shm where it is the sandbox's own, wiped after
+    each job: multiprocessing's semaphores live there), no signals or
+    abstract sockets outside this child."""
     if ABI < 1:
         return "landlock unavailable"
     attr = RulesetAttr(WRITE_ACCESS, 0, 3 if ABI >= 6 else 0)
@@ -52,7 +54,10 @@ def confine_to(directory):
     if fd < 0:
         return "landlock_create_ruleset failed"
     file_write = (1 << 1) | ((1 << 14) if ABI >= 3 else 0)
-    for path, access in ((directory, WRITE_ACCESS), ("/dev/null", file_write)):
+    writable = [(directory, WRITE_ACCESS), ("/dev/null", file_write)]
+    if PRIVATE_SHM:
+        writable.append(("/dev/shm", WRITE_ACCESS))
+    for path, access in writable:
         try:
             pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
         except OSError:
@@ -151,11 +156,14 @@ def child(job, jobdir, out_path, err_path):
             path = os.path.join(jobdir, job["script"])
             with open(path, "rb") as f:
                 source = f.read()
+            program = COMPILED.get((path, source))
+            if program is None:
+                program = compile(source, path, "exec")
             main = types.ModuleType("__main__")
             main.__file__ = path
             main.__builtins__ = builtins
             sys.modules["__main__"] = main
-            exec(compile(source, path, "exec"), main.__dict__)
+            exec(program, main.__dict__)
         except SystemExit as e:
             code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
             if not isinstance(e.code, int) and e.code is not None:
@@ -198,6 +206,24 @@ def fork_waiting():
         child(job, jobdir, os.path.join(OUT, "stdout"), os.path.join(OUT, "stderr"))
     os.close(r)
     return pid, w
+
+
+# Scripts seen before (the evaluation runner, the same for every sample),
+# compiled once here so that the children forked later skip compiling them.
+COMPILED = {}
+COMPILED_MAX = 8
+
+
+def remember_compiled(job, jobdir):
+    for name, text in job["files"]:
+        if name == job["script"] and len(COMPILED) < COMPILED_MAX:
+            path = os.path.join(jobdir, name)
+            source = text.encode("utf-8")
+            if (path, source) not in COMPILED:
+                try:
+                    COMPILED[(path, source)] = compile(source, path, "exec")
+                except (SyntaxError, ValueError):
+                    pass
 
 
 def run(job, line, waiting):
@@ -279,6 +305,7 @@ def run(job, line, waiting):
         except OSError:
             pass
     wipe(JOBS)
+    remember_compiled(job, jobdir)
     if PRIVATE_SHM:
         wipe("/dev/shm", keep={os.path.basename(JOBS)} if JOBS.startswith("/dev/shm/") else ())
     return reply

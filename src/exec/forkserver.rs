@@ -18,7 +18,8 @@ use tempfile::TempDir;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 
-use super::run::{chown_tree, classify, next_run_uid, prepare_workdir};
+use super::plan::next_run_uid;
+use super::run::{chown_tree, classify, prepare_workdir};
 use super::{Captured, ExecError, LimitHit, Limits, Outcome, RunSpec, Sandbox};
 
 const SERVER_FILE: &str = "_codeloop_forkserver.py";
@@ -39,6 +40,8 @@ pub struct ForkServer {
     next_id: u64,
     layers: Vec<String>,
     broken: bool,
+    /// The server's own uid, where it has one and no private /dev/shm.
+    sweep_uid: Option<u32>,
     // Removed (with everything the jobs left) when the server goes.
     _workdir: TempDir,
 }
@@ -86,22 +89,24 @@ impl Sandbox {
         if self.interpreter.as_os_str().is_empty() {
             return Err(ExecError::NoInterpreter);
         }
+        self.refuse_unless_allowed()?;
         let workdir = tempfile::Builder::new()
             .prefix("codeloop-forkserver-")
             .tempdir()
             .map_err(ExecError::Workdir)?;
         let root = workdir.path().to_path_buf();
         // With namespaces the jobs live on the private, size-limited tmpfs
-        // /dev/shm (fast to create and wipe); jobs themselves may write only
-        // beneath their own directory there.
-        let jobs = if self.bwrap.is_some() {
-            "/dev/shm/codeloop-jobs".to_string()
+        // /tmp (fast to create and wipe); jobs themselves may write only
+        // beneath their own directory there, and to the private /dev/shm
+        // (multiprocessing), which is wiped after each job.
+        let jobs = if self.has_namespaces() {
+            "/tmp/codeloop-jobs".to_string()
         } else {
             root.join("jobs").display().to_string()
         };
         let out = root.join("_out").display().to_string();
         let run_uid = self.drop_uid.then(next_run_uid);
-        let kill_all = self.bwrap.is_some() || run_uid.is_some();
+        let kill_all = self.has_namespaces() || run_uid.is_some();
         let spec = RunSpec {
             files: vec![(SERVER_FILE.into(), SERVER_SOURCE.into())],
             script: SERVER_FILE.into(),
@@ -109,7 +114,7 @@ impl Sandbox {
                 jobs,
                 out,
                 if kill_all { "kill-all" } else { "group-only" }.into(),
-                if self.bwrap.is_some() {
+                if self.has_namespaces() {
                     "private-shm"
                 } else {
                     "host-shm"
@@ -159,6 +164,7 @@ impl Sandbox {
             next_id: 0,
             layers: self.active_layers(),
             broken: false,
+            sweep_uid: run_uid.filter(|_| !self.has_namespaces()),
             _workdir: workdir,
         };
         let ready: Option<Ready> = match first {
@@ -304,5 +310,9 @@ impl ForkServer {
 impl Drop for ForkServer {
     fn drop(&mut self) {
         self.kill();
+        if let Some(uid) = self.sweep_uid {
+            super::run::sweep_shm(uid);
+        }
+        super::run::make_removable(self._workdir.path());
     }
 }

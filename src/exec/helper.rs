@@ -22,6 +22,8 @@ use seccompiler::{
 };
 use serde::{Deserialize, Serialize};
 
+use super::namespaces::{self, NamespacePlan};
+
 /// The first argument that turns the `codeloop` binary into the helper.
 pub const HELPER_ARG: &str = "__codeloop-sandbox-helper";
 
@@ -45,6 +47,13 @@ pub struct HelperPlan {
     /// process group and dies with it (used where no pid namespace does that).
     #[serde(default)]
     pub pin_process_group: bool,
+    /// The reduced sandbox's extra refusals (no namespaces to hide the
+    /// host): chmod, chown and utime families, connect(), fallocate().
+    #[serde(default)]
+    pub reduced: bool,
+    /// Namespaces set up by the helper itself (no bubblewrap).
+    #[serde(default)]
+    pub namespaces: Option<NamespacePlan>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -120,6 +129,10 @@ fn fail(message: &str) -> ExitCode {
 enum Never {}
 
 fn apply_and_exec(plan: &HelperPlan) -> Result<Never, String> {
+    if let Some(ns) = &plan.namespaces {
+        // Returns in the process that becomes the program.
+        namespaces::enter(&plan.workdir, ns)?;
+    }
     std::env::set_current_dir(&plan.workdir)
         .map_err(|e| format!("cannot enter {}: {e}", plan.workdir.display()))?;
     set_rlimits(&plan.rlimits)?;
@@ -147,7 +160,7 @@ fn apply_and_exec(plan: &HelperPlan) -> Result<Never, String> {
         apply_landlock(landlock)?;
     }
     if plan.seccomp {
-        apply_seccomp(plan.pin_process_group)?;
+        apply_seccomp(plan.pin_process_group, plan.reduced)?;
     }
     let Some((program, args)) = plan.argv.split_first() else {
         return Err("nothing to run".into());
@@ -309,6 +322,29 @@ const DENIED_SYSCALLS: &[i64] = &[
     libc::SYS_syslog,
 ];
 
+/// Refused in the reduced sandbox only (see `seccomp_programs`).
+fn reduced_denied_syscalls() -> Vec<i64> {
+    let mut v = vec![
+        libc::SYS_fchmod,
+        libc::SYS_fchmodat,
+        libc::SYS_fchmodat2,
+        libc::SYS_fchown,
+        libc::SYS_fchownat,
+        libc::SYS_utimensat,
+        libc::SYS_connect,
+    ];
+    #[cfg(target_arch = "x86_64")]
+    v.extend([
+        libc::SYS_chmod,
+        libc::SYS_chown,
+        libc::SYS_lchown,
+        libc::SYS_utime,
+        libc::SYS_utimes,
+        libc::SYS_futimesat,
+    ]);
+    v
+}
+
 const NAMESPACE_FLAGS: &[u64] = &[
     libc::CLONE_NEWUSER as u64,
     libc::CLONE_NEWNS as u64,
@@ -333,7 +369,10 @@ fn arch() -> Result<TargetArch, String> {
 /// tricks, TIOCSTI and other kernel surfaces a test program never needs;
 /// and make clone3 report ENOSYS so the C library falls back to clone, whose
 /// flags a filter can inspect.
-pub(crate) fn seccomp_programs(pin_process_group: bool) -> Result<Vec<BpfProgram>, String> {
+pub(crate) fn seccomp_programs(
+    pin_process_group: bool,
+    reduced: bool,
+) -> Result<Vec<BpfProgram>, String> {
     let arch = arch()?;
     let cond = |arg: u8, len: SeccompCmpArgLen, op: SeccompCmpOp, value: u64| {
         SeccompCondition::new(arg, len, op, value).map_err(|e| format!("seccomp rule: {e}"))
@@ -349,6 +388,40 @@ pub(crate) fn seccomp_programs(pin_process_group: bool) -> Result<Vec<BpfProgram
         denied.insert(libc::SYS_setsid, vec![]);
         denied.insert(libc::SYS_setpgid, vec![]);
     }
+    if reduced {
+        // Without a mount namespace the host's files and sockets are in
+        // view: Landlock keeps writes inside the working directory but
+        // governs neither metadata nor connecting to a Unix socket (a tmux
+        // server, D-Bus, docker, ssh-agent). socketpair() still works
+        // (multiprocessing's pipes).
+        for nr in reduced_denied_syscalls() {
+            denied.insert(nr, vec![]);
+        }
+    }
+    // Device nodes are never made (FIFOs still are).
+    let mut mknod_rules = Vec::new();
+    for kind in [libc::S_IFCHR, libc::S_IFBLK] {
+        mknod_rules.push(rule(vec![cond(
+            1,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::MaskedEq(libc::S_IFMT as u64),
+            kind as u64,
+        )?])?);
+    }
+    #[cfg(target_arch = "x86_64")]
+    denied.insert(libc::SYS_mknod, mknod_rules);
+    #[cfg(not(target_arch = "x86_64"))]
+    drop(mknod_rules);
+    let mut mknodat_rules = Vec::new();
+    for kind in [libc::S_IFCHR, libc::S_IFBLK] {
+        mknodat_rules.push(rule(vec![cond(
+            2,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::MaskedEq(libc::S_IFMT as u64),
+            kind as u64,
+        )?])?);
+    }
+    denied.insert(libc::SYS_mknodat, mknodat_rules);
     denied.insert(
         libc::SYS_socket,
         vec![rule(vec![cond(
@@ -400,6 +473,21 @@ pub(crate) fn seccomp_programs(pin_process_group: bool) -> Result<Vec<BpfProgram
     .map_err(|e| format!("seccomp filter: {e}"))?;
     let mut clone3: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     clone3.insert(libc::SYS_clone3, vec![]);
+    let mut programs = Vec::new();
+    if reduced {
+        // posix_fallocate then falls back to writing, which RLIMIT_FSIZE bounds.
+        let mut fallocate: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+        fallocate.insert(libc::SYS_fallocate, vec![]);
+        let eopnotsupp = SeccompFilter::new(
+            fallocate,
+            SeccompAction::Allow,
+            SeccompAction::Errno(libc::EOPNOTSUPP as u32),
+            arch,
+        )
+        .map_err(|e| format!("seccomp filter: {e}"))?;
+        programs
+            .push(BpfProgram::try_from(eopnotsupp).map_err(|e| format!("seccomp filter: {e}"))?);
+    }
     let enosys = SeccompFilter::new(
         clone3,
         SeccompAction::Allow,
@@ -407,15 +495,14 @@ pub(crate) fn seccomp_programs(pin_process_group: bool) -> Result<Vec<BpfProgram
         arch,
     )
     .map_err(|e| format!("seccomp filter: {e}"))?;
-    let mut programs = Vec::new();
     for filter in [eperm, enosys] {
         programs.push(BpfProgram::try_from(filter).map_err(|e| format!("seccomp filter: {e}"))?);
     }
     Ok(programs)
 }
 
-fn apply_seccomp(pin_process_group: bool) -> Result<(), String> {
-    for program in seccomp_programs(pin_process_group)? {
+fn apply_seccomp(pin_process_group: bool, reduced: bool) -> Result<(), String> {
+    for program in seccomp_programs(pin_process_group, reduced)? {
         seccompiler::apply_filter(&program).map_err(|e| format!("seccomp: {e}"))?;
     }
     Ok(())
@@ -427,8 +514,10 @@ mod tests {
 
     #[test]
     fn the_seccomp_filters_compile() {
-        let programs = seccomp_programs(true).unwrap();
+        let programs = seccomp_programs(true, false).unwrap();
         assert_eq!(programs.len(), 2);
+        let programs = seccomp_programs(true, true).unwrap();
+        assert_eq!(programs.len(), 3);
         assert!(programs.iter().all(|p| !p.is_empty()));
     }
 }

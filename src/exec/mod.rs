@@ -3,30 +3,41 @@
 //!
 //! This module knows nothing of sessions, models or terminals.
 //!
-//! How a run is contained (`Sandbox::run`): codeloop starts bubblewrap (when
-//! it works here) with fresh mount, pid, net, ipc and uts namespaces (and a
-//! user namespace unless root), only the system directories, the interpreter
-//! and the run's fresh working directory mounted; inside it, codeloop's own
-//! binary in helper mode (`helper`) sets rlimits, drops to a per-run uid when
-//! root, applies Landlock and seccomp to itself and execs Python. The parent
-//! keeps the wall clock, the output cap and the disk quota, and kills the
-//! process group. `Sandbox::probe` finds out which of these this machine
-//! gives; a missing one is reported by `layer_reports`, never skipped
-//! silently. `ForkServer` runs many short jobs from one warm interpreter
-//! behind the same layers (evaluation).
+//! How a run is contained (`Sandbox::run`): codeloop starts its own binary
+//! in helper mode (`helper`), which unshares fresh mount, pid, net, ipc, uts
+//! and cgroup namespaces itself (and a user namespace unless root:
+//! `namespaces`), builds a root with only the system directories, the
+//! interpreter, five devices, a fresh /proc and one tmpfs of the disk
+//! quota's size for the working directory, /tmp and /dev/shm; then sets
+//! rlimits, drops to a per-run uid when root, applies Landlock and seccomp
+//! and execs Python. Where the kernel refuses those namespaces to codeloop
+//! but a system bubblewrap has them, bubblewrap builds the same root.
+//! Without namespaces the sandbox is *reduced* (`mode`): runs are refused
+//! unless the user chose it, and then seccomp and Landlock are hardened to
+//! make up for the host being in view. The parent keeps the wall clock, the
+//! output cap and the disk quota, and kills the process group.
+//! `Sandbox::probe` finds out which of these this machine gives; a missing
+//! one is reported by `layer_reports`, never skipped silently. `ForkServer`
+//! runs many short jobs from one warm interpreter behind the same layers
+//! (evaluation).
 
 mod capture;
 pub mod check;
 mod forkserver;
 pub mod harness;
 pub mod helper;
+mod layers;
 pub mod locate;
+mod mode;
+pub mod namespaces;
+mod plan;
 pub mod probes;
 mod run;
 mod sandbox;
 
 use crate::protocol::Stream;
 pub use forkserver::ForkServer;
+pub use mode::{SandboxMode, choose_reduced_sandbox, reduced_sandbox_chosen};
 pub use sandbox::{LayerReport, Sandbox, SandboxOptions};
 
 use std::path::PathBuf;
@@ -145,6 +156,8 @@ pub enum ExecError {
     NoInterpreter,
     #[error("the run was cancelled")]
     Cancelled,
+    #[error("{0}")]
+    Refused(String),
     #[error(
         "the sandbox could not be set up: {0}\nRun `codeloop doctor` to see which layers work on this machine."
     )]

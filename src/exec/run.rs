@@ -3,13 +3,9 @@
 //! the wall clock, the output cap and the disk quota, kill the whole group,
 //! and classify how the run ended.
 
-use std::ffi::OsString;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
-use std::os::unix::process::ExitStatusExt;
 use std::path::{Component, Path, PathBuf};
-use std::process::Stdio;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio::io::AsyncReadExt;
@@ -17,10 +13,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::capture::{HeadTail, Utf8Chunker};
-use super::helper::{
-    HELPER_ARG, HELPER_ERROR_PREFIX, HELPER_FAILED, HelperPlan, LandlockPlan, Rlimits,
-};
-use super::sandbox::SYSTEM_READ_DIRS;
+use super::helper::{HELPER_ERROR_PREFIX, HELPER_FAILED};
+use super::plan::next_run_uid;
+use super::sandbox::Namespaces;
 use super::{ExecError, LimitHit, Outcome, OutputChunk, RunSpec, Sandbox, Stream};
 
 /// Each collected file is read up to this size.
@@ -52,6 +47,7 @@ impl Sandbox {
         if self.interpreter.as_os_str().is_empty() {
             return Err(ExecError::NoInterpreter);
         }
+        self.refuse_unless_allowed()?;
         let workdir = tempfile::Builder::new()
             .prefix("codeloop-run-")
             .tempdir()
@@ -180,10 +176,11 @@ impl Sandbox {
             }
         }
         if let Some(uid) = run_uid
-            && self.bwrap.is_none()
+            && !self.has_namespaces()
         {
             // No pid namespace: every process of the run's own uid goes.
             self.kill_uid(uid).await;
+            sweep_shm(uid);
         }
         let duration = ended_at.unwrap_or_else(Instant::now) - started;
         if let Some(tx) = &output {
@@ -209,7 +206,7 @@ impl Sandbox {
             return Err(ExecError::Sandbox(message.trim().to_string()));
         }
         if exit_code == Some(1)
-            && self.bwrap.is_some()
+            && matches!(self.namespaces, Namespaces::Bwrap(_))
             && let Some(message) = stderr.head.strip_prefix("bwrap: ")
         {
             return Err(ExecError::Sandbox(format!(
@@ -224,6 +221,7 @@ impl Sandbox {
             Some(Stop::Cancel) | None => classify(exit_code, signal, &stderr.text(), &spec),
         };
         let collected = collect(&root, &spec.collect);
+        make_removable(&root);
         Ok(Outcome {
             exit_code,
             signal,
@@ -235,193 +233,6 @@ impl Sandbox {
             collected,
         })
     }
-
-    pub(crate) fn command(
-        &self,
-        root: &Path,
-        spec: &RunSpec,
-        run_uid: Option<u32>,
-    ) -> Result<tokio::process::Command, ExecError> {
-        let mut argv: Vec<OsString> = vec![
-            self.interpreter.clone().into_os_string(),
-            // Not -I: that implies -P, and the harness imports the node's
-            // module from the working directory.
-            "-E".into(),
-            "-s".into(),
-            "-u".into(),
-            "-B".into(),
-        ];
-        if spec.no_site {
-            argv.push("-S".into());
-        }
-        argv.push(spec.script.clone().into());
-        argv.extend(spec.args.iter().map(OsString::from));
-        let limits = &spec.limits;
-        let rlimits = Rlimits {
-            cpu_secs: limits.cpu_secs.max(1),
-            address_space: limits.memory_bytes,
-            file_size: limits.file_size_bytes,
-            open_files: limits.open_files,
-            processes: self.process_limit_holds().then_some(limits.max_processes),
-        };
-        let mut cmd = match &self.helper {
-            Some(helper) => {
-                let plan = HelperPlan {
-                    workdir: root.to_path_buf(),
-                    argv,
-                    rlimits,
-                    drop_to: run_uid,
-                    landlock: self.use_landlock.then(|| self.landlock_plan(root)),
-                    seccomp: self.use_seccomp,
-                    pin_process_group: self.bwrap.is_none(),
-                };
-                let json = serde_json::to_string(&plan)
-                    .map_err(|e| ExecError::Sandbox(format!("cannot encode the plan: {e}")))?;
-                let mut cmd = match &self.bwrap {
-                    Some(bwrap) => {
-                        let mut c = tokio::process::Command::new(bwrap);
-                        c.args(self.bwrap_args(root, limits.disk_bytes));
-                        c.arg("--").arg(helper);
-                        c
-                    }
-                    None => tokio::process::Command::new(helper),
-                };
-                cmd.arg(HELPER_ARG).arg(json);
-                cmd
-            }
-            None => {
-                // No helper binary: limits in the child before exec, no
-                // Landlock or seccomp (reported as inactive).
-                let mut c = match &self.bwrap {
-                    Some(bwrap) => {
-                        let mut c = tokio::process::Command::new(bwrap);
-                        c.args(self.bwrap_args(root, limits.disk_bytes));
-                        c.arg("--");
-                        c.args(&argv);
-                        c
-                    }
-                    None => {
-                        let mut c = tokio::process::Command::new(&argv[0]);
-                        c.args(&argv[1..]);
-                        c
-                    }
-                };
-                let r = rlimits.clone();
-                // SAFETY: only async-signal-safe getrlimit/setrlimit calls run in the child.
-                unsafe {
-                    c.pre_exec(move || {
-                        for (res, v) in [
-                            (libc::RLIMIT_CPU, r.cpu_secs),
-                            (libc::RLIMIT_AS, r.address_space),
-                            (libc::RLIMIT_FSIZE, r.file_size),
-                            (libc::RLIMIT_NOFILE, r.open_files),
-                            (libc::RLIMIT_CORE, 0),
-                        ] {
-                            let mut cur = libc::rlimit {
-                                rlim_cur: 0,
-                                rlim_max: 0,
-                            };
-                            let max = if libc::getrlimit(res, &mut cur) == 0 {
-                                cur.rlim_max
-                            } else {
-                                libc::RLIM_INFINITY
-                            };
-                            let v = (v as libc::rlim_t).min(max);
-                            let lim = libc::rlimit {
-                                rlim_cur: v,
-                                rlim_max: v,
-                            };
-                            libc::setrlimit(res, &lim);
-                        }
-                        Ok(())
-                    });
-                }
-                c
-            }
-        };
-        cmd.current_dir(root)
-            .env_clear()
-            .envs(sandbox_env(root))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        // SAFETY: setsid is async-signal-safe; the child becomes the leader of
-        // its own session and process group, which is how the run is killed.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::setsid();
-                Ok(())
-            });
-        }
-        Ok(cmd)
-    }
-
-    fn landlock_plan(&self, root: &Path) -> LandlockPlan {
-        let mut read: Vec<PathBuf> = SYSTEM_READ_DIRS.iter().map(PathBuf::from).collect();
-        read.extend(["/proc", "/dev", "/sys/devices/system/cpu"].map(PathBuf::from));
-        read.extend(self.interp.paths.iter().cloned());
-        let mut write = vec![root.to_path_buf(), PathBuf::from("/dev/null")];
-        // POSIX semaphores (multiprocessing) live in /dev/shm. It is the
-        // sandbox's own tmpfs with namespaces; otherwise the host's, which a
-        // run may write only under a uid that owns nothing else there.
-        if self.bwrap.is_some() || !self.is_root || self.drop_uid {
-            write.push(PathBuf::from("/dev/shm"));
-        }
-        LandlockPlan { read, write }
-    }
-
-    /// With bubblewrap, a program killed by a signal shows as 128 + signal.
-    pub(crate) fn decode_status(
-        &self,
-        status: std::process::ExitStatus,
-    ) -> (Option<i32>, Option<i32>) {
-        match (status.code(), status.signal()) {
-            (Some(code), _) if self.bwrap.is_some() && code > 128 && code < 128 + 65 => {
-                (None, Some(code - 128))
-            }
-            (code, signal) => (code, signal),
-        }
-    }
-
-    pub(crate) async fn kill_uid(&self, uid: u32) {
-        let Some(helper) = &self.helper else {
-            return;
-        };
-        let mut cmd = tokio::process::Command::new(helper);
-        cmd.args([HELPER_ARG, "--kill-uid", &uid.to_string()])
-            .env_clear()
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true);
-        if let Ok(mut child) = cmd.spawn() {
-            let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
-        }
-    }
-}
-
-/// The whole environment a run sees.
-pub(crate) fn sandbox_env(root: &Path) -> Vec<(OsString, OsString)> {
-    let tmp = root.join(".tmp");
-    vec![
-        ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
-        ("HOME".into(), root.as_os_str().to_owned()),
-        ("TMPDIR".into(), tmp.into_os_string()),
-        ("LANG".into(), "C.UTF-8".into()),
-        ("LC_ALL".into(), "C.UTF-8".into()),
-        ("TERM".into(), "dumb".into()),
-    ]
-}
-
-/// Uids handed to runs when codeloop is root: one per run, so that the
-/// process limit counts only that run's processes and its leftovers can be
-/// found and killed. Far above the ranges distributions give to users.
-pub(crate) fn next_run_uid() -> u32 {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    const BASE: u32 = 1_900_000_000;
-    let n = NEXT.fetch_add(1, Ordering::Relaxed) % 100_000;
-    BASE + (std::process::id() % 1000) * 100_000 + n
 }
 
 fn bad_path(path: &str, why: &str) -> ExecError {
@@ -474,6 +285,42 @@ pub(crate) fn prepare_workdir(root: &Path, spec: &RunSpec) -> Result<(), ExecErr
     }
     checked_relative(&spec.script)?;
     Ok(())
+}
+
+/// Remove what a run's own uid left in the host's /dev/shm (POSIX
+/// semaphores and shared memory of multiprocessing), where there is no
+/// private one.
+pub(crate) fn sweep_shm(uid: u32) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir("/dev/shm") else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.metadata().is_ok_and(|m| m.uid() == uid) {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                make_removable(&path);
+                let _ = std::fs::remove_dir_all(&path);
+            } else {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
+    }
+}
+
+/// Give every directory under `dir` back its owner's rights (a run may
+/// have left one at mode 000), so the whole run folder can be removed.
+pub(crate) fn make_removable(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            make_removable(&entry.path());
+        }
+    }
 }
 
 pub(crate) fn chown_tree(dir: &Path, uid: u32) -> std::io::Result<()> {
@@ -573,6 +420,9 @@ pub(crate) fn classify(
         Some(LimitHit::Memory(limits.memory_bytes))
     } else if has("[Errno 27] File too large") {
         Some(LimitHit::FileSize(limits.file_size_bytes))
+    } else if has("[Errno 28] No space left on device") {
+        // The working directory's tmpfs is the disk quota's size.
+        Some(LimitHit::Disk(limits.disk_bytes))
     } else if has("BlockingIOError: [Errno 11]")
         || has("can't start new thread")
         || has("Resource temporarily unavailable")

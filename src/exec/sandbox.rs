@@ -37,6 +37,12 @@ pub struct SandboxOptions {
     /// The binary that serves as the sandbox helper; default: this
     /// executable, or a `codeloop` binary beside it (tests, benchmarks).
     pub helper: Option<PathBuf>,
+    /// Use the helper's own namespaces (no package needed); when false,
+    /// only a system bubblewrap can give the namespace layer.
+    pub native_namespaces: bool,
+    /// Run generated code even when only the reduced sandbox is available
+    /// (`--sandbox reduced`); otherwise runs are refused then.
+    pub allow_reduced: bool,
 }
 
 impl Default for SandboxOptions {
@@ -47,6 +53,8 @@ impl Default for SandboxOptions {
             seccomp: true,
             interpreter: None,
             helper: None,
+            native_namespaces: true,
+            allow_reduced: false,
         }
     }
 }
@@ -71,7 +79,8 @@ pub struct Sandbox {
     pub(crate) interpreter_problem: Option<String>,
     pub(crate) interp: InterpreterInfo,
     pub(crate) helper: Option<PathBuf>,
-    pub(crate) bwrap: Option<PathBuf>,
+    pub(crate) namespaces: Namespaces,
+    pub(crate) reduced_allowed: bool,
     pub(crate) is_root: bool,
     /// Root drops to a per-run uid: possible with namespaces (the interpreter
     /// is bind-mounted in reach) or when the interpreter is world-readable.
@@ -80,6 +89,16 @@ pub struct Sandbox {
     pub(crate) use_landlock: bool,
     pub(crate) use_seccomp: bool,
     pub(crate) layers: Vec<LayerReport>,
+}
+
+/// Who gives the namespace layer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Namespaces {
+    /// The helper unshares and builds the root itself (`namespaces.rs`).
+    Native,
+    /// A system bubblewrap (where the kernel allows user namespaces only to it).
+    Bwrap(PathBuf),
+    Missing,
 }
 
 const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -104,10 +123,12 @@ impl Sandbox {
                         "namespaces" => options.namespaces = false,
                         "landlock" => options.landlock = false,
                         "seccomp" => options.seccomp = false,
+                        "native" => options.native_namespaces = false,
                         _ => {}
                     }
                 }
             }
+            options.allow_reduced = super::mode::reduced_sandbox_chosen();
             Sandbox::probe_with(&options)
         })
         .clone()
@@ -115,6 +136,10 @@ impl Sandbox {
 
     /// Probe afresh with the given options (not cached).
     pub fn probe_with(options: &SandboxOptions) -> Sandbox {
+        // Runs without a pid namespace share codeloop's uid: its /proc
+        // entries (the environment, with API keys) must stay out of reach.
+        // SAFETY: prctl with integer arguments.
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
         let (interpreter, interp, interpreter_problem) = match resolve_interpreter(options) {
             Ok((path, info)) => (path, info, None),
             Err(problem) => (PathBuf::new(), InterpreterInfo::default(), Some(problem)),
@@ -129,7 +154,8 @@ impl Sandbox {
             interpreter_problem,
             interp,
             helper: helper.as_ref().ok().cloned(),
-            bwrap: None,
+            namespaces: Namespaces::Missing,
+            reduced_allowed: options.allow_reduced,
             is_root,
             drop_uid: false,
             landlock_abi,
@@ -137,7 +163,12 @@ impl Sandbox {
             use_seccomp: options.seccomp && seccomp_ok && helper.is_ok(),
             layers: Vec::new(),
         };
-        let bwrap = if options.namespaces {
+        let native = if options.namespaces && options.native_namespaces && helper.is_ok() {
+            Some(sandbox.native_namespaces_work())
+        } else {
+            None
+        };
+        let bwrap = if options.namespaces && !matches!(native, Some(Ok(()))) {
             find_on_path("bwrap").map(|b| {
                 let test = sandbox.bwrap_works(&b);
                 (b, test)
@@ -145,13 +176,15 @@ impl Sandbox {
         } else {
             None
         };
-        if let Some((path, Ok(()))) = &bwrap {
-            sandbox.bwrap = Some(path.clone());
+        if let Some(Ok(())) = &native {
+            sandbox.namespaces = Namespaces::Native;
+        } else if let Some((path, Ok(()))) = &bwrap {
+            sandbox.namespaces = Namespaces::Bwrap(path.clone());
         }
         sandbox.drop_uid = is_root
             && helper.is_ok()
-            && (sandbox.bwrap.is_some() || world_reachable(&sandbox.interp.paths));
-        sandbox.layers = sandbox.describe_layers(options, &helper, &bwrap, seccomp_ok);
+            && (sandbox.has_namespaces() || world_reachable(&sandbox.interp.paths));
+        sandbox.layers = sandbox.describe_layers(options, &helper, &native, &bwrap, seccomp_ok);
         sandbox
     }
 
@@ -171,7 +204,57 @@ impl Sandbox {
         if self.is_root {
             self.drop_uid
         } else {
-            self.bwrap.is_some()
+            self.has_namespaces()
+        }
+    }
+
+    /// True when runs get fresh namespaces (the helper's own or bubblewrap's).
+    pub(crate) fn has_namespaces(&self) -> bool {
+        match self.namespaces {
+            Namespaces::Native | Namespaces::Bwrap(_) => true,
+            Namespaces::Missing => false,
+        }
+    }
+
+    /// Whether the helper's own namespaces work here: a real run of the
+    /// interpreter through them (as the run's uid when root).
+    fn native_namespaces_work(&self) -> Result<(), String> {
+        let Some(helper) = &self.helper else {
+            return Err("the sandbox helper is not available".into());
+        };
+        if self.interpreter.as_os_str().is_empty() {
+            return Err("no interpreter to try them with".into());
+        }
+        let dir = tempfile::Builder::new()
+            .prefix("codeloop-probe-")
+            .tempdir()
+            .map_err(|e| format!("cannot make a directory to try them in: {e}"))?;
+        let root = dir.path();
+        let run_uid = self.is_root.then(super::plan::next_run_uid);
+        if let Some(uid) = run_uid {
+            super::run::chown_tree(root, uid).map_err(|e| e.to_string())?;
+        }
+        let mut probe = self.clone();
+        probe.namespaces = Namespaces::Native;
+        probe.drop_uid = self.is_root;
+        let argv = vec![
+            self.interpreter.clone().into_os_string(),
+            "-S".into(),
+            "-c".into(),
+            "pass".into(),
+        ];
+        let plan = probe.helper_plan(root, argv, &super::Limits::default(), run_uid, &[]);
+        let json = serde_json::to_string(&plan).map_err(|e| e.to_string())?;
+        let mut cmd = Command::new(helper);
+        cmd.arg(HELPER_ARG).arg(json).current_dir(root);
+        cmd.env_clear().stdin(Stdio::null()).stdout(Stdio::null());
+        match run_with_timeout(cmd, PROBE_TIMEOUT) {
+            Ok((true, _)) => Ok(()),
+            Ok((false, stderr)) => Err(stderr
+                .trim()
+                .trim_start_matches(super::helper::HELPER_ERROR_PREFIX)
+                .to_string()),
+            Err(e) => Err(e),
         }
     }
 
@@ -304,157 +387,6 @@ impl Sandbox {
             a.push(workdir.into());
         }
         a
-    }
-
-    fn describe_layers(
-        &self,
-        options: &SandboxOptions,
-        helper: &Result<PathBuf, String>,
-        bwrap: &Option<(PathBuf, Result<(), String>)>,
-        seccomp_ok: bool,
-    ) -> Vec<LayerReport> {
-        let mut layers = Vec::new();
-        layers.push(LayerReport {
-            name: "hygiene".into(),
-            active: true,
-            detail: "fresh working directory per run, environment cleared to an allowlist, stdin from /dev/null, own session and process group killed as a group, output kept as head and tail, disk use of the working directory watched".into(),
-            advice: None,
-        });
-        let nproc_holds = self.process_limit_holds();
-        layers.push(LayerReport {
-            name: "rlimits".into(),
-            active: true,
-            detail: if nproc_holds {
-                "CPU time, address space, file size, open files, process count, no core dumps".into()
-            } else if self.is_root {
-                "CPU time, address space, file size, open files, no core dumps; the process count does NOT hold (running as root without a uid to drop to)".into()
-            } else {
-                "CPU time, address space, file size, open files, no core dumps; the process count is NOT limited (without a user namespace it would count every process of your user)".into()
-            },
-            advice: (!nproc_holds).then(|| "install bubblewrap so the process limit holds".into()),
-        });
-        let helper_missing = helper
-            .as_ref()
-            .err()
-            .map(|e| format!("the sandbox helper is not available ({e})"));
-        let uid_layer = if !self.is_root {
-            LayerReport {
-                name: "uid".into(),
-                active: true,
-                detail: "runs as the unprivileged user that runs codeloop".into(),
-                advice: None,
-            }
-        } else if self.drop_uid {
-            LayerReport {
-                name: "uid".into(),
-                active: true,
-                detail: "codeloop runs as root: each run drops to its own unprivileged uid, with no capabilities".into(),
-                advice: None,
-            }
-        } else {
-            LayerReport {
-                name: "uid".into(),
-                active: false,
-                detail: helper_missing.clone().unwrap_or_else(|| {
-                    "codeloop runs as root and the interpreter is not readable by other users, so runs stay root".into()
-                }),
-                advice: Some("install bubblewrap (the interpreter is then mounted where an unprivileged uid reaches it), or set CODELOOP_PYTHON to a system interpreter such as /usr/bin/python3".into()),
-            }
-        };
-        layers.push(uid_layer);
-        layers.push(if self.use_landlock {
-            let mut what = vec![
-                "filesystem read-only outside the working directory and the interpreter's paths",
-            ];
-            if self.landlock_abi >= 4 {
-                what.push("no TCP bind or connect");
-            }
-            if self.landlock_abi >= 6 {
-                what.push("signals and abstract Unix sockets scoped to the run");
-            }
-            LayerReport {
-                name: "landlock".into(),
-                active: true,
-                detail: format!("ABI {}: {}", self.landlock_abi, what.join("; ")),
-                advice: (self.landlock_abi < 6)
-                    .then(|| "a kernel of 6.12 or later adds TCP and signal scoping".into()),
-            }
-        } else {
-            LayerReport {
-                name: "landlock".into(),
-                active: false,
-                detail: if !options.landlock {
-                    "turned off".into()
-                } else if let Some(h) = &helper_missing {
-                    h.clone()
-                } else {
-                    "the kernel does not offer Landlock".into()
-                },
-                advice: Some(if helper_missing.is_some() {
-                    "run the codeloop binary itself (it re-executes itself as the helper)".into()
-                } else {
-                    "use a kernel of 5.13 or later with Landlock enabled (lsm=landlock,...)".into()
-                }),
-            }
-        });
-        layers.push(if self.use_seccomp {
-            LayerReport {
-                name: "seccomp".into(),
-                active: true,
-                detail: format!(
-                    "no non-Unix sockets, no ptrace, no namespace or mount calls, no TIOCSTI, no bpf, io_uring, keyrings or modules{}",
-                    if self.bwrap.is_none() {
-                        "; no setsid or setpgid, so every process stays in the run's group (no pid namespace here)"
-                    } else {
-                        ""
-                    }
-                ),
-                advice: None,
-            }
-        } else {
-            LayerReport {
-                name: "seccomp".into(),
-                active: false,
-                detail: if !options.seccomp {
-                    "turned off".into()
-                } else if let Some(h) = &helper_missing {
-                    h.clone()
-                } else if !seccomp_ok {
-                    "the kernel does not offer seccomp filters".into()
-                } else {
-                    "not available".into()
-                },
-                advice: Some("use a kernel built with CONFIG_SECCOMP_FILTER on x86_64 or aarch64".into()),
-            }
-        });
-        layers.push(match bwrap {
-            Some((_, Ok(()))) => LayerReport {
-                name: "namespaces".into(),
-                active: true,
-                detail: format!(
-                    "bubblewrap: {}mount, pid, net, ipc and uts namespaces; only system directories, the interpreter and the working directory are visible; no network; nothing outlives the run",
-                    if self.is_root { "" } else { "user, " }
-                ),
-                advice: None,
-            },
-            Some((path, Err(why))) => LayerReport {
-                name: "namespaces".into(),
-                active: false,
-                detail: format!("{} fails here: {why}", path.display()),
-                advice: Some("allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or the AppArmor bwrap profile on Ubuntu)".into()),
-            },
-            None => LayerReport {
-                name: "namespaces".into(),
-                active: false,
-                detail: if options.namespaces {
-                    "bubblewrap (bwrap) is not installed".into()
-                } else {
-                    "turned off".into()
-                },
-                advice: Some("install bubblewrap: apt-get install bubblewrap (or dnf/pacman install bubblewrap)".into()),
-            },
-        });
-        layers
     }
 }
 
@@ -598,7 +530,7 @@ fn landlock_abi() -> i32 {
 fn seccomp_available() -> bool {
     // SAFETY: PR_GET_SECCOMP takes no pointers.
     let mode = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };
-    mode >= 0 && super::helper::seccomp_programs(true).is_ok()
+    mode >= 0 && super::helper::seccomp_programs(true, true).is_ok()
 }
 
 /// True when an unprivileged user can reach every path (o+x on each ancestor).

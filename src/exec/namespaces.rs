@@ -1,0 +1,465 @@
+//! Namespaces without an external binary: the helper itself unshares the
+//! mount, pid, net, ipc, uts and cgroup namespaces (and a user namespace
+//! when codeloop is not root), builds a root of its own (the system
+//! directories and the interpreter read-only, a fresh /dev with five devices,
+//! a fresh /proc) and one tmpfs of the disk quota's size that holds the
+//! working directory, /tmp and /dev/shm, so the quota holds at the syscall.
+//!
+//! Three processes: the helper stays outside the new pid namespace, waits,
+//! and copies the collected files back to the host's working directory; its
+//! child is the namespace's init (it reaps orphans and ends the namespace,
+//! and so every process in it, when the program ends); the grandchild goes
+//! on to set limits, Landlock and seccomp and becomes the interpreter.
+//! This is what bubblewrap does for us elsewhere; compiled in, it needs no
+//! package and no setuid binary.
+
+use std::ffi::CString;
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Component, Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// What the helper builds before the program starts.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NamespacePlan {
+    /// Also create a user namespace (codeloop is not root).
+    pub user: bool,
+    /// Host paths made visible, read-only, at the same place.
+    pub read_only: Vec<PathBuf>,
+    /// Size of the one tmpfs that holds the working directory, /tmp and /dev/shm.
+    pub disk_bytes: u64,
+    /// Files copied back to the host's working directory after the run.
+    pub collect: Vec<String>,
+    /// The uid (and gid) the run drops to, which must own the working directory.
+    pub owner: Option<u32>,
+}
+
+/// Each collected file is copied back up to this size.
+const COLLECT_CAP: u64 = 1 << 20;
+/// Where the old root and the new one are assembled (a tmpfs mounted there
+/// in the new mount namespace only; the host's stays as it is).
+const BASE: &str = "/tmp";
+const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom"];
+
+fn os_err(what: &str) -> String {
+    format!("{what}: {}", std::io::Error::last_os_error())
+}
+
+fn cstr(p: &Path) -> Result<CString, String> {
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| format!("{} has a NUL byte", p.display()))
+}
+
+fn mount(
+    src: Option<&Path>,
+    dst: &Path,
+    fstype: Option<&str>,
+    flags: libc::c_ulong,
+    data: Option<&str>,
+) -> Result<(), String> {
+    let src_c = src.map(cstr).transpose()?;
+    let dst_c = cstr(dst)?;
+    let fs_c = fstype.map(|f| CString::new(f).unwrap_or_default());
+    let data_c = data.map(|d| CString::new(d).unwrap_or_default());
+    // SAFETY: every pointer is either null or a valid NUL-terminated string
+    // that outlives the call.
+    let r = unsafe {
+        libc::mount(
+            src_c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
+            dst_c.as_ptr(),
+            fs_c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
+            flags,
+            data_c
+                .as_ref()
+                .map_or(std::ptr::null(), |c| c.as_ptr() as *const libc::c_void),
+        )
+    };
+    if r != 0 {
+        return Err(os_err(&format!("cannot mount {}", dst.display())));
+    }
+    Ok(())
+}
+
+fn write_file(path: &str, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("cannot write {path}: {e}"))
+}
+
+/// Enter the namespaces and build the root. Returns only in the process
+/// that is to become the program; the helper and the namespace's init exit
+/// with the program's status (128 + signal when it was killed).
+pub fn enter(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
+    // SAFETY: plain getters.
+    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    die_with_parent();
+    let host_dir = std::fs::File::open(workdir)
+        .map_err(|e| format!("cannot open {}: {e}", workdir.display()))?;
+    let mut flags = libc::CLONE_NEWNS
+        | libc::CLONE_NEWPID
+        | libc::CLONE_NEWNET
+        | libc::CLONE_NEWIPC
+        | libc::CLONE_NEWUTS
+        | libc::CLONE_NEWCGROUP;
+    if plan.user {
+        flags |= libc::CLONE_NEWUSER;
+    }
+    // SAFETY: unshare takes flags only; the helper is single-threaded here.
+    if unsafe { libc::unshare(flags) } != 0 {
+        return Err(os_err("cannot create namespaces"));
+    }
+    if plan.user {
+        write_file("/proc/self/setgroups", "deny")?;
+        write_file("/proc/self/uid_map", &format!("{uid} {uid} 1\n"))?;
+        write_file("/proc/self/gid_map", &format!("{gid} {gid} 1\n"))?;
+    }
+    let name = b"sandbox";
+    // SAFETY: the pointer and length describe `name`.
+    unsafe { libc::sethostname(name.as_ptr() as *const libc::c_char, name.len()) };
+    // The new pid namespace's first process builds the root: /proc must be
+    // mounted by a process inside it, and (in a user namespace) while the
+    // host's /proc is still in view.
+    // SAFETY: single-threaded; the child only makes syscalls and exits or returns.
+    match unsafe { libc::fork() } {
+        -1 => Err(os_err("cannot fork")),
+        0 => init(workdir, plan),
+        child => {
+            let code = wait_for(child);
+            // pivot_root moved this process's root too: `workdir` is the
+            // run's tmpfs here.
+            copy_out(&host_dir, workdir, &plan.collect);
+            std::process::exit(code)
+        }
+    }
+}
+
+/// The pid namespace's init: build the root, start the program, reap
+/// whatever it leaves, and exit with its status (which ends every process
+/// left).
+fn init(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
+    die_with_parent();
+    mount(
+        None,
+        Path::new("/"),
+        None,
+        libc::MS_REC | libc::MS_PRIVATE,
+        None,
+    )?;
+    build_root(workdir, plan)?;
+    // SAFETY: as above.
+    match unsafe { libc::fork() } {
+        -1 => Err(os_err("cannot fork")),
+        0 => Ok(()),
+        program => std::process::exit(wait_for(program)),
+    }
+}
+
+fn die_with_parent() {
+    // SAFETY: prctl with integer arguments.
+    unsafe {
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        )
+    };
+}
+
+/// Reap children until `pid` ends; its status as an exit code.
+fn wait_for(pid: libc::pid_t) -> i32 {
+    loop {
+        let mut status = 0;
+        // SAFETY: waitpid writes the status we pass.
+        let r = unsafe { libc::waitpid(-1, &mut status, 0) };
+        if r == pid {
+            if libc::WIFEXITED(status) {
+                return libc::WEXITSTATUS(status);
+            }
+            if libc::WIFSIGNALED(status) {
+                return 128 + libc::WTERMSIG(status);
+            }
+        } else if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return 1;
+        }
+    }
+}
+
+fn mkdirs(path: &Path, mode: u32) -> Result<(), String> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(mode)
+        .create(path)
+        .map_err(|e| format!("cannot create {}: {e}", path.display()))
+}
+
+/// `/newroot` + an absolute path.
+fn inside(root: &Path, p: &Path) -> PathBuf {
+    let mut out = root.to_path_buf();
+    out.extend(p.components().filter(|c| matches!(c, Component::Normal(_))));
+    out
+}
+
+fn bind(src: &Path, dst: &Path, read_only: bool) -> Result<(), String> {
+    mount(Some(src), dst, None, libc::MS_BIND | libc::MS_REC, None)?;
+    // A remount must keep the flags the kernel locked on the source (inside
+    // a user namespace it is refused otherwise).
+    // SAFETY: statvfs writes the struct we pass.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    let dst_c = cstr(dst)?;
+    // SAFETY: valid path and struct.
+    if unsafe { libc::statvfs(dst_c.as_ptr(), &mut st) } != 0 {
+        return Err(os_err(&format!("cannot stat {}", dst.display())));
+    }
+    let mut flags = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_NOSUID;
+    for (st_flag, ms_flag) in [
+        (libc::ST_NODEV, libc::MS_NODEV),
+        (libc::ST_NOEXEC, libc::MS_NOEXEC),
+        (libc::ST_NOATIME, libc::MS_NOATIME),
+        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
+        (libc::ST_RELATIME, libc::MS_RELATIME),
+    ] {
+        if st.f_flag & st_flag != 0 {
+            flags |= ms_flag;
+        }
+    }
+    if read_only {
+        flags |= libc::MS_RDONLY;
+    }
+    mount(None, dst, None, flags, None)
+}
+
+fn build_root(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
+    let base = Path::new(BASE);
+    mount(
+        Some(Path::new("tmpfs")),
+        base,
+        Some("tmpfs"),
+        libc::MS_NOSUID | libc::MS_NODEV,
+        Some("mode=0755,size=1m"),
+    )?;
+    std::env::set_current_dir(base).map_err(|e| format!("cannot enter {BASE}: {e}"))?;
+    for d in ["newroot", "oldroot", "disk"] {
+        mkdirs(&base.join(d), 0o755)?;
+    }
+    pivot_root(".", "oldroot")?;
+    std::env::set_current_dir("/").map_err(|e| format!("cannot enter /: {e}"))?;
+    let old = Path::new("/oldroot");
+    let new = Path::new("/newroot");
+    let disk = Path::new("/disk");
+    mount(
+        Some(Path::new("tmpfs")),
+        new,
+        Some("tmpfs"),
+        libc::MS_NOSUID | libc::MS_NODEV,
+        Some("mode=0755,size=4m"),
+    )?;
+    mount(
+        Some(Path::new("tmpfs")),
+        disk,
+        Some("tmpfs"),
+        libc::MS_NOSUID | libc::MS_NODEV,
+        Some(&format!("mode=0755,size={}", plan.disk_bytes.max(1 << 20))),
+    )?;
+    let work = disk.join("work");
+    mkdirs(&work, 0o700)?;
+    for d in ["tmp", "shm"] {
+        mkdirs(&disk.join(d), 0o755)?;
+        std::fs::set_permissions(disk.join(d), std::fs::Permissions::from_mode(0o1777))
+            .map_err(|e| format!("cannot set up /{d}: {e}"))?;
+    }
+    // /tmp first: what is bound later (the interpreter, the working
+    // directory) may live under it and must stay visible on top of it.
+    mkdirs(&new.join("tmp"), 0o755)?;
+    bind(&disk.join("tmp"), &new.join("tmp"), false)?;
+    for p in &plan.read_only {
+        let src = inside(old, p);
+        let dst = inside(new, p);
+        let Ok(meta) = std::fs::symlink_metadata(&src) else {
+            continue;
+        };
+        if let Some(parent) = dst.parent() {
+            mkdirs(parent, 0o755)?;
+        }
+        if meta.file_type().is_symlink() {
+            if let Ok(target) = std::fs::read_link(&src) {
+                let _ = std::os::unix::fs::symlink(target, &dst);
+            }
+            continue;
+        }
+        if meta.is_dir() {
+            mkdirs(&dst, 0o755)?;
+        } else if !dst.exists() {
+            std::fs::File::create(&dst)
+                .map_err(|e| format!("cannot create {}: {e}", dst.display()))?;
+        }
+        bind(&src, &dst, true)?;
+    }
+    build_dev(old, new, disk)?;
+    mkdirs(&new.join("proc"), 0o555)?;
+    mount(
+        Some(Path::new("proc")),
+        &new.join("proc"),
+        Some("proc"),
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+        None,
+    )?;
+    let work_dst = inside(new, workdir);
+    mkdirs(&work_dst, 0o755)?;
+    copy_tree(&inside(old, workdir), &work, plan.owner)?;
+    bind(&work, &work_dst, false)?;
+    // SAFETY: umount2 with a valid path.
+    if unsafe { libc::umount2(c"/oldroot".as_ptr(), libc::MNT_DETACH) } != 0 {
+        return Err(os_err("cannot detach the host's root"));
+    }
+    std::env::set_current_dir(new).map_err(|e| format!("cannot enter the new root: {e}"))?;
+    pivot_root(".", ".")?;
+    // SAFETY: as above.
+    if unsafe { libc::umount2(c".".as_ptr(), libc::MNT_DETACH) } != 0 {
+        return Err(os_err("cannot detach the assembly area"));
+    }
+    std::env::set_current_dir("/").map_err(|e| format!("cannot enter /: {e}"))?;
+    // Nothing outside the working directory, /tmp and /dev/shm is writable.
+    mount(
+        None,
+        Path::new("/"),
+        None,
+        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV,
+        None,
+    )?;
+    mount(
+        None,
+        Path::new("/dev"),
+        None,
+        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NOEXEC,
+        None,
+    )?;
+    Ok(())
+}
+
+/// A /dev with null, zero, full, random and urandom, the fd links and a
+/// private /dev/shm: no terminal, no disks, no other device.
+fn build_dev(old: &Path, new: &Path, disk: &Path) -> Result<(), String> {
+    let dev = new.join("dev");
+    mkdirs(&dev, 0o755)?;
+    mount(
+        Some(Path::new("tmpfs")),
+        &dev,
+        Some("tmpfs"),
+        libc::MS_NOSUID | libc::MS_NOEXEC,
+        Some("mode=0755,size=64k"),
+    )?;
+    for name in DEVICES {
+        let dst = dev.join(name);
+        std::fs::File::create(&dst).map_err(|e| format!("cannot create {}: {e}", dst.display()))?;
+        mount(
+            Some(&old.join("dev").join(name)),
+            &dst,
+            None,
+            libc::MS_BIND,
+            None,
+        )?;
+    }
+    for (link, target) in [
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ] {
+        std::os::unix::fs::symlink(target, dev.join(link))
+            .map_err(|e| format!("cannot link /dev/{link}: {e}"))?;
+    }
+    mkdirs(&dev.join("shm"), 0o755)?;
+    bind(&disk.join("shm"), &dev.join("shm"), false)
+}
+
+fn pivot_root(new_root: &str, put_old: &str) -> Result<(), String> {
+    let (n, o) = (
+        CString::new(new_root).unwrap_or_default(),
+        CString::new(put_old).unwrap_or_default(),
+    );
+    // SAFETY: both are valid NUL-terminated strings.
+    if unsafe { libc::syscall(libc::SYS_pivot_root, n.as_ptr(), o.as_ptr()) } != 0 {
+        return Err(os_err("cannot change the root"));
+    }
+    Ok(())
+}
+
+/// Copy the prepared working directory into the quota's tmpfs (regular
+/// files and directories only), owned by the run's uid.
+fn copy_tree(src: &Path, dst: &Path, owner: Option<u32>) -> Result<(), String> {
+    let chown = |p: &Path| match owner {
+        Some(id) => std::os::unix::fs::lchown(p, Some(id), Some(id))
+            .map_err(|e| format!("cannot hand {} to the run: {e}", p.display())),
+        None => Ok(()),
+    };
+    chown(dst)?;
+    let entries =
+        std::fs::read_dir(src).map_err(|e| format!("cannot read {}: {e}", src.display()))?;
+    for entry in entries.flatten() {
+        let (from, to) = (entry.path(), dst.join(entry.file_name()));
+        let Ok(ft) = entry.file_type() else { continue };
+        if ft.is_dir() {
+            mkdirs(&to, 0o755)?;
+            copy_tree(&from, &to, owner)?;
+        } else if ft.is_file() {
+            std::fs::copy(&from, &to)
+                .map_err(|e| format!("cannot copy {}: {e}", from.display()))?;
+            chown(&to)?;
+        }
+    }
+    Ok(())
+}
+
+/// Copy the collected files from the run's working directory (now only in
+/// this mount namespace) back to the host's: regular files only, never
+/// through a symlink (every process of the run has ended by now).
+fn copy_out(host_dir: &std::fs::File, workdir: &Path, names: &[String]) {
+    for name in names {
+        let rel = Path::new(name);
+        if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
+            continue;
+        }
+        let mut path = workdir.to_path_buf();
+        let mut through_symlink = false;
+        for c in rel.components() {
+            path.push(c);
+            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+                through_symlink = true;
+                break;
+            }
+        }
+        if through_symlink {
+            continue;
+        }
+        let Ok(file) = std::fs::File::open(&path) else {
+            continue;
+        };
+        if !file.metadata().is_ok_and(|m| m.is_file()) {
+            continue;
+        }
+        let mut data = Vec::new();
+        if file.take(COLLECT_CAP).read_to_end(&mut data).is_err() {
+            continue;
+        }
+        let Ok(name_c) = CString::new(name.as_bytes()) else {
+            continue;
+        };
+        // SAFETY: openat on our own directory fd with a valid relative name.
+        let fd = unsafe {
+            libc::openat(
+                host_dir.as_raw_fd(),
+                name_c.as_ptr(),
+                libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+                0o600,
+            )
+        };
+        if fd < 0 {
+            continue;
+        }
+        // SAFETY: fd was just opened and is owned here.
+        let mut out = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+        let _ = out.write_all(&data);
+    }
+}

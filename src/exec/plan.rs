@@ -1,0 +1,257 @@
+//! How one run is started: the helper's plan (namespaces, rlimits, uid,
+//! Landlock, seccomp), the command that starts it (the helper alone, or
+//! inside bubblewrap), the environment, and the uids runs drop to.
+
+use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use super::helper::{HELPER_ARG, HelperPlan, LandlockPlan, Rlimits};
+use super::namespaces::NamespacePlan;
+use super::sandbox::{Namespaces, SYSTEM_READ_DIRS};
+use super::{ExecError, RunSpec, Sandbox};
+
+/// What `os.cpu_count()` reads.
+const CPU_INFO_DIR: &str = "/sys/devices/system/cpu";
+
+impl Sandbox {
+    pub(crate) fn command(
+        &self,
+        root: &Path,
+        spec: &RunSpec,
+        run_uid: Option<u32>,
+    ) -> Result<tokio::process::Command, ExecError> {
+        let mut argv: Vec<OsString> = vec![
+            self.interpreter.clone().into_os_string(),
+            // Not -I: that implies -P, and the harness imports the node's
+            // module from the working directory.
+            "-E".into(),
+            "-s".into(),
+            "-u".into(),
+            "-B".into(),
+        ];
+        if spec.no_site {
+            argv.push("-S".into());
+        }
+        argv.push(spec.script.clone().into());
+        argv.extend(spec.args.iter().map(OsString::from));
+        let limits = &spec.limits;
+        let mut cmd = match &self.helper {
+            Some(helper) => {
+                let plan = self.helper_plan(root, argv, limits, run_uid, &spec.collect);
+                let json = serde_json::to_string(&plan)
+                    .map_err(|e| ExecError::Sandbox(format!("cannot encode the plan: {e}")))?;
+                let mut cmd = match &self.namespaces {
+                    Namespaces::Bwrap(bwrap) => {
+                        let mut c = tokio::process::Command::new(bwrap);
+                        c.args(self.bwrap_args(root, limits.disk_bytes));
+                        c.arg("--").arg(helper);
+                        c
+                    }
+                    Namespaces::Native | Namespaces::Missing => {
+                        tokio::process::Command::new(helper)
+                    }
+                };
+                cmd.arg(HELPER_ARG).arg(json);
+                cmd
+            }
+            None => {
+                // No helper binary: limits in the child before exec, no
+                // Landlock or seccomp (reported as inactive).
+                let mut c = match &self.namespaces {
+                    Namespaces::Bwrap(bwrap) => {
+                        let mut c = tokio::process::Command::new(bwrap);
+                        c.args(self.bwrap_args(root, limits.disk_bytes));
+                        c.arg("--");
+                        c.args(&argv);
+                        c
+                    }
+                    Namespaces::Native | Namespaces::Missing => {
+                        let mut c = tokio::process::Command::new(&argv[0]);
+                        c.args(&argv[1..]);
+                        c
+                    }
+                };
+                let r = self.rlimits(limits);
+                // SAFETY: only async-signal-safe getrlimit/setrlimit calls run in the child.
+                unsafe {
+                    c.pre_exec(move || {
+                        for (res, v) in [
+                            (libc::RLIMIT_CPU, r.cpu_secs),
+                            (libc::RLIMIT_AS, r.address_space),
+                            (libc::RLIMIT_FSIZE, r.file_size),
+                            (libc::RLIMIT_NOFILE, r.open_files),
+                            (libc::RLIMIT_CORE, 0),
+                        ] {
+                            let mut cur = libc::rlimit {
+                                rlim_cur: 0,
+                                rlim_max: 0,
+                            };
+                            let max = if libc::getrlimit(res, &mut cur) == 0 {
+                                cur.rlim_max
+                            } else {
+                                libc::RLIM_INFINITY
+                            };
+                            let v = (v as libc::rlim_t).min(max);
+                            let lim = libc::rlimit {
+                                rlim_cur: v,
+                                rlim_max: v,
+                            };
+                            libc::setrlimit(res, &lim);
+                        }
+                        Ok(())
+                    });
+                }
+                c
+            }
+        };
+        cmd.current_dir(root)
+            .env_clear()
+            .envs(sandbox_env(root))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        // SAFETY: setsid is async-signal-safe; the child becomes the leader of
+        // its own session and process group, which is how the run is killed.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::setsid();
+                Ok(())
+            });
+        }
+        Ok(cmd)
+    }
+
+    fn rlimits(&self, limits: &super::Limits) -> Rlimits {
+        Rlimits {
+            cpu_secs: limits.cpu_secs.max(1),
+            address_space: limits.memory_bytes,
+            file_size: limits.file_size_bytes,
+            open_files: limits.open_files,
+            processes: self.process_limit_holds().then_some(limits.max_processes),
+        }
+    }
+
+    /// What the helper does for one run.
+    pub(crate) fn helper_plan(
+        &self,
+        root: &Path,
+        argv: Vec<OsString>,
+        limits: &super::Limits,
+        run_uid: Option<u32>,
+        collect: &[String],
+    ) -> HelperPlan {
+        let namespaces = (self.namespaces == Namespaces::Native).then(|| {
+            let mut read_only: Vec<PathBuf> = SYSTEM_READ_DIRS.iter().map(PathBuf::from).collect();
+            read_only.push(PathBuf::from(CPU_INFO_DIR));
+            read_only.extend(self.interp.paths.iter().cloned());
+            NamespacePlan {
+                user: !self.is_root,
+                read_only,
+                disk_bytes: limits.disk_bytes,
+                collect: collect.to_vec(),
+                owner: run_uid,
+            }
+        });
+        HelperPlan {
+            workdir: root.to_path_buf(),
+            argv,
+            rlimits: self.rlimits(limits),
+            drop_to: run_uid,
+            landlock: self.use_landlock.then(|| self.landlock_plan(root)),
+            seccomp: self.use_seccomp,
+            pin_process_group: !self.has_namespaces(),
+            reduced: !self.has_namespaces(),
+            namespaces,
+        }
+    }
+
+    /// Read: the system, the interpreter, five devices, and /proc (the
+    /// run's own with namespaces; without them only a few host-wide files,
+    /// not other processes). Write: the working directory, /dev/null, the private /tmp,
+    /// and /dev/shm only where it is the sandbox's own tmpfs or the run's uid
+    /// owns nothing else there.
+    fn landlock_plan(&self, root: &Path) -> LandlockPlan {
+        let mut read: Vec<PathBuf> = SYSTEM_READ_DIRS.iter().map(PathBuf::from).collect();
+        read.push(PathBuf::from(CPU_INFO_DIR));
+        read.extend(
+            ["null", "zero", "full", "random", "urandom"].map(|d| PathBuf::from("/dev").join(d)),
+        );
+        if self.has_namespaces() {
+            read.push(PathBuf::from("/proc"));
+        } else {
+            read.extend(
+                ["/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/self"].map(PathBuf::from),
+            );
+        }
+        read.extend(self.interp.paths.iter().cloned());
+        let mut write = vec![root.to_path_buf(), PathBuf::from("/dev/null")];
+        if self.has_namespaces() {
+            // The sandbox's own /tmp, within the disk quota.
+            write.push(PathBuf::from("/tmp"));
+        }
+        if self.has_namespaces() || self.drop_uid {
+            write.push(PathBuf::from("/dev/shm"));
+        } else {
+            read.push(PathBuf::from("/dev/shm"));
+        }
+        LandlockPlan { read, write }
+    }
+
+    /// With bubblewrap, a program killed by a signal shows as 128 + signal.
+    pub(crate) fn decode_status(
+        &self,
+        status: std::process::ExitStatus,
+    ) -> (Option<i32>, Option<i32>) {
+        match (status.code(), status.signal()) {
+            (Some(code), _) if self.has_namespaces() && code > 128 && code < 128 + 65 => {
+                (None, Some(code - 128))
+            }
+            (code, signal) => (code, signal),
+        }
+    }
+
+    pub(crate) async fn kill_uid(&self, uid: u32) {
+        let Some(helper) = &self.helper else {
+            return;
+        };
+        let mut cmd = tokio::process::Command::new(helper);
+        cmd.args([HELPER_ARG, "--kill-uid", &uid.to_string()])
+            .env_clear()
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        if let Ok(mut child) = cmd.spawn() {
+            let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
+        }
+    }
+}
+
+/// The whole environment a run sees.
+pub(crate) fn sandbox_env(root: &Path) -> Vec<(OsString, OsString)> {
+    let tmp = root.join(".tmp");
+    vec![
+        ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
+        ("HOME".into(), root.as_os_str().to_owned()),
+        ("PWD".into(), root.as_os_str().to_owned()),
+        ("TMPDIR".into(), tmp.into_os_string()),
+        ("LANG".into(), "C.UTF-8".into()),
+        ("LC_ALL".into(), "C.UTF-8".into()),
+        ("TERM".into(), "dumb".into()),
+    ]
+}
+
+/// Uids handed to runs when codeloop is root: one per run, so that the
+/// process limit counts only that run's processes and its leftovers can be
+/// found and killed. Far above the ranges distributions give to users.
+pub(crate) fn next_run_uid() -> u32 {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    const BASE: u32 = 1_900_000_000;
+    let n = NEXT.fetch_add(1, Ordering::Relaxed) % 100_000;
+    BASE + (std::process::id() % 1000) * 100_000 + n
+}
