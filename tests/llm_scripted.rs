@@ -207,6 +207,9 @@ async fn a_recorded_tape_is_a_script() {
         text: text.into(),
         usage,
         duration_ms: 5,
+        reasoning: String::new(),
+        finish_reason: None,
+        usage_estimated: false,
     };
     tape.append(req(1, "plan", Purpose::Plan)).unwrap();
     tape.append(Event::ModelDelta {

@@ -115,6 +115,9 @@ fn session_events() -> Vec<Event> {
                 completion_tokens: 6,
             }),
             duration_ms: 5,
+            reasoning: String::new(),
+            finish_reason: None,
+            usage_estimated: false,
         },
         Event::Reflection {
             node: "double".into(),

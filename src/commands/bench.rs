@@ -337,10 +337,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             no_model_for_own_task(&selected, args.model.demo.is_some())
         );
     }
-    let sandbox = Sandbox::probe();
-    if let Some(problem) = sandbox.interpreter_problem() {
-        anyhow::bail!("{problem}");
-    }
+    let sandbox = super::sandbox_for_generated_code()?;
     let sandbox = Arc::new(sandbox);
     let out = args.out.clone().unwrap_or_else(|| {
         let name = args

@@ -11,3 +11,28 @@ pub mod resume;
 pub mod run;
 pub mod sessions;
 pub mod ui;
+
+use std::io::IsTerminal;
+
+use crate::exec::Sandbox;
+
+/// The sandbox for a command that runs generated code (`run`, `bench`,
+/// `resume`): probed, refused with what to do when only a reduced sandbox
+/// nobody chose is available, and announced on stderr (in red on a
+/// terminal) whenever it is not full.
+pub fn sandbox_for_generated_code() -> anyhow::Result<Sandbox> {
+    let sandbox = Sandbox::probe();
+    if let Some(problem) = sandbox.interpreter_problem() {
+        anyhow::bail!("{problem}");
+    }
+    sandbox.refuse_unless_allowed()?;
+    let warning = if std::io::stderr().is_terminal() {
+        sandbox.warning_red()
+    } else {
+        sandbox.warning()
+    };
+    if let Some(warning) = warning {
+        eprintln!("codeloop: {warning}");
+    }
+    Ok(sandbox)
+}

@@ -19,7 +19,6 @@ use super::model::{ModelArgs, select_model};
 use super::run::Progress;
 use crate::config::Config;
 use crate::engine::{self, ContinueSetup, EngineOptions};
-use crate::exec::Sandbox;
 use crate::session::{Command, ConfigSummary, Event, State, index, read_tape};
 
 #[derive(Debug, clap::Args)]
@@ -163,10 +162,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         recorded_model(&state.config, &args.model)?
     };
     let selected = select_model(&config, &model_args).await?;
-    let sandbox = Sandbox::probe();
-    if let Some(problem) = sandbox.interpreter_problem() {
-        bail!("{problem}");
-    }
+    let sandbox = super::sandbox_for_generated_code()?;
     // The session's own settings where its tape keeps them.
     let recorded = |n: u64, otherwise: u64| if n > 0 { n } else { otherwise };
     let base = EngineOptions {

@@ -11,7 +11,6 @@ use anyhow::{Context, bail};
 use super::model::{ModelArgs, Selected, select_model};
 use crate::config::Config;
 use crate::engine::{self, EngineOptions, EngineSetup};
-use crate::exec::Sandbox;
 use crate::session::{Command, Event, NodeStatus, NoticeLevel, Record, RunKind, State};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
@@ -135,10 +134,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             bail!("the input file {} does not exist", input.display());
         }
     }
-    let sandbox = Sandbox::probe();
-    if let Some(problem) = sandbox.interpreter_problem() {
-        bail!("{problem}");
-    }
+    let sandbox = super::sandbox_for_generated_code()?;
     let session_dir = engine::new_session_dir(&config.sessions_dir());
     let tape = session_dir.join("tape.jsonl");
     let setup = EngineSetup {
@@ -456,8 +452,12 @@ impl Progress {
                 config.max_iterations,
                 plural(config.max_iterations as usize)
             ),
+            Event::ModelRestart { reason, .. } => {
+                format!("        the model's reply starts again: {reason}")
+            }
             Event::ModelRequest { .. }
             | Event::ModelDelta { .. }
+            | Event::ModelReasoning { .. }
             | Event::ModelReply { .. }
             | Event::Check { .. }
             | Event::RunStarted { .. }

@@ -10,13 +10,15 @@ use super::context::{Core, Stop};
 use super::extract;
 use super::prompts::PromptError;
 use super::steering::GateAnswer;
-use crate::llm::{ChatRequest, LlmError};
+use crate::llm::{ChatReply, ChatRequest, Delta, FinishReason, LlmError};
 use crate::protocol::{ChatMessage, Role};
 use crate::session::{Event, NoticeLevel, Purpose, Step, TapeError};
 
 /// Streamed reply text is recorded in pieces of about this size or age.
 const DELTA_BYTES: usize = 256;
 const DELTA_AGE: Duration = Duration::from_millis(50);
+/// A reply cut off at the token limit is continued at most this many times.
+const CONTINUATIONS: u32 = 2;
 
 /// How the notice that the budget is spent begins (it is given once).
 const BUDGET_SPENT: &str = "the session's token budget";
@@ -95,47 +97,61 @@ impl Core {
                 (vec![event], call_id)
             })
             .await?;
-        let (tx, mut rx) = mpsc::channel::<String>(256);
-        let forward = async {
-            let mut buf = String::new();
-            let mut since = Instant::now();
-            while let Some(piece) = rx.recv().await {
-                buf.push_str(&piece);
-                if buf.len() >= DELTA_BYTES || since.elapsed() >= DELTA_AGE {
-                    let text = std::mem::take(&mut buf);
-                    self.record(Event::ModelDelta { call_id, text }).await?;
-                    since = Instant::now();
-                }
-            }
-            if !buf.is_empty() {
-                self.record(Event::ModelDelta { call_id, text: buf })
-                    .await?;
-            }
-            Ok::<(), TapeError>(())
-        };
         let started = Instant::now();
-        let model = self.model.clone();
-        let ask = async move {
-            tokio::select! {
-                r = model.stream_chat(request, tx) => r,
-                _ = self.cancel.cancelled() => Err(LlmError::Cancelled),
-            }
-        };
-        let (reply, forwarded) = tokio::join!(ask, forward);
-        forwarded?;
+        let mut reply = self.stream(call_id, request.clone()).await?;
+        let mut continued = 0;
+        while let Ok(cut) = &reply
+            && cut.is_cut_off()
+            && continued < CONTINUATIONS
+        {
+            continued += 1;
+            self.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "the reply to {} was cut off at the model's token limit: asking it to continue where it stopped ({continued} of {CONTINUATIONS})",
+                    request.tag
+                ),
+            )
+            .await?;
+            let more = self.stream(call_id, request.continuation(cut)).await?;
+            reply = match (reply, more) {
+                (Ok(mut whole), Ok(more)) => {
+                    whole.extend(more);
+                    Ok(whole)
+                }
+                (_, Err(e)) | (Err(e), _) => Err(e),
+            };
+        }
         match reply {
             Ok(reply) => {
                 if reply.usage_estimated {
                     self.notice_once(NoticeLevel::Info, USAGE_ESTIMATED, USAGE_ESTIMATED.into())
                         .await?;
                 }
+                let finish_reason = (reply.finish_reason != FinishReason::Stop)
+                    .then(|| reply.finish_reason.as_str().to_string());
                 self.record(Event::ModelReply {
                     call_id,
                     text: reply.text.clone(),
                     usage: reply.usage,
                     duration_ms: started.elapsed().as_millis() as u64,
+                    reasoning: reply.reasoning.clone(),
+                    finish_reason,
+                    usage_estimated: reply.usage_estimated,
                 })
                 .await?;
+                if reply.is_cut_off() {
+                    // Half a function is never compiled.
+                    self.notice(
+                        NoticeLevel::Error,
+                        format!(
+                            "the reply to {} was still cut off after {CONTINUATIONS} continuations: it is not used. Raise the reply limit (`--max-tokens`, or `max_tokens` in the model's profile)",
+                            request.tag
+                        ),
+                    )
+                    .await?;
+                    return Err(Stop::Failed);
+                }
                 Ok(reply.text)
             }
             // Only the session's cancel token ends a call this way.
@@ -158,6 +174,68 @@ impl Core {
                 Err(Stop::Failed)
             }
         }
+    }
+
+    /// Stream one request onto the tape under `call_id`: answer pieces as
+    /// deltas, reasoning apart, restarts as they happen. Ends early when the
+    /// session is cancelled.
+    async fn stream(
+        &self,
+        call_id: u64,
+        request: ChatRequest,
+    ) -> Result<Result<ChatReply, LlmError>, TapeError> {
+        let (tx, mut rx) = mpsc::channel::<Delta>(256);
+        let forward = async {
+            let mut answer = String::new();
+            let mut reasoning = String::new();
+            let mut since = Instant::now();
+            while let Some(delta) = rx.recv().await {
+                match delta {
+                    Delta::Content(piece) => answer.push_str(&piece),
+                    Delta::Reasoning(piece) => reasoning.push_str(&piece),
+                    Delta::Restart(reason) => {
+                        answer.clear();
+                        reasoning.clear();
+                        self.record(Event::ModelRestart { call_id, reason }).await?;
+                        continue;
+                    }
+                }
+                if answer.len() + reasoning.len() >= DELTA_BYTES || since.elapsed() >= DELTA_AGE {
+                    self.flush_deltas(call_id, &mut answer, &mut reasoning)
+                        .await?;
+                    since = Instant::now();
+                }
+            }
+            self.flush_deltas(call_id, &mut answer, &mut reasoning)
+                .await
+        };
+        let model = self.model.clone();
+        let ask = async move {
+            tokio::select! {
+                r = model.stream(request, tx) => r,
+                _ = self.cancel.cancelled() => Err(LlmError::Cancelled),
+            }
+        };
+        let (reply, forwarded) = tokio::join!(ask, forward);
+        forwarded?;
+        Ok(reply)
+    }
+
+    async fn flush_deltas(
+        &self,
+        call_id: u64,
+        answer: &mut String,
+        reasoning: &mut String,
+    ) -> Result<(), TapeError> {
+        if !reasoning.is_empty() {
+            let text = std::mem::take(reasoning);
+            self.record(Event::ModelReasoning { call_id, text }).await?;
+        }
+        if !answer.is_empty() {
+            let text = std::mem::take(answer);
+            self.record(Event::ModelDelta { call_id, text }).await?;
+        }
+        Ok(())
     }
 
     /// A call whose reply must hold code: asked once more, plainly, if it has

@@ -48,6 +48,13 @@ pub enum Event {
     },
     /// A piece of a streamed reply. Deltas may be coalesced.
     ModelDelta { call_id: u64, text: String },
+    /// A piece of the model's reasoning, streamed apart from its answer
+    /// (`<think>` blocks, `reasoning_content` fields): never code or plan.
+    ModelReasoning { call_id: u64, text: String },
+    /// Everything streamed so far for this call is void (the stream broke
+    /// and the call was made again, or the reply turned out to have begun
+    /// inside a reasoning block); the pieces that follow replace it.
+    ModelRestart { call_id: u64, reason: String },
     /// The whole reply, once the stream ended.
     ModelReply {
         call_id: u64,
@@ -55,6 +62,15 @@ pub enum Event {
         #[serde(default)]
         usage: Option<Usage>,
         duration_ms: u64,
+        /// The model's reasoning, kept apart from `text`.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        reasoning: String,
+        /// Why the reply ended, when not a plain stop ("length", "content_filter").
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        finish_reason: Option<String>,
+        /// `usage` was estimated (about 4 characters a token), not reported by the model.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        usage_estimated: bool,
     },
     /// The call failed for good (after retries).
     ModelError { call_id: u64, message: String },
@@ -157,6 +173,8 @@ impl Event {
             Event::SessionStarted { .. } => "session_started",
             Event::ModelRequest { .. } => "model_request",
             Event::ModelDelta { .. } => "model_delta",
+            Event::ModelReasoning { .. } => "model_reasoning",
+            Event::ModelRestart { .. } => "model_restart",
             Event::ModelReply { .. } => "model_reply",
             Event::ModelError { .. } => "model_error",
             Event::Plan { .. } => "plan",

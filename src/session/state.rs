@@ -143,6 +143,12 @@ pub struct CallState {
     pub done: bool,
     pub error: Option<String>,
     pub usage: Option<Usage>,
+    /// The model's reasoning, apart from its reply (streamed, then whole).
+    pub reasoning: String,
+    /// Why the reply ended, when not a plain stop ("length", ...).
+    pub finish_reason: Option<String>,
+    /// The usage was estimated, not reported by the model.
+    pub usage_estimated: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -241,6 +247,9 @@ impl State {
                         done: false,
                         error: None,
                         usage: None,
+                        reasoning: String::new(),
+                        finish_reason: None,
+                        usage_estimated: false,
                     },
                 );
                 self.paused = None;
@@ -260,16 +269,41 @@ impl State {
                     t.push_str(text);
                 }
             }
+            Event::ModelReasoning { call_id, text } => {
+                if let Some(call) = self.calls.get_mut(call_id) {
+                    call.reasoning.push_str(text);
+                }
+            }
+            Event::ModelRestart { call_id, .. } => {
+                if let Some(call) = self.calls.get_mut(call_id) {
+                    call.reply.clear();
+                    call.reasoning.clear();
+                    if let Some(node) = call.purpose.node().and_then(|n| self.nodes.get_mut(n)) {
+                        node.streaming = None;
+                    }
+                }
+                if let Some(HistoryEntry::Reflection { text: t, .. }) =
+                    self.reflection_for_call(*call_id)
+                {
+                    t.clear();
+                }
+            }
             Event::ModelReply {
                 call_id,
                 text,
                 usage,
+                reasoning,
+                finish_reason,
+                usage_estimated,
                 ..
             } => {
                 if let Some(call) = self.calls.get_mut(call_id) {
                     call.reply = text.clone();
                     call.done = true;
                     call.usage = *usage;
+                    call.reasoning = reasoning.clone();
+                    call.finish_reason = finish_reason.clone();
+                    call.usage_estimated = *usage_estimated;
                     if let Some(node) = call.purpose.node().and_then(|n| self.nodes.get_mut(n)) {
                         node.streaming = None;
                     }

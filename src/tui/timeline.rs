@@ -330,6 +330,8 @@ fn active_node(event: &Event) -> Option<&str> {
         }
         Event::SessionStarted { .. }
         | Event::ModelDelta { .. }
+        | Event::ModelReasoning { .. }
+        | Event::ModelRestart { .. }
         | Event::ModelReply { .. }
         | Event::ModelError { .. }
         | Event::Plan { .. }

@@ -90,6 +90,9 @@ pub fn events() -> Vec<Event> {
                 completion_tokens: 120,
             }),
             duration_ms: 200,
+            reasoning: String::new(),
+            finish_reason: None,
+            usage_estimated: false,
         },
         Event::Plan {
             specs: vec![
@@ -178,6 +181,9 @@ pub fn events() -> Vec<Event> {
                 completion_tokens: 40,
             }),
             duration_ms: 300,
+            reasoning: String::new(),
+            finish_reason: None,
+            usage_estimated: false,
         },
         Event::Reflection {
             node: "parse_line".into(),
