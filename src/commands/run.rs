@@ -89,6 +89,7 @@ pub fn engine_options(config: &Config, args: &Args) -> EngineOptions {
         keep_alive: false,
         cache_dir: (!args.no_cache).then(|| config.paths.cache_dir.clone()),
         output_dir: args.out.clone(),
+        ..EngineOptions::default()
     }
 }
 
@@ -399,6 +400,41 @@ impl Progress {
                     .map(|l| format!("        {l}"))
                     .collect::<Vec<_>>()
                     .join("\n")
+            }
+            Event::Attempt {
+                node,
+                iteration,
+                kind,
+                runtime_values,
+            } => format!(
+                "attempt {node} #{iteration}: {}{}",
+                kind.label(),
+                if *runtime_values {
+                    " (with runtime values)"
+                } else {
+                    ""
+                }
+            ),
+            Event::TestsChanged {
+                node,
+                iteration,
+                reason,
+                applied,
+                rejected_because,
+                ..
+            } => {
+                let verdict = match (applied, rejected_because) {
+                    (true, _) => "applied".to_string(),
+                    (false, Some(why)) => format!("rejected: {why}"),
+                    (false, None) => "rejected".to_string(),
+                };
+                self.paint(
+                    "33",
+                    &format!(
+                        "tests   {node} changed by the model (after #{iteration}, {verdict}): {}",
+                        reason.replace('\n', " ")
+                    ),
+                )
             }
             Event::Reflection {
                 node,

@@ -11,7 +11,7 @@ use super::runs::{self, PreparedRun};
 use crate::exec::check::{self, CheckInput};
 use crate::exec::{ExecError, Limits, OutputChunk};
 use crate::protocol::Location;
-use crate::session::{Event, Finding, NoticeLevel, RunKind, RunRecord, TapeError};
+use crate::session::{Event, Finding, NoticeLevel, RunKind, RunRecord, State, TapeError};
 
 /// Output of one run recorded on the tape at most; the rest is in the run's log file.
 const OUTPUT_ON_TAPE: usize = 1 << 20;
@@ -33,15 +33,26 @@ impl Core {
 
     /// Check the syntax and imports of `name`'s latest code (advisory).
     pub async fn check(&self, name: &str, iteration: u32) -> Result<(), TapeError> {
-        let Some(code) =
-            self.read(|s| s.nodes.get(name).and_then(|n| n.code().map(str::to_string)))
-        else {
+        let Some((code, foreign)) = self.read(|s| {
+            let code = s
+                .nodes
+                .get(name)
+                .and_then(|n| n.code().map(str::to_string))?;
+            let foreign = s
+                .nodes
+                .keys()
+                .filter(|k| *k != name)
+                .cloned()
+                .collect::<Vec<_>>();
+            Some((code, foreign))
+        }) else {
             return Ok(());
         };
         let spec = check::check_run(&[CheckInput {
             file: format!("{name}.py"),
             code,
             defines: vec![name.to_string()],
+            foreign,
         }]);
         let findings = match self
             .sandbox
@@ -166,4 +177,33 @@ impl Core {
         .await?;
         Ok((record, location))
     }
+}
+
+/// The check's finding that `name`'s code defines another node's function,
+/// as a failure to repair: it never runs, since in the assembled program one
+/// definition would silently replace the other.
+pub fn redefinition(state: &State, name: &str) -> Option<Location> {
+    let n = state.nodes.get(name)?;
+    let finding = n.findings.iter().find(|f| f.kind == "redefinition")?;
+    let code = n.code().unwrap_or("");
+    let context = finding
+        .line
+        .map(|line| {
+            code.lines()
+                .enumerate()
+                .map(|(i, text)| (i as u32 + 1, text.to_string()))
+                .filter(|(i, _)| i + 2 >= line && *i <= line + 2)
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(Location {
+        file: format!("{name}.py"),
+        line: finding.line,
+        function: Some(name.to_string()),
+        error_type: "Redefinition".into(),
+        message: finding.message.clone(),
+        context,
+        in_node_code: true,
+        ..Location::default()
+    })
 }

@@ -44,6 +44,7 @@ mod recorder;
 pub mod runs;
 mod schedule;
 mod steering;
+mod testfix;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -108,6 +109,11 @@ pub struct EngineOptions {
     pub cache_dir: Option<PathBuf>,
     /// Where the program, its tests and the report go; None = `out/` in the session folder.
     pub output_dir: Option<PathBuf>,
+    /// Show the runtime values at a failure in the repair prompt.
+    pub runtime_values: bool,
+    /// After the second failed repair of a node, start fresh from the spec;
+    /// off: repair every time (another approach when a failure repeats).
+    pub fresh_start: bool,
 }
 
 impl Default for EngineOptions {
@@ -122,6 +128,8 @@ impl Default for EngineOptions {
             keep_alive: false,
             cache_dir: None,
             output_dir: None,
+            runtime_values: true,
+            fresh_start: true,
         }
     }
 }

@@ -30,6 +30,8 @@ pub struct State {
     /// Iterations and reflections, in order: the history timeline.
     pub history: Vec<HistoryEntry>,
     pub usage: Usage,
+    /// Time spent waiting for model replies, milliseconds, summed over calls.
+    pub model_ms: u64,
     /// What the engine is paused before, if it is.
     pub paused: Option<Step>,
     pub step_mode: bool,
@@ -58,6 +60,11 @@ pub struct NodeState {
     pub last_error: Option<Location>,
     pub findings: Vec<Finding>,
     pub hints: Vec<String>,
+    /// The attempts after a failure, oldest first: the iteration each one
+    /// wrote, its kind (repair, fresh start), whether its prompt held runtime values.
+    pub attempts: Vec<AttemptInfo>,
+    /// Test changes the model proposed, applied or not, oldest first.
+    pub test_changes: Vec<TestChange>,
     /// Asked to run again once the pass under way is over: a re-run, or an
     /// edit of code or tests that arrived while the node was not being worked
     /// on (a node at work picks its edits up by itself). A pass taking it
@@ -77,6 +84,8 @@ impl NodeState {
             last_error: None,
             findings: Vec::new(),
             hints: Vec::new(),
+            attempts: Vec::new(),
+            test_changes: Vec::new(),
             queued: false,
         }
     }
@@ -89,6 +98,20 @@ impl NodeState {
     /// The current iteration number (0 before any code).
     pub fn iteration(&self) -> u32 {
         self.versions.last().map(|v| v.iteration).unwrap_or(0)
+    }
+
+    /// The kind of attempt that wrote `iteration`, if one did after a failure.
+    pub fn attempt_kind(&self, iteration: u32) -> Option<AttemptKind> {
+        self.attempts
+            .iter()
+            .rev()
+            .find(|a| a.iteration == iteration)
+            .map(|a| a.kind)
+    }
+
+    /// The model's test fixes that were applied.
+    pub fn applied_test_fixes(&self) -> usize {
+        self.test_changes.iter().filter(|c| c.applied).count()
     }
 
     /// An edit of this node queues it to run again unless the node is being
@@ -105,6 +128,28 @@ pub struct CodeVersion {
     pub iteration: u32,
     pub code: String,
     pub source: CodeSource,
+}
+
+/// One attempt after a failure (`Event::Attempt`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AttemptInfo {
+    /// The code version it writes.
+    pub iteration: u32,
+    pub kind: AttemptKind,
+    pub runtime_values: bool,
+}
+
+/// A change of a node's tests proposed by the model (`Event::TestsChanged`):
+/// the old and new tests, the model's reason, and whether it was applied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TestChange {
+    /// The iteration whose failure was blamed on the tests.
+    pub iteration: u32,
+    pub old: String,
+    pub new: String,
+    pub reason: String,
+    pub applied: bool,
+    pub rejected_because: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -237,8 +282,9 @@ impl State {
                 call_id,
                 text,
                 usage,
-                ..
+                duration_ms,
             } => {
+                self.model_ms += duration_ms;
                 if let Some(call) = self.calls.get_mut(call_id) {
                     call.reply = text.clone();
                     call.done = true;
@@ -392,6 +438,43 @@ impl State {
                     iteration: *iteration,
                     location: location.clone(),
                 });
+            }
+            Event::Attempt {
+                node,
+                iteration,
+                kind,
+                runtime_values,
+            } => {
+                if let Some(n) = self.nodes.get_mut(node) {
+                    n.attempts.push(AttemptInfo {
+                        iteration: *iteration,
+                        kind: *kind,
+                        runtime_values: *runtime_values,
+                    });
+                }
+            }
+            Event::TestsChanged {
+                node,
+                iteration,
+                old,
+                new,
+                reason,
+                applied,
+                rejected_because,
+            } => {
+                if let Some(n) = self.nodes.get_mut(node) {
+                    if *applied {
+                        n.tests = Some(new.clone());
+                    }
+                    n.test_changes.push(TestChange {
+                        iteration: *iteration,
+                        old: old.clone(),
+                        new: new.clone(),
+                        reason: reason.clone(),
+                        applied: *applied,
+                        rejected_because: rejected_because.clone(),
+                    });
+                }
             }
             Event::Reflection {
                 node,

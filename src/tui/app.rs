@@ -1554,6 +1554,8 @@ fn active_node(event: &Event) -> Option<&str> {
         | Event::Code { node, .. }
         | Event::Check { node, .. }
         | Event::Localized { node, .. }
+        | Event::Attempt { node, .. }
+        | Event::TestsChanged { node, .. }
         | Event::Reflection { node, .. } => Some(node),
         Event::RunStarted { node, .. } => node.as_deref(),
         Event::NodeStatus { node, status } => {

@@ -368,6 +368,7 @@ fn describe_step(step: &crate::session::Step) -> String {
             iteration,
         } => format!("running {n} (iteration {iteration})"),
         Step::Run { node: None, .. } => "running the program".into(),
+        Step::TestFix { node, .. } => format!("changing the tests of {node} (the model's fix)"),
     }
 }
 
