@@ -226,7 +226,7 @@ async fn a_test_the_reflection_blames_is_fixed_once_the_person_approves() {
             _ => None,
         })
         .unwrap();
-    assert_eq!(change.0, true);
+    assert!(change.0, "applied");
     assert!(change.1.contains("the test is wrong"), "{}", change.1);
     assert_eq!(change.2, 1);
     let node = &state.nodes["double"];

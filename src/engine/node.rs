@@ -12,7 +12,7 @@ use crate::session::{Event, NodeStatus, NoticeLevel, RunKind, RunRecord, Step};
 
 /// How a node's run went.
 enum NodeRun {
-    Ran(RunRecord, Option<crate::protocol::Location>),
+    Ran(RunRecord, Box<Option<crate::protocol::Location>>),
     /// The code was edited while the run waited at the gate: check it first.
     Edited,
     /// The person skipped the run: the node is accepted.
@@ -68,7 +68,7 @@ impl Core {
                 // Caught before it runs: repaired like a failure.
                 Some(location) => (false, Some(location)),
                 None => match self.run_node(name, iteration).await? {
-                    NodeRun::Ran(record, location) => (record.passed, location),
+                    NodeRun::Ran(record, location) => (record.passed, *location),
                     NodeRun::Edited => continue, // edited while paused: check the new code first
                     NodeRun::Accepted => return Ok(()),
                     NodeRun::CannotRun => return self.give_up(name, Stop::Failed).await,
@@ -163,7 +163,7 @@ impl Core {
                 let (record, location) = self
                     .execute(Some(name), iteration, RunKind::NodeTests, p)
                     .await?;
-                Ok(NodeRun::Ran(record, location))
+                Ok(NodeRun::Ran(record, Box::new(location)))
             }
             Err(message) => {
                 self.notice(
