@@ -51,7 +51,10 @@ fn bench_reports_first_try_and_after_repair_and_never_shows_the_tests() {
     assert_eq!(lines[1]["test_fixes"], 0);
     assert_eq!(lines[0]["passed_at"], 1);
     assert_eq!(lines[0]["repairs"], 0);
-    assert!(stdout.contains("  after repair 1:    100.0% (2/2)\n"), "{stdout}");
+    assert!(
+        stdout.contains("  after repair 1:    100.0% (2/2)\n"),
+        "{stdout}"
+    );
     assert!(stdout.contains("repairs: 1 ("), "{stdout}");
 
     // The model saw the problem and the localized failure, never `check`.

@@ -444,3 +444,92 @@ async fn a_node_that_redefines_its_dependency_is_caught_before_it_runs_and_repai
             .any(|r| r.node.as_deref() == Some("top") && r.iteration == 2)
     );
 }
+
+#[tokio::test]
+async fn an_assembled_program_that_fails_is_localized_to_a_node_repaired_and_run_again() {
+    // Each node passes alone; assembled, b's SCALE replaces a's.
+    let replies = vec![
+        reply("plan", &plan_json(&[("a", &[]), ("b", &[])])),
+        reply("tests/a", &py("def test_a():\n    assert a(3) == 6\n")),
+        reply("tests/b", &py("def test_b():\n    assert b(1) == 11\n")),
+        reply(
+            "code/a/1",
+            &py("SCALE = 2\n\ndef a(x):\n    return x * SCALE\n"),
+        ),
+        reply(
+            "code/b/1",
+            &py("SCALE = 10\n\ndef b(x):\n    return x + SCALE\n"),
+        ),
+        reply(
+            "repair/a/2",
+            &format!(
+                "b's SCALE replaces mine in the program; keep the factor local.\n{}",
+                py("def a(x):\n    return x * 2\n")
+            ),
+        ),
+    ];
+    let options = EngineOptions {
+        workers: 1,
+        ..EngineOptions::default()
+    };
+    let (state, result, records) = finish(replies, options, |_| Command::Approve).await;
+    assert!(result.passed, "{}", result.summary);
+    let program_runs: Vec<bool> = state
+        .run_order
+        .iter()
+        .map(|id| &state.runs[id])
+        .filter(|r| r.node.is_none())
+        .map(|r| r.record.as_ref().unwrap().passed)
+        .collect();
+    assert_eq!(program_runs, vec![false, true]);
+    let (node, location) = records
+        .iter()
+        .find_map(|r| match &r.event {
+            Event::Localized { node, location, .. } => Some((node.clone(), location.clone())),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(node, "a");
+    assert_eq!(location.file, "program.py");
+    assert!(prompt_of(&records, "repair/a/2").contains("program.py"));
+    assert_eq!(state.nodes["a"].versions.len(), 2);
+    // The failed program is on the tape, and never called a pass.
+    assert!(
+        state
+            .notices
+            .iter()
+            .any(|(_, m)| m.contains("failed in `a`"))
+    );
+}
+
+#[tokio::test]
+async fn a_program_that_still_fails_is_never_summarized_as_passing() {
+    let replies = vec![
+        reply("plan", &plan_json(&[("a", &[]), ("b", &[])])),
+        reply("tests/a", &py("def test_a():\n    assert a(3) == 6\n")),
+        reply("tests/b", &py("def test_b():\n    assert b(1) == 11\n")),
+        reply(
+            "code/a/1",
+            &py("SCALE = 2\n\ndef a(x):\n    return x * SCALE\n"),
+        ),
+        reply(
+            "code/b/1",
+            &py("SCALE = 10\n\ndef b(x):\n    return x + SCALE\n"),
+        ),
+    ];
+    let options = EngineOptions {
+        workers: 1,
+        max_iterations: 1,
+        ..EngineOptions::default()
+    };
+    let (_, result, _) = finish(replies, options, |_| Command::Approve).await;
+    assert!(!result.passed);
+    assert!(
+        result
+            .summary
+            .starts_with("every function passes its own tests, but the program does not; the assembled program failed: AssertionError"),
+        "{}",
+        result.summary
+    );
+    assert!(!result.summary.contains("all "), "{}", result.summary);
+}

@@ -2,6 +2,7 @@
 //! executed in the sandbox with its start, output and end on the tape, then
 //! judged and localized (`runs::judge`).
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -38,12 +39,7 @@ impl Core {
                 .nodes
                 .get(name)
                 .and_then(|n| n.code().map(str::to_string))?;
-            let foreign = s
-                .nodes
-                .keys()
-                .filter(|k| *k != name)
-                .cloned()
-                .collect::<Vec<_>>();
+            let foreign = foreign_names(s, name);
             Some((code, foreign))
         }) else {
             return Ok(());
@@ -177,6 +173,30 @@ impl Core {
         .await?;
         Ok((record, location))
     }
+}
+
+/// The top-level functions and classes of every node but `name`, with the
+/// node that defines each: each node's own function, and its helpers.
+fn foreign_names(s: &State, name: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (other, n) in s.nodes.iter().filter(|(k, _)| *k != name) {
+        for line in n.code().unwrap_or("").lines() {
+            let defined = ["def ", "async def ", "class "]
+                .iter()
+                .find_map(|k| line.strip_prefix(k))
+                .map(|rest| {
+                    rest.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .next()
+                        .unwrap_or("")
+                });
+            if let Some(helper) = defined.filter(|h| !h.is_empty()) {
+                out.entry(helper.to_string())
+                    .or_insert_with(|| other.clone());
+            }
+        }
+        out.insert(other.clone(), other.clone());
+    }
+    out
 }
 
 /// The check's finding that `name`'s code defines another node's function,

@@ -94,6 +94,44 @@ pub fn assemble(state: &State) -> Result<String, String> {
     Ok(program)
 }
 
+/// The node a failure of the assembled program belongs to: the node whose
+/// section of `program` holds the failing line, else the node whose tests
+/// failed, else the node that defines the failing function.
+pub fn node_of_failure(state: &State, program: &str, location: &Location) -> Option<String> {
+    let known = |n: &str| state.nodes.contains_key(n).then(|| n.to_string());
+    if location.file == format!("{PROGRAM}.py")
+        && let Some(line) = location.line
+    {
+        let section = program
+            .lines()
+            .take(line as usize)
+            .filter_map(|l| l.strip_prefix("# --- ")?.strip_suffix(" ---"))
+            .last();
+        if let Some(node) = section.and_then(known) {
+            return Some(node);
+        }
+    }
+    if let Some(node) = location
+        .file
+        .strip_prefix("test_")
+        .and_then(|f| f.strip_suffix(".py"))
+        .and_then(known)
+    {
+        return Some(node);
+    }
+    let function = location.function.as_deref()?;
+    known(function).or_else(|| {
+        state
+            .nodes
+            .iter()
+            .find(|(_, n)| {
+                n.code()
+                    .is_some_and(|c| c.contains(&format!("def {function}(")))
+            })
+            .map(|(k, _)| k.clone())
+    })
+}
+
 /// Every node's tests as files that run against the exported program
 /// (`from program import *` first, so they also run under pytest).
 pub fn program_tests(state: &State) -> Vec<(String, String)> {

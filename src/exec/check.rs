@@ -17,8 +17,9 @@ pub struct CheckInput {
     pub file: String,
     pub code: String,
     pub defines: Vec<String>,
-    /// Names other nodes define: this file must not define them too.
-    pub foreign: Vec<String>,
+    /// Top-level names other nodes define, with the node that defines each
+    /// (a node's own function under its own name): this file must not define them too.
+    pub foreign: std::collections::BTreeMap<String, String>,
 }
 
 /// One finding.
@@ -42,7 +43,7 @@ impl CheckFinding {
 struct ManifestEntry<'a> {
     file: &'a str,
     defines: &'a [String],
-    foreign: &'a [String],
+    foreign: &'a std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]
