@@ -533,3 +533,58 @@ async fn a_program_that_still_fails_is_never_summarized_as_passing() {
     );
     assert!(!result.summary.contains("all "), "{}", result.summary);
 }
+
+#[tokio::test]
+async fn the_entry_point_runs_and_its_output_is_on_the_tape_and_in_the_report() {
+    let replies = vec![
+        reply("plan", &plan_json(&[("total", &[]), ("main", &["total"])])),
+        reply(
+            "tests/total",
+            &py("def test_total():\n    assert total([1, 2]) == 3\n"),
+        ),
+        reply(
+            "tests/main",
+            &py("def test_main():\n    assert main() == 6\n"),
+        ),
+        reply("code/total/1", &py("def total(xs):\n    return sum(xs)\n")),
+        reply(
+            "code/main/1",
+            &py("def main():\n    return total([1, 2, 3])\n"),
+        ),
+    ];
+    let (dir, mut handle) = start(replies, EngineOptions::default());
+    let mut records = Vec::new();
+    while let Some(r) = handle.events.recv().await {
+        records.push(r);
+    }
+    let result = handle.done.await.unwrap().unwrap();
+    assert!(result.passed, "{}", result.summary);
+    assert!(
+        result.summary.ends_with("; it printed: 6"),
+        "{}",
+        result.summary
+    );
+    let output = records
+        .iter()
+        .find_map(|r| match &r.event {
+            Event::ProgramOutput { output } => Some(output.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(output.stdout, "6\n");
+    assert!(output.succeeded());
+    let state = State::from_records(&records);
+    assert_eq!(state.program_output, Some(output));
+    let out = std::path::PathBuf::from(result.output_dir.unwrap());
+    let report = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(
+        report.contains("Output of the program (`main`):\n\n```\n6\n```"),
+        "{report}"
+    );
+    let program = std::fs::read_to_string(out.join("program.py")).unwrap();
+    assert!(
+        program.contains("if __name__ == \"__main__\":"),
+        "{program}"
+    );
+    drop(dir);
+}

@@ -446,6 +446,25 @@ impl Progress {
                     text.replace('\n', " ")
                 )
             }
+            Event::ProgramOutput { output } => {
+                let mut out = format!(
+                    "output  the program (main) printed:\n{}",
+                    output.stdout.trim_end()
+                );
+                if !output.succeeded() {
+                    out.push_str(&self.paint(
+                        "31",
+                        &format!(
+                            "\n        and failed: {}",
+                            output
+                                .limit_hit
+                                .clone()
+                                .unwrap_or_else(|| output.stderr.trim().to_string())
+                        ),
+                    ));
+                }
+                out
+            }
             Event::NodeStatus { node, status } => match status {
                 NodeStatus::Blocked => self.paint("33", &format!("blocked {node}")),
                 NodeStatus::GaveUp => self.paint("31", &format!("gave up {node}")),

@@ -10,7 +10,9 @@ use super::context::{Core, EngineError, Stop};
 use super::runs;
 use crate::protocol::Location;
 use crate::session::state::HistoryEntry;
-use crate::session::{Event, FinalResult, NodeStatus, NoticeLevel, RunKind, State, TapeError};
+use crate::session::{
+    Event, FinalResult, NodeStatus, NoticeLevel, ProgramOutput, RunKind, State, TapeError,
+};
 
 /// Rounds of repair after the assembled program failed though every node passed.
 const PROGRAM_REPAIRS: u32 = 2;
@@ -83,7 +85,29 @@ impl Core {
             );
         };
         let all_nodes_passed = nodes_total > 0 && nodes_passed == nodes_total;
-        let passed = all_nodes_passed && program_passed;
+        let mut passed = all_nodes_passed && program_passed;
+        let mut program_note = program_note;
+        if passed
+            && let Some(code) = &program
+            && self.read(|s| s.nodes.contains_key(runs::ENTRY))
+            && let Some(output) = self.run_entry(code).await?
+        {
+            if output.succeeded() {
+                let printed = output.stdout.trim();
+                if !printed.is_empty() {
+                    program_note.push_str(&format!("; it printed: {}", one_line(printed)));
+                }
+            } else {
+                passed = false;
+                program_note.push_str(&format!(
+                    "; but run as a program it failed: {}",
+                    output
+                        .limit_hit
+                        .clone()
+                        .unwrap_or_else(|| one_line(output.stderr.trim()))
+                ));
+            }
+        }
         let output_dir = self.export(program.as_deref(), &tests).await;
         let state = self.read(State::clone);
         if passed && let (Some(dir), Some(key)) = (&self.opts.cache_dir, cache_key) {
@@ -172,6 +196,35 @@ impl Core {
             }
         }
         Ok(true)
+    }
+
+    /// Run the program through its entry point and record what it printed.
+    async fn run_entry(&self, program: &str) -> Result<Option<ProgramOutput>, EngineError> {
+        let spec = self.read(|s| runs::entry_run(s, program, self.limits()));
+        let output = match self
+            .sandbox
+            .run(spec, None, self.cancel.child_token())
+            .await
+        {
+            Ok(o) => ProgramOutput {
+                stdout: format!("{}{}", o.stdout.head, o.stdout.tail),
+                stderr: format!("{}{}", o.stderr.head, o.stderr.tail),
+                exit_code: o.exit_code,
+                limit_hit: o.limit_hit.as_ref().map(crate::exec::LimitHit::describe),
+            },
+            Err(crate::exec::ExecError::Cancelled) => return Ok(None),
+            Err(e) => ProgramOutput {
+                stdout: String::new(),
+                stderr: format!("the program could not run: {e}"),
+                exit_code: None,
+                limit_hit: None,
+            },
+        };
+        self.record(Event::ProgramOutput {
+            output: output.clone(),
+        })
+        .await?;
+        Ok(Some(output))
     }
 
     /// Store the solved task, so the same task with the same model and prompts replays at once.
@@ -306,8 +359,24 @@ fn report_markdown(s: &State) -> String {
         }
         out.push('\n');
     }
+    if let Some(o) = &s.program_output {
+        out.push_str(&format!(
+            "Output of the program (`main`):\n\n```\n{}\n```\n\n",
+            o.stdout.trim_end()
+        ));
+    }
     if let Some(f) = &s.finished {
         out.push_str(&format!("Result: {}\n", f.summary));
     }
     out
+}
+
+/// Text on one line, cut short: for a summary.
+fn one_line(text: &str) -> String {
+    const MAX: usize = 200;
+    let joined = text.lines().collect::<Vec<_>>().join(" | ");
+    match joined.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}...", &joined[..i]),
+        None => joined,
+    }
 }

@@ -21,6 +21,10 @@ pub struct PreparedRun {
 /// The module name and file of the assembled program.
 pub const PROGRAM: &str = "program";
 
+/// The node that is the program's entry point, when the plan has one: run
+/// as a program, it prints what `main()` returns.
+pub const ENTRY: &str = "main";
+
 /// The run of `node`'s tests with its code at `iteration` (None = latest)
 /// and its dependencies' latest code.
 pub fn node_run(
@@ -90,6 +94,11 @@ pub fn assemble(state: &State) -> Result<String, String> {
         program.push_str(&format!("\n# --- {name} ---\n"));
         program.push_str(code.trim_end());
         program.push('\n');
+    }
+    if state.nodes.contains_key(ENTRY) {
+        program.push_str(&format!(
+            "\n# --- entry point ---\nif __name__ == \"__main__\":\n    _result = {ENTRY}()\n    if _result is not None:\n        print(_result)\n"
+        ));
     }
     Ok(program)
 }
@@ -163,6 +172,17 @@ pub fn program_run(state: &State, program: &str, limits: Limits) -> PreparedRun 
         spec,
         code_files: vec![format!("{PROGRAM}.py")],
         target_file: format!("{PROGRAM}.py"),
+    }
+}
+
+/// The assembled program run as a program (its entry point), with the task's input files.
+pub fn entry_run(state: &State, program: &str, limits: Limits) -> crate::exec::RunSpec {
+    crate::exec::RunSpec {
+        files: vec![(format!("{PROGRAM}.py"), program.to_string())],
+        inputs: input_paths(state),
+        script: format!("{PROGRAM}.py"),
+        limits,
+        ..crate::exec::RunSpec::default()
     }
 }
 

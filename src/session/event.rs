@@ -147,6 +147,9 @@ pub enum Event {
     Notice { level: NoticeLevel, message: String },
     /// The assembled program.
     Program { code: String, tests: String },
+    /// The assembled program run as a program, through its entry point
+    /// (`main`): what it printed, the result the task asked for.
+    ProgramOutput { output: ProgramOutput },
     /// Last event of a completed session.
     Finished { result: FinalResult },
 }
@@ -177,8 +180,27 @@ impl Event {
             Event::Steer { .. } => "steer",
             Event::Notice { .. } => "notice",
             Event::Program { .. } => "program",
+            Event::ProgramOutput { .. } => "program_output",
             Event::Finished { .. } => "finished",
         }
+    }
+}
+
+/// What the program printed when run through its entry point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgramOutput {
+    pub stdout: String,
+    #[serde(default)]
+    pub stderr: String,
+    pub exit_code: Option<i32>,
+    /// The limit that ended it, in plain words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_hit: Option<String>,
+}
+
+impl ProgramOutput {
+    pub fn succeeded(&self) -> bool {
+        self.exit_code == Some(0) && self.limit_hit.is_none()
     }
 }
 

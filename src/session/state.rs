@@ -38,6 +38,8 @@ pub struct State {
     pub notices: Vec<(NoticeLevel, String)>,
     pub steers: Vec<Command>,
     pub program: Option<(String, String)>,
+    /// What the program printed through its entry point, when it has one.
+    pub program_output: Option<ProgramOutput>,
     pub finished: Option<FinalResult>,
     /// Number of events folded in.
     pub events_applied: u64,
@@ -550,6 +552,7 @@ impl State {
             }
             Event::Notice { level, message } => self.notices.push((*level, message.clone())),
             Event::Program { code, tests } => self.program = Some((code.clone(), tests.clone())),
+            Event::ProgramOutput { output } => self.program_output = Some(output.clone()),
             Event::Finished { result } => {
                 self.finished = Some(result.clone());
                 self.paused = None;

@@ -1573,6 +1573,7 @@ fn active_node(event: &Event) -> Option<&str> {
         | Event::Steer { .. }
         | Event::Notice { .. }
         | Event::Program { .. }
+        | Event::ProgramOutput { .. }
         | Event::Finished { .. } => None,
     }
 }
