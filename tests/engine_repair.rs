@@ -37,10 +37,18 @@ fn plan_json(functions: &[(&str, &[&str])]) -> String {
 }
 
 fn start(replies: Vec<ScriptedReply>, options: EngineOptions) -> (tempfile::TempDir, EngineHandle) {
+    start_task("a test task", replies, options)
+}
+
+fn start_task(
+    task: &str,
+    replies: Vec<ScriptedReply>,
+    options: EngineOptions,
+) -> (tempfile::TempDir, EngineHandle) {
     let dir = tempfile::tempdir().unwrap();
     let model = ScriptedModel::from_replies("test-script", replies, Pacing::instant());
     let setup = EngineSetup {
-        task: "a test task".into(),
+        task: task.into(),
         inputs: vec![],
         model: Arc::new(model),
         sandbox: Arc::new(Sandbox::probe()),
@@ -587,4 +595,38 @@ async fn the_entry_point_runs_and_its_output_is_on_the_tape_and_in_the_report() 
         "{program}"
     );
     drop(dir);
+}
+
+#[tokio::test]
+async fn a_test_that_contradicts_the_tasks_example_is_corrected_before_the_code_runs() {
+    let replies = vec![
+        reply("plan", &plan_json(&[("double", &[])])),
+        reply("tests/double", &py(DOUBLE_WRONG_TESTS)),
+        reply("code/double/1", &py(DOUBLE)),
+    ];
+    let (_dir, mut handle) = start_task(
+        "Double a number, e.g. double(3) == 6.",
+        replies,
+        EngineOptions::default(),
+    );
+    let mut records = Vec::new();
+    while let Some(r) = handle.events.recv().await {
+        records.push(r);
+    }
+    let result = handle.done.await.unwrap().unwrap();
+    assert!(result.passed, "{}", result.summary);
+    let state = State::from_records(&records);
+    let tests = state.nodes["double"].tests.clone().unwrap();
+    assert!(tests.contains("assert double(3) == 6\n"), "{tests}");
+    assert!(!tests.contains("== 7"), "{tests}");
+    assert!(tests.contains("def test_task_examples():"), "{tests}");
+    assert!(
+        state
+            .notices
+            .iter()
+            .any(|(_, m)| m.contains("contradicted the task's own examples"))
+    );
+    // The code was never blamed: one version, and its first run passed.
+    assert_eq!(state.nodes["double"].versions.len(), 1);
+    assert_eq!(state.runs.values().filter(|r| r.node.is_some()).count(), 1);
 }

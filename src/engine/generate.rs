@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 use super::context::{Core, Stop};
+use super::examples;
 use super::extract;
 use super::testfix;
 use crate::protocol::Location;
@@ -198,6 +199,18 @@ impl Core {
         let (_, code) = self
             .call_for_code(purpose, tag.replace("{name}", name), messages, None, None)
             .await?;
+        let examples = self.read(|s| examples::from_task(&s.task, name));
+        let (code, corrected) = examples::ground(&code, &examples);
+        if !corrected.is_empty() {
+            self.notice(
+                NoticeLevel::Info,
+                format!(
+                    "the tests of `{name}` contradicted the task's own examples, which win: {}",
+                    corrected.join("; ")
+                ),
+            )
+            .await?;
+        }
         self.record(Event::Tests {
             node: name.to_string(),
             code,

@@ -33,6 +33,7 @@
 mod cache;
 mod calls;
 mod context;
+mod examples;
 mod execute;
 pub mod extract;
 mod finish;
