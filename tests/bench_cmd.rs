@@ -75,6 +75,8 @@ fn bench_reports_first_try_and_after_repair_and_never_shows_the_tests() {
     assert_eq!(prompts.len(), 2);
     assert!(prompts.iter().all(|p| !p.contains("def check")));
     assert!(prompts[1].contains("expected 2, got 3"), "{}", prompts[1]);
+    // A benchmark's tests are never the model's to blame or change.
+    assert!(!prompts[1].contains("Verdict"), "{}", prompts[1]);
 }
 
 /// A loopback server that lists a model and refuses every chat request with

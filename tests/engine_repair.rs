@@ -630,3 +630,46 @@ async fn a_test_that_contradicts_the_tasks_example_is_corrected_before_the_code_
     assert_eq!(state.nodes["double"].versions.len(), 1);
     assert_eq!(state.runs.values().filter(|r| r.node.is_some()).count(), 1);
 }
+
+#[tokio::test]
+async fn a_helper_another_node_defines_is_a_redefinition_too() {
+    let replies = vec![
+        reply("plan", &plan_json(&[("a", &[]), ("b", &[])])),
+        reply("tests/a", &py("def test_a():\n    assert a(2) == 4\n")),
+        reply("tests/b", &py("def test_b():\n    assert b(2) == 3\n")),
+        reply(
+            "code/a/1",
+            &py("def _step(x):\n    return x * 2\n\ndef a(x):\n    return _step(x)\n"),
+        ),
+        reply(
+            "code/b/1",
+            &py("def _step(x):\n    return x + 1\n\ndef b(x):\n    return _step(x)\n"),
+        ),
+        reply(
+            "repair/b/2",
+            &py("def _inc(x):\n    return x + 1\n\ndef b(x):\n    return _inc(x)\n"),
+        ),
+    ];
+    let options = EngineOptions {
+        workers: 1,
+        ..EngineOptions::default()
+    };
+    let (state, result, records) = finish(replies, options, |_| Command::Approve).await;
+    assert!(result.passed, "{}", result.summary);
+    let location = records
+        .iter()
+        .find_map(|r| match &r.event {
+            Event::Localized { node, location, .. } if node == "b" => Some(location.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(location.error_type, "Redefinition");
+    assert!(
+        location
+            .message
+            .contains("'_step', which the function 'a' defines too"),
+        "{}",
+        location.message
+    );
+    assert_eq!(state.nodes["b"].versions.len(), 2);
+}

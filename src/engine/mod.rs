@@ -20,12 +20,17 @@
 //!   (dependencies first, a worker limit, blocked dependents); re-runs.
 //! - `steering`: the person's commands, and the step-mode gate.
 //! - `node`: one node's life in a pass: tests, code, check, run, repair.
+//! - `testfix`: the model's fix of a node's tests when its reflection blames
+//!   them: the verdict, the rules a fix keeps, the step-mode gate.
+//! - `examples`: the examples a task states, ground truth for the tests.
 //! - `calls`: model calls: budget, gate, streamed onto the tape, asked again without code.
 //! - `plan`: the plan given, cached or asked for, and a spec edit, validated as a DAG.
-//! - `generate`: the tests, code and repair prompts and the context they are written from.
+//! - `generate`: the tests, code, repair and fresh-start prompts and the
+//!   context they are written from; which kind of attempt follows a failure.
 //! - `execute`: the static check and a sandboxed run, recorded.
 //! - `runs`: what a run executes, derived from the state, and how its result is judged.
-//! - `finish`: the assembled program, its run, the export, the report, the cache.
+//! - `finish`: the assembled program, its run (a failure repaired in the node
+//!   it belongs to), its entry point's output, the export, the report, the cache.
 //! - `extract`: code and plans out of a model's reply.
 //! - `prompts`: the prompt templates and their overrides.
 //! - `cache`: the cache of solved tasks.
