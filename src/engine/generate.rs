@@ -341,6 +341,7 @@ impl Core {
             _ => String::new(),
         };
         let different_approach = kind == AttemptKind::DifferentApproach;
+        let first_test = tests.as_deref().and_then(testfix::first_test_name);
         let history: Vec<HistoryCtx> = failures
             .iter()
             .take(failures.len().saturating_sub(1))
@@ -392,8 +393,12 @@ impl Core {
         })
         .await?;
         if may_fix_tests && testfix::verdict(&reflection) == testfix::Verdict::Tests {
+            // The block that holds the tests, should the reply have code too.
+            let tests = first_test
+                .and_then(|t| extract::extract_code(&reply, Some(&t)))
+                .unwrap_or(code);
             return Ok(RepairReply::Tests {
-                tests: code,
+                tests,
                 reason: reflection,
             });
         }
