@@ -49,6 +49,12 @@ pub struct Args {
     /// Do not replay or store solved tasks in the cache
     #[arg(long)]
     pub no_cache: bool,
+    /// Repair from the localized failure alone, without the runtime values at it
+    #[arg(long)]
+    pub no_runtime_values: bool,
+    /// Repair every time, never start fresh from the spec
+    #[arg(long)]
+    pub no_fresh_start: bool,
 }
 
 /// The task from the arguments, or the demo's own.
@@ -89,7 +95,8 @@ pub fn engine_options(config: &Config, args: &Args) -> EngineOptions {
         keep_alive: false,
         cache_dir: (!args.no_cache).then(|| config.paths.cache_dir.clone()),
         output_dir: args.out.clone(),
-        ..EngineOptions::default()
+        runtime_values: !args.no_runtime_values,
+        fresh_start: !args.no_fresh_start,
     }
 }
 
