@@ -5,6 +5,7 @@
 pub mod event;
 pub mod index;
 pub mod plan;
+pub mod repairs;
 pub mod report;
 pub mod state;
 pub mod tape;

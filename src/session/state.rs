@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::event::*;
+pub use super::repairs::{AttemptInfo, TestChange};
 use crate::protocol::{ChatMessage, Location, Stream, Usage};
 
 /// Output kept per run in memory. Older bytes are dropped from the front
@@ -102,20 +103,6 @@ impl NodeState {
         self.versions.last().map(|v| v.iteration).unwrap_or(0)
     }
 
-    /// The kind of attempt that wrote `iteration`, if one did after a failure.
-    pub fn attempt_kind(&self, iteration: u32) -> Option<AttemptKind> {
-        self.attempts
-            .iter()
-            .rev()
-            .find(|a| a.iteration == iteration)
-            .map(|a| a.kind)
-    }
-
-    /// The model's test fixes that were applied.
-    pub fn applied_test_fixes(&self) -> usize {
-        self.test_changes.iter().filter(|c| c.applied).count()
-    }
-
     /// An edit of this node queues it to run again unless the node is being
     /// worked on (not yet passed, blocked or given up), which runs the edit anyway.
     fn queue_edit(&mut self) {
@@ -130,28 +117,6 @@ pub struct CodeVersion {
     pub iteration: u32,
     pub code: String,
     pub source: CodeSource,
-}
-
-/// One attempt after a failure (`Event::Attempt`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct AttemptInfo {
-    /// The code version it writes.
-    pub iteration: u32,
-    pub kind: AttemptKind,
-    pub runtime_values: bool,
-}
-
-/// A change of a node's tests proposed by the model (`Event::TestsChanged`):
-/// the old and new tests, the model's reason, and whether it was applied.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TestChange {
-    /// The iteration whose failure was blamed on the tests.
-    pub iteration: u32,
-    pub old: String,
-    pub new: String,
-    pub reason: String,
-    pub applied: bool,
-    pub rejected_because: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
