@@ -58,6 +58,30 @@ fn value(text: &str) -> Option<String> {
     (!v.is_empty()).then_some(v)
 }
 
+/// Whether `text` is made of literals only (numbers, strings, brackets,
+/// True/False/None): `f(n) returns the count` states no example.
+fn literal(text: &str) -> bool {
+    let mut bare = String::new();
+    let mut quote: Option<char> = None;
+    for c in text.chars() {
+        match quote {
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None if c == '\'' || c == '"' => quote = Some(c),
+            None => bare.push(c),
+        }
+    }
+    quote.is_none()
+        && bare
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| {
+                w.chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphabetic() || c == '_')
+            })
+            .all(|w| matches!(w, "True" | "False" | "None"))
+}
+
 /// The examples of `name` the task states.
 pub fn from_task(task: &str, name: &str) -> Vec<Example> {
     let mut out: Vec<Example> = Vec::new();
@@ -92,6 +116,8 @@ pub fn from_task(task: &str, name: &str) -> Vec<Example> {
                     (!next.is_empty() && !next.starts_with(">>>")).then(|| next.to_string())
                 });
             if let Some(expected) = expected
+                && literal(&call[name.len()..])
+                && literal(&expected)
                 && !out.iter().any(|e| e.call == call)
             {
                 out.push(Example { call, expected });
@@ -179,6 +205,13 @@ mod tests {
                     expected: "0".into()
                 },
             ]
+        );
+        assert!(
+            from_task(
+                "double(n) returns twice n; double(2) returns the double",
+                "double"
+            )
+            .is_empty()
         );
         let lists = from_task("`pairs([1, 2])` returns `[(1, 2)]`.", "pairs");
         assert_eq!(lists[0].expected, "[(1, 2)]");
