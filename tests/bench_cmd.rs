@@ -44,6 +44,18 @@ fn bench_reports_first_try_and_after_repair_and_never_shows_the_tests() {
     assert_eq!(lines[1]["first_failure"]["line"], 2);
     assert_eq!(lines[1]["first_failure"]["expected"], "2");
     assert_eq!(lines[1]["first_failure"]["actual"], "3");
+    // The repair figures: the version that first passed, the attempts by kind.
+    assert_eq!(lines[1]["passed_at"], 2);
+    assert_eq!(lines[1]["repairs"], 1);
+    assert_eq!(lines[1]["fresh_starts"], 0);
+    assert_eq!(lines[1]["test_fixes"], 0);
+    assert_eq!(lines[0]["passed_at"], 1);
+    assert_eq!(lines[0]["repairs"], 0);
+    assert!(
+        stdout.contains("  after repair 1:    100.0% (2/2)\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("repairs: 1 ("), "{stdout}");
 
     // The model saw the problem and the localized failure, never `check`.
     let tape = read_tape(std::path::Path::new(lines[1]["tape"].as_str().unwrap())).unwrap();
@@ -63,6 +75,8 @@ fn bench_reports_first_try_and_after_repair_and_never_shows_the_tests() {
     assert_eq!(prompts.len(), 2);
     assert!(prompts.iter().all(|p| !p.contains("def check")));
     assert!(prompts[1].contains("expected 2, got 3"), "{}", prompts[1]);
+    // A benchmark's tests are never the model's to blame or change.
+    assert!(!prompts[1].contains("Verdict"), "{}", prompts[1]);
 }
 
 /// A loopback server that lists a model and refuses every chat request with
@@ -164,6 +178,87 @@ fn problems_whose_model_calls_failed_are_errors_apart_from_the_score() {
         stdout.starts_with(
             "pass@1 first try:    100.0% (1/1)\npass@1 after repair: 100.0% (1/1)\nerrors: 1 problem not measured, left out of pass@1:\n  T/1: model call failed: the scripted model has no reply left"
         ),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn compare_prints_two_results_files_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = dir.path().join("values.jsonl");
+    let b = dir.path().join("plain.jsonl");
+    // The first line of each is in the format before the repair figures.
+    std::fs::write(
+        &a,
+        concat!(
+            r#"{"task_id":"T/0","status":"passed","passed_first":true,"passed_final":true,"iterations":1,"first_failure":null,"summary":""}"#,
+            "\n",
+            r#"{"task_id":"T/1","status":"passed","passed_first":false,"passed_final":true,"iterations":2,"passed_at":2,"prompt_tokens":100,"completion_tokens":20,"model_ms":1500,"repairs":1,"repairs_with_values":1}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        &b,
+        concat!(
+            r#"{"task_id":"T/0","status":"passed","passed_first":true,"passed_final":true,"iterations":1,"first_failure":null,"summary":""}"#,
+            "\n",
+            r#"{"task_id":"T/1","status":"failed","passed_first":false,"passed_final":false,"iterations":4,"prompt_tokens":300,"completion_tokens":60,"model_ms":4000,"repairs":3,"fresh_starts":1}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .args(["bench", "--compare"])
+        .arg(&a)
+        .arg(&b)
+        .env("CODELOOP_DATA_DIR", dir.path().join("data"))
+        .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .map(|l| {
+            l.split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .collect()
+        })
+        .collect();
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| r.first() == Some(&name))
+            .unwrap_or_else(|| panic!("no row {name}: {stdout}"))
+            .clone()
+    };
+    assert_eq!(
+        row("pass@1 first try"),
+        ["pass@1 first try", "50.0% (1/2)", "50.0% (1/2)"]
+    );
+    assert_eq!(
+        row("pass@1 after repair 1"),
+        ["pass@1 after repair 1", "100.0% (2/2)", "50.0% (1/2)", "*"]
+    );
+    assert_eq!(
+        row("pass@1 final"),
+        ["pass@1 final", "100.0% (2/2)", "50.0% (1/2)", "*"]
+    );
+    assert_eq!(row("tokens"), ["tokens", "120", "360", "*"]);
+    assert_eq!(row("model time"), ["model time", "1.5 s", "4.0 s", "*"]);
+    assert_eq!(
+        row("with runtime values"),
+        ["with runtime values", "1", "0", "*"]
+    );
+    assert_eq!(row("fresh starts"), ["fresh starts", "0", "1", "*"]);
+    assert!(
+        stdout
+            .contains("problems that differ (1):\n  T/1: pass at version 2 | FAIL (4 versions)\n"),
         "{stdout}"
     );
 }

@@ -175,6 +175,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         keep_alive: false,
         cache_dir: None,
         output_dir: args.out.clone(),
+        ..EngineOptions::default()
     };
     let with = ContinueSetup {
         model: selected.model.clone(),

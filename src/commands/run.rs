@@ -48,6 +48,12 @@ pub struct Args {
     /// Do not replay or store solved tasks in the cache
     #[arg(long)]
     pub no_cache: bool,
+    /// Repair from the localized failure alone, without the runtime values at it
+    #[arg(long)]
+    pub no_runtime_values: bool,
+    /// Repair every time, never start fresh from the spec
+    #[arg(long)]
+    pub no_fresh_start: bool,
 }
 
 /// The task from the arguments, or the demo's own.
@@ -88,6 +94,8 @@ pub fn engine_options(config: &Config, args: &Args) -> EngineOptions {
         keep_alive: false,
         cache_dir: (!args.no_cache).then(|| config.paths.cache_dir.clone()),
         output_dir: args.out.clone(),
+        runtime_values: !args.no_runtime_values,
+        fresh_start: !args.no_fresh_start,
     }
 }
 
@@ -401,6 +409,41 @@ impl Progress {
                     .collect::<Vec<_>>()
                     .join("\n")
             }
+            Event::Attempt {
+                node,
+                iteration,
+                kind,
+                runtime_values,
+            } => format!(
+                "attempt {node} #{iteration}: {}{}",
+                kind.label(),
+                if *runtime_values {
+                    " (with runtime values)"
+                } else {
+                    ""
+                }
+            ),
+            Event::TestsChanged {
+                node,
+                iteration,
+                reason,
+                applied,
+                rejected_because,
+                ..
+            } => {
+                let verdict = match (applied, rejected_because) {
+                    (true, _) => "applied".to_string(),
+                    (false, Some(why)) => format!("rejected: {why}"),
+                    (false, None) => "rejected".to_string(),
+                };
+                self.paint(
+                    "33",
+                    &format!(
+                        "tests   {node} changed by the model (after #{iteration}, {verdict}): {}",
+                        reason.replace('\n', " ")
+                    ),
+                )
+            }
             Event::Reflection {
                 node,
                 iteration,
@@ -410,6 +453,25 @@ impl Progress {
                     "reflect {node} (after #{iteration}): {}",
                     text.replace('\n', " ")
                 )
+            }
+            Event::ProgramOutput { output } => {
+                let mut out = format!(
+                    "output  the program (main) printed:\n{}",
+                    output.stdout.trim_end()
+                );
+                if !output.succeeded() {
+                    out.push_str(&self.paint(
+                        "31",
+                        &format!(
+                            "\n        and failed: {}",
+                            output
+                                .limit_hit
+                                .clone()
+                                .unwrap_or_else(|| output.stderr.trim().to_string())
+                        ),
+                    ));
+                }
+                out
             }
             Event::NodeStatus { node, status } => match status {
                 NodeStatus::Blocked => self.paint("33", &format!("blocked {node}")),

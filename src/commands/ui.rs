@@ -186,6 +186,7 @@ fn start_session(
             keep_alive: true,
             cache_dir,
             output_dir: None,
+            ..EngineOptions::default()
         },
         session_dir: crate::engine::new_session_dir(&sessions),
         prompt_overrides: prompts.is_dir().then_some(prompts),

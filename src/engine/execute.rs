@@ -2,6 +2,7 @@
 //! executed in the sandbox with its start, output and end on the tape, then
 //! judged and localized (`runs::judge`).
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -11,7 +12,7 @@ use super::runs::{self, PreparedRun};
 use crate::exec::check::{self, CheckInput};
 use crate::exec::{ExecError, Limits, OutputChunk};
 use crate::protocol::Location;
-use crate::session::{Event, Finding, NoticeLevel, RunKind, RunRecord, TapeError};
+use crate::session::{Event, Finding, NoticeLevel, RunKind, RunRecord, State, TapeError};
 
 /// Output of one run recorded on the tape at most; the rest is in the run's log file.
 const OUTPUT_ON_TAPE: usize = 1 << 20;
@@ -33,15 +34,21 @@ impl Core {
 
     /// Check the syntax and imports of `name`'s latest code (advisory).
     pub async fn check(&self, name: &str, iteration: u32) -> Result<(), TapeError> {
-        let Some(code) =
-            self.read(|s| s.nodes.get(name).and_then(|n| n.code().map(str::to_string)))
-        else {
+        let Some((code, foreign)) = self.read(|s| {
+            let code = s
+                .nodes
+                .get(name)
+                .and_then(|n| n.code().map(str::to_string))?;
+            let foreign = foreign_names(s, name);
+            Some((code, foreign))
+        }) else {
             return Ok(());
         };
         let spec = check::check_run(&[CheckInput {
             file: format!("{name}.py"),
             code,
             defines: vec![name.to_string()],
+            foreign,
         }]);
         let findings = match self
             .sandbox
@@ -166,4 +173,57 @@ impl Core {
         .await?;
         Ok((record, location))
     }
+}
+
+/// The top-level functions and classes of every node but `name`, with the
+/// node that defines each: each node's own function, and its helpers.
+fn foreign_names(s: &State, name: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (other, n) in s.nodes.iter().filter(|(k, _)| *k != name) {
+        for line in n.code().unwrap_or("").lines() {
+            let defined = ["def ", "async def ", "class "]
+                .iter()
+                .find_map(|k| line.strip_prefix(k))
+                .map(|rest| {
+                    rest.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .next()
+                        .unwrap_or("")
+                });
+            if let Some(helper) = defined.filter(|h| !h.is_empty()) {
+                out.entry(helper.to_string())
+                    .or_insert_with(|| other.clone());
+            }
+        }
+        out.insert(other.clone(), other.clone());
+    }
+    out
+}
+
+/// The check's finding that `name`'s code defines another node's function,
+/// as a failure to repair: it never runs, since in the assembled program one
+/// definition would silently replace the other.
+pub fn redefinition(state: &State, name: &str) -> Option<Location> {
+    let n = state.nodes.get(name)?;
+    let finding = n.findings.iter().find(|f| f.kind == "redefinition")?;
+    let code = n.code().unwrap_or("");
+    let context = finding
+        .line
+        .map(|line| {
+            code.lines()
+                .enumerate()
+                .map(|(i, text)| (i as u32 + 1, text.to_string()))
+                .filter(|(i, _)| i + 2 >= line && *i <= line + 2)
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(Location {
+        file: format!("{name}.py"),
+        line: finding.line,
+        function: Some(name.to_string()),
+        error_type: "Redefinition".into(),
+        message: finding.message.clone(),
+        context,
+        in_node_code: true,
+        ..Location::default()
+    })
 }

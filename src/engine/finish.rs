@@ -6,56 +6,108 @@
 use std::path::PathBuf;
 
 use super::cache::{self, Solved};
-use super::context::{Core, EngineError};
+use super::context::{Core, EngineError, Stop};
 use super::runs;
+use crate::protocol::Location;
 use crate::session::state::HistoryEntry;
-use crate::session::{Event, FinalResult, NodeStatus, NoticeLevel, RunKind, State, TapeError};
+use crate::session::{
+    Event, FinalResult, NodeStatus, NoticeLevel, ProgramOutput, RunKind, State, TapeError,
+};
+
+/// Rounds of repair after the assembled program failed though every node passed.
+const PROGRAM_REPAIRS: u32 = 2;
 
 impl Core {
     /// Assemble the program, run it against every node's tests when every node
     /// passed, export it, and record the result.
     pub async fn finish(&self, cache_key: Option<&str>) -> Result<FinalResult, EngineError> {
-        let (program, tests, nodes_total, nodes_passed) = self.read(|s| {
-            (
-                runs::assemble(s).ok(),
-                runs::program_tests(s),
-                s.nodes.len() as u32,
-                s.nodes
-                    .values()
-                    .filter(|n| n.status == NodeStatus::Passed)
-                    .count() as u32,
-            )
-        });
-        let all_nodes_passed = nodes_total > 0 && nodes_passed == nodes_total;
-        let mut program_passed = false;
-        let mut program_note = String::new();
-        if let Some(code) = &program {
-            let joined = tests
-                .iter()
-                .map(|(file, t)| format!("# --- {file} ---\n{t}"))
-                .collect::<Vec<_>>()
-                .join("\n");
-            self.record(Event::Program {
-                code: code.clone(),
-                tests: joined,
-            })
-            .await?;
-            if all_nodes_passed && !self.cancel.is_cancelled() {
-                let prepared = self.read(|s| runs::program_run(s, code, self.limits()));
-                let (record, location) = self.execute(None, 0, RunKind::Program, prepared).await?;
-                program_passed = record.passed;
-                if let Some(l) = location {
-                    program_note = format!("; the assembled program failed: {l}");
-                } else if let (Some(p), Some(f)) = (record.tests_passed, record.tests_failed) {
-                    program_note = if f == 0 {
-                        format!("; the assembled program passed all {p} tests")
-                    } else {
-                        format!("; the assembled program passed {p} tests, {f} failed")
-                    };
+        let mut program_repairs = 0;
+        let (program, tests, nodes_total, nodes_passed, program_passed, program_note) = loop {
+            let (program, tests, nodes_total, nodes_passed) = self.read(|s| {
+                (
+                    runs::assemble(s).ok(),
+                    runs::program_tests(s),
+                    s.nodes.len() as u32,
+                    s.nodes
+                        .values()
+                        .filter(|n| n.status == NodeStatus::Passed)
+                        .count() as u32,
+                )
+            });
+            let all_nodes_passed = nodes_total > 0 && nodes_passed == nodes_total;
+            let mut program_passed = false;
+            let mut program_note = String::new();
+            let mut failure = None;
+            if let Some(code) = &program {
+                let joined = tests
+                    .iter()
+                    .map(|(file, t)| format!("# --- {file} ---\n{t}"))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                self.record(Event::Program {
+                    code: code.clone(),
+                    tests: joined,
+                })
+                .await?;
+                if all_nodes_passed && !self.cancel.is_cancelled() {
+                    let prepared = self.read(|s| runs::program_run(s, code, self.limits()));
+                    let (record, location) =
+                        self.execute(None, 0, RunKind::Program, prepared).await?;
+                    program_passed = record.passed;
+                    if let Some(l) = location {
+                        program_note = format!("; the assembled program failed: {l}");
+                        failure = Some(l);
+                    } else if let (Some(p), Some(f)) = (record.tests_passed, record.tests_failed) {
+                        program_note = if f == 0 {
+                            format!("; the assembled program passed all {p} tests")
+                        } else {
+                            format!("; the assembled program passed {p} tests, {f} failed")
+                        };
+                    }
                 }
             }
+            if let (Some(code), Some(location)) = (&program, failure)
+                && program_repairs < PROGRAM_REPAIRS
+                && !self.cancel.is_cancelled()
+            {
+                program_repairs += 1;
+                if self.repair_in_program(code, location).await? {
+                    continue; // every node passes again: assemble and run once more
+                }
+            }
+            break (
+                program,
+                tests,
+                nodes_total,
+                nodes_passed,
+                program_passed,
+                program_note,
+            );
+        };
+        let all_nodes_passed = nodes_total > 0 && nodes_passed == nodes_total;
+        let mut passed = all_nodes_passed && program_passed;
+        let mut program_note = program_note;
+        if passed
+            && let Some(code) = &program
+            && self.read(|s| s.nodes.contains_key(runs::ENTRY))
+            && let Some(output) = self.run_entry(code).await?
+        {
+            if output.succeeded() {
+                let printed = output.stdout.trim();
+                if !printed.is_empty() {
+                    program_note.push_str(&format!("; it printed: {}", one_line(printed)));
+                }
+            } else {
+                passed = false;
+                program_note.push_str(&format!(
+                    "; but run as a program it failed: {}",
+                    output
+                        .limit_hit
+                        .clone()
+                        .unwrap_or_else(|| one_line(output.stderr.trim()))
+                ));
+            }
         }
-        let passed = all_nodes_passed && program_passed;
         let output_dir = self.export(program.as_deref(), &tests).await;
         let state = self.read(State::clone);
         if passed && let (Some(dir), Some(key)) = (&self.opts.cache_dir, cache_key) {
@@ -81,6 +133,98 @@ impl Core {
         .await?;
         self.tape.flush().await?;
         Ok(result)
+    }
+
+    /// The assembled program failed although every node passed: localize
+    /// the failure to a node, repair it like any other failure, and run it
+    /// and its dependents again. True when every node passes again.
+    async fn repair_in_program(
+        &self,
+        program: &str,
+        location: Location,
+    ) -> Result<bool, EngineError> {
+        let Some(name) = self.read(|s| runs::node_of_failure(s, program, &location)) else {
+            self.notice(
+                NoticeLevel::Warning,
+                format!("the assembled program failed ({location}), and no function's code is to blame: not repaired"),
+            )
+            .await?;
+            return Ok(false);
+        };
+        let iteration = self.read(|s| s.nodes.get(&name).map(|n| n.iteration()).unwrap_or(0));
+        if iteration >= self.opts.max_iterations {
+            self.notice(
+                NoticeLevel::Warning,
+                format!("the assembled program failed in `{name}`, which has used its {iteration} iterations: not repaired"),
+            )
+            .await?;
+            return Ok(false);
+        }
+        self.notice(
+            NoticeLevel::Warning,
+            format!("the assembled program failed in `{name}` although every function passed its own tests: repairing it"),
+        )
+        .await?;
+        self.status(&name, NodeStatus::Failed).await?;
+        self.record(Event::Localized {
+            node: name.clone(),
+            iteration,
+            location,
+        })
+        .await?;
+        let stopped = |e: Stop| match e {
+            Stop::Tape(e) => Err(EngineError::Tape(e)),
+            Stop::Prompt(e) => Err(EngineError::Prompt(e)),
+            Stop::Cancelled | Stop::Skipped | Stop::Budget | Stop::Failed => Ok(false),
+        };
+        if let Err(e) = self.repair(&name, iteration).await {
+            self.status(&name, NodeStatus::GaveUp).await?;
+            return stopped(e);
+        }
+        // The node, then everything that uses it, against their own tests.
+        let impact = self.read(|s| {
+            crate::session::Dag::new(s.specs.clone())
+                .map(|d| d.impact(&name))
+                .unwrap_or_default()
+        });
+        for node in std::iter::once(name.clone()).chain(impact) {
+            if let Err(e) = self.node(&node).await {
+                return stopped(e);
+            }
+            if self.read(|s| s.nodes.get(&node).map(|n| n.status)) != Some(NodeStatus::Passed) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Run the program through its entry point and record what it printed.
+    async fn run_entry(&self, program: &str) -> Result<Option<ProgramOutput>, EngineError> {
+        let spec = self.read(|s| runs::entry_run(s, program, self.limits()));
+        let output = match self
+            .sandbox
+            .run(spec, None, self.cancel.child_token())
+            .await
+        {
+            Ok(o) => ProgramOutput {
+                stdout: format!("{}{}", o.stdout.head, o.stdout.tail),
+                stderr: format!("{}{}", o.stderr.head, o.stderr.tail),
+                exit_code: o.exit_code,
+                limit_hit: o.limit_hit.as_ref().map(crate::exec::LimitHit::describe),
+            },
+            Err(crate::exec::ExecError::Cancelled) => return Ok(None),
+            Err(e) => ProgramOutput {
+                stdout: String::new(),
+                stderr: format!("the program could not run: {e}"),
+                exit_code: None,
+                limit_hit: None,
+            },
+        };
+        self.record(Event::ProgramOutput {
+            output: output.clone(),
+        })
+        .await?;
+        Ok(Some(output))
     }
 
     /// Store the solved task, so the same task with the same model and prompts replays at once.
@@ -165,6 +309,11 @@ fn summary(s: &State, passed: bool, (passing, total): (u32, u32), program_note: 
         .filter(|n| n.status != NodeStatus::Passed)
         .map(|n| format!("{} {}", n.spec.name, n.status.label()))
         .collect();
+    if stuck.is_empty() {
+        return format!(
+            "every function passes its own tests, but the program does not{program_note}"
+        );
+    }
     format!(
         "{passing} of {total} functions pass ({}){program_note}",
         stuck.join(", ")
@@ -210,8 +359,24 @@ fn report_markdown(s: &State) -> String {
         }
         out.push('\n');
     }
+    if let Some(o) = &s.program_output {
+        out.push_str(&format!(
+            "Output of the program (`main`):\n\n```\n{}\n```\n\n",
+            o.stdout.trim_end()
+        ));
+    }
     if let Some(f) = &s.finished {
         out.push_str(&format!("Result: {}\n", f.summary));
     }
     out
+}
+
+/// Text on one line, cut short: for a summary.
+fn one_line(text: &str) -> String {
+    const MAX: usize = 200;
+    let joined = text.lines().collect::<Vec<_>>().join(" | ");
+    match joined.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}...", &joined[..i]),
+        None => joined,
+    }
 }

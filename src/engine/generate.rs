@@ -6,10 +6,14 @@
 use serde::Serialize;
 
 use super::context::{Core, Stop};
+use super::examples;
 use super::extract;
+use super::testfix;
 use crate::protocol::Location;
 use crate::session::state::HistoryEntry;
-use crate::session::{CodeSource, Event, FunctionSpec, NodeStatus, NoticeLevel, Purpose, State};
+use crate::session::{
+    AttemptKind, CodeSource, Event, FunctionSpec, NodeStatus, NoticeLevel, Purpose, State,
+};
 
 /// Lines of a failed run's output shown to the repair.
 const OUTPUT_LINES: usize = 30;
@@ -105,6 +109,76 @@ fn repair_ctx(s: &State, name: &str) -> Option<RepairCtx> {
     })
 }
 
+/// What a repair call brought.
+enum RepairReply {
+    /// The next version of the code.
+    Code(String),
+    /// New tests: the reflection blamed the tests (`reason`).
+    Tests { tests: String, reason: String },
+}
+
+/// The kind of the attempt after `name`'s latest failure. With fresh starts:
+/// a repair, until three code versions since the last fresh start (the first
+/// try and two repairs) have failed; then a fresh start. Without: a repair,
+/// another approach when the last two failures are the same.
+fn attempt_kind(s: &State, name: &str, fresh_start: bool) -> AttemptKind {
+    let failures: Vec<(u32, &Location)> = s
+        .history
+        .iter()
+        .filter_map(|h| match h {
+            HistoryEntry::Failure {
+                node,
+                iteration,
+                location,
+            } if node == name => Some((*iteration, location)),
+            _ => None,
+        })
+        .collect();
+    if fresh_start {
+        let since = s
+            .nodes
+            .get(name)
+            .and_then(|n| {
+                n.attempts
+                    .iter()
+                    .rev()
+                    .find(|a| a.kind == AttemptKind::FreshStart)
+            })
+            .map(|a| a.iteration)
+            .unwrap_or(1);
+        let mut failed: Vec<u32> = failures
+            .iter()
+            .map(|(it, _)| *it)
+            .filter(|it| *it >= since)
+            .collect();
+        failed.dedup();
+        return if failed.len() >= 3 {
+            AttemptKind::FreshStart
+        } else {
+            AttemptKind::Repair
+        };
+    }
+    let signature = |l: &Location| (l.error_type.clone(), l.line, l.test.clone());
+    match failures.as_slice() {
+        [.., (_, a), (_, b)] if signature(a) == signature(b) => AttemptKind::DifferentApproach,
+        _ => AttemptKind::Repair,
+    }
+}
+
+/// A failure in one line, with what a test expected when it compared values.
+fn failure_line(l: &Location) -> String {
+    let mut out = l.to_string();
+    if let Some(t) = &l.test {
+        out.push_str(&format!(" (test {t})"));
+    }
+    if let (Some(e), Some(a)) = (&l.expected, &l.actual)
+        && !l.message.starts_with("expected ")
+    {
+        out.push_str(&format!(": expected {e}, got {a}"));
+    }
+    out
+}
+
 impl Core {
     /// Ask for `name`'s tests; `tag` is a pattern in which `{name}` is replaced.
     pub async fn write_tests(&self, name: &str, tag: &str) -> Result<(), Stop> {
@@ -125,6 +199,18 @@ impl Core {
         let (_, code) = self
             .call_for_code(purpose, tag.replace("{name}", name), messages, None, None)
             .await?;
+        let examples = self.read(|s| examples::from_task(&s.task, name));
+        let (code, corrected) = examples::ground(&code, &examples);
+        if !corrected.is_empty() {
+            self.notice(
+                NoticeLevel::Info,
+                format!(
+                    "the tests of `{name}` contradicted the task's own examples, which win: {}",
+                    corrected.join("; ")
+                ),
+            )
+            .await?;
+        }
         self.record(Event::Tests {
             node: name.to_string(),
             code,
@@ -186,8 +272,50 @@ impl Core {
         Ok(())
     }
 
-    /// Reflect on the localized failure of `iteration` and write iteration + 1.
+    /// Write iteration + 1 after the localized failure of `iteration`: a
+    /// repair (the reflection and the fix in one call, or a fix of the tests
+    /// when the reflection blames them), or a fresh start (see `attempt_kind`).
     pub async fn repair(&self, name: &str, iteration: u32) -> Result<(), Stop> {
+        let kind = self.read(|s| attempt_kind(s, name, self.opts.fresh_start));
+        if kind == AttemptKind::FreshStart {
+            return self.fresh_start(name, iteration).await;
+        }
+        let may_fix_tests = self.given.is_none() && self.read(|s| testfix::may_fix_tests(s, name));
+        let reply = self
+            .repair_call(name, iteration, kind, may_fix_tests, None)
+            .await?;
+        let reply = match reply {
+            RepairReply::Code(code) => code,
+            RepairReply::Tests { tests, reason } => {
+                match self.test_fix(name, iteration, tests, reason).await? {
+                    None => return Ok(()), // applied: the same code runs the new tests
+                    Some(why) => {
+                        match self
+                            .repair_call(name, iteration, kind, false, Some(why))
+                            .await?
+                        {
+                            RepairReply::Code(code) => code,
+                            // Not offered: a reply that blames the tests again fixes nothing.
+                            RepairReply::Tests { .. } => return Err(Stop::Failed),
+                        }
+                    }
+                }
+            }
+        };
+        self.write_version(name, iteration, reply).await
+    }
+
+    /// One repair call: the prompt, its attempt and its reflection on the
+    /// tape; the code of the reply, or its tests when the reflection's
+    /// verdict blames them (only when `may_fix_tests`).
+    async fn repair_call(
+        &self,
+        name: &str,
+        iteration: u32,
+        kind: AttemptKind,
+        may_fix_tests: bool,
+        tests_rejected: Option<String>,
+    ) -> Result<RepairReply, Stop> {
         let purpose = Purpose::Reflect {
             node: name.to_string(),
         };
@@ -204,14 +332,16 @@ impl Core {
         else {
             return Err(Stop::Failed);
         };
-        let error = failures
-            .last()
-            .map(|(_, l)| l.render())
+        let last = failures.last().map(|(_, l)| l);
+        let error = last
+            .map(Location::render)
             .unwrap_or_else(|| "the tests failed (no location)".into());
-        let signature = |l: &Location| (l.error_type.clone(), l.line, l.test.clone());
-        let different_approach = failures.len() >= 2
-            && signature(&failures[failures.len() - 1].1)
-                == signature(&failures[failures.len() - 2].1);
+        let values = match last {
+            Some(l) if self.opts.runtime_values => l.values_trace(),
+            _ => String::new(),
+        };
+        let different_approach = kind == AttemptKind::DifferentApproach;
+        let first_test = tests.as_deref().and_then(testfix::first_test_name);
         let history: Vec<HistoryCtx> = failures
             .iter()
             .take(failures.len().saturating_sub(1))
@@ -223,11 +353,20 @@ impl Core {
         let prompt = self.prompts.render(
             "repair.md",
             minijinja::context! {
-                task, spec, iteration, code, error, output, history, hints,
-                different_approach, tests => self.shown_tests(tests),
+                task, spec, iteration, code, error, values, output, history, hints,
+                different_approach, tests_may_change => may_fix_tests, tests_rejected,
+                tests => self.shown_tests(tests),
             },
         )?;
         let messages = self.messages(prompt)?;
+        let next = iteration + 1;
+        self.record(Event::Attempt {
+            node: name.to_string(),
+            iteration: next,
+            kind,
+            runtime_values: !values.is_empty(),
+        })
+        .await?;
         if different_approach {
             self.notice(
                 NoticeLevel::Info,
@@ -236,25 +375,104 @@ impl Core {
             .await?;
         }
         self.status(name, NodeStatus::Generating).await?;
-        let next = iteration + 1;
+        let want = (!may_fix_tests).then_some(name);
         let (reply, code) = self
             .call_for_code(
                 purpose,
                 format!("repair/{name}/{next}"),
                 messages,
-                Some(name),
+                want,
                 different_approach.then_some(0.8),
             )
             .await?;
+        let reflection = extract::prose_before_code(&reply);
         self.record(Event::Reflection {
             node: name.to_string(),
             iteration,
-            text: extract::prose_before_code(&reply),
+            text: reflection.clone(),
         })
         .await?;
-        // An edit that arrived while the model wrote wins: keep it.
+        if may_fix_tests && testfix::verdict(&reflection) == testfix::Verdict::Tests {
+            // The block that holds the tests, should the reply have code too.
+            let tests = first_test
+                .and_then(|t| extract::extract_code(&reply, Some(&t)))
+                .unwrap_or(code);
+            return Ok(RepairReply::Tests {
+                tests,
+                reason: reflection,
+            });
+        }
+        let code = match want {
+            Some(_) => code,
+            None => extract::extract_code(&reply, Some(name)).unwrap_or(code),
+        };
+        Ok(RepairReply::Code(code))
+    }
+
+    /// Write iteration + 1 from the spec, the tests and the failures seen so
+    /// far, without the failing code.
+    async fn fresh_start(&self, name: &str, iteration: u32) -> Result<(), Stop> {
+        let purpose = Purpose::Code {
+            node: name.to_string(),
+        };
+        self.may_ask(&purpose).await?;
+        let Some((
+            NodeCtx {
+                spec,
+                deps,
+                task,
+                tests,
+            },
+            RepairCtx {
+                hints, failures, ..
+            },
+        )) = self.read(|s| Some((node_ctx(s, name)?, repair_ctx(s, name)?)))
+        else {
+            return Err(Stop::Failed);
+        };
+        let failures: Vec<String> = failures
+            .iter()
+            .map(|(it, l)| format!("iteration {it}: {}", failure_line(l)))
+            .collect();
+        let inputs = self.read(|s| s.inputs.clone());
+        let prompt = self.prompts.render(
+            "fresh.md",
+            minijinja::context! {
+                task, spec, deps, inputs, failures, hints, tests => self.shown_tests(tests),
+            },
+        )?;
+        let messages = self.messages(prompt)?;
+        let next = iteration + 1;
+        self.record(Event::Attempt {
+            node: name.to_string(),
+            iteration: next,
+            kind: AttemptKind::FreshStart,
+            runtime_values: false,
+        })
+        .await?;
+        self.notice(
+            NoticeLevel::Info,
+            format!("`{name}` failed after two repairs: starting fresh from the spec"),
+        )
+        .await?;
+        self.status(name, NodeStatus::Generating).await?;
+        let (_, code) = self
+            .call_for_code(
+                purpose,
+                format!("fresh/{name}/{next}"),
+                messages,
+                Some(name),
+                None,
+            )
+            .await?;
+        self.write_version(name, iteration, code).await
+    }
+
+    /// Record `code` as iteration + 1, unless an edit arrived meanwhile (it wins).
+    async fn write_version(&self, name: &str, iteration: u32, code: String) -> Result<(), Stop> {
         let code = self.with_prelude(name, code);
         let node = name.to_string();
+        let next = iteration + 1;
         self.tape
             .append_with(move |s| {
                 let edited = s

@@ -22,12 +22,17 @@
 //! - `resume`: time travel: a recorded session resumed on its own tape,
 //!   forked at a record into a new one, or rewound by a node's iteration.
 //! - `node`: one node's life in a pass: tests, code, check, run, repair.
+//! - `testfix`: the model's fix of a node's tests when its reflection blames
+//!   them: the verdict, the rules a fix keeps, the step-mode gate.
+//! - `examples`: the examples a task states, ground truth for the tests.
 //! - `calls`: model calls: budget, gate, streamed onto the tape, asked again without code.
 //! - `plan`: the plan given, cached or asked for, and a spec edit, validated as a DAG.
-//! - `generate`: the tests, code and repair prompts and the context they are written from.
+//! - `generate`: the tests, code, repair and fresh-start prompts and the
+//!   context they are written from; which kind of attempt follows a failure.
 //! - `execute`: the static check and a sandboxed run, recorded.
 //! - `runs`: what a run executes, derived from the state, and how its result is judged.
-//! - `finish`: the assembled program, its run, the export, the report, the cache.
+//! - `finish`: the assembled program, its run (a failure repaired in the node
+//!   it belongs to), its entry point's output, the export, the report, the cache.
 //! - `extract`: code and plans out of a model's reply.
 //! - `prompts`: the prompt templates and their overrides.
 //! - `cache`: the cache of solved tasks.
@@ -35,6 +40,7 @@
 mod cache;
 mod calls;
 mod context;
+mod examples;
 mod execute;
 pub mod extract;
 mod finish;
@@ -47,6 +53,7 @@ mod resume;
 pub mod runs;
 mod schedule;
 mod steering;
+mod testfix;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -112,6 +119,11 @@ pub struct EngineOptions {
     pub cache_dir: Option<PathBuf>,
     /// Where the program, its tests and the report go; None = `out/` in the session folder.
     pub output_dir: Option<PathBuf>,
+    /// Show the runtime values at a failure in the repair prompt.
+    pub runtime_values: bool,
+    /// After the second failed repair of a node, start fresh from the spec;
+    /// off: repair every time (another approach when a failure repeats).
+    pub fresh_start: bool,
 }
 
 impl Default for EngineOptions {
@@ -126,6 +138,8 @@ impl Default for EngineOptions {
             keep_alive: false,
             cache_dir: None,
             output_dir: None,
+            runtime_values: true,
+            fresh_start: true,
         }
     }
 }

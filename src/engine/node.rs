@@ -4,10 +4,22 @@
 //! paused, while the model wrote, while it ran) is what runs next.
 
 use super::context::{Core, Stop};
+use super::execute;
 use super::runs;
 use super::steering::GateAnswer;
 use crate::exec::harness::tests_file_name;
-use crate::session::{Event, NodeStatus, NoticeLevel, RunKind, Step};
+use crate::session::{Event, NodeStatus, NoticeLevel, RunKind, RunRecord, Step};
+
+/// How a node's run went.
+enum NodeRun {
+    Ran(RunRecord, Box<Option<crate::protocol::Location>>),
+    /// The code was edited while the run waited at the gate: check it first.
+    Edited,
+    /// The person skipped the run: the node is accepted.
+    Accepted,
+    /// The run could not be prepared (said in a notice).
+    CannotRun,
+}
 
 impl Core {
     /// The node's current iteration (0 before any code).
@@ -55,48 +67,20 @@ impl Core {
             let iteration = self.iteration_of(name);
             self.status(name, NodeStatus::Checking).await?;
             self.check(name, iteration).await?;
-            match self
-                .gate(Step::Run {
-                    node: Some(name.to_string()),
-                    iteration,
-                })
-                .await
-            {
-                GateAnswer::Go => {}
-                GateAnswer::Skip => {
-                    self.notice(
-                        NoticeLevel::Warning,
-                        format!("the run of `{name}` was skipped: it is accepted without running its tests"),
-                    )
-                    .await?;
-                    self.status(name, NodeStatus::Passed).await?;
-                    return Ok(());
-                }
-                GateAnswer::Cancel => return Err(Stop::Cancelled),
-            }
-            if self.iteration_of(name) != iteration {
-                continue; // edited while paused: check the new code first
-            }
-            self.status(name, NodeStatus::Running).await?;
-            let prepared = self.read(|s| runs::node_run(s, name, None, self.limits()));
-            let (record, location) = match prepared {
-                Ok(p) => {
-                    self.execute(Some(name), iteration, RunKind::NodeTests, p)
-                        .await?
-                }
-                Err(message) => {
-                    self.notice(
-                        NoticeLevel::Error,
-                        format!("cannot run `{name}`: {message}"),
-                    )
-                    .await?;
-                    return self.give_up(name, Stop::Failed).await;
-                }
+            let (passed, location) = match self.read(|s| execute::redefinition(s, name)) {
+                // Caught before it runs: repaired like a failure.
+                Some(location) => (false, Some(location)),
+                None => match self.run_node(name, iteration).await? {
+                    NodeRun::Ran(record, location) => (record.passed, *location),
+                    NodeRun::Edited => continue, // edited while paused: check the new code first
+                    NodeRun::Accepted => return Ok(()),
+                    NodeRun::CannotRun => return self.give_up(name, Stop::Failed).await,
+                },
             };
             if self.cancel.is_cancelled() {
                 return Err(Stop::Cancelled);
             }
-            if record.passed {
+            if passed {
                 self.status(name, NodeStatus::Passed).await?;
                 return Ok(());
             }
@@ -136,6 +120,52 @@ impl Core {
             }
             if let Err(e) = self.repair(name, iteration).await {
                 return self.give_up(name, e).await;
+            }
+        }
+    }
+
+    /// The run of `name`'s tests at `iteration`, after the step-mode gate.
+    async fn run_node(&self, name: &str, iteration: u32) -> Result<NodeRun, Stop> {
+        match self
+            .gate(Step::Run {
+                node: Some(name.to_string()),
+                iteration,
+            })
+            .await
+        {
+            GateAnswer::Go => {}
+            GateAnswer::Skip => {
+                self.notice(
+                    NoticeLevel::Warning,
+                    format!(
+                        "the run of `{name}` was skipped: it is accepted without running its tests"
+                    ),
+                )
+                .await?;
+                self.status(name, NodeStatus::Passed).await?;
+                return Ok(NodeRun::Accepted);
+            }
+            GateAnswer::Cancel => return Err(Stop::Cancelled),
+        }
+        if self.iteration_of(name) != iteration {
+            return Ok(NodeRun::Edited);
+        }
+        self.status(name, NodeStatus::Running).await?;
+        let prepared = self.read(|s| runs::node_run(s, name, None, self.limits()));
+        match prepared {
+            Ok(p) => {
+                let (record, location) = self
+                    .execute(Some(name), iteration, RunKind::NodeTests, p)
+                    .await?;
+                Ok(NodeRun::Ran(record, Box::new(location)))
+            }
+            Err(message) => {
+                self.notice(
+                    NoticeLevel::Error,
+                    format!("cannot run `{name}`: {message}"),
+                )
+                .await?;
+                Ok(NodeRun::CannotRun)
             }
         }
     }

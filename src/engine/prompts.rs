@@ -14,6 +14,7 @@ const SHIPPED: &[(&str, &str)] = &[
     ("tests.md", include_str!("../../prompts/tests.md")),
     ("code.md", include_str!("../../prompts/code.md")),
     ("repair.md", include_str!("../../prompts/repair.md")),
+    ("fresh.md", include_str!("../../prompts/fresh.md")),
 ];
 
 #[derive(Debug, thiserror::Error)]

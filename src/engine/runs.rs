@@ -21,6 +21,10 @@ pub struct PreparedRun {
 /// The module name and file of the assembled program.
 pub const PROGRAM: &str = "program";
 
+/// The node that is the program's entry point, when the plan has one: run
+/// as a program, it prints what `main()` returns.
+pub const ENTRY: &str = "main";
+
 /// The run of `node`'s tests with its code at `iteration` (None = latest)
 /// and its dependencies' latest code.
 pub fn node_run(
@@ -91,7 +95,50 @@ pub fn assemble(state: &State) -> Result<String, String> {
         program.push_str(code.trim_end());
         program.push('\n');
     }
+    if state.nodes.contains_key(ENTRY) {
+        program.push_str(&format!(
+            "\n# --- entry point ---\nif __name__ == \"__main__\":\n    _result = {ENTRY}()\n    if _result is not None:\n        print(_result)\n"
+        ));
+    }
     Ok(program)
+}
+
+/// The node a failure of the assembled program belongs to: the node whose
+/// section of `program` holds the failing line, else the node whose tests
+/// failed, else the node that defines the failing function.
+pub fn node_of_failure(state: &State, program: &str, location: &Location) -> Option<String> {
+    let known = |n: &str| state.nodes.contains_key(n).then(|| n.to_string());
+    if location.file == format!("{PROGRAM}.py")
+        && let Some(line) = location.line
+    {
+        let section = program
+            .lines()
+            .take(line as usize)
+            .filter_map(|l| l.strip_prefix("# --- ")?.strip_suffix(" ---"))
+            .last();
+        if let Some(node) = section.and_then(known) {
+            return Some(node);
+        }
+    }
+    if let Some(node) = location
+        .file
+        .strip_prefix("test_")
+        .and_then(|f| f.strip_suffix(".py"))
+        .and_then(known)
+    {
+        return Some(node);
+    }
+    let function = location.function.as_deref()?;
+    known(function).or_else(|| {
+        state
+            .nodes
+            .iter()
+            .find(|(_, n)| {
+                n.code()
+                    .is_some_and(|c| c.contains(&format!("def {function}(")))
+            })
+            .map(|(k, _)| k.clone())
+    })
 }
 
 /// Every node's tests as files that run against the exported program
@@ -125,6 +172,17 @@ pub fn program_run(state: &State, program: &str, limits: Limits) -> PreparedRun 
         spec,
         code_files: vec![format!("{PROGRAM}.py")],
         target_file: format!("{PROGRAM}.py"),
+    }
+}
+
+/// The assembled program run as a program (its entry point), with the task's input files.
+pub fn entry_run(state: &State, program: &str, limits: Limits) -> crate::exec::RunSpec {
+    crate::exec::RunSpec {
+        files: vec![(format!("{PROGRAM}.py"), program.to_string())],
+        inputs: input_paths(state),
+        script: format!("{PROGRAM}.py"),
+        limits,
+        ..crate::exec::RunSpec::default()
     }
 }
 

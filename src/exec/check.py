@@ -1,7 +1,10 @@
 """codeloop's static check: syntax, imports and the expected definitions, per
 file, before anything runs. Advisory: the sandbox is the real boundary.
 
-Reads _codeloop_check.json: [{"file": str, "defines": [str]}...]; prints one
+Reads _codeloop_check.json: [{"file": str, "defines": [str], "foreign": {name: node}}...]
+(foreign: the functions other nodes define, with the node that defines each,
+which this file must not define too: in the assembled program one would
+replace the other); prints one
 JSON object: {"findings": [{"file", "kind", "line", "message"}...]}.
 """
 import sys
@@ -46,6 +49,24 @@ def check(entry, local_modules):
             for t in node.targets:
                 if isinstance(t, ast.Name):
                     defined.add(t.id)
+    foreign = entry.get("foreign", {})
+    for node in tree.body:
+        names = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names = [node.name]
+        elif isinstance(node, ast.Assign):
+            names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+        for name in names:
+            owner = foreign.get(name)
+            if owner == name:
+                add("redefinition", node.lineno,
+                    "defines %r, which is another function of the plan (its own node): "
+                    "call that one, do not define it here (in the assembled program "
+                    "one would replace the other)" % name)
+            elif owner is not None:
+                add("redefinition", node.lineno,
+                    "defines %r, which the function %r defines too: rename it (in the "
+                    "assembled program one would replace the other)" % (name, owner))
     for name in entry.get("defines", []):
         if name not in defined:
             add("definition", None, "defines no top-level function named %r" % name)

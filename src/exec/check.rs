@@ -17,13 +17,16 @@ pub struct CheckInput {
     pub file: String,
     pub code: String,
     pub defines: Vec<String>,
+    /// Top-level names other nodes define, with the node that defines each
+    /// (a node's own function under its own name): this file must not define them too.
+    pub foreign: std::collections::BTreeMap<String, String>,
 }
 
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckFinding {
     pub file: String,
-    /// "syntax", "import", "definition", "risky"
+    /// "syntax", "import", "definition", "redefinition", "risky"
     pub kind: String,
     pub line: Option<u32>,
     pub message: String,
@@ -32,7 +35,7 @@ pub struct CheckFinding {
 impl CheckFinding {
     /// A finding that means the code cannot run as it is (the others are notes).
     pub fn is_blocking(&self) -> bool {
-        matches!(self.kind.as_str(), "syntax" | "definition")
+        matches!(self.kind.as_str(), "syntax" | "definition" | "redefinition")
     }
 }
 
@@ -40,6 +43,7 @@ impl CheckFinding {
 struct ManifestEntry<'a> {
     file: &'a str,
     defines: &'a [String],
+    foreign: &'a std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Deserialize)]
@@ -54,6 +58,7 @@ pub fn check_run(inputs: &[CheckInput]) -> RunSpec {
         .map(|i| ManifestEntry {
             file: &i.file,
             defines: &i.defines,
+            foreign: &i.foreign,
         })
         .collect();
     let mut files: Vec<(String, String)> = inputs

@@ -122,6 +122,33 @@ pub enum Event {
         iteration: u32,
         location: Location,
     },
+    /// The next code version of a node is about to be asked for after a
+    /// failure: which kind of attempt it is, and what its prompt holds.
+    /// `iteration` is the version it will write.
+    Attempt {
+        node: String,
+        iteration: u32,
+        kind: AttemptKind,
+        /// The prompt shows the runtime values at the failure.
+        #[serde(default)]
+        runtime_values: bool,
+    },
+    /// The model's verdict that the tests, not the code, are wrong, and the
+    /// tests it proposes: applied at once, or (step mode) when the person
+    /// approves. `applied` false: rejected (by the person, or because the new
+    /// tests drop assertions or contradict the task's own examples).
+    TestsChanged {
+        node: String,
+        /// The iteration whose failure the model blamed on the tests.
+        iteration: u32,
+        old: String,
+        new: String,
+        reason: String,
+        applied: bool,
+        /// Why it was not applied, when it was not.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rejected_because: Option<String>,
+    },
     /// The model's reflection on a failure, before the repair.
     Reflection {
         node: String,
@@ -136,6 +163,9 @@ pub enum Event {
     Notice { level: NoticeLevel, message: String },
     /// The assembled program.
     Program { code: String, tests: String },
+    /// The assembled program run as a program, through its entry point
+    /// (`main`): what it printed, the result the task asked for.
+    ProgramOutput { output: ProgramOutput },
     /// Last event of a completed session (a segment of one, when it is resumed).
     Finished { result: FinalResult },
     /// This tape is a fork: the records before this one are its parent's,
@@ -187,15 +217,36 @@ impl Event {
             Event::RunFinished { .. } => "run_finished",
             Event::NodeStatus { .. } => "node_status",
             Event::Localized { .. } => "localized",
+            Event::Attempt { .. } => "attempt",
+            Event::TestsChanged { .. } => "tests_changed",
             Event::Reflection { .. } => "reflection",
             Event::Paused { .. } => "paused",
             Event::Steer { .. } => "steer",
             Event::Notice { .. } => "notice",
             Event::Program { .. } => "program",
+            Event::ProgramOutput { .. } => "program_output",
             Event::Finished { .. } => "finished",
             Event::Forked { .. } => "forked",
             Event::Resumed { .. } => "resumed",
         }
+    }
+}
+
+/// What the program printed when run through its entry point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgramOutput {
+    pub stdout: String,
+    #[serde(default)]
+    pub stderr: String,
+    pub exit_code: Option<i32>,
+    /// The limit that ended it, in plain words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit_hit: Option<String>,
+}
+
+impl ProgramOutput {
+    pub fn succeeded(&self) -> bool {
+        self.exit_code == Some(0) && self.limit_hit.is_none()
     }
 }
 
@@ -227,6 +278,30 @@ pub struct ConfigSummary {
     pub sandbox_layers: Vec<String>,
     #[serde(default)]
     pub step_mode: bool,
+}
+
+/// What a code version after a failure is written from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptKind {
+    /// The failing code, its localized failure, and a request to fix it.
+    Repair,
+    /// A repair that asks for another approach (the same failure came back);
+    /// the schedule without fresh starts only.
+    DifferentApproach,
+    /// The spec, the tests and the failures seen so far, without the
+    /// failing code: repairs decay, a new start from the spec recovers.
+    FreshStart,
+}
+
+impl AttemptKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            AttemptKind::Repair => "repair",
+            AttemptKind::DifferentApproach => "different approach",
+            AttemptKind::FreshStart => "fresh start",
+        }
+    }
 }
 
 /// Why a model call was made.
@@ -370,6 +445,15 @@ pub enum Step {
     Run {
         node: Option<String>,
         iteration: u32,
+    },
+    /// Replace a node's tests with the model's fix (approve applies it,
+    /// skip rejects it).
+    TestFix {
+        node: String,
+        iteration: u32,
+        old: String,
+        new: String,
+        reason: String,
     },
 }
 

@@ -5,6 +5,7 @@
 pub mod event;
 pub mod index;
 pub mod plan;
+pub mod repairs;
 pub mod report;
 mod segments;
 pub mod state;

@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::event::*;
+pub use super::repairs::{AttemptInfo, TestChange};
 pub use super::segments::ParentSession;
 use crate::protocol::{ChatMessage, Location, Stream, Usage};
 
@@ -31,12 +32,16 @@ pub struct State {
     /// Iterations and reflections, in order: the history timeline.
     pub history: Vec<HistoryEntry>,
     pub usage: Usage,
+    /// Time spent waiting for model replies, milliseconds, summed over calls.
+    pub model_ms: u64,
     /// What the engine is paused before, if it is.
     pub paused: Option<Step>,
     pub step_mode: bool,
     pub notices: Vec<(NoticeLevel, String)>,
     pub steers: Vec<Command>,
     pub program: Option<(String, String)>,
+    /// What the program printed through its entry point, when it has one.
+    pub program_output: Option<ProgramOutput>,
     pub finished: Option<FinalResult>,
     /// The session this one was forked from, if it is a fork.
     pub parent: Option<ParentSession>,
@@ -70,6 +75,11 @@ pub struct NodeState {
     pub last_error: Option<Location>,
     pub findings: Vec<Finding>,
     pub hints: Vec<String>,
+    /// The attempts after a failure, oldest first: the iteration each one
+    /// wrote, its kind (repair, fresh start), whether its prompt held runtime values.
+    pub attempts: Vec<AttemptInfo>,
+    /// Test changes the model proposed, applied or not, oldest first.
+    pub test_changes: Vec<TestChange>,
     /// Asked to run again once the pass under way is over: a re-run, or an
     /// edit of code or tests that arrived while the node was not being worked
     /// on (a node at work picks its edits up by itself). A pass taking it
@@ -96,6 +106,8 @@ impl NodeState {
             last_error: None,
             findings: Vec::new(),
             hints: Vec::new(),
+            attempts: Vec::new(),
+            test_changes: Vec::new(),
             queued: false,
             settled_run: None,
             carried_run: None,
@@ -295,8 +307,9 @@ impl State {
                 reasoning,
                 finish_reason,
                 usage_estimated,
-                ..
+                duration_ms,
             } => {
+                self.model_ms += duration_ms;
                 if let Some(call) = self.calls.get_mut(call_id) {
                     call.reply = text.clone();
                     call.done = true;
@@ -475,6 +488,43 @@ impl State {
                     location: location.clone(),
                 });
             }
+            Event::Attempt {
+                node,
+                iteration,
+                kind,
+                runtime_values,
+            } => {
+                if let Some(n) = self.nodes.get_mut(node) {
+                    n.attempts.push(AttemptInfo {
+                        iteration: *iteration,
+                        kind: *kind,
+                        runtime_values: *runtime_values,
+                    });
+                }
+            }
+            Event::TestsChanged {
+                node,
+                iteration,
+                old,
+                new,
+                reason,
+                applied,
+                rejected_because,
+            } => {
+                if let Some(n) = self.nodes.get_mut(node) {
+                    if *applied {
+                        n.tests = Some(new.clone());
+                    }
+                    n.test_changes.push(TestChange {
+                        iteration: *iteration,
+                        old: old.clone(),
+                        new: new.clone(),
+                        reason: reason.clone(),
+                        applied: *applied,
+                        rejected_because: rejected_because.clone(),
+                    });
+                }
+            }
             Event::Reflection {
                 node,
                 iteration,
@@ -554,6 +604,7 @@ impl State {
             }
             Event::Notice { level, message } => self.notices.push((*level, message.clone())),
             Event::Program { code, tests } => self.program = Some((code.clone(), tests.clone())),
+            Event::ProgramOutput { output } => self.program_output = Some(output.clone()),
             Event::Finished { result } => {
                 self.finished = Some(result.clone());
                 self.paused = None;

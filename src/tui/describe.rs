@@ -105,6 +105,7 @@ pub fn describe_step(step: &Step) -> String {
             iteration,
         } => format!("running {n} (iteration {iteration})"),
         Step::Run { node: None, .. } => "running the program".into(),
+        Step::TestFix { node, .. } => format!("changing the tests of {node} (the model's fix)"),
     }
 }
 

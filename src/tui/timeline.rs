@@ -323,6 +323,8 @@ fn active_node(event: &Event) -> Option<&str> {
         | Event::Code { node, .. }
         | Event::Check { node, .. }
         | Event::Localized { node, .. }
+        | Event::Attempt { node, .. }
+        | Event::TestsChanged { node, .. }
         | Event::Reflection { node, .. } => Some(node),
         Event::RunStarted { node, .. } => node.as_deref(),
         Event::NodeStatus { node, status } => {
@@ -342,6 +344,7 @@ fn active_node(event: &Event) -> Option<&str> {
         | Event::Steer { .. }
         | Event::Notice { .. }
         | Event::Program { .. }
+        | Event::ProgramOutput { .. }
         | Event::Finished { .. }
         | Event::Forked { .. }
         | Event::Resumed { .. } => None,

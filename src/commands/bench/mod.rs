@@ -17,8 +17,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
-use serde::Serialize;
 use tokio_util::sync::CancellationToken;
+
+mod compare;
+mod results;
+
+use results::{BenchResult, Status, progress_line, report};
 
 use super::model::{ModelArgs, select_model};
 use super::run::{StopSignal, StopSignals, no_model_for_own_task, say};
@@ -26,15 +30,14 @@ use crate::config::Config;
 use crate::engine::{self, EngineOptions, EngineSetup, GivenPlan};
 use crate::eval::{self, Problem};
 use crate::exec::Sandbox;
-use crate::protocol::Location;
 use crate::session::state::HistoryEntry;
 use crate::session::{Command, FunctionSpec, State};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Problems in HumanEval format (JSON Lines, optionally .gz): task_id, prompt, test, entry_point
-    #[arg(value_name = "PROBLEMS")]
-    pub problems: PathBuf,
+    #[arg(value_name = "PROBLEMS", required_unless_present = "compare")]
+    pub problems: Option<PathBuf>,
     #[command(flatten)]
     pub model: ModelArgs,
     /// Code versions per problem, the first try included [default: config, 4]
@@ -52,62 +55,15 @@ pub struct Args {
     /// The results file (JSON Lines) [default: PROBLEMS with _bench.jsonl]
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
-}
-
-/// How a problem ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-enum Status {
-    Passed,
-    /// The code was written and run, and did not pass: a measured failure.
-    Failed,
-    /// Nothing was measured: a model call failed, or a run could not be set up.
-    Error,
-    /// Stopped by a signal before it ended.
-    Cancelled,
-}
-
-/// One problem's outcome, as written to the results file.
-#[derive(Debug, Serialize)]
-struct BenchResult {
-    task_id: String,
-    status: Status,
-    /// Why nothing was measured (status "error").
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-    passed_first: bool,
-    passed_final: bool,
-    /// Code versions written (1 = the first try only).
-    iterations: u32,
-    /// The first failure, localized.
-    first_failure: Option<Location>,
-    summary: String,
-    /// The session's tape; none when the problem was cancelled before it started.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tape: Option<String>,
-}
-
-impl BenchResult {
-    fn measured(&self) -> bool {
-        match self.status {
-            Status::Passed | Status::Failed => true,
-            Status::Error | Status::Cancelled => false,
-        }
-    }
-
-    fn not_started(task_id: String) -> BenchResult {
-        BenchResult {
-            task_id,
-            status: Status::Cancelled,
-            error: None,
-            passed_first: false,
-            passed_final: false,
-            iterations: 0,
-            first_failure: None,
-            summary: "cancelled before it started".into(),
-            tape: None,
-        }
-    }
+    /// Repair from the localized failure alone, without the runtime values at it
+    #[arg(long)]
+    pub no_runtime_values: bool,
+    /// Repair every time, never start fresh from the spec (another approach when a failure repeats)
+    #[arg(long)]
+    pub no_fresh_start: bool,
+    /// Print two results files side by side (per metric, and the problems that differ) and exit
+    #[arg(long, num_args = 2, value_names = ["A", "B"], conflicts_with = "problems")]
+    pub compare: Option<Vec<PathBuf>>,
 }
 
 /// The problem's code before its function: imports and helpers the function may use.
@@ -235,8 +191,8 @@ async fn solve(
         (Some(_), false) => Status::Error,
         (None, false) => Status::Failed,
     };
-    Ok(BenchResult {
-        task_id: problem.task_id,
+    let mut measured = BenchResult {
+        task_id: problem.task_id.clone(),
         status,
         error,
         passed_first: first_run
@@ -247,87 +203,33 @@ async fn solve(
         first_failure,
         summary: result.summary,
         tape: Some(tape.to_string_lossy().into_owned()),
-    })
-}
-
-/// One line of progress for a finished problem.
-fn progress_line(r: &BenchResult) -> String {
-    match r.status {
-        Status::Passed | Status::Failed => format!(
-            "  {:<16} first try {:<4} after repair {:<4} ({} iteration{})",
-            r.task_id,
-            if r.passed_first { "pass" } else { "FAIL" },
-            if r.passed_final { "pass" } else { "FAIL" },
-            r.iterations,
-            if r.iterations == 1 { "" } else { "s" }
-        ),
-        Status::Error => format!(
-            "  {:<16} ERROR, not scored: {}",
-            r.task_id,
-            r.error.as_deref().unwrap_or("")
-        ),
-        Status::Cancelled => format!("  {:<16} cancelled", r.task_id),
-    }
-}
-
-/// The scores, over the problems that were measured only.
-fn report(results: &[BenchResult]) -> String {
-    let measured: Vec<&BenchResult> = results.iter().filter(|r| r.measured()).collect();
-    let n = measured.len();
-    let mut out = String::new();
-    if n == 0 {
-        out.push_str("pass@1: no problem was measured\n");
-    } else {
-        let first = measured.iter().filter(|r| r.passed_first).count();
-        let fin = measured.iter().filter(|r| r.passed_final).count();
-        let pct = |k: usize| 100.0 * k as f64 / n as f64;
-        out.push_str(&format!(
-            "pass@1 first try:    {:.1}% ({first}/{n})\n",
-            pct(first)
-        ));
-        out.push_str(&format!(
-            "pass@1 after repair: {:.1}% ({fin}/{n})\n",
-            pct(fin)
-        ));
-    }
-    let errors: Vec<&BenchResult> = results
-        .iter()
-        .filter(|r| r.status == Status::Error)
-        .collect();
-    if !errors.is_empty() {
-        out.push_str(&format!(
-            "errors: {} problem{} not measured, left out of pass@1:\n",
-            errors.len(),
-            if errors.len() == 1 { "" } else { "s" }
-        ));
-        for r in errors {
-            out.push_str(&format!(
-                "  {}: {}\n",
-                r.task_id,
-                r.error.as_deref().unwrap_or("")
-            ));
-        }
-    }
-    let cancelled = results
-        .iter()
-        .filter(|r| r.status == Status::Cancelled)
-        .count();
-    if cancelled > 0 {
-        out.push_str(&format!(
-            "cancelled: {cancelled} problem{} not measured, left out of pass@1\n",
-            if cancelled == 1 { "" } else { "s" }
-        ));
-    }
-    out
+        ..BenchResult::not_started(problem.task_id.clone())
+    };
+    measured.measure(&state, &problem.entry_point);
+    Ok(measured)
 }
 
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
-    let mut problems = eval::read_problems(&args.problems)?;
+    if let Some([a, b]) = args.compare.as_deref() {
+        let name = |p: &PathBuf| p.display().to_string();
+        let text = compare::compare(
+            &name(a),
+            &compare::read_results(a)?,
+            &name(b),
+            &compare::read_results(b)?,
+        );
+        let _ = write!(std::io::stdout(), "{text}");
+        return Ok(0);
+    }
+    let Some(problems_file) = args.problems.clone() else {
+        anyhow::bail!("give a problems file (or --compare A.jsonl B.jsonl)");
+    };
+    let mut problems = eval::read_problems(&problems_file)?;
     if let Some(n) = args.limit {
         problems.truncate(n);
     }
     if problems.is_empty() {
-        anyhow::bail!("{} holds no problems", args.problems.display());
+        anyhow::bail!("{} holds no problems", problems_file.display());
     }
     let selected = select_model(&config, &args.model).await?;
     if selected.demo.is_some() {
@@ -340,8 +242,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     let sandbox = super::sandbox_for_generated_code()?;
     let sandbox = Arc::new(sandbox);
     let out = args.out.clone().unwrap_or_else(|| {
-        let name = args
-            .problems
+        let name = problems_file
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "problems".into());
@@ -349,7 +250,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             .trim_end_matches(".gz")
             .trim_end_matches(".jsonl")
             .to_string();
-        args.problems.with_file_name(format!("{stem}_bench.jsonl"))
+        problems_file.with_file_name(format!("{stem}_bench.jsonl"))
     });
     let options = EngineOptions {
         max_iterations: args
@@ -360,6 +261,8 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         run_timeout_secs: args.timeout.unwrap_or(config.run.timeout_secs).max(1),
         memory_mb: config.run.memory_mb,
         token_budget: config.run.token_budget,
+        runtime_values: !args.no_runtime_values,
+        fresh_start: !args.no_fresh_start,
         ..EngineOptions::default()
     };
     let base = engine::new_session_dir(&config.paths.data_dir.join("bench"));
@@ -439,47 +342,4 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         None if errored => 1,
         None => 0,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn result(task_id: &str, status: Status, first: bool, fin: bool) -> BenchResult {
-        BenchResult {
-            task_id: task_id.into(),
-            status,
-            error: (status == Status::Error).then(|| "model call failed: HTTP 401".into()),
-            passed_first: first,
-            passed_final: fin,
-            iterations: 1,
-            first_failure: None,
-            summary: String::new(),
-            tape: None,
-        }
-    }
-
-    #[test]
-    fn errors_and_cancels_are_counted_apart_and_left_out_of_pass_at_1() {
-        let results = vec![
-            result("T/0", Status::Passed, true, true),
-            result("T/1", Status::Failed, false, false),
-            result("T/2", Status::Error, false, false),
-            result("T/3", Status::Cancelled, false, false),
-        ];
-        assert_eq!(
-            report(&results),
-            "pass@1 first try:    50.0% (1/2)\n\
-             pass@1 after repair: 50.0% (1/2)\n\
-             errors: 1 problem not measured, left out of pass@1:\n  \
-             T/2: model call failed: HTTP 401\n\
-             cancelled: 1 problem not measured, left out of pass@1\n"
-        );
-        let only_errors = vec![result("T/2", Status::Error, false, false)];
-        assert!(
-            report(&only_errors).starts_with("pass@1: no problem was measured\n"),
-            "{}",
-            report(&only_errors)
-        );
-    }
 }

@@ -1,0 +1,326 @@
+//! One problem's outcome as the results file keeps it, measured from its
+//! session's state, and the scores over a set: pass@1 at the first try,
+//! after each repair round and at the end; tokens and model time; how the
+//! repairs went (with runtime values, fresh starts, test fixes).
+
+use serde::{Deserialize, Serialize};
+
+use crate::protocol::Location;
+use crate::session::{AttemptKind, State};
+
+/// How a problem ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Passed,
+    /// The code was written and run, and did not pass: a measured failure.
+    Failed,
+    /// Nothing was measured: a model call failed, or a run could not be set up.
+    Error,
+    /// Stopped by a signal before it ended.
+    Cancelled,
+}
+
+/// One problem's outcome, as written to the results file. Fields after
+/// `tape` were added later: a results file without them still reads.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BenchResult {
+    pub task_id: String,
+    pub status: Status,
+    /// Why nothing was measured (status "error").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub passed_first: bool,
+    pub passed_final: bool,
+    /// Code versions written (1 = the first try only).
+    pub iterations: u32,
+    /// The first failure, localized.
+    #[serde(default)]
+    pub first_failure: Option<Location>,
+    #[serde(default)]
+    pub summary: String,
+    /// The session's tape; none when the problem was cancelled before it started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tape: Option<String>,
+    /// The code version that first passed (1 = the first try), if one did.
+    #[serde(default)]
+    pub passed_at: Option<u32>,
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    #[serde(default)]
+    pub completion_tokens: u64,
+    /// Time spent waiting for the model, milliseconds.
+    #[serde(default)]
+    pub model_ms: u64,
+    /// Attempts after a failure (repairs and fresh starts).
+    #[serde(default)]
+    pub repairs: u32,
+    /// Repairs whose prompt showed the runtime values at the failure.
+    #[serde(default)]
+    pub repairs_with_values: u32,
+    #[serde(default)]
+    pub fresh_starts: u32,
+    /// Model fixes of the tests applied (never of a benchmark's own tests).
+    #[serde(default)]
+    pub test_fixes: u32,
+}
+
+impl BenchResult {
+    pub fn measured(&self) -> bool {
+        match self.status {
+            Status::Passed | Status::Failed => true,
+            Status::Error | Status::Cancelled => false,
+        }
+    }
+
+    pub fn not_started(task_id: String) -> BenchResult {
+        BenchResult {
+            task_id,
+            status: Status::Cancelled,
+            error: None,
+            passed_first: false,
+            passed_final: false,
+            iterations: 0,
+            first_failure: None,
+            summary: "cancelled before it started".into(),
+            tape: None,
+            passed_at: None,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            model_ms: 0,
+            repairs: 0,
+            repairs_with_values: 0,
+            fresh_starts: 0,
+            test_fixes: 0,
+        }
+    }
+
+    /// The code version that first passed; for results written before
+    /// `passed_at`, read from the first-try and final verdicts.
+    pub fn passed_version(&self) -> Option<u32> {
+        match (self.passed_at, self.passed_first, self.passed_final) {
+            (Some(v), _, true) => Some(v),
+            (_, true, _) => Some(1),
+            (_, false, true) => Some(self.iterations.max(1)),
+            (_, _, false) => None,
+        }
+    }
+
+    /// Whether it passed within `repairs` repair rounds (0 = the first try).
+    pub fn passed_within(&self, repairs: u32) -> bool {
+        self.passed_version().is_some_and(|v| v <= repairs + 1)
+    }
+
+    /// The measured parts of a session's state: the version that first
+    /// passed, tokens, model time, and its attempts by kind.
+    pub fn measure(&mut self, state: &State, node: &str) {
+        self.passed_at = state
+            .run_order
+            .iter()
+            .filter_map(|id| state.runs.get(id))
+            .filter(|r| r.node.as_deref() == Some(node))
+            .find(|r| r.record.as_ref().is_some_and(|r| r.passed))
+            .map(|r| r.iteration);
+        self.prompt_tokens = state.usage.prompt_tokens;
+        self.completion_tokens = state.usage.completion_tokens;
+        self.model_ms = state.model_ms;
+        if let Some(n) = state.nodes.get(node) {
+            self.repairs = n.attempts.len() as u32;
+            self.repairs_with_values =
+                n.attempts.iter().filter(|a| a.runtime_values).count() as u32;
+            self.fresh_starts = n
+                .attempts
+                .iter()
+                .filter(|a| a.kind == AttemptKind::FreshStart)
+                .count() as u32;
+            self.test_fixes = n.applied_test_fixes() as u32;
+        }
+    }
+}
+
+/// One line of progress for a finished problem.
+pub fn progress_line(r: &BenchResult) -> String {
+    match r.status {
+        Status::Passed | Status::Failed => format!(
+            "  {:<16} first try {:<4} after repair {:<4} ({} iteration{})",
+            r.task_id,
+            if r.passed_first { "pass" } else { "FAIL" },
+            if r.passed_final { "pass" } else { "FAIL" },
+            r.iterations,
+            if r.iterations == 1 { "" } else { "s" }
+        ),
+        Status::Error => format!(
+            "  {:<16} ERROR, not scored: {}",
+            r.task_id,
+            r.error.as_deref().unwrap_or("")
+        ),
+        Status::Cancelled => format!("  {:<16} cancelled", r.task_id),
+    }
+}
+
+/// The figures of a set of results, over the measured problems only.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figures {
+    pub measured: usize,
+    /// Passed within r repair rounds, r = 0 (the first try) up to the most any used.
+    pub by_round: Vec<usize>,
+    pub passed_final: usize,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+    pub model_ms: u64,
+    pub repairs: u32,
+    pub repairs_with_values: u32,
+    pub fresh_starts: u32,
+    pub test_fixes: u32,
+}
+
+impl Figures {
+    pub fn of(results: &[BenchResult]) -> Figures {
+        let measured: Vec<&BenchResult> = results.iter().filter(|r| r.measured()).collect();
+        let rounds = measured
+            .iter()
+            .map(|r| r.iterations.max(1) - 1)
+            .max()
+            .unwrap_or(0);
+        let sum = |f: fn(&BenchResult) -> u64| measured.iter().map(|r| f(r)).sum::<u64>();
+        Figures {
+            measured: measured.len(),
+            by_round: (0..=rounds)
+                .map(|k| measured.iter().filter(|r| r.passed_within(k)).count())
+                .collect(),
+            passed_final: measured.iter().filter(|r| r.passed_final).count(),
+            prompt_tokens: sum(|r| r.prompt_tokens),
+            completion_tokens: sum(|r| r.completion_tokens),
+            model_ms: sum(|r| r.model_ms),
+            repairs: sum(|r| r.repairs.into()) as u32,
+            repairs_with_values: sum(|r| r.repairs_with_values.into()) as u32,
+            fresh_starts: sum(|r| r.fresh_starts.into()) as u32,
+            test_fixes: sum(|r| r.test_fixes.into()) as u32,
+        }
+    }
+
+    /// `50.0% (1/2)`.
+    pub fn rate(&self, k: usize) -> String {
+        if self.measured == 0 {
+            return "-".into();
+        }
+        format!(
+            "{:.1}% ({k}/{})",
+            100.0 * k as f64 / self.measured as f64,
+            self.measured
+        )
+    }
+}
+
+/// The scores, over the problems that were measured only.
+pub fn report(results: &[BenchResult]) -> String {
+    let f = Figures::of(results);
+    let mut out = String::new();
+    if f.measured == 0 {
+        out.push_str("pass@1: no problem was measured\n");
+    } else {
+        out.push_str(&format!("pass@1 first try:    {}\n", f.rate(f.by_round[0])));
+        for (k, passed) in f.by_round.iter().enumerate().skip(1) {
+            out.push_str(&format!("  after repair {k}:    {}\n", f.rate(*passed)));
+        }
+        out.push_str(&format!(
+            "pass@1 after repair: {}\n",
+            f.rate(f.passed_final)
+        ));
+    }
+    let errors: Vec<&BenchResult> = results
+        .iter()
+        .filter(|r| r.status == Status::Error)
+        .collect();
+    if !errors.is_empty() {
+        out.push_str(&format!(
+            "errors: {} problem{} not measured, left out of pass@1:\n",
+            errors.len(),
+            if errors.len() == 1 { "" } else { "s" }
+        ));
+        for r in errors {
+            out.push_str(&format!(
+                "  {}: {}\n",
+                r.task_id,
+                r.error.as_deref().unwrap_or("")
+            ));
+        }
+    }
+    let cancelled = results
+        .iter()
+        .filter(|r| r.status == Status::Cancelled)
+        .count();
+    if cancelled > 0 {
+        out.push_str(&format!(
+            "cancelled: {cancelled} problem{} not measured, left out of pass@1\n",
+            if cancelled == 1 { "" } else { "s" }
+        ));
+    }
+    if f.measured > 0 {
+        out.push_str(&format!(
+            "tokens: {} prompt + {} completion; model time {:.1} s\n",
+            f.prompt_tokens,
+            f.completion_tokens,
+            f.model_ms as f64 / 1000.0
+        ));
+        out.push_str(&format!(
+            "repairs: {} ({} with runtime values), fresh starts: {}, test fixes: {}\n",
+            f.repairs, f.repairs_with_values, f.fresh_starts, f.test_fixes
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub fn result(task_id: &str, status: Status, first: bool, fin: bool) -> BenchResult {
+        BenchResult {
+            status,
+            error: (status == Status::Error).then(|| "model call failed: HTTP 401".into()),
+            passed_first: first,
+            passed_final: fin,
+            iterations: 1,
+            ..BenchResult::not_started(task_id.into())
+        }
+    }
+
+    #[test]
+    fn errors_and_cancels_are_counted_apart_and_left_out_of_pass_at_1() {
+        let results = vec![
+            result("T/0", Status::Passed, true, true),
+            result("T/1", Status::Failed, false, false),
+            result("T/2", Status::Error, false, false),
+            result("T/3", Status::Cancelled, false, false),
+        ];
+        assert_eq!(
+            report(&results),
+            "pass@1 first try:    50.0% (1/2)\n\
+             pass@1 after repair: 50.0% (1/2)\n\
+             errors: 1 problem not measured, left out of pass@1:\n  \
+             T/2: model call failed: HTTP 401\n\
+             cancelled: 1 problem not measured, left out of pass@1\n\
+             tokens: 0 prompt + 0 completion; model time 0.0 s\n\
+             repairs: 0 (0 with runtime values), fresh starts: 0, test fixes: 0\n"
+        );
+        let only_errors = vec![result("T/2", Status::Error, false, false)];
+        assert!(
+            report(&only_errors).starts_with("pass@1: no problem was measured\n"),
+            "{}",
+            report(&only_errors)
+        );
+    }
+
+    #[test]
+    fn pass_rates_by_round_count_the_version_that_first_passed() {
+        let mut second = result("T/1", Status::Passed, false, true);
+        second.iterations = 3;
+        second.passed_at = Some(2);
+        let mut old = result("T/2", Status::Passed, false, true);
+        old.iterations = 3; // written before passed_at: the last version passed
+        let f = Figures::of(&[result("T/0", Status::Passed, true, true), second, old]);
+        assert_eq!(f.by_round, vec![1, 2, 3]);
+        assert_eq!(f.passed_final, 3);
+    }
+}
