@@ -14,6 +14,8 @@ use crate::tui::theme::Theme;
 pub enum Confirm {
     CancelSession,
     Quit,
+    /// Delete the session the welcome screen's list has selected.
+    DeleteSession,
 }
 
 /// Yes; any other key is no.
@@ -34,6 +36,9 @@ impl Confirm {
         match self {
             Confirm::CancelSession => "Cancel the session? What is done stays on the tape.  y / n",
             Confirm::Quit => "A session is running. Cancel it and quit?  y / n",
+            Confirm::DeleteSession => {
+                "Delete this session's folder (its tape, logs and code)? It cannot be undone.  y / n"
+            }
         }
     }
 
