@@ -48,7 +48,10 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
     let mut app = match mode {
         UiMode::Open { tape } => {
             let (contents, source) = load_tape(&tape, &config.sessions_dir())?;
-            App::review(contents, info(source, demos), theme)
+            let mut info = info(source, demos);
+            // For the lineage: the sessions forked from this one.
+            info.sessions = recent_sessions(&config, usize::MAX);
+            App::review(contents, info, theme)
         }
         UiMode::Replay {
             tape,
@@ -79,12 +82,15 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
             let (selected, sandbox) = tokio::join!(select_model(&config, &model), probe_sandbox());
             let selected = selected?;
             let sandbox = Arc::new(sandbox?);
+            // The recent sessions, read once from the index's cached summaries.
+            let sessions = recent_sessions(&config, crate::tui::panes::sessions::RECENT);
             let mut app = App::live(
                 Info {
                     model_label: selected.description.clone(),
                     sandbox_layers: sandbox.active_layers(),
                     source: config.sessions_dir().display().to_string(),
                     demos,
+                    sessions,
                     ..Info::default()
                 },
                 theme,
@@ -114,6 +120,16 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
     drop(guard);
     result?;
     Ok(0)
+}
+
+/// The newest `limit` sessions, from the index's cached summaries (none
+/// when the folder cannot be read: the list is a convenience).
+fn recent_sessions(config: &Config, limit: usize) -> Vec<index::SessionSummary> {
+    let mut sessions = index::list(&config.sessions_dir())
+        .map(|l| l.sessions)
+        .unwrap_or_default();
+    sessions.truncate(limit);
+    sessions
 }
 
 fn info(source: String, demos: Vec<DemoEntry>) -> Info {
@@ -148,21 +164,29 @@ fn start_session(
     sandbox: Arc<Sandbox>,
     request: StartRequest,
 ) -> anyhow::Result<EngineHandle> {
-    let step_mode = match &request {
-        StartRequest::Task { step_mode, .. } | StartRequest::Demo { step_mode, .. } => *step_mode,
-    };
-    let (task, inputs, model, cache_dir) = match request {
-        StartRequest::Task { task, inputs, .. } => {
-            (task, inputs, model, Some(config.paths.cache_dir.clone()))
-        }
-        StartRequest::Demo { name, .. } => {
-            let demo = crate::demos::find(&name)
-                .ok_or_else(|| anyhow::anyhow!("there is no bundled demo called `{name}`"))?;
-            let model = ScriptedModel::demo(demo.name, demo.replies, Pacing::demo())
-                .with_context(|| format!("the bundled demo `{name}` is damaged"))?;
+    let (task, inputs, model, cache_dir, step_mode) = match request {
+        StartRequest::Task {
+            task,
+            inputs,
+            step_mode,
+        } => (
+            task,
+            inputs,
+            model,
+            Some(config.paths.cache_dir.clone()),
+            step_mode,
+        ),
+        StartRequest::Demo { name, step_mode } => {
+            let (task, model) = demo_model(&name)?;
             // No cache: a demo is there to show its failure and repair.
-            let model: Arc<dyn ChatModel> = Arc::new(model);
-            (demo.task.to_string(), Vec::new(), model, None)
+            (task, Vec::new(), model, None, step_mode)
+        }
+        StartRequest::Resume { tape } => {
+            return continue_session(config, model, sandbox, tape, None);
+        }
+        StartRequest::Fork { tape } => {
+            let dir = crate::engine::new_session_dir(&config.sessions_dir());
+            return continue_session(config, model, sandbox, tape, Some(&dir));
         }
     };
     let sessions = config.sessions_dir();
@@ -191,6 +215,60 @@ fn start_session(
         session_dir: crate::engine::new_session_dir(&sessions),
         prompt_overrides: prompts.is_dir().then_some(prompts),
         given: None,
+    })
+}
+
+/// A bundled demo's task and its model of authored replies.
+fn demo_model(name: &str) -> anyhow::Result<(String, Arc<dyn ChatModel>)> {
+    let demo = crate::demos::find(name)
+        .ok_or_else(|| anyhow::anyhow!("there is no bundled demo called `{name}`"))?;
+    let model = ScriptedModel::demo(demo.name, demo.replies, Pacing::demo())
+        .with_context(|| format!("the bundled demo `{name}` is damaged"))?;
+    Ok((demo.task.to_string(), Arc::new(model)))
+}
+
+/// Go on with a recorded session: on its own tape (`fork_into` None), or as
+/// a new session forked at its end. A demo's session goes on with the
+/// demo's own replies; any other with the workbench's model.
+fn continue_session(
+    config: &Config,
+    model: Arc<dyn ChatModel>,
+    sandbox: Arc<Sandbox>,
+    tape: PathBuf,
+    fork_into: Option<&Path>,
+) -> anyhow::Result<EngineHandle> {
+    let contents = read_tape(&tape)?;
+    let state = crate::session::State::from_records(&contents.records);
+    let model = match state.config.model.strip_prefix("demo:") {
+        Some(name) if state.config.provider == "demo" => demo_model(name)?.1,
+        _ => model,
+    };
+    let run = &config.run;
+    let base = EngineOptions {
+        max_iterations: state.config.max_iterations.max(1),
+        workers: run.workers,
+        run_timeout_secs: run.timeout_secs,
+        memory_mb: run.memory_mb,
+        token_budget: run.token_budget,
+        step_mode: false,
+        keep_alive: true,
+        cache_dir: None,
+        output_dir: None,
+    };
+    let prompts = config.paths.config_dir.join("prompts");
+    let with = crate::engine::ContinueSetup {
+        model,
+        sandbox,
+        options: crate::engine::segment_options(&state, base, None, None),
+        prompt_overrides: prompts.is_dir().then_some(prompts),
+        commands: Vec::new(),
+    };
+    Ok(match fork_into {
+        Some(dir) => {
+            let at = contents.records.last().map_or(0, |r| r.seq);
+            crate::engine::fork(&tape, at, dir, with)?
+        }
+        None => crate::engine::resume(&tape, with)?,
     })
 }
 

@@ -159,6 +159,20 @@ where
                         app.update(Msg::StartFailed("this view cannot start sessions".into()));
                     }
                 },
+                Action::Open { tape, replay } => open_session(app, &tape, replay),
+                Action::DeleteSession(dir) => match std::fs::remove_dir_all(&dir) {
+                    Ok(()) => {
+                        app.forget_session(&dir);
+                        app.say(NoticeLevel::Info, format!("deleted {}", dir.display()));
+                    }
+                    Err(e) => app.say(
+                        NoticeLevel::Error,
+                        format!(
+                            "cannot delete {}: {e} (check its permissions, or delete it by hand)",
+                            dir.display()
+                        ),
+                    ),
+                },
                 Action::Rerun { run_id, state } => {
                     if let Some(rerun) = hooks.rerunner.clone() {
                         let tx = rerun_tx.clone();
@@ -181,6 +195,31 @@ where
         }
     }
     Ok(())
+}
+
+/// Open a recorded session in place of the welcome screen: review, or a
+/// replay from its start.
+fn open_session(app: &mut App, tape: &std::path::Path, replay: bool) {
+    let contents = match crate::session::read_tape(tape) {
+        Ok(c) => c,
+        Err(e) => {
+            app.say(NoticeLevel::Error, format!("cannot open the session: {e}"));
+            return;
+        }
+    };
+    let info = super::app::Info {
+        source: tape.display().to_string(),
+        session_dir: tape.parent().map(std::path::Path::to_path_buf),
+        ..app.info().clone()
+    };
+    let theme = app.theme().clone();
+    let screen = app.screen();
+    *app = if replay {
+        App::replay(contents, info, theme, 1.0, false, false)
+    } else {
+        App::review(contents, info, theme)
+    };
+    app.set_screen(screen);
 }
 
 fn steer(app: &mut App, engine: Option<&EngineHandle>, command: Command) {

@@ -16,6 +16,7 @@ use crate::tui::panes::Handled;
 use crate::tui::panes::confirm::Confirm;
 use crate::tui::panes::editor::{EditTarget, EditorIntent, EditorPopup};
 use crate::tui::panes::graph::{GraphIntent, Welcome};
+use crate::tui::panes::sessions::SessionIntent;
 use crate::tui::panes::task::TaskIntent;
 use crate::tui::timeline::Jump;
 
@@ -53,6 +54,11 @@ impl App {
         match popup {
             // Any key closes the help.
             Popup::Help => {}
+            Popup::Confirm(Confirm::DeleteSession) => {
+                if let Some(dir) = self.deleting.take().filter(|_| Confirm::answer(&key)) {
+                    actions.push(Action::DeleteSession(dir));
+                }
+            }
             Popup::Confirm(confirm) => {
                 if Confirm::answer(&key) {
                     actions.push(Action::Steer(Command::Cancel));
@@ -76,6 +82,9 @@ impl App {
     fn on_pane_key(&mut self, key: KeyEvent, actions: &mut Vec<Action>) -> bool {
         let height = self.screen.height;
         let welcome = self.welcome();
+        if welcome && self.focus == Focus::Graph && self.on_sessions_key(key, actions) {
+            return true;
+        }
         match self.focus {
             Focus::Task if welcome => match self.task.on_key(key) {
                 Handled::NotMine => false,
@@ -280,6 +289,15 @@ impl App {
                     return;
                 }
             },
+            EditTarget::Task => {
+                if text.trim().is_empty() {
+                    self.say(NoticeLevel::Warning, "an empty task was not sent");
+                    return;
+                }
+                Command::EditTask {
+                    task: text.trim().to_string(),
+                }
+            }
             EditTarget::Attach => {
                 let path = PathBuf::from(text.trim());
                 if path.is_file() {
@@ -370,6 +388,11 @@ impl App {
                 NoticeLevel::Warning,
                 "nothing to skip: the engine is not paused",
             ),
+            // In the task pane, e edits the task.
+            SteerAct::EditCode if self.focus == Focus::Task => {
+                let task = self.state().task.clone();
+                self.open_editor(EditTarget::Task, task);
+            }
             SteerAct::EditCode => match node {
                 Some(node) => {
                     let n = self.state().nodes.get(&node);
@@ -448,10 +471,43 @@ impl App {
 
     /// What the welcome screen shows in the graph's place.
     pub(super) fn welcome_info(&self) -> Option<Welcome<'_>> {
-        self.welcome().then_some(Welcome {
+        if !self.welcome() {
+            return None;
+        }
+        let ctx = view::ctx(self, Focus::Graph);
+        Some(Welcome {
             model_label: &self.info.model_label,
             demos: &self.info.demos,
+            sessions: self.sessions.lines(&ctx, &self.info.sessions),
         })
+    }
+
+    /// Keys of the welcome screen's session list. Returns whether it took the key.
+    fn on_sessions_key(&mut self, key: KeyEvent, actions: &mut Vec<Action>) -> bool {
+        match self.sessions.on_key(key, &self.info.sessions) {
+            Handled::NotMine => false,
+            Handled::Done => true,
+            Handled::Intent(intent) => {
+                match intent {
+                    SessionIntent::Open(tape) => actions.push(Action::Open {
+                        tape,
+                        replay: false,
+                    }),
+                    SessionIntent::Replay(tape) => {
+                        actions.push(Action::Open { tape, replay: true })
+                    }
+                    SessionIntent::Resume(tape) => {
+                        self.start(StartRequest::Resume { tape }, actions)
+                    }
+                    SessionIntent::Fork(tape) => self.start(StartRequest::Fork { tape }, actions),
+                    SessionIntent::Delete(dir) => {
+                        self.deleting = Some(dir);
+                        self.popups.push(Popup::Confirm(Confirm::DeleteSession));
+                    }
+                }
+                true
+            }
+        }
     }
 }
 

@@ -23,6 +23,7 @@ use super::panes::editor::EditorPopup;
 use super::panes::graph::GraphPane;
 use super::panes::history::HistoryPane;
 use super::panes::output::{OutputPane, run_to_show};
+use super::panes::sessions::SessionList;
 use super::panes::task::TaskPane;
 use super::theme::Theme;
 use super::timeline::Timeline;
@@ -73,6 +74,14 @@ pub enum StartRequest {
         name: String,
         step_mode: bool,
     },
+    /// Go on with a recorded session on its own tape.
+    Resume {
+        tape: PathBuf,
+    },
+    /// A new session from the end of a recorded one.
+    Fork {
+        tape: PathBuf,
+    },
 }
 
 /// What the app asks of the event loop.
@@ -87,6 +96,13 @@ pub enum Action {
         run_id: u64,
         state: Box<State>,
     },
+    /// Open a recorded session (review, or replay from its start).
+    Open {
+        tape: PathBuf,
+        replay: bool,
+    },
+    /// Delete a session's folder (the person confirmed).
+    DeleteSession(PathBuf),
 }
 
 /// Everything that reaches the app.
@@ -123,6 +139,8 @@ pub struct Info {
     /// The tape's last line was cut off (line number): the session crashed mid-write.
     pub truncated_line: Option<usize>,
     pub demos: Vec<DemoEntry>,
+    /// Recent sessions, newest first, for the welcome screen.
+    pub sessions: Vec<crate::session::index::SessionSummary>,
 }
 
 /// A popup over the panes: the top one takes every key while open.
@@ -146,6 +164,9 @@ pub struct App {
     code: CodePane,
     output: OutputPane,
     history: HistoryPane,
+    sessions: SessionList,
+    /// The session folder a delete confirmation is about.
+    deleting: Option<PathBuf>,
     flash: Option<(NoticeLevel, String)>,
     reruns: super::panes::Reruns,
     /// Screen size at the last frame (mouse hit tests, page sizes).
@@ -171,6 +192,8 @@ impl App {
             code: CodePane::default(),
             output: OutputPane::default(),
             history: HistoryPane::default(),
+            sessions: SessionList::default(),
+            deleting: None,
             flash: None,
             reruns: Default::default(),
             screen: Rect::new(0, 0, 160, 48),
@@ -349,6 +372,11 @@ impl App {
     pub fn set_session_dir(&mut self, dir: PathBuf) {
         self.info.session_dir = Some(dir);
     }
+    /// A session folder was deleted: it leaves the welcome screen's list.
+    pub fn forget_session(&mut self, dir: &std::path::Path) {
+        self.info.sessions.retain(|s| s.dir != dir);
+        self.dirty = true;
+    }
 
     /// Something changed since the last frame.
     pub fn is_dirty(&self) -> bool {
@@ -356,6 +384,10 @@ impl App {
     }
     pub fn mark_drawn(&mut self) {
         self.dirty = false;
+    }
+    /// The screen's size, as the last frame had it.
+    pub fn screen(&self) -> Rect {
+        self.screen
     }
     /// The screen's size, as the last frame had it.
     pub fn set_screen(&mut self, screen: Rect) {

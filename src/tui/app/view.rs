@@ -160,6 +160,11 @@ pub fn pane_rows(app: &App) -> Vec<Row> {
     let welcome = app.welcome();
     match app.focus {
         Focus::Task => TaskPane::help(welcome),
+        Focus::Graph if welcome && !app.info.sessions.is_empty() => {
+            let mut rows = crate::tui::panes::sessions::SessionList::help();
+            rows.extend(GraphPane::help(welcome));
+            rows
+        }
         Focus::Graph => GraphPane::help(welcome),
         Focus::Code => CodePane::help(),
         Focus::Output => OutputPane::help(),
@@ -207,6 +212,9 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
             format!(" tape cut off at line {line} "),
             t.warning,
         ));
+    }
+    if let Some(lineage) = crate::tui::panes::sessions::lineage(s, &app.info.sessions) {
+        spans.push(Span::styled(format!(" {lineage} "), t.accent));
     }
     let model = if s.config.provider.is_empty() {
         app.info.model_label.clone()

@@ -16,6 +16,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::code_lines::{Mark, diff_lines, error_lines, failing_line, numbered, streaming};
+use super::code_values::{failure_with_values, value_marks, values_status};
 use super::{Ctx, Handled, Scroll, page, scroll_keys};
 use crate::session::{NodeStatus, Purpose, State};
 use crate::tui::describe::source_label;
@@ -40,6 +41,8 @@ pub enum CodeTab {
 pub enum CodeAct {
     Tab(CodeTab),
     Scroll(Scroll),
+    /// Step through a failure's runtime values (forward or back).
+    Values(bool),
 }
 
 pub const KEYS: &[Binding<CodeAct>] = &[
@@ -67,6 +70,15 @@ pub const KEYS: &[Binding<CodeAct>] = &[
         short: "scroll",
         keys: scroll_keys!(CodeAct::Scroll),
     },
+    Binding {
+        label: "v / V",
+        does: "step through the failure's runtime values (next / previous)",
+        short: "step values",
+        keys: &[
+            (Key::ch('v'), CodeAct::Values(true)),
+            (Key::ch('V'), CodeAct::Values(false)),
+        ],
+    },
 ];
 
 pub struct CodePane {
@@ -77,6 +89,8 @@ pub struct CodePane {
     asked: Option<u64>,
     /// Highlighting results taken (stale ones are not counted).
     applied: u64,
+    /// The runtime-values snapshot stepped to (None: the last, where the code failed).
+    values_step: Option<usize>,
 }
 
 impl Default for CodePane {
@@ -88,6 +102,7 @@ impl Default for CodePane {
             generation: 0,
             asked: None,
             applied: 0,
+            values_step: None,
         }
     }
 }
@@ -114,6 +129,7 @@ impl CodePane {
     pub fn on_select(&mut self, changed: bool) {
         if changed {
             self.scroll = 0;
+            self.values_step = None;
         }
         if self.tab == CodeTab::Program {
             self.tab = CodeTab::Code;
@@ -146,6 +162,16 @@ impl CodePane {
             }
             CodeAct::Scroll(Scroll::PageUp) => {
                 self.scroll = self.scroll.saturating_sub(page(height))
+            }
+            CodeAct::Values(forward) => {
+                let count = selected
+                    .and_then(|s| state.nodes.get(s))
+                    .and_then(|n| failure_with_values(state, n))
+                    .map_or(0, |e| e.values.len());
+                if count == 0 || self.tab != CodeTab::Code {
+                    return Handled::NotMine;
+                }
+                self.values_step = super::code_values::step(count, self.values_step, forward);
             }
         }
         Handled::Done
@@ -320,10 +346,19 @@ impl CodePane {
                     v.detail = format!("{name} · the model is writing…");
                     v.body = streaming(t, stream);
                 } else if let Some(code) = n.code() {
-                    let marks: Vec<Mark> = failure
-                        .and_then(|e| failing_line(code, e).map(|l| Mark::failure(t, l, e)))
-                        .into_iter()
-                        .collect();
+                    // The values first: beside the code, before the error's note.
+                    let mut marks: Vec<Mark> = Vec::new();
+                    if let Some(e) = failure_with_values(ctx.state, n) {
+                        marks = value_marks(t, code, &e.values, self.values_step);
+                        v.values = Some(values_status(
+                            &e.values,
+                            self.values_step,
+                            e.values_note.as_deref(),
+                        ));
+                    }
+                    marks.extend(
+                        failure.and_then(|e| failing_line(code, e).map(|l| Mark::failure(t, l, e))),
+                    );
                     v.body = numbered_here(code, &marks);
                 } else {
                     v.body
@@ -366,6 +401,9 @@ impl CodePane {
         {
             v.footer = error_lines(t, e);
         }
+        if let Some(status) = v.values.take() {
+            v.footer.push(Line::styled(status, t.dim));
+        }
         if self.tab == CodeTab::Code {
             for f in n.findings.iter().take(2) {
                 v.footer.push(Line::styled(
@@ -386,6 +424,8 @@ impl CodePane {
 #[derive(Default)]
 struct View<'a> {
     detail: String,
+    /// Where the runtime-values stepping is, under the code.
+    values: Option<String>,
     body: Vec<Line<'a>>,
     footer: Vec<Line<'a>>,
 }

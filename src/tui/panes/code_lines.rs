@@ -58,7 +58,14 @@ pub fn numbered<'a>(
             if !visible.contains(&i) {
                 return Line::default();
             }
-            let mark = marks.iter().find(|m| m.line == i);
+            // An emphasized mark (the failure) gives the sign, else the
+            // first; every mark adds its note, in order.
+            let on_line: Vec<&Mark> = marks.iter().filter(|m| m.line == i).collect();
+            let mark = on_line
+                .iter()
+                .find(|m| m.emphasis)
+                .or(on_line.first())
+                .copied();
             let gutter = format!("{}{:>width$} ", mark.map_or(" ", |m| m.sign), i + 1);
             let mut spans = vec![Span::styled(gutter, mark.map_or(t.dim, |m| m.style))];
             match highlighted.and_then(|h| h.get(i)) {
@@ -69,11 +76,11 @@ pub fn numbered<'a>(
                 ),
                 None => spans.push(Span::styled(text.replace('\t', "    "), t.text)),
             }
-            if let Some(m) = mark {
+            for m in &on_line {
                 spans.push(Span::styled(m.note.clone(), m.style));
             }
             let line = Line::from(spans);
-            if mark.is_some_and(|m| m.emphasis) {
+            if on_line.iter().any(|m| m.emphasis) {
                 line.style(t.marker)
             } else {
                 line

@@ -14,6 +14,8 @@ use crate::tui::theme::Theme;
 pub enum Confirm {
     CancelSession,
     Quit,
+    /// Delete the session the welcome screen's list has selected.
+    DeleteSession,
 }
 
 /// Yes; any other key is no.
@@ -34,13 +36,16 @@ impl Confirm {
         match self {
             Confirm::CancelSession => "Cancel the session? What is done stays on the tape.  y / n",
             Confirm::Quit => "A session is running. Cancel it and quit?  y / n",
+            Confirm::DeleteSession => "Delete this session's folder for good?  y / n",
         }
     }
 
     pub fn render(self, theme: &Theme, frame: &mut Frame) {
         let area = popup_area(frame.area(), 50, 10);
+        // Three rows (the question between its borders) even where a tenth
+        // of the screen is fewer.
         let area = Rect {
-            height: 3.min(area.height),
+            height: 3.min(frame.area().height.saturating_sub(area.y)),
             ..area
         };
         frame.render_widget(Clear, area);

@@ -31,6 +31,8 @@ pub enum EditTarget {
     },
     /// A path to attach to the task.
     Attach,
+    /// The session's task, in a live session (re-plans).
+    Task,
 }
 
 impl EditTarget {
@@ -41,6 +43,9 @@ impl EditTarget {
             EditTarget::Spec { node } => format!("Edit spec of {node}"),
             EditTarget::Hint { node } => format!("Hint for the next repair of {node}"),
             EditTarget::Attach => "Attach an input file (path)".into(),
+            EditTarget::Task => {
+                "Edit the task (the engine plans again; unchanged functions keep their work)".into()
+            }
         }
     }
 

@@ -25,6 +25,8 @@ pub struct DemoEntry {
 pub struct Welcome<'a> {
     pub model_label: &'a str,
     pub demos: &'a [DemoEntry],
+    /// The recent sessions' lines, drawn under the demos.
+    pub sessions: Vec<Line<'static>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -337,6 +339,12 @@ fn welcome_lines<'a>(ctx: &Ctx<'a>, w: &Welcome, area: Rect) -> Vec<Line<'a>> {
             for piece in wrap(&d.title, width.saturating_sub(5)) {
                 lines.push(Line::styled(format!("     {piece}"), t.text));
             }
+        }
+    }
+    if !w.sessions.is_empty() {
+        lines.push(Line::raw(""));
+        for l in &w.sessions {
+            lines.push(l.clone());
         }
     }
     lines.push(Line::raw(""));

@@ -7,12 +7,14 @@
 
 pub mod code;
 pub mod code_lines;
+pub mod code_values;
 pub mod confirm;
 pub mod editor;
 pub mod graph;
 pub mod help;
 pub mod history;
 pub mod output;
+pub mod sessions;
 pub mod task;
 
 use std::collections::BTreeMap;
