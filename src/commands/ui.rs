@@ -254,6 +254,7 @@ fn continue_session(
         keep_alive: true,
         cache_dir: None,
         output_dir: None,
+        ..EngineOptions::default()
     };
     let prompts = config.paths.config_dir.join("prompts");
     let with = crate::engine::ContinueSetup {
