@@ -203,6 +203,8 @@ pub enum SteerAct {
     Skip,
     EditCode,
     EditSpec,
+    /// The selected code or tests in $EDITOR.
+    OpenEditor,
     Hint,
     Rerun,
     Cancel,
@@ -287,6 +289,12 @@ pub const STEER: &[G] = &[
         does: "edit the selected node's spec",
         short: "edit spec",
         keys: &[(Key::ch('E'), GlobalAct::Steer(SteerAct::EditSpec))],
+    },
+    Binding {
+        label: "o",
+        does: "open the selected code (its tests on the tests tab) in $VISUAL / $EDITOR",
+        short: "open in $EDITOR",
+        keys: &[(Key::ch('o'), GlobalAct::Steer(SteerAct::OpenEditor))],
     },
     Binding {
         label: "h",

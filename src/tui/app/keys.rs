@@ -8,9 +8,10 @@ use crossterm::event::{KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEve
 use ratatui::layout::Position;
 
 use super::view;
-use super::{Action, App, CodeTab, Focus, Mode, Popup, StartRequest};
+use super::{Action, App, Focus, Mode, Popup, StartRequest};
 use crate::session::{Command, NoticeLevel};
 use crate::tui::describe::{describe_command, parse_spec, spec_text};
+use crate::tui::external_editor::ExternalEdit;
 use crate::tui::keymap::{self, GlobalAct, ReplayAct, SteerAct, TapeMove};
 use crate::tui::panes::Handled;
 use crate::tui::panes::confirm::Confirm;
@@ -242,7 +243,7 @@ impl App {
         actions.push(Action::Start(request));
     }
 
-    fn open_editor(&mut self, target: EditTarget, text: String) {
+    pub(super) fn open_editor(&mut self, target: EditTarget, text: String) {
         self.popups.push(Popup::Editor(Box::new(EditorPopup::new(
             target,
             &text,
@@ -252,6 +253,16 @@ impl App {
 
     fn submit_editor(&mut self, editor: EditorPopup, actions: &mut Vec<Action>) {
         let (target, text) = editor.into_parts();
+        self.send_edit(target, text, actions);
+    }
+
+    /// Turn an edited text into its command (or, for a path, an attachment).
+    pub(super) fn send_edit(
+        &mut self,
+        target: EditTarget,
+        text: String,
+        actions: &mut Vec<Action>,
+    ) {
         let command = match target {
             EditTarget::Code { node } => Command::EditCode {
                 node,
@@ -372,14 +383,15 @@ impl App {
             ),
             SteerAct::EditCode => match node {
                 Some(node) => {
-                    let n = self.state().nodes.get(&node);
-                    if self.code.tab() == CodeTab::Tests {
-                        let text = n.and_then(|n| n.tests.clone()).unwrap_or_default();
-                        self.open_editor(EditTarget::Tests { node }, text);
-                    } else {
-                        let text = n.and_then(|n| n.code()).unwrap_or_default().to_string();
-                        self.open_editor(EditTarget::Code { node }, text);
-                    }
+                    let (target, text) = self.code_target(node);
+                    self.open_editor(target, text);
+                }
+                None => need_node(self),
+            },
+            SteerAct::OpenEditor => match node {
+                Some(node) => {
+                    let (target, text) = self.code_target(node);
+                    actions.push(Action::OpenEditor(ExternalEdit { target, text }));
                 }
                 None => need_node(self),
             },

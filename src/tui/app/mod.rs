@@ -7,6 +7,7 @@
 //! frame; `view::render(&app, frame)` only draws. The app never holds a
 //! channel and never reads the clock: time comes in with `Msg::Tick`.
 
+mod external;
 mod keys;
 pub mod view;
 
@@ -16,6 +17,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{Event as TermEvent, KeyEventKind};
 use ratatui::layout::Rect;
 
+use super::external_editor::{EditorOutcome, ExternalEdit};
 use super::highlight::{HighlightRequest, Highlighted};
 use super::keymap::ModeKind;
 use super::panes::code::CodePane;
@@ -87,6 +89,8 @@ pub enum Action {
         run_id: u64,
         state: Box<State>,
     },
+    /// Hand the terminal to the person's editor with this text.
+    OpenEditor(ExternalEdit),
 }
 
 /// Everything that reaches the app.
@@ -106,6 +110,11 @@ pub enum Msg {
     Rerun {
         run_id: u64,
         outcome: Result<RunRecord, String>,
+    },
+    /// The person's editor closed (`Action::OpenEditor`).
+    EditorDone {
+        target: EditTarget,
+        outcome: EditorOutcome,
     },
 }
 
@@ -474,6 +483,9 @@ impl App {
                 }
             }
             Msg::Tick(now) => self.tick(now, &mut actions),
+            Msg::EditorDone { target, outcome } => {
+                self.on_editor_done(target, outcome, &mut actions);
+            }
             Msg::Rerun { run_id, outcome } => {
                 if let Some(recorded) = self
                     .state()

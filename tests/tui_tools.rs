@@ -1,0 +1,138 @@
+//! The tools around the panes: `o` hands the code to the person's editor
+//! and takes the edit back as a command.
+
+mod tui_support;
+
+use codeloop::session::{Command, Event, NoticeLevel};
+use codeloop::tui::app::{CodeTab, EditTarget, Focus, StartRequest};
+use codeloop::tui::external_editor::{EditorOutcome, ExternalEdit};
+use codeloop::tui::{Action, App, Msg};
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use tui_support::*;
+
+fn ch(c: char) -> Msg {
+    Msg::Term(TermEvent::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::NONE,
+    )))
+}
+
+fn ctrl(c: char) -> Msg {
+    Msg::Term(TermEvent::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::CONTROL,
+    )))
+}
+
+/// A live app fed with the scripted session up to its first localized failure.
+fn live_at_failure() -> App {
+    let mut app = App::live(info(), theme());
+    app.task_mut().insert_str("sum key=value lines");
+    let actions = app.update(ctrl('s'));
+    assert!(matches!(
+        &actions[..],
+        [Action::Start(StartRequest::Task { .. })]
+    ));
+    let n = records()
+        .iter()
+        .position(|r| matches!(r.event, Event::Localized { .. }))
+        .unwrap()
+        + 1;
+    for r in records().into_iter().take(n) {
+        app.update(Msg::Record(r));
+    }
+    app
+}
+
+fn open_editor(app: &mut App) -> ExternalEdit {
+    match &app.update(ch('o'))[..] {
+        [Action::OpenEditor(edit)] => edit.clone(),
+        other => panic!("expected OpenEditor, got {other:?}"),
+    }
+}
+
+#[test]
+fn o_hands_the_code_to_the_editor_and_the_edit_comes_back_as_a_command() {
+    let mut app = live_at_failure();
+    let edit = open_editor(&mut app);
+    assert_eq!(
+        edit.target,
+        EditTarget::Code {
+            node: "parse_line".into()
+        }
+    );
+    assert!(edit.text.contains("line.split(\"=\")"), "{}", edit.text);
+    let edited = edit.text.replace("split(\"=\")", "split(\"=\", 1)");
+    let a = app.update(Msg::EditorDone {
+        target: edit.target,
+        outcome: EditorOutcome::Edited(edited.clone()),
+    });
+    match &a[..] {
+        [Action::Steer(Command::EditCode { node, code })] => {
+            assert_eq!(node, "parse_line");
+            assert_eq!(code, &edited);
+        }
+        other => panic!("expected one EditCode, got {other:?}"),
+    }
+}
+
+#[test]
+fn on_the_tests_tab_o_edits_the_tests() {
+    let mut app = live_at_failure();
+    app.set_focus(Focus::Code);
+    app.update(ch('t'));
+    assert_eq!(app.code_tab(), CodeTab::Tests);
+    let edit = open_editor(&mut app);
+    assert_eq!(edit.text, PARSE_TESTS);
+    let a = app.update(Msg::EditorDone {
+        target: edit.target,
+        outcome: EditorOutcome::Edited(format!("{PARSE_TESTS}# more\n")),
+    });
+    assert!(
+        matches!(&a[..], [Action::Steer(Command::EditTests { node, code })] if node == "parse_line" && code.ends_with("# more\n"))
+    );
+}
+
+#[test]
+fn an_unchanged_file_sends_nothing_and_says_so() {
+    let mut app = live_at_failure();
+    let edit = open_editor(&mut app);
+    let a = app.update(Msg::EditorDone {
+        target: edit.target,
+        outcome: EditorOutcome::Unchanged,
+    });
+    assert!(a.is_empty(), "{a:?}");
+    let (level, text) = app.flash().unwrap();
+    assert_eq!(*level, NoticeLevel::Info);
+    assert!(text.contains("nothing sent"), "{text}");
+}
+
+#[test]
+fn a_failed_editor_says_so_and_keeps_what_it_wrote_in_the_editor_popup() {
+    let mut app = live_at_failure();
+    let edit = open_editor(&mut app);
+    let a = app.update(Msg::EditorDone {
+        target: edit.target.clone(),
+        outcome: EditorOutcome::Failed {
+            message: "the editor `vim` failed (exit status: 1)".into(),
+            text: Some("x = 2\n".into()),
+        },
+    });
+    assert!(a.is_empty(), "nothing is sent by a failed editor: {a:?}");
+    let (level, text) = app.flash().unwrap();
+    assert_eq!(*level, NoticeLevel::Error);
+    assert!(text.contains("`vim` failed"), "{text}");
+    let popup = app.editor().expect("the text is kept in the editor popup");
+    assert_eq!(popup.target(), &edit.target);
+    assert_eq!(popup.textarea().lines()[0], "x = 2");
+    // Sending it from there is the ordinary edit.
+    let a = app.update(ctrl('s'));
+    assert!(matches!(&a[..], [Action::Steer(Command::EditCode { code, .. })] if code == "x = 2\n"));
+}
+
+#[test]
+fn o_is_read_only_in_review() {
+    let mut app = App::review(tape(), info(), theme());
+    assert!(app.update(ch('o')).is_empty());
+    assert!(app.flash().unwrap().1.contains("read-only"));
+}
