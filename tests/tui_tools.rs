@@ -136,3 +136,21 @@ fn o_is_read_only_in_review() {
     assert!(app.update(ch('o')).is_empty());
     assert!(app.flash().unwrap().1.contains("read-only"));
 }
+
+/// After a failed editor: the error in the status line, the text kept in the
+/// editor popup, at both sizes.
+#[test]
+fn a_failed_editor_on_screen() {
+    for (w, h) in [(80, 24), (160, 48)] {
+        let mut app = live_at_failure();
+        let edit = open_editor(&mut app);
+        app.update(Msg::EditorDone {
+            target: edit.target,
+            outcome: EditorOutcome::Failed {
+                message: "the editor `vim` failed (exit status: 1)".into(),
+                text: Some(edit.text.replace("split(\"=\")", "split(\"=\", 1)")),
+            },
+        });
+        insta::assert_snapshot!(format!("editor_failed_{w}x{h}"), screen(&mut app, w, h));
+    }
+}
