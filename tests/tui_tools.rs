@@ -154,3 +154,68 @@ fn a_failed_editor_on_screen() {
         insta::assert_snapshot!(format!("editor_failed_{w}x{h}"), screen(&mut app, w, h));
     }
 }
+
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.update(ch(c));
+    }
+}
+
+#[test]
+fn the_palette_finds_an_action_by_its_words_and_does_it() {
+    let mut app = App::review(tape(), info(), theme());
+    app.update(ch(':'));
+    assert!(app.palette().is_some());
+    typed(&mut app, "zoom foc");
+    let first = app.palette().unwrap().matches()[0].does;
+    assert_eq!(first, "zoom the focused pane (Esc back)");
+    app.update(Msg::Term(TermEvent::Key(KeyEvent::new(
+        KeyCode::Enter,
+        KeyModifiers::NONE,
+    ))));
+    assert!(app.palette().is_none());
+    assert!(app.zoomed(), "the palette did what z does");
+}
+
+#[test]
+fn ctrl_p_opens_the_palette_and_its_steering_actions_become_commands() {
+    let mut app = live_at_failure();
+    app.update(ctrl('p'));
+    typed(&mut app, "qqqq");
+    assert!(
+        app.palette().unwrap().matches().is_empty(),
+        "no row has four q"
+    );
+    for _ in 0..4 {
+        app.update(Msg::Term(TermEvent::Key(KeyEvent::new(
+            KeyCode::Backspace,
+            KeyModifiers::NONE,
+        ))));
+    }
+    typed(&mut app, "re-run sel");
+    let a = app.update(Msg::Term(TermEvent::Key(KeyEvent::new(
+        KeyCode::Enter,
+        KeyModifiers::NONE,
+    ))));
+    assert!(
+        matches!(&a[..], [Action::Steer(Command::RerunNode { node })] if node == "parse_line"),
+        "{a:?}"
+    );
+    // Esc closes it and does nothing.
+    app.update(ch(':'));
+    let a = app.update(Msg::Term(TermEvent::Key(KeyEvent::new(
+        KeyCode::Esc,
+        KeyModifiers::NONE,
+    ))));
+    assert!(a.is_empty() && app.palette().is_none());
+}
+
+#[test]
+fn the_palette_on_screen() {
+    for (w, h) in [(80, 24), (160, 48)] {
+        let mut app = live_at_failure();
+        app.update(ch(':'));
+        typed(&mut app, "step");
+        insta::assert_snapshot!(format!("palette_{w}x{h}"), screen(&mut app, w, h));
+    }
+}

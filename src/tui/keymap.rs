@@ -164,6 +164,8 @@ pub const FOOTER: [GlobalAct; 4] = [
 pub enum GlobalAct {
     Quit,
     Help,
+    /// The command palette.
+    Palette,
     NextPane,
     PrevPane,
     Zoom,
@@ -238,6 +240,15 @@ pub const COMMON: &[G] = &[
         does: "this help",
         short: "help",
         keys: &[(Key::ch('?'), GlobalAct::Help)],
+    },
+    Binding {
+        label: ": / Ctrl-P",
+        does: "command palette: every action by name",
+        short: "",
+        keys: &[
+            (Key::ch(':'), GlobalAct::Palette),
+            (Key::ctrl('p'), GlobalAct::Palette),
+        ],
     },
     Binding {
         label: "q / Ctrl-C",

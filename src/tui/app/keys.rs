@@ -17,6 +17,7 @@ use crate::tui::panes::Handled;
 use crate::tui::panes::confirm::Confirm;
 use crate::tui::panes::editor::{EditTarget, EditorIntent, EditorPopup};
 use crate::tui::panes::graph::{GraphIntent, Welcome};
+use crate::tui::panes::palette::{Palette, PaletteIntent};
 use crate::tui::panes::task::TaskIntent;
 use crate::tui::timeline::Jump;
 
@@ -63,6 +64,16 @@ impl App {
                     }
                 }
             }
+            Popup::Palette(mut palette) => match palette.on_key(key) {
+                Handled::Intent(PaletteIntent::Run(k)) => {
+                    // The act itself, not the key: a pane's own key must not shadow it.
+                    if let Some(act) = keymap::lookup_global(self.mode_kind(), &k.event()) {
+                        self.on_global(act, actions);
+                    }
+                }
+                Handled::Intent(PaletteIntent::Close) => {}
+                Handled::Done | Handled::NotMine => self.popups.push(Popup::Palette(palette)),
+            },
             Popup::Editor(mut editor) => match editor.on_key(key) {
                 Handled::Intent(EditorIntent::Send) => self.submit_editor(*editor, actions),
                 Handled::Intent(EditorIntent::Discard) => {
@@ -146,6 +157,10 @@ impl App {
         match act {
             GlobalAct::Quit => self.request_quit(actions),
             GlobalAct::Help => self.popups.push(Popup::Help),
+            GlobalAct::Palette => {
+                let palette = Palette::new(&keymap::global(self.mode_kind()));
+                self.popups.push(Popup::Palette(Box::new(palette)));
+            }
             GlobalAct::NextPane => self.focus = self.focus.next(),
             GlobalAct::PrevPane => self.focus = self.focus.prev(),
             GlobalAct::Zoom => self.zoom = !self.zoom,

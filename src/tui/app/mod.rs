@@ -139,6 +139,7 @@ pub enum Popup {
     Help,
     Confirm(Confirm),
     Editor(Box<EditorPopup>),
+    Palette(Box<super::panes::palette::Palette>),
 }
 
 pub struct App {
@@ -326,14 +327,21 @@ impl App {
     pub fn editor(&self) -> Option<&EditorPopup> {
         self.popups.iter().rev().find_map(|p| match p {
             Popup::Editor(e) => Some(e.as_ref()),
-            Popup::Help | Popup::Confirm(_) => None,
+            Popup::Help | Popup::Confirm(_) | Popup::Palette(_) => None,
         })
     }
     pub fn editor_mut(&mut self) -> Option<&mut EditorPopup> {
         self.popups.iter_mut().rev().find_map(|p| match p {
             Popup::Editor(e) => Some(e.as_mut()),
-            Popup::Help | Popup::Confirm(_) => None,
+            Popup::Help | Popup::Confirm(_) | Popup::Palette(_) => None,
         })
+    }
+    /// The open command palette, if it is on top.
+    pub fn palette(&self) -> Option<&super::panes::palette::Palette> {
+        match self.popups.last() {
+            Some(Popup::Palette(p)) => Some(p),
+            _ => None,
+        }
     }
     pub fn help_open(&self) -> bool {
         matches!(self.popups.last(), Some(Popup::Help))

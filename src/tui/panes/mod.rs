@@ -13,6 +13,7 @@ pub mod graph;
 pub mod help;
 pub mod history;
 pub mod output;
+pub mod palette;
 pub mod task;
 
 use std::collections::BTreeMap;
