@@ -167,7 +167,7 @@ fn the_palette_finds_an_action_by_its_words_and_does_it() {
     app.update(ch(':'));
     assert!(app.palette().is_some());
     typed(&mut app, "zoom foc");
-    let first = app.palette().unwrap().matches()[0].does;
+    let first = app.palette().unwrap().matches()[0].does.clone();
     assert_eq!(first, "zoom the focused pane (Esc back)");
     app.update(Msg::Term(TermEvent::Key(KeyEvent::new(
         KeyCode::Enter,
@@ -218,4 +218,26 @@ fn the_palette_on_screen() {
         typed(&mut app, "step");
         insta::assert_snapshot!(format!("palette_{w}x{h}"), screen(&mut app, w, h));
     }
+}
+
+#[test]
+fn the_palette_switches_the_theme_which_no_key_does() {
+    let mut app = App::review(tape(), info(), theme());
+    let before = app.theme().text;
+    app.update(ch(':'));
+    typed(&mut app, "theme light");
+    app.update(Msg::Term(TermEvent::Key(KeyEvent::new(
+        KeyCode::Enter,
+        KeyModifiers::NONE,
+    ))));
+    assert!(
+        app.flash().unwrap().1.starts_with("theme: light"),
+        "{:?}",
+        app.flash()
+    );
+    assert_ne!(
+        app.theme().text,
+        before,
+        "the light theme's text differs from the dark one's"
+    );
 }

@@ -1,6 +1,7 @@
-//! The app's side of `o`: what the editor is given, and what comes back.
+//! The app's side of `o` (what the editor is given, what comes back) and of
+//! the palette's theme switch.
 
-use super::{Action, App, CodeTab};
+use super::{Action, App, CodeTab, Theme};
 use crate::session::NoticeLevel;
 use crate::tui::external_editor::EditorOutcome;
 use crate::tui::panes::editor::EditTarget;
@@ -15,6 +16,27 @@ impl App {
         } else {
             let text = n.and_then(|n| n.code()).unwrap_or_default().to_string();
             (EditTarget::Code { node }, text)
+        }
+    }
+
+    /// Switch to a built-in theme (the palette); NO_COLOR keeps colours off.
+    pub(super) fn set_theme(&mut self, name: &str) {
+        if crate::tui::theme::no_color() {
+            self.say(
+                NoticeLevel::Info,
+                "NO_COLOR is set: the theme stays colourless",
+            );
+            return;
+        }
+        match Theme::load_coloured(name, std::path::Path::new("")) {
+            Ok(theme) => {
+                self.theme = theme;
+                self.say(
+                    NoticeLevel::Info,
+                    format!("theme: {name} (for this window; [ui] theme in the config keeps it)"),
+                );
+            }
+            Err(e) => self.say(NoticeLevel::Error, e.to_string()),
         }
     }
 

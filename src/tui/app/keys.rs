@@ -17,7 +17,7 @@ use crate::tui::panes::Handled;
 use crate::tui::panes::confirm::Confirm;
 use crate::tui::panes::editor::{EditTarget, EditorIntent, EditorPopup};
 use crate::tui::panes::graph::{GraphIntent, Welcome};
-use crate::tui::panes::palette::{Palette, PaletteIntent};
+use crate::tui::panes::palette::{Palette, PaletteAct, PaletteIntent};
 use crate::tui::panes::task::TaskIntent;
 use crate::tui::timeline::Jump;
 
@@ -65,7 +65,10 @@ impl App {
                 }
             }
             Popup::Palette(mut palette) => match palette.on_key(key) {
-                Handled::Intent(PaletteIntent::Run(k)) => {
+                Handled::Intent(PaletteIntent::Run(PaletteAct::Theme(name))) => {
+                    self.set_theme(name);
+                }
+                Handled::Intent(PaletteIntent::Run(PaletteAct::Key(k))) => {
                     // The act itself, not the key: a pane's own key must not shadow it.
                     if let Some(act) = keymap::lookup_global(self.mode_kind(), &k.event()) {
                         self.on_global(act, actions);

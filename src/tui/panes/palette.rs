@@ -13,18 +13,26 @@ use super::{Handled, popup_area};
 use crate::tui::keymap::{Binding, Key};
 use crate::tui::theme::Theme;
 
-/// One action: what it does, and the key that does it.
+/// One action: what it does, and how.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
-    pub does: &'static str,
-    pub key: Key,
+    pub does: String,
+    pub act: PaletteAct,
+}
+
+/// What an entry does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PaletteAct {
+    /// What this key does in the workbench's tables.
+    Key(Key),
+    /// Switch to this built-in theme (no key does this).
+    Theme(&'static str),
 }
 
 /// What the person chose.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PaletteIntent {
-    /// Press this key (the row's action).
-    Run(Key),
+    Run(PaletteAct),
     Close,
 }
 
@@ -36,29 +44,31 @@ pub struct Palette {
 }
 
 impl Palette {
-    /// From tables' rows: one entry per key of a row that has keys.
+    /// From tables' rows (one entry per key of a row that has keys), then
+    /// the actions no key does.
     pub fn new<A>(tables: &[&[Binding<A>]]) -> Palette {
-        let entries = tables
+        let mut entries: Vec<Entry> = tables
             .iter()
             .flat_map(|t| t.iter())
             .filter(|b| !b.does.is_empty())
-            .flat_map(|b| {
-                b.keys.iter().map(|(k, _)| Entry {
-                    does: b.does,
-                    key: *k,
-                })
-            })
-            .fold(Vec::<Entry>::new(), |mut acc, e| {
-                // One entry per row and key name (q and Ctrl-C both quit: keep q).
-                if !acc.iter().any(|x| x.does == e.does && x.key == e.key)
-                    && !acc
-                        .iter()
-                        .any(|x| x.does == e.does && x.key.ctrl && !e.key.ctrl)
-                {
-                    acc.push(e);
+            .flat_map(|b| b.keys.iter().map(|(k, _)| (b.does, *k)))
+            .fold(Vec::<(&str, Key)>::new(), |mut acc, (does, key)| {
+                // A Control key only when its row has no other (q, not Ctrl-C).
+                if !(key.ctrl && acc.iter().any(|(d, _)| *d == does)) {
+                    acc.push((does, key));
                 }
                 acc
-            });
+            })
+            .into_iter()
+            .map(|(does, key)| Entry {
+                does: does.to_string(),
+                act: PaletteAct::Key(key),
+            })
+            .collect();
+        entries.extend(crate::tui::theme::Theme::built_in().map(|name| Entry {
+            does: format!("theme: {name}"),
+            act: PaletteAct::Theme(name),
+        }));
         Palette {
             entries,
             query: String::new(),
@@ -76,7 +86,7 @@ impl Palette {
             .entries
             .iter()
             .enumerate()
-            .filter_map(|(i, e)| fuzzy_score(&self.query, e.does).map(|s| (s, i, e)))
+            .filter_map(|(i, e)| fuzzy_score(&self.query, &e.does).map(|s| (s, i, e)))
             .collect();
         scored.sort_by_key(|(s, i, _)| (*s, *i));
         scored.into_iter().map(|(_, _, e)| e).collect()
@@ -86,7 +96,7 @@ impl Palette {
         match key.code {
             KeyCode::Esc => Handled::Intent(PaletteIntent::Close),
             KeyCode::Enter => match self.matches().get(self.selected) {
-                Some(e) => Handled::Intent(PaletteIntent::Run(e.key)),
+                Some(e) => Handled::Intent(PaletteIntent::Run(e.act)),
                 None => Handled::Done,
             },
             KeyCode::Up => {
@@ -132,10 +142,14 @@ impl Palette {
             } else {
                 t.text
             };
+            let key = match e.act {
+                PaletteAct::Key(k) => k.name(),
+                PaletteAct::Theme(_) => String::new(),
+            };
             lines.push(Line::from(vec![
                 Span::styled(if i == self.selected { "› " } else { "  " }, t.accent),
-                Span::styled(e.does.to_string(), style),
-                Span::styled(format!("  {}", e.key.name()), t.dim),
+                Span::styled(e.does.clone(), style),
+                Span::styled(format!("  {key}"), t.dim),
             ]));
         }
         let area = Rect {
