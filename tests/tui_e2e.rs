@@ -433,3 +433,81 @@ fn replay_live_reruns_the_recorded_code_and_marks_where_the_outcome_differs() {
     t.keys(&["q"]);
     wait_dead(&t);
 }
+
+#[test]
+fn o_hands_the_terminal_to_editor_and_the_edit_comes_back_as_an_edit() {
+    if skip_without_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.toml"), "[run]\nstep_mode = true\n").unwrap();
+    // An "editor" that fixes the tie-breaking line in place, and notes the
+    // terminal's mode as it found it (raw mode off: icanon is set).
+    let script = dir.path().join("editor.sh");
+    let modes = dir.path().join("stty.txt");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nstty -a > '{}' 2>&1\nsed -i 's/return counts.most_common(n)/return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n]/' \"$1\"\n",
+            modes.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut env = demo_env(dir.path());
+    env.push(("VISUAL", String::new()));
+    env.push(("EDITOR", script.to_string_lossy().into_owned()));
+    let t = Tmux::start("editor", dir.path(), &[], &env_refs(&env));
+    t.wait_for("READY", Duration::from_secs(20));
+    t.keys(&["1"]);
+    let start = Instant::now();
+    loop {
+        let s = t.screen();
+        if s.contains("paused before running top_words (iteration 1)") {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "never paused before top_words' run:\n{s}"
+        );
+        if s.contains("⏸ PAUSED") {
+            t.keys(&["a"]);
+            std::thread::sleep(Duration::from_millis(300));
+        } else {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    t.keys(&["o"]);
+    let s = t.wait_for(
+        "top_words · iteration 2 (edited by you)",
+        Duration::from_secs(20),
+    );
+    // The workbench is whole again after the editor.
+    assert!(s.contains("Workflow"), "{s}");
+    let modes = std::fs::read_to_string(&modes).unwrap();
+    assert!(
+        modes.contains(" icanon") && !modes.contains("-icanon"),
+        "the editor ran in raw mode:\n{modes}"
+    );
+    let start = Instant::now();
+    let s = loop {
+        let s = t.screen();
+        if s.contains(" DONE ") {
+            break s;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "not done:\n{s}");
+        if s.contains("⏸ PAUSED") {
+            t.keys(&["a"]);
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    assert!(s.contains("✓ top_words passed"), "{s}");
+    // Once more, unchanged this time: nothing is sent.
+    t.keys(&["o"]);
+    t.wait_for("nothing sent", Duration::from_secs(10));
+    t.keys(&["q"]);
+    wait_dead(&t);
+    let tape = std::fs::read_to_string(only_session(dir.path()).join("tape.jsonl")).unwrap();
+    assert_eq!(tape.matches("\"cmd\":\"edit_code\"").count(), 1, "{tape}");
+}

@@ -115,7 +115,8 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
         }
     };
     let (mut terminal, guard) = crate::tui::terminal::enter()?;
-    let input = crossterm::event::EventStream::new();
+    let input = crate::tui::external_editor::InputSlot::new();
+    hooks.editor = Some(crate::tui::external_editor::terminal_hook(input.clone()));
     let result = event_loop::run(&mut terminal, &mut app, input, None, hooks).await;
     drop(guard);
     result?;

@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 
 use super::app::view;
 use super::app::{Action, App, Msg, StartRequest};
+use super::external_editor::EditorHook;
 use super::highlight::Highlighter;
 use crate::engine::EngineHandle;
 use crate::session::{Command, NoticeLevel, RunRecord, State};
@@ -42,6 +43,8 @@ pub struct Hooks {
     pub initial: Vec<Action>,
     /// Told about every frame drawn (the benchmark measures with it).
     pub on_frame: Option<Box<dyn FnMut(FrameStats) + Send>>,
+    /// Run the person's editor with the terminal handed over (`o`).
+    pub editor: Option<EditorHook>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -139,7 +142,8 @@ where
             _ = clock.tick(), if running => actions = app.update(Msg::Tick(Instant::now())),
         }
 
-        for action in actions {
+        let mut pending = std::collections::VecDeque::from(actions);
+        while let Some(action) = pending.pop_front() {
             match action {
                 Action::Quit => {}
                 Action::Steer(command) => steer(app, engine.as_ref(), command),
@@ -173,6 +177,26 @@ where
                         ),
                     ),
                 },
+                Action::OpenEditor(edit) => {
+                    let outcome = match hooks.editor.as_mut() {
+                        Some(open) => {
+                            let outcome = open(edit.text).await;
+                            // The hook cleared the screen; forget both frames so the
+                            // next draw is whole (`clear()` would read the cursor
+                            // position, racing the terminal input reader).
+                            terminal.swap_buffers();
+                            terminal.swap_buffers();
+                            outcome
+                        }
+                        None => crate::tui::external_editor::EditorOutcome::Failed {
+                            message: "this view cannot open an editor".into(),
+                            text: None,
+                        },
+                    };
+                    let target = edit.target;
+                    pending.extend(app.update(Msg::EditorDone { target, outcome }));
+                    draw_now = true;
+                }
                 Action::Rerun { run_id, state } => {
                     if let Some(rerun) = hooks.rerunner.clone() {
                         let tx = rerun_tx.clone();

@@ -164,6 +164,8 @@ pub const FOOTER: [GlobalAct; 4] = [
 pub enum GlobalAct {
     Quit,
     Help,
+    /// The command palette.
+    Palette,
     NextPane,
     PrevPane,
     Zoom,
@@ -203,6 +205,8 @@ pub enum SteerAct {
     Skip,
     EditCode,
     EditSpec,
+    /// The selected code or tests in $EDITOR.
+    OpenEditor,
     Hint,
     Rerun,
     Cancel,
@@ -236,6 +240,15 @@ pub const COMMON: &[G] = &[
         does: "this help",
         short: "help",
         keys: &[(Key::ch('?'), GlobalAct::Help)],
+    },
+    Binding {
+        label: ": / Ctrl-P",
+        does: "command palette: every action by name",
+        short: "",
+        keys: &[
+            (Key::ch(':'), GlobalAct::Palette),
+            (Key::ctrl('p'), GlobalAct::Palette),
+        ],
     },
     Binding {
         label: "q / Ctrl-C",
@@ -287,6 +300,12 @@ pub const STEER: &[G] = &[
         does: "edit the selected node's spec",
         short: "edit spec",
         keys: &[(Key::ch('E'), GlobalAct::Steer(SteerAct::EditSpec))],
+    },
+    Binding {
+        label: "o",
+        does: "open the selected code (its tests on the tests tab) in $VISUAL / $EDITOR",
+        short: "open in $EDITOR",
+        keys: &[(Key::ch('o'), GlobalAct::Steer(SteerAct::OpenEditor))],
     },
     Binding {
         label: "h",

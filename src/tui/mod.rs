@@ -11,6 +11,7 @@
 pub mod app;
 pub mod describe;
 pub mod event_loop;
+pub mod external_editor;
 pub mod highlight;
 pub mod keymap;
 pub mod panes;

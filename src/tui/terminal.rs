@@ -70,6 +70,18 @@ pub fn restore() {
     let _ = disable_raw_mode();
 }
 
+/// Take the terminal back after handing it over (an external editor ran).
+pub fn resume() -> io::Result<()> {
+    enable_raw_mode()?;
+    execute!(
+        io::stdout(),
+        EnterAlternateScreen,
+        crossterm::terminal::Clear(crossterm::terminal::ClearType::All),
+        EnableMouseCapture,
+        EnableBracketedPaste
+    )
+}
+
 /// On panic: restore the terminal first, so the message is readable.
 fn install_panic_hook() {
     let previous = std::panic::take_hook();

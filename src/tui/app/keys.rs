@@ -8,14 +8,16 @@ use crossterm::event::{KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEve
 use ratatui::layout::Position;
 
 use super::view;
-use super::{Action, App, CodeTab, Focus, Mode, Popup, StartRequest};
+use super::{Action, App, Focus, Mode, Popup, StartRequest};
 use crate::session::{Command, NoticeLevel};
 use crate::tui::describe::{describe_command, parse_spec, spec_text};
+use crate::tui::external_editor::ExternalEdit;
 use crate::tui::keymap::{self, GlobalAct, ReplayAct, SteerAct, TapeMove};
 use crate::tui::panes::Handled;
 use crate::tui::panes::confirm::Confirm;
 use crate::tui::panes::editor::{EditTarget, EditorIntent, EditorPopup};
 use crate::tui::panes::graph::{GraphIntent, Welcome};
+use crate::tui::panes::palette::{Palette, PaletteAct, PaletteIntent};
 use crate::tui::panes::sessions::SessionIntent;
 use crate::tui::panes::task::TaskIntent;
 use crate::tui::timeline::Jump;
@@ -68,6 +70,19 @@ impl App {
                     }
                 }
             }
+            Popup::Palette(mut palette) => match palette.on_key(key) {
+                Handled::Intent(PaletteIntent::Run(PaletteAct::Theme(name))) => {
+                    self.set_theme(name);
+                }
+                Handled::Intent(PaletteIntent::Run(PaletteAct::Key(k))) => {
+                    // The act itself, not the key: a pane's own key must not shadow it.
+                    if let Some(act) = keymap::lookup_global(self.mode_kind(), &k.event()) {
+                        self.on_global(act, actions);
+                    }
+                }
+                Handled::Intent(PaletteIntent::Close) => {}
+                Handled::Done | Handled::NotMine => self.popups.push(Popup::Palette(palette)),
+            },
             Popup::Editor(mut editor) => match editor.on_key(key) {
                 Handled::Intent(EditorIntent::Send) => self.submit_editor(*editor, actions),
                 Handled::Intent(EditorIntent::Discard) => {
@@ -154,6 +169,10 @@ impl App {
         match act {
             GlobalAct::Quit => self.request_quit(actions),
             GlobalAct::Help => self.popups.push(Popup::Help),
+            GlobalAct::Palette => {
+                let palette = Palette::new(&keymap::global(self.mode_kind()));
+                self.popups.push(Popup::Palette(Box::new(palette)));
+            }
             GlobalAct::NextPane => self.focus = self.focus.next(),
             GlobalAct::PrevPane => self.focus = self.focus.prev(),
             GlobalAct::Zoom => self.zoom = !self.zoom,
@@ -251,7 +270,7 @@ impl App {
         actions.push(Action::Start(request));
     }
 
-    fn open_editor(&mut self, target: EditTarget, text: String) {
+    pub(super) fn open_editor(&mut self, target: EditTarget, text: String) {
         self.popups.push(Popup::Editor(Box::new(EditorPopup::new(
             target,
             &text,
@@ -261,6 +280,16 @@ impl App {
 
     fn submit_editor(&mut self, editor: EditorPopup, actions: &mut Vec<Action>) {
         let (target, text) = editor.into_parts();
+        self.send_edit(target, text, actions);
+    }
+
+    /// Turn an edited text into its command (or, for a path, an attachment).
+    pub(super) fn send_edit(
+        &mut self,
+        target: EditTarget,
+        text: String,
+        actions: &mut Vec<Action>,
+    ) {
         let command = match target {
             EditTarget::Code { node } => Command::EditCode {
                 node,
@@ -395,14 +424,15 @@ impl App {
             }
             SteerAct::EditCode => match node {
                 Some(node) => {
-                    let n = self.state().nodes.get(&node);
-                    if self.code.tab() == CodeTab::Tests {
-                        let text = n.and_then(|n| n.tests.clone()).unwrap_or_default();
-                        self.open_editor(EditTarget::Tests { node }, text);
-                    } else {
-                        let text = n.and_then(|n| n.code()).unwrap_or_default().to_string();
-                        self.open_editor(EditTarget::Code { node }, text);
-                    }
+                    let (target, text) = self.code_target(node);
+                    self.open_editor(target, text);
+                }
+                None => need_node(self),
+            },
+            SteerAct::OpenEditor => match node {
+                Some(node) => {
+                    let (target, text) = self.code_target(node);
+                    actions.push(Action::OpenEditor(ExternalEdit { target, text }));
                 }
                 None => need_node(self),
             },

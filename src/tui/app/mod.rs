@@ -7,6 +7,7 @@
 //! frame; `view::render(&app, frame)` only draws. The app never holds a
 //! channel and never reads the clock: time comes in with `Msg::Tick`.
 
+mod external;
 mod keys;
 pub mod view;
 
@@ -16,6 +17,7 @@ use std::time::{Duration, Instant};
 use crossterm::event::{Event as TermEvent, KeyEventKind};
 use ratatui::layout::Rect;
 
+use super::external_editor::{EditorOutcome, ExternalEdit};
 use super::highlight::{HighlightRequest, Highlighted};
 use super::keymap::ModeKind;
 use super::panes::code::CodePane;
@@ -103,6 +105,8 @@ pub enum Action {
     },
     /// Delete a session's folder (the person confirmed).
     DeleteSession(PathBuf),
+    /// Hand the terminal to the person's editor with this text.
+    OpenEditor(ExternalEdit),
 }
 
 /// Everything that reaches the app.
@@ -122,6 +126,11 @@ pub enum Msg {
     Rerun {
         run_id: u64,
         outcome: Result<RunRecord, String>,
+    },
+    /// The person's editor closed (`Action::OpenEditor`).
+    EditorDone {
+        target: EditTarget,
+        outcome: EditorOutcome,
     },
 }
 
@@ -148,6 +157,7 @@ pub enum Popup {
     Help,
     Confirm(Confirm),
     Editor(Box<EditorPopup>),
+    Palette(Box<super::panes::palette::Palette>),
 }
 
 pub struct App {
@@ -340,14 +350,21 @@ impl App {
     pub fn editor(&self) -> Option<&EditorPopup> {
         self.popups.iter().rev().find_map(|p| match p {
             Popup::Editor(e) => Some(e.as_ref()),
-            Popup::Help | Popup::Confirm(_) => None,
+            Popup::Help | Popup::Confirm(_) | Popup::Palette(_) => None,
         })
     }
     pub fn editor_mut(&mut self) -> Option<&mut EditorPopup> {
         self.popups.iter_mut().rev().find_map(|p| match p {
             Popup::Editor(e) => Some(e.as_mut()),
-            Popup::Help | Popup::Confirm(_) => None,
+            Popup::Help | Popup::Confirm(_) | Popup::Palette(_) => None,
         })
+    }
+    /// The open command palette, if it is on top.
+    pub fn palette(&self) -> Option<&super::panes::palette::Palette> {
+        match self.popups.last() {
+            Some(Popup::Palette(p)) => Some(p),
+            _ => None,
+        }
     }
     pub fn help_open(&self) -> bool {
         matches!(self.popups.last(), Some(Popup::Help))
@@ -506,6 +523,9 @@ impl App {
                 }
             }
             Msg::Tick(now) => self.tick(now, &mut actions),
+            Msg::EditorDone { target, outcome } => {
+                self.on_editor_done(target, outcome, &mut actions);
+            }
             Msg::Rerun { run_id, outcome } => {
                 if let Some(recorded) = self
                     .state()

@@ -136,6 +136,7 @@ pub fn render(app: &App, frame: &mut Frame) {
         match popup {
             Popup::Editor(editor) => editor.render(&app.theme, frame),
             Popup::Confirm(c) => c.render(&app.theme, frame),
+            Popup::Palette(p) => p.render(&app.theme, frame),
             Popup::Help => {
                 let pane_rows = pane_rows(app);
                 let global_rows = global_rows(app.mode_kind());

@@ -14,6 +14,7 @@ pub mod graph;
 pub mod help;
 pub mod history;
 pub mod output;
+pub mod palette;
 pub mod sessions;
 pub mod task;
 
