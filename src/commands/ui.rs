@@ -64,6 +64,7 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
             if live {
                 let sandbox = probe_sandbox().await?;
                 info.sandbox_layers = sandbox.active_layers();
+                info.sandbox_warning = sandbox.warning();
                 let sandbox = Arc::new(sandbox);
                 hooks.rerunner = Some(Arc::new(move |run_id, state| {
                     let sandbox = Arc::clone(&sandbox);
@@ -88,6 +89,7 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
                 Info {
                     model_label: selected.description.clone(),
                     sandbox_layers: sandbox.active_layers(),
+                    sandbox_warning: sandbox.warning(),
                     source: config.sessions_dir().display().to_string(),
                     demos,
                     sessions,

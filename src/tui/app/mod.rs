@@ -141,6 +141,9 @@ pub struct Info {
     pub model_label: String,
     /// Sandbox layers active on this machine (probed), before a session says otherwise.
     pub sandbox_layers: Vec<String>,
+    /// The sandbox here is not full: what is missing, in words (shown in red
+    /// on every screen). None when it is full, or not probed (plain review).
+    pub sandbox_warning: Option<String>,
     /// Where the tape came from (review/replay) or the session folder (live).
     pub source: String,
     /// The session's folder, where the full output logs are (logs/run-N.log).

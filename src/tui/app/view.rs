@@ -202,6 +202,13 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
         ),
     };
     spans.push(Span::styled(badge, t.selection));
+    if app.info.sandbox_warning.is_some() {
+        // First, so no width cuts it off: generated code runs with fewer protections.
+        spans.push(Span::styled(
+            " REDUCED SANDBOX ",
+            t.error.add_modifier(Modifier::REVERSED),
+        ));
+    }
     if s.paused.is_some() {
         spans.push(Span::styled(
             " ⏸ PAUSED ",
@@ -234,7 +241,9 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
         &s.config.sandbox_layers
     };
     spans.push(Span::styled("│ sandbox ", t.status));
-    if layers.is_empty() {
+    if let Some(warning) = &app.info.sandbox_warning {
+        spans.push(Span::styled(format!(" {warning} "), t.error));
+    } else if layers.is_empty() {
         spans.push(Span::styled(" none reported ", t.warning));
     } else {
         spans.push(Span::styled(format!(" {} ", layers.join("+")), t.ok));
