@@ -12,7 +12,7 @@ use crate::exec::Sandbox;
 use crate::llm::ChatModel;
 use crate::llm::scripted::{Pacing, ScriptedModel};
 use crate::session::{TapeContents, index, parse_tape, read_tape};
-use crate::tui::app::{DemoEntry, StartRequest};
+use crate::tui::app::{DemoEntry, DemoModel, StartRequest};
 use crate::tui::event_loop::{self, Hooks};
 use crate::tui::{App, Info, Theme};
 
@@ -84,7 +84,19 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
                     model_label: selected.description.clone(),
                     sandbox_layers: sandbox.active_layers(),
                     source: config.sessions_dir().display().to_string(),
+                    demo_model: selected.demo.map(|demo| DemoModel {
+                        task: demo.task.to_string(),
+                        refusal: format!(
+                            "{}\nHere: Esc, then 1-{} start a demo with its own task.",
+                            crate::commands::run::no_model_for_own_task(
+                                &selected,
+                                model.demo.is_some()
+                            ),
+                            demos.len()
+                        ),
+                    }),
                     demos,
+                    notify: config.ui.notify,
                     ..Info::default()
                 },
                 theme,
@@ -112,6 +124,10 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
     let input = crossterm::event::EventStream::new();
     let result = event_loop::run(&mut terminal, &mut app, input, None, hooks).await;
     drop(guard);
+    // The terminal is back: say where the session is kept.
+    if let Some(dir) = app.info().session_dir.as_ref() {
+        println!("session folder: {}", dir.display());
+    }
     result?;
     Ok(0)
 }

@@ -4,6 +4,7 @@
 //! `MIN_FRAME` while output floods, and at once after a key.
 
 use std::future::Future;
+use std::io::Write;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -65,7 +66,7 @@ pub async fn run<B, S>(
     mut hooks: Hooks,
 ) -> anyhow::Result<()>
 where
-    B: Backend,
+    B: Backend + std::io::Write,
     B::Error: Send + Sync + 'static,
     S: Stream<Item = std::io::Result<TermEvent>> + Unpin,
 {
@@ -142,6 +143,13 @@ where
         for action in actions {
             match action {
                 Action::Quit => {}
+                Action::Notify(text) => {
+                    let bytes = super::notify::Desktop::from_env().escape(&text);
+                    let backend = terminal.backend_mut();
+                    // A bell that cannot be written is not worth stopping for.
+                    let _ = Write::write_all(backend, bytes.as_bytes())
+                        .and_then(|()| Write::flush(backend));
+                }
                 Action::Steer(command) => steer(app, engine.as_ref(), command),
                 Action::Start(request) => match hooks.starter.as_mut() {
                     Some(start) => match start(request) {

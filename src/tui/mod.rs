@@ -13,6 +13,7 @@ pub mod describe;
 pub mod event_loop;
 pub mod highlight;
 pub mod keymap;
+pub mod notify;
 pub mod panes;
 pub mod sanitize;
 pub mod terminal;

@@ -8,7 +8,7 @@ use crossterm::event::{KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEve
 use ratatui::layout::Position;
 
 use super::view;
-use super::{Action, App, CodeTab, Focus, Mode, Popup, StartRequest};
+use super::{Action, App, CodeTab, Focus, Message, Mode, Popup, StartRequest};
 use crate::session::{Command, NoticeLevel};
 use crate::tui::describe::{describe_command, parse_spec, spec_text};
 use crate::tui::keymap::{self, GlobalAct, ReplayAct, SteerAct, TapeMove};
@@ -51,8 +51,8 @@ impl App {
 
     fn on_popup_key(&mut self, popup: Popup, key: KeyEvent, actions: &mut Vec<Action>) {
         match popup {
-            // Any key closes the help.
-            Popup::Help => {}
+            // Any key closes the help or a message.
+            Popup::Help | Popup::Message(_) => {}
             Popup::Confirm(confirm) => {
                 if Confirm::answer(&key) {
                     actions.push(Action::Steer(Command::Cancel));
@@ -222,6 +222,17 @@ impl App {
                 NoticeLevel::Warning,
                 "write a task first (or pick a demo in the Workflow pane)",
             );
+            return;
+        }
+        if let Some(demo) = &self.info.demo_model
+            && demo.task.trim() != task
+        {
+            // The demo model's authored replies answer its demo, not this task.
+            let text = demo.refusal.clone();
+            self.popups.push(Popup::Message(Message {
+                title: "No model for your task".into(),
+                text,
+            }));
             return;
         }
         let request = StartRequest::Task {

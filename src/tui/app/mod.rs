@@ -35,6 +35,7 @@ pub use super::panes::code::CodeTab;
 pub use super::panes::confirm::Confirm;
 pub use super::panes::editor::EditTarget;
 pub use super::panes::graph::DemoEntry;
+pub use super::panes::message::Message;
 pub use super::timeline::{OUTPUT_MEMORY_BUDGET, REPLAY_MAX_GAP_MS, ReplayClock as Replay};
 
 /// How the app was opened.
@@ -87,6 +88,8 @@ pub enum Action {
         run_id: u64,
         state: Box<State>,
     },
+    /// Ring the terminal: the engine waits for approval, or the session ended.
+    Notify(String),
 }
 
 /// Everything that reaches the app.
@@ -122,7 +125,23 @@ pub struct Info {
     pub session_dir: Option<PathBuf>,
     /// The tape's last line was cut off (line number): the session crashed mid-write.
     pub truncated_line: Option<usize>,
+    /// The tape has no `finished` event (the session was killed): "did not finish".
+    pub unfinished: bool,
+    /// What could not be read from the tape (skipped lines), in one line.
+    pub damage: Option<String>,
     pub demos: Vec<DemoEntry>,
+    /// The model is the demo model: it answers only its demo's own task.
+    pub demo_model: Option<DemoModel>,
+    /// Ring the terminal on a pause for approval and at a session's end.
+    pub notify: bool,
+}
+
+/// The demo model's one task, and what to say when another is started.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DemoModel {
+    pub task: String,
+    /// No model is available for the person's own task, how to configure one.
+    pub refusal: String,
 }
 
 /// A popup over the panes: the top one takes every key while open.
@@ -130,6 +149,7 @@ pub enum Popup {
     Help,
     Confirm(Confirm),
     Editor(Box<EditorPopup>),
+    Message(Message),
 }
 
 pub struct App {
@@ -211,7 +231,14 @@ impl App {
     /// Review a tape read-only; the cursor starts at the end.
     pub fn review(tape: TapeContents, mut info: Info, theme: Theme) -> App {
         info.truncated_line = tape.truncated_tail.map(|(line, _)| line);
+        info.unfinished = !tape.finished();
+        // The cut-off last line has its own note; the report names the skipped ones.
+        info.damage = (!tape.skipped.is_empty())
+            .then(|| tape.damage_report())
+            .flatten();
+        let opening = super::notify::opening_note(info.unfinished, info.damage.as_deref());
         let mut app = App::blank(Mode::Review, info, theme);
+        app.flash = opening.map(|text| (NoticeLevel::Warning, text));
         for r in tape.records {
             app.timeline.push(r);
         }
@@ -317,14 +344,21 @@ impl App {
     pub fn editor(&self) -> Option<&EditorPopup> {
         self.popups.iter().rev().find_map(|p| match p {
             Popup::Editor(e) => Some(e.as_ref()),
-            Popup::Help | Popup::Confirm(_) => None,
+            Popup::Help | Popup::Confirm(_) | Popup::Message(_) => None,
         })
     }
     pub fn editor_mut(&mut self) -> Option<&mut EditorPopup> {
         self.popups.iter_mut().rev().find_map(|p| match p {
             Popup::Editor(e) => Some(e.as_mut()),
-            Popup::Help | Popup::Confirm(_) => None,
+            Popup::Help | Popup::Confirm(_) | Popup::Message(_) => None,
         })
+    }
+    /// The message popup on top, if one is.
+    pub fn message(&self) -> Option<&Message> {
+        match self.popups.last() {
+            Some(Popup::Message(m)) => Some(m),
+            _ => None,
+        }
     }
     pub fn help_open(&self) -> bool {
         matches!(self.popups.last(), Some(Popup::Help))
@@ -445,6 +479,11 @@ impl App {
                     && matches!(&self.flash, Some((NoticeLevel::Info, _)))
                 {
                     self.flash = None;
+                }
+                if self.info.notify
+                    && let Some(text) = super::notify::notice_for(&r.event)
+                {
+                    actions.push(Action::Notify(text));
                 }
                 self.timeline.push(r);
                 if follow {

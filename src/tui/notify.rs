@@ -1,0 +1,96 @@
+//! Ringing the terminal when the engine waits for the person or a session
+//! ends: BEL everywhere, and a desktop notification (OSC 9 or OSC 777) where
+//! the terminal is known to show one. The bytes are written by the event loop
+//! through the terminal backend, never from render.
+
+use crate::session::Event;
+
+/// Which desktop-notification escape the terminal understands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Desktop {
+    /// BEL only.
+    None,
+    /// `ESC ] 9 ; text BEL` (iTerm2, WezTerm, Ghostty, Windows Terminal, kitty).
+    Osc9,
+    /// `ESC ] 777 ; notify ; title ; text BEL` (urxvt, foot, VTE terminals).
+    Osc777,
+}
+
+impl Desktop {
+    /// From `TERM_PROGRAM` and `TERM`. Inside tmux or screen the OSC would not
+    /// reach the outer terminal: BEL alone, which tmux passes on as an alert.
+    pub fn detect(term_program: Option<&str>, term: Option<&str>, vte: bool) -> Desktop {
+        let term = term.unwrap_or("");
+        if term.starts_with("tmux") || term.starts_with("screen") {
+            return Desktop::None;
+        }
+        match term_program.unwrap_or("") {
+            "iTerm.app" | "WezTerm" | "ghostty" => return Desktop::Osc9,
+            _ => {}
+        }
+        if term.contains("kitty") || term.contains("ghostty") || term.contains("wezterm") {
+            Desktop::Osc9
+        } else if term.starts_with("rxvt") || term.starts_with("foot") || vte {
+            Desktop::Osc777
+        } else {
+            Desktop::None
+        }
+    }
+
+    /// From this process's environment.
+    pub fn from_env() -> Desktop {
+        let var = |k: &str| std::env::var(k).ok();
+        Desktop::detect(
+            var("TERM_PROGRAM").as_deref(),
+            var("TERM").as_deref(),
+            var("VTE_VERSION").is_some(),
+        )
+    }
+
+    /// The bytes that ring the terminal with `text`.
+    pub fn escape(self, text: &str) -> String {
+        // Control characters in the text would end the sequence early.
+        let text: String = text
+            .chars()
+            .map(|c| if c.is_control() || c == ';' { ' ' } else { c })
+            .collect();
+        match self {
+            Desktop::None => "\x07".to_string(),
+            Desktop::Osc9 => format!("\x07\x1b]9;codeloop: {text}\x07"),
+            Desktop::Osc777 => format!("\x07\x1b]777;notify;codeloop;{text}\x07"),
+        }
+    }
+}
+
+/// What a live event rings the terminal with, if anything.
+pub fn notice_for(event: &Event) -> Option<String> {
+    match event {
+        Event::Paused { step } => Some(format!(
+            "waiting for you: paused before {}",
+            super::describe::describe_step(step)
+        )),
+        Event::Finished { result } => Some(format!(
+            "session ended: {} ({}/{} functions pass)",
+            if result.passed {
+                "passed"
+            } else {
+                "not passed"
+            },
+            result.nodes_passed,
+            result.nodes_total
+        )),
+        _ => None,
+    }
+}
+
+/// What opening a tape says first when it did not finish or was damaged.
+pub fn opening_note(unfinished: bool, damage: Option<&str>) -> Option<String> {
+    match (unfinished, damage) {
+        (false, None) => None,
+        (true, None) => Some(
+            "this session did not finish (killed, crashed, or still running): shown up to its last event".into(),
+        ),
+        (false, Some(damage)) => Some(format!("tape damage: {damage}")),
+        (true, Some(damage)) => Some(format!("did not finish; tape damage: {damage}")),
+    }
+}
