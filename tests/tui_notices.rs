@@ -154,3 +154,31 @@ fn the_bell_is_bel_and_a_desktop_notification_where_the_terminal_shows_one() {
         "\x07\x1b]777;notify;codeloop;done\x07"
     );
 }
+
+#[test]
+fn y_copies_the_selected_nodes_code_through_osc52() {
+    let mut app = App::review(tape(), info(), theme());
+    app.select_node("parse_line".into());
+    let actions = app.update(Msg::Term(TermEvent::Key(KeyEvent::new(
+        KeyCode::Char('y'),
+        KeyModifiers::NONE,
+    ))));
+    let code = app.state().nodes["parse_line"]
+        .versions
+        .last()
+        .unwrap()
+        .code
+        .clone();
+    assert_eq!(actions, vec![Action::Copy(code)]);
+    assert!(
+        screen(&mut app, 160, 48)
+            .contains("copied parse_line's code (iteration 2) to the clipboard")
+    );
+    // SAFETY of the test: no other test in this binary reads TMUX.
+    unsafe { std::env::remove_var("TMUX") };
+    assert_eq!(
+        codeloop::tui::notify::osc52("hi!\n"),
+        "\x1b]52;c;aGkhCg==\x07"
+    );
+    assert_eq!(codeloop::tui::notify::osc52("ab"), "\x1b]52;c;YWI=\x07");
+}

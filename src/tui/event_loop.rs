@@ -144,12 +144,9 @@ where
             match action {
                 Action::Quit => {}
                 Action::Notify(text) => {
-                    let bytes = super::notify::Desktop::from_env().escape(&text);
-                    let backend = terminal.backend_mut();
-                    // A bell that cannot be written is not worth stopping for.
-                    let _ = Write::write_all(backend, bytes.as_bytes())
-                        .and_then(|()| Write::flush(backend));
+                    write_raw(terminal, &super::notify::Desktop::from_env().escape(&text));
                 }
+                Action::Copy(text) => write_raw(terminal, &super::notify::osc52(&text)),
                 Action::Steer(command) => steer(app, engine.as_ref(), command),
                 Action::Start(request) => match hooks.starter.as_mut() {
                     Some(start) => match start(request) {
@@ -189,6 +186,13 @@ where
         }
     }
     Ok(())
+}
+
+/// Escape sequences beside the frame (a bell, the clipboard), through the
+/// terminal backend. One that cannot be written is not worth stopping for.
+fn write_raw<B: Backend + Write>(terminal: &mut Terminal<B>, bytes: &str) {
+    let backend = terminal.backend_mut();
+    let _ = Write::write_all(backend, bytes.as_bytes()).and_then(|()| Write::flush(backend));
 }
 
 fn steer(app: &mut App, engine: Option<&EngineHandle>, command: Command) {

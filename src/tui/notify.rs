@@ -94,3 +94,37 @@ pub fn opening_note(unfinished: bool, damage: Option<&str>) -> Option<String> {
         (true, Some(damage)) => Some(format!("did not finish; tape damage: {damage}")),
     }
 }
+
+/// The OSC 52 sequence that puts `text` on the clipboard of the terminal the
+/// person sits at (over ssh too). Inside tmux it goes twice: as it is (tmux
+/// takes it with `set-clipboard on`) and in a DCS passthrough (to the outer
+/// terminal with `allow-passthrough on`).
+pub fn osc52(text: &str) -> String {
+    let osc = format!("\x1b]52;c;{}\x07", base64(text.as_bytes()));
+    if std::env::var_os("TMUX").is_some() {
+        format!("{osc}\x1bPtmux;{}\x1b\\", osc.replace('\x1b', "\x1b\x1b"))
+    } else {
+        osc
+    }
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ABC[(n >> (18 - 6 * i) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}

@@ -162,6 +162,7 @@ impl App {
                 }
             }
             GlobalAct::Steer(s) => self.on_steer(s, actions),
+            GlobalAct::Copy => self.copy(actions),
         }
     }
 
@@ -241,6 +242,41 @@ impl App {
             step_mode: self.step_armed(),
         };
         self.start(request, actions);
+    }
+
+    /// The selected node's code as the cursor has it, else the session
+    /// folder, to the clipboard (the event loop writes the OSC 52).
+    fn copy(&mut self, actions: &mut Vec<Action>) {
+        let state = self.timeline.state();
+        let code = self
+            .graph
+            .selected()
+            .and_then(|n| Some((n, state.nodes.get(n)?.versions.last()?)));
+        let (text, said) = match (code, &self.info.session_dir) {
+            (Some((node, v)), _) => (
+                v.code.clone(),
+                format!(
+                    "copied {node}'s code (iteration {}) to the clipboard",
+                    v.iteration
+                ),
+            ),
+            (None, Some(dir)) => (
+                dir.display().to_string(),
+                format!(
+                    "copied the session folder {} to the clipboard",
+                    dir.display()
+                ),
+            ),
+            (None, None) => {
+                self.say(
+                    NoticeLevel::Warning,
+                    "nothing to copy: select a node with code first",
+                );
+                return;
+            }
+        };
+        actions.push(Action::Copy(text));
+        self.say(NoticeLevel::Info, said);
     }
 
     fn start(&mut self, request: StartRequest, actions: &mut Vec<Action>) {

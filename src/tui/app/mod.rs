@@ -90,6 +90,8 @@ pub enum Action {
     },
     /// Ring the terminal: the engine waits for approval, or the session ended.
     Notify(String),
+    /// Put text on the clipboard (OSC 52).
+    Copy(String),
 }
 
 /// Everything that reaches the app.
