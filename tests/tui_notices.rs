@@ -182,3 +182,25 @@ fn y_copies_the_selected_nodes_code_through_osc52() {
     );
     assert_eq!(codeloop::tui::notify::osc52("ab"), "\x1b]52;c;YWI=\x07");
 }
+
+#[test]
+fn the_end_of_a_session_says_where_the_program_tests_report_and_tape_are() {
+    let mut contents = tape();
+    for r in &mut contents.records {
+        if let Event::Finished { result } = &mut r.event {
+            result.output_dir = Some("/data/s1/out".into());
+        }
+    }
+    let mut i = info();
+    i.session_dir = Some("/data/s1".into());
+    let mut app = App::review(contents, i, theme());
+    let text = screen(&mut app, 160, 48);
+    for place in [
+        "program: /data/s1/out/program.py",
+        "tests:   /data/s1/out/test_*.py",
+        "report:  /data/s1/out/report.md",
+        "tape:    /data/s1/tape.jsonl",
+    ] {
+        assert!(text.contains(place), "{place}\n{text}");
+    }
+}
