@@ -204,3 +204,38 @@ fn the_end_of_a_session_says_where_the_program_tests_report_and_tape_are() {
         assert!(text.contains(place), "{place}\n{text}");
     }
 }
+
+#[test]
+fn the_persons_own_edits_are_not_counted_as_repairs() {
+    use codeloop::session::{CodeSource, Record};
+    let mut contents = tape();
+    let before = App::review(tape(), info(), theme())
+        .state()
+        .repair_iterations();
+    let last = contents.records.last().unwrap().clone();
+    contents.records.push(Record {
+        seq: last.seq + 1,
+        t_ms: last.t_ms,
+        event: Event::Code {
+            node: "sum_by_key".into(),
+            iteration: 2,
+            code: "def sum_by_key(lines):\n    return {}\n".into(),
+            source: CodeSource::Edit,
+        },
+    });
+    let mut app = App::review(contents, info(), theme());
+    assert_eq!(
+        app.state().repair_iterations(),
+        before,
+        "an edit is not a repair"
+    );
+    let text = screen(&mut app, 160, 48);
+    assert!(text.contains(&format!("History {before} repair")), "{text}");
+}
+
+#[test]
+fn the_demo_keys_offered_are_the_demos_there_are() {
+    let rows = codeloop::tui::panes::graph::GraphPane::help(true);
+    assert_eq!(rows[0].does, "run a bundled demo");
+    assert_eq!(rows[0].label, format!("1-{}", codeloop::demos::all().len()));
+}

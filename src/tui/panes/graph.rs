@@ -94,7 +94,7 @@ pub const SESSION: &[Binding<GraphAct>] = &NODES;
 /// On the welcome screen: the demos first.
 pub const WELCOME: &[Binding<GraphAct>] = &[
     Binding {
-        label: "1-9",
+        label: "1-4",
         does: "run a bundled demo",
         short: "run a bundled demo",
         keys: DEMO_KEYS,
@@ -240,8 +240,26 @@ impl GraphPane {
             if let Some(f) = &s.finished {
                 lines.push(Line::raw(""));
                 let text = format!("{} {}", if f.passed { "✓" } else { "✗" }, f.summary);
-                for piece in wrap(&text, usize::from(area.width.saturating_sub(2))) {
+                let width = usize::from(area.width.saturating_sub(2));
+                for piece in wrap(&text, width) {
                     lines.push(Line::styled(piece, if f.passed { t.ok } else { t.error }));
+                }
+                // Where the results are.
+                let dir = f.output_dir.as_deref().map(std::path::Path::new);
+                let program = format!("{}.py", crate::engine::runs::PROGRAM);
+                let places = [
+                    ("program: ", dir.map(|d| d.join(&program))),
+                    ("tests:   ", dir.map(|d| d.join("test_*.py"))),
+                    ("report:  ", dir.map(|d| d.join("report.md"))),
+                    ("tape:    ", ctx.session_dir.map(|d| d.join("tape.jsonl"))),
+                ];
+                for (label, path) in places {
+                    if let Some(path) = path {
+                        let text = format!("{label}{}", path.display());
+                        for piece in wrap(&text, width) {
+                            lines.push(Line::styled(piece, t.text));
+                        }
+                    }
                 }
             }
         }

@@ -257,22 +257,6 @@ impl HistoryPane {
                 if f.passed { t.ok } else { t.error },
                 width,
             );
-            // Where the results are.
-            let dir = f.output_dir.as_deref().map(std::path::Path::new);
-            let places = [
-                (
-                    "  program: ",
-                    dir.map(|d| d.join(format!("{}.py", crate::engine::runs::PROGRAM))),
-                ),
-                ("  tests:   ", dir.map(|d| d.join("test_*.py"))),
-                ("  report:  ", dir.map(|d| d.join("report.md"))),
-                ("  tape:    ", ctx.session_dir.map(|d| d.join("tape.jsonl"))),
-            ];
-            for (label, path) in places {
-                if let Some(path) = path {
-                    push_wrapped(&mut out, label, &path.display().to_string(), t.text, width);
-                }
-            }
         }
         if out.is_empty() {
             out.push(Line::styled("iterations and reflections show here", t.dim));
