@@ -196,10 +196,8 @@ fn the_end_of_a_session_says_where_the_program_tests_report_and_tape_are() {
     let mut app = App::review(contents, i, theme());
     let text = screen(&mut app, 160, 48);
     for place in [
-        "program: /data/s1/out/program.py",
-        "tests:   /data/s1/out/test_*.py",
-        "report:  /data/s1/out/report.md",
-        "tape:    /data/s1/tape.jsonl",
+        "in /data/s1:",
+        "out/program.py · out/test_*.py · out/report.md · tape.jsonl",
     ] {
         assert!(text.contains(place), "{place}\n{text}");
     }

@@ -244,21 +244,30 @@ impl GraphPane {
                 for piece in wrap(&text, width) {
                     lines.push(Line::styled(piece, if f.passed { t.ok } else { t.error }));
                 }
-                // Where the results are.
-                let dir = f.output_dir.as_deref().map(std::path::Path::new);
+                // Where the results are: the session folder, then its files.
                 let program = format!("{}.py", crate::engine::runs::PROGRAM);
-                let places = [
-                    ("program: ", dir.map(|d| d.join(&program))),
-                    ("tests:   ", dir.map(|d| d.join("test_*.py"))),
-                    ("report:  ", dir.map(|d| d.join("report.md"))),
-                    ("tape:    ", ctx.session_dir.map(|d| d.join("tape.jsonl"))),
-                ];
-                for (label, path) in places {
-                    if let Some(path) = path {
-                        let text = format!("{label}{}", path.display());
-                        for piece in wrap(&text, width) {
-                            lines.push(Line::styled(piece, t.text));
-                        }
+                let out = f.output_dir.as_deref().map(std::path::Path::new);
+                let (base, out) = match (ctx.session_dir, out) {
+                    (Some(base), Some(out)) => {
+                        (Some(base), out.strip_prefix(base).ok().or(Some(out)))
+                    }
+                    (base, out) => (base, out),
+                };
+                let mut files: Vec<String> = Vec::new();
+                if let Some(out) = out {
+                    for name in [program.as_str(), "test_*.py", "report.md"] {
+                        files.push(out.join(name).display().to_string());
+                    }
+                }
+                if let Some(base) = base {
+                    files.push("tape.jsonl".into());
+                    for piece in wrap(&format!("in {}:", base.display()), width) {
+                        lines.push(Line::styled(piece, t.dim));
+                    }
+                }
+                if !files.is_empty() {
+                    for piece in wrap(&files.join(" · "), width) {
+                        lines.push(Line::styled(piece, t.text));
                     }
                 }
             }
