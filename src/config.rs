@@ -91,6 +91,9 @@ pub struct RunConfig {
 pub struct UiConfig {
     /// A theme name from themes/ (or the config dir's themes/).
     pub theme: String,
+    /// Ring the terminal (BEL, and a desktop notification where supported)
+    /// when the engine pauses for approval or a session ends.
+    pub notify: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -138,6 +141,7 @@ impl Default for UiConfig {
     fn default() -> Self {
         UiConfig {
             theme: "dark".into(),
+            notify: true,
         }
     }
 }

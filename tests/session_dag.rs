@@ -93,3 +93,21 @@ fn unknown_dependencies_duplicates_bad_names_and_empty_plans_are_errors() {
     );
     assert_eq!(Dag::new(vec![]).unwrap_err(), PlanError::Empty);
 }
+
+#[test]
+fn names_python_accepts_are_accepted_unicode_included_and_keywords_are_not() {
+    // Python: `def zähle_wörter(): ...` and `def 数える(): ...` are valid (PEP 3131).
+    let dag = Dag::new(vec![
+        spec("zähle_wörter", &[]),
+        spec("数える", &["zähle_wörter"]),
+        spec("_privé2", &[]),
+    ]);
+    assert!(dag.is_ok(), "{dag:?}");
+    for bad in ["def", "None", "a-b", "wört er", "·x", ""] {
+        assert_eq!(
+            Dag::new(vec![spec(bad, &[])]).unwrap_err(),
+            PlanError::BadName(bad.into()),
+            "{bad:?}"
+        );
+    }
+}

@@ -12,7 +12,7 @@ use crate::exec::Sandbox;
 use crate::llm::ChatModel;
 use crate::llm::scripted::{Pacing, ScriptedModel};
 use crate::session::{TapeContents, index, parse_tape, read_tape};
-use crate::tui::app::{DemoEntry, StartRequest};
+use crate::tui::app::{DemoEntry, DemoModel, StartRequest};
 use crate::tui::event_loop::{self, Hooks};
 use crate::tui::{App, Info, Theme};
 
@@ -91,8 +91,20 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
                     sandbox_layers: sandbox.active_layers(),
                     sandbox_warning: sandbox.warning(),
                     source: config.sessions_dir().display().to_string(),
+                    demo_model: selected.demo.map(|demo| DemoModel {
+                        task: demo.task.to_string(),
+                        refusal: format!(
+                            "{}\nHere: Esc, then 1-{} start a demo with its own task.",
+                            crate::commands::run::no_model_for_own_task(
+                                &selected,
+                                model.demo.is_some()
+                            ),
+                            demos.len()
+                        ),
+                    }),
                     demos,
                     sessions,
+                    notify: config.ui.notify,
                     ..Info::default()
                 },
                 theme,
@@ -121,6 +133,10 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
     hooks.editor = Some(crate::tui::external_editor::terminal_hook(input.clone()));
     let result = event_loop::run(&mut terminal, &mut app, input, None, hooks).await;
     drop(guard);
+    // The terminal is back: say where the session is kept.
+    if let Some(dir) = app.info().session_dir.as_ref() {
+        println!("session folder: {}", dir.display());
+    }
     result?;
     Ok(0)
 }

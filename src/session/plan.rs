@@ -225,8 +225,19 @@ impl Dag {
     }
 }
 
+/// Python's reserved words: valid identifiers by their characters, refused as names.
+const PYTHON_KEYWORDS: [&str; 35] = [
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield",
+];
+
+/// A name Python accepts as an identifier (PEP 3131: XID_Start or `_`, then
+/// XID_Continue), so `zähle_wörter` is a function name and `2x` or `def` are not.
 fn is_python_identifier(name: &str) -> bool {
     let mut chars = name.chars();
-    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
-        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+    matches!(chars.next(), Some(c) if c == '_' || unicode_ident::is_xid_start(c))
+        && chars.all(unicode_ident::is_xid_continue)
+        && !PYTHON_KEYWORDS.contains(&name)
 }

@@ -673,12 +673,17 @@ impl State {
         self.notices.iter().any(|(_, m)| m.starts_with(opening))
     }
 
-    /// Total repair iterations so far (code versions beyond each node's first).
+    /// Total repair iterations so far: code versions beyond each node's
+    /// first that the model wrote (the person's own edits are not repairs).
     pub fn repair_iterations(&self) -> u32 {
         self.nodes
             .values()
-            .map(|n| n.versions.len().saturating_sub(1) as u32)
-            .sum()
+            .flat_map(|n| n.versions.iter().skip(1))
+            .filter(|v| match v.source {
+                CodeSource::Model => true,
+                CodeSource::Edit | CodeSource::Cache | CodeSource::Given => false,
+            })
+            .count() as u32
     }
 }
 

@@ -4,6 +4,7 @@
 //! `MIN_FRAME` while output floods, and at once after a key.
 
 use std::future::Future;
+use std::io::Write;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -68,7 +69,7 @@ pub async fn run<B, S>(
     mut hooks: Hooks,
 ) -> anyhow::Result<()>
 where
-    B: Backend,
+    B: Backend + std::io::Write,
     B::Error: Send + Sync + 'static,
     S: Stream<Item = std::io::Result<TermEvent>> + Unpin,
 {
@@ -146,6 +147,10 @@ where
         while let Some(action) = pending.pop_front() {
             match action {
                 Action::Quit => {}
+                Action::Notify(text) => {
+                    write_raw(terminal, &super::notify::Desktop::from_env().escape(&text));
+                }
+                Action::Copy(text) => write_raw(terminal, &super::notify::osc52(&text)),
                 Action::Steer(command) => steer(app, engine.as_ref(), command),
                 Action::Start(request) => match hooks.starter.as_mut() {
                     Some(start) => match start(request) {
@@ -244,6 +249,13 @@ fn open_session(app: &mut App, tape: &std::path::Path, replay: bool) {
         App::review(contents, info, theme)
     };
     app.set_screen(screen);
+}
+
+/// Escape sequences beside the frame (a bell, the clipboard), through the
+/// terminal backend. One that cannot be written is not worth stopping for.
+fn write_raw<B: Backend + Write>(terminal: &mut Terminal<B>, bytes: &str) {
+    let backend = terminal.backend_mut();
+    let _ = Write::write_all(backend, bytes.as_bytes()).and_then(|()| Write::flush(backend));
 }
 
 fn steer(app: &mut App, engine: Option<&EngineHandle>, command: Command) {

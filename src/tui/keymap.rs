@@ -178,6 +178,8 @@ pub enum GlobalAct {
     Replay(ReplayAct),
     /// Live only: a steering command, or a new session.
     Steer(SteerAct),
+    /// Copy the selected code, or the session folder, to the clipboard.
+    Copy,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -260,6 +262,14 @@ pub const COMMON: &[G] = &[
         ],
     },
 ];
+
+/// Once there is a session: where things are.
+pub const WHERE: &[G] = &[Binding {
+    label: "y",
+    does: "copy the selected node's code (or the session folder) to the clipboard (OSC 52: works over ssh and in tmux)",
+    short: "copy",
+    keys: &[(Key::ch('y'), GlobalAct::Copy)],
+}];
 
 /// Before a session starts.
 pub const WELCOME: &[G] = &[Binding {
@@ -462,9 +472,9 @@ pub enum ModeKind {
 pub fn global(mode: ModeKind) -> Vec<&'static [G]> {
     match mode {
         ModeKind::Welcome => vec![COMMON, WELCOME, STEER, LIVE_TAPE],
-        ModeKind::Live => vec![COMMON, STEER, LIVE_TAPE],
-        ModeKind::Review => vec![COMMON, REVIEW_TAPE],
-        ModeKind::Replay => vec![COMMON, REPLAY, REVIEW_TAPE],
+        ModeKind::Live => vec![COMMON, STEER, LIVE_TAPE, WHERE],
+        ModeKind::Review => vec![COMMON, REVIEW_TAPE, WHERE],
+        ModeKind::Replay => vec![COMMON, REPLAY, REVIEW_TAPE, WHERE],
     }
 }
 

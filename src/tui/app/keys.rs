@@ -8,7 +8,7 @@ use crossterm::event::{KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEve
 use ratatui::layout::Position;
 
 use super::view;
-use super::{Action, App, Focus, Mode, Popup, StartRequest};
+use super::{Action, App, Focus, Message, Mode, Popup, StartRequest};
 use crate::session::{Command, NoticeLevel};
 use crate::tui::describe::{describe_command, parse_spec, spec_text};
 use crate::tui::external_editor::ExternalEdit;
@@ -54,8 +54,8 @@ impl App {
 
     fn on_popup_key(&mut self, popup: Popup, key: KeyEvent, actions: &mut Vec<Action>) {
         match popup {
-            // Any key closes the help.
-            Popup::Help => {}
+            // Any key closes the help or a message.
+            Popup::Help | Popup::Message(_) => {}
             Popup::Confirm(Confirm::DeleteSession) => {
                 if let Some(dir) = self.deleting.take().filter(|_| Confirm::answer(&key)) {
                     actions.push(Action::DeleteSession(dir));
@@ -190,6 +190,7 @@ impl App {
                 }
             }
             GlobalAct::Steer(s) => self.on_steer(s, actions),
+            GlobalAct::Copy => self.copy(actions),
         }
     }
 
@@ -252,12 +253,58 @@ impl App {
             );
             return;
         }
+        if let Some(demo) = &self.info.demo_model
+            && demo.task.trim() != task
+        {
+            // The demo model's authored replies answer its demo, not this task.
+            let text = demo.refusal.clone();
+            self.popups.push(Popup::Message(Message {
+                title: "No model for your task".into(),
+                text,
+            }));
+            return;
+        }
         let request = StartRequest::Task {
             task,
             inputs: self.task.attached().to_vec(),
             step_mode: self.step_armed(),
         };
         self.start(request, actions);
+    }
+
+    /// The selected node's code as the cursor has it, else the session
+    /// folder, to the clipboard (the event loop writes the OSC 52).
+    fn copy(&mut self, actions: &mut Vec<Action>) {
+        let state = self.timeline.state();
+        let code = self
+            .graph
+            .selected()
+            .and_then(|n| Some((n, state.nodes.get(n)?.versions.last()?)));
+        let (text, said) = match (code, &self.info.session_dir) {
+            (Some((node, v)), _) => (
+                v.code.clone(),
+                format!(
+                    "copied {node}'s code (iteration {}) to the clipboard",
+                    v.iteration
+                ),
+            ),
+            (None, Some(dir)) => (
+                dir.display().to_string(),
+                format!(
+                    "copied the session folder {} to the clipboard",
+                    dir.display()
+                ),
+            ),
+            (None, None) => {
+                self.say(
+                    NoticeLevel::Warning,
+                    "nothing to copy: select a node with code first",
+                );
+                return;
+            }
+        };
+        actions.push(Action::Copy(text));
+        self.say(NoticeLevel::Info, said);
     }
 
     fn start(&mut self, request: StartRequest, actions: &mut Vec<Action>) {

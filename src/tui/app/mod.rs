@@ -38,6 +38,7 @@ pub use super::panes::code::CodeTab;
 pub use super::panes::confirm::Confirm;
 pub use super::panes::editor::EditTarget;
 pub use super::panes::graph::DemoEntry;
+pub use super::panes::message::Message;
 pub use super::timeline::{OUTPUT_MEMORY_BUDGET, REPLAY_MAX_GAP_MS, ReplayClock as Replay};
 
 /// How the app was opened.
@@ -107,6 +108,10 @@ pub enum Action {
     DeleteSession(PathBuf),
     /// Hand the terminal to the person's editor with this text.
     OpenEditor(ExternalEdit),
+    /// Ring the terminal: the engine waits for approval, or the session ended.
+    Notify(String),
+    /// Put text on the clipboard (OSC 52).
+    Copy(String),
 }
 
 /// Everything that reaches the app.
@@ -150,9 +155,25 @@ pub struct Info {
     pub session_dir: Option<PathBuf>,
     /// The tape's last line was cut off (line number): the session crashed mid-write.
     pub truncated_line: Option<usize>,
+    /// The tape has no `finished` event (the session was killed): "did not finish".
+    pub unfinished: bool,
+    /// What could not be read from the tape (skipped lines), in one line.
+    pub damage: Option<String>,
     pub demos: Vec<DemoEntry>,
     /// Recent sessions, newest first, for the welcome screen.
     pub sessions: Vec<crate::session::index::SessionSummary>,
+    /// The model is the demo model: it answers only its demo's own task.
+    pub demo_model: Option<DemoModel>,
+    /// Ring the terminal on a pause for approval and at a session's end.
+    pub notify: bool,
+}
+
+/// The demo model's one task, and what to say when another is started.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DemoModel {
+    pub task: String,
+    /// No model is available for the person's own task, how to configure one.
+    pub refusal: String,
 }
 
 /// A popup over the panes: the top one takes every key while open.
@@ -161,6 +182,7 @@ pub enum Popup {
     Confirm(Confirm),
     Editor(Box<EditorPopup>),
     Palette(Box<super::panes::palette::Palette>),
+    Message(Message),
 }
 
 pub struct App {
@@ -247,7 +269,14 @@ impl App {
     /// Review a tape read-only; the cursor starts at the end.
     pub fn review(tape: TapeContents, mut info: Info, theme: Theme) -> App {
         info.truncated_line = tape.truncated_tail.map(|(line, _)| line);
+        info.unfinished = !tape.finished();
+        // The cut-off last line has its own note; the report names the skipped ones.
+        info.damage = (!tape.skipped.is_empty())
+            .then(|| tape.damage_report())
+            .flatten();
+        let opening = super::notify::opening_note(info.unfinished, info.damage.as_deref());
         let mut app = App::blank(Mode::Review, info, theme);
+        app.flash = opening.map(|text| (NoticeLevel::Warning, text));
         for r in tape.records {
             app.timeline.push(r);
         }
@@ -353,19 +382,26 @@ impl App {
     pub fn editor(&self) -> Option<&EditorPopup> {
         self.popups.iter().rev().find_map(|p| match p {
             Popup::Editor(e) => Some(e.as_ref()),
-            Popup::Help | Popup::Confirm(_) | Popup::Palette(_) => None,
+            Popup::Help | Popup::Confirm(_) | Popup::Palette(_) | Popup::Message(_) => None,
         })
     }
     pub fn editor_mut(&mut self) -> Option<&mut EditorPopup> {
         self.popups.iter_mut().rev().find_map(|p| match p {
             Popup::Editor(e) => Some(e.as_mut()),
-            Popup::Help | Popup::Confirm(_) | Popup::Palette(_) => None,
+            Popup::Help | Popup::Confirm(_) | Popup::Palette(_) | Popup::Message(_) => None,
         })
     }
     /// The open command palette, if it is on top.
     pub fn palette(&self) -> Option<&super::panes::palette::Palette> {
         match self.popups.last() {
             Some(Popup::Palette(p)) => Some(p),
+            _ => None,
+        }
+    }
+    /// The message popup on top, if one is.
+    pub fn message(&self) -> Option<&Message> {
+        match self.popups.last() {
+            Some(Popup::Message(m)) => Some(m),
             _ => None,
         }
     }
@@ -497,6 +533,11 @@ impl App {
                     && matches!(&self.flash, Some((NoticeLevel::Info, _)))
                 {
                     self.flash = None;
+                }
+                if self.info.notify
+                    && let Some(text) = super::notify::notice_for(&r.event)
+                {
+                    actions.push(Action::Notify(text));
                 }
                 self.timeline.push(r);
                 if follow {

@@ -126,6 +126,8 @@ pub fn render(app: &App, frame: &mut Frame) {
                 let notes = TapeNotes {
                     truncated_line: app.info.truncated_line,
                     elided_output: app.timeline.elided_output(),
+                    unfinished: app.info.unfinished,
+                    damage: app.info.damage.as_deref(),
                 };
                 app.history.render(&ctx, notes, area, frame)
             }
@@ -137,6 +139,7 @@ pub fn render(app: &App, frame: &mut Frame) {
             Popup::Editor(editor) => editor.render(&app.theme, frame),
             Popup::Confirm(c) => c.render(&app.theme, frame),
             Popup::Palette(p) => p.render(&app.theme, frame),
+            Popup::Message(m) => m.render(&app.theme, frame),
             Popup::Help => {
                 let pane_rows = pane_rows(app);
                 let global_rows = global_rows(app.mode_kind());
@@ -212,6 +215,12 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
     if s.paused.is_some() {
         spans.push(Span::styled(
             " ⏸ PAUSED ",
+            t.warning.add_modifier(Modifier::REVERSED),
+        ));
+    }
+    if app.info.unfinished {
+        spans.push(Span::styled(
+            " did not finish ",
             t.warning.add_modifier(Modifier::REVERSED),
         ));
     }

@@ -96,7 +96,7 @@ pub const SESSION: &[Binding<GraphAct>] = &NODES;
 /// On the welcome screen: the demos first.
 pub const WELCOME: &[Binding<GraphAct>] = &[
     Binding {
-        label: "1-9",
+        label: "1-4",
         does: "run a bundled demo",
         short: "run a bundled demo",
         keys: DEMO_KEYS,
@@ -242,8 +242,35 @@ impl GraphPane {
             if let Some(f) = &s.finished {
                 lines.push(Line::raw(""));
                 let text = format!("{} {}", if f.passed { "✓" } else { "✗" }, f.summary);
-                for piece in wrap(&text, usize::from(area.width.saturating_sub(2))) {
+                let width = usize::from(area.width.saturating_sub(2));
+                for piece in wrap(&text, width) {
                     lines.push(Line::styled(piece, if f.passed { t.ok } else { t.error }));
+                }
+                // Where the results are: the session folder, then its files.
+                let program = format!("{}.py", crate::engine::runs::PROGRAM);
+                let out = f.output_dir.as_deref().map(std::path::Path::new);
+                let (base, out) = match (ctx.session_dir, out) {
+                    (Some(base), Some(out)) => {
+                        (Some(base), out.strip_prefix(base).ok().or(Some(out)))
+                    }
+                    (base, out) => (base, out),
+                };
+                let mut files: Vec<String> = Vec::new();
+                if let Some(out) = out {
+                    for name in [program.as_str(), "test_*.py", "report.md"] {
+                        files.push(out.join(name).display().to_string());
+                    }
+                }
+                if let Some(base) = base {
+                    files.push("tape.jsonl".into());
+                    for piece in wrap(&format!("in {}:", base.display()), width) {
+                        lines.push(Line::styled(piece, t.dim));
+                    }
+                }
+                if !files.is_empty() {
+                    for piece in wrap(&files.join(" · "), width) {
+                        lines.push(Line::styled(piece, t.text));
+                    }
                 }
             }
         }

@@ -27,11 +27,15 @@ pub const KEYS: &[Binding<Scroll>] = &[Binding {
 
 /// What the history says about the tape itself.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct TapeNotes {
+pub struct TapeNotes<'a> {
     /// The tape's last line was cut off (line number).
     pub truncated_line: Option<usize>,
     /// Older output was dropped from memory.
     pub elided_output: bool,
+    /// The tape has no `finished` event: the session was killed or crashed.
+    pub unfinished: bool,
+    /// Lines that could not be read and were skipped (`damage_report`).
+    pub damage: Option<&'a str>,
 }
 
 #[derive(Debug, Default)]
@@ -82,7 +86,7 @@ impl HistoryPane {
         }
     }
 
-    pub fn render(&self, ctx: &Ctx, notes: TapeNotes, area: Rect, frame: &mut Frame) {
+    pub fn render(&self, ctx: &Ctx, notes: TapeNotes<'_>, area: Rect, frame: &mut Frame) {
         let width = usize::from(area.width.saturating_sub(2));
         let lines = self.lines(ctx, notes, width);
         let height = usize::from(area.height.saturating_sub(2));
@@ -99,10 +103,28 @@ impl HistoryPane {
         frame.render_widget(p, area);
     }
 
-    pub fn lines(&self, ctx: &Ctx, notes: TapeNotes, width: usize) -> Vec<Line<'static>> {
+    pub fn lines(&self, ctx: &Ctx, notes: TapeNotes<'_>, width: usize) -> Vec<Line<'static>> {
         let t = ctx.theme;
         let s = ctx.state;
         let mut out: Vec<Line<'static>> = Vec::new();
+        if notes.unfinished {
+            push_wrapped(
+                &mut out,
+                "! ",
+                "did not finish: the tape has no end (the session was killed, crashed, or is still running); shown up to its last event",
+                t.warning,
+                width,
+            );
+        }
+        if let Some(damage) = notes.damage {
+            push_wrapped(
+                &mut out,
+                "! ",
+                &format!("tape damage: {damage}"),
+                t.warning,
+                width,
+            );
+        }
         if let Some(line) = notes.truncated_line {
             push_wrapped(
                 &mut out,

@@ -13,6 +13,7 @@ pub mod editor;
 pub mod graph;
 pub mod help;
 pub mod history;
+pub mod message;
 pub mod output;
 pub mod palette;
 pub mod sessions;

@@ -1,0 +1,239 @@
+//! What the workbench tells the person beyond the panes: no model for their
+//! own task, a tape that did not finish, and the terminal's bell.
+
+mod tui_support;
+
+use codeloop::session::{Event, Purpose, SkippedLine, Step, TapeContents};
+use codeloop::tui::app::DemoModel;
+use codeloop::tui::notify::Desktop;
+use codeloop::tui::{Action, App, Msg};
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use tui_support::*;
+
+fn ctrl_s() -> Msg {
+    Msg::Term(TermEvent::Key(KeyEvent::new(
+        KeyCode::Char('s'),
+        KeyModifiers::CONTROL,
+    )))
+}
+
+fn demo_app() -> App {
+    let mut i = info();
+    i.demo_model = Some(DemoModel {
+        task: "sum key=value lines".into(),
+        refusal: "no model is available for your task: none configured.\nConfigure a model: --base-url URL".into(),
+    });
+    App::live(i, theme())
+}
+
+#[test]
+fn the_demo_model_never_answers_the_persons_own_task() {
+    let mut app = demo_app();
+    app.task_mut().insert_str("count the words of a file");
+    let actions = app.update(ctrl_s());
+    assert_eq!(actions, Vec::<Action>::new(), "no session starts");
+    assert!(app.welcome(), "still on the welcome screen, the draft kept");
+    assert_eq!(app.task().text(), "count the words of a file");
+    let text = screen(&mut app, 100, 30);
+    assert!(text.contains("No model for your task"), "{text}");
+    assert!(text.contains("Configure a model: --base-url URL"), "{text}");
+    // Any key closes the message; the demo's own task still starts.
+    app.update(Msg::Term(TermEvent::Key(KeyEvent::new(
+        KeyCode::Esc,
+        KeyModifiers::NONE,
+    ))));
+    assert!(app.message().is_none());
+    let mut app = demo_app();
+    app.task_mut().insert_str("sum key=value lines");
+    let actions = app.update(ctrl_s());
+    assert!(
+        matches!(&actions[..], [Action::Start(_)]),
+        "the demo's own task starts: {actions:?}"
+    );
+}
+
+#[test]
+fn a_tape_without_its_end_opens_marked_did_not_finish_with_its_damage() {
+    let mut records = tape().records;
+    records.retain(|r| !matches!(r.event, Event::Finished { .. }));
+    let contents = TapeContents {
+        records,
+        truncated_tail: None,
+        skipped: vec![SkippedLine {
+            line: 7,
+            message: "expected value".into(),
+        }],
+    };
+    let mut app = App::review(contents, info(), theme());
+    assert!(app.info().unfinished);
+    let text = screen(&mut app, 160, 48);
+    assert!(text.contains(" did not finish "), "{text}");
+    assert!(
+        text.contains("did not finish: the tape has no end"),
+        "{text}"
+    );
+    assert!(
+        text.contains("tape damage: 1 unreadable line skipped (line 7: expected value)"),
+        "{text}"
+    );
+
+    let mut whole = App::review(tape(), info(), theme());
+    assert!(!whole.info().unfinished);
+    assert!(!screen(&mut whole, 160, 48).contains("did not finish"));
+}
+
+fn notices(notify: bool) -> Vec<String> {
+    let mut i = info();
+    i.notify = notify;
+    let mut app = App::live(i, theme());
+    app.task_mut().insert_str("sum key=value lines");
+    app.update(ctrl_s());
+    let mut out = Vec::new();
+    let mut records = records();
+    // The engine pauses for approval before the first model call.
+    let mut paused = records[0].clone();
+    paused.event = Event::Paused {
+        step: Step::ModelCall {
+            purpose: Purpose::Plan,
+        },
+    };
+    records.insert(1, paused);
+    for r in records {
+        for a in app.update(Msg::Record(r)) {
+            if let Action::Notify(text) = a {
+                out.push(text);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_terminal_rings_on_a_pause_and_at_the_end_unless_turned_off() {
+    let rung = notices(true);
+    assert_eq!(rung.len(), 2, "{rung:?}");
+    assert!(
+        rung[0].starts_with("waiting for you: paused before"),
+        "{rung:?}"
+    );
+    assert!(rung[1].starts_with("session ended:"), "{rung:?}");
+    assert_eq!(notices(false), Vec::<String>::new());
+}
+
+#[test]
+fn the_bell_is_bel_and_a_desktop_notification_where_the_terminal_shows_one() {
+    assert_eq!(
+        Desktop::detect(Some("iTerm.app"), Some("xterm-256color"), false),
+        Desktop::Osc9
+    );
+    assert_eq!(
+        Desktop::detect(None, Some("xterm-kitty"), false),
+        Desktop::Osc9
+    );
+    assert_eq!(Desktop::detect(None, Some("foot"), false), Desktop::Osc777);
+    assert_eq!(
+        Desktop::detect(None, Some("xterm-256color"), true),
+        Desktop::Osc777
+    );
+    // tmux would swallow the OSC: BEL alone, which tmux passes on.
+    assert_eq!(
+        Desktop::detect(Some("iTerm.app"), Some("tmux-256color"), false),
+        Desktop::None
+    );
+    assert_eq!(
+        Desktop::detect(None, Some("xterm-256color"), false),
+        Desktop::None
+    );
+    assert_eq!(Desktop::None.escape("x"), "\x07");
+    assert_eq!(
+        Desktop::Osc9.escape("a;b\x1bc"),
+        "\x07\x1b]9;codeloop: a b c\x07"
+    );
+    assert_eq!(
+        Desktop::Osc777.escape("done"),
+        "\x07\x1b]777;notify;codeloop;done\x07"
+    );
+}
+
+#[test]
+fn y_copies_the_selected_nodes_code_through_osc52() {
+    let mut app = App::review(tape(), info(), theme());
+    app.select_node("parse_line".into());
+    let actions = app.update(Msg::Term(TermEvent::Key(KeyEvent::new(
+        KeyCode::Char('y'),
+        KeyModifiers::NONE,
+    ))));
+    let code = app.state().nodes["parse_line"]
+        .versions
+        .last()
+        .unwrap()
+        .code
+        .clone();
+    assert_eq!(actions, vec![Action::Copy(code)]);
+    assert!(
+        screen(&mut app, 160, 48)
+            .contains("copied parse_line's code (iteration 2) to the clipboard")
+    );
+    // SAFETY of the test: no other test in this binary reads TMUX.
+    unsafe { std::env::remove_var("TMUX") };
+    assert_eq!(
+        codeloop::tui::notify::osc52("hi!\n"),
+        "\x1b]52;c;aGkhCg==\x07"
+    );
+    assert_eq!(codeloop::tui::notify::osc52("ab"), "\x1b]52;c;YWI=\x07");
+}
+
+#[test]
+fn the_end_of_a_session_says_where_the_program_tests_report_and_tape_are() {
+    let mut contents = tape();
+    for r in &mut contents.records {
+        if let Event::Finished { result } = &mut r.event {
+            result.output_dir = Some("/data/s1/out".into());
+        }
+    }
+    let mut i = info();
+    i.session_dir = Some("/data/s1".into());
+    let mut app = App::review(contents, i, theme());
+    let text = screen(&mut app, 160, 48);
+    for place in [
+        "in /data/s1:",
+        "out/program.py · out/test_*.py · out/report.md · tape.jsonl",
+    ] {
+        assert!(text.contains(place), "{place}\n{text}");
+    }
+}
+
+#[test]
+fn the_persons_own_edits_are_not_counted_as_repairs() {
+    use codeloop::session::{CodeSource, Record};
+    let mut contents = tape();
+    let before = App::review(tape(), info(), theme())
+        .state()
+        .repair_iterations();
+    let last = contents.records.last().unwrap().clone();
+    contents.records.push(Record {
+        seq: last.seq + 1,
+        t_ms: last.t_ms,
+        event: Event::Code {
+            node: "sum_by_key".into(),
+            iteration: 2,
+            code: "def sum_by_key(lines):\n    return {}\n".into(),
+            source: CodeSource::Edit,
+        },
+    });
+    let mut app = App::review(contents, info(), theme());
+    assert_eq!(
+        app.state().repair_iterations(),
+        before,
+        "an edit is not a repair"
+    );
+    let text = screen(&mut app, 160, 48);
+    assert!(text.contains(&format!("History {before} repair")), "{text}");
+}
+
+#[test]
+fn the_demo_keys_offered_are_the_demos_there_are() {
+    let rows = codeloop::tui::panes::graph::GraphPane::help(true);
+    assert_eq!(rows[0].does, "run a bundled demo");
+    assert_eq!(rows[0].label, format!("1-{}", codeloop::demos::all().len()));
+}
