@@ -237,3 +237,78 @@ fn the_demo_keys_offered_are_the_demos_there_are() {
     assert_eq!(rows[0].does, "run a bundled demo");
     assert_eq!(rows[0].label, format!("1-{}", codeloop::demos::all().len()));
 }
+
+/// History shows what the repair loop did beyond the code: the kind of an
+/// attempt (a fresh start), that a call's reasoning was kept apart, and a
+/// test the model changed, marked as such, with its changed lines.
+#[test]
+fn history_shows_a_fresh_start_the_reasoning_kept_apart_and_a_test_changed_by_the_model() {
+    use codeloop::session::AttemptKind;
+    let mut events = events();
+    let reflection = events
+        .iter()
+        .position(|e| matches!(e, Event::Reflection { .. }))
+        .unwrap();
+    if let Some(Event::ModelReply { reasoning, .. }) = events[..reflection]
+        .iter_mut()
+        .rev()
+        .find(|e| matches!(e, Event::ModelReply { .. }))
+    {
+        *reasoning = "maybe split?".into();
+    }
+    events.insert(
+        reflection,
+        Event::TestsChanged {
+            node: "parse_line".into(),
+            iteration: 1,
+            old: "assert parse_line('') == ('', 0)\n".into(),
+            new: "assert parse_line('') is None\n".into(),
+            reason: "a blank line has no value".into(),
+            applied: true,
+            rejected_because: None,
+        },
+    );
+    let code2 = events
+        .iter()
+        .position(|e| matches!(e, Event::Code { iteration: 2, .. }))
+        .unwrap();
+    events.insert(
+        code2,
+        Event::Attempt {
+            node: "parse_line".into(),
+            iteration: 2,
+            kind: AttemptKind::FreshStart,
+            runtime_values: true,
+        },
+    );
+    let records = events
+        .into_iter()
+        .enumerate()
+        .map(|(i, event)| codeloop::session::Record {
+            seq: i as u64,
+            t_ms: i as u64 * 150,
+            event,
+        })
+        .collect();
+    let contents = TapeContents {
+        records,
+        truncated_tail: None,
+        skipped: Vec::new(),
+    };
+    let mut app = App::review(contents, info(), theme());
+    let text = screen(&mut app, 200, 60);
+    assert!(text.contains("attempt 2 (model) · fresh start"), "{text}");
+    assert!(
+        text.contains("thought: 12 characters of reasoning, kept apart"),
+        "{text}"
+    );
+    assert!(
+        text.contains("✎ test changed by the model (applied)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- assert parse_line('') == ('', 0)"),
+        "{text}"
+    );
+    assert!(text.contains("+ assert parse_line('') is None"), "{text}");
+}

@@ -159,6 +159,9 @@ impl HistoryPane {
                         Span::styled(format!(" attempt {iteration}"), t.text),
                         Span::styled(format!(" ({})", source_label(*source)), t.dim),
                     ];
+                    if let Some(kind) = s.nodes.get(node).and_then(|n| n.attempt_kind(*iteration)) {
+                        spans.push(Span::styled(format!(" · {}", kind.label()), t.accent));
+                    }
                     if let Some((a, r)) = self.changes.get(&(node.clone(), *iteration)) {
                         spans.push(Span::styled(format!(" changed +{a} -{r}"), t.accent));
                     }
@@ -206,13 +209,35 @@ impl HistoryPane {
                     }
                     push_wrapped(&mut out, "    where: ", &text, t.error, width);
                 }
-                HistoryEntry::Reflection { text, done, .. } => {
+                HistoryEntry::Reflection {
+                    node,
+                    iteration,
+                    call_id,
+                    text,
+                    done,
+                } => {
                     let shown = if *done {
                         text.trim().to_string()
                     } else {
                         format!("{}▌", text.trim_start())
                     };
                     push_wrapped(&mut out, "    why:   ", &shown, t.text, width);
+                    if let Some(call) = call_id.and_then(|id| s.calls.get(&id))
+                        && !call.reasoning.is_empty()
+                    {
+                        out.push(Line::styled(
+                            format!(
+                                "    thought: {} characters of reasoning, kept apart (never used as code)",
+                                call.reasoning.chars().count()
+                            ),
+                            t.dim,
+                        ));
+                    }
+                    if let Some(n) = s.nodes.get(node) {
+                        for change in n.test_changes.iter().filter(|c| c.iteration == *iteration) {
+                            test_change_lines(&mut out, change, t, width);
+                        }
+                    }
                 }
                 HistoryEntry::Steer { command } => {
                     let what = describe_command(command);
@@ -277,5 +302,47 @@ fn push_wrapped<'a>(out: &mut Vec<Line<'a>>, prefix: &str, text: &str, style: St
             indent.clone()
         };
         out.push(Line::styled(format!("{lead}{piece}"), style));
+    }
+}
+
+/// A test change the model proposed: marked as such, its fate, and the
+/// changed lines (a few).
+fn test_change_lines(
+    out: &mut Vec<Line<'static>>,
+    change: &crate::session::state::TestChange,
+    t: &crate::tui::theme::Theme,
+    width: usize,
+) {
+    const SHOWN: usize = 8;
+    let fate = match (&change.rejected_because, change.applied) {
+        (Some(why), _) => format!("rejected: {why}"),
+        (None, true) => "applied".to_string(),
+        (None, false) => "not applied".to_string(),
+    };
+    push_wrapped(
+        out,
+        "    ✎ ",
+        &format!("test changed by the model ({fate})"),
+        t.warning,
+        width,
+    );
+    let diff = similar::TextDiff::from_lines(&change.old, &change.new);
+    let changed: Vec<(similar::ChangeTag, String)> = diff
+        .iter_all_changes()
+        .filter(|c| c.tag() != similar::ChangeTag::Equal)
+        .map(|c| (c.tag(), c.value().trim_end().to_string()))
+        .collect();
+    for (tag, line) in changed.iter().take(SHOWN) {
+        let (sign, style) = match tag {
+            similar::ChangeTag::Delete => ("-", t.error),
+            _ => ("+", t.ok),
+        };
+        out.push(Line::styled(format!("      {sign} {line}"), style));
+    }
+    if changed.len() > SHOWN {
+        out.push(Line::styled(
+            format!("      … {} more changed lines", changed.len() - SHOWN),
+            t.dim,
+        ));
     }
 }
