@@ -673,3 +673,120 @@ async fn a_helper_another_node_defines_is_a_redefinition_too() {
     );
     assert_eq!(state.nodes["b"].versions.len(), 2);
 }
+
+/// A scripted model whose context window is known (as a server would tell it).
+struct Windowed {
+    inner: ScriptedModel,
+    window: u64,
+}
+
+impl codeloop::llm::ChatModel for Windowed {
+    fn stream<'a>(
+        &'a self,
+        request: codeloop::llm::ChatRequest,
+        deltas: tokio::sync::mpsc::Sender<codeloop::llm::Delta>,
+    ) -> codeloop::llm::ChatFuture<'a> {
+        self.inner.stream(request, deltas)
+    }
+    fn context_window<'a>(&'a self) -> codeloop::llm::ContextFuture<'a> {
+        let tokens = self.window;
+        Box::pin(async move {
+            Some(codeloop::llm::ContextWindow {
+                tokens,
+                source: "the test".into(),
+            })
+        })
+    }
+    fn provider(&self) -> &str {
+        self.inner.provider()
+    }
+    fn model_name(&self) -> &str {
+        self.inner.model_name()
+    }
+    fn endpoint(&self) -> &str {
+        self.inner.endpoint()
+    }
+}
+
+#[tokio::test]
+async fn a_repair_prompt_too_big_for_the_context_window_leaves_out_the_oldest_failures_and_says_so()
+{
+    let wrong = |n: u32| format!("def inc(x):\n    return x + {}  # WRONG{n}\n", n + 1);
+    let replies = || {
+        vec![
+            reply("plan", &plan_json(&[("inc", &[])])),
+            reply(
+                "tests/inc",
+                &py("def test_inc():\n    assert inc(1) == 2\n"),
+            ),
+            reply("code/inc/1", &py(&wrong(1))),
+            reply("repair/inc/2", &py(&wrong(2))),
+            reply("repair/inc/3", &py("def inc(x):\n    return x + 1\n")),
+        ]
+    };
+    let run = |window: Option<u64>| async move {
+        let dir = tempfile::tempdir().unwrap();
+        let inner = ScriptedModel::from_replies("test-script", replies(), Pacing::instant());
+        let model: Arc<dyn codeloop::llm::ChatModel> = match window {
+            Some(window) => Arc::new(Windowed { inner, window }),
+            None => Arc::new(inner),
+        };
+        let setup = EngineSetup {
+            task: "a test task".into(),
+            inputs: vec![],
+            model,
+            sandbox: Arc::new(Sandbox::probe()),
+            options: EngineOptions::default(),
+            session_dir: dir.path().join("session"),
+            prompt_overrides: None,
+            given: None,
+        };
+        let mut handle = engine::start(setup).unwrap();
+        let mut records = Vec::new();
+        while let Some(r) = handle.events.recv().await {
+            records.push(r);
+        }
+        let result = handle.done.await.unwrap().unwrap();
+        (result, records)
+    };
+    // With no window known, the second repair's prompt lists iteration 1's failure.
+    let (result, records) = run(None).await;
+    assert!(result.passed, "{}", result.summary);
+    let whole = prompt_of(&records, "repair/inc/3");
+    assert!(whole.contains("iteration 1: "), "{whole}");
+    let messages = records
+        .iter()
+        .find_map(|r| match &r.event {
+            Event::ModelRequest { tag, messages, .. } if tag == "repair/inc/3" => {
+                Some(messages.clone())
+            }
+            _ => None,
+        })
+        .unwrap();
+    let full = codeloop::llm::tokens::estimate_prompt_tokens(&messages);
+    // The largest window that whole prompt does not fit (one token more and
+    // it would): without its oldest failure, it does.
+    let fits = |w: u64| codeloop::llm::tokens::fits(full, (w / 4).min(2048), w);
+    let window = (full..full * 4).rfind(|w| !fits(*w)).unwrap();
+    let (result, records) = run(Some(window)).await;
+    assert!(result.passed, "{}", result.summary);
+    let trimmed = prompt_of(&records, "repair/inc/3");
+    assert!(!trimmed.contains("iteration 1: "), "{trimmed}");
+    assert!(
+        trimmed.contains("WRONG2"),
+        "the failing code stays: {trimmed}"
+    );
+    let notices: Vec<&String> = records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Notice { message, .. } => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        notices.iter().any(|m| m.contains(&format!(
+            "the repair prompt for `inc` did not fit the model's context window ({window} tokens): left out the 1 oldest failure"
+        ))),
+        "{notices:?}"
+    );
+}

@@ -9,6 +9,7 @@ use super::context::{Core, Stop};
 use super::examples;
 use super::extract;
 use super::testfix;
+use crate::llm::tokens;
 use crate::protocol::Location;
 use crate::session::state::HistoryEntry;
 use crate::session::{
@@ -17,6 +18,9 @@ use crate::session::{
 
 /// Lines of a failed run's output shown to the repair.
 const OUTPUT_LINES: usize = 30;
+/// Tokens left for a repair's reply when its prompt is fitted to the model's
+/// context window (a quarter of the window, at most this).
+const REPLY_ALLOWANCE: u64 = 2048;
 
 /// A dependency as the prompts show it.
 #[derive(Serialize)]
@@ -342,7 +346,7 @@ impl Core {
         };
         let different_approach = kind == AttemptKind::DifferentApproach;
         let first_test = tests.as_deref().and_then(testfix::first_test_name);
-        let history: Vec<HistoryCtx> = failures
+        let mut history: Vec<HistoryCtx> = failures
             .iter()
             .take(failures.len().saturating_sub(1))
             .map(|(it, l)| HistoryCtx {
@@ -350,15 +354,57 @@ impl Core {
                 error: l.to_string(),
             })
             .collect();
-        let prompt = self.prompts.render(
-            "repair.md",
-            minijinja::context! {
-                task, spec, iteration, code, error, values, output, history, hints,
-                different_approach, tests_may_change => may_fix_tests, tests_rejected,
-                tests => self.shown_tests(tests),
-            },
-        )?;
-        let messages = self.messages(prompt)?;
+        let mut output = output;
+        let tests = self.shown_tests(tests);
+        let window = self.model.context_window().await.map(|w| w.tokens);
+        let (mut dropped_failures, mut dropped_output) = (0, false);
+        let messages = loop {
+            let prompt = self.prompts.render(
+                "repair.md",
+                minijinja::context! {
+                    task, spec, iteration, code, error, values, output, history, hints,
+                    different_approach, tests_may_change => may_fix_tests, tests_rejected,
+                    tests,
+                },
+            )?;
+            let messages = self.messages(prompt)?;
+            let Some(window) = window else { break messages };
+            let reply = (window / 4).min(REPLY_ALLOWANCE);
+            if tokens::fits(tokens::estimate_prompt_tokens(&messages), reply, window) {
+                break messages;
+            }
+            // Left out first: the oldest failures, then the run's output.
+            if !history.is_empty() {
+                history.remove(0);
+                dropped_failures += 1;
+            } else if !output.is_empty() {
+                output.clear();
+                dropped_output = true;
+            } else {
+                break messages;
+            }
+        };
+        if dropped_failures > 0 || dropped_output {
+            let mut left_out = Vec::new();
+            if dropped_failures > 0 {
+                left_out.push(format!(
+                    "the {dropped_failures} oldest failure{}",
+                    if dropped_failures == 1 { "" } else { "s" }
+                ));
+            }
+            if dropped_output {
+                left_out.push("the run's output".to_string());
+            }
+            self.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "the repair prompt for `{name}` did not fit the model's context window ({} tokens): left out {}",
+                    window.unwrap_or(0),
+                    left_out.join(" and ")
+                ),
+            )
+            .await?;
+        }
         let next = iteration + 1;
         self.record(Event::Attempt {
             node: name.to_string(),
