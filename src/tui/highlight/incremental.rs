@@ -158,7 +158,12 @@ impl Document {
         self.checkpoints.truncate(kept_cps);
         self.checkpoints.extend(cps);
         self.checkpoints.extend(shifted);
-        self.lines = new.iter().map(|l| l.to_string()).collect();
+        // Lines outside start..end_new are the old ones (the unchanged
+        // prefix and tail): only the middle is copied.
+        self.lines.splice(
+            start..end_old,
+            new[start..end_new].iter().map(|l| l.to_string()),
+        );
         Some(Work {
             highlighted: end_new - start,
         })
