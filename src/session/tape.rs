@@ -298,45 +298,6 @@ fn declared_version(line: &str) -> Option<u64> {
     value.get("version")?.as_u64()
 }
 
-/// One line as a record. `Record` flattens the event into its line, and
-/// serde reads a flattened, tagged enum by buffering the line twice; reading
-/// the numbers first and the event straight from the line (it ignores the
-/// numbers) does it once. A line that does not read that way is read as a
-/// `Record`, for the error it gives.
-fn parse_record(line: &str) -> Result<Record, serde_json::Error> {
-    #[derive(serde::Deserialize)]
-    struct Stamp {
-        seq: u64,
-        t_ms: u64,
-    }
-    let stamp = stamp_prefix(line).or_else(|| {
-        serde_json::from_str::<Stamp>(line)
-            .ok()
-            .map(|s| (s.seq, s.t_ms))
-    });
-    match (stamp, serde_json::from_str::<Event>(line)) {
-        (Some((seq, t_ms)), Ok(event)) => Ok(Record { seq, t_ms, event }),
-        _ => serde_json::from_str::<Record>(line),
-    }
-}
-
-/// `{"seq":N,"t_ms":M,` at the start of a line, as codeloop writes it.
-fn stamp_prefix(line: &str) -> Option<(u64, u64)> {
-    let rest = line.strip_prefix("{\"seq\":")?;
-    let (seq, rest) = rest.split_once(',')?;
-    let rest = rest.strip_prefix("\"t_ms\":")?;
-    let (t_ms, _) = rest.split_once(',')?;
-    Some((number(seq)?, number(t_ms)?))
-}
-
-/// Digits only (no sign, no space), as serde writes a u64.
-fn number(digits: &str) -> Option<u64> {
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    digits.parse().ok()
-}
-
 /// Parse a tape held in memory (e.g. a bundled demo); `label` names it in errors.
 pub fn parse_tape(bytes: &[u8], label: &Path) -> Result<TapeContents, TapeError> {
     let mut records = Vec::new();
@@ -364,7 +325,7 @@ pub fn parse_tape(bytes: &[u8], label: &Path) -> Result<TapeContents, TapeError>
                 supported: TAPE_VERSION,
             });
         }
-        match parse_record(trimmed) {
+        match serde_json::from_str::<Record>(trimmed) {
             Ok(r) => records.push(r),
             Err(e) => pending_bad = Some((line_no, line.len(), e.to_string())),
         }
@@ -387,40 +348,4 @@ pub fn parse_tape(bytes: &[u8], label: &Path) -> Result<TapeContents, TapeError>
         truncated_tail,
         skipped,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_line_reads_as_the_same_record_by_either_way() {
-        let mut lines = 0;
-        for demo in crate::demos::all() {
-            for line in demo.tape.lines().filter(|l| !l.trim().is_empty()) {
-                let slow = serde_json::from_str::<Record>(line).unwrap();
-                assert_eq!(parse_record(line).unwrap(), slow, "{line}");
-                lines += 1;
-            }
-        }
-        assert!(lines > 100, "the demos' tapes hold {lines} lines");
-        // Written another way (spaces, another field order): still read.
-        let other =
-            r#"{ "t_ms": 7, "type": "notice", "seq": 3, "level": "info", "message": "hi" }"#;
-        let r = parse_record(other).unwrap();
-        assert_eq!((r.seq, r.t_ms), (3, 7));
-        assert_eq!(
-            stamp_prefix(r#"{"seq":12,"t_ms":340,"type":"x"}"#),
-            Some((12, 340))
-        );
-        assert_eq!(stamp_prefix(r#"{"seq":-1,"t_ms":340,"type":"x"}"#), None);
-        // A broken event gives the error reading a Record gives.
-        let bad = r#"{"seq":1,"t_ms":2,"type":"no_such_event"}"#;
-        assert_eq!(
-            parse_record(bad).unwrap_err().to_string(),
-            serde_json::from_str::<Record>(bad).unwrap_err().to_string()
-        );
-        let no_seq = r#"{"t_ms":2,"type":"notice","level":"info","message":"hi"}"#;
-        assert!(parse_record(no_seq).is_err());
-    }
 }
