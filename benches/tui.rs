@@ -5,9 +5,12 @@
 //! - a 1,000,000-line stdout flood from a real Python run through the
 //!   sandbox into the output pane: frames per second, key-to-frame latency,
 //!   peak RSS, and the on-disk log checked line by line;
-//! - highlighting a 5,000-line file while typing.
+//! - highlighting a 5,000-line file while typing, and from an edit of it
+//!   to the frame showing the edit highlighted;
+//! - opening a 400,000-event tape (66 MB) to its first frame.
 //!
-//! Run: `cargo bench --bench tui`. Frames go to a real crossterm backend
+//! Run: `cargo bench --bench tui` (all), or name sections after `--`:
+//! `cargo bench --bench tui -- startup flood highlight edit open`. Frames go to a real crossterm backend
 //! writing into a sink (escape sequences generated, not displayed).
 
 use std::io;
@@ -205,10 +208,27 @@ fn main() {
         .expect("a tokio runtime");
     runtime.block_on(async {
         println!("codeloop TUI benchmark (160x48, crossterm backend into a sink)");
-        startup_and_idle().await;
-        startup_binary_in_tmux();
-        flood().await;
-        highlight_while_typing().await;
+        let named: Vec<String> = std::env::args()
+            .skip(1)
+            .filter(|a| !a.starts_with('-'))
+            .collect();
+        let wanted = |s: &str| named.is_empty() || named.iter().any(|n| n == s);
+        if wanted("startup") {
+            startup_and_idle().await;
+            startup_binary_in_tmux();
+        }
+        if wanted("flood") {
+            flood().await;
+        }
+        if wanted("highlight") {
+            highlight_while_typing().await;
+        }
+        if wanted("edit") {
+            edit_to_highlighted_frame().await;
+        }
+        if wanted("open") {
+            open_big_tape().await;
+        }
     });
 }
 
@@ -519,8 +539,8 @@ async fn flood() {
     );
 }
 
-async fn highlight_while_typing() {
-    // A 5,000-line Python file.
+/// A 5,000-line Python file.
+fn big_file() -> String {
     let block = "def f_{i}(values, limit=10):\n    \"\"\"Sum what is below the limit.\"\"\"\n    total = 0\n    for v in values:\n        if v < limit:\n            total += v * {i}\n    return total\n\n\n";
     let mut code = String::new();
     let mut i = 0;
@@ -528,25 +548,29 @@ async fn highlight_while_typing() {
         code.push_str(&block.replace("{i}", &i.to_string()));
         i += 1;
     }
-    let code: String = code.lines().take(5000).collect::<Vec<_>>().join("\n") + "\n";
+    code.lines().take(5000).collect::<Vec<_>>().join("\n") + "\n"
+}
 
+async fn highlight_while_typing() {
+    let code = big_file();
     // Off the UI thread, how long one highlight of it takes.
-    let syntaxes = syntect::parsing::SyntaxSet::load_defaults_newlines();
-    let themes = syntect::highlighting::ThemeSet::load_defaults();
     let request = codeloop::tui::highlight::HighlightRequest {
         generation: 1,
         key: 1,
         code: code.clone(),
         theme: "base16-ocean.dark".into(),
+        first: 100,
     };
+    let mut highlighter = codeloop::tui::highlight::Engine::new();
     let mut times = Vec::new();
     for _ in 0..3 {
+        highlighter.forget();
         let t = Instant::now();
-        let lines =
-            codeloop::tui::highlight::highlight_python(&syntaxes, &themes, &request, || false)
-                .expect("highlighted");
-        times.push(t.elapsed());
+        let lines = highlighter
+            .highlight(&request, |_| {}, || false)
+            .expect("highlighted");
         assert_eq!(lines.len(), 5000);
+        times.push(t.elapsed());
     }
     let one = percentile(&mut times, 0.5);
 
@@ -634,4 +658,185 @@ async fn highlight_while_typing() {
             f.highlight_requests, f.highlights_applied
         );
     }
+}
+
+/// Wait (polling) until a frame satisfies `ready`; its time, or None after 20 s.
+async fn frame_when(frames: &Frames, ready: impl Fn(&FrameStats) -> bool) -> Option<Instant> {
+    let give_up = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < give_up {
+        if let Some(at) = frames
+            .lock()
+            .ok()
+            .and_then(|f| f.iter().find(|f| ready(f)).map(|f| f.at))
+        {
+            return Some(at);
+        }
+        tokio::time::sleep(Duration::from_micros(300)).await;
+    }
+    None
+}
+
+/// A new version of the 5,000-line file arrives with one line changed (in
+/// the middle, where the pane shows it): the time until a frame shows it
+/// highlighted.
+async fn edit_to_highlighted_frame() {
+    let code = big_file();
+    let mut app = live_app(Theme::dark());
+    app.set_focus(Focus::Code);
+    let mut term = terminal();
+    let frames: Frames = Arc::default();
+    let (keys, input) = input();
+    let (records, handle) = engine();
+    let h = hooks(&frames);
+    let ui = tokio::spawn(async move {
+        let r = event_loop::run(&mut term, &mut app, input, Some(handle), h).await;
+        (r, app)
+    });
+    let mut seq = Seq(0, Instant::now());
+    for e in session_records("big") {
+        let _ = records.send(seq.record(e)).await;
+    }
+    let sent = Instant::now();
+    let _ = records
+        .send(seq.record(Event::Code {
+            node: "big".into(),
+            iteration: 1,
+            code: code.clone(),
+            source: CodeSource::Model,
+        }))
+        .await;
+    let first = frame_when(&frames, |f| f.highlights_applied > 0).await;
+    // Let the whole file finish (the first screen may come ahead of it).
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let mut lat = Vec::new();
+    for version in 2..=41u32 {
+        let before = frames
+            .lock()
+            .ok()
+            .and_then(|f| f.last().map(|l| l.highlights_applied))
+            .unwrap_or(0);
+        // One line in the middle, a different one each time.
+        let nth = 2400 / 9 + version as usize % 7;
+        let at = code
+            .match_indices("total = 0")
+            .nth(nth)
+            .map_or(0, |(i, _)| i);
+        let mut changed = code.clone();
+        changed.replace_range(
+            at..at + "total = 0".len(),
+            &format!("total = {version}  # edited"),
+        );
+        let sent = Instant::now();
+        let _ = records
+            .send(seq.record(Event::Code {
+                node: "big".into(),
+                iteration: version,
+                code: changed,
+                source: CodeSource::Model,
+            }))
+            .await;
+        if let Some(at) =
+            frame_when(&frames, |f| f.at >= sent && f.highlights_applied > before).await
+        {
+            lat.push(at - sent);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = keys.send(key(KeyCode::Char('q')));
+    let _ = keys.send(key(KeyCode::Char('y')));
+    let _ = ui.await;
+    println!("an edit of the 5,000-line file:");
+    if let Some(at) = first {
+        println!(
+            "  new file to its first highlighted frame: {}",
+            ms(at - sent)
+        );
+    }
+    println!(
+        "  edit to highlighted frame over {} edits: p50 {}, p99 {}, max {}",
+        lat.len(),
+        ms(percentile(&mut lat, 0.5)),
+        ms(percentile(&mut lat, 0.99)),
+        ms(percentile(&mut lat, 1.0))
+    );
+}
+
+const BIG_TAPE_EVENTS: u64 = 400_000;
+
+/// A tape of a run with a large output: 400,000 events, about 66 MB.
+fn big_tape(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("tape.jsonl");
+    let mut w = TapeWriter::create(&path).expect("a new tape");
+    for e in session_records("big") {
+        w.append(e).expect("written");
+    }
+    w.append(Event::Code {
+        node: "big".into(),
+        iteration: 1,
+        code: "def big():\n    for i in range(400000):\n        print(i)\n".into(),
+        source: CodeSource::Model,
+    })
+    .expect("written");
+    let filler = "x".repeat(96);
+    for i in 0..BIG_TAPE_EVENTS {
+        w.append(Event::Output {
+            run_id: 1,
+            stream: codeloop::protocol::Stream::Stdout,
+            text: format!("line {i:>8} of the big run's output {filler}\n"),
+        })
+        .expect("written");
+    }
+    w.flush().expect("flushed");
+    path
+}
+
+/// `codeloop open` of a 400,000-event tape, in process: from the call to the
+/// first frame, and to the frame that shows the whole tape folded.
+async fn open_big_tape() {
+    let dir = std::env::temp_dir().join(format!("codeloop-bench-open-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp folder");
+    let path = big_tape(&dir);
+    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let mut firsts = Vec::new();
+    let mut wholes = Vec::new();
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        let (app, records) = open_app(&path, &dir);
+        let mut app = app;
+        let mut term = terminal();
+        let frames: Frames = Arc::default();
+        let (tx, input) = input();
+        let h = hooks(&frames);
+        let task = tokio::spawn(async move {
+            let r = event_loop::run(&mut term, &mut app, input, records, h).await;
+            (r, app)
+        });
+        let first = frame_when(&frames, |_| true).await;
+        let total = BIG_TAPE_EVENTS as usize;
+        let whole = frame_when(&frames, |f| f.records > total).await;
+        if let (Some(a), Some(b)) = (first, whole) {
+            firsts.push(a - t0);
+            wholes.push(b - t0);
+        }
+        let _ = tx.send(key(KeyCode::Char('q')));
+        let _ = tx.send(key(KeyCode::Char('y')));
+        let _ = task.await;
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    println!(
+        "opening a {}-event tape ({:.0} MB):",
+        BIG_TAPE_EVENTS,
+        size as f64 / 1e6
+    );
+    println!(
+        "  open to first frame {} (median of 3); to the frame with the whole tape {}",
+        ms(percentile(&mut firsts, 0.5)),
+        ms(percentile(&mut wholes, 0.5))
+    );
+}
+
+/// The open path of `codeloop open`.
+fn open_app(path: &Path, sessions: &Path) -> (App, Option<EngineHandle>) {
+    let (contents, _) = codeloop::commands::ui::load_tape(path, sessions).expect("the tape");
+    (App::review(contents, info(), Theme::dark()), None)
 }

@@ -1,15 +1,21 @@
 //! Syntax highlighting off the UI thread. One worker thread; a new request
 //! replaces any waiting one (latest wins), a running job gives up as soon as a
 //! newer request arrives, and results carry the generation they were asked
-//! with, so the app drops stale ones.
+//! with, so the app drops stale ones. The worker remembers the text it did
+//! last with syntect's state every few lines (`incremental`): a new version
+//! is re-highlighted from its first changed line only, and the first screen
+//! of a text done from its start is sent ahead of the rest.
 
 use std::sync::{Arc, Condvar, Mutex};
 
 use ratatui::style::{Color, Modifier, Style};
-use syntect::easy::HighlightLines;
 use syntect::highlighting::{FontStyle, ThemeSet};
 use syntect::parsing::SyntaxSet;
 use tokio::sync::mpsc;
+
+mod incremental;
+
+pub use incremental::{CHECKPOINT_LINES, Document, Work};
 
 /// Lines longer than this are not highlighted (minified code would stall the worker).
 const MAX_LINE_BYTES: usize = 4096;
@@ -22,6 +28,9 @@ pub struct HighlightRequest {
     pub key: u64,
     pub code: String,
     pub theme: String,
+    /// Lines to send as soon as they are done when the text is highlighted
+    /// from its start (what the screen shows first).
+    pub first: usize,
 }
 
 /// One highlighted line: spans of text with their style.
@@ -32,6 +41,8 @@ pub struct Highlighted {
     pub generation: u64,
     pub key: u64,
     pub lines: Vec<StyledLine>,
+    /// False for the first lines sent ahead of the rest.
+    pub complete: bool,
 }
 
 #[derive(Default)]
@@ -79,8 +90,7 @@ impl Drop for Highlighter {
 fn worker(slot: Arc<(Mutex<Slot>, Condvar)>, results: mpsc::Sender<Highlighted>) {
     // Loading the syntax definitions takes tens of milliseconds: do it here,
     // not before the first frame.
-    let syntaxes = SyntaxSet::load_defaults_newlines();
-    let themes = ThemeSet::load_defaults();
+    let mut engine = Engine::new();
     let (lock, cvar) = &*slot;
     loop {
         let request = {
@@ -103,57 +113,98 @@ fn worker(slot: Arc<(Mutex<Slot>, Condvar)>, results: mpsc::Sender<Highlighted>)
                 .map(|s| s.next.is_some() || s.closed)
                 .unwrap_or(true)
         };
-        if let Some(lines) = highlight_python(&syntaxes, &themes, &request, superseded) {
+        let mut gone = false;
+        let early = |lines: &[StyledLine]| {
+            let first = Highlighted {
+                generation: request.generation,
+                key: request.key,
+                lines: lines.to_vec(),
+                complete: false,
+            };
+            gone |= results.blocking_send(first).is_err();
+        };
+        if let Some(lines) = engine.highlight(&request, early, superseded) {
             let done = Highlighted {
                 generation: request.generation,
                 key: request.key,
-                lines,
+                lines: lines.to_vec(),
+                complete: true,
             };
-            if results.blocking_send(done).is_err() {
-                return;
-            }
+            gone |= results.blocking_send(done).is_err();
+        }
+        if gone {
+            return;
         }
     }
 }
 
-/// Highlight synchronously (the worker's job; also used by tests and the bench).
-/// Returns None if `superseded` says a newer request is waiting.
-pub fn highlight_python(
-    syntaxes: &SyntaxSet,
-    themes: &ThemeSet,
-    request: &HighlightRequest,
-    superseded: impl Fn() -> bool,
-) -> Option<Vec<StyledLine>> {
-    let syntax = syntaxes
-        .find_syntax_by_extension("py")
-        .unwrap_or_else(|| syntaxes.find_syntax_plain_text());
-    let theme = themes
-        .themes
-        .get(&request.theme)
-        .or_else(|| themes.themes.values().next())?;
-    let mut h = HighlightLines::new(syntax, theme);
-    let mut out = Vec::new();
-    for (i, line) in syntect::util::LinesWithEndings::from(&request.code).enumerate() {
-        if i % 256 == 0 && i > 0 && superseded() {
-            return None;
+/// The worker's highlighter: the syntaxes, the themes, and the text it did
+/// last (so a new version of it is re-highlighted only where it changed).
+pub struct Engine {
+    syntaxes: SyntaxSet,
+    themes: ThemeSet,
+    doc: Document,
+}
+
+impl Engine {
+    /// Loading the syntax definitions takes tens of milliseconds.
+    pub fn new() -> Engine {
+        Engine {
+            syntaxes: SyntaxSet::load_defaults_newlines(),
+            themes: ThemeSet::load_defaults(),
+            doc: Document::default(),
         }
-        if line.len() > MAX_LINE_BYTES {
-            out.push(vec![(Style::new(), trim_newline(line).to_string())]);
-            continue;
-        }
-        let spans = match h.highlight_line(line, syntaxes) {
-            Ok(s) => s,
-            Err(_) => vec![(syntect::highlighting::Style::default(), line)],
-        };
-        out.push(
-            spans
-                .into_iter()
-                .map(|(s, t)| (convert(s), trim_newline(t).to_string()))
-                .filter(|(_, t)| !t.is_empty())
-                .collect(),
-        );
     }
-    Some(out)
+
+    /// Highlight `request.code`, from where it differs from the text done
+    /// before. `early` gets the first `request.first` lines when the text is
+    /// done from its start. None if `superseded` says a newer request waits
+    /// (the text done before is kept).
+    pub fn highlight(
+        &mut self,
+        request: &HighlightRequest,
+        early: impl FnMut(&[StyledLine]),
+        superseded: impl Fn() -> bool,
+    ) -> Option<&[StyledLine]> {
+        let syntax = self
+            .syntaxes
+            .find_syntax_by_extension("py")
+            .unwrap_or_else(|| self.syntaxes.find_syntax_plain_text());
+        let (name, theme) = match self.themes.themes.get_key_value(&request.theme) {
+            Some(found) => found,
+            None => self.themes.themes.iter().next()?,
+        };
+        self.doc.update(
+            &self.syntaxes,
+            syntax,
+            name,
+            theme,
+            &request.code,
+            request.first,
+            early,
+            superseded,
+        )?;
+        Some(self.doc.lines())
+    }
+
+    /// Forget the text done before (the next request is highlighted whole).
+    pub fn forget(&mut self) {
+        self.doc = Document::default();
+    }
+}
+
+impl Default for Engine {
+    fn default() -> Self {
+        Engine::new()
+    }
+}
+
+/// Highlight a whole text synchronously, from nothing (tests and the bench).
+pub fn highlight_python(request: &HighlightRequest) -> Option<Vec<StyledLine>> {
+    let mut engine = Engine::new();
+    engine
+        .highlight(request, |_| {}, || false)
+        .map(<[StyledLine]>::to_vec)
 }
 
 fn trim_newline(s: &str) -> &str {
@@ -193,6 +244,7 @@ mod tests {
                 key: generation,
                 code: "def f(x):\n    return x + 1\n".into(),
                 theme: "base16-ocean.dark".into(),
+                first: 100,
             });
         }
         let got = tokio::time::timeout(std::time::Duration::from_secs(20), rx.recv())

@@ -23,6 +23,8 @@ use crate::tui::describe::source_label;
 use crate::tui::highlight::{HighlightRequest, Highlighted, StyledLine, text_key};
 use crate::tui::keymap::{self, Binding, Key, Row};
 
+/// Lines below the scroll position highlighted first (more than a screen).
+const FIRST_LINES: usize = 120;
 /// Highlighted texts kept.
 const HIGHLIGHT_CACHE: usize = 8;
 
@@ -84,7 +86,8 @@ pub const KEYS: &[Binding<CodeAct>] = &[
 pub struct CodePane {
     tab: CodeTab,
     scroll: usize,
-    highlights: VecDeque<(u64, Vec<StyledLine>)>,
+    /// (text key, lines, all of them done).
+    highlights: VecDeque<(u64, Vec<StyledLine>, bool)>,
     generation: u64,
     asked: Option<u64>,
     /// Highlighting results taken (stale ones are not counted).
@@ -191,8 +194,8 @@ impl CodePane {
         let key = text_key(text);
         self.highlights
             .iter()
-            .find(|(k, _)| *k == key)
-            .map(|(_, l)| l.as_slice())
+            .find(|(k, _, _)| *k == key)
+            .map(|(_, l, _)| l.as_slice())
     }
 
     /// Take a highlighting result. Latest wins: an older generation is stale
@@ -207,12 +210,20 @@ impl CodePane {
         if h.generation != self.generation && Some(h.key) != current {
             return false;
         }
-        self.highlights.retain(|(k, _)| *k != h.key);
-        self.highlights.push_back((h.key, h.lines));
+        if !h.complete
+            && self
+                .highlights
+                .iter()
+                .any(|(k, _, complete)| *k == h.key && *complete)
+        {
+            return false;
+        }
+        self.highlights.retain(|(k, _, _)| *k != h.key);
+        self.highlights.push_back((h.key, h.lines, h.complete));
         while self.highlights.len() > HIGHLIGHT_CACHE {
             self.highlights.pop_front();
         }
-        if self.asked == Some(h.key) {
+        if self.asked == Some(h.key) && h.complete {
             self.asked = None;
         }
         self.applied += 1;
@@ -239,7 +250,11 @@ impl CodePane {
         }
         let text = code_text(self.tab, state, selected)?;
         let key = text_key(&text);
-        if self.highlighted(&text).is_some() || self.asked == Some(key) {
+        let done = self
+            .highlights
+            .iter()
+            .any(|(k, _, complete)| *k == key && *complete);
+        if done || self.asked == Some(key) {
             return None;
         }
         self.generation += 1;
@@ -249,6 +264,7 @@ impl CodePane {
             key,
             code: text,
             theme: syntax.to_string(),
+            first: self.scroll + FIRST_LINES,
         })
     }
 
@@ -440,5 +456,57 @@ pub fn code_text(tab: CodeTab, state: &State, selected: Option<&str>) -> Option<
         CodeTab::Code | CodeTab::Diff => node.code().map(str::to_string),
         CodeTab::Tests => node.tests.clone(),
         CodeTab::Program => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn program(text: &str) -> State {
+        State {
+            program: Some((text.to_string(), String::new())),
+            ..State::default()
+        }
+    }
+
+    fn result(request: &HighlightRequest, lines: usize, complete: bool) -> Highlighted {
+        Highlighted {
+            generation: request.generation,
+            key: request.key,
+            lines: vec![vec![(ratatui::style::Style::new(), "x".into())]; lines],
+            complete,
+        }
+    }
+
+    #[test]
+    fn the_first_lines_sent_ahead_show_until_the_rest_comes_and_are_asked_again_if_it_never_does() {
+        let mut pane = CodePane {
+            tab: CodeTab::Program,
+            ..CodePane::default()
+        };
+        let a = program("a = 1\nb = 2\nc = 3\n");
+        let ask = pane.prepare(&a, None, Some("t")).unwrap();
+        assert_eq!(ask.first, FIRST_LINES);
+        assert!(pane.take_highlight(result(&ask, 1, false), &a, None));
+        assert_eq!(
+            pane.highlighted("a = 1\nb = 2\nc = 3\n").map(<[_]>::len),
+            Some(1)
+        );
+        // The rest is on its way: not asked again.
+        assert!(pane.prepare(&a, None, Some("t")).is_none());
+        // Another text is shown before the rest came: the job was superseded.
+        let b = program("other\n");
+        assert!(pane.prepare(&b, None, Some("t")).is_some());
+        // Back to the first text: only its first lines are known, so it is asked again.
+        let again = pane.prepare(&a, None, Some("t")).unwrap();
+        assert!(pane.take_highlight(result(&again, 3, true), &a, None));
+        assert_eq!(
+            pane.highlighted("a = 1\nb = 2\nc = 3\n").map(<[_]>::len),
+            Some(3)
+        );
+        // A late partial result does not replace the whole one.
+        assert!(!pane.take_highlight(result(&again, 1, false), &a, None));
+        assert!(pane.prepare(&a, None, Some("t")).is_none());
     }
 }
