@@ -4,6 +4,7 @@
 
 pub mod event;
 pub mod index;
+mod parts;
 pub mod plan;
 pub mod repairs;
 pub mod report;
