@@ -312,3 +312,23 @@ fn history_shows_a_fresh_start_the_reasoning_kept_apart_and_a_test_changed_by_th
     );
     assert!(text.contains("+ assert parse_line('') is None"), "{text}");
 }
+
+/// Below a usable size the workbench says so instead of drawing panes of
+/// no height; a zoomed pane needs less; at a usable size the panes are back.
+#[test]
+fn a_terminal_too_small_is_told_so_instead_of_drawing_empty_panes() {
+    let mut app = App::live(info(), theme());
+    let text = screen(&mut app, 50, 12);
+    assert!(
+        text.contains("terminal too small (need 60x16, have 50x12)"),
+        "{text}"
+    );
+    assert!(!text.contains("Workflow"), "{text}");
+    app.set_zoom(true);
+    let text = screen(&mut app, 50, 12);
+    assert!(!text.contains("terminal too small"), "{text}");
+    app.set_zoom(false);
+    let text = screen(&mut app, 80, 24);
+    assert!(text.contains("Workflow"), "{text}");
+    assert!(!text.contains("terminal too small"), "{text}");
+}

@@ -107,8 +107,32 @@ pub fn ctx(app: &App, pane: Focus) -> Ctx<'_> {
 }
 
 /// Draw the app.
+/// Below these sizes the panes would be drawn zero or one row high: the
+/// workbench says so instead. A zoomed pane fills the screen and needs less.
+const MIN_SIZE: (u16, u16) = (60, 16);
+const MIN_SIZE_ZOOMED: (u16, u16) = (30, 6);
+
 pub fn render(app: &App, frame: &mut Frame) {
-    let areas = layout(app, frame.area());
+    let full = frame.area();
+    let (w, h) = if app.zoomed() {
+        MIN_SIZE_ZOOMED
+    } else {
+        MIN_SIZE
+    };
+    if full.width < w || full.height < h {
+        let text = format!(
+            "terminal too small (need {w}x{h}, have {}x{}): make it bigger, or q to quit",
+            full.width, full.height
+        );
+        frame.render_widget(
+            Paragraph::new(text)
+                .style(app.theme.warning)
+                .wrap(ratatui::widgets::Wrap { trim: true }),
+            full,
+        );
+        return;
+    }
+    let areas = layout(app, full);
     for f in Focus::ALL {
         let area = areas.of(f);
         if area.area() == 0 {
