@@ -337,27 +337,27 @@ async fn write_outside(sandbox: &Sandbox) -> ProbeResult {
     use std::os::unix::fs::PermissionsExt;
     let _ = std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777));
     let target = dir.path().join("written-by-probe");
+    // Named by this process, so two doctors at once never read each other's
+    // escapes (or remove each other's evidence).
+    let me = std::process::id();
     let home_target = std::env::var_os("HOME")
-        .map(|h| std::path::PathBuf::from(h).join(".codeloop-doctor-probe"));
+        .map(|h| std::path::PathBuf::from(h).join(format!(".codeloop-doctor-probe-{me}")));
+    let etc_target = std::path::PathBuf::from(format!("/etc/codeloop-doctor-probe-{me}"));
     let mut args = vec![
         target.display().to_string(),
-        "/etc/codeloop-doctor-probe".into(),
+        etc_target.display().to_string(),
     ];
     if let Some(h) = &home_target {
         args.push(h.display().to_string());
     }
-    let etc_target = std::path::Path::new("/etc/codeloop-doctor-probe");
     // Leftovers of an earlier, unsandboxed try would read as an escape.
-    let _ = std::fs::remove_file(etc_target);
+    let _ = std::fs::remove_file(&etc_target);
     if let Some(h) = &home_target {
         let _ = std::fs::remove_file(h);
     }
     let outcome = run(sandbox, WRITE_OUTSIDE, args).await;
     let mut host_ok = !target.exists();
-    for written in [Some(etc_target.to_path_buf()), home_target]
-        .into_iter()
-        .flatten()
-    {
+    for written in [Some(etc_target), home_target].into_iter().flatten() {
         if written.exists() {
             host_ok = false;
             let _ = std::fs::remove_file(&written);
