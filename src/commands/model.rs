@@ -71,6 +71,9 @@ pub struct Selected {
     /// The bundled demo whose replies the model answers with, if it is the
     /// demo model: its replies fit its own task, so callers offer that task.
     pub demo: Option<&'static Demo>,
+    /// Why `select_model` fell back to the demo model when no model was
+    /// asked for (None when the model was chosen, or asked for with --demo).
+    pub fallback_reason: Option<String>,
 }
 
 impl std::fmt::Debug for Selected {
@@ -81,6 +84,7 @@ impl std::fmt::Debug for Selected {
             .field("endpoint", &self.model.endpoint())
             .field("description", &self.description)
             .field("demo", &self.demo.map(|d| d.name))
+            .field("fallback_reason", &self.fallback_reason)
             .finish()
     }
 }
@@ -111,6 +115,7 @@ async fn select_with(
             model: Arc::new(model),
             description,
             demo: None,
+            fallback_reason: None,
         });
     }
     if let Some(name) = &args.demo {
@@ -289,6 +294,7 @@ async fn connect(config: &Config, choice: ServerChoice) -> anyhow::Result<Select
         model: Arc::new(client),
         description,
         demo: None,
+        fallback_reason: None,
     })
 }
 
@@ -306,13 +312,14 @@ fn demo_model(
         "demo model: authored replies, offline (demo \"{}\": {})",
         demo.name, demo.title
     );
-    if let Some(why) = why {
+    if let Some(why) = &why {
         description.push_str(&format!("; {why}"));
     }
     Ok(Selected {
         model: Arc::new(model),
         description,
         demo: Some(demo),
+        fallback_reason: why,
     })
 }
 
@@ -565,6 +572,13 @@ mod tests {
             s.description.contains("Ollama does not answer"),
             "{}",
             s.description
+        );
+        assert!(
+            s.fallback_reason
+                .as_deref()
+                .is_some_and(|why| why.contains("Ollama does not answer")),
+            "{:?}",
+            s.fallback_reason
         );
 
         let (empty_ollama, _) = model_list_server(r#"{"object":"list","data":[]}"#).await;

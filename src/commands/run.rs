@@ -110,11 +110,9 @@ pub fn no_model_for_own_task(selected: &Selected, explicit: bool) -> String {
             "the demo model has only the authored replies of the demo \"{demo}\": they answer that demo's own task, not yours"
         )
     } else {
-        // `select_model` says why it fell back to the demo model after "; ".
         let why = selected
-            .description
-            .split_once("; ")
-            .map(|(_, why)| why.to_string())
+            .fallback_reason
+            .clone()
             .unwrap_or_else(|| "the config's model provider is \"demo\"".to_string());
         format!("no model is available for your task: {why}")
     };
