@@ -3,29 +3,20 @@
 //! then resumed on the model its tape names. The server counts the requests:
 //! the resumed session makes exactly the calls it still needed.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
 
 use codeloop::session::{Event, State, read_tape};
+
+#[path = "support/prompt_server.rs"]
+mod prompt_server;
+use prompt_server::PromptServer;
 
 const PLAN: &str = "```json\n{\"functions\": [{\"name\": \"clamp\", \"purpose\": \"Limit x to the range lo..hi\", \"inputs\": \"x: int, lo: int, hi: int\", \"output\": \"int\", \"depends_on\": []}]}\n```";
 const TESTS: &str = "```python\ndef test_inside():\n    assert clamp(5, 0, 10) == 5\n\ndef test_above():\n    assert clamp(15, 0, 10) == 10\n```";
 const BUGGY: &str =
     "```python\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    return x\n```";
 const FIXED: &str = "The upper bound was never applied.\n```python\ndef clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n```";
-
-/// The loopback model server: what it was asked, and whether it holds the
-/// repair request unanswered (telling the test it arrived).
-#[derive(Clone)]
-struct Server {
-    posts: Arc<Mutex<Vec<String>>>,
-    hold_repair: Arc<AtomicBool>,
-    held: mpsc::Sender<()>,
-}
 
 fn reply_for(prompt: &str) -> &'static str {
     if prompt.contains("failed its tests") {
@@ -37,103 +28,6 @@ fn reply_for(prompt: &str) -> &'static str {
     } else {
         PLAN
     }
-}
-
-fn read_request(stream: &TcpStream) -> Option<(String, String)> {
-    let mut reader = BufReader::new(stream.try_clone().ok()?);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let request_line = line.trim().to_string();
-    let mut length = 0;
-    loop {
-        line.clear();
-        reader.read_line(&mut line).ok()?;
-        let h = line.trim().to_lowercase();
-        if h.is_empty() {
-            break;
-        }
-        if let Some(v) = h.strip_prefix("content-length:") {
-            length = v.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
-    Some((request_line, String::from_utf8_lossy(&body).into_owned()))
-}
-
-fn serve(mut stream: TcpStream, server: Server) {
-    let Some((request_line, body)) = read_request(&stream) else {
-        return;
-    };
-    if request_line.starts_with("GET /v1/models") {
-        let json = r#"{"object":"list","data":[{"id":"loopback-coder","object":"model"}]}"#;
-        let _ = write!(
-            stream,
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{json}",
-            json.len()
-        );
-        return;
-    }
-    if !request_line.starts_with("POST /v1/chat/completions") {
-        // What a server that is not llama.cpp or Ollama answers to their probes.
-        let _ = write!(
-            stream,
-            "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-        );
-        return;
-    }
-    server.posts.lock().unwrap().push(body.clone());
-    let request: serde_json::Value = serde_json::from_str(&body).unwrap();
-    let prompt: String = request["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["content"].as_str().unwrap_or(""))
-        .collect();
-    let text = reply_for(&prompt);
-    if text == FIXED && server.hold_repair.load(Ordering::SeqCst) {
-        // Never answered: the client is killed while it waits.
-        let _ = server.held.send(());
-        std::thread::park();
-        return;
-    }
-    let _ = write!(
-        stream,
-        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
-    );
-    let chars: Vec<char> = text.chars().collect();
-    for piece in chars.chunks(9) {
-        let s: String = piece.iter().collect();
-        let event = serde_json::json!({
-            "id": "c1", "object": "chat.completion.chunk", "model": "loopback-coder",
-            "choices": [{"index": 0, "delta": {"content": s}, "finish_reason": null}]
-        });
-        let _ = write!(stream, "data: {event}\n\n");
-    }
-    let usage = serde_json::json!({
-        "id": "c1", "object": "chat.completion.chunk", "model": "loopback-coder",
-        "choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
-    });
-    let _ = write!(stream, "data: {usage}\n\ndata: [DONE]\n\n");
-}
-
-fn start_server() -> (String, Server, mpsc::Receiver<()>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let (held, held_rx) = mpsc::channel();
-    let server = Server {
-        posts: Arc::new(Mutex::new(Vec::new())),
-        hold_repair: Arc::new(AtomicBool::new(true)),
-        held,
-    };
-    let s = server.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let s = s.clone();
-            std::thread::spawn(move || serve(stream, s));
-        }
-    });
-    (base_url, server, held_rx)
 }
 
 fn codeloop(home: &Path) -> Command {
@@ -167,7 +61,10 @@ fn tags(records: &[codeloop::session::Record]) -> Vec<String> {
 
 #[test]
 fn a_session_killed_while_waiting_for_the_model_resumes_with_exactly_the_calls_it_still_needs() {
-    let (base_url, server, held) = start_server();
+    let server = PromptServer::start(reply_for);
+    let base_url = server.base_url.clone();
+    // The repair request is never answered: the run is killed waiting for it.
+    let held = server.hold(|prompt| reply_for(prompt) == FIXED);
     let home = tempfile::tempdir().unwrap();
     let mut child = codeloop(home.path())
         .args(["run", "Clamp an integer into a range", "--no-cache"])
@@ -188,11 +85,7 @@ fn a_session_killed_while_waiting_for_the_model_resumes_with_exactly_the_calls_i
     }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
-    assert_eq!(
-        server.posts.lock().unwrap().len(),
-        4,
-        "plan, tests, code, repair"
-    );
+    assert_eq!(server.posts().len(), 4, "plan, tests, code, repair");
 
     let session = the_session(home.path());
     let killed = read_tape(&session.join("tape.jsonl")).unwrap().records;
@@ -204,7 +97,7 @@ fn a_session_killed_while_waiting_for_the_model_resumes_with_exactly_the_calls_i
     );
 
     // Resumed on the model its tape names (no model flag given).
-    server.hold_repair.store(false, Ordering::SeqCst);
+    server.release();
     let out = codeloop(home.path())
         .arg("resume")
         .arg(&session)
@@ -221,7 +114,7 @@ fn a_session_killed_while_waiting_for_the_model_resumes_with_exactly_the_calls_i
     );
     assert!(stderr.contains("result: PASSED"), "{stderr}");
     // Exactly one more call: the repair that had no reply.
-    assert_eq!(server.posts.lock().unwrap().len(), 5);
+    assert_eq!(server.posts().len(), 5);
 
     // One tape, one history: the killed part, then the resumed segment.
     let records = read_tape(&session.join("tape.jsonl")).unwrap().records;
@@ -266,7 +159,7 @@ fn a_session_killed_while_waiting_for_the_model_resumes_with_exactly_the_calls_i
         read_tape(&session.join("tape.jsonl")).unwrap().records,
         records
     );
-    assert_eq!(server.posts.lock().unwrap().len(), 5);
+    assert_eq!(server.posts().len(), 5);
 }
 
 #[test]

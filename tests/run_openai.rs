@@ -3,14 +3,12 @@
 //! sandbox. The server stands in for a hosted model at the wire level and
 //! answers by what each prompt asks for.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 
-/// A request as the server saw it: the request line, the headers, the body.
-type Exchange = (String, Vec<String>, String);
-type Seen = Arc<Mutex<Vec<Exchange>>>;
+#[path = "support/prompt_server.rs"]
+mod prompt_server;
+use prompt_server::PromptServer;
 
 const PLAN: &str = "```json\n{\"functions\": [{\"name\": \"clamp\", \"purpose\": \"Limit x to the range lo..hi\", \"inputs\": \"x: int, lo: int, hi: int\", \"output\": \"int\", \"depends_on\": []}]}\n```";
 const TESTS: &str = "```python\ndef test_inside():\n    assert clamp(5, 0, 10) == 5\n\ndef test_above():\n    assert clamp(15, 0, 10) == 10\n\ndef test_below():\n    assert clamp(-3, 0, 10) == 0\n```";
@@ -42,106 +40,10 @@ fn reply_for(prompt: &str) -> &'static str {
     }
 }
 
-/// One HTTP exchange: the request line, the headers, the body.
-fn read_request(stream: &mut TcpStream) -> Option<Exchange> {
-    let mut reader = BufReader::new(stream.try_clone().ok()?);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let request_line = line.trim().to_string();
-    let mut headers = Vec::new();
-    let mut length = 0;
-    loop {
-        line.clear();
-        reader.read_line(&mut line).ok()?;
-        let h = line.trim().to_string();
-        if h.is_empty() {
-            break;
-        }
-        if let Some(v) = h.to_lowercase().strip_prefix("content-length:") {
-            length = v.trim().parse().unwrap_or(0);
-        }
-        headers.push(h);
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
-    Some((
-        request_line,
-        headers,
-        String::from_utf8_lossy(&body).into_owned(),
-    ))
-}
-
-fn serve(mut stream: TcpStream, seen: Seen) {
-    let Some((request_line, headers, body)) = read_request(&mut stream) else {
-        return;
-    };
-    seen.lock()
-        .unwrap()
-        .push((request_line.clone(), headers, body.clone()));
-    if request_line.starts_with("GET /v1/models") {
-        let json = r#"{"object":"list","data":[{"id":"loopback-coder","object":"model"}]}"#;
-        let _ = write!(
-            stream,
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{json}",
-            json.len()
-        );
-        return;
-    }
-    if !request_line.starts_with("POST /v1/chat/completions") {
-        // What a server that is not llama.cpp or Ollama answers to their probes.
-        let _ = write!(
-            stream,
-            "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
-        );
-        return;
-    }
-    let request: serde_json::Value = serde_json::from_str(&body).unwrap();
-    let prompt = request["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["content"].as_str().unwrap_or(""))
-        .collect::<String>();
-    let text = reply_for(&prompt);
-    let _ = write!(
-        stream,
-        "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n"
-    );
-    // The reply in small pieces, each its own SSE event, split across writes.
-    let chars: Vec<char> = text.chars().collect();
-    for piece in chars.chunks(7) {
-        let s: String = piece.iter().collect();
-        let event = serde_json::json!({
-            "id": "c1", "object": "chat.completion.chunk", "model": "loopback-coder",
-            "choices": [{"index": 0, "delta": {"content": s}, "finish_reason": null}]
-        });
-        let line = format!("data: {event}\n\n");
-        let (a, b) = line.split_at(line.len() / 2);
-        let _ = stream.write_all(a.as_bytes());
-        let _ = stream.flush();
-        let _ = stream.write_all(b.as_bytes());
-    }
-    let usage = serde_json::json!({
-        "id": "c1", "object": "chat.completion.chunk", "model": "loopback-coder",
-        "choices": [], "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
-    });
-    let _ = write!(stream, "data: {usage}\n\ndata: [DONE]\n\n");
-}
-
 #[test]
 fn run_against_an_openai_compatible_server_repairs_and_passes() {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    {
-        let seen = seen.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let seen = seen.clone();
-                std::thread::spawn(move || serve(stream, seen));
-            }
-        });
-    }
+    let server = PromptServer::start(reply_for);
+    let base_url = server.base_url.clone();
     let dir = tempfile::tempdir().unwrap();
     let output = Command::new(env!("CARGO_BIN_EXE_codeloop"))
         .args(["run", "Clamp an integer into a range", "--json"])
@@ -175,19 +77,19 @@ fn run_against_an_openai_compatible_server_repairs_and_passes() {
     assert!(!stdout.contains("sk-loopback-secret"));
 
     // The requests as the server saw them: streamed, with the key.
-    let seen = seen.lock().unwrap();
-    let posts: Vec<_> = seen
-        .iter()
-        .filter(|(l, _, _)| l.starts_with("POST /v1/chat/completions"))
+    let posts: Vec<_> = server
+        .exchanges()
+        .into_iter()
+        .filter(|e| e.request_line.starts_with("POST /v1/chat/completions"))
         .collect();
     assert_eq!(posts.len(), 4);
-    for (_, headers, body) in &posts {
+    for post in &posts {
         assert!(
-            headers
+            post.headers
                 .iter()
                 .any(|h| h.eq_ignore_ascii_case("authorization: Bearer sk-loopback-secret"))
         );
-        let b: serde_json::Value = serde_json::from_str(body).unwrap();
+        let b: serde_json::Value = serde_json::from_str(&post.body).unwrap();
         assert_eq!(b["stream"], true);
         assert_eq!(b["model"], "loopback-coder");
     }
@@ -195,34 +97,10 @@ fn run_against_an_openai_compatible_server_repairs_and_passes() {
     assert!(program.contains("return hi"));
 }
 
-fn start_server() -> (String, Seen) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    {
-        let seen = seen.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let seen = seen.clone();
-                std::thread::spawn(move || serve(stream, seen));
-            }
-        });
-    }
-    (base_url, seen)
-}
-
-fn posts(seen: &Mutex<Vec<Exchange>>) -> Vec<String> {
-    seen.lock()
-        .unwrap()
-        .iter()
-        .filter(|(l, _, _)| l.starts_with("POST"))
-        .map(|(_, _, b)| b.clone())
-        .collect()
-}
-
 #[test]
 fn an_input_file_is_described_to_the_model_and_given_to_the_program_and_a_solved_task_is_cached() {
-    let (base_url, seen) = start_server();
+    let server = PromptServer::start(reply_for);
+    let base_url = server.base_url.clone();
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("data.csv");
     std::fs::write(&input, "name,qty\napple,3\npear,5\nfig,1\n").unwrap();
@@ -240,7 +118,7 @@ fn an_input_file_is_described_to_the_model_and_given_to_the_program_and_a_solved
     let first = run();
     let stderr = String::from_utf8_lossy(&first.stderr);
     assert!(first.status.success(), "{stderr}");
-    let bodies = posts(&seen);
+    let bodies = server.posts();
     assert_eq!(bodies.len(), 3, "plan, tests, code");
     let plan: serde_json::Value = serde_json::from_str(&bodies[0]).unwrap();
     let prompt = plan["messages"][1]["content"].as_str().unwrap();
@@ -253,7 +131,7 @@ fn an_input_file_is_described_to_the_model_and_given_to_the_program_and_a_solved
     assert!(second.status.success(), "{stderr}");
     assert!(stderr.contains("solved before"), "{stderr}");
     assert!(stderr.contains("run     count_rows #1: passed"), "{stderr}");
-    assert_eq!(posts(&seen).len(), 3, "no new model calls");
+    assert_eq!(server.posts().len(), 3, "no new model calls");
 }
 
 #[test]
