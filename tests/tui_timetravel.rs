@@ -106,20 +106,30 @@ fn u_rewinds_the_selected_node_to_its_previous_iteration_after_a_yes() {
     assert_eq!(app.records().len(), records().len());
 
     app.update(ch('U'));
-    let actions = app.update(key(KeyCode::Enter));
-    assert_eq!(
-        actions,
-        vec![
-            // The branch left behind ends, cancelled, on its own tape.
-            Action::Steer(Command::Cancel),
-            Action::Start(StartRequest::ForkAt {
-                tape: PathBuf::from(DIR).join("tape.jsonl"),
-                at
-            })
-        ]
-    );
+    let fork = Action::Start(StartRequest::ForkAt {
+        tape: PathBuf::from(DIR).join("tape.jsonl"),
+        at,
+    });
+    // The session had finished: it keeps its result, nothing is cancelled.
+    assert_eq!(app.update(key(KeyCode::Enter)), vec![fork.clone()]);
     assert!(app.records().is_empty(), "the new branch streams in");
     assert!(!app.welcome());
+
+    // Mid-run, the branch left behind ends, cancelled, on its own tape.
+    let mut app = App::live(with_demo(), theme());
+    app.update(ch('1'));
+    app.set_session_dir(PathBuf::from(DIR));
+    let all = records();
+    for r in all[..all.len() - 1].iter().cloned() {
+        app.update(Msg::Record(r));
+    }
+    assert!(app.session_running());
+    app.select_node("parse_line".into());
+    app.update(ch('U'));
+    assert_eq!(
+        app.update(ch('y')),
+        vec![Action::Steer(Command::Cancel), fork]
+    );
 
     // Before a session starts there is nothing to rewind: nothing asked.
     let mut app = App::live(with_demo(), theme());
@@ -181,6 +191,15 @@ fn r_on_a_passed_session_says_why_nothing_resumes_and_what_to_do() {
     app.update(Msg::StartFailed(
         "cannot start the session: nothing to resume: session s finished and failed".into(),
     ));
+    assert!(
+        app.message()
+            .unwrap()
+            .text
+            .starts_with("Session s finished and failed")
+    );
+    app.update(Msg::StartFailed(
+        "cannot start the session: nothing to resume: session s finished and failed".into(),
+    ));
     assert_eq!(app.message().unwrap().title, "Nothing to resume");
 }
 
@@ -196,4 +215,47 @@ fn a_new_session_reads_the_list_again_and_shows_the_one_just_ended() {
     let shown = screen(&mut app, 160, 48);
     assert!(shown.contains("Recent sessions"), "{shown}");
     assert!(shown.contains("Convert roman numerals"), "{shown}");
+}
+
+/// The records of a fork of the scripted session at `at`, as its engine
+/// streams them: the parent's records up to there, `Forked`, the notice
+/// saying which model it goes on with.
+fn fork_records(at: u64) -> Vec<codeloop::session::Record> {
+    use codeloop::session::{Event, NoticeLevel, Record};
+    let mut out: Vec<Record> = records().into_iter().filter(|r| r.seq <= at).collect();
+    let t_ms = out.last().map_or(0, |r| r.t_ms);
+    for event in [
+        Event::Forked {
+            parent_id: "s-test".into(),
+            parent_tape: format!("{DIR}/tape.jsonl"),
+            at_seq: at,
+        },
+        Event::Notice {
+            level: NoticeLevel::Info,
+            message: "going on with the demo's own replies (demo:roman)".into(),
+        },
+    ] {
+        out.push(Record {
+            seq: out.len() as u64,
+            t_ms,
+            event,
+        });
+    }
+    out
+}
+
+#[test]
+fn a_fork_shows_its_lineage_live() {
+    let mut app = review();
+    app.update(ch('['));
+    app.update(ch('F'));
+    app.update(ch('y'));
+    app.set_session_dir(PathBuf::from("/sessions/20261123-020000-c"));
+    for r in fork_records(15) {
+        app.update(Msg::Record(r));
+    }
+    let state = app.state();
+    assert_eq!(state.parent.as_ref().map(|p| p.at_seq), Some(15));
+    insta::assert_snapshot!("lineage_80x24", screen(&mut app, 80, 24));
+    insta::assert_snapshot!("lineage_160x48", screen(&mut app, 160, 48));
 }

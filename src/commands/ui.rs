@@ -54,6 +54,10 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
             // F forks at the cursor: on the session's own model, chosen
             // (and the sandbox probed) in the background meanwhile.
             hooks.starter = Some(fork_starter(config.clone(), PathBuf::from(source)));
+            let listing = config.clone();
+            hooks.sessions = Some(Box::new(move || {
+                recent_sessions(&listing, crate::tui::panes::sessions::RECENT)
+            }));
             App::review(contents, info, theme)
         }
         UiMode::Replay {
@@ -397,8 +401,10 @@ fn fork_starter(config: Config, tape: PathBuf) -> crate::tui::event_loop::Starte
             StartRequest::ForkAt { tape, at } => (tape, Continue::Fork(Some(at))),
             StartRequest::Fork { tape } => (tape, Continue::Fork(None)),
             StartRequest::Resume { tape } => (tape, Continue::Resume),
-            StartRequest::Task { .. } | StartRequest::Demo { .. } => {
-                anyhow::bail!("this view reviews a session: start new ones with `codeloop`")
+            // Back on the welcome screen after a fork: a demo, or a task on
+            // the model the fork went on with.
+            request @ (StartRequest::Task { .. } | StartRequest::Demo { .. }) => {
+                return start_session(&config, model, sandbox, request);
             }
         };
         continue_session(&config, model, sandbox, tape, how, Some(note))

@@ -121,8 +121,8 @@ pub fn nothing_left(state: &State, options: &EngineOptions) -> Option<String> {
     let limit = options.max_iterations;
     if open.iter().all(|n| n.iteration() >= limit) {
         return Some(format!(
-            "finished and failed ({}); every failing function is at the iteration limit ({limit}), so resuming would change nothing (`codeloop resume --max-iterations N` allows N more)",
-            done.summary
+            "finished and failed ({}); every failing function is at the iteration limit ({limit}), so resuming would change nothing (`codeloop resume {} --max-iterations N` allows N more)",
+            done.summary, state.session_id
         ));
     }
     None

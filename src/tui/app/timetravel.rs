@@ -133,8 +133,12 @@ impl App {
         let Travel { kind, tape, at, .. } = travel;
         let said = match kind {
             TravelKind::Rewind { node } => {
-                // The branch left behind ends here, cancelled, on its own tape.
-                actions.push(Action::Steer(Command::Cancel));
+                // A branch left behind mid-run ends here, cancelled, on its
+                // own tape; a finished one keeps its result (its engine,
+                // kept for edits, ends when the workbench lets go of it).
+                if self.session_running() {
+                    actions.push(Action::Steer(Command::Cancel));
+                }
                 format!("rewinding `{node}`: a new branch from record #{at}…")
             }
             TravelKind::ForkHere => format!("forking at record #{at}…"),
@@ -169,7 +173,7 @@ impl App {
             .find(|s| s.tape() == tape && s.result == SessionResult::Passed);
         if let Some(s) = passed {
             let text = format!(
-                "{NOTHING_TO_RESUME}: session {} finished and passed, so there is nothing to continue.\n\n{}",
+                "Session {} finished and passed, so there is nothing to continue.\n\n{}",
                 s.id,
                 instead(&s.id)
             );
@@ -186,10 +190,17 @@ impl App {
     /// anything else a line in the status bar.
     pub(super) fn start_failed(&mut self, message: String) {
         match message.find(NOTHING_TO_RESUME) {
-            Some(at) => self.popups.push(Popup::Message(Message {
-                title: "Nothing to resume".into(),
-                text: message[at..].to_string(),
-            })),
+            Some(at) => {
+                let why = message[at + NOTHING_TO_RESUME.len()..].trim_start_matches([':', ' ']);
+                let mut text: Vec<char> = why.chars().collect();
+                if let Some(first) = text.first_mut() {
+                    *first = first.to_ascii_uppercase();
+                }
+                self.popups.push(Popup::Message(Message {
+                    title: "Nothing to resume".into(),
+                    text: text.into_iter().collect(),
+                }));
+            }
             None => self.say(NoticeLevel::Error, message),
         }
     }
