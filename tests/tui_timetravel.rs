@@ -86,6 +86,18 @@ fn f_in_review_forks_at_the_cursor_after_a_yes_and_the_workbench_goes_live() {
         app.records().is_empty(),
         "its records stream in from the engine"
     );
+
+    // A fork that cannot start goes back to the review, at the same moment.
+    app.update(Msg::StartFailed(
+        "cannot start the session: still choosing the model".into(),
+    ));
+    assert!(app.read_only(), "back in the review");
+    assert_eq!(app.cursor(), cursor);
+    assert!(
+        app.flash().is_some_and(|f| f.1.contains("still choosing")),
+        "{:?}",
+        app.flash()
+    );
 }
 
 #[test]

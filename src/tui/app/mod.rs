@@ -215,6 +215,9 @@ pub struct App {
     sessions: SessionList,
     /// The session folder a delete confirmation is about.
     deleting: Option<PathBuf>,
+    /// The view a fork or rewind left, until the new session's first
+    /// record: a start that fails goes back to it.
+    travelled_from: Option<Box<App>>,
     flash: Option<(NoticeLevel, String)>,
     reruns: super::panes::Reruns,
     /// Screen size at the last frame (mouse hit tests, page sizes).
@@ -242,6 +245,7 @@ impl App {
             history: HistoryPane::default(),
             sessions: SessionList::default(),
             deleting: None,
+            travelled_from: None,
             flash: None,
             reruns: Default::default(),
             screen: Rect::new(0, 0, 160, 48),
@@ -339,6 +343,7 @@ impl App {
             }
             Msg::Term(TermEvent::FocusGained | TermEvent::FocusLost) => {}
             Msg::Record(r) => {
+                self.travelled_from = None;
                 let follow = self.at_end();
                 // An info line about the last act gives way when the engine moves on.
                 if matches!(r.event, Event::SessionStarted { .. } | Event::Paused { .. })

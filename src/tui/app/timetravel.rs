@@ -160,7 +160,9 @@ impl App {
         let mut fresh = App::live(info, self.theme.clone());
         fresh.screen = self.screen;
         fresh.keys_handled = self.keys_handled;
-        *self = fresh;
+        let mut left = std::mem::replace(self, fresh);
+        left.travelled_from = None;
+        self.travelled_from = Some(Box::new(left));
     }
 
     /// R on a session of the welcome screen's list: a passed one has
@@ -189,6 +191,14 @@ impl App {
     /// Starting a session failed: a refused resume is a message to read,
     /// anything else a line in the status bar.
     pub(super) fn start_failed(&mut self, message: String) {
+        // A fork or rewind that did not start: back to the view it left.
+        if let Some(left) = self.travelled_from.take() {
+            let (screen, keys) = (self.screen, self.keys_handled);
+            *self = *left;
+            self.screen = screen;
+            self.keys_handled = keys;
+            self.dirty = true;
+        }
         match message.find(NOTHING_TO_RESUME) {
             Some(at) => {
                 let why = message[at + NOTHING_TO_RESUME.len()..].trim_start_matches([':', ' ']);
