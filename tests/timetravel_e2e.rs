@@ -307,3 +307,53 @@ fn u_rewinds_onto_a_new_branch_and_the_one_left_behind_stays_listed() {
     );
     assert_forked_from(&tape(dir.path(), new_id), &old, old_id, at);
 }
+
+/// `codeloop open` of a session whose model cannot be had any more (its
+/// replies file is gone): F forks on the session's tape as a scripted
+/// model, which answers each call by its prompt, and the fork's tape says so.
+#[test]
+fn a_fork_whose_model_is_gone_goes_on_with_its_tape_as_the_script() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demos/roman");
+    let replies = dir.path().join("replies.jsonl");
+    std::fs::copy(demo.join("replies.jsonl"), &replies).unwrap();
+    let task = std::fs::read_to_string(demo.join("task.txt")).unwrap();
+    let first = codeloop(
+        dir.path(),
+        &["run", "--scripted", replies.to_str().unwrap(), task.trim()],
+    );
+    assert!(first.status.success(), "{first:?}");
+    std::fs::remove_file(&replies).unwrap();
+    let [(parent_id, _, None)] = &sessions(dir.path())[..] else {
+        panic!("one session")
+    };
+
+    let Some(t) = Tmux::start("script", dir.path(), &["open", parent_id]) else {
+        return;
+    };
+    t.wait_for(" REVIEW ", Duration::from_secs(20));
+    t.keys(&["f"]);
+    t.wait_for("✗ roman_to_int failed", Duration::from_secs(5));
+    fork_here(&t);
+    let s = t.wait_for(" DONE ", Duration::from_secs(120));
+    assert!(s.contains("✓ roman_to_int passed"), "{s}");
+    t.quit();
+
+    let listed = sessions(dir.path());
+    let (fork_id, result, Some(_)) = &listed[0] else {
+        panic!("the newest is the fork: {listed:?}")
+    };
+    assert_eq!(result, "passed");
+    let said: Vec<String> = tape(dir.path(), fork_id)
+        .into_iter()
+        .filter_map(|r| match r.event {
+            Event::Notice { message, .. } => Some(message),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        said.iter().any(|m| m.contains("replies.jsonl")
+            && m.contains("going on with its tape as a scripted model")),
+        "{said:?}"
+    );
+}
