@@ -178,6 +178,7 @@ fn fork_here(t: &Tmux) {
                 return;
             }
             if s.contains("press F again") {
+                t.keys(&["Escape"]);
                 break;
             }
             assert!(start.elapsed() < Duration::from_secs(10), "{s}");

@@ -93,11 +93,9 @@ fn f_in_review_forks_at_the_cursor_after_a_yes_and_the_workbench_goes_live() {
     ));
     assert!(app.read_only(), "back in the review");
     assert_eq!(app.cursor(), cursor);
-    assert!(
-        app.flash().is_some_and(|f| f.1.contains("still choosing")),
-        "{:?}",
-        app.flash()
-    );
+    let said = app.message().expect("why, in a message");
+    assert_eq!(said.title, "The fork did not start");
+    assert!(said.text.contains("still choosing"), "{}", said.text);
 }
 
 #[test]

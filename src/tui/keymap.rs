@@ -357,14 +357,14 @@ pub const STEER: &[G] = &[
 /// The steering acts offered while the engine is paused before a step.
 pub const FORK_HERE: &[G] = &[Binding {
     label: "F",
-    does: "fork here: a new session goes on live from the cursor (asks first; this one stays as it is)",
+    does: "fork here: a new session goes on live from the cursor (asks first)",
     short: "fork here",
     keys: &[(Key::ch('F'), GlobalAct::Travel(TravelAct::ForkHere))],
 }];
 
 pub const REWIND: &[G] = &[Binding {
     label: "U",
-    does: "rewind the selected node to its previous iteration: the session goes on from there on a new branch (asks first; this branch stays on disk)",
+    does: "rewind the selected node to its previous iteration, on a new branch (asks first)",
     short: "rewind",
     keys: &[(Key::ch('U'), GlobalAct::Travel(TravelAct::Rewind))],
 }];

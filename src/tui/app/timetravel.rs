@@ -191,13 +191,18 @@ impl App {
     /// Starting a session failed: a refused resume is a message to read,
     /// anything else a line in the status bar.
     pub(super) fn start_failed(&mut self, message: String) {
-        // A fork or rewind that did not start: back to the view it left.
+        // A fork or rewind that did not start: back to the view it left,
+        // with why (and what to pass) in a message to read.
         if let Some(left) = self.travelled_from.take() {
             let (screen, keys) = (self.screen, self.keys_handled);
             *self = *left;
             self.screen = screen;
             self.keys_handled = keys;
-            self.dirty = true;
+            self.popups.push(Popup::Message(Message {
+                title: "The fork did not start".into(),
+                text: message,
+            }));
+            return;
         }
         match message.find(NOTHING_TO_RESUME) {
             Some(at) => {
