@@ -107,8 +107,13 @@ impl App {
                 format!("cannot rewind `{node}`: {why}"),
             ),
             Ok(at) => {
+                let this = if self.session_running() {
+                    "This session is cancelled, and a new branch"
+                } else {
+                    "This session keeps its result; a new branch"
+                };
                 let question = format!(
-                    "Rewind `{node}` to its previous iteration?\nThis session is cancelled, and a new branch goes on from record #{at} (where that iteration's run ended, so what followed is asked again). The branch left behind stays on disk and in the session list."
+                    "Rewind `{node}` to its previous iteration?\n{this} goes on from record #{at} (where that iteration's run ended, so what followed is asked again). The branch left behind stays on disk and in the session list."
                 );
                 self.popups.push(Popup::Travel(Travel {
                     kind: TravelKind::Rewind { node },
