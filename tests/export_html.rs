@@ -295,6 +295,15 @@ fn the_page_in_headless_chromium_shows_the_graph_the_diffs_and_the_results() {
     ), "{dom}");
     assert!(dom.contains("<h4>Reflection</h4><p>Subtractive pairs such as CM and IV"));
     assert!(dom.contains("<h4>Runtime values</h4>"));
+    // The values the failing run recorded, beside its failure (iteration 1's
+    // wrong sum at `return total`), escaped: the quotes of the repr stay text.
+    assert!(
+        dom.contains(
+            "<h4>Runtime values</h4><pre>line 7: s='MCMXCIV', total=2211, ch='V'\nline 8: total=2216</pre>"
+        ),
+        "{dom}"
+    );
+    assert!(!dom.contains("not recorded by this version"));
     // The final program and its test results.
     assert!(
         dom.contains("<h3>Its tests: <span class=\"run passed\">7 passed, 0 failed</span></h3>")

@@ -197,10 +197,8 @@ async fn a_recorded_tape_is_a_script() {
         call_id,
         purpose,
         tag: tag.into(),
-        messages: vec![ChatMessage {
-            role: Role::User,
-            content: "prompt".into(),
-        }],
+        // The prompt `request()` asks: a tape answers by the prompt.
+        messages: request("").messages,
     };
     let reply = |call_id, text: &str, usage| Event::ModelReply {
         call_id,
@@ -374,4 +372,135 @@ async fn recorded_reasoning_and_a_cut_off_reply_replay_as_they_were() {
     let (reply, _) = ask(&model, "code/f/1").await.unwrap();
     assert_eq!(reply.text, "def f(");
     assert!(reply.is_cut_off());
+}
+
+/// A tape written with real prompts: each request recorded with its messages.
+fn tape_with_prompts(dir: &tempfile::TempDir, calls: &[(&str, &str, &str)]) -> std::path::PathBuf {
+    let path = dir.path().join("prompted.jsonl");
+    let mut tape = TapeWriter::create(&path).unwrap();
+    for (i, (tag, prompt, answer)) in calls.iter().enumerate() {
+        let call_id = i as u64 + 1;
+        tape.append(Event::ModelRequest {
+            call_id,
+            purpose: Purpose::Plan,
+            tag: (*tag).into(),
+            messages: vec![
+                ChatMessage::system("You write small Python functions."),
+                ChatMessage::user(*prompt),
+            ],
+        })
+        .unwrap();
+        tape.append(Event::ModelReply {
+            call_id,
+            text: (*answer).into(),
+            usage: None,
+            duration_ms: 1,
+            reasoning: String::new(),
+            finish_reason: None,
+            usage_estimated: false,
+        })
+        .unwrap();
+    }
+    tape.flush().unwrap();
+    path
+}
+
+async fn ask_prompt(model: &dyn ChatModel, tag: &str, prompt: &str) -> Result<String, LlmError> {
+    let (tx, mut rx) = mpsc::channel(64);
+    tokio::spawn(async move { while rx.recv().await.is_some() {} });
+    let request = ChatRequest {
+        tag: tag.into(),
+        messages: vec![
+            ChatMessage::system("You write small Python functions."),
+            ChatMessage::user(prompt),
+        ],
+        ..Default::default()
+    };
+    model.stream_chat(request, tx).await.map(|r| r.text)
+}
+
+/// A tape answers by the prompt: two requests under one tag, asked in the
+/// other order than recorded, each get the answer recorded for their own
+/// prompt (by order alone they would swap).
+#[tokio::test]
+async fn a_tape_answers_by_the_prompt_whatever_the_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tape_with_prompts(
+        &dir,
+        &[
+            (
+                "code/f/1",
+                "Write f.\nIt adds one.",
+                "def f(x): return x + 1",
+            ),
+            (
+                "code/f/1",
+                "Write f.\nIt doubles.",
+                "def f(x): return 2 * x",
+            ),
+        ],
+    );
+    let model = ScriptedModel::from_file(&path, Pacing::instant()).unwrap();
+    assert_eq!(
+        ask_prompt(&model, "code/f/1", "Write f.\nIt doubles.")
+            .await
+            .unwrap(),
+        "def f(x): return 2 * x"
+    );
+    assert_eq!(
+        ask_prompt(&model, "code/f/1", "Write f.\nIt adds one.")
+            .await
+            .unwrap(),
+        "def f(x): return x + 1"
+    );
+    // Asked again: the prompt was recorded, but its answer is used.
+    let again = ask_prompt(&model, "code/f/1", "Write f.\nIt adds one.")
+        .await
+        .unwrap_err();
+    assert!(matches!(again, LlmError::ScriptExhausted(_)), "{again:?}");
+}
+
+/// A prompt the tape did not record: the error names the call and shows
+/// the first lines where it differs from the nearest recorded prompt.
+#[tokio::test]
+async fn a_prompt_miss_names_the_call_and_the_nearest_recorded_prompt() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = tape_with_prompts(
+        &dir,
+        &[
+            ("plan", "Plan the task: sum a CSV column.", "the plan"),
+            (
+                "code/parse_line/2",
+                "Repair parse_line.\nThe failure: KeyError 'x' at line 3.\nKeep the signature.",
+                "def parse_line(s): ...",
+            ),
+        ],
+    );
+    let model = ScriptedModel::from_file(&path, Pacing::instant()).unwrap();
+    let err = ask_prompt(
+        &model,
+        "code/parse_line/2",
+        "Repair parse_line.\nThe failure: ValueError at line 5.\nKeep the signature.",
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, LlmError::ScriptMiss(_)), "{err:?}");
+    let said = err.to_string();
+    assert!(
+        said.contains("the call \"code/parse_line/2\" (code, node `parse_line`, iteration 2)"),
+        "{said}"
+    );
+    assert!(said.contains("prompted.jsonl"), "{said}");
+    assert!(
+        said.contains("nearest recorded one (\"code/parse_line/2\")"),
+        "{said}"
+    );
+    assert!(
+        said.contains(
+            " Repair parse_line.\n-The failure: KeyError 'x' at line 3.\n+The failure: ValueError at line 5."
+        ),
+        "{said}"
+    );
+    // The recorded answer is still there for its own prompt.
+    assert_eq!(model.remaining(), 2);
 }

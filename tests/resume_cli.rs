@@ -227,3 +227,61 @@ fn resume_at_a_record_forks_a_new_session_with_a_hint_and_leaves_the_parent_as_i
         parent_records
     );
 }
+
+/// A session that finished and failed with every failing function at its
+/// limit, resumed with no more iterations: nothing would change, so nothing
+/// runs; the message says why and what to do instead (fork, or more
+/// iterations), the exit code is 2, and the tape is left alone. With more
+/// iterations (the default after a give-up at the limit) it goes on.
+#[test]
+fn resume_of_a_session_with_nothing_left_to_do_says_why_and_what_to_do() {
+    let home = tempfile::tempdir().unwrap();
+    let first = codeloop(home.path())
+        .args(["run", "--demo", "roman", "--pace", "0", "--no-cache"])
+        .args(["--max-iterations", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        first.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let session = the_session(home.path());
+    let id = session.file_name().unwrap().to_string_lossy().into_owned();
+    let before = read_tape(&session.join("tape.jsonl")).unwrap().records;
+
+    let refused = codeloop(home.path())
+        .args(["resume", &id, "--max-iterations", "0"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    for said in [
+        "finished and failed",
+        "every failing function is at the iteration limit (1)",
+        "nothing to continue",
+        &format!("codeloop resume {id} --at SEQ"),
+        "press F",
+    ] {
+        assert!(stderr.contains(said), "{said:?} missing from: {stderr}");
+    }
+    assert_eq!(
+        read_tape(&session.join("tape.jsonl")).unwrap().records,
+        before
+    );
+
+    // The default gives a function that gave up at the limit as many again:
+    // the repair is asked (the demo needs a third to pass, so it fails at 2).
+    let again = codeloop(home.path())
+        .args(["resume", &id])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("limit:   2 iterations a function"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("roman_to_int #2"), "{stderr}");
+}

@@ -70,7 +70,10 @@ pub fn tape_of(session: &Path, sessions_dir: &Path) -> anyhow::Result<PathBuf> {
 
 /// The model flags that choose again the model a session used (`--model`
 /// alone picks another model on the same server).
-fn recorded_model(config: &ConfigSummary, given: &ModelArgs) -> anyhow::Result<ModelArgs> {
+pub(crate) fn recorded_model(
+    config: &ConfigSummary,
+    given: &ModelArgs,
+) -> anyhow::Result<ModelArgs> {
     let mut args = given.clone();
     match config.provider.as_str() {
         "openai-compatible" => {

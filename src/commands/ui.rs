@@ -12,7 +12,7 @@ use crate::exec::Sandbox;
 use crate::llm::ChatModel;
 use crate::llm::scripted::{Pacing, ScriptedModel};
 use crate::session::{TapeContents, index, parse_tape, read_tape};
-use crate::tui::app::{DemoEntry, DemoModel, StartRequest};
+use crate::tui::app::{DemoEntry, DemoModel, NOTHING_TO_RESUME, StartRequest};
 use crate::tui::event_loop::{self, Hooks};
 use crate::tui::{App, Info, Theme};
 
@@ -48,9 +48,16 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
     let mut app = match mode {
         UiMode::Open { tape } => {
             let (contents, source) = load_tape(&tape, &config.sessions_dir())?;
-            let mut info = info(source, demos);
+            let mut info = info(source.clone(), demos);
             // For the lineage: the sessions forked from this one.
             info.sessions = recent_sessions(&config, usize::MAX);
+            // F forks at the cursor: on the session's own model, chosen
+            // (and the sandbox probed) in the background meanwhile.
+            hooks.starter = Some(fork_starter(config.clone(), PathBuf::from(source)));
+            let listing = config.clone();
+            hooks.sessions = Some(Box::new(move || {
+                recent_sessions(&listing, crate::tui::panes::sessions::RECENT)
+            }));
             App::review(contents, info, theme)
         }
         UiMode::Replay {
@@ -122,6 +129,10 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
                 _ => {}
             }
             let model: Arc<dyn ChatModel> = selected.model;
+            let listing = config.clone();
+            hooks.sessions = Some(Box::new(move || {
+                recent_sessions(&listing, crate::tui::panes::sessions::RECENT)
+            }));
             hooks.starter = Some(Box::new(move |request| {
                 start_session(&config, Arc::clone(&model), Arc::clone(&sandbox), request)
             }));
@@ -201,11 +212,14 @@ fn start_session(
             (task, Vec::new(), model, None, step_mode)
         }
         StartRequest::Resume { tape } => {
-            return continue_session(config, model, sandbox, tape, None);
+            return continue_session(config, model, sandbox, tape, Continue::Resume, None);
         }
         StartRequest::Fork { tape } => {
-            let dir = crate::engine::new_session_dir(&config.sessions_dir());
-            return continue_session(config, model, sandbox, tape, Some(&dir));
+            return continue_session(config, model, sandbox, tape, Continue::Fork(None), None);
+        }
+        StartRequest::ForkAt { tape, at } => {
+            let how = Continue::Fork(Some(at));
+            return continue_session(config, model, sandbox, tape, how, None);
         }
     };
     let sessions = config.sessions_dir();
@@ -246,21 +260,41 @@ fn demo_model(name: &str) -> anyhow::Result<(String, Arc<dyn ChatModel>)> {
     Ok((demo.task.to_string(), Arc::new(model)))
 }
 
-/// Go on with a recorded session: on its own tape (`fork_into` None), or as
-/// a new session forked at its end. A demo's session goes on with the
-/// demo's own replies; any other with the workbench's model.
+/// How a recorded session goes on.
+#[derive(Debug, Clone, Copy)]
+enum Continue {
+    /// On its own tape, from its end.
+    Resume,
+    /// As a new session, forked at this record (None: at its end).
+    Fork(Option<u64>),
+}
+
+/// Go on with a recorded session. A demo's session goes on with the demo's
+/// own replies; any other with `model` (the workbench's). A fork's tape
+/// says which (`note`, or the choice made here).
 fn continue_session(
     config: &Config,
     model: Arc<dyn ChatModel>,
     sandbox: Arc<Sandbox>,
     tape: PathBuf,
-    fork_into: Option<&Path>,
+    how: Continue,
+    note: Option<String>,
 ) -> anyhow::Result<EngineHandle> {
     let contents = read_tape(&tape)?;
     let state = crate::session::State::from_records(&contents.records);
-    let model = match state.config.model.strip_prefix("demo:") {
-        Some(name) if state.config.provider == "demo" => demo_model(name)?.1,
-        _ => model,
+    let (model, chosen) = match state.config.model.strip_prefix("demo:") {
+        Some(name) if state.config.provider == "demo" => (
+            demo_model(name)?.1,
+            format!("going on with the demo's own replies (demo:{name})"),
+        ),
+        _ => {
+            let said = format!(
+                "going on with the workbench's model ({} {})",
+                model.provider(),
+                model.model_name()
+            );
+            (model, said)
+        }
     };
     let run = &config.run;
     let base = EngineOptions {
@@ -283,12 +317,97 @@ fn continue_session(
         prompt_overrides: prompts.is_dir().then_some(prompts),
         commands: Vec::new(),
     };
-    Ok(match fork_into {
-        Some(dir) => {
-            let at = contents.records.last().map_or(0, |r| r.seq);
-            crate::engine::fork(&tape, at, dir, with)?
+    Ok(match how {
+        Continue::Fork(at) => {
+            let dir = crate::engine::new_session_dir(&config.sessions_dir());
+            let at = at.unwrap_or_else(|| contents.records.last().map_or(0, |r| r.seq));
+            let note = note.unwrap_or(chosen);
+            crate::engine::fork_noting(&tape, at, &dir, with, Some(note))?
         }
-        None => crate::engine::resume(&tape, with)?,
+        Continue::Resume => {
+            if let Some(why) = crate::engine::nothing_left(&state, &with.options) {
+                let id = &state.session_id;
+                anyhow::bail!(
+                    "{NOTHING_TO_RESUME}: session {id} {why}.\n\n{}",
+                    crate::tui::app::instead(id)
+                );
+            }
+            crate::engine::resume(&tape, with)?
+        }
+    })
+}
+
+/// The model a fork from `codeloop open` goes on with: the one the session
+/// recorded (chosen as `codeloop resume` chooses it), else the session's
+/// tape as a scripted model; with a line that says which, and why.
+async fn fork_model(config: &Config, tape: &Path) -> Result<(Arc<dyn ChatModel>, String), String> {
+    let contents = read_tape(tape).map_err(|e| e.to_string())?;
+    let state = crate::session::State::from_records(&contents.records);
+    let recorded = crate::commands::resume::recorded_model(&state.config, &ModelArgs::default());
+    let why = match recorded {
+        Ok(args) => match select_model(config, &args).await {
+            Ok(selected) => {
+                let said = format!(
+                    "going on with the model the session used: {}",
+                    selected.description
+                );
+                return Ok((selected.model, said));
+            }
+            Err(e) => format!("{e:#}"),
+        },
+        Err(e) => format!("{e:#}"),
+    };
+    match ScriptedModel::from_file(tape, Pacing::demo()) {
+        Ok(script) => Ok((
+            Arc::new(script),
+            format!(
+                "the session's own model cannot be used ({why}); going on with its tape as a scripted model: a call whose prompt the tape recorded gets the recorded reply, any other stops with a prompt miss"
+            ),
+        )),
+        Err(e) => Err(format!(
+            "no model to go on with: the session's own cannot be used ({why}), and its tape cannot answer ({e}). Fork it headless with a model: `codeloop resume {} --at SEQ --base-url URL` (or --demo NAME, --scripted FILE)",
+            state.session_id
+        )),
+    }
+}
+
+/// Starts the forks of `codeloop open`: the model and the sandbox are
+/// chosen in the background when the view opens; F before they are ready
+/// is told to wait.
+fn fork_starter(config: Config, tape: PathBuf) -> crate::tui::event_loop::Starter {
+    type Ready = Result<(Arc<dyn ChatModel>, String, Arc<Sandbox>), String>;
+    let slot: Arc<std::sync::Mutex<Option<Ready>>> = Arc::default();
+    let filled = Arc::clone(&slot);
+    let background = config.clone();
+    tokio::spawn(async move {
+        let (model, sandbox) = tokio::join!(fork_model(&background, &tape), probe_sandbox());
+        let ready = match (model, sandbox) {
+            (Ok((model, note)), Ok(sandbox)) => Ok((model, note, Arc::new(sandbox))),
+            (Err(e), _) => Err(e),
+            (_, Err(e)) => Err(format!("{e:#}")),
+        };
+        *filled.lock().unwrap_or_else(|e| e.into_inner()) = Some(ready);
+    });
+    Box::new(move |request| {
+        let ready = slot.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let (model, note, sandbox) = match ready {
+            Some(Ok(ready)) => ready,
+            Some(Err(e)) => anyhow::bail!("{e}"),
+            None => anyhow::bail!(
+                "still choosing the model and probing the sandbox for the fork: press F again in a moment"
+            ),
+        };
+        let (tape, how) = match request {
+            StartRequest::ForkAt { tape, at } => (tape, Continue::Fork(Some(at))),
+            StartRequest::Fork { tape } => (tape, Continue::Fork(None)),
+            StartRequest::Resume { tape } => (tape, Continue::Resume),
+            // Back on the welcome screen after a fork: a demo, or a task on
+            // the model the fork went on with.
+            request @ (StartRequest::Task { .. } | StartRequest::Demo { .. }) => {
+                return start_session(&config, model, sandbox, request);
+            }
+        };
+        continue_session(&config, model, sandbox, tape, how, Some(note))
     })
 }
 

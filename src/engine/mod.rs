@@ -67,7 +67,10 @@ use crate::llm::ChatModel;
 use crate::session::{Command, FinalResult, FunctionSpec, Record, RunRecord, State};
 
 pub use context::EngineError;
-pub use resume::{ContinueSetup, ResumeError, fork, resume, rewind, rewind_point, segment_options};
+pub use resume::{
+    ContinueSetup, ResumeError, fork, fork_noting, nothing_left, resume, rewind, rewind_point,
+    segment_options,
+};
 
 /// Everything a session needs to start.
 pub struct EngineSetup {

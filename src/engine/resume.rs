@@ -52,13 +52,9 @@ pub enum ResumeError {
     #[error(transparent)]
     Engine(#[from] EngineError),
     #[error(
-        "session {id} finished and passed ({summary}): there is nothing to continue; fork it at an earlier point to change something (`codeloop resume {tape} --at SEQ`)"
+        "session {id} {why}: there is nothing to continue. To change something, fork it at an earlier point: `codeloop resume {id} --at SEQ` (SEQ a record number, e.g. from `codeloop open {id}`), or in the workbench open it, move to that moment and press F"
     )]
-    NothingToContinue {
-        id: String,
-        summary: String,
-        tape: String,
-    },
+    NothingToContinue { id: String, why: String },
     #[error("{tape} has no record {at} (its records go from 0 to {last}): fork at one of those")]
     NoSuchSeq { tape: String, at: u64, last: u64 },
     #[error("cannot rewind `{node}`: {why}")]
@@ -78,11 +74,10 @@ impl From<TapeError> for ResumeError {
 pub fn resume(tape: &Path, with: ContinueSetup) -> Result<EngineHandle, ResumeError> {
     let contents = read_tape(tape)?;
     let state = State::from_records(&contents.records);
-    if let Some(done) = state.finished.as_ref().filter(|f| f.passed) {
+    if let Some(why) = nothing_left(&state, &with.options) {
         return Err(ResumeError::NothingToContinue {
             id: state.session_id.clone(),
-            summary: done.summary.clone(),
-            tape: tape.display().to_string(),
+            why,
         });
     }
     let from_seq = contents.records.last().map_or(0, |r| r.seq);
@@ -95,6 +90,44 @@ pub fn resume(tape: &Path, with: ContinueSetup) -> Result<EngineHandle, ResumeEr
     start(dir, writer, contents.records, from_seq, after, with)
 }
 
+/// Why a finished session has nothing left to do under `options` (None
+/// when a resume would do something): it passed; only the assembled program
+/// failed (running the same code again gives the same result); or every
+/// function that fails is at the iteration limit and the segment gives no
+/// more iterations. Cancelled and killed sessions always have work left.
+pub fn nothing_left(state: &State, options: &EngineOptions) -> Option<String> {
+    let done = state.finished.as_ref()?;
+    let cancelled = state.steers.iter().any(|c| matches!(c, Command::Cancel));
+    if cancelled {
+        return None;
+    }
+    if done.passed {
+        return Some(format!("finished and passed ({})", done.summary));
+    }
+    let open: Vec<_> = state
+        .nodes
+        .values()
+        .filter(|n| n.status != NodeStatus::Passed)
+        .collect();
+    if state.specs.is_empty() {
+        return None;
+    }
+    if open.is_empty() {
+        return Some(format!(
+            "finished and failed ({}), but every function passed its tests: running the same program again gives the same result",
+            done.summary
+        ));
+    }
+    let limit = options.max_iterations;
+    if open.iter().all(|n| n.iteration() >= limit) {
+        return Some(format!(
+            "finished and failed ({}); every failing function is at the iteration limit ({limit}), so resuming would change nothing (`codeloop resume {} --max-iterations N` allows N more)",
+            done.summary, state.session_id
+        ));
+    }
+    None
+}
+
 /// Fork the session recorded in `tape` at record `at` into the new session
 /// folder `dir`: its tape holds the parent's records up to `at`, then a
 /// `Forked` event naming the parent, then the new segment.
@@ -103,6 +136,18 @@ pub fn fork(
     at: u64,
     dir: &Path,
     with: ContinueSetup,
+) -> Result<EngineHandle, ResumeError> {
+    fork_noting(tape, at, dir, with, None)
+}
+
+/// [`fork`], with a notice on the new tape right after the `Forked` event
+/// (which model the fork goes on with, and why).
+pub fn fork_noting(
+    tape: &Path,
+    at: u64,
+    dir: &Path,
+    with: ContinueSetup,
+    note: Option<String>,
 ) -> Result<EngineHandle, ResumeError> {
     let contents = read_tape(tape)?;
     let last = contents.records.last().map_or(0, |r| r.seq);
@@ -145,6 +190,12 @@ pub fn fork(
         at_seq: at,
     })?;
     history.push(forked);
+    if let Some(message) = note {
+        history.push(writer.append(Event::Notice {
+            level: NoticeLevel::Info,
+            message,
+        })?);
+    }
     let after = format!("forked from session {} at record {at}", parent.session_id);
     start(dir.to_path_buf(), writer, history, at, after, with)
 }

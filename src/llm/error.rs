@@ -71,6 +71,8 @@ pub enum LlmError {
         "the scripted model has no reply left for this request ({0}); the replies file is shorter than the session"
     )]
     ScriptExhausted(String),
+    #[error("the scripted model has no recorded answer to this prompt: {0}")]
+    ScriptMiss(String),
     #[error("cannot load scripted replies from {path}: {message}")]
     Script { path: String, message: String },
     #[error("the request was cancelled")]
@@ -114,9 +116,10 @@ impl LlmError {
             | LlmError::InStream { .. }
             | LlmError::StreamCut { .. }
             | LlmError::Protocol { .. } => LlmErrorKind::BadReply,
-            LlmError::BadSetting(_) | LlmError::ScriptExhausted(_) | LlmError::Script { .. } => {
-                LlmErrorKind::Setup
-            }
+            LlmError::BadSetting(_)
+            | LlmError::ScriptExhausted(_)
+            | LlmError::ScriptMiss(_)
+            | LlmError::Script { .. } => LlmErrorKind::Setup,
         }
     }
 

@@ -12,9 +12,16 @@
 //! (`"length"` replays a reply cut off at the token limit); inline `<think>`
 //! blocks in a reply's text are split off as reasoning, as from a server.
 //!
-//! A request is answered by its tag: the next unused reply with exactly that tag.
+//! A tape records each request's prompt (its messages), and a tape used as
+//! a script answers by the prompt: the first unused reply recorded for the
+//! same messages (the same tag first), whatever the order asked. A prompt
+//! with no recorded answer is an error naming the call and showing how it
+//! differs from the nearest recorded prompt (`prompt.rs`). A replies file
+//! (no prompts) answers by tag: the next unused reply with exactly that tag.
 
-use std::collections::{HashMap, VecDeque};
+mod prompt;
+
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -26,6 +33,7 @@ use super::reasoning::split_reasoning;
 use super::{
     ChatFuture, ChatModel, ChatReply, ChatRequest, Delta, FinishReason, LlmError, Usage, tokens,
 };
+use crate::protocol::ChatMessage;
 
 /// How fast a scripted reply streams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,6 +87,8 @@ struct Recorded {
     /// Reasoning recorded apart from the text (a tape's `reasoning`).
     reasoning: String,
     finish_reason: FinishReason,
+    /// The messages it answered (a tape's `model_request`); None in a replies file.
+    prompt: Option<Vec<ChatMessage>>,
 }
 
 impl Recorded {
@@ -97,16 +107,19 @@ impl From<ScriptedReply> for Recorded {
             reply,
             reasoning: String::new(),
             finish_reason: FinishReason::Stop,
+            prompt: None,
         }
     }
 }
 
 #[derive(Debug, Default)]
 struct Script {
-    /// Unused replies of each tag, in order.
-    unused: HashMap<String, VecDeque<Recorded>>,
+    /// Every reply in script order; a used one is None.
+    replies: Vec<Option<Recorded>>,
     /// Every tag, in order of first appearance, with its number of replies.
     tags: Vec<(String, usize)>,
+    /// Every recorded prompt, used or not, with its tag (for a miss's diff).
+    prompts: Vec<(String, Vec<ChatMessage>)>,
 }
 
 /// Answers requests from a script of recorded replies.
@@ -173,11 +186,10 @@ impl ScriptedModel {
                 Some((_, count)) => *count += 1,
                 None => script.tags.push((tag.clone(), 1)),
             }
-            script
-                .unused
-                .entry(tag.clone())
-                .or_default()
-                .push_back(reply);
+            if let Some(prompt) = &reply.prompt {
+                script.prompts.push((tag.clone(), prompt.clone()));
+            }
+            script.replies.push(Some(reply));
         }
         ScriptedModel {
             provider,
@@ -193,7 +205,7 @@ impl ScriptedModel {
 
     /// Replies not used yet.
     pub fn remaining(&self) -> usize {
-        self.lock().unused.values().map(VecDeque::len).sum()
+        self.lock().replies.iter().flatten().count()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Script> {
@@ -201,10 +213,42 @@ impl ScriptedModel {
         self.script.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn take(&self, tag: &str) -> Result<Recorded, LlmError> {
+    /// The answer to `request`: a reply recorded for the same prompt (the
+    /// same tag first), else a reply without a prompt with the same tag.
+    fn take(&self, request: &ChatRequest) -> Result<Recorded, LlmError> {
+        let tag = request.tag.as_str();
         let mut script = self.lock();
-        if let Some(reply) = script.unused.get_mut(tag).and_then(VecDeque::pop_front) {
-            return Ok(reply);
+        let same_prompt = |r: &Recorded| r.prompt.as_deref() == Some(request.messages.as_slice());
+        let picks: [&dyn Fn(&Recorded) -> bool; 3] = [
+            &|r| same_prompt(r) && r.reply.tag == tag,
+            &|r| same_prompt(r),
+            &|r| r.prompt.is_none() && r.reply.tag == tag,
+        ];
+        for pick in picks {
+            let found = script
+                .replies
+                .iter()
+                .position(|r| r.as_ref().is_some_and(pick));
+            if let Some(reply) = found.and_then(|i| script.replies[i].take()) {
+                return Ok(reply);
+            }
+        }
+        let recorded_prompt = script
+            .prompts
+            .iter()
+            .any(|(_, p)| p.as_slice() == request.messages.as_slice());
+        if recorded_prompt {
+            return Err(LlmError::ScriptExhausted(format!(
+                "tag \"{tag}\" in {}: every answer recorded for its prompt is used",
+                self.endpoint
+            )));
+        }
+        if !script.prompts.is_empty() {
+            return Err(LlmError::ScriptMiss(format!(
+                "in {}, {}",
+                self.endpoint,
+                prompt::miss(tag, &request.messages, &script.prompts)
+            )));
         }
         let detail = match script.tags.iter().find(|(t, _)| t == tag) {
             Some((_, count)) => format!("all {count} replies tagged so are used"),
@@ -237,7 +281,7 @@ impl ScriptedModel {
         request: ChatRequest,
         deltas: mpsc::Sender<Delta>,
     ) -> Result<ChatReply, LlmError> {
-        let recorded = self.take(&request.tag)?;
+        let recorded = self.take(&request)?;
         let (text, inline) = split_reasoning(&recorded.reply.text);
         let reasoning = recorded.reasoning + &inline;
         let mut first = true;
@@ -317,7 +361,7 @@ fn parse_recorded(text: &str, source: &str) -> Result<Vec<Recorded>, LlmError> {
     // (position in the file, reply): replies file lines and tape requests,
     // ordered where they appear.
     let mut ordered: Vec<(usize, Recorded)> = Vec::new();
-    let mut requests: Vec<(usize, u64, String)> = Vec::new();
+    let mut requests: Vec<(usize, u64, String, Option<Vec<ChatMessage>>)> = Vec::new();
     let mut tape_replies: HashMap<u64, Recorded> = HashMap::new();
     for (index, line) in lines.iter().enumerate() {
         let number = index + 1;
@@ -343,7 +387,16 @@ fn parse_recorded(text: &str, source: &str) -> Result<Vec<Recorded>, LlmError> {
                         .and_then(Value::as_str)
                         .unwrap_or("")
                         .to_string();
-                    requests.push((index, call_id, tag));
+                    let messages = match value.get("messages") {
+                        None | Some(Value::Null) => None,
+                        Some(m) => Some(serde_json::from_value(m.clone()).map_err(|e| {
+                            error(
+                                number,
+                                format!("a model_request's messages are unreadable ({e})"),
+                            )
+                        })?),
+                    };
+                    requests.push((index, call_id, tag, messages));
                 }
                 "model_reply" => {
                     let call_id = call_id(&value)
@@ -377,9 +430,10 @@ fn parse_recorded(text: &str, source: &str) -> Result<Vec<Recorded>, LlmError> {
         recorded_fields(&value, &mut reply).map_err(|m| error(number, m))?;
         ordered.push((index, reply));
     }
-    for (index, call_id, tag) in requests {
+    for (index, call_id, tag, messages) in requests {
         if let Some(mut recorded) = tape_replies.remove(&call_id) {
             recorded.reply.tag = tag;
+            recorded.prompt = messages;
             ordered.push((index, recorded));
         }
     }

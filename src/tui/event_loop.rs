@@ -46,6 +46,8 @@ pub struct Hooks {
     pub on_frame: Option<Box<dyn FnMut(FrameStats) + Send>>,
     /// Run the person's editor with the terminal handed over (`o`).
     pub editor: Option<EditorHook>,
+    /// The recent sessions, read again when the welcome screen shows.
+    pub sessions: Option<Box<dyn FnMut() -> Vec<crate::session::index::SessionSummary> + Send>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -169,6 +171,11 @@ where
                     }
                 },
                 Action::Open { tape, replay } => open_session(app, &tape, replay),
+                Action::ListSessions => {
+                    if let Some(list) = hooks.sessions.as_mut() {
+                        app.set_sessions(list());
+                    }
+                }
                 Action::DeleteSession(dir) => match std::fs::remove_dir_all(&dir) {
                     Ok(()) => {
                         app.forget_session(&dir);

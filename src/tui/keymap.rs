@@ -180,6 +180,17 @@ pub enum GlobalAct {
     Steer(SteerAct),
     /// Copy the selected code, or the session folder, to the clipboard.
     Copy,
+    /// Going on from another moment: fork here, rewind.
+    Travel(TravelAct),
+}
+
+/// Going on from another moment (`app/timetravel.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TravelAct {
+    /// Fork the reviewed session at the tape cursor.
+    ForkHere,
+    /// Take the live session's selected node back to its previous iteration.
+    Rewind,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -344,6 +355,20 @@ pub const STEER: &[G] = &[
 ];
 
 /// The steering acts offered while the engine is paused before a step.
+pub const FORK_HERE: &[G] = &[Binding {
+    label: "F",
+    does: "fork here: a new session goes on live from the cursor (asks first)",
+    short: "fork here",
+    keys: &[(Key::ch('F'), GlobalAct::Travel(TravelAct::ForkHere))],
+}];
+
+pub const REWIND: &[G] = &[Binding {
+    label: "U",
+    does: "rewind the selected node to its previous iteration, on a new branch (asks first)",
+    short: "rewind",
+    keys: &[(Key::ch('U'), GlobalAct::Travel(TravelAct::Rewind))],
+}];
+
 pub const WHILE_PAUSED: [GlobalAct; 6] = [
     GlobalAct::Steer(SteerAct::Approve),
     GlobalAct::Steer(SteerAct::Skip),
@@ -472,9 +497,9 @@ pub enum ModeKind {
 pub fn global(mode: ModeKind) -> Vec<&'static [G]> {
     match mode {
         ModeKind::Welcome => vec![COMMON, WELCOME, STEER, LIVE_TAPE],
-        ModeKind::Live => vec![COMMON, STEER, LIVE_TAPE, WHERE],
-        ModeKind::Review => vec![COMMON, REVIEW_TAPE, WHERE],
-        ModeKind::Replay => vec![COMMON, REPLAY, REVIEW_TAPE, WHERE],
+        ModeKind::Live => vec![COMMON, STEER, LIVE_TAPE, WHERE, REWIND],
+        ModeKind::Review => vec![COMMON, REVIEW_TAPE, WHERE, FORK_HERE],
+        ModeKind::Replay => vec![COMMON, REPLAY, REVIEW_TAPE, WHERE, FORK_HERE],
     }
 }
 

@@ -236,14 +236,16 @@ fn iteration_block(
     out.push_str("</aside>\n</div>\n");
 }
 
-/// The runtime values along the failing path, beside the failure.
-///
-/// Marked place: `protocol::Location` has no runtime values on this branch.
-/// A branch in progress adds `values` and `values_trace()` to it; once both
-/// are merged this renders `location.values_trace()` in the `<pre>` when it
-/// is not empty. Until then the page says plainly that none were recorded.
-fn values_block(_location: &Location) -> String {
-    "<div class=\"values\"><h4>Runtime values</h4><p class=\"none\">not recorded by this version of codeloop</p></div>\n".to_string()
+/// The runtime values along the failing path, beside the failure: the
+/// trace the repair prompt was given (`Location::values_trace`).
+fn values_block(location: &Location) -> String {
+    let trace = location.values_trace();
+    let body = if trace.trim().is_empty() {
+        "<p class=\"none\">no values recorded</p>".to_string()
+    } else {
+        format!("<pre>{}</pre>", esc(trace.trim_end()))
+    };
+    format!("<div class=\"values\"><h4>Runtime values</h4>{body}</div>\n")
 }
 
 /// The latest finished run of a node's iteration.

@@ -56,6 +56,7 @@ impl App {
         match popup {
             // Any key closes the help or a message.
             Popup::Help | Popup::Message(_) => {}
+            Popup::Travel(travel) => self.on_travel_answer(travel, Confirm::answer(&key), actions),
             Popup::Confirm(Confirm::DeleteSession) => {
                 if let Some(dir) = self.deleting.take().filter(|_| Confirm::answer(&key)) {
                     actions.push(Action::DeleteSession(dir));
@@ -191,6 +192,7 @@ impl App {
             }
             GlobalAct::Steer(s) => self.on_steer(s, actions),
             GlobalAct::Copy => self.copy(actions),
+            GlobalAct::Travel(t) => self.on_travel(t),
         }
     }
 
@@ -307,7 +309,7 @@ impl App {
         self.say(NoticeLevel::Info, said);
     }
 
-    fn start(&mut self, request: StartRequest, actions: &mut Vec<Action>) {
+    pub(super) fn start(&mut self, request: StartRequest, actions: &mut Vec<Action>) {
         if let Mode::Live(live) = &mut self.mode {
             live.started = true;
             live.ended = None;
@@ -409,6 +411,7 @@ impl App {
                 );
             } else {
                 self.new_session();
+                actions.push(Action::ListSessions);
             }
             return;
         }
@@ -573,9 +576,7 @@ impl App {
                     SessionIntent::Replay(tape) => {
                         actions.push(Action::Open { tape, replay: true })
                     }
-                    SessionIntent::Resume(tape) => {
-                        self.start(StartRequest::Resume { tape }, actions)
-                    }
+                    SessionIntent::Resume(tape) => self.resume_listed(tape, actions),
                     SessionIntent::Fork(tape) => self.start(StartRequest::Fork { tape }, actions),
                     SessionIntent::Delete(dir) => {
                         self.deleting = Some(dir);

@@ -10,6 +10,7 @@
 mod access;
 mod external;
 mod keys;
+mod timetravel;
 pub mod view;
 
 use std::path::PathBuf;
@@ -41,6 +42,7 @@ pub use super::panes::editor::EditTarget;
 pub use super::panes::graph::DemoEntry;
 pub use super::panes::message::Message;
 pub use super::timeline::{OUTPUT_MEMORY_BUDGET, REPLAY_MAX_GAP_MS, ReplayClock as Replay};
+pub use timetravel::{NOTHING_TO_RESUME, instead};
 
 /// How the app was opened.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,6 +88,12 @@ pub enum StartRequest {
     Fork {
         tape: PathBuf,
     },
+    /// A new session from record `at` of a recorded one (F at the cursor,
+    /// U's rewind).
+    ForkAt {
+        tape: PathBuf,
+        at: u64,
+    },
 }
 
 /// What the app asks of the event loop.
@@ -113,6 +121,8 @@ pub enum Action {
     Notify(String),
     /// Put text on the clipboard (OSC 52).
     Copy(String),
+    /// Read the recent sessions again (the welcome screen shows).
+    ListSessions,
 }
 
 /// Everything that reaches the app.
@@ -184,6 +194,8 @@ pub enum Popup {
     Editor(Box<EditorPopup>),
     Palette(Box<super::panes::palette::Palette>),
     Message(Message),
+    /// Fork or rewind, asked first (`timetravel.rs`).
+    Travel(super::panes::travel::Travel),
 }
 
 pub struct App {
@@ -203,6 +215,9 @@ pub struct App {
     sessions: SessionList,
     /// The session folder a delete confirmation is about.
     deleting: Option<PathBuf>,
+    /// The view a fork or rewind left, until the new session's first
+    /// record: a start that fails goes back to it.
+    travelled_from: Option<Box<App>>,
     flash: Option<(NoticeLevel, String)>,
     reruns: super::panes::Reruns,
     /// Screen size at the last frame (mouse hit tests, page sizes).
@@ -230,6 +245,7 @@ impl App {
             history: HistoryPane::default(),
             sessions: SessionList::default(),
             deleting: None,
+            travelled_from: None,
             flash: None,
             reruns: Default::default(),
             screen: Rect::new(0, 0, 160, 48),
@@ -327,6 +343,7 @@ impl App {
             }
             Msg::Term(TermEvent::FocusGained | TermEvent::FocusLost) => {}
             Msg::Record(r) => {
+                self.travelled_from = None;
                 let follow = self.at_end();
                 // An info line about the last act gives way when the engine moves on.
                 if matches!(r.event, Event::SessionStarted { .. } | Event::Paused { .. })
@@ -358,7 +375,7 @@ impl App {
                 if let Mode::Live(live) = &mut self.mode {
                     live.started = false;
                 }
-                self.say(NoticeLevel::Error, message);
+                self.start_failed(message);
             }
             Msg::Highlighted(h) => {
                 let state = self.timeline.state();

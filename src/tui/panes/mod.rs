@@ -18,6 +18,7 @@ pub mod output;
 pub mod palette;
 pub mod sessions;
 pub mod task;
+pub mod travel;
 
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -1,0 +1,80 @@
+//! The question before going on from another moment: fork the reviewed
+//! session at the cursor (F), or rewind the live session's node to its
+//! previous iteration (U). It says what will happen, where, and that the
+//! session left behind stays; y or Enter says yes, any other key no.
+
+use std::path::PathBuf;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
+
+use super::popup_area;
+use crate::tui::theme::Theme;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TravelKind {
+    /// A new session from record `at` of the reviewed one.
+    ForkHere,
+    /// The live session cancelled, and a new branch from record `at`.
+    Rewind { node: String },
+}
+
+/// A fork or a rewind waiting for a yes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Travel {
+    pub kind: TravelKind,
+    /// The tape the new session forks from.
+    pub tape: PathBuf,
+    /// The record it forks at.
+    pub at: u64,
+    /// What will happen, in words.
+    pub question: String,
+}
+
+impl Travel {
+    pub fn title(&self) -> &'static str {
+        match self.kind {
+            TravelKind::ForkHere => " Fork here? ",
+            TravelKind::Rewind { .. } => " Rewind? ",
+        }
+    }
+
+    pub fn render(&self, theme: &Theme, frame: &mut Frame) {
+        let mut lines: Vec<Line> = self
+            .question
+            .lines()
+            .map(|l| Line::styled(l.to_string(), theme.text))
+            .collect();
+        lines.push(Line::raw(""));
+        lines.push(Line::styled(
+            "y / Enter: yes · any other key: no",
+            theme.dim,
+        ));
+        let area = popup_area(frame.area(), 80, 100);
+        let area = Rect {
+            width: area.width.min(76),
+            x: frame.area().width.saturating_sub(area.width.min(76)) / 2,
+            ..area
+        };
+        // Room for the wrapped lines and the border, and no more.
+        let inner = area.width.saturating_sub(2).max(1) as usize;
+        let needed: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
+        let height = (needed as u16 + 2).min(area.height);
+        let area = Rect {
+            y: area.y + area.height.saturating_sub(height) / 2,
+            height,
+            ..area
+        };
+        frame.render_widget(Clear, area);
+        frame.render_widget(
+            Paragraph::new(lines).wrap(Wrap { trim: false }).block(
+                Block::bordered()
+                    .title(self.title())
+                    .border_style(theme.warning),
+            ),
+            area,
+        );
+    }
+}
