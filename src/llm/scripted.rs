@@ -214,14 +214,24 @@ impl ScriptedModel {
     }
 
     /// The answer to `request`: a reply recorded for the same prompt (the
-    /// same tag first), else a reply without a prompt with the same tag.
+    /// same tag first), else one recorded under the same tag for a prompt
+    /// that differs only in its runtime values (see
+    /// `prompt::same_but_values`), else a reply without a prompt with the
+    /// same tag.
     fn take(&self, request: &ChatRequest) -> Result<Recorded, LlmError> {
         let tag = request.tag.as_str();
         let mut script = self.lock();
         let same_prompt = |r: &Recorded| r.prompt.as_deref() == Some(request.messages.as_slice());
-        let picks: [&dyn Fn(&Recorded) -> bool; 3] = [
+        let same_but_values = |r: &Recorded| {
+            r.reply.tag == tag
+                && r.prompt
+                    .as_deref()
+                    .is_some_and(|p| prompt::same_but_values(p, &request.messages))
+        };
+        let picks: [&dyn Fn(&Recorded) -> bool; 4] = [
             &|r| same_prompt(r) && r.reply.tag == tag,
             &|r| same_prompt(r),
+            &same_but_values,
             &|r| r.prompt.is_none() && r.reply.tag == tag,
         ];
         for pick in picks {

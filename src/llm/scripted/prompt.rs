@@ -59,6 +59,75 @@ fn describe_call(tag: &str) -> String {
     format!("the call \"{tag}\" ({})", said.join(", "))
 }
 
+/// Whether two prompts are the same but for their runtime values: the
+/// fenced blocks made only of values-trace lines (`line 5: n=6, steps=53200231`).
+/// Those are facts of one run, and a run stopped by its wall clock stops at
+/// a different moment each time, so a tape replayed as a script would miss
+/// on them although the code, the tests, the failure and the hints are the
+/// same. Anything else that differs (a hint, an edited test) still misses.
+pub(super) fn same_but_values(a: &[ChatMessage], b: &[ChatMessage]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| {
+            x.role == y.role && without_values(&x.content) == without_values(&y.content)
+        })
+}
+
+/// `text` with the inner lines of every fenced block that holds only
+/// values-trace lines (and blank ones) left out.
+fn without_values(text: &str) -> Vec<&str> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::with_capacity(lines.len());
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        out.push(line);
+        i += 1;
+        if !line.trim_start().starts_with("```") {
+            continue;
+        }
+        let Some(close) = lines[i..]
+            .iter()
+            .position(|l| l.trim_start().starts_with("```"))
+        else {
+            continue;
+        };
+        let inner = &lines[i..i + close];
+        let values_only = inner.iter().any(|l| is_trace_line(l))
+            && inner
+                .iter()
+                .all(|l| is_trace_line(l) || l.trim().is_empty());
+        if !values_only {
+            out.extend_from_slice(inner);
+        }
+        out.push(lines[i + close]);
+        i += close + 1;
+    }
+    out
+}
+
+/// `line 7: …` or `line 7 (depth 2): …`, as `Location::values_trace` writes them.
+fn is_trace_line(line: &str) -> bool {
+    let Some(rest) = line.strip_prefix("line ") else {
+        return false;
+    };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 {
+        return false;
+    }
+    let rest = &rest[digits..];
+    let rest = match rest.strip_prefix(" (depth ") {
+        Some(depth) => {
+            let d = depth.bytes().take_while(u8::is_ascii_digit).count();
+            match depth[d..].strip_prefix(')') {
+                Some(after) if d > 0 => after,
+                _ => return false,
+            }
+        }
+        None => rest,
+    };
+    rest.starts_with(": ")
+}
+
 /// A prompt as lines: each message opens with its role.
 fn lines(messages: &[ChatMessage]) -> Vec<String> {
     let mut out = Vec::new();
@@ -145,6 +214,36 @@ mod tests {
 
     fn user(text: &str) -> Vec<ChatMessage> {
         vec![ChatMessage::system("be brief"), ChatMessage::user(text)]
+    }
+
+    #[test]
+    fn prompts_differing_only_in_their_runtime_values_are_the_same() {
+        let values = |trace: &str, hint: &str| {
+            user(&format!(
+                "The code:\n```python\nwhile n != 1:\n    steps += 1\n```\nThe failure:\n```\ntimed out\n```\nValues:\n```\n{trace}\n```\nHints:\n- {hint}"
+            ))
+        };
+        let recorded = values("line 5: n=6, steps=53200231", "mind the loop");
+        assert!(same_but_values(
+            &recorded,
+            &values(
+                "line 5: n=6, steps=56138512\nline 6 (depth 1): no change\n",
+                "mind the loop"
+            )
+        ));
+        // A different hint is a different prompt, values or not.
+        assert!(!same_but_values(
+            &recorded,
+            &values("line 5: n=6, steps=53200231", "use a set")
+        ));
+        // A block with anything but trace lines is compared line by line.
+        assert!(!same_but_values(
+            &values("line 5: n=6\nassert f(3) == 6", "h"),
+            &values("line 5: n=6\nassert f(3) == 7", "h")
+        ));
+        assert!(is_trace_line("line 12 (depth 3): x=1"));
+        assert!(!is_trace_line("line x: y"));
+        assert!(!is_trace_line("line 3 (depth ): y"));
     }
 
     #[test]
