@@ -269,7 +269,7 @@ fn u_rewinds_onto_a_new_branch_and_the_one_left_behind_stays_listed() {
     // The rewind names the selected node; make it roman_to_int.
     let mut asked = String::new();
     for key in ["k", "j", "k"] {
-        t.keys(&["U"]);
+        t.keys(&["u"]);
         asked = t.wait_for("Rewind?", Duration::from_secs(5));
         if asked.contains("Rewind `roman_to_int`") {
             break;

@@ -234,7 +234,7 @@ fn hint_spec_and_rerun_name_the_selected_node() {
 }
 
 #[test]
-fn selecting_another_node_pins_it_and_u_follows_the_engine_again() {
+fn selecting_another_node_pins_it_and_l_follows_the_engine_again() {
     let n = index_of(|e| matches!(e, Event::Plan { .. })) + 1;
     let mut app = live_after(n);
     app.set_focus(Focus::Graph);
@@ -245,7 +245,7 @@ fn selecting_another_node_pins_it_and_u_follows_the_engine_again() {
         app.update(Msg::Record(r));
     }
     assert_eq!(app.selected(), Some("sum_by_key"), "pinned");
-    app.update(ch('u'));
+    app.update(ch('l'));
     assert_eq!(app.selected(), Some("parse_line"));
 }
 

@@ -1,5 +1,5 @@
 //! Time travel in the workbench (issue 11): F forks the reviewed session at
-//! the tape cursor, U rewinds the live session's node to its previous
+//! the tape cursor, u rewinds the live session's node to its previous
 //! iteration, R on a finished session says why nothing resumes, and the
 //! welcome list is read again when it shows. App tests over the scripted
 //! session, and rendered frames of the questions asked first.
@@ -111,11 +111,11 @@ fn u_rewinds_the_selected_node_to_its_previous_iteration_after_a_yes() {
     let mut app = live();
     app.select_node("parse_line".into());
     let at = codeloop::engine::rewind_point(&records(), "parse_line").unwrap();
-    assert!(app.update(ch('U')).is_empty(), "asked first");
+    assert!(app.update(ch('u')).is_empty(), "asked first");
     assert!(app.update(ch('x')).is_empty(), "any other key is no");
     assert_eq!(app.records().len(), records().len());
 
-    app.update(ch('U'));
+    app.update(ch('u'));
     let fork = Action::Start(StartRequest::ForkAt {
         tape: PathBuf::from(DIR).join("tape.jsonl"),
         at,
@@ -135,7 +135,7 @@ fn u_rewinds_the_selected_node_to_its_previous_iteration_after_a_yes() {
     }
     assert!(app.session_running());
     app.select_node("parse_line".into());
-    app.update(ch('U'));
+    app.update(ch('u'));
     assert_eq!(
         app.update(ch('y')),
         vec![Action::Steer(Command::Cancel), fork]
@@ -143,7 +143,7 @@ fn u_rewinds_the_selected_node_to_its_previous_iteration_after_a_yes() {
 
     // Before a session starts there is nothing to rewind: nothing asked.
     let mut app = App::live(with_demo(), theme());
-    assert!(app.update(ch('U')).is_empty());
+    assert!(app.update(ch('u')).is_empty());
     assert!(app.records().is_empty() && app.welcome());
 }
 
@@ -151,7 +151,7 @@ fn u_rewinds_the_selected_node_to_its_previous_iteration_after_a_yes() {
 fn the_rewind_question_at_80x24_and_160x48() {
     let mut app = live();
     app.select_node("parse_line".into());
-    app.update(ch('U'));
+    app.update(ch('u'));
     insta::assert_snapshot!("rewind_80x24", screen(&mut app, 80, 24));
     insta::assert_snapshot!("rewind_160x48", screen(&mut app, 160, 48));
 }

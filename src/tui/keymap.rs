@@ -363,10 +363,10 @@ pub const FORK_HERE: &[G] = &[Binding {
 }];
 
 pub const REWIND: &[G] = &[Binding {
-    label: "U",
+    label: "u",
     does: "rewind the selected node to its previous iteration, on a new branch (asks first)",
     short: "rewind",
-    keys: &[(Key::ch('U'), GlobalAct::Travel(TravelAct::Rewind))],
+    keys: &[(Key::ch('u'), GlobalAct::Travel(TravelAct::Rewind))],
 }];
 
 pub const WHILE_PAUSED: [GlobalAct; 6] = [

@@ -1,5 +1,5 @@
 //! Going on from another moment: F forks the reviewed session at the tape
-//! cursor, U rewinds the live session's selected node to its previous
+//! cursor, u rewinds the live session's selected node to its previous
 //! iteration (a fork at the end of that iteration's run, the session left
 //! behind cancelled and kept), R on a listed session resumes it, or says
 //! plainly why nothing would. Each asks first; on a yes the workbench
@@ -90,7 +90,7 @@ impl App {
         let Some(node) = self.selected().map(str::to_string) else {
             self.say(
                 NoticeLevel::Warning,
-                "select a node first (Workflow pane, ↑/↓): U rewinds it",
+                "select a node first (Workflow pane, ↑/↓): u rewinds it",
             );
             return;
         };

@@ -83,10 +83,10 @@ const NODES: [Binding<GraphAct>; 3] = [
         keys: &[(Key::code(KeyCode::Enter), GraphAct::OpenCode)],
     },
     Binding {
-        label: "u",
-        does: "follow the engine's activity again",
-        short: "follow the engine's activity again",
-        keys: &[(Key::ch('u'), GraphAct::Follow)],
+        label: "l",
+        does: "follow the engine's activity again (live)",
+        short: "follow the engine again",
+        keys: &[(Key::ch('l'), GraphAct::Follow)],
     },
 ];
 
