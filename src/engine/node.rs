@@ -15,7 +15,7 @@ enum NodeRun {
     Ran(RunRecord, Box<Option<crate::protocol::Location>>),
     /// The code was edited while the run waited at the gate: check it first.
     Edited,
-    /// The person skipped the run: the node is accepted.
+    /// The person skipped the run: the node's code is kept, untested.
     Accepted,
     /// The run could not be prepared (said in a notice).
     CannotRun,
@@ -138,11 +138,11 @@ impl Core {
                 self.notice(
                     NoticeLevel::Warning,
                     format!(
-                        "the run of `{name}` was skipped: it is accepted without running its tests"
+                        "the run of `{name}` was skipped: its code is kept untested (not counted as passing)"
                     ),
                 )
                 .await?;
-                self.status(name, NodeStatus::Passed).await?;
+                self.status(name, NodeStatus::Skipped).await?;
                 return Ok(NodeRun::Accepted);
             }
             GateAnswer::Cancel => return Err(Stop::Cancelled),

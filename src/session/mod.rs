@@ -4,6 +4,7 @@
 
 pub mod event;
 pub mod index;
+pub mod outcome;
 mod parts;
 pub mod plan;
 pub mod repairs;
@@ -13,6 +14,7 @@ pub mod state;
 pub mod tape;
 
 pub use event::*;
+pub use outcome::Outcome;
 pub use plan::{Dag, PlanError, edit_spec};
 pub use state::State;
 pub use tape::{SkippedLine, TapeContents, TapeError, TapeWriter, parse_tape, read_tape};

@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::event::*;
-pub use super::parts::{CallState, CodeVersion, HistoryEntry, NodeState, RunState};
+pub use super::parts::{CallState, CodeVersion, FoundIn, HistoryEntry, NodeState, RunState};
 pub use super::repairs::{AttemptInfo, TestChange};
 pub use super::segments::ParentSession;
 use crate::protocol::Usage;
@@ -55,6 +55,9 @@ pub struct State {
     pub token_budget: u64,
     /// The task was edited since the last plan: the engine plans again.
     pub replan: bool,
+    /// The person cancelled the session (this segment of it: a resume
+    /// goes on).
+    pub cancelled: bool,
     /// Number of events folded in.
     pub events_applied: u64,
     /// Time offset of the last event folded in.
@@ -215,8 +218,7 @@ impl State {
             }
             Event::Tests { node, code, .. } => {
                 if let Some(n) = self.nodes.get_mut(node) {
-                    n.tests = Some(code.clone());
-                    n.unsettle();
+                    n.set_tests(code);
                 }
             }
             Event::Code {
@@ -308,7 +310,13 @@ impl State {
             }
             Event::NodeStatus { node, status } => {
                 if let Some(n) = self.nodes.get_mut(node) {
-                    n.status = *status;
+                    n.status = match status {
+                        // A tape from before `Skipped` says a skipped run passed.
+                        NodeStatus::Passed if n.run_skipped => NodeStatus::Skipped,
+                        _ => *status,
+                    };
+                    n.run_skipped = false;
+                    let status = n.status;
                     if status.is_terminal() {
                         n.carried_run = None;
                     }
@@ -321,7 +329,10 @@ impl State {
                         | NodeStatus::Running
                         | NodeStatus::Failed
                         | NodeStatus::Blocked
-                        | NodeStatus::GaveUp => {}
+                        | NodeStatus::GaveUp
+                        | NodeStatus::Skipped
+                        | NodeStatus::Cancelled
+                        | NodeStatus::NotRun => {}
                     }
                 }
             }
@@ -332,6 +343,10 @@ impl State {
             } => {
                 if let Some(n) = self.nodes.get_mut(node) {
                     n.last_error = Some(location.clone());
+                    n.last_error_found = FoundIn {
+                        iteration: *iteration,
+                        tests: n.tests_version,
+                    };
                 }
                 self.history.push(HistoryEntry::Failure {
                     node: node.clone(),
@@ -364,7 +379,7 @@ impl State {
             } => {
                 if let Some(n) = self.nodes.get_mut(node) {
                     if *applied {
-                        n.tests = Some(new.clone());
+                        n.set_tests(new);
                     }
                     n.test_changes.push(TestChange {
                         iteration: *iteration,
@@ -412,7 +427,21 @@ impl State {
             Event::Steer { command } => {
                 match command {
                     Command::SetStepMode { on } => self.step_mode = *on,
-                    Command::Approve | Command::Skip | Command::Cancel => self.paused = None,
+                    Command::Skip => {
+                        if let Some(Step::Run {
+                            node: Some(node), ..
+                        }) = &self.paused
+                            && let Some(n) = self.nodes.get_mut(node)
+                        {
+                            n.run_skipped = true;
+                        }
+                        self.paused = None;
+                    }
+                    Command::Cancel => {
+                        self.cancelled = true;
+                        self.paused = None;
+                    }
+                    Command::Approve => self.paused = None,
                     Command::EditTask { task } => {
                         self.task = task.clone();
                         self.replan = true;
@@ -429,8 +458,7 @@ impl State {
                     }
                     Command::EditTests { node, code } => {
                         if let Some(n) = self.nodes.get_mut(node) {
-                            n.tests = Some(code.clone());
-                            n.unsettle();
+                            n.set_tests(code);
                             n.queue_edit();
                         }
                     }
@@ -459,6 +487,7 @@ impl State {
             Event::Finished { result } => {
                 self.finished = Some(result.clone());
                 self.paused = None;
+                self.settle_unfinished_nodes();
             }
             Event::Forked {
                 parent_id,
@@ -487,6 +516,23 @@ impl State {
             state.apply(r);
         }
         state
+    }
+
+    /// The session (or a pass of it) ended: a node still at work was
+    /// stopped by a cancel, or never got its turn. It says so, not "checking".
+    fn settle_unfinished_nodes(&mut self) {
+        let cancelled = self.cancelled;
+        for n in self.nodes.values_mut() {
+            n.status = match n.status {
+                NodeStatus::Generating | NodeStatus::Checking | NodeStatus::Running
+                    if cancelled =>
+                {
+                    NodeStatus::Cancelled
+                }
+                s if s.in_flight() => NodeStatus::NotRun,
+                s => s,
+            };
+        }
     }
 
     fn reflection_for_call(&mut self, call_id: u64) -> Option<&mut HistoryEntry> {

@@ -188,7 +188,8 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
 /// A style for a node status.
 pub fn status_style(t: &Theme, status: NodeStatus) -> Style {
     match status {
-        NodeStatus::Pending => t.dim,
+        NodeStatus::Pending | NodeStatus::NotRun => t.dim,
+        NodeStatus::Skipped | NodeStatus::Cancelled => t.warning,
         NodeStatus::Generating | NodeStatus::Checking | NodeStatus::Running => t.running,
         NodeStatus::Passed => t.ok,
         NodeStatus::Failed | NodeStatus::GaveUp => t.error,
@@ -206,6 +207,9 @@ pub fn status_symbol(status: NodeStatus) -> &'static str {
         NodeStatus::Failed => "✗",
         NodeStatus::Blocked => "⊘",
         NodeStatus::GaveUp => "✗",
+        NodeStatus::Skipped => "↷",
+        NodeStatus::Cancelled => "■",
+        NodeStatus::NotRun => "·",
     }
 }
 
