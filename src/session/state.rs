@@ -64,6 +64,47 @@ pub struct State {
     pub t_ms: u64,
 }
 
+/// How `event` changes whether the engine is paused: `Some(Some(step))` it
+/// pauses before `step`, `Some(None)` the pause is over (the step began, or
+/// was approved, skipped or cancelled, or the session ended or went on
+/// anew), `None` no change. The fold uses it, and so can a view that needs
+/// the live engine's pause without folding (reviewing the past of a live session).
+pub fn pause_after(event: &Event) -> Option<Option<&Step>> {
+    match event {
+        Event::Paused { step } => Some(Some(step)),
+        Event::ModelRequest { .. }
+        | Event::RunStarted { .. }
+        | Event::Finished { .. }
+        | Event::Resumed { .. }
+        | Event::Steer {
+            command: Command::Approve | Command::Skip | Command::Cancel,
+        } => Some(None),
+        Event::SessionStarted { .. }
+        | Event::ModelDelta { .. }
+        | Event::ModelReasoning { .. }
+        | Event::ModelRestart { .. }
+        | Event::ModelReply { .. }
+        | Event::ModelError { .. }
+        | Event::Plan { .. }
+        | Event::PlanError { .. }
+        | Event::Tests { .. }
+        | Event::Code { .. }
+        | Event::Check { .. }
+        | Event::Output { .. }
+        | Event::RunFinished { .. }
+        | Event::NodeStatus { .. }
+        | Event::Localized { .. }
+        | Event::Attempt { .. }
+        | Event::TestsChanged { .. }
+        | Event::Reflection { .. }
+        | Event::Steer { .. }
+        | Event::Notice { .. }
+        | Event::Program { .. }
+        | Event::ProgramOutput { .. }
+        | Event::Forked { .. } => None,
+    }
+}
+
 impl State {
     /// Fold one event in.
     pub fn apply(&mut self, record: &Record) {
@@ -118,7 +159,6 @@ impl State {
                         usage_estimated: false,
                     },
                 );
-                self.paused = None;
             }
             Event::ModelDelta { call_id, text } => {
                 if let Some(call) = self.calls.get_mut(call_id) {
@@ -274,7 +314,6 @@ impl State {
                     },
                 );
                 self.run_order.push(*run_id);
-                self.paused = None;
             }
             Event::Output {
                 run_id,
@@ -423,7 +462,8 @@ impl State {
                     }),
                 }
             }
-            Event::Paused { step } => self.paused = Some(step.clone()),
+            // The pause itself is folded below, by `pause_after`.
+            Event::Paused { .. } => {}
             Event::Steer { command } => {
                 match command {
                     Command::SetStepMode { on } => self.step_mode = *on,
@@ -435,13 +475,9 @@ impl State {
                         {
                             n.run_skipped = true;
                         }
-                        self.paused = None;
                     }
-                    Command::Cancel => {
-                        self.cancelled = true;
-                        self.paused = None;
-                    }
-                    Command::Approve => self.paused = None,
+                    Command::Cancel => self.cancelled = true,
+                    Command::Approve => {}
                     Command::EditTask { task } => {
                         self.task = task.clone();
                         self.replan = true;
@@ -486,7 +522,6 @@ impl State {
             Event::ProgramOutput { output } => self.program_output = Some(output.clone()),
             Event::Finished { result } => {
                 self.finished = Some(result.clone());
-                self.paused = None;
                 self.settle_unfinished_nodes();
             }
             Event::Forked {
@@ -506,6 +541,9 @@ impl State {
                 token_budget,
                 ..
             } => self.resume(record.seq, after, config, *token_budget),
+        }
+        if let Some(paused) = pause_after(&record.event) {
+            self.paused = paused.cloned();
         }
     }
 

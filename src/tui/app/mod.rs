@@ -10,6 +10,7 @@
 mod access;
 mod external;
 mod keys;
+mod steer_live;
 pub mod view;
 
 use std::path::PathBuf;

@@ -15,7 +15,9 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::code_lines::{Mark, diff_lines, error_lines, failing_line, numbered, streaming};
+use super::code_lines::{
+    Mark, diff_lines, earlier_failure_line, error_lines, failing_line, numbered, streaming,
+};
 use super::code_values::{failure_with_values, value_marks, values_status};
 use super::{Ctx, Handled, Scroll, page, scroll_keys};
 use crate::session::{NodeStatus, Purpose, State};
@@ -169,7 +171,7 @@ impl CodePane {
             CodeAct::Values(forward) => {
                 let count = selected
                     .and_then(|s| state.nodes.get(s))
-                    .and_then(|n| failure_with_values(state, n))
+                    .and_then(|n| failure_with_values(n))
                     .map_or(0, |e| e.values.len());
                 if count == 0 || self.tab != CodeTab::Code {
                     return Handled::NotMine;
@@ -276,7 +278,14 @@ impl CodePane {
         let outer = ctx.block(title_line);
         let inner = outer.inner(area);
         frame.render_widget(outer, area);
-        let footer_h = (view.footer.len() as u16).min(inner.height / 3);
+        // Rows the footer's lines take once wrapped at the pane's width.
+        let width = usize::from(inner.width.max(1));
+        let rows: usize = view
+            .footer
+            .iter()
+            .map(|l| l.width().max(1).div_ceil(width))
+            .sum();
+        let footer_h = (rows as u16).min(inner.height / 3);
         let [main, foot] =
             Layout::vertical([Constraint::Fill(1), Constraint::Length(footer_h)]).areas(inner);
         let scroll = self.scroll.min(view.body.len().saturating_sub(1));
@@ -346,9 +355,13 @@ impl CodePane {
             ),
             None => name.clone(),
         };
+        // A failure is drawn on the lines of the version it was found in;
+        // on a later version it is only named, under the code.
         let failure = n
-            .last_error
-            .as_ref()
+            .current_failure()
+            .filter(|_| n.status != NodeStatus::Passed);
+        let earlier = n
+            .earlier_failure()
             .filter(|_| n.status != NodeStatus::Passed);
         match self.tab {
             CodeTab::Code => {
@@ -364,7 +377,7 @@ impl CodePane {
                 } else if let Some(code) = n.code() {
                     // The values first: beside the code, before the error's note.
                     let mut marks: Vec<Mark> = Vec::new();
-                    if let Some(e) = failure_with_values(ctx.state, n) {
+                    if let Some(e) = failure_with_values(n) {
                         marks = value_marks(t, code, &e.values, self.values_step);
                         v.values = Some(values_status(
                             &e.values,
@@ -384,9 +397,7 @@ impl CodePane {
             CodeTab::Tests => match &n.tests {
                 Some(tests) => {
                     v.detail = format!("{name} · tests");
-                    let marks: Vec<Mark> = n
-                        .last_error
-                        .as_ref()
+                    let marks: Vec<Mark> = failure
                         .filter(|e| !e.in_node_code)
                         .and_then(|e| failing_line(tests, e).map(|l| Mark::failure(t, l, e)))
                         .into_iter()
@@ -416,6 +427,10 @@ impl CodePane {
             && self.tab != CodeTab::Diff
         {
             v.footer = error_lines(t, e);
+        }
+        if let Some((iteration, e)) = earlier {
+            v.footer
+                .push(earlier_failure_line(t, iteration, n.iteration(), e));
         }
         if let Some(status) = v.values.take() {
             v.footer.push(Line::styled(status, t.dim));

@@ -14,7 +14,7 @@ use ratatui::widgets::Paragraph;
 use super::code_lines::change_counts;
 use super::{Ctx, Handled, Scroll, page, scroll_keys, wrap};
 use crate::session::state::HistoryEntry;
-use crate::session::{Command, NoticeLevel, State};
+use crate::session::{Command, NoticeLevel, Outcome, State};
 use crate::tui::describe::{describe_command, source_label};
 use crate::tui::keymap::{self, Binding, Row};
 
@@ -270,16 +270,14 @@ impl HistoryPane {
             };
             push_wrapped(&mut out, "  note: ", message, style, width);
         }
-        if let Some(f) = &s.finished {
+        let outcome = Outcome::of(s);
+        if s.finished.is_some() && outcome.ended() {
+            let style = super::outcome_style(t, outcome);
             push_wrapped(
                 &mut out,
-                if f.passed {
-                    "■ done: "
-                } else {
-                    "■ ended: "
-                },
-                &f.summary,
-                if f.passed { t.ok } else { t.error },
+                &format!("{} ", outcome.symbol()),
+                &crate::session::outcome::line(s),
+                style,
                 width,
             );
         }

@@ -197,6 +197,17 @@ pub fn status_style(t: &Theme, status: NodeStatus) -> Style {
     }
 }
 
+/// A style for what a session came to.
+pub fn outcome_style(t: &Theme, outcome: crate::session::Outcome) -> Style {
+    use crate::session::Outcome;
+    match outcome {
+        Outcome::Passed => t.ok,
+        Outcome::Cancelled => t.warning,
+        Outcome::Working => t.running,
+        Outcome::Failed | Outcome::NoPlan => t.error,
+    }
+}
+
 pub fn status_symbol(status: NodeStatus) -> &'static str {
     match status {
         NodeStatus::Pending => "·",
