@@ -528,6 +528,9 @@ impl App {
                 };
                 self.focus = f;
                 self.dirty = true;
+                if f == Focus::Code {
+                    self.click_code(areas.code, pos);
+                }
                 if f == Focus::Graph {
                     let row = usize::from(m.row.saturating_sub(areas.graph.y + 1));
                     if let Some(intent) =

@@ -12,12 +12,13 @@ use std::collections::VecDeque;
 use crossterm::event::KeyEvent;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::code_lines::{
     Mark, diff_lines, earlier_failure_line, error_lines, failing_line, numbered, streaming,
 };
+use super::code_tabs;
 use super::code_values::{failure_with_values, value_marks, values_status};
 use super::{Ctx, Handled, Scroll, page, scroll_keys};
 use crate::session::{NodeStatus, Purpose, State};
@@ -274,7 +275,9 @@ impl CodePane {
         let outer_inner_height = usize::from(area.height.saturating_sub(2));
         let view = self.view(ctx, outer_inner_height);
         let mut title_line = ctx.title("Code", view.detail);
-        title_line.spans.extend(self.tab_line(ctx).spans);
+        title_line
+            .spans
+            .extend(code_tabs::tab_spans(ctx.theme, self.tab));
         let outer = ctx.block(title_line);
         let inner = outer.inner(area);
         frame.render_widget(outer, area);
@@ -295,20 +298,24 @@ impl CodePane {
         }
     }
 
-    fn tab_line(&self, ctx: &Ctx) -> Line<'static> {
-        let t = ctx.theme;
-        let mut spans = Vec::new();
-        for (tab, label) in [
-            (CodeTab::Code, "code"),
-            (CodeTab::Tests, "t tests"),
-            (CodeTab::Diff, "d diff"),
-            (CodeTab::Program, "p program"),
-        ] {
-            let style = if self.tab == tab { t.selection } else { t.dim };
-            spans.push(Span::styled(format!("[{label}]"), style));
-            spans.push(Span::raw(" "));
+    /// The tab a click at `pos` chose, if it fell on one in the title of
+    /// the pane drawn at `area`.
+    pub fn tab_at(&self, ctx: &Ctx, area: Rect, pos: ratatui::layout::Position) -> Option<CodeTab> {
+        if pos.y != area.y || pos.x <= area.x {
+            return None;
         }
-        Line::from(spans)
+        let height = usize::from(area.height.saturating_sub(2));
+        let title = ctx.title("Code", self.view(ctx, height).detail);
+        // The title begins after the border's corner.
+        code_tabs::tab_at(title.width(), usize::from(pos.x - area.x - 1))
+    }
+
+    /// Show `tab` (a click on it).
+    pub fn show_tab(&mut self, tab: CodeTab) {
+        if self.tab != tab {
+            self.tab = tab;
+            self.scroll = 0;
+        }
     }
 
     /// What the pane shows: the title's detail, the body, the notes under it.

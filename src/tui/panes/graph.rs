@@ -223,13 +223,13 @@ impl GraphPane {
                         .values()
                         .rev()
                         .find(|c| c.purpose == Purpose::Plan && !c.done);
-                    lines.push(Line::styled(
-                        match planning {
-                            Some(c) => format!("planning… ({} characters so far)", c.reply.len()),
-                            None => "waiting for the plan…".into(),
-                        },
-                        t.dim,
-                    ));
+                    match planning {
+                        Some(c) => {
+                            let height = usize::from(area.height.saturating_sub(2));
+                            lines = super::plan_stream::planning_lines(t, &c.reply, height);
+                        }
+                        None => lines.push(Line::styled("waiting for the plan…", t.dim)),
+                    }
                 }
             }
         } else {

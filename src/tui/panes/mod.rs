@@ -7,6 +7,7 @@
 
 pub mod code;
 pub mod code_lines;
+pub mod code_tabs;
 pub mod code_values;
 pub mod confirm;
 pub mod editor;
@@ -16,6 +17,7 @@ pub mod history;
 pub mod message;
 pub mod output;
 pub mod palette;
+pub mod plan_stream;
 pub mod sessions;
 pub mod task;
 
