@@ -158,3 +158,24 @@ fn the_plan_streams_into_the_graphs_place() {
         tui_support::screen(&mut app, 80, 24)
     );
 }
+
+#[test]
+fn zoomed_on_the_code_while_the_model_reflects_the_title_names_no_hidden_pane() {
+    let mut app = App::review(tape(), info(), theme());
+    app.set_cursor(index_of(|e| matches!(e, Event::ModelDelta { call_id: 2, .. })) + 1);
+    app.set_focus(Focus::Code);
+    app.set_zoom(true);
+    let screen = screen(&mut app, 80, 24);
+    let top = screen.lines().next().unwrap();
+    assert!(
+        top.contains(" Code parse_line · the model is reflecting"),
+        "{top}"
+    );
+    for hidden in ["History", "Workflow", "Output", "Task"] {
+        assert!(!screen.contains(hidden), "{hidden} is hidden:\n{screen}");
+    }
+    assert!(
+        screen.contains("why: A blank line has no '=', so the split▌"),
+        "the reflection streams under the code:\n{screen}"
+    );
+}

@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use crossterm::event::KeyEvent;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::code_lines::{
@@ -372,11 +372,15 @@ impl CodePane {
             .filter(|_| n.status != NodeStatus::Passed);
         match self.tab {
             CodeTab::Code => {
-                let reflecting = ctx.state.calls.values().any(|c| {
+                let reflection = ctx.state.calls.values().find(|c| {
                     !c.done && matches!(&c.purpose, Purpose::Reflect { node } if node == name)
                 });
-                if reflecting {
-                    v.detail = format!("{name} · the model is reflecting (History pane)");
+                let reflecting = reflection.is_some();
+                if let Some(call) = reflection {
+                    // Its words under the code, here: the History pane may be
+                    // hidden (zoom), so the title never sends the eye there.
+                    v.detail = format!("{name} · the model is reflecting on the failure");
+                    v.reflection = Some(reflection_tail(&call.reply));
                 }
                 if let Some(stream) = n.streaming.as_ref().filter(|_| !reflecting) {
                     v.detail = format!("{name} · the model is writing…");
@@ -439,6 +443,13 @@ impl CodePane {
             v.footer
                 .push(earlier_failure_line(t, iteration, n.iteration(), e));
         }
+        if let Some(words) = v.reflection.take() {
+            v.footer.push(Line::from(vec![
+                Span::styled("why: ", t.accent),
+                Span::styled(words, t.text),
+                Span::styled("▌", t.running),
+            ]));
+        }
         if let Some(status) = v.values.take() {
             v.footer.push(Line::styled(status, t.dim));
         }
@@ -464,8 +475,22 @@ struct View<'a> {
     detail: String,
     /// Where the runtime-values stepping is, under the code.
     values: Option<String>,
+    /// The reflection streaming in, its last words.
+    reflection: Option<String>,
     body: Vec<Line<'a>>,
     footer: Vec<Line<'a>>,
+}
+
+/// The last words of a reflection as it streams, on one line.
+fn reflection_tail(text: &str) -> String {
+    const KEEP: usize = 160;
+    let clean = crate::tui::sanitize::sanitize(text);
+    let joined = clean.split_whitespace().collect::<Vec<_>>().join(" ");
+    let count = joined.chars().count();
+    match count.checked_sub(KEEP) {
+        Some(skip) if skip > 0 => format!("…{}", joined.chars().skip(skip).collect::<String>()),
+        _ => joined,
+    }
 }
 
 /// The text the code pane shows on `tab`, if any (None: nothing yet).
