@@ -6,6 +6,7 @@ pub mod event;
 pub mod index;
 pub mod outcome;
 mod parts;
+mod pause;
 pub mod plan;
 pub mod repairs;
 pub mod report;

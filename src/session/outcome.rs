@@ -2,6 +2,7 @@
 //! answer the workbench's status bar, its graph, the report, the session
 //! list and the exports all give, so they never disagree.
 
+use super::event::NodeStatus;
 use super::state::State;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +59,25 @@ impl Outcome {
         match self {
             Outcome::Working => false,
             Outcome::Passed | Outcome::Failed | Outcome::NoPlan | Outcome::Cancelled => true,
+        }
+    }
+}
+
+impl State {
+    /// The session (or a pass of it) ended: a node still at work was
+    /// stopped by a cancel, or never got its turn. It says so, not "checking".
+    pub(super) fn settle_unfinished_nodes(&mut self) {
+        let cancelled = self.cancelled;
+        for n in self.nodes.values_mut() {
+            n.status = match n.status {
+                NodeStatus::Generating | NodeStatus::Checking | NodeStatus::Running
+                    if cancelled =>
+                {
+                    NodeStatus::Cancelled
+                }
+                s if s.in_flight() => NodeStatus::NotRun,
+                s => s,
+            };
         }
     }
 }

@@ -7,6 +7,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::event::*;
 pub use super::parts::{CallState, CodeVersion, FoundIn, HistoryEntry, NodeState, RunState};
+pub use super::pause::pause_after;
 pub use super::repairs::{AttemptInfo, TestChange};
 pub use super::segments::ParentSession;
 use crate::protocol::Usage;
@@ -62,47 +63,6 @@ pub struct State {
     pub events_applied: u64,
     /// Time offset of the last event folded in.
     pub t_ms: u64,
-}
-
-/// How `event` changes whether the engine is paused: `Some(Some(step))` it
-/// pauses before `step`, `Some(None)` the pause is over (the step began, or
-/// was approved, skipped or cancelled, or the session ended or went on
-/// anew), `None` no change. The fold uses it, and so can a view that needs
-/// the live engine's pause without folding (reviewing the past of a live session).
-pub fn pause_after(event: &Event) -> Option<Option<&Step>> {
-    match event {
-        Event::Paused { step } => Some(Some(step)),
-        Event::ModelRequest { .. }
-        | Event::RunStarted { .. }
-        | Event::Finished { .. }
-        | Event::Resumed { .. }
-        | Event::Steer {
-            command: Command::Approve | Command::Skip | Command::Cancel,
-        } => Some(None),
-        Event::SessionStarted { .. }
-        | Event::ModelDelta { .. }
-        | Event::ModelReasoning { .. }
-        | Event::ModelRestart { .. }
-        | Event::ModelReply { .. }
-        | Event::ModelError { .. }
-        | Event::Plan { .. }
-        | Event::PlanError { .. }
-        | Event::Tests { .. }
-        | Event::Code { .. }
-        | Event::Check { .. }
-        | Event::Output { .. }
-        | Event::RunFinished { .. }
-        | Event::NodeStatus { .. }
-        | Event::Localized { .. }
-        | Event::Attempt { .. }
-        | Event::TestsChanged { .. }
-        | Event::Reflection { .. }
-        | Event::Steer { .. }
-        | Event::Notice { .. }
-        | Event::Program { .. }
-        | Event::ProgramOutput { .. }
-        | Event::Forked { .. } => None,
-    }
 }
 
 impl State {
@@ -554,23 +514,6 @@ impl State {
             state.apply(r);
         }
         state
-    }
-
-    /// The session (or a pass of it) ended: a node still at work was
-    /// stopped by a cancel, or never got its turn. It says so, not "checking".
-    fn settle_unfinished_nodes(&mut self) {
-        let cancelled = self.cancelled;
-        for n in self.nodes.values_mut() {
-            n.status = match n.status {
-                NodeStatus::Generating | NodeStatus::Checking | NodeStatus::Running
-                    if cancelled =>
-                {
-                    NodeStatus::Cancelled
-                }
-                s if s.in_flight() => NodeStatus::NotRun,
-                s => s,
-            };
-        }
     }
 
     fn reflection_for_call(&mut self, call_id: u64) -> Option<&mut HistoryEntry> {
