@@ -328,7 +328,15 @@ fn summary(s: &State, passed: bool, (passing, total): (u32, u32), program_note: 
     let stuck: Vec<String> = s
         .nodes_in_order()
         .filter(|n| n.status != NodeStatus::Passed)
-        .map(|n| format!("{} {}", n.spec.name, n.status.label()))
+        .map(|n| {
+            // Still at work as the session ends: the fold settles it as not run.
+            let status = if n.status.in_flight() {
+                NodeStatus::NotRun
+            } else {
+                n.status
+            };
+            format!("{} {}", n.spec.name, status.label())
+        })
         .collect();
     if stuck.is_empty() {
         return format!(

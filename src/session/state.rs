@@ -204,7 +204,13 @@ impl State {
                     // A re-plan (the task was edited) keeps the tests and code
                     // of a node whose spec did not change; a changed one starts afresh.
                     let node = match self.nodes.remove(&spec.name) {
-                        Some(n) if n.spec == *spec => n,
+                        // One the last pass never got to is work for the next.
+                        Some(mut n) if n.spec == *spec => {
+                            if matches!(n.status, NodeStatus::NotRun | NodeStatus::Cancelled) {
+                                n.status = NodeStatus::Pending;
+                            }
+                            n
+                        }
                         Some(_) | None => NodeState::new(spec.clone()),
                     };
                     nodes.insert(spec.name.clone(), node);
