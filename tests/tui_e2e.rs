@@ -229,7 +229,7 @@ fn a_demo_runs_to_a_pass_then_reopens_and_replays_at_double_speed() {
 
     // One keystroke: the demo runs, fails for real, is repaired, passes.
     t.keys(&["1"]);
-    let s = t.wait_for(" DONE ", Duration::from_secs(90));
+    let s = t.wait_for(" ✓ PASSED ", Duration::from_secs(90));
     assert!(s.contains("✓ top_words passed"), "{s}");
     assert!(
         s.contains("✗ tests failed"),
@@ -331,7 +331,7 @@ fn in_step_mode_the_code_is_edited_before_its_run_and_then_passes() {
     let start = Instant::now();
     let s = loop {
         let s = t.screen();
-        if s.contains(" DONE ") {
+        if s.contains(" ✓ PASSED ") {
             break s;
         }
         assert!(start.elapsed() < Duration::from_secs(60), "not done:\n{s}");
@@ -493,7 +493,7 @@ fn o_hands_the_terminal_to_editor_and_the_edit_comes_back_as_an_edit() {
     let start = Instant::now();
     let s = loop {
         let s = t.screen();
-        if s.contains(" DONE ") {
+        if s.contains(" ✓ PASSED ") {
             break s;
         }
         assert!(start.elapsed() < Duration::from_secs(60), "not done:\n{s}");
@@ -510,4 +510,65 @@ fn o_hands_the_terminal_to_editor_and_the_edit_comes_back_as_an_edit() {
     wait_dead(&t);
     let tape = std::fs::read_to_string(only_session(dir.path()).join("tape.jsonl")).unwrap();
     assert_eq!(tape.matches("\"cmd\":\"edit_code\"").count(), 1, "{tape}");
+}
+
+#[test]
+fn a_run_skipped_from_the_past_of_a_live_session_is_skipped_everywhere() {
+    if skip_without_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.toml"), "[run]\nstep_mode = true\n").unwrap();
+    let env = demo_env(dir.path());
+    let t = Tmux::start("skip", dir.path(), &[], &env_refs(&env));
+    t.wait_for("READY", Duration::from_secs(20));
+    t.keys(&["1"]);
+    let start = Instant::now();
+    loop {
+        let s = t.screen();
+        if s.contains("paused before running top_words (iteration 1)") {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "never paused before top_words' run:\n{s}"
+        );
+        if s.contains("⏸ PAUSED") {
+            t.keys(&["a"]);
+            std::thread::sleep(Duration::from_millis(300));
+        } else {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    // Step back into the past: the live engine still waits, and x answers it.
+    t.keys(&["Left", "Left"]);
+    let s = t.wait_for("REVIEWING", Duration::from_secs(5));
+    assert!(s.contains("⏸ PAUSED"), "the engine is still paused:\n{s}");
+    t.keys(&["x"]);
+    t.wait_for(
+        "skipped running top_words (iteration 1) (the live engine",
+        Duration::from_secs(10),
+    );
+    // Back to live: the session went on without the run.
+    t.keys(&["End"]);
+    let s = t.wait_for(" ✗ FAILED ", Duration::from_secs(30));
+    assert!(s.contains("top_words skipped"), "{s}");
+    assert!(s.contains("Workflow 1/2 passed"), "{s}");
+    assert!(
+        s.contains("✗ failed: 1 of 2 functions pass (top_words skipped)"),
+        "{s}"
+    );
+    assert!(!s.contains("top_words passed"), "{s}");
+    t.keys(&["q"]);
+    wait_dead(&t);
+    let session = only_session(dir.path());
+    let report = std::fs::read_to_string(session.join("out").join("report.md")).unwrap();
+    assert!(
+        report.contains("## top_words (skipped, 1 iteration)"),
+        "{report}"
+    );
+    assert!(
+        report.contains("Result: failed: 1 of 2 functions pass (top_words skipped)"),
+        "{report}"
+    );
 }

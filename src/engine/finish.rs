@@ -9,7 +9,6 @@ use super::cache::{self, Solved};
 use super::context::{Core, EngineError, Stop};
 use super::runs;
 use crate::protocol::Location;
-use crate::session::state::HistoryEntry;
 use crate::session::{
     Event, FinalResult, NodeStatus, NoticeLevel, ProgramOutput, RunKind, State, TapeError,
 };
@@ -125,12 +124,19 @@ impl Core {
             iterations: state.repair_iterations(),
             usage: state.usage,
             summary,
-            output_dir: output_dir.map(|p| p.to_string_lossy().into_owned()),
+            output_dir: output_dir
+                .as_ref()
+                .map(|p| p.to_string_lossy().into_owned()),
         };
         self.record(Event::Finished {
             result: result.clone(),
         })
         .await?;
+        if let Some(dir) = &output_dir {
+            // Written from the state with its result folded in: the report
+            // says what the workbench and `codeloop export` say.
+            self.write_report(dir).await;
+        }
         self.tape.flush().await?;
         Ok(result)
     }
@@ -257,7 +263,8 @@ impl Core {
         Ok(())
     }
 
-    /// The program, its tests (runnable with pytest too) and a report.
+    /// The program and its tests (runnable with pytest too); the report
+    /// follows once the result is on the tape (`write_report`).
     async fn export(&self, program: Option<&str>, tests: &[(String, String)]) -> Option<PathBuf> {
         let program = program?;
         let dir = self
@@ -265,14 +272,13 @@ impl Core {
             .output_dir
             .clone()
             .unwrap_or_else(|| self.dir.join("out"));
-        let report = self.read(report_markdown);
         let write = || -> std::io::Result<()> {
             std::fs::create_dir_all(&dir)?;
             std::fs::write(dir.join(format!("{}.py", runs::PROGRAM)), program)?;
             for (file, text) in tests {
                 std::fs::write(dir.join(file), text)?;
             }
-            std::fs::write(dir.join("report.md"), &report)
+            Ok(())
         };
         match write() {
             Ok(()) => Some(dir),
@@ -285,6 +291,21 @@ impl Core {
                     .await;
                 None
             }
+        }
+    }
+
+    /// The Markdown report of the session as the tape has it now (its
+    /// result included), the same `codeloop export --format md` writes.
+    async fn write_report(&self, dir: &std::path::Path) {
+        let report = self.read(crate::session::report::markdown);
+        let path = dir.join("report.md");
+        if let Err(e) = std::fs::write(&path, report) {
+            let _ = self
+                .notice(
+                    NoticeLevel::Error,
+                    format!("could not write the report to {}: {e}", path.display()),
+                )
+                .await;
         }
     }
 }
@@ -307,7 +328,15 @@ fn summary(s: &State, passed: bool, (passing, total): (u32, u32), program_note: 
     let stuck: Vec<String> = s
         .nodes_in_order()
         .filter(|n| n.status != NodeStatus::Passed)
-        .map(|n| format!("{} {}", n.spec.name, n.status.label()))
+        .map(|n| {
+            // Still at work as the session ends: the fold settles it as not run.
+            let status = if n.status.in_flight() {
+                NodeStatus::NotRun
+            } else {
+                n.status
+            };
+            format!("{} {}", n.spec.name, status.label())
+        })
         .collect();
     if stuck.is_empty() {
         return format!(
@@ -318,57 +347,6 @@ fn summary(s: &State, passed: bool, (passing, total): (u32, u32), program_note: 
         "{passing} of {total} functions pass ({}){program_note}",
         stuck.join(", ")
     )
-}
-
-/// The session as a short report: each function, its iterations, its failures and reflections.
-fn report_markdown(s: &State) -> String {
-    let mut out = format!("# codeloop report\n\nTask: {}\n\n", s.task);
-    out.push_str(&format!(
-        "Model: {} ({}, {})\n\n",
-        s.config.model, s.config.provider, s.config.endpoint
-    ));
-    for n in s.nodes_in_order() {
-        out.push_str(&format!(
-            "## {} ({}, {} iteration{})\n\n{}\n\n",
-            n.spec.name,
-            n.status.label(),
-            n.iteration(),
-            if n.iteration() == 1 { "" } else { "s" },
-            n.spec.purpose
-        ));
-        for h in &s.history {
-            match h {
-                HistoryEntry::Failure {
-                    node,
-                    iteration,
-                    location,
-                } if *node == n.spec.name => {
-                    out.push_str(&format!("- iteration {iteration} failed: {location}\n"))
-                }
-                HistoryEntry::Reflection {
-                    node,
-                    iteration,
-                    text,
-                    ..
-                } if *node == n.spec.name => out.push_str(&format!(
-                    "- reflection on iteration {iteration}: {}\n",
-                    text.replace('\n', " ")
-                )),
-                _ => {}
-            }
-        }
-        out.push('\n');
-    }
-    if let Some(o) = &s.program_output {
-        out.push_str(&format!(
-            "Output of the program (`main`):\n\n```\n{}\n```\n\n",
-            o.stdout.trim_end()
-        ));
-    }
-    if let Some(f) = &s.finished {
-        out.push_str(&format!("Result: {}\n", f.summary));
-    }
-    out
 }
 
 /// Text on one line, cut short: for a summary.

@@ -15,7 +15,7 @@ enum NodeRun {
     Ran(RunRecord, Box<Option<crate::protocol::Location>>),
     /// The code was edited while the run waited at the gate: check it first.
     Edited,
-    /// The person skipped the run: the node is accepted.
+    /// The person skipped the run: the node's code is kept, untested.
     Accepted,
     /// The run could not be prepared (said in a notice).
     CannotRun,
@@ -63,16 +63,24 @@ impl Core {
             }
         }
         let mut tests_rewritten = false;
+        // The person approved a run and edited the code while it waited: the
+        // approval was for their edit, so it runs once checked, unasked again.
+        let mut approved_edit = false;
         loop {
             let iteration = self.iteration_of(name);
             self.status(name, NodeStatus::Checking).await?;
             self.check(name, iteration).await?;
+            let approved = std::mem::take(&mut approved_edit);
             let (passed, location) = match self.read(|s| execute::redefinition(s, name)) {
                 // Caught before it runs: repaired like a failure.
                 Some(location) => (false, Some(location)),
-                None => match self.run_node(name, iteration).await? {
+                None => match self.run_node(name, iteration, approved).await? {
                     NodeRun::Ran(record, location) => (record.passed, *location),
-                    NodeRun::Edited => continue, // edited while paused: check the new code first
+                    NodeRun::Edited => {
+                        // Edited while paused: check the new code first.
+                        approved_edit = true;
+                        continue;
+                    }
                     NodeRun::Accepted => return Ok(()),
                     NodeRun::CannotRun => return self.give_up(name, Stop::Failed).await,
                 },
@@ -124,25 +132,29 @@ impl Core {
         }
     }
 
-    /// The run of `name`'s tests at `iteration`, after the step-mode gate.
-    async fn run_node(&self, name: &str, iteration: u32) -> Result<NodeRun, Stop> {
-        match self
-            .gate(Step::Run {
+    /// The run of `name`'s tests at `iteration`, after the step-mode gate
+    /// (passed already when `approved`).
+    async fn run_node(&self, name: &str, iteration: u32, approved: bool) -> Result<NodeRun, Stop> {
+        let answer = if approved {
+            GateAnswer::Go
+        } else {
+            self.gate(Step::Run {
                 node: Some(name.to_string()),
                 iteration,
             })
             .await
-        {
+        };
+        match answer {
             GateAnswer::Go => {}
             GateAnswer::Skip => {
                 self.notice(
                     NoticeLevel::Warning,
                     format!(
-                        "the run of `{name}` was skipped: it is accepted without running its tests"
+                        "the run of `{name}` was skipped: its code is kept untested (not counted as passing)"
                     ),
                 )
                 .await?;
-                self.status(name, NodeStatus::Passed).await?;
+                self.status(name, NodeStatus::Skipped).await?;
                 return Ok(NodeRun::Accepted);
             }
             GateAnswer::Cancel => return Err(Stop::Cancelled),

@@ -179,7 +179,7 @@ impl Core {
         }
         let failed_dep = self.read(|s| {
             deps.iter()
-                .find(|d| s.nodes.get(*d).map(|n| n.status) != Some(NodeStatus::Passed))
+                .find(|d| !s.nodes.get(*d).is_some_and(|n| n.status.usable()))
                 .cloned()
         });
         let Some(dep) = failed_dep else {

@@ -412,6 +412,13 @@ pub enum NodeStatus {
     Blocked,
     /// Out of iterations; failed for good.
     GaveUp,
+    /// The person skipped its run: its code is kept, but nothing says it
+    /// works. Never counted as passing; its dependents still run.
+    Skipped,
+    /// It was at work when the person cancelled the session.
+    Cancelled,
+    /// The session ended before its turn came (or while it waited).
+    NotRun,
 }
 
 impl NodeStatus {
@@ -425,12 +432,40 @@ impl NodeStatus {
             NodeStatus::Failed => "failed",
             NodeStatus::Blocked => "blocked",
             NodeStatus::GaveUp => "gave up",
+            NodeStatus::Skipped => "skipped",
+            NodeStatus::Cancelled => "cancelled",
+            NodeStatus::NotRun => "not run",
         }
     }
+    /// The node's part of a pass is over.
     pub fn is_terminal(self) -> bool {
+        match self {
+            NodeStatus::Passed
+            | NodeStatus::Blocked
+            | NodeStatus::GaveUp
+            | NodeStatus::Skipped
+            | NodeStatus::Cancelled
+            | NodeStatus::NotRun => true,
+            NodeStatus::Pending
+            | NodeStatus::Generating
+            | NodeStatus::Checking
+            | NodeStatus::Running
+            | NodeStatus::Failed => false,
+        }
+    }
+    /// Its code may be used by the nodes that depend on it: it passed, or
+    /// the person accepted it without a run (skipped).
+    pub fn usable(self) -> bool {
+        matches!(self, NodeStatus::Passed | NodeStatus::Skipped)
+    }
+    /// At work: the engine has taken it and not finished with it.
+    pub fn in_flight(self) -> bool {
         matches!(
             self,
-            NodeStatus::Passed | NodeStatus::Blocked | NodeStatus::GaveUp
+            NodeStatus::Pending
+                | NodeStatus::Generating
+                | NodeStatus::Checking
+                | NodeStatus::Running
         )
     }
 }

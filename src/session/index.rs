@@ -12,7 +12,7 @@ use std::time::UNIX_EPOCH;
 
 use serde::{Deserialize, Serialize};
 
-use super::event::Command;
+use super::outcome::Outcome;
 use super::state::State;
 use super::tape::{TapeError, read_tape};
 
@@ -21,7 +21,7 @@ pub const TAPE_FILE: &str = "tape.jsonl";
 /// The cached summary, beside the tape.
 pub const SUMMARY_FILE: &str = "summary.json";
 /// Bump when `SessionSummary` changes meaning: older caches are then refolded.
-const SUMMARY_FORMAT: u32 = 1;
+const SUMMARY_FORMAT: u32 = 2;
 
 /// How a session ended, as far as its tape tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,12 +49,11 @@ impl SessionResult {
 
     /// What the tape of a session folded into says.
     pub fn of(state: &State) -> SessionResult {
-        let cancelled = state.steers.iter().any(|c| matches!(c, Command::Cancel));
-        match &state.finished {
-            _ if cancelled => SessionResult::Cancelled,
-            Some(f) if f.passed => SessionResult::Passed,
-            Some(_) => SessionResult::Failed,
-            None => SessionResult::DidNotFinish,
+        match Outcome::of(state) {
+            Outcome::Passed => SessionResult::Passed,
+            Outcome::Failed | Outcome::NoPlan => SessionResult::Failed,
+            Outcome::Cancelled => SessionResult::Cancelled,
+            Outcome::Working => SessionResult::DidNotFinish,
         }
     }
 }

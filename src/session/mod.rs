@@ -4,7 +4,9 @@
 
 pub mod event;
 pub mod index;
+pub mod outcome;
 mod parts;
+mod pause;
 pub mod plan;
 pub mod repairs;
 pub mod report;
@@ -13,6 +15,7 @@ pub mod state;
 pub mod tape;
 
 pub use event::*;
+pub use outcome::Outcome;
 pub use plan::{Dag, PlanError, edit_spec};
 pub use state::State;
 pub use tape::{SkippedLine, TapeContents, TapeError, TapeWriter, parse_tape, read_tape};

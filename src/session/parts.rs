@@ -21,6 +21,15 @@ pub struct NodeState {
     pub last_run: Option<u64>,
     /// The most recent localized failure (cleared when the node passes).
     pub last_error: Option<Location>,
+    /// The code and tests `last_error` was found with: a failure belongs
+    /// to that version and is drawn on its lines only.
+    pub last_error_found: FoundIn,
+    /// How many times the node's tests were set (written, edited, fixed).
+    pub tests_version: u32,
+    /// The person skipped the run the engine was paused before; the status
+    /// that follows is read as `Skipped` (tapes from before that status
+    /// recorded a skipped run as passed).
+    pub(super) run_skipped: bool,
     pub findings: Vec<Finding>,
     pub hints: Vec<String>,
     /// The attempts after a failure, oldest first: the iteration each one
@@ -52,6 +61,9 @@ impl NodeState {
             streaming: None,
             last_run: None,
             last_error: None,
+            last_error_found: FoundIn::default(),
+            tests_version: 0,
+            run_skipped: false,
             findings: Vec::new(),
             hints: Vec::new(),
             attempts: Vec::new(),
@@ -78,6 +90,39 @@ impl NodeState {
         self.versions.last().map(|v| v.iteration).unwrap_or(0)
     }
 
+    /// The version of the node shown now: its latest code and tests.
+    pub fn version(&self) -> FoundIn {
+        FoundIn {
+            iteration: self.iteration(),
+            tests: self.tests_version,
+        }
+    }
+
+    /// The latest failure, if it was found in the code and tests the node
+    /// has now (only then can it be drawn on a line of them).
+    pub fn current_failure(&self) -> Option<&Location> {
+        self.last_error
+            .as_ref()
+            .filter(|_| self.last_error_found == self.version())
+    }
+
+    /// The latest failure when it was found in an earlier version of the
+    /// code or tests: the previous iteration's failure, with the iteration
+    /// it was found in. Not drawn on a line (the lines have changed).
+    pub fn earlier_failure(&self) -> Option<(u32, &Location)> {
+        self.last_error
+            .as_ref()
+            .filter(|_| self.last_error_found != self.version())
+            .map(|e| (self.last_error_found.iteration, e))
+    }
+
+    /// New tests (written, edited, or a fix applied).
+    pub(super) fn set_tests(&mut self, code: &str) {
+        self.tests = Some(code.to_string());
+        self.tests_version += 1;
+        self.unsettle();
+    }
+
     /// An edit of this node queues it to run again unless the node is being
     /// worked on (not yet passed, blocked or given up), which runs the edit anyway.
     pub(super) fn queue_edit(&mut self) {
@@ -85,6 +130,13 @@ impl NodeState {
             self.queued = true;
         }
     }
+}
+
+/// A version of a node: its code iteration and its tests' version.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FoundIn {
+    pub iteration: u32,
+    pub tests: u32,
 }
 
 #[derive(Debug, Clone, PartialEq)]

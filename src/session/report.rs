@@ -4,7 +4,6 @@
 //! Pure functions of a `State`, so any session exports, finished or not.
 
 use super::event::{NodeStatus, RunKind, RunRecord};
-use super::index::SessionResult;
 use super::state::{HistoryEntry, NodeState, RunState, State};
 
 /// The run of the assembled program, the latest one that ended.
@@ -35,15 +34,7 @@ pub fn test_counts(record: &RunRecord) -> String {
 
 /// The session's outcome in one line: the result and, when it finished, why.
 pub fn outcome_line(state: &State) -> String {
-    let result = SessionResult::of(state);
-    match &state.finished {
-        Some(f) => format!("{}: {}", result.label(), f.summary),
-        None => format!(
-            "{}: the tape ends after {} events",
-            result.label(),
-            state.events_applied
-        ),
-    }
+    super::outcome::line(state)
 }
 
 /// `name(inputs) -> output`
@@ -104,9 +95,22 @@ pub fn markdown(s: &State) -> String {
                 )),
                 None => out.push_str("The assembled program was not run.\n\n"),
             }
-            out.push_str(&fenced(code));
+            out.push_str(&fenced("python", code));
         }
         None => out.push_str("No program was assembled.\n\n"),
+    }
+    if let Some(o) = &s.program_output {
+        out.push_str(&format!(
+            "Output of the program (`main`):\n\n{}",
+            fenced("", &o.stdout)
+        ));
+        if !o.succeeded() {
+            let why = o
+                .limit_hit
+                .clone()
+                .unwrap_or_else(|| o.stderr.trim().to_string());
+            out.push_str(&format!("Run as a program it failed: {why}\n\n"));
+        }
     }
     out
 }
@@ -156,15 +160,15 @@ fn node_section(s: &State, n: &NodeState, out: &mut String) {
             _ => "Latest code",
         };
         out.push_str(&format!("{label} (iteration {iterations}):\n\n"));
-        out.push_str(&fenced(code));
+        out.push_str(&fenced("python", code));
     }
 }
 
-/// A Python code block whose fence no line of the code can close.
-fn fenced(code: &str) -> String {
+/// A code block (of `lang`, or plain text) whose fence no line of the text can close.
+fn fenced(lang: &str, code: &str) -> String {
     let mut fence = "```".to_string();
     while code.contains(&fence) {
         fence.push('`');
     }
-    format!("{fence}python\n{}\n{fence}\n\n", code.trim_end())
+    format!("{fence}{lang}\n{}\n{fence}\n\n", code.trim_end())
 }

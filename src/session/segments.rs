@@ -29,7 +29,7 @@ impl State {
         self.step_mode = config.step_mode;
         self.token_budget = token_budget;
         self.finished = None;
-        self.paused = None;
+        self.cancelled = false;
         for call in self.calls.values_mut().filter(|c| !c.done) {
             call.done = true;
             call.error = Some("no reply: the session stopped before it came".into());

@@ -6,7 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::event::*;
-pub use super::parts::{CallState, CodeVersion, HistoryEntry, NodeState, RunState};
+pub use super::parts::{CallState, CodeVersion, FoundIn, HistoryEntry, NodeState, RunState};
+pub use super::pause::pause_after;
 pub use super::repairs::{AttemptInfo, TestChange};
 pub use super::segments::ParentSession;
 use crate::protocol::Usage;
@@ -55,6 +56,9 @@ pub struct State {
     pub token_budget: u64,
     /// The task was edited since the last plan: the engine plans again.
     pub replan: bool,
+    /// The person cancelled the session (this segment of it: a resume
+    /// goes on).
+    pub cancelled: bool,
     /// Number of events folded in.
     pub events_applied: u64,
     /// Time offset of the last event folded in.
@@ -115,7 +119,6 @@ impl State {
                         usage_estimated: false,
                     },
                 );
-                self.paused = None;
             }
             Event::ModelDelta { call_id, text } => {
                 if let Some(call) = self.calls.get_mut(call_id) {
@@ -201,7 +204,13 @@ impl State {
                     // A re-plan (the task was edited) keeps the tests and code
                     // of a node whose spec did not change; a changed one starts afresh.
                     let node = match self.nodes.remove(&spec.name) {
-                        Some(n) if n.spec == *spec => n,
+                        // One the last pass never got to is work for the next.
+                        Some(mut n) if n.spec == *spec => {
+                            if matches!(n.status, NodeStatus::NotRun | NodeStatus::Cancelled) {
+                                n.status = NodeStatus::Pending;
+                            }
+                            n
+                        }
                         Some(_) | None => NodeState::new(spec.clone()),
                     };
                     nodes.insert(spec.name.clone(), node);
@@ -215,8 +224,7 @@ impl State {
             }
             Event::Tests { node, code, .. } => {
                 if let Some(n) = self.nodes.get_mut(node) {
-                    n.tests = Some(code.clone());
-                    n.unsettle();
+                    n.set_tests(code);
                 }
             }
             Event::Code {
@@ -272,7 +280,6 @@ impl State {
                     },
                 );
                 self.run_order.push(*run_id);
-                self.paused = None;
             }
             Event::Output {
                 run_id,
@@ -308,7 +315,13 @@ impl State {
             }
             Event::NodeStatus { node, status } => {
                 if let Some(n) = self.nodes.get_mut(node) {
-                    n.status = *status;
+                    n.status = match status {
+                        // A tape from before `Skipped` says a skipped run passed.
+                        NodeStatus::Passed if n.run_skipped => NodeStatus::Skipped,
+                        _ => *status,
+                    };
+                    n.run_skipped = false;
+                    let status = n.status;
                     if status.is_terminal() {
                         n.carried_run = None;
                     }
@@ -321,7 +334,10 @@ impl State {
                         | NodeStatus::Running
                         | NodeStatus::Failed
                         | NodeStatus::Blocked
-                        | NodeStatus::GaveUp => {}
+                        | NodeStatus::GaveUp
+                        | NodeStatus::Skipped
+                        | NodeStatus::Cancelled
+                        | NodeStatus::NotRun => {}
                     }
                 }
             }
@@ -332,6 +348,10 @@ impl State {
             } => {
                 if let Some(n) = self.nodes.get_mut(node) {
                     n.last_error = Some(location.clone());
+                    n.last_error_found = FoundIn {
+                        iteration: *iteration,
+                        tests: n.tests_version,
+                    };
                 }
                 self.history.push(HistoryEntry::Failure {
                     node: node.clone(),
@@ -364,7 +384,7 @@ impl State {
             } => {
                 if let Some(n) = self.nodes.get_mut(node) {
                     if *applied {
-                        n.tests = Some(new.clone());
+                        n.set_tests(new);
                     }
                     n.test_changes.push(TestChange {
                         iteration: *iteration,
@@ -408,11 +428,22 @@ impl State {
                     }),
                 }
             }
-            Event::Paused { step } => self.paused = Some(step.clone()),
+            // The pause itself is folded below, by `pause_after`.
+            Event::Paused { .. } => {}
             Event::Steer { command } => {
                 match command {
                     Command::SetStepMode { on } => self.step_mode = *on,
-                    Command::Approve | Command::Skip | Command::Cancel => self.paused = None,
+                    Command::Skip => {
+                        if let Some(Step::Run {
+                            node: Some(node), ..
+                        }) = &self.paused
+                            && let Some(n) = self.nodes.get_mut(node)
+                        {
+                            n.run_skipped = true;
+                        }
+                    }
+                    Command::Cancel => self.cancelled = true,
+                    Command::Approve => {}
                     Command::EditTask { task } => {
                         self.task = task.clone();
                         self.replan = true;
@@ -429,8 +460,7 @@ impl State {
                     }
                     Command::EditTests { node, code } => {
                         if let Some(n) = self.nodes.get_mut(node) {
-                            n.tests = Some(code.clone());
-                            n.unsettle();
+                            n.set_tests(code);
                             n.queue_edit();
                         }
                     }
@@ -458,7 +488,7 @@ impl State {
             Event::ProgramOutput { output } => self.program_output = Some(output.clone()),
             Event::Finished { result } => {
                 self.finished = Some(result.clone());
-                self.paused = None;
+                self.settle_unfinished_nodes();
             }
             Event::Forked {
                 parent_id,
@@ -477,6 +507,9 @@ impl State {
                 token_budget,
                 ..
             } => self.resume(record.seq, after, config, *token_budget),
+        }
+        if let Some(paused) = pause_after(&record.event) {
+            self.paused = paused.cloned();
         }
     }
 

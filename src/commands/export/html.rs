@@ -42,7 +42,8 @@ pub fn status_class(status: NodeStatus) -> &'static str {
         NodeStatus::Failed => "failed",
         NodeStatus::GaveUp => "gave-up",
         NodeStatus::Blocked => "blocked",
-        NodeStatus::Pending => "pending",
+        NodeStatus::Pending | NodeStatus::NotRun => "pending",
+        NodeStatus::Skipped | NodeStatus::Cancelled => "blocked",
         NodeStatus::Generating | NodeStatus::Checking | NodeStatus::Running => "working",
     }
 }

@@ -172,6 +172,23 @@ impl App {
         matches!(&self.mode, Mode::Live(l) if l.started && l.ended.is_none())
     }
 
+    /// What the live engine is paused before, whatever the cursor shows:
+    /// reviewing the past of a live session, the engine still waits at
+    /// the end of the tape. None outside a live session.
+    pub fn engine_paused(&self) -> Option<&crate::session::Step> {
+        if !self.engine_alive() {
+            return None;
+        }
+        if self.at_end() {
+            return self.state().paused.as_ref();
+        }
+        self.records()
+            .iter()
+            .rev()
+            .find_map(|r| crate::session::state::pause_after(&r.event))
+            .flatten()
+    }
+
     /// A live session is running (not ended).
     pub fn session_running(&self) -> bool {
         self.engine_alive() && self.state().finished.is_none()

@@ -436,7 +436,7 @@ impl App {
             self.say(NoticeLevel::Warning, "no session is running");
             return;
         }
-        let paused = self.state().paused.is_some();
+        let paused = self.engine_paused().is_some();
         let node = self.selected().map(str::to_string);
         let need_node = |app: &mut App| {
             app.say(
@@ -456,6 +456,12 @@ impl App {
                         "step mode off"
                     },
                 );
+            }
+            SteerAct::Approve if paused && !self.at_end() => {
+                self.steer_from_the_past(Command::Approve, actions)
+            }
+            SteerAct::Skip if paused && !self.at_end() => {
+                self.steer_from_the_past(Command::Skip, actions)
             }
             SteerAct::Approve if paused => actions.push(Action::Steer(Command::Approve)),
             SteerAct::Approve => self.say(
@@ -525,6 +531,9 @@ impl App {
                 };
                 self.focus = f;
                 self.dirty = true;
+                if f == Focus::Code {
+                    self.click_code(areas.code, pos);
+                }
                 if f == Focus::Graph {
                     let row = usize::from(m.row.saturating_sub(areas.graph.y + 1));
                     if let Some(intent) =

@@ -8,8 +8,10 @@
 //! channel and never reads the clock: time comes in with `Msg::Tick`.
 
 mod access;
+mod clicks;
 mod external;
 mod keys;
+mod steer_live;
 mod timetravel;
 pub mod view;
 

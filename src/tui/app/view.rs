@@ -8,7 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::{App, Focus, Mode, Popup};
-use crate::session::NoticeLevel;
+use crate::session::{NoticeLevel, Outcome};
 use crate::tui::describe::{describe_step, model_label};
 use crate::tui::keymap::{self, ModeKind, Row};
 use crate::tui::panes::code::CodePane;
@@ -216,12 +216,7 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
     let (cursor, total) = (app.cursor(), app.records().len());
     let badge = match &app.mode {
         Mode::Live(_) if !app.at_end() => format!(" REVIEWING {cursor}/{total} · End: live "),
-        Mode::Live(l) => match (&l.ended, &s.finished) {
-            (_, Some(_)) => " DONE ".to_string(),
-            (Some(_), None) => " ENDED ".to_string(),
-            (None, None) if l.started => " LIVE ".to_string(),
-            (None, None) => " READY ".to_string(),
-        },
+        Mode::Live(l) => live_badge(l, s),
         Mode::Review => format!(" REVIEW {cursor}/{total} "),
         Mode::Replay(r) => format!(
             " REPLAY {} ×{} {cursor}/{total} ",
@@ -237,7 +232,7 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
             t.error.add_modifier(Modifier::REVERSED),
         ));
     }
-    if s.paused.is_some() {
+    if paused_step(app).is_some() {
         spans.push(Span::styled(
             " ⏸ PAUSED ",
             t.warning.add_modifier(Modifier::REVERSED),
@@ -297,11 +292,7 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
 /// or the keys of the focused pane.
 fn hint_line(app: &App) -> Line<'static> {
     let t = &app.theme;
-    let paused = app
-        .state()
-        .paused
-        .as_ref()
-        .filter(|_| !app.read_only() && app.engine_alive());
+    let paused = app.engine_paused();
     if let Some((level, text)) = &app.flash {
         return Line::styled(
             format!(" {text}"),
@@ -341,6 +332,29 @@ fn hint_line(app: &App) -> Line<'static> {
         .collect();
     spans.push(Span::styled(always.join(" · "), t.dim));
     Line::from(spans)
+}
+
+/// The live badge: ready, at work, or what the session came to (the same
+/// `Outcome` the graph and the report give).
+fn live_badge(l: &super::Live, s: &crate::session::State) -> String {
+    let outcome = Outcome::of(s);
+    match (&l.ended, outcome) {
+        _ if outcome.ended() => {
+            format!(" {} {} ", outcome.symbol(), outcome.label().to_uppercase())
+        }
+        (Some(_), _) => " ENDED ".to_string(),
+        (None, _) if l.started => " LIVE ".to_string(),
+        (None, _) => " READY ".to_string(),
+    }
+}
+
+/// The pause the status bar shows: the live engine's, wherever the cursor
+/// is; in review and replay, the one at the cursor.
+fn paused_step(app: &App) -> Option<&crate::session::Step> {
+    match app.mode {
+        Mode::Live(_) => app.engine_paused(),
+        Mode::Review | Mode::Replay(_) => app.state().paused.as_ref(),
+    }
 }
 
 fn fmt_elapsed(ms: u64) -> String {

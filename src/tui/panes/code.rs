@@ -15,7 +15,10 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
-use super::code_lines::{Mark, diff_lines, error_lines, failing_line, numbered, streaming};
+use super::code_lines::{
+    Mark, diff_lines, earlier_failure_line, error_lines, failing_line, numbered, streaming,
+};
+use super::code_tabs;
 use super::code_values::{failure_with_values, value_marks, values_status};
 use super::{Ctx, Handled, Scroll, page, scroll_keys};
 use crate::session::{NodeStatus, Purpose, State};
@@ -169,7 +172,7 @@ impl CodePane {
             CodeAct::Values(forward) => {
                 let count = selected
                     .and_then(|s| state.nodes.get(s))
-                    .and_then(|n| failure_with_values(state, n))
+                    .and_then(|n| failure_with_values(n))
                     .map_or(0, |e| e.values.len());
                 if count == 0 || self.tab != CodeTab::Code {
                     return Handled::NotMine;
@@ -272,11 +275,20 @@ impl CodePane {
         let outer_inner_height = usize::from(area.height.saturating_sub(2));
         let view = self.view(ctx, outer_inner_height);
         let mut title_line = ctx.title("Code", view.detail);
-        title_line.spans.extend(self.tab_line(ctx).spans);
+        title_line
+            .spans
+            .extend(code_tabs::tab_spans(ctx.theme, self.tab));
         let outer = ctx.block(title_line);
         let inner = outer.inner(area);
         frame.render_widget(outer, area);
-        let footer_h = (view.footer.len() as u16).min(inner.height / 3);
+        // Rows the footer's lines take once wrapped at the pane's width.
+        let width = usize::from(inner.width.max(1));
+        let rows: usize = view
+            .footer
+            .iter()
+            .map(|l| l.width().max(1).div_ceil(width))
+            .sum();
+        let footer_h = (rows as u16).min(inner.height / 3);
         let [main, foot] =
             Layout::vertical([Constraint::Fill(1), Constraint::Length(footer_h)]).areas(inner);
         let scroll = self.scroll.min(view.body.len().saturating_sub(1));
@@ -286,20 +298,24 @@ impl CodePane {
         }
     }
 
-    fn tab_line(&self, ctx: &Ctx) -> Line<'static> {
-        let t = ctx.theme;
-        let mut spans = Vec::new();
-        for (tab, label) in [
-            (CodeTab::Code, "code"),
-            (CodeTab::Tests, "t tests"),
-            (CodeTab::Diff, "d diff"),
-            (CodeTab::Program, "p program"),
-        ] {
-            let style = if self.tab == tab { t.selection } else { t.dim };
-            spans.push(Span::styled(format!("[{label}]"), style));
-            spans.push(Span::raw(" "));
+    /// The tab a click at `pos` chose, if it fell on one in the title of
+    /// the pane drawn at `area`.
+    pub fn tab_at(&self, ctx: &Ctx, area: Rect, pos: ratatui::layout::Position) -> Option<CodeTab> {
+        if pos.y != area.y || pos.x <= area.x {
+            return None;
         }
-        Line::from(spans)
+        let height = usize::from(area.height.saturating_sub(2));
+        let title = ctx.title("Code", self.view(ctx, height).detail);
+        // The title begins after the border's corner.
+        code_tabs::tab_at(title.width(), usize::from(pos.x - area.x - 1))
+    }
+
+    /// Show `tab` (a click on it).
+    pub fn show_tab(&mut self, tab: CodeTab) {
+        if self.tab != tab {
+            self.tab = tab;
+            self.scroll = 0;
+        }
     }
 
     /// What the pane shows: the title's detail, the body, the notes under it.
@@ -346,17 +362,25 @@ impl CodePane {
             ),
             None => name.clone(),
         };
+        // A failure is drawn on the lines of the version it was found in;
+        // on a later version it is only named, under the code.
         let failure = n
-            .last_error
-            .as_ref()
+            .current_failure()
+            .filter(|_| n.status != NodeStatus::Passed);
+        let earlier = n
+            .earlier_failure()
             .filter(|_| n.status != NodeStatus::Passed);
         match self.tab {
             CodeTab::Code => {
-                let reflecting = ctx.state.calls.values().any(|c| {
+                let reflection = ctx.state.calls.values().find(|c| {
                     !c.done && matches!(&c.purpose, Purpose::Reflect { node } if node == name)
                 });
-                if reflecting {
-                    v.detail = format!("{name} · the model is reflecting (History pane)");
+                let reflecting = reflection.is_some();
+                if let Some(call) = reflection {
+                    // Its words under the code, here: the History pane may be
+                    // hidden (zoom), so the title never sends the eye there.
+                    v.detail = format!("{name} · the model is reflecting on the failure");
+                    v.reflection = Some(reflection_tail(&call.reply));
                 }
                 if let Some(stream) = n.streaming.as_ref().filter(|_| !reflecting) {
                     v.detail = format!("{name} · the model is writing…");
@@ -364,7 +388,7 @@ impl CodePane {
                 } else if let Some(code) = n.code() {
                     // The values first: beside the code, before the error's note.
                     let mut marks: Vec<Mark> = Vec::new();
-                    if let Some(e) = failure_with_values(ctx.state, n) {
+                    if let Some(e) = failure_with_values(n) {
                         marks = value_marks(t, code, &e.values, self.values_step);
                         v.values = Some(values_status(
                             &e.values,
@@ -384,9 +408,7 @@ impl CodePane {
             CodeTab::Tests => match &n.tests {
                 Some(tests) => {
                     v.detail = format!("{name} · tests");
-                    let marks: Vec<Mark> = n
-                        .last_error
-                        .as_ref()
+                    let marks: Vec<Mark> = failure
                         .filter(|e| !e.in_node_code)
                         .and_then(|e| failing_line(tests, e).map(|l| Mark::failure(t, l, e)))
                         .into_iter()
@@ -417,6 +439,17 @@ impl CodePane {
         {
             v.footer = error_lines(t, e);
         }
+        if let Some((iteration, e)) = earlier {
+            v.footer
+                .push(earlier_failure_line(t, iteration, n.iteration(), e));
+        }
+        if let Some(words) = v.reflection.take() {
+            v.footer.push(Line::from(vec![
+                Span::styled("why: ", t.accent),
+                Span::styled(words, t.text),
+                Span::styled("▌", t.running),
+            ]));
+        }
         if let Some(status) = v.values.take() {
             v.footer.push(Line::styled(status, t.dim));
         }
@@ -442,8 +475,22 @@ struct View<'a> {
     detail: String,
     /// Where the runtime-values stepping is, under the code.
     values: Option<String>,
+    /// The reflection streaming in, its last words.
+    reflection: Option<String>,
     body: Vec<Line<'a>>,
     footer: Vec<Line<'a>>,
+}
+
+/// The last words of a reflection as it streams, on one line.
+fn reflection_tail(text: &str) -> String {
+    const KEEP: usize = 160;
+    let clean = crate::tui::sanitize::sanitize(text);
+    let joined = clean.split_whitespace().collect::<Vec<_>>().join(" ");
+    let count = joined.chars().count();
+    match count.checked_sub(KEEP) {
+        Some(skip) if skip > 0 => format!("…{}", joined.chars().skip(skip).collect::<String>()),
+        _ => joined,
+    }
 }
 
 /// The text the code pane shows on `tab`, if any (None: nothing yet).

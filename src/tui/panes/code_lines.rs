@@ -170,6 +170,29 @@ pub fn error_lines<'a>(t: &Theme, e: &Location) -> Vec<Line<'a>> {
     lines
 }
 
+/// A failure found in an earlier version of the code or tests than the one
+/// shown: named, never drawn on a line (that line may hold other code now).
+pub fn earlier_failure_line<'a>(t: &Theme, found_in: u32, shown: u32, e: &Location) -> Line<'a> {
+    let when = if found_in == shown {
+        format!("before the tests changed, iteration {found_in}")
+    } else {
+        format!("iteration {found_in}, now {shown}")
+    };
+    Line::from(vec![
+        Span::styled("previous iteration's failure", t.warning),
+        Span::styled(format!(" ({when}): "), t.dim),
+        Span::styled(
+            format!(
+                "{} at {}: {}",
+                e.error_type,
+                e.place(),
+                first_line(&e.message)
+            ),
+            t.dim,
+        ),
+    ])
+}
+
 pub fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
 }

@@ -8,24 +8,17 @@
 //! are drawn only while the node's latest code is that iteration.
 
 use crate::protocol::{Location, Snapshot};
-use crate::session::State;
-use crate::session::state::{HistoryEntry, NodeState};
+
+use crate::session::state::NodeState;
 use crate::tui::theme::Theme;
 
 use super::code_lines::Mark;
 
 /// The failure whose values go beside the node's current code: the node's
-/// latest localized failure, if it was found in the iteration shown and
+/// latest localized failure, if it was found in the version shown and
 /// recorded values.
-pub fn failure_with_values<'a>(state: &'a State, node: &'a NodeState) -> Option<&'a Location> {
-    let e = node.last_error.as_ref().filter(|e| !e.values.is_empty())?;
-    let found_in = state.history.iter().rev().find_map(|h| match h {
-        HistoryEntry::Failure {
-            node: n, iteration, ..
-        } if *n == node.spec.name => Some(*iteration),
-        _ => None,
-    })?;
-    (found_in == node.iteration()).then_some(e)
+pub fn failure_with_values(node: &NodeState) -> Option<&Location> {
+    node.current_failure().filter(|e| !e.values.is_empty())
 }
 
 /// The snapshot shown as current: `step` (clamped), or the last one (where

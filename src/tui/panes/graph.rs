@@ -11,6 +11,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::{Ctx, Handled, status_style, status_symbol, wrap};
+use crate::session::outcome::{self, Outcome};
 use crate::session::{Dag, NodeStatus, Purpose, State};
 use crate::tui::keymap::{self, Binding, Key, Row};
 
@@ -222,13 +223,13 @@ impl GraphPane {
                         .values()
                         .rev()
                         .find(|c| c.purpose == Purpose::Plan && !c.done);
-                    lines.push(Line::styled(
-                        match planning {
-                            Some(c) => format!("planning… ({} characters so far)", c.reply.len()),
-                            None => "waiting for the plan…".into(),
-                        },
-                        t.dim,
-                    ));
+                    match planning {
+                        Some(c) => {
+                            let height = usize::from(area.height.saturating_sub(2));
+                            lines = super::plan_stream::planning_lines(t, &c.reply, height);
+                        }
+                        None => lines.push(Line::styled("waiting for the plan…", t.dim)),
+                    }
                 }
             }
         } else {
@@ -239,12 +240,14 @@ impl GraphPane {
                 .count();
             detail = format!("{passed}/{} passed", s.nodes.len());
             lines = self.node_lines(ctx);
-            if let Some(f) = &s.finished {
+            let outcome = Outcome::of(s);
+            if let Some(f) = s.finished.as_ref().filter(|_| outcome.ended()) {
                 lines.push(Line::raw(""));
-                let text = format!("{} {}", if f.passed { "✓" } else { "✗" }, f.summary);
+                let text = format!("{} {}", outcome.symbol(), outcome::line(s));
                 let width = usize::from(area.width.saturating_sub(2));
+                let style = super::outcome_style(t, outcome);
                 for piece in wrap(&text, width) {
-                    lines.push(Line::styled(piece, if f.passed { t.ok } else { t.error }));
+                    lines.push(Line::styled(piece, style));
                 }
                 // Where the results are: the session folder, then its files.
                 let program = format!("{}.py", crate::engine::runs::PROGRAM);

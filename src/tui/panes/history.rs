@@ -14,7 +14,7 @@ use ratatui::widgets::Paragraph;
 use super::code_lines::change_counts;
 use super::{Ctx, Handled, Scroll, page, scroll_keys, wrap};
 use crate::session::state::HistoryEntry;
-use crate::session::{Command, NoticeLevel, State};
+use crate::session::{Command, NoticeLevel, Outcome, State};
 use crate::tui::describe::{describe_command, source_label};
 use crate::tui::keymap::{self, Binding, Row};
 
@@ -88,8 +88,13 @@ impl HistoryPane {
 
     pub fn render(&self, ctx: &Ctx, notes: TapeNotes<'_>, area: Rect, frame: &mut Frame) {
         let width = usize::from(area.width.saturating_sub(2));
-        let lines = self.lines(ctx, notes, width);
         let height = usize::from(area.height.saturating_sub(2));
+        let mut lines = self.lines(ctx, notes, width, false);
+        if lines.len() > height {
+            // Short of room: the notes take a line each, so the last
+            // iteration's reflection stays in view above them.
+            lines = self.lines(ctx, notes, width, true);
+        }
         let end = lines
             .len()
             .saturating_sub(self.back.min(lines.len().saturating_sub(height)));
@@ -103,7 +108,14 @@ impl HistoryPane {
         frame.render_widget(p, area);
     }
 
-    pub fn lines(&self, ctx: &Ctx, notes: TapeNotes<'_>, width: usize) -> Vec<Line<'static>> {
+    /// The timeline's lines at `width`; `compact`: notes cut to one line each.
+    pub fn lines(
+        &self,
+        ctx: &Ctx,
+        notes: TapeNotes<'_>,
+        width: usize,
+        compact: bool,
+    ) -> Vec<Line<'static>> {
         let t = ctx.theme;
         let s = ctx.state;
         let mut out: Vec<Line<'static>> = Vec::new();
@@ -262,24 +274,32 @@ impl HistoryPane {
                 }
             }
         }
-        for (level, message) in s.notices.iter().rev().take(3).rev() {
+        let shown_notes = if compact { 1 } else { 3 };
+        for (level, message) in s.notices.iter().rev().take(shown_notes).rev() {
             let style = match level {
                 NoticeLevel::Info => t.dim,
                 NoticeLevel::Warning => t.warning,
                 NoticeLevel::Error => t.error,
             };
-            push_wrapped(&mut out, "  note: ", message, style, width);
+            if compact {
+                let more = s.notices.len() - 1;
+                let prefix = match more {
+                    0 => "  note: ".to_string(),
+                    n => format!("  note (+{n}): "),
+                };
+                out.push(Line::styled(cut(&prefix, message, width), style));
+            } else {
+                push_wrapped(&mut out, "  note: ", message, style, width);
+            }
         }
-        if let Some(f) = &s.finished {
+        let outcome = Outcome::of(s);
+        if s.finished.is_some() && outcome.ended() {
+            let style = super::outcome_style(t, outcome);
             push_wrapped(
                 &mut out,
-                if f.passed {
-                    "■ done: "
-                } else {
-                    "■ ended: "
-                },
-                &f.summary,
-                if f.passed { t.ok } else { t.error },
+                &format!("{} ", outcome.symbol()),
+                &crate::session::outcome::line(s),
+                style,
                 width,
             );
         }
@@ -287,6 +307,19 @@ impl HistoryPane {
             out.push(Line::styled("iterations and reflections show here", t.dim));
         }
         out
+    }
+}
+
+/// `prefix` and the first line of `text`, cut to `width` columns with an ellipsis.
+fn cut(prefix: &str, text: &str, width: usize) -> String {
+    let room = width.saturating_sub(prefix.chars().count());
+    let text = text.lines().next().unwrap_or("");
+    match wrap(text, room).as_slice() {
+        [only] => format!("{prefix}{only}"),
+        _ => match wrap(text, room.saturating_sub(1)).first() {
+            Some(first) => format!("{prefix}{first}…"),
+            None => prefix.to_string(),
+        },
     }
 }
 

@@ -7,6 +7,7 @@
 
 pub mod code;
 pub mod code_lines;
+pub mod code_tabs;
 pub mod code_values;
 pub mod confirm;
 pub mod editor;
@@ -16,6 +17,7 @@ pub mod history;
 pub mod message;
 pub mod output;
 pub mod palette;
+pub mod plan_stream;
 pub mod sessions;
 pub mod task;
 pub mod travel;
@@ -189,11 +191,23 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
 /// A style for a node status.
 pub fn status_style(t: &Theme, status: NodeStatus) -> Style {
     match status {
-        NodeStatus::Pending => t.dim,
+        NodeStatus::Pending | NodeStatus::NotRun => t.dim,
+        NodeStatus::Skipped | NodeStatus::Cancelled => t.warning,
         NodeStatus::Generating | NodeStatus::Checking | NodeStatus::Running => t.running,
         NodeStatus::Passed => t.ok,
         NodeStatus::Failed | NodeStatus::GaveUp => t.error,
         NodeStatus::Blocked => t.warning,
+    }
+}
+
+/// A style for what a session came to.
+pub fn outcome_style(t: &Theme, outcome: crate::session::Outcome) -> Style {
+    use crate::session::Outcome;
+    match outcome {
+        Outcome::Passed => t.ok,
+        Outcome::Cancelled => t.warning,
+        Outcome::Working => t.running,
+        Outcome::Failed | Outcome::NoPlan => t.error,
     }
 }
 
@@ -207,6 +221,9 @@ pub fn status_symbol(status: NodeStatus) -> &'static str {
         NodeStatus::Failed => "✗",
         NodeStatus::Blocked => "⊘",
         NodeStatus::GaveUp => "✗",
+        NodeStatus::Skipped => "↷",
+        NodeStatus::Cancelled => "■",
+        NodeStatus::NotRun => "·",
     }
 }
 
