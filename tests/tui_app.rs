@@ -517,6 +517,9 @@ fn after_a_session_ends_n_opens_a_new_one() {
     assert!(app.state().finished.is_some());
     app.set_focus(Focus::Graph);
     app.update(ch('n'));
+    // It asks first (issue 13); yes leaves for the new one.
+    assert_eq!(app.confirm(), Some(Confirm::LeaveSession));
+    app.update(ch('y'));
     assert!(matches!(app.mode(), Mode::Live(l) if !l.started));
     assert!(app.records().is_empty());
     assert!(app.state().specs.is_empty());

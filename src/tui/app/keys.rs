@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use crossterm::event::{KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
 
+use super::guard::Replacing;
 use super::view;
 use super::{Action, App, Focus, Message, Mode, Popup, StartRequest};
 use crate::session::{Command, NoticeLevel};
@@ -60,6 +61,9 @@ impl App {
                 if let Some(dir) = self.deleting.take().filter(|_| Confirm::answer(&key)) {
                     actions.push(Action::DeleteSession(dir));
                 }
+            }
+            Popup::Confirm(Confirm::DiscardDraft | Confirm::LeaveSession) => {
+                self.on_replace_answer(Confirm::answer(&key), actions);
             }
             Popup::Confirm(confirm) => {
                 if Confirm::answer(&key) {
@@ -158,7 +162,8 @@ impl App {
                 };
                 let name = demo.name.clone();
                 let step_mode = self.step_armed();
-                self.start(StartRequest::Demo { name, step_mode }, actions);
+                let request = StartRequest::Demo { name, step_mode };
+                self.replace(Replacing::Start(request), actions);
             }
         }
         self.dirty = true;
@@ -307,7 +312,7 @@ impl App {
         self.say(NoticeLevel::Info, said);
     }
 
-    fn start(&mut self, request: StartRequest, actions: &mut Vec<Action>) {
+    pub(super) fn start(&mut self, request: StartRequest, actions: &mut Vec<Action>) {
         if let Mode::Live(live) = &mut self.mode {
             live.started = true;
             live.ended = None;
@@ -408,7 +413,7 @@ impl App {
                     "a session is running: c cancels it first",
                 );
             } else {
-                self.new_session();
+                self.replace(Replacing::NewSession, actions);
             }
             return;
         }
@@ -566,17 +571,22 @@ impl App {
             Handled::Done => true,
             Handled::Intent(intent) => {
                 match intent {
-                    SessionIntent::Open(tape) => actions.push(Action::Open {
-                        tape,
-                        replay: false,
-                    }),
+                    SessionIntent::Open(tape) => self.replace(
+                        Replacing::Open {
+                            tape,
+                            replay: false,
+                        },
+                        actions,
+                    ),
                     SessionIntent::Replay(tape) => {
-                        actions.push(Action::Open { tape, replay: true })
+                        self.replace(Replacing::Open { tape, replay: true }, actions)
                     }
                     SessionIntent::Resume(tape) => {
-                        self.start(StartRequest::Resume { tape }, actions)
+                        self.replace(Replacing::Start(StartRequest::Resume { tape }), actions)
                     }
-                    SessionIntent::Fork(tape) => self.start(StartRequest::Fork { tape }, actions),
+                    SessionIntent::Fork(tape) => {
+                        self.replace(Replacing::Start(StartRequest::Fork { tape }), actions)
+                    }
                     SessionIntent::Delete(dir) => {
                         self.deleting = Some(dir);
                         self.popups.push(Popup::Confirm(Confirm::DeleteSession));

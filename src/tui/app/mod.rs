@@ -9,6 +9,7 @@
 
 mod access;
 mod external;
+mod guard;
 mod keys;
 pub mod view;
 
@@ -203,6 +204,8 @@ pub struct App {
     sessions: SessionList,
     /// The session folder a delete confirmation is about.
     deleting: Option<PathBuf>,
+    /// What a draft or session confirmation is about.
+    replacing: Option<guard::Replacing>,
     flash: Option<(NoticeLevel, String)>,
     reruns: super::panes::Reruns,
     /// Screen size at the last frame (mouse hit tests, page sizes).
@@ -230,6 +233,7 @@ impl App {
             history: HistoryPane::default(),
             sessions: SessionList::default(),
             deleting: None,
+            replacing: None,
             flash: None,
             reruns: Default::default(),
             screen: Rect::new(0, 0, 160, 48),

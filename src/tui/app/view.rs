@@ -130,6 +130,7 @@ pub fn render(app: &App, frame: &mut Frame) {
                 .wrap(ratatui::widgets::Wrap { trim: true }),
             full,
         );
+        app.theme.fill_background(frame.buffer_mut());
         return;
     }
     let areas = layout(app, full);
@@ -181,6 +182,7 @@ pub fn render(app: &App, frame: &mut Frame) {
             }
         }
     }
+    app.theme.fill_background(frame.buffer_mut());
 }
 
 /// The help rows of the focused pane's table.

@@ -16,6 +16,10 @@ pub enum Confirm {
     Quit,
     /// Delete the session the welcome screen's list has selected.
     DeleteSession,
+    /// Start or open something in place of the unsent task.
+    DiscardDraft,
+    /// Leave the session on screen for a new one.
+    LeaveSession,
 }
 
 /// Yes; any other key is no.
@@ -37,6 +41,12 @@ impl Confirm {
             Confirm::CancelSession => "Cancel the session? What is done stays on the tape.  y / n",
             Confirm::Quit => "A session is running. Cancel it and quit?  y / n",
             Confirm::DeleteSession => "Delete this session's folder for good?  y / n",
+            Confirm::DiscardDraft => {
+                "Discard the task you typed (it is not saved) and go on?  y / n"
+            }
+            Confirm::LeaveSession => {
+                "Leave this session for a new one? It stays on its tape (codeloop open last).  y / n"
+            }
         }
     }
 
