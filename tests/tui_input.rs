@@ -109,3 +109,210 @@ fn opening_resuming_or_forking_a_listed_session_asks_before_the_draft_is_dropped
         assert!(expected, "{what}: {actions:?}");
     }
 }
+
+/// The scripted session with `extra` more output lines in run 3 (sum_by_key).
+fn review_with_long_output(extra: usize) -> App {
+    use codeloop::protocol::Stream;
+    use codeloop::session::{Event, Record};
+    let mut records = records();
+    let at = records
+        .iter()
+        .position(|r| matches!(r.event, Event::RunFinished { run_id: 3, .. }))
+        .unwrap();
+    let text: String = (1..=extra).map(|i| format!("line {i:03}\n")).collect();
+    records.insert(
+        at,
+        Record {
+            seq: 0,
+            t_ms: 0,
+            event: Event::Output {
+                run_id: 3,
+                stream: Stream::Stdout,
+                text,
+            },
+        },
+    );
+    for (i, r) in records.iter_mut().enumerate() {
+        r.seq = i as u64;
+    }
+    let tape = codeloop::session::TapeContents {
+        records,
+        truncated_tail: None,
+        skipped: Vec::new(),
+    };
+    let mut app = App::review(tape, info(), theme());
+    app.select_node("sum_by_key".into());
+    app.set_focus(Focus::Output);
+    app
+}
+
+/// The rows of the output pane (right column, below the code) as text.
+fn output_rows(screen: &str) -> Vec<String> {
+    let lines: Vec<&str> = screen.lines().collect();
+    let start = lines.iter().position(|l| l.contains(" Output ")).unwrap();
+    lines[start + 1..]
+        .iter()
+        .take_while(|l| !l.contains('└') && !l.contains('┗'))
+        .map(|l| {
+            let right: String = l.chars().skip(31).collect();
+            right
+                .trim_matches(|c| c == '"' || c == '│' || c == '┃' || c == ' ')
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn g_in_the_output_pane_shows_a_full_page_from_the_first_line() {
+    let mut app = review_with_long_output(200);
+    let _ = screen(&mut app, 80, 24);
+    app.update(ch('g'));
+    let s = screen(&mut app, 80, 24);
+    let rows = output_rows(&s);
+    assert!(
+        rows[0].ends_with("test_totals ... ok"),
+        "the first line first:\n{s}"
+    );
+    assert!(rows[1].ends_with("line 001"), "{s}");
+    // The page is full: no blank row between the first line and the note.
+    let body: Vec<&String> = rows
+        .iter()
+        .take_while(|r| !r.contains("above the tail"))
+        .collect();
+    assert!(body.len() >= 3, "{s}");
+    assert!(
+        body.iter().all(|r| !r.is_empty()),
+        "no blank rows after g:\n{s}"
+    );
+    // j goes down one line at once (no dead keys below the top), G back to the tail.
+    app.update(ch('j'));
+    let rows = output_rows(&screen(&mut app, 80, 24));
+    assert!(rows[0].ends_with("line 001"), "{rows:?}");
+    app.update(ch('G'));
+    let s = screen(&mut app, 80, 24);
+    assert!(s.contains("line 200"), "{s}");
+    assert_eq!(app.output_back(), 0);
+}
+
+/// A review of the scripted session with its folder, and run 1's log on
+/// disk: what the tape recorded, then `more` lines the tape did not keep.
+fn review_with_log(dir: &std::path::Path, more: usize) -> (App, std::path::PathBuf) {
+    use codeloop::session::Event;
+    let recorded: String = records()
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Output {
+                run_id: 1, text, ..
+            } => Some(text.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut log = recorded;
+    for i in 1..=more {
+        log.push_str(&format!("later line {i} of a long run\n"));
+    }
+    log.push_str("the needle at the very end\n");
+    let path = dir.join("logs/run-1.log");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, log).unwrap();
+    let mut i = info();
+    i.session_dir = Some(dir.to_path_buf());
+    let mut app = App::review(tape(), i, theme());
+    // The moment run 1 ended: parse_line's last run is run 1.
+    let after_run_1 = records()
+        .iter()
+        .position(|r| matches!(r.event, Event::RunFinished { run_id: 1, .. }))
+        .unwrap();
+    app.set_cursor(after_run_1 + 1);
+    app.select_node("parse_line".into());
+    app.set_focus(Focus::Output);
+    (app, path)
+}
+
+/// Read the log as the event loop would, and hand it back.
+fn deliver(app: &mut App, actions: Vec<Action>) {
+    for a in actions {
+        if let Action::ReadLog(path) = a {
+            let result = codeloop::tui::log_reader::read_log(&path).map(std::sync::Arc::new);
+            app.update(Msg::LogRead { path, result });
+        }
+    }
+}
+
+#[test]
+fn the_pager_reads_a_runs_whole_log_searches_it_and_finds_the_first_stderr_line() {
+    let dir = tempfile::tempdir().unwrap();
+    // About 3.5 MB: far more than the output pane keeps.
+    let (mut app, path) = review_with_log(dir.path(), 120_000);
+    let _ = screen(&mut app, 160, 48);
+    let actions = app.update(ch('L'));
+    assert_eq!(actions, vec![Action::ReadLog(path.clone())]);
+    // Until the text arrives the pager says so (the read is not done in the key).
+    let s = screen(&mut app, 160, 48);
+    assert!(s.contains("reading the log…"), "{s}");
+    deliver(&mut app, actions);
+    let s = screen(&mut app, 160, 48);
+    assert!(s.contains("120006 lines"), "{s}");
+    assert!(
+        s.contains(" 1   test_simple ... ok"),
+        "line numbers beside the lines:\n{s}"
+    );
+    // The first stderr line, marked as stderr.
+    app.update(ch('e'));
+    let s = screen(&mut app, 160, 48);
+    assert!(s.contains(" 3 ┃ Traceback (most recent call last):"), "{s}");
+    // Search the whole log, not the kept tail.
+    press(&mut app, "/NEEDLE".chars().map(ch));
+    app.update(key(KeyCode::Enter));
+    let s = screen(&mut app, 160, 48);
+    assert!(s.contains("120006   the needle at the very end"), "{s}");
+    assert!(s.contains("/NEEDLE at line 120006"), "{s}");
+    // g / G: top and bottom; q closes.
+    app.update(ch('g'));
+    assert_eq!(app.pager().unwrap().top(), 0);
+    app.update(ch('q'));
+    assert!(app.pager().is_none());
+    assert_eq!(app.focus(), Focus::Output);
+}
+
+#[test]
+fn the_pager_scrolls_long_lines_sideways_with_marks_or_wraps_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut app, path) = review_with_log(dir.path(), 0);
+    let long = format!("start {} end\n", "x".repeat(200));
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str(&long);
+    std::fs::write(&path, text).unwrap();
+    let actions = app.update(key(KeyCode::Enter));
+    deliver(&mut app, actions);
+    let s = screen(&mut app, 80, 24);
+    let row = s.lines().find(|l| l.contains("start xxx")).unwrap();
+    assert!(
+        row.contains("x›"),
+        "a clipped line is marked at the edge:\n{s}"
+    );
+    assert!(!s.contains("x end"), "{s}");
+    for _ in 0..30 {
+        app.update(key(KeyCode::Right));
+    }
+    let s = screen(&mut app, 80, 24);
+    assert!(s.contains("x end"), "→ shows the rest:\n{s}");
+    assert!(s.contains("‹x"), "and marks what is off to the left:\n{s}");
+    app.update(ch('w'));
+    let s = screen(&mut app, 80, 24);
+    assert!(
+        s.contains("start xxx") && s.contains("x end"),
+        "wrapped whole:\n{s}"
+    );
+}
+
+#[test]
+fn a_missing_log_is_said_in_the_pager() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut app, path) = review_with_log(dir.path(), 0);
+    std::fs::remove_file(&path).unwrap();
+    let actions = app.update(ch('L'));
+    deliver(&mut app, actions);
+    let s = screen(&mut app, 80, 24);
+    assert!(s.contains("cannot read the output log"), "{s}");
+}

@@ -85,13 +85,21 @@ impl App {
     pub fn editor(&self) -> Option<&EditorPopup> {
         self.popups.iter().rev().find_map(|p| match p {
             Popup::Editor(e) => Some(e.as_ref()),
-            Popup::Help | Popup::Confirm(_) | Popup::Palette(_) | Popup::Message(_) => None,
+            Popup::Help
+            | Popup::Confirm(_)
+            | Popup::Palette(_)
+            | Popup::Message(_)
+            | Popup::Pager(_) => None,
         })
     }
     pub fn editor_mut(&mut self) -> Option<&mut EditorPopup> {
         self.popups.iter_mut().rev().find_map(|p| match p {
             Popup::Editor(e) => Some(e.as_mut()),
-            Popup::Help | Popup::Confirm(_) | Popup::Palette(_) | Popup::Message(_) => None,
+            Popup::Help
+            | Popup::Confirm(_)
+            | Popup::Palette(_)
+            | Popup::Message(_)
+            | Popup::Pager(_) => None,
         })
     }
     /// The open command palette, if it is on top.

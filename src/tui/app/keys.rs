@@ -18,6 +18,7 @@ use crate::tui::panes::Handled;
 use crate::tui::panes::confirm::Confirm;
 use crate::tui::panes::editor::{EditTarget, EditorIntent, EditorPopup};
 use crate::tui::panes::graph::{GraphIntent, Welcome};
+use crate::tui::panes::output::OutputIntent;
 use crate::tui::panes::palette::{Palette, PaletteAct, PaletteIntent};
 use crate::tui::panes::sessions::SessionIntent;
 use crate::tui::panes::task::TaskIntent;
@@ -57,6 +58,7 @@ impl App {
         match popup {
             // Any key closes the help or a message.
             Popup::Help | Popup::Message(_) => {}
+            Popup::Pager(pager) => self.on_pager_key(pager, key, actions),
             Popup::Confirm(Confirm::DeleteSession) => {
                 if let Some(dir) = self.deleting.take().filter(|_| Confirm::answer(&key)) {
                     actions.push(Action::DeleteSession(dir));
@@ -134,8 +136,12 @@ impl App {
             Focus::Output => match self.output.on_key(key, height) {
                 Handled::NotMine => false,
                 Handled::Done => true,
-                Handled::Intent(say) => {
+                Handled::Intent(OutputIntent::Say(say)) => {
                     self.say(say.0, say.1);
+                    true
+                }
+                Handled::Intent(OutputIntent::OpenLog) => {
+                    self.open_log(actions);
                     true
                 }
             },

@@ -11,6 +11,7 @@ mod access;
 mod external;
 mod guard;
 mod keys;
+mod log_pager;
 pub mod view;
 
 use std::path::PathBuf;
@@ -114,6 +115,8 @@ pub enum Action {
     Notify(String),
     /// Put text on the clipboard (OSC 52).
     Copy(String),
+    /// Read a run's whole output log off the UI thread (`Msg::LogRead` back).
+    ReadLog(PathBuf),
 }
 
 /// Everything that reaches the app.
@@ -133,6 +136,11 @@ pub enum Msg {
     Rerun {
         run_id: u64,
         outcome: Result<RunRecord, String>,
+    },
+    /// A log asked for with `Action::ReadLog` was read.
+    LogRead {
+        path: PathBuf,
+        result: Result<std::sync::Arc<super::log_reader::LogText>, String>,
     },
     /// The person's editor closed (`Action::OpenEditor`).
     EditorDone {
@@ -185,6 +193,7 @@ pub enum Popup {
     Editor(Box<EditorPopup>),
     Palette(Box<super::panes::palette::Palette>),
     Message(Message),
+    Pager(Box<super::panes::pager::Pager>),
 }
 
 pub struct App {
@@ -371,6 +380,7 @@ impl App {
                 }
             }
             Msg::Tick(now) => self.tick(now, &mut actions),
+            Msg::LogRead { path, result } => self.on_log_read(path, result),
             Msg::EditorDone { target, outcome } => {
                 self.on_editor_done(target, outcome, &mut actions);
             }
@@ -465,6 +475,9 @@ impl App {
         let state = self.timeline.state();
         let selected = self.graph.selected();
         let run = run_to_show(state, selected, self.code.tab() == CodeTab::Program);
+        self.output
+            .set_area_height(view::layout(self, self.screen).output.height);
+        let state = self.timeline.state();
         self.output.prepare(state, run);
         self.history.prepare(state);
         self.code
