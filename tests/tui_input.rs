@@ -316,3 +316,52 @@ fn a_missing_log_is_said_in_the_pager() {
     let s = screen(&mut app, 80, 24);
     assert!(s.contains("cannot read the output log"), "{s}");
 }
+
+#[test]
+fn tab_completes_the_attach_path_and_a_bad_path_keeps_the_prompt_open() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["weather.csv", "weather-2025.csv", "notes.txt"] {
+        std::fs::write(dir.path().join(f), "city,temp\n").unwrap();
+    }
+    let d = dir.path().display().to_string();
+    let mut app = App::live(info(), theme());
+    assert_eq!(app.focus(), Focus::Task);
+    app.update(Msg::Term(TermEvent::Key(KeyEvent::new(
+        KeyCode::Char('o'),
+        KeyModifiers::CONTROL,
+    ))));
+    press(&mut app, format!("{d}/we").chars().map(ch));
+    app.update(key(KeyCode::Tab));
+    let typed = |app: &App| app.editor().unwrap().textarea().lines().join("");
+    assert_eq!(
+        typed(&app),
+        format!("{d}/weather"),
+        "Tab completes, no spaces"
+    );
+    let s = screen(&mut app, 100, 30);
+    assert!(
+        s.contains("weather-2025.csv  weather.csv"),
+        "the candidates:\n{s}"
+    );
+    press(&mut app, "-2".chars().map(ch));
+    app.update(key(KeyCode::Tab));
+    assert_eq!(typed(&app), format!("{d}/weather-2025.csv"));
+    // A wrong path: the prompt stays with the path and says why.
+    press(&mut app, "x".chars().map(ch));
+    assert!(app.update(key(KeyCode::Enter)).is_empty());
+    let editor = app.editor().expect("the prompt is still open");
+    assert_eq!(typed(&app), format!("{d}/weather-2025.csvx"));
+    assert!(editor.note().unwrap().contains("is not a readable file"));
+    let s = screen(&mut app, 100, 30);
+    assert!(
+        s.contains("weather-2025.csvx is not a readable file"),
+        "{s}"
+    );
+    app.update(key(KeyCode::Backspace));
+    app.update(key(KeyCode::Enter));
+    assert!(app.editor().is_none());
+    assert_eq!(
+        app.task().attached(),
+        vec![dir.path().join("weather-2025.csv")]
+    );
+}

@@ -94,6 +94,7 @@ impl App {
                 Handled::Intent(EditorIntent::Discard) => {
                     self.say(NoticeLevel::Info, "edit discarded");
                 }
+                Handled::Intent(EditorIntent::Complete) => self.popups.push(Popup::Editor(editor)),
                 Handled::Done | Handled::NotMine => self.popups.push(Popup::Editor(editor)),
             },
         }
@@ -390,13 +391,15 @@ impl App {
                 if path.is_file() {
                     self.say(NoticeLevel::Info, format!("attached {}", path.display()));
                     self.task.attach(path);
+                    self.focus = Focus::Task;
                 } else {
-                    self.say(
-                        NoticeLevel::Error,
-                        format!("{} is not a readable file", path.display()),
-                    );
+                    // The prompt stays, with the path and why it was refused.
+                    let why = format!("{} is not a readable file", path.display());
+                    self.say(NoticeLevel::Error, why.clone());
+                    let editor = EditorPopup::new(EditTarget::Attach, &text, &self.theme);
+                    self.popups
+                        .push(Popup::Editor(Box::new(editor.with_error(why))));
                 }
-                self.focus = Focus::Task;
                 return;
             }
         };

@@ -18,6 +18,7 @@ pub mod message;
 pub mod output;
 pub mod pager;
 pub mod palette;
+pub mod path_complete;
 pub mod sessions;
 pub mod task;
 
