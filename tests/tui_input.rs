@@ -365,3 +365,46 @@ fn tab_completes_the_attach_path_and_a_bad_path_keeps_the_prompt_open() {
         vec![dir.path().join("weather-2025.csv")]
     );
 }
+
+/// The welcome screen as a person with nothing configured sees it: the
+/// bundled demos, the demo model's long label.
+fn first_welcome() -> App {
+    let mut i = info();
+    i.model_label = "demo model: authored replies, offline (demo \"wordfreq\": Top words: a wrong tie order, pinned to the line that returned it)".into();
+    i.demos = codeloop::demos::all()
+        .iter()
+        .map(|d| DemoEntry {
+            name: d.name.to_string(),
+            title: d.title.to_string(),
+        })
+        .collect();
+    App::live(i, theme())
+}
+
+#[test]
+fn the_welcome_shows_every_demo_and_the_whole_placeholder_at_80x24_and_100x30() {
+    let demos: Vec<String> = codeloop::demos::all()
+        .iter()
+        .map(|d| d.name.to_string())
+        .collect();
+    assert!(demos.len() >= 4);
+    for (w, h) in [(80, 24), (100, 30)] {
+        let mut app = first_welcome();
+        let s = screen(&mut app, w, h);
+        for (i, name) in demos.iter().enumerate().take(4) {
+            assert!(
+                s.contains(&format!("{}  {name}", i + 1)),
+                "{w}x{h}: demo {name} is shown\n{s}"
+            );
+        }
+        // The way to start is whole, wrapped to the pane (its last words shown).
+        assert!(s.contains("Ctrl-S starts;"), "{w}x{h}\n{s}");
+        assert!(s.contains("input file."), "{w}x{h}\n{s}");
+        // Tab goes between the panes on screen (the task and the demos) only.
+        assert_eq!(app.focus(), Focus::Graph);
+        app.update(key(KeyCode::Tab));
+        assert_eq!(app.focus(), Focus::Task, "{w}x{h}");
+        app.update(key(KeyCode::Tab));
+        assert_eq!(app.focus(), Focus::Graph, "{w}x{h}");
+    }
+}

@@ -185,8 +185,8 @@ impl App {
                 let palette = Palette::new(&keymap::global(self.mode_kind()));
                 self.popups.push(Popup::Palette(Box::new(palette)));
             }
-            GlobalAct::NextPane => self.focus = self.focus.next(),
-            GlobalAct::PrevPane => self.focus = self.focus.prev(),
+            GlobalAct::NextPane => self.cycle_focus(true),
+            GlobalAct::PrevPane => self.cycle_focus(false),
             GlobalAct::Zoom => self.zoom = !self.zoom,
             GlobalAct::Unzoom => self.zoom = false,
             GlobalAct::WriteTask => self.focus = Focus::Task,

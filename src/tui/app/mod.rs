@@ -9,6 +9,7 @@
 
 mod access;
 mod external;
+mod focus;
 mod guard;
 mod keys;
 mod log_pager;
