@@ -408,3 +408,62 @@ fn the_welcome_shows_every_demo_and_the_whole_placeholder_at_80x24_and_100x30() 
         assert_eq!(app.focus(), Focus::Graph, "{w}x{h}");
     }
 }
+
+#[test]
+fn a_long_code_line_is_marked_where_it_is_cut_and_scrolls_sideways_with_its_number_and_marker() {
+    use codeloop::session::{Event, TapeContents};
+    let long = "    key, value = line.split(\"=\")  # the separator is the first equals sign; a blank line has none, so this unpacks one value";
+    let mut records = records();
+    for r in &mut records {
+        if let Event::Code {
+            iteration: 1,
+            node,
+            code,
+            ..
+        } = &mut r.event
+            && node == "parse_line"
+        {
+            *code = PARSE_V1.replace("    key, value = line.split(\"=\")", long);
+        }
+    }
+    let tape = TapeContents {
+        records,
+        truncated_tail: None,
+        skipped: Vec::new(),
+    };
+    let mut app = App::review(tape, info(), theme());
+    app.set_cursor(records_len_until(|e| matches!(e, Event::Localized { .. })));
+    app.select_node("parse_line".into());
+    app.set_focus(Focus::Code);
+    let row = |s: &str| {
+        s.lines()
+            .find(|l| l.contains("▶2 "))
+            .unwrap_or_else(|| panic!("the failing line keeps its marker and number:\n{s}"))
+            .to_string()
+    };
+    let s = screen(&mut app, 80, 24);
+    assert!(row(&s).contains("›┃"), "a cut line ends with ›:\n{s}");
+    assert!(s.contains(" 1 def parse_line(line):"), "{s}");
+    for _ in 0..12 {
+        app.update(ch('>'));
+    }
+    let s = screen(&mut app, 80, 24);
+    let r = row(&s);
+    assert!(
+        r.contains("▶2 ‹"),
+        "the gutter stays, ‹ marks what is off to the left:\n{s}"
+    );
+    assert!(
+        r.contains("unpacks one value"),
+        "> shows the rest of the line:\n{s}"
+    );
+    for _ in 0..12 {
+        app.update(ch('<'));
+    }
+    let s = screen(&mut app, 80, 24);
+    assert!(row(&s).contains("▶2     key, value"), "< comes back:\n{s}");
+}
+
+fn records_len_until(pred: impl Fn(&codeloop::session::Event) -> bool) -> usize {
+    records().iter().position(|r| pred(&r.event)).unwrap() + 1
+}

@@ -63,6 +63,28 @@ pub fn clip_line<'a>(line: Line<'a>, gutter: usize, left: usize, width: usize) -
     Line::from(spans).style(style)
 }
 
+/// The code pane's lines clipped to `width`: a numbered line (several
+/// spans) keeps its first span, the gutter with the line number and the
+/// failure's sign, in place; a line of one span (a diff, a message) scrolls whole.
+pub fn clip_lines<'a>(lines: Vec<Line<'a>>, left: usize, width: usize) -> Vec<Line<'a>> {
+    lines
+        .into_iter()
+        .map(|l| {
+            let gutter = usize::from(l.spans.len() > 1);
+            clip_line(l, gutter, left, width)
+        })
+        .collect()
+}
+
+/// The offset after one sideways step, for text whose widest line is `widest`.
+pub fn step(left: usize, right: bool, widest: usize) -> usize {
+    if right {
+        (left + STEP).min(widest.saturating_sub(STEP).next_multiple_of(STEP))
+    } else {
+        left.saturating_sub(STEP)
+    }
+}
+
 /// `text` cut into rows of `width` columns, every character kept
 /// (indentation too: output is not prose).
 pub fn hard_wrap(text: &str, width: usize) -> Vec<String> {
