@@ -304,7 +304,7 @@ impl Pager {
                 self.hit = Some(i);
                 let rows = Self::rows(height);
                 if i < self.top || i >= self.top + rows {
-                    self.top = i.saturating_sub(rows / 3);
+                    self.top = i.saturating_sub(rows / 3).min(n.saturating_sub(rows));
                 }
                 Handled::Done
             }
