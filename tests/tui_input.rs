@@ -467,3 +467,31 @@ fn a_long_code_line_is_marked_where_it_is_cut_and_scrolls_sideways_with_its_numb
 fn records_len_until(pred: impl Fn(&codeloop::session::Event) -> bool) -> usize {
     records().iter().position(|r| pred(&r.event)).unwrap() + 1
 }
+
+#[test]
+fn n_or_the_palette_asks_before_leaving_an_ended_session() {
+    let mut app = App::live(info(), theme());
+    app.task_mut().insert_str("sum key=value lines");
+    app.update(Msg::Term(TermEvent::Key(KeyEvent::new(
+        KeyCode::Char('s'),
+        KeyModifiers::CONTROL,
+    ))));
+    for r in records() {
+        app.update(Msg::Record(r));
+    }
+    // (In the Output pane n is the next search match.)
+    for focus in [Focus::Graph, Focus::Code, Focus::History] {
+        app.set_focus(focus);
+        app.update(ch('n'));
+        assert_eq!(app.confirm(), Some(Confirm::LeaveSession), "{focus:?}");
+        app.update(ch('n'));
+        assert!(matches!(app.mode(), Mode::Live(l) if l.started), "{focus:?}");
+    }
+    // The palette's "new session" is the same act, and asks the same.
+    app.update(ch(':'));
+    press(&mut app, "new session".chars().map(ch));
+    app.update(key(KeyCode::Enter));
+    assert_eq!(app.confirm(), Some(Confirm::LeaveSession));
+    app.update(key(KeyCode::Enter));
+    assert!(matches!(app.mode(), Mode::Live(l) if !l.started));
+}
