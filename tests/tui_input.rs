@@ -485,7 +485,10 @@ fn n_or_the_palette_asks_before_leaving_an_ended_session() {
         app.update(ch('n'));
         assert_eq!(app.confirm(), Some(Confirm::LeaveSession), "{focus:?}");
         app.update(ch('n'));
-        assert!(matches!(app.mode(), Mode::Live(l) if l.started), "{focus:?}");
+        assert!(
+            matches!(app.mode(), Mode::Live(l) if l.started),
+            "{focus:?}"
+        );
     }
     // The palette's "new session" is the same act, and asks the same.
     app.update(ch(':'));

@@ -1,11 +1,15 @@
 //! Nothing typed or on screen is dropped by one keystroke: what would
 //! replace the welcome screen's unsent task (a demo, a listed session, a
-//! resume or fork), or leave a session for a new one, asks first.
+//! resume or fork), or leave a session for a new one, asks first; a path
+//! the attach prompt refuses stays in the prompt.
 
 use std::path::PathBuf;
 
-use super::{Action, App, Popup, StartRequest};
+use super::{Action, App, Focus, Popup, StartRequest};
+use crate::session::NoticeLevel;
 use crate::tui::panes::confirm::Confirm;
+use crate::tui::panes::editor::{EditTarget, EditorPopup};
+use crate::tui::panes::sessions::SessionIntent;
 
 /// What waits for the person's yes.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,7 +19,41 @@ pub enum Replacing {
     NewSession,
 }
 
+impl Replacing {
+    /// What a key on the welcome screen's session list starts or opens;
+    /// a delete is not a replacement (its folder, for its own question).
+    pub fn for_session(intent: SessionIntent) -> Result<Replacing, PathBuf> {
+        match intent {
+            SessionIntent::Open(tape) => Ok(Replacing::Open {
+                tape,
+                replay: false,
+            }),
+            SessionIntent::Replay(tape) => Ok(Replacing::Open { tape, replay: true }),
+            SessionIntent::Resume(tape) => Ok(Replacing::Start(StartRequest::Resume { tape })),
+            SessionIntent::Fork(tape) => Ok(Replacing::Start(StartRequest::Fork { tape })),
+            SessionIntent::Delete(dir) => Err(dir),
+        }
+    }
+}
+
 impl App {
+    /// Attach the file at the path typed, or keep the prompt open with the
+    /// path and why it was refused.
+    pub(super) fn attach(&mut self, text: String) {
+        let path = PathBuf::from(text.trim());
+        if path.is_file() {
+            self.say(NoticeLevel::Info, format!("attached {}", path.display()));
+            self.task.attach(path);
+            self.focus = Focus::Task;
+            return;
+        }
+        let why = format!("{} is not a readable file", path.display());
+        self.say(NoticeLevel::Error, why.clone());
+        let editor = EditorPopup::new(EditTarget::Attach, &text, &self.theme);
+        self.popups
+            .push(Popup::Editor(Box::new(editor.with_error(why))));
+    }
+
     /// Typed work that would be lost: a task or an attachment not yet sent.
     pub fn has_draft(&self) -> bool {
         self.welcome() && (!self.task.text().trim().is_empty() || !self.task.attached().is_empty())
@@ -44,10 +82,7 @@ impl App {
     pub(super) fn on_replace_answer(&mut self, yes: bool, actions: &mut Vec<Action>) {
         match self.replacing.take() {
             Some(what) if yes => self.do_replace(what, actions),
-            Some(_) | None => self.say(
-                crate::session::NoticeLevel::Info,
-                "kept as it was: nothing was started",
-            ),
+            Some(_) | None => self.say(NoticeLevel::Info, "kept as it was: nothing was started"),
         }
     }
 

@@ -1,9 +1,6 @@
 //! Routing keys and the mouse: a popup first, then the focused pane's table,
 //! then the workbench's tables of the mode. What the person meant becomes an
 //! engine command or an action here, and nowhere else.
-
-use std::path::PathBuf;
-
 use crossterm::event::{KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
 
@@ -20,7 +17,6 @@ use crate::tui::panes::editor::{EditTarget, EditorIntent, EditorPopup};
 use crate::tui::panes::graph::{GraphIntent, Welcome};
 use crate::tui::panes::output::OutputIntent;
 use crate::tui::panes::palette::{Palette, PaletteAct, PaletteIntent};
-use crate::tui::panes::sessions::SessionIntent;
 use crate::tui::panes::task::TaskIntent;
 use crate::tui::timeline::Jump;
 
@@ -387,19 +383,7 @@ impl App {
                 }
             }
             EditTarget::Attach => {
-                let path = PathBuf::from(text.trim());
-                if path.is_file() {
-                    self.say(NoticeLevel::Info, format!("attached {}", path.display()));
-                    self.task.attach(path);
-                    self.focus = Focus::Task;
-                } else {
-                    // The prompt stays, with the path and why it was refused.
-                    let why = format!("{} is not a readable file", path.display());
-                    self.say(NoticeLevel::Error, why.clone());
-                    let editor = EditorPopup::new(EditTarget::Attach, &text, &self.theme);
-                    self.popups
-                        .push(Popup::Editor(Box::new(editor.with_error(why))));
-                }
+                self.attach(text);
                 return;
             }
         };
@@ -579,24 +563,9 @@ impl App {
             Handled::NotMine => false,
             Handled::Done => true,
             Handled::Intent(intent) => {
-                match intent {
-                    SessionIntent::Open(tape) => self.replace(
-                        Replacing::Open {
-                            tape,
-                            replay: false,
-                        },
-                        actions,
-                    ),
-                    SessionIntent::Replay(tape) => {
-                        self.replace(Replacing::Open { tape, replay: true }, actions)
-                    }
-                    SessionIntent::Resume(tape) => {
-                        self.replace(Replacing::Start(StartRequest::Resume { tape }), actions)
-                    }
-                    SessionIntent::Fork(tape) => {
-                        self.replace(Replacing::Start(StartRequest::Fork { tape }), actions)
-                    }
-                    SessionIntent::Delete(dir) => {
+                match Replacing::for_session(intent) {
+                    Ok(what) => self.replace(what, actions),
+                    Err(dir) => {
                         self.deleting = Some(dir);
                         self.popups.push(Popup::Confirm(Confirm::DeleteSession));
                     }

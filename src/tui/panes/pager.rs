@@ -249,7 +249,8 @@ impl Pager {
             PagerAct::Left => self.left = self.left.saturating_sub(STEP),
             PagerAct::Right if !self.wrap => {
                 let widest = self.lines().iter().map(|l| l.chars().count()).max();
-                let room = usize::from(screen.width.saturating_sub(2)) - self.gutter_width();
+                let room =
+                    usize::from(screen.width.saturating_sub(2)).saturating_sub(self.gutter_width());
                 self.left = (self.left + STEP).min(max_left(widest.unwrap_or(0), room));
             }
             PagerAct::Right => {}
