@@ -41,7 +41,10 @@ fn a_demo_key_after_typing_a_task_asks_before_the_draft_is_dropped() {
     assert!(app.update(ch('2')).is_empty());
     assert_eq!(app.confirm(), Some(Confirm::DiscardDraft));
     let s = screen(&mut app, 80, 24);
-    assert!(s.contains("y / n"), "the whole question shows at 80x24:\n{s}");
+    assert!(
+        s.contains("y / n"),
+        "the whole question shows at 80x24:\n{s}"
+    );
     assert!(app.update(ch('n')).is_empty());
     assert_eq!(app.confirm(), None);
     assert_eq!(app.task().text(), "count words");

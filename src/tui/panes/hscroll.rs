@@ -29,12 +29,12 @@ pub fn clip_line<'a>(line: Line<'a>, gutter: usize, left: usize, width: usize) -
         return Line::from(spans).style(style);
     }
     let more_right = total > left + room;
-    // Room for the text between the marks.
-    let start = if left > 0 { left + 1 } else { 0 };
+    // Room for the text between the marks (no left mark on an empty line).
+    let start = if left > 0 && total > 0 { left + 1 } else { 0 };
     let end = left + room - usize::from(more_right);
     let mut col = 0usize;
     let mut out: Vec<Span<'a>> = Vec::new();
-    if left > 0 && room > 0 {
+    if left > 0 && room > 0 && total > 0 {
         let s = body.first().map(|s| s.style).unwrap_or_default();
         out.push(Span::styled(MORE_LEFT, s));
     }
@@ -144,5 +144,8 @@ mod tests {
         assert_eq!(text(&l), " 1 ‹efg›");
         let l = clip_line(line(), 1, 6, 8);
         assert_eq!(text(&l), " 1 ‹hij");
+        // An empty line scrolled sideways hides nothing: no mark.
+        let l = clip_line(Line::from(vec![Span::raw(" 2 "), Span::raw("")]), 1, 6, 8);
+        assert_eq!(text(&l), " 2 ");
     }
 }
