@@ -547,7 +547,10 @@ fn at_80x24_the_welcome_shows_the_demos_and_a_typed_task_survives_a_demo_key() {
     let s = t.wait_for("nothing was started", Duration::from_secs(5));
     assert!(s.contains("count the words"), "{s}");
     assert!(s.contains("READY"), "{s}");
+    // Quitting with the draft asks too.
     t.keys(&["q"]);
+    t.wait_for("Discard the task you typed", Duration::from_secs(5));
+    t.keys(&["y"]);
     wait_dead(&t);
 }
 

@@ -503,3 +503,27 @@ fn n_or_the_palette_asks_before_leaving_an_ended_session() {
     app.update(key(KeyCode::Enter));
     assert!(matches!(app.mode(), Mode::Live(l) if !l.started));
 }
+
+#[test]
+fn quitting_with_a_typed_task_asks_first_and_ctrl_c_twice_quits() {
+    let mut app = welcome_with_demos();
+    app.task_mut().insert_str("a task not started");
+    app.set_focus(Focus::Graph);
+    assert!(app.update(ch('q')).is_empty());
+    assert_eq!(app.confirm(), Some(Confirm::DiscardDraft));
+    app.update(ch('n'));
+    assert!(!app.quitting());
+    assert_eq!(app.task().text(), "a task not started");
+    app.update(ch('q'));
+    assert_eq!(app.update(ch('y')), vec![Action::Quit]);
+    let mut app = welcome_with_demos();
+    app.task_mut().insert_str("a task not started");
+    let ctrl_c = || {
+        Msg::Term(TermEvent::Key(KeyEvent::new(
+            KeyCode::Char('c'),
+            KeyModifiers::CONTROL,
+        )))
+    };
+    assert!(app.update(ctrl_c()).is_empty());
+    assert_eq!(app.update(ctrl_c()), vec![Action::Quit]);
+}

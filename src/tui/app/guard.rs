@@ -15,8 +15,13 @@ use crate::tui::panes::sessions::SessionIntent;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Replacing {
     Start(StartRequest),
-    Open { tape: PathBuf, replay: bool },
+    Open {
+        tape: PathBuf,
+        replay: bool,
+    },
     NewSession,
+    /// Quit with a task typed and not started.
+    Quit,
 }
 
 impl Replacing {
@@ -64,10 +69,10 @@ impl App {
     pub(super) fn replace(&mut self, what: Replacing, actions: &mut Vec<Action>) {
         let question = match &what {
             Replacing::NewSession => Some(Confirm::LeaveSession),
-            Replacing::Start(_) | Replacing::Open { .. } if self.has_draft() => {
+            Replacing::Start(_) | Replacing::Open { .. } | Replacing::Quit if self.has_draft() => {
                 Some(Confirm::DiscardDraft)
             }
-            Replacing::Start(_) | Replacing::Open { .. } => None,
+            Replacing::Start(_) | Replacing::Open { .. } | Replacing::Quit => None,
         };
         match question {
             Some(confirm) => {
@@ -91,6 +96,10 @@ impl App {
             Replacing::Start(request) => self.start(request, actions),
             Replacing::Open { tape, replay } => actions.push(Action::Open { tape, replay }),
             Replacing::NewSession => self.new_session(),
+            Replacing::Quit => {
+                self.quit = true;
+                actions.push(Action::Quit);
+            }
         }
     }
 }

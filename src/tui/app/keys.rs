@@ -245,6 +245,9 @@ impl App {
             self.popups.push(Popup::Confirm(Confirm::Quit));
             return;
         }
+        if self.has_draft() && self.confirm().is_none() {
+            return self.replace(Replacing::Quit, actions);
+        }
         if self.session_running() {
             actions.push(Action::Steer(Command::Cancel));
         }
