@@ -495,6 +495,8 @@ fn an_attached_file_goes_with_the_task_and_a_bad_path_is_named() {
     press(&mut app, "/no/such/file".chars().map(ch));
     assert!(app.update(key(KeyCode::Enter)).is_empty());
     assert!(app.flash().unwrap().1.contains("not a readable file"));
+    // The prompt stays open with the path (issue 13); Esc leaves it.
+    app.update(key(KeyCode::Esc));
     app.update(ctrl('o'));
     press(&mut app, data.to_string_lossy().chars().map(ch));
     app.update(key(KeyCode::Enter));
@@ -517,6 +519,9 @@ fn after_a_session_ends_n_opens_a_new_one() {
     assert!(app.state().finished.is_some());
     app.set_focus(Focus::Graph);
     app.update(ch('n'));
+    // It asks first (issue 13); yes leaves for the new one.
+    assert_eq!(app.confirm(), Some(Confirm::LeaveSession));
+    app.update(ch('y'));
     assert!(matches!(app.mode(), Mode::Live(l) if !l.started));
     assert!(app.records().is_empty());
     assert!(app.state().specs.is_empty());

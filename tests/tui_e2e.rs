@@ -25,12 +25,24 @@ impl Tmux {
 
     /// Start `args` in a detached 160x48 session.
     fn start(name: &str, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Tmux {
+        Tmux::start_sized(name, dir, args, env, (160, 48))
+    }
+
+    /// Start `args` in a detached session of `size` (columns, rows).
+    fn start_sized(
+        name: &str,
+        dir: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        size: (u16, u16),
+    ) -> Tmux {
+        let (w, h) = (size.0.to_string(), size.1.to_string());
         let session = format!("codeloop-e2e-{name}-{}", std::process::id());
         let status = dir.join(format!("{session}.status"));
         let _ = std::fs::remove_file(&status);
         let bin = env!("CARGO_BIN_EXE_codeloop");
         let mut cmd = Command::new("tmux");
-        cmd.args(["new-session", "-d", "-x", "160", "-y", "48", "-s", &session])
+        cmd.args(["new-session", "-d", "-x", &w, "-y", &h, "-s", &session])
             .args(["-c", &dir.to_string_lossy()]);
         for (k, v) in env {
             cmd.args(["-e", &format!("{k}={v}")]);
@@ -571,4 +583,120 @@ fn a_run_skipped_from_the_past_of_a_live_session_is_skipped_everywhere() {
         report.contains("Result: failed: 1 of 2 functions pass (top_words skipped)"),
         "{report}"
     );
+}
+
+#[test]
+fn at_80x24_the_welcome_shows_the_demos_and_a_typed_task_survives_a_demo_key() {
+    if skip_without_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let env = demo_env(dir.path());
+    let t = Tmux::start_sized("welcome80", dir.path(), &[], &env_refs(&env), (80, 24));
+    let s = t.wait_for("READY", Duration::from_secs(20));
+    for demo in ["1  wordfreq", "2  csvmeans", "3  roman", "4  collatz"] {
+        assert!(s.contains(demo), "{demo} is shown at 80x24:\n{s}");
+    }
+    assert!(
+        s.contains("attaches an input file."),
+        "the hint is whole:\n{s}"
+    );
+    // A draft, Esc, then a demo key: it asks, and no keeps the draft.
+    t.keys(&["i", "count the words", "Escape", "2"]);
+    t.wait_for("Discard the task you typed", Duration::from_secs(5));
+    t.keys(&["n"]);
+    let s = t.wait_for("nothing was started", Duration::from_secs(5));
+    assert!(s.contains("count the words"), "{s}");
+    assert!(s.contains("READY"), "{s}");
+    // Quitting with the draft asks too.
+    t.keys(&["q"]);
+    t.wait_for("Discard the task you typed", Duration::from_secs(5));
+    t.keys(&["y"]);
+    wait_dead(&t);
+}
+
+#[test]
+fn the_light_theme_paints_its_own_background_on_a_dark_terminal() {
+    if skip_without_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut env = demo_env(dir.path());
+    env.push(("CODELOOP_THEME", "light".into()));
+    env.push(("TERM", "xterm-256color".into()));
+    let t = Tmux::start_sized("light", dir.path(), &[], &env_refs(&env), (80, 24));
+    t.wait_for("READY", Duration::from_secs(20));
+    let s = t.screen_with_escapes();
+    // tmux's own background is the terminal's (dark); the theme's white is set.
+    assert!(
+        s.contains("48;2;255;255;255"),
+        "the light theme sets its white background:\n{s}"
+    );
+    t.keys(&["q"]);
+    wait_dead(&t);
+}
+
+#[test]
+fn the_pager_reads_a_multi_megabyte_run_log_and_searches_all_of_it() {
+    if skip_without_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let env = demo_env(dir.path());
+    let bin = env!("CARGO_BIN_EXE_codeloop");
+    let out = Command::new(bin)
+        .args(["run", "--demo", "roman", "--pace", "0"])
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let session = only_session(dir.path());
+    // Every run's log, grown far past what the tape keeps (about 6 MB):
+    // the first failure's run is one of them, whichever ran first.
+    let mut more = String::new();
+    for i in 0..100_000 {
+        more.push_str(&format!(
+            "progress {i}: still counting, step {} of a long run\n",
+            i * 7
+        ));
+    }
+    more.push_str("NEEDLE: the very last line\n");
+    for entry in std::fs::read_dir(session.join("logs")).unwrap() {
+        let log = entry.unwrap().path();
+        let mut text = std::fs::read_to_string(&log).unwrap();
+        text.push_str(&more);
+        std::fs::write(&log, text).unwrap();
+    }
+    let s_arg = session.to_string_lossy().into_owned();
+    let t = Tmux::start_sized(
+        "pager",
+        dir.path(),
+        &["open", &s_arg],
+        &env_refs(&env),
+        (80, 24),
+    );
+    t.wait_for(" REVIEW ", Duration::from_secs(10));
+    // The first failure selects run 1's node; the Output pane is two Tabs on.
+    t.keys(&["f", "Tab", "Tab", "L"]);
+    let s = t.wait_for(" MB ", Duration::from_secs(20));
+    assert!(s.contains("Log run "), "{s}");
+    assert!(
+        s.contains("roman_to_int it 1 · 1000"),
+        "the failed run, 100k lines:\n{s}"
+    );
+    t.keys(&["/", "NEEDLE", "Enter"]);
+    let s = t.wait_for("/NEEDLE at line 1000", Duration::from_secs(10));
+    assert!(s.contains("   NEEDLE: the very last line"), "{s}");
+    t.keys(&["g"]);
+    t.wait_for("line 1 of 1000", Duration::from_secs(5));
+    t.keys(&["q"]);
+    let s = t.wait_for("L / Enter whole log", Duration::from_secs(5));
+    assert!(!s.contains("Log run "), "q closes the pager:\n{s}");
+    t.keys(&["q"]);
+    wait_dead(&t);
 }

@@ -217,7 +217,9 @@ fn r_on_a_passed_session_says_why_nothing_resumes_and_what_to_do() {
 fn a_new_session_reads_the_list_again_and_shows_the_one_just_ended() {
     let mut app = live();
     app.update(Msg::EngineDone(Ok(())));
-    let actions = app.update(ch('n'));
+    // Leaving the session asks first (guard.rs); yes goes to the welcome.
+    assert!(app.update(ch('n')).is_empty());
+    let actions = app.update(ch('y'));
     assert_eq!(actions, vec![Action::ListSessions]);
     assert!(app.welcome());
     // What the event loop does with it: the index's list, newest first.

@@ -80,6 +80,7 @@ where
         .map_err(|e| anyhow::anyhow!("cannot start the highlighting thread: {e}"))?;
     let (rerun_tx, mut rerun_rx) = mpsc::channel::<(u64, Result<RunRecord, String>)>(16);
     let rerun_gate = Arc::new(tokio::sync::Semaphore::new(1));
+    let (log_tx, mut log_rx) = mpsc::channel::<Msg>(4);
     let mut clock = tokio::time::interval(Duration::from_secs(1));
     clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     let mut frames = 0u64;
@@ -137,6 +138,7 @@ where
                 }
             },
             Some(h) = hl_rx.recv() => actions = app.update(Msg::Highlighted(h)),
+            Some(m) = log_rx.recv() => actions = app.update(m),
             Some((run_id, outcome)) = rerun_rx.recv() => {
                 actions = app.update(Msg::Rerun { run_id, outcome });
             }
@@ -153,6 +155,13 @@ where
                     write_raw(terminal, &super::notify::Desktop::from_env().escape(&text));
                 }
                 Action::Copy(text) => write_raw(terminal, &super::notify::osc52(&text)),
+                Action::ReadLog(path) => {
+                    let tx = log_tx.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let result = super::log_reader::read_log(&path).map(Arc::new);
+                        let _ = tx.blocking_send(Msg::LogRead { path, result });
+                    });
+                }
                 Action::Steer(command) => steer(app, engine.as_ref(), command),
                 Action::Start(request) => match hooks.starter.as_mut() {
                     Some(start) => match start(request) {

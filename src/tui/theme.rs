@@ -42,6 +42,10 @@ struct ThemeFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ColorsFile {
+    /// The background the whole frame is filled with (optional: a theme
+    /// without one draws on the terminal's own, which only reads if the
+    /// theme was made for it).
+    background: Option<String>,
     text: String,
     dim: String,
     border: String,
@@ -67,6 +71,9 @@ pub struct Theme {
     pub name: String,
     /// The syntect theme for the code pane; None = no syntax colours.
     pub syntax: Option<String>,
+    /// Every cell's colours where nothing else is set: the theme's
+    /// background and text colour (plain for NO_COLOR, so the terminal's own).
+    pub background: Style,
     pub text: Style,
     pub dim: Style,
     pub border: Style,
@@ -141,9 +148,14 @@ impl Theme {
         };
         let fg = |field: &str, value: &str| color(field, value).map(|c| Style::new().fg(c));
         let text_color = color("text", &c.text)?;
+        let background = match &c.background {
+            Some(bg) => Style::new().bg(color("background", bg)?).fg(text_color),
+            None => Style::new(),
+        };
         Ok(Theme {
             name: file.name.clone().unwrap_or_else(|| origin.to_string()),
             syntax: file.syntax,
+            background,
             text: Style::new().fg(text_color),
             dim: fg("dim", &c.dim)?,
             border: fg("border", &c.border)?,
@@ -174,6 +186,7 @@ impl Theme {
         Theme {
             name: "no-color".into(),
             syntax: None,
+            background: plain,
             text: plain,
             dim: plain,
             border: plain,
@@ -191,6 +204,25 @@ impl Theme {
             added: plain,
             removed: plain,
             search_match: plain.add_modifier(Modifier::REVERSED),
+        }
+    }
+
+    /// Give every cell the frame left at the terminal's default colours the
+    /// theme's own: a light theme then reads on a dark terminal and the
+    /// other way round. Drawing only (a pass over the finished buffer).
+    pub fn fill_background(&self, buf: &mut ratatui::buffer::Buffer) {
+        let (Some(bg), fg) = (self.background.bg, self.background.fg) else {
+            return;
+        };
+        for cell in buf.content.iter_mut() {
+            if cell.bg == Color::Reset {
+                cell.bg = bg;
+            }
+            if let Some(fg) = fg
+                && cell.fg == Color::Reset
+            {
+                cell.fg = fg;
+            }
         }
     }
 
@@ -215,7 +247,60 @@ mod tests {
             let t = Theme::load_coloured(name, Path::new("/nonexistent")).unwrap();
             assert!(t.syntax.is_some(), "{name}");
             assert_ne!(t.text, Style::new(), "{name}");
+            assert!(
+                t.background.bg.is_some(),
+                "{name} sets its background, so it reads on any terminal"
+            );
         }
+    }
+
+    /// Relative luminance (WCAG) of an RGB colour.
+    fn luminance(c: Color) -> f64 {
+        let Color::Rgb(r, g, b) = c else {
+            panic!("{c:?} is not an RGB colour");
+        };
+        let lin = |v: u8| {
+            let v = f64::from(v) / 255.0;
+            if v <= 0.03928 {
+                v / 12.92
+            } else {
+                ((v + 0.055) / 1.055).powf(2.4)
+            }
+        };
+        0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b)
+    }
+
+    fn contrast(a: Color, b: Color) -> f64 {
+        let (la, lb) = (luminance(a), luminance(b));
+        (la.max(lb) + 0.05) / (la.min(lb) + 0.05)
+    }
+
+    #[test]
+    fn the_text_of_each_built_in_theme_reads_on_its_background() {
+        for name in Theme::built_in() {
+            let t = Theme::load_coloured(name, Path::new("/nonexistent")).unwrap();
+            let bg = t.background.bg.unwrap();
+            for (what, style) in [("text", t.text), ("dim", t.dim), ("error", t.error)] {
+                let ratio = contrast(style.fg.unwrap(), bg);
+                // WCAG: 4.5 for body text; 3 for the dimmed hints.
+                let need = if what == "dim" { 3.0 } else { 4.5 };
+                assert!(
+                    ratio >= need,
+                    "{name}: {what} has contrast {ratio:.2} < {need}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_frame_is_filled_with_the_theme_background() {
+        let t = Theme::load_coloured("light", Path::new("/nonexistent")).unwrap();
+        let mut buf = ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, 4, 2));
+        buf[(1, 0)].set_fg(Color::Red);
+        t.fill_background(&mut buf);
+        assert!(buf.content.iter().all(|c| Some(c.bg) == t.background.bg));
+        assert_eq!(buf[(1, 0)].fg, Color::Red, "a set colour stays");
+        assert_eq!(Some(buf[(0, 0)].fg), t.text.fg);
     }
 
     #[test]
@@ -230,7 +315,7 @@ mod tests {
 
     #[test]
     fn a_bad_colour_is_named() {
-        let text = BUILT_IN[0].1.replace("#bf616a", "blurple");
+        let text = BUILT_IN[0].1.replace("#e06c75", "blurple");
         let err = Theme::parse(&text, "t").unwrap_err().to_string();
         assert!(err.contains("blurple"), "{err}");
     }

@@ -90,6 +90,7 @@ impl App {
             | Popup::Palette(_)
             | Popup::Message(_)
             | Popup::Travel(_) => None,
+            Popup::Pager(_) => None,
         })
     }
     pub fn editor_mut(&mut self) -> Option<&mut EditorPopup> {
@@ -100,6 +101,7 @@ impl App {
             | Popup::Palette(_)
             | Popup::Message(_)
             | Popup::Travel(_) => None,
+            Popup::Pager(_) => None,
         })
     }
     /// The open command palette, if it is on top.

@@ -1,12 +1,10 @@
 //! Routing keys and the mouse: a popup first, then the focused pane's table,
 //! then the workbench's tables of the mode. What the person meant becomes an
 //! engine command or an action here, and nowhere else.
-
-use std::path::PathBuf;
-
 use crossterm::event::{KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
 
+use super::guard::Replacing;
 use super::view;
 use super::{Action, App, Focus, Message, Mode, Popup, StartRequest};
 use crate::session::{Command, NoticeLevel};
@@ -17,8 +15,8 @@ use crate::tui::panes::Handled;
 use crate::tui::panes::confirm::Confirm;
 use crate::tui::panes::editor::{EditTarget, EditorIntent, EditorPopup};
 use crate::tui::panes::graph::{GraphIntent, Welcome};
+use crate::tui::panes::output::OutputIntent;
 use crate::tui::panes::palette::{Palette, PaletteAct, PaletteIntent};
-use crate::tui::panes::sessions::SessionIntent;
 use crate::tui::panes::task::TaskIntent;
 use crate::tui::timeline::Jump;
 
@@ -57,10 +55,14 @@ impl App {
             // Any key closes the help or a message.
             Popup::Help | Popup::Message(_) => {}
             Popup::Travel(travel) => self.on_travel_answer(travel, Confirm::answer(&key), actions),
+            Popup::Pager(pager) => self.on_pager_key(pager, key, actions),
             Popup::Confirm(Confirm::DeleteSession) => {
                 if let Some(dir) = self.deleting.take().filter(|_| Confirm::answer(&key)) {
                     actions.push(Action::DeleteSession(dir));
                 }
+            }
+            Popup::Confirm(Confirm::DiscardDraft | Confirm::LeaveSession) => {
+                self.on_replace_answer(Confirm::answer(&key), actions);
             }
             Popup::Confirm(confirm) => {
                 if Confirm::answer(&key) {
@@ -89,6 +91,7 @@ impl App {
                 Handled::Intent(EditorIntent::Discard) => {
                     self.say(NoticeLevel::Info, "edit discarded");
                 }
+                Handled::Intent(EditorIntent::Complete) => self.popups.push(Popup::Editor(editor)),
                 Handled::Done | Handled::NotMine => self.popups.push(Popup::Editor(editor)),
             },
         }
@@ -131,8 +134,12 @@ impl App {
             Focus::Output => match self.output.on_key(key, height) {
                 Handled::NotMine => false,
                 Handled::Done => true,
-                Handled::Intent(say) => {
+                Handled::Intent(OutputIntent::Say(say)) => {
                     self.say(say.0, say.1);
+                    true
+                }
+                Handled::Intent(OutputIntent::OpenLog) => {
+                    self.open_log(actions);
                     true
                 }
             },
@@ -159,7 +166,8 @@ impl App {
                 };
                 let name = demo.name.clone();
                 let step_mode = self.step_armed();
-                self.start(StartRequest::Demo { name, step_mode }, actions);
+                let request = StartRequest::Demo { name, step_mode };
+                self.replace(Replacing::Start(request), actions);
             }
         }
         self.dirty = true;
@@ -174,8 +182,8 @@ impl App {
                 let palette = Palette::new(&keymap::global(self.mode_kind()));
                 self.popups.push(Popup::Palette(Box::new(palette)));
             }
-            GlobalAct::NextPane => self.focus = self.focus.next(),
-            GlobalAct::PrevPane => self.focus = self.focus.prev(),
+            GlobalAct::NextPane => self.cycle_focus(true),
+            GlobalAct::PrevPane => self.cycle_focus(false),
             GlobalAct::Zoom => self.zoom = !self.zoom,
             GlobalAct::Unzoom => self.zoom = false,
             GlobalAct::WriteTask => self.focus = Focus::Task,
@@ -238,6 +246,9 @@ impl App {
             // Over an open editor, which stays (its draft is not lost on a no).
             self.popups.push(Popup::Confirm(Confirm::Quit));
             return;
+        }
+        if self.has_draft() && self.confirm().is_none() {
+            return self.replace(Replacing::Quit, actions);
         }
         if self.session_running() {
             actions.push(Action::Steer(Command::Cancel));
@@ -377,17 +388,7 @@ impl App {
                 }
             }
             EditTarget::Attach => {
-                let path = PathBuf::from(text.trim());
-                if path.is_file() {
-                    self.say(NoticeLevel::Info, format!("attached {}", path.display()));
-                    self.task.attach(path);
-                } else {
-                    self.say(
-                        NoticeLevel::Error,
-                        format!("{} is not a readable file", path.display()),
-                    );
-                }
-                self.focus = Focus::Task;
+                self.attach(text);
                 return;
             }
         };
@@ -410,8 +411,7 @@ impl App {
                     "a session is running: c cancels it first",
                 );
             } else {
-                self.new_session();
-                actions.push(Action::ListSessions);
+                self.replace(Replacing::NewSession, actions);
             }
             return;
         }
@@ -577,17 +577,9 @@ impl App {
             Handled::NotMine => false,
             Handled::Done => true,
             Handled::Intent(intent) => {
-                match intent {
-                    SessionIntent::Open(tape) => actions.push(Action::Open {
-                        tape,
-                        replay: false,
-                    }),
-                    SessionIntent::Replay(tape) => {
-                        actions.push(Action::Open { tape, replay: true })
-                    }
-                    SessionIntent::Resume(tape) => self.resume_listed(tape, actions),
-                    SessionIntent::Fork(tape) => self.start(StartRequest::Fork { tape }, actions),
-                    SessionIntent::Delete(dir) => {
+                match Replacing::for_session(intent) {
+                    Ok(what) => self.replace(what, actions),
+                    Err(dir) => {
                         self.deleting = Some(dir);
                         self.popups.push(Popup::Confirm(Confirm::DeleteSession));
                     }

@@ -10,7 +10,10 @@
 mod access;
 mod clicks;
 mod external;
+mod focus;
+mod guard;
 mod keys;
+mod log_pager;
 mod steer_live;
 mod timetravel;
 pub mod view;
@@ -125,6 +128,8 @@ pub enum Action {
     Copy(String),
     /// Read the recent sessions again (the welcome screen shows).
     ListSessions,
+    /// Read a run's whole output log off the UI thread (`Msg::LogRead` back).
+    ReadLog(PathBuf),
 }
 
 /// Everything that reaches the app.
@@ -144,6 +149,11 @@ pub enum Msg {
     Rerun {
         run_id: u64,
         outcome: Result<RunRecord, String>,
+    },
+    /// A log asked for with `Action::ReadLog` was read.
+    LogRead {
+        path: PathBuf,
+        result: Result<std::sync::Arc<super::log_reader::LogText>, String>,
     },
     /// The person's editor closed (`Action::OpenEditor`).
     EditorDone {
@@ -198,6 +208,7 @@ pub enum Popup {
     Message(Message),
     /// Fork or rewind, asked first (`timetravel.rs`).
     Travel(super::panes::travel::Travel),
+    Pager(Box<super::panes::pager::Pager>),
 }
 
 pub struct App {
@@ -220,6 +231,8 @@ pub struct App {
     /// The view a fork or rewind left, until the new session's first
     /// record: a start that fails goes back to it.
     travelled_from: Option<Box<App>>,
+    /// What a draft or session confirmation is about.
+    replacing: Option<guard::Replacing>,
     flash: Option<(NoticeLevel, String)>,
     reruns: super::panes::Reruns,
     /// Screen size at the last frame (mouse hit tests, page sizes).
@@ -248,6 +261,7 @@ impl App {
             sessions: SessionList::default(),
             deleting: None,
             travelled_from: None,
+            replacing: None,
             flash: None,
             reruns: Default::default(),
             screen: Rect::new(0, 0, 160, 48),
@@ -386,6 +400,7 @@ impl App {
                 }
             }
             Msg::Tick(now) => self.tick(now, &mut actions),
+            Msg::LogRead { path, result } => self.on_log_read(path, result),
             Msg::EditorDone { target, outcome } => {
                 self.on_editor_done(target, outcome, &mut actions);
             }
@@ -480,6 +495,9 @@ impl App {
         let state = self.timeline.state();
         let selected = self.graph.selected();
         let run = run_to_show(state, selected, self.code.tab() == CodeTab::Program);
+        self.output
+            .set_area_height(view::layout(self, self.screen).output.height);
+        let state = self.timeline.state();
         self.output.prepare(state, run);
         self.history.prepare(state);
         self.code

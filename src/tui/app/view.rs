@@ -64,18 +64,25 @@ pub fn layout(app: &App, screen: Rect) -> Areas {
         return areas;
     }
     let welcome = app.welcome();
+    if welcome {
+        // Before a session there is no code, output or history to show: the
+        // task editor and the welcome (model, demos, sessions) share the
+        // screen, so 80x24 shows every demo and the way to start.
+        let [task, graph] =
+            Layout::horizontal([Constraint::Percentage(40), Constraint::Fill(1)]).areas(body);
+        areas.task = task;
+        areas.graph = graph;
+        return areas;
+    }
     let [left, right] =
         Layout::horizontal([Constraint::Percentage(38), Constraint::Fill(1)]).areas(body);
-    let task_h = if welcome {
-        8
-    } else {
+    let task_h = {
         let state = app.state();
         let width = usize::from((left.width).saturating_sub(2));
         let lines = wrap(&state.task, width).len() + state.inputs.len();
         (lines as u16 + 2).clamp(3, 7)
     };
-    // The welcome screen lists the demos in the graph's place: give it room.
-    let (graph_share, history_share) = if welcome { (3, 1) } else { (2, 3) };
+    let (graph_share, history_share) = (2, 3);
     let [task, graph, history] = Layout::vertical([
         Constraint::Length(task_h),
         Constraint::Fill(graph_share),
@@ -130,6 +137,7 @@ pub fn render(app: &App, frame: &mut Frame) {
                 .wrap(ratatui::widgets::Wrap { trim: true }),
             full,
         );
+        app.theme.fill_background(frame.buffer_mut());
         return;
     }
     let areas = layout(app, full);
@@ -165,6 +173,7 @@ pub fn render(app: &App, frame: &mut Frame) {
             Popup::Palette(p) => p.render(&app.theme, frame),
             Popup::Message(m) => m.render(&app.theme, frame),
             Popup::Travel(t) => t.render(&app.theme, frame),
+            Popup::Pager(p) => p.render(&app.theme, frame),
             Popup::Help => {
                 let pane_rows = pane_rows(app);
                 let global_rows = global_rows(app.mode_kind());
@@ -182,6 +191,7 @@ pub fn render(app: &App, frame: &mut Frame) {
             }
         }
     }
+    app.theme.fill_background(frame.buffer_mut());
 }
 
 /// The help rows of the focused pane's table.

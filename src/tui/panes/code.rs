@@ -48,6 +48,8 @@ pub enum CodeAct {
     Scroll(Scroll),
     /// Step through a failure's runtime values (forward or back).
     Values(bool),
+    /// Scroll long lines sideways (right or left).
+    Sideways(bool),
 }
 
 pub const KEYS: &[Binding<CodeAct>] = &[
@@ -84,6 +86,15 @@ pub const KEYS: &[Binding<CodeAct>] = &[
             (Key::ch('V'), CodeAct::Values(false)),
         ],
     },
+    Binding {
+        label: "< / >",
+        does: "scroll long lines sideways (› marks a line that goes on)",
+        short: "sideways",
+        keys: &[
+            (Key::ch('<'), CodeAct::Sideways(false)),
+            (Key::ch('>'), CodeAct::Sideways(true)),
+        ],
+    },
 ];
 
 pub struct CodePane {
@@ -97,6 +108,8 @@ pub struct CodePane {
     applied: u64,
     /// The runtime-values snapshot stepped to (None: the last, where the code failed).
     values_step: Option<usize>,
+    /// Columns the lines are scrolled sideways.
+    left: usize,
 }
 
 impl Default for CodePane {
@@ -109,6 +122,7 @@ impl Default for CodePane {
             asked: None,
             applied: 0,
             values_step: None,
+            left: 0,
         }
     }
 }
@@ -136,6 +150,7 @@ impl CodePane {
         if changed {
             self.scroll = 0;
             self.values_step = None;
+            self.left = 0;
         }
         if self.tab == CodeTab::Program {
             self.tab = CodeTab::Code;
@@ -160,6 +175,7 @@ impl CodePane {
             CodeAct::Tab(tab) => {
                 self.tab = if self.tab == tab { CodeTab::Code } else { tab };
                 self.scroll = 0;
+                self.left = 0;
             }
             CodeAct::Scroll(Scroll::Down) => self.scroll = (self.scroll + 1).min(last),
             CodeAct::Scroll(Scroll::Up) => self.scroll = self.scroll.saturating_sub(1),
@@ -178,6 +194,12 @@ impl CodePane {
                     return Handled::NotMine;
                 }
                 self.values_step = super::code_values::step(count, self.values_step, forward);
+            }
+            CodeAct::Sideways(right) => {
+                let widest = code_text(self.tab, state, selected)
+                    .and_then(|t| t.lines().map(|l| l.chars().count()).max())
+                    .unwrap_or(0);
+                self.left = super::hscroll::step(self.left, right, widest);
             }
         }
         Handled::Done
@@ -292,7 +314,8 @@ impl CodePane {
         let [main, foot] =
             Layout::vertical([Constraint::Fill(1), Constraint::Length(footer_h)]).areas(inner);
         let scroll = self.scroll.min(view.body.len().saturating_sub(1));
-        frame.render_widget(Paragraph::new(view.body).scroll((scroll as u16, 0)), main);
+        let body = super::hscroll::clip_lines(view.body, self.left, usize::from(main.width));
+        frame.render_widget(Paragraph::new(body).scroll((scroll as u16, 0)), main);
         if footer_h > 0 {
             frame.render_widget(Paragraph::new(view.footer).wrap(Wrap { trim: false }), foot);
         }

@@ -76,6 +76,11 @@ pub fn numbered<'a>(
                 ),
                 None => spans.push(Span::styled(text.replace('\t', "    "), t.text)),
             }
+            if spans.len() == 1 {
+                // An empty line still has its text span: the gutter is the
+                // first of several (see `hscroll::clip_lines`).
+                spans.push(Span::raw(""));
+            }
             for m in &on_line {
                 spans.push(Span::styled(m.note.clone(), m.style));
             }

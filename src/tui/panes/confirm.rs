@@ -4,7 +4,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Clear, Paragraph};
 
 use super::popup_area;
 use crate::tui::keymap::{self, Binding, Key};
@@ -16,6 +16,10 @@ pub enum Confirm {
     Quit,
     /// Delete the session the welcome screen's list has selected.
     DeleteSession,
+    /// Start or open something in place of the unsent task.
+    DiscardDraft,
+    /// Leave the session on screen for a new one.
+    LeaveSession,
 }
 
 /// Yes; any other key is no.
@@ -37,22 +41,32 @@ impl Confirm {
             Confirm::CancelSession => "Cancel the session? What is done stays on the tape.  y / n",
             Confirm::Quit => "A session is running. Cancel it and quit?  y / n",
             Confirm::DeleteSession => "Delete this session's folder for good?  y / n",
+            Confirm::DiscardDraft => {
+                "Discard the task you typed (it is not saved) and go on?  y / n"
+            }
+            Confirm::LeaveSession => {
+                "Leave this session for a new one? It stays on its tape (codeloop open last).  y / n"
+            }
         }
     }
 
     pub fn render(self, theme: &Theme, frame: &mut Frame) {
-        let area = popup_area(frame.area(), 50, 10);
-        // Three rows (the question between its borders) even where a tenth
-        // of the screen is fewer.
-        let area = Rect {
-            height: 3.min(frame.area().height.saturating_sub(area.y)),
-            ..area
-        };
+        let screen = frame.area();
+        let area = popup_area(screen, 70, 10);
+        // As many rows as the wrapped question needs (at 80 columns a long
+        // one takes two or three), between its borders.
+        let lines = super::wrap(self.question(), usize::from(area.width.saturating_sub(2)));
+        let height = (lines.len() as u16 + 2).min(screen.height.saturating_sub(area.y));
+        let area = Rect { height, ..area };
         frame.render_widget(Clear, area);
         frame.render_widget(
-            Paragraph::new(Line::styled(self.question(), theme.text))
-                .wrap(Wrap { trim: true })
-                .block(Block::bordered().border_style(theme.warning)),
+            Paragraph::new(
+                lines
+                    .into_iter()
+                    .map(|l| Line::styled(l, theme.text))
+                    .collect::<Vec<_>>(),
+            )
+            .block(Block::bordered().border_style(theme.warning)),
             area,
         );
     }

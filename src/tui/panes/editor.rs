@@ -59,6 +59,8 @@ impl EditTarget {
 pub enum EditorIntent {
     Send,
     Discard,
+    /// Complete the path typed (the popup does it; the app never sees it).
+    Complete,
 }
 
 /// Editing several lines (other keys edit the text).
@@ -86,6 +88,12 @@ pub const SINGLE_LINE: &[Binding<EditorIntent>] = &[
         keys: &[(Key::code(KeyCode::Enter), EditorIntent::Send)],
     },
     Binding {
+        label: "Tab",
+        does: "complete the path",
+        short: "complete",
+        keys: &[(Key::code(KeyCode::Tab), EditorIntent::Complete)],
+    },
+    Binding {
         label: "Esc",
         does: "discard",
         short: "discard",
@@ -96,6 +104,10 @@ pub const SINGLE_LINE: &[Binding<EditorIntent>] = &[
 pub struct EditorPopup {
     target: EditTarget,
     textarea: TextArea<'static>,
+    /// Shown under a one-line prompt: why the path was refused, or the
+    /// names a completion could go on with.
+    note: Option<String>,
+    candidates: Vec<String>,
 }
 
 impl EditorPopup {
@@ -113,7 +125,36 @@ impl EditorPopup {
             textarea.set_line_number_style(theme.dim);
         }
         textarea.set_cursor_line_style(Style::new());
-        EditorPopup { target, textarea }
+        if target.single_line() {
+            textarea.move_cursor(ratatui_textarea::CursorMove::End);
+        }
+        EditorPopup {
+            target,
+            textarea,
+            note: None,
+            candidates: Vec::new(),
+        }
+    }
+
+    /// Say why the text was refused (the popup stays, with the text).
+    pub fn with_error(mut self, message: String) -> EditorPopup {
+        self.note = Some(message);
+        self
+    }
+
+    /// What the prompt says under the text, if anything.
+    pub fn note(&self) -> Option<&str> {
+        self.note.as_deref()
+    }
+
+    fn complete(&mut self) {
+        let typed = self.textarea.lines().join("");
+        let done = super::path_complete::complete(&typed);
+        self.note = done.note;
+        self.candidates = done.candidates;
+        self.textarea = TextArea::new(vec![done.text]);
+        self.textarea.set_cursor_line_style(Style::new());
+        self.textarea.move_cursor(ratatui_textarea::CursorMove::End);
     }
 
     fn keymap(&self) -> &'static [Binding<EditorIntent>] {
@@ -148,8 +189,18 @@ impl EditorPopup {
 
     /// Its table, else the key edits the text.
     pub fn on_key(&mut self, key: KeyEvent) -> Handled<EditorIntent> {
-        if let Some(intent) = keymap::lookup(self.keymap(), &key) {
-            return Handled::Intent(intent);
+        match keymap::lookup(self.keymap(), &key) {
+            Some(EditorIntent::Complete) => {
+                self.complete();
+                return Handled::Done;
+            }
+            Some(intent) => return Handled::Intent(intent),
+            None => {}
+        }
+        if self.target.single_line() {
+            // The note was about the text as it was.
+            self.note = None;
+            self.candidates.clear();
         }
         self.textarea.input(key);
         Handled::Done
@@ -162,8 +213,10 @@ impl EditorPopup {
     pub fn render(&self, theme: &Theme, frame: &mut Frame) {
         let single = self.target.single_line();
         let area = popup_area(frame.area(), 80, if single { 10 } else { 75 });
+        let extra = self.extra_lines(area.width.saturating_sub(2));
         let area = if single {
-            Rect { height: 3, ..area }
+            let height = (3 + extra.len() as u16).min(frame.area().height.saturating_sub(area.y));
+            Rect { height, ..area }
         } else {
             area
         };
@@ -180,6 +233,47 @@ impl EditorPopup {
             ));
         let inner = block.inner(area);
         frame.render_widget(block, area);
-        frame.render_widget(&self.textarea, inner);
+        if !single {
+            frame.render_widget(&self.textarea, inner);
+            return;
+        }
+        let [text, below] = ratatui::layout::Layout::vertical([
+            ratatui::layout::Constraint::Length(1),
+            ratatui::layout::Constraint::Fill(1),
+        ])
+        .areas(inner);
+        frame.render_widget(&self.textarea, text);
+        let styled: Vec<Line> = extra
+            .into_iter()
+            .map(|(error, l)| Line::styled(l, if error { theme.error } else { theme.dim }))
+            .collect();
+        frame.render_widget(ratatui::widgets::Paragraph::new(styled), below);
+    }
+
+    /// The lines under a one-line prompt: the note (an error), then the
+    /// candidates in columns, at most ten rows.
+    fn extra_lines(&self, width: u16) -> Vec<(bool, String)> {
+        let width = usize::from(width).max(8);
+        let mut lines: Vec<(bool, String)> = self
+            .note
+            .iter()
+            .flat_map(|n| super::wrap(n, width))
+            .map(|l| (true, l))
+            .collect();
+        if !self.candidates.is_empty() {
+            let col = self
+                .candidates
+                .iter()
+                .map(|c| c.chars().count())
+                .max()
+                .unwrap_or(0)
+                + 2;
+            let per_row = (width / col.max(1)).max(1);
+            for row in self.candidates.chunks(per_row).take(10) {
+                let text: String = row.iter().map(|c| format!("{c:<col$}")).collect();
+                lines.push((false, text.trim_end().to_string()));
+            }
+        }
+        lines
     }
 }

@@ -27,6 +27,7 @@ pub enum OutputAct {
     Search,
     NextMatch,
     PrevMatch,
+    OpenLog,
 }
 
 pub const KEYS: &[Binding<OutputAct>] = &[
@@ -43,6 +44,15 @@ pub const KEYS: &[Binding<OutputAct>] = &[
         keys: &[
             (Key::ch('G'), OutputAct::Tail),
             (Key::ch('g'), OutputAct::Top),
+        ],
+    },
+    Binding {
+        label: "L / Enter",
+        does: "the run's whole log, in a pager",
+        short: "whole log",
+        keys: &[
+            (Key::ch('L'), OutputAct::OpenLog),
+            (Key::code(KeyCode::Enter), OutputAct::OpenLog),
         ],
     },
     Binding {
@@ -88,6 +98,14 @@ pub const SEARCH_INPUT: &[Binding<SearchAct>] = &[
 #[derive(Debug, Clone, PartialEq)]
 pub struct Say(pub NoticeLevel, pub String);
 
+/// What the person meant in the output pane.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OutputIntent {
+    Say(Say),
+    /// Read the shown run's whole log in the pager.
+    OpenLog,
+}
+
 /// Output lines of one run, sanitized, stderr kept apart.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct OutputLines {
@@ -105,6 +123,8 @@ pub struct OutputPane {
     search: Option<String>,
     /// The search being typed.
     input: Option<String>,
+    /// The pane's height at the last layout (rows a page holds).
+    area_height: u16,
 }
 
 impl OutputPane {
@@ -121,6 +141,31 @@ impl OutputPane {
         self.back
     }
 
+    /// The run shown.
+    pub fn run_id(&self) -> Option<u64> {
+        self.output.run_id
+    }
+
+    /// The pane's height in the coming frame (set before the frame is drawn).
+    pub fn set_area_height(&mut self, height: u16) {
+        self.area_height = height;
+    }
+
+    /// Rows under the notes: borders and the note lines shown while scrolled.
+    fn notes_height(&self, scrolled: bool) -> u16 {
+        u16::from(self.output.version.0 > 0 || scrolled)
+            + u16::from(self.input.is_some() || self.search.is_some())
+    }
+
+    /// The most lines the view can be above the tail: the first line at the top.
+    fn max_back(&self) -> usize {
+        let body = self
+            .area_height
+            .saturating_sub(2 + self.notes_height(true))
+            .max(1);
+        self.output.lines.len().saturating_sub(usize::from(body))
+    }
+
     /// The search is being typed: every key goes to it.
     pub fn typing(&self) -> bool {
         self.input.is_some()
@@ -133,7 +178,18 @@ impl OutputPane {
         }
     }
 
-    pub fn on_key(&mut self, key: KeyEvent, height: u16) -> Handled<Say> {
+    pub fn on_key(&mut self, key: KeyEvent, height: u16) -> Handled<OutputIntent> {
+        match self.on_key_inner(key, height) {
+            Handled::Intent(say) => Handled::Intent(OutputIntent::Say(say)),
+            Handled::Done => Handled::Done,
+            Handled::NotMine => match keymap::lookup(KEYS, &key) {
+                Some(OutputAct::OpenLog) => Handled::Intent(OutputIntent::OpenLog),
+                _ => Handled::NotMine,
+            },
+        }
+    }
+
+    fn on_key_inner(&mut self, key: KeyEvent, height: u16) -> Handled<Say> {
         if let Some(input) = self.input.as_mut() {
             match keymap::lookup(SEARCH_INPUT, &key) {
                 Some(SearchAct::Find) => {
@@ -158,7 +214,7 @@ impl OutputPane {
         let Some(act) = keymap::lookup(KEYS, &key) else {
             return Handled::NotMine;
         };
-        let last = self.output.lines.len().saturating_sub(1);
+        let last = self.max_back();
         match act {
             OutputAct::Scroll(Scroll::Up) => self.back = (self.back + 1).min(last),
             OutputAct::Scroll(Scroll::Down) => self.back = self.back.saturating_sub(1),
@@ -171,13 +227,14 @@ impl OutputPane {
             OutputAct::Search => self.input = Some(String::new()),
             OutputAct::NextMatch => return self.jump_to_match(true, false),
             OutputAct::PrevMatch => return self.jump_to_match(false, false),
+            OutputAct::OpenLog => return Handled::NotMine,
         }
         Handled::Done
     }
 
     /// The mouse wheel (three lines a notch).
     pub fn on_wheel(&mut self, up: bool) {
-        let last = self.output.lines.len().saturating_sub(1);
+        let last = self.max_back();
         self.back = if up {
             (self.back + 3).min(last)
         } else {
@@ -217,9 +274,15 @@ impl OutputPane {
         };
         match found {
             Some(i) => {
-                self.back = n - 1 - i;
+                self.back = (n - 1 - i).min(self.max_back());
                 Handled::Done
             }
+            None if self.output.version.0 > 0 => Handled::Intent(Say(
+                NoticeLevel::Info,
+                format!(
+                    "`{q}` is not in the output kept in memory: L searches the run's whole log"
+                ),
+            )),
             None => Handled::Intent(Say(
                 NoticeLevel::Info,
                 format!("`{q}` not found in this run's output"),
@@ -262,7 +325,6 @@ impl OutputPane {
         if same_run && self.back > 0 {
             // Keep the view still while the tail grows.
             self.back += lines.len().saturating_sub(old_len);
-            self.back = self.back.min(lines.len().saturating_sub(1));
         } else if !same_run {
             self.back = 0;
         }
@@ -271,6 +333,7 @@ impl OutputPane {
             version,
             lines,
         };
+        self.back = self.back.min(self.max_back());
     }
 
     pub fn render(&self, ctx: &Ctx, area: Rect, frame: &mut Frame) {
@@ -322,8 +385,7 @@ impl OutputPane {
 
         let lines = &self.output.lines;
         let dropped = run.map(|(_, r)| r.dropped_bytes).unwrap_or(0);
-        let notes_h = u16::from(dropped > 0 || self.back > 0)
-            + u16::from(self.input.is_some() || self.search.is_some());
+        let notes_h = self.notes_height(self.back > 0);
         let [body, notes] =
             Layout::vertical([Constraint::Fill(1), Constraint::Length(notes_h)]).areas(inner);
 
@@ -381,7 +443,7 @@ impl OutputPane {
                 };
                 spans.push(Span::styled(
                     format!(
-                        "{} older output: all of it is in {place}",
+                        "{} older output: L reads all of it ({place})",
                         human_bytes(dropped)
                     ),
                     t.dim,

@@ -48,6 +48,9 @@ pub const EDITING: &[Binding<TaskIntent>] = &[
     },
 ];
 
+/// What the empty editor says (wrapped to the pane, never cut off).
+pub const PLACEHOLDER: &str = "Describe what the program should do, in a few lines. Ctrl-S starts; Ctrl-O attaches an input file.";
+
 /// After the start: nothing to press.
 pub const RECORDED: &[Binding<TaskIntent>] = &[Binding {
     label: "",
@@ -65,9 +68,6 @@ impl Default for TaskPane {
     fn default() -> Self {
         let mut editor = TextArea::default();
         editor.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
-        editor.set_placeholder_text(
-            "Describe what the program should do. Ctrl-S starts; Ctrl-O attaches a file.",
-        );
         TaskPane {
             editor,
             attached: Vec::new(),
@@ -136,6 +136,19 @@ impl TaskPane {
             ])
             .areas(inner);
             frame.render_widget(&self.editor, edit);
+            if self.text().is_empty() {
+                // Beside the cursor, wrapped: the editor's own placeholder is one line.
+                let hint = Rect {
+                    x: edit.x + 1,
+                    width: edit.width.saturating_sub(1),
+                    ..edit
+                };
+                let lines: Vec<Line> = super::wrap(PLACEHOLDER, usize::from(hint.width))
+                    .into_iter()
+                    .map(|l| Line::styled(l, t.dim))
+                    .collect();
+                frame.render_widget(Paragraph::new(lines), hint);
+            }
             if !self.attached.is_empty() {
                 let names: Vec<String> = self
                     .attached
