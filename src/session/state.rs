@@ -38,6 +38,12 @@ pub struct State {
     /// What the engine is paused before, if it is.
     pub paused: Option<Step>,
     pub step_mode: bool,
+    /// The person asked to see the next model call's prompt before it is
+    /// sent (`Command::ReviewPrompt`): the engine pauses at a `Step::Prompt`.
+    /// The purpose of the call it was asked for (parallel calls do not take it).
+    pub prompt_review: Option<Purpose>,
+    /// The prompt as the person edited it, for the call about to be made.
+    pub prompt_edit: Option<Vec<crate::protocol::ChatMessage>>,
     pub notices: Vec<(NoticeLevel, String)>,
     pub steers: Vec<Command>,
     pub program: Option<(String, String)>,
@@ -86,7 +92,7 @@ impl State {
                 call_id,
                 purpose,
                 messages,
-                ..
+                tag,
             } => {
                 if let Some(node) = purpose.node().and_then(|n| self.nodes.get_mut(n)) {
                     node.streaming = Some(String::new());
@@ -113,8 +119,15 @@ impl State {
                         reasoning: String::new(),
                         finish_reason: None,
                         usage_estimated: false,
+                        tag: tag.clone(),
+                        edited: self.prompt_edit.take().is_some(),
+                        started_ms: record.t_ms,
+                        duration_ms: None,
+                        restarts: Vec::new(),
+                        continuations: 0,
                     },
                 );
+                self.prompt_review = None;
                 self.paused = None;
             }
             Event::ModelDelta { call_id, text } => {
@@ -137,8 +150,9 @@ impl State {
                     call.reasoning.push_str(text);
                 }
             }
-            Event::ModelRestart { call_id, .. } => {
+            Event::ModelRestart { call_id, reason } => {
                 if let Some(call) = self.calls.get_mut(call_id) {
+                    call.restarts.push(reason.clone());
                     call.reply.clear();
                     call.reasoning.clear();
                     if let Some(node) = call.purpose.node().and_then(|n| self.nodes.get_mut(n)) {
@@ -149,6 +163,11 @@ impl State {
                     self.reflection_for_call(*call_id)
                 {
                     t.clear();
+                }
+            }
+            Event::ModelContinued { call_id } => {
+                if let Some(call) = self.calls.get_mut(call_id) {
+                    call.continuations += 1;
                 }
             }
             Event::ModelReply {
@@ -168,6 +187,7 @@ impl State {
                     call.reasoning = reasoning.clone();
                     call.finish_reason = finish_reason.clone();
                     call.usage_estimated = *usage_estimated;
+                    call.duration_ms = Some(*duration_ms);
                     if let Some(node) = call.purpose.node().and_then(|n| self.nodes.get_mut(n)) {
                         node.streaming = None;
                     }
@@ -412,7 +432,23 @@ impl State {
             Event::Steer { command } => {
                 match command {
                     Command::SetStepMode { on } => self.step_mode = *on,
-                    Command::Approve | Command::Skip | Command::Cancel => self.paused = None,
+                    Command::Approve => self.paused = None,
+                    Command::Skip | Command::Cancel => {
+                        self.paused = None;
+                        self.prompt_review = None;
+                        self.prompt_edit = None;
+                    }
+                    Command::ReviewPrompt => {
+                        if let Some(Step::ModelCall { purpose }) = self.paused.take() {
+                            self.prompt_review = Some(purpose);
+                        }
+                    }
+                    // Only the prompt the engine is paused before can be edited.
+                    Command::EditPrompt { messages } => {
+                        if matches!(self.paused, Some(Step::Prompt { .. })) {
+                            self.prompt_edit = Some(messages.clone());
+                        }
+                    }
                     Command::EditTask { task } => {
                         self.task = task.clone();
                         self.replan = true;

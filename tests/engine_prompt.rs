@@ -1,0 +1,187 @@
+//! The person sees a model call's prompt before it is sent, and edits it:
+//! in step mode, `ReviewPrompt` while paused before a call makes the engine
+//! pause again once the prompt is written (`Step::Prompt`); `EditPrompt`
+//! then replaces it, and the edited prompt is what reaches the model (a real
+//! OpenAI-style server on loopback), what the tape keeps, and what the
+//! state marks as edited.
+
+#[path = "support/fault_server.rs"]
+mod fault_server;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use codeloop::engine::{self, EngineOptions, EngineSetup};
+use codeloop::exec::Sandbox;
+use codeloop::llm::openai::{OpenAiClient, OpenAiOptions};
+use codeloop::protocol::{ChatMessage, Role};
+use codeloop::session::*;
+use fault_server::*;
+
+const PLAN: &str = "```json\n{\"functions\": [{\"name\": \"double\", \"purpose\": \"twice x\", \"inputs\": \"x: int\", \"output\": \"int\", \"depends_on\": []}]}\n```";
+const MARKER: &str = "EDITED BY THE PERSON: plan one function called double.";
+
+struct Run {
+    records: Vec<Record>,
+    server: FaultServer,
+    /// The prompt the engine paused before, as written.
+    shown: Vec<ChatMessage>,
+}
+
+/// A step-mode session on a loopback server; at the plan call the person
+/// asks to see the prompt, then answers the `Step::Prompt` pause with
+/// `at_prompt`; the session is cancelled once the plan call ended.
+async fn session(at_prompt: impl Fn(&[ChatMessage]) -> Vec<Command>) -> Run {
+    let server = FaultServer::start(PLAN).await;
+    server.queue([Answer::Sse(good_conversation(PLAN))]);
+    let mut o = OpenAiOptions::new(&server.base_url, "qwen2.5-coder:7b");
+    o.request_timeout = Duration::from_secs(10);
+    o.connect_timeout = Duration::from_secs(2);
+    o.retries = 0;
+    let dir = tempfile::tempdir().unwrap();
+    let mut handle = engine::start(EngineSetup {
+        task: "double a number".into(),
+        inputs: vec![],
+        model: Arc::new(OpenAiClient::new(o).unwrap()),
+        sandbox: Arc::new(Sandbox::probe()),
+        options: EngineOptions {
+            step_mode: true,
+            ..EngineOptions::default()
+        },
+        session_dir: dir.path().join("session"),
+        prompt_overrides: None,
+        given: None,
+    })
+    .unwrap();
+    let mut records = Vec::new();
+    let mut shown = Vec::new();
+    while let Some(r) = handle.events.recv().await {
+        match &r.event {
+            Event::Paused {
+                step: Step::ModelCall { .. },
+            } => handle.commands.send(Command::ReviewPrompt).await.unwrap(),
+            Event::Paused {
+                step: Step::Prompt { messages, .. },
+            } => {
+                shown = messages.clone();
+                for c in at_prompt(messages) {
+                    handle.commands.send(c).await.unwrap();
+                }
+            }
+            Event::ModelReply { .. } | Event::ModelError { .. } => {
+                handle.commands.send(Command::Cancel).await.unwrap()
+            }
+            _ => {}
+        }
+        records.push(r);
+    }
+    let _ = handle.done.await;
+    Run {
+        records,
+        server,
+        shown,
+    }
+}
+
+fn edited(messages: &[ChatMessage]) -> Vec<ChatMessage> {
+    let mut m = messages.to_vec();
+    if let Some(user) = m.iter_mut().find(|m| m.role == Role::User) {
+        user.content = format!("{MARKER}\n{}", user.content);
+    }
+    m
+}
+
+#[tokio::test]
+async fn an_edited_prompt_is_what_the_model_receives_and_the_tape_keeps() {
+    let run = session(|messages| {
+        vec![
+            Command::EditPrompt {
+                messages: edited(messages),
+            },
+            Command::Approve,
+        ]
+    })
+    .await;
+    // The pause showed the prompt as written: the task is in it, the edit not yet.
+    assert!(
+        run.shown
+            .iter()
+            .any(|m| m.content.contains("double a number")),
+        "{:?}",
+        run.shown
+    );
+    assert!(!run.shown.iter().any(|m| m.content.contains(MARKER)));
+
+    // The server received the edited prompt, once.
+    let chats: Vec<_> = run
+        .server
+        .seen()
+        .into_iter()
+        .filter(|s| s.path == "/v1/chat/completions")
+        .collect();
+    assert_eq!(chats.len(), 1);
+    let sent = chats[0].json();
+    let user = sent["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(user.starts_with(MARKER), "{user}");
+    assert!(user.contains("double a number"), "{user}");
+
+    // The tape: the person's edit (with its text), then the request as sent.
+    let edit_at = run
+        .records
+        .iter()
+        .position(|r| matches!(&r.event, Event::Steer { command: Command::EditPrompt { messages } } if messages[1].content.starts_with(MARKER)))
+        .expect("the edit is on the tape");
+    let request_at = run
+        .records
+        .iter()
+        .position(|r| matches!(&r.event, Event::ModelRequest { messages, .. } if messages[1].content.starts_with(MARKER)))
+        .expect("the request holds the edited prompt");
+    assert!(edit_at < request_at);
+
+    // The state (what review and replay show) marks the call as edited.
+    let state = State::from_records(&run.records);
+    let call = state.calls.values().next().unwrap();
+    assert!(call.edited);
+    assert_eq!(call.tag, "plan");
+    assert!(call.duration_ms.is_some());
+    assert_eq!(state.prompt_edit, None);
+}
+
+#[tokio::test]
+async fn a_prompt_approved_unedited_is_sent_as_written_and_a_skipped_one_not_at_all() {
+    let run = session(|_| vec![Command::Approve]).await;
+    let state = State::from_records(&run.records);
+    let call = state.calls.values().next().unwrap();
+    assert!(!call.edited);
+    assert_eq!(call.messages, run.shown);
+    assert_eq!(run.server.chat_requests(), 1);
+
+    let run = session(|_| vec![Command::Skip]).await;
+    assert!(!run.shown.is_empty());
+    assert_eq!(run.server.chat_requests(), 0);
+    assert!(State::from_records(&run.records).calls.is_empty());
+}
+
+#[test]
+fn an_edit_when_no_prompt_waits_changes_nothing() {
+    let mut state = State::default();
+    let edit = Record {
+        seq: 1,
+        t_ms: 0,
+        event: Event::Steer {
+            command: Command::EditPrompt {
+                messages: vec![ChatMessage::user("stray")],
+            },
+        },
+    };
+    state.apply(&edit);
+    assert_eq!(state.prompt_edit, None);
+}
