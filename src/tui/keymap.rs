@@ -180,6 +180,8 @@ pub enum GlobalAct {
     Steer(SteerAct),
     /// Copy the selected code, or the session folder, to the clipboard.
     Copy,
+    /// The model-call inspector.
+    Inspect,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -269,6 +271,14 @@ pub const WHERE: &[G] = &[Binding {
     does: "copy the selected node's code (or the session folder) to the clipboard (OSC 52: works over ssh and in tmux)",
     short: "copy",
     keys: &[(Key::ch('y'), GlobalAct::Copy)],
+}];
+
+/// Once there is a session: its model calls.
+pub const INSPECT: &[G] = &[Binding {
+    label: "m",
+    does: "inspect the model calls: prompt, raw reply, reasoning, tokens, time ([ / ] between calls; e edits a prompt not yet sent)",
+    short: "model calls",
+    keys: &[(Key::ch('m'), GlobalAct::Inspect)],
 }];
 
 /// Before a session starts.
@@ -472,9 +482,9 @@ pub enum ModeKind {
 pub fn global(mode: ModeKind) -> Vec<&'static [G]> {
     match mode {
         ModeKind::Welcome => vec![COMMON, WELCOME, STEER, LIVE_TAPE],
-        ModeKind::Live => vec![COMMON, STEER, LIVE_TAPE, WHERE],
-        ModeKind::Review => vec![COMMON, REVIEW_TAPE, WHERE],
-        ModeKind::Replay => vec![COMMON, REPLAY, REVIEW_TAPE, WHERE],
+        ModeKind::Live => vec![COMMON, STEER, LIVE_TAPE, WHERE, INSPECT],
+        ModeKind::Review => vec![COMMON, REVIEW_TAPE, WHERE, INSPECT],
+        ModeKind::Replay => vec![COMMON, REPLAY, REVIEW_TAPE, WHERE, INSPECT],
     }
 }
 

@@ -85,13 +85,21 @@ impl App {
     pub fn editor(&self) -> Option<&EditorPopup> {
         self.popups.iter().rev().find_map(|p| match p {
             Popup::Editor(e) => Some(e.as_ref()),
-            Popup::Help | Popup::Confirm(_) | Popup::Palette(_) | Popup::Message(_) => None,
+            Popup::Help
+            | Popup::Confirm(_)
+            | Popup::Palette(_)
+            | Popup::Message(_)
+            | Popup::Inspector(_) => None,
         })
     }
     pub fn editor_mut(&mut self) -> Option<&mut EditorPopup> {
         self.popups.iter_mut().rev().find_map(|p| match p {
             Popup::Editor(e) => Some(e.as_mut()),
-            Popup::Help | Popup::Confirm(_) | Popup::Palette(_) | Popup::Message(_) => None,
+            Popup::Help
+            | Popup::Confirm(_)
+            | Popup::Palette(_)
+            | Popup::Message(_)
+            | Popup::Inspector(_) => None,
         })
     }
     /// The open command palette, if it is on top.
@@ -105,6 +113,13 @@ impl App {
     pub fn message(&self) -> Option<&Message> {
         match self.popups.last() {
             Some(Popup::Message(m)) => Some(m),
+            _ => None,
+        }
+    }
+    /// The model-call inspector on top, if it is.
+    pub fn inspector(&self) -> Option<&crate::tui::panes::inspector::Inspector> {
+        match self.popups.last() {
+            Some(Popup::Inspector(i)) => Some(i),
             _ => None,
         }
     }

@@ -83,6 +83,7 @@ impl App {
                 Handled::Intent(PaletteIntent::Close) => {}
                 Handled::Done | Handled::NotMine => self.popups.push(Popup::Palette(palette)),
             },
+            Popup::Inspector(inspector) => self.on_inspector_key(inspector, key, actions),
             Popup::Editor(mut editor) => match editor.on_key(key) {
                 Handled::Intent(EditorIntent::Send) => self.submit_editor(*editor, actions),
                 Handled::Intent(EditorIntent::Discard) => {
@@ -191,6 +192,7 @@ impl App {
             }
             GlobalAct::Steer(s) => self.on_steer(s, actions),
             GlobalAct::Copy => self.copy(actions),
+            GlobalAct::Inspect => self.open_inspector(),
         }
     }
 
@@ -365,6 +367,10 @@ impl App {
                     return;
                 }
             },
+            EditTarget::Prompt { tag } => match self.prompt_command(tag, text) {
+                Some(command) => command,
+                None => return,
+            },
             EditTarget::Task => {
                 if text.trim().is_empty() {
                     self.say(NoticeLevel::Warning, "an empty task was not sent");
@@ -396,7 +402,7 @@ impl App {
         actions.push(Action::Steer(command));
     }
 
-    fn on_steer(&mut self, act: SteerAct, actions: &mut Vec<Action>) {
+    pub(super) fn on_steer(&mut self, act: SteerAct, actions: &mut Vec<Action>) {
         let started = matches!(&self.mode, Mode::Live(l) if l.started);
         if act == SteerAct::NewSession {
             if !started {

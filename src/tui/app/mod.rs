@@ -9,6 +9,7 @@
 
 mod access;
 mod external;
+mod inspect;
 mod keys;
 pub mod view;
 
@@ -184,6 +185,8 @@ pub enum Popup {
     Editor(Box<EditorPopup>),
     Palette(Box<super::panes::palette::Palette>),
     Message(Message),
+    /// The model-call inspector.
+    Inspector(Box<super::panes::inspector::Inspector>),
 }
 
 pub struct App {

@@ -164,6 +164,7 @@ pub fn render(app: &App, frame: &mut Frame) {
             Popup::Confirm(c) => c.render(&app.theme, frame),
             Popup::Palette(p) => p.render(&app.theme, frame),
             Popup::Message(m) => m.render(&app.theme, frame),
+            Popup::Inspector(i) => i.render(app.state(), &app.theme, frame),
             Popup::Help => {
                 let pane_rows = pane_rows(app);
                 let global_rows = global_rows(app.mode_kind());

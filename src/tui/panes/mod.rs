@@ -13,6 +13,8 @@ pub mod editor;
 pub mod graph;
 pub mod help;
 pub mod history;
+pub mod inspector;
+pub mod inspector_lines;
 pub mod message;
 pub mod output;
 pub mod palette;
