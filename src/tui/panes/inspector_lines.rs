@@ -7,7 +7,6 @@
 
 use ratatui::text::{Line, Span};
 
-use super::wrap;
 use crate::protocol::{ChatMessage, Role};
 use crate::session::state::CallState;
 use crate::session::{Purpose, State, Step};
@@ -124,12 +123,24 @@ pub fn lines(state: &State, target: Target, t: &Theme, width: usize) -> Vec<Line
     out
 }
 
-fn fact<'a>(name: &'a str, value: String, t: &Theme) -> Vec<Span<'static>> {
-    vec![
-        Span::styled(format!("{name} "), t.dim),
-        Span::styled(value, t.text),
-        Span::styled("   ", t.dim),
-    ]
+/// Facts ("tokens 298 in"), as many a line as fit in `width`.
+fn facts(items: Vec<(&str, String)>, t: &Theme, width: usize, out: &mut Vec<Line<'static>>) {
+    let mut spans: Vec<Span<'static>> = Vec::new();
+    let mut used = 0;
+    for (name, value) in items {
+        let w = name.chars().count() + 1 + value.chars().count() + 3;
+        if used > 0 && used + w > width {
+            out.push(Line::from(std::mem::take(&mut spans)));
+            used = 0;
+        }
+        spans.push(Span::styled(format!("{name} "), t.dim));
+        spans.push(Span::styled(value, t.text));
+        spans.push(Span::raw("   "));
+        used += w;
+    }
+    if !spans.is_empty() {
+        out.push(Line::from(spans));
+    }
 }
 
 fn call_lines(call: &CallState, t: &Theme, width: usize, out: &mut Vec<Line<'static>>) {
@@ -141,10 +152,11 @@ fn call_lines(call: &CallState, t: &Theme, width: usize, out: &mut Vec<Line<'sta
         },
         (None, false) => "streaming…".into(),
     };
-    let mut first = fact("for", purpose_words(&call.purpose), t);
-    first.extend(fact("state", state_words, t));
-    first.extend(fact("asked at", seconds(call.started_ms), t));
-    out.push(Line::from(first));
+    let mut items = vec![
+        ("for", purpose_words(&call.purpose)),
+        ("state", state_words),
+        ("asked at", seconds(call.started_ms)),
+    ];
     let tokens = match call.usage {
         Some(u) => format!(
             "{} in + {} out{}",
@@ -158,14 +170,14 @@ fn call_lines(call: &CallState, t: &Theme, width: usize, out: &mut Vec<Line<'sta
         ),
         None => "not reported yet".into(),
     };
-    let mut second = fact("tokens", tokens, t);
+    items.push(("tokens", tokens));
     let finish = match (&call.finish_reason, call.done) {
         (Some(r), _) => r.clone(),
         (None, true) => "stop".into(),
         (None, false) => "-".into(),
     };
-    second.extend(fact("finish", finish, t));
-    out.push(Line::from(second));
+    items.push(("finish", finish));
+    facts(items, t, width, out);
     let mut notes = Vec::new();
     if call.edited {
         notes.push("the prompt was edited by you before it was sent".to_string());
@@ -221,9 +233,8 @@ fn pending_lines(state: &State, t: &Theme, width: usize, out: &mut Vec<Line<'sta
             tag,
             messages,
         }) => {
-            let mut first = fact("for", purpose_words(purpose), t);
-            first.extend(fact("tag", tag.clone(), t));
-            out.push(Line::from(first));
+            let items = vec![("for", purpose_words(purpose)), ("tag", tag.clone())];
+            facts(items, t, width, out);
             out.push(Line::styled(
                 "not sent yet: e edits it · a sends it · x skips the call",
                 t.warning,
@@ -240,7 +251,7 @@ fn pending_lines(state: &State, t: &Theme, width: usize, out: &mut Vec<Line<'sta
             }
         }
         Some(Step::ModelCall { purpose }) => {
-            out.push(Line::from(fact("for", purpose_words(purpose), t)));
+            facts(vec![("for", purpose_words(purpose))], t, width, out);
             out.push(Line::styled(
                 "the engine is paused before this call; its prompt is written once it goes on.",
                 t.text,
@@ -261,9 +272,27 @@ fn heading(text: &str, t: &Theme, out: &mut Vec<Line<'static>>) {
     out.push(Line::styled(format!("── {text} ──"), t.title));
 }
 
+/// Text as it was sent, control sequences stripped, each line cut at the
+/// width (indentation kept: prompts and replies hold code).
 fn body(text: &str, style: ratatui::style::Style, width: usize, out: &mut Vec<Line<'static>>) {
-    for l in wrap(text, width.saturating_sub(2)) {
-        out.push(Line::styled(format!("  {l}"), style));
+    use unicode_width::UnicodeWidthChar;
+    let width = width.saturating_sub(2).max(8);
+    for line in crate::tui::sanitize::sanitize(text).split('\n') {
+        let mut piece = String::new();
+        let mut w = 0;
+        for c in line.chars() {
+            let cw = c.width().unwrap_or(0);
+            if w + cw > width {
+                out.push(Line::styled(
+                    format!("  {}", std::mem::take(&mut piece)),
+                    style,
+                ));
+                w = 0;
+            }
+            piece.push(c);
+            w += cw;
+        }
+        out.push(Line::styled(format!("  {piece}"), style));
     }
 }
 
