@@ -113,7 +113,7 @@ impl EditorPopup {
             text.lines().map(str::to_string).collect()
         };
         let mut textarea = TextArea::new(lines);
-        if matches!(target, EditTarget::Hint { .. } | EditTarget::Prompt { .. }) {
+        if matches!(target, EditTarget::Hint { .. }) {
             textarea.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
         }
         if !matches!(target, EditTarget::Attach | EditTarget::Hint { .. }) {

@@ -7,6 +7,8 @@
 
 use ratatui::text::{Line, Span};
 
+use super::wrap;
+
 use crate::protocol::{ChatMessage, Role};
 use crate::session::state::CallState;
 use crate::session::{Purpose, State, Step};
@@ -196,7 +198,7 @@ fn call_lines(call: &CallState, t: &Theme, width: usize, out: &mut Vec<Line<'sta
         ));
     }
     for n in notes {
-        out.push(Line::styled(format!("• {n}"), t.warning));
+        note(&format!("• {n}"), t.warning, width, out);
     }
     messages_lines("prompt", &call.messages, t, width, out);
     heading(
@@ -235,10 +237,12 @@ fn pending_lines(state: &State, t: &Theme, width: usize, out: &mut Vec<Line<'sta
         }) => {
             let items = vec![("for", purpose_words(purpose)), ("tag", tag.clone())];
             facts(items, t, width, out);
-            out.push(Line::styled(
+            note(
                 "not sent yet: e edits it · a sends it · x skips the call",
                 t.warning,
-            ));
+                width,
+                out,
+            );
             match &state.prompt_edit {
                 Some(edited) => {
                     out.push(Line::styled(
@@ -252,14 +256,18 @@ fn pending_lines(state: &State, t: &Theme, width: usize, out: &mut Vec<Line<'sta
         }
         Some(Step::ModelCall { purpose }) => {
             facts(vec![("for", purpose_words(purpose))], t, width, out);
-            out.push(Line::styled(
+            note(
                 "the engine is paused before this call; its prompt is written once it goes on.",
                 t.text,
-            ));
-            out.push(Line::styled(
+                width,
+                out,
+            );
+            note(
                 "e writes it and shows it here, paused again before it is sent (then e edits it) · a approves without looking",
                 t.warning,
-            ));
+                width,
+                out,
+            );
         }
         Some(Step::Run { .. } | Step::TestFix { .. }) | None => {
             out.push(Line::styled("no model call waits", t.dim))
@@ -272,27 +280,26 @@ fn heading(text: &str, t: &Theme, out: &mut Vec<Line<'static>>) {
     out.push(Line::styled(format!("── {text} ──"), t.title));
 }
 
-/// Text as it was sent, control sequences stripped, each line cut at the
-/// width (indentation kept: prompts and replies hold code).
+/// Text as it was sent, control sequences stripped, each line wrapped at
+/// the width with its indentation kept (prompts and replies hold code).
 fn body(text: &str, style: ratatui::style::Style, width: usize, out: &mut Vec<Line<'static>>) {
-    use unicode_width::UnicodeWidthChar;
-    let width = width.saturating_sub(2).max(8);
+    let width = width.saturating_sub(2);
     for line in crate::tui::sanitize::sanitize(text).split('\n') {
-        let mut piece = String::new();
-        let mut w = 0;
-        for c in line.chars() {
-            let cw = c.width().unwrap_or(0);
-            if w + cw > width {
-                out.push(Line::styled(
-                    format!("  {}", std::mem::take(&mut piece)),
-                    style,
-                ));
-                w = 0;
-            }
-            piece.push(c);
-            w += cw;
+        let rest = line.trim_start_matches(' ');
+        let indent = (line.len() - rest.len()).min(width / 2);
+        for piece in wrap(rest, width.saturating_sub(indent)) {
+            out.push(Line::styled(
+                format!("  {}{piece}", " ".repeat(indent)),
+                style,
+            ));
         }
-        out.push(Line::styled(format!("  {piece}"), style));
+    }
+}
+
+/// A note in words, wrapped.
+fn note(text: &str, style: ratatui::style::Style, width: usize, out: &mut Vec<Line<'static>>) {
+    for l in wrap(text, width) {
+        out.push(Line::styled(l, style));
     }
 }
 
