@@ -17,7 +17,7 @@ use crate::tui::panes::Handled;
 use crate::tui::panes::confirm::Confirm;
 use crate::tui::panes::editor::{EditTarget, EditorIntent, EditorPopup};
 use crate::tui::panes::graph::{GraphIntent, Welcome};
-use crate::tui::panes::palette::{Palette, PaletteAct, PaletteIntent};
+use crate::tui::panes::palette::PaletteIntent;
 use crate::tui::panes::sessions::SessionIntent;
 use crate::tui::panes::task::TaskIntent;
 use crate::tui::timeline::Jump;
@@ -71,15 +71,7 @@ impl App {
                 }
             }
             Popup::Palette(mut palette) => match palette.on_key(key) {
-                Handled::Intent(PaletteIntent::Run(PaletteAct::Theme(name))) => {
-                    self.set_theme(name);
-                }
-                Handled::Intent(PaletteIntent::Run(PaletteAct::Key(k))) => {
-                    // The act itself, not the key: a pane's own key must not shadow it.
-                    if let Some(act) = keymap::lookup_global(self.mode_kind(), &k.event()) {
-                        self.on_global(act, actions);
-                    }
-                }
+                Handled::Intent(PaletteIntent::Run(act)) => self.on_palette_act(act, actions),
                 Handled::Intent(PaletteIntent::Close) => {}
                 Handled::Done | Handled::NotMine => self.popups.push(Popup::Palette(palette)),
             },
@@ -95,7 +87,7 @@ impl App {
     }
 
     /// Keys of the focused pane. Returns whether the pane took the key.
-    fn on_pane_key(&mut self, key: KeyEvent, actions: &mut Vec<Action>) -> bool {
+    pub(super) fn on_pane_key(&mut self, key: KeyEvent, actions: &mut Vec<Action>) -> bool {
         let height = self.screen.height;
         let welcome = self.welcome();
         if welcome && self.focus == Focus::Graph && self.on_sessions_key(key, actions) {
@@ -166,12 +158,12 @@ impl App {
         true
     }
 
-    fn on_global(&mut self, act: GlobalAct, actions: &mut Vec<Action>) {
+    pub(super) fn on_global(&mut self, act: GlobalAct, actions: &mut Vec<Action>) {
         match act {
             GlobalAct::Quit => self.request_quit(actions),
             GlobalAct::Help => self.popups.push(Popup::Help),
             GlobalAct::Palette => {
-                let palette = Palette::new(&keymap::global(self.mode_kind()));
+                let palette = self.new_palette();
                 self.popups.push(Popup::Palette(Box::new(palette)));
             }
             GlobalAct::NextPane => self.focus = self.focus.next(),
@@ -316,6 +308,7 @@ impl App {
         }
         self.focus = Focus::Graph;
         self.say(NoticeLevel::Info, "starting the session…");
+        self.session_took_choices();
         actions.push(Action::Start(request));
     }
 

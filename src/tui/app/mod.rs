@@ -8,6 +8,7 @@
 //! channel and never reads the clock: time comes in with `Msg::Tick`.
 
 mod access;
+mod choices;
 mod external;
 mod inspect;
 mod keys;
@@ -41,7 +42,9 @@ pub use super::panes::confirm::Confirm;
 pub use super::panes::editor::EditTarget;
 pub use super::panes::graph::DemoEntry;
 pub use super::panes::message::Message;
+pub use super::panes::palette::ExportFormat;
 pub use super::timeline::{OUTPUT_MEMORY_BUDGET, REPLAY_MAX_GAP_MS, ReplayClock as Replay};
+pub use choices::SessionChoices;
 
 /// How the app was opened.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,6 +117,17 @@ pub enum Action {
     Notify(String),
     /// Put text on the clipboard (OSC 52).
     Copy(String),
+    /// What the next session starts with (given before each `Start`).
+    Configure(SessionChoices),
+    /// Write the session (`state`, folded to its end) in `format`, into
+    /// the session's folder when it has one; the app is told where.
+    Export {
+        format: ExportFormat,
+        state: Box<State>,
+        session_dir: Option<PathBuf>,
+        /// Where the tape came from (the HTML page names it).
+        source: String,
+    },
 }
 
 /// Everything that reaches the app.
@@ -168,6 +182,8 @@ pub struct Info {
     pub demo_model: Option<DemoModel>,
     /// Ring the terminal on a pause for approval and at a session's end.
     pub notify: bool,
+    /// The config's `[models.NAME]` profiles (the palette offers them).
+    pub profiles: Vec<String>,
 }
 
 /// The demo model's one task, and what to say when another is started.
@@ -208,6 +224,8 @@ pub struct App {
     deleting: Option<PathBuf>,
     flash: Option<(NoticeLevel, String)>,
     reruns: super::panes::Reruns,
+    /// What the next session starts with (the palette's choices).
+    choices: SessionChoices,
     /// Screen size at the last frame (mouse hit tests, page sizes).
     screen: Rect,
     quit: bool,
@@ -235,6 +253,7 @@ impl App {
             deleting: None,
             flash: None,
             reruns: Default::default(),
+            choices: SessionChoices::default(),
             screen: Rect::new(0, 0, 160, 48),
             quit: false,
             keys_handled: 0,
