@@ -595,3 +595,46 @@ fn the_inspector_shows_a_recorded_call_and_moves_between_calls() {
     let s = t.wait_for("REVIEW", Duration::from_secs(5));
     assert!(!s.contains("Model call ·"), "{s}");
 }
+
+#[test]
+fn the_palette_sets_the_workers_of_the_next_session_and_exports_it() {
+    if skip_without_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let env = demo_env(dir.path());
+    let t = Tmux::start("palette", dir.path(), &[], &env_refs(&env));
+    t.wait_for("READY", Duration::from_secs(20));
+    // Workers: a second list of values; the choice shows in the status bar.
+    t.keys(&[":"]);
+    t.tmux(&["send-keys", "-t", &t.session, "-l", "workers"]);
+    t.keys(&["Enter"]);
+    t.wait_for("Actions › workers", Duration::from_secs(5));
+    t.keys(&["1", "Enter"]);
+    t.wait_for("next: 1 worker", Duration::from_secs(5));
+    t.keys(&["1"]);
+    t.wait_for(" DONE ", Duration::from_secs(60));
+    // Export: the file goes into the session's folder, and the path is said.
+    t.keys(&[":"]);
+    t.tmux(&["send-keys", "-t", &t.session, "-l", "export"]);
+    t.keys(&["Enter"]);
+    t.wait_for("Actions › export the session as", Duration::from_secs(5));
+    t.tmux(&["send-keys", "-t", &t.session, "-l", "markdown"]);
+    t.keys(&["Enter"]);
+    t.wait_for("exported to", Duration::from_secs(5));
+    t.keys(&["q"]);
+    wait_dead(&t);
+
+    let session = only_session(dir.path());
+    let exported: Vec<_> = std::fs::read_dir(session.join("export"))
+        .expect("an export folder in the session")
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(exported.len(), 1, "{exported:?}");
+    assert!(exported[0].extension().is_some_and(|e| e == "md"));
+    let report = std::fs::read_to_string(&exported[0]).unwrap();
+    assert!(report.starts_with('#'), "{report}");
+    let tape = std::fs::read_to_string(session.join("tape.jsonl")).unwrap();
+    let started = tape.lines().next().unwrap();
+    assert!(started.contains("\"workers\":1"), "{started}");
+}

@@ -115,7 +115,10 @@ impl App {
                 };
                 self.say(
                     NoticeLevel::Info,
-                    format!("the next session runs {n} nodes at a time{running}"),
+                    format!(
+                        "the next session runs {n} node{} at a time{running}",
+                        if n == 1 { "" } else { "s" }
+                    ),
                 );
                 self.choices.workers = Some(n);
                 actions.push(Action::Configure(self.choices.clone()));

@@ -243,6 +243,10 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
             t.warning.add_modifier(Modifier::REVERSED),
         ));
     }
+    // Early, so no width cuts it off: what the next session starts with.
+    if let Some(next) = app.session_choices().words() {
+        spans.push(Span::styled(format!(" next: {next} "), t.accent));
+    }
     if app.info.unfinished {
         spans.push(Span::styled(
             " did not finish ",
@@ -286,9 +290,6 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
         format!(" │ {} ", fmt_elapsed(app.elapsed_ms())),
         t.status,
     ));
-    if let Some(next) = app.session_choices().words() {
-        spans.push(Span::styled(format!("│ next: {next} "), t.accent));
-    }
     if s.step_mode || (app.step_armed() && s.events_applied == 0) {
         spans.push(Span::styled("│ step mode ", t.warning));
     }
