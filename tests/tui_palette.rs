@@ -233,7 +233,7 @@ fn the_focused_panes_actions_are_in_the_palette_by_name() {
     );
     app.set_focus(Focus::Code);
     assert_eq!(app.code_tab(), CodeTab::Code);
-    choose(&mut app, "Code: tests / code");
+    choose(&mut app, "tests / code (Code)");
     assert!(app.palette().is_none());
     assert_eq!(
         app.code_tab(),

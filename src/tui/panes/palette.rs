@@ -136,28 +136,20 @@ impl Palette {
         }
     }
 
-    /// With the focused pane's actions, named after it ("Code: …").
-    /// One entry an act (↑ and k both scroll up: one entry, named by ↑).
-    pub fn with_pane<A: PartialEq>(mut self, pane: &str, table: &[Binding<A>]) -> Palette {
-        let mut acts: Vec<&A> = Vec::new();
-        let pane_entries: Vec<Entry> = table
-            .iter()
-            .filter(|b| !b.does.is_empty())
-            .flat_map(|b| b.keys.iter().map(move |(k, a)| (b.does, *k, a)))
-            .filter(|(_, _, a)| {
-                let new = !acts.contains(a);
-                if new {
-                    acts.push(a);
-                }
-                new
-            })
-            .map(|(does, key, _)| Entry {
-                does: format!("{pane}: {does}"),
-                act: PaletteAct::PaneKey(key),
-            })
-            .collect();
-        // First: the pane's own keys are what the person looks at.
-        self.entries.splice(0..0, pane_entries);
+    /// With the focused pane's actions, one entry a row (by its first
+    /// key), the pane named after the words ("go to its code (Workflow)")
+    /// so a query matches what an action does before where it is.
+    pub fn with_pane<A>(mut self, pane: &str, table: &[Binding<A>]) -> Palette {
+        self.entries.extend(
+            table
+                .iter()
+                .filter(|b| !b.does.is_empty())
+                .filter_map(|b| b.keys.first().map(|(k, _)| (b.does, *k)))
+                .map(|(does, key)| Entry {
+                    does: format!("{does} ({pane})"),
+                    act: PaletteAct::PaneKey(key),
+                }),
+        );
         self
     }
 
