@@ -248,6 +248,12 @@ fn in_step_mode_the_prompt_is_shown_edited_and_sent_as_edited() {
         },
     });
     let mut app = live(events);
+    // The footer offers the prompt while the engine waits before a call.
+    let s = screen(&mut app, 160, 48);
+    assert!(
+        s.contains("paused before the planning call: m its prompt"),
+        "{s}"
+    );
 
     // Paused before the call: m shows it waits; e has its prompt written first.
     press(&mut app, [ch('m')]);

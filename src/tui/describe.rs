@@ -115,7 +115,7 @@ pub fn describe_step(step: &Step) -> String {
         Step::Run { node: None, .. } => "running the program".into(),
         Step::TestFix { node, .. } => format!("changing the tests of {node} (the model's fix)"),
         Step::Prompt { tag, .. } => {
-            format!("sending the prompt of {tag} (m shows it, and e there edits it)")
+            format!("sending the prompt of {tag}")
         }
     }
 }

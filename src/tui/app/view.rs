@@ -317,10 +317,20 @@ fn hint_line(app: &App) -> Line<'static> {
         );
     }
     if let Some(step) = paused {
-        let offers: Vec<String> = keymap::act_hints(keymap::STEER, &keymap::WHILE_PAUSED)
+        let mut offers: Vec<String> = keymap::act_hints(keymap::STEER, &keymap::WHILE_PAUSED)
             .into_iter()
             .map(|(k, s)| format!("{k} {s}"))
             .collect();
+        // Before a model call: its prompt, to see and edit (the inspector).
+        if let (
+            crate::session::Step::ModelCall { .. } | crate::session::Step::Prompt { .. },
+            Some(m),
+        ) = (
+            step,
+            keymap::label_of(keymap::INSPECT, &keymap::GlobalAct::Inspect),
+        ) {
+            offers.insert(0, format!("{m} its prompt"));
+        }
         return Line::styled(
             format!(
                 " ⏸ paused before {}: {}",
