@@ -32,12 +32,29 @@ struct Run {
 /// asks to see the prompt, then answers the `Step::Prompt` pause with
 /// `at_prompt`; the session is cancelled once the plan call ended.
 async fn session(at_prompt: impl Fn(&[ChatMessage]) -> Vec<Command>) -> Run {
+    run_with(
+        vec![Answer::Sse(good_conversation(PLAN))],
+        0,
+        true,
+        at_prompt,
+    )
+    .await
+}
+
+/// A session whose plan call is answered by `answers` in turn.
+async fn run_with(
+    answers: Vec<Answer>,
+    retries: u32,
+    step_mode: bool,
+    at_prompt: impl Fn(&[ChatMessage]) -> Vec<Command>,
+) -> Run {
     let server = FaultServer::start(PLAN).await;
-    server.queue([Answer::Sse(good_conversation(PLAN))]);
+    server.queue(answers);
     let mut o = OpenAiOptions::new(&server.base_url, "qwen2.5-coder:7b");
     o.request_timeout = Duration::from_secs(10);
     o.connect_timeout = Duration::from_secs(2);
-    o.retries = 0;
+    o.backoff_base = Duration::from_millis(10);
+    o.retries = retries;
     let dir = tempfile::tempdir().unwrap();
     let mut handle = engine::start(EngineSetup {
         task: "double a number".into(),
@@ -45,7 +62,7 @@ async fn session(at_prompt: impl Fn(&[ChatMessage]) -> Vec<Command>) -> Run {
         model: Arc::new(OpenAiClient::new(o).unwrap()),
         sandbox: Arc::new(Sandbox::probe()),
         options: EngineOptions {
-            step_mode: true,
+            step_mode,
             ..EngineOptions::default()
         },
         session_dir: dir.path().join("session"),
@@ -68,8 +85,9 @@ async fn session(at_prompt: impl Fn(&[ChatMessage]) -> Vec<Command>) -> Run {
                     handle.commands.send(c).await.unwrap();
                 }
             }
+            // The session may have ended by itself already.
             Event::ModelReply { .. } | Event::ModelError { .. } => {
-                handle.commands.send(Command::Cancel).await.unwrap()
+                let _ = handle.commands.send(Command::Cancel).await;
             }
             _ => {}
         }
@@ -168,6 +186,75 @@ async fn a_prompt_approved_unedited_is_sent_as_written_and_a_skipped_one_not_at_
     assert!(!run.shown.is_empty());
     assert_eq!(run.server.chat_requests(), 0);
     assert!(State::from_records(&run.records).calls.is_empty());
+}
+
+/// The plan in two pieces: the first ends at the token limit.
+fn in_two_pieces() -> Vec<Answer> {
+    let (first, second) = PLAN.split_at(40);
+    let role = event(
+        serde_json::json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}),
+    );
+    vec![
+        Answer::Sse(vec![
+            role.clone(),
+            content(first),
+            finish("length"),
+            usage(30, 10),
+            done(),
+        ]),
+        Answer::Sse(vec![
+            role,
+            content(second),
+            finish("stop"),
+            usage(40, 30),
+            done(),
+        ]),
+    ]
+}
+
+#[tokio::test]
+async fn a_reply_cut_at_the_token_limit_is_continued_and_the_state_counts_it() {
+    let run = run_with(in_two_pieces(), 0, false, |_| Vec::new()).await;
+    assert_eq!(run.server.chat_requests(), 2);
+    let kinds: Vec<&str> = run
+        .records
+        .iter()
+        .map(|r| r.event.kind())
+        .filter(|k| k.starts_with("model_"))
+        .collect();
+    let continued = kinds.iter().position(|k| *k == "model_continued").unwrap();
+    let replied = kinds.iter().position(|k| *k == "model_reply").unwrap();
+    assert!(continued < replied, "{kinds:?}");
+    let state = State::from_records(&run.records);
+    let call = &state.calls[&1];
+    assert_eq!(call.continuations, 1);
+    assert_eq!(call.reply, PLAN, "the two pieces make the whole reply");
+    assert!(call.restarts.is_empty());
+}
+
+#[tokio::test]
+async fn a_stream_broken_mid_reply_is_a_restart_with_its_reason() {
+    let role = event(
+        serde_json::json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}),
+    );
+    let answers = vec![
+        Answer::SseCut {
+            events: vec![role, content("```json\n{\"functions\": [")],
+            reset: false,
+        },
+        Answer::Sse(good_conversation(PLAN)),
+    ];
+    let run = run_with(answers, 2, false, |_| Vec::new()).await;
+    let state = State::from_records(&run.records);
+    let call = &state.calls[&1];
+    assert_eq!(call.restarts.len(), 1, "{:?}", call.restarts);
+    assert!(
+        call.restarts[0].contains("asking the model again"),
+        "{:?}",
+        call.restarts
+    );
+    assert_eq!(call.reply, PLAN);
+    assert_eq!(call.continuations, 0);
 }
 
 #[test]
