@@ -73,23 +73,28 @@ async fn run_with(
     let mut records = Vec::new();
     let mut shown = Vec::new();
     while let Some(r) = handle.events.recv().await {
-        match &r.event {
+        // Only the plan call is looked at; any pause after it cancels the
+        // session (which may have ended by then: sends may find it gone).
+        let command = match &r.event {
             Event::Paused {
-                step: Step::ModelCall { .. },
-            } => handle.commands.send(Command::ReviewPrompt).await.unwrap(),
+                step:
+                    Step::ModelCall {
+                        purpose: Purpose::Plan,
+                    },
+            } => vec![Command::ReviewPrompt],
             Event::Paused {
                 step: Step::Prompt { messages, .. },
-            } => {
+            } if shown.is_empty() => {
                 shown = messages.clone();
-                for c in at_prompt(messages) {
-                    handle.commands.send(c).await.unwrap();
-                }
+                at_prompt(messages)
             }
-            // The session may have ended by itself already.
-            Event::ModelReply { .. } | Event::ModelError { .. } => {
-                let _ = handle.commands.send(Command::Cancel).await;
+            Event::Paused { .. } | Event::ModelReply { .. } | Event::ModelError { .. } => {
+                vec![Command::Cancel]
             }
-            _ => {}
+            _ => Vec::new(),
+        };
+        for c in command {
+            let _ = handle.commands.send(c).await;
         }
         records.push(r);
     }
