@@ -263,6 +263,56 @@ async fn a_stream_broken_mid_reply_is_a_restart_with_its_reason() {
 }
 
 #[test]
+fn a_prompt_edit_left_by_a_stopped_segment_is_not_sent_by_the_next() {
+    let plan = Purpose::Plan;
+    let events = vec![
+        Event::Paused {
+            step: Step::ModelCall {
+                purpose: plan.clone(),
+            },
+        },
+        Event::Steer {
+            command: Command::ReviewPrompt,
+        },
+        Event::Paused {
+            step: Step::Prompt {
+                purpose: plan,
+                tag: "plan".into(),
+                messages: vec![ChatMessage::user("written")],
+            },
+        },
+        Event::Steer {
+            command: Command::EditPrompt {
+                messages: vec![ChatMessage::user("edited")],
+            },
+        },
+    ];
+    let mut state = State::default();
+    for (i, event) in events.into_iter().enumerate() {
+        state.apply(&Record {
+            seq: i as u64 + 1,
+            t_ms: 0,
+            event,
+        });
+    }
+    assert!(state.prompt_review.is_some());
+    assert!(state.prompt_edit.is_some());
+    state.apply(&Record {
+        seq: 10,
+        t_ms: 0,
+        event: Event::Resumed {
+            from_seq: 4,
+            after: "killed".into(),
+            config: ConfigSummary::default(),
+            token_budget: 0,
+            started_at: String::new(),
+        },
+    });
+    assert_eq!(state.prompt_review, None);
+    assert_eq!(state.prompt_edit, None);
+}
+
+#[test]
 fn an_edit_when_no_prompt_waits_changes_nothing() {
     let mut state = State::default();
     let edit = Record {
