@@ -98,7 +98,10 @@ impl Core {
             .append_with(move |s| {
                 let call_id = s.next_call_id();
                 // The person's edit, made while paused before this prompt, is what is sent.
-                let messages = s.prompt_edit.clone().unwrap_or(messages);
+                let messages = match &s.prompt_edit {
+                    Some((p, edited)) if *p == purpose => edited.clone(),
+                    _ => messages,
+                };
                 let event = Event::ModelRequest {
                     call_id,
                     purpose,

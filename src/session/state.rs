@@ -42,8 +42,9 @@ pub struct State {
     /// sent (`Command::ReviewPrompt`): the engine pauses at a `Step::Prompt`.
     /// The purpose of the call it was asked for (parallel calls do not take it).
     pub prompt_review: Option<Purpose>,
-    /// The prompt as the person edited it, for the call about to be made.
-    pub prompt_edit: Option<Vec<crate::protocol::ChatMessage>>,
+    /// The prompt as the person edited it, for the call about to be made
+    /// (its purpose: a parallel call does not take it).
+    pub prompt_edit: Option<(Purpose, Vec<crate::protocol::ChatMessage>)>,
     pub notices: Vec<(NoticeLevel, String)>,
     pub steers: Vec<Command>,
     pub program: Option<(String, String)>,
@@ -120,7 +121,7 @@ impl State {
                         finish_reason: None,
                         usage_estimated: false,
                         tag: tag.clone(),
-                        edited: self.prompt_edit.take().is_some(),
+                        edited: self.prompt_edit.take_if(|(p, _)| p == purpose).is_some(),
                         started_ms: record.t_ms,
                         duration_ms: None,
                         restarts: Vec::new(),
@@ -445,8 +446,8 @@ impl State {
                     }
                     // Only the prompt the engine is paused before can be edited.
                     Command::EditPrompt { messages } => {
-                        if matches!(self.paused, Some(Step::Prompt { .. })) {
-                            self.prompt_edit = Some(messages.clone());
+                        if let Some(Step::Prompt { purpose, .. }) = &self.paused {
+                            self.prompt_edit = Some((purpose.clone(), messages.clone()));
                         }
                     }
                     Command::EditTask { task } => {

@@ -244,7 +244,7 @@ fn pending_lines(state: &State, t: &Theme, width: usize, out: &mut Vec<Line<'sta
                 out,
             );
             match &state.prompt_edit {
-                Some(edited) => {
+                Some((_, edited)) => {
                     out.push(Line::styled(
                         "• edited by you: this is what a sends",
                         t.warning,
