@@ -47,7 +47,7 @@ pub const KEYS: &[Binding<InspectAct>] = &[
         ],
     },
     Binding {
-        label: "↑↓ j k PgUp PgDn",
+        label: "↑ ↓ PgUp PgDn",
         does: "scroll",
         short: "scroll",
         keys: scroll_keys!(InspectAct::Scroll),
@@ -68,7 +68,7 @@ pub const KEYS: &[Binding<InspectAct>] = &[
         keys: &[(Key::ch('e'), InspectAct::Edit)],
     },
     Binding {
-        label: "Esc / m",
+        label: "Esc / m / q",
         does: "close",
         short: "close",
         keys: &[
