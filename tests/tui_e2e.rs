@@ -700,3 +700,130 @@ fn the_pager_reads_a_multi_megabyte_run_log_and_searches_all_of_it() {
     t.keys(&["q"]);
     wait_dead(&t);
 }
+
+#[test]
+fn in_step_mode_the_plan_prompt_is_inspected_edited_and_sent_as_edited() {
+    if skip_without_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.toml"), "[run]\nstep_mode = true\n").unwrap();
+    let env = demo_env(dir.path());
+    let t = Tmux::start("prompt", dir.path(), &[], &env_refs(&env));
+    t.wait_for("READY", Duration::from_secs(20));
+    t.keys(&["1"]);
+    t.wait_for("paused before the planning call", Duration::from_secs(20));
+    // The inspector on the waiting call; e has its prompt written and shown.
+    t.keys(&["m"]);
+    t.wait_for(
+        "its prompt is written once it goes on",
+        Duration::from_secs(5),
+    );
+    t.keys(&["e"]);
+    let s = t.wait_for("not sent yet: e edits it", Duration::from_secs(10));
+    assert!(s.contains("[system]") && s.contains("[user]"), "{s}");
+    t.keys(&["e"]);
+    t.wait_for("Edit the prompt of plan", Duration::from_secs(5));
+    // Into the system message, after its role line.
+    t.keys(&["Down", "Home"]);
+    t.tmux(&[
+        "send-keys",
+        "-t",
+        &t.session,
+        "-l",
+        "NOTE FROM THE PERSON. ",
+    ]);
+    std::thread::sleep(Duration::from_millis(200));
+    t.keys(&["C-s"]);
+    let s = t.wait_for(
+        "edited by you: this is what a sends",
+        Duration::from_secs(5),
+    );
+    assert!(s.contains("NOTE FROM THE PERSON."), "{s}");
+    // a sends it from the inspector, which then shows the call as made.
+    t.keys(&["a"]);
+    let s = t.wait_for("call 1 of 1 · plan", Duration::from_secs(10));
+    assert!(s.contains("edited by you before it was sent"), "{s}");
+    t.keys(&["Escape", "s"]);
+    t.wait_for(" DONE ", Duration::from_secs(60));
+    t.keys(&["q"]);
+    wait_dead(&t);
+
+    // On the tape: the person's edit, and the request as it was sent.
+    let tape = std::fs::read_to_string(only_session(dir.path()).join("tape.jsonl")).unwrap();
+    let edit = tape
+        .lines()
+        .find(|l| l.contains("\"edit_prompt\""))
+        .expect("the edit is on the tape");
+    assert!(edit.contains("NOTE FROM THE PERSON."), "{edit}");
+    let request = tape
+        .lines()
+        .find(|l| l.contains("\"type\":\"model_request\""))
+        .unwrap();
+    assert!(request.contains("NOTE FROM THE PERSON. "), "{request}");
+}
+
+#[test]
+fn the_inspector_shows_a_recorded_call_and_moves_between_calls() {
+    if skip_without_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let env = demo_env(dir.path());
+    let t = Tmux::start("inspect", dir.path(), &["open", "roman"], &env_refs(&env));
+    t.wait_for("REVIEW", Duration::from_secs(10));
+    t.keys(&["m"]);
+    let s = t.wait_for("Model call · call", Duration::from_secs(5));
+    assert!(s.contains("[system]"), "{s}");
+    t.keys(&["g", "["]);
+    let s = t.wait_for("Model call · call", Duration::from_secs(5));
+    assert!(s.contains(" of "), "{s}");
+    t.keys(&["G"]);
+    t.wait_for("reply, raw as the model sent it", Duration::from_secs(5));
+    t.keys(&["Escape"]);
+    let s = t.wait_for("REVIEW", Duration::from_secs(5));
+    assert!(!s.contains("Model call ·"), "{s}");
+}
+
+#[test]
+fn the_palette_sets_the_workers_of_the_next_session_and_exports_it() {
+    if skip_without_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let env = demo_env(dir.path());
+    let t = Tmux::start("palette", dir.path(), &[], &env_refs(&env));
+    t.wait_for("READY", Duration::from_secs(20));
+    // Workers: a second list of values; the choice shows in the status bar.
+    t.keys(&[":"]);
+    t.tmux(&["send-keys", "-t", &t.session, "-l", "workers"]);
+    t.keys(&["Enter"]);
+    t.wait_for("Actions › workers", Duration::from_secs(5));
+    t.keys(&["1", "Enter"]);
+    t.wait_for("next: 1 worker", Duration::from_secs(5));
+    t.keys(&["1"]);
+    t.wait_for(" DONE ", Duration::from_secs(60));
+    // Export: the file goes into the session's folder, and the path is said.
+    t.keys(&[":"]);
+    t.tmux(&["send-keys", "-t", &t.session, "-l", "export"]);
+    t.keys(&["Enter"]);
+    t.wait_for("Actions › export the session as", Duration::from_secs(5));
+    t.tmux(&["send-keys", "-t", &t.session, "-l", "markdown"]);
+    t.keys(&["Enter"]);
+    t.wait_for("exported to", Duration::from_secs(5));
+    t.keys(&["q"]);
+    wait_dead(&t);
+
+    let session = only_session(dir.path());
+    let exported: Vec<_> = std::fs::read_dir(session.join("export"))
+        .expect("an export folder in the session")
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(exported.len(), 1, "{exported:?}");
+    assert!(exported[0].extension().is_some_and(|e| e == "md"));
+    let report = std::fs::read_to_string(&exported[0]).unwrap();
+    assert!(report.starts_with('#'), "{report}");
+    let tape = std::fs::read_to_string(session.join("tape.jsonl")).unwrap();
+    let started = tape.lines().next().unwrap();
+    assert!(started.contains("\"workers\":1"), "{started}");
+}

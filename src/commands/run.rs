@@ -518,6 +518,7 @@ impl Progress {
             Event::ModelRequest { .. }
             | Event::ModelDelta { .. }
             | Event::ModelReasoning { .. }
+            | Event::ModelContinued { .. }
             | Event::ModelReply { .. }
             | Event::Check { .. }
             | Event::RunStarted { .. }

@@ -12,7 +12,9 @@ use crate::exec::Sandbox;
 use crate::llm::ChatModel;
 use crate::llm::scripted::{Pacing, ScriptedModel};
 use crate::session::{TapeContents, index, parse_tape, read_tape};
-use crate::tui::app::{DemoEntry, DemoModel, NOTHING_TO_RESUME, StartRequest};
+use crate::tui::app::{
+    DemoEntry, DemoModel, ExportFormat, NOTHING_TO_RESUME, SessionChoices, StartRequest,
+};
 use crate::tui::event_loop::{self, Hooks};
 use crate::tui::{App, Info, Theme};
 
@@ -44,7 +46,10 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
             title: d.title.to_string(),
         })
         .collect();
-    let mut hooks = Hooks::default();
+    let mut hooks = Hooks {
+        exporter: Some(Box::new(export_session)),
+        ..Hooks::default()
+    };
     let mut app = match mode {
         UiMode::Open { tape } => {
             let (contents, source) = load_tape(&tape, &config.sessions_dir())?;
@@ -112,6 +117,7 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
                     demos,
                     sessions,
                     notify: config.ui.notify,
+                    profiles: config.models.keys().cloned().collect(),
                     ..Info::default()
                 },
                 theme,
@@ -133,8 +139,32 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
             hooks.sessions = Some(Box::new(move || {
                 recent_sessions(&listing, crate::tui::panes::sessions::RECENT)
             }));
+            // The palette's choices, handed over before each start.
+            let choices = Arc::new(std::sync::Mutex::new(SessionChoices::default()));
+            let chosen = Arc::clone(&choices);
+            hooks.configure = Some(Box::new(move |c| {
+                if let Ok(mut held) = chosen.lock() {
+                    *held = c;
+                }
+            }));
             hooks.starter = Some(Box::new(move |request| {
-                start_session(&config, Arc::clone(&model), Arc::clone(&sandbox), request)
+                // The cache bypass is for the next session alone.
+                let choices = choices
+                    .lock()
+                    .map(|mut c| {
+                        let now = c.clone();
+                        c.no_cache = false;
+                        now
+                    })
+                    .unwrap_or_default();
+                // A demo answers with its own replies, whatever the profile.
+                let model = match &choices.profile {
+                    Some(name) if !matches!(request, StartRequest::Demo { .. }) => {
+                        profile_model(&config, name)?
+                    }
+                    _ => Arc::clone(&model),
+                };
+                start_session(&config, model, Arc::clone(&sandbox), request, &choices)
             }));
             app
         }
@@ -193,6 +223,7 @@ fn start_session(
     model: Arc<dyn ChatModel>,
     sandbox: Arc<Sandbox>,
     request: StartRequest,
+    choices: &SessionChoices,
 ) -> anyhow::Result<EngineHandle> {
     let (task, inputs, model, cache_dir, step_mode) = match request {
         StartRequest::Task {
@@ -203,7 +234,7 @@ fn start_session(
             task,
             inputs,
             model,
-            Some(config.paths.cache_dir.clone()),
+            (!choices.no_cache).then(|| config.paths.cache_dir.clone()),
             step_mode,
         ),
         StartRequest::Demo { name, step_mode } => {
@@ -234,7 +265,7 @@ fn start_session(
         sandbox,
         options: EngineOptions {
             max_iterations: run.max_iterations,
-            workers: run.workers,
+            workers: choices.workers.unwrap_or(run.workers),
             run_timeout_secs: run.timeout_secs,
             memory_mb: run.memory_mb,
             token_budget: run.token_budget,
@@ -249,6 +280,45 @@ fn start_session(
         prompt_overrides: prompts.is_dir().then_some(prompts),
         given: None,
     })
+}
+
+/// The model of a `[models.NAME]` profile (the palette's choice). The
+/// starter is synchronous: the choice is made on this worker thread, which
+/// the runtime is told may block (a server's model list is asked for).
+fn profile_model(config: &Config, name: &str) -> anyhow::Result<Arc<dyn ChatModel>> {
+    let args = ModelArgs {
+        profile: Some(name.to_string()),
+        ..ModelArgs::default()
+    };
+    let selected = tokio::task::block_in_place(|| {
+        tokio::runtime::Handle::current().block_on(select_model(config, &args))
+    })
+    .with_context(|| format!("the model profile {name} cannot be used"))?;
+    Ok(selected.model)
+}
+
+/// The palette's export: into the session's folder (`export/`), or here.
+fn export_session(
+    format: ExportFormat,
+    state: &crate::session::State,
+    session_dir: Option<&Path>,
+    source: &str,
+) -> anyhow::Result<PathBuf> {
+    use crate::commands::export;
+    let format = match format {
+        ExportFormat::Md => export::Format::Md,
+        ExportFormat::Html => export::Format::Html,
+        ExportFormat::Py => export::Format::Py,
+    };
+    let name = export::default_path(state, format);
+    let path = match session_dir {
+        Some(dir) => dir.join("export").join(name),
+        None => std::env::current_dir()
+            .context("cannot tell the current folder to export into")?
+            .join(name),
+    };
+    export::write(state, source, format, &path)?;
+    Ok(path)
 }
 
 /// A bundled demo's task and its model of authored replies.
@@ -404,7 +474,7 @@ fn fork_starter(config: Config, tape: PathBuf) -> crate::tui::event_loop::Starte
             // Back on the welcome screen after a fork: a demo, or a task on
             // the model the fork went on with.
             request @ (StartRequest::Task { .. } | StartRequest::Demo { .. }) => {
-                return start_session(&config, model, sandbox, request);
+                return start_session(&config, model, sandbox, request, &SessionChoices::default());
             }
         };
         continue_session(&config, model, sandbox, tape, how, Some(note))

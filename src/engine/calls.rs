@@ -71,6 +71,8 @@ impl Core {
     }
 
     /// One streamed model call, recorded: request, deltas, reply or error.
+    /// Its prompt is shown first when the person asked to see it
+    /// (`Command::ReviewPrompt`), and sent as they edited it.
     pub async fn call(
         &self,
         purpose: Purpose,
@@ -78,25 +80,43 @@ impl Core {
         messages: Vec<ChatMessage>,
         temperature: Option<f32>,
     ) -> Result<String, Stop> {
-        let request = ChatRequest {
-            tag: tag.clone(),
-            messages: messages.clone(),
-            temperature,
-            max_tokens: None,
-        };
-        let (_, call_id) = self
+        if self.read(|s| s.prompt_review.as_ref() == Some(&purpose)) {
+            let step = Step::Prompt {
+                purpose: purpose.clone(),
+                tag: tag.clone(),
+                messages: messages.clone(),
+            };
+            match self.gate(step).await {
+                GateAnswer::Go => {}
+                GateAnswer::Skip => return Err(Stop::Skipped),
+                GateAnswer::Cancel => return Err(Stop::Cancelled),
+            }
+        }
+        let request_tag = tag.clone();
+        let (_, (call_id, messages)) = self
             .tape
             .append_with(move |s| {
                 let call_id = s.next_call_id();
+                // The person's edit, made while paused before this prompt, is what is sent.
+                let messages = match &s.prompt_edit {
+                    Some((p, edited)) if *p == purpose => edited.clone(),
+                    _ => messages,
+                };
                 let event = Event::ModelRequest {
                     call_id,
                     purpose,
                     tag,
-                    messages,
+                    messages: messages.clone(),
                 };
-                (vec![event], call_id)
+                (vec![event], (call_id, messages))
             })
             .await?;
+        let request = ChatRequest {
+            tag: request_tag,
+            messages,
+            temperature,
+            max_tokens: None,
+        };
         let started = Instant::now();
         let mut reply = self.stream(call_id, request.clone()).await?;
         let mut continued = 0;
@@ -105,6 +125,7 @@ impl Core {
             && continued < CONTINUATIONS
         {
             continued += 1;
+            self.record(Event::ModelContinued { call_id }).await?;
             self.notice(
                 NoticeLevel::Warning,
                 format!(

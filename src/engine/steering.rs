@@ -78,6 +78,16 @@ impl Core {
                 self.cancel.cancel();
                 self.steering.release(GateAnswer::Cancel);
             }
+            // The state notes the call whose prompt is to be shown; the
+            // call pauses again once its prompt is written.
+            Command::ReviewPrompt => {
+                self.record(steer).await?;
+                self.steering.release(GateAnswer::Go);
+            }
+            // Folded into the state; the call paused before reads it.
+            Command::EditPrompt { .. } => {
+                self.record(steer).await?;
+            }
             // Folded into the state; later prompts read it.
             Command::Hint { .. } => {
                 self.record(steer).await?;

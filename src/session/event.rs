@@ -55,6 +55,9 @@ pub enum Event {
     /// and the call was made again, or the reply turned out to have begun
     /// inside a reasoning block); the pieces that follow replace it.
     ModelRestart { call_id: u64, reason: String },
+    /// The reply was cut off at the model's token limit and the model is
+    /// asked to go on where it stopped: the pieces that follow extend it.
+    ModelContinued { call_id: u64 },
     /// The whole reply, once the stream ended.
     ModelReply {
         call_id: u64,
@@ -205,6 +208,7 @@ impl Event {
             Event::ModelDelta { .. } => "model_delta",
             Event::ModelReasoning { .. } => "model_reasoning",
             Event::ModelRestart { .. } => "model_restart",
+            Event::ModelContinued { .. } => "model_continued",
             Event::ModelReply { .. } => "model_reply",
             Event::ModelError { .. } => "model_error",
             Event::Plan { .. } => "plan",
@@ -490,6 +494,14 @@ pub enum Step {
         new: String,
         reason: String,
     },
+    /// A model call's prompt, written and not yet sent (the person asked to
+    /// see it, `Command::ReviewPrompt`): approve sends it (as edited, if it
+    /// was), skip does not make the call.
+    Prompt {
+        purpose: Purpose,
+        tag: String,
+        messages: Vec<ChatMessage>,
+    },
 }
 
 /// Steering: what the person at the keyboard asks of the engine.
@@ -530,6 +542,14 @@ pub enum Command {
     },
     /// Stop the session; what is done stays on the tape.
     Cancel,
+    /// Paused before a model call: go on, and pause again once its prompt
+    /// is written (a `Step::Prompt`), so the person sees it and may edit it.
+    ReviewPrompt,
+    /// Paused before a prompt is sent (`Step::Prompt`): send these messages
+    /// instead (the next approve sends them).
+    EditPrompt {
+        messages: Vec<ChatMessage>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

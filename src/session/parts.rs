@@ -161,6 +161,18 @@ pub struct CallState {
     pub finish_reason: Option<String>,
     /// The usage was estimated, not reported by the model.
     pub usage_estimated: bool,
+    /// The request's tag ("code/parse_line/1").
+    pub tag: String,
+    /// The person edited the prompt before it was sent (`Command::EditPrompt`).
+    pub edited: bool,
+    /// When the request was made (ms since the session started).
+    pub started_ms: u64,
+    /// Time the whole reply took, once it came.
+    pub duration_ms: Option<u64>,
+    /// Why the reply started again, each time it did (what was streamed before is void).
+    pub restarts: Vec<String>,
+    /// Times the reply was cut off at the token limit and continued.
+    pub continuations: u32,
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -16,12 +16,13 @@ pub fn pause_after(event: &Event) -> Option<Option<&Step>> {
         | Event::Finished { .. }
         | Event::Resumed { .. }
         | Event::Steer {
-            command: Command::Approve | Command::Skip | Command::Cancel,
+            command: Command::Approve | Command::Skip | Command::Cancel | Command::ReviewPrompt,
         } => Some(None),
         Event::SessionStarted { .. }
         | Event::ModelDelta { .. }
         | Event::ModelReasoning { .. }
         | Event::ModelRestart { .. }
+        | Event::ModelContinued { .. }
         | Event::ModelReply { .. }
         | Event::ModelError { .. }
         | Event::Plan { .. }

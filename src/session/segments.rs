@@ -30,6 +30,10 @@ impl State {
         self.token_budget = token_budget;
         self.finished = None;
         self.cancelled = false;
+        // A prompt shown or edited in the segment before was for a call it
+        // did not make; the new segment writes its prompts afresh.
+        self.prompt_review = None;
+        self.prompt_edit = None;
         for call in self.calls.values_mut().filter(|c| !c.done) {
             call.done = true;
             call.error = Some("no reply: the session stopped before it came".into());

@@ -39,6 +39,13 @@ pub struct State {
     /// What the engine is paused before, if it is.
     pub paused: Option<Step>,
     pub step_mode: bool,
+    /// The person asked to see the next model call's prompt before it is
+    /// sent (`Command::ReviewPrompt`): the engine pauses at a `Step::Prompt`.
+    /// The purpose of the call it was asked for (parallel calls do not take it).
+    pub prompt_review: Option<Purpose>,
+    /// The prompt as the person edited it, for the call about to be made
+    /// (its purpose: a parallel call does not take it).
+    pub prompt_edit: Option<(Purpose, Vec<crate::protocol::ChatMessage>)>,
     pub notices: Vec<(NoticeLevel, String)>,
     pub steers: Vec<Command>,
     pub program: Option<(String, String)>,
@@ -90,7 +97,7 @@ impl State {
                 call_id,
                 purpose,
                 messages,
-                ..
+                tag,
             } => {
                 if let Some(node) = purpose.node().and_then(|n| self.nodes.get_mut(n)) {
                     node.streaming = Some(String::new());
@@ -117,8 +124,15 @@ impl State {
                         reasoning: String::new(),
                         finish_reason: None,
                         usage_estimated: false,
+                        tag: tag.clone(),
+                        edited: self.prompt_edit.take_if(|(p, _)| p == purpose).is_some(),
+                        started_ms: record.t_ms,
+                        duration_ms: None,
+                        restarts: Vec::new(),
+                        continuations: 0,
                     },
                 );
+                self.prompt_review = None;
             }
             Event::ModelDelta { call_id, text } => {
                 if let Some(call) = self.calls.get_mut(call_id) {
@@ -140,8 +154,9 @@ impl State {
                     call.reasoning.push_str(text);
                 }
             }
-            Event::ModelRestart { call_id, .. } => {
+            Event::ModelRestart { call_id, reason } => {
                 if let Some(call) = self.calls.get_mut(call_id) {
+                    call.restarts.push(reason.clone());
                     call.reply.clear();
                     call.reasoning.clear();
                     if let Some(node) = call.purpose.node().and_then(|n| self.nodes.get_mut(n)) {
@@ -152,6 +167,11 @@ impl State {
                     self.reflection_for_call(*call_id)
                 {
                     t.clear();
+                }
+            }
+            Event::ModelContinued { call_id } => {
+                if let Some(call) = self.calls.get_mut(call_id) {
+                    call.continuations += 1;
                 }
             }
             Event::ModelReply {
@@ -171,6 +191,7 @@ impl State {
                     call.reasoning = reasoning.clone();
                     call.finish_reason = finish_reason.clone();
                     call.usage_estimated = *usage_estimated;
+                    call.duration_ms = Some(*duration_ms);
                     if let Some(node) = call.purpose.node().and_then(|n| self.nodes.get_mut(n)) {
                         node.streaming = None;
                     }
@@ -433,6 +454,7 @@ impl State {
             Event::Steer { command } => {
                 match command {
                     Command::SetStepMode { on } => self.step_mode = *on,
+                    // The pause these end is cleared below, by `pause_after`.
                     Command::Skip => {
                         if let Some(Step::Run {
                             node: Some(node), ..
@@ -441,9 +463,26 @@ impl State {
                         {
                             n.run_skipped = true;
                         }
+                        self.prompt_review = None;
+                        self.prompt_edit = None;
                     }
-                    Command::Cancel => self.cancelled = true,
+                    Command::Cancel => {
+                        self.cancelled = true;
+                        self.prompt_review = None;
+                        self.prompt_edit = None;
+                    }
                     Command::Approve => {}
+                    Command::ReviewPrompt => {
+                        if let Some(Step::ModelCall { purpose }) = &self.paused {
+                            self.prompt_review = Some(purpose.clone());
+                        }
+                    }
+                    // Only the prompt the engine is paused before can be edited.
+                    Command::EditPrompt { messages } => {
+                        if let Some(Step::Prompt { purpose, .. }) = &self.paused {
+                            self.prompt_edit = Some((purpose.clone(), messages.clone()));
+                        }
+                    }
                     Command::EditTask { task } => {
                         self.task = task.clone();
                         self.replan = true;

@@ -76,6 +76,14 @@ pub fn describe_command(command: &Command) -> String {
         Command::Hint { node, text } => format!("hint for {node}: {text}"),
         Command::RerunNode { node } => format!("re-run {node}"),
         Command::Cancel => "cancelled".into(),
+        Command::ReviewPrompt => "show the prompt before it is sent".into(),
+        Command::EditPrompt { messages } => format!(
+            "prompt edited ({} lines)",
+            messages
+                .iter()
+                .map(|m| m.content.lines().count())
+                .sum::<usize>()
+        ),
     }
 }
 
@@ -106,6 +114,9 @@ pub fn describe_step(step: &Step) -> String {
         } => format!("running {n} (iteration {iteration})"),
         Step::Run { node: None, .. } => "running the program".into(),
         Step::TestFix { node, .. } => format!("changing the tests of {node} (the model's fix)"),
+        Step::Prompt { tag, .. } => {
+            format!("sending the prompt of {tag}")
+        }
     }
 }
 

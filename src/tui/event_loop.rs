@@ -30,6 +30,18 @@ const DRAIN_BATCH: usize = 2048;
 pub type RerunFuture = Pin<Box<dyn Future<Output = Result<RunRecord, String>> + Send>>;
 /// Re-executes a recorded run given the state at the cursor.
 pub type Rerunner = Arc<dyn Fn(u64, Box<State>) -> RerunFuture + Send + Sync>;
+/// Writes a session in a format (`codeloop export`): the state folded to
+/// its end, the session's folder (None: here), where the tape came from; the
+/// path written.
+pub type Exporter = Box<
+    dyn FnMut(
+            super::app::ExportFormat,
+            &State,
+            Option<&std::path::Path>,
+            &str,
+        ) -> anyhow::Result<std::path::PathBuf>
+        + Send,
+>;
 /// Starts a live session.
 pub type Starter = Box<dyn FnMut(StartRequest) -> anyhow::Result<EngineHandle> + Send>;
 
@@ -48,6 +60,10 @@ pub struct Hooks {
     pub editor: Option<EditorHook>,
     /// The recent sessions, read again when the welcome screen shows.
     pub sessions: Option<Box<dyn FnMut() -> Vec<crate::session::index::SessionSummary> + Send>>,
+    /// What the next session starts with (the palette's choices).
+    pub configure: Option<Box<dyn FnMut(super::app::SessionChoices) + Send>>,
+    /// Write the session (the palette's export).
+    pub exporter: Option<Exporter>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -163,6 +179,25 @@ where
                     });
                 }
                 Action::Steer(command) => steer(app, engine.as_ref(), command),
+                Action::Configure(choices) => {
+                    if let Some(configure) = hooks.configure.as_mut() {
+                        configure(choices);
+                    }
+                }
+                Action::Export {
+                    format,
+                    state,
+                    session_dir,
+                    source,
+                } => match hooks.exporter.as_mut() {
+                    Some(export) => match export(format, &state, session_dir.as_deref(), &source) {
+                        Ok(path) => {
+                            app.say(NoticeLevel::Info, format!("exported to {}", path.display()))
+                        }
+                        Err(e) => app.say(NoticeLevel::Error, format!("export failed: {e:#}")),
+                    },
+                    None => app.say(NoticeLevel::Warning, "this view cannot export"),
+                },
                 Action::Start(request) => match hooks.starter.as_mut() {
                     Some(start) => match start(request) {
                         Ok(handle) => {

@@ -182,6 +182,8 @@ pub enum GlobalAct {
     Copy,
     /// Going on from another moment: fork here, rewind.
     Travel(TravelAct),
+    /// The model-call inspector.
+    Inspect,
 }
 
 /// Going on from another moment (`app/timetravel.rs`).
@@ -280,6 +282,14 @@ pub const WHERE: &[G] = &[Binding {
     does: "copy the selected node's code (or the session folder) to the clipboard (OSC 52: works over ssh and in tmux)",
     short: "copy",
     keys: &[(Key::ch('y'), GlobalAct::Copy)],
+}];
+
+/// Once there is a session: its model calls.
+pub const INSPECT: &[G] = &[Binding {
+    label: "m",
+    does: "inspect the model calls: prompt, raw reply, reasoning, tokens, time ([ / ] between calls; e edits a prompt not yet sent)",
+    short: "model calls",
+    keys: &[(Key::ch('m'), GlobalAct::Inspect)],
 }];
 
 /// Before a session starts.
@@ -497,9 +507,9 @@ pub enum ModeKind {
 pub fn global(mode: ModeKind) -> Vec<&'static [G]> {
     match mode {
         ModeKind::Welcome => vec![COMMON, WELCOME, STEER, LIVE_TAPE],
-        ModeKind::Live => vec![COMMON, STEER, LIVE_TAPE, WHERE, REWIND],
-        ModeKind::Review => vec![COMMON, REVIEW_TAPE, WHERE, FORK_HERE],
-        ModeKind::Replay => vec![COMMON, REPLAY, REVIEW_TAPE, WHERE, FORK_HERE],
+        ModeKind::Live => vec![COMMON, STEER, LIVE_TAPE, WHERE, INSPECT, REWIND],
+        ModeKind::Review => vec![COMMON, REVIEW_TAPE, WHERE, INSPECT, FORK_HERE],
+        ModeKind::Replay => vec![COMMON, REPLAY, REVIEW_TAPE, WHERE, INSPECT, FORK_HERE],
     }
 }
 

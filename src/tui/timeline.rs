@@ -334,6 +334,7 @@ fn active_node(event: &Event) -> Option<&str> {
         | Event::ModelDelta { .. }
         | Event::ModelReasoning { .. }
         | Event::ModelRestart { .. }
+        | Event::ModelContinued { .. }
         | Event::ModelReply { .. }
         | Event::ModelError { .. }
         | Event::Plan { .. }

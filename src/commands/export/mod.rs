@@ -48,17 +48,22 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         .output
         .clone()
         .unwrap_or_else(|| default_path(&state, args.format));
-    match args.format {
-        Format::Md => write_file(&path, &report::markdown(&state))?,
-        Format::Html => write_file(&path, &html::page(&state, &source))?,
-        Format::Py => write_python(&state, &path)?,
-    }
+    write(&state, &source, args.format, &path)?;
     println!("{}", path.display());
     Ok(0)
 }
 
+/// Write `state` as `format` to `path`; `source` names where its tape came from.
+pub fn write(state: &State, source: &str, format: Format, path: &Path) -> anyhow::Result<()> {
+    match format {
+        Format::Md => write_file(path, &report::markdown(state)),
+        Format::Html => write_file(path, &html::page(state, source)),
+        Format::Py => write_python(state, path),
+    }
+}
+
 /// `codeloop-ID.md`, `codeloop-ID.html` or `codeloop-ID/`, in the current folder.
-fn default_path(state: &State, format: Format) -> PathBuf {
+pub fn default_path(state: &State, format: Format) -> PathBuf {
     let id: String = state
         .session_id
         .chars()

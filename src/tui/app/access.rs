@@ -89,7 +89,8 @@ impl App {
             | Popup::Confirm(_)
             | Popup::Palette(_)
             | Popup::Message(_)
-            | Popup::Travel(_) => None,
+            | Popup::Travel(_)
+            | Popup::Inspector(_) => None,
             Popup::Pager(_) => None,
         })
     }
@@ -100,7 +101,8 @@ impl App {
             | Popup::Confirm(_)
             | Popup::Palette(_)
             | Popup::Message(_)
-            | Popup::Travel(_) => None,
+            | Popup::Travel(_)
+            | Popup::Inspector(_) => None,
             Popup::Pager(_) => None,
         })
     }
@@ -115,6 +117,13 @@ impl App {
     pub fn message(&self) -> Option<&Message> {
         match self.popups.last() {
             Some(Popup::Message(m)) => Some(m),
+            _ => None,
+        }
+    }
+    /// The model-call inspector on top, if it is.
+    pub fn inspector(&self) -> Option<&crate::tui::panes::inspector::Inspector> {
+        match self.popups.last() {
+            Some(Popup::Inspector(i)) => Some(i),
             _ => None,
         }
     }

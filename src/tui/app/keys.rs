@@ -16,7 +16,7 @@ use crate::tui::panes::confirm::Confirm;
 use crate::tui::panes::editor::{EditTarget, EditorIntent, EditorPopup};
 use crate::tui::panes::graph::{GraphIntent, Welcome};
 use crate::tui::panes::output::OutputIntent;
-use crate::tui::panes::palette::{Palette, PaletteAct, PaletteIntent};
+use crate::tui::panes::palette::PaletteIntent;
 use crate::tui::panes::task::TaskIntent;
 use crate::tui::timeline::Jump;
 
@@ -74,18 +74,11 @@ impl App {
                 }
             }
             Popup::Palette(mut palette) => match palette.on_key(key) {
-                Handled::Intent(PaletteIntent::Run(PaletteAct::Theme(name))) => {
-                    self.set_theme(name);
-                }
-                Handled::Intent(PaletteIntent::Run(PaletteAct::Key(k))) => {
-                    // The act itself, not the key: a pane's own key must not shadow it.
-                    if let Some(act) = keymap::lookup_global(self.mode_kind(), &k.event()) {
-                        self.on_global(act, actions);
-                    }
-                }
+                Handled::Intent(PaletteIntent::Run(act)) => self.on_palette_act(act, actions),
                 Handled::Intent(PaletteIntent::Close) => {}
                 Handled::Done | Handled::NotMine => self.popups.push(Popup::Palette(palette)),
             },
+            Popup::Inspector(inspector) => self.on_inspector_key(inspector, key, actions),
             Popup::Editor(mut editor) => match editor.on_key(key) {
                 Handled::Intent(EditorIntent::Send) => self.submit_editor(*editor, actions),
                 Handled::Intent(EditorIntent::Discard) => {
@@ -98,7 +91,7 @@ impl App {
     }
 
     /// Keys of the focused pane. Returns whether the pane took the key.
-    fn on_pane_key(&mut self, key: KeyEvent, actions: &mut Vec<Action>) -> bool {
+    pub(super) fn on_pane_key(&mut self, key: KeyEvent, actions: &mut Vec<Action>) -> bool {
         let height = self.screen.height;
         let welcome = self.welcome();
         if welcome && self.focus == Focus::Graph && self.on_sessions_key(key, actions) {
@@ -174,12 +167,12 @@ impl App {
         true
     }
 
-    fn on_global(&mut self, act: GlobalAct, actions: &mut Vec<Action>) {
+    pub(super) fn on_global(&mut self, act: GlobalAct, actions: &mut Vec<Action>) {
         match act {
             GlobalAct::Quit => self.request_quit(actions),
             GlobalAct::Help => self.popups.push(Popup::Help),
             GlobalAct::Palette => {
-                let palette = Palette::new(&keymap::global(self.mode_kind()));
+                let palette = self.new_palette();
                 self.popups.push(Popup::Palette(Box::new(palette)));
             }
             GlobalAct::NextPane => self.cycle_focus(true),
@@ -201,6 +194,7 @@ impl App {
             GlobalAct::Steer(s) => self.on_steer(s, actions),
             GlobalAct::Copy => self.copy(actions),
             GlobalAct::Travel(t) => self.on_travel(t),
+            GlobalAct::Inspect => self.open_inspector(),
         }
     }
 
@@ -327,6 +321,7 @@ impl App {
         }
         self.focus = Focus::Graph;
         self.say(NoticeLevel::Info, "starting the session…");
+        self.session_took_choices();
         actions.push(Action::Start(request));
     }
 
@@ -378,6 +373,10 @@ impl App {
                     return;
                 }
             },
+            EditTarget::Prompt { tag } => match self.prompt_command(tag, text) {
+                Some(command) => command,
+                None => return,
+            },
             EditTarget::Task => {
                 if text.trim().is_empty() {
                     self.say(NoticeLevel::Warning, "an empty task was not sent");
@@ -399,7 +398,7 @@ impl App {
         actions.push(Action::Steer(command));
     }
 
-    fn on_steer(&mut self, act: SteerAct, actions: &mut Vec<Action>) {
+    pub(super) fn on_steer(&mut self, act: SteerAct, actions: &mut Vec<Action>) {
         let started = matches!(&self.mode, Mode::Live(l) if l.started);
         if act == SteerAct::NewSession {
             if !started {

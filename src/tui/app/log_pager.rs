@@ -85,7 +85,8 @@ impl App {
             | Popup::Editor(_)
             | Popup::Palette(_)
             | Popup::Message(_)
-            | Popup::Travel(_) => None,
+            | Popup::Travel(_)
+            | Popup::Inspector(_) => None,
         })
     }
 }

@@ -8,10 +8,12 @@
 //! channel and never reads the clock: time comes in with `Msg::Tick`.
 
 mod access;
+mod choices;
 mod clicks;
 mod external;
 mod focus;
 mod guard;
+mod inspect;
 mod keys;
 mod log_pager;
 mod steer_live;
@@ -46,7 +48,9 @@ pub use super::panes::confirm::Confirm;
 pub use super::panes::editor::EditTarget;
 pub use super::panes::graph::DemoEntry;
 pub use super::panes::message::Message;
+pub use super::panes::palette::ExportFormat;
 pub use super::timeline::{OUTPUT_MEMORY_BUDGET, REPLAY_MAX_GAP_MS, ReplayClock as Replay};
+pub use choices::SessionChoices;
 pub use timetravel::{NOTHING_TO_RESUME, instead};
 
 /// How the app was opened.
@@ -130,6 +134,17 @@ pub enum Action {
     ListSessions,
     /// Read a run's whole output log off the UI thread (`Msg::LogRead` back).
     ReadLog(PathBuf),
+    /// What the next session starts with (given before each `Start`).
+    Configure(SessionChoices),
+    /// Write the session (`state`, folded to its end) in `format`, into
+    /// the session's folder when it has one; the app is told where.
+    Export {
+        format: ExportFormat,
+        state: Box<State>,
+        session_dir: Option<PathBuf>,
+        /// Where the tape came from (the HTML page names it).
+        source: String,
+    },
 }
 
 /// Everything that reaches the app.
@@ -189,6 +204,8 @@ pub struct Info {
     pub demo_model: Option<DemoModel>,
     /// Ring the terminal on a pause for approval and at a session's end.
     pub notify: bool,
+    /// The config's `[models.NAME]` profiles (the palette offers them).
+    pub profiles: Vec<String>,
 }
 
 /// The demo model's one task, and what to say when another is started.
@@ -209,6 +226,8 @@ pub enum Popup {
     /// Fork or rewind, asked first (`timetravel.rs`).
     Travel(super::panes::travel::Travel),
     Pager(Box<super::panes::pager::Pager>),
+    /// The model-call inspector.
+    Inspector(Box<super::panes::inspector::Inspector>),
 }
 
 pub struct App {
@@ -235,6 +254,8 @@ pub struct App {
     replacing: Option<guard::Replacing>,
     flash: Option<(NoticeLevel, String)>,
     reruns: super::panes::Reruns,
+    /// What the next session starts with (the palette's choices).
+    choices: SessionChoices,
     /// Screen size at the last frame (mouse hit tests, page sizes).
     screen: Rect,
     quit: bool,
@@ -264,6 +285,7 @@ impl App {
             replacing: None,
             flash: None,
             reruns: Default::default(),
+            choices: SessionChoices::default(),
             screen: Rect::new(0, 0, 160, 48),
             quit: false,
             keys_handled: 0,

@@ -174,6 +174,7 @@ pub fn render(app: &App, frame: &mut Frame) {
             Popup::Message(m) => m.render(&app.theme, frame),
             Popup::Travel(t) => t.render(&app.theme, frame),
             Popup::Pager(p) => p.render(&app.theme, frame),
+            Popup::Inspector(i) => i.render(app.state(), &app.theme, frame),
             Popup::Help => {
                 let pane_rows = pane_rows(app);
                 let global_rows = global_rows(app.mode_kind());
@@ -248,6 +249,10 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
             t.warning.add_modifier(Modifier::REVERSED),
         ));
     }
+    // Early, so no width cuts it off: what the next session starts with.
+    if let Some(next) = app.session_choices().words() {
+        spans.push(Span::styled(format!(" next: {next} "), t.accent));
+    }
     if app.info.unfinished {
         spans.push(Span::styled(
             " did not finish ",
@@ -314,10 +319,20 @@ fn hint_line(app: &App) -> Line<'static> {
         );
     }
     if let Some(step) = paused {
-        let offers: Vec<String> = keymap::act_hints(keymap::STEER, &keymap::WHILE_PAUSED)
+        let mut offers: Vec<String> = keymap::act_hints(keymap::STEER, &keymap::WHILE_PAUSED)
             .into_iter()
             .map(|(k, s)| format!("{k} {s}"))
             .collect();
+        // Before a model call: its prompt, to see and edit (the inspector).
+        if let (
+            crate::session::Step::ModelCall { .. } | crate::session::Step::Prompt { .. },
+            Some(m),
+        ) = (
+            step,
+            keymap::label_of(keymap::INSPECT, &keymap::GlobalAct::Inspect),
+        ) {
+            offers.insert(0, format!("{m} its prompt"));
+        }
         return Line::styled(
             format!(
                 " ⏸ paused before {}: {}",

@@ -33,6 +33,10 @@ pub enum EditTarget {
     Attach,
     /// The session's task, in a live session (re-plans).
     Task,
+    /// The prompt of the model call the engine is paused before.
+    Prompt {
+        tag: String,
+    },
 }
 
 impl EditTarget {
@@ -45,6 +49,9 @@ impl EditTarget {
             EditTarget::Attach => "Attach an input file (path)".into(),
             EditTarget::Task => {
                 "Edit the task (the engine plans again; unchanged functions keep their work)".into()
+            }
+            EditTarget::Prompt { tag } => {
+                format!("Edit the prompt of {tag} (keep the ──── role ──── lines; a sends it)")
             }
         }
     }

@@ -15,6 +15,8 @@ pub mod graph;
 pub mod help;
 pub mod history;
 pub mod hscroll;
+pub mod inspector;
+pub mod inspector_lines;
 pub mod message;
 pub mod output;
 pub mod pager;
