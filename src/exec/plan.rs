@@ -16,6 +16,9 @@ use super::{ExecError, RunSpec, Sandbox};
 
 /// What `os.cpu_count()` reads.
 const CPU_INFO_DIR: &str = "/sys/devices/system/cpu";
+/// Where `semlock.py` is put in the working directory, as `_multiprocessing.py`.
+const SEMLOCK_DIR: &str = ".codeloop-py";
+const SEMLOCK_PY: &str = include_str!("semlock.py");
 
 impl Sandbox {
     pub(crate) fn command(
@@ -24,15 +27,15 @@ impl Sandbox {
         spec: &RunSpec,
         run_uid: Option<u32>,
     ) -> Result<tokio::process::Command, ExecError> {
-        let mut argv: Vec<OsString> = vec![
-            self.interpreter.clone().into_os_string(),
-            // Not -I: that implies -P, and the harness imports the node's
-            // module from the working directory.
-            "-E".into(),
-            "-s".into(),
-            "-u".into(),
-            "-B".into(),
-        ];
+        let semlock = self.semlocks_in_pipes();
+        let mut argv: Vec<OsString> = vec![self.interpreter.clone().into_os_string()];
+        // Not -I: that implies -P, and the harness imports the node's
+        // module from the working directory. -E unless the environment
+        // (cleared to an allowlist either way) must carry PYTHONPATH.
+        if !semlock {
+            argv.push("-E".into());
+        }
+        argv.extend(["-s", "-u", "-B"].map(OsString::from));
         if spec.no_site {
             argv.push("-S".into());
         }
@@ -108,10 +111,15 @@ impl Sandbox {
                 c
             }
         };
-        cmd.current_dir(root)
-            .env_clear()
-            .envs(sandbox_env(root))
-            .stdin(Stdio::null())
+        cmd.current_dir(root).env_clear().envs(sandbox_env(root));
+        if semlock {
+            let dir = root.join(SEMLOCK_DIR);
+            std::fs::create_dir_all(&dir)
+                .and_then(|()| std::fs::write(dir.join("_multiprocessing.py"), SEMLOCK_PY))
+                .map_err(ExecError::Workdir)?;
+            cmd.env("PYTHONPATH", &dir);
+        }
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
@@ -126,13 +134,31 @@ impl Sandbox {
         Ok(cmd)
     }
 
+    /// Without a /dev/shm of its own and without a uid of its own, a run
+    /// may not write the host's /dev/shm, where glibc makes every POSIX
+    /// semaphore: multiprocessing then gets its semaphores from
+    /// `semlock.py`, which keeps them in pipes.
+    pub(crate) fn semlocks_in_pipes(&self) -> bool {
+        !self.has_namespaces() && !self.drop_uid
+    }
+
     fn rlimits(&self, limits: &super::Limits) -> Rlimits {
         Rlimits {
             cpu_secs: limits.cpu_secs.max(1),
             address_space: limits.memory_bytes,
             file_size: limits.file_size_bytes,
             open_files: limits.open_files,
-            processes: self.process_limit_holds().then_some(limits.max_processes),
+            processes: if self.is_root {
+                self.drop_uid.then_some(limits.max_processes)
+            } else if self.has_namespaces() {
+                Some(limits.max_processes)
+            } else {
+                // RLIMIT_NPROC counts every task of the user: allow what the
+                // user runs now, and the run's share on top of it.
+                // SAFETY: getuid has no preconditions.
+                let uid = unsafe { libc::getuid() };
+                Some(tasks_of_uid(uid).saturating_add(limits.max_processes))
+            },
         }
     }
 
@@ -202,13 +228,20 @@ impl Sandbox {
         LandlockPlan { read, write }
     }
 
-    /// With bubblewrap, a program killed by a signal shows as 128 + signal.
+    /// With bubblewrap, a program killed by a signal shows as 128 + signal
+    /// (bubblewrap's init reports it so; an exit with that status reads the
+    /// same there). The helper's own namespaces end the helper as the
+    /// program ended, so its status is the program's.
     pub(crate) fn decode_status(
         &self,
         status: std::process::ExitStatus,
     ) -> (Option<i32>, Option<i32>) {
         match (status.code(), status.signal()) {
-            (Some(code), _) if self.has_namespaces() && code > 128 && code < 128 + 65 => {
+            (Some(code), _)
+                if matches!(self.namespaces, Namespaces::Bwrap(_))
+                    && code > 128
+                    && code < 128 + 65 =>
+            {
                 (None, Some(code - 128))
             }
             (code, signal) => (code, signal),
@@ -230,6 +263,39 @@ impl Sandbox {
             let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
         }
     }
+}
+
+/// Tasks (threads included, as RLIMIT_NPROC counts them) whose real uid is
+/// `uid`, among those this process can see.
+fn tasks_of_uid(uid: u32) -> u64 {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mut tasks = 0u64;
+    for entry in entries.flatten() {
+        if !entry
+            .file_name()
+            .to_string_lossy()
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+        {
+            continue;
+        }
+        let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else {
+            continue;
+        };
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|v| v.parse::<u64>().ok())
+        };
+        if field("Uid:") == Some(u64::from(uid)) {
+            tasks += field("Threads:").unwrap_or(1);
+        }
+    }
+    tasks
 }
 
 /// The whole environment a run sees.
