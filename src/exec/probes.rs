@@ -210,6 +210,9 @@ except OSError as e:
 
 const PARENT_ENV: &str = r#"import os, sys
 allowed = {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TERM", "PWD"}
+# The sandbox's own module directory, in the run's working directory.
+if os.environ.get("PYTHONPATH", "").startswith(os.environ.get("HOME", "\0") + "/"):
+    allowed.add("PYTHONPATH")
 extra = sorted(set(os.environ) - allowed)
 if extra:
     print("ESCAPED inherited " + ", ".join(extra))
@@ -491,7 +494,12 @@ print(("ESCAPED " + "; ".join(escaped)) if escaped else "CONTAINED: no signal to
 // machine it may still be listed for a moment after the server's kill.
 const JOB_LEFTOVERS: &str = r#"import os
 left = 0
-for pid in os.listdir("/proc"):
+try:
+    pids = os.listdir("/proc")
+except OSError:
+    print("CONTAINED: no process list in view")
+    pids = []
+for pid in pids:
     if pid.isdigit():
         try:
             if b"codeloop-leftover-probe" not in open(f"/proc/{pid}/cmdline", "rb").read():
@@ -502,7 +510,8 @@ for pid in os.listdir("/proc"):
                 left += 1
         except (OSError, ValueError):
             pass
-print(f"ESCAPED {left} process(es) of the last job still run" if left else "CONTAINED: nothing of the last job still runs")
+if pids:
+    print(f"ESCAPED {left} process(es) of the last job still run" if left else "CONTAINED: nothing of the last job still runs")
 "#;
 
 /// Hostile jobs through a fork server (the path `codeloop eval` takes): a
@@ -550,10 +559,51 @@ pub async fn run_fork_server(sandbox: &Sandbox) -> Vec<ProbeResult> {
         .run(&spec(JOB_LEFTOVERS, vec![]))
         .await
         .map_err(|e| e.to_string());
+    let none_left = live_processes_marked("codeloop-leftover-probe") == 0;
     results.push(marker_probe(
         "fork server: previous job's leftovers",
         second,
-        true,
+        none_left,
     ));
     results
+}
+
+/// Processes on this machine whose command line holds `marker` and that
+/// can still run code: not zombies, and not already sent SIGKILL.
+fn live_processes_marked(marker: &str) -> usize {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mut live = 0;
+    for entry in entries.flatten() {
+        let dir = entry.path();
+        let Ok(cmdline) = std::fs::read(dir.join("cmdline")) else {
+            continue;
+        };
+        if !cmdline
+            .windows(marker.len())
+            .any(|w| w == marker.as_bytes())
+        {
+            continue;
+        }
+        let Ok(status) = std::fs::read_to_string(dir.join("status")) else {
+            continue;
+        };
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(|v| v.trim().to_string())
+                .unwrap_or_default()
+        };
+        let pending = ["SigPnd:", "ShdPnd:"]
+            .iter()
+            .map(|f| u64::from_str_radix(&field(f), 16).unwrap_or(0))
+            .fold(0, |a, b| a | b);
+        let state = field("State:");
+        if !state.starts_with('Z') && !state.starts_with('X') && pending & (1 << 8) == 0 {
+            live += 1;
+        }
+    }
+    live
 }
