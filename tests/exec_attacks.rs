@@ -661,3 +661,18 @@ fn live_processes_of(uid: u32) -> Vec<String> {
     }
     live
 }
+
+#[test]
+fn the_disk_quota_stops_a_writer_in_the_reduced_sandbox_of_a_user() {
+    let Some((_turn, python, dir, bin)) = ordinary_user("user-disk") else {
+        return;
+    };
+    // Many files, in directories made as it goes: RLIMIT_FSIZE holds each
+    // file, the quota the total.
+    let fill = "import os\nchunk = b'x' * (1 << 20)\nfor i in range(100000):\n    os.makedirs(f'd{i % 7}/e', exist_ok=True)\n    with open(f'd{i % 7}/e/f{i}', 'wb') as f:\n        f.write(chunk * 8)\n";
+    let (status, stdout, stderr) = reduced_as_user(python, dir.path(), &bin, fill, &[]);
+    assert!(
+        stderr.contains("stopped by the disk quota of 256 MiB"),
+        "{status:?}\n{stdout}\n{stderr}"
+    );
+}

@@ -26,6 +26,7 @@
 
 mod capture;
 pub mod check;
+mod diskwatch;
 mod forkserver;
 pub mod harness;
 pub mod helper;
