@@ -30,8 +30,13 @@ def _load_real():
     spec = importlib.machinery.PathFinder.find_spec("_multiprocessing", path)
     if spec is None:
         return None
+    mine = sys.modules.get(__name__)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    # Loading an extension module may register it under its name (3.8
+    # does): this module stays the one imported.
+    if mine is not None:
+        sys.modules[__name__] = mine
     return module
 
 
