@@ -676,3 +676,28 @@ fn the_disk_quota_stops_a_writer_in_the_reduced_sandbox_of_a_user() {
         "{status:?}\n{stdout}\n{stderr}"
     );
 }
+
+#[tokio::test]
+async fn descriptors_codeloop_inherited_do_not_reach_the_program() {
+    let dir = scratch("fd");
+    let secret = dir.path().join("outside.txt");
+    std::fs::write(&secret, "outside").unwrap();
+    let path = std::ffi::CString::new(secret.display().to_string()).unwrap();
+    // As a shell or terminal would leave one open: no close-on-exec.
+    // SAFETY: open with a valid path; the descriptor stays open for the test.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDWR) };
+    assert!(fd > 2);
+    let code = "import os, sys\nfd = int(sys.argv[1])\ntry:\n    os.write(fd, b'overwritten')\n    print('WROTE through', os.readlink('/proc/self/fd/%d' % fd))\nexcept OSError as e:\n    print('no such descriptor', e.errno)\nprint('open:', sorted(int(f) for f in os.listdir('/proc/self/fd')))\n";
+    for mode in MODES {
+        let Some(s) = sandbox(mode) else { continue };
+        let o = run(&s, code, &[fd.to_string()]).await;
+        assert!(
+            o.stdout.text().contains("no such descriptor"),
+            "{mode:?}: {}",
+            out(&o)
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "outside");
+    // SAFETY: closing the descriptor opened above.
+    unsafe { libc::close(fd) };
+}
