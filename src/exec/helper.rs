@@ -54,6 +54,10 @@ pub struct HelperPlan {
     /// Namespaces set up by the helper itself (no bubblewrap).
     #[serde(default)]
     pub namespaces: Option<NamespacePlan>,
+    /// Inside bubblewrap, whose init reports a kill as 128 + signal: the
+    /// helper waits for the program and writes its raw wait status here.
+    #[serde(default)]
+    pub status_fd: Option<i32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -133,6 +137,10 @@ fn apply_and_exec(plan: &HelperPlan) -> Result<Never, String> {
     // socket, a file of the shell that started it) must not reach the
     // program: only stdin, stdout and stderr go on.
     close_inherited_on_exec()?;
+    if let Some(fd) = plan.status_fd {
+        // Returns in the process that is to become the program.
+        namespaces::report_status(fd)?;
+    }
     if let Some(ns) = &plan.namespaces {
         // Returns in the process that becomes the program.
         namespaces::enter(&plan.workdir, ns)?;

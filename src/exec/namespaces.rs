@@ -142,8 +142,29 @@ pub fn enter(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
     }
 }
 
+/// Fork: the child returns to become the program; this process waits for
+/// it, writes its raw wait status to `fd`, and exits with its status.
+pub fn report_status(fd: i32) -> Result<(), String> {
+    // SAFETY: the helper is single-threaded; the child only returns.
+    match unsafe { libc::fork() } {
+        -1 => Err(os_err("cannot fork")),
+        0 => {
+            // SAFETY: the child has no use for the status descriptor.
+            unsafe { libc::close(fd) };
+            Ok(())
+        }
+        program => {
+            let raw = wait_for(program);
+            // SAFETY: `fd` was handed to the helper for this and is owned here.
+            let mut out = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+            let _ = out.write_all(&raw.to_ne_bytes());
+            std::process::exit(exit_code(raw))
+        }
+    }
+}
+
 /// A close-on-exec pipe: the program never holds the init's end.
-fn status_pipe() -> Result<(std::fs::File, std::fs::File), String> {
+pub(crate) fn status_pipe() -> Result<(std::fs::File, std::fs::File), String> {
     let mut fds = [0; 2];
     // SAFETY: pipe2 writes two descriptors into `fds`.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -158,7 +179,7 @@ fn status_pipe() -> Result<(std::fs::File, std::fs::File), String> {
     })
 }
 
-fn read_status(mut pipe: std::fs::File) -> Option<i32> {
+pub(crate) fn read_status(mut pipe: std::fs::File) -> Option<i32> {
     let mut raw = [0u8; 4];
     pipe.read_exact(&mut raw).ok()?;
     Some(i32::from_ne_bytes(raw))

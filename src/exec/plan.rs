@@ -3,6 +3,7 @@
 //! inside bubblewrap), the environment, and the uids runs drop to.
 
 use std::ffi::OsString;
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -27,6 +28,34 @@ impl Sandbox {
         spec: &RunSpec,
         run_uid: Option<u32>,
     ) -> Result<tokio::process::Command, ExecError> {
+        self.build_command(root, spec, run_uid, None)
+    }
+
+    /// The command, and inside bubblewrap a pipe (read end, write end: drop
+    /// the write end once started) on which the program's raw wait status
+    /// comes, so that an exit with 128 + N and a death by signal N read
+    /// apart there too.
+    pub(crate) fn command_reporting_status(
+        &self,
+        root: &Path,
+        spec: &RunSpec,
+        run_uid: Option<u32>,
+    ) -> Result<(tokio::process::Command, Option<StatusPipe>), ExecError> {
+        if !matches!(self.namespaces, Namespaces::Bwrap(_)) || self.helper.is_none() {
+            return Ok((self.build_command(root, spec, run_uid, None)?, None));
+        }
+        let (read, write) = super::namespaces::status_pipe().map_err(ExecError::Sandbox)?;
+        let cmd = self.build_command(root, spec, run_uid, Some(write.as_raw_fd()))?;
+        Ok((cmd, Some(StatusPipe { read, write })))
+    }
+
+    fn build_command(
+        &self,
+        root: &Path,
+        spec: &RunSpec,
+        run_uid: Option<u32>,
+        status_fd: Option<RawFd>,
+    ) -> Result<tokio::process::Command, ExecError> {
         let semlock = self.semlocks_in_pipes();
         let mut argv: Vec<OsString> = vec![self.interpreter.clone().into_os_string()];
         // Not -I: that implies -P, and the harness imports the node's
@@ -44,7 +73,8 @@ impl Sandbox {
         let limits = &spec.limits;
         let mut cmd = match &self.helper {
             Some(helper) => {
-                let plan = self.helper_plan(root, argv, limits, run_uid, &spec.collect);
+                let mut plan = self.helper_plan(root, argv, limits, run_uid, &spec.collect);
+                plan.status_fd = status_fd;
                 let json = serde_json::to_string(&plan)
                     .map_err(|e| ExecError::Sandbox(format!("cannot encode the plan: {e}")))?;
                 let mut cmd = match &self.namespaces {
@@ -126,8 +156,12 @@ impl Sandbox {
         // SAFETY: setsid is async-signal-safe; the child becomes the leader of
         // its own session and process group, which is how the run is killed.
         unsafe {
-            cmd.pre_exec(|| {
+            cmd.pre_exec(move || {
                 libc::setsid();
+                // The status pipe's write end goes on to the helper.
+                if let Some(fd) = status_fd {
+                    libc::fcntl(fd, libc::F_SETFD, 0);
+                }
                 Ok(())
             });
         }
@@ -193,6 +227,7 @@ impl Sandbox {
             pin_process_group: !self.has_namespaces(),
             reduced: !self.has_namespaces(),
             namespaces,
+            status_fd: None,
         }
     }
 
@@ -228,10 +263,11 @@ impl Sandbox {
         LandlockPlan { read, write }
     }
 
-    /// With bubblewrap, a program killed by a signal shows as 128 + signal
-    /// (bubblewrap's init reports it so; an exit with that status reads the
-    /// same there). The helper's own namespaces end the helper as the
-    /// program ended, so its status is the program's.
+    /// The status when no raw one came through a status pipe: with
+    /// bubblewrap (whose init reports a kill as 128 + signal) that is only
+    /// when the helper failed before it could start the program. The
+    /// helper's own namespaces end the helper as the program ended, so its
+    /// status is the program's.
     pub(crate) fn decode_status(
         &self,
         status: std::process::ExitStatus,
@@ -262,6 +298,30 @@ impl Sandbox {
         if let Ok(mut child) = cmd.spawn() {
             let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
         }
+    }
+}
+
+/// Where the helper inside bubblewrap writes the program's raw wait status.
+pub(crate) struct StatusPipe {
+    pub read: std::fs::File,
+    pub write: std::fs::File,
+}
+
+impl StatusPipe {
+    /// The status, once the helper has ended (`None` if it wrote none).
+    pub(crate) fn status(self) -> Option<i32> {
+        drop(self.write);
+        // SAFETY: fcntl on our own descriptor: never block on a writer that
+        // is still around.
+        unsafe {
+            let fd = self.read.as_raw_fd();
+            libc::fcntl(
+                fd,
+                libc::F_SETFL,
+                libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK,
+            );
+        }
+        super::namespaces::read_status(self.read)
     }
 }
 

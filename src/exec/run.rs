@@ -65,7 +65,7 @@ impl Sandbox {
             Some(p) => Some(open_log(p)?),
             None => None,
         };
-        let mut cmd = self.command(&root, &spec, run_uid)?;
+        let (mut cmd, status_pipe) = self.command_reporting_status(&root, &spec, run_uid)?;
         let started = Instant::now();
         let mut child = cmd.spawn().map_err(|source| ExecError::Spawn {
             interpreter: self.interpreter.display().to_string(),
@@ -226,7 +226,11 @@ impl Sandbox {
         };
         let stdout = stdout.finish();
         let stderr = stderr.finish();
-        let (exit_code, signal) = self.decode_status(status);
+        let (exit_code, signal) = match status_pipe.and_then(|p| p.status()) {
+            Some(raw) if libc::WIFSIGNALED(raw) => (None, Some(libc::WTERMSIG(raw))),
+            Some(raw) if libc::WIFEXITED(raw) => (Some(libc::WEXITSTATUS(raw)), None),
+            _ => self.decode_status(status),
+        };
         if exit_code == Some(HELPER_FAILED)
             && let Some(message) = stderr.head.strip_prefix(HELPER_ERROR_PREFIX)
         {
