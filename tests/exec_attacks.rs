@@ -331,25 +331,38 @@ async fn root_without_namespaces_never_runs_code_as_root() {
     assert!(err.to_string().contains("would stay root"), "{err}");
 }
 
-/// As an ordinary user (created here when this runs as root and `useradd`
-/// exists), through `codeloop exec`: every layer, or the reason why not.
-#[test]
-fn an_ordinary_user_gets_every_layer_and_the_attacks_stay_contained() {
+const USER: &str = "codeloop-tester";
+/// The tests that run as the user take turns: what one leaves running or
+/// counts must not be another's.
+static AS_USER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// An ordinary user (created here when this runs as root and `useradd`
+/// exists), a system python3 it can run, and a directory it can read with
+/// a copy of codeloop in it (the binary may live where the user cannot
+/// reach it, under /root); `None`, said why, where that cannot be had.
+fn ordinary_user(
+    tag: &str,
+) -> Option<(
+    std::sync::MutexGuard<'static, ()>,
+    &'static str,
+    tempfile::TempDir,
+    PathBuf,
+)> {
+    let turn = AS_USER.lock().unwrap_or_else(|e| e.into_inner());
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         println!("skipped: creating a user needs root");
-        return;
+        return None;
     }
-    let user = "codeloop-tester";
     let exists = Command::new("id")
-        .arg(user)
+        .arg(USER)
         .output()
         .is_ok_and(|o| o.status.success());
     if !exists {
-        let made = Command::new("useradd").args(["-m", user]).status();
+        let made = Command::new("useradd").args(["-m", USER]).status();
         if !made.is_ok_and(|s| s.success()) {
-            println!("skipped: useradd is not available to create {user}");
-            return;
+            println!("skipped: useradd is not available to create {USER}");
+            return None;
         }
     }
     let python = ["/usr/bin/python3", "/usr/local/bin/python3"]
@@ -357,14 +370,22 @@ fn an_ordinary_user_gets_every_layer_and_the_attacks_stay_contained() {
         .find(|p| Path::new(p).exists());
     let Some(python) = python else {
         println!("skipped: no system python3 an ordinary user can run");
-        return;
+        return None;
     };
-    // The binary may live where the user cannot reach it (under /root):
-    // give the user a copy.
-    let dir = scratch("user");
+    let dir = scratch(tag);
     let bin = dir.path().join("codeloop");
     std::fs::copy(env!("CARGO_BIN_EXE_codeloop"), &bin).unwrap();
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    Some((turn, python, dir, bin))
+}
+
+/// As an ordinary user, through `codeloop exec`: every layer, or the reason why not.
+#[test]
+fn an_ordinary_user_gets_every_layer_and_the_attacks_stay_contained() {
+    let Some((_turn, python, dir, bin)) = ordinary_user("user") else {
+        return;
+    };
+    let user = USER;
     let script = dir.path().join("attack.py");
     std::fs::write(
         &script,
@@ -444,4 +465,234 @@ fn exec_refuses_the_reduced_sandbox_unless_chosen_and_then_warns_in_red() {
         stderr.contains("\x1b[1;31mREDUCED SANDBOX: namespaces not active"),
         "{stderr}"
     );
+}
+
+#[tokio::test]
+async fn an_exit_status_of_137_is_not_read_as_a_kill() {
+    for mode in MODES {
+        let Some(s) = sandbox(mode) else { continue };
+        let o = run(
+            &s,
+            "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
+            &[],
+        )
+        .await;
+        assert_eq!(
+            (o.exit_code, o.signal),
+            (None, Some(9)),
+            "{mode:?}: {}",
+            out(&o)
+        );
+        for status in [137, 139, 255] {
+            let o = run(&s, &format!("import sys\nsys.exit({status})\n"), &[]).await;
+            assert_eq!(
+                (o.exit_code, o.signal),
+                (Some(status), None),
+                "{mode:?}: {}",
+                out(&o)
+            );
+        }
+    }
+}
+
+/// `codeloop exec --sandbox reduced` as an ordinary user, with the
+/// namespaces left out: `script` (written into a directory the user can
+/// read) run with `args`; (exit code, stdout, stderr).
+fn reduced_as_user(
+    python: &str,
+    dir: &Path,
+    bin: &Path,
+    script: &str,
+    args: &[&str],
+) -> (Option<i32>, String, String) {
+    let path = dir.join("main.py");
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let o = Command::new("runuser")
+        .args(["-u", USER, "--"])
+        .arg(bin)
+        .args(["exec", "--sandbox", "reduced", "--timeout", "60"])
+        .arg(&path)
+        .arg("--")
+        .args(args)
+        .env("CODELOOP_PYTHON", python)
+        .env("CODELOOP_SANDBOX_WITHOUT", "namespaces")
+        .env("CODELOOP_CONFIG", dir.join("none.toml"))
+        .env_remove("CODELOOP_SANDBOX")
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(stderr.contains("REDUCED SANDBOX"), "{stderr}");
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).to_string(),
+        stderr,
+    )
+}
+
+/// Files of the test user in the host's /dev/shm.
+fn users_shm_files() -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let uid = user_uid();
+    std::fs::read_dir("/dev/shm")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.metadata().is_ok_and(|m| m.uid() == uid))
+        .map(|e| e.path())
+        .collect()
+}
+
+#[test]
+fn multiprocessing_works_in_the_reduced_sandbox_of_a_user_without_the_hosts_dev_shm() {
+    let Some((_turn, python, dir, bin)) = ordinary_user("user-mp") else {
+        return;
+    };
+    let code = r#"
+import multiprocessing as mp, sqlite3, tempfile, threading, os
+def work(q, v, lock):
+    with lock:
+        v.value += 1
+    q.put(os.getpid() > 0)
+def square(x):
+    return x * x
+if __name__ == '__main__':
+    seen = []
+    ts = [threading.Thread(target=lambda i=i: seen.append(i)) for i in range(4)]
+    [t.start() for t in ts]; [t.join() for t in ts]
+    for method in ('fork', 'spawn'):
+        ctx = mp.get_context(method)
+        with ctx.Pool(2) as pool:
+            squares = pool.map(square, range(5))
+        q, v, lock = ctx.Queue(), ctx.Value('i', 0), ctx.RLock()
+        ps = [ctx.Process(target=work, args=(q, v, lock)) for _ in range(3)]
+        [p.start() for p in ps]; [p.join() for p in ps]
+        got = [q.get(timeout=10) for _ in range(3)]
+        bounded = ctx.BoundedSemaphore(1)
+        try:
+            bounded.release()
+        except ValueError:
+            over = 'refused'
+        print(method, 'pool', squares, 'processes', v.value, got, 'over-release', over)
+    db = sqlite3.connect(os.path.join(tempfile.mkdtemp(), 'x.db'))
+    db.execute('create table t (v)'); db.execute('insert into t values (3)')
+    with tempfile.NamedTemporaryFile('w') as f:
+        f.write('x')
+    print('threads', len(seen), 'sqlite', db.execute('select v from t').fetchone()[0])
+    try:
+        open('/dev/shm/codeloop-reduced-probe', 'w').write('x')
+        print('WROTE the host /dev/shm')
+    except OSError:
+        print('host /dev/shm refused')
+"#;
+    let before = users_shm_files();
+    let (status, stdout, stderr) = reduced_as_user(python, dir.path(), &bin, code, &[]);
+    assert_eq!(status, Some(0), "{stdout}\n{stderr}");
+    for method in ["fork", "spawn"] {
+        assert!(
+            stdout.contains(&format!(
+                "{method} pool [0, 1, 4, 9, 16] processes 3 [True, True, True] over-release refused"
+            )),
+            "{stdout}\n{stderr}"
+        );
+    }
+    assert!(stdout.contains("threads 4 sqlite 3"), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("host /dev/shm refused"),
+        "{stdout}\n{stderr}"
+    );
+    assert_eq!(users_shm_files(), before, "the run left files in /dev/shm");
+}
+
+#[test]
+fn a_fork_bomb_is_contained_in_the_reduced_sandbox_of_a_user() {
+    let Some((_turn, python, dir, bin)) = ordinary_user("user-bomb") else {
+        return;
+    };
+    let bomb = "import os\nwhile True:\n    os.fork()\n";
+    let (status, stdout, stderr) = reduced_as_user(python, dir.path(), &bin, bomb, &[]);
+    assert!(
+        stderr.contains("process limit of 64 processes and threads"),
+        "{status:?}\n{stdout}\n{stderr}"
+    );
+    assert!(!stderr.contains("wall-clock"), "{stderr}");
+    let left = live_processes_of(user_uid());
+    assert!(left.is_empty(), "processes of the run were left: {left:?}");
+}
+
+fn user_uid() -> u32 {
+    let out = Command::new("id").args(["-u", USER]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+}
+
+/// Processes of `uid` that can still run code: not zombies, and not
+/// already sent SIGKILL (on a busy machine a killed process may be listed
+/// for a moment longer).
+fn live_processes_of(uid: u32) -> Vec<String> {
+    let mut live = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else {
+            continue;
+        };
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(|v| v.trim().to_string())
+                .unwrap_or_default()
+        };
+        let owner = field("Uid:").split_whitespace().next().map(str::to_string);
+        if owner != Some(uid.to_string()) {
+            continue;
+        }
+        let pending = ["SigPnd:", "ShdPnd:"]
+            .iter()
+            .map(|f| u64::from_str_radix(&field(f), 16).unwrap_or(0))
+            .fold(0, |a, b| a | b);
+        let state = field("State:");
+        if !state.starts_with('Z') && !state.starts_with('X') && pending & (1 << 8) == 0 {
+            live.push(format!("{} {state}", entry.file_name().to_string_lossy()));
+        }
+    }
+    live
+}
+
+#[test]
+fn the_disk_quota_stops_a_writer_in_the_reduced_sandbox_of_a_user() {
+    let Some((_turn, python, dir, bin)) = ordinary_user("user-disk") else {
+        return;
+    };
+    // Many files, in directories made as it goes: RLIMIT_FSIZE holds each
+    // file, the quota the total.
+    let fill = "import os\nchunk = b'x' * (1 << 20)\nfor i in range(100000):\n    os.makedirs(f'd{i % 7}/e', exist_ok=True)\n    with open(f'd{i % 7}/e/f{i}', 'wb') as f:\n        f.write(chunk * 8)\n";
+    let (status, stdout, stderr) = reduced_as_user(python, dir.path(), &bin, fill, &[]);
+    assert!(
+        stderr.contains("stopped by the disk quota of 256 MiB"),
+        "{status:?}\n{stdout}\n{stderr}"
+    );
+}
+
+#[tokio::test]
+async fn descriptors_codeloop_inherited_do_not_reach_the_program() {
+    let dir = scratch("fd");
+    let secret = dir.path().join("outside.txt");
+    std::fs::write(&secret, "outside").unwrap();
+    let path = std::ffi::CString::new(secret.display().to_string()).unwrap();
+    // As a shell or terminal would leave one open: no close-on-exec.
+    // SAFETY: open with a valid path; the descriptor stays open for the test.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_RDWR) };
+    assert!(fd > 2);
+    let code = "import os, sys\nfd = int(sys.argv[1])\ntry:\n    os.write(fd, b'overwritten')\n    print('WROTE through', os.readlink('/proc/self/fd/%d' % fd))\nexcept OSError as e:\n    print('no such descriptor', e.errno)\nprint('open:', sorted(int(f) for f in os.listdir('/proc/self/fd')))\n";
+    for mode in MODES {
+        let Some(s) = sandbox(mode) else { continue };
+        let o = run(&s, code, &[fd.to_string()]).await;
+        assert!(
+            o.stdout.text().contains("no such descriptor"),
+            "{mode:?}: {}",
+            out(&o)
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&secret).unwrap(), "outside");
+    // SAFETY: closing the descriptor opened above.
+    unsafe { libc::close(fd) };
 }

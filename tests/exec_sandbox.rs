@@ -210,10 +210,12 @@ async fn a_memory_bomb_meets_the_memory_limit() {
 async fn a_cpu_spin_meets_the_cpu_limit() {
     let mut s = spec("while True:\n    pass\n");
     s.limits.cpu_secs = 1;
+    // On a busy machine one second of CPU time can take many seconds: the
+    // CPU limit, not the wall clock, must be what stops it.
+    s.limits.wall = Duration::from_secs(120);
     let o = run(s).await;
     assert_eq!(o.limit_hit, Some(LimitHit::CpuTime(1)));
     assert_eq!(o.signal, Some(libc::SIGXCPU));
-    assert!(o.duration < Duration::from_secs(5), "{:?}", o.duration);
 }
 
 #[tokio::test]

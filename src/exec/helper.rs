@@ -54,6 +54,10 @@ pub struct HelperPlan {
     /// Namespaces set up by the helper itself (no bubblewrap).
     #[serde(default)]
     pub namespaces: Option<NamespacePlan>,
+    /// Inside bubblewrap, whose init reports a kill as 128 + signal: the
+    /// helper waits for the program and writes its raw wait status here.
+    #[serde(default)]
+    pub status_fd: Option<i32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -129,6 +133,14 @@ fn fail(message: &str) -> ExitCode {
 enum Never {}
 
 fn apply_and_exec(plan: &HelperPlan) -> Result<Never, String> {
+    // Whatever codeloop inherited without close-on-exec (a terminal, a
+    // socket, a file of the shell that started it) must not reach the
+    // program: only stdin, stdout and stderr go on.
+    close_inherited_on_exec()?;
+    if let Some(fd) = plan.status_fd {
+        // Returns in the process that is to become the program.
+        namespaces::report_status(fd)?;
+    }
     if let Some(ns) = &plan.namespaces {
         // Returns in the process that becomes the program.
         namespaces::enter(&plan.workdir, ns)?;
@@ -167,6 +179,28 @@ fn apply_and_exec(plan: &HelperPlan) -> Result<Never, String> {
     };
     let err = std::process::Command::new(program).args(args).exec();
     Err(format!("cannot start {}: {err}", program.to_string_lossy()))
+}
+
+/// Mark every descriptor above stderr close-on-exec.
+fn close_inherited_on_exec() -> Result<(), String> {
+    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+    // SAFETY: close_range with plain integers only changes descriptor flags.
+    let r = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) };
+    if r == 0 {
+        return Ok(());
+    }
+    // Kernels before 5.11: one descriptor at a time.
+    let fds: Vec<i32> = std::fs::read_dir("/proc/self/fd")
+        .map_err(|e| format!("cannot list the inherited descriptors: {e}"))?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse().ok()))
+        .filter(|fd| *fd > 2)
+        .collect();
+    for fd in fds {
+        // SAFETY: fcntl on a descriptor number; a closed one fails harmlessly.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+    Ok(())
 }
 
 fn set_rlimits(r: &Rlimits) -> Result<(), String> {

@@ -24,12 +24,12 @@ impl Sandbox {
         layers.push(LayerReport {
             name: "rlimits".into(),
             active: true,
-            detail: if nproc_holds {
+            detail: if nproc_holds && !self.is_root && !self.has_namespaces() {
+                "CPU time, address space, file size, open files, no core dumps; the process count is your user's processes when a run starts plus the run's share (without a user namespace the kernel counts every process of your user)".into()
+            } else if nproc_holds {
                 "CPU time, address space, file size, open files, process count, no core dumps".into()
-            } else if self.is_root {
-                "CPU time, address space, file size, open files, no core dumps; the process count does NOT hold (running as root without a uid to drop to)".into()
             } else {
-                "CPU time, address space, file size, open files, no core dumps; the process count is NOT limited (without a user namespace it would count every process of your user)".into()
+                "CPU time, address space, file size, open files, no core dumps; the process count does NOT hold (running as root without a uid to drop to)".into()
             },
             advice: (!nproc_holds).then(|| "install bubblewrap so the process limit holds".into()),
         });

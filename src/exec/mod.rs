@@ -14,8 +14,11 @@
 //! but a system bubblewrap has them, bubblewrap builds the same root.
 //! Without namespaces the sandbox is *reduced* (`mode`): runs are refused
 //! unless the user chose it, and then seccomp and Landlock are hardened to
-//! make up for the host being in view. The parent keeps the wall clock, the
-//! output cap and the disk quota, and kills the process group.
+//! make up for the host being in view (the host's /dev/shm read-only, so
+//! multiprocessing gets its semaphores from `semlock.py`; the process
+//! limit is the user's tasks plus the run's share). The parent keeps the
+//! wall clock, the output cap and the disk quota, and kills the process
+//! group.
 //! `Sandbox::probe` finds out which of these this machine gives; a missing
 //! one is reported by `layer_reports`, never skipped silently. `ForkServer`
 //! runs many short jobs from one warm interpreter behind the same layers
@@ -23,6 +26,7 @@
 
 mod capture;
 pub mod check;
+mod diskwatch;
 mod forkserver;
 pub mod harness;
 pub mod helper;

@@ -87,8 +87,11 @@ fn write_file(path: &str, text: &str) -> Result<(), String> {
 }
 
 /// Enter the namespaces and build the root. Returns only in the process
-/// that is to become the program; the helper and the namespace's init exit
-/// with the program's status (128 + signal when it was killed).
+/// that is to become the program; the helper ends as the program ended:
+/// with its exit status, or killed by the same signal. (The init cannot
+/// die of a signal sent from inside its namespace, and an exit status has
+/// 8 bits: it hands the program's raw wait status to the helper through a
+/// pipe, so `sys.exit(137)` never reads as a SIGKILL.)
 pub fn enter(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
     // SAFETY: plain getters.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
@@ -116,27 +119,113 @@ pub fn enter(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
     let name = b"sandbox";
     // SAFETY: the pointer and length describe `name`.
     unsafe { libc::sethostname(name.as_ptr() as *const libc::c_char, name.len()) };
+    let (status_read, status_write) = status_pipe()?;
     // The new pid namespace's first process builds the root: /proc must be
     // mounted by a process inside it, and (in a user namespace) while the
     // host's /proc is still in view.
     // SAFETY: single-threaded; the child only makes syscalls and exits or returns.
     match unsafe { libc::fork() } {
         -1 => Err(os_err("cannot fork")),
-        0 => init(workdir, plan),
+        0 => {
+            drop(status_read);
+            init(workdir, plan, status_write)
+        }
         child => {
-            let code = wait_for(child);
+            drop(status_write);
+            let init_status = wait_for(child);
+            let program_status = read_status(status_read).unwrap_or(init_status);
             // pivot_root moved this process's root too: `workdir` is the
             // run's tmpfs here.
             copy_out(&host_dir, workdir, &plan.collect);
-            std::process::exit(code)
+            end_as(program_status)
         }
     }
 }
 
+/// Fork: the child returns to become the program; this process waits for
+/// it, writes its raw wait status to `fd`, and exits with its status.
+pub fn report_status(fd: i32) -> Result<(), String> {
+    // SAFETY: the helper is single-threaded; the child only returns.
+    match unsafe { libc::fork() } {
+        -1 => Err(os_err("cannot fork")),
+        0 => {
+            // SAFETY: the child has no use for the status descriptor.
+            unsafe { libc::close(fd) };
+            Ok(())
+        }
+        program => {
+            let raw = wait_for(program);
+            // SAFETY: `fd` was handed to the helper for this and is owned here.
+            let mut out = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+            let _ = out.write_all(&raw.to_ne_bytes());
+            std::process::exit(exit_code(raw))
+        }
+    }
+}
+
+/// A close-on-exec pipe: the program never holds the init's end.
+pub(crate) fn status_pipe() -> Result<(std::fs::File, std::fs::File), String> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into `fds`.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(os_err("cannot make the status pipe"));
+    }
+    // SAFETY: both descriptors were just opened and are owned here.
+    Ok(unsafe {
+        (
+            std::fs::File::from(OwnedFd::from_raw_fd(fds[0])),
+            std::fs::File::from(OwnedFd::from_raw_fd(fds[1])),
+        )
+    })
+}
+
+pub(crate) fn read_status(mut pipe: std::fs::File) -> Option<i32> {
+    let mut raw = [0u8; 4];
+    pipe.read_exact(&mut raw).ok()?;
+    Some(i32::from_ne_bytes(raw))
+}
+
+/// Exit as a process with this wait status did: the same exit status, or
+/// the same signal (raised on itself, with no core dump).
+fn end_as(status: i32) -> ! {
+    if libc::WIFSIGNALED(status) {
+        let signal = libc::WTERMSIG(status);
+        let no_core = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: plain syscalls on this process; the signal's default
+        // action ends it.
+        unsafe {
+            libc::setrlimit(libc::RLIMIT_CORE, &no_core);
+            libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+            libc::signal(signal, libc::SIG_DFL);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, signal);
+            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            libc::kill(libc::getpid(), signal);
+        }
+        std::process::exit(128 + signal)
+    }
+    std::process::exit(exit_code(status))
+}
+
+/// A wait status as an exit code (128 + signal when it was killed).
+fn exit_code(status: i32) -> i32 {
+    if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else if libc::WIFSIGNALED(status) {
+        128 + libc::WTERMSIG(status)
+    } else {
+        1
+    }
+}
+
 /// The pid namespace's init: build the root, start the program, reap
-/// whatever it leaves, and exit with its status (which ends every process
-/// left).
-fn init(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
+/// whatever it leaves, hand its wait status to the helper, and exit (which
+/// ends every process left).
+fn init(workdir: &Path, plan: &NamespacePlan, status: std::fs::File) -> Result<(), String> {
     die_with_parent();
     mount(
         None,
@@ -150,7 +239,12 @@ fn init(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
     match unsafe { libc::fork() } {
         -1 => Err(os_err("cannot fork")),
         0 => Ok(()),
-        program => std::process::exit(wait_for(program)),
+        program => {
+            let raw = wait_for(program);
+            let mut status = status;
+            let _ = status.write_all(&raw.to_ne_bytes());
+            std::process::exit(exit_code(raw))
+        }
     }
 }
 
@@ -167,21 +261,17 @@ fn die_with_parent() {
     };
 }
 
-/// Reap children until `pid` ends; its status as an exit code.
+/// Reap children until `pid` ends; its raw wait status.
 fn wait_for(pid: libc::pid_t) -> i32 {
     loop {
         let mut status = 0;
         // SAFETY: waitpid writes the status we pass.
         let r = unsafe { libc::waitpid(-1, &mut status, 0) };
-        if r == pid {
-            if libc::WIFEXITED(status) {
-                return libc::WEXITSTATUS(status);
-            }
-            if libc::WIFSIGNALED(status) {
-                return 128 + libc::WTERMSIG(status);
-            }
+        if r == pid && (libc::WIFEXITED(status) || libc::WIFSIGNALED(status)) {
+            return status;
         } else if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            return 1;
+            // No child left to wait for: as an exit with status 1.
+            return 1 << 8;
         }
     }
 }

@@ -3,6 +3,7 @@
 //! inside bubblewrap), the environment, and the uids runs drop to.
 
 use std::ffi::OsString;
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -16,6 +17,9 @@ use super::{ExecError, RunSpec, Sandbox};
 
 /// What `os.cpu_count()` reads.
 const CPU_INFO_DIR: &str = "/sys/devices/system/cpu";
+/// Where `semlock.py` is put in the working directory, as `_multiprocessing.py`.
+const SEMLOCK_DIR: &str = ".codeloop-py";
+const SEMLOCK_PY: &str = include_str!("semlock.py");
 
 impl Sandbox {
     pub(crate) fn command(
@@ -24,15 +28,43 @@ impl Sandbox {
         spec: &RunSpec,
         run_uid: Option<u32>,
     ) -> Result<tokio::process::Command, ExecError> {
-        let mut argv: Vec<OsString> = vec![
-            self.interpreter.clone().into_os_string(),
-            // Not -I: that implies -P, and the harness imports the node's
-            // module from the working directory.
-            "-E".into(),
-            "-s".into(),
-            "-u".into(),
-            "-B".into(),
-        ];
+        self.build_command(root, spec, run_uid, None)
+    }
+
+    /// The command, and inside bubblewrap a pipe (read end, write end: drop
+    /// the write end once started) on which the program's raw wait status
+    /// comes, so that an exit with 128 + N and a death by signal N read
+    /// apart there too.
+    pub(crate) fn command_reporting_status(
+        &self,
+        root: &Path,
+        spec: &RunSpec,
+        run_uid: Option<u32>,
+    ) -> Result<(tokio::process::Command, Option<StatusPipe>), ExecError> {
+        if !matches!(self.namespaces, Namespaces::Bwrap(_)) || self.helper.is_none() {
+            return Ok((self.build_command(root, spec, run_uid, None)?, None));
+        }
+        let (read, write) = super::namespaces::status_pipe().map_err(ExecError::Sandbox)?;
+        let cmd = self.build_command(root, spec, run_uid, Some(write.as_raw_fd()))?;
+        Ok((cmd, Some(StatusPipe { read, write })))
+    }
+
+    fn build_command(
+        &self,
+        root: &Path,
+        spec: &RunSpec,
+        run_uid: Option<u32>,
+        status_fd: Option<RawFd>,
+    ) -> Result<tokio::process::Command, ExecError> {
+        let semlock = self.semlocks_in_pipes();
+        let mut argv: Vec<OsString> = vec![self.interpreter.clone().into_os_string()];
+        // Not -I: that implies -P, and the harness imports the node's
+        // module from the working directory. -E unless the environment
+        // (cleared to an allowlist either way) must carry PYTHONPATH.
+        if !semlock {
+            argv.push("-E".into());
+        }
+        argv.extend(["-s", "-u", "-B"].map(OsString::from));
         if spec.no_site {
             argv.push("-S".into());
         }
@@ -41,7 +73,8 @@ impl Sandbox {
         let limits = &spec.limits;
         let mut cmd = match &self.helper {
             Some(helper) => {
-                let plan = self.helper_plan(root, argv, limits, run_uid, &spec.collect);
+                let mut plan = self.helper_plan(root, argv, limits, run_uid, &spec.collect);
+                plan.status_fd = status_fd;
                 let json = serde_json::to_string(&plan)
                     .map_err(|e| ExecError::Sandbox(format!("cannot encode the plan: {e}")))?;
                 let mut cmd = match &self.namespaces {
@@ -108,22 +141,39 @@ impl Sandbox {
                 c
             }
         };
-        cmd.current_dir(root)
-            .env_clear()
-            .envs(sandbox_env(root))
-            .stdin(Stdio::null())
+        cmd.current_dir(root).env_clear().envs(sandbox_env(root));
+        if semlock {
+            let dir = root.join(SEMLOCK_DIR);
+            std::fs::create_dir_all(&dir)
+                .and_then(|()| std::fs::write(dir.join("_multiprocessing.py"), SEMLOCK_PY))
+                .map_err(ExecError::Workdir)?;
+            cmd.env("PYTHONPATH", &dir);
+        }
+        cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
         // SAFETY: setsid is async-signal-safe; the child becomes the leader of
         // its own session and process group, which is how the run is killed.
         unsafe {
-            cmd.pre_exec(|| {
+            cmd.pre_exec(move || {
                 libc::setsid();
+                // The status pipe's write end goes on to the helper.
+                if let Some(fd) = status_fd {
+                    libc::fcntl(fd, libc::F_SETFD, 0);
+                }
                 Ok(())
             });
         }
         Ok(cmd)
+    }
+
+    /// Without a /dev/shm of its own and without a uid of its own, a run
+    /// may not write the host's /dev/shm, where glibc makes every POSIX
+    /// semaphore: multiprocessing then gets its semaphores from
+    /// `semlock.py`, which keeps them in pipes.
+    pub(crate) fn semlocks_in_pipes(&self) -> bool {
+        !self.has_namespaces() && !self.drop_uid
     }
 
     fn rlimits(&self, limits: &super::Limits) -> Rlimits {
@@ -132,7 +182,17 @@ impl Sandbox {
             address_space: limits.memory_bytes,
             file_size: limits.file_size_bytes,
             open_files: limits.open_files,
-            processes: self.process_limit_holds().then_some(limits.max_processes),
+            processes: if self.is_root {
+                self.drop_uid.then_some(limits.max_processes)
+            } else if self.has_namespaces() {
+                Some(limits.max_processes)
+            } else {
+                // RLIMIT_NPROC counts every task of the user: allow what the
+                // user runs now, and the run's share on top of it.
+                // SAFETY: getuid has no preconditions.
+                let uid = unsafe { libc::getuid() };
+                Some(tasks_of_uid(uid).saturating_add(limits.max_processes))
+            },
         }
     }
 
@@ -167,6 +227,7 @@ impl Sandbox {
             pin_process_group: !self.has_namespaces(),
             reduced: !self.has_namespaces(),
             namespaces,
+            status_fd: None,
         }
     }
 
@@ -202,13 +263,21 @@ impl Sandbox {
         LandlockPlan { read, write }
     }
 
-    /// With bubblewrap, a program killed by a signal shows as 128 + signal.
+    /// The status when no raw one came through a status pipe: with
+    /// bubblewrap (whose init reports a kill as 128 + signal) that is only
+    /// when the helper failed before it could start the program. The
+    /// helper's own namespaces end the helper as the program ended, so its
+    /// status is the program's.
     pub(crate) fn decode_status(
         &self,
         status: std::process::ExitStatus,
     ) -> (Option<i32>, Option<i32>) {
         match (status.code(), status.signal()) {
-            (Some(code), _) if self.has_namespaces() && code > 128 && code < 128 + 65 => {
+            (Some(code), _)
+                if matches!(self.namespaces, Namespaces::Bwrap(_))
+                    && code > 128
+                    && code < 128 + 65 =>
+            {
                 (None, Some(code - 128))
             }
             (code, signal) => (code, signal),
@@ -230,6 +299,63 @@ impl Sandbox {
             let _ = tokio::time::timeout(Duration::from_secs(2), child.wait()).await;
         }
     }
+}
+
+/// Where the helper inside bubblewrap writes the program's raw wait status.
+pub(crate) struct StatusPipe {
+    pub read: std::fs::File,
+    pub write: std::fs::File,
+}
+
+impl StatusPipe {
+    /// The status, once the helper has ended (`None` if it wrote none).
+    pub(crate) fn status(self) -> Option<i32> {
+        drop(self.write);
+        // SAFETY: fcntl on our own descriptor: never block on a writer that
+        // is still around.
+        unsafe {
+            let fd = self.read.as_raw_fd();
+            libc::fcntl(
+                fd,
+                libc::F_SETFL,
+                libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK,
+            );
+        }
+        super::namespaces::read_status(self.read)
+    }
+}
+
+/// Tasks (threads included, as RLIMIT_NPROC counts them) whose real uid is
+/// `uid`, among those this process can see.
+fn tasks_of_uid(uid: u32) -> u64 {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mut tasks = 0u64;
+    for entry in entries.flatten() {
+        if !entry
+            .file_name()
+            .to_string_lossy()
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+        {
+            continue;
+        }
+        let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else {
+            continue;
+        };
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|v| v.parse::<u64>().ok())
+        };
+        if field("Uid:") == Some(u64::from(uid)) {
+            tasks += field("Threads:").unwrap_or(1);
+        }
+    }
+    tasks
 }
 
 /// The whole environment a run sees.

@@ -106,6 +106,36 @@ fn limit_probe(
     }
 }
 
+/// The CPU spin: stopped by the CPU limit, or (on a machine so busy that
+/// the spin got less CPU time than its limit before the wall clock) by the
+/// wall clock with the CPU limit seen in place from inside.
+fn cpu_probe(outcome: Result<Outcome, String>) -> ProbeResult {
+    let name = "CPU spin";
+    if let Ok(o) = &outcome
+        && let Some(LimitHit::WallTimeout(_)) = o.limit_hit
+    {
+        let limit = probe_limits().cpu_secs;
+        let seen = o.stdout.text().contains(&format!("CPU limit {limit}\n"));
+        return ProbeResult {
+            name: name.into(),
+            hostile: true,
+            ok: seen,
+            detail: if seen {
+                format!(
+                    "stopped by the wall-clock timeout after {:.2} s; its CPU time limit of {limit} s was in place, but this busy machine gave it less CPU time than that",
+                    o.duration.as_secs_f64()
+                )
+            } else {
+                format!(
+                    "stopped by the wall-clock timeout; no CPU time limit of {limit} s was in place: {}",
+                    last_line(o)
+                )
+            },
+        };
+    }
+    limit_probe(name, outcome, |h| matches!(h, LimitHit::CpuTime(_)))
+}
+
 /// A hostile probe that prints CONTAINED when every attempt failed, and
 /// ESCAPED otherwise.
 fn marker_probe(name: &str, outcome: Result<Outcome, String>, host_ok: bool) -> ProbeResult {
@@ -143,7 +173,7 @@ fn marker_probe(name: &str, outcome: Result<Outcome, String>, host_ok: bool) -> 
 
 const FORK_BOMB: &str = "import os\nwhile True:\n    os.fork()\n";
 const MEMORY_BOMB: &str = "x = []\nwhile True:\n    x.append(bytearray(32 << 20))\n";
-const CPU_SPIN: &str = "while True:\n    pass\n";
+const CPU_SPIN: &str = "import resource\nprint('CPU limit', resource.getrlimit(resource.RLIMIT_CPU)[0], flush=True)\nwhile True:\n    pass\n";
 const FLOOD: &str = "import sys\nline = 'x' * 1023 + '\\n'\nfor _ in range(200 * 1024):\n    sys.stdout.write(line)\n";
 const DISK_FILL: &str = "import os\nchunk = b'x' * (1 << 20)\nfor i in range(1000):\n    with open(f'fill{i}.bin', 'wb') as f:\n        f.write(chunk)\n        f.flush()\n        os.fsync(f.fileno())\n";
 
@@ -180,6 +210,9 @@ except OSError as e:
 
 const PARENT_ENV: &str = r#"import os, sys
 allowed = {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TERM", "PWD"}
+# The sandbox's own module directory, in the run's working directory.
+if os.environ.get("PYTHONPATH", "").startswith(os.environ.get("HOME", "\0") + "/"):
+    allowed.add("PYTHONPATH")
 extra = sorted(set(os.environ) - allowed)
 if extra:
     print("ESCAPED inherited " + ", ".join(extra))
@@ -258,11 +291,7 @@ pub async fn run_all(sandbox: &Sandbox) -> Vec<ProbeResult> {
         run(sandbox, MEMORY_BOMB, vec![]).await,
         |h| matches!(h, LimitHit::Memory(_)),
     ));
-    results.push(limit_probe(
-        "CPU spin",
-        run(sandbox, CPU_SPIN, vec![]).await,
-        |h| matches!(h, LimitHit::CpuTime(_)),
-    ));
+    results.push(cpu_probe(run(sandbox, CPU_SPIN, vec![]).await));
     results.push(limit_probe(
         "200 MB stdout flood",
         run(sandbox, FLOOD, vec![]).await,
@@ -461,16 +490,28 @@ subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)", "codeloop
 print(("ESCAPED " + "; ".join(escaped)) if escaped else "CONTAINED: no signal to the server, no write outside the job, no TCP")
 "#;
 
+// A process already sent SIGKILL runs no more of its code: on a busy
+// machine it may still be listed for a moment after the server's kill.
 const JOB_LEFTOVERS: &str = r#"import os
 left = 0
-for pid in os.listdir("/proc"):
+try:
+    pids = os.listdir("/proc")
+except OSError:
+    print("CONTAINED: no process list in view")
+    pids = []
+for pid in pids:
     if pid.isdigit():
         try:
-            if b"codeloop-leftover-probe" in open(f"/proc/{pid}/cmdline", "rb").read():
+            if b"codeloop-leftover-probe" not in open(f"/proc/{pid}/cmdline", "rb").read():
+                continue
+            status = dict(l.split(":", 1) for l in open(f"/proc/{pid}/status").read().splitlines() if ":" in l)
+            pending = int(status.get("SigPnd", "0"), 16) | int(status.get("ShdPnd", "0"), 16)
+            if status.get("State", "").split()[:1] not in (["Z"], ["X"]) and not pending & (1 << 8):
                 left += 1
-        except OSError:
+        except (OSError, ValueError):
             pass
-print(f"ESCAPED {left} process(es) of the last job still run" if left else "CONTAINED: nothing of the last job still runs")
+if pids:
+    print(f"ESCAPED {left} process(es) of the last job still run" if left else "CONTAINED: nothing of the last job still runs")
 "#;
 
 /// Hostile jobs through a fork server (the path `codeloop eval` takes): a
@@ -518,10 +559,51 @@ pub async fn run_fork_server(sandbox: &Sandbox) -> Vec<ProbeResult> {
         .run(&spec(JOB_LEFTOVERS, vec![]))
         .await
         .map_err(|e| e.to_string());
+    let none_left = live_processes_marked("codeloop-leftover-probe") == 0;
     results.push(marker_probe(
         "fork server: previous job's leftovers",
         second,
-        true,
+        none_left,
     ));
     results
+}
+
+/// Processes on this machine whose command line holds `marker` and that
+/// can still run code: not zombies, and not already sent SIGKILL.
+fn live_processes_marked(marker: &str) -> usize {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mut live = 0;
+    for entry in entries.flatten() {
+        let dir = entry.path();
+        let Ok(cmdline) = std::fs::read(dir.join("cmdline")) else {
+            continue;
+        };
+        if !cmdline
+            .windows(marker.len())
+            .any(|w| w == marker.as_bytes())
+        {
+            continue;
+        }
+        let Ok(status) = std::fs::read_to_string(dir.join("status")) else {
+            continue;
+        };
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .map(|v| v.trim().to_string())
+                .unwrap_or_default()
+        };
+        let pending = ["SigPnd:", "ShdPnd:"]
+            .iter()
+            .map(|f| u64::from_str_radix(&field(f), 16).unwrap_or(0))
+            .fold(0, |a, b| a | b);
+        let state = field("State:");
+        if !state.starts_with('Z') && !state.starts_with('X') && pending & (1 << 8) == 0 {
+            live += 1;
+        }
+    }
+    live
 }

@@ -13,6 +13,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::capture::{HeadTail, Utf8Chunker};
+use super::diskwatch::DiskWatch;
 use super::helper::{HELPER_ERROR_PREFIX, HELPER_FAILED};
 use super::plan::next_run_uid;
 use super::sandbox::Namespaces;
@@ -22,6 +23,8 @@ use super::{ExecError, LimitHit, Outcome, OutputChunk, RunSpec, Sandbox, Stream}
 const COLLECT_CAP: u64 = 1 << 20;
 /// How often the working directory's size is measured while a run lasts.
 const DISK_POLL: Duration = Duration::from_millis(100);
+/// The least time between two measurements that inotify asks for.
+const DISK_WATCH_GAP: Duration = Duration::from_millis(2);
 /// After the program exits, how long its pipes may stay open (orphans).
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 /// The working directory is never walked past this many entries.
@@ -62,7 +65,7 @@ impl Sandbox {
             Some(p) => Some(open_log(p)?),
             None => None,
         };
-        let mut cmd = self.command(&root, &spec, run_uid)?;
+        let (mut cmd, status_pipe) = self.command_reporting_status(&root, &spec, run_uid)?;
         let started = Instant::now();
         let mut child = cmd.spawn().map_err(|source| ExecError::Spawn {
             interpreter: self.interpreter.display().to_string(),
@@ -91,6 +94,14 @@ impl Sandbox {
                 .checked_add(spec.limits.wall)
                 .unwrap_or(started + Duration::from_secs(365 * 86_400)),
         );
+        // Without a tmpfs of the quota's size (no mount namespace), every
+        // change in the working directory has its size measured at once.
+        let mut disk_watch = if self.has_namespaces() {
+            None
+        } else {
+            DiskWatch::new(&root)
+        };
+        let mut last_measured = Instant::now();
         let mut disk_tick = tokio::time::interval(DISK_POLL);
         disk_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         disk_tick.reset();
@@ -160,6 +171,22 @@ impl Sandbox {
                         kill(pgid);
                     }
                 }
+                _ = async {
+                    match disk_watch.as_mut() {
+                        Some(w) => w.changed(&root).await,
+                        None => std::future::pending().await,
+                    }
+                }, if stop.is_none() && status.is_none() => {
+                    // A burst of writes is measured every DISK_WATCH_GAP at
+                    // most; its end is the poll's.
+                    if last_measured.elapsed() >= DISK_WATCH_GAP {
+                        last_measured = Instant::now();
+                        if dir_size(&root) > spec.limits.disk_bytes {
+                            stop = Some(Stop::Disk);
+                            kill(pgid);
+                        }
+                    }
+                }
                 _ = disk_tick.tick(), if stop.is_none() && status.is_none() => {
                     if dir_size(&root) > spec.limits.disk_bytes {
                         stop = Some(Stop::Disk);
@@ -199,7 +226,11 @@ impl Sandbox {
         };
         let stdout = stdout.finish();
         let stderr = stderr.finish();
-        let (exit_code, signal) = self.decode_status(status);
+        let (exit_code, signal) = match status_pipe.and_then(|p| p.status()) {
+            Some(raw) if libc::WIFSIGNALED(raw) => (None, Some(libc::WTERMSIG(raw))),
+            Some(raw) if libc::WIFEXITED(raw) => (Some(libc::WEXITSTATUS(raw)), None),
+            _ => self.decode_status(status),
+        };
         if exit_code == Some(HELPER_FAILED)
             && let Some(message) = stderr.head.strip_prefix(HELPER_ERROR_PREFIX)
         {

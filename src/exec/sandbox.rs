@@ -198,14 +198,13 @@ impl Sandbox {
     }
 
     /// RLIMIT_NPROC counts every process of the uid (of the user namespace,
-    /// with bubblewrap): it bounds a run only when the run has a uid or a
-    /// user namespace of its own, and root ignores it.
+    /// with namespaces), and root ignores it: it bounds a run that has a
+    /// uid or a user namespace of its own to the run's processes; for an
+    /// ordinary user without namespaces it is set to the user's processes
+    /// when the run starts plus the run's share, which bounds the user's
+    /// total (a fork bomb stops there).
     pub fn process_limit_holds(&self) -> bool {
-        if self.is_root {
-            self.drop_uid
-        } else {
-            self.has_namespaces()
-        }
+        !self.is_root || self.drop_uid
     }
 
     /// True when runs get fresh namespaces (the helper's own or bubblewrap's).
