@@ -174,7 +174,7 @@ fn fork_here(t: &Tmux) {
         let start = Instant::now();
         loop {
             let s = t.screen();
-            if s.contains(" LIVE ") || s.contains(" DONE ") {
+            if s.contains(" LIVE ") || s.contains(" ✓ PASSED ") {
                 return;
             }
             if s.contains("press F again") {
@@ -207,7 +207,7 @@ fn f_at_an_earlier_moment_forks_there_live_and_both_sessions_open() {
     t.keys(&["f"]);
     t.wait_for("✗ roman_to_int failed", Duration::from_secs(5));
     fork_here(&t);
-    let s = t.wait_for(" DONE ", Duration::from_secs(120));
+    let s = t.wait_for(" ✓ PASSED ", Duration::from_secs(120));
     assert!(s.contains(&format!("fork of {parent_id} at #")), "{s}");
     assert!(s.contains("✓ roman_to_int passed"), "{s}");
     t.quit();
@@ -264,7 +264,7 @@ fn u_rewinds_onto_a_new_branch_and_the_one_left_behind_stays_listed() {
     };
     t.wait_for("READY", Duration::from_secs(20));
     t.keys(&["3"]);
-    let s = t.wait_for(" DONE ", Duration::from_secs(120));
+    let s = t.wait_for(" ✓ PASSED ", Duration::from_secs(120));
     assert!(s.contains("✓ roman_to_int passed"), "{s}");
     // The rewind names the selected node; make it roman_to_int.
     let mut asked = String::new();
@@ -283,7 +283,7 @@ fn u_rewinds_onto_a_new_branch_and_the_one_left_behind_stays_listed() {
     t.keys(&["y"]);
     let s = t.wait_for(&format!("fork of {old_id} at #"), Duration::from_secs(20));
     assert!(!s.contains("Rewind?"), "{s}");
-    t.wait_for(" DONE ", Duration::from_secs(120));
+    t.wait_for(" ✓ PASSED ", Duration::from_secs(120));
     // Back to the welcome screen: both branches are listed.
     t.keys(&["n"]);
     let s = t.wait_for("Recent sessions", Duration::from_secs(5));
@@ -336,7 +336,7 @@ fn a_fork_whose_model_is_gone_goes_on_with_its_tape_as_the_script() {
     t.keys(&["f"]);
     t.wait_for("✗ roman_to_int failed", Duration::from_secs(5));
     fork_here(&t);
-    let s = t.wait_for(" DONE ", Duration::from_secs(120));
+    let s = t.wait_for(" ✓ PASSED ", Duration::from_secs(120));
     assert!(s.contains("✓ roman_to_int passed"), "{s}");
     t.quit();
 

@@ -745,7 +745,7 @@ fn in_step_mode_the_plan_prompt_is_inspected_edited_and_sent_as_edited() {
     let s = t.wait_for("call 1 of 1 · plan", Duration::from_secs(10));
     assert!(s.contains("edited by you before it was sent"), "{s}");
     t.keys(&["Escape", "s"]);
-    t.wait_for(" DONE ", Duration::from_secs(60));
+    t.wait_for(" ✓ PASSED ", Duration::from_secs(60));
     t.keys(&["q"]);
     wait_dead(&t);
 
@@ -802,7 +802,7 @@ fn the_palette_sets_the_workers_of_the_next_session_and_exports_it() {
     t.keys(&["1", "Enter"]);
     t.wait_for("next: 1 worker", Duration::from_secs(5));
     t.keys(&["1"]);
-    t.wait_for(" DONE ", Duration::from_secs(60));
+    t.wait_for(" ✓ PASSED ", Duration::from_secs(60));
     // Export: the file goes into the session's folder, and the path is said.
     t.keys(&[":"]);
     t.tmux(&["send-keys", "-t", &t.session, "-l", "export"]);
