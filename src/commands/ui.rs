@@ -14,6 +14,7 @@ use crate::llm::scripted::{Pacing, ScriptedModel};
 use crate::session::{TapeContents, index, parse_tape, read_tape};
 use crate::tui::app::{DemoEntry, DemoModel, StartRequest};
 use crate::tui::event_loop::{self, Hooks};
+use crate::tui::loader::{self, Opening};
 use crate::tui::{App, Info, Theme};
 
 /// How the workbench starts.
@@ -47,11 +48,13 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
     let mut hooks = Hooks::default();
     let mut app = match mode {
         UiMode::Open { tape } => {
-            let (contents, source) = load_tape(&tape, &config.sessions_dir())?;
+            let (opening, source) = open_tape(&tape, &config.sessions_dir())?;
             let mut info = info(source, demos);
             // For the lineage: the sessions forked from this one.
             info.sessions = recent_sessions(&config, usize::MAX);
-            App::review(contents, info, theme)
+            let (app, loading) = App::open(opening, info, theme);
+            hooks.loading = loading;
+            app
         }
         UiMode::Replay {
             tape,
@@ -290,6 +293,16 @@ fn continue_session(
         }
         None => crate::engine::resume(&tape, with)?,
     })
+}
+
+/// `load_tape` for `open`: a tape file is read in the background (its
+/// first records before the screen opens, the rest while it shows them).
+pub fn open_tape(arg: &Path, sessions_dir: &Path) -> anyhow::Result<(Opening, String)> {
+    if let Some(file) = index::resolve(sessions_dir, &arg.to_string_lossy())? {
+        return Ok((loader::open(&file)?, file.display().to_string()));
+    }
+    let (contents, source) = load_tape(arg, sessions_dir)?;
+    Ok((Opening::whole(contents), source))
 }
 
 /// The one way a session argument becomes a tape: a tape file, a session

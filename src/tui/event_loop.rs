@@ -19,6 +19,7 @@ use super::app::view;
 use super::app::{Action, App, Msg, StartRequest};
 use super::external_editor::EditorHook;
 use super::highlight::Highlighter;
+use super::loader::Loaded;
 use crate::engine::EngineHandle;
 use crate::session::{Command, NoticeLevel, RunRecord, State};
 
@@ -46,6 +47,8 @@ pub struct Hooks {
     pub on_frame: Option<Box<dyn FnMut(FrameStats) + Send>>,
     /// Run the person's editor with the terminal handed over (`o`).
     pub editor: Option<EditorHook>,
+    /// The rest of a tape being opened (`tui::loader`), folded batch by batch.
+    pub loading: Option<mpsc::Receiver<Loaded>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -58,6 +61,8 @@ pub struct FrameStats {
     pub records: usize,
     pub highlight_requests: u64,
     pub highlights_applied: u64,
+    /// A tape was still being read (`tui::loader`).
+    pub loading: bool,
 }
 
 /// Run until the app quits or the input ends.
@@ -87,6 +92,7 @@ where
     }
     let mut last_frame = draw(terminal, app, &highlighter, &mut hooks, &mut frames)?;
     let mut initial = std::mem::take(&mut hooks.initial);
+    let mut loading = hooks.loading.take();
 
     loop {
         let now = Instant::now();
@@ -135,6 +141,17 @@ where
                 }
             },
             Some(h) = hl_rx.recv() => actions = app.update(Msg::Highlighted(h)),
+            loaded = recv_loaded(&mut loading) => match loaded {
+                Some(Loaded::Records { records, progress }) => app.load_records(records, progress),
+                Some(Loaded::End(end)) => {
+                    app.load_finished(end);
+                    loading = None;
+                }
+                None => {
+                    app.load_finished(Err("the reading thread stopped".into()));
+                    loading = None;
+                }
+            },
             Some((run_id, outcome)) = rerun_rx.recv() => {
                 actions = app.update(Msg::Rerun { run_id, outcome });
             }
@@ -299,6 +316,7 @@ where
             records: app.records().len(),
             highlight_requests: app.highlight_requests(),
             highlights_applied: app.highlights_applied(),
+            loading: app.info().loading.is_some(),
         });
     }
     Ok(at)
@@ -307,6 +325,13 @@ where
 async fn recv_record(engine: &mut Option<EngineHandle>) -> Option<crate::session::Record> {
     match engine {
         Some(h) => h.events.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn recv_loaded(loading: &mut Option<mpsc::Receiver<Loaded>>) -> Option<Loaded> {
+    match loading {
+        Some(rx) => rx.recv().await,
         None => std::future::pending().await,
     }
 }

@@ -10,6 +10,7 @@
 mod access;
 mod external;
 mod keys;
+mod loading;
 pub mod view;
 
 use std::path::PathBuf;
@@ -167,6 +168,8 @@ pub struct Info {
     pub demo_model: Option<DemoModel>,
     /// Ring the terminal on a pause for approval and at a session's end.
     pub notify: bool,
+    /// The tape is still being read: how much of it, in percent.
+    pub loading: Option<u8>,
 }
 
 /// The demo model's one task, and what to say when another is started.
@@ -268,21 +271,8 @@ impl App {
     }
 
     /// Review a tape read-only; the cursor starts at the end.
-    pub fn review(tape: TapeContents, mut info: Info, theme: Theme) -> App {
-        info.truncated_line = tape.truncated_tail.map(|(line, _)| line);
-        info.unfinished = !tape.finished();
-        // The cut-off last line has its own note; the report names the skipped ones.
-        info.damage = (!tape.skipped.is_empty())
-            .then(|| tape.damage_report())
-            .flatten();
-        let opening = super::notify::opening_note(info.unfinished, info.damage.as_deref());
-        let mut app = App::blank(Mode::Review, info, theme);
-        app.flash = opening.map(|text| (NoticeLevel::Warning, text));
-        for r in tape.records {
-            app.timeline.push(r);
-        }
-        app.set_cursor(app.timeline.records().len());
-        app
+    pub fn review(tape: TapeContents, info: Info, theme: Theme) -> App {
+        App::open(super::loader::Opening::whole(tape), info, theme).0
     }
 
     /// Play a tape back from the start.
