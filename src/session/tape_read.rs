@@ -223,7 +223,7 @@ fn head(line: &[u8]) -> Option<(u64, u64, &[u8])> {
 fn number(bytes: &[u8]) -> Option<(u64, &[u8])> {
     let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
     // JSON has no leading zeros: leave such a line to the derived parser's error.
-    if digits == 0 || digits > 19 || (digits > 1 && bytes[0] == b'0') {
+    if digits == 0 || digits > 20 || (digits > 1 && bytes[0] == b'0') {
         return None;
     }
     let (n, rest) = bytes.split_at(digits);
@@ -350,5 +350,139 @@ impl TapeStream {
     /// After the last batch: what the tape held beside its records.
     pub fn finish(self) -> Result<TapeEnd, TapeError> {
         self.lines.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{Event, NoticeLevel, Record};
+
+    fn record(seq: u64, event: Event) -> Record {
+        Record {
+            seq,
+            t_ms: seq.wrapping_mul(7),
+            event,
+        }
+    }
+
+    fn derived(line: &str) -> Result<Record, String> {
+        serde_json::from_str::<Record>(line).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_fast_path_reads_what_the_derived_record_reads() {
+        let records = [
+            record(
+                0,
+                Event::Output {
+                    run_id: 3,
+                    stream: Stream::Stderr,
+                    text: "a \"quoted\"\tline\n\u{1b}[31mred\u{1b}[0m é\n".into(),
+                },
+            ),
+            record(
+                1,
+                Event::ModelDelta {
+                    call_id: 9,
+                    text: "def f(x):\n".into(),
+                },
+            ),
+            record(
+                2,
+                Event::ModelReasoning {
+                    call_id: 9,
+                    text: String::new(),
+                },
+            ),
+            record(
+                3,
+                Event::Notice {
+                    level: NoticeLevel::Warning,
+                    message: "other events go through the enum".into(),
+                },
+            ),
+            record(
+                u64::MAX,
+                Event::PlanError {
+                    message: "x".into(),
+                },
+            ),
+        ];
+        for r in &records {
+            let line = serde_json::to_string(r).unwrap();
+            assert!(head(line.as_bytes()).is_some(), "{line}");
+            assert_eq!(decode(line.as_bytes()).as_ref(), Ok(r), "{line}");
+        }
+    }
+
+    #[test]
+    fn lines_the_writer_does_not_write_are_read_or_refused_as_before() {
+        let lines = [
+            // Another key order, spaces, the tag first: the derived path.
+            r#"{"type":"output","run_id":1,"stream":"stdout","text":"x","seq":1,"t_ms":2}"#,
+            r#"{"seq": 1, "t_ms": 2, "type": "output", "run_id": 1, "stream": "stdout", "text": "x"}"#,
+            // A field the fast path does not know is ignored, as by the enum.
+            r#"{"seq":1,"t_ms":2,"type":"output","run_id":1,"stream":"stdout","text":"x","later":true}"#,
+            // Refused with the derived parser's words.
+            r#"{"seq":01,"t_ms":2,"type":"output","run_id":1,"stream":"stdout","text":"x"}"#,
+            r#"{"seq":1,"t_ms":2,"type":"output","run_id":1,"stream":"stdin","text":"x"}"#,
+            r#"{"seq":1,"t_ms":2,"type":"output","run_id":1,"stream":"stdout"}"#,
+            r#"{"seq":1,"t_ms":2,"type":"from_the_future","x":1}"#,
+            r#"{"seq":1,"t_ms":2,"type":"model_delta","call_id":"nine","text":"x"}"#,
+            r#"{"seq":99999999999999999999,"t_ms":2,"type":"plan_error","message":"x"}"#,
+            r#"{"seq":1,"t_ms":2,"type":"output","#,
+        ];
+        for line in lines {
+            assert_eq!(decode(line.as_bytes()), derived(line), "{line}");
+        }
+        // Not UTF-8: read as the text it shows as.
+        let mut bytes = br#"{"seq":1,"t_ms":2,"type":"plan_error","message":"a"#.to_vec();
+        bytes.extend([0xff, b'"', b'}']);
+        let lossy = String::from_utf8_lossy(&bytes).into_owned();
+        assert_eq!(decode(&bytes), derived(&lossy));
+        assert!(decode(&bytes).is_ok());
+    }
+
+    #[test]
+    fn a_tape_read_in_batches_is_the_tape_read_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tape.jsonl");
+        let mut text = String::new();
+        for i in 0..100u64 {
+            let r = record(
+                i,
+                Event::Output {
+                    run_id: 1,
+                    stream: Stream::Stdout,
+                    text: format!("{i}\n"),
+                },
+            );
+            text += &serde_json::to_string(&r).unwrap();
+            text += if i == 40 { "\n\nnot a record\n" } else { "\n" };
+        }
+        text += r#"{"seq":100,"t_ms":1,"ty"#;
+        std::fs::write(&path, &text).unwrap();
+        let whole = crate::session::read_tape(&path).unwrap();
+        let mut stream = TapeStream::open(&path).unwrap();
+        let mut records = Vec::new();
+        loop {
+            let batch = stream.batch(7).unwrap();
+            if batch.is_empty() {
+                break;
+            }
+            assert!(batch.len() <= 7);
+            records.extend(batch);
+        }
+        assert!(stream.at_end());
+        assert_eq!(stream.progress(), (text.len() as u64, text.len() as u64));
+        assert_eq!(records, whole.records);
+        let end = stream.finish().unwrap();
+        assert_eq!(end.skipped, whole.skipped);
+        assert_eq!(end.skipped[0].line, 43);
+        assert_eq!(end.truncated_tail, whole.truncated_tail);
+        assert_eq!(end.truncated_tail, Some((103, 23)));
+        assert!(!end.finished);
+        assert_eq!(end.damage_report(), whole.damage_report());
     }
 }

@@ -1,7 +1,8 @@
 //! The event loop: one `tokio::select!` over terminal input, engine records,
 //! the replay clock, highlighting results and live re-runs. Nothing in it
 //! blocks; a frame is drawn when something changed, at most once per
-//! `MIN_FRAME` while output floods, and at once after a key.
+//! `MIN_FRAME` while output floods, and at once after a key or a highlighting
+//! result.
 
 use std::future::Future;
 use std::io::Write;
@@ -140,7 +141,12 @@ where
                     }
                 }
             },
-            Some(h) = hl_rx.recv() => actions = app.update(Msg::Highlighted(h)),
+            Some(h) = hl_rx.recv() => {
+                actions = app.update(Msg::Highlighted(h));
+                // At most two results a request (the screen first, then all):
+                // shown at once, not a frame interval after the plain frame.
+                draw_now = true;
+            }
             loaded = recv_loaded(&mut loading) => match loaded {
                 Some(Loaded::Records { records, progress }) => app.load_records(records, progress),
                 Some(Loaded::End(end)) => {
