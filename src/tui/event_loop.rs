@@ -26,6 +26,9 @@ use crate::session::{Command, NoticeLevel, RunRecord, State};
 
 /// At most this many frames a second while records flood in.
 pub const MIN_FRAME: Duration = Duration::from_millis(16);
+/// At most this many frames a second while a tape is being read (its
+/// progress needs no more; the fold gets the time).
+pub const LOADING_FRAME: Duration = Duration::from_millis(50);
 /// Records applied in one go before the loop looks at the keyboard again.
 const DRAIN_BATCH: usize = 2048;
 
@@ -98,7 +101,12 @@ where
     loop {
         let now = Instant::now();
         let replay_due = app.replay_deadline(now);
-        let frame_due = app.is_dirty().then(|| last_frame + MIN_FRAME);
+        let min_frame = if loading.is_some() {
+            LOADING_FRAME
+        } else {
+            MIN_FRAME
+        };
+        let frame_due = app.is_dirty().then(|| last_frame + min_frame);
         let running = app.session_running();
         let mut draw_now = false;
         let mut actions = Vec::new();
@@ -242,7 +250,7 @@ where
         if app.quitting() {
             break;
         }
-        if app.is_dirty() && (draw_now || last_frame.elapsed() >= MIN_FRAME) {
+        if app.is_dirty() && (draw_now || last_frame.elapsed() >= min_frame) {
             last_frame = draw(terminal, app, &highlighter, &mut hooks, &mut frames)?;
         }
     }

@@ -16,6 +16,8 @@ use crate::session::{Record, TapeContents, TapeEnd, TapeError, TapeStream};
 pub const FIRST_BATCH: usize = 1024;
 /// Records in each later batch (the UI folds one between looks at the keyboard).
 pub const BATCH: usize = 8192;
+/// Records made room for at once, at most (a guess from the first batch).
+pub const RESERVE_AT_MOST: usize = 4 << 20;
 /// Batches read ahead of the fold at most.
 const AHEAD: usize = 8;
 
@@ -27,6 +29,17 @@ pub struct Progress {
 }
 
 impl Progress {
+    /// About how many more records the tape holds, from the bytes the
+    /// `records` read so far took (at most `cap`).
+    pub fn records_to_come(&self, records: usize, cap: usize) -> usize {
+        if self.read == 0 {
+            return 0;
+        }
+        let rest = self.total.saturating_sub(self.read) as u128;
+        let estimate = rest * records as u128 / u128::from(self.read);
+        usize::try_from(estimate).unwrap_or(cap).min(cap)
+    }
+
     /// Percent read, 0 to 99 while reading (100 only once it is done).
     pub fn percent(&self) -> u8 {
         match self.total {
@@ -141,4 +154,28 @@ fn read_rest(mut stream: TapeStream, tx: &mpsc::Sender<Loaded>) {
     }
     let end = stream.finish().map_err(|e| e.to_string());
     let _ = tx.blocking_send(Loaded::End(end));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn progress_says_how_far_and_guesses_what_is_left() {
+        let p = Progress {
+            read: 100,
+            total: 1000,
+        };
+        assert_eq!(p.percent(), 10);
+        assert_eq!(p.records_to_come(10, usize::MAX), 90);
+        assert_eq!(p.records_to_come(10, 50), 50);
+        let done = Progress {
+            read: 1000,
+            total: 1000,
+        };
+        assert_eq!(done.percent(), 99, "100 only once the reading ended");
+        assert_eq!(done.records_to_come(10, usize::MAX), 0);
+        assert_eq!(Progress::default().percent(), 0);
+        assert_eq!(Progress::default().records_to_come(0, 9), 0);
+    }
 }

@@ -6,7 +6,7 @@
 
 use super::*;
 use crate::session::TapeEnd;
-use crate::tui::loader::{Opening, Progress};
+use crate::tui::loader::{Opening, Progress, RESERVE_AT_MOST};
 
 impl App {
     /// Review a tape being opened: its first records now; the receiver
@@ -22,6 +22,9 @@ impl App {
         let mut app = App::blank(Mode::Review, info, theme);
         if opening.rest.is_some() {
             app.info.loading = Some(opening.progress.percent());
+            let first = opening.first.len();
+            app.timeline
+                .reserve(first + opening.progress.records_to_come(first, RESERVE_AT_MOST));
         }
         app.load_records(opening.first, opening.progress);
         if let Some(end) = &opening.end {
