@@ -212,3 +212,73 @@ fn a_short_tape_is_read_whole_before_the_screen_opens() {
     assert_eq!(app.records(), records());
     assert!(!screen(&mut app, 120, 30).contains("loading"));
 }
+
+/// The real binary in tmux: a long tape with a damaged line opens, is read
+/// to its end in the background, says what it could not read, and steps.
+#[test]
+fn the_real_binary_opens_a_long_damaged_tape_and_reads_it_to_the_end() {
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+    if !Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        eprintln!("SKIPPED: tmux is not installed (scripts/test.sh installs it)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let records = long_records(3 * BATCH);
+    let mut lines = tape_lines(&records);
+    let bad = 2 * BATCH;
+    lines[bad - 1] = "{\"seq\": 1, \"garbage".into();
+    let path = write(dir.path(), &lines);
+    let total = records.len() - 1;
+
+    let session = format!("codeloop-open-{}", std::process::id());
+    let tmux = |args: &[&str]| {
+        let out = Command::new("tmux").args(args).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let started = Command::new("tmux")
+        .args(["new-session", "-d", "-x", "160", "-y", "48", "-s", &session])
+        .args(["-e", &format!("CODELOOP_DATA_DIR={}", dir.path().display())])
+        .args([env!("CARGO_BIN_EXE_codeloop"), "open"])
+        .arg(&path)
+        .status()
+        .unwrap();
+    assert!(started.success());
+    // The session ends with the test, however it ends.
+    struct Kill(String);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            let _ = Command::new("tmux")
+                .args(["kill-session", "-t", &self.0])
+                .status();
+        }
+    }
+    let _kill = Kill(session.clone());
+    let wait_for = |text: &str| {
+        let start = Instant::now();
+        loop {
+            let s = tmux(&["capture-pane", "-p", "-t", &session]);
+            if s.contains(text) {
+                return s;
+            }
+            if start.elapsed() > Duration::from_secs(60) {
+                panic!("waited for {text:?}; the screen shows:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    let s = wait_for(&format!(" REVIEW {total}/{total} "));
+    let s = if s.contains("tape damage") {
+        s
+    } else {
+        wait_for("tape damage")
+    };
+    assert!(s.contains(&format!("line {bad}")), "{s}");
+    assert!(!s.contains("loading"), "{s}");
+    tmux(&["send-keys", "-t", &session, "Left"]);
+    wait_for(&format!(" REVIEW {}/{total} ", total - 1));
+}
