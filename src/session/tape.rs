@@ -265,7 +265,11 @@ pub fn read_tape(path: &Path) -> Result<TapeContents, TapeError> {
 /// Parse a tape held in memory (e.g. a bundled demo); `label` names it in errors.
 pub fn parse_tape(bytes: &[u8], label: &Path) -> Result<TapeContents, TapeError> {
     let mut lines = LineReader::new(label);
-    let mut records = Vec::new();
+    // Room for about as many records as the first lines say there are (a
+    // record is a few hundred bytes: a long tape's list is not copied as it grows).
+    let sample = &bytes[..bytes.len().min(64 << 10)];
+    let per_sample = sample.iter().filter(|&&b| b == b'\n').count().max(1);
+    let mut records = Vec::with_capacity(bytes.len() / sample.len().max(1) * per_sample);
     for line in bytes.split_inclusive(|&b| b == b'\n') {
         if let Some(r) = lines.line(line)? {
             records.push(r);

@@ -4,6 +4,8 @@
 //! and stops as soon as the state at an old checkpoint (shifted by the lines
 //! added or removed) is the state it had before: the rest is as it was.
 
+use std::sync::Arc;
+
 use ratatui::style::Style;
 use syntect::highlighting::{HighlightIterator, HighlightState, Highlighter, Theme};
 use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
@@ -187,10 +189,10 @@ fn highlight_line(
     line: &str,
 ) -> StyledLine {
     if line.len() > MAX_LINE_BYTES {
-        return vec![(Style::new(), trim_newline(line).to_string())];
+        return Arc::new([(Style::new(), trim_newline(line).to_string())]);
     }
     let Ok(ops) = state.parse.parse_line(line, syntaxes) else {
-        return vec![(Style::new(), trim_newline(line).to_string())];
+        return Arc::new([(Style::new(), trim_newline(line).to_string())]);
     };
     HighlightIterator::new(&mut state.highlight, &ops, line, colours)
         .map(|(s, t)| (convert(s), trim_newline(t).to_string()))
