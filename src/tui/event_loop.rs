@@ -199,7 +199,11 @@ where
                         app.update(Msg::StartFailed("this view cannot start sessions".into()));
                     }
                 },
-                Action::Open { tape, replay } => open_session(app, &tape, replay),
+                Action::Open { tape, replay } => {
+                    if let Some(rest) = open_session(app, &tape, replay) {
+                        loading = Some(rest);
+                    }
+                }
                 Action::DeleteSession(dir) => match std::fs::remove_dir_all(&dir) {
                     Ok(()) => {
                         app.forget_session(&dir);
@@ -250,6 +254,11 @@ where
         if app.quitting() {
             break;
         }
+        if loading.is_some() && app.info().loading.is_none() {
+            // The tape being read is no longer on screen (a new session):
+            // stop its reading thread.
+            loading = None;
+        }
         if app.is_dirty() && (draw_now || last_frame.elapsed() >= min_frame) {
             last_frame = draw(terminal, app, &highlighter, &mut hooks, &mut frames)?;
         }
@@ -257,16 +266,14 @@ where
     Ok(())
 }
 
-/// Open a recorded session in place of the welcome screen: review, or a
-/// replay from its start.
-fn open_session(app: &mut App, tape: &std::path::Path, replay: bool) {
-    let contents = match crate::session::read_tape(tape) {
-        Ok(c) => c,
-        Err(e) => {
-            app.say(NoticeLevel::Error, format!("cannot open the session: {e}"));
-            return;
-        }
-    };
+/// Open a recorded session in place of the welcome screen: review (read
+/// in the background, like `codeloop open`: the rest of it is returned for
+/// the loop to fold), or a replay from its start.
+fn open_session(
+    app: &mut App,
+    tape: &std::path::Path,
+    replay: bool,
+) -> Option<mpsc::Receiver<Loaded>> {
     let info = super::app::Info {
         source: tape.display().to_string(),
         session_dir: tape.parent().map(std::path::Path::to_path_buf),
@@ -274,12 +281,23 @@ fn open_session(app: &mut App, tape: &std::path::Path, replay: bool) {
     };
     let theme = app.theme().clone();
     let screen = app.screen();
-    *app = if replay {
-        App::replay(contents, info, theme, 1.0, false, false)
+    let opened = if replay {
+        crate::session::read_tape(tape)
+            .map(|contents| (App::replay(contents, info, theme, 1.0, false, false), None))
     } else {
-        App::review(contents, info, theme)
+        super::loader::open(tape).map(|opening| App::open(opening, info, theme))
     };
-    app.set_screen(screen);
+    match opened {
+        Ok((opened, rest)) => {
+            *app = opened;
+            app.set_screen(screen);
+            rest
+        }
+        Err(e) => {
+            app.say(NoticeLevel::Error, format!("cannot open the session: {e}"));
+            None
+        }
+    }
 }
 
 /// Escape sequences beside the frame (a bell, the clipboard), through the

@@ -20,6 +20,7 @@ impl App {
         Option<tokio::sync::mpsc::Receiver<super::super::loader::Loaded>>,
     ) {
         let mut app = App::blank(Mode::Review, info, theme);
+        app.info.loading = None;
         if opening.rest.is_some() {
             app.info.loading = Some(opening.progress.percent());
             let first = opening.first.len();

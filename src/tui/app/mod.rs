@@ -258,6 +258,7 @@ impl App {
     fn new_session(&mut self) {
         let info = Info {
             session_dir: None,
+            loading: None,
             ..self.info.clone()
         };
         let mut fresh = App::live(info, self.theme.clone());
