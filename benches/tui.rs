@@ -808,8 +808,7 @@ const BIG_TAPE_EVENTS: u64 = 400_000;
 
 /// A tape of a run with a large output, written by the real `TapeWriter`:
 /// the session's start, its plan, one code version, a run started, then
-/// 400,000 output events of about 140 characters each: 87 MB. (The issue's
-/// 66 MB tape had no `run_started`, so its output folded into nothing.)
+/// 400,000 output events of about 140 characters each: 87 MB.
 fn big_tape(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("tape.jsonl");
     let mut w = TapeWriter::create(&path).expect("a new tape");
