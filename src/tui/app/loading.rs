@@ -4,9 +4,11 @@
 //! whole tape held (did it finish, what could not be read) is said once it
 //! is known, as `App::review` says it for a tape read at once.
 
+use tokio::sync::mpsc;
+
 use super::*;
 use crate::session::TapeEnd;
-use crate::tui::loader::{Opening, Progress, RESERVE_AT_MOST};
+use crate::tui::loader::{Loaded, Opening, Progress, RESERVE_AT_MOST};
 
 impl App {
     /// Review a tape being opened: its first records now; the receiver
@@ -15,10 +17,7 @@ impl App {
         opening: Opening,
         info: Info,
         theme: Theme,
-    ) -> (
-        App,
-        Option<tokio::sync::mpsc::Receiver<super::super::loader::Loaded>>,
-    ) {
+    ) -> (App, Option<mpsc::Receiver<Loaded>>) {
         let mut app = App::blank(Mode::Review, info, theme);
         app.info.loading = None;
         if opening.rest.is_some() {
@@ -75,7 +74,7 @@ impl App {
             .then(|| end.damage_report())
             .flatten();
         let opening =
-            super::super::notify::opening_note(self.info.unfinished, self.info.damage.as_deref());
+            crate::tui::notify::opening_note(self.info.unfinished, self.info.damage.as_deref());
         if let Some(text) = opening {
             self.flash = Some((NoticeLevel::Warning, text));
         }
