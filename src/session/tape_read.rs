@@ -144,11 +144,6 @@ impl LineReader {
         }
     }
 
-    /// Records read so far.
-    pub(super) fn records(&self) -> usize {
-        self.records
-    }
-
     /// After the last line: what the tape held beside its records, or an
     /// error if it held no record at all.
     pub(super) fn finish(mut self) -> Result<TapeEnd, TapeError> {
@@ -335,11 +330,6 @@ impl TapeStream {
     /// Bytes read so far and the file's size when it was opened.
     pub fn progress(&self) -> (u64, u64) {
         (self.read, self.total.max(self.read))
-    }
-
-    /// Records read so far.
-    pub fn records(&self) -> usize {
-        self.lines.records()
     }
 
     /// The file was read to its end.
