@@ -7,7 +7,9 @@
 //!   peak RSS, and the on-disk log checked line by line;
 //! - highlighting a 5,000-line file while typing, and from an edit of it
 //!   to the frame showing the edit highlighted;
-//! - opening a 400,000-event tape (66 MB) to its first frame.
+//! - opening a 400,000-event tape (87 MB) to its first frame and to the
+//!   frame with all of it folded, and where opening spends its time, step
+//!   by step (`big_tape` says how the tape is built).
 //!
 //! Run: `cargo bench --bench tui` (all), or name sections after `--`:
 //! `cargo bench --bench tui -- startup flood highlight edit open`. Frames go to a real crossterm backend
@@ -25,6 +27,7 @@ use codeloop::protocol::*;
 use codeloop::session::*;
 use codeloop::tui::app::Focus;
 use codeloop::tui::event_loop::{self, FrameStats, Hooks};
+use codeloop::tui::loader::Loaded;
 use codeloop::tui::{App, Info, Theme};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use futures_util::Stream;
@@ -679,6 +682,53 @@ async fn frame_when(frames: &Frames, ready: impl Fn(&FrameStats) -> bool) -> Opt
 /// A new version of the 5,000-line file arrives with one line changed (in
 /// the middle, where the pane shows it): the time until a frame shows it
 /// highlighted.
+/// The 5,000-line file with one line in the middle edited (a different
+/// one for each version).
+fn edited(code: &str, version: u32) -> String {
+    let nth = 2400 / 9 + version as usize % 7;
+    let at = code
+        .match_indices("total = 0")
+        .nth(nth)
+        .map_or(0, |(i, _)| i);
+    let mut changed = code.to_string();
+    changed.replace_range(
+        at..at + "total = 0".len(),
+        &format!("total = {version}  # edited"),
+    );
+    changed
+}
+
+/// The highlighter's own share of an edit, off the event loop: the
+/// incremental update, and the copy of the lines it sends.
+fn edit_worker_share(code: &str) {
+    let mut engine = codeloop::tui::highlight::Engine::new();
+    let request = |generation: u64, code: String| codeloop::tui::highlight::HighlightRequest {
+        generation,
+        key: generation,
+        code,
+        theme: "base16-ocean.dark".into(),
+        first: 120,
+    };
+    let _ = engine.highlight(&request(1, code.to_string()), |_| {}, || false);
+    let (mut updates, mut copies) = (Vec::new(), Vec::new());
+    for version in 2..=41u32 {
+        let r = request(u64::from(version), edited(code, version));
+        let t = Instant::now();
+        let lines = engine.highlight(&r, |_| {}, || false).expect("highlighted");
+        updates.push(t.elapsed());
+        let t = Instant::now();
+        let copy = lines.to_vec();
+        copies.push(t.elapsed());
+        drop(copy);
+    }
+    println!(
+        "  the highlighter alone, per edit: update p50 {} p95 {}; copying the lines to send p50 {}",
+        ms(percentile(&mut updates, 0.5)),
+        ms(percentile(&mut updates, 0.95)),
+        ms(percentile(&mut copies, 0.5))
+    );
+}
+
 async fn edit_to_highlighted_frame() {
     let code = big_file();
     let mut app = live_app(Theme::dark());
@@ -716,16 +766,7 @@ async fn edit_to_highlighted_frame() {
             .and_then(|f| f.last().map(|l| l.highlights_applied))
             .unwrap_or(0);
         // One line in the middle, a different one each time.
-        let nth = 2400 / 9 + version as usize % 7;
-        let at = code
-            .match_indices("total = 0")
-            .nth(nth)
-            .map_or(0, |(i, _)| i);
-        let mut changed = code.clone();
-        changed.replace_range(
-            at..at + "total = 0".len(),
-            &format!("total = {version}  # edited"),
-        );
+        let changed = edited(&code, version);
         let sent = Instant::now();
         let _ = records
             .send(seq.record(Event::Code {
@@ -753,17 +794,21 @@ async fn edit_to_highlighted_frame() {
         );
     }
     println!(
-        "  edit to highlighted frame over {} edits: p50 {}, p99 {}, max {}",
+        "  edit to highlighted frame over {} edits: p50 {}, p95 {}, p99 {}, max {}",
         lat.len(),
         ms(percentile(&mut lat, 0.5)),
+        ms(percentile(&mut lat, 0.95)),
         ms(percentile(&mut lat, 0.99)),
         ms(percentile(&mut lat, 1.0))
     );
+    edit_worker_share(&code);
 }
 
 const BIG_TAPE_EVENTS: u64 = 400_000;
 
-/// A tape of a run with a large output: 400,000 events, about 66 MB.
+/// A tape of a run with a large output, written by the real `TapeWriter`:
+/// the session's start, its plan, one code version, a run started, then
+/// 400,000 output events of about 140 characters each: 87 MB.
 fn big_tape(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("tape.jsonl");
     let mut w = TapeWriter::create(&path).expect("a new tape");
@@ -775,6 +820,15 @@ fn big_tape(dir: &Path) -> std::path::PathBuf {
         iteration: 1,
         code: "def big():\n    for i in range(400000):\n        print(i)\n".into(),
         source: CodeSource::Model,
+    })
+    .expect("written");
+    // The output belongs to a run, so folding it is real work (the state
+    // keeps a bounded tail of it), as it is in a recorded session.
+    w.append(Event::RunStarted {
+        run_id: 1,
+        node: Some("big".into()),
+        iteration: 1,
+        kind: RunKind::NodeTests,
     })
     .expect("written");
     let filler = "x".repeat(96);
@@ -797,26 +851,31 @@ async fn open_big_tape() {
     std::fs::create_dir_all(&dir).expect("a temp folder");
     let path = big_tape(&dir);
     let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    open_breakdown(&path);
     let mut firsts = Vec::new();
     let mut wholes = Vec::new();
+    let mut first_records = 0;
     for _ in 0..3 {
         let t0 = Instant::now();
-        let (app, records) = open_app(&path, &dir);
-        let mut app = app;
+        let (mut app, loading) = open_app(&path, &dir);
         let mut term = terminal();
         let frames: Frames = Arc::default();
         let (tx, input) = input();
-        let h = hooks(&frames);
+        let mut h = hooks(&frames);
+        h.loading = loading;
         let task = tokio::spawn(async move {
-            let r = event_loop::run(&mut term, &mut app, input, records, h).await;
+            let r = event_loop::run(&mut term, &mut app, input, None, h).await;
             (r, app)
         });
         let first = frame_when(&frames, |_| true).await;
         let total = BIG_TAPE_EVENTS as usize;
-        let whole = frame_when(&frames, |f| f.records > total).await;
+        let whole = frame_when(&frames, |f| !f.loading && f.records > total).await;
         if let (Some(a), Some(b)) = (first, whole) {
             firsts.push(a - t0);
             wholes.push(b - t0);
+        }
+        if let Some(f) = frames.lock().ok().and_then(|f| f.first().copied()) {
+            first_records = f.records;
         }
         let _ = tx.send(key(KeyCode::Char('q')));
         let _ = tx.send(key(KeyCode::Char('y')));
@@ -829,14 +888,76 @@ async fn open_big_tape() {
         size as f64 / 1e6
     );
     println!(
-        "  open to first frame {} (median of 3); to the frame with the whole tape {}",
+        "  open to first frame {} (median of 3; it showed the first {first_records} records, \"loading N%\"); to the frame with the whole tape folded {}",
         ms(percentile(&mut firsts, 0.5)),
         ms(percentile(&mut wholes, 0.5))
     );
 }
 
-/// The open path of `codeloop open`.
-fn open_app(path: &Path, sessions: &Path) -> (App, Option<EngineHandle>) {
-    let (contents, _) = codeloop::commands::ui::load_tape(path, sessions).expect("the tape");
-    (App::review(contents, info(), Theme::dark()), None)
+/// Where opening the big tape spends its time, each step alone (median of 3).
+fn open_breakdown(path: &Path) {
+    let mut steps: Vec<(&str, Vec<Duration>)> = vec![
+        ("read the file", vec![]),
+        (
+            "JSON well-formedness only (serde IgnoredAny, a floor)",
+            vec![],
+        ),
+        (
+            "parse: the derived Record, line by line (the parse before)",
+            vec![],
+        ),
+        ("parse it into records (parse_tape)", vec![]),
+        ("fold (timeline: push, apply, checkpoints)", vec![]),
+        ("first render of the folded app", vec![]),
+    ];
+    for _ in 0..3 {
+        let t = Instant::now();
+        let bytes = std::fs::read(path).expect("the tape");
+        steps[0].1.push(t.elapsed());
+        let t = Instant::now();
+        for line in bytes.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+            let _: serde::de::IgnoredAny = serde_json::from_slice(line).expect("json");
+        }
+        steps[1].1.push(t.elapsed());
+        let t = Instant::now();
+        let derived: Vec<Record> = bytes
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .map(|l| serde_json::from_slice(l).expect("a record"))
+            .collect();
+        steps[2].1.push(t.elapsed());
+        let t = Instant::now();
+        let contents = parse_tape(&bytes, path).expect("parsed");
+        steps[3].1.push(t.elapsed());
+        assert_eq!(
+            derived, contents.records,
+            "both parses read the same records"
+        );
+        drop(derived);
+        drop(bytes);
+        let records = contents.records.clone();
+        let t = Instant::now();
+        let mut timeline = codeloop::tui::timeline::Timeline::default();
+        for r in records {
+            timeline.push(r);
+        }
+        timeline.set_cursor(timeline.records().len());
+        steps[4].1.push(t.elapsed());
+        drop(timeline);
+        let mut app = App::review(contents, info(), Theme::dark());
+        let mut term = terminal();
+        let t = Instant::now();
+        event_loop::draw_once(&mut term, &mut app).expect("drawn");
+        steps[5].1.push(t.elapsed());
+    }
+    println!("opening the big tape, step by step (each alone, median of 3):");
+    for (name, mut times) in steps {
+        println!("  {name}: {}", ms(percentile(&mut times, 0.5)));
+    }
+}
+
+/// The open path of `codeloop open`: the first records read, the rest on its way.
+fn open_app(path: &Path, sessions: &Path) -> (App, Option<mpsc::Receiver<Loaded>>) {
+    let (opening, _) = codeloop::commands::ui::open_tape(path, sessions).expect("the tape");
+    App::open(opening, info(), Theme::dark())
 }

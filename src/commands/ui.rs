@@ -16,6 +16,7 @@ use crate::tui::app::{
     DemoEntry, DemoModel, ExportFormat, NOTHING_TO_RESUME, SessionChoices, StartRequest,
 };
 use crate::tui::event_loop::{self, Hooks};
+use crate::tui::loader::{self, Opening};
 use crate::tui::{App, Info, Theme};
 
 /// How the workbench starts.
@@ -52,7 +53,7 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
     };
     let mut app = match mode {
         UiMode::Open { tape } => {
-            let (contents, source) = load_tape(&tape, &config.sessions_dir())?;
+            let (opening, source) = open_tape(&tape, &config.sessions_dir())?;
             let mut info = info(source.clone(), demos);
             // For the lineage: the sessions forked from this one.
             info.sessions = recent_sessions(&config, usize::MAX);
@@ -63,7 +64,9 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
             hooks.sessions = Some(Box::new(move || {
                 recent_sessions(&listing, crate::tui::panes::sessions::RECENT)
             }));
-            App::review(contents, info, theme)
+            let (app, loading) = App::open(opening, info, theme);
+            hooks.loading = loading;
+            app
         }
         UiMode::Replay {
             tape,
@@ -479,6 +482,16 @@ fn fork_starter(config: Config, tape: PathBuf) -> crate::tui::event_loop::Starte
         };
         continue_session(&config, model, sandbox, tape, how, Some(note))
     })
+}
+
+/// `load_tape` for `open`: a tape file is read in the background (its
+/// first records before the screen opens, the rest while it shows them).
+pub fn open_tape(arg: &Path, sessions_dir: &Path) -> anyhow::Result<(Opening, String)> {
+    if let Some(file) = index::resolve(sessions_dir, &arg.to_string_lossy())? {
+        return Ok((loader::open(&file)?, file.display().to_string()));
+    }
+    let (contents, source) = load_tape(arg, sessions_dir)?;
+    Ok((Opening::whole(contents), source))
 }
 
 /// The one way a session argument becomes a tape: a tape file, a session

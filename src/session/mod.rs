@@ -13,9 +13,11 @@ pub mod report;
 mod segments;
 pub mod state;
 pub mod tape;
+pub mod tape_read;
 
 pub use event::*;
 pub use outcome::Outcome;
 pub use plan::{Dag, PlanError, edit_spec};
 pub use state::State;
 pub use tape::{SkippedLine, TapeContents, TapeError, TapeWriter, parse_tape, read_tape};
+pub use tape_read::{TapeEnd, TapeStream};

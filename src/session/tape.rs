@@ -5,7 +5,8 @@ use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use super::event::{Event, Record, TAPE_VERSION};
+use super::event::{Event, Record};
+use super::tape_read::{LineReader, damage_report};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TapeError {
@@ -245,33 +246,7 @@ impl TapeContents {
     /// One line for the person opening the tape about what could not be
     /// read, or None when every line was read.
     pub fn damage_report(&self) -> Option<String> {
-        let mut parts = Vec::new();
-        if !self.skipped.is_empty() {
-            let shown: Vec<String> = self
-                .skipped
-                .iter()
-                .take(3)
-                .map(SkippedLine::to_string)
-                .collect();
-            let more = self.skipped.len().saturating_sub(shown.len());
-            parts.push(format!(
-                "{} unreadable line{} skipped ({}{})",
-                self.skipped.len(),
-                if self.skipped.len() == 1 { "" } else { "s" },
-                shown.join("; "),
-                if more > 0 {
-                    format!("; {more} more")
-                } else {
-                    String::new()
-                }
-            ));
-        }
-        if let Some((line, bytes)) = self.truncated_tail {
-            parts.push(format!(
-                "the last line ({line}) was cut off after {bytes} bytes"
-            ));
-        }
-        (!parts.is_empty()).then(|| parts.join("; "))
+        damage_report(&self.skipped, self.truncated_tail)
     }
 }
 
@@ -287,65 +262,23 @@ pub fn read_tape(path: &Path) -> Result<TapeContents, TapeError> {
     parse_tape(&bytes, path)
 }
 
-/// The format version a tape's first line declares, if it is a session start.
-/// Read as plain JSON, so a newer tape whose events this codeloop cannot
-/// parse still says which version it is.
-fn declared_version(line: &str) -> Option<u64> {
-    let value: serde_json::Value = serde_json::from_str(line).ok()?;
-    if value.get("type")?.as_str()? != "session_started" {
-        return None;
-    }
-    value.get("version")?.as_u64()
-}
-
 /// Parse a tape held in memory (e.g. a bundled demo); `label` names it in errors.
 pub fn parse_tape(bytes: &[u8], label: &Path) -> Result<TapeContents, TapeError> {
-    let mut records = Vec::new();
-    let mut skipped = Vec::new();
-    let mut pending_bad: Option<(usize, usize, String)> = None;
-    let mut first = true;
-    for (i, line) in bytes.split_inclusive(|&b| b == b'\n').enumerate() {
-        let line_no = i + 1;
-        if let Some((line, _, message)) = pending_bad.take() {
-            // A bad line followed by more lines is damage, not a cut-off tail.
-            skipped.push(SkippedLine { line, message });
-        }
-        let text = String::from_utf8_lossy(line);
-        let trimmed = text.trim_end_matches(['\n', '\r']);
-        if trimmed.trim().is_empty() {
-            continue;
-        }
-        if std::mem::take(&mut first)
-            && let Some(found) = declared_version(trimmed)
-            && found > u64::from(TAPE_VERSION)
-        {
-            return Err(TapeError::NewerVersion {
-                path: label.to_path_buf(),
-                found,
-                supported: TAPE_VERSION,
-            });
-        }
-        match serde_json::from_str::<Record>(trimmed) {
-            Ok(r) => records.push(r),
-            Err(e) => pending_bad = Some((line_no, line.len(), e.to_string())),
+    let mut lines = LineReader::new(label);
+    // Room for about as many records as the first lines say there are (a
+    // record is a few hundred bytes: a long tape's list is not copied as it grows).
+    let sample = &bytes[..bytes.len().min(64 << 10)];
+    let per_sample = sample.iter().filter(|&&b| b == b'\n').count().max(1);
+    let mut records = Vec::with_capacity(bytes.len() / sample.len().max(1) * per_sample);
+    for line in bytes.split_inclusive(|&b| b == b'\n') {
+        if let Some(r) = lines.line(line)? {
+            records.push(r);
         }
     }
-    let truncated_tail = pending_bad.map(|(line, bytes, _)| (line, bytes));
-    if records.is_empty() {
-        return Err(match skipped.first() {
-            Some(bad) => TapeError::Corrupt {
-                path: label.to_path_buf(),
-                line: bad.line,
-                message: bad.message.clone(),
-            },
-            None => TapeError::Empty {
-                path: label.to_path_buf(),
-            },
-        });
-    }
+    let end = lines.finish()?;
     Ok(TapeContents {
         records,
-        truncated_tail,
-        skipped,
+        truncated_tail: end.truncated_tail,
+        skipped: end.skipped,
     })
 }

@@ -1,7 +1,8 @@
 //! The event loop: one `tokio::select!` over terminal input, engine records,
 //! the replay clock, highlighting results and live re-runs. Nothing in it
 //! blocks; a frame is drawn when something changed, at most once per
-//! `MIN_FRAME` while output floods, and at once after a key.
+//! `MIN_FRAME` while output floods, and at once after a key or a highlighting
+//! result.
 
 use std::future::Future;
 use std::io::Write;
@@ -19,11 +20,15 @@ use super::app::view;
 use super::app::{Action, App, Msg, StartRequest};
 use super::external_editor::EditorHook;
 use super::highlight::Highlighter;
+use super::loader::Loaded;
 use crate::engine::EngineHandle;
 use crate::session::{Command, NoticeLevel, RunRecord, State};
 
 /// At most this many frames a second while records flood in.
 pub const MIN_FRAME: Duration = Duration::from_millis(16);
+/// At most this many frames a second while a tape is being read (its
+/// progress needs no more; the fold gets the time).
+pub const LOADING_FRAME: Duration = Duration::from_millis(50);
 /// Records applied in one go before the loop looks at the keyboard again.
 const DRAIN_BATCH: usize = 2048;
 
@@ -64,6 +69,8 @@ pub struct Hooks {
     pub configure: Option<Box<dyn FnMut(super::app::SessionChoices) + Send>>,
     /// Write the session (the palette's export).
     pub exporter: Option<Exporter>,
+    /// The rest of a tape being opened (`tui::loader`), folded batch by batch.
+    pub loading: Option<mpsc::Receiver<Loaded>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -76,6 +83,8 @@ pub struct FrameStats {
     pub records: usize,
     pub highlight_requests: u64,
     pub highlights_applied: u64,
+    /// A tape was still being read (`tui::loader`).
+    pub loading: bool,
 }
 
 /// Run until the app quits or the input ends.
@@ -106,11 +115,17 @@ where
     }
     let mut last_frame = draw(terminal, app, &highlighter, &mut hooks, &mut frames)?;
     let mut initial = std::mem::take(&mut hooks.initial);
+    let mut loading = hooks.loading.take();
 
     loop {
         let now = Instant::now();
         let replay_due = app.replay_deadline(now);
-        let frame_due = app.is_dirty().then(|| last_frame + MIN_FRAME);
+        let min_frame = if loading.is_some() {
+            LOADING_FRAME
+        } else {
+            MIN_FRAME
+        };
+        let frame_due = app.is_dirty().then(|| last_frame + min_frame);
         let running = app.session_running();
         let mut draw_now = false;
         let mut actions = Vec::new();
@@ -153,8 +168,24 @@ where
                     }
                 }
             },
-            Some(h) = hl_rx.recv() => actions = app.update(Msg::Highlighted(h)),
             Some(m) = log_rx.recv() => actions = app.update(m),
+            Some(h) = hl_rx.recv() => {
+                actions = app.update(Msg::Highlighted(h));
+                // At most two results a request (the screen first, then all):
+                // shown at once, not a frame interval after the plain frame.
+                draw_now = true;
+            }
+            loaded = recv_loaded(&mut loading) => match loaded {
+                Some(Loaded::Records { records, progress }) => app.load_records(records, progress),
+                Some(Loaded::End(end)) => {
+                    app.load_finished(end);
+                    loading = None;
+                }
+                None => {
+                    app.load_finished(Err("the reading thread stopped".into()));
+                    loading = None;
+                }
+            },
             Some((run_id, outcome)) = rerun_rx.recv() => {
                 actions = app.update(Msg::Rerun { run_id, outcome });
             }
@@ -214,7 +245,11 @@ where
                         app.update(Msg::StartFailed("this view cannot start sessions".into()));
                     }
                 },
-                Action::Open { tape, replay } => open_session(app, &tape, replay),
+                Action::Open { tape, replay } => {
+                    if let Some(rest) = open_session(app, &tape, replay) {
+                        loading = Some(rest);
+                    }
+                }
                 Action::ListSessions => {
                     if let Some(list) = hooks.sessions.as_mut() {
                         app.set_sessions(list());
@@ -270,23 +305,26 @@ where
         if app.quitting() {
             break;
         }
-        if app.is_dirty() && (draw_now || last_frame.elapsed() >= MIN_FRAME) {
+        if loading.is_some() && app.info().loading.is_none() {
+            // The tape being read is no longer on screen (a new session):
+            // stop its reading thread.
+            loading = None;
+        }
+        if app.is_dirty() && (draw_now || last_frame.elapsed() >= min_frame) {
             last_frame = draw(terminal, app, &highlighter, &mut hooks, &mut frames)?;
         }
     }
     Ok(())
 }
 
-/// Open a recorded session in place of the welcome screen: review, or a
-/// replay from its start.
-fn open_session(app: &mut App, tape: &std::path::Path, replay: bool) {
-    let contents = match crate::session::read_tape(tape) {
-        Ok(c) => c,
-        Err(e) => {
-            app.say(NoticeLevel::Error, format!("cannot open the session: {e}"));
-            return;
-        }
-    };
+/// Open a recorded session in place of the welcome screen: review (read
+/// in the background, like `codeloop open`: the rest of it is returned for
+/// the loop to fold), or a replay from its start.
+fn open_session(
+    app: &mut App,
+    tape: &std::path::Path,
+    replay: bool,
+) -> Option<mpsc::Receiver<Loaded>> {
     let info = super::app::Info {
         source: tape.display().to_string(),
         session_dir: tape.parent().map(std::path::Path::to_path_buf),
@@ -294,12 +332,23 @@ fn open_session(app: &mut App, tape: &std::path::Path, replay: bool) {
     };
     let theme = app.theme().clone();
     let screen = app.screen();
-    *app = if replay {
-        App::replay(contents, info, theme, 1.0, false, false)
+    let opened = if replay {
+        crate::session::read_tape(tape)
+            .map(|contents| (App::replay(contents, info, theme, 1.0, false, false), None))
     } else {
-        App::review(contents, info, theme)
+        super::loader::open(tape).map(|opening| App::open(opening, info, theme))
     };
-    app.set_screen(screen);
+    match opened {
+        Ok((opened, rest)) => {
+            *app = opened;
+            app.set_screen(screen);
+            rest
+        }
+        Err(e) => {
+            app.say(NoticeLevel::Error, format!("cannot open the session: {e}"));
+            None
+        }
+    }
 }
 
 /// Escape sequences beside the frame (a bell, the clipboard), through the
@@ -350,6 +399,7 @@ where
             records: app.records().len(),
             highlight_requests: app.highlight_requests(),
             highlights_applied: app.highlights_applied(),
+            loading: app.info().loading.is_some(),
         });
     }
     Ok(at)
@@ -358,6 +408,13 @@ where
 async fn recv_record(engine: &mut Option<EngineHandle>) -> Option<crate::session::Record> {
     match engine {
         Some(h) => h.events.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn recv_loaded(loading: &mut Option<mpsc::Receiver<Loaded>>) -> Option<Loaded> {
+    match loading {
+        Some(rx) => rx.recv().await,
         None => std::future::pending().await,
     }
 }

@@ -33,8 +33,10 @@ pub struct HighlightRequest {
     pub first: usize,
 }
 
-/// One highlighted line: spans of text with their style.
-pub type StyledLine = Vec<(Style, String)>;
+/// One highlighted line: spans of text with their style. Shared, so the
+/// worker hands over a whole text's lines (kept for the next edit) by
+/// counting references, not by copying every span.
+pub type StyledLine = Arc<[(Style, String)]>;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Highlighted {

@@ -14,6 +14,7 @@ pub mod event_loop;
 pub mod external_editor;
 pub mod highlight;
 pub mod keymap;
+pub mod loader;
 pub mod log_reader;
 pub mod notify;
 pub mod panes;

@@ -70,6 +70,12 @@ impl Timeline {
         self.elided_output
     }
 
+    /// Make room for `additional` more records at once (a tape being read
+    /// says about how many it holds), so the list is not copied as it grows.
+    pub fn reserve(&mut self, additional: usize) {
+        self.records.reserve(additional);
+    }
+
     /// Add a record at the end (the cursor stays where it is).
     pub fn push(&mut self, mut r: Record) {
         if let Event::Output { text, .. } = &mut r.event {

@@ -15,6 +15,7 @@ mod focus;
 mod guard;
 mod inspect;
 mod keys;
+mod loading;
 mod log_pager;
 mod steer_live;
 mod timetravel;
@@ -206,6 +207,8 @@ pub struct Info {
     pub notify: bool,
     /// The config's `[models.NAME]` profiles (the palette offers them).
     pub profiles: Vec<String>,
+    /// The tape is still being read: how much of it, in percent.
+    pub loading: Option<u8>,
 }
 
 /// The demo model's one task, and what to say when another is started.
@@ -309,6 +312,7 @@ impl App {
     fn new_session(&mut self) {
         let info = Info {
             session_dir: None,
+            loading: None,
             ..self.info.clone()
         };
         let mut fresh = App::live(info, self.theme.clone());
@@ -322,21 +326,8 @@ impl App {
     }
 
     /// Review a tape read-only; the cursor starts at the end.
-    pub fn review(tape: TapeContents, mut info: Info, theme: Theme) -> App {
-        info.truncated_line = tape.truncated_tail.map(|(line, _)| line);
-        info.unfinished = !tape.finished();
-        // The cut-off last line has its own note; the report names the skipped ones.
-        info.damage = (!tape.skipped.is_empty())
-            .then(|| tape.damage_report())
-            .flatten();
-        let opening = super::notify::opening_note(info.unfinished, info.damage.as_deref());
-        let mut app = App::blank(Mode::Review, info, theme);
-        app.flash = opening.map(|text| (NoticeLevel::Warning, text));
-        for r in tape.records {
-            app.timeline.push(r);
-        }
-        app.set_cursor(app.timeline.records().len());
-        app
+    pub fn review(tape: TapeContents, info: Info, theme: Theme) -> App {
+        App::open(super::loader::Opening::whole(tape), info, theme).0
     }
 
     /// Play a tape back from the start.

@@ -236,6 +236,9 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
         ),
     };
     spans.push(Span::styled(badge, t.selection));
+    if let Some(percent) = app.info.loading {
+        spans.push(Span::styled(format!(" loading {percent}% "), t.accent));
+    }
     if app.info.sandbox_warning.is_some() {
         // First, so no width cuts it off: generated code runs with fewer protections.
         spans.push(Span::styled(

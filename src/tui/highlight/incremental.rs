@@ -4,6 +4,8 @@
 //! and stops as soon as the state at an old checkpoint (shifted by the lines
 //! added or removed) is the state it had before: the rest is as it was.
 
+use std::sync::Arc;
+
 use ratatui::style::Style;
 use syntect::highlighting::{HighlightIterator, HighlightState, Highlighter, Theme};
 use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
@@ -11,7 +13,10 @@ use syntect::parsing::{ParseState, ScopeStack, SyntaxReference, SyntaxSet};
 use super::{MAX_LINE_BYTES, StyledLine, convert, trim_newline};
 
 /// The parse state is kept before every this many lines.
-pub const CHECKPOINT_LINES: usize = 64;
+/// Small, so an edit re-highlights few lines (from the checkpoint before
+/// it to the first one after it where the state is as it was); a state is
+/// a few small stacks, so 300 of them for 5,000 lines cost little.
+pub const CHECKPOINT_LINES: usize = 16;
 /// How often (in lines) a running job asks whether it was superseded.
 const ASK_EVERY: usize = 256;
 
@@ -48,9 +53,9 @@ impl Document {
         &self.styled
     }
 
-    /// Bring the document to `code`. `first` lines are handed to `early`
-    /// as soon as they are done when the text is highlighted from its start
-    /// (what the screen shows first). Returns None, leaving the document as it
+    /// Bring the document to `code`. The first `first` lines (what the
+    /// screen shows first) are handed to `early` as soon as they are done,
+    /// when the update goes on below them. Returns None, leaving the document as it
     /// was, if `superseded` says a newer request is waiting.
     #[allow(clippy::too_many_arguments)]
     pub fn update(
@@ -138,8 +143,14 @@ impl Document {
                 cps.push((i, state.clone()));
             }
             styled.push(highlight_line(syntaxes, &colours, &mut state, line));
-            if start == 0 && styled.len() == first && first < new.len() {
-                early(&styled);
+            // The screen is done and the change goes on below it: send the
+            // screen ahead of the rest.
+            if start + styled.len() == first && first < new.len() {
+                if start == 0 {
+                    early(&styled);
+                } else {
+                    early(&[&self.styled[..start], styled.as_slice()].concat());
+                }
             }
         }
 
@@ -178,10 +189,10 @@ fn highlight_line(
     line: &str,
 ) -> StyledLine {
     if line.len() > MAX_LINE_BYTES {
-        return vec![(Style::new(), trim_newline(line).to_string())];
+        return Arc::new([(Style::new(), trim_newline(line).to_string())]);
     }
     let Ok(ops) = state.parse.parse_line(line, syntaxes) else {
-        return vec![(Style::new(), trim_newline(line).to_string())];
+        return Arc::new([(Style::new(), trim_newline(line).to_string())]);
     };
     HighlightIterator::new(&mut state.highlight, &ops, line, colours)
         .map(|(s, t)| (convert(s), trim_newline(t).to_string()))
@@ -327,6 +338,76 @@ mod tests {
             .unwrap();
         assert!(work.highlighted > 2000, "{work:?}");
         assert_eq!(doc.styled, whole(&syntaxes, theme, &code));
+    }
+
+    #[test]
+    fn an_edit_that_changes_everything_below_it_sends_the_screen_first() {
+        let syntaxes = SyntaxSet::load_defaults_newlines();
+        let themes = ThemeSet::load_defaults();
+        let theme = &themes.themes["base16-ocean.dark"];
+        let syntax = syntaxes.find_syntax_by_extension("py").unwrap();
+        let mut lines: Vec<String> = (0..3000).map(|i| PIECES[i % 2].to_string()).collect();
+        let mut doc = Document::default();
+        doc.update(
+            &syntaxes,
+            syntax,
+            "t",
+            theme,
+            &text(&lines),
+            100,
+            |_| {},
+            || false,
+        )
+        .unwrap();
+        // Opening a docstring on line 40 changes every line below it.
+        lines[40] = "\"\"\"".into();
+        let code = text(&lines);
+        let mut early: Vec<StyledLine> = Vec::new();
+        let work = doc
+            .update(
+                &syntaxes,
+                syntax,
+                "t",
+                theme,
+                &code,
+                100,
+                |l| early = l.to_vec(),
+                || false,
+            )
+            .unwrap();
+        assert!(work.highlighted > 2900, "{work:?}");
+        let whole = whole(&syntaxes, theme, &code);
+        assert_eq!(early, whole[..100], "the screen, before the rest");
+        assert_eq!(doc.styled, whole);
+        // An edit that rejoins the old text above the screen's end sends nothing early.
+        lines[40] = "    return x + 2".into();
+        doc.update(
+            &syntaxes,
+            syntax,
+            "t",
+            theme,
+            &text(&lines),
+            100,
+            |_| {},
+            || false,
+        )
+        .unwrap();
+        lines[41] = "    return x + 3".into();
+        let mut sent = false;
+        let work = doc
+            .update(
+                &syntaxes,
+                syntax,
+                "t",
+                theme,
+                &text(&lines),
+                100,
+                |_| sent = true,
+                || false,
+            )
+            .unwrap();
+        assert!(work.highlighted <= 2 * CHECKPOINT_LINES, "{work:?}");
+        assert!(!sent);
     }
 
     #[test]

@@ -544,7 +544,7 @@ mod tests {
         Highlighted {
             generation: request.generation,
             key: request.key,
-            lines: vec![vec![(ratatui::style::Style::new(), "x".into())]; lines],
+            lines: vec![[(ratatui::style::Style::new(), "x".into())].into(); lines],
             complete,
         }
     }
