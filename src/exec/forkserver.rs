@@ -6,6 +6,13 @@
 //! after each job everything else in the sandbox is killed and the scratch
 //! areas wiped. Output is not streamed: it is collected when the job ends.
 //!
+//! Each job's child is forked before the server reads that job (jobs are
+//! framed by length and read exactly, never ahead), so its memory never
+//! holds its own job's files (an evaluation's pass token among them). Jobs
+//! may be queued (`submit`, then `next_outcome`): the server takes the next
+//! one as soon as the previous is cleaned up. Each reply carries where the
+//! job's time went (`last_phases`).
+//!
 //! Compared with `Sandbox::run`, jobs of one server share a uid, a pid
 //! namespace and a Landlock domain (made safe by running one job at a time
 //! and cleaning up after it); `Sandbox::run` gives each run its own.
