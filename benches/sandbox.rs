@@ -175,10 +175,12 @@ async fn bench() {
     }
 
     let python = sandbox.interpreter.clone();
-    // SANDBOX_BENCH_PARTS=trivial,breakdown,eval picks parts (all by default);
-    // SANDBOX_BENCH_COPIES=1,10 the HumanEval sizes.
-    let parts =
-        std::env::var("SANDBOX_BENCH_PARTS").unwrap_or_else(|_| "trivial,breakdown,eval".into());
+    // SANDBOX_BENCH_PARTS=trivial,breakdown,eval,fresh picks parts (all by
+    // default); SANDBOX_BENCH_COPIES=1,10 the HumanEval sizes,
+    // SANDBOX_BENCH_ROUNDS=2 the runs of each comparison,
+    // SANDBOX_BENCH_WORKERS the workers of both harnesses (the cores).
+    let parts = std::env::var("SANDBOX_BENCH_PARTS")
+        .unwrap_or_else(|_| "trivial,breakdown,eval,fresh".into());
     let part = |name: &str| parts.split(',').any(|p| p.trim() == name);
     if part("trivial") {
         trivial_runs(&sandbox, &options, &python, runs).await;
