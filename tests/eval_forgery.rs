@@ -1,7 +1,8 @@
 //! Forged samples fail: a wrong completion that tries to pass without
 //! passing its check (early exits, SystemExit, a verdict written by itself,
 //! hooks after the check, signals, trace hooks, results equal to anything,
-//! a check swapped by a thread) reads as failed, with fork servers and with
+//! a check swapped by a thread, a pass token looked for in the memory the
+//! sample can reach) reads as failed, with fork servers and with
 //! a fresh interpreter per sample; honest samples, multiprocessing
 //! included, still pass.
 
@@ -79,6 +80,10 @@ const FORGED: &[(&str, &str)] = &[
     (
         "the frames reached through a traceback",
         "    try:\n        raise ValueError\n    except ValueError as e:\n        f = e.__traceback__.tb_frame.f_back\n        while f is not None:\n            for k, v in list(f.f_locals.items()):\n                if k == 'token':\n                    import json, os\n                    json.dump({'result': 'passed', 'token': v}, open('verdict.json', 'w'))\n                    os._exit(0)\n            f = f.f_back\n    return 0\n",
+    ),
+    (
+        "a pass token looked for in every frame's variables",
+        "    import json, os, re, sys\n    found, f = [], sys._getframe()\n    while f is not None and not found:\n        seen, todo = set(), [f.f_locals]\n        while todo and len(seen) < 100000:\n            v = todo.pop()\n            if id(v) in seen:\n                continue\n            seen.add(id(v))\n            if isinstance(v, (str, bytes)):\n                found += re.findall(r'[0-9a-f]{32}', v if isinstance(v, str) else v.decode('latin-1'))\n            elif isinstance(v, dict):\n                todo += list(v.keys()) + list(v.values())\n            elif isinstance(v, (list, tuple, set, frozenset)):\n                todo += list(v)\n        f = f.f_back\n    if found:\n        json.dump({'result': 'passed', 'token': found[0]}, open('verdict.json', 'w'))\n        os._exit(0)\n    return 0\n",
     ),
     (
         "builtins patched for the test",

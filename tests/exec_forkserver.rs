@@ -125,8 +125,9 @@ async fn memory_and_cpu_limits_hold_per_job() {
     assert_eq!(o.limit_hit, Some(LimitHit::Memory(512 << 20)));
     let mut spin = job("while True:\n    pass\n");
     spin.limits.cpu_secs = 1;
-    // On a busy machine one second of CPU time can take many seconds.
-    spin.limits.wall = std::time::Duration::from_secs(120);
+    // The CPU limit must be what ends it, however loaded the machine is
+    // (one second of CPU time can take many seconds of wall clock).
+    spin.limits.wall = Duration::from_secs(120);
     let o = server.run(&spin).await.unwrap();
     assert_eq!(o.limit_hit, Some(LimitHit::CpuTime(1)));
 }
@@ -177,4 +178,39 @@ async fn without_namespaces_jobs_stay_confined_and_the_hosts_dev_shm_is_left_alo
         keep.path().exists(),
         "the fork server wiped the host's /dev/shm"
     );
+}
+
+#[tokio::test]
+async fn queued_jobs_run_in_order_and_none_sees_what_the_one_before_left() {
+    let mut server = Sandbox::probe()
+        .fork_server(Limits::default())
+        .await
+        .unwrap();
+    // The first leaves a process behind (in a session of its own, under a
+    // name the next can look for), files in its directory, its temporary
+    // directory and /dev/shm, and a directory nobody can enter or remove.
+    let leaves = job(
+        "import os, sys\nif os.fork() == 0:\n    os.setsid()\n    os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(60)', 'codeloop-leftover'])\nfor p in ['left.txt', os.path.join(os.environ['TMPDIR'], 'left.txt'), '/dev/shm/left.txt']:\n    try:\n        open(p, 'w').write('x')\n    except OSError:\n        pass\nos.makedirs('locked/inner')\nopen('locked/inner/f', 'w').write('x')\nos.chmod('locked/inner', 0)\nos.chmod('locked', 0)\nimport time\ntime.sleep(0.3)\nprint('left')\n",
+    );
+    let looks = job(
+        "import os\nmine = sorted(os.listdir('.'))\ntmp = os.listdir(os.environ['TMPDIR'])\nshm = [n for n in os.listdir('/dev/shm') if 'left' in n]\nalive = 0\nfor p in os.listdir('/proc'):\n    if p.isdigit():\n        try:\n            alive += b'codeloop-leftover' in open(f'/proc/{p}/cmdline', 'rb').read()\n        except OSError:\n            pass\nprint(mine, tmp, shm, alive)\n",
+    );
+    // All three are queued before the first has ended.
+    server.submit(&leaves).unwrap();
+    server.submit(&looks).unwrap();
+    server.submit(&job("import sys\nsys.exit(3)\n")).unwrap();
+    assert_eq!(server.queued(), 3);
+    let first = server.next_outcome().await.unwrap();
+    assert_eq!(first.stdout.text(), "left\n", "{}", first.stderr.text());
+    let second = server.next_outcome().await.unwrap();
+    assert_eq!(
+        second.stdout.text(),
+        "['.tmp', 'main.py'] [] [] 0\n",
+        "{}",
+        second.stderr.text()
+    );
+    let third = server.next_outcome().await.unwrap();
+    assert_eq!(third.exit_code, Some(3));
+    assert_eq!(server.queued(), 0);
+    assert!(server.is_alive());
 }

@@ -4,11 +4,15 @@
 # output in files, and a nested Landlock domain: it may write only beneath
 # its own directory and may signal nothing outside itself. After each job
 # every other process in the sandbox is killed and the scratch areas wiped.
-import ctypes, json, os, resource, select, shutil, signal, sys, time
+import ctypes, gc, json, marshal, os, resource, select, shutil, signal, stat, struct, sys, time
 
-# Warm the modules test programs use most, so a fork starts with them loaded.
+# Warm the modules test programs use most, so a fork starts with them loaded
+# (and the evaluator's runner finds the modules it watches already there).
+# Not more: each module's objects are pages every fork maps and a child
+# copies when it touches them (hashlib, used by one HumanEval problem in
+# 164, is imported by the sample that needs it).
 import typing, math, re, collections, itertools, functools, string, heapq  # noqa: F401,E401
-import bisect, hashlib, random, fractions, decimal, copy, statistics, io, types, builtins, traceback  # noqa: F401,E401
+import bisect, random, fractions, decimal, copy, statistics, io, types, builtins  # noqa: F401,E401
 
 JOBS = sys.argv[1]
 OUT = sys.argv[2]
@@ -72,21 +76,37 @@ def confine_to(directory):
 
 
 def wipe(path, keep=()):
+    """Remove everything in `path` (but the names in `keep`), whatever
+    modes a job left on it; raise if something stays."""
     try:
-        names = os.listdir(path)
+        entries = list(os.scandir(path))
     except OSError:
         return
-    for name in names:
-        if name in keep:
+    for entry in entries:
+        if entry.name in keep:
             continue
-        p = os.path.join(path, name)
         try:
-            if os.path.isdir(p) and not os.path.islink(p):
-                shutil.rmtree(p, ignore_errors=True)
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
             else:
-                os.unlink(p)
+                os.unlink(entry.path)
         except OSError:
-            pass
+            # A directory the job made unreadable or unwritable: give the
+            # whole tree back its modes, then try once more.
+            for base, dirs, _ in os.walk(entry.path):
+                for name in dirs:
+                    try:
+                        os.chmod(os.path.join(base, name), 0o700, follow_symlinks=False)
+                    except OSError:
+                        pass
+            try:
+                os.chmod(entry.path, 0o700, follow_symlinks=False)
+            except OSError:
+                pass
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
 
 
 DISK_POLL = 0.1
@@ -104,21 +124,56 @@ def dir_size(path):
     return total
 
 
+def read_at_most(fd, n):
+    chunks = []
+    while n > 0:
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
 def read_kept(path, keep):
     try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as f:
-            if size <= 2 * keep:
-                return f.read().decode("utf-8", "replace"), "", 0, size
-            head = f.read(keep)
-            f.seek(size - keep)
-            tail = f.read(keep)
-            return head.decode("utf-8", "replace"), tail.decode("utf-8", "replace"), size - 2 * keep, size
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return "", "", 0, 0
+    try:
+        size = os.fstat(fd).st_size
+        if size <= 2 * keep:
+            return read_at_most(fd, size).decode("utf-8", "replace"), "", 0, size
+        head = read_at_most(fd, keep)
+        os.lseek(fd, size - keep, os.SEEK_SET)
+        tail = read_at_most(fd, keep)
+        return head.decode("utf-8", "replace"), tail.decode("utf-8", "replace"), size - 2 * keep, size
+    except OSError:
+        return "", "", 0, 0
+    finally:
+        os.close(fd)
 
 
-def child(job, jobdir, out_path, err_path):
+def read_collected(path):
+    """A regular file the job left, up to 1 MiB, never through a symlink."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return read_at_most(fd, 1 << 20).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def child(job, jobdir, out_path, err_path, timing):
+    """Become the job: `job` holds only what the child needs (limits,
+    script, args), never the job's files (a pass token among them)."""
+    cpu, mem, fsize, nofile, script, args, require_confinement = job
     try:
         out = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         err = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -128,32 +183,31 @@ def child(job, jobdir, out_path, err_path):
         os.dup2(err, 2)
         for fd in (out, err, null):
             os.close(fd)
-        os.closerange(3, 1024)
+        os.closerange(3, timing)
+        os.closerange(timing + 1, 1024)
         os.chdir(jobdir)
-        cpu = max(1, int(job["cpu"]))
+        cpu = max(1, int(cpu))
         for res, soft, hard in (
             (resource.RLIMIT_CPU, cpu, cpu + 1),
-            (resource.RLIMIT_AS, job["mem"], job["mem"]),
-            (resource.RLIMIT_FSIZE, job["fsize"], job["fsize"]),
-            (resource.RLIMIT_NOFILE, job["nofile"], job["nofile"]),
+            (resource.RLIMIT_AS, mem, mem),
+            (resource.RLIMIT_FSIZE, fsize, fsize),
+            (resource.RLIMIT_NOFILE, nofile, nofile),
         ):
             resource.setrlimit(res, (soft, hard))
         problem = confine_to(jobdir)
-        if problem and job.get("require_confinement"):
+        if problem and require_confinement:
             os.write(2, ("codeloop fork server: " + problem + "\n").encode())
             os._exit(125)
-        os.environ["TMPDIR"] = os.path.join(jobdir, ".tmp")
-        os.environ["HOME"] = jobdir
-        os.environ["PWD"] = jobdir
-        sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), line_buffering=True)
-        sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), line_buffering=True)
-        sys.stdin = open(os.devnull)
-        sys.argv = [job["script"]] + job["args"]
-        sys.path[0] = jobdir
+        # sys.stdin, sys.stdout and sys.stderr are the server's own, unused
+        # and unbuffered (-u): they now read and write fds 0, 1 and 2. The
+        # environment and sys.path were set for every job by the server.
+        sys.argv = [script] + list(args)
+        os.write(timing, struct.pack("d", time.monotonic()))
+        os.close(timing)
         code = 0
         try:
             # What `python script.py` does, without runpy's importer lookups.
-            path = os.path.join(jobdir, job["script"])
+            path = os.path.join(jobdir, script)
             with open(path, "rb") as f:
                 source = f.read()
             program = COMPILED.get((path, source))
@@ -169,6 +223,8 @@ def child(job, jobdir, out_path, err_path):
             if not isinstance(e.code, int) and e.code is not None:
                 print(e.code, file=sys.stderr)
         except BaseException:
+            import traceback
+
             traceback.print_exc()
             code = 1
         try:
@@ -185,27 +241,32 @@ def child(job, jobdir, out_path, err_path):
 
 
 def fork_waiting():
-    """Fork the next job's child ahead of its job (the fork is off the
-    critical path): it waits for the job on a pipe, then becomes it."""
+    """Fork the next job's child before the server has read its job, so the
+    child's memory holds nothing of it: the child waits on a pipe for its
+    limits, script and args, then becomes the job."""
     r, w = os.pipe()
+    tr, tw = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(w)
+        os.close(tr)
         try:
             os.setpgid(0, 0)
         except OSError:
             pass  # pinned to the server's group (no pid namespace): killed with it
-        data = b""
-        while not data.endswith(b"\n"):
+        chunks = []
+        while True:
             chunk = os.read(r, 1 << 16)
             if not chunk:
-                os._exit(0)
-            data += chunk
-        job = json.loads(data)
+                break
+            chunks.append(chunk)
+        if not chunks:
+            os._exit(0)
         jobdir = os.path.join(JOBS, "job")
-        child(job, jobdir, os.path.join(OUT, "stdout"), os.path.join(OUT, "stderr"))
+        child(marshal.loads(b"".join(chunks)), jobdir, os.path.join(OUT, "stdout"), os.path.join(OUT, "stderr"), tw)
     os.close(r)
-    return pid, w
+    os.close(tw)
+    return pid, w, tr
 
 
 # Scripts seen before (the evaluation runner, the same for every sample),
@@ -226,20 +287,32 @@ def remember_compiled(job, jobdir):
                     pass
 
 
-def run(job, line, waiting):
+def run(job, waiting, marks):
     jobdir = os.path.join(JOBS, "job")
-    wipe(JOBS)
-    os.makedirs(os.path.join(jobdir, ".tmp"))
+    try:
+        os.mkdir(jobdir, 0o755)
+    except FileExistsError:
+        wipe(JOBS)  # never left by the job before: wiped then
+        os.mkdir(jobdir, 0o755)
+    os.mkdir(os.path.join(jobdir, ".tmp"), 0o755)
     for name, text in job["files"]:
         dest = os.path.join(jobdir, name)
-        os.makedirs(os.path.dirname(dest), exist_ok=True)
-        with open(dest, "w", encoding="utf-8") as f:
-            f.write(text)
+        if os.path.dirname(name):
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        try:
+            data = text.encode("utf-8")
+            while data:
+                data = data[os.write(fd, data):]
+        finally:
+            os.close(fd)
     out_path = os.path.join(OUT, "stdout")
     err_path = os.path.join(OUT, "stderr")
-    pid, handoff = waiting
+    pid, handoff, timing = waiting
+    marks.append(("files", time.monotonic()))
     started = time.monotonic()
-    os.write(handoff, line.encode() if line.endswith("\n") else (line + "\n").encode())
+    handed = (job["cpu"], job["mem"], job["fsize"], job["nofile"], job["script"], job["args"], job["require_confinement"])
+    os.write(handoff, marshal.dumps(handed))
     os.close(handoff)
     pidfd = os.pidfd_open(pid)
     deadline = started + job["wall"]
@@ -264,6 +337,12 @@ def run(job, line, waiting):
     _, status = os.waitpid(pid, 0)
     duration = time.monotonic() - started
     os.close(pidfd)
+    try:
+        marks.append(("child setup", struct.unpack("d", os.read(timing, 8))[0]))
+    except (OSError, struct.error):
+        pass
+    os.close(timing)
+    marks.append(("child run", time.monotonic()))
     # Everything the job left running goes (pid 1 and this server excepted).
     # Only where every other process of this uid belongs to the sandbox: a
     # pid namespace, or a uid of its own.
@@ -283,6 +362,7 @@ def run(job, line, waiting):
                 break
         except ChildProcessError:
             break
+    marks.append(("sweep", time.monotonic()))
     keep = job["keep"]
     reply = {
         "id": job["id"],
@@ -296,19 +376,36 @@ def run(job, line, waiting):
         "collected": [],
     }
     for name in job["collect"]:
-        p = os.path.join(jobdir, name)
-        try:
-            if os.path.islink(p) or not os.path.isfile(p):
-                continue
-            with open(p, "rb") as f:
-                reply["collected"].append([name, f.read(1 << 20).decode("utf-8", "replace")])
-        except OSError:
-            pass
+        text = read_collected(os.path.join(jobdir, name))
+        if text is not None:
+            reply["collected"].append([name, text])
+    marks.append(("collect", time.monotonic()))
     wipe(JOBS)
     remember_compiled(job, jobdir)
     if PRIVATE_SHM:
         wipe("/dev/shm", keep={os.path.basename(JOBS)} if JOBS.startswith("/dev/shm/") else ())
+    marks.append(("wipe", time.monotonic()))
     return reply
+
+
+def read_exact(n):
+    """Exactly `n` bytes of stdin (b"" at its end): the server never reads
+    ahead, so a child forked now holds no job that comes later."""
+    data = b""
+    while len(data) < n:
+        chunk = os.read(0, n - len(data))
+        if not chunk:
+            return b""
+        data += chunk
+    return data
+
+
+def next_job():
+    """The next request: its length (8 hex digits), then its JSON."""
+    head = read_exact(8)
+    if not head:
+        return None
+    return json.loads(read_exact(int(head, 16)))
 
 
 def main():
@@ -317,19 +414,44 @@ def main():
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     os.makedirs(JOBS, exist_ok=True)
     os.makedirs(OUT, exist_ok=True)
+    # Every job runs in the same place (emptied between jobs).
+    jobdir = os.path.join(JOBS, "job")
+    os.environ["TMPDIR"] = os.path.join(jobdir, ".tmp")
+    os.environ["HOME"] = jobdir
+    os.environ["PWD"] = jobdir
+    sys.path[0] = jobdir
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     null = os.open("/dev/null", os.O_WRONLY)
     os.dup2(null, 1)
     probe = {"ready": True, "landlock_abi": ABI, "pid": os.getpid()}
     proto.write(json.dumps(probe) + "\n")
+    # What is alive now lives as long as the server: out of the collector's
+    # sight, a child's collections do not touch (and copy) its pages.
+    gc.collect()
+    gc.freeze()
     waiting = fork_waiting()
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        job = json.loads(line)
-        reply = run(job, line, waiting)
+    prefork = 0.0
+    while True:
+        job = next_job()
+        if job is None:
+            break
+        t0 = time.monotonic()
+        cpu0 = os.times()
+        marks = [("start", t0)]
+        reply = run(job, waiting, marks)
+        cpu1 = os.times()
+        phases = [[b[0], b[1] - a[1]] for a, b in zip(marks, marks[1:])]
+        phases.append(["prefork (previous)", prefork])
+        phases.append(["cpu server", cpu1[0] + cpu1[1] - cpu0[0] - cpu0[1]])
+        phases.append(["cpu child", cpu1[2] + cpu1[3] - cpu0[2] - cpu0[3]])
+        reply["phases"] = phases
+        t1 = time.monotonic()
         proto.write(json.dumps(reply) + "\n")
+        reply_t = time.monotonic() - t1
+        # The next child is forked with no job's files in this memory.
+        job = reply = None
         waiting = fork_waiting()
+        prefork = time.monotonic() - t1 - reply_t
 
 
 main()

