@@ -87,6 +87,7 @@ fn main() -> ExitCode {
     {
         return codeloop::exec::helper::main();
     }
+    codeloop::exec::helper::this_binary_is_the_helper();
     let cli = Cli::parse();
     let config = match Config::load(cli.config.as_deref()) {
         Ok(c) => c,

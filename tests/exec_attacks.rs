@@ -620,6 +620,36 @@ fn a_fork_bomb_is_contained_in_the_reduced_sandbox_of_a_user() {
     assert!(left.is_empty(), "processes of the run were left: {left:?}");
 }
 
+#[test]
+fn the_fork_servers_jobs_leave_nothing_running_in_the_reduced_sandbox_of_a_user() {
+    // There a job cannot have a process group of its own (no pid namespace,
+    // setpgid refused), so the server, a child subreaper, kills what comes
+    // back to it; the doctor's probe leaves a process behind and looks.
+    let Some((_turn, python, dir, bin)) = ordinary_user("user-fork-server") else {
+        return;
+    };
+    let o = Command::new("runuser")
+        .args(["-u", USER, "--"])
+        .arg(&bin)
+        .args(["doctor", "--sandbox", "reduced", "--without", "namespaces"])
+        .env("CODELOOP_PYTHON", python)
+        .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
+        .env("HOME", dir.path())
+        .env_remove("CODELOOP_SANDBOX")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let report =
+        String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr);
+    let line = report
+        .lines()
+        .find(|l| l.contains("fork server: previous job's leftovers"))
+        .unwrap_or_else(|| panic!("no leftovers probe:\n{report}"));
+    assert!(line.trim_start().starts_with("contained"), "{report}");
+    let left = live_processes_of(user_uid());
+    assert!(left.is_empty(), "processes of the runs were left: {left:?}");
+}
+
 fn user_uid() -> u32 {
     let out = Command::new("id").args(["-u", USER]).output().unwrap();
     String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()

@@ -179,3 +179,28 @@ fn a_codeloop_installed_under_tmp_still_reaches_its_sandbox_helper() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "hi from /tmp\n");
 }
+
+#[test]
+fn a_renamed_codeloop_binary_is_still_its_own_sandbox_helper() {
+    // A copy under another name (a packaged `codeloop-0.1`, a renamed
+    // download) must not lose Landlock and seccomp for want of a helper.
+    let dir = tempfile::tempdir().unwrap();
+    let renamed = dir.path().join("cl-renamed");
+    std::fs::copy(env!("CARGO_BIN_EXE_codeloop"), &renamed).unwrap();
+    let o = Command::new(&renamed)
+        .args(["doctor", "--layers-only", "--sandbox", "reduced"])
+        .args(["--without", "namespaces"])
+        .current_dir(dir.path())
+        .env("CODELOOP_CONFIG", dir.path().join("no-config.toml"))
+        .env_remove("CODELOOP_SANDBOX_HELPER")
+        .output()
+        .unwrap();
+    let report = text(&o.stdout) + &text(&o.stderr);
+    for layer in ["landlock", "seccomp"] {
+        let line = report
+            .lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(layer))
+            .unwrap_or_else(|| panic!("no {layer} line:\n{report}"));
+        assert!(line.trim_start().starts_with("active"), "{report}");
+    }
+}

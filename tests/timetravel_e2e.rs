@@ -284,8 +284,10 @@ fn u_rewinds_onto_a_new_branch_and_the_one_left_behind_stays_listed() {
     let s = t.wait_for(&format!("fork of {old_id} at #"), Duration::from_secs(20));
     assert!(!s.contains("Rewind?"), "{s}");
     t.wait_for(" ✓ PASSED ", Duration::from_secs(120));
-    // Back to the welcome screen: both branches are listed.
+    // Back to the welcome screen (asked first): both branches are listed.
     t.keys(&["n"]);
+    t.wait_for("Leave this session", Duration::from_secs(5));
+    t.keys(&["y"]);
     let s = t.wait_for("Recent sessions", Duration::from_secs(5));
     assert!(s.contains(&format!("fork of {old_id}@")), "{s}");
     t.quit();

@@ -356,6 +356,7 @@ def run(job, waiting, marks):
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
+        kill_descendants()
     while True:
         try:
             if os.waitpid(-1, os.WNOHANG) == (0, 0):
@@ -388,6 +389,43 @@ def run(job, waiting, marks):
     return reply
 
 
+def children():
+    """The server's children (its own /proc entry: every thread's list)."""
+    pids = set()
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return pids
+    for task in tasks:
+        try:
+            with open("/proc/self/task/%s/children" % task) as f:
+                pids.update(int(p) for p in f.read().split())
+        except (OSError, ValueError):
+            pass
+    return pids
+
+
+def kill_descendants():
+    """Everything below the server, generation by generation: the server is
+    a child subreaper, so what a killed process leaves running comes back to
+    it as a child, to be killed in the next round. For where a job cannot
+    have a process group of its own (no pid namespace, setpgid refused)."""
+    for _ in range(100000):
+        kids = children()
+        if not kids:
+            return
+        for kid in kids:
+            try:
+                os.kill(kid, signal.SIGKILL)
+            except OSError:
+                pass
+        for kid in kids:
+            try:
+                os.waitpid(kid, 0)
+            except ChildProcessError:
+                pass
+
+
 def read_exact(n):
     """Exactly `n` bytes of stdin (b"" at its end): the server never reads
     ahead, so a child forked now holds no job that comes later."""
@@ -411,6 +449,8 @@ def next_job():
 def main():
     # Same-uid children must not reach this process through /proc.
     libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    # Orphans of a job come back here, to be found and killed after it.
+    libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER = 36
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     os.makedirs(JOBS, exist_ok=True)
     os.makedirs(OUT, exist_ok=True)

@@ -27,6 +27,23 @@ use super::namespaces::{self, NamespacePlan};
 /// The first argument that turns the `codeloop` binary into the helper.
 pub const HELPER_ARG: &str = "__codeloop-sandbox-helper";
 
+/// Set by the `codeloop` binary's `main`: the running program is the
+/// helper, whatever its file is called (a renamed or copied binary too).
+/// Test and bench binaries leave it unset: run with `HELPER_ARG` they would
+/// not act as the helper.
+static THIS_BINARY_IS_THE_HELPER: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Called by the `codeloop` binary before anything else runs.
+pub fn this_binary_is_the_helper() {
+    THIS_BINARY_IS_THE_HELPER.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether `this_binary_is_the_helper` was called.
+pub fn is_this_binary_the_helper() -> bool {
+    THIS_BINARY_IS_THE_HELPER.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Exit code of the helper when it could not set the sandbox up; its stderr
 /// then starts with [`HELPER_ERROR_PREFIX`].
 pub const HELPER_FAILED: i32 = 125;

@@ -481,7 +481,9 @@ fn find_helper(explicit: Option<&Path>) -> Result<PathBuf, String> {
     }
     if let Ok(exe) = std::env::current_exe() {
         let name = format!("codeloop{}", std::env::consts::EXE_SUFFIX);
-        if exe.file_name().is_some_and(|n| n == name.as_str()) {
+        if super::helper::is_this_binary_the_helper()
+            || exe.file_name().is_some_and(|n| n == name.as_str())
+        {
             candidates.push(exe.clone());
         }
         // Test and bench binaries live in target/<profile>/deps/.
