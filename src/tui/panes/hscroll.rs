@@ -31,7 +31,8 @@ pub fn clip_line<'a>(line: Line<'a>, gutter: usize, left: usize, width: usize) -
     let more_right = total > left + room;
     // Room for the text between the marks (no left mark on an empty line).
     let start = if left > 0 && total > 0 { left + 1 } else { 0 };
-    let end = left + room - usize::from(more_right);
+    // No room at all (a pane narrower than its gutter): nothing of the text.
+    let end = (left + room).saturating_sub(usize::from(more_right));
     let mut col = 0usize;
     let mut out: Vec<Span<'a>> = Vec::new();
     if left > 0 && room > 0 && total > 0 {
@@ -116,6 +117,18 @@ mod tests {
 
     fn text(l: &Line) -> String {
         l.spans.iter().map(|s| s.content.as_ref()).collect()
+    }
+
+    #[test]
+    fn a_pane_narrower_than_the_gutter_shows_the_gutter_only() {
+        // Seen live: a streaming code line while the pane was 0 columns wide.
+        for width in 0..4 {
+            for left in [0, 1, 9] {
+                let line = Line::from(vec![Span::raw(" 12 "), Span::raw("total = 0")]);
+                let clipped = clip_line(line, 1, left, width);
+                assert!(text(&clipped).starts_with(" 12 "), "{width} {left}");
+            }
+        }
     }
 
     #[test]
