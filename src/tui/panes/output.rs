@@ -79,6 +79,29 @@ pub enum SearchAct {
 }
 
 /// While the search is typed (other keys are typed into it).
+/// A key typed into a search prompt (`input`): `Some(query)` when it
+/// ends the prompt with a search (empty: the search is cleared), `None`
+/// while it edits (or Esc closed the prompt). Shared by the pane and the pager.
+pub fn search_input_key(input: &mut Option<String>, key: &KeyEvent) -> Option<String> {
+    let typed = input.as_mut()?;
+    match keymap::lookup(SEARCH_INPUT, key) {
+        Some(SearchAct::Find) => {
+            let q = std::mem::take(typed);
+            *input = None;
+            return Some(q);
+        }
+        Some(SearchAct::Cancel) => *input = None,
+        None => match key.code {
+            KeyCode::Backspace => {
+                typed.pop();
+            }
+            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => typed.push(c),
+            _ => {}
+        },
+    }
+    None
+}
+
 pub const SEARCH_INPUT: &[Binding<SearchAct>] = &[
     Binding {
         label: "Enter",
@@ -190,24 +213,10 @@ impl OutputPane {
     }
 
     fn on_key_inner(&mut self, key: KeyEvent, height: u16) -> Handled<Say> {
-        if let Some(input) = self.input.as_mut() {
-            match keymap::lookup(SEARCH_INPUT, &key) {
-                Some(SearchAct::Find) => {
-                    let q = std::mem::take(input);
-                    self.input = None;
-                    self.search = (!q.is_empty()).then_some(q);
-                    return self.jump_to_match(true, true);
-                }
-                Some(SearchAct::Cancel) => self.input = None,
-                None => match key.code {
-                    KeyCode::Backspace => {
-                        input.pop();
-                    }
-                    KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                        input.push(c)
-                    }
-                    _ => {}
-                },
+        if self.input.is_some() {
+            if let Some(q) = search_input_key(&mut self.input, &key) {
+                self.search = (!q.is_empty()).then_some(q);
+                return self.jump_to_match(true, true);
             }
             return Handled::Done;
         }

@@ -7,14 +7,14 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph};
 
 use super::hscroll::{STEP, clip_line, hard_wrap, max_left};
-use super::output::{SEARCH_INPUT, Say, SearchAct};
+use super::output::{SEARCH_INPUT, Say, search_input_key};
 use super::task::human_bytes;
 use super::{Handled, Scroll, page, scroll_keys, wrap};
 use crate::session::NoticeLevel;
@@ -200,24 +200,10 @@ impl Pager {
     }
 
     pub fn on_key(&mut self, key: KeyEvent, screen: Rect) -> Handled<PagerIntent> {
-        if let Some(input) = self.input.as_mut() {
-            match keymap::lookup(SEARCH_INPUT, &key) {
-                Some(SearchAct::Find) => {
-                    let q = std::mem::take(input);
-                    self.input = None;
-                    self.search = (!q.is_empty()).then_some(q);
-                    return self.find(true, true, screen.height);
-                }
-                Some(SearchAct::Cancel) => self.input = None,
-                None => match key.code {
-                    KeyCode::Backspace => {
-                        input.pop();
-                    }
-                    KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                        input.push(c)
-                    }
-                    _ => {}
-                },
+        if self.input.is_some() {
+            if let Some(q) = search_input_key(&mut self.input, &key) {
+                self.search = (!q.is_empty()).then_some(q);
+                return self.find(true, true, screen.height);
             }
             return Handled::Done;
         }
