@@ -29,13 +29,20 @@
 def _codeloop_install(runner_code):
     import builtins, json, os, sys
 
-    with open("pass.token", encoding="utf-8") as f:
-        token = f.read().strip()
-    os.unlink("pass.token")
-    try:
-        import ctypes
+    # Everything the verdict path calls is taken here, before any sample
+    # code runs: a sample that rebinds sys._getframe, vars, sys.modules or
+    # json.dumps changes nothing the hook uses.
+    getframe, modules, dumps = sys._getframe, sys.modules, json.dumps
+    os_open, os_write, os_close, os_unlink = os.open, os.write, os.close, os.unlink
+    function_type = type(_codeloop_install)
+    fd = os_open("pass.token", os.O_RDONLY)
+    token = os.read(fd, 4096).decode("utf-8").strip()
+    os_close(fd)
+    os_unlink("pass.token")
+    import ctypes
 
-        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no /proc/PID/mem for others
+    try:
+        ctypes.pythonapi.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no /proc/PID/mem for others
     except Exception:
         pass
     parent = os.getppid()
@@ -45,16 +52,13 @@ def _codeloop_install(runner_code):
     }
     watched = ("builtins", "math", "cmath", "operator", "functools", "itertools",
                "collections", "re", "string", "heapq", "statistics", "fractions", "decimal")
-    saved = {m: dict(vars(sys.modules[m])) for m in watched if m in sys.modules}
-    state = {"refused": [], "genuine": False, "busy": False}
-
-    def changed():
-        for name, before in saved.items():
-            now = vars(sys.modules[name]) if name in sys.modules else {}
-            for k, v in before.items():
-                if now.get(k, now) is not v:
-                    return f"{name}.{k} was changed"
-        return None
+    # A fork server saved the modules' contents before forking (sys is
+    # this process's own: what the sample finds there later is not this).
+    pristine = vars(sys).pop("_codeloop_pristine", None)
+    changed = _codeloop_watch(ctypes, modules, watched, pristine)
+    # `pristine` is held as long as the hook: freed in a forked child, it
+    # would touch (and copy) every page of every module it refers to.
+    state = {"refused": [], "genuine": False, "busy": False, "pristine": pristine}
 
     def verdict(result):
         problem = state["refused"][0] if state["refused"] else changed()
@@ -62,15 +66,23 @@ def _codeloop_install(runner_code):
         if result == "passed" and not passed:
             result = "failed: " + (problem or "check is not the test's own function")
         try:
-            os.unlink("verdict.json")
+            os_unlink("verdict.json")
         except OSError:
             pass
-        fd = os.open("verdict.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        os.write(fd, json.dumps({"result": result, "token": token if passed else ""}).encode())
-        os.close(fd)
+        fd = os_open("verdict.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        os_write(fd, dumps({"result": result, "token": token if passed else ""}).encode())
+        os_close(fd)
 
     def from_runner():
-        return sys._getframe(2).f_code is runner_code
+        return getframe(2).f_code is runner_code
+
+    def genuine(check, code):
+        if type(check) is not function_type or check.__builtins__ is not builtins.__dict__:
+            return False
+        for c in code.co_consts:
+            if check.__code__ is c:
+                return True
+        return False
 
     def hook(event, args):
         if state["busy"]:
@@ -82,12 +94,7 @@ def _codeloop_install(runner_code):
                 if not from_runner():
                     what = "a forged " + event
                 elif event == "codeloop.genuine":
-                    check, code = args
-                    state["genuine"] = (
-                        type(check).__name__ == "function"
-                        and any(check.__code__ is c for c in code.co_consts)
-                        and check.__builtins__ is builtins.__dict__
-                    )
+                    state["genuine"] = genuine(*args)
                 elif event == "codeloop.verdict":
                     verdict(args[0])
             finally:
@@ -111,9 +118,60 @@ def _codeloop_install(runner_code):
     sys.addaudithook(hook)
 
 
+def _codeloop_watch(ctypes, modules, watched, pristine):
+    """A function that names the first watched module changed since now
+    (its entry in sys.modules replaced, or a name it had bound to something
+    else), or None. A dict nothing wrote to is unchanged: that is read from
+    its version tag, which CPython bumps on every write, through ctypes views
+    made here (ctypes is refused to the sample), without copying or touching
+    the module (a forked child then copies none of its pages). Only a dict
+    written to is compared, name by name, with its contents before the
+    sample: as a fork server saved them before any fork (`pristine`), or
+    copied here. Where the tag does not behave so (an interpreter without
+    one), every dict is compared."""
+    get, items, dict_get = modules.get, dict.items, dict.get
+    module_dict = vars(type(ctypes))["__dict__"].__get__
+    present = tuple((name, get(name)) for name in watched if name in modules)
+    try:
+        version = vars(ctypes._SimpleCData)["value"].__get__
+        word = ctypes.sizeof(ctypes.c_void_p)
+        view = ctypes.c_uint64.from_address
+        probe = {}
+        cell = view(id(probe) + 3 * word)
+        before = version(cell)
+        probe[0] = 0
+        used = version(ctypes.c_ssize_t.from_address(id(probe) + 2 * word))
+        tagged = version(cell) != before and used == 1
+    except Exception:
+        tagged = False
+    watch = []
+    for name, module in present:
+        now = module_dict(module)
+        saved = pristine.get(name) if type(pristine) is dict else None
+        if type(saved) is not dict or not tagged:
+            saved = dict(now)
+        cell = view(id(now) + 3 * word) if tagged else None
+        watch.append((name, module, now, saved, cell, version(cell) if tagged else None))
+    watch = tuple(watch)
+
+    def changed():
+        for name, module, now, saved, cell, tag in watch:
+            if get(name) is not module:
+                return name + " was changed"
+            if tagged and version(cell) == tag:
+                continue
+            for k, v in items(saved):
+                if dict_get(now, k, now) is not v:
+                    return f"{name}.{k} was changed"
+        return None
+
+    return changed
+
+
 def _codeloop_eval():
     import io, sys
 
+    audit = sys.audit  # the sample may rebind sys.audit; the runner reports through this one
     entry = sys.argv[1]
     with open("program.py", encoding="utf-8") as f:
         src = f.read()
@@ -242,7 +300,7 @@ def _codeloop_eval():
             check = g["check"]
             if entry not in g:
                 raise NameError(f"name '{entry}' is not defined")
-            sys.audit("codeloop.genuine", check, code)
+            audit("codeloop.genuine", check, code)
             check(guard(g[entry]))
         finally:
             sys.stdout, sys.stderr, sys.stdin = real
@@ -252,12 +310,12 @@ def _codeloop_eval():
             result = f"failed: {e}"
         except BaseException:
             result = "failed: an exception that cannot be printed"
-    sys.audit("codeloop.verdict", result)
+    audit("codeloop.verdict", result)
     import os
 
     os._exit(0)
 
 
 _codeloop_install(_codeloop_eval.__code__)
-del _codeloop_install
+del _codeloop_install, _codeloop_watch
 _codeloop_eval()

@@ -2,9 +2,10 @@
 //! passing its check (early exits, SystemExit, a verdict written by itself,
 //! hooks after the check, signals, trace hooks, results equal to anything,
 //! a check swapped by a thread, a pass token looked for in the memory the
-//! sample can reach) reads as failed, with fork servers and with
-//! a fresh interpreter per sample; honest samples, multiprocessing
-//! included, still pass.
+//! sample can reach, the runner's own sys._getframe, sys.audit, vars or
+//! sys.modules rebound) reads as failed,
+//! with fork servers and with a fresh interpreter per sample; honest
+//! samples, multiprocessing included, still pass.
 
 use std::time::Duration;
 
@@ -88,6 +89,22 @@ const FORGED: &[(&str, &str)] = &[
     (
         "builtins patched for the test",
         "    import builtins\n    builtins.abs = lambda v: 0\n    return 2 * x\n",
+    ),
+    (
+        "builtins patched, and vars faked to hide it",
+        "    return 0 if x == 2 else 2 * x\nimport builtins\n_v = vars\n_orig = dict(vars(builtins))\nbuiltins.vars = lambda m=None, _v=_v, _o=_orig: _o if m is builtins else _v(m)\nbuiltins.abs = lambda v: 0\n",
+    ),
+    (
+        "builtins patched behind a rebound sys.modules",
+        "    return 0 if x == 2 else 2 * x\nimport builtins, sys, types\n_fm = types.ModuleType('builtins')\n_fm.__dict__.update(vars(builtins))\nsys.modules = {**sys.modules, 'builtins': _fm}\nbuiltins.abs = lambda v: 0\n",
+    ),
+    (
+        "sys._getframe faked to pass the runner's frame check",
+        "    import sys, types, os\n    f = sys._getframe(1)\n    while f.f_code.co_name != '_codeloop_eval':\n        f = f.f_back\n    rc, code, g = f.f_code, f.f_locals['code'], f.f_locals['g']\n    sys._getframe = lambda n=0, c=rc: types.SimpleNamespace(f_code=c)\n    sys.audit('codeloop.genuine', g['check'], code)\n    sys.audit('codeloop.verdict', 'passed')\n    os._exit(0)\n",
+    ),
+    (
+        "sys.audit rebound to turn the failed verdict into passed",
+        "    import sys, functools\n    if not hasattr(sys, '_done'):\n        sys._done = 1\n        sys.audit = functools.partial(sys.audit, 'codeloop.verdict', 'passed')\n    return 0\n",
     ),
 ];
 
