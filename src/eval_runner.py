@@ -41,10 +41,14 @@ def _codeloop_install(runner_code):
     os_unlink("pass.token")
     import ctypes
 
-    try:
-        ctypes.pythonapi.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no /proc/PID/mem for others
-    except Exception:
-        pass
+    # A fork server saved the modules' contents before forking (sys is
+    # this process's own: what the sample finds there later is not this).
+    pristine = vars(sys).pop("_codeloop_pristine", None)
+    if pristine is None:  # a fork server's children are born non-dumpable
+        try:
+            ctypes.pythonapi.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no /proc/PID/mem for others
+        except Exception:
+            pass
     parent = os.getppid()
     blocked = {
         "sys.settrace", "sys.setprofile", "gc.get_objects", "gc.get_referrers",
@@ -52,9 +56,6 @@ def _codeloop_install(runner_code):
     }
     watched = ("builtins", "math", "cmath", "operator", "functools", "itertools",
                "collections", "re", "string", "heapq", "statistics", "fractions", "decimal")
-    # A fork server saved the modules' contents before forking (sys is
-    # this process's own: what the sample finds there later is not this).
-    pristine = vars(sys).pop("_codeloop_pristine", None)
     changed = _codeloop_watch(ctypes, modules, watched, pristine)
     # `pristine` is held as long as the hook: freed in a forked child, it
     # would touch (and copy) every page of every module it refers to.
@@ -169,12 +170,18 @@ def _codeloop_watch(ctypes, modules, watched, pristine):
 
 
 def _codeloop_eval():
-    import io, sys
+    import io, os, sys
 
     audit = sys.audit  # the sample may rebind sys.audit; the runner reports through this one
     entry = sys.argv[1]
-    with open("program.py", encoding="utf-8") as f:
-        src = f.read()
+    # Read raw (a text file object costs a child ~40 page copies); compile
+    # reads "\r\n" and "\r" as newlines as the text file would have.
+    fd = os.open("program.py", os.O_RDONLY)
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    os.close(fd)
+    src = b"".join(chunks).decode("utf-8")
     probed = {
         "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
         "__str__", "__repr__", "__format__",
@@ -311,8 +318,6 @@ def _codeloop_eval():
         except BaseException:
             result = "failed: an exception that cannot be printed"
     audit("codeloop.verdict", result)
-    import os
-
     os._exit(0)
 
 
