@@ -216,13 +216,11 @@ def _codeloop_eval():
     }
     containers = (list, tuple, set, frozenset)
 
-    class Unknown:
-        pass
-
     def strangers():
-        import os as _os
+        class Unknown:  # made here, when asked: a class costs a child page copies
+            pass
 
-        n = int.from_bytes(_os.urandom(8), "little")
+        n = int.from_bytes(os.urandom(8), "little")
         return (Unknown(), n, "codeloop-%x" % n, -n / 7.0, (n,))
 
     def ask(v, t, op, p):

@@ -483,6 +483,7 @@ def main():
             break
         t0 = time.monotonic()
         cpu0 = os.times()
+        faults0 = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
         marks = [("start", t0)]
         reply = run(job, waiting, marks)
         cpu1 = os.times()
@@ -490,6 +491,8 @@ def main():
         phases.append(["prefork (previous)", prefork])
         phases.append(["cpu server", cpu1[0] + cpu1[1] - cpu0[0] - cpu0[1]])
         phases.append(["cpu child", cpu1[2] + cpu1[3] - cpu0[2] - cpu0[3]])
+        # A count, not seconds: the page faults of the job's processes.
+        phases.append(["faults child", resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt - faults0])
         reply["phases"] = phases
         t1 = time.monotonic()
         proto.write(json.dumps(reply) + "\n")
