@@ -40,12 +40,14 @@ def _codeloop_install(runner_code):
     token = os.read(fd, 4096).decode("utf-8").strip()
     os_close(fd)
     os_unlink("pass.token")
-    import ctypes
-
+    try:
+        import ctypes
+    except ImportError:  # an interpreter built without it: no tags, no prctl
+        ctypes = None
     # A fork server saved the modules' contents before forking (sys is
     # this process's own: what the sample finds there later is not this).
     pristine = vars(sys).pop("_codeloop_pristine", None)
-    if pristine is None:  # a fork server's children are born non-dumpable
+    if pristine is None and ctypes is not None:  # a fork server's children are born non-dumpable
         try:
             ctypes.pythonapi.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no /proc/PID/mem for others
         except Exception:
@@ -152,7 +154,7 @@ def _codeloop_watch(ctypes, modules, watched, pristine):
     copied here. Where the tag does not behave so (an interpreter without
     one), every dict is compared."""
     get, items, dict_get = modules.get, dict.items, dict.get
-    module_dict = vars(type(ctypes))["__dict__"].__get__
+    module_dict = vars(type(modules["sys"]))["__dict__"].__get__
     present = tuple((name, get(name)) for name in watched if name in modules)
     try:
         version = vars(ctypes._SimpleCData)["value"].__get__
