@@ -29,32 +29,44 @@
 def _codeloop_install(runner_code):
     import builtins, json, os, sys
 
-    with open("pass.token", encoding="utf-8") as f:
-        token = f.read().strip()
-    os.unlink("pass.token")
+    # Everything the hook and the verdict call is taken here, before any
+    # sample code runs: a sample that rebinds sys._getframe, sys.modules,
+    # os.path's functions, json.dumps or builtins changes nothing they use.
+    getframe, modules, dumps = sys._getframe, sys.modules, json.dumps
+    os_open, os_write, os_close, os_unlink = os.open, os.write, os.close, os.unlink
+    stat, bytes_decode, type = os.stat, bytes.decode, builtins.type
+    function_type = type(_codeloop_install)
+    fd = os_open("pass.token", os.O_RDONLY)
+    token = os.read(fd, 4096).decode("utf-8").strip()
+    os_close(fd)
+    os_unlink("pass.token")
     try:
         import ctypes
-
-        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no /proc/PID/mem for others
-    except Exception:
-        pass
+    except ImportError:  # an interpreter built without it: no tags, no prctl
+        ctypes = None
+    # A fork server saved the modules' contents before forking (sys is
+    # this process's own: what the sample finds there later is not this).
+    pristine = vars(sys).pop("_codeloop_pristine", None)
+    if pristine is None and ctypes is not None:  # a fork server's children are born non-dumpable
+        try:
+            ctypes.pythonapi.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no /proc/PID/mem for others
+        except Exception:
+            pass
     parent = os.getppid()
+    try:
+        proc_dev = stat("/proc/self").st_dev
+    except OSError:
+        proc_dev = None
     blocked = {
         "sys.settrace", "sys.setprofile", "gc.get_objects", "gc.get_referrers",
         "gc.get_referents", "signal.pthread_kill", "os.killpg", "sys._current_frames",
     }
     watched = ("builtins", "math", "cmath", "operator", "functools", "itertools",
                "collections", "re", "string", "heapq", "statistics", "fractions", "decimal")
-    saved = {m: dict(vars(sys.modules[m])) for m in watched if m in sys.modules}
-    state = {"refused": [], "genuine": False, "busy": False}
-
-    def changed():
-        for name, before in saved.items():
-            now = vars(sys.modules[name]) if name in sys.modules else {}
-            for k, v in before.items():
-                if now.get(k, now) is not v:
-                    return f"{name}.{k} was changed"
-        return None
+    changed = _codeloop_watch(ctypes, modules, watched, pristine)
+    # `pristine` is held as long as the hook: freed in a forked child, it
+    # would touch (and copy) every page of every module it refers to.
+    state = {"refused": [], "genuine": False, "busy": False, "pristine": pristine}
 
     def verdict(result):
         problem = state["refused"][0] if state["refused"] else changed()
@@ -62,15 +74,43 @@ def _codeloop_install(runner_code):
         if result == "passed" and not passed:
             result = "failed: " + (problem or "check is not the test's own function")
         try:
-            os.unlink("verdict.json")
+            os_unlink("verdict.json")
         except OSError:
             pass
-        fd = os.open("verdict.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        os.write(fd, json.dumps({"result": result, "token": token if passed else ""}).encode())
-        os.close(fd)
+        fd = os_open("verdict.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        os_write(fd, dumps({"result": result, "token": token if passed else ""}).encode())
+        os_close(fd)
 
     def from_runner():
-        return sys._getframe(2).f_code is runner_code
+        return getframe(2).f_code is runner_code
+
+    def genuine(check, code):
+        if type(check) is not function_type or check.__builtins__ is not builtins.__dict__:
+            return False
+        for c in code.co_consts:
+            if check.__code__ is c:
+                return True
+        return False
+
+    def reads_memory(path):
+        """Whether opening `path` reads a process's memory: a file named
+        mem or pagemap, or whatever the path leads to now (symlinks, "..",
+        /proc/self and relative paths resolved by the kernel's lookup) a
+        file of procfs only its owner may read (mem, pagemap, environ...).
+        Python's own path functions are not used: a sample can rebind what
+        they call. A symlink swapped between this look and the open itself
+        is beyond an audit hook (the sandbox's layers are the wall there)."""
+        if type(path) is bytes:
+            path = bytes_decode(path, "utf-8", "surrogateescape")
+        elif type(path) is not str:
+            return False
+        if path[path.rfind("/") + 1 :] in ("mem", "pagemap"):
+            return True
+        try:
+            st = stat(path)
+        except Exception:
+            return False  # nothing there: nothing to read
+        return st.st_dev == proc_dev and (st.st_mode & 0o777) in (0o600, 0o400)
 
     def hook(event, args):
         if state["busy"]:
@@ -82,28 +122,19 @@ def _codeloop_install(runner_code):
                 if not from_runner():
                     what = "a forged " + event
                 elif event == "codeloop.genuine":
-                    check, code = args
-                    state["genuine"] = (
-                        type(check).__name__ == "function"
-                        and any(check.__code__ is c for c in code.co_consts)
-                        and check.__builtins__ is builtins.__dict__
-                    )
+                    state["genuine"] = genuine(*args)
                 elif event == "codeloop.verdict":
                     verdict(args[0])
             finally:
                 state["busy"] = False
         elif event in blocked or event.startswith("ctypes.") or event.startswith("sys.monitoring"):
             what = event
-        elif event == "object.__setattr__" and len(args) > 1 and args[1] == "__code__":
+        elif event == "object.__setattr__" and args[1:2] == ("__code__",):
             what = "rewriting a function's code"
         elif event == "os.kill" and (args[0] <= 0 or args[0] == parent):
             what = "a signal to the evaluator"
-        elif event == "open" and isinstance(args[0], (str, bytes)):
-            path = os.fsdecode(args[0])
-            if os.path.basename(path) in ("mem", "pagemap") or (
-                path.endswith("mem") and os.path.realpath(path).startswith("/proc/")
-            ):
-                what = "reading process memory"
+        elif event == "open" and reads_memory(args[0]):
+            what = "reading process memory"
         if what is not None:
             state["refused"].append(what)
             raise RuntimeError("codeloop eval: " + what + " is not allowed in a sample")
@@ -111,12 +142,69 @@ def _codeloop_install(runner_code):
     sys.addaudithook(hook)
 
 
-def _codeloop_eval():
-    import io, sys
+def _codeloop_watch(ctypes, modules, watched, pristine):
+    """A function that names the first watched module changed since now
+    (its entry in sys.modules replaced, or a name it had bound to something
+    else), or None. A dict nothing wrote to is unchanged: that is read from
+    its version tag, which CPython bumps on every write, through ctypes views
+    made here (ctypes is refused to the sample), without copying or touching
+    the module (a forked child then copies none of its pages). Only a dict
+    written to is compared, name by name, with its contents before the
+    sample: as a fork server saved them before any fork (`pristine`), or
+    copied here. Where the tag does not behave so (an interpreter without
+    one), every dict is compared."""
+    get, items, dict_get = modules.get, dict.items, dict.get
+    module_dict = vars(type(modules["sys"]))["__dict__"].__get__
+    present = tuple((name, get(name)) for name in watched if name in modules)
+    try:
+        version = vars(ctypes._SimpleCData)["value"].__get__
+        word = ctypes.sizeof(ctypes.c_void_p)
+        view = ctypes.c_uint64.from_address
+        probe = {}
+        cell = view(id(probe) + 3 * word)
+        before = version(cell)
+        probe[0] = 0
+        used = version(ctypes.c_ssize_t.from_address(id(probe) + 2 * word))
+        tagged = version(cell) != before and used == 1
+    except Exception:
+        tagged = False
+    watch = []
+    for name, module in present:
+        now = module_dict(module)
+        saved = pristine.get(name) if type(pristine) is dict else None
+        if type(saved) is not dict or not tagged:
+            saved = dict(now)
+        cell = view(id(now) + 3 * word) if tagged else None
+        watch.append((name, module, now, saved, cell, version(cell) if tagged else None))
+    watch = tuple(watch)
 
+    def changed():
+        for name, module, now, saved, cell, tag in watch:
+            if get(name) is not module:
+                return name + " was changed"
+            if tagged and version(cell) == tag:
+                continue
+            for k, v in items(saved):
+                if dict_get(now, k, now) is not v:
+                    return f"{name}.{k} was changed"
+        return None
+
+    return changed
+
+
+def _codeloop_eval():
+    import io, os, sys
+
+    audit = sys.audit  # the sample may rebind sys.audit; the runner reports through this one
     entry = sys.argv[1]
-    with open("program.py", encoding="utf-8") as f:
-        src = f.read()
+    # Read raw (a text file object costs a child ~40 page copies); compile
+    # reads "\r\n" and "\r" as newlines as the text file would have.
+    fd = os.open("program.py", os.O_RDONLY)
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    os.close(fd)
+    src = b"".join(chunks).decode("utf-8")
     probed = {
         "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
         "__str__", "__repr__", "__format__",
@@ -130,13 +218,11 @@ def _codeloop_eval():
     }
     containers = (list, tuple, set, frozenset)
 
-    class Unknown:
-        pass
-
     def strangers():
-        import os as _os
+        class Unknown:  # made here, when asked: a class costs a child page copies
+            pass
 
-        n = int.from_bytes(_os.urandom(8), "little")
+        n = int.from_bytes(os.urandom(8), "little")
         return (Unknown(), n, "codeloop-%x" % n, -n / 7.0, (n,))
 
     def ask(v, t, op, p):
@@ -242,7 +328,7 @@ def _codeloop_eval():
             check = g["check"]
             if entry not in g:
                 raise NameError(f"name '{entry}' is not defined")
-            sys.audit("codeloop.genuine", check, code)
+            audit("codeloop.genuine", check, code)
             check(guard(g[entry]))
         finally:
             sys.stdout, sys.stderr, sys.stdin = real
@@ -252,12 +338,10 @@ def _codeloop_eval():
             result = f"failed: {e}"
         except BaseException:
             result = "failed: an exception that cannot be printed"
-    sys.audit("codeloop.verdict", result)
-    import os
-
+    audit("codeloop.verdict", result)
     os._exit(0)
 
 
 _codeloop_install(_codeloop_eval.__code__)
-del _codeloop_install
+del _codeloop_install, _codeloop_watch
 _codeloop_eval()

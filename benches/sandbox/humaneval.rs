@@ -145,6 +145,11 @@ pub(crate) async fn job_breakdown(sandbox: &Sandbox, problems: &[eval::Problem])
         own_cpu.as_secs_f64() * 1000.0 / n,
         "cpu codeloop"
     );
+    println!(
+        "  {:>7.0}     {:<19} the job's child: minor page faults (copies on write, mostly)",
+        mean("faults child") / 1000.0,
+        "faults child"
+    );
     println!("  (load {before} -> {})", load());
     if wrong > 0 {
         println!("  ({wrong} canonical solutions did not pass)");

@@ -377,7 +377,9 @@ impl ForkServer {
     }
 
     /// Where the last job's time went, in seconds: the server's phases in
-    /// order, its CPU and its child's, then the round trip seen from here.
+    /// order, its CPU and its child's, then the round trip seen from here;
+    /// and "faults child", a count: the minor page faults of the job's
+    /// processes.
     pub fn last_phases(&self) -> &[(String, f64)] {
         &self.phases
     }
