@@ -168,6 +168,8 @@ fn a_signal_during_run_cancels_records_the_end_and_leaves_no_process() {
             "{output}"
         );
         assert!(output.contains("cancelling the session"), "{output}");
+        // The word the badge and the report give, not "FAILED".
+        assert!(output.contains("result: CANCELLED: "), "{output}");
     }
 }
 

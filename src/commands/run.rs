@@ -11,7 +11,7 @@ use anyhow::{Context, bail};
 use super::model::{ModelArgs, Selected, select_model};
 use crate::config::Config;
 use crate::engine::{self, EngineOptions, EngineSetup};
-use crate::session::{Command, Event, NodeStatus, NoticeLevel, Record, RunKind, State};
+use crate::session::{Command, Event, NodeStatus, NoticeLevel, Outcome, Record, RunKind, State};
 use tokio::signal::unix::{Signal, SignalKind, signal};
 
 #[derive(Debug, clap::Args)]
@@ -477,14 +477,23 @@ impl Progress {
                 _ => return None,
             },
             Event::Finished { result } => {
-                let verdict = if result.passed {
-                    self.paint("32", "PASSED")
-                } else {
-                    self.paint("31", "FAILED")
+                // The same word the workbench's badge and the report give.
+                let outcome = Outcome::of(s);
+                let verdict = match outcome {
+                    Outcome::Passed => self.paint("32", "PASSED"),
+                    Outcome::Cancelled => self.paint("33", "CANCELLED"),
+                    Outcome::Failed | Outcome::NoPlan | Outcome::Working => {
+                        self.paint("31", &outcome.label().to_uppercase())
+                    }
                 };
+                let label = format!("{}: ", outcome.label());
+                let summary = result
+                    .summary
+                    .strip_prefix(&label)
+                    .unwrap_or(&result.summary);
                 let mut out = format!(
                     "result: {verdict}: {}\n  repairs: {}, tokens: {} in + {} out",
-                    result.summary,
+                    summary,
                     result.iterations,
                     result.usage.prompt_tokens,
                     result.usage.completion_tokens
