@@ -170,6 +170,7 @@ fn a_signal_during_run_cancels_records_the_end_and_leaves_no_process() {
         assert!(output.contains("cancelling the session"), "{output}");
         // The word the badge and the report give, not "FAILED".
         assert!(output.contains("result: CANCELLED: "), "{output}");
+        assert!(!output.contains("FAILED"), "{output}");
     }
 }
 

@@ -387,6 +387,9 @@ impl Progress {
                 };
                 let verdict = if record.passed {
                     self.paint("32", "passed")
+                } else if s.cancelled {
+                    // Stopped by the cancel, not failed.
+                    self.paint("33", "cancelled")
                 } else {
                     self.paint("31", "FAILED")
                 };
