@@ -388,6 +388,25 @@ pub const WHILE_PAUSED: [GlobalAct; 6] = [
     GlobalAct::Steer(SteerAct::StepMode),
 ];
 
+/// `[`/`]`, the same in a live session's past, review and replay.
+const ITERATION_STEP: G = Binding {
+    label: "[ / ]",
+    does: "previous / next iteration",
+    short: "iteration",
+    keys: &[
+        (Key::ch('['), GlobalAct::Tape(TapeMove::PrevIteration)),
+        (Key::ch(']'), GlobalAct::Tape(TapeMove::NextIteration)),
+    ],
+};
+
+/// `f`, the same in a live session's past, review and replay.
+const FIRST_FAILURE: G = Binding {
+    label: "f",
+    does: "jump to the first failure",
+    short: "first failure",
+    keys: &[(Key::ch('f'), GlobalAct::Tape(TapeMove::FirstFailure))],
+};
+
 /// Moving through the past of a live session.
 pub const LIVE_TAPE: &[G] = &[
     Binding {
@@ -402,21 +421,8 @@ pub const LIVE_TAPE: &[G] = &[
             ),
         ],
     },
-    Binding {
-        label: "[ / ]",
-        does: "previous / next iteration",
-        short: "iteration",
-        keys: &[
-            (Key::ch('['), GlobalAct::Tape(TapeMove::PrevIteration)),
-            (Key::ch(']'), GlobalAct::Tape(TapeMove::NextIteration)),
-        ],
-    },
-    Binding {
-        label: "f",
-        does: "jump to the first failure",
-        short: "first failure",
-        keys: &[(Key::ch('f'), GlobalAct::Tape(TapeMove::FirstFailure))],
-    },
+    ITERATION_STEP,
+    FIRST_FAILURE,
     Binding {
         label: "Home / End",
         does: "first event / back to live",
@@ -442,21 +448,8 @@ pub const REVIEW_TAPE: &[G] = &[
             ),
         ],
     },
-    Binding {
-        label: "[ / ]",
-        does: "previous / next iteration",
-        short: "iteration",
-        keys: &[
-            (Key::ch('['), GlobalAct::Tape(TapeMove::PrevIteration)),
-            (Key::ch(']'), GlobalAct::Tape(TapeMove::NextIteration)),
-        ],
-    },
-    Binding {
-        label: "f",
-        does: "jump to the first failure",
-        short: "first failure",
-        keys: &[(Key::ch('f'), GlobalAct::Tape(TapeMove::FirstFailure))],
-    },
+    ITERATION_STEP,
+    FIRST_FAILURE,
     Binding {
         label: "Home / End",
         does: "first / last event",
