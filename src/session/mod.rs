@@ -12,6 +12,7 @@ pub mod repairs;
 pub mod report;
 mod segments;
 pub mod state;
+mod steering;
 pub mod tape;
 pub mod tape_read;
 
