@@ -291,6 +291,28 @@ fn a_demo_runs_to_a_pass_then_reopens_and_replays_at_double_speed() {
     wait_dead(&t);
 }
 
+/// In step mode, approve every pause until the screen shows `wanted`
+/// (within a minute); the screen that shows it.
+fn approve_until(t: &Tmux, wanted: &str) -> String {
+    let start = Instant::now();
+    loop {
+        let s = t.screen();
+        if s.contains(wanted) {
+            return s;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "never came to {wanted:?}:\n{s}"
+        );
+        if s.contains("⏸ PAUSED") {
+            t.keys(&["a"]);
+            std::thread::sleep(Duration::from_millis(300));
+        } else {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
 #[test]
 fn in_step_mode_the_code_is_edited_before_its_run_and_then_passes() {
     if skip_without_tmux() {
@@ -303,23 +325,7 @@ fn in_step_mode_the_code_is_edited_before_its_run_and_then_passes() {
     t.wait_for("READY", Duration::from_secs(20));
     t.keys(&["1"]);
     // Approve each step until the engine waits before the first run of top_words.
-    let start = Instant::now();
-    loop {
-        let s = t.screen();
-        if s.contains("paused before running top_words (iteration 1)") {
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "never paused before top_words' run:\n{s}"
-        );
-        if s.contains("⏸ PAUSED") {
-            t.keys(&["a"]);
-            std::thread::sleep(Duration::from_millis(300));
-        } else {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
+    approve_until(&t, "paused before running top_words (iteration 1)");
     // Edit the line that returns the words in the wrong order, in place.
     t.keys(&["e"]);
     t.wait_for("Edit code of top_words", Duration::from_secs(5));
@@ -340,18 +346,7 @@ fn in_step_mode_the_code_is_edited_before_its_run_and_then_passes() {
         Duration::from_secs(10),
     );
     // The edited code passes its tests; the program is assembled and passes.
-    let start = Instant::now();
-    let s = loop {
-        let s = t.screen();
-        if s.contains(" ✓ PASSED ") {
-            break s;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "not done:\n{s}");
-        if s.contains("⏸ PAUSED") {
-            t.keys(&["a"]);
-        }
-        std::thread::sleep(Duration::from_millis(300));
-    };
+    let s = approve_until(&t, " ✓ PASSED ");
     assert!(s.contains("✓ top_words passed"), "{s}");
     assert!(s.contains("code of top_words edited"), "{s}");
     assert!(
@@ -473,23 +468,7 @@ fn o_hands_the_terminal_to_editor_and_the_edit_comes_back_as_an_edit() {
     let t = Tmux::start("editor", dir.path(), &[], &env_refs(&env));
     t.wait_for("READY", Duration::from_secs(20));
     t.keys(&["1"]);
-    let start = Instant::now();
-    loop {
-        let s = t.screen();
-        if s.contains("paused before running top_words (iteration 1)") {
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "never paused before top_words' run:\n{s}"
-        );
-        if s.contains("⏸ PAUSED") {
-            t.keys(&["a"]);
-            std::thread::sleep(Duration::from_millis(300));
-        } else {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
+    approve_until(&t, "paused before running top_words (iteration 1)");
     t.keys(&["o"]);
     let s = t.wait_for(
         "top_words · iteration 2 (edited by you)",
@@ -502,18 +481,7 @@ fn o_hands_the_terminal_to_editor_and_the_edit_comes_back_as_an_edit() {
         modes.contains(" icanon") && !modes.contains("-icanon"),
         "the editor ran in raw mode:\n{modes}"
     );
-    let start = Instant::now();
-    let s = loop {
-        let s = t.screen();
-        if s.contains(" ✓ PASSED ") {
-            break s;
-        }
-        assert!(start.elapsed() < Duration::from_secs(60), "not done:\n{s}");
-        if s.contains("⏸ PAUSED") {
-            t.keys(&["a"]);
-        }
-        std::thread::sleep(Duration::from_millis(300));
-    };
+    let s = approve_until(&t, " ✓ PASSED ");
     assert!(s.contains("✓ top_words passed"), "{s}");
     // Once more, unchanged this time: nothing is sent.
     t.keys(&["o"]);
@@ -535,23 +503,7 @@ fn a_run_skipped_from_the_past_of_a_live_session_is_skipped_everywhere() {
     let t = Tmux::start("skip", dir.path(), &[], &env_refs(&env));
     t.wait_for("READY", Duration::from_secs(20));
     t.keys(&["1"]);
-    let start = Instant::now();
-    loop {
-        let s = t.screen();
-        if s.contains("paused before running top_words (iteration 1)") {
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "never paused before top_words' run:\n{s}"
-        );
-        if s.contains("⏸ PAUSED") {
-            t.keys(&["a"]);
-            std::thread::sleep(Duration::from_millis(300));
-        } else {
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
+    approve_until(&t, "paused before running top_words (iteration 1)");
     // Step back into the past: the live engine still waits, and x answers it.
     t.keys(&["Left", "Left"]);
     let s = t.wait_for("REVIEWING", Duration::from_secs(5));
