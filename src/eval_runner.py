@@ -3,8 +3,17 @@
 # stdin unreadable, every exception reported as "failed: <str(e)>"), then
 # calls check(entry_point) itself.
 #
+# It runs in one of two ways. As a script of its own (a fresh interpreter
+# for each sample), it installs its audit hook and runs the sample. As a
+# fork server's prelude, it is run once in the server, before any fork: the
+# hook is installed there unarmed (the server's own events pass), and each
+# job's child, forked from the server, calls run(), which arms the hook
+# before any sample code runs. The set-up is then paid once per server, not
+# once per sample (and its pages are not copied by every child).
+#
 # A sample passes only when check returned. The pass token (read and removed
-# before any sample code runs) lives only in the closure of an audit hook,
+# when the hook is armed, before any sample code runs) lives only in the
+# closure of an audit hook,
 # which Python code cannot list or remove; the hook writes the verdict, and
 # puts the token in it only when asked from this runner's own code after
 # check returned, check being the test's own function. Early exits, signals,
@@ -26,33 +35,28 @@
 # beyond any harness (it could as well read the expected answers).
 
 
-def _codeloop_install(runner_code):
+def _codeloop_install(runner_code, parent):
+    """Install the audit hook, unarmed: `runner_code` is run()'s code (the
+    only code whose codeloop.* events count), `parent` the evaluator's pid
+    (no signal may reach it)."""
     import builtins, json, os, sys
 
     # Everything the hook and the verdict call is taken here, before any
     # sample code runs: a sample that rebinds sys._getframe, sys.modules,
     # os.path's functions, json.dumps or builtins changes nothing they use.
     getframe, modules, dumps = sys._getframe, sys.modules, json.dumps
-    os_open, os_write, os_close, os_unlink = os.open, os.write, os.close, os.unlink
+    os_open, os_read, os_write, os_close, os_unlink = os.open, os.read, os.write, os.close, os.unlink
     stat, bytes_decode, type = os.stat, bytes.decode, builtins.type
     function_type = type(_codeloop_install)
-    fd = os_open("pass.token", os.O_RDONLY)
-    token = os.read(fd, 4096).decode("utf-8").strip()
-    os_close(fd)
-    os_unlink("pass.token")
     try:
         import ctypes
     except ImportError:  # an interpreter built without it: no tags, no prctl
         ctypes = None
-    # A fork server saved the modules' contents before forking (sys is
-    # this process's own: what the sample finds there later is not this).
-    pristine = vars(sys).pop("_codeloop_pristine", None)
-    if pristine is None and ctypes is not None:  # a fork server's children are born non-dumpable
+    if ctypes is not None:  # a fork server is so already, and its children with it
         try:
             ctypes.pythonapi.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no /proc/PID/mem for others
         except Exception:
             pass
-    parent = os.getppid()
     try:
         proc_dev = stat("/proc/self").st_dev
     except OSError:
@@ -63,10 +67,8 @@ def _codeloop_install(runner_code):
     }
     watched = ("builtins", "math", "cmath", "operator", "functools", "itertools",
                "collections", "re", "string", "heapq", "statistics", "fractions", "decimal")
-    changed = _codeloop_watch(ctypes, modules, watched, pristine)
-    # `pristine` is held as long as the hook: freed in a forked child, it
-    # would touch (and copy) every page of every module it refers to.
-    state = {"refused": [], "genuine": False, "busy": False, "pristine": pristine}
+    changed = _codeloop_watch(ctypes, modules, watched)
+    state = {"refused": [], "genuine": False, "busy": False, "armed": False, "token": ""}
 
     def verdict(result):
         problem = state["refused"][0] if state["refused"] else changed()
@@ -78,7 +80,7 @@ def _codeloop_install(runner_code):
         except OSError:
             pass
         fd = os_open("verdict.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        os_write(fd, dumps({"result": result, "token": token if passed else ""}).encode())
+        os_write(fd, dumps({"result": result, "token": state["token"] if passed else ""}).encode())
         os_close(fd)
 
     def from_runner():
@@ -112,8 +114,31 @@ def _codeloop_install(runner_code):
             return False  # nothing there: nothing to read
         return st.st_dev == proc_dev and (st.st_mode & 0o777) in (0o600, 0o400)
 
+    def arm():
+        """Take the pass token: read, then removed from the job's directory."""
+        try:
+            fd = os_open("pass.token", os.O_RDONLY)
+            try:
+                state["token"] = bytes_decode(os_read(fd, 4096), "utf-8").strip()
+            finally:
+                os_close(fd)
+            os_unlink("pass.token")
+        except OSError:
+            state["token"] = ""
+
     def hook(event, args):
         if state["busy"]:
+            return
+        if not state["armed"]:
+            # Installed in a fork server (whose own events pass): armed in
+            # each job's child by the runner, before any sample code runs.
+            if event == "codeloop.arm" and from_runner():
+                state["busy"] = True
+                try:
+                    arm()
+                    state["armed"] = True
+                finally:
+                    state["busy"] = False
             return
         what = None
         if event.startswith("codeloop."):
@@ -121,6 +146,8 @@ def _codeloop_install(runner_code):
             try:
                 if not from_runner():
                     what = "a forged " + event
+                elif event == "codeloop.arm":
+                    what = "arming the evaluator twice"
                 elif event == "codeloop.genuine":
                     state["genuine"] = genuine(*args)
                 elif event == "codeloop.verdict":
@@ -142,17 +169,16 @@ def _codeloop_install(runner_code):
     sys.addaudithook(hook)
 
 
-def _codeloop_watch(ctypes, modules, watched, pristine):
+def _codeloop_watch(ctypes, modules, watched):
     """A function that names the first watched module changed since now
     (its entry in sys.modules replaced, or a name it had bound to something
     else), or None. A dict nothing wrote to is unchanged: that is read from
     its version tag, which CPython bumps on every write, through ctypes views
     made here (ctypes is refused to the sample), without copying or touching
     the module (a forked child then copies none of its pages). Only a dict
-    written to is compared, name by name, with its contents before the
-    sample: as a fork server saved them before any fork (`pristine`), or
-    copied here. Where the tag does not behave so (an interpreter without
-    one), every dict is compared."""
+    written to is compared, name by name, with its contents copied here (in
+    a fork server, once, before any fork). Where the tag does not behave so
+    (no ctypes, or an interpreter without one), every dict is compared."""
     get, items, dict_get = modules.get, dict.items, dict.get
     module_dict = vars(type(modules["sys"]))["__dict__"].__get__
     present = tuple((name, get(name)) for name in watched if name in modules)
@@ -171,9 +197,7 @@ def _codeloop_watch(ctypes, modules, watched, pristine):
     watch = []
     for name, module in present:
         now = module_dict(module)
-        saved = pristine.get(name) if type(pristine) is dict else None
-        if type(saved) is not dict or not tagged:
-            saved = dict(now)
+        saved = dict(now)
         cell = view(id(now) + 3 * word) if tagged else None
         watch.append((name, module, now, saved, cell, version(cell) if tagged else None))
     watch = tuple(watch)
@@ -192,19 +216,12 @@ def _codeloop_watch(ctypes, modules, watched, pristine):
     return changed
 
 
-def _codeloop_eval():
+def _codeloop_runner():
+    """run(), which runs the sample named by the job (program.py and the
+    entry point in argv), with what it needs made here once."""
     import io, os, sys
 
     audit = sys.audit  # the sample may rebind sys.audit; the runner reports through this one
-    entry = sys.argv[1]
-    # Read raw (a text file object costs a child ~40 page copies); compile
-    # reads "\r\n" and "\r" as newlines as the text file would have.
-    fd = os.open("program.py", os.O_RDONLY)
-    chunks = []
-    while chunk := os.read(fd, 1 << 20):
-        chunks.append(chunk)
-    os.close(fd)
-    src = b"".join(chunks).decode("utf-8")
     probed = {
         "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__",
         "__str__", "__repr__", "__format__",
@@ -218,10 +235,10 @@ def _codeloop_eval():
     }
     containers = (list, tuple, set, frozenset)
 
-    def strangers():
-        class Unknown:  # made here, when asked: a class costs a child page copies
-            pass
+    class Unknown:
+        pass
 
+    def strangers():
         n = int.from_bytes(os.urandom(8), "little")
         return (Unknown(), n, "codeloop-%x" % n, -n / 7.0, (n,))
 
@@ -315,33 +332,58 @@ def _codeloop_eval():
         def readlines(self, *a, **k): raise IOError
         def readable(self, *a, **k): return False
 
-    real = sys.stdout, sys.stderr, sys.stdin
-    try:
-        code = compile(src, "<string>", "exec")
-        g = {}
-        sys.stdout = sys.stderr = io.StringIO()
-        sys.stdin = NoInput()
+    def run():
+        audit("codeloop.arm")
+        entry = sys.argv[1]
+        # Read raw (a text file object costs a child ~40 page copies); compile
+        # reads "\r\n" and "\r" as newlines as the text file would have.
+        fd = os.open("program.py", os.O_RDONLY)
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        os.close(fd)
+        src = b"".join(chunks).decode("utf-8")
+        real = sys.stdout, sys.stderr, sys.stdin
         try:
-            exec(code, g)
-            if "check" not in g:
-                raise NameError("name 'check' is not defined")
-            check = g["check"]
-            if entry not in g:
-                raise NameError(f"name '{entry}' is not defined")
-            audit("codeloop.genuine", check, code)
-            check(guard(g[entry]))
-        finally:
-            sys.stdout, sys.stderr, sys.stdin = real
-        result = "passed"
-    except BaseException as e:
-        try:
-            result = f"failed: {e}"
-        except BaseException:
-            result = "failed: an exception that cannot be printed"
-    audit("codeloop.verdict", result)
-    os._exit(0)
+            code = compile(src, "<string>", "exec")
+            g = {}
+            sys.stdout = sys.stderr = io.StringIO()
+            sys.stdin = NoInput()
+            try:
+                exec(code, g)
+                if "check" not in g:
+                    raise NameError("name 'check' is not defined")
+                check = g["check"]
+                if entry not in g:
+                    raise NameError(f"name '{entry}' is not defined")
+                audit("codeloop.genuine", check, code)
+                check(guard(g[entry]))
+            finally:
+                sys.stdout, sys.stderr, sys.stdin = real
+            result = "passed"
+        except BaseException as e:
+            try:
+                result = f"failed: {e}"
+            except BaseException:
+                result = "failed: an exception that cannot be printed"
+        audit("codeloop.verdict", result)
+        os._exit(0)
+
+    return run
 
 
-_codeloop_install(_codeloop_eval.__code__)
-del _codeloop_install, _codeloop_watch
-_codeloop_eval()
+run = _codeloop_runner()
+if __name__ == "__main__":
+    # A script of its own (a fresh interpreter per sample): install, run.
+    import os as _os
+
+    _codeloop_install(run.__code__, _os.getppid())
+    del _codeloop_install, _codeloop_watch, _codeloop_runner, _os
+    run()
+else:
+    # A fork server's prelude: installed (unarmed) once in the server, whose
+    # children are its jobs; each job's script calls run().
+    import os as _os
+
+    _codeloop_install(run.__code__, _os.getpid())
+    del _codeloop_install, _codeloop_watch, _codeloop_runner, _os

@@ -100,7 +100,15 @@ const FORGED: &[(&str, &str)] = &[
     ),
     (
         "sys._getframe faked to pass the runner's frame check",
-        "    import sys, types, os\n    f = sys._getframe(1)\n    while f.f_code.co_name != '_codeloop_eval':\n        f = f.f_back\n    rc, code, g = f.f_code, f.f_locals['code'], f.f_locals['g']\n    sys._getframe = lambda n=0, c=rc: types.SimpleNamespace(f_code=c)\n    sys.audit('codeloop.genuine', g['check'], code)\n    sys.audit('codeloop.verdict', 'passed')\n    os._exit(0)\n",
+        "    import sys, types, os\n    f = sys._getframe(1)\n    while 'code' not in f.f_locals or 'g' not in f.f_locals:\n        f = f.f_back\n    rc, code, g = f.f_code, f.f_locals['code'], f.f_locals['g']\n    sys._getframe = lambda n=0, c=rc: types.SimpleNamespace(f_code=c)\n    sys.audit('codeloop.genuine', g['check'], code)\n    sys.audit('codeloop.verdict', 'passed')\n    os._exit(0)\n",
+    ),
+    (
+        "the runner run again from inside the check",
+        "    import sys\n    runner = sys.modules.get('_codeloop_prelude') or sys.modules['__main__']\n    runner.run()\n",
+    ),
+    (
+        "the evaluator armed again by the sample",
+        "    import sys\n    sys.audit('codeloop.arm')\n    return 2 * x\n",
     ),
     (
         "sys.audit rebound to turn the failed verdict into passed",
@@ -345,4 +353,57 @@ async fn forged_samples_fail_in_fork_servers() {
 #[tokio::test]
 async fn forged_samples_fail_in_fresh_interpreters() {
     forged_fail_and_honest_pass(false).await;
+}
+
+/// The module watch, on both of its paths: with ctypes (a dict's version
+/// tag says whether it was written to) and without (every dict compared):
+/// each names a rebound name, and lets an added submodule and an untouched
+/// module pass.
+#[test]
+fn the_module_watch_names_a_changed_module_with_and_without_ctypes() {
+    let python = Sandbox::probe().interpreter.clone();
+    let script = r#"
+import ast, ctypes, sys
+source = sys.stdin.read()
+tree = ast.parse(source)
+watch = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_codeloop_watch"]
+namespace = {}
+exec(compile(ast.Module(body=watch, type_ignores=[]), "runner", "exec"), namespace)
+import math, string
+for name, c in (("tagged", ctypes), ("compared", None)):
+    changed = namespace["_codeloop_watch"](c, sys.modules, ("math", "string", "absent"))
+    untouched = changed()
+    string.extra_submodule_like_name = math  # a name added: not a rebinding
+    added = changed()
+    real = math.floor
+    math.floor = lambda v: 0
+    rebound = changed()
+    math.floor = real
+    restored = changed()
+    print(name, untouched, added, rebound, restored)
+    del string.extra_submodule_like_name
+"#;
+    let mut child = std::process::Command::new(&python)
+        .args(["-S", "-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(include_str!("../src/eval_runner.py").as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert_eq!(
+        text.lines().collect::<Vec<_>>(),
+        [
+            "tagged None None math.floor was changed None",
+            "compared None None math.floor was changed None",
+        ]
+    );
 }

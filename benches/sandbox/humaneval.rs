@@ -43,10 +43,13 @@ pub(crate) async fn job_breakdown(sandbox: &Sandbox, problems: &[eval::Problem])
     );
     let options = EvalOptions::default();
     let mut server = match sandbox
-        .fork_server(Limits {
-            memory_bytes: options.memory_bytes,
-            ..Limits::default()
-        })
+        .fork_server_with(
+            Limits {
+                memory_bytes: options.memory_bytes,
+                ..Limits::default()
+            },
+            Some(eval::RUNNER_PRELUDE),
+        )
         .await
     {
         Ok(s) => s,
@@ -64,8 +67,12 @@ pub(crate) async fn job_breakdown(sandbox: &Sandbox, problems: &[eval::Problem])
     for pass in 0..2 {
         let cpu_before = own_cpu_time();
         for p in problems {
-            let (spec, token) =
-                eval::sample_job(p, p.canonical_solution.as_deref().unwrap_or(""), &options);
+            let (spec, token) = eval::sample_job(
+                p,
+                p.canonical_solution.as_deref().unwrap_or(""),
+                &options,
+                eval::Runner::Prelude,
+            );
             let outcome = match server.run(&spec).await {
                 Ok(o) => o,
                 Err(e) => {

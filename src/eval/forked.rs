@@ -13,7 +13,10 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::{EvalError, EvalOptions, Problem, Sample, SampleResult, sample_job, verdict};
+use super::{
+    EvalError, EvalOptions, Problem, RUNNER_PRELUDE, Runner, Sample, SampleResult, sample_job,
+    verdict,
+};
 use crate::exec::{ForkServer, Limits, Sandbox};
 
 /// Samples queued on one server at a time: the one running and the next.
@@ -84,12 +87,13 @@ pub(super) async fn evaluate_forked(
                     Some(s) if s.is_alive() => s,
                     _ => server.insert(
                         sandbox
-                            .fork_server(server_limits.clone())
+                            .fork_server_with(server_limits.clone(), Some(RUNNER_PRELUDE))
                             .await
                             .map_err(|e| run_error(index, e.to_string()))?,
                     ),
                 };
-                let (spec, token) = sample_job(problem, &sample.completion, options);
+                let (spec, token) =
+                    sample_job(problem, &sample.completion, options, Runner::Prelude);
                 match s.submit(&spec) {
                     Ok(()) => pending.push_back(Pending {
                         index,

@@ -19,6 +19,10 @@ OUT = sys.argv[2]
 KILL_ALL = sys.argv[3] == "kill-all"
 # /dev/shm is wiped after each job only when it is the sandbox's own tmpfs.
 PRIVATE_SHM = sys.argv[4] == "private-shm"
+# A module run once here before any fork (the evaluator's runner), as
+# `_codeloop_prelude`: its jobs' scripts call into it, so no child sets it
+# up again, and its pages are the server's.
+PRELUDE = sys.argv[5] if len(sys.argv) > 5 else None
 libc = ctypes.CDLL(None, use_errno=True)
 SYS_create, SYS_add_rule, SYS_restrict = 444, 445, 446
 WRITE_ACCESS = sum(1 << b for b in (1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14))
@@ -465,12 +469,12 @@ def main():
     os.dup2(null, 1)
     probe = {"ready": True, "landlock_abi": ABI, "pid": os.getpid()}
     proto.write(json.dumps(probe) + "\n")
-    # The evaluation runner (eval_runner.py) compares a module the sample
-    # wrote to with its contents before: saved once here, not copied by
-    # every child (a copy touches, and so copies, every value's page).
-    sys._codeloop_pristine = {
-        name: dict(vars(m)) for name, m in list(sys.modules.items()) if isinstance(m, types.ModuleType)
-    }
+    if PRELUDE:
+        prelude = types.ModuleType("_codeloop_prelude")
+        prelude.__file__ = os.path.abspath(PRELUDE)
+        sys.modules["_codeloop_prelude"] = prelude
+        with open(PRELUDE, "rb") as f:
+            exec(compile(f.read(), prelude.__file__, "exec"), prelude.__dict__)
     # What is alive now lives as long as the server: out of the collector's
     # sight, a child's collections do not touch (and copy) its pages.
     gc.collect()

@@ -64,6 +64,16 @@ pub struct ForkServer {
     _workdir: TempDir,
 }
 
+/// A module a fork server runs once, before any fork, as
+/// `_codeloop_prelude`: its jobs' scripts call into it, so what it sets up
+/// is made once per server, not once per job (the evaluator's runner).
+#[derive(Debug, Clone, Copy)]
+pub struct Prelude {
+    /// Its file name in the server's directory.
+    pub file: &'static str,
+    pub source: &'static str,
+}
+
 /// A submitted job waiting for its outcome.
 struct Queued {
     id: u64,
@@ -113,6 +123,15 @@ impl Sandbox {
     /// Start a fork server inside the sandbox. `limits` bound the server as
     /// a whole (its memory, its processes, the scratch space of its jobs).
     pub async fn fork_server(&self, limits: Limits) -> Result<ForkServer, ExecError> {
+        self.fork_server_with(limits, None).await
+    }
+
+    /// A fork server that runs `prelude` once, before its first fork.
+    pub async fn fork_server_with(
+        &self,
+        limits: Limits,
+        prelude: Option<Prelude>,
+    ) -> Result<ForkServer, ExecError> {
         if self.interpreter.as_os_str().is_empty() {
             return Err(ExecError::NoInterpreter);
         }
@@ -134,20 +153,26 @@ impl Sandbox {
         let out = root.join("_out").display().to_string();
         let run_uid = self.drop_uid.then(next_run_uid);
         let kill_all = self.has_namespaces() || run_uid.is_some();
+        let mut files = vec![(SERVER_FILE.to_string(), SERVER_SOURCE.to_string())];
+        if let Some(p) = prelude {
+            files.push((p.file.to_string(), p.source.to_string()));
+        }
+        let mut args = vec![
+            jobs,
+            out,
+            if kill_all { "kill-all" } else { "group-only" }.into(),
+            if self.has_namespaces() {
+                "private-shm"
+            } else {
+                "host-shm"
+            }
+            .into(),
+        ];
+        args.extend(prelude.map(|p| p.file.to_string()));
         let spec = RunSpec {
-            files: vec![(SERVER_FILE.into(), SERVER_SOURCE.into())],
+            files,
             script: SERVER_FILE.into(),
-            args: vec![
-                jobs,
-                out,
-                if kill_all { "kill-all" } else { "group-only" }.into(),
-                if self.has_namespaces() {
-                    "private-shm"
-                } else {
-                    "host-shm"
-                }
-                .into(),
-            ],
+            args,
             limits: Limits {
                 // The server lives as long as its owner; the jobs have their own clocks.
                 cpu_secs: 24 * 3600,

@@ -40,7 +40,7 @@ mod run;
 mod sandbox;
 
 use crate::protocol::Stream;
-pub use forkserver::ForkServer;
+pub use forkserver::{ForkServer, Prelude};
 pub use mode::{SandboxMode, choose_reduced_sandbox, reduced_sandbox_chosen};
 pub use sandbox::{LayerReport, Sandbox, SandboxOptions};
 
