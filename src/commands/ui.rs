@@ -74,7 +74,9 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
             live,
             paused,
         } => {
-            let (contents, source) = load_tape(&tape, &config.sessions_dir())?;
+            // Read like `open`'s: the first frame from the first records,
+            // the rest while it plays.
+            let (opening, source) = open_tape(&tape, &config.sessions_dir())?;
             let mut info = info(source, demos);
             if live {
                 let sandbox = probe_sandbox().await?;
@@ -90,7 +92,10 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
                     })
                 }));
             }
-            App::replay(contents, info, theme, speed, paused, live)
+            let clock = crate::tui::app::Replay::new(speed, !paused, live);
+            let (app, loading) = App::open_replay(opening, info, theme, clock);
+            hooks.loading = loading;
+            app
         }
         UiMode::Live { task, model } => {
             // The model and the sandbox are chosen before the screen opens, so a

@@ -317,9 +317,9 @@ where
     Ok(())
 }
 
-/// Open a recorded session in place of the welcome screen: review (read
-/// in the background, like `codeloop open`: the rest of it is returned for
-/// the loop to fold), or a replay from its start.
+/// Open a recorded session in place of the welcome screen: review, or a
+/// replay from its start; read in the background like `codeloop open` (the
+/// rest of it is returned for the loop to fold).
 fn open_session(
     app: &mut App,
     tape: &std::path::Path,
@@ -332,12 +332,13 @@ fn open_session(
     };
     let theme = app.theme().clone();
     let screen = app.screen();
-    let opened = if replay {
-        crate::session::read_tape(tape)
-            .map(|contents| (App::replay(contents, info, theme, 1.0, false, false), None))
-    } else {
-        super::loader::open(tape).map(|opening| App::open(opening, info, theme))
-    };
+    let opened = super::loader::open(tape).map(|opening| match replay {
+        true => {
+            let clock = super::app::Replay::new(1.0, true, false);
+            App::open_replay(opening, info, theme, clock)
+        }
+        false => App::open(opening, info, theme),
+    });
     match opened {
         Ok((opened, rest)) => {
             *app = opened;

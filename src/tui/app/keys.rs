@@ -184,7 +184,9 @@ impl App {
             GlobalAct::Replay(a) => {
                 if let Mode::Replay(clock) = &mut self.mode {
                     match a {
-                        ReplayAct::PlayPause => clock.toggle(&mut self.timeline),
+                        ReplayAct::PlayPause => {
+                            clock.toggle(&mut self.timeline, self.info.loading.is_some())
+                        }
                         ReplayAct::Faster => clock.faster(),
                         ReplayAct::Slower => clock.slower(),
                     }

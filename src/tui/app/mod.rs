@@ -339,10 +339,8 @@ impl App {
         paused: bool,
         live: bool,
     ) -> App {
-        let mut app = App::review(tape, info, theme);
-        app.mode = Mode::Replay(Replay::new(speed, !paused, live));
-        app.set_cursor(0);
-        app
+        let clock = Replay::new(speed, !paused, live);
+        App::open_replay(super::loader::Opening::whole(tape), info, theme, clock).0
     }
 
     // ---- what the app holds --------------------------------------------
@@ -441,9 +439,10 @@ impl App {
 
     fn tick(&mut self, now: Instant, actions: &mut Vec<Action>) {
         let running = self.session_running();
+        let more_coming = self.info.loading.is_some();
         match &mut self.mode {
             Mode::Replay(clock) => {
-                let tick = clock.tick(&mut self.timeline, now);
+                let tick = clock.tick(&mut self.timeline, now, more_coming);
                 for (run_id, state) in tick.finished_runs {
                     actions.push(Action::Rerun {
                         run_id,
@@ -454,10 +453,7 @@ impl App {
                     self.graph.follow(self.timeline.active());
                 }
                 if tick.finished {
-                    self.flash = Some((
-                        NoticeLevel::Info,
-                        "replay finished: ←/→ step, Home restarts, space plays again".into(),
-                    ));
+                    self.say_replay_finished();
                 }
                 self.dirty = true;
             }
@@ -472,6 +468,13 @@ impl App {
             }
             Mode::Live(_) | Mode::Review => {}
         }
+    }
+
+    fn say_replay_finished(&mut self) {
+        self.flash = Some((
+            NoticeLevel::Info,
+            "replay finished: ←/→ step, Home restarts, space plays again".into(),
+        ));
     }
 
     /// When the replay clock next needs a tick (None: not playing or at the end).
