@@ -345,6 +345,18 @@ fn hint_line(app: &App) -> Line<'static> {
             t.warning,
         );
     }
+    // The log pager covers the panes and takes every key: its keys, not
+    // the focused pane's nor the workbench's.
+    if let Some(Popup::Pager(_)) = app.popups.last() {
+        let mut spans = vec![Span::styled(" Log ", t.title)];
+        let rows = crate::tui::panes::pager::Pager::status_rows();
+        for (i, row) in rows.iter().enumerate() {
+            let sep = if i + 1 < rows.len() { " · " } else { "" };
+            spans.push(Span::styled(format!("{} ", row.label), t.accent));
+            spans.push(Span::styled(format!("{}{sep}", row.short), t.dim));
+        }
+        return Line::from(spans);
+    }
     let mut spans = vec![Span::styled(format!(" {} ", app.focus.title()), t.title)];
     for row in pane_rows(app)
         .into_iter()

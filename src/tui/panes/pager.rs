@@ -166,6 +166,21 @@ impl Pager {
         keymap::rows(KEYS).collect()
     }
 
+    /// The keys the status bar names while the pager is open: all but
+    /// moving up and down (which go without saying, and would not fit 80
+    /// columns beside the rest).
+    pub fn status_rows() -> Vec<Row> {
+        KEYS.iter()
+            .filter(|b| {
+                !b.keys
+                    .iter()
+                    .any(|(_, a)| matches!(a, PagerAct::Scroll(_) | PagerAct::Top))
+            })
+            .map(Binding::row)
+            .filter(|r| !r.short.is_empty())
+            .collect()
+    }
+
     pub fn path(&self) -> &std::path::Path {
         &self.path
     }
