@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-use crate::commands::model::{ModelArgs, select_model};
+use crate::commands::model::{ModelArgs, Selected, select_model};
 use crate::config::Config;
 use crate::engine::{EngineHandle, EngineOptions, EngineSetup};
 use crate::exec::Sandbox;
@@ -13,7 +13,7 @@ use crate::llm::ChatModel;
 use crate::llm::scripted::{Pacing, ScriptedModel};
 use crate::session::{TapeContents, index, parse_tape, read_tape};
 use crate::tui::app::{
-    DemoEntry, DemoModel, ExportFormat, NOTHING_TO_RESUME, SessionChoices, StartRequest,
+    DemoEntry, DemoModel, ExportFormat, Msg, NOTHING_TO_RESUME, SessionChoices, StartRequest,
 };
 use crate::tui::event_loop::{self, Hooks};
 use crate::tui::loader::{self, Opening};
@@ -53,19 +53,11 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
     };
     let mut app = match mode {
         UiMode::Open { tape } => {
-            let (opening, source) = open_tape(&tape, &config.sessions_dir())?;
-            let mut info = info(source.clone(), demos);
-            // For the lineage: the sessions forked from this one.
-            info.sessions = recent_sessions(&config, usize::MAX);
-            // F forks at the cursor: on the session's own model, chosen
-            // (and the sandbox probed) in the background meanwhile.
-            hooks.starter = Some(fork_starter(config.clone(), PathBuf::from(source)));
-            let listing = config.clone();
-            hooks.sessions = Some(Box::new(move || {
-                recent_sessions(&listing, crate::tui::panes::sessions::RECENT)
-            }));
-            let (app, loading) = App::open(opening, info, theme);
-            hooks.loading = loading;
+            let (app, opened) = open_view(&tape, &config, theme, demos)?;
+            hooks = Hooks {
+                exporter: hooks.exporter,
+                ..opened
+            };
             app
         }
         UiMode::Replay {
@@ -105,23 +97,15 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
             let sandbox = Arc::new(sandbox?);
             // The recent sessions, read once from the index's cached summaries.
             let sessions = recent_sessions(&config, crate::tui::panes::sessions::RECENT);
+            let (model_label, demo_model) =
+                welcome_model(&selected, model.demo.is_some(), demos.len());
             let mut app = App::live(
                 Info {
-                    model_label: selected.description.clone(),
+                    model_label,
                     sandbox_layers: sandbox.active_layers(),
                     sandbox_warning: sandbox.warning(),
                     source: config.sessions_dir().display().to_string(),
-                    demo_model: selected.demo.map(|demo| DemoModel {
-                        task: demo.task.to_string(),
-                        refusal: format!(
-                            "{}\nHere: Esc, then 1-{} start a demo with its own task.",
-                            crate::commands::run::no_model_for_own_task(
-                                &selected,
-                                model.demo.is_some()
-                            ),
-                            demos.len()
-                        ),
-                    }),
+                    demo_model,
                     demos,
                     sessions,
                     notify: config.ui.notify,
@@ -188,6 +172,63 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
     }
     result?;
     Ok(0)
+}
+
+/// How the welcome screen names the model a new session starts on, and,
+/// for the demo model, its one task and what to say of any other
+/// (`named_demo`: it was asked for with --demo).
+fn welcome_model(
+    selected: &Selected,
+    named_demo: bool,
+    demos: usize,
+) -> (String, Option<DemoModel>) {
+    let demo_model = selected.demo.map(|demo| DemoModel {
+        task: demo.task.to_string(),
+        refusal: format!(
+            "{}\nHere: Esc, then 1-{demos} start a demo with its own task.",
+            crate::commands::run::no_model_for_own_task(selected, named_demo),
+        ),
+    });
+    (selected.description.clone(), demo_model)
+}
+
+/// `codeloop open`: the app over a tape being read, and what its loop
+/// needs (the rest of the tape, the starter of forks and of sessions begun
+/// on its welcome screen, the model those would use once it is chosen).
+/// Called inside the runtime: the choices are made on a task of it.
+pub fn open_view(
+    tape: &Path,
+    config: &Config,
+    theme: Theme,
+    demos: Vec<DemoEntry>,
+) -> anyhow::Result<(App, Hooks)> {
+    let (opening, source) = open_tape(tape, &config.sessions_dir())?;
+    let mut info = info(source.clone(), demos);
+    // For the lineage: the sessions forked from this one.
+    info.sessions = recent_sessions(config, usize::MAX);
+    // F forks at the cursor: on the session's own model, chosen (and the
+    // sandbox probed) in the background meanwhile. The model a new session
+    // would start on (`n`, after a fork too) is chosen there as well, and
+    // the welcome screen told.
+    let (chosen, messages) = tokio::sync::mpsc::channel(1);
+    let demo_count = info.demos.len();
+    let listing = config.clone();
+    let (app, loading) = App::open(opening, info, theme);
+    let hooks = Hooks {
+        starter: Some(fork_starter(
+            config.clone(),
+            PathBuf::from(source),
+            chosen,
+            demo_count,
+        )),
+        sessions: Some(Box::new(move || {
+            recent_sessions(&listing, crate::tui::panes::sessions::RECENT)
+        })),
+        loading,
+        messages: Some(messages),
+        ..Hooks::default()
+    };
+    Ok((app, hooks))
 }
 
 /// The newest `limit` sessions, from the index's cached summaries (none
@@ -449,41 +490,80 @@ async fn fork_model(config: &Config, tape: &Path) -> Result<(Arc<dyn ChatModel>,
     }
 }
 
-/// Starts the forks of `codeloop open`: the model and the sandbox are
-/// chosen in the background when the view opens; F before they are ready
-/// is told to wait.
-fn fork_starter(config: Config, tape: PathBuf) -> crate::tui::event_loop::Starter {
-    type Ready = Result<(Arc<dyn ChatModel>, String, Arc<Sandbox>), String>;
-    let slot: Arc<std::sync::Mutex<Option<Ready>>> = Arc::default();
+/// Starts the forks of `codeloop open`, and the sessions begun on its
+/// welcome screen (`n`): the fork's model, the workbench's (the one
+/// `codeloop` alone would start on: the configured model or the bundled
+/// demo model) and the sandbox are chosen in the background when the view
+/// opens, and the welcome screen is told the workbench's (`chosen`); a
+/// start before they are ready is told to wait.
+fn fork_starter(
+    config: Config,
+    tape: PathBuf,
+    chosen: tokio::sync::mpsc::Sender<Msg>,
+    demos: usize,
+) -> crate::tui::event_loop::Starter {
+    struct Ready {
+        fork: Result<(Arc<dyn ChatModel>, String), String>,
+        workbench: Result<Arc<dyn ChatModel>, String>,
+        sandbox: Result<Arc<Sandbox>, String>,
+    }
+    let slot: Arc<std::sync::Mutex<Option<Arc<Ready>>>> = Arc::default();
     let filled = Arc::clone(&slot);
     let background = config.clone();
     tokio::spawn(async move {
-        let (model, sandbox) = tokio::join!(fork_model(&background, &tape), probe_sandbox());
-        let ready = match (model, sandbox) {
-            (Ok((model, note)), Ok(sandbox)) => Ok((model, note, Arc::new(sandbox))),
-            (Err(e), _) => Err(e),
-            (_, Err(e)) => Err(format!("{e:#}")),
+        let asked = ModelArgs::default();
+        let (fork, workbench, sandbox) = tokio::join!(
+            fork_model(&background, &tape),
+            select_model(&background, &asked),
+            probe_sandbox()
+        );
+        let (label, demo_model) = match &workbench {
+            Ok(selected) => welcome_model(selected, false, demos),
+            Err(e) => (format!("none usable ({e:#})"), None),
         };
-        *filled.lock().unwrap_or_else(|e| e.into_inner()) = Some(ready);
+        let ready = Ready {
+            fork,
+            workbench: workbench.map(|s| s.model).map_err(|e| format!("{e:#}")),
+            sandbox: sandbox.map(Arc::new).map_err(|e| format!("{e:#}")),
+        };
+        *filled.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(ready));
+        let _ = chosen.send(Msg::ModelChosen { label, demo_model }).await;
     });
     Box::new(move |request| {
         let ready = slot.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let (model, note, sandbox) = match ready {
-            Some(Ok(ready)) => ready,
-            Some(Err(e)) => anyhow::bail!("{e}"),
-            None => anyhow::bail!(
-                "still choosing the model and probing the sandbox for the fork: press F again in a moment"
-            ),
+        let Some(ready) = ready else {
+            match request {
+                StartRequest::Task { .. } | StartRequest::Demo { .. } => anyhow::bail!(
+                    "still choosing the model and probing the sandbox: start it again in a moment"
+                ),
+                StartRequest::ForkAt { .. }
+                | StartRequest::Fork { .. }
+                | StartRequest::Resume { .. } => anyhow::bail!(
+                    "still choosing the model and probing the sandbox for the fork: press F again in a moment"
+                ),
+            }
+        };
+        let sandbox = match &ready.sandbox {
+            Ok(sandbox) => Arc::clone(sandbox),
+            Err(e) => anyhow::bail!("{e}"),
         };
         let (tape, how) = match request {
             StartRequest::ForkAt { tape, at } => (tape, Continue::Fork(Some(at))),
             StartRequest::Fork { tape } => (tape, Continue::Fork(None)),
             StartRequest::Resume { tape } => (tape, Continue::Resume),
-            // Back on the welcome screen after a fork: a demo, or a task on
-            // the model the fork went on with.
+            // A demo answers with its own replies; a task goes to the
+            // workbench's model, the one the welcome screen names.
             request @ (StartRequest::Task { .. } | StartRequest::Demo { .. }) => {
+                let model = match &ready.workbench {
+                    Ok(model) => Arc::clone(model),
+                    Err(e) => anyhow::bail!("no model for a new session: {e}"),
+                };
                 return start_session(&config, model, sandbox, request, &SessionChoices::default());
             }
+        };
+        let (model, note) = match &ready.fork {
+            Ok((model, note)) => (Arc::clone(model), note.clone()),
+            Err(e) => anyhow::bail!("{e}"),
         };
         continue_session(&config, model, sandbox, tape, how, Some(note))
     })

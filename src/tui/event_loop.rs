@@ -71,6 +71,9 @@ pub struct Hooks {
     pub exporter: Option<Exporter>,
     /// The rest of a tape being opened (`tui::loader`), folded batch by batch.
     pub loading: Option<mpsc::Receiver<Loaded>>,
+    /// Messages from work started before the loop (the model `open`
+    /// chooses in the background).
+    pub messages: Option<mpsc::Receiver<Msg>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -116,6 +119,7 @@ where
     let mut last_frame = draw(terminal, app, &highlighter, &mut hooks, &mut frames)?;
     let mut initial = std::mem::take(&mut hooks.initial);
     let mut loading = hooks.loading.take();
+    let mut messages = hooks.messages.take();
 
     loop {
         let now = Instant::now();
@@ -169,6 +173,10 @@ where
                 }
             },
             Some(m) = log_rx.recv() => actions = app.update(m),
+            m = recv_message(&mut messages) => match m {
+                Some(m) => actions = app.update(m),
+                None => messages = None,
+            },
             Some(h) = hl_rx.recv() => {
                 actions = app.update(Msg::Highlighted(h));
                 // At most two results a request (the screen first, then all):
@@ -415,6 +423,13 @@ async fn recv_record(engine: &mut Option<EngineHandle>) -> Option<crate::session
 
 async fn recv_loaded(loading: &mut Option<mpsc::Receiver<Loaded>>) -> Option<Loaded> {
     match loading {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn recv_message(messages: &mut Option<mpsc::Receiver<Msg>>) -> Option<Msg> {
+    match messages {
         Some(rx) => rx.recv().await,
         None => std::future::pending().await,
     }

@@ -176,6 +176,13 @@ pub enum Msg {
         target: EditTarget,
         outcome: EditorOutcome,
     },
+    /// The model a new session would start on, chosen after the screen
+    /// opened (`codeloop open` chooses it in the background): the welcome
+    /// screen names it.
+    ModelChosen {
+        label: String,
+        demo_model: Option<DemoModel>,
+    },
 }
 
 /// Fixed facts for the status bar.
@@ -411,6 +418,11 @@ impl App {
                 }
             }
             Msg::Tick(now) => self.tick(now, &mut actions),
+            Msg::ModelChosen { label, demo_model } => {
+                self.info.model_label = label;
+                self.info.demo_model = demo_model;
+                self.dirty = true;
+            }
             Msg::LogRead { path, result } => self.on_log_read(path, result),
             Msg::EditorDone { target, outcome } => {
                 self.on_editor_done(target, outcome, &mut actions);
