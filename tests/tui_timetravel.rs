@@ -341,6 +341,10 @@ async fn after_a_fork_under_open_the_welcome_screen_names_the_model_a_new_sessio
     }
     assert!(app.welcome());
     assert_eq!(app.info().model_label, expected);
+    // And the sandbox it would run in, probed meanwhile, as at a start.
+    let probed = codeloop::exec::Sandbox::probe();
+    assert_eq!(app.info().sandbox_layers, probed.active_layers());
+    assert!(!app.info().sandbox_layers.is_empty());
     let s = screen(&mut app, 160, 48);
     // The label wraps; its first words on the model's line.
     assert!(s.contains(&format!("Model: {}", &expected[..30])), "{s}");

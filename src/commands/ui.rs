@@ -521,13 +521,23 @@ fn fork_starter(
             Ok(selected) => welcome_model(selected, false, demos),
             Err(e) => (format!("none usable ({e:#})"), None),
         };
+        let (sandbox_layers, sandbox_warning) = match &sandbox {
+            Ok(sandbox) => (sandbox.active_layers(), sandbox.warning()),
+            Err(_) => (Vec::new(), None),
+        };
         let ready = Ready {
             fork,
             workbench: workbench.map(|s| s.model).map_err(|e| format!("{e:#}")),
             sandbox: sandbox.map(Arc::new).map_err(|e| format!("{e:#}")),
         };
         *filled.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(ready));
-        let _ = chosen.send(Msg::ModelChosen { label, demo_model }).await;
+        let told = Msg::ModelChosen {
+            label,
+            demo_model,
+            sandbox_layers,
+            sandbox_warning,
+        };
+        let _ = chosen.send(told).await;
     });
     Box::new(move |request| {
         let ready = slot.lock().unwrap_or_else(|e| e.into_inner()).clone();

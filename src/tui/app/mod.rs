@@ -176,12 +176,14 @@ pub enum Msg {
         target: EditTarget,
         outcome: EditorOutcome,
     },
-    /// The model a new session would start on, chosen after the screen
-    /// opened (`codeloop open` chooses it in the background): the welcome
-    /// screen names it.
+    /// The model a new session would start on and the sandbox it would
+    /// run in, chosen after the screen opened (`codeloop open` chooses
+    /// them in the background): the welcome screen names them.
     ModelChosen {
         label: String,
         demo_model: Option<DemoModel>,
+        sandbox_layers: Vec<String>,
+        sandbox_warning: Option<String>,
     },
 }
 
@@ -418,9 +420,16 @@ impl App {
                 }
             }
             Msg::Tick(now) => self.tick(now, &mut actions),
-            Msg::ModelChosen { label, demo_model } => {
+            Msg::ModelChosen {
+                label,
+                demo_model,
+                sandbox_layers,
+                sandbox_warning,
+            } => {
                 self.info.model_label = label;
                 self.info.demo_model = demo_model;
+                self.info.sandbox_layers = sandbox_layers;
+                self.info.sandbox_warning = sandbox_warning;
                 self.dirty = true;
             }
             Msg::LogRead { path, result } => self.on_log_read(path, result),
