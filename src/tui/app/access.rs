@@ -85,7 +85,7 @@ impl App {
     pub fn editor(&self) -> Option<&EditorPopup> {
         self.popups.iter().rev().find_map(|p| match p {
             Popup::Editor(e) => Some(e.as_ref()),
-            Popup::Help
+            Popup::Help(_)
             | Popup::Confirm(_)
             | Popup::Palette(_)
             | Popup::Message(_)
@@ -97,7 +97,7 @@ impl App {
     pub fn editor_mut(&mut self) -> Option<&mut EditorPopup> {
         self.popups.iter_mut().rev().find_map(|p| match p {
             Popup::Editor(e) => Some(e.as_mut()),
-            Popup::Help
+            Popup::Help(_)
             | Popup::Confirm(_)
             | Popup::Palette(_)
             | Popup::Message(_)
@@ -128,7 +128,7 @@ impl App {
         }
     }
     pub fn help_open(&self) -> bool {
-        matches!(self.popups.last(), Some(Popup::Help))
+        matches!(self.popups.last(), Some(Popup::Help(_)))
     }
     pub fn reruns(&self) -> &crate::tui::panes::Reruns {
         &self.reruns

@@ -52,8 +52,14 @@ impl App {
 
     fn on_popup_key(&mut self, popup: Popup, key: KeyEvent, actions: &mut Vec<Action>) {
         match popup {
-            // Any key closes the help or a message.
-            Popup::Help | Popup::Message(_) => {}
+            // Any key closes a message, and the help (but the keys that
+            // scroll a help taller than the screen).
+            Popup::Message(_) => {}
+            Popup::Help(mut help) => {
+                if help.on_key(&key, &super::view::help_content(self), self.screen) {
+                    self.popups.push(Popup::Help(help));
+                }
+            }
             Popup::Travel(travel) => self.on_travel_answer(travel, Confirm::answer(&key), actions),
             Popup::Pager(pager) => self.on_pager_key(pager, key, actions),
             Popup::Confirm(Confirm::DeleteSession) => {
@@ -170,7 +176,7 @@ impl App {
     pub(super) fn on_global(&mut self, act: GlobalAct, actions: &mut Vec<Action>) {
         match act {
             GlobalAct::Quit => self.request_quit(actions),
-            GlobalAct::Help => self.popups.push(Popup::Help),
+            GlobalAct::Help => self.popups.push(Popup::Help(Default::default())),
             GlobalAct::Palette => {
                 let palette = self.new_palette();
                 self.popups.push(Popup::Palette(Box::new(palette)));

@@ -230,7 +230,7 @@ pub struct DemoModel {
 
 /// A popup over the panes: the top one takes every key while open.
 pub enum Popup {
-    Help,
+    Help(super::panes::help::Help),
     Confirm(Confirm),
     Editor(Box<EditorPopup>),
     Palette(Box<super::panes::palette::Palette>),

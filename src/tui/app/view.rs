@@ -13,7 +13,7 @@ use crate::tui::describe::{describe_step, model_label};
 use crate::tui::keymap::{self, ModeKind, Row};
 use crate::tui::panes::code::CodePane;
 use crate::tui::panes::graph::GraphPane;
-use crate::tui::panes::help::{self, HelpContent};
+use crate::tui::panes::help::HelpContent;
 use crate::tui::panes::history::{HistoryPane, TapeNotes};
 use crate::tui::panes::output::OutputPane;
 use crate::tui::panes::task::TaskPane;
@@ -175,24 +175,24 @@ pub fn render(app: &App, frame: &mut Frame) {
             Popup::Travel(t) => t.render(&app.theme, frame),
             Popup::Pager(p) => p.render(&app.theme, frame),
             Popup::Inspector(i) => i.render(app.state(), &app.theme, frame),
-            Popup::Help => {
-                let pane_rows = pane_rows(app);
-                let global_rows = global_rows(app.mode_kind());
-                let content = HelpContent {
-                    pane: app.focus.title(),
-                    pane_rows: &pane_rows,
-                    everywhere: match app.mode {
-                        Mode::Live(_) => "Everywhere (live session)",
-                        Mode::Review => "Everywhere (review: read-only)",
-                        Mode::Replay(_) => "Everywhere (replay)",
-                    },
-                    global_rows: &global_rows,
-                };
-                help::render(&app.theme, &content, frame)
-            }
+            Popup::Help(h) => h.render(&app.theme, &help_content(app), frame),
         }
     }
     app.theme.fill_background(frame.buffer_mut());
+}
+
+/// What the `?` help lists: the focused pane's keys, then the mode's.
+pub fn help_content(app: &App) -> HelpContent<'static> {
+    HelpContent {
+        pane: app.focus.title(),
+        pane_rows: pane_rows(app),
+        everywhere: match app.mode {
+            Mode::Live(_) => "Everywhere (live session)",
+            Mode::Review => "Everywhere (review: read-only)",
+            Mode::Replay(_) => "Everywhere (replay)",
+        },
+        global_rows: global_rows(app.mode_kind()),
+    }
 }
 
 /// The help rows of the focused pane's table.
