@@ -678,3 +678,27 @@ fn a_help_taller_than_the_screen_scrolls_and_any_other_key_closes_it() {
     app.update(key(KeyCode::Down));
     assert!(!app.help_open());
 }
+
+#[test]
+fn a_replay_before_its_first_record_shows_no_empty_model_nor_a_sandbox_warning() {
+    let mut i = info();
+    i.model_label = String::new();
+    i.sandbox_layers = Vec::new();
+    let mut app = App::replay(tape(), i, theme(), 1.0, true, false);
+    let s = screen(&mut app, 80, 24);
+    let status = s.lines().rev().nth(1).unwrap().trim_matches('"');
+    assert_eq!(
+        status.trim_end(),
+        " REPLAY ⏸ ×1 0/33 │ 0 tokens  │ 00:00",
+        "{s}"
+    );
+    // One record in, the session says both.
+    app.update(key(KeyCode::Right));
+    let s = screen(&mut app, 160, 48);
+    let status = s.lines().rev().nth(1).unwrap();
+    assert!(
+        status.contains("demo model") || status.contains("scripted"),
+        "{status}"
+    );
+    assert!(status.contains("│ sandbox "), "{status}");
+}

@@ -276,7 +276,10 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
     } else {
         model_label(&s.config)
     };
-    spans.push(Span::styled(format!(" {model} "), t.status));
+    // Before the tape's first record a review or replay knows no model.
+    if !model.is_empty() {
+        spans.push(Span::styled(format!(" {model} "), t.status));
+    }
     let tokens = s.usage.prompt_tokens + s.usage.completion_tokens;
     spans.push(Span::styled(
         format!("│ {} tokens ", human_count(tokens)),
@@ -287,13 +290,19 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
     } else {
         &s.config.sandbox_layers
     };
-    spans.push(Span::styled("│ sandbox ", t.status));
-    if let Some(warning) = &app.info.sandbox_warning {
-        spans.push(Span::styled(format!(" {warning} "), t.error));
-    } else if layers.is_empty() {
-        spans.push(Span::styled(" none reported ", t.warning));
-    } else {
-        spans.push(Span::styled(format!(" {} ", layers.join("+")), t.ok));
+    // Nor which sandbox its runs had: nothing to warn of yet.
+    let unknown = layers.is_empty()
+        && s.events_applied == 0
+        && matches!(app.mode, Mode::Review | Mode::Replay(_));
+    let said = match &app.info.sandbox_warning {
+        Some(warning) => Some(Span::styled(format!(" {warning} "), t.error)),
+        None if unknown => None,
+        None if layers.is_empty() => Some(Span::styled(" none reported ", t.warning)),
+        None => Some(Span::styled(format!(" {} ", layers.join("+")), t.ok)),
+    };
+    if let Some(said) = said {
+        spans.push(Span::styled("│ sandbox ", t.status));
+        spans.push(said);
     }
     spans.push(Span::styled(
         format!(" │ {} ", fmt_elapsed(app.elapsed_ms())),
