@@ -354,11 +354,26 @@ fn hint_line(app: &App) -> Line<'static> {
             t.warning,
         );
     }
-    // The log pager covers the panes and takes every key: its keys, not
-    // the focused pane's nor the workbench's.
-    if let Some(Popup::Pager(_)) = app.popups.last() {
-        let mut spans = vec![Span::styled(" Log ", t.title)];
-        let rows = crate::tui::panes::pager::Pager::status_rows();
+    // The log pager and the inspector cover the panes and take every key:
+    // their keys, not the focused pane's nor the workbench's.
+    let covering = match app.popups.last() {
+        Some(Popup::Pager(_)) => Some(("Log", crate::tui::panes::pager::Pager::status_rows())),
+        Some(Popup::Inspector(_)) => Some((
+            "Model call",
+            crate::tui::panes::inspector::Inspector::status_rows(),
+        )),
+        Some(
+            Popup::Help(_)
+            | Popup::Confirm(_)
+            | Popup::Editor(_)
+            | Popup::Palette(_)
+            | Popup::Message(_)
+            | Popup::Travel(_),
+        )
+        | None => None,
+    };
+    if let Some((title, rows)) = covering {
+        let mut spans = vec![Span::styled(format!(" {title} "), t.title)];
         for (i, row) in rows.iter().enumerate() {
             let sep = if i + 1 < rows.len() { " · " } else { "" };
             spans.push(Span::styled(format!("{} ", row.label), t.accent));

@@ -166,19 +166,9 @@ impl Pager {
         keymap::rows(KEYS).collect()
     }
 
-    /// The keys the status bar names while the pager is open: all but
-    /// moving up and down (which go without saying, and would not fit 80
-    /// columns beside the rest).
+    /// The keys the status bar names while the pager is open.
     pub fn status_rows() -> Vec<Row> {
-        KEYS.iter()
-            .filter(|b| {
-                !b.keys
-                    .iter()
-                    .any(|(_, a)| matches!(a, PagerAct::Scroll(_) | PagerAct::Top))
-            })
-            .map(Binding::row)
-            .filter(|r| !r.short.is_empty())
-            .collect()
+        super::status_rows(KEYS, |a| matches!(a, PagerAct::Scroll(_) | PagerAct::Top))
     }
 
     pub fn path(&self) -> &std::path::Path {
