@@ -2,8 +2,23 @@
 //! set): the mode, the state at the cursor, the components' state.
 
 use super::*;
+use crate::tui::panes::graph::Welcome;
 
 impl App {
+    /// What the welcome screen shows in the graph's place.
+    pub(super) fn welcome_info(&self) -> Option<Welcome<'_>> {
+        if !self.welcome() {
+            return None;
+        }
+        let ctx = view::ctx(self, Focus::Graph);
+        Some(Welcome {
+            model_label: &self.info.model_label,
+            demos: &self.info.demos,
+            sessions: self.sessions.lines(&ctx, &self.info.sessions),
+            selected_session: self.sessions.selected_line(&ctx, &self.info.sessions),
+        })
+    }
+
     pub fn mode(&self) -> &Mode {
         &self.mode
     }

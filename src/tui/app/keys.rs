@@ -14,7 +14,7 @@ use crate::tui::keymap::{self, GlobalAct, ReplayAct, SteerAct, TapeMove};
 use crate::tui::panes::Handled;
 use crate::tui::panes::confirm::Confirm;
 use crate::tui::panes::editor::{EditTarget, EditorIntent, EditorPopup};
-use crate::tui::panes::graph::{GraphIntent, Welcome};
+use crate::tui::panes::graph::GraphIntent;
 use crate::tui::panes::output::OutputIntent;
 use crate::tui::panes::palette::PaletteIntent;
 use crate::tui::panes::task::TaskIntent;
@@ -563,19 +563,6 @@ impl App {
             }
             _ => {}
         }
-    }
-
-    /// What the welcome screen shows in the graph's place.
-    pub(super) fn welcome_info(&self) -> Option<Welcome<'_>> {
-        if !self.welcome() {
-            return None;
-        }
-        let ctx = view::ctx(self, Focus::Graph);
-        Some(Welcome {
-            model_label: &self.info.model_label,
-            demos: &self.info.demos,
-            sessions: self.sessions.lines(&ctx, &self.info.sessions),
-        })
     }
 
     /// Keys of the welcome screen's session list. Returns whether it took the key.

@@ -28,6 +28,9 @@ pub struct Welcome<'a> {
     pub demos: &'a [DemoEntry],
     /// The recent sessions' lines, drawn under the demos.
     pub sessions: Vec<Line<'static>>,
+    /// Which of `sessions` is the selected one (the list has the keys), so
+    /// a welcome taller than its pane scrolls to show it.
+    pub selected_session: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,8 +215,11 @@ impl GraphPane {
         let s = ctx.state;
         let mut lines: Vec<Line> = Vec::new();
         let mut detail = String::new();
+        let mut welcome_scroll = 0;
         if let Some(w) = welcome {
-            lines = welcome_lines(ctx, w, area);
+            let selected;
+            (lines, selected) = welcome_lines(ctx, w, area);
+            welcome_scroll = scroll_to_show(&lines, selected, area);
         } else if s.specs.is_empty() {
             match &s.plan_error {
                 Some(e) => lines.push(Line::styled(format!("plan rejected: {e}"), t.error)),
@@ -278,7 +284,7 @@ impl GraphPane {
             }
         }
         let scroll = if welcome.is_some() {
-            0
+            welcome_scroll
         } else {
             self.scroll(s, area.height)
         };
@@ -350,7 +356,8 @@ impl GraphPane {
     }
 }
 
-fn welcome_lines<'a>(ctx: &Ctx<'a>, w: &Welcome, area: Rect) -> Vec<Line<'a>> {
+/// The welcome's lines, and which of them is the selected session.
+fn welcome_lines<'a>(ctx: &Ctx<'a>, w: &Welcome, area: Rect) -> (Vec<Line<'a>>, Option<usize>) {
     let t = ctx.theme;
     let mut lines = vec![Line::styled(format!("Model: {}", w.model_label), t.dim)];
     if w.demos.is_empty() {
@@ -371,8 +378,10 @@ fn welcome_lines<'a>(ctx: &Ctx<'a>, w: &Welcome, area: Rect) -> Vec<Line<'a>> {
             }
         }
     }
+    let mut selected = None;
     if !w.sessions.is_empty() {
         lines.push(Line::raw(""));
+        selected = w.selected_session.map(|i| lines.len() + i);
         for l in &w.sessions {
             lines.push(l.clone());
         }
@@ -382,7 +391,28 @@ fn welcome_lines<'a>(ctx: &Ctx<'a>, w: &Welcome, area: Rect) -> Vec<Line<'a>> {
         "Or press i, write a task in the Task pane, and Ctrl-S.",
         t.dim,
     ));
-    lines
+    (lines, selected)
+}
+
+/// Rows to scroll a wrapped welcome by so the `selected` line (and the row
+/// after it) shows in `area` (80x24 has no room for the sessions under the
+/// demos). Rows are counted as `wrap` breaks the lines' text, which is how
+/// the paragraph's word wrap breaks them.
+fn scroll_to_show(lines: &[Line], selected: Option<usize>, area: Rect) -> usize {
+    let Some(selected) = selected else {
+        return 0;
+    };
+    let width = usize::from(area.width.saturating_sub(2));
+    let visible = usize::from(area.height.saturating_sub(2));
+    let rows = |l: &Line| {
+        let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+        wrap(&text, width).len().max(1)
+    };
+    let end: usize = lines.iter().take(selected + 1).map(rows).sum();
+    let total: usize = lines.iter().map(rows).sum();
+    (end + 1)
+        .saturating_sub(visible)
+        .min(total.saturating_sub(visible))
 }
 
 /// The rows in drawing order (shared with mouse hit tests).
