@@ -310,7 +310,19 @@ async fn after_a_fork_under_open_the_welcome_screen_names_the_model_a_new_sessio
         panic!("a start: {actions:?}");
     };
     let start = hooks.starter.as_mut().unwrap();
-    let mut handle = start(request.clone()).unwrap();
+    // The fork's own model may still be being chosen: F again, as the
+    // person is told to.
+    let mut tries = 0;
+    let mut handle = loop {
+        tries += 1;
+        match start(request.clone()) {
+            Ok(handle) => break handle,
+            Err(e) if tries < 1200 && format!("{e:#}").contains("press F again") => {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("the fork did not start: {e:#}"),
+        }
+    };
     app.set_session_dir(handle.session_dir.clone());
     let first = handle.events.recv().await.unwrap();
     app.update(Msg::Record(first));

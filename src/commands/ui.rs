@@ -511,33 +511,38 @@ fn fork_starter(
     let filled = Arc::clone(&slot);
     let background = config.clone();
     tokio::spawn(async move {
-        let asked = ModelArgs::default();
-        let (fork, workbench, sandbox) = tokio::join!(
-            fork_model(&background, &tape),
-            select_model(&background, &asked),
-            probe_sandbox()
-        );
-        let (label, demo_model) = match &workbench {
-            Ok(selected) => welcome_model(selected, false, demos),
-            Err(e) => (format!("none usable ({e:#})"), None),
+        // The welcome screen is told as soon as its model and the sandbox
+        // are known, not after the fork's model (a server that may be slow
+        // to answer).
+        let workbench_and_sandbox = async {
+            let asked = ModelArgs::default();
+            let (workbench, sandbox) =
+                tokio::join!(select_model(&background, &asked), probe_sandbox());
+            let (label, demo_model) = match &workbench {
+                Ok(selected) => welcome_model(selected, false, demos),
+                Err(e) => (format!("none usable ({e:#})"), None),
+            };
+            let (sandbox_layers, sandbox_warning) = match &sandbox {
+                Ok(sandbox) => (sandbox.active_layers(), sandbox.warning()),
+                Err(_) => (Vec::new(), None),
+            };
+            let told = Msg::ModelChosen {
+                label,
+                demo_model,
+                sandbox_layers,
+                sandbox_warning,
+            };
+            let _ = chosen.send(told).await;
+            (workbench, sandbox)
         };
-        let (sandbox_layers, sandbox_warning) = match &sandbox {
-            Ok(sandbox) => (sandbox.active_layers(), sandbox.warning()),
-            Err(_) => (Vec::new(), None),
-        };
+        let (fork, (workbench, sandbox)) =
+            tokio::join!(fork_model(&background, &tape), workbench_and_sandbox);
         let ready = Ready {
             fork,
             workbench: workbench.map(|s| s.model).map_err(|e| format!("{e:#}")),
             sandbox: sandbox.map(Arc::new).map_err(|e| format!("{e:#}")),
         };
         *filled.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(ready));
-        let told = Msg::ModelChosen {
-            label,
-            demo_model,
-            sandbox_layers,
-            sandbox_warning,
-        };
-        let _ = chosen.send(told).await;
     });
     Box::new(move |request| {
         let ready = slot.lock().unwrap_or_else(|e| e.into_inner()).clone();
