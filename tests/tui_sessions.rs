@@ -175,6 +175,10 @@ fn at_80x24_the_welcome_scrolls_to_show_the_selected_session_below_the_demos() {
             s.contains(task),
             "the selected session, {task:?}, shows:\n{s}"
         );
+        assert!(
+            s.contains("┃Model: demo model"),
+            "the model stays at the top:\n{s}"
+        );
     }
     // Where everything fits, nothing scrolls.
     let s = screen(&mut app, 160, 48);

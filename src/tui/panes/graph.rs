@@ -215,12 +215,11 @@ impl GraphPane {
         let s = ctx.state;
         let mut lines: Vec<Line> = Vec::new();
         let mut detail = String::new();
-        let mut welcome_scroll = 0;
         if let Some(w) = welcome {
-            let selected;
-            (lines, selected) = welcome_lines(ctx, w, area);
-            welcome_scroll = scroll_to_show(&lines, selected, area);
-        } else if s.specs.is_empty() {
+            render_welcome(ctx, w, area, frame);
+            return;
+        }
+        if s.specs.is_empty() {
             match &s.plan_error {
                 Some(e) => lines.push(Line::styled(format!("plan rejected: {e}"), t.error)),
                 None => {
@@ -283,15 +282,8 @@ impl GraphPane {
                 }
             }
         }
-        let scroll = if welcome.is_some() {
-            welcome_scroll
-        } else {
-            self.scroll(s, area.height)
-        };
-        let mut p = Paragraph::new(lines).scroll((scroll as u16, 0));
-        if welcome.is_some() {
-            p = p.wrap(ratatui::widgets::Wrap { trim: false });
-        }
+        let scroll = self.scroll(s, area.height);
+        let p = Paragraph::new(lines).scroll((scroll as u16, 0));
         frame.render_widget(p.block(ctx.block(ctx.title("Workflow", detail))), area);
     }
 
@@ -394,22 +386,54 @@ fn welcome_lines<'a>(ctx: &Ctx<'a>, w: &Welcome, area: Rect) -> (Vec<Line<'a>>, 
     (lines, selected)
 }
 
-/// Rows to scroll a wrapped welcome by so the `selected` line (and the row
-/// after it) shows in `area` (80x24 has no room for the sessions under the
-/// demos). Rows are counted as `wrap` breaks the lines' text, which is how
-/// the paragraph's word wrap breaks them.
-fn scroll_to_show(lines: &[Line], selected: Option<usize>, area: Rect) -> usize {
+/// The welcome in the graph's place: the model a new session would start
+/// on kept at the top, the rest scrolled to show the selected session
+/// (80x24 has no room for the sessions under the demos).
+fn render_welcome(ctx: &Ctx, w: &Welcome, area: Rect, frame: &mut Frame) {
+    use ratatui::layout::{Constraint, Layout};
+    use ratatui::widgets::Wrap;
+    let block = ctx.block(ctx.title("Workflow", String::new()));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let (mut lines, selected) = welcome_lines(ctx, w, area);
+    let width = usize::from(inner.width);
+    let model = lines.remove(0);
+    let model_rows = u16::try_from(wrapped_rows(&model, width)).unwrap_or(u16::MAX);
+    let [top, rest] = Layout::vertical([
+        Constraint::Length(model_rows.min(inner.height)),
+        Constraint::Fill(1),
+    ])
+    .areas(inner);
+    let wrapped = Wrap { trim: false };
+    frame.render_widget(Paragraph::new(model).wrap(wrapped), top);
+    let selected = selected.and_then(|i| i.checked_sub(1));
+    let scroll = scroll_to_show(&lines, selected, width, usize::from(rest.height));
+    let scroll = u16::try_from(scroll).unwrap_or(u16::MAX);
+    frame.render_widget(
+        Paragraph::new(lines).wrap(wrapped).scroll((scroll, 0)),
+        rest,
+    );
+}
+
+/// Rows a line takes `width` columns wide, counted as `wrap` breaks its
+/// text, which is how the paragraph's word wrap breaks it.
+fn wrapped_rows(line: &Line, width: usize) -> usize {
+    let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+    wrap(&text, width).len().max(1)
+}
+
+/// Rows to scroll wrapped `lines` by so the `selected` one (and the row
+/// after it) shows in `visible` rows.
+fn scroll_to_show(lines: &[Line], selected: Option<usize>, width: usize, visible: usize) -> usize {
     let Some(selected) = selected else {
         return 0;
     };
-    let width = usize::from(area.width.saturating_sub(2));
-    let visible = usize::from(area.height.saturating_sub(2));
-    let rows = |l: &Line| {
-        let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
-        wrap(&text, width).len().max(1)
-    };
-    let end: usize = lines.iter().take(selected + 1).map(rows).sum();
-    let total: usize = lines.iter().map(rows).sum();
+    let end: usize = lines
+        .iter()
+        .take(selected + 1)
+        .map(|l| wrapped_rows(l, width))
+        .sum();
+    let total: usize = lines.iter().map(|l| wrapped_rows(l, width)).sum();
     (end + 1)
         .saturating_sub(visible)
         .min(total.saturating_sub(visible))
