@@ -9,7 +9,8 @@
 //!   to the frame showing the edit highlighted;
 //! - opening a 400,000-event tape (87 MB) to its first frame and to the
 //!   frame with all of it folded, and where opening spends its time, step
-//!   by step (`big_tape` says how the tape is built).
+//!   by step (`big_tape` says how the tape is built); `replay` of it to its
+//!   first frame, read whole first (as before) and in the background.
 //!
 //! Run: `cargo bench --bench tui` (all), or name sections after `--`:
 //! `cargo bench --bench tui -- startup flood highlight edit open`. Frames go to a real crossterm backend
@@ -881,6 +882,7 @@ async fn open_big_tape() {
         let _ = tx.send(key(KeyCode::Char('y')));
         let _ = task.await;
     }
+    let replay = replay_first_frames(&path, &dir).await;
     let _ = std::fs::remove_dir_all(&dir);
     println!(
         "opening a {}-event tape ({:.0} MB):",
@@ -892,6 +894,47 @@ async fn open_big_tape() {
         ms(percentile(&mut firsts, 0.5)),
         ms(percentile(&mut wholes, 0.5))
     );
+    println!("{replay}");
+}
+
+/// `codeloop replay` of the big tape to its first frame (median of 3): as
+/// it was (the whole tape read, then the first frame) and as it is (the
+/// first records, the rest read while it plays).
+async fn replay_first_frames(path: &Path, dir: &Path) -> String {
+    let (mut whole, mut background) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        let t0 = Instant::now();
+        let (contents, _) = codeloop::commands::ui::load_tape(path, dir).expect("the tape");
+        let mut app = App::replay(contents, info(), Theme::dark(), 1.0, false, false);
+        event_loop::draw_once(&mut terminal(), &mut app).expect("drawn");
+        whole.push(t0.elapsed());
+        drop(app);
+
+        let t0 = Instant::now();
+        let (opening, _) = codeloop::commands::ui::open_tape(path, dir).expect("the tape");
+        let clock = codeloop::tui::app::Replay::new(1.0, true, false);
+        let (mut app, loading) = App::open_replay(opening, info(), Theme::dark(), clock);
+        let mut term = terminal();
+        let frames: Frames = Arc::default();
+        let (tx, input) = input();
+        let mut h = hooks(&frames);
+        h.loading = loading;
+        let task = tokio::spawn(async move {
+            let r = event_loop::run(&mut term, &mut app, input, None, h).await;
+            (r, app)
+        });
+        if let Some(first) = frame_when(&frames, |_| true).await {
+            background.push(first - t0);
+        }
+        let _ = tx.send(key(KeyCode::Char('q')));
+        let _ = tx.send(key(KeyCode::Char('y')));
+        let _ = task.await;
+    }
+    format!(
+        "  replay to first frame (median of 3): {} reading the whole tape first (as before); {} from the first records, the rest read while it plays",
+        ms(percentile(&mut whole, 0.5)),
+        ms(percentile(&mut background, 0.5))
+    )
 }
 
 /// Where opening the big tape spends its time, each step alone (median of 3).

@@ -642,3 +642,63 @@ fn the_help_of_a_live_session_lists_the_keys_that_move_through_its_past() {
     app.update(ch('['));
     assert!(app.cursor() < end);
 }
+
+#[test]
+fn a_help_taller_than_the_screen_scrolls_and_any_other_key_closes_it() {
+    // A replay's help at 80x24 is taller than the screen.
+    let mut app = App::replay(tape(), info(), theme(), 1.0, true, false);
+    app.update(ch('?'));
+    let first = screen(&mut app, 80, 24);
+    assert!(
+        first.contains("↑ ↓ PgUp PgDn more · any other key closes"),
+        "{first}"
+    );
+    assert!(!first.contains("any key closes this help"), "{first}");
+    let mut seen = first;
+    for _ in 0..30 {
+        app.update(key(KeyCode::Down));
+        assert!(app.help_open(), "a scrolling key keeps it open");
+        seen.push_str(&screen(&mut app, 80, 24));
+    }
+    // Every row can be read, what it does wrapped beside its keys.
+    for row in [
+        "fork here: a new session goes on live",
+        "any key closes this help",
+    ] {
+        assert!(seen.contains(row), "{row} never shown:\n{seen}");
+    }
+    app.update(key(KeyCode::PageUp));
+    app.update(key(KeyCode::PageUp));
+    assert!(screen(&mut app, 80, 24).contains("Workflow pane"));
+    app.update(key(KeyCode::Esc));
+    assert!(!app.help_open());
+    // Where it fits, any key closes it, a scrolling one too.
+    app.update(ch('?'));
+    screen(&mut app, 160, 48);
+    app.update(key(KeyCode::Down));
+    assert!(!app.help_open());
+}
+
+#[test]
+fn a_replay_before_its_first_record_shows_no_empty_model_nor_a_sandbox_warning() {
+    let mut i = info();
+    i.model_label = String::new();
+    i.sandbox_layers = Vec::new();
+    let mut app = App::replay(tape(), i, theme(), 1.0, true, false);
+    let s = screen(&mut app, 80, 24);
+    let status = s.lines().rev().nth(1).unwrap().trim_matches('"');
+    assert_eq!(
+        status.trim_end(),
+        " REPLAY ⏸ ×1 0/33 │ 0 tokens  │ 00:00",
+        "{s}"
+    );
+    // One record in, the session says both.
+    app.update(key(KeyCode::Right));
+    let s = screen(&mut app, 160, 48);
+    let status = s.lines().rev().nth(1).unwrap();
+    assert!(
+        status.contains("demo model") || status.contains("scripted"),
+        "{status}"
+    );
+    assert!(status.contains("│ sandbox "), "{status}");
+}

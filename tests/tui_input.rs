@@ -313,6 +313,29 @@ fn the_pager_scrolls_long_lines_sideways_with_marks_or_wraps_them() {
 }
 
 #[test]
+fn while_the_pager_is_open_the_status_bar_names_it_and_its_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut app, _) = review_with_log(dir.path(), 0);
+    let before = screen(&mut app, 80, 24);
+    let hints = |s: &str| s.lines().last().unwrap().trim_matches('"').to_string();
+    assert!(hints(&before).starts_with(" Output "), "{before}");
+    let actions = app.update(key(KeyCode::Enter));
+    deliver(&mut app, actions);
+    for (w, h) in [(80, 24), (160, 48)] {
+        let s = screen(&mut app, w, h);
+        let line = hints(&s);
+        assert_eq!(
+            line.trim_end(),
+            " Log / n N search · e first stderr · w wrap · ← → h l sideways · q / Esc close",
+            "at {w}x{h}:\n{s}"
+        );
+    }
+    app.update(ch('q'));
+    let after = screen(&mut app, 80, 24);
+    assert!(hints(&after).starts_with(" Output "), "{after}");
+}
+
+#[test]
 fn a_missing_log_is_said_in_the_pager() {
     let dir = tempfile::tempdir().unwrap();
     let (mut app, path) = review_with_log(dir.path(), 0);

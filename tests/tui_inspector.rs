@@ -375,3 +375,27 @@ fn inspector_snapshot_160x48() {
     press(&mut app, [ch('m'), ch('[')]);
     insta::assert_snapshot!(screen(&mut app, 160, 48));
 }
+
+#[test]
+fn while_the_inspector_is_open_the_status_bar_names_it_and_its_keys() {
+    let mut app = review();
+    let hints = |s: &str| {
+        s.lines()
+            .last()
+            .unwrap()
+            .trim_matches('"')
+            .trim_end()
+            .to_string()
+    };
+    press(&mut app, [ch('m')]);
+    for (w, h) in [(80, 24), (160, 48)] {
+        let s = screen(&mut app, w, h);
+        assert_eq!(
+            hints(&s),
+            " Model call [ / ] call · e edit prompt · Esc / m / q close",
+            "at {w}x{h}:\n{s}"
+        );
+    }
+    press(&mut app, [key(KeyCode::Esc)]);
+    assert!(hints(&screen(&mut app, 80, 24)).starts_with(" Workflow "));
+}

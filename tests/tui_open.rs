@@ -7,7 +7,9 @@ mod tui_support;
 use codeloop::protocol::Stream;
 use codeloop::session::{Event, Record, State, TapeError, read_tape};
 use codeloop::tui::App;
+use codeloop::tui::app::{Mode, Msg, Replay};
 use codeloop::tui::loader::{self, BATCH, FIRST_BATCH, Loaded};
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use tui_support::*;
 
 /// The scripted session with `extra` output records inside its first run,
@@ -211,6 +213,115 @@ fn a_short_tape_is_read_whole_before_the_screen_opens() {
     assert_eq!(app.info().loading, None);
     assert_eq!(app.records(), records());
     assert!(!screen(&mut app, 120, 30).contains("loading"));
+}
+
+/// Tick a replay until its clock asks for no more (it waits or ended),
+/// the time moving a minute a tick; returns the time reached.
+fn play_out(app: &mut App, mut now: std::time::Instant) -> std::time::Instant {
+    while app.replay_deadline(now).is_some() {
+        now += std::time::Duration::from_secs(60);
+        app.update(Msg::Tick(now));
+    }
+    now
+}
+
+fn key(c: KeyCode) -> Msg {
+    Msg::Term(TermEvent::Key(KeyEvent::new(c, KeyModifiers::NONE)))
+}
+
+fn playing(app: &App) -> bool {
+    matches!(app.mode(), Mode::Replay(clock) if clock.playing)
+}
+
+#[test]
+fn a_replay_starts_from_the_first_records_and_waits_at_the_end_of_what_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let records = long_records(2 * BATCH);
+    let path = write(dir.path(), &tape_lines(&records));
+    let opening = loader::open(&path).unwrap();
+    let percent = opening.progress.percent();
+    let clock = Replay::new(64.0, true, false);
+    let (mut app, rest) = App::open_replay(opening, info(), theme(), clock);
+    let mut rest = rest.expect("more to read");
+    let first = screen(&mut app, 120, 30);
+    assert!(
+        first.contains(&format!(" REPLAY ▶ ×64 0/{FIRST_BATCH} ")),
+        "{first}"
+    );
+    assert!(first.contains(&format!(" loading {percent}% ")), "{first}");
+
+    // Played to the end of what is read: it waits there, still playing.
+    let now = play_out(&mut app, std::time::Instant::now());
+    assert_eq!(app.cursor(), FIRST_BATCH);
+    assert!(playing(&app), "waiting for the rest, not finished");
+    let waiting = screen(&mut app, 120, 30);
+    assert!(waiting.contains(" loading "), "{waiting}");
+    assert!(!waiting.contains("replay finished"), "{waiting}");
+
+    // A batch arrives: the cursor stays where the clock put it, and the
+    // clock goes on from there, one gap after the batch came.
+    let Some(Loaded::Records {
+        records: batch,
+        progress,
+    }) = rest.blocking_recv()
+    else {
+        panic!("a batch");
+    };
+    let more = batch.len();
+    app.load_records(batch, progress);
+    assert_eq!(
+        app.cursor(),
+        FIRST_BATCH,
+        "the clock moves it, not the reading"
+    );
+    assert!(app.replay_deadline(now).is_some_and(|due| due > now));
+    let now = play_out(&mut app, now);
+    assert_eq!(app.cursor(), FIRST_BATCH + more);
+    assert!(playing(&app));
+    assert_eq!(
+        app.state(),
+        &State::from_records(&records[..FIRST_BATCH + more])
+    );
+
+    // The rest, read while it waits; the end of the reading ends the replay.
+    let mut now = now;
+    while let Some(loaded) = rest.blocking_recv() {
+        match loaded {
+            Loaded::Records { records, progress } => {
+                app.load_records(records, progress);
+                now = play_out(&mut app, now);
+                assert!(app.at_end() && playing(&app));
+            }
+            Loaded::End(end) => {
+                app.load_finished(end);
+                break;
+            }
+        }
+    }
+    assert_eq!(app.cursor(), records.len());
+    assert!(!playing(&app));
+    let last = screen(&mut app, 120, 30);
+    let total = records.len();
+    assert!(
+        last.contains(&format!(" REPLAY ⏸ ×64 {total}/{total} ")),
+        "{last}"
+    );
+    assert!(last.contains("replay finished"), "{last}");
+    assert!(!last.contains("loading"), "{last}");
+}
+
+#[test]
+fn space_at_the_end_of_what_is_read_plays_on_instead_of_starting_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let records = long_records(2 * BATCH);
+    let path = write(dir.path(), &tape_lines(&records));
+    let clock = Replay::new(1.0, false, false);
+    let (mut app, _rest) = App::open_replay(loader::open(&path).unwrap(), info(), theme(), clock);
+    app.update(key(KeyCode::End));
+    assert_eq!(app.cursor(), FIRST_BATCH);
+    app.update(key(KeyCode::Char(' ')));
+    assert!(playing(&app));
+    assert_eq!(app.cursor(), FIRST_BATCH, "not back to the start");
 }
 
 /// The real binary in tmux: a long tape with a damaged line opens, is read

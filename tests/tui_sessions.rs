@@ -147,3 +147,40 @@ fn e_in_the_task_pane_of_a_live_session_edits_the_task() {
         })]
     );
 }
+
+#[test]
+fn at_80x24_the_welcome_scrolls_to_show_the_selected_session_below_the_demos() {
+    let mut i = info();
+    // The bundled demos' titles: at 80x24 they fill the pane.
+    i.demos = codeloop::demos::all()
+        .iter()
+        .map(|d| DemoEntry {
+            name: d.name.into(),
+            title: d.title.into(),
+        })
+        .collect();
+    let tasks = ["First task.", "Second task.", "Third task."];
+    i.sessions = tasks
+        .iter()
+        .enumerate()
+        .map(|(n, task)| summary(&format!("s{n}"), task, SessionResult::Passed, None))
+        .collect();
+    let mut app = App::live(i, theme());
+    for (n, task) in tasks.iter().enumerate() {
+        if n > 0 {
+            app.update(key(KeyCode::Down));
+        }
+        let s = screen(&mut app, 80, 24);
+        assert!(
+            s.contains(task),
+            "the selected session, {task:?}, shows:\n{s}"
+        );
+        assert!(
+            s.contains("┃Model: demo model"),
+            "the model stays at the top:\n{s}"
+        );
+    }
+    // Where everything fits, nothing scrolls.
+    let s = screen(&mut app, 160, 48);
+    assert!(s.contains("Model: ") && s.contains("Third task."), "{s}");
+}

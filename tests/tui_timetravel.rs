@@ -271,3 +271,93 @@ fn a_fork_shows_its_lineage_live() {
     insta::assert_snapshot!("lineage_80x24", screen(&mut app, 80, 24));
     insta::assert_snapshot!("lineage_160x48", screen(&mut app, 160, 48));
 }
+
+/// `codeloop open` of a session, a fork of it, then `n`: the welcome
+/// screen names the model a new session would start on (the workbench's,
+/// here the bundled demo model, as `codeloop` alone names it), chosen in
+/// the background while the tape was reviewed. The real starter forks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_fork_under_open_the_welcome_screen_names_the_model_a_new_session_would_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let tape = write_tape(dir.path());
+    let mut config = codeloop::config::Config::default();
+    config.paths.data_dir = dir.path().join("data");
+    config.paths.config_dir = dir.path().join("config");
+    config.paths.cache_dir = dir.path().join("cache");
+    config.model.provider = "demo".into();
+    let asked = codeloop::commands::model::ModelArgs::default();
+    let expected = codeloop::commands::model::select_model(&config, &asked)
+        .await
+        .unwrap()
+        .description;
+    assert!(expected.starts_with("demo model"), "{expected}");
+
+    let demos = with_demo().demos;
+    let (mut app, mut hooks) =
+        codeloop::commands::ui::open_view(&tape, &config, theme(), demos).unwrap();
+    assert_eq!(
+        app.info().model_label,
+        "",
+        "not chosen before the screen opens"
+    );
+    let chosen = hooks.messages.as_mut().unwrap().recv().await.unwrap();
+    app.update(chosen);
+
+    app.update(ch('['));
+    app.update(ch('F'));
+    let actions = app.update(ch('y'));
+    let [Action::Start(request)] = &actions[..] else {
+        panic!("a start: {actions:?}");
+    };
+    let start = hooks.starter.as_mut().unwrap();
+    // The fork's own model may still be being chosen: F again, as the
+    // person is told to.
+    let mut tries = 0;
+    let mut handle = loop {
+        tries += 1;
+        match start(request.clone()) {
+            Ok(handle) => break handle,
+            Err(e) if tries < 1200 && format!("{e:#}").contains("press F again") => {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("the fork did not start: {e:#}"),
+        }
+    };
+    app.set_session_dir(handle.session_dir.clone());
+    let first = handle.events.recv().await.unwrap();
+    app.update(Msg::Record(first));
+    assert!(!app.read_only() && !app.welcome(), "the fork, live");
+    // Cancelled, and its records in until the end: `n` leaves an ended session.
+    let mut cancel = app.update(ch('c'));
+    if app.confirm().is_some() {
+        cancel.extend(app.update(ch('y')));
+    }
+    for action in cancel {
+        if let Action::Steer(command) = action {
+            handle.commands.send(command).await.unwrap();
+        }
+    }
+    while app.session_running() {
+        let wait = std::time::Duration::from_secs(60);
+        match tokio::time::timeout(wait, handle.events.recv()).await {
+            Ok(Some(r)) => {
+                app.update(Msg::Record(r));
+            }
+            other => panic!("the fork did not end: {other:?}"),
+        }
+    }
+
+    app.update(ch('n'));
+    if app.confirm().is_some() {
+        app.update(ch('y'));
+    }
+    assert!(app.welcome());
+    assert_eq!(app.info().model_label, expected);
+    // And the sandbox it would run in, probed meanwhile, as at a start.
+    let probed = codeloop::exec::Sandbox::probe();
+    assert_eq!(app.info().sandbox_layers, probed.active_layers());
+    assert!(!app.info().sandbox_layers.is_empty());
+    let s = screen(&mut app, 160, 48);
+    // The label wraps; its first words on the model's line.
+    assert!(s.contains(&format!("Model: {}", &expected[..30])), "{s}");
+}

@@ -1,11 +1,16 @@
 //! The TUI entry points: the workbench (default), `open` and `replay`.
+//! `open`'s view, its forks and the sessions begun from it: `ui/open.rs`.
+
+mod open;
+
+pub use open::open_view;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
 
-use crate::commands::model::{ModelArgs, select_model};
+use crate::commands::model::{ModelArgs, Selected, select_model};
 use crate::config::Config;
 use crate::engine::{EngineHandle, EngineOptions, EngineSetup};
 use crate::exec::Sandbox;
@@ -53,19 +58,11 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
     };
     let mut app = match mode {
         UiMode::Open { tape } => {
-            let (opening, source) = open_tape(&tape, &config.sessions_dir())?;
-            let mut info = info(source.clone(), demos);
-            // For the lineage: the sessions forked from this one.
-            info.sessions = recent_sessions(&config, usize::MAX);
-            // F forks at the cursor: on the session's own model, chosen
-            // (and the sandbox probed) in the background meanwhile.
-            hooks.starter = Some(fork_starter(config.clone(), PathBuf::from(source)));
-            let listing = config.clone();
-            hooks.sessions = Some(Box::new(move || {
-                recent_sessions(&listing, crate::tui::panes::sessions::RECENT)
-            }));
-            let (app, loading) = App::open(opening, info, theme);
-            hooks.loading = loading;
+            let (app, opened) = open_view(&tape, &config, theme, demos)?;
+            hooks = Hooks {
+                exporter: hooks.exporter,
+                ..opened
+            };
             app
         }
         UiMode::Replay {
@@ -74,7 +71,9 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
             live,
             paused,
         } => {
-            let (contents, source) = load_tape(&tape, &config.sessions_dir())?;
+            // Read like `open`'s: the first frame from the first records,
+            // the rest while it plays.
+            let (opening, source) = open_tape(&tape, &config.sessions_dir())?;
             let mut info = info(source, demos);
             if live {
                 let sandbox = probe_sandbox().await?;
@@ -90,7 +89,10 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
                     })
                 }));
             }
-            App::replay(contents, info, theme, speed, paused, live)
+            let clock = crate::tui::app::Replay::new(speed, !paused, live);
+            let (app, loading) = App::open_replay(opening, info, theme, clock);
+            hooks.loading = loading;
+            app
         }
         UiMode::Live { task, model } => {
             // The model and the sandbox are chosen before the screen opens, so a
@@ -100,23 +102,15 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
             let sandbox = Arc::new(sandbox?);
             // The recent sessions, read once from the index's cached summaries.
             let sessions = recent_sessions(&config, crate::tui::panes::sessions::RECENT);
+            let (model_label, demo_model) =
+                welcome_model(&selected, model.demo.is_some(), demos.len());
             let mut app = App::live(
                 Info {
-                    model_label: selected.description.clone(),
+                    model_label,
                     sandbox_layers: sandbox.active_layers(),
                     sandbox_warning: sandbox.warning(),
                     source: config.sessions_dir().display().to_string(),
-                    demo_model: selected.demo.map(|demo| DemoModel {
-                        task: demo.task.to_string(),
-                        refusal: format!(
-                            "{}\nHere: Esc, then 1-{} start a demo with its own task.",
-                            crate::commands::run::no_model_for_own_task(
-                                &selected,
-                                model.demo.is_some()
-                            ),
-                            demos.len()
-                        ),
-                    }),
+                    demo_model,
                     demos,
                     sessions,
                     notify: config.ui.notify,
@@ -183,6 +177,24 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
     }
     result?;
     Ok(0)
+}
+
+/// How the welcome screen names the model a new session starts on, and,
+/// for the demo model, its one task and what to say of any other
+/// (`named_demo`: it was asked for with --demo).
+fn welcome_model(
+    selected: &Selected,
+    named_demo: bool,
+    demos: usize,
+) -> (String, Option<DemoModel>) {
+    let demo_model = selected.demo.map(|demo| DemoModel {
+        task: demo.task.to_string(),
+        refusal: format!(
+            "{}\nHere: Esc, then 1-{demos} start a demo with its own task.",
+            crate::commands::run::no_model_for_own_task(selected, named_demo),
+        ),
+    });
+    (selected.description.clone(), demo_model)
 }
 
 /// The newest `limit` sessions, from the index's cached summaries (none
@@ -407,80 +419,6 @@ fn continue_session(
             }
             crate::engine::resume(&tape, with)?
         }
-    })
-}
-
-/// The model a fork from `codeloop open` goes on with: the one the session
-/// recorded (chosen as `codeloop resume` chooses it), else the session's
-/// tape as a scripted model; with a line that says which, and why.
-async fn fork_model(config: &Config, tape: &Path) -> Result<(Arc<dyn ChatModel>, String), String> {
-    let contents = read_tape(tape).map_err(|e| e.to_string())?;
-    let state = crate::session::State::from_records(&contents.records);
-    let recorded = crate::commands::resume::recorded_model(&state.config, &ModelArgs::default());
-    let why = match recorded {
-        Ok(args) => match select_model(config, &args).await {
-            Ok(selected) => {
-                let said = format!(
-                    "going on with the model the session used: {}",
-                    selected.description
-                );
-                return Ok((selected.model, said));
-            }
-            Err(e) => format!("{e:#}"),
-        },
-        Err(e) => format!("{e:#}"),
-    };
-    match ScriptedModel::from_file(tape, Pacing::demo()) {
-        Ok(script) => Ok((
-            Arc::new(script),
-            format!(
-                "the session's own model cannot be used ({why}); going on with its tape as a scripted model: a call whose prompt the tape recorded gets the recorded reply, any other stops with a prompt miss"
-            ),
-        )),
-        Err(e) => Err(format!(
-            "no model to go on with: the session's own cannot be used ({why}), and its tape cannot answer ({e}). Fork it headless with a model: `codeloop resume {} --at SEQ --base-url URL` (or --demo NAME, --scripted FILE)",
-            state.session_id
-        )),
-    }
-}
-
-/// Starts the forks of `codeloop open`: the model and the sandbox are
-/// chosen in the background when the view opens; F before they are ready
-/// is told to wait.
-fn fork_starter(config: Config, tape: PathBuf) -> crate::tui::event_loop::Starter {
-    type Ready = Result<(Arc<dyn ChatModel>, String, Arc<Sandbox>), String>;
-    let slot: Arc<std::sync::Mutex<Option<Ready>>> = Arc::default();
-    let filled = Arc::clone(&slot);
-    let background = config.clone();
-    tokio::spawn(async move {
-        let (model, sandbox) = tokio::join!(fork_model(&background, &tape), probe_sandbox());
-        let ready = match (model, sandbox) {
-            (Ok((model, note)), Ok(sandbox)) => Ok((model, note, Arc::new(sandbox))),
-            (Err(e), _) => Err(e),
-            (_, Err(e)) => Err(format!("{e:#}")),
-        };
-        *filled.lock().unwrap_or_else(|e| e.into_inner()) = Some(ready);
-    });
-    Box::new(move |request| {
-        let ready = slot.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let (model, note, sandbox) = match ready {
-            Some(Ok(ready)) => ready,
-            Some(Err(e)) => anyhow::bail!("{e}"),
-            None => anyhow::bail!(
-                "still choosing the model and probing the sandbox for the fork: press F again in a moment"
-            ),
-        };
-        let (tape, how) = match request {
-            StartRequest::ForkAt { tape, at } => (tape, Continue::Fork(Some(at))),
-            StartRequest::Fork { tape } => (tape, Continue::Fork(None)),
-            StartRequest::Resume { tape } => (tape, Continue::Resume),
-            // Back on the welcome screen after a fork: a demo, or a task on
-            // the model the fork went on with.
-            request @ (StartRequest::Task { .. } | StartRequest::Demo { .. }) => {
-                return start_session(&config, model, sandbox, request, &SessionChoices::default());
-            }
-        };
-        continue_session(&config, model, sandbox, tape, how, Some(note))
     })
 }
 

@@ -71,6 +71,9 @@ pub struct Hooks {
     pub exporter: Option<Exporter>,
     /// The rest of a tape being opened (`tui::loader`), folded batch by batch.
     pub loading: Option<mpsc::Receiver<Loaded>>,
+    /// Messages from work started before the loop (the model `open`
+    /// chooses in the background).
+    pub messages: Option<mpsc::Receiver<Msg>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -116,6 +119,7 @@ where
     let mut last_frame = draw(terminal, app, &highlighter, &mut hooks, &mut frames)?;
     let mut initial = std::mem::take(&mut hooks.initial);
     let mut loading = hooks.loading.take();
+    let mut messages = hooks.messages.take();
 
     loop {
         let now = Instant::now();
@@ -169,6 +173,10 @@ where
                 }
             },
             Some(m) = log_rx.recv() => actions = app.update(m),
+            m = recv_message(&mut messages) => match m {
+                Some(m) => actions = app.update(m),
+                None => messages = None,
+            },
             Some(h) = hl_rx.recv() => {
                 actions = app.update(Msg::Highlighted(h));
                 // At most two results a request (the screen first, then all):
@@ -317,9 +325,9 @@ where
     Ok(())
 }
 
-/// Open a recorded session in place of the welcome screen: review (read
-/// in the background, like `codeloop open`: the rest of it is returned for
-/// the loop to fold), or a replay from its start.
+/// Open a recorded session in place of the welcome screen: review, or a
+/// replay from its start; read in the background like `codeloop open` (the
+/// rest of it is returned for the loop to fold).
 fn open_session(
     app: &mut App,
     tape: &std::path::Path,
@@ -332,12 +340,13 @@ fn open_session(
     };
     let theme = app.theme().clone();
     let screen = app.screen();
-    let opened = if replay {
-        crate::session::read_tape(tape)
-            .map(|contents| (App::replay(contents, info, theme, 1.0, false, false), None))
-    } else {
-        super::loader::open(tape).map(|opening| App::open(opening, info, theme))
-    };
+    let opened = super::loader::open(tape).map(|opening| match replay {
+        true => {
+            let clock = super::app::Replay::new(1.0, true, false);
+            App::open_replay(opening, info, theme, clock)
+        }
+        false => App::open(opening, info, theme),
+    });
     match opened {
         Ok((opened, rest)) => {
             *app = opened;
@@ -414,6 +423,13 @@ async fn recv_record(engine: &mut Option<EngineHandle>) -> Option<crate::session
 
 async fn recv_loaded(loading: &mut Option<mpsc::Receiver<Loaded>>) -> Option<Loaded> {
     match loading {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn recv_message(messages: &mut Option<mpsc::Receiver<Msg>>) -> Option<Msg> {
+    match messages {
         Some(rx) => rx.recv().await,
         None => std::future::pending().await,
     }

@@ -262,11 +262,13 @@ impl ReplayClock {
         self.next_due = None;
     }
 
-    /// Play or pause; playing at the end starts again from the start.
-    pub fn toggle(&mut self, timeline: &mut Timeline) {
+    /// Play or pause; playing at the end starts again from the start
+    /// (at the end of what is read of a tape still being read, it waits
+    /// for the rest instead).
+    pub fn toggle(&mut self, timeline: &mut Timeline, more_coming: bool) {
         self.playing = !self.playing;
         self.next_due = None;
-        if self.playing && timeline.at_end() {
+        if self.playing && timeline.at_end() && !more_coming {
             timeline.set_cursor(0);
         }
     }
@@ -295,8 +297,11 @@ impl ReplayClock {
         Some(due)
     }
 
-    /// Apply every record that is due by `now`.
-    pub fn tick(&mut self, timeline: &mut Timeline, now: Instant) -> Tick {
+    /// Apply every record that is due by `now`. At the end of a tape still
+    /// being read (`more_coming`) the clock waits: the next record, when it
+    /// comes, is due its gap after that moment, so playback never runs
+    /// ahead of the reading nor hurries to catch up.
+    pub fn tick(&mut self, timeline: &mut Timeline, now: Instant, more_coming: bool) -> Tick {
         let mut tick = Tick::default();
         while let Some(due) = self.deadline(timeline, now) {
             if due > now || tick.applied >= MAX_PER_TICK {
@@ -314,8 +319,12 @@ impl ReplayClock {
             }
         }
         if timeline.at_end() && self.playing {
-            self.pause();
-            tick.finished = true;
+            if more_coming {
+                self.next_due = None;
+            } else {
+                self.pause();
+                tick.finished = true;
+            }
         }
         tick
     }
@@ -386,21 +395,23 @@ mod tests {
         let mut clock = ReplayClock::new(2.0, true, false);
         let t0 = Instant::now();
         assert_eq!(clock.deadline(&t, t0), Some(t0), "the first record at once");
-        assert_eq!(clock.tick(&mut t, t0).applied, 1);
+        assert_eq!(clock.tick(&mut t, t0, false).applied, 1);
         // 100 ms on the tape: 50 ms at double speed.
         let next = clock.deadline(&t, t0).unwrap();
         assert_eq!(next, t0 + Duration::from_millis(50));
         assert_eq!(
-            clock.tick(&mut t, t0 + Duration::from_millis(49)).applied,
+            clock
+                .tick(&mut t, t0 + Duration::from_millis(49), false)
+                .applied,
             0
         );
-        assert_eq!(clock.tick(&mut t, next).applied, 1);
+        assert_eq!(clock.tick(&mut t, next, false).applied, 1);
         // A minute away from the keyboard plays as the cap: 2 s at 2x = 1 s.
         assert_eq!(
             clock.deadline(&t, next),
             Some(next + Duration::from_millis(1000))
         );
-        let tick = clock.tick(&mut t, next + Duration::from_secs(5));
+        let tick = clock.tick(&mut t, next + Duration::from_secs(5), false);
         assert_eq!(tick.applied, 2);
         assert!(tick.finished && !clock.playing);
         assert_eq!(clock.deadline(&t, next), None);
@@ -412,9 +423,45 @@ mod tests {
         t.set_cursor(2);
         let mut clock = ReplayClock::new(1.0, false, false);
         assert_eq!(clock.deadline(&t, Instant::now()), None);
-        clock.toggle(&mut t);
+        clock.toggle(&mut t, false);
         assert!(clock.playing);
         assert_eq!(t.cursor(), 0);
+    }
+
+    #[test]
+    fn at_the_end_of_a_tape_still_being_read_the_clock_waits_for_the_rest() {
+        let mut t = notices(&[0, 100]);
+        let mut clock = ReplayClock::new(1.0, true, false);
+        let t0 = Instant::now();
+        let late = t0 + Duration::from_secs(60);
+        assert_eq!(clock.tick(&mut t, t0, true).applied, 1);
+        let tick = clock.tick(&mut t, late, true);
+        assert_eq!(tick.applied, 1);
+        assert!(!tick.finished && clock.playing, "waiting, not finished");
+        assert_eq!(clock.deadline(&t, late), None, "nothing to play yet");
+        // The rest arrives a while later: its first record is due its own
+        // gap after that moment, not at once to catch up.
+        t.push(Record {
+            seq: 2,
+            t_ms: 400,
+            event: Event::Notice {
+                level: NoticeLevel::Info,
+                message: "n2".into(),
+            },
+        });
+        let arrived = late + Duration::from_secs(5);
+        assert_eq!(
+            clock.deadline(&t, arrived),
+            Some(arrived + Duration::from_millis(300))
+        );
+        assert_eq!(clock.tick(&mut t, arrived, true).applied, 0);
+        // Space at the end of what is read plays on; it does not start over.
+        clock.pause();
+        t.set_cursor(3);
+        clock.toggle(&mut t, true);
+        assert_eq!(t.cursor(), 3);
+        let tick = clock.tick(&mut t, arrived + Duration::from_secs(1), false);
+        assert!(tick.finished && !clock.playing, "the whole tape was read");
     }
 
     #[test]

@@ -2,8 +2,23 @@
 //! set): the mode, the state at the cursor, the components' state.
 
 use super::*;
+use crate::tui::panes::graph::Welcome;
 
 impl App {
+    /// What the welcome screen shows in the graph's place.
+    pub(super) fn welcome_info(&self) -> Option<Welcome<'_>> {
+        if !self.welcome() {
+            return None;
+        }
+        let ctx = view::ctx(self, Focus::Graph);
+        Some(Welcome {
+            model_label: &self.info.model_label,
+            demos: &self.info.demos,
+            sessions: self.sessions.lines(&ctx, &self.info.sessions),
+            selected_session: self.sessions.selected_line(&ctx, &self.info.sessions),
+        })
+    }
+
     pub fn mode(&self) -> &Mode {
         &self.mode
     }
@@ -85,7 +100,7 @@ impl App {
     pub fn editor(&self) -> Option<&EditorPopup> {
         self.popups.iter().rev().find_map(|p| match p {
             Popup::Editor(e) => Some(e.as_ref()),
-            Popup::Help
+            Popup::Help(_)
             | Popup::Confirm(_)
             | Popup::Palette(_)
             | Popup::Message(_)
@@ -97,7 +112,7 @@ impl App {
     pub fn editor_mut(&mut self) -> Option<&mut EditorPopup> {
         self.popups.iter_mut().rev().find_map(|p| match p {
             Popup::Editor(e) => Some(e.as_mut()),
-            Popup::Help
+            Popup::Help(_)
             | Popup::Confirm(_)
             | Popup::Palette(_)
             | Popup::Message(_)
@@ -128,7 +143,7 @@ impl App {
         }
     }
     pub fn help_open(&self) -> bool {
-        matches!(self.popups.last(), Some(Popup::Help))
+        matches!(self.popups.last(), Some(Popup::Help(_)))
     }
     pub fn reruns(&self) -> &crate::tui::panes::Reruns {
         &self.reruns

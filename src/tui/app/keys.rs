@@ -14,7 +14,7 @@ use crate::tui::keymap::{self, GlobalAct, ReplayAct, SteerAct, TapeMove};
 use crate::tui::panes::Handled;
 use crate::tui::panes::confirm::Confirm;
 use crate::tui::panes::editor::{EditTarget, EditorIntent, EditorPopup};
-use crate::tui::panes::graph::{GraphIntent, Welcome};
+use crate::tui::panes::graph::GraphIntent;
 use crate::tui::panes::output::OutputIntent;
 use crate::tui::panes::palette::PaletteIntent;
 use crate::tui::panes::task::TaskIntent;
@@ -52,8 +52,14 @@ impl App {
 
     fn on_popup_key(&mut self, popup: Popup, key: KeyEvent, actions: &mut Vec<Action>) {
         match popup {
-            // Any key closes the help or a message.
-            Popup::Help | Popup::Message(_) => {}
+            // Any key closes a message, and the help (but the keys that
+            // scroll a help taller than the screen).
+            Popup::Message(_) => {}
+            Popup::Help(mut help) => {
+                if help.on_key(&key, &super::view::help_content(self), self.screen) {
+                    self.popups.push(Popup::Help(help));
+                }
+            }
             Popup::Travel(travel) => self.on_travel_answer(travel, Confirm::answer(&key), actions),
             Popup::Pager(pager) => self.on_pager_key(pager, key, actions),
             Popup::Confirm(Confirm::DeleteSession) => {
@@ -170,7 +176,7 @@ impl App {
     pub(super) fn on_global(&mut self, act: GlobalAct, actions: &mut Vec<Action>) {
         match act {
             GlobalAct::Quit => self.request_quit(actions),
-            GlobalAct::Help => self.popups.push(Popup::Help),
+            GlobalAct::Help => self.popups.push(Popup::Help(Default::default())),
             GlobalAct::Palette => {
                 let palette = self.new_palette();
                 self.popups.push(Popup::Palette(Box::new(palette)));
@@ -184,7 +190,9 @@ impl App {
             GlobalAct::Replay(a) => {
                 if let Mode::Replay(clock) = &mut self.mode {
                     match a {
-                        ReplayAct::PlayPause => clock.toggle(&mut self.timeline),
+                        ReplayAct::PlayPause => {
+                            clock.toggle(&mut self.timeline, self.info.loading.is_some())
+                        }
                         ReplayAct::Faster => clock.faster(),
                         ReplayAct::Slower => clock.slower(),
                     }
@@ -555,19 +563,6 @@ impl App {
             }
             _ => {}
         }
-    }
-
-    /// What the welcome screen shows in the graph's place.
-    pub(super) fn welcome_info(&self) -> Option<Welcome<'_>> {
-        if !self.welcome() {
-            return None;
-        }
-        let ctx = view::ctx(self, Focus::Graph);
-        Some(Welcome {
-            model_label: &self.info.model_label,
-            demos: &self.info.demos,
-            sessions: self.sessions.lines(&ctx, &self.info.sessions),
-        })
     }
 
     /// Keys of the welcome screen's session list. Returns whether it took the key.

@@ -1,8 +1,10 @@
-//! Reviewing a tape while it is still being read (`tui::loader`): the
-//! records come in batches, the cursor follows the end unless the person
-//! moved it, the status bar says how far the reading got, and what the
-//! whole tape held (did it finish, what could not be read) is said once it
-//! is known, as `App::review` says it for a tape read at once.
+//! Reviewing or replaying a tape while it is still being read
+//! (`tui::loader`): the records come in batches; in review the cursor
+//! follows the end unless the person moved it, in a replay the clock moves
+//! it and waits at the end of what is read; the status bar says how far
+//! the reading got, and what the whole tape held (did it finish, what could
+//! not be read) is said once it is known, as `App::review` says it for a
+//! tape read at once.
 
 use tokio::sync::mpsc;
 
@@ -33,10 +35,24 @@ impl App {
         (app, opening.rest)
     }
 
-    /// More records of the tape being read: appended, and folded if the
-    /// cursor was at the end.
+    /// Play a tape being opened back from its start: the first records
+    /// now, the rest (the receiver, for the event loop) while it plays.
+    pub fn open_replay(
+        opening: Opening,
+        info: Info,
+        theme: Theme,
+        clock: Replay,
+    ) -> (App, Option<mpsc::Receiver<Loaded>>) {
+        let (mut app, rest) = App::open(opening, info, theme);
+        app.mode = Mode::Replay(clock);
+        app.set_cursor(0);
+        (app, rest)
+    }
+
+    /// More records of the tape being read: appended, and in review folded
+    /// if the cursor was at the end (a replay's clock moves on its own).
     pub fn load_records(&mut self, records: Vec<Record>, progress: Progress) {
-        let follow = self.at_end();
+        let follow = self.at_end() && matches!(self.mode, Mode::Review);
         for r in records {
             self.timeline.push(r);
         }
@@ -52,6 +68,14 @@ impl App {
     /// The tape was read to its end (or could not be read further).
     pub fn load_finished(&mut self, end: Result<TapeEnd, String>) {
         self.info.loading = None;
+        // A replay that waited at the end of what was read is done.
+        if let Mode::Replay(clock) = &mut self.mode
+            && clock.playing
+            && self.timeline.at_end()
+        {
+            clock.pause();
+            self.say_replay_finished();
+        }
         match end {
             Ok(end) => self.tape_read(&end),
             Err(e) => {

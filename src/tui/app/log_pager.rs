@@ -80,7 +80,7 @@ impl App {
     pub fn pager(&self) -> Option<&Pager> {
         self.popups.iter().rev().find_map(|p| match p {
             Popup::Pager(p) => Some(p.as_ref()),
-            Popup::Help
+            Popup::Help(_)
             | Popup::Confirm(_)
             | Popup::Editor(_)
             | Popup::Palette(_)

@@ -176,6 +176,15 @@ pub enum Msg {
         target: EditTarget,
         outcome: EditorOutcome,
     },
+    /// The model a new session would start on and the sandbox it would
+    /// run in, chosen after the screen opened (`codeloop open` chooses
+    /// them in the background): the welcome screen names them.
+    ModelChosen {
+        label: String,
+        demo_model: Option<DemoModel>,
+        sandbox_layers: Vec<String>,
+        sandbox_warning: Option<String>,
+    },
 }
 
 /// Fixed facts for the status bar.
@@ -221,7 +230,7 @@ pub struct DemoModel {
 
 /// A popup over the panes: the top one takes every key while open.
 pub enum Popup {
-    Help,
+    Help(super::panes::help::Help),
     Confirm(Confirm),
     Editor(Box<EditorPopup>),
     Palette(Box<super::panes::palette::Palette>),
@@ -339,10 +348,8 @@ impl App {
         paused: bool,
         live: bool,
     ) -> App {
-        let mut app = App::review(tape, info, theme);
-        app.mode = Mode::Replay(Replay::new(speed, !paused, live));
-        app.set_cursor(0);
-        app
+        let clock = Replay::new(speed, !paused, live);
+        App::open_replay(super::loader::Opening::whole(tape), info, theme, clock).0
     }
 
     // ---- what the app holds --------------------------------------------
@@ -413,6 +420,18 @@ impl App {
                 }
             }
             Msg::Tick(now) => self.tick(now, &mut actions),
+            Msg::ModelChosen {
+                label,
+                demo_model,
+                sandbox_layers,
+                sandbox_warning,
+            } => {
+                self.info.model_label = label;
+                self.info.demo_model = demo_model;
+                self.info.sandbox_layers = sandbox_layers;
+                self.info.sandbox_warning = sandbox_warning;
+                self.dirty = true;
+            }
             Msg::LogRead { path, result } => self.on_log_read(path, result),
             Msg::EditorDone { target, outcome } => {
                 self.on_editor_done(target, outcome, &mut actions);
@@ -441,9 +460,10 @@ impl App {
 
     fn tick(&mut self, now: Instant, actions: &mut Vec<Action>) {
         let running = self.session_running();
+        let more_coming = self.info.loading.is_some();
         match &mut self.mode {
             Mode::Replay(clock) => {
-                let tick = clock.tick(&mut self.timeline, now);
+                let tick = clock.tick(&mut self.timeline, now, more_coming);
                 for (run_id, state) in tick.finished_runs {
                     actions.push(Action::Rerun {
                         run_id,
@@ -454,10 +474,7 @@ impl App {
                     self.graph.follow(self.timeline.active());
                 }
                 if tick.finished {
-                    self.flash = Some((
-                        NoticeLevel::Info,
-                        "replay finished: ←/→ step, Home restarts, space plays again".into(),
-                    ));
+                    self.say_replay_finished();
                 }
                 self.dirty = true;
             }
@@ -472,6 +489,13 @@ impl App {
             }
             Mode::Live(_) | Mode::Review => {}
         }
+    }
+
+    fn say_replay_finished(&mut self) {
+        self.flash = Some((
+            NoticeLevel::Info,
+            "replay finished: ←/→ step, Home restarts, space plays again".into(),
+        ));
     }
 
     /// When the replay clock next needs a tick (None: not playing or at the end).

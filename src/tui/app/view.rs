@@ -13,7 +13,7 @@ use crate::tui::describe::{describe_step, model_label};
 use crate::tui::keymap::{self, ModeKind, Row};
 use crate::tui::panes::code::CodePane;
 use crate::tui::panes::graph::GraphPane;
-use crate::tui::panes::help::{self, HelpContent};
+use crate::tui::panes::help::HelpContent;
 use crate::tui::panes::history::{HistoryPane, TapeNotes};
 use crate::tui::panes::output::OutputPane;
 use crate::tui::panes::task::TaskPane;
@@ -175,24 +175,24 @@ pub fn render(app: &App, frame: &mut Frame) {
             Popup::Travel(t) => t.render(&app.theme, frame),
             Popup::Pager(p) => p.render(&app.theme, frame),
             Popup::Inspector(i) => i.render(app.state(), &app.theme, frame),
-            Popup::Help => {
-                let pane_rows = pane_rows(app);
-                let global_rows = global_rows(app.mode_kind());
-                let content = HelpContent {
-                    pane: app.focus.title(),
-                    pane_rows: &pane_rows,
-                    everywhere: match app.mode {
-                        Mode::Live(_) => "Everywhere (live session)",
-                        Mode::Review => "Everywhere (review: read-only)",
-                        Mode::Replay(_) => "Everywhere (replay)",
-                    },
-                    global_rows: &global_rows,
-                };
-                help::render(&app.theme, &content, frame)
-            }
+            Popup::Help(h) => h.render(&app.theme, &help_content(app), frame),
         }
     }
     app.theme.fill_background(frame.buffer_mut());
+}
+
+/// What the `?` help lists: the focused pane's keys, then the mode's.
+pub fn help_content(app: &App) -> HelpContent<'static> {
+    HelpContent {
+        pane: app.focus.title(),
+        pane_rows: pane_rows(app),
+        everywhere: match app.mode {
+            Mode::Live(_) => "Everywhere (live session)",
+            Mode::Review => "Everywhere (review: read-only)",
+            Mode::Replay(_) => "Everywhere (replay)",
+        },
+        global_rows: global_rows(app.mode_kind()),
+    }
 }
 
 /// The help rows of the focused pane's table.
@@ -276,7 +276,10 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
     } else {
         model_label(&s.config)
     };
-    spans.push(Span::styled(format!(" {model} "), t.status));
+    // Before the tape's first record a review or replay knows no model.
+    if !model.is_empty() {
+        spans.push(Span::styled(format!(" {model} "), t.status));
+    }
     let tokens = s.usage.prompt_tokens + s.usage.completion_tokens;
     spans.push(Span::styled(
         format!("│ {} tokens ", human_count(tokens)),
@@ -287,13 +290,19 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
     } else {
         &s.config.sandbox_layers
     };
-    spans.push(Span::styled("│ sandbox ", t.status));
-    if let Some(warning) = &app.info.sandbox_warning {
-        spans.push(Span::styled(format!(" {warning} "), t.error));
-    } else if layers.is_empty() {
-        spans.push(Span::styled(" none reported ", t.warning));
-    } else {
-        spans.push(Span::styled(format!(" {} ", layers.join("+")), t.ok));
+    // Nor which sandbox its runs had: nothing to warn of yet.
+    let unknown = layers.is_empty()
+        && s.events_applied == 0
+        && matches!(app.mode, Mode::Review | Mode::Replay(_));
+    let said = match &app.info.sandbox_warning {
+        Some(warning) => Some(Span::styled(format!(" {warning} "), t.error)),
+        None if unknown => None,
+        None if layers.is_empty() => Some(Span::styled(" none reported ", t.warning)),
+        None => Some(Span::styled(format!(" {} ", layers.join("+")), t.ok)),
+    };
+    if let Some(said) = said {
+        spans.push(Span::styled("│ sandbox ", t.status));
+        spans.push(said);
     }
     spans.push(Span::styled(
         format!(" │ {} ", fmt_elapsed(app.elapsed_ms())),
@@ -344,6 +353,33 @@ fn hint_line(app: &App) -> Line<'static> {
             ),
             t.warning,
         );
+    }
+    // The log pager and the inspector cover the panes and take every key:
+    // their keys, not the focused pane's nor the workbench's.
+    let covering = match app.popups.last() {
+        Some(Popup::Pager(_)) => Some(("Log", crate::tui::panes::pager::Pager::status_rows())),
+        Some(Popup::Inspector(_)) => Some((
+            "Model call",
+            crate::tui::panes::inspector::Inspector::status_rows(),
+        )),
+        Some(
+            Popup::Help(_)
+            | Popup::Confirm(_)
+            | Popup::Editor(_)
+            | Popup::Palette(_)
+            | Popup::Message(_)
+            | Popup::Travel(_),
+        )
+        | None => None,
+    };
+    if let Some((title, rows)) = covering {
+        let mut spans = vec![Span::styled(format!(" {title} "), t.title)];
+        for (i, row) in rows.iter().enumerate() {
+            let sep = if i + 1 < rows.len() { " · " } else { "" };
+            spans.push(Span::styled(format!("{} ", row.label), t.accent));
+            spans.push(Span::styled(format!("{}{sep}", row.short), t.dim));
+        }
+        return Line::from(spans);
     }
     let mut spans = vec![Span::styled(format!(" {} ", app.focus.title()), t.title)];
     for row in pane_rows(app)

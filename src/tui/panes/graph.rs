@@ -28,6 +28,9 @@ pub struct Welcome<'a> {
     pub demos: &'a [DemoEntry],
     /// The recent sessions' lines, drawn under the demos.
     pub sessions: Vec<Line<'static>>,
+    /// Which of `sessions` is the selected one (the list has the keys), so
+    /// a welcome taller than its pane scrolls to show it.
+    pub selected_session: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,8 +216,10 @@ impl GraphPane {
         let mut lines: Vec<Line> = Vec::new();
         let mut detail = String::new();
         if let Some(w) = welcome {
-            lines = welcome_lines(ctx, w, area);
-        } else if s.specs.is_empty() {
+            render_welcome(ctx, w, area, frame);
+            return;
+        }
+        if s.specs.is_empty() {
             match &s.plan_error {
                 Some(e) => lines.push(Line::styled(format!("plan rejected: {e}"), t.error)),
                 None => {
@@ -277,15 +282,8 @@ impl GraphPane {
                 }
             }
         }
-        let scroll = if welcome.is_some() {
-            0
-        } else {
-            self.scroll(s, area.height)
-        };
-        let mut p = Paragraph::new(lines).scroll((scroll as u16, 0));
-        if welcome.is_some() {
-            p = p.wrap(ratatui::widgets::Wrap { trim: false });
-        }
+        let scroll = self.scroll(s, area.height);
+        let p = Paragraph::new(lines).scroll((scroll as u16, 0));
         frame.render_widget(p.block(ctx.block(ctx.title("Workflow", detail))), area);
     }
 
@@ -350,7 +348,8 @@ impl GraphPane {
     }
 }
 
-fn welcome_lines<'a>(ctx: &Ctx<'a>, w: &Welcome, area: Rect) -> Vec<Line<'a>> {
+/// The welcome's lines, and which of them is the selected session.
+fn welcome_lines<'a>(ctx: &Ctx<'a>, w: &Welcome, area: Rect) -> (Vec<Line<'a>>, Option<usize>) {
     let t = ctx.theme;
     let mut lines = vec![Line::styled(format!("Model: {}", w.model_label), t.dim)];
     if w.demos.is_empty() {
@@ -371,8 +370,10 @@ fn welcome_lines<'a>(ctx: &Ctx<'a>, w: &Welcome, area: Rect) -> Vec<Line<'a>> {
             }
         }
     }
+    let mut selected = None;
     if !w.sessions.is_empty() {
         lines.push(Line::raw(""));
+        selected = w.selected_session.map(|i| lines.len() + i);
         for l in &w.sessions {
             lines.push(l.clone());
         }
@@ -382,7 +383,60 @@ fn welcome_lines<'a>(ctx: &Ctx<'a>, w: &Welcome, area: Rect) -> Vec<Line<'a>> {
         "Or press i, write a task in the Task pane, and Ctrl-S.",
         t.dim,
     ));
-    lines
+    (lines, selected)
+}
+
+/// The welcome in the graph's place: the model a new session would start
+/// on kept at the top, the rest scrolled to show the selected session
+/// (80x24 has no room for the sessions under the demos).
+fn render_welcome(ctx: &Ctx, w: &Welcome, area: Rect, frame: &mut Frame) {
+    use ratatui::layout::{Constraint, Layout};
+    use ratatui::widgets::Wrap;
+    let block = ctx.block(ctx.title("Workflow", String::new()));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let (mut lines, selected) = welcome_lines(ctx, w, area);
+    let width = usize::from(inner.width);
+    let model = lines.remove(0);
+    let model_rows = u16::try_from(wrapped_rows(&model, width)).unwrap_or(u16::MAX);
+    let [top, rest] = Layout::vertical([
+        Constraint::Length(model_rows.min(inner.height)),
+        Constraint::Fill(1),
+    ])
+    .areas(inner);
+    let wrapped = Wrap { trim: false };
+    frame.render_widget(Paragraph::new(model).wrap(wrapped), top);
+    let selected = selected.and_then(|i| i.checked_sub(1));
+    let scroll = scroll_to_show(&lines, selected, width, usize::from(rest.height));
+    let scroll = u16::try_from(scroll).unwrap_or(u16::MAX);
+    frame.render_widget(
+        Paragraph::new(lines).wrap(wrapped).scroll((scroll, 0)),
+        rest,
+    );
+}
+
+/// Rows a line takes `width` columns wide, counted as `wrap` breaks its
+/// text, which is how the paragraph's word wrap breaks it.
+fn wrapped_rows(line: &Line, width: usize) -> usize {
+    let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
+    wrap(&text, width).len().max(1)
+}
+
+/// Rows to scroll wrapped `lines` by so the `selected` one (and the row
+/// after it) shows in `visible` rows.
+fn scroll_to_show(lines: &[Line], selected: Option<usize>, width: usize, visible: usize) -> usize {
+    let Some(selected) = selected else {
+        return 0;
+    };
+    let end: usize = lines
+        .iter()
+        .take(selected + 1)
+        .map(|l| wrapped_rows(l, width))
+        .sum();
+    let total: usize = lines.iter().map(|l| wrapped_rows(l, width)).sum();
+    (end + 1)
+        .saturating_sub(visible)
+        .min(total.saturating_sub(visible))
 }
 
 /// The rows in drawing order (shared with mouse hit tests).

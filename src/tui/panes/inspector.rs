@@ -101,6 +101,13 @@ impl Inspector {
         self.target
     }
 
+    /// The keys the status bar names while the inspector is open.
+    pub fn status_rows() -> Vec<Row> {
+        super::status_rows(KEYS, |a| {
+            matches!(a, InspectAct::Scroll(_) | InspectAct::Top)
+        })
+    }
+
     pub fn help() -> Vec<Row> {
         keymap::rows(KEYS).collect()
     }

@@ -295,3 +295,18 @@ pub fn popup_area(
         .areas(v);
     h
 }
+
+/// The rows of a popup's `table` the status bar names while the popup
+/// covers the panes: those with a short name, but the ones whose keys
+/// `go_without_saying` (moving up and down, which would not fit 80
+/// columns beside the rest).
+pub fn status_rows<A>(
+    table: &[crate::tui::keymap::Binding<A>],
+    go_without_saying: impl Fn(&A) -> bool,
+) -> Vec<crate::tui::keymap::Row> {
+    table
+        .iter()
+        .filter(|b| !b.short.is_empty() && !b.keys.iter().any(|(_, a)| go_without_saying(a)))
+        .map(crate::tui::keymap::Binding::row)
+        .collect()
+}

@@ -166,6 +166,11 @@ impl Pager {
         keymap::rows(KEYS).collect()
     }
 
+    /// The keys the status bar names while the pager is open.
+    pub fn status_rows() -> Vec<Row> {
+        super::status_rows(KEYS, |a| matches!(a, PagerAct::Scroll(_) | PagerAct::Top))
+    }
+
     pub fn path(&self) -> &std::path::Path {
         &self.path
     }

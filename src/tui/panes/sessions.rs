@@ -126,6 +126,12 @@ impl SessionList {
         })
     }
 
+    /// Which of `lines` is the selected session (line 0 is the heading),
+    /// when the list has the keys.
+    pub fn selected_line(&self, ctx: &Ctx, sessions: &[SessionSummary]) -> Option<usize> {
+        (ctx.focused && !sessions.is_empty()).then(|| 1 + self.selected.min(sessions.len() - 1))
+    }
+
     /// The list's lines for the welcome screen.
     pub fn lines(&self, ctx: &Ctx, sessions: &[SessionSummary]) -> Vec<Line<'static>> {
         let t = ctx.theme;

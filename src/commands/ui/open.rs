@@ -1,0 +1,187 @@
+//! `codeloop open`: the view over a tape being read, and what goes on from
+//! it: forks (F), and the sessions begun on its welcome screen (`n`), whose
+//! model and sandbox are chosen in the background while the tape shows.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{
+    Continue, continue_session, info, open_tape, probe_sandbox, recent_sessions, start_session,
+    welcome_model,
+};
+use crate::commands::model::{ModelArgs, select_model};
+use crate::config::Config;
+use crate::exec::Sandbox;
+use crate::llm::ChatModel;
+use crate::llm::scripted::{Pacing, ScriptedModel};
+use crate::session::read_tape;
+use crate::tui::app::{DemoEntry, Msg, SessionChoices, StartRequest};
+use crate::tui::event_loop::Hooks;
+use crate::tui::{App, Theme};
+
+/// `codeloop open`: the app over a tape being read, and what its loop
+/// needs (the rest of the tape, the starter of forks and of sessions begun
+/// on its welcome screen, the model those would use once it is chosen).
+/// Called inside the runtime: the choices are made on a task of it.
+pub fn open_view(
+    tape: &Path,
+    config: &Config,
+    theme: Theme,
+    demos: Vec<DemoEntry>,
+) -> anyhow::Result<(App, Hooks)> {
+    let (opening, source) = open_tape(tape, &config.sessions_dir())?;
+    let mut info = info(source.clone(), demos);
+    // For the lineage: the sessions forked from this one.
+    info.sessions = recent_sessions(config, usize::MAX);
+    // F forks at the cursor: on the session's own model, chosen (and the
+    // sandbox probed) in the background meanwhile. The model a new session
+    // would start on (`n`, after a fork too) is chosen there as well, and
+    // the welcome screen told.
+    let (chosen, messages) = tokio::sync::mpsc::channel(1);
+    let demo_count = info.demos.len();
+    let listing = config.clone();
+    let (app, loading) = App::open(opening, info, theme);
+    let hooks = Hooks {
+        starter: Some(fork_starter(
+            config.clone(),
+            PathBuf::from(source),
+            chosen,
+            demo_count,
+        )),
+        sessions: Some(Box::new(move || {
+            recent_sessions(&listing, crate::tui::panes::sessions::RECENT)
+        })),
+        loading,
+        messages: Some(messages),
+        ..Hooks::default()
+    };
+    Ok((app, hooks))
+}
+
+/// The model a fork from `codeloop open` goes on with: the one the session
+/// recorded (chosen as `codeloop resume` chooses it), else the session's
+/// tape as a scripted model; with a line that says which, and why.
+async fn fork_model(config: &Config, tape: &Path) -> Result<(Arc<dyn ChatModel>, String), String> {
+    let contents = read_tape(tape).map_err(|e| e.to_string())?;
+    let state = crate::session::State::from_records(&contents.records);
+    let recorded = crate::commands::resume::recorded_model(&state.config, &ModelArgs::default());
+    let why = match recorded {
+        Ok(args) => match select_model(config, &args).await {
+            Ok(selected) => {
+                let said = format!(
+                    "going on with the model the session used: {}",
+                    selected.description
+                );
+                return Ok((selected.model, said));
+            }
+            Err(e) => format!("{e:#}"),
+        },
+        Err(e) => format!("{e:#}"),
+    };
+    match ScriptedModel::from_file(tape, Pacing::demo()) {
+        Ok(script) => Ok((
+            Arc::new(script),
+            format!(
+                "the session's own model cannot be used ({why}); going on with its tape as a scripted model: a call whose prompt the tape recorded gets the recorded reply, any other stops with a prompt miss"
+            ),
+        )),
+        Err(e) => Err(format!(
+            "no model to go on with: the session's own cannot be used ({why}), and its tape cannot answer ({e}). Fork it headless with a model: `codeloop resume {} --at SEQ --base-url URL` (or --demo NAME, --scripted FILE)",
+            state.session_id
+        )),
+    }
+}
+
+/// Starts the forks of `codeloop open`, and the sessions begun on its
+/// welcome screen (`n`): the fork's model, the workbench's (the one
+/// `codeloop` alone would start on: the configured model or the bundled
+/// demo model) and the sandbox are chosen in the background when the view
+/// opens, and the welcome screen is told the workbench's (`chosen`); a
+/// start before they are ready is told to wait.
+fn fork_starter(
+    config: Config,
+    tape: PathBuf,
+    chosen: tokio::sync::mpsc::Sender<Msg>,
+    demos: usize,
+) -> crate::tui::event_loop::Starter {
+    struct Ready {
+        fork: Result<(Arc<dyn ChatModel>, String), String>,
+        workbench: Result<Arc<dyn ChatModel>, String>,
+        sandbox: Result<Arc<Sandbox>, String>,
+    }
+    let slot: Arc<std::sync::Mutex<Option<Arc<Ready>>>> = Arc::default();
+    let filled = Arc::clone(&slot);
+    let background = config.clone();
+    tokio::spawn(async move {
+        // The welcome screen is told as soon as its model and the sandbox
+        // are known, not after the fork's model (a server that may be slow
+        // to answer).
+        let workbench_and_sandbox = async {
+            let asked = ModelArgs::default();
+            let (workbench, sandbox) =
+                tokio::join!(select_model(&background, &asked), probe_sandbox());
+            let (label, demo_model) = match &workbench {
+                Ok(selected) => welcome_model(selected, false, demos),
+                Err(e) => (format!("none usable ({e:#})"), None),
+            };
+            let (sandbox_layers, sandbox_warning) = match &sandbox {
+                Ok(sandbox) => (sandbox.active_layers(), sandbox.warning()),
+                Err(_) => (Vec::new(), None),
+            };
+            let told = Msg::ModelChosen {
+                label,
+                demo_model,
+                sandbox_layers,
+                sandbox_warning,
+            };
+            let _ = chosen.send(told).await;
+            (workbench, sandbox)
+        };
+        let (fork, (workbench, sandbox)) =
+            tokio::join!(fork_model(&background, &tape), workbench_and_sandbox);
+        let ready = Ready {
+            fork,
+            workbench: workbench.map(|s| s.model).map_err(|e| format!("{e:#}")),
+            sandbox: sandbox.map(Arc::new).map_err(|e| format!("{e:#}")),
+        };
+        *filled.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(ready));
+    });
+    Box::new(move |request| {
+        let ready = slot.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let Some(ready) = ready else {
+            match request {
+                StartRequest::Task { .. } | StartRequest::Demo { .. } => anyhow::bail!(
+                    "still choosing the model and probing the sandbox: start it again in a moment"
+                ),
+                StartRequest::ForkAt { .. }
+                | StartRequest::Fork { .. }
+                | StartRequest::Resume { .. } => anyhow::bail!(
+                    "still choosing the model and probing the sandbox for the fork: press F again in a moment"
+                ),
+            }
+        };
+        let sandbox = match &ready.sandbox {
+            Ok(sandbox) => Arc::clone(sandbox),
+            Err(e) => anyhow::bail!("{e}"),
+        };
+        let (tape, how) = match request {
+            StartRequest::ForkAt { tape, at } => (tape, Continue::Fork(Some(at))),
+            StartRequest::Fork { tape } => (tape, Continue::Fork(None)),
+            StartRequest::Resume { tape } => (tape, Continue::Resume),
+            // A demo answers with its own replies; a task goes to the
+            // workbench's model, the one the welcome screen names.
+            request @ (StartRequest::Task { .. } | StartRequest::Demo { .. }) => {
+                let model = match &ready.workbench {
+                    Ok(model) => Arc::clone(model),
+                    Err(e) => anyhow::bail!("no model for a new session: {e}"),
+                };
+                return start_session(&config, model, sandbox, request, &SessionChoices::default());
+            }
+        };
+        let (model, note) = match &ready.fork {
+            Ok((model, note)) => (Arc::clone(model), note.clone()),
+            Err(e) => anyhow::bail!("{e}"),
+        };
+        continue_session(&config, model, sandbox, tape, how, Some(note))
+    })
+}
