@@ -858,16 +858,8 @@ async fn open_big_tape() {
     let mut first_records = 0;
     for _ in 0..3 {
         let t0 = Instant::now();
-        let (mut app, loading) = open_app(&path, &dir);
-        let mut term = terminal();
-        let frames: Frames = Arc::default();
-        let (tx, input) = input();
-        let mut h = hooks(&frames);
-        h.loading = loading;
-        let task = tokio::spawn(async move {
-            let r = event_loop::run(&mut term, &mut app, input, None, h).await;
-            (r, app)
-        });
+        let (app, loading) = open_app(&path, &dir);
+        let (frames, tx, task) = run_loading(app, loading);
         let first = frame_when(&frames, |_| true).await;
         let total = BIG_TAPE_EVENTS as usize;
         let whole = frame_when(&frames, |f| !f.loading && f.records > total).await;
@@ -897,6 +889,27 @@ async fn open_big_tape() {
     println!("{replay}");
 }
 
+type Keys = mpsc::UnboundedSender<io::Result<TermEvent>>;
+type LoopTask = tokio::task::JoinHandle<(anyhow::Result<()>, App)>;
+
+/// The event loop over an app whose tape is still being read, on a task;
+/// its frames, its keys, and the task.
+fn run_loading(
+    mut app: App,
+    loading: Option<mpsc::Receiver<codeloop::tui::loader::Loaded>>,
+) -> (Frames, Keys, LoopTask) {
+    let mut term = terminal();
+    let frames: Frames = Arc::default();
+    let (tx, input) = input();
+    let mut h = hooks(&frames);
+    h.loading = loading;
+    let task = tokio::spawn(async move {
+        let r = event_loop::run(&mut term, &mut app, input, None, h).await;
+        (r, app)
+    });
+    (frames, tx, task)
+}
+
 /// `codeloop replay` of the big tape to its first frame (median of 3): as
 /// it was (the whole tape read, then the first frame) and as it is (the
 /// first records, the rest read while it plays).
@@ -913,16 +926,8 @@ async fn replay_first_frames(path: &Path, dir: &Path) -> String {
         let t0 = Instant::now();
         let (opening, _) = codeloop::commands::ui::open_tape(path, dir).expect("the tape");
         let clock = codeloop::tui::app::Replay::new(1.0, true, false);
-        let (mut app, loading) = App::open_replay(opening, info(), Theme::dark(), clock);
-        let mut term = terminal();
-        let frames: Frames = Arc::default();
-        let (tx, input) = input();
-        let mut h = hooks(&frames);
-        h.loading = loading;
-        let task = tokio::spawn(async move {
-            let r = event_loop::run(&mut term, &mut app, input, None, h).await;
-            (r, app)
-        });
+        let (app, loading) = App::open_replay(opening, info(), Theme::dark(), clock);
+        let (frames, tx, task) = run_loading(app, loading);
         if let Some(first) = frame_when(&frames, |_| true).await {
             background.push(first - t0);
         }

@@ -404,19 +404,8 @@ pub(crate) async fn humaneval(
     // isolation, no process per sample; and its share on `workers` cores
     // (the slowest single sample bounds it from below too).
     let floor_script = "import gzip, io, json, sys, time\nopener = gzip.open if sys.argv[1].endswith('.gz') else open\nps = [json.loads(l) for l in opener(sys.argv[1], 'rt') if l.strip()]\nts = []\nfor p in ps:\n    prog = p['prompt'] + p['canonical_solution'] + '\\n' + p['test'] + '\\n' + 'check(%s)' % p['entry_point']\n    out, sys.stdout = sys.stdout, io.StringIO()\n    t = time.perf_counter()\n    try:\n        exec(prog, {})\n    except BaseException:\n        pass\n    ts.append(time.perf_counter() - t)\n    sys.stdout = out\nprint(sum(ts), max(ts))\n";
-    if let Some(line) = tokio::process::Command::new(python)
-        .args(["-S", "-c", floor_script])
-        .arg(problems_path)
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-    {
-        let mut parts = line
-            .split_whitespace()
-            .filter_map(|x| x.parse::<f64>().ok());
+    if let Some(figures) = script_figures(python, floor_script, problems_path).await {
+        let mut parts = figures.into_iter();
         if let (Some(sum), Some(max)) = (parts.next(), parts.next()) {
             let sum = sum * copies as f64;
             let floor = (sum / workers as f64).max(max);
@@ -428,19 +417,10 @@ pub(crate) async fn humaneval(
     }
     // The floor of a process per sample: each program in a child forked from
     // a warm interpreter, nothing else (no sandbox, runner, files, verdict).
-    if let Some(line) = tokio::process::Command::new(python)
-        .args(["-S", "-c", include_str!("fork_floor.py")])
-        .arg(problems_path)
-        .stdin(Stdio::null())
-        .output()
-        .await
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    if let Some(figures) =
+        script_figures(python, include_str!("fork_floor.py"), problems_path).await
     {
-        let mut parts = line
-            .split_whitespace()
-            .filter_map(|x| x.parse::<f64>().ok());
+        let mut parts = figures.into_iter();
         if let (Some(cpu), Some(faults)) = (parts.next(), parts.next()) {
             let cpu = cpu * copies as f64;
             let floor = cpu / workers as f64;
@@ -451,4 +431,23 @@ pub(crate) async fn humaneval(
             );
         }
     }
+}
+
+/// The numbers a Python script prints about the problems file, or None
+/// when it fails.
+async fn script_figures(python: &Path, script: &str, problems_path: &Path) -> Option<Vec<f64>> {
+    let out = tokio::process::Command::new(python)
+        .args(["-S", "-c", script])
+        .arg(problems_path)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .ok()
+        .filter(|o| o.status.success())?;
+    Some(
+        String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .filter_map(|x| x.parse::<f64>().ok())
+            .collect(),
+    )
 }
