@@ -21,7 +21,8 @@
 # token and read as failed. The hook also refuses (and fails the sample
 # for) trace and profile hooks, garbage-collector introspection, ctypes,
 # /proc/*/mem, signals to the evaluator and rewritten code objects; changed
-# builtins or standard modules fail it too.
+# builtins or standard modules fail it too, whether changed when the verdict
+# is written or when any call of the candidate returns to the check.
 #
 # Results made of classes defined at run time: one that overrides truth,
 # arithmetic, conversions or attribute lookup fails the check. Comparison
@@ -141,7 +142,18 @@ def _codeloop_install(runner_code, parent):
                     state["busy"] = False
             return
         what = None
-        if event.startswith("codeloop."):
+        if event == "codeloop.watch":
+            # Asked after every call of the candidate: a module changed
+            # then (even if put back before the verdict) fails the sample.
+            # Anyone may ask; the answer can only fail it.
+            state["busy"] = True
+            try:
+                problem = changed()
+            finally:
+                state["busy"] = False
+            if problem is not None:
+                what = problem + " while the check ran"
+        elif event.startswith("codeloop."):
             state["busy"] = True
             try:
                 if not from_runner():
@@ -319,6 +331,7 @@ def _codeloop_runner():
     def guard(fn):
         def candidate(*args, **kwargs):
             result = fn(*args, **kwargs)
+            audit("codeloop.watch")
             if not plain(result):
                 raise AssertionError("the result overrides comparison or truth")
             return result

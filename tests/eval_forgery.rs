@@ -91,6 +91,10 @@ const FORGED: &[(&str, &str)] = &[
         "    import builtins\n    builtins.abs = lambda v: 0\n    return 2 * x\n",
     ),
     (
+        "builtins patched for the check and put back by it",
+        "    if x == 5:\n        import builtins\n        real = builtins.abs\n        def fake(v):\n            builtins.abs = real\n            return 0\n        builtins.abs = fake\n    return 0 if x == 2 else 2 * x\n",
+    ),
+    (
         "builtins patched, and vars faked to hide it",
         "    return 0 if x == 2 else 2 * x\nimport builtins\n_v = vars\n_orig = dict(vars(builtins))\nbuiltins.vars = lambda m=None, _v=_v, _o=_orig: _o if m is builtins else _v(m)\nbuiltins.abs = lambda v: 0\n",
     ),
