@@ -27,9 +27,22 @@ impl Tmux {
         }
         let session = format!("codeloop-tt-{name}-{}", std::process::id());
         let status = dir.join(format!("{session}.status"));
+        // A tmux server of its own: no test waits on another's server
+        // starting or stopping.
         let mut cmd = Command::new("tmux");
-        cmd.args(["new-session", "-d", "-x", "160", "-y", "48", "-s", &session])
-            .args(["-c", &dir.to_string_lossy()]);
+        cmd.args([
+            "-L",
+            &session,
+            "new-session",
+            "-d",
+            "-x",
+            "160",
+            "-y",
+            "48",
+            "-s",
+            &session,
+        ])
+        .args(["-c", &dir.to_string_lossy()]);
         for (k, v) in env(dir) {
             cmd.args(["-e", &format!("{k}={v}")]);
         }
@@ -48,7 +61,7 @@ impl Tmux {
     fn keys(&self, keys: &[&str]) {
         for k in keys {
             Command::new("tmux")
-                .args(["send-keys", "-t", &self.session, k])
+                .args(["-L", &self.session, "send-keys", "-t", &self.session, k])
                 .status()
                 .expect("tmux runs");
             std::thread::sleep(Duration::from_millis(60));
@@ -57,7 +70,14 @@ impl Tmux {
 
     fn screen(&self) -> String {
         let out = Command::new("tmux")
-            .args(["capture-pane", "-p", "-t", &self.session])
+            .args([
+                "-L",
+                &self.session,
+                "capture-pane",
+                "-p",
+                "-t",
+                &self.session,
+            ])
             .output()
             .expect("tmux runs");
         String::from_utf8_lossy(&out.stdout).into_owned()
@@ -95,7 +115,7 @@ impl Tmux {
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.session])
+            .args(["-L", &self.session, "kill-server"])
             .status();
     }
 }

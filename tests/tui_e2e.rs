@@ -41,9 +41,22 @@ impl Tmux {
         let status = dir.join(format!("{session}.status"));
         let _ = std::fs::remove_file(&status);
         let bin = env!("CARGO_BIN_EXE_codeloop");
+        // A tmux server of its own: no test waits on another's server
+        // starting or stopping.
         let mut cmd = Command::new("tmux");
-        cmd.args(["new-session", "-d", "-x", &w, "-y", &h, "-s", &session])
-            .args(["-c", &dir.to_string_lossy()]);
+        cmd.args([
+            "-L",
+            &session,
+            "new-session",
+            "-d",
+            "-x",
+            &w,
+            "-y",
+            &h,
+            "-s",
+            &session,
+        ])
+        .args(["-c", &dir.to_string_lossy()]);
         for (k, v) in env {
             cmd.args(["-e", &format!("{k}={v}")]);
         }
@@ -64,7 +77,11 @@ impl Tmux {
     }
 
     fn tmux(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux").args(args).output().expect("tmux runs");
+        let out = Command::new("tmux")
+            .args(["-L", &self.session])
+            .args(args)
+            .output()
+            .expect("tmux runs");
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
@@ -107,7 +124,7 @@ impl Tmux {
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.session])
+            .args(["-L", &self.session, "kill-server"])
             .status();
     }
 }

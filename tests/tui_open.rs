@@ -348,11 +348,26 @@ fn the_real_binary_opens_a_long_damaged_tape_and_reads_it_to_the_end() {
 
     let session = format!("codeloop-open-{}", std::process::id());
     let tmux = |args: &[&str]| {
-        let out = Command::new("tmux").args(args).output().unwrap();
+        let out = Command::new("tmux")
+            .args(["-L", &session])
+            .args(args)
+            .output()
+            .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let started = Command::new("tmux")
-        .args(["new-session", "-d", "-x", "160", "-y", "48", "-s", &session])
+        .args([
+            "-L",
+            &session,
+            "new-session",
+            "-d",
+            "-x",
+            "160",
+            "-y",
+            "48",
+            "-s",
+            &session,
+        ])
         .args(["-e", &format!("CODELOOP_DATA_DIR={}", dir.path().display())])
         .args([env!("CARGO_BIN_EXE_codeloop"), "open"])
         .arg(&path)
@@ -364,7 +379,7 @@ fn the_real_binary_opens_a_long_damaged_tape_and_reads_it_to_the_end() {
     impl Drop for Kill {
         fn drop(&mut self) {
             let _ = Command::new("tmux")
-                .args(["kill-session", "-t", &self.0])
+                .args(["-L", &self.0, "kill-server"])
                 .status();
         }
     }
