@@ -4,6 +4,9 @@
 //! the branch left behind stays on disk and in the welcome screen's list
 //! (which is read again when it shows). The tapes are checked afterwards.
 
+#[path = "support/tmux_server.rs"]
+mod tmux_server;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -114,9 +117,7 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.session, "kill-server"])
-            .status();
+        tmux_server::stop(&self.session);
     }
 }
 

@@ -2,6 +2,8 @@
 //! screen read back with capture-pane. Skips, saying why, only when tmux is
 //! not installed (scripts/test.sh installs it).
 
+#[path = "support/tmux_server.rs"]
+mod tmux_server;
 mod tui_support;
 
 use std::path::Path;
@@ -123,9 +125,7 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.session, "kill-server"])
-            .status();
+        tmux_server::stop(&self.session);
     }
 }
 

@@ -2,6 +2,8 @@
 //! frame from the first records ("loading N%"), the fold going on after it,
 //! and the same session at the end as a tape read at once.
 
+#[path = "support/tmux_server.rs"]
+mod tmux_server;
 mod tui_support;
 
 use codeloop::protocol::Stream;
@@ -378,9 +380,7 @@ fn the_real_binary_opens_a_long_damaged_tape_and_reads_it_to_the_end() {
     struct Kill(String);
     impl Drop for Kill {
         fn drop(&mut self) {
-            let _ = Command::new("tmux")
-                .args(["-L", &self.0, "kill-server"])
-                .status();
+            tmux_server::stop(&self.0);
         }
     }
     let _kill = Kill(session.clone());
