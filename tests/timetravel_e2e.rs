@@ -30,22 +30,8 @@ impl Tmux {
         }
         let session = format!("codeloop-tt-{name}-{}", std::process::id());
         let status = dir.join(format!("{session}.status"));
-        // A tmux server of its own: no test waits on another's server
-        // starting or stopping.
-        let mut cmd = Command::new("tmux");
-        cmd.args([
-            "-L",
-            &session,
-            "new-session",
-            "-d",
-            "-x",
-            "160",
-            "-y",
-            "48",
-            "-s",
-            &session,
-        ])
-        .args(["-c", &dir.to_string_lossy()]);
+        let mut cmd = tmux_server::new_session(&session, (160, 48));
+        cmd.args(["-c", &dir.to_string_lossy()]);
         for (k, v) in env(dir) {
             cmd.args(["-e", &format!("{k}={v}")]);
         }

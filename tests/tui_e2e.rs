@@ -38,27 +38,12 @@ impl Tmux {
         env: &[(&str, &str)],
         size: (u16, u16),
     ) -> Tmux {
-        let (w, h) = (size.0.to_string(), size.1.to_string());
         let session = format!("codeloop-e2e-{name}-{}", std::process::id());
         let status = dir.join(format!("{session}.status"));
         let _ = std::fs::remove_file(&status);
         let bin = env!("CARGO_BIN_EXE_codeloop");
-        // A tmux server of its own: no test waits on another's server
-        // starting or stopping.
-        let mut cmd = Command::new("tmux");
-        cmd.args([
-            "-L",
-            &session,
-            "new-session",
-            "-d",
-            "-x",
-            &w,
-            "-y",
-            &h,
-            "-s",
-            &session,
-        ])
-        .args(["-c", &dir.to_string_lossy()]);
+        let mut cmd = tmux_server::new_session(&session, size);
+        cmd.args(["-c", &dir.to_string_lossy()]);
         for (k, v) in env {
             cmd.args(["-e", &format!("{k}={v}")]);
         }

@@ -357,19 +357,7 @@ fn the_real_binary_opens_a_long_damaged_tape_and_reads_it_to_the_end() {
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    let started = Command::new("tmux")
-        .args([
-            "-L",
-            &session,
-            "new-session",
-            "-d",
-            "-x",
-            "160",
-            "-y",
-            "48",
-            "-s",
-            &session,
-        ])
+    let started = tmux_server::new_session(&session, (160, 48))
         .args(["-e", &format!("CODELOOP_DATA_DIR={}", dir.path().display())])
         .args([env!("CARGO_BIN_EXE_codeloop"), "open"])
         .arg(&path)

@@ -1,6 +1,6 @@
 //! Each tmux end-to-end test runs its own tmux server (`tmux -L NAME`), so
-//! none waits on another's server starting or stopping; this stops one and
-//! removes its socket (tmux leaves the file behind).
+//! none waits on another's server starting or stopping: started by
+//! `new_session`, stopped by `stop` (which removes the socket tmux leaves).
 
 use std::process::Command;
 
@@ -18,4 +18,25 @@ pub fn stop(name: &str) {
     if let Some(path) = socket.filter(|p| !p.is_empty()) {
         let _ = std::fs::remove_file(path);
     }
+}
+
+/// `tmux new-session` of a detached session `name`, `size` (columns, rows),
+/// on a server of its own also named `name`; add the directory, the
+/// environment and the command, then run it.
+pub fn new_session(name: &str, size: (u16, u16)) -> Command {
+    let (w, h) = (size.0.to_string(), size.1.to_string());
+    let mut cmd = Command::new("tmux");
+    cmd.args([
+        "-L",
+        name,
+        "new-session",
+        "-d",
+        "-x",
+        &w,
+        "-y",
+        &h,
+        "-s",
+        name,
+    ]);
+    cmd
 }
