@@ -296,6 +296,22 @@ pub fn popup_area(
     h
 }
 
+/// `area` cut to the height `lines` take wrapped in it, with a border, and
+/// centred vertically where it was (a popup no taller than its text).
+pub fn fit_to_lines(
+    area: ratatui::layout::Rect,
+    lines: &[ratatui::text::Line],
+) -> ratatui::layout::Rect {
+    let inner = area.width.saturating_sub(2).max(1) as usize;
+    let needed: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
+    let height = (needed as u16).saturating_add(2).min(area.height);
+    ratatui::layout::Rect {
+        y: area.y + area.height.saturating_sub(height) / 2,
+        height,
+        ..area
+    }
+}
+
 /// The rows of a popup's `table` the status bar names while the popup
 /// covers the panes: those with a short name, but the ones whose keys
 /// `go_without_saying` (moving up and down, which would not fit 80
