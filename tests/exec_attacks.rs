@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use codeloop::exec::procstatus::ProcStatus;
 use codeloop::exec::{Limits, Outcome, RunSpec, Sandbox, SandboxMode, SandboxOptions};
 use tokio_util::sync::CancellationToken;
 
@@ -661,27 +662,15 @@ fn user_uid() -> u32 {
 fn live_processes_of(uid: u32) -> Vec<String> {
     let mut live = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else {
+        let Some(status) = ProcStatus::read(&entry.path()) else {
             continue;
         };
-        let field = |name: &str| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(name))
-                .map(|v| v.trim().to_string())
-                .unwrap_or_default()
-        };
-        let owner = field("Uid:").split_whitespace().next().map(str::to_string);
-        if owner != Some(uid.to_string()) {
-            continue;
-        }
-        let pending = ["SigPnd:", "ShdPnd:"]
-            .iter()
-            .map(|f| u64::from_str_radix(&field(f), 16).unwrap_or(0))
-            .fold(0, |a, b| a | b);
-        let state = field("State:");
-        if !state.starts_with('Z') && !state.starts_with('X') && pending & (1 << 8) == 0 {
-            live.push(format!("{} {state}", entry.file_name().to_string_lossy()));
+        if status.number("Uid:") == Some(u64::from(uid)) && status.can_still_run() {
+            live.push(format!(
+                "{} {}",
+                entry.file_name().to_string_lossy(),
+                status.field("State:")
+            ));
         }
     }
     live

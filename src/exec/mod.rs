@@ -36,6 +36,7 @@ mod mode;
 pub mod namespaces;
 mod plan;
 pub mod probes;
+pub mod procstatus;
 mod run;
 mod sandbox;
 

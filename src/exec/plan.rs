@@ -341,18 +341,11 @@ fn tasks_of_uid(uid: u32) -> u64 {
         {
             continue;
         }
-        let Ok(status) = std::fs::read_to_string(entry.path().join("status")) else {
+        let Some(status) = super::procstatus::ProcStatus::read(&entry.path()) else {
             continue;
         };
-        let field = |name: &str| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(name))
-                .and_then(|rest| rest.split_whitespace().next())
-                .and_then(|v| v.parse::<u64>().ok())
-        };
-        if field("Uid:") == Some(u64::from(uid)) {
-            tasks += field("Threads:").unwrap_or(1);
+        if status.number("Uid:") == Some(u64::from(uid)) {
+            tasks += status.number("Threads:").unwrap_or(1);
         }
     }
     tasks

@@ -586,22 +586,7 @@ fn live_processes_marked(marker: &str) -> usize {
         {
             continue;
         }
-        let Ok(status) = std::fs::read_to_string(dir.join("status")) else {
-            continue;
-        };
-        let field = |name: &str| {
-            status
-                .lines()
-                .find_map(|l| l.strip_prefix(name))
-                .map(|v| v.trim().to_string())
-                .unwrap_or_default()
-        };
-        let pending = ["SigPnd:", "ShdPnd:"]
-            .iter()
-            .map(|f| u64::from_str_radix(&field(f), 16).unwrap_or(0))
-            .fold(0, |a, b| a | b);
-        let state = field("State:");
-        if !state.starts_with('Z') && !state.starts_with('X') && pending & (1 << 8) == 0 {
+        if super::procstatus::ProcStatus::read(&dir).is_some_and(|s| s.can_still_run()) {
             live += 1;
         }
     }
