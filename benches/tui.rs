@@ -15,6 +15,7 @@
 //! Run: `cargo bench --bench tui` (all), or name sections after `--`:
 //! `cargo bench --bench tui -- startup flood highlight edit open`. Frames go to a real crossterm backend
 //! writing into a sink (escape sequences generated, not displayed).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a bench program stops on what it cannot measure
 
 use std::io;
 use std::path::Path;

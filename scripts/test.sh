@@ -20,4 +20,8 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get update -qq </dev/null
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" </dev/null
 fi
-cargo test --locked --all-targets
+# The compiler's rules first: formatting, and clippy with warnings denied
+# (unwrap, expect and panic are denied outside tests by [workspace.lints]).
+cargo fmt --all --check
+cargo clippy --locked --workspace --all-targets -- -D warnings
+cargo test --locked --workspace --all-targets

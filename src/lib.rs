@@ -1,17 +1,22 @@
 //! codeloop: a terminal workbench in which an LLM turns a task into tested
 //! Python, and failures are localized, reflected on and repaired.
 //!
-//! Arrows point one way: `tui` and `commands` use `engine`, `session`, `llm`,
-//! `exec`; `engine` uses `llm`, `exec`, `session`; `session`, `llm` and `exec`
-//! use nothing of each other.
+//! The layers are crates, so an arrow the wrong way does not compile:
+//! `codeloop-protocol` is the leaf; `codeloop-session`, `codeloop-llm` and
+//! `codeloop-sandbox` use only it; `codeloop-eval` uses the sandbox;
+//! `codeloop-engine` uses session, llm and sandbox; `codeloop-tui` uses the
+//! engine and the session. This crate is the binary's: the subcommands, the
+//! configuration and the bundled demos, with each layer re-exported under its
+//! old module name.
 
 pub mod commands;
 pub mod config;
 pub mod demos;
-pub mod engine;
-pub mod eval;
-pub mod exec;
-pub mod llm;
-pub mod protocol;
-pub mod session;
-pub mod tui;
+
+pub use codeloop_engine as engine;
+pub use codeloop_eval as eval;
+pub use codeloop_llm as llm;
+pub use codeloop_protocol as protocol;
+pub use codeloop_sandbox as exec;
+pub use codeloop_session as session;
+pub use codeloop_tui as tui;

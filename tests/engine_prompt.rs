@@ -4,6 +4,7 @@
 //! then replaces it, and the edited prompt is what reaches the model (a real
 //! OpenAI-style server on loopback), what the tape keeps, and what the
 //! state marks as edited.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 #[path = "support/fault_server.rs"]
 mod fault_server;

@@ -5,6 +5,7 @@
 //! nothing to continue. The scripted model of a continued segment holds only
 //! the replies it may still need: any call asked twice has no reply and
 //! fails the test.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

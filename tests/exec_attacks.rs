@@ -5,6 +5,7 @@
 //! Each must be contained with the expected message; the harmless programs
 //! (threads, multiprocessing, sqlite, temporary files) must work in every
 //! mode. Only loopback and local files are touched.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

@@ -2,6 +2,7 @@
 //! sandbox: the harness runs a node's tests, a failed test is run again
 //! under the values tracer, and the localized failure carries the node's
 //! local variables along the failing path.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 use std::time::Duration;
 

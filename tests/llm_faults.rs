@@ -2,6 +2,7 @@
 //! llama.cpp, vLLM, Ollama and OpenAI do, one fault or quirk per test (see
 //! `support/fault_server.rs`). Each test asserts on the reply or the error
 //! and on how many requests the server saw.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 #[path = "support/fault_server.rs"]
 mod fault_server;

@@ -2,6 +2,7 @@
 //! it waits for a model reply from an OpenAI-compatible server on loopback,
 //! then resumed on the model its tape names. The server counts the requests:
 //! the resumed session makes exactly the calls it still needed.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

@@ -3,6 +3,7 @@
 //! reasoning field, a `<think>` block with a decoy function in the code reply,
 //! and a code reply cut off at `finish_reason: "length"` that must be
 //! continued, never compiled half-written.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 #[path = "support/fault_server.rs"]
 mod fault_server;

@@ -2,6 +2,7 @@
 //! authored replies passed off as an answer. It says no model is available,
 //! how to configure one, and that `--demo NAME` runs a demo; exit 2, and no
 //! session is started.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 use std::process::Command;
 

@@ -1,5 +1,6 @@
 //! `codeloop sessions` and how every command names a session: the real binary
 //! over real sessions recorded by running the bundled demos.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 mod sessions_support;
 

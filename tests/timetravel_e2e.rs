@@ -3,6 +3,7 @@
 //! fork live; U in a live session rewinds its node onto a new branch, and
 //! the branch left behind stays on disk and in the welcome screen's list
 //! (which is read again when it shows). The tapes are checked afterwards.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 #[path = "support/tmux_server.rs"]
 mod tmux_server;

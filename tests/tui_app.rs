@@ -1,5 +1,6 @@
 //! The app with no terminal: keys in, engine commands out; the cursor of
 //! review and replay; what read-only means.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 mod tui_support;
 

@@ -1,6 +1,7 @@
 //! End to end: the real binary in a real terminal (tmux), keys sent, the
 //! screen read back with capture-pane. Skips, saying why, only when tmux is
 //! not installed (scripts/test.sh installs it).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 #[path = "support/tmux_server.rs"]
 mod tmux_server;

@@ -3,6 +3,7 @@
 //! time, restarts and continuations; `[` / `]` between calls; live, the
 //! call being streamed grows, and in step mode the prompt the engine is
 //! paused before is edited and sent as edited.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 mod tui_support;
 

@@ -1,6 +1,7 @@
 //! `codeloop open` of a long tape: read on a thread in batches, the first
 //! frame from the first records ("loading N%"), the fold going on after it,
 //! and the same session at the end as a tape read at once.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 #[path = "support/tmux_server.rs"]
 mod tmux_server;

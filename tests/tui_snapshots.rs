@@ -1,5 +1,6 @@
 //! Snapshots of each pane and of the whole screen at fixed sizes, over
 //! ratatui's TestBackend, fed with a scripted session.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 mod tui_support;
 

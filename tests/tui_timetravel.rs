@@ -3,6 +3,7 @@
 //! iteration, R on a finished session says why nothing resumes, and the
 //! welcome list is read again when it shows. App tests over the scripted
 //! session, and rendered frames of the questions asked first.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 mod tui_support;
 

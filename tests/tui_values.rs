@@ -1,6 +1,7 @@
 //! Runtime values in the code pane (issue 10): beside their lines on the
 //! code version the failure was found in, stepped through with v / V, and
 //! never drawn on a later version.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 mod tui_support;
 

@@ -1,0 +1,64 @@
+//! The cache of solved tasks: a task solved once with the same model and the
+//! same prompts replays at once (plan, tests and code from the cache, then
+//! run again for real, so a cached answer is still verified).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use codeloop_session::FunctionSpec;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Solved {
+    pub specs: Vec<FunctionSpec>,
+    pub tests: BTreeMap<String, String>,
+    pub code: BTreeMap<String, String>,
+}
+
+/// The key of a task: its text, the attached files' contents, the model and
+/// the prompts.
+pub fn key(task: &str, inputs: &[PathBuf], model: &str, prompts_digest: &str) -> String {
+    let mut h = Sha256::new();
+    for part in [task, model, prompts_digest] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    for path in inputs {
+        h.update(
+            path.file_name()
+                .map(|n| n.as_encoded_bytes())
+                .unwrap_or(b""),
+        );
+        // An unreadable input makes the key unique, so it never hits.
+        match std::fs::read(path) {
+            Ok(bytes) => h.update(Sha256::digest(&bytes)),
+            Err(e) => h.update(e.to_string().as_bytes()),
+        }
+    }
+    hex::encode(h.finalize())
+}
+
+fn path_of(dir: &Path, key: &str) -> PathBuf {
+    dir.join("solved").join(format!("{key}.json"))
+}
+
+/// A cached solution, if there is a readable one.
+pub fn load(dir: &Path, key: &str) -> Option<Solved> {
+    let bytes = std::fs::read(path_of(dir, key)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Store a solution (written to a temporary file and renamed, so a reader
+/// never sees half of one).
+pub fn store(dir: &Path, key: &str, solved: &Solved) -> std::io::Result<()> {
+    let path = path_of(dir, key);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let tmp = path.with_extension("json.tmp");
+    let text = serde_json::to_vec_pretty(solved).map_err(std::io::Error::other)?;
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(tmp, path)
+}

@@ -1,0 +1,307 @@
+//! Model calls: the one place a call is asked for (within the token budget,
+//! and in step mode approved), streamed onto the tape (request, deltas,
+//! reply or error), and asked once more when its reply has no code.
+
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc;
+
+use super::context::{Core, Stop};
+use super::extract;
+use super::prompts::PromptError;
+use super::steering::GateAnswer;
+use codeloop_llm::{ChatReply, ChatRequest, Delta, FinishReason, LlmError};
+use codeloop_protocol::{ChatMessage, Role};
+use codeloop_session::{Event, NoticeLevel, Purpose, Step, TapeError};
+
+/// Streamed reply text is recorded in pieces of about this size or age.
+const DELTA_BYTES: usize = 256;
+const DELTA_AGE: Duration = Duration::from_millis(50);
+/// A reply cut off at the token limit is continued at most this many times.
+const CONTINUATIONS: u32 = 2;
+
+/// How the notice that the budget is spent begins (it is given once).
+const BUDGET_SPENT: &str = "the session's token budget";
+/// The notice that token counts are estimated (given once).
+const USAGE_ESTIMATED: &str =
+    "token counts are estimated (about 4 characters a token): the model does not report its usage";
+
+impl Core {
+    /// The messages of a call: the system prompt and `user`.
+    pub fn messages(&self, user: String) -> Result<Vec<ChatMessage>, PromptError> {
+        Ok(vec![
+            ChatMessage {
+                role: Role::System,
+                content: self.prompts.render("system.md", ())?,
+            },
+            ChatMessage {
+                role: Role::User,
+                content: user,
+            },
+        ])
+    }
+
+    /// Whether a model call for `purpose` may be made now: within the token
+    /// budget, and (in step mode) approved. Prompts are rendered after this,
+    /// so edits and hints given while paused go into the call.
+    pub async fn may_ask(&self, purpose: &Purpose) -> Result<(), Stop> {
+        let budget = self.opts.token_budget;
+        if budget > 0 {
+            let used = self.read(|s| s.usage.prompt_tokens + s.usage.completion_tokens);
+            if used >= budget {
+                self.notice_once(
+                    NoticeLevel::Warning,
+                    BUDGET_SPENT,
+                    format!("{BUDGET_SPENT} ({budget} tokens) is spent ({used} used): no more model calls"),
+                )
+                .await?;
+                return Err(Stop::Budget);
+            }
+        }
+        match self
+            .gate(Step::ModelCall {
+                purpose: purpose.clone(),
+            })
+            .await
+        {
+            GateAnswer::Go => Ok(()),
+            GateAnswer::Skip => Err(Stop::Skipped),
+            GateAnswer::Cancel => Err(Stop::Cancelled),
+        }
+    }
+
+    /// One streamed model call, recorded: request, deltas, reply or error.
+    /// Its prompt is shown first when the person asked to see it
+    /// (`Command::ReviewPrompt`), and sent as they edited it.
+    pub async fn call(
+        &self,
+        purpose: Purpose,
+        tag: String,
+        messages: Vec<ChatMessage>,
+        temperature: Option<f32>,
+    ) -> Result<String, Stop> {
+        if self.read(|s| s.prompt_review.as_ref() == Some(&purpose)) {
+            let step = Step::Prompt {
+                purpose: purpose.clone(),
+                tag: tag.clone(),
+                messages: messages.clone(),
+            };
+            match self.gate(step).await {
+                GateAnswer::Go => {}
+                GateAnswer::Skip => return Err(Stop::Skipped),
+                GateAnswer::Cancel => return Err(Stop::Cancelled),
+            }
+        }
+        let request_tag = tag.clone();
+        let (_, (call_id, messages)) = self
+            .tape
+            .append_with(move |s| {
+                let call_id = s.next_call_id();
+                // The person's edit, made while paused before this prompt, is what is sent.
+                let messages = match &s.prompt_edit {
+                    Some((p, edited)) if *p == purpose => edited.clone(),
+                    _ => messages,
+                };
+                let event = Event::ModelRequest {
+                    call_id,
+                    purpose,
+                    tag,
+                    messages: messages.clone(),
+                };
+                (vec![event], (call_id, messages))
+            })
+            .await?;
+        let request = ChatRequest {
+            tag: request_tag,
+            messages,
+            temperature,
+            max_tokens: None,
+        };
+        let started = Instant::now();
+        let mut reply = self.stream(call_id, request.clone()).await?;
+        let mut continued = 0;
+        while let Ok(cut) = &reply
+            && cut.is_cut_off()
+            && continued < CONTINUATIONS
+        {
+            continued += 1;
+            self.record(Event::ModelContinued { call_id }).await?;
+            self.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "the reply to {} was cut off at the model's token limit: asking it to continue where it stopped ({continued} of {CONTINUATIONS})",
+                    request.tag
+                ),
+            )
+            .await?;
+            let more = self.stream(call_id, request.continuation(cut)).await?;
+            reply = match (reply, more) {
+                (Ok(mut whole), Ok(more)) => {
+                    whole.extend(more);
+                    Ok(whole)
+                }
+                (_, Err(e)) | (Err(e), _) => Err(e),
+            };
+        }
+        match reply {
+            Ok(reply) => {
+                if reply.usage_estimated {
+                    self.notice_once(NoticeLevel::Info, USAGE_ESTIMATED, USAGE_ESTIMATED.into())
+                        .await?;
+                }
+                let finish_reason = (reply.finish_reason != FinishReason::Stop)
+                    .then(|| reply.finish_reason.as_str().to_string());
+                self.record(Event::ModelReply {
+                    call_id,
+                    text: reply.text.clone(),
+                    usage: reply.usage,
+                    duration_ms: started.elapsed().as_millis() as u64,
+                    reasoning: reply.reasoning.clone(),
+                    finish_reason,
+                    usage_estimated: reply.usage_estimated,
+                })
+                .await?;
+                if reply.is_cut_off() {
+                    // Half a function is never compiled.
+                    self.notice(
+                        NoticeLevel::Error,
+                        format!(
+                            "the reply to {} was still cut off after {CONTINUATIONS} continuations: it is not used. Raise the reply limit (`--max-tokens`, or `max_tokens` in the model's profile)",
+                            request.tag
+                        ),
+                    )
+                    .await?;
+                    return Err(Stop::Failed);
+                }
+                Ok(reply.text)
+            }
+            // Only the session's cancel token ends a call this way.
+            Err(LlmError::Cancelled) => {
+                self.record(Event::ModelError {
+                    call_id,
+                    message: "cancelled".into(),
+                })
+                .await?;
+                Err(Stop::Cancelled)
+            }
+            Err(e) => {
+                self.record(Event::ModelError {
+                    call_id,
+                    message: e.to_string(),
+                })
+                .await?;
+                self.notice(NoticeLevel::Error, format!("model call failed: {e}"))
+                    .await?;
+                Err(Stop::Failed)
+            }
+        }
+    }
+
+    /// Stream one request onto the tape under `call_id`: answer pieces as
+    /// deltas, reasoning apart, restarts as they happen. Ends early when the
+    /// session is cancelled.
+    async fn stream(
+        &self,
+        call_id: u64,
+        request: ChatRequest,
+    ) -> Result<Result<ChatReply, LlmError>, TapeError> {
+        let (tx, mut rx) = mpsc::channel::<Delta>(256);
+        let forward = async {
+            let mut answer = String::new();
+            let mut reasoning = String::new();
+            let mut since = Instant::now();
+            while let Some(delta) = rx.recv().await {
+                match delta {
+                    Delta::Content(piece) => answer.push_str(&piece),
+                    Delta::Reasoning(piece) => reasoning.push_str(&piece),
+                    Delta::Restart(reason) => {
+                        answer.clear();
+                        reasoning.clear();
+                        self.record(Event::ModelRestart { call_id, reason }).await?;
+                        continue;
+                    }
+                }
+                if answer.len() + reasoning.len() >= DELTA_BYTES || since.elapsed() >= DELTA_AGE {
+                    self.flush_deltas(call_id, &mut answer, &mut reasoning)
+                        .await?;
+                    since = Instant::now();
+                }
+            }
+            self.flush_deltas(call_id, &mut answer, &mut reasoning)
+                .await
+        };
+        let model = self.model.clone();
+        let ask = async move {
+            tokio::select! {
+                r = model.stream(request, tx) => r,
+                _ = self.cancel.cancelled() => Err(LlmError::Cancelled),
+            }
+        };
+        let (reply, forwarded) = tokio::join!(ask, forward);
+        forwarded?;
+        Ok(reply)
+    }
+
+    async fn flush_deltas(
+        &self,
+        call_id: u64,
+        answer: &mut String,
+        reasoning: &mut String,
+    ) -> Result<(), TapeError> {
+        if !reasoning.is_empty() {
+            let text = std::mem::take(reasoning);
+            self.record(Event::ModelReasoning { call_id, text }).await?;
+        }
+        if !answer.is_empty() {
+            let text = std::mem::take(answer);
+            self.record(Event::ModelDelta { call_id, text }).await?;
+        }
+        Ok(())
+    }
+
+    /// A call whose reply must hold code: asked once more, plainly, if it has
+    /// none. The reply and the code in it.
+    pub async fn call_for_code(
+        &self,
+        purpose: Purpose,
+        tag: String,
+        mut messages: Vec<ChatMessage>,
+        want: Option<&str>,
+        temperature: Option<f32>,
+    ) -> Result<(String, String), Stop> {
+        let reply = self
+            .call(purpose.clone(), tag.clone(), messages.clone(), temperature)
+            .await?;
+        if let Some(code) = extract::extract_code(&reply, want) {
+            return Ok((reply, code));
+        }
+        self.notice(
+            NoticeLevel::Warning,
+            format!("the reply to {tag} had no code in it; asking once more"),
+        )
+        .await?;
+        messages.push(ChatMessage {
+            role: Role::Assistant,
+            content: reply,
+        });
+        messages.push(ChatMessage {
+            role: Role::User,
+            content: "Your reply had no code. Reply with exactly one ```python block holding the whole code.".into(),
+        });
+        let retry = format!("{tag}/retry");
+        let reply = self
+            .call(purpose, retry.clone(), messages, temperature)
+            .await?;
+        match extract::extract_code(&reply, want) {
+            Some(code) => Ok((reply, code)),
+            None => {
+                self.notice(
+                    NoticeLevel::Error,
+                    format!("the reply to {retry} had no code either"),
+                )
+                .await?;
+                Err(Stop::Failed)
+            }
+        }
+    }
+}

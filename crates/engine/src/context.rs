@@ -1,0 +1,305 @@
+//! The shared context of one session's engine (`Core`), how an engine is
+//! created and run, and the small helpers every step uses: reading the folded
+//! state, recording an event, a status or a notice.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::sync::{Notify, mpsc};
+use tokio_util::sync::CancellationToken;
+
+use super::cache;
+use super::prompts::{PromptError, Prompts};
+use super::recorder::Recorder;
+use super::steering::{GateAnswer, Steering};
+use super::{EngineOptions, EngineSetup, GivenPlan};
+use codeloop_llm::ChatModel;
+use codeloop_sandbox::Sandbox;
+use codeloop_session::{
+    Command, ConfigSummary, Event, FinalResult, InputFile, NodeStatus, NoticeLevel, Record, State,
+    TAPE_VERSION, TapeError,
+};
+
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Tape(#[from] TapeError),
+    #[error(transparent)]
+    Prompt(#[from] PromptError),
+    #[error("cannot create the session folder {path}: {source}")]
+    SessionDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the input file {path} cannot be read: {source}")]
+    Input {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Why a step gave nothing to work with.
+pub enum Stop {
+    Skipped,
+    /// The session was cancelled (its token is cancelled).
+    Cancelled,
+    Budget,
+    Failed,
+    /// A prompt template (a user override) does not render.
+    Prompt(PromptError),
+    Tape(TapeError),
+}
+
+impl From<PromptError> for Stop {
+    fn from(e: PromptError) -> Self {
+        Stop::Prompt(e)
+    }
+}
+
+impl From<TapeError> for Stop {
+    fn from(e: TapeError) -> Self {
+        Stop::Tape(e)
+    }
+}
+
+/// What every step of a session shares. Everything the engine decides on is
+/// read from the state folded from the tape (`read`); the rest is its tools
+/// and the plumbing that wakes tasks.
+pub struct Core {
+    pub tape: Recorder,
+    pub model: Arc<dyn ChatModel>,
+    pub sandbox: Arc<Sandbox>,
+    pub prompts: Prompts,
+    pub opts: EngineOptions,
+    pub given: Option<GivenPlan>,
+    /// The session's folder.
+    pub dir: PathBuf,
+    /// Stops model calls and runs under way. A `Cancel` command is on the tape;
+    /// the token is how it reaches work already in flight, and how a failed
+    /// tape or a departed workbench (which the tape cannot tell) stops the session.
+    pub cancel: CancellationToken,
+    pub steering: Steering,
+    /// Wakes nodes waiting for their dependencies when a node ends its part of a pass.
+    pub node_done: Notify,
+}
+
+/// What a session opens with: built when the engine is created (so a bad
+/// input file or prompt override fails `start`), recorded when it runs.
+pub enum Opening {
+    /// A new session.
+    Fresh {
+        started: Event,
+        /// Where a solved task is cached; None when this session is not cached.
+        cache_key: Option<String>,
+    },
+    /// A recorded session going on (see `resume`).
+    Continued {
+        resumed: Event,
+        /// The person's changes, acted on before any work (as if typed at once).
+        commands: Vec<Command>,
+    },
+}
+
+pub struct Engine {
+    pub(super) core: Arc<Core>,
+    pub(super) opening: Opening,
+}
+
+impl Engine {
+    pub fn create(setup: EngineSetup, views: mpsc::Sender<Record>) -> Result<Engine, EngineError> {
+        let dir = setup.session_dir.clone();
+        make_session_dir(&dir)?;
+        let inputs = setup
+            .inputs
+            .iter()
+            .map(|p| describe_input(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let prompts = Prompts::load(setup.prompt_overrides.as_deref())?;
+        let opening = Opening::Fresh {
+            started: session_started(&setup, &dir, inputs),
+            cache_key: cache_key(&setup, &prompts),
+        };
+        let tape = Recorder::create(&dir, views)?;
+        Ok(Engine {
+            core: Arc::new(Core {
+                tape,
+                model: setup.model,
+                sandbox: setup.sandbox,
+                prompts,
+                opts: setup.options,
+                given: setup.given,
+                dir,
+                cancel: CancellationToken::new(),
+                steering: Steering::default(),
+                node_done: Notify::new(),
+            }),
+            opening,
+        })
+    }
+
+    pub async fn run(self, mut commands: mpsc::Receiver<Command>) -> anyhow::Result<FinalResult> {
+        let core = self.core;
+        let steer = core.clone();
+        let steering = tokio::spawn(async move {
+            while let Some(cmd) = commands.recv().await {
+                steer.steer(cmd).await;
+            }
+            // The workbench that steered this session is gone.
+            if steer.opts.keep_alive {
+                steer.cancel.cancel();
+                steer.steering.release(GateAnswer::Cancel);
+            }
+        });
+        let result = core.session(self.opening).await;
+        steering.abort();
+        core.tape.flush().await?;
+        Ok(result?)
+    }
+}
+
+impl Core {
+    pub async fn record(&self, event: Event) -> Result<Record, TapeError> {
+        self.tape.append(event).await
+    }
+
+    /// Read the state folded from the tape so far.
+    pub fn read<T>(&self, f: impl FnOnce(&State) -> T) -> T {
+        self.tape.read(f)
+    }
+
+    /// Record `node`'s status, unless it already has it.
+    pub async fn status(&self, node: &str, status: NodeStatus) -> Result<(), TapeError> {
+        let node = node.to_string();
+        self.tape
+            .append_with(move |s| {
+                let changed = s.nodes.get(&node).map(|n| n.status) != Some(status);
+                let events = if changed {
+                    vec![Event::NodeStatus { node, status }]
+                } else {
+                    Vec::new()
+                };
+                (events, ())
+            })
+            .await
+            .map(|_| ())
+    }
+
+    pub async fn notice(&self, level: NoticeLevel, message: String) -> Result<(), TapeError> {
+        self.record(Event::Notice { level, message })
+            .await
+            .map(|_| ())
+    }
+
+    /// Give a notice unless one beginning with `opening` was given already.
+    pub async fn notice_once(
+        &self,
+        level: NoticeLevel,
+        opening: &'static str,
+        message: String,
+    ) -> Result<(), TapeError> {
+        self.tape
+            .append_with(move |s| {
+                let events = if s.noticed(opening) {
+                    Vec::new()
+                } else {
+                    vec![Event::Notice { level, message }]
+                };
+                (events, ())
+            })
+            .await
+            .map(|_| ())
+    }
+}
+
+fn session_started(setup: &EngineSetup, dir: &Path, inputs: Vec<InputFile>) -> Event {
+    Event::SessionStarted {
+        version: TAPE_VERSION,
+        session_id: session_id_of(dir),
+        started_at: now_rfc3339(),
+        task: setup.task.clone(),
+        inputs,
+        config: config_summary(&setup.model, &setup.sandbox, &setup.options),
+    }
+}
+
+/// What a session (or a segment of one) runs with, as the tape keeps it.
+pub fn config_summary(
+    model: &Arc<dyn ChatModel>,
+    sandbox: &Sandbox,
+    options: &EngineOptions,
+) -> ConfigSummary {
+    ConfigSummary {
+        provider: model.provider().to_string(),
+        model: model.model_name().to_string(),
+        endpoint: model.endpoint().to_string(),
+        max_iterations: options.max_iterations,
+        workers: options.workers as u32,
+        timeout_secs: options.run_timeout_secs,
+        sandbox_layers: sandbox.active_layers(),
+        step_mode: options.step_mode,
+    }
+}
+
+/// Create a session folder and its subfolders (logs, code, tests).
+pub fn make_session_dir(dir: &Path) -> Result<(), EngineError> {
+    for sub in ["", "logs", "code", "tests"] {
+        std::fs::create_dir_all(dir.join(sub)).map_err(|source| EngineError::SessionDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// A session's id: the name of its folder.
+pub fn session_id_of(dir: &Path) -> String {
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+pub fn now_rfc3339() -> String {
+    time::OffsetDateTime::now_utc()
+        .format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_default()
+}
+
+fn cache_key(setup: &EngineSetup, prompts: &Prompts) -> Option<String> {
+    setup.options.cache_dir.as_ref()?;
+    let model = &setup.model;
+    // Scripted and demo replies are the point of a demo: never cached.
+    if setup.given.is_some() || model.provider() != "openai-compatible" {
+        return None;
+    }
+    let name = format!("{}@{}", model.model_name(), model.endpoint());
+    Some(cache::key(
+        &setup.task,
+        &setup.inputs,
+        &name,
+        prompts.digest(),
+    ))
+}
+
+fn describe_input(path: &Path) -> Result<InputFile, EngineError> {
+    let err = |source| EngineError::Input {
+        path: path.to_path_buf(),
+        source,
+    };
+    let bytes = std::fs::read(path).map_err(err)?;
+    let abs = std::fs::canonicalize(path).map_err(err)?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "input".into());
+    let head = &bytes[..bytes.len().min(2048)];
+    let preview = match std::str::from_utf8(head) {
+        Ok(text) if !head.contains(&0) => text.lines().take(8).collect::<Vec<_>>().join("\n"),
+        _ => format!("(binary, {} bytes)", bytes.len()),
+    };
+    Ok(InputFile {
+        name,
+        source_path: abs.to_string_lossy().into_owned(),
+        size_bytes: bytes.len() as u64,
+        preview,
+    })
+}

@@ -1,0 +1,229 @@
+//! Check and run: the static check of a code version, and a prepared run
+//! executed in the sandbox with its start, output and end on the tape, then
+//! judged and localized (`runs::judge`).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use super::context::Core;
+use super::runs::{self, PreparedRun};
+use codeloop_protocol::Location;
+use codeloop_sandbox::check::{self, CheckInput};
+use codeloop_sandbox::{ExecError, Limits, OutputChunk};
+use codeloop_session::{Event, Finding, NoticeLevel, RunKind, RunRecord, State, TapeError};
+
+/// Output of one run recorded on the tape at most; the rest is in the run's log file.
+const OUTPUT_ON_TAPE: usize = 1 << 20;
+
+/// Limits of one run from the session's settings.
+pub fn limits_of(timeout_secs: u64, memory_mb: u64) -> Limits {
+    Limits {
+        wall: Duration::from_secs(timeout_secs.max(1)),
+        cpu_secs: timeout_secs.max(1) + 1,
+        memory_bytes: memory_mb.max(64) << 20,
+        ..Limits::default()
+    }
+}
+
+impl Core {
+    pub fn limits(&self) -> Limits {
+        limits_of(self.opts.run_timeout_secs, self.opts.memory_mb)
+    }
+
+    /// Check the syntax and imports of `name`'s latest code (advisory).
+    pub async fn check(&self, name: &str, iteration: u32) -> Result<(), TapeError> {
+        let Some((code, foreign)) = self.read(|s| {
+            let code = s
+                .nodes
+                .get(name)
+                .and_then(|n| n.code().map(str::to_string))?;
+            let foreign = foreign_names(s, name);
+            Some((code, foreign))
+        }) else {
+            return Ok(());
+        };
+        let spec = check::check_run(&[CheckInput {
+            file: format!("{name}.py"),
+            code,
+            defines: vec![name.to_string()],
+            foreign,
+        }]);
+        let findings = match self
+            .sandbox
+            .run(spec, None, self.cancel.child_token())
+            .await
+        {
+            Ok(outcome) => match check::parse_findings(&outcome) {
+                Ok(f) => f
+                    .into_iter()
+                    .map(|f| Finding {
+                        kind: f.kind,
+                        line: f.line,
+                        message: f.message,
+                    })
+                    .collect(),
+                Err(message) => vec![Finding {
+                    kind: "check".into(),
+                    line: None,
+                    message,
+                }],
+            },
+            Err(ExecError::Cancelled) => return Ok(()),
+            Err(e) => vec![Finding {
+                kind: "check".into(),
+                line: None,
+                message: format!("the static check could not run: {e}"),
+            }],
+        };
+        self.record(Event::Check {
+            node: name.to_string(),
+            iteration,
+            findings,
+        })
+        .await
+        .map(|_| ())
+    }
+
+    /// Run a prepared run in the sandbox, recording its start, output and end.
+    pub async fn execute(
+        &self,
+        node: Option<&str>,
+        iteration: u32,
+        kind: RunKind,
+        prepared: PreparedRun,
+    ) -> Result<(RunRecord, Option<Location>), TapeError> {
+        let run_node = node.map(str::to_string);
+        let (_, run_id) = self
+            .tape
+            .append_with(move |s| {
+                let run_id = s.next_run_id();
+                let event = Event::RunStarted {
+                    run_id,
+                    node: run_node,
+                    iteration,
+                    kind,
+                };
+                (vec![event], run_id)
+            })
+            .await?;
+        let mut spec = prepared.spec.clone();
+        let log = self.dir.join("logs").join(format!("run-{run_id}.log"));
+        spec.log_path = Some(log.clone());
+        let (tx, mut rx) = mpsc::channel::<OutputChunk>(256);
+        let forward = async {
+            let mut on_tape = 0usize;
+            let mut dropped = 0u64;
+            while let Some(chunk) = rx.recv().await {
+                if on_tape >= OUTPUT_ON_TAPE {
+                    dropped += chunk.text.len() as u64;
+                    continue;
+                }
+                on_tape += chunk.text.len();
+                self.record(Event::Output {
+                    run_id,
+                    stream: chunk.stream,
+                    text: chunk.text,
+                })
+                .await?;
+            }
+            if dropped > 0 {
+                self.notice(
+                    NoticeLevel::Info,
+                    format!(
+                        "run {run_id} printed {dropped} more bytes than the tape keeps; the whole output is in {}",
+                        log.display()
+                    ),
+                )
+                .await?;
+            }
+            Ok::<(), TapeError>(())
+        };
+        let run = self.sandbox.run(spec, Some(tx), self.cancel.child_token());
+        let (outcome, forwarded) = tokio::join!(run, forward);
+        forwarded?;
+        let (record, location) = match outcome {
+            Ok(outcome) => runs::judge(&outcome, &prepared),
+            Err(e) => {
+                let (error_type, message) = match &e {
+                    ExecError::Cancelled => ("Cancelled", "the run was cancelled".to_string()),
+                    other => ("SandboxError", other.to_string()),
+                };
+                (
+                    RunRecord {
+                        passed: false,
+                        exit_code: None,
+                        signal: None,
+                        limit_hit: None,
+                        duration_ms: 0,
+                        dropped_bytes: 0,
+                        layers: Vec::new(),
+                        tests_passed: None,
+                        tests_failed: None,
+                    },
+                    Some(codeloop_sandbox::locate::from_limit(error_type, message)),
+                )
+            }
+        };
+        self.record(Event::RunFinished {
+            run_id,
+            record: record.clone(),
+        })
+        .await?;
+        Ok((record, location))
+    }
+}
+
+/// The top-level functions and classes of every node but `name`, with the
+/// node that defines each: each node's own function, and its helpers.
+fn foreign_names(s: &State, name: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for (other, n) in s.nodes.iter().filter(|(k, _)| *k != name) {
+        for line in n.code().unwrap_or("").lines() {
+            let defined = ["def ", "async def ", "class "]
+                .iter()
+                .find_map(|k| line.strip_prefix(k))
+                .map(|rest| {
+                    rest.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .next()
+                        .unwrap_or("")
+                });
+            if let Some(helper) = defined.filter(|h| !h.is_empty()) {
+                out.entry(helper.to_string())
+                    .or_insert_with(|| other.clone());
+            }
+        }
+        out.insert(other.clone(), other.clone());
+    }
+    out
+}
+
+/// The check's finding that `name`'s code defines another node's function,
+/// as a failure to repair: it never runs, since in the assembled program one
+/// definition would silently replace the other.
+pub fn redefinition(state: &State, name: &str) -> Option<Location> {
+    let n = state.nodes.get(name)?;
+    let finding = n.findings.iter().find(|f| f.kind == "redefinition")?;
+    let code = n.code().unwrap_or("");
+    let context = finding
+        .line
+        .map(|line| {
+            code.lines()
+                .enumerate()
+                .map(|(i, text)| (i as u32 + 1, text.to_string()))
+                .filter(|(i, _)| i + 2 >= line && *i <= line + 2)
+                .collect()
+        })
+        .unwrap_or_default();
+    Some(Location {
+        file: format!("{name}.py"),
+        line: finding.line,
+        function: Some(name.to_string()),
+        error_type: "Redefinition".into(),
+        message: finding.message.clone(),
+        context,
+        in_node_code: true,
+        ..Location::default()
+    })
+}

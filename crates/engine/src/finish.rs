@@ -1,0 +1,363 @@
+//! The end of a session (or of a pass of the workbench's): the program
+//! assembled and run against every node's tests when every node passed,
+//! exported with its tests and a markdown report, a solved task cached, and
+//! the result recorded.
+
+use std::path::PathBuf;
+
+use super::cache::{self, Solved};
+use super::context::{Core, EngineError, Stop};
+use super::runs;
+use codeloop_protocol::Location;
+use codeloop_session::{
+    Event, FinalResult, NodeStatus, NoticeLevel, ProgramOutput, RunKind, State, TapeError,
+};
+
+/// Rounds of repair after the assembled program failed though every node passed.
+const PROGRAM_REPAIRS: u32 = 2;
+
+impl Core {
+    /// Assemble the program, run it against every node's tests when every node
+    /// passed, export it, and record the result.
+    pub async fn finish(&self, cache_key: Option<&str>) -> Result<FinalResult, EngineError> {
+        let mut program_repairs = 0;
+        let (program, tests, nodes_total, nodes_passed, program_passed, program_note) = loop {
+            let (program, tests, nodes_total, nodes_passed) = self.read(|s| {
+                (
+                    runs::assemble(s).ok(),
+                    runs::program_tests(s),
+                    s.nodes.len() as u32,
+                    s.nodes
+                        .values()
+                        .filter(|n| n.status == NodeStatus::Passed)
+                        .count() as u32,
+                )
+            });
+            let all_nodes_passed = nodes_total > 0 && nodes_passed == nodes_total;
+            let mut program_passed = false;
+            let mut program_note = String::new();
+            let mut failure = None;
+            if let Some(code) = &program {
+                let joined = tests
+                    .iter()
+                    .map(|(file, t)| format!("# --- {file} ---\n{t}"))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                self.record(Event::Program {
+                    code: code.clone(),
+                    tests: joined,
+                })
+                .await?;
+                if all_nodes_passed && !self.cancel.is_cancelled() {
+                    let prepared = self.read(|s| runs::program_run(s, code, self.limits()));
+                    let (record, location) =
+                        self.execute(None, 0, RunKind::Program, prepared).await?;
+                    program_passed = record.passed;
+                    if let Some(l) = location {
+                        program_note = format!("; the assembled program failed: {l}");
+                        failure = Some(l);
+                    } else if let (Some(p), Some(f)) = (record.tests_passed, record.tests_failed) {
+                        program_note = if f == 0 {
+                            format!("; the assembled program passed all {p} tests")
+                        } else {
+                            format!("; the assembled program passed {p} tests, {f} failed")
+                        };
+                    }
+                }
+            }
+            if let (Some(code), Some(location)) = (&program, failure)
+                && program_repairs < PROGRAM_REPAIRS
+                && !self.cancel.is_cancelled()
+            {
+                program_repairs += 1;
+                if self.repair_in_program(code, location).await? {
+                    continue; // every node passes again: assemble and run once more
+                }
+            }
+            break (
+                program,
+                tests,
+                nodes_total,
+                nodes_passed,
+                program_passed,
+                program_note,
+            );
+        };
+        let all_nodes_passed = nodes_total > 0 && nodes_passed == nodes_total;
+        let mut passed = all_nodes_passed && program_passed;
+        let mut program_note = program_note;
+        if passed
+            && let Some(code) = &program
+            && self.read(|s| s.nodes.contains_key(runs::ENTRY))
+            && let Some(output) = self.run_entry(code).await?
+        {
+            if output.succeeded() {
+                let printed = output.stdout.trim();
+                if !printed.is_empty() {
+                    program_note.push_str(&format!("; it printed: {}", one_line(printed)));
+                }
+            } else {
+                passed = false;
+                program_note.push_str(&format!(
+                    "; but run as a program it failed: {}",
+                    output
+                        .limit_hit
+                        .clone()
+                        .unwrap_or_else(|| one_line(output.stderr.trim()))
+                ));
+            }
+        }
+        let output_dir = self.export(program.as_deref(), &tests).await;
+        let state = self.read(State::clone);
+        if passed && let (Some(dir), Some(key)) = (&self.opts.cache_dir, cache_key) {
+            self.cache(&state, dir, key).await?;
+        }
+        let summary = if self.cancel.is_cancelled() {
+            format!("cancelled: {nodes_passed} of {nodes_total} functions passed before it stopped")
+        } else {
+            summary(&state, passed, (nodes_passed, nodes_total), &program_note)
+        };
+        let result = FinalResult {
+            passed,
+            nodes_passed,
+            nodes_total,
+            iterations: state.repair_iterations(),
+            usage: state.usage,
+            summary,
+            output_dir: output_dir
+                .as_ref()
+                .map(|p| p.to_string_lossy().into_owned()),
+        };
+        self.record(Event::Finished {
+            result: result.clone(),
+        })
+        .await?;
+        if let Some(dir) = &output_dir {
+            // Written from the state with its result folded in: the report
+            // says what the workbench and `codeloop export` say.
+            self.write_report(dir).await;
+        }
+        self.tape.flush().await?;
+        Ok(result)
+    }
+
+    /// The assembled program failed although every node passed: localize
+    /// the failure to a node, repair it like any other failure, and run it
+    /// and its dependents again. True when every node passes again.
+    async fn repair_in_program(
+        &self,
+        program: &str,
+        location: Location,
+    ) -> Result<bool, EngineError> {
+        let Some(name) = self.read(|s| runs::node_of_failure(s, program, &location)) else {
+            self.notice(
+                NoticeLevel::Warning,
+                format!("the assembled program failed ({location}), and no function's code is to blame: not repaired"),
+            )
+            .await?;
+            return Ok(false);
+        };
+        let iteration = self.read(|s| s.nodes.get(&name).map(|n| n.iteration()).unwrap_or(0));
+        if iteration >= self.opts.max_iterations {
+            self.notice(
+                NoticeLevel::Warning,
+                format!("the assembled program failed in `{name}`, which has used its {iteration} iterations: not repaired"),
+            )
+            .await?;
+            return Ok(false);
+        }
+        self.notice(
+            NoticeLevel::Warning,
+            format!("the assembled program failed in `{name}` although every function passed its own tests: repairing it"),
+        )
+        .await?;
+        self.status(&name, NodeStatus::Failed).await?;
+        self.record(Event::Localized {
+            node: name.clone(),
+            iteration,
+            location,
+        })
+        .await?;
+        let stopped = |e: Stop| match e {
+            Stop::Tape(e) => Err(EngineError::Tape(e)),
+            Stop::Prompt(e) => Err(EngineError::Prompt(e)),
+            Stop::Cancelled | Stop::Skipped | Stop::Budget | Stop::Failed => Ok(false),
+        };
+        if let Err(e) = self.repair(&name, iteration).await {
+            self.status(&name, NodeStatus::GaveUp).await?;
+            return stopped(e);
+        }
+        // The node, then everything that uses it, against their own tests.
+        let impact = self.read(|s| {
+            codeloop_session::Dag::new(s.specs.clone())
+                .map(|d| d.impact(&name))
+                .unwrap_or_default()
+        });
+        for node in std::iter::once(name.clone()).chain(impact) {
+            if let Err(e) = self.node(&node).await {
+                return stopped(e);
+            }
+            if self.read(|s| s.nodes.get(&node).map(|n| n.status)) != Some(NodeStatus::Passed) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Run the program through its entry point and record what it printed.
+    async fn run_entry(&self, program: &str) -> Result<Option<ProgramOutput>, EngineError> {
+        let spec = self.read(|s| runs::entry_run(s, program, self.limits()));
+        let output = match self
+            .sandbox
+            .run(spec, None, self.cancel.child_token())
+            .await
+        {
+            Ok(o) => ProgramOutput {
+                stdout: format!("{}{}", o.stdout.head, o.stdout.tail),
+                stderr: format!("{}{}", o.stderr.head, o.stderr.tail),
+                exit_code: o.exit_code,
+                limit_hit: o
+                    .limit_hit
+                    .as_ref()
+                    .map(codeloop_sandbox::LimitHit::describe),
+            },
+            Err(codeloop_sandbox::ExecError::Cancelled) => return Ok(None),
+            Err(e) => ProgramOutput {
+                stdout: String::new(),
+                stderr: format!("the program could not run: {e}"),
+                exit_code: None,
+                limit_hit: None,
+            },
+        };
+        self.record(Event::ProgramOutput {
+            output: output.clone(),
+        })
+        .await?;
+        Ok(Some(output))
+    }
+
+    /// Store the solved task, so the same task with the same model and prompts replays at once.
+    async fn cache(
+        &self,
+        state: &State,
+        dir: &std::path::Path,
+        key: &str,
+    ) -> Result<(), TapeError> {
+        let solved = Solved {
+            specs: state.specs.clone(),
+            tests: state
+                .nodes
+                .iter()
+                .filter_map(|(k, n)| n.tests.clone().map(|t| (k.clone(), t)))
+                .collect(),
+            code: state
+                .nodes
+                .iter()
+                .filter_map(|(k, n)| n.code().map(|c| (k.clone(), c.to_string())))
+                .collect(),
+        };
+        if let Err(e) = cache::store(dir, key, &solved) {
+            self.notice(
+                NoticeLevel::Warning,
+                format!("could not cache the solution in {}: {e}", dir.display()),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// The program and its tests (runnable with pytest too); the report
+    /// follows once the result is on the tape (`write_report`).
+    async fn export(&self, program: Option<&str>, tests: &[(String, String)]) -> Option<PathBuf> {
+        let program = program?;
+        let dir = self
+            .opts
+            .output_dir
+            .clone()
+            .unwrap_or_else(|| self.dir.join("out"));
+        let write = || -> std::io::Result<()> {
+            std::fs::create_dir_all(&dir)?;
+            std::fs::write(dir.join(format!("{}.py", runs::PROGRAM)), program)?;
+            for (file, text) in tests {
+                std::fs::write(dir.join(file), text)?;
+            }
+            Ok(())
+        };
+        match write() {
+            Ok(()) => Some(dir),
+            Err(e) => {
+                let _ = self
+                    .notice(
+                        NoticeLevel::Error,
+                        format!("could not write the program to {}: {e}", dir.display()),
+                    )
+                    .await;
+                None
+            }
+        }
+    }
+
+    /// The Markdown report of the session as the tape has it now (its
+    /// result included), the same `codeloop export --format md` writes.
+    async fn write_report(&self, dir: &std::path::Path) {
+        let report = self.read(codeloop_session::report::markdown);
+        let path = dir.join("report.md");
+        if let Err(e) = std::fs::write(&path, report) {
+            let _ = self
+                .notice(
+                    NoticeLevel::Error,
+                    format!("could not write the report to {}: {e}", path.display()),
+                )
+                .await;
+        }
+    }
+}
+
+/// Why a session that was not cancelled ended, in plain words.
+/// `(passing, total)` counts the nodes as the end began.
+fn summary(s: &State, passed: bool, (passing, total): (u32, u32), program_note: &str) -> String {
+    if total == 0 {
+        return match &s.plan_error {
+            Some(e) => format!("no usable plan: {e}"),
+            None => "no plan: the model call for the plan did not succeed".to_string(),
+        };
+    }
+    if passed && total == 1 {
+        return format!("the function passes its tests{program_note}");
+    }
+    if passed {
+        return format!("all {total} functions pass their tests{program_note}");
+    }
+    let stuck: Vec<String> = s
+        .nodes_in_order()
+        .filter(|n| n.status != NodeStatus::Passed)
+        .map(|n| {
+            // Still at work as the session ends: the fold settles it as not run.
+            let status = if n.status.in_flight() {
+                NodeStatus::NotRun
+            } else {
+                n.status
+            };
+            format!("{} {}", n.spec.name, status.label())
+        })
+        .collect();
+    if stuck.is_empty() {
+        return format!(
+            "every function passes its own tests, but the program does not{program_note}"
+        );
+    }
+    format!(
+        "{passing} of {total} functions pass ({}){program_note}",
+        stuck.join(", ")
+    )
+}
+
+/// Text on one line, cut short: for a summary.
+fn one_line(text: &str) -> String {
+    const MAX: usize = 200;
+    let joined = text.lines().collect::<Vec<_>>().join(" | ");
+    match joined.char_indices().nth(MAX) {
+        Some((i, _)) => format!("{}...", &joined[..i]),
+        None => joined,
+    }
+}

@@ -1,0 +1,563 @@
+//! Generation: a node's tests, its first code, and a repair (the reflection
+//! on a localized failure and the next iteration, in one call), each with the
+//! prompt context it is written from, read from the state when the call is
+//! approved.
+
+use serde::Serialize;
+
+use super::context::{Core, Stop};
+use super::examples;
+use super::extract;
+use super::testfix;
+use codeloop_llm::tokens;
+use codeloop_protocol::Location;
+use codeloop_session::state::HistoryEntry;
+use codeloop_session::{
+    AttemptKind, CodeSource, Event, FunctionSpec, NodeStatus, NoticeLevel, Purpose, State,
+};
+
+/// Lines of a failed run's output shown to the repair.
+const OUTPUT_LINES: usize = 30;
+/// Tokens left for a repair's reply when its prompt is fitted to the model's
+/// context window (a quarter of the window, at most this).
+const REPLY_ALLOWANCE: u64 = 2048;
+
+/// A dependency as the prompts show it.
+#[derive(Serialize)]
+struct DepCtx {
+    name: String,
+    purpose: String,
+    code: String,
+}
+
+/// What the prompts of a node need: its spec, its direct dependencies, the
+/// task, its tests.
+struct NodeCtx {
+    spec: FunctionSpec,
+    deps: Vec<DepCtx>,
+    task: String,
+    tests: Option<String>,
+}
+
+#[derive(Serialize)]
+struct HistoryCtx {
+    iteration: u32,
+    error: String,
+}
+
+/// What a repair is written from.
+struct RepairCtx {
+    spec: FunctionSpec,
+    code: String,
+    tests: Option<String>,
+    hints: Vec<String>,
+    /// Every localized failure of the node, oldest first.
+    failures: Vec<(u32, Location)>,
+    /// The end of the last run's output.
+    output: String,
+    task: String,
+}
+
+fn node_ctx(s: &State, name: &str) -> Option<NodeCtx> {
+    let n = s.nodes.get(name)?;
+    let deps = n
+        .spec
+        .depends_on
+        .iter()
+        .filter_map(|d| s.nodes.get(d))
+        .map(|d| DepCtx {
+            name: d.spec.name.clone(),
+            purpose: d.spec.purpose.clone(),
+            code: d.code().unwrap_or("").to_string(),
+        })
+        .collect();
+    Some(NodeCtx {
+        spec: n.spec.clone(),
+        deps,
+        task: s.task.clone(),
+        tests: n.tests.clone(),
+    })
+}
+
+fn repair_ctx(s: &State, name: &str) -> Option<RepairCtx> {
+    let n = s.nodes.get(name)?;
+    let failures = s
+        .history
+        .iter()
+        .filter_map(|h| match h {
+            HistoryEntry::Failure {
+                node,
+                iteration,
+                location,
+            } if node == name => Some((*iteration, location.clone())),
+            _ => None,
+        })
+        .collect();
+    let output = n
+        .last_run
+        .and_then(|r| s.runs.get(&r))
+        .map(|r| {
+            let all: String = r.chunks.iter().map(|(_, t)| t.as_str()).collect();
+            let lines: Vec<&str> = all.lines().collect();
+            lines[lines.len().saturating_sub(OUTPUT_LINES)..].join("\n")
+        })
+        .unwrap_or_default();
+    Some(RepairCtx {
+        spec: n.spec.clone(),
+        code: n.code().unwrap_or("").to_string(),
+        tests: n.tests.clone(),
+        hints: n.hints.clone(),
+        failures,
+        output,
+        task: s.task.clone(),
+    })
+}
+
+/// What a repair call brought.
+enum RepairReply {
+    /// The next version of the code.
+    Code(String),
+    /// New tests: the reflection blamed the tests (`reason`).
+    Tests { tests: String, reason: String },
+}
+
+/// The kind of the attempt after `name`'s latest failure. With fresh starts:
+/// a repair, until three code versions since the last fresh start (the first
+/// try and two repairs) have failed; then a fresh start. Without: a repair,
+/// another approach when the last two failures are the same.
+fn attempt_kind(s: &State, name: &str, fresh_start: bool) -> AttemptKind {
+    let failures: Vec<(u32, &Location)> = s
+        .history
+        .iter()
+        .filter_map(|h| match h {
+            HistoryEntry::Failure {
+                node,
+                iteration,
+                location,
+            } if node == name => Some((*iteration, location)),
+            _ => None,
+        })
+        .collect();
+    if fresh_start {
+        let since = s
+            .nodes
+            .get(name)
+            .and_then(|n| {
+                n.attempts
+                    .iter()
+                    .rev()
+                    .find(|a| a.kind == AttemptKind::FreshStart)
+            })
+            .map(|a| a.iteration)
+            .unwrap_or(1);
+        let mut failed: Vec<u32> = failures
+            .iter()
+            .map(|(it, _)| *it)
+            .filter(|it| *it >= since)
+            .collect();
+        failed.dedup();
+        return if failed.len() >= 3 {
+            AttemptKind::FreshStart
+        } else {
+            AttemptKind::Repair
+        };
+    }
+    let signature = |l: &Location| (l.error_type.clone(), l.line, l.test.clone());
+    match failures.as_slice() {
+        [.., (_, a), (_, b)] if signature(a) == signature(b) => AttemptKind::DifferentApproach,
+        _ => AttemptKind::Repair,
+    }
+}
+
+/// A failure in one line, with what a test expected when it compared values.
+fn failure_line(l: &Location) -> String {
+    let mut out = l.to_string();
+    if let Some(t) = &l.test {
+        out.push_str(&format!(" (test {t})"));
+    }
+    if let (Some(e), Some(a)) = (&l.expected, &l.actual)
+        && !l.message.starts_with("expected ")
+    {
+        out.push_str(&format!(": expected {e}, got {a}"));
+    }
+    out
+}
+
+impl Core {
+    /// Ask for `name`'s tests; `tag` is a pattern in which `{name}` is replaced.
+    pub async fn write_tests(&self, name: &str, tag: &str) -> Result<(), Stop> {
+        let purpose = Purpose::Tests {
+            node: name.to_string(),
+        };
+        self.may_ask(&purpose).await?;
+        let Some(NodeCtx {
+            spec, deps, task, ..
+        }) = self.read(|s| node_ctx(s, name))
+        else {
+            return Err(Stop::Failed);
+        };
+        let prompt = self
+            .prompts
+            .render("tests.md", minijinja::context! { task, spec, deps })?;
+        let messages = self.messages(prompt)?;
+        let (_, code) = self
+            .call_for_code(purpose, tag.replace("{name}", name), messages, None, None)
+            .await?;
+        let examples = self.read(|s| examples::from_task(&s.task, name));
+        let (code, corrected) = examples::ground(&code, &examples);
+        if !corrected.is_empty() {
+            self.notice(
+                NoticeLevel::Info,
+                format!(
+                    "the tests of `{name}` contradicted the task's own examples, which win: {}",
+                    corrected.join("; ")
+                ),
+            )
+            .await?;
+        }
+        self.record(Event::Tests {
+            node: name.to_string(),
+            code,
+            source: CodeSource::Model,
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Ask for `name`'s first code.
+    pub async fn write_code(&self, name: &str) -> Result<(), Stop> {
+        let purpose = Purpose::Code {
+            node: name.to_string(),
+        };
+        self.may_ask(&purpose).await?;
+        let Some(NodeCtx {
+            spec,
+            deps,
+            task,
+            tests,
+        }) = self.read(|s| node_ctx(s, name))
+        else {
+            return Err(Stop::Failed);
+        };
+        let inputs = self.read(|s| s.inputs.clone());
+        let prompt = self.prompts.render(
+            "code.md",
+            minijinja::context! { task, spec, deps, inputs, tests => self.shown_tests(tests) },
+        )?;
+        let messages = self.messages(prompt)?;
+        let (_, code) = self
+            .call_for_code(
+                purpose,
+                format!("code/{name}/1"),
+                messages,
+                Some(name),
+                None,
+            )
+            .await?;
+        // An edit that arrived while the model wrote wins: keep it.
+        let code = self.with_prelude(name, code);
+        let node = name.to_string();
+        self.tape
+            .append_with(move |s| {
+                let edited = s.nodes.get(&node).is_some_and(|n| !n.versions.is_empty());
+                let events = if edited {
+                    Vec::new()
+                } else {
+                    vec![Event::Code {
+                        node,
+                        iteration: 1,
+                        code,
+                        source: CodeSource::Model,
+                    }]
+                };
+                (events, ())
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// Write iteration + 1 after the localized failure of `iteration`: a
+    /// repair (the reflection and the fix in one call, or a fix of the tests
+    /// when the reflection blames them), or a fresh start (see `attempt_kind`).
+    pub async fn repair(&self, name: &str, iteration: u32) -> Result<(), Stop> {
+        let kind = self.read(|s| attempt_kind(s, name, self.opts.fresh_start));
+        if kind == AttemptKind::FreshStart {
+            return self.fresh_start(name, iteration).await;
+        }
+        let may_fix_tests = self.given.is_none() && self.read(|s| testfix::may_fix_tests(s, name));
+        let reply = self
+            .repair_call(name, iteration, kind, may_fix_tests, None)
+            .await?;
+        let reply = match reply {
+            RepairReply::Code(code) => code,
+            RepairReply::Tests { tests, reason } => {
+                match self.test_fix(name, iteration, tests, reason).await? {
+                    None => return Ok(()), // applied: the same code runs the new tests
+                    Some(why) => {
+                        match self
+                            .repair_call(name, iteration, kind, false, Some(why))
+                            .await?
+                        {
+                            RepairReply::Code(code) => code,
+                            // Not offered: a reply that blames the tests again fixes nothing.
+                            RepairReply::Tests { .. } => return Err(Stop::Failed),
+                        }
+                    }
+                }
+            }
+        };
+        self.write_version(name, iteration, reply).await
+    }
+
+    /// One repair call: the prompt, its attempt and its reflection on the
+    /// tape; the code of the reply, or its tests when the reflection's
+    /// verdict blames them (only when `may_fix_tests`).
+    async fn repair_call(
+        &self,
+        name: &str,
+        iteration: u32,
+        kind: AttemptKind,
+        may_fix_tests: bool,
+        tests_rejected: Option<String>,
+    ) -> Result<RepairReply, Stop> {
+        let purpose = Purpose::Reflect {
+            node: name.to_string(),
+        };
+        self.may_ask(&purpose).await?;
+        let Some(RepairCtx {
+            spec,
+            code,
+            tests,
+            hints,
+            failures,
+            output,
+            task,
+        }) = self.read(|s| repair_ctx(s, name))
+        else {
+            return Err(Stop::Failed);
+        };
+        let last = failures.last().map(|(_, l)| l);
+        let error = last
+            .map(Location::render)
+            .unwrap_or_else(|| "the tests failed (no location)".into());
+        let values = match last {
+            Some(l) if self.opts.runtime_values => l.values_trace(),
+            _ => String::new(),
+        };
+        let different_approach = kind == AttemptKind::DifferentApproach;
+        let first_test = tests.as_deref().and_then(testfix::first_test_name);
+        let mut history: Vec<HistoryCtx> = failures
+            .iter()
+            .take(failures.len().saturating_sub(1))
+            .map(|(it, l)| HistoryCtx {
+                iteration: *it,
+                error: l.to_string(),
+            })
+            .collect();
+        let mut output = output;
+        let tests = self.shown_tests(tests);
+        let window = self.model.context_window().await.map(|w| w.tokens);
+        let (mut dropped_failures, mut dropped_output) = (0, false);
+        let messages = loop {
+            let prompt = self.prompts.render(
+                "repair.md",
+                minijinja::context! {
+                    task, spec, iteration, code, error, values, output, history, hints,
+                    different_approach, tests_may_change => may_fix_tests, tests_rejected,
+                    tests,
+                },
+            )?;
+            let messages = self.messages(prompt)?;
+            let Some(window) = window else { break messages };
+            let reply = (window / 4).min(REPLY_ALLOWANCE);
+            if tokens::fits(tokens::estimate_prompt_tokens(&messages), reply, window) {
+                break messages;
+            }
+            // Left out first: the oldest failures, then the run's output.
+            if !history.is_empty() {
+                history.remove(0);
+                dropped_failures += 1;
+            } else if !output.is_empty() {
+                output.clear();
+                dropped_output = true;
+            } else {
+                break messages;
+            }
+        };
+        if dropped_failures > 0 || dropped_output {
+            let mut left_out = Vec::new();
+            if dropped_failures > 0 {
+                left_out.push(format!(
+                    "the {dropped_failures} oldest failure{}",
+                    if dropped_failures == 1 { "" } else { "s" }
+                ));
+            }
+            if dropped_output {
+                left_out.push("the run's output".to_string());
+            }
+            self.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "the repair prompt for `{name}` did not fit the model's context window ({} tokens): left out {}",
+                    window.unwrap_or(0),
+                    left_out.join(" and ")
+                ),
+            )
+            .await?;
+        }
+        let next = iteration + 1;
+        self.record(Event::Attempt {
+            node: name.to_string(),
+            iteration: next,
+            kind,
+            runtime_values: !values.is_empty(),
+        })
+        .await?;
+        if different_approach {
+            self.notice(
+                NoticeLevel::Info,
+                format!("`{name}` failed the same way twice: asking for a different approach"),
+            )
+            .await?;
+        }
+        self.status(name, NodeStatus::Generating).await?;
+        let want = (!may_fix_tests).then_some(name);
+        let (reply, code) = self
+            .call_for_code(
+                purpose,
+                format!("repair/{name}/{next}"),
+                messages,
+                want,
+                different_approach.then_some(0.8),
+            )
+            .await?;
+        let reflection = extract::prose_before_code(&reply);
+        self.record(Event::Reflection {
+            node: name.to_string(),
+            iteration,
+            text: reflection.clone(),
+        })
+        .await?;
+        if may_fix_tests && testfix::verdict(&reflection) == testfix::Verdict::Tests {
+            // The block that holds the tests, should the reply have code too.
+            let tests = first_test
+                .and_then(|t| extract::extract_code(&reply, Some(&t)))
+                .unwrap_or(code);
+            return Ok(RepairReply::Tests {
+                tests,
+                reason: reflection,
+            });
+        }
+        let code = match want {
+            Some(_) => code,
+            None => extract::extract_code(&reply, Some(name)).unwrap_or(code),
+        };
+        Ok(RepairReply::Code(code))
+    }
+
+    /// Write iteration + 1 from the spec, the tests and the failures seen so
+    /// far, without the failing code.
+    async fn fresh_start(&self, name: &str, iteration: u32) -> Result<(), Stop> {
+        let purpose = Purpose::Code {
+            node: name.to_string(),
+        };
+        self.may_ask(&purpose).await?;
+        let Some((
+            NodeCtx {
+                spec,
+                deps,
+                task,
+                tests,
+            },
+            RepairCtx {
+                hints, failures, ..
+            },
+        )) = self.read(|s| Some((node_ctx(s, name)?, repair_ctx(s, name)?)))
+        else {
+            return Err(Stop::Failed);
+        };
+        let failures: Vec<String> = failures
+            .iter()
+            .map(|(it, l)| format!("iteration {it}: {}", failure_line(l)))
+            .collect();
+        let inputs = self.read(|s| s.inputs.clone());
+        let prompt = self.prompts.render(
+            "fresh.md",
+            minijinja::context! {
+                task, spec, deps, inputs, failures, hints, tests => self.shown_tests(tests),
+            },
+        )?;
+        let messages = self.messages(prompt)?;
+        let next = iteration + 1;
+        self.record(Event::Attempt {
+            node: name.to_string(),
+            iteration: next,
+            kind: AttemptKind::FreshStart,
+            runtime_values: false,
+        })
+        .await?;
+        self.notice(
+            NoticeLevel::Info,
+            format!("`{name}` failed after two repairs: starting fresh from the spec"),
+        )
+        .await?;
+        self.status(name, NodeStatus::Generating).await?;
+        let (_, code) = self
+            .call_for_code(
+                purpose,
+                format!("fresh/{name}/{next}"),
+                messages,
+                Some(name),
+                None,
+            )
+            .await?;
+        self.write_version(name, iteration, code).await
+    }
+
+    /// Record `code` as iteration + 1, unless an edit arrived meanwhile (it wins).
+    async fn write_version(&self, name: &str, iteration: u32, code: String) -> Result<(), Stop> {
+        let code = self.with_prelude(name, code);
+        let node = name.to_string();
+        let next = iteration + 1;
+        self.tape
+            .append_with(move |s| {
+                let edited = s
+                    .nodes
+                    .get(&node)
+                    .is_some_and(|n| n.iteration() != iteration);
+                let events = if edited {
+                    Vec::new()
+                } else {
+                    vec![Event::Code {
+                        node,
+                        iteration: next,
+                        code,
+                        source: CodeSource::Model,
+                    }]
+                };
+                (events, ())
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// The tests as the model may see them.
+    fn shown_tests(&self, tests: Option<String>) -> Option<String> {
+        if self.given.as_ref().is_some_and(|g| g.hidden_tests) {
+            None
+        } else {
+            tests
+        }
+    }
+
+    /// `code` with the node's given prelude (a benchmark's imports and
+    /// helpers) in front, unless it already holds it.
+    fn with_prelude(&self, name: &str, code: String) -> String {
+        match self.given.as_ref().and_then(|g| g.preludes.get(name)) {
+            Some(prelude) if !prelude.trim().is_empty() && !code.contains(prelude.trim()) => {
+                format!("{}\n{code}", prelude.trim_end())
+            }
+            _ => code,
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! One node's life in a pass: tests first, then code, then check, run and
+//! repair until it passes, is given up, or the session is cancelled. Every
+//! turn reads the node from the state, so an edit made meanwhile (while
+//! paused, while the model wrote, while it ran) is what runs next.
+
+use super::context::{Core, Stop};
+use super::execute;
+use super::runs;
+use super::steering::GateAnswer;
+use codeloop_sandbox::harness::tests_file_name;
+use codeloop_session::{Event, NodeStatus, NoticeLevel, RunKind, RunRecord, Step};
+
+/// How a node's run went.
+enum NodeRun {
+    Ran(RunRecord, Box<Option<codeloop_protocol::Location>>),
+    /// The code was edited while the run waited at the gate: check it first.
+    Edited,
+    /// The person skipped the run: the node's code is kept, untested.
+    Accepted,
+    /// The run could not be prepared (said in a notice).
+    CannotRun,
+}
+
+impl Core {
+    /// The node's current iteration (0 before any code).
+    fn iteration_of(&self, name: &str) -> u32 {
+        self.read(|s| s.nodes.get(name).map(|n| n.iteration()).unwrap_or(0))
+    }
+
+    pub async fn node(&self, name: &str) -> Result<(), Stop> {
+        if self.cancel.is_cancelled() {
+            return Err(Stop::Cancelled);
+        }
+        if self.carried_over(name).await? {
+            return Ok(());
+        }
+        let (has_tests, has_code) = self.read(|s| {
+            s.nodes
+                .get(name)
+                .map(|n| (n.tests.is_some(), !n.versions.is_empty()))
+                .unwrap_or((false, false))
+        });
+        if !has_tests {
+            self.status(name, NodeStatus::Generating).await?;
+            match self.write_tests(name, "tests/{name}").await {
+                Ok(()) => {}
+                Err(Stop::Skipped) => {
+                    self.notice(
+                        NoticeLevel::Warning,
+                        format!(
+                            "`{name}` has no tests (skipped): its runs only check that it loads"
+                        ),
+                    )
+                    .await?
+                }
+                Err(e) => return self.give_up(name, e).await,
+            }
+        }
+        if !has_code {
+            self.status(name, NodeStatus::Generating).await?;
+            if let Err(e) = self.write_code(name).await {
+                return self.give_up(name, e).await;
+            }
+        }
+        let mut tests_rewritten = false;
+        // The person approved a run and edited the code while it waited: the
+        // approval was for their edit, so it runs once checked, unasked again.
+        let mut approved_edit = false;
+        loop {
+            let iteration = self.iteration_of(name);
+            self.status(name, NodeStatus::Checking).await?;
+            self.check(name, iteration).await?;
+            let approved = std::mem::take(&mut approved_edit);
+            let (passed, location) = match self.read(|s| execute::redefinition(s, name)) {
+                // Caught before it runs: repaired like a failure.
+                Some(location) => (false, Some(location)),
+                None => match self.run_node(name, iteration, approved).await? {
+                    NodeRun::Ran(record, location) => (record.passed, *location),
+                    NodeRun::Edited => {
+                        // Edited while paused: check the new code first.
+                        approved_edit = true;
+                        continue;
+                    }
+                    NodeRun::Accepted => return Ok(()),
+                    NodeRun::CannotRun => return self.give_up(name, Stop::Failed).await,
+                },
+            };
+            if self.cancel.is_cancelled() {
+                return Err(Stop::Cancelled);
+            }
+            if passed {
+                self.status(name, NodeStatus::Passed).await?;
+                return Ok(());
+            }
+            let now = self.iteration_of(name);
+            self.status(name, NodeStatus::Failed).await?;
+            let tests_broken = location
+                .as_ref()
+                .is_some_and(|l| l.file == tests_file_name(name) && l.test.is_none());
+            if let Some(location) = location {
+                self.record(Event::Localized {
+                    node: name.to_string(),
+                    iteration,
+                    location,
+                })
+                .await?;
+            }
+            if now != iteration {
+                continue; // edited while it ran: run the edit
+            }
+            if tests_broken && !tests_rewritten && self.given.is_none() {
+                // The tests themselves do not load: no code change can fix
+                // that. Ask for the tests again, once.
+                tests_rewritten = true;
+                self.notice(
+                    NoticeLevel::Warning,
+                    format!("the tests of `{name}` do not load: asking for new tests"),
+                )
+                .await?;
+                self.status(name, NodeStatus::Generating).await?;
+                match self.write_tests(name, "tests/{name}/2").await {
+                    Ok(()) => continue,
+                    Err(e) => return self.give_up(name, e).await,
+                }
+            }
+            if self.given_up_at_limit(name, iteration).await? {
+                return Ok(());
+            }
+            if let Err(e) = self.repair(name, iteration).await {
+                return self.give_up(name, e).await;
+            }
+        }
+    }
+
+    /// The run of `name`'s tests at `iteration`, after the step-mode gate
+    /// (passed already when `approved`).
+    async fn run_node(&self, name: &str, iteration: u32, approved: bool) -> Result<NodeRun, Stop> {
+        let answer = if approved {
+            GateAnswer::Go
+        } else {
+            self.gate(Step::Run {
+                node: Some(name.to_string()),
+                iteration,
+            })
+            .await
+        };
+        match answer {
+            GateAnswer::Go => {}
+            GateAnswer::Skip => {
+                self.notice(
+                    NoticeLevel::Warning,
+                    format!(
+                        "the run of `{name}` was skipped: its code is kept untested (not counted as passing)"
+                    ),
+                )
+                .await?;
+                self.status(name, NodeStatus::Skipped).await?;
+                return Ok(NodeRun::Accepted);
+            }
+            GateAnswer::Cancel => return Err(Stop::Cancelled),
+        }
+        if self.iteration_of(name) != iteration {
+            return Ok(NodeRun::Edited);
+        }
+        self.status(name, NodeStatus::Running).await?;
+        let prepared = self.read(|s| runs::node_run(s, name, None, self.limits()));
+        match prepared {
+            Ok(p) => {
+                let (record, location) = self
+                    .execute(Some(name), iteration, RunKind::NodeTests, p)
+                    .await?;
+                Ok(NodeRun::Ran(record, Box::new(location)))
+            }
+            Err(message) => {
+                self.notice(
+                    NoticeLevel::Error,
+                    format!("cannot run `{name}`: {message}"),
+                )
+                .await?;
+                Ok(NodeRun::CannotRun)
+            }
+        }
+    }
+
+    pub(super) async fn give_up(&self, name: &str, why: Stop) -> Result<(), Stop> {
+        match why {
+            Stop::Cancelled | Stop::Tape(_) => Err(why),
+            Stop::Prompt(e) => {
+                self.notice(NoticeLevel::Error, e.to_string()).await?;
+                self.status(name, NodeStatus::GaveUp).await?;
+                Ok(())
+            }
+            Stop::Skipped | Stop::Budget | Stop::Failed => {
+                self.status(name, NodeStatus::GaveUp).await?;
+                Ok(())
+            }
+        }
+    }
+}

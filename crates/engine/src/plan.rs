@@ -1,0 +1,168 @@
+//! The plan: given with the task, replayed from the cache, or asked of the
+//! model and validated as a DAG (asked again with the error when it is not
+//! one). A spec the person edits is validated the same way: a bad edit is a
+//! `PlanError` and a notice on the tape, and the session goes on with the
+//! spec it had.
+
+use super::cache;
+use super::context::{Core, EngineError, Stop};
+use super::extract;
+use codeloop_session::{CodeSource, Dag, Event, FunctionSpec, NoticeLevel, Purpose, TapeError};
+
+/// Plans asked for before giving up on an unusable one.
+const PLAN_ATTEMPTS: u32 = 3;
+
+impl Core {
+    /// The plan: given, cached, or asked for. False when there is none.
+    pub async fn plan(&self, cache_key: Option<&str>) -> Result<bool, EngineError> {
+        if let Some(given) = &self.given {
+            self.record(Event::Plan {
+                specs: given.specs.clone(),
+            })
+            .await?;
+            for (node, code) in &given.tests {
+                self.record(Event::Tests {
+                    node: node.clone(),
+                    code: code.clone(),
+                    source: CodeSource::Given,
+                })
+                .await?;
+            }
+            return Ok(true);
+        }
+        if let (Some(dir), Some(key)) = (&self.opts.cache_dir, cache_key)
+            && let Some(solved) = cache::load(dir, key)
+            && Dag::new(solved.specs.clone()).is_ok()
+        {
+            self.notice(
+                NoticeLevel::Info,
+                "this task was solved before with the same model and prompts: replaying the cached solution (its tests run again)".into(),
+            )
+            .await?;
+            self.record(Event::Plan {
+                specs: solved.specs.clone(),
+            })
+            .await?;
+            for (node, code) in solved.tests {
+                self.record(Event::Tests {
+                    node,
+                    code,
+                    source: CodeSource::Cache,
+                })
+                .await?;
+            }
+            for (node, code) in solved.code {
+                self.record(Event::Code {
+                    node,
+                    iteration: 1,
+                    code,
+                    source: CodeSource::Cache,
+                })
+                .await?;
+            }
+            return Ok(true);
+        }
+        self.ask_for_plan("plan").await
+    }
+
+    /// The task was edited: plan it again. Nodes whose specs did not change
+    /// keep their tests and code (the fold of `Plan`); with no usable plan
+    /// for the edited task, the plan there is stays (recorded again, so the
+    /// tape says the re-plan is over).
+    pub async fn replan(&self) -> Result<(), EngineError> {
+        if self.ask_for_plan("replan").await? {
+            return Ok(());
+        }
+        self.notice(
+            NoticeLevel::Warning,
+            "no usable plan for the edited task: the session goes on with the plan it had".into(),
+        )
+        .await?;
+        let specs = self.read(|s| s.specs.clone());
+        self.record(Event::Plan { specs }).await?;
+        Ok(())
+    }
+
+    /// Ask for a plan (calls tagged `tag`, `tag/2`, ...) until one is a valid DAG.
+    async fn ask_for_plan(&self, tag: &str) -> Result<bool, EngineError> {
+        let mut error: Option<String> = None;
+        for attempt in 1..=PLAN_ATTEMPTS {
+            match self.may_ask(&Purpose::Plan).await {
+                Ok(()) => {}
+                Err(Stop::Tape(e)) => return Err(e.into()),
+                Err(Stop::Prompt(e)) => return Err(e.into()),
+                Err(Stop::Skipped | Stop::Cancelled | Stop::Budget | Stop::Failed) => {
+                    return Ok(false);
+                }
+            }
+            let (task, inputs) = self.read(|s| (s.task.clone(), s.inputs.clone()));
+            let prompt = self.prompts.render(
+                "plan.md",
+                minijinja::context! { task, inputs, error => &error },
+            )?;
+            let tag = if attempt == 1 {
+                tag.to_string()
+            } else {
+                format!("{tag}/{attempt}")
+            };
+            let reply = match self
+                .call(Purpose::Plan, tag, self.messages(prompt)?, None)
+                .await
+            {
+                Ok(r) => r,
+                Err(Stop::Tape(e)) => return Err(e.into()),
+                Err(Stop::Prompt(e)) => return Err(e.into()),
+                Err(Stop::Skipped | Stop::Cancelled | Stop::Budget | Stop::Failed) => {
+                    return Ok(false);
+                }
+            };
+            let checked = extract::extract_plan(&reply).and_then(|specs| {
+                Dag::new(specs.clone())
+                    .map(|_| specs)
+                    .map_err(|e| e.to_string())
+            });
+            match checked {
+                Ok(specs) => {
+                    self.record(Event::Plan { specs }).await?;
+                    return Ok(true);
+                }
+                Err(message) => {
+                    self.record(Event::PlanError {
+                        message: message.clone(),
+                    })
+                    .await?;
+                    error = Some(message);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// Record the edit of `node`'s spec (`steer`) and, decided on the same
+    /// state, why it is refused if the edited plan is not a valid DAG. The
+    /// fold applies the edit only when it is valid (`session::edit_spec`).
+    pub async fn edit_spec(
+        &self,
+        steer: Event,
+        node: String,
+        spec: FunctionSpec,
+    ) -> Result<(), TapeError> {
+        self.tape
+            .append_with(move |s| {
+                let mut events = vec![steer];
+                if let Err(e) = codeloop_session::edit_spec(&s.specs, &node, &spec) {
+                    let message = format!("the edited spec of `{node}` is refused: {e}");
+                    events.push(Event::PlanError {
+                        message: message.clone(),
+                    });
+                    events.push(Event::Notice {
+                        level: NoticeLevel::Error,
+                        message: format!("{message}; the session goes on with the spec it had"),
+                    });
+                }
+                (events, ())
+            })
+            .await
+            .map(|_| ())
+    }
+}

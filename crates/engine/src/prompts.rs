@@ -1,0 +1,133 @@
+//! The prompt templates: shipped in prompts/ (embedded in the binary), each
+//! replaceable by a file of the same name in the user's override folder.
+
+use std::path::{Path, PathBuf};
+
+use minijinja::Environment;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+/// Every template the engine renders, with its shipped text.
+const SHIPPED: &[(&str, &str)] = &[
+    ("system.md", include_str!("../../../prompts/system.md")),
+    ("plan.md", include_str!("../../../prompts/plan.md")),
+    ("tests.md", include_str!("../../../prompts/tests.md")),
+    ("code.md", include_str!("../../../prompts/code.md")),
+    ("repair.md", include_str!("../../../prompts/repair.md")),
+    ("fresh.md", include_str!("../../../prompts/fresh.md")),
+];
+
+#[derive(Debug, thiserror::Error)]
+pub enum PromptError {
+    #[error("cannot read the prompt override {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "the prompt template {name}{origin} is not valid: {message}. Fix it or delete it to use the shipped one."
+    )]
+    Template {
+        name: String,
+        origin: String,
+        message: String,
+    },
+}
+
+/// The loaded templates.
+pub struct Prompts {
+    env: Environment<'static>,
+    /// (name, where it came from) for messages.
+    origins: Vec<(String, String)>,
+    /// A hash of every template's text: part of the cache key.
+    digest: String,
+}
+
+impl Prompts {
+    /// The shipped templates, with any file of the same name in `overrides` instead.
+    pub fn load(overrides: Option<&Path>) -> Result<Prompts, PromptError> {
+        let mut env = Environment::new();
+        env.set_keep_trailing_newline(true);
+        let mut origins = Vec::new();
+        let mut hasher = Sha256::new();
+        for (name, shipped) in SHIPPED {
+            let (text, origin) = match overrides.map(|d| d.join(name)) {
+                Some(path) if path.is_file() => {
+                    let text =
+                        std::fs::read_to_string(&path).map_err(|source| PromptError::Read {
+                            path: path.clone(),
+                            source,
+                        })?;
+                    (text, format!(" (from {})", path.display()))
+                }
+                _ => (shipped.to_string(), String::new()),
+            };
+            hasher.update(name.as_bytes());
+            hasher.update(text.as_bytes());
+            env.add_template_owned(name.to_string(), text)
+                .map_err(|e| PromptError::Template {
+                    name: name.to_string(),
+                    origin: origin.clone(),
+                    message: e.to_string(),
+                })?;
+            origins.push((name.to_string(), origin));
+        }
+        Ok(Prompts {
+            env,
+            origins,
+            digest: hex::encode(hasher.finalize()),
+        })
+    }
+
+    pub fn render(&self, name: &str, ctx: impl Serialize) -> Result<String, PromptError> {
+        let origin = self
+            .origins
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, o)| o.clone())
+            .unwrap_or_default();
+        let err = |e: minijinja::Error| PromptError::Template {
+            name: name.to_string(),
+            origin: origin.clone(),
+            message: e.to_string(),
+        };
+        let tmpl = self.env.get_template(name).map_err(err)?;
+        tmpl.render(ctx).map_err(err)
+    }
+
+    pub fn digest(&self) -> &str {
+        &self.digest
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_templates_render_and_an_override_replaces_one() {
+        let p = Prompts::load(None).unwrap();
+        let text = p
+            .render(
+                "plan.md",
+                minijinja::context! { task => "sum a list", inputs => Vec::<()>::new() },
+            )
+            .unwrap();
+        assert!(text.contains("sum a list"), "{text}");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("plan.md"), "PLAN {{ task }}").unwrap();
+        let p2 = Prompts::load(Some(dir.path())).unwrap();
+        assert_eq!(
+            p2.render("plan.md", minijinja::context! { task => "x" })
+                .unwrap(),
+            "PLAN x"
+        );
+        assert_ne!(p.digest(), p2.digest());
+        std::fs::write(dir.path().join("code.md"), "{% if %}").unwrap();
+        let err = Prompts::load(Some(dir.path())).err().unwrap().to_string();
+        assert!(
+            err.contains("code.md") && err.contains("delete it"),
+            "{err}"
+        );
+    }
+}

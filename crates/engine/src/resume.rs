@@ -1,0 +1,411 @@
+//! Time travel: a recorded session goes on live. Resume appends a new
+//! segment to the session's own tape; a fork copies the parent's records up
+//! to a point into a new session's tape, names its parent (a `Forked`
+//! event), and goes on from there; rewind is a fork of a live session at the
+//! end of a node's previous iteration. Either way the engine starts from the
+//! state folded from the records (a `Resumed` event opens the segment), so
+//! nothing already on the tape is asked or run again: a call that got no
+//! reply is asked again, a run that did not finish runs again, and a node
+//! whose current code already ran to a verdict carries that verdict over.
+//!
+//! Why a fork copies its parent's records instead of pointing at them: its
+//! tape then holds its whole history on its own, so `open`, `replay` and
+//! review show it with no lookup, and it stays whole when the parent is
+//! deleted; the copied records keep their numbers and times, so "seq N" means
+//! the same moment in both tapes.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::context::{
+    Core, Engine, EngineError, Opening, Stop, config_summary, make_session_dir, now_rfc3339,
+    session_id_of,
+};
+use super::prompts::Prompts;
+use super::recorder::{Recorder, write_side_file};
+use super::steering::Steering;
+use super::{COMMAND_BUFFER, EngineHandle, EngineOptions, VIEW_BUFFER};
+use codeloop_llm::ChatModel;
+use codeloop_sandbox::Sandbox;
+use codeloop_sandbox::harness::tests_file_name;
+use codeloop_session::{
+    Command, Event, NodeStatus, NoticeLevel, Record, State, TapeError, TapeWriter, read_tape,
+};
+
+/// What a continued session runs with.
+pub struct ContinueSetup {
+    pub model: Arc<dyn ChatModel>,
+    pub sandbox: Arc<Sandbox>,
+    /// The segment's options (`segment_options` decides its limits).
+    pub options: EngineOptions,
+    pub prompt_overrides: Option<PathBuf>,
+    /// The person's changes (a hint, an edit, the task, step mode), acted on
+    /// before any work, as if typed the moment the segment began.
+    pub commands: Vec<Command>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResumeError {
+    #[error(transparent)]
+    Engine(#[from] EngineError),
+    #[error(
+        "session {id} {why}: there is nothing to continue. To change something, fork it at an earlier point: `codeloop resume {id} --at SEQ` (SEQ a record number, e.g. from `codeloop open {id}`), or in the workbench open it, move to that moment and press F"
+    )]
+    NothingToContinue { id: String, why: String },
+    #[error("{tape} has no record {at} (its records go from 0 to {last}): fork at one of those")]
+    NoSuchSeq { tape: String, at: u64, last: u64 },
+    #[error("cannot rewind `{node}`: {why}")]
+    Rewind { node: String, why: String },
+    #[error("the session stopped before its rewind could begin: {0}")]
+    Stopped(String),
+}
+
+impl From<TapeError> for ResumeError {
+    fn from(e: TapeError) -> Self {
+        ResumeError::Engine(EngineError::Tape(e))
+    }
+}
+
+/// Continue the session recorded in `tape` on its own tape: a new segment
+/// from its last record. Refused for a session that finished and passed.
+pub fn resume(tape: &Path, with: ContinueSetup) -> Result<EngineHandle, ResumeError> {
+    let contents = read_tape(tape)?;
+    let state = State::from_records(&contents.records);
+    if let Some(why) = nothing_left(&state, &with.options) {
+        return Err(ResumeError::NothingToContinue {
+            id: state.session_id.clone(),
+            why,
+        });
+    }
+    let from_seq = contents.records.last().map_or(0, |r| r.seq);
+    let after = match &state.finished {
+        Some(f) => f.summary.clone(),
+        None => format!("stopped without an end after record {from_seq} (killed?)"),
+    };
+    let dir = tape.parent().map(Path::to_path_buf).unwrap_or_default();
+    let writer = TapeWriter::reopen(tape, &contents)?;
+    start(dir, writer, contents.records, from_seq, after, with)
+}
+
+/// Why a finished session has nothing left to do under `options` (None
+/// when a resume would do something): it passed; only the assembled program
+/// failed (running the same code again gives the same result); or every
+/// function that fails is at the iteration limit and the segment gives no
+/// more iterations. Cancelled and killed sessions always have work left.
+pub fn nothing_left(state: &State, options: &EngineOptions) -> Option<String> {
+    let done = state.finished.as_ref()?;
+    let cancelled = state.steers.iter().any(|c| matches!(c, Command::Cancel));
+    if cancelled {
+        return None;
+    }
+    if done.passed {
+        return Some(format!("finished and passed ({})", done.summary));
+    }
+    let open: Vec<_> = state
+        .nodes
+        .values()
+        .filter(|n| n.status != NodeStatus::Passed)
+        .collect();
+    if state.specs.is_empty() {
+        return None;
+    }
+    if open.is_empty() {
+        return Some(format!(
+            "finished and failed ({}), but every function passed its tests: running the same program again gives the same result",
+            done.summary
+        ));
+    }
+    let limit = options.max_iterations;
+    if open.iter().all(|n| n.iteration() >= limit) {
+        return Some(format!(
+            "finished and failed ({}); every failing function is at the iteration limit ({limit}), so resuming would change nothing (`codeloop resume {} --max-iterations N` allows N more)",
+            done.summary, state.session_id
+        ));
+    }
+    None
+}
+
+/// Fork the session recorded in `tape` at record `at` into the new session
+/// folder `dir`: its tape holds the parent's records up to `at`, then a
+/// `Forked` event naming the parent, then the new segment.
+pub fn fork(
+    tape: &Path,
+    at: u64,
+    dir: &Path,
+    with: ContinueSetup,
+) -> Result<EngineHandle, ResumeError> {
+    fork_noting(tape, at, dir, with, None)
+}
+
+/// [`fork`], with a notice on the new tape right after the `Forked` event
+/// (which model the fork goes on with, and why).
+pub fn fork_noting(
+    tape: &Path,
+    at: u64,
+    dir: &Path,
+    with: ContinueSetup,
+    note: Option<String>,
+) -> Result<EngineHandle, ResumeError> {
+    let contents = read_tape(tape)?;
+    let last = contents.records.last().map_or(0, |r| r.seq);
+    if at > last {
+        return Err(ResumeError::NoSuchSeq {
+            tape: tape.display().to_string(),
+            at,
+            last,
+        });
+    }
+    let prefix: Vec<Record> = contents
+        .records
+        .into_iter()
+        .filter(|r| r.seq <= at)
+        .collect();
+    let parent = State::from_records(&prefix);
+    make_session_dir(dir)?;
+    let mut writer = TapeWriter::create(&dir.join("tape.jsonl"))?;
+    let mut history = Vec::with_capacity(prefix.len() + 1);
+    for (i, mut record) in prefix.into_iter().enumerate() {
+        // The fork's first record is the parent's, under the fork's own name.
+        if i == 0
+            && let Event::SessionStarted {
+                session_id,
+                started_at,
+                ..
+            } = &mut record.event
+        {
+            *session_id = session_id_of(dir);
+            *started_at = now_rfc3339();
+        }
+        write_side_file(dir, &record.event);
+        writer.write_record(&record)?;
+        writer.continue_clock(record.t_ms);
+        history.push(record);
+    }
+    let forked = writer.append(Event::Forked {
+        parent_id: parent.session_id.clone(),
+        parent_tape: tape.display().to_string(),
+        at_seq: at,
+    })?;
+    history.push(forked);
+    if let Some(message) = note {
+        history.push(writer.append(Event::Notice {
+            level: NoticeLevel::Info,
+            message,
+        })?);
+    }
+    let after = format!("forked from session {} at record {at}", parent.session_id);
+    start(dir.to_path_buf(), writer, history, at, after, with)
+}
+
+/// Rewind a live session's `node` to its previous iteration: the session is
+/// cancelled (the branch left behind stays on disk, resumable), and a fork
+/// of it at the end of that iteration's run goes on in `dir`, where the
+/// repair is asked again (with the changes in `with.commands`).
+pub async fn rewind(
+    mut handle: EngineHandle,
+    node: &str,
+    dir: &Path,
+    with: ContinueSetup,
+) -> Result<EngineHandle, ResumeError> {
+    let tape = handle.session_dir.join("tape.jsonl");
+    let at = rewind_point(&read_tape(&tape)?.records, node).map_err(|why| ResumeError::Rewind {
+        node: node.to_string(),
+        why,
+    })?;
+    // A session that already ended does not take the command: nothing to stop.
+    let _ = handle.commands.send(Command::Cancel).await;
+    while handle.events.recv().await.is_some() {}
+    match handle.done.await {
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => return Err(ResumeError::Stopped(format!("{e:#}"))),
+        Err(e) => return Err(ResumeError::Stopped(e.to_string())),
+    }
+    fork(&tape, at, dir, with)
+}
+
+/// Where to fork to take `node` back to its previous iteration: the end of
+/// the run of that iteration (its verdict, and its failure localized), so
+/// the repair that followed is asked again. For a node at its first
+/// iteration, the record before the call that wrote it.
+pub fn rewind_point(records: &[Record], node: &str) -> Result<u64, String> {
+    let state = State::from_records(records);
+    let Some(n) = state.nodes.get(node) else {
+        return Err("there is no such function in the plan".into());
+    };
+    let current = n.iteration();
+    if current == 0 {
+        return Err("it has no code yet: there is no earlier iteration".into());
+    }
+    let is_current_code = |r: &Record| match &r.event {
+        Event::Code {
+            node: n, iteration, ..
+        } => n == node && *iteration == current,
+        _ => false,
+    };
+    let Some(made) = records.iter().position(is_current_code) else {
+        return Err("its code is not on the tape".into());
+    };
+    let before = &records[..made];
+    if current >= 2 {
+        let ran = before.iter().rposition(|r| match &r.event {
+            Event::RunFinished { run_id, .. } => state.runs.get(run_id).is_some_and(|run| {
+                run.node.as_deref() == Some(node) && run.iteration == current - 1
+            }),
+            _ => false,
+        });
+        if let Some(ran) = ran {
+            let localized = |r: &&Record| match &r.event {
+                Event::Localized {
+                    node: n, iteration, ..
+                } => n == node && *iteration == current - 1,
+                _ => false,
+            };
+            let end = before[ran..].iter().rev().find(localized).map(|r| r.seq);
+            return Ok(end.unwrap_or(before[ran].seq));
+        }
+    }
+    // No run of the previous iteration: go back to before the call (or the
+    // edit) that made the current one.
+    let asked = before.iter().rposition(|r| match &r.event {
+        Event::ModelRequest { purpose, .. } => {
+            purpose.node() == Some(node)
+                && !matches!(purpose, codeloop_session::Purpose::Tests { .. })
+        }
+        _ => false,
+    });
+    let start = asked.unwrap_or(made);
+    match start.checked_sub(1) {
+        Some(i) => Ok(records[i].seq),
+        None => Err("it was made by the session's first record".into()),
+    }
+}
+
+/// The options of a resumed segment. Its iteration limit is the session's
+/// so far plus `more_iterations`; without it, a session in which a function
+/// gave up at the limit gets the limit again (twice as many in all), any
+/// other keeps it. Its token budget counts from what the session has used:
+/// `more_tokens` more, or the configured budget (`base.token_budget`) more;
+/// 0 means no limit.
+pub fn segment_options(
+    state: &State,
+    mut base: EngineOptions,
+    more_iterations: Option<u32>,
+    more_tokens: Option<u64>,
+) -> EngineOptions {
+    let limit = state.config.max_iterations.max(1);
+    let gave_up_at_limit = state
+        .nodes
+        .values()
+        .any(|n| n.status == NodeStatus::GaveUp && n.iteration() >= limit);
+    let more = more_iterations.unwrap_or(if gave_up_at_limit { limit } else { 0 });
+    base.max_iterations = limit.saturating_add(more);
+    let used = state.usage.prompt_tokens + state.usage.completion_tokens;
+    base.token_budget = match more_tokens.unwrap_or(base.token_budget) {
+        0 => 0,
+        n => used.saturating_add(n),
+    };
+    base
+}
+
+/// Start the engine on a tape whose records so far are `history`.
+fn start(
+    dir: PathBuf,
+    writer: TapeWriter,
+    history: Vec<Record>,
+    from_seq: u64,
+    after: String,
+    with: ContinueSetup,
+) -> Result<EngineHandle, ResumeError> {
+    let prompts = Prompts::load(with.prompt_overrides.as_deref()).map_err(EngineError::from)?;
+    let resumed = Event::Resumed {
+        from_seq,
+        after,
+        config: config_summary(&with.model, &with.sandbox, &with.options),
+        token_budget: with.options.token_budget,
+        started_at: now_rfc3339(),
+    };
+    let (events_tx, events_rx) = mpsc::channel(VIEW_BUFFER);
+    let (commands_tx, commands_rx) = mpsc::channel(COMMAND_BUFFER);
+    let tape = Recorder::start(&dir, writer, history, events_tx)?;
+    let engine = Engine {
+        core: Arc::new(Core {
+            tape,
+            model: with.model,
+            sandbox: with.sandbox,
+            prompts,
+            opts: with.options,
+            given: None,
+            dir: dir.clone(),
+            cancel: CancellationToken::new(),
+            steering: Steering::default(),
+            node_done: tokio::sync::Notify::new(),
+        }),
+        opening: Opening::Continued {
+            resumed,
+            commands: with.commands,
+        },
+    };
+    let done = tokio::spawn(engine.run(commands_rx));
+    Ok(EngineHandle {
+        events: events_rx,
+        commands: commands_tx,
+        done,
+        session_dir: dir,
+    })
+}
+
+impl Core {
+    /// At a resume, a node whose current code already ran to a verdict
+    /// takes that verdict instead of running again: passed, it is done;
+    /// failed, it is given up at the limit or repaired (and the repair runs
+    /// as usual). Whether the node's part of the pass is over.
+    pub async fn carried_over(&self, name: &str) -> Result<bool, Stop> {
+        let carried = self.read(|s| {
+            let node = s.nodes.get(name)?;
+            let run = s.runs.get(&node.carried_run?)?;
+            // Tests that do not load are no verdict on the code: the node
+            // runs them again and asks for new ones as usual.
+            let tests_broken = node
+                .last_error
+                .as_ref()
+                .is_some_and(|l| l.file == tests_file_name(name) && l.test.is_none());
+            (!tests_broken).then_some(())?;
+            Some((run.iteration, run.record.as_ref()?.passed))
+        });
+        let Some((iteration, passed)) = carried else {
+            return Ok(false);
+        };
+        if passed {
+            self.status(name, NodeStatus::Passed).await?;
+            return Ok(true);
+        }
+        self.status(name, NodeStatus::Failed).await?;
+        if self.given_up_at_limit(name, iteration).await? {
+            return Ok(true);
+        }
+        match self.repair(name, iteration).await {
+            Ok(()) => Ok(false),
+            Err(e) => self.give_up(name, e).await.map(|()| true),
+        }
+    }
+
+    /// Give `name` up if `iteration` is the session's last; whether it was.
+    pub async fn given_up_at_limit(&self, name: &str, iteration: u32) -> Result<bool, Stop> {
+        if iteration < self.opts.max_iterations {
+            return Ok(false);
+        }
+        self.notice(
+            NoticeLevel::Warning,
+            format!(
+                "`{name}` still fails after {iteration} iteration{} (the limit): given up",
+                if iteration == 1 { "" } else { "s" }
+            ),
+        )
+        .await?;
+        self.status(name, NodeStatus::GaveUp).await?;
+        Ok(true)
+    }
+}

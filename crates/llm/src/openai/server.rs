@@ -1,0 +1,266 @@
+//! Asking the server about itself: the models it offers, which software it
+//! is, and the model's context window where the server tells it.
+//!
+//! - vLLM: `GET {base}/models` lists each model with `max_model_len`.
+//! - Ollama: answers `GET {root}/api/version`; `POST {root}/api/show` gives the
+//!   model's `parameters` (a `num_ctx` line when the model sets one) and
+//!   `model_info["<arch>.context_length"]` (what the model was trained for).
+//!   Without `num_ctx` Ollama runs the model with its default window, not the
+//!   model's: 4096 tokens on most machines today (2048 before v0.6, more with
+//!   much VRAM or `OLLAMA_CONTEXT_LENGTH`, which no API shows), so 4096 is
+//!   assumed and said to be.
+//! - llama.cpp's server: `GET {root}/props` gives
+//!   `default_generation_settings.n_ctx` (the context it was started with).
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::errors::{ServerKind, error_chain, error_excerpt, excerpt, read_limited};
+use super::request::{http_client, normalize_base_url, root_url};
+use super::retry::whole_secs;
+use super::{ApiKey, LlmError};
+use crate::ContextWindow;
+
+/// Ollama's default num_ctx assumed when the model sets none (see the module comment).
+pub const OLLAMA_DEFAULT_NUM_CTX: u64 = 4096;
+
+/// What the server told about itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerFacts {
+    pub server: ServerKind,
+    /// The window the server runs the model with, when it says.
+    pub window: Option<ContextWindow>,
+    /// The most the model itself supports, when the server says (Ollama).
+    pub model_max: Option<u64>,
+}
+
+/// Ask the server at `base_url` what it is and how large `model`'s context
+/// is. Each question gets `timeout`; one that fails is simply not answered.
+pub async fn discover(
+    http: &reqwest::Client,
+    base_url: &str,
+    model: &str,
+    api_key: Option<&ApiKey>,
+    timeout: Duration,
+) -> ServerFacts {
+    let root = root_url(base_url);
+    let get = |url: String| async move {
+        let mut builder = http.get(url);
+        if let Some(key) = api_key {
+            builder = builder.bearer_auth(key.expose());
+        }
+        json_of(builder, timeout).await
+    };
+    if let Some(list) = get(format!("{base_url}/models")).await
+        && let Some(len) = model_entry(&list, model)
+            .and_then(|m| m.get("max_model_len"))
+            .and_then(Value::as_u64)
+    {
+        return ServerFacts {
+            server: ServerKind::Vllm,
+            window: Some(ContextWindow {
+                tokens: len,
+                source: "vLLM's max_model_len".into(),
+            }),
+            model_max: Some(len),
+        };
+    }
+    if let Some(version) = get(format!("{root}/api/version")).await
+        && version.get("version").and_then(Value::as_str).is_some()
+    {
+        let show = json_of(
+            http.post(format!("{root}/api/show"))
+                .json(&json!({ "model": model })),
+            timeout,
+        )
+        .await;
+        let num_ctx = show
+            .as_ref()
+            .and_then(|s| s.get("parameters"))
+            .and_then(Value::as_str)
+            .and_then(num_ctx_in);
+        let model_max = show.as_ref().and_then(trained_context);
+        let window = match num_ctx {
+            Some(n) => ContextWindow {
+                tokens: n,
+                source: format!("Ollama's num_ctx for {model}"),
+            },
+            None => ContextWindow {
+                tokens: OLLAMA_DEFAULT_NUM_CTX,
+                source: "Ollama's default num_ctx (assumed: the model sets none)".into(),
+            },
+        };
+        return ServerFacts {
+            server: ServerKind::Ollama,
+            window: Some(window),
+            model_max,
+        };
+    }
+    if let Some(props) = get(format!("{root}/props")).await {
+        let n_ctx = props
+            .get("default_generation_settings")
+            .and_then(|s| s.get("n_ctx"))
+            .or_else(|| props.get("n_ctx"))
+            .and_then(Value::as_u64);
+        if let Some(n_ctx) = n_ctx {
+            return ServerFacts {
+                server: ServerKind::LlamaCpp,
+                window: Some(ContextWindow {
+                    tokens: n_ctx,
+                    source: "llama.cpp's n_ctx (/props)".into(),
+                }),
+                model_max: None,
+            };
+        }
+    }
+    let server = if base_url.starts_with("https://api.openai.com") {
+        ServerKind::OpenAi
+    } else {
+        ServerKind::Unknown
+    };
+    ServerFacts {
+        server,
+        window: None,
+        model_max: None,
+    }
+}
+
+/// The body of a successful answer, as JSON; None for anything else.
+async fn json_of(builder: reqwest::RequestBuilder, timeout: Duration) -> Option<Value> {
+    let response = tokio::time::timeout(timeout, builder.send())
+        .await
+        .ok()?
+        .ok()?;
+    if !response.status().is_success() {
+        return None;
+    }
+    let body = read_limited(response, 4 << 20, timeout).await.ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+/// The entry for `model` in a `{"data": [...]}` model list (the only one, if
+/// the server lists one model under another name, as llama.cpp does).
+fn model_entry<'a>(list: &'a Value, model: &str) -> Option<&'a Value> {
+    let models = list.get("data")?.as_array()?;
+    models
+        .iter()
+        .find(|m| m.get("id").and_then(Value::as_str) == Some(model))
+        .or_else(|| (models.len() == 1).then(|| &models[0]))
+}
+
+/// `num_ctx` in Ollama's `parameters` text ("num_ctx    8192\nstop ...").
+fn num_ctx_in(parameters: &str) -> Option<u64> {
+    parameters.lines().find_map(|line| {
+        let mut words = line.split_whitespace();
+        (words.next() == Some("num_ctx"))
+            .then(|| words.next()?.parse().ok())
+            .flatten()
+    })
+}
+
+/// `model_info["<arch>.context_length"]` in Ollama's `/api/show`.
+fn trained_context(show: &Value) -> Option<u64> {
+    let info = show.get("model_info")?;
+    let arch = info.get("general.architecture")?.as_str()?;
+    info.get(format!("{arch}.context_length"))?.as_u64()
+}
+
+/// The model names the server offers (`GET {base_url}/models`), in its order.
+/// Used to probe a server and to pick a model when none is named.
+pub async fn list_models(
+    base_url: &str,
+    api_key: Option<&ApiKey>,
+    timeout: Duration,
+) -> Result<Vec<String>, LlmError> {
+    let base = normalize_base_url(base_url)?;
+    let url = format!("{base}/models");
+    let http = http_client(&base, timeout)?;
+    let mut builder = http.get(&url);
+    if let Some(key) = api_key {
+        builder = builder.bearer_auth(key.expose());
+    }
+    let scrub = |text: String| match api_key {
+        Some(key) => key.scrub(&text),
+        None => text,
+    };
+    let response = match tokio::time::timeout(timeout, builder.send()).await {
+        Err(_) => {
+            return Err(LlmError::Timeout {
+                url,
+                secs: whole_secs(timeout),
+            });
+        }
+        Ok(Err(e)) => {
+            return Err(LlmError::Unreachable {
+                url,
+                message: scrub(error_chain(&e)),
+            });
+        }
+        Ok(Ok(response)) => response,
+    };
+    let status = response.status();
+    let body = read_limited(response, 4 << 20, timeout)
+        .await
+        .map_err(|message| LlmError::StreamCut {
+            url: url.clone(),
+            message,
+        })?;
+    let text = String::from_utf8_lossy(&body);
+    if !status.is_success() {
+        return Err(LlmError::Status {
+            url,
+            status: status.as_u16(),
+            body: scrub(error_excerpt(&text)),
+        });
+    }
+    let value: Value = serde_json::from_str(&text).map_err(|e| LlmError::Protocol {
+        url: url.clone(),
+        message: format!("the model list is not JSON ({e}): \"{}\"", excerpt(&text)),
+    })?;
+    // OpenAI, vLLM, llama.cpp, LM Studio and Ollama's /v1 say {"data": [{"id"}]};
+    // Ollama's native API says {"models": [{"name"}]}.
+    let names = value
+        .get("data")
+        .and_then(Value::as_array)
+        .map(|models| {
+            models
+                .iter()
+                .filter_map(|m| m.get("id").and_then(Value::as_str))
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .or_else(|| {
+            value.get("models").and_then(Value::as_array).map(|models| {
+                models
+                    .iter()
+                    .filter_map(|m| m.get("name").and_then(Value::as_str))
+                    .map(str::to_string)
+                    .collect()
+            })
+        })
+        .ok_or_else(|| LlmError::Protocol {
+            url: url.clone(),
+            message: format!("the model list has no \"data\": \"{}\"", excerpt(&text)),
+        })?;
+    Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ollama_parameters_and_model_info_are_read() {
+        assert_eq!(
+            num_ctx_in(
+                "stop                           \"<|im_end|>\"\nnum_ctx                        8192"
+            ),
+            Some(8192)
+        );
+        assert_eq!(num_ctx_in("temperature 0.7"), None);
+        let show =
+            json!({"model_info": {"general.architecture": "qwen2", "qwen2.context_length": 32768}});
+        assert_eq!(trained_context(&show), Some(32768));
+    }
+}

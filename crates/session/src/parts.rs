@@ -1,0 +1,245 @@
+//! The parts of a session's state: each node, each model call, each run,
+//! and the history of iterations, as `State::apply` folds them.
+
+use std::collections::VecDeque;
+
+use super::event::*;
+use super::repairs::{AttemptInfo, TestChange};
+use super::state::OUTPUT_KEEP_BYTES;
+use codeloop_protocol::{ChatMessage, Location, Stream, Usage};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeState {
+    pub spec: FunctionSpec,
+    pub status: NodeStatus,
+    pub tests: Option<String>,
+    /// Every code version, oldest first.
+    pub versions: Vec<CodeVersion>,
+    /// Text of the model reply being streamed for this node right now.
+    pub streaming: Option<String>,
+    /// The most recent run of this node.
+    pub last_run: Option<u64>,
+    /// The most recent localized failure (cleared when the node passes).
+    pub last_error: Option<Location>,
+    /// The code and tests `last_error` was found with: a failure belongs
+    /// to that version and is drawn on its lines only.
+    pub last_error_found: FoundIn,
+    /// How many times the node's tests were set (written, edited, fixed).
+    pub tests_version: u32,
+    /// The person skipped the run the engine was paused before; the status
+    /// that follows is read as `Skipped` (tapes from before that status
+    /// recorded a skipped run as passed).
+    pub(super) run_skipped: bool,
+    pub findings: Vec<Finding>,
+    pub hints: Vec<String>,
+    /// The attempts after a failure, oldest first: the iteration each one
+    /// wrote, its kind (repair, fresh start), whether its prompt held runtime values.
+    pub attempts: Vec<AttemptInfo>,
+    /// Test changes the model proposed, applied or not, oldest first.
+    pub test_changes: Vec<TestChange>,
+    /// Asked to run again once the pass under way is over: a re-run, or an
+    /// edit of code or tests that arrived while the node was not being worked
+    /// on (a node at work picks its edits up by itself). A pass taking it
+    /// sets it back to pending, which clears this.
+    pub queued: bool,
+    /// The run that ran the node's current code against its current tests,
+    /// once it finished (cleared by new code, new tests, a new run or a re-run).
+    pub settled_run: Option<u64>,
+    /// At a resume, the settled run the node carries over: its verdict is
+    /// used instead of running the same code again. Used once: cleared when
+    /// the node gets new code or tests, runs, or ends its part of a pass.
+    pub carried_run: Option<u64>,
+}
+
+impl NodeState {
+    pub(super) fn new(spec: FunctionSpec) -> Self {
+        NodeState {
+            spec,
+            status: NodeStatus::Pending,
+            tests: None,
+            versions: Vec::new(),
+            streaming: None,
+            last_run: None,
+            last_error: None,
+            last_error_found: FoundIn::default(),
+            tests_version: 0,
+            run_skipped: false,
+            findings: Vec::new(),
+            hints: Vec::new(),
+            attempts: Vec::new(),
+            test_changes: Vec::new(),
+            queued: false,
+            settled_run: None,
+            carried_run: None,
+        }
+    }
+
+    /// New code or tests: what ran before no longer tells how the node fares.
+    pub(super) fn unsettle(&mut self) {
+        self.settled_run = None;
+        self.carried_run = None;
+    }
+
+    /// The latest code, if any.
+    pub fn code(&self) -> Option<&str> {
+        self.versions.last().map(|v| v.code.as_str())
+    }
+
+    /// The current iteration number (0 before any code).
+    pub fn iteration(&self) -> u32 {
+        self.versions.last().map(|v| v.iteration).unwrap_or(0)
+    }
+
+    /// The version of the node shown now: its latest code and tests.
+    pub fn version(&self) -> FoundIn {
+        FoundIn {
+            iteration: self.iteration(),
+            tests: self.tests_version,
+        }
+    }
+
+    /// The latest failure, if it was found in the code and tests the node
+    /// has now (only then can it be drawn on a line of them).
+    pub fn current_failure(&self) -> Option<&Location> {
+        self.last_error
+            .as_ref()
+            .filter(|_| self.last_error_found == self.version())
+    }
+
+    /// The latest failure when it was found in an earlier version of the
+    /// code or tests: the previous iteration's failure, with the iteration
+    /// it was found in. Not drawn on a line (the lines have changed).
+    pub fn earlier_failure(&self) -> Option<(u32, &Location)> {
+        self.last_error
+            .as_ref()
+            .filter(|_| self.last_error_found != self.version())
+            .map(|e| (self.last_error_found.iteration, e))
+    }
+
+    /// New tests (written, edited, or a fix applied).
+    pub(super) fn set_tests(&mut self, code: &str) {
+        self.tests = Some(code.to_string());
+        self.tests_version += 1;
+        self.unsettle();
+    }
+
+    /// An edit of this node queues it to run again unless the node is being
+    /// worked on (not yet passed, blocked or given up), which runs the edit anyway.
+    pub(super) fn queue_edit(&mut self) {
+        if self.status.is_terminal() {
+            self.queued = true;
+        }
+    }
+}
+
+/// A version of a node: its code iteration and its tests' version.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FoundIn {
+    pub iteration: u32,
+    pub tests: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CodeVersion {
+    pub iteration: u32,
+    pub code: String,
+    pub source: CodeSource,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallState {
+    pub purpose: Purpose,
+    pub messages: Vec<ChatMessage>,
+    /// The reply so far (complete once `done`).
+    pub reply: String,
+    pub done: bool,
+    pub error: Option<String>,
+    pub usage: Option<Usage>,
+    /// The model's reasoning, apart from its reply (streamed, then whole).
+    pub reasoning: String,
+    /// Why the reply ended, when not a plain stop ("length", ...).
+    pub finish_reason: Option<String>,
+    /// The usage was estimated, not reported by the model.
+    pub usage_estimated: bool,
+    /// The request's tag ("code/parse_line/1").
+    pub tag: String,
+    /// The person edited the prompt before it was sent (`Command::EditPrompt`).
+    pub edited: bool,
+    /// When the request was made (ms since the session started).
+    pub started_ms: u64,
+    /// Time the whole reply took, once it came.
+    pub duration_ms: Option<u64>,
+    /// Why the reply started again, each time it did (what was streamed before is void).
+    pub restarts: Vec<String>,
+    /// Times the reply was cut off at the token limit and continued.
+    pub continuations: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunState {
+    pub node: Option<String>,
+    pub iteration: u32,
+    pub kind: RunKind,
+    /// Output chunks in arrival order, bounded by `OUTPUT_KEEP_BYTES`.
+    pub chunks: VecDeque<(Stream, String)>,
+    pub kept_bytes: usize,
+    /// Bytes dropped from the front of `chunks` to stay within the bound.
+    pub dropped_bytes: u64,
+    pub record: Option<RunRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum HistoryEntry {
+    /// A code version was written (iteration N of a node).
+    Attempt {
+        node: String,
+        iteration: u32,
+        source: CodeSource,
+    },
+    /// A run of a node ended.
+    RunResult {
+        node: Option<String>,
+        iteration: u32,
+        run_id: u64,
+        passed: bool,
+    },
+    /// A failure, localized.
+    Failure {
+        node: String,
+        iteration: u32,
+        location: Location,
+    },
+    /// A reflection. `text` grows while the model streams it.
+    Reflection {
+        node: String,
+        iteration: u32,
+        call_id: Option<u64>,
+        text: String,
+        done: bool,
+    },
+    Steer {
+        command: Command,
+    },
+}
+
+impl RunState {
+    pub(super) fn push_output(&mut self, stream: Stream, text: &str) {
+        self.kept_bytes += text.len();
+        self.chunks.push_back((stream, text.to_string()));
+        while self.kept_bytes > OUTPUT_KEEP_BYTES && self.chunks.len() > 1 {
+            if let Some((_, old)) = self.chunks.pop_front() {
+                self.kept_bytes -= old.len();
+                self.dropped_bytes += old.len() as u64;
+            }
+        }
+    }
+
+    /// Output of one stream, concatenated.
+    pub fn text(&self, stream: Stream) -> String {
+        self.chunks
+            .iter()
+            .filter(|(s, _)| *s == stream)
+            .map(|(_, t)| t.as_str())
+            .collect()
+    }
+}

@@ -1,0 +1,258 @@
+//! What the app lets its views and tests read (and the few things they may
+//! set): the mode, the state at the cursor, the components' state.
+
+use super::*;
+use crate::panes::graph::Welcome;
+
+impl App {
+    /// What the welcome screen shows in the graph's place.
+    pub(super) fn welcome_info(&self) -> Option<Welcome<'_>> {
+        if !self.welcome() {
+            return None;
+        }
+        let ctx = view::ctx(self, Focus::Graph);
+        Some(Welcome {
+            model_label: &self.info.model_label,
+            demos: &self.info.demos,
+            sessions: self.sessions.lines(&ctx, &self.info.sessions),
+            selected_session: self.sessions.selected_line(&ctx, &self.info.sessions),
+        })
+    }
+
+    pub fn mode(&self) -> &Mode {
+        &self.mode
+    }
+    pub fn info(&self) -> &Info {
+        &self.info
+    }
+    pub fn theme(&self) -> &Theme {
+        &self.theme
+    }
+    /// The session folded at the cursor.
+    pub fn state(&self) -> &State {
+        self.timeline.state()
+    }
+    pub fn timeline(&self) -> &Timeline {
+        &self.timeline
+    }
+    pub fn records(&self) -> &[Record] {
+        self.timeline.records()
+    }
+    pub fn cursor(&self) -> usize {
+        self.timeline.cursor()
+    }
+    /// The cursor is behind the last record (not reviewing the past).
+    pub fn at_end(&self) -> bool {
+        self.timeline.at_end()
+    }
+    pub fn focus(&self) -> Focus {
+        self.focus
+    }
+    pub fn set_focus(&mut self, focus: Focus) {
+        self.focus = focus;
+        self.dirty = true;
+    }
+    pub fn zoomed(&self) -> bool {
+        self.zoom
+    }
+    pub fn set_zoom(&mut self, zoom: bool) {
+        self.zoom = zoom;
+        self.dirty = true;
+    }
+    /// The node the code and output panes show.
+    pub fn selected(&self) -> Option<&str> {
+        self.graph.selected()
+    }
+    pub fn pinned(&self) -> bool {
+        self.graph.pinned()
+    }
+    pub fn code_tab(&self) -> CodeTab {
+        self.code.tab()
+    }
+    pub fn output_lines(&self) -> &[(Stream, String)] {
+        self.output.lines()
+    }
+    /// Output lines scrolled up from the tail.
+    pub fn output_back(&self) -> usize {
+        self.output.back()
+    }
+    pub fn task(&self) -> &TaskPane {
+        &self.task
+    }
+    pub fn task_mut(&mut self) -> &mut TaskPane {
+        self.dirty = true;
+        &mut self.task
+    }
+    pub fn flash(&self) -> Option<&(NoticeLevel, String)> {
+        self.flash.as_ref()
+    }
+    /// Tell the person something in the status line.
+    pub fn say(&mut self, level: NoticeLevel, text: impl Into<String>) {
+        self.flash = Some((level, text.into()));
+        self.dirty = true;
+    }
+    pub fn confirm(&self) -> Option<Confirm> {
+        match self.popups.last() {
+            Some(Popup::Confirm(c)) => Some(*c),
+            _ => None,
+        }
+    }
+    pub fn editor(&self) -> Option<&EditorPopup> {
+        self.popups.iter().rev().find_map(|p| match p {
+            Popup::Editor(e) => Some(e.as_ref()),
+            Popup::Help(_)
+            | Popup::Confirm(_)
+            | Popup::Palette(_)
+            | Popup::Message(_)
+            | Popup::Travel(_)
+            | Popup::Inspector(_) => None,
+            Popup::Pager(_) => None,
+        })
+    }
+    pub fn editor_mut(&mut self) -> Option<&mut EditorPopup> {
+        self.popups.iter_mut().rev().find_map(|p| match p {
+            Popup::Editor(e) => Some(e.as_mut()),
+            Popup::Help(_)
+            | Popup::Confirm(_)
+            | Popup::Palette(_)
+            | Popup::Message(_)
+            | Popup::Travel(_)
+            | Popup::Inspector(_) => None,
+            Popup::Pager(_) => None,
+        })
+    }
+    /// The open command palette, if it is on top.
+    pub fn palette(&self) -> Option<&crate::panes::palette::Palette> {
+        match self.popups.last() {
+            Some(Popup::Palette(p)) => Some(p),
+            _ => None,
+        }
+    }
+    /// The message popup on top, if one is.
+    pub fn message(&self) -> Option<&Message> {
+        match self.popups.last() {
+            Some(Popup::Message(m)) => Some(m),
+            _ => None,
+        }
+    }
+    /// The model-call inspector on top, if it is.
+    pub fn inspector(&self) -> Option<&crate::panes::inspector::Inspector> {
+        match self.popups.last() {
+            Some(Popup::Inspector(i)) => Some(i),
+            _ => None,
+        }
+    }
+    pub fn help_open(&self) -> bool {
+        matches!(self.popups.last(), Some(Popup::Help(_)))
+    }
+    pub fn reruns(&self) -> &crate::panes::Reruns {
+        &self.reruns
+    }
+    pub fn quitting(&self) -> bool {
+        self.quit
+    }
+    pub fn keys_handled(&self) -> u64 {
+        self.keys_handled
+    }
+    /// Highlighting requests made so far (each replaces the one before).
+    pub fn highlight_requests(&self) -> u64 {
+        self.code.highlight_requests()
+    }
+    /// Highlighting results taken (stale ones are not counted).
+    pub fn highlights_applied(&self) -> u64 {
+        self.code.highlights_applied()
+    }
+    pub fn set_session_dir(&mut self, dir: PathBuf) {
+        self.info.session_dir = Some(dir);
+    }
+    /// A session folder was deleted: it leaves the welcome screen's list.
+    pub fn forget_session(&mut self, dir: &std::path::Path) {
+        self.info.sessions.retain(|s| s.dir != dir);
+        self.dirty = true;
+    }
+
+    /// Something changed since the last frame.
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+    pub fn mark_drawn(&mut self) {
+        self.dirty = false;
+    }
+    /// The screen's size, as the last frame had it.
+    pub fn screen(&self) -> Rect {
+        self.screen
+    }
+    /// The screen's size, as the last frame had it.
+    pub fn set_screen(&mut self, screen: Rect) {
+        self.screen = screen;
+    }
+
+    /// Read-only: review and replay never steer.
+    pub fn read_only(&self) -> bool {
+        !matches!(self.mode, Mode::Live(_))
+    }
+
+    /// The engine of a live session takes commands (it stays after the
+    /// session finished, for edits and re-runs).
+    pub fn engine_alive(&self) -> bool {
+        matches!(&self.mode, Mode::Live(l) if l.started && l.ended.is_none())
+    }
+
+    /// What the live engine is paused before, whatever the cursor shows:
+    /// reviewing the past of a live session, the engine still waits at
+    /// the end of the tape. None outside a live session.
+    pub fn engine_paused(&self) -> Option<&codeloop_session::Step> {
+        if !self.engine_alive() {
+            return None;
+        }
+        if self.at_end() {
+            return self.state().paused.as_ref();
+        }
+        self.records()
+            .iter()
+            .rev()
+            .find_map(|r| codeloop_session::state::pause_after(&r.event))
+            .flatten()
+    }
+
+    /// A live session is running (not ended).
+    pub fn session_running(&self) -> bool {
+        self.engine_alive() && self.state().finished.is_none()
+    }
+
+    /// The live workbench before a session starts (the welcome screen).
+    pub fn welcome(&self) -> bool {
+        matches!(&self.mode, Mode::Live(l) if !l.started)
+    }
+
+    /// Step mode chosen on the welcome screen, for the session about to start.
+    pub fn step_armed(&self) -> bool {
+        matches!(&self.mode, Mode::Live(l) if l.step_armed)
+    }
+
+    /// Which keymap tables apply.
+    pub fn mode_kind(&self) -> ModeKind {
+        match &self.mode {
+            Mode::Live(l) if !l.started => ModeKind::Welcome,
+            Mode::Live(_) => ModeKind::Live,
+            Mode::Review => ModeKind::Review,
+            Mode::Replay(_) => ModeKind::Replay,
+        }
+    }
+
+    /// The running session's elapsed time as the last tick saw it.
+    pub fn elapsed_ms(&self) -> u64 {
+        match &self.mode {
+            Mode::Live(Live {
+                since: Some(since),
+                now: Some(now),
+                ..
+            }) if self.at_end() && self.session_running() => {
+                now.saturating_duration_since(*since).as_millis() as u64
+            }
+            _ => self.state().t_ms,
+        }
+    }
+
+    // ---- update -------------------------------------------------------
+}

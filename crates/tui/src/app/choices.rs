@@ -1,0 +1,153 @@
+//! The app's side of the command palette: an action of the keys' tables,
+//! the theme, the choices for the next session (model profile, workers, the
+//! cache) and the export of the open session.
+
+use super::{Action, App, Focus, Mode};
+use crate::keymap;
+use crate::panes::palette::{Offers, Palette, PaletteAct};
+use codeloop_session::{NoticeLevel, State};
+
+/// What the next session starts with, as chosen in the palette (None: the
+/// config's). Each change goes to the event loop's starter
+/// (`Action::Configure`), which, like the app, forgets the cache bypass once
+/// a session started with it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionChoices {
+    /// A `[models.NAME]` profile of the config.
+    pub profile: Option<String>,
+    /// Parallel nodes.
+    pub workers: Option<usize>,
+    /// Don't use the cache of solved tasks (for the next task only).
+    pub no_cache: bool,
+}
+
+impl SessionChoices {
+    /// "profile local · 4 workers · no cache", for the status bar.
+    pub fn words(&self) -> Option<String> {
+        let mut words = Vec::new();
+        if let Some(p) = &self.profile {
+            words.push(format!("profile {p}"));
+        }
+        if let Some(n) = self.workers {
+            words.push(format!("{n} worker{}", if n == 1 { "" } else { "s" }));
+        }
+        if self.no_cache {
+            words.push("no cache".to_string());
+        }
+        (!words.is_empty()).then(|| words.join(" · "))
+    }
+}
+
+impl App {
+    /// What the palette offers beside the keys.
+    pub(super) fn palette_offers(&self) -> Offers {
+        Offers {
+            profiles: self.info.profiles.clone(),
+            no_cache: self.choices.no_cache,
+            export: !self.welcome() && !self.timeline.records().is_empty(),
+        }
+    }
+
+    /// The palette: the focused pane's actions, the workbench's of this
+    /// mode, the theme, the choices for the next session, the export.
+    pub(super) fn new_palette(&self) -> Palette {
+        use crate::panes::{code, graph, history, output, task};
+        let welcome = self.welcome();
+        let all = Palette::new(&keymap::global(self.mode_kind()));
+        let title = self.focus.title();
+        let all = match self.focus {
+            Focus::Task => all.with_pane(title, task::TaskPane::keymap(welcome)),
+            Focus::Graph => all.with_pane(title, graph::GraphPane::keymap(welcome)),
+            Focus::Code => all.with_pane(title, code::KEYS),
+            Focus::Output => all.with_pane(title, output::KEYS),
+            Focus::History => all.with_pane(title, history::KEYS),
+        };
+        all.with_offers(self.palette_offers())
+    }
+
+    /// The choices the next session starts with.
+    pub fn session_choices(&self) -> &SessionChoices {
+        &self.choices
+    }
+
+    /// A session starts: the cache bypass was for it alone.
+    pub(super) fn session_took_choices(&mut self) {
+        self.choices.no_cache = false;
+    }
+
+    pub(super) fn on_palette_act(&mut self, act: PaletteAct, actions: &mut Vec<Action>) {
+        let live = matches!(self.mode, Mode::Live(_));
+        match act {
+            PaletteAct::Key(k) => {
+                // The act itself, not the key: a pane's own key must not shadow it.
+                if let Some(act) = keymap::lookup_global(self.mode_kind(), &k.event()) {
+                    self.on_global(act, actions);
+                }
+            }
+            PaletteAct::PaneKey(k) => {
+                self.on_pane_key(k.event(), actions);
+            }
+            PaletteAct::Theme(name) => self.set_theme(name),
+            // The palette opens the second list itself.
+            PaletteAct::Values(_) => {}
+            PaletteAct::Profile(_) | PaletteAct::Workers(_) | PaletteAct::Cache(_) if !live => {
+                self.say(
+                    NoticeLevel::Warning,
+                    "this is a recorded session: choices for a next session are made in the workbench (`codeloop`)",
+                );
+            }
+            PaletteAct::Profile(name) => {
+                self.say(
+                    NoticeLevel::Info,
+                    format!("the next session uses the model profile {name}"),
+                );
+                self.choices.profile = Some(name);
+                actions.push(Action::Configure(self.choices.clone()));
+            }
+            PaletteAct::Workers(n) => {
+                let running = if self.session_running() {
+                    format!(
+                        " (the running session keeps its {})",
+                        self.state().config.workers
+                    )
+                } else {
+                    String::new()
+                };
+                self.say(
+                    NoticeLevel::Info,
+                    format!(
+                        "the next session runs {n} node{} at a time{running}",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                );
+                self.choices.workers = Some(n);
+                actions.push(Action::Configure(self.choices.clone()));
+            }
+            PaletteAct::Cache(on) => {
+                self.choices.no_cache = !on;
+                actions.push(Action::Configure(self.choices.clone()));
+                self.say(
+                    NoticeLevel::Info,
+                    if on {
+                        "the next task uses the cache of solved tasks again"
+                    } else {
+                        "the next task does not use the cache: the model is asked afresh"
+                    },
+                );
+            }
+            PaletteAct::Export(format) => {
+                let state = if self.at_end() {
+                    self.state().clone()
+                } else {
+                    State::from_records(self.timeline.records())
+                };
+                actions.push(Action::Export {
+                    format,
+                    state: Box::new(state),
+                    session_dir: self.info.session_dir.clone(),
+                    source: self.info.source.clone(),
+                });
+            }
+        }
+    }
+}

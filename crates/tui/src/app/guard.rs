@@ -1,0 +1,111 @@
+//! Nothing typed or on screen is dropped by one keystroke: what would
+//! replace the welcome screen's unsent task (a demo, a listed session, a
+//! resume or fork), or leave a session for a new one, asks first; a path
+//! the attach prompt refuses stays in the prompt.
+
+use std::path::PathBuf;
+
+use super::{Action, App, Focus, Popup, StartRequest};
+use crate::panes::confirm::Confirm;
+use crate::panes::editor::{EditTarget, EditorPopup};
+use crate::panes::sessions::SessionIntent;
+use codeloop_session::NoticeLevel;
+
+/// What waits for the person's yes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Replacing {
+    Start(StartRequest),
+    Open {
+        tape: PathBuf,
+        replay: bool,
+    },
+    NewSession,
+    /// Quit with a task typed and not started.
+    Quit,
+}
+
+impl Replacing {
+    /// What a key on the welcome screen's session list starts or opens;
+    /// a delete is not a replacement (its folder, for its own question).
+    pub fn for_session(intent: SessionIntent) -> Result<Replacing, PathBuf> {
+        match intent {
+            SessionIntent::Open(tape) => Ok(Replacing::Open {
+                tape,
+                replay: false,
+            }),
+            SessionIntent::Replay(tape) => Ok(Replacing::Open { tape, replay: true }),
+            SessionIntent::Resume(tape) => Ok(Replacing::Start(StartRequest::Resume { tape })),
+            SessionIntent::Fork(tape) => Ok(Replacing::Start(StartRequest::Fork { tape })),
+            SessionIntent::Delete(dir) => Err(dir),
+        }
+    }
+}
+
+impl App {
+    /// Attach the file at the path typed, or keep the prompt open with the
+    /// path and why it was refused.
+    pub(super) fn attach(&mut self, text: String) {
+        let path = PathBuf::from(text.trim());
+        if path.is_file() {
+            self.say(NoticeLevel::Info, format!("attached {}", path.display()));
+            self.task.attach(path);
+            self.focus = Focus::Task;
+            return;
+        }
+        let why = format!("{} is not a readable file", path.display());
+        self.say(NoticeLevel::Error, why.clone());
+        let editor = EditorPopup::new(EditTarget::Attach, &text, &self.theme);
+        self.popups
+            .push(Popup::Editor(Box::new(editor.with_error(why))));
+    }
+
+    /// Typed work that would be lost: a task or an attachment not yet sent.
+    pub fn has_draft(&self) -> bool {
+        self.welcome() && (!self.task.text().trim().is_empty() || !self.task.attached().is_empty())
+    }
+
+    /// Do `what` now, or first ask when it would drop a draft or leave the
+    /// session on screen.
+    pub(super) fn replace(&mut self, what: Replacing, actions: &mut Vec<Action>) {
+        let question = match &what {
+            Replacing::NewSession => Some(Confirm::LeaveSession),
+            Replacing::Start(_) | Replacing::Open { .. } | Replacing::Quit if self.has_draft() => {
+                Some(Confirm::DiscardDraft)
+            }
+            Replacing::Start(_) | Replacing::Open { .. } | Replacing::Quit => None,
+        };
+        match question {
+            Some(confirm) => {
+                self.replacing = Some(what);
+                self.popups.push(Popup::Confirm(confirm));
+            }
+            None => self.do_replace(what, actions),
+        }
+    }
+
+    /// The answer to a `replace` question.
+    pub(super) fn on_replace_answer(&mut self, yes: bool, actions: &mut Vec<Action>) {
+        match self.replacing.take() {
+            Some(what) if yes => self.do_replace(what, actions),
+            Some(_) | None => self.say(NoticeLevel::Info, "kept as it was: nothing was started"),
+        }
+    }
+
+    fn do_replace(&mut self, what: Replacing, actions: &mut Vec<Action>) {
+        match what {
+            // A resume of a listed session says first when nothing is left.
+            Replacing::Start(StartRequest::Resume { tape }) => self.resume_listed(tape, actions),
+            Replacing::Start(request) => self.start(request, actions),
+            Replacing::Open { tape, replay } => actions.push(Action::Open { tape, replay }),
+            Replacing::NewSession => {
+                self.new_session();
+                // The welcome screen lists the session just left.
+                actions.push(Action::ListSessions);
+            }
+            Replacing::Quit => {
+                self.quit = true;
+                actions.push(Action::Quit);
+            }
+        }
+    }
+}

@@ -1,0 +1,592 @@
+//! Routing keys and the mouse: a popup first, then the focused pane's table,
+//! then the workbench's tables of the mode. What the person meant becomes an
+//! engine command or an action here, and nowhere else.
+use crossterm::event::{KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use ratatui::layout::Position;
+
+use super::guard::Replacing;
+use super::view;
+use super::{Action, App, Focus, Message, Mode, Popup, StartRequest};
+use crate::describe::{describe_command, parse_spec, spec_text};
+use crate::external_editor::ExternalEdit;
+use crate::keymap::{self, GlobalAct, ReplayAct, SteerAct, TapeMove};
+use crate::panes::Handled;
+use crate::panes::confirm::Confirm;
+use crate::panes::editor::{EditTarget, EditorIntent, EditorPopup};
+use crate::panes::graph::GraphIntent;
+use crate::panes::output::OutputIntent;
+use crate::panes::palette::PaletteIntent;
+use crate::panes::task::TaskIntent;
+use crate::timeline::Jump;
+use codeloop_session::{Command, NoticeLevel};
+
+impl App {
+    pub(super) fn on_key(&mut self, key: KeyEvent, actions: &mut Vec<Action>) {
+        // Quit with Control (Ctrl-C) works everywhere, even while typing.
+        if key.modifiers.contains(KeyModifiers::CONTROL)
+            && keymap::lookup(keymap::COMMON, &key) == Some(GlobalAct::Quit)
+        {
+            self.request_quit(actions);
+            return;
+        }
+        self.flash = None;
+        if let Some(popup) = self.popups.pop() {
+            self.on_popup_key(popup, key, actions);
+            return;
+        }
+        if self.on_pane_key(key, actions) {
+            return;
+        }
+        match keymap::lookup_global(self.mode_kind(), &key) {
+            Some(act) => self.on_global(act, actions),
+            None => {
+                if self.read_only() && keymap::lookup(keymap::STEER, &key).is_some() {
+                    self.say(
+                        NoticeLevel::Warning,
+                        "read-only: this is a recorded session (replay it live with `codeloop replay --live`)",
+                    );
+                }
+            }
+        }
+    }
+
+    fn on_popup_key(&mut self, popup: Popup, key: KeyEvent, actions: &mut Vec<Action>) {
+        match popup {
+            // Any key closes a message, and the help (but the keys that
+            // scroll a help taller than the screen).
+            Popup::Message(_) => {}
+            Popup::Help(mut help) => {
+                if help.on_key(&key, &super::view::help_content(self), self.screen) {
+                    self.popups.push(Popup::Help(help));
+                }
+            }
+            Popup::Travel(travel) => self.on_travel_answer(travel, Confirm::answer(&key), actions),
+            Popup::Pager(pager) => self.on_pager_key(pager, key, actions),
+            Popup::Confirm(Confirm::DeleteSession) => {
+                if let Some(dir) = self.deleting.take().filter(|_| Confirm::answer(&key)) {
+                    actions.push(Action::DeleteSession(dir));
+                }
+            }
+            Popup::Confirm(Confirm::DiscardDraft | Confirm::LeaveSession) => {
+                self.on_replace_answer(Confirm::answer(&key), actions);
+            }
+            Popup::Confirm(confirm) => {
+                if Confirm::answer(&key) {
+                    actions.push(Action::Steer(Command::Cancel));
+                    if confirm == Confirm::Quit {
+                        self.quit = true;
+                        actions.push(Action::Quit);
+                    }
+                }
+            }
+            Popup::Palette(mut palette) => match palette.on_key(key) {
+                Handled::Intent(PaletteIntent::Run(act)) => self.on_palette_act(act, actions),
+                Handled::Intent(PaletteIntent::Close) => {}
+                Handled::Done | Handled::NotMine => self.popups.push(Popup::Palette(palette)),
+            },
+            Popup::Inspector(inspector) => self.on_inspector_key(inspector, key, actions),
+            Popup::Editor(mut editor) => match editor.on_key(key) {
+                Handled::Intent(EditorIntent::Send) => self.submit_editor(*editor, actions),
+                Handled::Intent(EditorIntent::Discard) => {
+                    self.say(NoticeLevel::Info, "edit discarded");
+                }
+                Handled::Intent(EditorIntent::Complete) => self.popups.push(Popup::Editor(editor)),
+                Handled::Done | Handled::NotMine => self.popups.push(Popup::Editor(editor)),
+            },
+        }
+    }
+
+    /// Keys of the focused pane. Returns whether the pane took the key.
+    pub(super) fn on_pane_key(&mut self, key: KeyEvent, actions: &mut Vec<Action>) -> bool {
+        let height = self.screen.height;
+        let welcome = self.welcome();
+        if welcome && self.focus == Focus::Graph && self.on_sessions_key(key, actions) {
+            return true;
+        }
+        match self.focus {
+            Focus::Task if welcome => match self.task.on_key(key) {
+                Handled::NotMine => false,
+                Handled::Done => true,
+                Handled::Intent(TaskIntent::Submit) => {
+                    self.submit_task(actions);
+                    true
+                }
+                Handled::Intent(TaskIntent::Attach) => {
+                    self.open_editor(EditTarget::Attach, String::new());
+                    true
+                }
+                Handled::Intent(TaskIntent::Leave) => {
+                    self.focus = Focus::Graph;
+                    true
+                }
+            },
+            Focus::Task => false,
+            Focus::Graph => match self.graph.on_key(key, self.timeline.state(), welcome) {
+                Handled::NotMine => false,
+                Handled::Done => true,
+                Handled::Intent(intent) => self.on_graph_intent(intent, actions),
+            },
+            Focus::Code => {
+                let (state, selected) = (self.timeline.state(), self.graph.selected());
+                self.code.on_key(key, state, selected, height) != Handled::NotMine
+            }
+            Focus::Output => match self.output.on_key(key, height) {
+                Handled::NotMine => false,
+                Handled::Done => true,
+                Handled::Intent(OutputIntent::Say(say)) => {
+                    self.say(say.0, say.1);
+                    true
+                }
+                Handled::Intent(OutputIntent::OpenLog) => {
+                    self.open_log(actions);
+                    true
+                }
+            },
+            Focus::History => self.history.on_key(key, height) != Handled::NotMine,
+        }
+    }
+
+    /// Returns whether the intent was acted on (a demo that is not there is not).
+    pub(super) fn on_graph_intent(
+        &mut self,
+        intent: GraphIntent,
+        actions: &mut Vec<Action>,
+    ) -> bool {
+        match intent {
+            GraphIntent::Selected { changed } => {
+                self.code.on_select(changed);
+                self.output.on_select(changed);
+            }
+            GraphIntent::OpenCode => self.focus = Focus::Code,
+            GraphIntent::Follow => self.graph.unpin(self.timeline.active()),
+            GraphIntent::Demo(i) => {
+                let Some(demo) = self.info.demos.get(i).filter(|_| self.welcome()) else {
+                    return false;
+                };
+                let name = demo.name.clone();
+                let step_mode = self.step_armed();
+                let request = StartRequest::Demo { name, step_mode };
+                self.replace(Replacing::Start(request), actions);
+            }
+        }
+        self.dirty = true;
+        true
+    }
+
+    pub(super) fn on_global(&mut self, act: GlobalAct, actions: &mut Vec<Action>) {
+        match act {
+            GlobalAct::Quit => self.request_quit(actions),
+            GlobalAct::Help => self.popups.push(Popup::Help(Default::default())),
+            GlobalAct::Palette => {
+                let palette = self.new_palette();
+                self.popups.push(Popup::Palette(Box::new(palette)));
+            }
+            GlobalAct::NextPane => self.cycle_focus(true),
+            GlobalAct::PrevPane => self.cycle_focus(false),
+            GlobalAct::Zoom => self.zoom = !self.zoom,
+            GlobalAct::Unzoom => self.zoom = false,
+            GlobalAct::WriteTask => self.focus = Focus::Task,
+            GlobalAct::Tape(m) => self.on_tape_move(m),
+            GlobalAct::Replay(a) => {
+                if let Mode::Replay(clock) = &mut self.mode {
+                    match a {
+                        ReplayAct::PlayPause => {
+                            clock.toggle(&mut self.timeline, self.info.loading.is_some())
+                        }
+                        ReplayAct::Faster => clock.faster(),
+                        ReplayAct::Slower => clock.slower(),
+                    }
+                    self.graph.follow(self.timeline.active());
+                }
+            }
+            GlobalAct::Steer(s) => self.on_steer(s, actions),
+            GlobalAct::Copy => self.copy(actions),
+            GlobalAct::Travel(t) => self.on_travel(t),
+            GlobalAct::Inspect => self.open_inspector(),
+        }
+    }
+
+    fn on_tape_move(&mut self, m: TapeMove) {
+        if let Mode::Replay(clock) = &mut self.mode {
+            clock.pause();
+        }
+        let t = &mut self.timeline;
+        let jump = match m {
+            TapeMove::Back => {
+                t.step(false);
+                Jump::Moved
+            }
+            TapeMove::Forward => {
+                t.step(true);
+                Jump::Moved
+            }
+            TapeMove::PrevIteration => t.jump_iteration(false),
+            TapeMove::NextIteration => t.jump_iteration(true),
+            TapeMove::FirstFailure => t.jump_first_failure(),
+            TapeMove::Start => {
+                t.set_cursor(0);
+                Jump::Moved
+            }
+            TapeMove::End => {
+                t.set_cursor(t.records().len());
+                Jump::Moved
+            }
+        };
+        self.graph.follow(self.timeline.active());
+        if jump == Jump::NoneThere {
+            let why = match m {
+                TapeMove::PrevIteration => "no earlier iteration",
+                TapeMove::NextIteration => "no later iteration",
+                _ => "no run failed in this session",
+            };
+            self.say(NoticeLevel::Info, why);
+        }
+    }
+
+    fn request_quit(&mut self, actions: &mut Vec<Action>) {
+        if self.session_running() && self.confirm().is_none() {
+            // Over an open editor, which stays (its draft is not lost on a no).
+            self.popups.push(Popup::Confirm(Confirm::Quit));
+            return;
+        }
+        if self.has_draft() && self.confirm().is_none() {
+            return self.replace(Replacing::Quit, actions);
+        }
+        if self.session_running() {
+            actions.push(Action::Steer(Command::Cancel));
+        }
+        self.quit = true;
+        actions.push(Action::Quit);
+    }
+
+    pub(super) fn submit_task(&mut self, actions: &mut Vec<Action>) {
+        let task = self.task.text().trim().to_string();
+        if task.is_empty() {
+            self.say(
+                NoticeLevel::Warning,
+                "write a task first (or pick a demo in the Workflow pane)",
+            );
+            return;
+        }
+        if let Some(demo) = &self.info.demo_model
+            && demo.task.trim() != task
+        {
+            // The demo model's authored replies answer its demo, not this task.
+            let text = demo.refusal.clone();
+            self.popups.push(Popup::Message(Message {
+                title: "No model for your task".into(),
+                text,
+            }));
+            return;
+        }
+        let request = StartRequest::Task {
+            task,
+            inputs: self.task.attached().to_vec(),
+            step_mode: self.step_armed(),
+        };
+        self.start(request, actions);
+    }
+
+    /// The selected node's code as the cursor has it, else the session
+    /// folder, to the clipboard (the event loop writes the OSC 52).
+    fn copy(&mut self, actions: &mut Vec<Action>) {
+        let state = self.timeline.state();
+        let code = self
+            .graph
+            .selected()
+            .and_then(|n| Some((n, state.nodes.get(n)?.versions.last()?)));
+        let (text, said) = match (code, &self.info.session_dir) {
+            (Some((node, v)), _) => (
+                v.code.clone(),
+                format!(
+                    "copied {node}'s code (iteration {}) to the clipboard",
+                    v.iteration
+                ),
+            ),
+            (None, Some(dir)) => (
+                dir.display().to_string(),
+                format!(
+                    "copied the session folder {} to the clipboard",
+                    dir.display()
+                ),
+            ),
+            (None, None) => {
+                self.say(
+                    NoticeLevel::Warning,
+                    "nothing to copy: select a node with code first",
+                );
+                return;
+            }
+        };
+        actions.push(Action::Copy(text));
+        self.say(NoticeLevel::Info, said);
+    }
+
+    pub(super) fn start(&mut self, request: StartRequest, actions: &mut Vec<Action>) {
+        if let Mode::Live(live) = &mut self.mode {
+            live.started = true;
+            live.ended = None;
+        }
+        self.focus = Focus::Graph;
+        self.say(NoticeLevel::Info, "starting the session…");
+        self.session_took_choices();
+        actions.push(Action::Start(request));
+    }
+
+    pub(super) fn open_editor(&mut self, target: EditTarget, text: String) {
+        self.popups.push(Popup::Editor(Box::new(EditorPopup::new(
+            target,
+            &text,
+            &self.theme,
+        ))));
+    }
+
+    fn submit_editor(&mut self, editor: EditorPopup, actions: &mut Vec<Action>) {
+        let (target, text) = editor.into_parts();
+        self.send_edit(target, text, actions);
+    }
+
+    /// Turn an edited text into its command (or, for a path, an attachment).
+    pub(super) fn send_edit(
+        &mut self,
+        target: EditTarget,
+        text: String,
+        actions: &mut Vec<Action>,
+    ) {
+        let command = match target {
+            EditTarget::Code { node } => Command::EditCode {
+                node,
+                code: ensure_newline(text),
+            },
+            EditTarget::Tests { node } => Command::EditTests {
+                node,
+                code: ensure_newline(text),
+            },
+            EditTarget::Hint { node } => {
+                if text.trim().is_empty() {
+                    self.say(NoticeLevel::Warning, "an empty hint was not sent");
+                    return;
+                }
+                Command::Hint {
+                    node,
+                    text: text.trim().to_string(),
+                }
+            }
+            EditTarget::Spec { node } => match parse_spec(&node, &text) {
+                Ok(spec) => Command::EditSpec { node, spec },
+                Err(message) => {
+                    // Keep the text: the person fixes the line named.
+                    self.say(NoticeLevel::Error, message);
+                    self.open_editor(EditTarget::Spec { node }, text);
+                    return;
+                }
+            },
+            EditTarget::Prompt { tag } => match self.prompt_command(tag, text) {
+                Some(command) => command,
+                None => return,
+            },
+            EditTarget::Task => {
+                if text.trim().is_empty() {
+                    self.say(NoticeLevel::Warning, "an empty task was not sent");
+                    return;
+                }
+                Command::EditTask {
+                    task: text.trim().to_string(),
+                }
+            }
+            EditTarget::Attach => {
+                self.attach(text);
+                return;
+            }
+        };
+        self.say(
+            NoticeLevel::Info,
+            format!("sent: {}", describe_command(&command)),
+        );
+        actions.push(Action::Steer(command));
+    }
+
+    pub(super) fn on_steer(&mut self, act: SteerAct, actions: &mut Vec<Action>) {
+        let started = matches!(&self.mode, Mode::Live(l) if l.started);
+        if act == SteerAct::NewSession {
+            if !started {
+                return;
+            }
+            if self.session_running() {
+                self.say(
+                    NoticeLevel::Warning,
+                    "a session is running: c cancels it first",
+                );
+            } else {
+                self.replace(Replacing::NewSession, actions);
+            }
+            return;
+        }
+        if act == SteerAct::StepMode
+            && !self.engine_alive()
+            && let Mode::Live(live) = &mut self.mode
+            && !live.started
+        {
+            live.step_armed = !live.step_armed;
+            let on = live.step_armed;
+            self.say(
+                NoticeLevel::Info,
+                if on {
+                    "step mode on: the session will pause before each model call and run"
+                } else {
+                    "step mode off"
+                },
+            );
+            return;
+        }
+        if !self.engine_alive() {
+            self.say(NoticeLevel::Warning, "no session is running");
+            return;
+        }
+        let paused = self.engine_paused().is_some();
+        let node = self.selected().map(str::to_string);
+        let need_node = |app: &mut App| {
+            app.say(
+                NoticeLevel::Warning,
+                "select a node first (Workflow pane, ↑/↓)",
+            );
+        };
+        match act {
+            SteerAct::StepMode => {
+                let on = !self.state().step_mode;
+                actions.push(Action::Steer(Command::SetStepMode { on }));
+                self.say(
+                    NoticeLevel::Info,
+                    if on {
+                        "step mode on: the engine pauses before each model call and run"
+                    } else {
+                        "step mode off"
+                    },
+                );
+            }
+            SteerAct::Approve if paused && !self.at_end() => {
+                self.steer_from_the_past(Command::Approve, actions)
+            }
+            SteerAct::Skip if paused && !self.at_end() => {
+                self.steer_from_the_past(Command::Skip, actions)
+            }
+            SteerAct::Approve if paused => actions.push(Action::Steer(Command::Approve)),
+            SteerAct::Approve => self.say(
+                NoticeLevel::Warning,
+                "nothing to approve: the engine is not paused (s turns step mode on)",
+            ),
+            SteerAct::Skip if paused => actions.push(Action::Steer(Command::Skip)),
+            SteerAct::Skip => self.say(
+                NoticeLevel::Warning,
+                "nothing to skip: the engine is not paused",
+            ),
+            // In the task pane, e edits the task.
+            SteerAct::EditCode if self.focus == Focus::Task => {
+                let task = self.state().task.clone();
+                self.open_editor(EditTarget::Task, task);
+            }
+            SteerAct::EditCode => match node {
+                Some(node) => {
+                    let (target, text) = self.code_target(node);
+                    self.open_editor(target, text);
+                }
+                None => need_node(self),
+            },
+            SteerAct::OpenEditor => match node {
+                Some(node) => {
+                    let (target, text) = self.code_target(node);
+                    actions.push(Action::OpenEditor(ExternalEdit { target, text }));
+                }
+                None => need_node(self),
+            },
+            SteerAct::EditSpec => match node {
+                Some(node) => {
+                    let text = self
+                        .state()
+                        .nodes
+                        .get(&node)
+                        .map(|n| spec_text(&n.spec))
+                        .unwrap_or_default();
+                    self.open_editor(EditTarget::Spec { node }, text);
+                }
+                None => need_node(self),
+            },
+            SteerAct::Hint => match node {
+                Some(node) => self.open_editor(EditTarget::Hint { node }, String::new()),
+                None => need_node(self),
+            },
+            SteerAct::Rerun => match node {
+                Some(node) => {
+                    self.say(NoticeLevel::Info, format!("re-running {node}"));
+                    actions.push(Action::Steer(Command::RerunNode { node }));
+                }
+                None => need_node(self),
+            },
+            SteerAct::Cancel => self.popups.push(Popup::Confirm(Confirm::CancelSession)),
+            SteerAct::NewSession => {}
+        }
+    }
+
+    pub(super) fn on_mouse(&mut self, m: MouseEvent) {
+        let areas = view::layout(self, self.screen);
+        let pos = Position::new(m.column, m.row);
+        let hit = areas.pane_at(pos);
+        match m.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                let Some(f) = hit else {
+                    return;
+                };
+                self.focus = f;
+                self.dirty = true;
+                if f == Focus::Code {
+                    self.click_code(areas.code, pos);
+                }
+                if f == Focus::Graph {
+                    let row = usize::from(m.row.saturating_sub(areas.graph.y + 1));
+                    if let Some(intent) =
+                        self.graph
+                            .on_click(self.timeline.state(), row, areas.graph.height)
+                    {
+                        self.on_graph_intent(intent, &mut Vec::new());
+                    }
+                }
+            }
+            MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
+                let up = matches!(m.kind, MouseEventKind::ScrollUp);
+                match hit {
+                    Some(Focus::Output) => self.output.on_wheel(up),
+                    Some(Focus::Code) => self.code.on_wheel(up),
+                    Some(Focus::History) => self.history.on_wheel(up),
+                    Some(Focus::Task | Focus::Graph) | None => return,
+                }
+                self.dirty = true;
+            }
+            _ => {}
+        }
+    }
+
+    /// Keys of the welcome screen's session list. Returns whether it took the key.
+    fn on_sessions_key(&mut self, key: KeyEvent, actions: &mut Vec<Action>) -> bool {
+        match self.sessions.on_key(key, &self.info.sessions) {
+            Handled::NotMine => false,
+            Handled::Done => true,
+            Handled::Intent(intent) => {
+                match Replacing::for_session(intent) {
+                    Ok(what) => self.replace(what, actions),
+                    Err(dir) => {
+                        self.deleting = Some(dir);
+                        self.popups.push(Popup::Confirm(Confirm::DeleteSession));
+                    }
+                }
+                true
+            }
+        }
+    }
+}
+
+fn ensure_newline(mut text: String) -> String {
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text
+}

@@ -1,0 +1,543 @@
+//! The app: it holds the panes, the mode and the tape's cursor, routes
+//! events to them, and alone turns what the person meant into engine
+//! commands or actions for the event loop.
+//!
+//! `App::update(msg)` changes state and returns `Action`s (engine commands,
+//! quit, start a session); `App::prepare()` settles derived views before a
+//! frame; `view::render(&app, frame)` only draws. The app never holds a
+//! channel and never reads the clock: time comes in with `Msg::Tick`.
+
+mod access;
+mod choices;
+mod clicks;
+mod external;
+mod focus;
+mod guard;
+mod inspect;
+mod keys;
+mod loading;
+mod log_pager;
+mod steer_live;
+mod timetravel;
+pub mod view;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use crossterm::event::{Event as TermEvent, KeyEventKind};
+use ratatui::layout::Rect;
+
+use super::external_editor::{EditorOutcome, ExternalEdit};
+use super::highlight::{HighlightRequest, Highlighted};
+use super::keymap::ModeKind;
+use super::panes::code::CodePane;
+use super::panes::editor::EditorPopup;
+use super::panes::graph::GraphPane;
+use super::panes::history::HistoryPane;
+use super::panes::output::{OutputPane, run_to_show};
+use super::panes::sessions::SessionList;
+use super::panes::task::TaskPane;
+use super::theme::Theme;
+use super::timeline::Timeline;
+use codeloop_protocol::Stream;
+use codeloop_session::{Command, Event, NoticeLevel, Record, RunRecord, State, TapeContents};
+
+pub use super::panes::Focus;
+pub use super::panes::RerunMark;
+pub use super::panes::code::CodeTab;
+pub use super::panes::confirm::Confirm;
+pub use super::panes::editor::EditTarget;
+pub use super::panes::graph::DemoEntry;
+pub use super::panes::message::Message;
+pub use super::panes::palette::ExportFormat;
+pub use super::timeline::{OUTPUT_MEMORY_BUDGET, REPLAY_MAX_GAP_MS, ReplayClock as Replay};
+pub use choices::SessionChoices;
+pub use timetravel::{NOTHING_TO_RESUME, instead};
+
+/// How the app was opened.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    /// The live workbench: a session runs (or is about to) under the engine.
+    Live(Live),
+    /// A saved tape, read-only; the cursor moves by keys.
+    Review,
+    /// A saved tape played back; the cursor moves by the clock.
+    Replay(Replay),
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Live {
+    /// A session was started (the task editor is closed).
+    pub started: bool,
+    /// Step mode chosen before the session started: it starts paused-before-steps.
+    pub step_armed: bool,
+    /// The engine ended (its result, or why it failed).
+    pub ended: Option<Result<(), String>>,
+    /// When the running session's clock started, and the last tick.
+    pub since: Option<Instant>,
+    pub now: Option<Instant>,
+}
+
+/// What starting a session needs (the event loop and `commands::ui` do the rest).
+#[derive(Debug, Clone, PartialEq)]
+pub enum StartRequest {
+    Task {
+        task: String,
+        inputs: Vec<PathBuf>,
+        step_mode: bool,
+    },
+    Demo {
+        name: String,
+        step_mode: bool,
+    },
+    /// Go on with a recorded session on its own tape.
+    Resume {
+        tape: PathBuf,
+    },
+    /// A new session from the end of a recorded one.
+    Fork {
+        tape: PathBuf,
+    },
+    /// A new session from record `at` of a recorded one (F at the cursor,
+    /// U's rewind).
+    ForkAt {
+        tape: PathBuf,
+        at: u64,
+    },
+}
+
+/// What the app asks of the event loop.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    Quit,
+    /// A steering command for the engine (it records it on the tape).
+    Steer(Command),
+    Start(StartRequest),
+    /// Re-execute a recorded run (replay --live); the state is the one at the cursor.
+    Rerun {
+        run_id: u64,
+        state: Box<State>,
+    },
+    /// Open a recorded session (review, or replay from its start).
+    Open {
+        tape: PathBuf,
+        replay: bool,
+    },
+    /// Delete a session's folder (the person confirmed).
+    DeleteSession(PathBuf),
+    /// Hand the terminal to the person's editor with this text.
+    OpenEditor(ExternalEdit),
+    /// Ring the terminal: the engine waits for approval, or the session ended.
+    Notify(String),
+    /// Put text on the clipboard (OSC 52).
+    Copy(String),
+    /// Read the recent sessions again (the welcome screen shows).
+    ListSessions,
+    /// Read a run's whole output log off the UI thread (`Msg::LogRead` back).
+    ReadLog(PathBuf),
+    /// What the next session starts with (given before each `Start`).
+    Configure(SessionChoices),
+    /// Write the session (`state`, folded to its end) in `format`, into
+    /// the session's folder when it has one; the app is told where.
+    Export {
+        format: ExportFormat,
+        state: Box<State>,
+        session_dir: Option<PathBuf>,
+        /// Where the tape came from (the HTML page names it).
+        source: String,
+    },
+}
+
+/// Everything that reaches the app.
+#[derive(Debug, Clone)]
+pub enum Msg {
+    Term(TermEvent),
+    Record(Record),
+    /// The engine ended: Ok, or the error it ended with.
+    EngineDone(Result<(), String>),
+    /// Starting a session failed.
+    StartFailed(String),
+    Highlighted(Highlighted),
+    /// The time now: a replay applies what is due by then, a running
+    /// session's clock moves.
+    Tick(Instant),
+    /// A live re-run of a recorded run finished.
+    Rerun {
+        run_id: u64,
+        outcome: Result<RunRecord, String>,
+    },
+    /// A log asked for with `Action::ReadLog` was read.
+    LogRead {
+        path: PathBuf,
+        result: Result<std::sync::Arc<super::log_reader::LogText>, String>,
+    },
+    /// The person's editor closed (`Action::OpenEditor`).
+    EditorDone {
+        target: EditTarget,
+        outcome: EditorOutcome,
+    },
+    /// The model a new session would start on and the sandbox it would
+    /// run in, chosen after the screen opened (`codeloop open` chooses
+    /// them in the background): the welcome screen names them.
+    ModelChosen {
+        label: String,
+        demo_model: Option<DemoModel>,
+        sandbox_layers: Vec<String>,
+        sandbox_warning: Option<String>,
+    },
+}
+
+/// Fixed facts for the status bar.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Info {
+    /// The model as the status bar names it before a session says otherwise.
+    pub model_label: String,
+    /// Sandbox layers active on this machine (probed), before a session says otherwise.
+    pub sandbox_layers: Vec<String>,
+    /// The sandbox here is not full: what is missing, in words (shown in red
+    /// on every screen). None when it is full, or not probed (plain review).
+    pub sandbox_warning: Option<String>,
+    /// Where the tape came from (review/replay) or the session folder (live).
+    pub source: String,
+    /// The session's folder, where the full output logs are (logs/run-N.log).
+    pub session_dir: Option<PathBuf>,
+    /// The tape's last line was cut off (line number): the session crashed mid-write.
+    pub truncated_line: Option<usize>,
+    /// The tape has no `finished` event (the session was killed): "did not finish".
+    pub unfinished: bool,
+    /// What could not be read from the tape (skipped lines), in one line.
+    pub damage: Option<String>,
+    pub demos: Vec<DemoEntry>,
+    /// Recent sessions, newest first, for the welcome screen.
+    pub sessions: Vec<codeloop_session::index::SessionSummary>,
+    /// The model is the demo model: it answers only its demo's own task.
+    pub demo_model: Option<DemoModel>,
+    /// Ring the terminal on a pause for approval and at a session's end.
+    pub notify: bool,
+    /// The config's `[models.NAME]` profiles (the palette offers them).
+    pub profiles: Vec<String>,
+    /// The tape is still being read: how much of it, in percent.
+    pub loading: Option<u8>,
+}
+
+/// The demo model's one task, and what to say when another is started.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DemoModel {
+    pub task: String,
+    /// No model is available for the person's own task, how to configure one.
+    pub refusal: String,
+}
+
+/// A popup over the panes: the top one takes every key while open.
+pub enum Popup {
+    Help(super::panes::help::Help),
+    Confirm(Confirm),
+    Editor(Box<EditorPopup>),
+    Palette(Box<super::panes::palette::Palette>),
+    Message(Message),
+    /// Fork or rewind, asked first (`timetravel.rs`).
+    Travel(super::panes::travel::Travel),
+    Pager(Box<super::panes::pager::Pager>),
+    /// The model-call inspector.
+    Inspector(Box<super::panes::inspector::Inspector>),
+}
+
+pub struct App {
+    mode: Mode,
+    info: Info,
+    theme: Theme,
+    timeline: Timeline,
+    focus: Focus,
+    zoom: bool,
+    /// Open popups, the top one last.
+    popups: Vec<Popup>,
+    task: TaskPane,
+    graph: GraphPane,
+    code: CodePane,
+    output: OutputPane,
+    history: HistoryPane,
+    sessions: SessionList,
+    /// The session folder a delete confirmation is about.
+    deleting: Option<PathBuf>,
+    /// The view a fork or rewind left, until the new session's first
+    /// record: a start that fails goes back to it.
+    travelled_from: Option<Box<App>>,
+    /// What a draft or session confirmation is about.
+    replacing: Option<guard::Replacing>,
+    flash: Option<(NoticeLevel, String)>,
+    reruns: super::panes::Reruns,
+    /// What the next session starts with (the palette's choices).
+    choices: SessionChoices,
+    /// Screen size at the last frame (mouse hit tests, page sizes).
+    screen: Rect,
+    quit: bool,
+    /// Keys handled so far (the benchmark's key-to-frame latency uses it).
+    keys_handled: u64,
+    dirty: bool,
+}
+
+impl App {
+    fn blank(mode: Mode, info: Info, theme: Theme) -> App {
+        App {
+            mode,
+            info,
+            theme,
+            timeline: Timeline::default(),
+            focus: Focus::Graph,
+            zoom: false,
+            popups: Vec::new(),
+            task: TaskPane::default(),
+            graph: GraphPane::default(),
+            code: CodePane::default(),
+            output: OutputPane::default(),
+            history: HistoryPane::default(),
+            sessions: SessionList::default(),
+            deleting: None,
+            travelled_from: None,
+            replacing: None,
+            flash: None,
+            reruns: Default::default(),
+            choices: SessionChoices::default(),
+            screen: Rect::new(0, 0, 160, 48),
+            quit: false,
+            keys_handled: 0,
+            dirty: true,
+        }
+    }
+
+    /// The live workbench, before a session starts.
+    pub fn live(info: Info, theme: Theme) -> App {
+        let mut app = App::blank(Mode::Live(Live::default()), info, theme);
+        app.focus = if app.info.demos.is_empty() {
+            Focus::Task
+        } else {
+            Focus::Graph
+        };
+        app
+    }
+
+    /// Back to the welcome screen for another session (the finished one
+    /// stays on its tape).
+    fn new_session(&mut self) {
+        let info = Info {
+            session_dir: None,
+            loading: None,
+            ..self.info.clone()
+        };
+        let mut fresh = App::live(info, self.theme.clone());
+        fresh.screen = self.screen;
+        fresh.keys_handled = self.keys_handled;
+        fresh.flash = Some((
+            NoticeLevel::Info,
+            "new session: pick a demo or write a task (the last one is on its tape)".into(),
+        ));
+        *self = fresh;
+    }
+
+    /// Review a tape read-only; the cursor starts at the end.
+    pub fn review(tape: TapeContents, info: Info, theme: Theme) -> App {
+        App::open(super::loader::Opening::whole(tape), info, theme).0
+    }
+
+    /// Play a tape back from the start.
+    pub fn replay(
+        tape: TapeContents,
+        info: Info,
+        theme: Theme,
+        speed: f64,
+        paused: bool,
+        live: bool,
+    ) -> App {
+        let clock = Replay::new(speed, !paused, live);
+        App::open_replay(super::loader::Opening::whole(tape), info, theme, clock).0
+    }
+
+    // ---- what the app holds --------------------------------------------
+
+    pub fn update(&mut self, msg: Msg) -> Vec<Action> {
+        let mut actions = Vec::new();
+        match msg {
+            Msg::Term(TermEvent::Key(key)) => {
+                if key.kind != KeyEventKind::Release {
+                    self.keys_handled += 1;
+                    self.dirty = true;
+                    self.on_key(key, &mut actions);
+                }
+            }
+            Msg::Term(TermEvent::Mouse(m)) => self.on_mouse(m),
+            Msg::Term(TermEvent::Resize(w, h)) => {
+                self.screen = Rect::new(0, 0, w, h);
+                self.dirty = true;
+            }
+            Msg::Term(TermEvent::Paste(text)) => {
+                if let Some(Popup::Editor(ed)) = self.popups.last_mut() {
+                    ed.paste(&text);
+                } else if self.focus == Focus::Task && self.welcome() {
+                    self.task.insert_str(&text);
+                }
+                self.dirty = true;
+            }
+            Msg::Term(TermEvent::FocusGained | TermEvent::FocusLost) => {}
+            Msg::Record(r) => {
+                self.travelled_from = None;
+                let follow = self.at_end();
+                // An info line about the last act gives way when the engine moves on.
+                if matches!(r.event, Event::SessionStarted { .. } | Event::Paused { .. })
+                    && matches!(&self.flash, Some((NoticeLevel::Info, _)))
+                {
+                    self.flash = None;
+                }
+                if self.info.notify
+                    && let Some(text) = super::notify::notice_for(&r.event)
+                {
+                    actions.push(Action::Notify(text));
+                }
+                self.timeline.push(r);
+                if follow {
+                    self.set_cursor(self.timeline.records().len());
+                }
+                self.dirty = true;
+            }
+            Msg::EngineDone(result) => {
+                if let Mode::Live(live) = &mut self.mode {
+                    if let Err(e) = &result {
+                        self.flash = Some((NoticeLevel::Error, format!("the engine stopped: {e}")));
+                    }
+                    live.ended = Some(result);
+                }
+                self.dirty = true;
+            }
+            Msg::StartFailed(message) => {
+                if let Mode::Live(live) = &mut self.mode {
+                    live.started = false;
+                }
+                self.start_failed(message);
+            }
+            Msg::Highlighted(h) => {
+                let state = self.timeline.state();
+                if self.code.take_highlight(h, state, self.graph.selected()) {
+                    self.dirty = true;
+                }
+            }
+            Msg::Tick(now) => self.tick(now, &mut actions),
+            Msg::ModelChosen {
+                label,
+                demo_model,
+                sandbox_layers,
+                sandbox_warning,
+            } => {
+                self.info.model_label = label;
+                self.info.demo_model = demo_model;
+                self.info.sandbox_layers = sandbox_layers;
+                self.info.sandbox_warning = sandbox_warning;
+                self.dirty = true;
+            }
+            Msg::LogRead { path, result } => self.on_log_read(path, result),
+            Msg::EditorDone { target, outcome } => {
+                self.on_editor_done(target, outcome, &mut actions);
+            }
+            Msg::Rerun { run_id, outcome } => {
+                if let Some(recorded) = self
+                    .state()
+                    .runs
+                    .get(&run_id)
+                    .and_then(|r| r.record.clone())
+                    .or_else(|| self.timeline.recorded_run(run_id))
+                {
+                    self.reruns.insert(
+                        run_id,
+                        RerunMark {
+                            recorded,
+                            live: outcome,
+                        },
+                    );
+                }
+                self.dirty = true;
+            }
+        }
+        actions
+    }
+
+    fn tick(&mut self, now: Instant, actions: &mut Vec<Action>) {
+        let running = self.session_running();
+        let more_coming = self.info.loading.is_some();
+        match &mut self.mode {
+            Mode::Replay(clock) => {
+                let tick = clock.tick(&mut self.timeline, now, more_coming);
+                for (run_id, state) in tick.finished_runs {
+                    actions.push(Action::Rerun {
+                        run_id,
+                        state: Box::new(state),
+                    });
+                }
+                if tick.applied > 0 {
+                    self.graph.follow(self.timeline.active());
+                }
+                if tick.finished {
+                    self.say_replay_finished();
+                }
+                self.dirty = true;
+            }
+            Mode::Live(live) if running => {
+                let t_ms = self.timeline.state().t_ms;
+                // The session's start as the tape counts it.
+                live.since.get_or_insert_with(|| {
+                    now.checked_sub(Duration::from_millis(t_ms)).unwrap_or(now)
+                });
+                live.now = Some(now);
+                self.dirty = true;
+            }
+            Mode::Live(_) | Mode::Review => {}
+        }
+    }
+
+    fn say_replay_finished(&mut self) {
+        self.flash = Some((
+            NoticeLevel::Info,
+            "replay finished: ←/→ step, Home restarts, space plays again".into(),
+        ));
+    }
+
+    /// When the replay clock next needs a tick (None: not playing or at the end).
+    pub fn replay_deadline(&mut self, now: Instant) -> Option<Instant> {
+        match &mut self.mode {
+            Mode::Replay(clock) => clock.deadline(&self.timeline, now),
+            Mode::Live(_) | Mode::Review => None,
+        }
+    }
+
+    /// Fold to `n` records; the graph follows the engine's node unless pinned.
+    pub fn set_cursor(&mut self, n: usize) {
+        self.timeline.set_cursor(n);
+        self.graph.follow(self.timeline.active());
+        self.dirty = true;
+    }
+
+    /// Choose the node the code and output panes show (pinned).
+    pub fn select_node(&mut self, name: String) {
+        let intent = self.graph.select(name);
+        self.on_graph_intent(intent, &mut Vec::new());
+    }
+
+    /// Start the task in the editor now (a task given on the command line).
+    pub fn submit_task_now(&mut self) -> Vec<Action> {
+        let mut actions = Vec::new();
+        self.submit_task(&mut actions);
+        actions
+    }
+
+    /// Settle what the frame needs: the output lines, the changes the history
+    /// counts, the highlight request.
+    pub fn prepare(&mut self) -> Option<HighlightRequest> {
+        let state = self.timeline.state();
+        let selected = self.graph.selected();
+        let run = run_to_show(state, selected, self.code.tab() == CodeTab::Program);
+        self.output
+            .set_area_height(view::layout(self, self.screen).output.height);
+        let state = self.timeline.state();
+        self.output.prepare(state, run);
+        self.history.prepare(state);
+        self.code
+            .prepare(state, selected, self.theme.syntax.as_deref())
+    }
+}

@@ -1,0 +1,443 @@
+//! The whole screen: layout, the five panes, the status bar, and the popups.
+//! Drawing only: no I/O, no highlighting, no mutation, no clock.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Position, Rect};
+use ratatui::style::Modifier;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::{App, Focus, Mode, Popup};
+use crate::describe::{describe_step, model_label};
+use crate::keymap::{self, ModeKind, Row};
+use crate::panes::code::CodePane;
+use crate::panes::graph::GraphPane;
+use crate::panes::help::HelpContent;
+use crate::panes::history::{HistoryPane, TapeNotes};
+use crate::panes::output::OutputPane;
+use crate::panes::task::TaskPane;
+use crate::panes::{Ctx, wrap};
+use codeloop_session::{NoticeLevel, Outcome};
+
+/// Where each pane is (zero-sized when hidden by zoom).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Areas {
+    pub task: Rect,
+    pub graph: Rect,
+    pub code: Rect,
+    pub output: Rect,
+    pub history: Rect,
+    pub status: Rect,
+}
+
+impl Areas {
+    pub fn of(&self, focus: Focus) -> Rect {
+        match focus {
+            Focus::Task => self.task,
+            Focus::Graph => self.graph,
+            Focus::Code => self.code,
+            Focus::Output => self.output,
+            Focus::History => self.history,
+        }
+    }
+
+    pub fn pane_at(&self, pos: Position) -> Option<Focus> {
+        Focus::ALL.into_iter().find(|f| self.of(*f).contains(pos))
+    }
+}
+
+pub fn layout(app: &App, screen: Rect) -> Areas {
+    let [body, status] =
+        Layout::vertical([Constraint::Fill(1), Constraint::Length(2)]).areas(screen);
+    let mut areas = Areas {
+        status,
+        ..Areas::default()
+    };
+    if app.zoom {
+        match app.focus {
+            Focus::Task => areas.task = body,
+            Focus::Graph => areas.graph = body,
+            Focus::Code => areas.code = body,
+            Focus::Output => areas.output = body,
+            Focus::History => areas.history = body,
+        }
+        return areas;
+    }
+    let welcome = app.welcome();
+    if welcome {
+        // Before a session there is no code, output or history to show: the
+        // task editor and the welcome (model, demos, sessions) share the
+        // screen, so 80x24 shows every demo and the way to start.
+        let [task, graph] =
+            Layout::horizontal([Constraint::Percentage(40), Constraint::Fill(1)]).areas(body);
+        areas.task = task;
+        areas.graph = graph;
+        return areas;
+    }
+    let [left, right] =
+        Layout::horizontal([Constraint::Percentage(38), Constraint::Fill(1)]).areas(body);
+    let task_h = {
+        let state = app.state();
+        let width = usize::from((left.width).saturating_sub(2));
+        let lines = wrap(&state.task, width).len() + state.inputs.len();
+        (lines as u16 + 2).clamp(3, 7)
+    };
+    let (graph_share, history_share) = (2, 3);
+    let [task, graph, history] = Layout::vertical([
+        Constraint::Length(task_h),
+        Constraint::Fill(graph_share),
+        Constraint::Fill(history_share),
+    ])
+    .areas(left);
+    let [code, output] =
+        Layout::vertical([Constraint::Percentage(60), Constraint::Fill(1)]).areas(right);
+    Areas {
+        task,
+        graph,
+        code,
+        output,
+        history,
+        status,
+    }
+}
+
+/// What a pane draws from.
+pub fn ctx(app: &App, pane: Focus) -> Ctx<'_> {
+    Ctx {
+        state: app.state(),
+        theme: &app.theme,
+        focused: app.focus == pane,
+        selected: app.selected(),
+        reruns: &app.reruns,
+        session_dir: app.info.session_dir.as_deref(),
+    }
+}
+
+/// Draw the app.
+/// Below these sizes the panes would be drawn zero or one row high: the
+/// workbench says so instead. A zoomed pane fills the screen and needs less.
+const MIN_SIZE: (u16, u16) = (60, 16);
+const MIN_SIZE_ZOOMED: (u16, u16) = (30, 6);
+
+pub fn render(app: &App, frame: &mut Frame) {
+    let full = frame.area();
+    let (w, h) = if app.zoomed() {
+        MIN_SIZE_ZOOMED
+    } else {
+        MIN_SIZE
+    };
+    if full.width < w || full.height < h {
+        let text = format!(
+            "terminal too small (need {w}x{h}, have {}x{}): make it bigger, or q to quit",
+            full.width, full.height
+        );
+        frame.render_widget(
+            Paragraph::new(text)
+                .style(app.theme.warning)
+                .wrap(ratatui::widgets::Wrap { trim: true }),
+            full,
+        );
+        app.theme.fill_background(frame.buffer_mut());
+        return;
+    }
+    let areas = layout(app, full);
+    for f in Focus::ALL {
+        let area = areas.of(f);
+        if area.area() == 0 {
+            continue;
+        }
+        let ctx = ctx(app, f);
+        match f {
+            Focus::Task => app.task.render(&ctx, app.welcome(), area, frame),
+            Focus::Graph => app
+                .graph
+                .render(&ctx, app.welcome_info().as_ref(), area, frame),
+            Focus::Code => app.code.render(&ctx, area, frame),
+            Focus::Output => app.output.render(&ctx, area, frame),
+            Focus::History => {
+                let notes = TapeNotes {
+                    truncated_line: app.info.truncated_line,
+                    elided_output: app.timeline.elided_output(),
+                    unfinished: app.info.unfinished,
+                    damage: app.info.damage.as_deref(),
+                };
+                app.history.render(&ctx, notes, area, frame)
+            }
+        }
+    }
+    status_bar(app, areas.status, frame);
+    for popup in &app.popups {
+        match popup {
+            Popup::Editor(editor) => editor.render(&app.theme, frame),
+            Popup::Confirm(c) => c.render(&app.theme, frame),
+            Popup::Palette(p) => p.render(&app.theme, frame),
+            Popup::Message(m) => m.render(&app.theme, frame),
+            Popup::Travel(t) => t.render(&app.theme, frame),
+            Popup::Pager(p) => p.render(&app.theme, frame),
+            Popup::Inspector(i) => i.render(app.state(), &app.theme, frame),
+            Popup::Help(h) => h.render(&app.theme, &help_content(app), frame),
+        }
+    }
+    app.theme.fill_background(frame.buffer_mut());
+}
+
+/// What the `?` help lists: the focused pane's keys, then the mode's.
+pub fn help_content(app: &App) -> HelpContent<'static> {
+    HelpContent {
+        pane: app.focus.title(),
+        pane_rows: pane_rows(app),
+        everywhere: match app.mode {
+            Mode::Live(_) => "Everywhere (live session)",
+            Mode::Review => "Everywhere (review: read-only)",
+            Mode::Replay(_) => "Everywhere (replay)",
+        },
+        global_rows: global_rows(app.mode_kind()),
+    }
+}
+
+/// The help rows of the focused pane's table.
+pub fn pane_rows(app: &App) -> Vec<Row> {
+    let welcome = app.welcome();
+    match app.focus {
+        Focus::Task => TaskPane::help(welcome),
+        Focus::Graph if welcome && !app.info.sessions.is_empty() => {
+            let mut rows = crate::panes::sessions::SessionList::help();
+            rows.extend(GraphPane::help(welcome));
+            rows
+        }
+        Focus::Graph => GraphPane::help(welcome),
+        Focus::Code => CodePane::help(),
+        Focus::Output => OutputPane::help(),
+        Focus::History => HistoryPane::help(),
+    }
+}
+
+/// The help rows of the workbench's tables in a mode.
+pub fn global_rows(mode: ModeKind) -> Vec<Row> {
+    keymap::global(mode)
+        .into_iter()
+        .flat_map(keymap::rows)
+        .collect()
+}
+
+fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
+    let t = &app.theme;
+    let s = app.state();
+    let mut spans: Vec<Span> = Vec::new();
+    let (cursor, total) = (app.cursor(), app.records().len());
+    let badge = match &app.mode {
+        Mode::Live(_) if !app.at_end() => format!(" REVIEWING {cursor}/{total} · End: live "),
+        Mode::Live(l) => live_badge(l, s),
+        Mode::Review => format!(" REVIEW {cursor}/{total} "),
+        Mode::Replay(r) => format!(
+            " REPLAY {} ×{} {cursor}/{total} ",
+            if r.playing { "▶" } else { "⏸" },
+            fmt_speed(r.speed),
+        ),
+    };
+    spans.push(Span::styled(badge, t.selection));
+    if let Some(percent) = app.info.loading {
+        spans.push(Span::styled(format!(" loading {percent}% "), t.accent));
+    }
+    if app.info.sandbox_warning.is_some() {
+        // First, so no width cuts it off: generated code runs with fewer protections.
+        spans.push(Span::styled(
+            " REDUCED SANDBOX ",
+            t.error.add_modifier(Modifier::REVERSED),
+        ));
+    }
+    if paused_step(app).is_some() {
+        spans.push(Span::styled(
+            " ⏸ PAUSED ",
+            t.warning.add_modifier(Modifier::REVERSED),
+        ));
+    }
+    // Early, so no width cuts it off: what the next session starts with.
+    if let Some(next) = app.session_choices().words() {
+        spans.push(Span::styled(format!(" next: {next} "), t.accent));
+    }
+    if app.info.unfinished {
+        spans.push(Span::styled(
+            " did not finish ",
+            t.warning.add_modifier(Modifier::REVERSED),
+        ));
+    }
+    if let Some(line) = app.info.truncated_line {
+        spans.push(Span::styled(
+            format!(" tape cut off at line {line} "),
+            t.warning,
+        ));
+    }
+    if let Some(lineage) = crate::panes::sessions::lineage(s, &app.info.sessions) {
+        spans.push(Span::styled(format!(" {lineage} "), t.accent));
+    }
+    let model = if s.config.provider.is_empty() {
+        app.info.model_label.clone()
+    } else {
+        model_label(&s.config)
+    };
+    // Before the tape's first record a review or replay knows no model.
+    if !model.is_empty() {
+        spans.push(Span::styled(format!(" {model} "), t.status));
+    }
+    let tokens = s.usage.prompt_tokens + s.usage.completion_tokens;
+    spans.push(Span::styled(
+        format!("│ {} tokens ", human_count(tokens)),
+        t.status,
+    ));
+    let layers = if s.config.sandbox_layers.is_empty() {
+        &app.info.sandbox_layers
+    } else {
+        &s.config.sandbox_layers
+    };
+    // Nor which sandbox its runs had: nothing to warn of yet.
+    let unknown = layers.is_empty()
+        && s.events_applied == 0
+        && matches!(app.mode, Mode::Review | Mode::Replay(_));
+    let said = match &app.info.sandbox_warning {
+        Some(warning) => Some(Span::styled(format!(" {warning} "), t.error)),
+        None if unknown => None,
+        None if layers.is_empty() => Some(Span::styled(" none reported ", t.warning)),
+        None => Some(Span::styled(format!(" {} ", layers.join("+")), t.ok)),
+    };
+    if let Some(said) = said {
+        spans.push(Span::styled("│ sandbox ", t.status));
+        spans.push(said);
+    }
+    spans.push(Span::styled(
+        format!(" │ {} ", fmt_elapsed(app.elapsed_ms())),
+        t.status,
+    ));
+    if s.step_mode || (app.step_armed() && s.events_applied == 0) {
+        spans.push(Span::styled("│ step mode ", t.warning));
+    }
+    let first = Line::from(spans).style(t.status);
+    frame.render_widget(Paragraph::new(vec![first, hint_line(app)]), area);
+}
+
+/// The second line: what was just said, what the paused engine waits for,
+/// or the keys of the focused pane.
+fn hint_line(app: &App) -> Line<'static> {
+    let t = &app.theme;
+    let paused = app.engine_paused();
+    if let Some((level, text)) = &app.flash {
+        return Line::styled(
+            format!(" {text}"),
+            match level {
+                NoticeLevel::Info => t.accent,
+                NoticeLevel::Warning => t.warning,
+                NoticeLevel::Error => t.error,
+            },
+        );
+    }
+    if let Some(step) = paused {
+        let mut offers: Vec<String> = keymap::act_hints(keymap::STEER, &keymap::WHILE_PAUSED)
+            .into_iter()
+            .map(|(k, s)| format!("{k} {s}"))
+            .collect();
+        // Before a model call: its prompt, to see and edit (the inspector).
+        if let (
+            codeloop_session::Step::ModelCall { .. } | codeloop_session::Step::Prompt { .. },
+            Some(m),
+        ) = (
+            step,
+            keymap::label_of(keymap::INSPECT, &keymap::GlobalAct::Inspect),
+        ) {
+            offers.insert(0, format!("{m} its prompt"));
+        }
+        return Line::styled(
+            format!(
+                " ⏸ paused before {}: {}",
+                describe_step(step),
+                offers.join(" · ")
+            ),
+            t.warning,
+        );
+    }
+    // The log pager and the inspector cover the panes and take every key:
+    // their keys, not the focused pane's nor the workbench's.
+    let covering = match app.popups.last() {
+        Some(Popup::Pager(_)) => Some(("Log", crate::panes::pager::Pager::status_rows())),
+        Some(Popup::Inspector(_)) => Some((
+            "Model call",
+            crate::panes::inspector::Inspector::status_rows(),
+        )),
+        Some(
+            Popup::Help(_)
+            | Popup::Confirm(_)
+            | Popup::Editor(_)
+            | Popup::Palette(_)
+            | Popup::Message(_)
+            | Popup::Travel(_),
+        )
+        | None => None,
+    };
+    if let Some((title, rows)) = covering {
+        let mut spans = vec![Span::styled(format!(" {title} "), t.title)];
+        for (i, row) in rows.iter().enumerate() {
+            let sep = if i + 1 < rows.len() { " · " } else { "" };
+            spans.push(Span::styled(format!("{} ", row.label), t.accent));
+            spans.push(Span::styled(format!("{}{sep}", row.short), t.dim));
+        }
+        return Line::from(spans);
+    }
+    let mut spans = vec![Span::styled(format!(" {} ", app.focus.title()), t.title)];
+    for row in pane_rows(app)
+        .into_iter()
+        .take(4)
+        .filter(|r| !r.label.is_empty())
+    {
+        spans.push(Span::styled(format!("{} ", row.label), t.accent));
+        spans.push(Span::styled(format!("{} · ", row.short), t.dim));
+    }
+    let always: Vec<String> = keymap::act_hints(keymap::COMMON, &keymap::FOOTER)
+        .into_iter()
+        .map(|(k, s)| format!("{k} {s}"))
+        .collect();
+    spans.push(Span::styled(always.join(" · "), t.dim));
+    Line::from(spans)
+}
+
+/// The live badge: ready, at work, or what the session came to (the same
+/// `Outcome` the graph and the report give).
+fn live_badge(l: &super::Live, s: &codeloop_session::State) -> String {
+    let outcome = Outcome::of(s);
+    match (&l.ended, outcome) {
+        _ if outcome.ended() => {
+            format!(" {} {} ", outcome.symbol(), outcome.label().to_uppercase())
+        }
+        (Some(_), _) => " ENDED ".to_string(),
+        (None, _) if l.started => " LIVE ".to_string(),
+        (None, _) => " READY ".to_string(),
+    }
+}
+
+/// The pause the status bar shows: the live engine's, wherever the cursor
+/// is; in review and replay, the one at the cursor.
+fn paused_step(app: &App) -> Option<&codeloop_session::Step> {
+    match app.mode {
+        Mode::Live(_) => app.engine_paused(),
+        Mode::Review | Mode::Replay(_) => app.state().paused.as_ref(),
+    }
+}
+
+fn fmt_elapsed(ms: u64) -> String {
+    let s = ms / 1000;
+    format!("{:02}:{:02}", s / 60, s % 60)
+}
+
+fn fmt_speed(x: f64) -> String {
+    if (x - x.round()).abs() < 1e-9 {
+        format!("{}", x as u64)
+    } else {
+        format!("{x}")
+    }
+}
+
+fn human_count(n: u64) -> String {
+    if n >= 10_000 {
+        format!("{:.1}k", n as f64 / 1000.0)
+    } else {
+        n.to_string()
+    }
+}

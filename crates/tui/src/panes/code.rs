@@ -1,0 +1,582 @@
+//! The code pane: the selected node's code (or tests, or a diff against the
+//! previous iteration, or the assembled program), highlighted off the UI
+//! thread, with line numbers, the failing line marked and its error beside it.
+//! While the model writes, its reply streams in: settled lines, then the live tail.
+//!
+//! The pane keeps the highlighted texts it was given (a small cache keyed by
+//! the text) and asks for the text on screen when it has none: the request is
+//! made in `prepare`, before a frame, never while drawing.
+
+use std::collections::VecDeque;
+
+use crossterm::event::KeyEvent;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+
+use super::code_lines::{
+    Mark, diff_lines, earlier_failure_line, error_lines, failing_line, numbered, streaming,
+};
+use super::code_tabs;
+use super::code_values::{failure_with_values, value_marks, values_status};
+use super::{Ctx, Handled, Scroll, page, scroll_keys};
+use crate::describe::source_label;
+use crate::highlight::{HighlightRequest, Highlighted, StyledLine, text_key};
+use crate::keymap::{self, Binding, Key, Row};
+use codeloop_session::{NodeStatus, Purpose, State};
+
+/// Lines below the scroll position highlighted first (more than a screen).
+const FIRST_LINES: usize = 120;
+/// Highlighted texts kept.
+const HIGHLIGHT_CACHE: usize = 8;
+
+/// What the code pane shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodeTab {
+    Code,
+    Tests,
+    /// The node's code against its previous iteration.
+    Diff,
+    /// The assembled program.
+    Program,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodeAct {
+    Tab(CodeTab),
+    Scroll(Scroll),
+    /// Step through a failure's runtime values (forward or back).
+    Values(bool),
+    /// Scroll long lines sideways (right or left).
+    Sideways(bool),
+}
+
+pub const KEYS: &[Binding<CodeAct>] = &[
+    Binding {
+        label: "t",
+        does: "tests / code",
+        short: "tests / code",
+        keys: &[(Key::ch('t'), CodeAct::Tab(CodeTab::Tests))],
+    },
+    Binding {
+        label: "d",
+        does: "diff against the previous iteration",
+        short: "diff against the previous iteration",
+        keys: &[(Key::ch('d'), CodeAct::Tab(CodeTab::Diff))],
+    },
+    Binding {
+        label: "p",
+        does: "the assembled program",
+        short: "the assembled program",
+        keys: &[(Key::ch('p'), CodeAct::Tab(CodeTab::Program))],
+    },
+    Binding {
+        label: "↑ ↓ PgUp PgDn",
+        does: "scroll",
+        short: "scroll",
+        keys: scroll_keys!(CodeAct::Scroll),
+    },
+    Binding {
+        label: "v / V",
+        does: "step through the failure's runtime values (next / previous)",
+        short: "step values",
+        keys: &[
+            (Key::ch('v'), CodeAct::Values(true)),
+            (Key::ch('V'), CodeAct::Values(false)),
+        ],
+    },
+    Binding {
+        label: "< / >",
+        does: "scroll long lines sideways (› marks a line that goes on)",
+        short: "sideways",
+        keys: &[
+            (Key::ch('<'), CodeAct::Sideways(false)),
+            (Key::ch('>'), CodeAct::Sideways(true)),
+        ],
+    },
+];
+
+pub struct CodePane {
+    tab: CodeTab,
+    scroll: usize,
+    /// (text key, lines, all of them done).
+    highlights: VecDeque<(u64, Vec<StyledLine>, bool)>,
+    generation: u64,
+    asked: Option<u64>,
+    /// Highlighting results taken (stale ones are not counted).
+    applied: u64,
+    /// The runtime-values snapshot stepped to (None: the last, where the code failed).
+    values_step: Option<usize>,
+    /// Columns the lines are scrolled sideways.
+    left: usize,
+}
+
+impl Default for CodePane {
+    fn default() -> Self {
+        CodePane {
+            tab: CodeTab::Code,
+            scroll: 0,
+            highlights: VecDeque::new(),
+            generation: 0,
+            asked: None,
+            applied: 0,
+            values_step: None,
+            left: 0,
+        }
+    }
+}
+
+impl CodePane {
+    pub fn help() -> Vec<Row> {
+        keymap::rows(KEYS).collect()
+    }
+
+    pub fn tab(&self) -> CodeTab {
+        self.tab
+    }
+
+    /// Highlighting requests made so far (each replaces the one before).
+    pub fn highlight_requests(&self) -> u64 {
+        self.generation
+    }
+
+    pub fn highlights_applied(&self) -> u64 {
+        self.applied
+    }
+
+    /// Another node was chosen: back to its top (and off the program).
+    pub fn on_select(&mut self, changed: bool) {
+        if changed {
+            self.scroll = 0;
+            self.values_step = None;
+            self.left = 0;
+        }
+        if self.tab == CodeTab::Program {
+            self.tab = CodeTab::Code;
+        }
+    }
+
+    pub fn on_key(
+        &mut self,
+        key: KeyEvent,
+        state: &State,
+        selected: Option<&str>,
+        height: u16,
+    ) -> Handled<()> {
+        let Some(act) = keymap::lookup(KEYS, &key) else {
+            return Handled::NotMine;
+        };
+        let lines = code_text(self.tab, state, selected)
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
+        let last = lines.saturating_sub(1);
+        match act {
+            CodeAct::Tab(tab) => {
+                self.tab = if self.tab == tab { CodeTab::Code } else { tab };
+                self.scroll = 0;
+                self.left = 0;
+            }
+            CodeAct::Scroll(Scroll::Down) => self.scroll = (self.scroll + 1).min(last),
+            CodeAct::Scroll(Scroll::Up) => self.scroll = self.scroll.saturating_sub(1),
+            CodeAct::Scroll(Scroll::PageDown) => {
+                self.scroll = (self.scroll + page(height)).min(last)
+            }
+            CodeAct::Scroll(Scroll::PageUp) => {
+                self.scroll = self.scroll.saturating_sub(page(height))
+            }
+            CodeAct::Values(forward) => {
+                let count = selected
+                    .and_then(|s| state.nodes.get(s))
+                    .and_then(|n| failure_with_values(n))
+                    .map_or(0, |e| e.values.len());
+                if count == 0 || self.tab != CodeTab::Code {
+                    return Handled::NotMine;
+                }
+                self.values_step = super::code_values::step(count, self.values_step, forward);
+            }
+            CodeAct::Sideways(right) => {
+                let widest = code_text(self.tab, state, selected)
+                    .and_then(|t| t.lines().map(|l| l.chars().count()).max())
+                    .unwrap_or(0);
+                self.left = super::hscroll::step(self.left, right, widest);
+            }
+        }
+        Handled::Done
+    }
+
+    /// The mouse wheel (three lines a notch).
+    pub fn on_wheel(&mut self, up: bool) {
+        self.scroll = if up {
+            self.scroll.saturating_sub(3)
+        } else {
+            self.scroll + 3
+        };
+    }
+
+    /// The highlighted lines of `text`, if the worker has done them.
+    pub fn highlighted(&self, text: &str) -> Option<&[StyledLine]> {
+        let key = text_key(text);
+        self.highlights
+            .iter()
+            .find(|(k, _, _)| *k == key)
+            .map(|(_, l, _)| l.as_slice())
+    }
+
+    /// Take a highlighting result. Latest wins: an older generation is stale
+    /// unless it is for the text on screen right now (then it is still useful).
+    pub fn take_highlight(
+        &mut self,
+        h: Highlighted,
+        state: &State,
+        selected: Option<&str>,
+    ) -> bool {
+        let current = code_text(self.tab, state, selected).map(|t| text_key(&t));
+        if h.generation != self.generation && Some(h.key) != current {
+            return false;
+        }
+        if !h.complete
+            && self
+                .highlights
+                .iter()
+                .any(|(k, _, complete)| *k == h.key && *complete)
+        {
+            return false;
+        }
+        self.highlights.retain(|(k, _, _)| *k != h.key);
+        self.highlights.push_back((h.key, h.lines, h.complete));
+        while self.highlights.len() > HIGHLIGHT_CACHE {
+            self.highlights.pop_front();
+        }
+        if self.asked == Some(h.key) && h.complete {
+            self.asked = None;
+        }
+        self.applied += 1;
+        true
+    }
+
+    /// Before a frame: ask for the text on screen to be highlighted, if it
+    /// is not yet and has not been asked for.
+    pub fn prepare(
+        &mut self,
+        state: &State,
+        selected: Option<&str>,
+        syntax: Option<&str>,
+    ) -> Option<HighlightRequest> {
+        let syntax = syntax?;
+        if self.tab == CodeTab::Diff {
+            return None;
+        }
+        let streaming = selected
+            .and_then(|s| state.nodes.get(s))
+            .is_some_and(|n| n.streaming.is_some());
+        if streaming && self.tab == CodeTab::Code {
+            return None;
+        }
+        let text = code_text(self.tab, state, selected)?;
+        let key = text_key(&text);
+        let done = self
+            .highlights
+            .iter()
+            .any(|(k, _, complete)| *k == key && *complete);
+        if done || self.asked == Some(key) {
+            return None;
+        }
+        self.generation += 1;
+        self.asked = Some(key);
+        Some(HighlightRequest {
+            generation: self.generation,
+            key,
+            code: text,
+            theme: syntax.to_string(),
+            first: self.scroll + FIRST_LINES,
+        })
+    }
+
+    pub fn render(&self, ctx: &Ctx, area: Rect, frame: &mut Frame) {
+        let outer_inner_height = usize::from(area.height.saturating_sub(2));
+        let view = self.view(ctx, outer_inner_height);
+        let mut title_line = ctx.title("Code", view.detail);
+        title_line
+            .spans
+            .extend(code_tabs::tab_spans(ctx.theme, self.tab));
+        let outer = ctx.block(title_line);
+        let inner = outer.inner(area);
+        frame.render_widget(outer, area);
+        // Rows the footer's lines take once wrapped at the pane's width.
+        let width = usize::from(inner.width.max(1));
+        let rows: usize = view
+            .footer
+            .iter()
+            .map(|l| l.width().max(1).div_ceil(width))
+            .sum();
+        let footer_h = (rows as u16).min(inner.height / 3);
+        let [main, foot] =
+            Layout::vertical([Constraint::Fill(1), Constraint::Length(footer_h)]).areas(inner);
+        let scroll = self.scroll.min(view.body.len().saturating_sub(1));
+        let body = super::hscroll::clip_lines(view.body, self.left, usize::from(main.width));
+        frame.render_widget(Paragraph::new(body).scroll((scroll as u16, 0)), main);
+        if footer_h > 0 {
+            frame.render_widget(Paragraph::new(view.footer).wrap(Wrap { trim: false }), foot);
+        }
+    }
+
+    /// The tab a click at `pos` chose, if it fell on one in the title of
+    /// the pane drawn at `area`.
+    pub fn tab_at(&self, ctx: &Ctx, area: Rect, pos: ratatui::layout::Position) -> Option<CodeTab> {
+        if pos.y != area.y || pos.x <= area.x {
+            return None;
+        }
+        let height = usize::from(area.height.saturating_sub(2));
+        let title = ctx.title("Code", self.view(ctx, height).detail);
+        // The title begins after the border's corner.
+        code_tabs::tab_at(title.width(), usize::from(pos.x - area.x - 1))
+    }
+
+    /// Show `tab` (a click on it).
+    pub fn show_tab(&mut self, tab: CodeTab) {
+        if self.tab != tab {
+            self.tab = tab;
+            self.scroll = 0;
+        }
+    }
+
+    /// What the pane shows: the title's detail, the body, the notes under it.
+    fn view<'a>(&self, ctx: &Ctx<'a>, height: usize) -> View<'a> {
+        let t = ctx.theme;
+        let mut v = View::default();
+        let numbered_here = |code: &str, marks: &[Mark]| {
+            numbered(t, code, self.highlighted(code), marks, self.scroll, height)
+        };
+        let node = ctx.selected_node();
+        let n = match (self.tab, node) {
+            (CodeTab::Program, _) => {
+                match &ctx.state.program {
+                    Some((code, _)) => {
+                        v.detail = "assembled program".into();
+                        v.body = numbered_here(code, &[]);
+                    }
+                    None => v.body.push(Line::styled(
+                        "no program yet: it is assembled when every node passes",
+                        t.dim,
+                    )),
+                }
+                return v;
+            }
+            (_, None) => {
+                v.body.push(Line::styled(
+                    if ctx.state.specs.is_empty() {
+                        "the selected node's code shows here"
+                    } else {
+                        "select a node in the Workflow pane (↑/↓)"
+                    },
+                    t.dim,
+                ));
+                return v;
+            }
+            (_, Some(n)) => n,
+        };
+        let name = &n.spec.name;
+        v.detail = match n.versions.last() {
+            Some(ver) => format!(
+                "{name} · iteration {} ({})",
+                ver.iteration,
+                source_label(ver.source)
+            ),
+            None => name.clone(),
+        };
+        // A failure is drawn on the lines of the version it was found in;
+        // on a later version it is only named, under the code.
+        let failure = n
+            .current_failure()
+            .filter(|_| n.status != NodeStatus::Passed);
+        let earlier = n
+            .earlier_failure()
+            .filter(|_| n.status != NodeStatus::Passed);
+        match self.tab {
+            CodeTab::Code => {
+                let reflection = ctx.state.calls.values().find(|c| {
+                    !c.done && matches!(&c.purpose, Purpose::Reflect { node } if node == name)
+                });
+                let reflecting = reflection.is_some();
+                if let Some(call) = reflection {
+                    // Its words under the code, here: the History pane may be
+                    // hidden (zoom), so the title never sends the eye there.
+                    v.detail = format!("{name} · the model is reflecting on the failure");
+                    v.reflection = Some(reflection_tail(&call.reply));
+                }
+                if let Some(stream) = n.streaming.as_ref().filter(|_| !reflecting) {
+                    v.detail = format!("{name} · the model is writing…");
+                    v.body = streaming(t, stream);
+                } else if let Some(code) = n.code() {
+                    // The values first: beside the code, before the error's note.
+                    let mut marks: Vec<Mark> = Vec::new();
+                    if let Some(e) = failure_with_values(n) {
+                        marks = value_marks(t, code, &e.values, self.values_step);
+                        v.values = Some(values_status(
+                            &e.values,
+                            self.values_step,
+                            e.values_note.as_deref(),
+                        ));
+                    }
+                    marks.extend(
+                        failure.and_then(|e| failing_line(code, e).map(|l| Mark::failure(t, l, e))),
+                    );
+                    v.body = numbered_here(code, &marks);
+                } else {
+                    v.body
+                        .push(Line::styled(format!("no code for {name} yet"), t.dim));
+                }
+            }
+            CodeTab::Tests => match &n.tests {
+                Some(tests) => {
+                    v.detail = format!("{name} · tests");
+                    let marks: Vec<Mark> = failure
+                        .filter(|e| !e.in_node_code)
+                        .and_then(|e| failing_line(tests, e).map(|l| Mark::failure(t, l, e)))
+                        .into_iter()
+                        .collect();
+                    v.body = numbered_here(tests, &marks);
+                }
+                None => v
+                    .body
+                    .push(Line::styled(format!("no tests for {name} yet"), t.dim)),
+            },
+            CodeTab::Diff => {
+                let k = n.versions.len();
+                if k < 2 {
+                    v.body.push(Line::styled(
+                        "only one iteration so far: nothing to compare",
+                        t.dim,
+                    ));
+                } else {
+                    let (old, new) = (&n.versions[k - 2], &n.versions[k - 1]);
+                    v.detail = format!("{name} · iteration {} → {}", old.iteration, new.iteration);
+                    v.body = diff_lines(t, &old.code, &new.code);
+                }
+            }
+            CodeTab::Program => {}
+        }
+        if let Some(e) = failure
+            && self.tab != CodeTab::Diff
+        {
+            v.footer = error_lines(t, e);
+        }
+        if let Some((iteration, e)) = earlier {
+            v.footer
+                .push(earlier_failure_line(t, iteration, n.iteration(), e));
+        }
+        if let Some(words) = v.reflection.take() {
+            v.footer.push(Line::from(vec![
+                Span::styled("why: ", t.accent),
+                Span::styled(words, t.text),
+                Span::styled("▌", t.running),
+            ]));
+        }
+        if let Some(status) = v.values.take() {
+            v.footer.push(Line::styled(status, t.dim));
+        }
+        if self.tab == CodeTab::Code {
+            for f in n.findings.iter().take(2) {
+                v.footer.push(Line::styled(
+                    format!(
+                        "check: {}{}: {}",
+                        f.kind,
+                        f.line.map(|l| format!(" line {l}")).unwrap_or_default(),
+                        f.message
+                    ),
+                    t.warning,
+                ));
+            }
+        }
+        v
+    }
+}
+
+#[derive(Default)]
+struct View<'a> {
+    detail: String,
+    /// Where the runtime-values stepping is, under the code.
+    values: Option<String>,
+    /// The reflection streaming in, its last words.
+    reflection: Option<String>,
+    body: Vec<Line<'a>>,
+    footer: Vec<Line<'a>>,
+}
+
+/// The last words of a reflection as it streams, on one line.
+fn reflection_tail(text: &str) -> String {
+    const KEEP: usize = 160;
+    let clean = crate::sanitize::sanitize(text);
+    let joined = clean.split_whitespace().collect::<Vec<_>>().join(" ");
+    let count = joined.chars().count();
+    match count.checked_sub(KEEP) {
+        Some(skip) if skip > 0 => format!("…{}", joined.chars().skip(skip).collect::<String>()),
+        _ => joined,
+    }
+}
+
+/// The text the code pane shows on `tab`, if any (None: nothing yet).
+pub fn code_text(tab: CodeTab, state: &State, selected: Option<&str>) -> Option<String> {
+    if tab == CodeTab::Program {
+        return state.program.as_ref().map(|(code, _)| code.clone());
+    }
+    let node = state.nodes.get(selected?)?;
+    match tab {
+        CodeTab::Code | CodeTab::Diff => node.code().map(str::to_string),
+        CodeTab::Tests => node.tests.clone(),
+        CodeTab::Program => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn program(text: &str) -> State {
+        State {
+            program: Some((text.to_string(), String::new())),
+            ..State::default()
+        }
+    }
+
+    fn result(request: &HighlightRequest, lines: usize, complete: bool) -> Highlighted {
+        Highlighted {
+            generation: request.generation,
+            key: request.key,
+            lines: vec![[(ratatui::style::Style::new(), "x".into())].into(); lines],
+            complete,
+        }
+    }
+
+    #[test]
+    fn the_first_lines_sent_ahead_show_until_the_rest_comes_and_are_asked_again_if_it_never_does() {
+        let mut pane = CodePane {
+            tab: CodeTab::Program,
+            ..CodePane::default()
+        };
+        let a = program("a = 1\nb = 2\nc = 3\n");
+        let ask = pane.prepare(&a, None, Some("t")).unwrap();
+        assert_eq!(ask.first, FIRST_LINES);
+        assert!(pane.take_highlight(result(&ask, 1, false), &a, None));
+        assert_eq!(
+            pane.highlighted("a = 1\nb = 2\nc = 3\n").map(<[_]>::len),
+            Some(1)
+        );
+        // The rest is on its way: not asked again.
+        assert!(pane.prepare(&a, None, Some("t")).is_none());
+        // Another text is shown before the rest came: the job was superseded.
+        let b = program("other\n");
+        assert!(pane.prepare(&b, None, Some("t")).is_some());
+        // Back to the first text: only its first lines are known, so it is asked again.
+        let again = pane.prepare(&a, None, Some("t")).unwrap();
+        assert!(pane.take_highlight(result(&again, 3, true), &a, None));
+        assert_eq!(
+            pane.highlighted("a = 1\nb = 2\nc = 3\n").map(<[_]>::len),
+            Some(3)
+        );
+        // A late partial result does not replace the whole one.
+        assert!(!pane.take_highlight(result(&again, 1, false), &a, None));
+        assert!(pane.prepare(&a, None, Some("t")).is_none());
+    }
+}

@@ -1,0 +1,227 @@
+//! The lines the code pane draws: numbered code with marks beside lines
+//! (the failing line today; runtime values or notes can be more marks), the
+//! streaming reply, a diff, and the localized error under the code.
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use crate::highlight::StyledLine;
+use crate::sanitize::sanitize;
+use crate::theme::Theme;
+use codeloop_protocol::Location;
+
+/// A note drawn beside one line of code.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mark {
+    /// 0-based line of the text shown.
+    pub line: usize,
+    /// The gutter sign.
+    pub sign: &'static str,
+    /// Drawn after the code.
+    pub note: String,
+    /// The note's style; `emphasis` also colours the whole line.
+    pub style: Style,
+    pub emphasis: bool,
+}
+
+impl Mark {
+    /// The failing line, with its error beside it.
+    pub fn failure(t: &Theme, line: usize, e: &Location) -> Mark {
+        Mark {
+            line,
+            sign: "▶",
+            note: format!("  ◀ {}: {}", e.error_type, first_line(&e.message)),
+            style: t.error,
+            emphasis: true,
+        }
+    }
+}
+
+/// Numbered lines, highlighted when the worker has done them, marks beside
+/// them. Only the rows from `first` that fit `height` are built: a long file
+/// costs no more per frame than a short one.
+pub fn numbered<'a>(
+    t: &Theme,
+    code: &str,
+    highlighted: Option<&[StyledLine]>,
+    marks: &[Mark],
+    first: usize,
+    height: usize,
+) -> Vec<Line<'a>> {
+    let count = code.lines().count().max(1);
+    let width = count.to_string().len();
+    let first = first.min(count.saturating_sub(1));
+    let visible = first..first + height;
+    code.lines()
+        .enumerate()
+        .map(|(i, text)| {
+            if !visible.contains(&i) {
+                return Line::default();
+            }
+            // An emphasized mark (the failure) gives the sign, else the
+            // first; every mark adds its note, in order.
+            let on_line: Vec<&Mark> = marks.iter().filter(|m| m.line == i).collect();
+            let mark = on_line
+                .iter()
+                .find(|m| m.emphasis)
+                .or(on_line.first())
+                .copied();
+            let gutter = format!("{}{:>width$} ", mark.map_or(" ", |m| m.sign), i + 1);
+            let mut spans = vec![Span::styled(gutter, mark.map_or(t.dim, |m| m.style))];
+            match highlighted.and_then(|h| h.get(i)) {
+                Some(styled) => spans.extend(
+                    styled
+                        .iter()
+                        .map(|(s, text)| Span::styled(text.replace('\t', "    "), *s)),
+                ),
+                None => spans.push(Span::styled(text.replace('\t', "    "), t.text)),
+            }
+            if spans.len() == 1 {
+                // An empty line still has its text span: the gutter is the
+                // first of several (see `hscroll::clip_lines`).
+                spans.push(Span::raw(""));
+            }
+            for m in &on_line {
+                spans.push(Span::styled(m.note.clone(), m.style));
+            }
+            let line = Line::from(spans);
+            if on_line.iter().any(|m| m.emphasis) {
+                line.style(t.marker)
+            } else {
+                line
+            }
+        })
+        .collect()
+}
+
+/// The reply as it streams: complete lines settled, the unfinished one dim.
+pub fn streaming<'a>(t: &Theme, text: &str) -> Vec<Line<'a>> {
+    let (settled, tail) = match text.rfind('\n') {
+        Some(i) => (&text[..i], &text[i + 1..]),
+        None => ("", text),
+    };
+    let mut lines: Vec<Line> = if settled.is_empty() {
+        Vec::new()
+    } else {
+        sanitize(settled)
+            .lines()
+            .map(|l| Line::styled(l.to_string(), t.text))
+            .collect()
+    };
+    lines.push(Line::from(vec![
+        Span::styled(sanitize(tail), t.dim),
+        Span::styled("▌", t.running),
+    ]));
+    lines
+}
+
+pub fn diff_lines<'a>(t: &Theme, old: &str, new: &str) -> Vec<Line<'a>> {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut lines = Vec::new();
+    for change in diff.iter_all_changes() {
+        let (sign, style) = match change.tag() {
+            similar::ChangeTag::Delete => ("-", t.removed),
+            similar::ChangeTag::Insert => ("+", t.added),
+            similar::ChangeTag::Equal => (" ", t.dim),
+        };
+        let text = change
+            .value()
+            .trim_end_matches(['\n', '\r'])
+            .replace('\t', "    ");
+        lines.push(Line::styled(format!("{sign} {text}"), style));
+    }
+    lines
+}
+
+/// Lines added and removed from `old` to `new`.
+pub fn change_counts(old: &str, new: &str) -> (usize, usize) {
+    let diff = similar::TextDiff::from_lines(old, new);
+    let mut added = 0;
+    let mut removed = 0;
+    for c in diff.iter_all_changes() {
+        match c.tag() {
+            similar::ChangeTag::Insert => added += 1,
+            similar::ChangeTag::Delete => removed += 1,
+            similar::ChangeTag::Equal => {}
+        }
+    }
+    (added, removed)
+}
+
+/// The localized error, in a few lines under the code.
+pub fn error_lines<'a>(t: &Theme, e: &Location) -> Vec<Line<'a>> {
+    let mut place = e.place();
+    if let Some(f) = &e.function {
+        place.push_str(&format!(" in {f}"));
+    }
+    let mut lines = vec![Line::from(vec![
+        Span::styled(format!("✗ {}", e.error_type), t.error),
+        Span::styled(format!(" at {place}"), t.dim),
+        Span::styled(format!(": {}", first_line(&e.message)), t.text),
+    ])];
+    let mut detail = Vec::new();
+    if let Some(test) = &e.test {
+        detail.push(format!("test {test}"));
+    }
+    if let Some(x) = &e.expected {
+        detail.push(format!("expected {x}"));
+    }
+    if let Some(x) = &e.actual {
+        detail.push(format!("got {x}"));
+    }
+    if !detail.is_empty() {
+        lines.push(Line::styled(format!("  {}", detail.join(" · ")), t.text));
+    }
+    lines
+}
+
+/// A failure found in an earlier version of the code or tests than the one
+/// shown: named, never drawn on a line (that line may hold other code now).
+pub fn earlier_failure_line<'a>(t: &Theme, found_in: u32, shown: u32, e: &Location) -> Line<'a> {
+    let when = if found_in == shown {
+        format!("before the tests changed, iteration {found_in}")
+    } else {
+        format!("iteration {found_in}, now {shown}")
+    };
+    Line::from(vec![
+        Span::styled("previous iteration's failure", t.warning),
+        Span::styled(format!(" ({when}): "), t.dim),
+        Span::styled(
+            format!(
+                "{} at {}: {}",
+                e.error_type,
+                e.place(),
+                first_line(&e.message)
+            ),
+            t.dim,
+        ),
+    ])
+}
+
+pub fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+/// The 0-based line of `code` the error points at. The location's line number
+/// is in the file the program ran (which may hold more than this node), so the
+/// line is found by its text from the context, nearest to the number; failing
+/// that, the number itself when it is in the node's own code.
+pub fn failing_line(code: &str, e: &Location) -> Option<usize> {
+    let line = e.line? as usize;
+    let lines: Vec<&str> = code.lines().collect();
+    if let Some((_, text)) = e.context.iter().find(|(n, _)| *n as usize == line) {
+        let want = text.trim();
+        if !want.is_empty() {
+            let best = lines
+                .iter()
+                .enumerate()
+                .filter(|(_, l)| l.trim() == want)
+                .min_by_key(|(i, _)| (*i as i64 - (line as i64 - 1)).unsigned_abs())
+                .map(|(i, _)| i);
+            if best.is_some() {
+                return best;
+            }
+        }
+    }
+    (e.in_node_code && line >= 1 && line <= lines.len()).then(|| line - 1)
+}

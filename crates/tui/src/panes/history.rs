@@ -1,0 +1,381 @@
+//! The history: the iterations as a timeline. Each attempt, what failed
+//! where, the reflection (streaming in), what was changed, and every act of
+//! the person at the keyboard.
+
+use std::collections::BTreeMap;
+
+use crossterm::event::KeyEvent;
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::code_lines::change_counts;
+use super::{Ctx, Handled, Scroll, page, scroll_keys, wrap};
+use crate::describe::{describe_command, source_label};
+use crate::keymap::{self, Binding, Row};
+use codeloop_session::state::HistoryEntry;
+use codeloop_session::{Command, NoticeLevel, Outcome, State};
+
+pub const KEYS: &[Binding<Scroll>] = &[Binding {
+    label: "↑ ↓ PgUp PgDn",
+    does: "scroll the timeline",
+    short: "scroll the timeline",
+    keys: scroll_keys!(std::convert::identity),
+}];
+
+/// What the history says about the tape itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TapeNotes<'a> {
+    /// The tape's last line was cut off (line number).
+    pub truncated_line: Option<usize>,
+    /// Older output was dropped from memory.
+    pub elided_output: bool,
+    /// The tape has no `finished` event: the session was killed or crashed.
+    pub unfinished: bool,
+    /// Lines that could not be read and were skipped (`damage_report`).
+    pub damage: Option<&'a str>,
+}
+
+#[derive(Debug, Default)]
+pub struct HistoryPane {
+    /// Lines scrolled up from the end.
+    back: usize,
+    /// Lines added and removed by each code version against the one before,
+    /// by (node, iteration): diffed once, not on every frame.
+    changes: BTreeMap<(String, u32), (usize, usize)>,
+}
+
+impl HistoryPane {
+    pub fn help() -> Vec<Row> {
+        keymap::rows(KEYS).collect()
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent, height: u16) -> Handled<()> {
+        let Some(scroll) = keymap::lookup(KEYS, &key) else {
+            return Handled::NotMine;
+        };
+        match scroll {
+            Scroll::Up => self.back += 1,
+            Scroll::Down => self.back = self.back.saturating_sub(1),
+            Scroll::PageUp => self.back += page(height),
+            Scroll::PageDown => self.back = self.back.saturating_sub(page(height)),
+        }
+        Handled::Done
+    }
+
+    /// The mouse wheel (three lines a notch).
+    pub fn on_wheel(&mut self, up: bool) {
+        self.back = if up {
+            self.back + 3
+        } else {
+            self.back.saturating_sub(3)
+        };
+    }
+
+    /// Before a frame: count the changes of code versions not seen yet.
+    pub fn prepare(&mut self, state: &State) {
+        for node in state.nodes.values() {
+            for pair in node.versions.windows(2) {
+                let key = (node.spec.name.clone(), pair[1].iteration);
+                self.changes
+                    .entry(key)
+                    .or_insert_with(|| change_counts(&pair[0].code, &pair[1].code));
+            }
+        }
+    }
+
+    pub fn render(&self, ctx: &Ctx, notes: TapeNotes<'_>, area: Rect, frame: &mut Frame) {
+        let width = usize::from(area.width.saturating_sub(2));
+        let height = usize::from(area.height.saturating_sub(2));
+        let mut lines = self.lines(ctx, notes, width, false);
+        if lines.len() > height {
+            // Short of room: the notes take a line each, so the last
+            // iteration's reflection stays in view above them.
+            lines = self.lines(ctx, notes, width, true);
+        }
+        let end = lines
+            .len()
+            .saturating_sub(self.back.min(lines.len().saturating_sub(height)));
+        let start = end.saturating_sub(height);
+        let detail = match ctx.state.repair_iterations() {
+            0 => String::new(),
+            n => format!("{n} repair{}", if n == 1 { "" } else { "s" }),
+        };
+        let p = Paragraph::new(lines[start..end].to_vec())
+            .block(ctx.block(ctx.title("History", detail)));
+        frame.render_widget(p, area);
+    }
+
+    /// The timeline's lines at `width`; `compact`: notes cut to one line each.
+    pub fn lines(
+        &self,
+        ctx: &Ctx,
+        notes: TapeNotes<'_>,
+        width: usize,
+        compact: bool,
+    ) -> Vec<Line<'static>> {
+        let t = ctx.theme;
+        let s = ctx.state;
+        let mut out: Vec<Line<'static>> = Vec::new();
+        if notes.unfinished {
+            push_wrapped(
+                &mut out,
+                "! ",
+                "did not finish: the tape has no end (the session was killed, crashed, or is still running); shown up to its last event",
+                t.warning,
+                width,
+            );
+        }
+        if let Some(damage) = notes.damage {
+            push_wrapped(
+                &mut out,
+                "! ",
+                &format!("tape damage: {damage}"),
+                t.warning,
+                width,
+            );
+        }
+        if let Some(line) = notes.truncated_line {
+            push_wrapped(
+                &mut out,
+                "! ",
+                &format!(
+                    "the tape was cut off at line {line} (the session crashed or is still being written): shown up to the last complete event"
+                ),
+                t.warning,
+                width,
+            );
+        }
+        if notes.elided_output {
+            push_wrapped(
+                &mut out,
+                "! ",
+                "older output was dropped from memory; the tape on disk keeps it",
+                t.dim,
+                width,
+            );
+        }
+        let mut last_repeat: Option<(usize, String)> = None;
+        let mut last_repeat_line = usize::MAX;
+        for entry in &s.history {
+            match entry {
+                HistoryEntry::Attempt {
+                    node,
+                    iteration,
+                    source,
+                } => {
+                    let mut spans = vec![
+                        Span::styled(format!("● {node}"), t.title),
+                        Span::styled(format!(" attempt {iteration}"), t.text),
+                        Span::styled(format!(" ({})", source_label(*source)), t.dim),
+                    ];
+                    if let Some(kind) = s.nodes.get(node).and_then(|n| n.attempt_kind(*iteration)) {
+                        spans.push(Span::styled(format!(" · {}", kind.label()), t.accent));
+                    }
+                    if let Some((a, r)) = self.changes.get(&(node.clone(), *iteration)) {
+                        spans.push(Span::styled(format!(" changed +{a} -{r}"), t.accent));
+                    }
+                    out.push(Line::from(spans));
+                }
+                HistoryEntry::RunResult {
+                    node,
+                    iteration: _,
+                    run_id,
+                    passed,
+                } => {
+                    let what = match node {
+                        Some(_) => "tests",
+                        None => "the program",
+                    };
+                    let mut spans = vec![if *passed {
+                        Span::styled(format!("  ✓ {what} passed"), t.ok)
+                    } else {
+                        Span::styled(format!("  ✗ {what} failed"), t.error)
+                    }];
+                    spans.push(Span::styled(format!(" · run {run_id}"), t.dim));
+                    if let Some(mark) = ctx.reruns.get(run_id) {
+                        spans.push(if mark.differs() {
+                            Span::styled(" ≠live", t.warning)
+                        } else {
+                            Span::styled(" =live", t.ok)
+                        });
+                    }
+                    out.push(Line::from(spans));
+                }
+                HistoryEntry::Failure { location: e, .. } => {
+                    let mut place = e.place();
+                    if let Some(f) = &e.function {
+                        place.push_str(&format!(" in {f}"));
+                    }
+                    let mut text = format!(
+                        "{} at {place}: {}",
+                        e.error_type,
+                        e.message.lines().next().unwrap_or("")
+                    );
+                    if let (Some(x), Some(a)) = (&e.expected, &e.actual)
+                        && !(text.contains(x.as_str()) && text.contains(a.as_str()))
+                    {
+                        text.push_str(&format!(" (expected {x}, got {a})"));
+                    }
+                    push_wrapped(&mut out, "    where: ", &text, t.error, width);
+                }
+                HistoryEntry::Reflection {
+                    node,
+                    iteration,
+                    call_id,
+                    text,
+                    done,
+                } => {
+                    let shown = if *done {
+                        text.trim().to_string()
+                    } else {
+                        format!("{}▌", text.trim_start())
+                    };
+                    push_wrapped(&mut out, "    why:   ", &shown, t.text, width);
+                    if let Some(call) = call_id.and_then(|id| s.calls.get(&id))
+                        && !call.reasoning.is_empty()
+                    {
+                        out.push(Line::styled(
+                            format!(
+                                "    thought: {} characters of reasoning, kept apart (never used as code)",
+                                call.reasoning.chars().count()
+                            ),
+                            t.dim,
+                        ));
+                    }
+                    if let Some(n) = s.nodes.get(node) {
+                        for change in n.test_changes.iter().filter(|c| c.iteration == *iteration) {
+                            test_change_lines(&mut out, change, t, width);
+                        }
+                    }
+                }
+                HistoryEntry::Steer { command } => {
+                    let what = describe_command(command);
+                    // Approvals come one per step in step mode: count them on one line.
+                    if matches!(command, Command::Approve | Command::Skip) {
+                        if let Some((n, prev)) = last_repeat.as_mut()
+                            && *prev == what
+                            && out.len() == last_repeat_line
+                        {
+                            *n += 1;
+                            if let Some(line) = out.last_mut() {
+                                *line = Line::styled(format!("  ⚑ you: {what} ×{n}"), t.dim);
+                            }
+                            continue;
+                        }
+                        out.push(Line::styled(format!("  ⚑ you: {what}"), t.dim));
+                        last_repeat = Some((1, what));
+                        last_repeat_line = out.len();
+                        continue;
+                    }
+                    push_wrapped(&mut out, "  ⚑ you: ", &what, t.accent, width);
+                }
+            }
+        }
+        let shown_notes = if compact { 1 } else { 3 };
+        for (level, message) in s.notices.iter().rev().take(shown_notes).rev() {
+            let style = match level {
+                NoticeLevel::Info => t.dim,
+                NoticeLevel::Warning => t.warning,
+                NoticeLevel::Error => t.error,
+            };
+            if compact {
+                let more = s.notices.len() - 1;
+                let prefix = match more {
+                    0 => "  note: ".to_string(),
+                    n => format!("  note (+{n}): "),
+                };
+                out.push(Line::styled(cut(&prefix, message, width), style));
+            } else {
+                push_wrapped(&mut out, "  note: ", message, style, width);
+            }
+        }
+        let outcome = Outcome::of(s);
+        if s.finished.is_some() && outcome.ended() {
+            let style = super::outcome_style(t, outcome);
+            push_wrapped(
+                &mut out,
+                &format!("{} ", outcome.symbol()),
+                &codeloop_session::outcome::line(s),
+                style,
+                width,
+            );
+        }
+        if out.is_empty() {
+            out.push(Line::styled("iterations and reflections show here", t.dim));
+        }
+        out
+    }
+}
+
+/// `prefix` and the first line of `text`, cut to `width` columns with an ellipsis.
+fn cut(prefix: &str, text: &str, width: usize) -> String {
+    let room = width.saturating_sub(prefix.chars().count());
+    let text = text.lines().next().unwrap_or("");
+    match wrap(text, room).as_slice() {
+        [only] => format!("{prefix}{only}"),
+        _ => match wrap(text, room.saturating_sub(1)).first() {
+            Some(first) => format!("{prefix}{first}…"),
+            None => prefix.to_string(),
+        },
+    }
+}
+
+fn push_wrapped<'a>(out: &mut Vec<Line<'a>>, prefix: &str, text: &str, style: Style, width: usize) {
+    let indent = " ".repeat(prefix.chars().count());
+    for (i, piece) in wrap(text, width.saturating_sub(indent.len()))
+        .into_iter()
+        .enumerate()
+    {
+        let lead = if i == 0 {
+            prefix.to_string()
+        } else {
+            indent.clone()
+        };
+        out.push(Line::styled(format!("{lead}{piece}"), style));
+    }
+}
+
+/// A test change the model proposed: marked as such, its fate, and the
+/// changed lines (a few).
+fn test_change_lines(
+    out: &mut Vec<Line<'static>>,
+    change: &codeloop_session::state::TestChange,
+    t: &crate::theme::Theme,
+    width: usize,
+) {
+    const SHOWN: usize = 8;
+    let fate = match (&change.rejected_because, change.applied) {
+        (Some(why), _) => format!("rejected: {why}"),
+        (None, true) => "applied".to_string(),
+        (None, false) => "not applied".to_string(),
+    };
+    push_wrapped(
+        out,
+        "    ✎ ",
+        &format!("test changed by the model ({fate})"),
+        t.warning,
+        width,
+    );
+    let diff = similar::TextDiff::from_lines(&change.old, &change.new);
+    let changed: Vec<(similar::ChangeTag, String)> = diff
+        .iter_all_changes()
+        .filter(|c| c.tag() != similar::ChangeTag::Equal)
+        .map(|c| (c.tag(), c.value().trim_end().to_string()))
+        .collect();
+    for (tag, line) in changed.iter().take(SHOWN) {
+        let (sign, style) = match tag {
+            similar::ChangeTag::Delete => ("-", t.error),
+            _ => ("+", t.ok),
+        };
+        out.push(Line::styled(format!("      {sign} {line}"), style));
+    }
+    if changed.len() > SHOWN {
+        out.push(Line::styled(
+            format!("      … {} more changed lines", changed.len() - SHOWN),
+            t.dim,
+        ));
+    }
+}

@@ -1,0 +1,256 @@
+//! Recent sessions on the welcome screen, under the demos: one line each
+//! (result, when, task, iterations, tokens, the parent of a fork), a
+//! selection moved with ↑/↓, and keys to open, replay, resume, fork or
+//! delete the selected one. The list is read once when the workbench opens
+//! (from the session index's cached summaries), never while drawing.
+
+use std::path::PathBuf;
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::text::{Line, Span};
+
+use super::{Ctx, Handled};
+use crate::keymap::{self, Binding, Key, Row};
+use codeloop_session::State;
+use codeloop_session::index::{SessionResult, SessionSummary};
+
+/// Sessions the welcome screen lists (the newest).
+pub const RECENT: usize = 8;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionAct {
+    Up,
+    Down,
+    Open,
+    Replay,
+    Resume,
+    Fork,
+    Delete,
+}
+
+/// What the person meant for the selected session.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionIntent {
+    Open(PathBuf),
+    Replay(PathBuf),
+    Resume(PathBuf),
+    /// Fork at the end of its tape.
+    Fork(PathBuf),
+    /// Delete its folder (after a confirmation).
+    Delete(PathBuf),
+}
+
+pub const KEYS: &[Binding<SessionAct>] = &[
+    Binding {
+        label: "↑ / ↓",
+        does: "select a recent session",
+        short: "select a session",
+        keys: &[
+            (Key::code(KeyCode::Up), SessionAct::Up),
+            (Key::ch('k'), SessionAct::Up),
+            (Key::code(KeyCode::Down), SessionAct::Down),
+            (Key::ch('j'), SessionAct::Down),
+        ],
+    },
+    Binding {
+        label: "Enter",
+        does: "open the session (review)",
+        short: "open",
+        keys: &[(Key::code(KeyCode::Enter), SessionAct::Open)],
+    },
+    Binding {
+        label: "r",
+        does: "replay the session",
+        short: "replay",
+        keys: &[(Key::ch('r'), SessionAct::Replay)],
+    },
+    Binding {
+        label: "R",
+        does: "resume the session (after a kill, a cancel or a limit)",
+        short: "resume",
+        keys: &[(Key::ch('R'), SessionAct::Resume)],
+    },
+    Binding {
+        label: "F",
+        does: "fork the session at its end (a new session goes on from there)",
+        short: "fork",
+        keys: &[(Key::ch('F'), SessionAct::Fork)],
+    },
+    Binding {
+        label: "d",
+        does: "delete the session's folder (asks first)",
+        short: "delete",
+        keys: &[(Key::ch('d'), SessionAct::Delete)],
+    },
+];
+
+#[derive(Debug, Default)]
+pub struct SessionList {
+    selected: usize,
+}
+
+impl SessionList {
+    pub fn help() -> Vec<Row> {
+        keymap::rows(KEYS).collect()
+    }
+
+    pub fn selected(&self) -> usize {
+        self.selected
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent, sessions: &[SessionSummary]) -> Handled<SessionIntent> {
+        if sessions.is_empty() {
+            return Handled::NotMine;
+        }
+        let Some(act) = keymap::lookup(KEYS, &key) else {
+            return Handled::NotMine;
+        };
+        let last = sessions.len() - 1;
+        self.selected = self.selected.min(last);
+        let dir = sessions[self.selected].dir.clone();
+        let tape = sessions[self.selected].tape();
+        Handled::Intent(match act {
+            SessionAct::Up => {
+                self.selected = self.selected.saturating_sub(1);
+                return Handled::Done;
+            }
+            SessionAct::Down => {
+                self.selected = (self.selected + 1).min(last);
+                return Handled::Done;
+            }
+            SessionAct::Open => SessionIntent::Open(tape),
+            SessionAct::Replay => SessionIntent::Replay(tape),
+            SessionAct::Resume => SessionIntent::Resume(tape),
+            SessionAct::Fork => SessionIntent::Fork(tape),
+            SessionAct::Delete => SessionIntent::Delete(dir),
+        })
+    }
+
+    /// Which of `lines` is the selected session (line 0 is the heading),
+    /// when the list has the keys.
+    pub fn selected_line(&self, ctx: &Ctx, sessions: &[SessionSummary]) -> Option<usize> {
+        (ctx.focused && !sessions.is_empty()).then(|| 1 + self.selected.min(sessions.len() - 1))
+    }
+
+    /// The list's lines for the welcome screen.
+    pub fn lines(&self, ctx: &Ctx, sessions: &[SessionSummary]) -> Vec<Line<'static>> {
+        let t = ctx.theme;
+        if sessions.is_empty() {
+            return Vec::new();
+        }
+        let mut lines = vec![Line::styled(
+            "Recent sessions (↑/↓, Enter open · r replay · R resume · F fork · d delete):",
+            t.text,
+        )];
+        let selected = self.selected.min(sessions.len() - 1);
+        for (i, s) in sessions.iter().enumerate() {
+            let (sign, style) = match s.result {
+                SessionResult::Passed => ("✓", t.ok),
+                SessionResult::Failed => ("✗", t.error),
+                SessionResult::Cancelled => ("■", t.warning),
+                SessionResult::DidNotFinish => ("…", t.warning),
+            };
+            let when = s
+                .started_at
+                .get(..16)
+                .unwrap_or(&s.started_at)
+                .replace('T', " ");
+            let mut spans = vec![
+                Span::styled(format!("  {sign} "), style),
+                Span::styled(format!("{when}  "), t.dim),
+                Span::styled(s.task.lines().next().unwrap_or("").to_string(), t.text),
+                Span::styled(
+                    format!(
+                        "  · {} · {} repairs · {} tok",
+                        s.result.label(),
+                        s.iterations,
+                        s.tokens
+                    ),
+                    t.dim,
+                ),
+            ];
+            if let Some(parent) = &s.parent {
+                spans.push(Span::styled(format!(" · fork of {parent}"), t.dim));
+            }
+            let mut line = Line::from(spans);
+            if i == selected && ctx.focused {
+                line = line.style(t.selection);
+            }
+            lines.push(line);
+        }
+        lines
+    }
+}
+
+/// A session's lineage in a few words: the session it was forked from (and
+/// where), and the sessions forked from it that the index knows.
+pub fn lineage(state: &State, sessions: &[SessionSummary]) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(p) = &state.parent {
+        parts.push(format!("fork of {} at #{}", p.session_id, p.at_seq));
+    }
+    let id = &state.session_id;
+    let forks: Vec<&str> = sessions
+        .iter()
+        .filter(|s| {
+            !id.is_empty()
+                && s.parent
+                    .as_deref()
+                    .and_then(|p| p.rsplit_once('@'))
+                    .is_some_and(|(parent, _)| parent == id)
+        })
+        .map(|s| s.id.as_str())
+        .collect();
+    if !forks.is_empty() {
+        parts.push(format!("forks: {}", forks.join(", ")));
+    }
+    (!parts.is_empty()).then(|| parts.join(" · "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codeloop_session::state::ParentSession;
+
+    fn summary(id: &str, parent: Option<&str>) -> SessionSummary {
+        SessionSummary {
+            id: id.into(),
+            started_at: String::new(),
+            task: String::new(),
+            model: String::new(),
+            provider: String::new(),
+            result: SessionResult::Passed,
+            iterations: 0,
+            tokens: 0,
+            parent: parent.map(str::to_string),
+            events: 0,
+            dir: PathBuf::from(id),
+        }
+    }
+
+    #[test]
+    fn lineage_names_the_parent_and_the_forks() {
+        let mut state = State {
+            session_id: "b".into(),
+            ..State::default()
+        };
+        let sessions = vec![
+            summary("c", Some("b@40")),
+            summary("d", Some("bb@3")),
+            summary("e", Some("b@7")),
+        ];
+        assert_eq!(lineage(&state, &sessions).as_deref(), Some("forks: c, e"));
+        state.parent = Some(ParentSession {
+            session_id: "a".into(),
+            tape: "a/tape.jsonl".into(),
+            at_seq: 12,
+        });
+        assert_eq!(
+            lineage(&state, &sessions[1..2]).as_deref(),
+            Some("fork of a at #12")
+        );
+        state.session_id = String::new();
+        state.parent = None;
+        assert_eq!(lineage(&state, &sessions), None);
+    }
+}
