@@ -47,6 +47,10 @@ pub struct ModelConfig {
     /// The model's context window in tokens, when the server does not tell
     /// it (or tells it wrong); none: asked of the server.
     pub context: Option<u64>,
+    /// The most model calls in flight at once, whatever the workers; none:
+    /// what the server tells (llama.cpp's slots; one for llama-cpp-python
+    /// and an unknown server on this machine; no limit for hosted APIs).
+    pub parallel: Option<usize>,
     /// The `[models.NAME]` profile to use.
     pub profile: Option<String>,
 }
@@ -66,6 +70,7 @@ pub struct ModelProfile {
     pub context: Option<u64>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
+    pub parallel: Option<usize>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -118,6 +123,7 @@ impl Default for ModelConfig {
             temperature: None,
             max_tokens: None,
             context: None,
+            parallel: None,
             profile: None,
         }
     }
@@ -306,6 +312,7 @@ impl Config {
         model.context = profile.context.or(model.context);
         model.max_tokens = profile.max_tokens.or(model.max_tokens);
         model.temperature = profile.temperature.or(model.temperature);
+        model.parallel = profile.parallel.or(model.parallel);
         Ok(Some(model))
     }
 

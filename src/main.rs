@@ -74,6 +74,8 @@ enum Cmd {
     Eval(commands::eval::Args),
     /// The repair loop over a HumanEval-format problem set: pass@1 first try and after repair.
     Bench(commands::bench::Args),
+    /// What a model server is and takes: its models, window, requests at once, and the structured-reply shape it accepts.
+    Models(commands::models::Args),
     /// Print the effective configuration as TOML (every setting, no secrets).
     Config,
 }
@@ -164,6 +166,7 @@ async fn dispatch(cli: Cli, config: Config) -> anyhow::Result<i32> {
         Some(Cmd::Doctor(args)) => commands::doctor::run(args, config).await,
         Some(Cmd::Eval(args)) => commands::eval::run(args, config).await,
         Some(Cmd::Bench(args)) => commands::bench::run(args, config).await,
+        Some(Cmd::Models(args)) => commands::models::run(args, config).await,
         Some(Cmd::Config) => {
             print!("{}", config.to_toml());
             Ok(0)

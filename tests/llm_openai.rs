@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use codeloop::llm::openai::{ApiKey, OpenAiClient, OpenAiOptions, list_models};
-use codeloop::llm::{ChatModel, ChatReply, ChatRequest, LlmError};
+use codeloop::llm::{ChatModel, ChatReply, ChatRequest, Delta, LlmError};
 use codeloop::protocol::{ChatMessage, Role, Usage};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -271,6 +271,7 @@ fn request() -> ChatRequest {
         ],
         temperature: Some(0.2),
         max_tokens: None,
+        schema: None,
     }
 }
 
@@ -285,6 +286,20 @@ async fn call(client: &OpenAiClient) -> (Result<ChatReply, LlmError>, Vec<String
         got
     });
     let reply = client.stream_chat(request(), tx).await;
+    (reply, collector.await.unwrap())
+}
+
+/// Run one call, collecting every delta (restarts included).
+async fn call_deltas(client: &OpenAiClient) -> (Result<ChatReply, LlmError>, Vec<Delta>) {
+    let (tx, mut rx) = mpsc::channel(16);
+    let collector = tokio::spawn(async move {
+        let mut got = Vec::new();
+        while let Some(d) = rx.recv().await {
+            got.push(d);
+        }
+        got
+    });
+    let reply = client.stream(request(), tx).await;
     (reply, collector.await.unwrap())
 }
 
@@ -555,11 +570,22 @@ async fn a_body_that_is_not_an_event_stream_is_named_for_what_it_is() {
     assert!(matches!(err, LlmError::Protocol { .. }), "{err:?}");
     assert_names(&err, &server, &["text/html", "Welcome to nginx", "/v1"]);
 
-    // An event whose data is not JSON.
-    let server = Server::start(vec![sse("data: hello there\n\n")]).await;
+    // An event whose data is not JSON is a stream damaged on its way: asked
+    // again like a cut one, and whole when the next answer is.
+    let server = Server::start(vec![
+        sse("data: hello there\n\n"),
+        sse(&(delta("def f(): pass") + &finish("stop") + "data: [DONE]\n\n")),
+    ])
+    .await;
+    let client = OpenAiClient::new(options(&server)).unwrap();
+    let (reply, _) = call(&client).await;
+    assert_eq!(reply.unwrap().text, "def f(): pass");
+    assert_eq!(server.received().len(), 2);
+    // Damaged every time: the error names it.
+    let server = Server::start((0..4).map(|_| sse("data: hello there\n\n")).collect()).await;
     let client = OpenAiClient::new(options(&server)).unwrap();
     let err = call(&client).await.0.unwrap_err();
-    assert!(matches!(err, LlmError::Protocol { .. }), "{err:?}");
+    assert!(matches!(err, LlmError::StreamCut { .. }), "{err:?}");
     assert_names(&err, &server, &["not JSON", "hello there"]);
 }
 
@@ -805,10 +831,75 @@ async fn the_body_is_read_by_what_it_holds_not_by_its_content_type() {
     let client = OpenAiClient::new(options(&server)).unwrap();
     assert_eq!(call(&client).await.0.unwrap().text, "streamed anyway");
 
-    // An empty answer is named as such.
+    // An empty stream that is no overflow (the same request unstreamed is
+    // answered) is asked again, and the tape is told why.
+    let server = Server::start(vec![
+        Answer(vec![Part::Bytes(plain(200, "", ""))]),
+        Answer(vec![Part::Bytes(plain(
+            200,
+            "content-type: application/json\r\n",
+            r#"{"choices": [{"index": 0, "message": {"content": "x"}, "finish_reason": "length"}]}"#,
+        ))]),
+        sse(&(delta("def f(): pass") + "data: [DONE]\n\n")),
+    ])
+    .await;
+    let client = OpenAiClient::new(options(&server)).unwrap();
+    let (reply, deltas) = call_deltas(&client).await;
+    assert_eq!(reply.unwrap().text, "def f(): pass");
+    assert!(
+        deltas
+            .iter()
+            .any(|d| matches!(d, Delta::Restart(why) if why.contains("empty stream"))),
+        "{deltas:?}"
+    );
+    let received = server.received();
+    assert_eq!(received.len(), 3);
+    assert_eq!(
+        received[1].json()["stream"],
+        json!(false),
+        "{:?}",
+        received[1]
+    );
+}
+
+#[tokio::test]
+async fn an_empty_stream_from_llama_cpp_python_is_its_overflow_and_teaches_the_window() {
+    // llama-cpp-python raises "Requested tokens (N) exceed context window of
+    // W" inside its stream: the answer is a 200 with nothing in it. The
+    // same request unstreamed gets the plain error, which names the window.
+    let overflow = r#"{"error":{"message":"This model's maximum context length is 2048 tokens. However, you requested 3051 tokens (3031 in the messages, 20 in the completion). Please reduce the length of the messages or completion.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}"#;
+    let server = Server::start(vec![
+        Answer(vec![Part::Bytes(plain(
+            200,
+            "content-type: text/event-stream; charset=utf-8\r\n",
+            "",
+        ))]),
+        Answer(vec![Part::Bytes(plain(
+            400,
+            "content-type: application/json\r\n",
+            overflow,
+        ))]),
+    ])
+    .await;
+    let mut o = options(&server);
+    o.max_tokens = Some(512);
+    let client = OpenAiClient::new(o).unwrap();
     let err = call(&client).await.0.unwrap_err();
-    assert!(matches!(err, LlmError::Protocol { .. }), "{err:?}");
-    assert_names(&err, &server, &["an empty body", "no content type"]);
+    match &err {
+        LlmError::ContextOverflow { window, .. } => assert_eq!(*window, Some(2048)),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(server.received().len(), 2);
+    // The window is known now: a prompt that leaves no room for a reply is
+    // refused before it is sent, and the reply limit sent fits what is left.
+    let long = ChatRequest {
+        messages: vec![ChatMessage::user("word ".repeat(2000))],
+        ..request()
+    };
+    let err = client.stream(long, mpsc::channel(8).0).await.unwrap_err();
+    assert!(matches!(err, LlmError::ContextOverflow { .. }), "{err:?}");
+    assert!(err.to_string().contains("2048"), "{err}");
+    assert_eq!(server.received().len(), 2, "nothing more was sent");
 }
 
 #[tokio::test]

@@ -209,6 +209,7 @@ async fn a_recorded_tape_is_a_script() {
         reasoning: String::new(),
         finish_reason: None,
         usage_estimated: false,
+        structured: None,
     };
     tape.append(req(1, "plan", Purpose::Plan)).unwrap();
     tape.append(Event::ModelDelta {
@@ -239,6 +240,7 @@ async fn a_recorded_tape_is_a_script() {
     tape.append(Event::ModelError {
         call_id: 4,
         message: "timeout".into(),
+        usage: None,
     })
     .unwrap();
     tape.append(req(5, "code/parse/2", Purpose::Repair { node: node() }))
@@ -399,6 +401,7 @@ fn tape_with_prompts(dir: &tempfile::TempDir, calls: &[(&str, &str, &str)]) -> s
             reasoning: String::new(),
             finish_reason: None,
             usage_estimated: false,
+            structured: None,
         })
         .unwrap();
     }

@@ -119,6 +119,7 @@ fn session_events() -> Vec<Event> {
             reasoning: String::new(),
             finish_reason: None,
             usage_estimated: false,
+            structured: None,
         },
         Event::Reflection {
             node: "double".into(),

@@ -115,6 +115,7 @@ fn session() -> Vec<Event> {
             reasoning: "One function is enough.".into(),
             finish_reason: Some("length".into()),
             usage_estimated: true,
+            structured: None,
         },
         Event::Plan {
             specs: vec![spec("double", "twice x", &[])],

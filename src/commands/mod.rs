@@ -7,6 +7,7 @@ pub mod eval;
 pub mod exec;
 pub mod export;
 pub mod model;
+pub mod models;
 pub mod resume;
 pub mod run;
 pub mod sessions;

@@ -256,6 +256,16 @@ async fn connect(config: &Config, choice: ServerChoice) -> anyhow::Result<Select
         (_, Err(LlmError::Status { status: 404, .. })) if !base_url.ends_with("/v1") => bail!(
             "the server at {base_url} has no {base_url}/models: OpenAI-compatible servers usually serve their API under /v1, so try --base-url {base_url}/v1"
         ),
+        // A name the server does not list is refused before any call: most
+        // local servers answer any name with the one model they have, so a
+        // typo would otherwise be used (and recorded) without a word.
+        (Some(model), Ok(names)) if !names.is_empty() && !serves(&names, &model) => bail!(
+            "the server at {base_url} has no model named \"{model}\"; it lists: {}. Use --model {} (or model = \"{}\" in {})",
+            names.join(", "),
+            names[0],
+            names[0],
+            Config::default_file().display()
+        ),
         (Some(model), _) => model,
         (None, Ok(names)) => match names.into_iter().next() {
             Some(first) => first,
@@ -275,6 +285,7 @@ async fn connect(config: &Config, choice: ServerChoice) -> anyhow::Result<Select
     options.temperature = config.model.temperature;
     options.max_tokens = choice.max_tokens;
     options.context_window = config.model.context;
+    options.max_parallel = config.model.parallel;
     // Learn the server and its window before the first call, so a prompt
     // Ollama would cut silently is refused with what to do instead.
     options.learn_context = true;
@@ -344,6 +355,14 @@ fn default_demo(bundled: &'static [Demo], why: &str) -> anyhow::Result<&'static 
             "{why}, and this build has no bundled demo model to fall back on. Start Ollama (`ollama serve`, then `ollama pull qwen2.5-coder:7b`), or pass --base-url URL --model NAME for another OpenAI-compatible server"
         ),
     }
+}
+
+/// Whether a server that lists `names` serves `model` (Ollama serves
+/// `name` as `name:latest`).
+fn serves(names: &[String], model: &str) -> bool {
+    names
+        .iter()
+        .any(|n| n == model || n.strip_suffix(":latest") == Some(model))
 }
 
 #[cfg(test)]

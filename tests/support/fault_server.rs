@@ -55,9 +55,16 @@ pub enum Answer {
     Whole(u16, String, String),
     /// The connection is closed after the request, before any answer.
     CloseBeforeHead,
+    /// An event stream that stops after these events and holds the
+    /// connection open this long (a server that sends its finishing chunk
+    /// and never `[DONE]`), then closes it.
+    SseHold { events: Vec<String>, hold: Duration },
 }
 
 struct Shared {
+    /// Chat requests being answered now, and the most there ever were.
+    in_flight: usize,
+    max_in_flight: usize,
     seen: Vec<Seen>,
     queue: Vec<Answer>,
     routes: HashMap<String, Answer>,
@@ -78,6 +85,8 @@ impl FaultServer {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let shared = Arc::new(Mutex::new(Shared {
+            in_flight: 0,
+            max_in_flight: 0,
             seen: Vec::new(),
             queue: Vec::new(),
             routes: HashMap::new(),
@@ -119,6 +128,11 @@ impl FaultServer {
             .count()
     }
 
+    /// The most chat requests that were being answered at once.
+    pub fn max_in_flight(&self) -> usize {
+        self.shared.lock().unwrap().max_in_flight
+    }
+
     /// Stop listening: new connections are refused.
     pub fn stop(&self) {
         if let Some(task) = self.accept.lock().unwrap().take() {
@@ -151,6 +165,8 @@ async fn serve(mut socket: TcpStream, shared: Arc<Mutex<Shared>>) {
             let mut shared = shared.lock().unwrap();
             shared.seen.push(seen.clone());
             if key == "POST /v1/chat/completions" {
+                shared.in_flight += 1;
+                shared.max_in_flight = shared.max_in_flight.max(shared.in_flight);
                 if shared.queue.is_empty() {
                     Answer::Sse(good_conversation(&shared.good_text))
                 } else {
@@ -162,6 +178,7 @@ async fn serve(mut socket: TcpStream, shared: Arc<Mutex<Shared>>) {
                 })
             }
         };
+    let mut left = false;
     match answer {
         Answer::Whole(status, headers, body) => {
             let head = format!(
@@ -176,7 +193,11 @@ async fn serve(mut socket: TcpStream, shared: Arc<Mutex<Shared>>) {
             let _ = socket.shutdown().await;
         }
         Answer::Sse(events) => {
-            if write_events(&mut socket, &events).await {
+            // The reply is over once its last event goes out (the client may
+            // ask again before the chunked end is written).
+            let written = write_events_then(&mut socket, &events, || leave(&shared, &key)).await;
+            left = true;
+            if written {
                 let _ = socket.write_all(b"0\r\n\r\n").await;
                 let _ = socket.shutdown().await;
             }
@@ -189,23 +210,60 @@ async fn serve(mut socket: TcpStream, shared: Arc<Mutex<Shared>>) {
             }
             drop(socket);
         }
+        Answer::SseHold { events, hold } => {
+            if write_events(&mut socket, &events).await {
+                let mut byte = [0u8; 1];
+                // Until the client goes away or the time is up.
+                let _ = tokio::time::timeout(hold, socket.read(&mut byte)).await;
+            }
+        }
+    }
+    if !left {
+        leave(&shared, &key);
+    }
+}
+
+/// A chat request is no longer being answered (once per request).
+fn leave(shared: &Mutex<Shared>, key: &str) {
+    if key == "POST /v1/chat/completions" {
+        let mut shared = shared.lock().unwrap();
+        shared.in_flight -= 1;
     }
 }
 
 /// The head and each event as one HTTP chunk, a moment apart (so the client
 /// reads them as separate pieces); false if the client went away.
 async fn write_events(socket: &mut TcpStream, events: &[String]) -> bool {
+    write_events_then(socket, events, || {}).await
+}
+
+/// `write_events`, calling `before_last` just before the last event goes
+/// out (so the client cannot have read the end of the reply before it).
+async fn write_events_then(
+    socket: &mut TcpStream,
+    events: &[String],
+    before_last: impl FnOnce(),
+) -> bool {
+    let mut before_last = Some(before_last);
     let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
     if socket.write_all(head.as_bytes()).await.is_err() {
         return false;
     }
-    for event in events {
+    for (k, event) in events.iter().enumerate() {
+        if k + 1 == events.len()
+            && let Some(call) = before_last.take()
+        {
+            call();
+        }
         let framed = format!("{:x}\r\n{event}\r\n", event.len());
         if socket.write_all(framed.as_bytes()).await.is_err() {
             return false;
         }
         let _ = socket.flush().await;
         tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    if let Some(call) = before_last.take() {
+        call();
     }
     true
 }

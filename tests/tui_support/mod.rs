@@ -93,6 +93,7 @@ pub fn events() -> Vec<Event> {
             reasoning: String::new(),
             finish_reason: None,
             usage_estimated: false,
+            structured: None,
         },
         Event::Plan {
             specs: vec![
@@ -184,6 +185,7 @@ pub fn events() -> Vec<Event> {
             reasoning: String::new(),
             finish_reason: None,
             usage_estimated: false,
+            structured: None,
         },
         Event::Reflection {
             node: "parse_line".into(),

@@ -1,18 +1,27 @@
 //! Model calls: the one place a call is asked for (within the token budget,
 //! and in step mode approved), streamed onto the tape (request, deltas,
 //! reply or error), and asked once more when its reply has no code.
+//!
+//! Each call is sent with the longest reply its kind is given and, for a
+//! reply read as data, its JSON schema (`schemas`). A reply that falls into
+//! a loop (`codeloop_llm::repetition`) is stopped while it streams and not
+//! used; a call that fails still counts its tokens; and replies that come
+//! back empty or looping call after call are named for what they likely are.
 
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 
 use super::context::{Core, Stop};
 use super::extract;
 use super::prompts::PromptError;
+use super::schemas;
 use super::steering::GateAnswer;
-use codeloop_llm::{ChatReply, ChatRequest, Delta, FinishReason, LlmError};
-use codeloop_protocol::{ChatMessage, Role};
-use codeloop_session::{Event, NoticeLevel, Purpose, Step, TapeError};
+use codeloop_llm::repetition::{self, Repetition};
+use codeloop_llm::{ChatReply, ChatRequest, Delta, FinishReason, LlmError, tokens};
+use codeloop_protocol::{ChatMessage, Role, Usage};
+use codeloop_session::{Event, NoticeLevel, Purpose, State, Step, TapeError};
 
 /// Streamed reply text is recorded in pieces of about this size or age.
 const DELTA_BYTES: usize = 256;
@@ -25,6 +34,21 @@ const BUDGET_SPENT: &str = "the session's token budget";
 /// The notice that token counts are estimated (given once).
 const USAGE_ESTIMATED: &str =
     "token counts are estimated (about 4 characters a token): the model does not report its usage";
+/// How the notice about hollow replies begins (it is given once).
+const HOLLOW_REPLIES: &str = "the model has answered";
+/// Replies in a row that are empty or loop before the model is named for it.
+const HOLLOW_STREAK: usize = 2;
+
+/// How one streamed request ended.
+struct Streamed {
+    reply: Result<ChatReply, LlmError>,
+    /// What came before the end: the answer and the reasoning (for the
+    /// count of a call that failed after streaming).
+    answer: String,
+    reasoning: String,
+    /// The reply fell into a loop and was stopped: what repeats.
+    looped: Option<String>,
+}
 
 impl Core {
     /// The messages of a call: the system prompt and `user`.
@@ -93,6 +117,8 @@ impl Core {
             }
         }
         let request_tag = tag.clone();
+        let max_tokens = schemas::reply_tokens(&purpose);
+        let schema = schemas::for_purpose(&purpose);
         let (_, (call_id, messages)) = self
             .tape
             .append_with(move |s| {
@@ -113,16 +139,26 @@ impl Core {
             .await?;
         let request = ChatRequest {
             tag: request_tag,
+            max_tokens: Some(max_tokens),
+            schema,
             messages,
             temperature,
-            max_tokens: None,
         };
         let started = Instant::now();
-        let mut reply = self.stream(call_id, request.clone()).await?;
+        let streamed = self.stream(call_id, request.clone()).await?;
+        let mut spent = streamed.spent(&request.messages);
+        let mut looped = streamed.looped;
+        let mut reply = streamed.reply;
         let mut continued = 0;
+        // A reply held to a schema is not continued: the server would hold
+        // the continuation to the schema too and start a new object. Its
+        // cut text goes back to the caller, whose check says what is wrong.
+        let data = request.schema.is_some();
         while let Ok(cut) = &reply
             && cut.is_cut_off()
             && continued < CONTINUATIONS
+            && looped.is_none()
+            && !data
         {
             continued += 1;
             self.record(Event::ModelContinued { call_id }).await?;
@@ -134,7 +170,11 @@ impl Core {
                 ),
             )
             .await?;
-            let more = self.stream(call_id, request.continuation(cut)).await?;
+            let next = request.continuation(cut);
+            let streamed = self.stream(call_id, next.clone()).await?;
+            spent = add(spent, streamed.spent(&next.messages));
+            looped = streamed.looped;
+            let more = streamed.reply;
             reply = match (reply, more) {
                 (Ok(mut whole), Ok(more)) => {
                     whole.extend(more);
@@ -159,9 +199,22 @@ impl Core {
                     reasoning: reply.reasoning.clone(),
                     finish_reason,
                     usage_estimated: reply.usage_estimated,
+                    structured: reply.structured.map(|s| s.as_str().to_string()),
                 })
                 .await?;
-                if reply.is_cut_off() {
+                if reply.text.trim().is_empty() {
+                    self.name_hollow_replies().await?;
+                }
+                if reply.is_cut_off() && data {
+                    self.notice(
+                        NoticeLevel::Warning,
+                        format!(
+                            "the reply to {} was cut off at the token limit: it is checked as it is, not continued",
+                            request.tag
+                        ),
+                    )
+                    .await?;
+                } else if reply.is_cut_off() {
                     // Half a function is never compiled.
                     self.notice(
                         NoticeLevel::Error,
@@ -175,11 +228,33 @@ impl Core {
                 }
                 Ok(reply.text)
             }
+            // The reply looped: stopped, never continued, and not used. The
+            // caller takes it as a reply with nothing in it (a plan is asked
+            // for again; code is asked for once more).
+            Err(LlmError::Cancelled) if let Some(what) = looped => {
+                self.record(Event::ModelError {
+                    call_id,
+                    message: what.clone(),
+                    usage: Some(spent),
+                })
+                .await?;
+                self.notice(
+                    NoticeLevel::Warning,
+                    format!(
+                        "{what}: the reply to {} was stopped and is not used",
+                        request.tag
+                    ),
+                )
+                .await?;
+                self.name_hollow_replies().await?;
+                Ok(String::new())
+            }
             // Only the session's cancel token ends a call this way.
             Err(LlmError::Cancelled) => {
                 self.record(Event::ModelError {
                     call_id,
                     message: "cancelled".into(),
+                    usage: Some(spent),
                 })
                 .await?;
                 Err(Stop::Cancelled)
@@ -188,6 +263,7 @@ impl Core {
                 self.record(Event::ModelError {
                     call_id,
                     message: e.to_string(),
+                    usage: Some(spent),
                 })
                 .await?;
                 self.notice(NoticeLevel::Error, format!("model call failed: {e}"))
@@ -199,24 +275,40 @@ impl Core {
 
     /// Stream one request onto the tape under `call_id`: answer pieces as
     /// deltas, reasoning apart, restarts as they happen. Ends early when the
-    /// session is cancelled.
-    async fn stream(
-        &self,
-        call_id: u64,
-        request: ChatRequest,
-    ) -> Result<Result<ChatReply, LlmError>, TapeError> {
+    /// session is cancelled, and when the reply falls into a loop.
+    async fn stream(&self, call_id: u64, request: ChatRequest) -> Result<Streamed, TapeError> {
         let (tx, mut rx) = mpsc::channel::<Delta>(256);
+        let looping = CancellationToken::new();
         let forward = async {
             let mut answer = String::new();
             let mut reasoning = String::new();
+            let mut all_answer = String::new();
+            let mut all_reasoning = String::new();
+            let mut watch = Repetition::new();
+            let mut looped: Option<String> = None;
             let mut since = Instant::now();
             while let Some(delta) = rx.recv().await {
                 match delta {
-                    Delta::Content(piece) => answer.push_str(&piece),
-                    Delta::Reasoning(piece) => reasoning.push_str(&piece),
+                    Delta::Content(piece) => {
+                        if looped.is_none()
+                            && let Some(found) = watch.push(&piece)
+                        {
+                            looped = Some(found.describe());
+                            looping.cancel();
+                        }
+                        all_answer.push_str(&piece);
+                        answer.push_str(&piece);
+                    }
+                    Delta::Reasoning(piece) => {
+                        all_reasoning.push_str(&piece);
+                        reasoning.push_str(&piece);
+                    }
                     Delta::Restart(reason) => {
                         answer.clear();
                         reasoning.clear();
+                        all_answer.clear();
+                        all_reasoning.clear();
+                        watch.reset();
                         self.record(Event::ModelRestart { call_id, reason }).await?;
                         continue;
                     }
@@ -228,18 +320,47 @@ impl Core {
                 }
             }
             self.flush_deltas(call_id, &mut answer, &mut reasoning)
-                .await
+                .await?;
+            Ok::<_, TapeError>((all_answer, all_reasoning, looped))
         };
         let model = self.model.clone();
+        let stop_looping = looping.clone();
         let ask = async move {
             tokio::select! {
                 r = model.stream(request, tx) => r,
                 _ = self.cancel.cancelled() => Err(LlmError::Cancelled),
+                _ = stop_looping.cancelled() => Err(LlmError::Cancelled),
             }
         };
         let (reply, forwarded) = tokio::join!(ask, forward);
-        forwarded?;
-        Ok(reply)
+        let (answer, reasoning, looped) = forwarded?;
+        Ok(Streamed {
+            reply,
+            answer,
+            reasoning,
+            looped,
+        })
+    }
+
+    /// Replies that came back empty or looping, call after call, are named
+    /// for what they likely are, with what to do (once a session).
+    async fn name_hollow_replies(&self) -> Result<(), TapeError> {
+        let streak = self.read(hollow_streak);
+        if streak < HOLLOW_STREAK {
+            return Ok(());
+        }
+        let model = self.model.model_name().to_string();
+        self.notice_once(
+            NoticeLevel::Error,
+            HOLLOW_REPLIES,
+            format!(
+                "{HOLLOW_REPLIES} {streak} calls in a row with nothing usable (empty, or the same text over and over). \
+                 That is what a base model does (one not tuned to chat), a server without the model's chat template, \
+                 or a wrong model: use an instruct or chat model (\"{model}\" is the one asked for), start the server with \
+                 the model's chat template (llama.cpp: --jinja; llama-cpp-python: --chat_format), or check the model name"
+            ),
+        )
+        .await
     }
 
     async fn flush_deltas(
@@ -303,5 +424,39 @@ impl Core {
                 Err(Stop::Failed)
             }
         }
+    }
+}
+
+/// How many of the session's last calls, in a row, came back hollow: an
+/// empty reply, or one stopped for looping.
+fn hollow_streak(s: &State) -> usize {
+    s.calls
+        .values()
+        .rev()
+        .filter(|c| c.done)
+        .take_while(|c| match &c.error {
+            Some(error) => error.starts_with(repetition::LOOP_MESSAGE),
+            None => c.reply.trim().is_empty() && c.reasoning.trim().is_empty(),
+        })
+        .count()
+}
+
+impl Streamed {
+    /// The tokens the request spent: the reply's usage, else an estimate of
+    /// the prompt and what streamed.
+    fn spent(&self, messages: &[ChatMessage]) -> Usage {
+        match &self.reply {
+            Ok(ChatReply {
+                usage: Some(usage), ..
+            }) => *usage,
+            _ => tokens::estimate_usage(messages, &self.answer, &self.reasoning),
+        }
+    }
+}
+
+fn add(a: Usage, b: Usage) -> Usage {
+    Usage {
+        prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+        completion_tokens: a.completion_tokens + b.completion_tokens,
     }
 }

@@ -52,6 +52,7 @@ mod recorder;
 mod resume;
 pub mod runs;
 mod schedule;
+pub mod schemas;
 mod steering;
 mod testfix;
 

@@ -13,6 +13,7 @@
 mod error;
 pub mod openai;
 pub mod reasoning;
+pub mod repetition;
 pub mod scripted;
 pub mod tokens;
 
@@ -34,6 +35,45 @@ pub struct ChatRequest {
     /// The longest reply, in tokens; None leaves it to the model's settings
     /// (`max_tokens` in the config, `--max-tokens`), then to the server.
     pub max_tokens: Option<u32>,
+    /// For a reply read as data (a plan, a verdict): the JSON schema it must
+    /// follow, asked of the server in the shape it takes (see
+    /// [`Structured`]). The prompt still describes the format, and the reply
+    /// is still validated: a server may ignore the schema.
+    pub schema: Option<ReplySchema>,
+}
+
+/// A JSON schema for a reply, with the name servers want for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplySchema {
+    /// A short name (`plan`), as OpenAI's `json_schema.name` wants it.
+    pub name: String,
+    /// The JSON schema itself.
+    pub schema: serde_json::Value,
+}
+
+/// How a reply's JSON schema was asked of the server: each server takes
+/// another shape, and codeloop goes down this ladder until one is taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Structured {
+    /// `response_format: {type: "json_schema", json_schema: {name, schema}}`:
+    /// OpenAI, vLLM, LM Studio, llama.cpp's server, Ollama's `/v1`.
+    JsonSchema,
+    /// `response_format: {type: "json_object", schema}`: llama-cpp-python's
+    /// server (which answers `json_schema` with a 500).
+    JsonObject,
+    /// The server took neither: the prompt alone asks for the format.
+    PromptOnly,
+}
+
+impl Structured {
+    /// The word on the tape and in `codeloop models`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Structured::JsonSchema => "json_schema",
+            Structured::JsonObject => "json_object",
+            Structured::PromptOnly => "prompt only",
+        }
+    }
 }
 
 /// The tag suffix of a request that continues a cut-off reply.
@@ -62,6 +102,7 @@ impl ChatRequest {
             messages,
             temperature: self.temperature,
             max_tokens: self.max_tokens,
+            schema: self.schema.clone(),
         }
     }
 }
@@ -113,6 +154,9 @@ pub struct ChatReply {
     /// The usage was estimated (about 4 characters a token, see
     /// [`tokens`]), not counted by the model: the server sent none.
     pub usage_estimated: bool,
+    /// How the request's schema was asked of the server; None when the
+    /// request had no schema.
+    pub structured: Option<Structured>,
 }
 
 impl ChatReply {
@@ -135,6 +179,7 @@ impl ChatReply {
             (a, b) => a.or(b),
         };
         self.usage_estimated |= more.usage_estimated;
+        self.structured = self.structured.or(more.structured);
     }
 }
 
@@ -162,6 +207,22 @@ pub struct ContextWindow {
 }
 
 pub type ChatFuture<'a> = Pin<Box<dyn Future<Output = Result<ChatReply, LlmError>> + Send + 'a>>;
+pub type ReportFuture<'a> = Pin<Box<dyn Future<Output = Option<ServerReport>> + Send + 'a>>;
+
+/// What a model server is and what it takes (`codeloop models`).
+#[derive(Debug)]
+pub struct ServerReport {
+    /// Its software, as far as codeloop can tell ("llama-cpp-python's server").
+    pub server: String,
+    /// The model names it lists.
+    pub models: Vec<String>,
+    pub window: Option<ContextWindow>,
+    /// How many requests it serves at once; None for no known limit.
+    pub slots: Option<usize>,
+    /// The shape of structured reply it took for a tiny request with a
+    /// schema, or why that request failed.
+    pub structured: Result<Structured, LlmError>,
+}
 pub type ContextFuture<'a> = Pin<Box<dyn Future<Output = Option<ContextWindow>> + Send + 'a>>;
 
 /// A chat model that streams its reply.
@@ -202,6 +263,12 @@ pub trait ChatModel: Send + Sync {
         Box::pin(async { None })
     }
 
+    /// What the server is and takes, asked of it (one tiny model call to
+    /// learn the structured-reply shape); None for a model with no server.
+    fn server_report<'a>(&'a self) -> ReportFuture<'a> {
+        Box::pin(async { None })
+    }
+
     /// "openai-compatible", "scripted", "demo".
     fn provider(&self) -> &str;
     /// The model name as configured.
@@ -221,6 +288,7 @@ mod tests {
             messages: vec![ChatMessage::user("write f")],
             temperature: Some(0.2),
             max_tokens: Some(100),
+            schema: None,
         };
         let mut cut = ChatReply {
             text: "def f():\n    ret".into(),

@@ -329,6 +329,7 @@ impl ScriptedModel {
             finish_reason: recorded.finish_reason,
             usage: Some(usage),
             usage_estimated,
+            structured: None,
         })
     }
 }

@@ -74,9 +74,21 @@ pub enum Event {
         /// `usage` was estimated (about 4 characters a token), not reported by the model.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         usage_estimated: bool,
+        /// How the reply's JSON schema was asked of the server
+        /// ("json_schema", "json_object", "prompt only"); None when the call
+        /// had no schema.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        structured: Option<String>,
     },
     /// The call failed for good (after retries).
-    ModelError { call_id: u64, message: String },
+    ModelError {
+        call_id: u64,
+        message: String,
+        /// Tokens the failed call spent all the same (the prompt, and what
+        /// streamed before it failed), estimated when the server said none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
+    },
     /// The plan: function specs forming a DAG (validated).
     Plan { specs: Vec<FunctionSpec> },
     /// The plan could not be used (cycle, unknown dependency, unparsable reply).

@@ -173,6 +173,8 @@ pub struct CallState {
     pub restarts: Vec<String>,
     /// Times the reply was cut off at the token limit and continued.
     pub continuations: u32,
+    /// How the reply's schema was asked of the server, when it had one.
+    pub structured: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

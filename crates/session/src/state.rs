@@ -130,6 +130,7 @@ impl State {
                         duration_ms: None,
                         restarts: Vec::new(),
                         continuations: 0,
+                        structured: None,
                     },
                 );
                 self.prompt_review = None;
@@ -182,6 +183,7 @@ impl State {
                 finish_reason,
                 usage_estimated,
                 duration_ms,
+                structured,
             } => {
                 self.model_ms += duration_ms;
                 if let Some(call) = self.calls.get_mut(call_id) {
@@ -192,6 +194,7 @@ impl State {
                     call.finish_reason = finish_reason.clone();
                     call.usage_estimated = *usage_estimated;
                     call.duration_ms = Some(*duration_ms);
+                    call.structured = structured.clone();
                     if let Some(node) = call.purpose.node().and_then(|n| self.nodes.get_mut(n)) {
                         node.streaming = None;
                     }
@@ -207,10 +210,19 @@ impl State {
                     *done = true;
                 }
             }
-            Event::ModelError { call_id, message } => {
+            Event::ModelError {
+                call_id,
+                message,
+                usage,
+            } => {
+                if let Some(u) = usage {
+                    self.usage.prompt_tokens += u.prompt_tokens;
+                    self.usage.completion_tokens += u.completion_tokens;
+                }
                 if let Some(call) = self.calls.get_mut(call_id) {
                     call.done = true;
                     call.error = Some(message.clone());
+                    call.usage = *usage;
                     if let Some(node) = call.purpose.node().and_then(|n| self.nodes.get_mut(n)) {
                         node.streaming = None;
                     }

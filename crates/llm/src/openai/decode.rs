@@ -10,6 +10,7 @@
 //! broken before any of the reply (asked again like a 5xx), or broken after
 //! part of it (asked again once).
 
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use reqwest::header::CONTENT_TYPE;
@@ -25,6 +26,10 @@ use crate::{ChatMessage, ChatReply, Delta, FinishReason, Usage, tokens};
 
 /// Largest reply text accepted, and largest non-streamed body read.
 const MAX_REPLY_BYTES: usize = 32 << 20;
+/// How long a stream may stay open after its `finish_reason` before the
+/// reply is taken as whole: some servers send the finishing chunk and then
+/// hold the connection without `[DONE]`. Usage, when it comes, comes at once.
+const FINISH_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Why reading a reply did not give one.
 #[derive(Debug)]
@@ -33,6 +38,9 @@ pub(super) enum ReadError {
     CutEarly(LlmError),
     /// The answer broke off after part of the reply had been streamed.
     CutLate(LlmError),
+    /// A 200 whose event stream held nothing at all: an overflow on
+    /// llama-cpp-python, or a stream lost before its first event.
+    Empty,
     /// Anything else: final.
     Final(LlmError),
 }
@@ -104,7 +112,8 @@ impl OpenAiClient {
         let mut whole_json: Option<Vec<u8>> = None;
         let mut cut: Option<String> = None;
         loop {
-            let chunk = match self.next_chunk(&mut response, started).await? {
+            let grace = reply.finish_reason.is_some().then_some(FINISH_GRACE);
+            let chunk = match self.next_chunk(&mut response, started, grace).await? {
                 Ok(Some(chunk)) => chunk,
                 Ok(None) => break,
                 Err(message) => {
@@ -146,7 +155,7 @@ impl OpenAiClient {
             for event in events {
                 self.apply_event(event, &mut reply, deltas).await?;
                 if reply.done {
-                    return self.finish(reply, messages, deltas).await;
+                    return self.done(reply, messages, deltas).await;
                 }
             }
         }
@@ -167,9 +176,10 @@ impl OpenAiClient {
         };
         for event in tail {
             match self.apply_event(event, &mut reply, deltas).await {
-                Ok(()) if reply.done => return self.finish(reply, messages, deltas).await,
+                Ok(()) if reply.done => return self.done(reply, messages, deltas).await,
                 Ok(()) => {}
-                Err(ReadError::Final(LlmError::Protocol { message, .. })) => {
+                Err(ReadError::CutEarly(LlmError::StreamCut { message, .. }))
+                | Err(ReadError::CutLate(LlmError::StreamCut { message, .. })) => {
                     return Err(self.cut_at(
                         &reply,
                         format!("the stream ended in the middle of an event: {message}"),
@@ -180,6 +190,9 @@ impl OpenAiClient {
         }
         if reply.finish_reason.is_some() {
             return self.finish(reply, messages, deltas).await;
+        }
+        if reply.events == 0 && cut.is_none() && head.iter().all(u8::is_ascii_whitespace) {
+            return Err(ReadError::Empty);
         }
         if reply.events == 0 {
             let shown = if content_type.is_empty() {
@@ -216,6 +229,31 @@ impl OpenAiClient {
         Err(self.cut_at(&reply, message))
     }
 
+    /// The stream said `[DONE]`. Without a `finish_reason` (where a choice
+    /// came) it was cut, not finished: llama-cpp-python ends a stream so when
+    /// another request arrives. A first reply that says nothing either way
+    /// is taken as whole, unless it is empty: some servers never send one.
+    async fn done(
+        &self,
+        reply: ReplyState,
+        messages: &[ChatMessage],
+        deltas: &mpsc::Sender<Delta>,
+    ) -> Result<ChatReply, ReadError> {
+        if reply.finish_reason.is_none()
+            && reply.saw_choice
+            && (self.sends_finish_reason.load(Ordering::Relaxed) || !reply.has_reply())
+        {
+            return Err(self.cut_at(
+                &reply,
+                format!(
+                    "the stream ended with [DONE] but no finish_reason after {} characters: the server cut the reply (llama-cpp-python does when a second request arrives)",
+                    reply.text.chars().count() + reply.reasoning.chars().count()
+                ),
+            ));
+        }
+        self.finish(reply, messages, deltas).await
+    }
+
     /// A stream cut: early or late by whether any of the reply had come.
     fn cut_at(&self, reply: &ReplyState, message: String) -> ReadError {
         let error = self.stream_cut(message);
@@ -226,7 +264,7 @@ impl OpenAiClient {
         }
     }
 
-    fn stream_cut(&self, message: String) -> LlmError {
+    pub(super) fn stream_cut(&self, message: String) -> LlmError {
         LlmError::StreamCut {
             url: self.chat_url.clone(),
             message,
@@ -235,16 +273,26 @@ impl OpenAiClient {
 
     /// The next piece of the body: `Ok(None)` at its end, `Err(message)` when
     /// the transport broke (a cut-off stream), an `LlmError` on a timeout.
+    /// With a `grace`, the reply is already whole: a silence that long ends it.
     async fn next_chunk(
         &self,
         response: &mut reqwest::Response,
         started: Instant,
+        grace: Option<std::time::Duration>,
     ) -> Result<Result<Option<Vec<u8>>, String>, LlmError> {
         let left = self
             .options
             .reply_deadline
             .saturating_sub(started.elapsed());
         let silence = self.options.request_timeout.min(left);
+        if let Some(grace) = grace {
+            return match tokio::time::timeout(grace.min(silence), response.chunk()).await {
+                Err(_) => Ok(Ok(None)),
+                Ok(Ok(chunk)) => Ok(Ok(chunk.map(|b| b.to_vec()))),
+                // Broken after its finish: the reply is whole all the same.
+                Ok(Err(_)) => Ok(Ok(None)),
+            };
+        }
         match tokio::time::timeout(silence, response.chunk()).await {
             Err(_) if silence < self.options.request_timeout => Err(LlmError::Timeout {
                 url: self.chat_url.clone(),
@@ -281,11 +329,16 @@ impl OpenAiClient {
         if data.is_empty() {
             return Ok(());
         }
+        // A malformed chunk is a stream damaged on its way: asked again like
+        // a cut one.
         let chunk: Value = serde_json::from_str(data).map_err(|e| {
-            self.protocol(format!(
-                "an event's data is not JSON ({e}): \"{}\"",
-                self.scrub(&excerpt(data))
-            ))
+            self.cut_at(
+                reply,
+                format!(
+                    "an event's data is not JSON ({e}): \"{}\"",
+                    self.scrub(&excerpt(data))
+                ),
+            )
         })?;
         if let Some(message) = error_message(&chunk) {
             return Err(self.in_stream(data, message).into());
@@ -380,6 +433,9 @@ impl OpenAiClient {
             }
             .into());
         }
+        if reply.finish_reason.is_some() {
+            self.sends_finish_reason.store(true, Ordering::Relaxed);
+        }
         let (usage, usage_estimated) = match reply.usage {
             Some(usage) => (usage, false),
             None => (
@@ -393,6 +449,7 @@ impl OpenAiClient {
             finish_reason,
             usage: Some(usage),
             usage_estimated,
+            structured: None,
         })
     }
 

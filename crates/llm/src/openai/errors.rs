@@ -18,13 +18,28 @@ const EXCERPT_CHARS: usize = 300;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ServerKind {
     Ollama,
+    /// llama.cpp's own `llama-server`.
     LlamaCpp,
+    /// llama-cpp-python's `python -m llama_cpp.server`.
+    LlamaCppPython,
     Vllm,
     OpenAi,
     Unknown,
 }
 
 impl ServerKind {
+    /// The server's name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerKind::Ollama => "Ollama",
+            ServerKind::LlamaCpp => "llama.cpp's llama-server",
+            ServerKind::LlamaCppPython => "llama-cpp-python's server",
+            ServerKind::Vllm => "vLLM",
+            ServerKind::OpenAi => "OpenAI",
+            ServerKind::Unknown => "an OpenAI-compatible server",
+        }
+    }
+
     /// What to do about a prompt that does not fit, on this server.
     pub fn overflow_advice(self, model: &str) -> String {
         let shorter = "or give the model a shorter prompt";
@@ -34,6 +49,9 @@ impl ServerKind {
             ),
             ServerKind::LlamaCpp => format!(
                 "Start llama-server with a larger context (--ctx-size 16384, up to what the model was trained for), {shorter}"
+            ),
+            ServerKind::LlamaCppPython => format!(
+                "Start llama-cpp-python's server with a larger context (`python -m llama_cpp.server --n_ctx 8192`, up to what the model was trained for), lower --max-tokens, {shorter}"
             ),
             ServerKind::Vllm => format!(
                 "Start vLLM with a larger --max-model-len (up to what the model supports), lower --max-tokens, {shorter}"
@@ -95,7 +113,8 @@ pub fn overflow_in(raw: &str) -> Option<Overflow> {
     let window = field("n_ctx")
         .or_else(|| number_after(&lower, "maximum context length is "))
         .or_else(|| number_after(&lower, "maximum model length of "))
-        .or_else(|| number_after(&lower, "max context length of "));
+        .or_else(|| number_after(&lower, "max context length of "))
+        .or_else(|| number_after(&lower, "exceed context window of "));
     let prompt_tokens = field("n_prompt_tokens")
         .or_else(|| number_after(&lower, "your messages resulted in "))
         .or_else(|| number_after(&lower, "you requested "))
@@ -103,6 +122,10 @@ pub fn overflow_in(raw: &str) -> Option<Overflow> {
         .or_else(|| number_after(&lower, "decoder prompt (length "));
     let server = if lower.contains("n_ctx") || lower.contains("context size") {
         Some(ServerKind::LlamaCpp)
+    } else if lower.contains("exceed context window of") {
+        // llama-cpp-python, raising inside its stream (seen in its log only)
+        // or in a plain answer.
+        Some(ServerKind::LlamaCppPython)
     } else if lower.contains("context_length_exceeded") {
         Some(ServerKind::OpenAi)
     } else if lower.contains("maximum model length") || lower.contains("\"object\":\"error\"") {

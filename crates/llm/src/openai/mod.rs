@@ -40,22 +40,23 @@ mod retry;
 mod server;
 mod sse;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use reqwest::header::ACCEPT;
 use serde_json::Value;
-use tokio::sync::{OnceCell, mpsc};
+use tokio::sync::{OnceCell, Semaphore, mpsc};
 
 use super::{
     ChatFuture, ChatModel, ChatReply, ChatRequest, ContextFuture, ContextWindow, Delta, LlmError,
-    tokens,
+    ReplySchema, ReportFuture, ServerReport, tokens,
 };
 use decode::ReadError;
 pub use errors::ServerKind;
 use errors::{Overflow, error_chain, error_excerpt, overflow_in, read_limited};
 pub use request::normalize_base_url;
-use request::{Quirks, http_client};
+use request::{BodyFacts, Quirks, http_client};
 use retry::{Next, Retries, retry_after, whole_secs};
 pub use server::{OLLAMA_DEFAULT_NUM_CTX, ServerFacts, discover, list_models};
 pub use sse::{SseEvent, SseParser};
@@ -64,6 +65,9 @@ pub use sse::{SseEvent, SseParser};
 const MAX_ERROR_BODY_BYTES: usize = 16 << 10;
 /// How long each question about the server (its context window) may take.
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(3);
+/// The fewest tokens a reply is given room for; a prompt that leaves less
+/// in a known window is an overflow, refused before it is sent.
+const MIN_REPLY_TOKENS: u64 = 64;
 
 /// An API key. Its `Debug` never shows it.
 #[derive(Clone, PartialEq, Eq)]
@@ -131,8 +135,14 @@ pub struct OpenAiOptions {
     pub context_window: Option<u64>,
     /// Ask the server about itself (its software, the context window) before
     /// the first call, so a prompt Ollama would cut silently is refused
-    /// instead. Off by default: it costs a few requests.
+    /// instead. Off by default: it costs a few requests. It also tells how
+    /// many requests the server serves at once (see `max_parallel`).
     pub learn_context: bool,
+    /// The most requests this client has in flight at once, whatever the
+    /// callers ask: set (a profile's `parallel`), else what the server told
+    /// (`learn_context`: llama.cpp's slots; one for llama-cpp-python and an
+    /// unknown local server), else no limit.
+    pub max_parallel: Option<usize>,
 }
 
 impl OpenAiOptions {
@@ -152,6 +162,7 @@ impl OpenAiOptions {
             max_tokens: None,
             context_window: None,
             learn_context: false,
+            max_parallel: None,
         }
     }
 }
@@ -170,6 +181,15 @@ pub struct OpenAiClient {
     reached: AtomicBool,
     /// What the server told about itself, asked once.
     facts: OnceCell<ServerFacts>,
+    /// The window learned from an overflow, when the server tells it no
+    /// other way (llama-cpp-python); 0 while unknown.
+    learned_window: AtomicU64,
+    /// The server has ended a reply with a `finish_reason`: from now on a
+    /// stream that ends without one was cut, not finished.
+    sends_finish_reason: AtomicBool,
+    /// The requests in flight, bounded as `max_parallel` says (set at the
+    /// first call, once the server is known).
+    slots: OnceCell<Option<Arc<Semaphore>>>,
 }
 
 impl OpenAiClient {
@@ -184,7 +204,38 @@ impl OpenAiClient {
             quirks: Quirks::default(),
             reached: AtomicBool::new(false),
             facts: OnceCell::new(),
+            learned_window: AtomicU64::new(0),
+            sends_finish_reason: AtomicBool::new(false),
+            slots: OnceCell::new(),
         })
+    }
+
+    /// How many requests may be in flight at once; None for no limit.
+    pub async fn max_parallel(&self) -> Option<usize> {
+        if let Some(n) = self.options.max_parallel {
+            return Some(n.max(1));
+        }
+        if self.options.learn_context {
+            return self.server_facts().await.slots;
+        }
+        None
+    }
+
+    /// The permits of the requests in flight.
+    async fn slots(&self) -> Option<Arc<Semaphore>> {
+        self.slots
+            .get_or_init(|| async {
+                self.max_parallel()
+                    .await
+                    .map(|n| Arc::new(Semaphore::new(n)))
+            })
+            .await
+            .clone()
+    }
+
+    /// The shape a reply's schema is asked in now (learned from refusals).
+    pub fn structured(&self) -> crate::Structured {
+        self.quirks.structured()
     }
 
     pub fn options(&self) -> &OpenAiOptions {
@@ -207,15 +258,51 @@ impl OpenAiClient {
     }
 
     /// The window known without asking: the configured one, else what the
-    /// server already told.
+    /// server already told, else what its first overflow said.
     fn known_window(&self) -> Option<ContextWindow> {
         match self.options.context_window {
             Some(tokens) => Some(ContextWindow {
                 tokens,
                 source: "the config".into(),
             }),
-            None => self.facts.get().and_then(|f| f.window.clone()),
+            None => self.facts.get().and_then(|f| f.window.clone()).or_else(|| {
+                match self.learned_window.load(Ordering::Relaxed) {
+                    0 => None,
+                    tokens => Some(ContextWindow {
+                        tokens,
+                        source: "the server's overflow error".into(),
+                    }),
+                }
+            }),
         }
+    }
+
+    /// The reply limit to send: the one asked for, cut to what the known
+    /// window leaves after the prompt (estimated, with a margin). An error
+    /// when the prompt leaves no room for a reply at all.
+    fn fitted_max_tokens(&self, request: &ChatRequest) -> Result<Option<u32>, LlmError> {
+        // The person's limit (config, profile, --max-tokens) wins over the
+        // caller's default for the kind of reply.
+        let wanted = self.options.max_tokens.or(request.max_tokens);
+        let Some(window) = self.known_window() else {
+            return Ok(wanted);
+        };
+        let prompt = tokens::estimate_prompt_tokens(&request.messages);
+        // The estimate can be a third too low for code (see `tokens`).
+        let left = window.tokens.saturating_sub(prompt + prompt / 3 + 16);
+        if left < MIN_REPLY_TOKENS {
+            return Err(LlmError::ContextOverflow {
+                url: self.chat_url.clone(),
+                window: Some(window.tokens),
+                prompt_tokens: Some(prompt),
+                detail: format!(
+                    "the prompt is about {prompt} tokens, and the window is {} tokens ({}): no room is left for a reply",
+                    window.tokens, window.source
+                ),
+                advice: self.known_server().overflow_advice(&self.options.model),
+            });
+        }
+        Ok(wanted.map(|n| u64::from(n).min(left) as u32))
     }
 
     fn known_server(&self) -> ServerKind {
@@ -232,9 +319,20 @@ impl OpenAiClient {
             self.server_facts().await;
             self.check_fit(&request)?;
         }
+        let slots = self.slots().await;
         let mut retries = Retries::new(&self.options, started);
         loop {
-            let sent = self.quirks.body(&self.options, &request);
+            let facts = BodyFacts {
+                server: self.known_server(),
+                max_tokens: self.fitted_max_tokens(&request)?,
+            };
+            let (sent, structured) = self.quirks.body(&self.options, &request, &facts);
+            // One permit per attempt: the server serves this many at once,
+            // and a request beyond them would cut another's stream.
+            let _permit = match &slots {
+                Some(slots) => Some(slots.acquire().await.map_err(|_| LlmError::Cancelled)?),
+                None => None,
+            };
             let response = match self.send(&sent).await {
                 Ok(response) => response,
                 Err(Sent::Final(e)) => return Err(e),
@@ -258,10 +356,35 @@ impl OpenAiClient {
                     .read_reply(response, &request.messages, &deltas, started)
                     .await
                 {
-                    Ok(reply) => return Ok(reply),
+                    Ok(mut reply) => {
+                        reply.structured = structured;
+                        return Ok(reply);
+                    }
                     Err(ReadError::Final(e)) => return Err(e),
+                    Err(ReadError::Empty) => match self.probe_overflow(&sent).await {
+                        Some(overflow) => return Err(overflow),
+                        None => match retries.after_failure(None) {
+                            Next::Wait(wait) => {
+                                let _ = deltas
+                                    .send(Delta::Restart(
+                                        "the server sent an empty stream; asking again".into(),
+                                    ))
+                                    .await;
+                                tokio::time::sleep(wait).await;
+                                continue;
+                            }
+                            Next::GiveUp { .. } | Next::TooLong { .. } => self.stream_cut(
+                                "the server sent an empty stream on each attempt".into(),
+                            ),
+                        },
+                    },
                     Err(ReadError::CutEarly(e)) => match retries.after_failure(None) {
                         Next::Wait(wait) => {
+                            // Nothing of the reply came, but the tape says
+                            // why the call is made again.
+                            let _ = deltas
+                                .send(Delta::Restart(format!("{e}; asking the model again")))
+                                .await;
                             tokio::time::sleep(wait).await;
                             continue;
                         }
@@ -299,7 +422,7 @@ impl OpenAiClient {
             if let Some(overflow) = overflow_in(&raw) {
                 return Err(self.overflow(overflow));
             }
-            if (code == 400 || code == 422) && self.quirks.learn(&sent, &raw) {
+            if self.quirks.learn(&sent, code, &raw) {
                 continue;
             }
             let body = self.scrub(&error_excerpt(&raw));
@@ -333,6 +456,32 @@ impl OpenAiClient {
                 }
             }
         }
+    }
+
+    /// A 200 with an empty event stream: llama-cpp-python's answer to a
+    /// prompt past its window (it raises inside the stream, and only its
+    /// log says so). The same body asked for without streaming gets the
+    /// plain error, which names the window: learned, and the overflow
+    /// returned. None when the plain request does not overflow.
+    async fn probe_overflow(&self, sent: &Value) -> Option<LlmError> {
+        let mut body = sent.clone();
+        body["stream"] = Value::Bool(false);
+        if let Some(map) = body.as_object_mut() {
+            map.remove("stream_options");
+        }
+        body["max_tokens"] = Value::from(1);
+        let response = self.send(&body).await.ok()?;
+        if response.status().is_success() {
+            return None;
+        }
+        let raw = read_limited(response, MAX_ERROR_BODY_BYTES, self.options.request_timeout)
+            .await
+            .ok()?;
+        let overflow = overflow_in(&String::from_utf8_lossy(&raw))?;
+        if let Some(window) = overflow.window {
+            self.learned_window.store(window, Ordering::Relaxed);
+        }
+        Some(self.overflow(overflow))
     }
 
     /// Refuse, before sending it, a prompt a silently truncating server
@@ -400,6 +549,11 @@ impl OpenAiClient {
     }
 
     fn overflow(&self, overflow: Overflow) -> LlmError {
+        if let Some(window) = overflow.window
+            && self.facts.get().and_then(|f| f.window.as_ref()).is_none()
+        {
+            self.learned_window.store(window, Ordering::Relaxed);
+        }
         let server = match self.known_server() {
             ServerKind::Unknown => overflow.server.unwrap_or(ServerKind::Unknown),
             known => known,
@@ -456,7 +610,52 @@ enum Sent {
     Final(LlmError),
 }
 
+impl OpenAiClient {
+    async fn report(&self) -> ServerReport {
+        let facts = self.server_facts().await.clone();
+        let models = list_models(
+            &self.options.base_url,
+            self.options.api_key.as_ref(),
+            DISCOVERY_TIMEOUT,
+        )
+        .await
+        .unwrap_or_default();
+        let probe = ChatRequest {
+            tag: "probe".into(),
+            messages: vec![super::ChatMessage::user(
+                "Reply with the JSON object {\"ok\": true} and nothing else.",
+            )],
+            temperature: Some(0.0),
+            max_tokens: Some(16),
+            schema: Some(ReplySchema {
+                name: "probe".into(),
+                schema: serde_json::json!({
+                    "type": "object",
+                    "properties": { "ok": { "type": "boolean" } },
+                    "required": ["ok"]
+                }),
+            }),
+        };
+        let (tx, _rx) = mpsc::channel(64);
+        let structured = self
+            .chat(probe, tx)
+            .await
+            .map(|reply| reply.structured.unwrap_or(self.quirks.structured()));
+        ServerReport {
+            server: facts.server.name().to_string(),
+            models,
+            window: self.known_window(),
+            slots: self.max_parallel().await,
+            structured,
+        }
+    }
+}
+
 impl ChatModel for OpenAiClient {
+    fn server_report<'a>(&'a self) -> ReportFuture<'a> {
+        Box::pin(async move { Some(self.report().await) })
+    }
+
     fn stream<'a>(&'a self, request: ChatRequest, deltas: mpsc::Sender<Delta>) -> ChatFuture<'a> {
         Box::pin(self.chat(request, deltas))
     }

@@ -1,30 +1,80 @@
 //! Building the request: the body, the optional fields a server may turn
 //! down (and the client then leaves out), the base URL and the HTTP client.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::errors::error_chain;
+use super::errors::{ServerKind, error_chain};
 use super::{LlmError, OpenAiOptions};
-use crate::ChatRequest;
+use crate::{ChatRequest, Structured};
 
 /// Optional request fields a server may reject (HTTP 400/422 naming them):
 /// older servers know no `stream_options`; OpenAI's reasoning models take no
 /// `temperature` and want `max_completion_tokens` instead of `max_tokens`.
 /// Each is given up at most once per client, and never counts as a retry.
+///
+/// A reply's JSON schema goes down a ladder ([`Structured`]): `json_schema`,
+/// then `json_object` with the schema, then the prompt alone, one step at
+/// each refusal that names the format (HTTP 400, 422 or 500: llama-cpp-python
+/// answers `json_schema` with a 500), remembered for the client's life.
 #[derive(Debug, Default)]
 pub(super) struct Quirks {
     no_stream_options: AtomicBool,
     no_temperature: AtomicBool,
     max_completion_tokens: AtomicBool,
+    /// 0: json_schema, 1: json_object, 2: the prompt alone.
+    structured_step: AtomicU8,
+}
+
+/// What a body is built with beyond the request.
+pub(super) struct BodyFacts {
+    pub server: ServerKind,
+    /// The reply limit to send, fitted to the window where it is known.
+    pub max_tokens: Option<u32>,
 }
 
 impl Quirks {
+    /// The shape a schema is asked in now.
+    pub(super) fn structured(&self) -> Structured {
+        match self.structured_step.load(Ordering::Relaxed) {
+            0 => Structured::JsonSchema,
+            1 => Structured::JsonObject,
+            _ => Structured::PromptOnly,
+        }
+    }
+
     /// Learn from a rejected request; true if the request is worth sending again.
-    pub(super) fn learn(&self, sent: &Value, error_body: &str) -> bool {
+    pub(super) fn learn(&self, sent: &Value, status: u16, error_body: &str) -> bool {
         let mentions = |name: &str| sent.get(name).is_some() && error_body.contains(name);
+        if sent.get("response_format").is_some()
+            && matches!(status, 400 | 422 | 500)
+            && [
+                "response_format",
+                "json_schema",
+                "json_object",
+                "schema",
+                "grammar",
+            ]
+            .iter()
+            .any(|word| error_body.contains(word))
+        {
+            let step = self.structured_step.load(Ordering::Relaxed);
+            // Only the step that was sent is given up (two calls refused at
+            // once step down once).
+            let sent_step = match sent["response_format"]["type"].as_str() {
+                Some("json_schema") => 0,
+                _ => 1,
+            };
+            if step == sent_step {
+                self.structured_step.store(step + 1, Ordering::Relaxed);
+            }
+            return true;
+        }
+        if !matches!(status, 400 | 422) {
+            return false;
+        }
         let flag = if mentions("stream_options") {
             &self.no_stream_options
         } else if mentions("max_tokens") && error_body.contains("max_completion_tokens") {
@@ -37,8 +87,14 @@ impl Quirks {
         !flag.swap(true, Ordering::Relaxed)
     }
 
-    /// The JSON body for `request`, as this server takes it.
-    pub(super) fn body(&self, options: &OpenAiOptions, request: &ChatRequest) -> Value {
+    /// The JSON body for `request`, as this server takes it, and the shape
+    /// its schema was asked in (None without a schema).
+    pub(super) fn body(
+        &self,
+        options: &OpenAiOptions,
+        request: &ChatRequest,
+        facts: &BodyFacts,
+    ) -> (Value, Option<Structured>) {
         let quirk = |flag: &AtomicBool| flag.load(Ordering::Relaxed);
         let mut body = json!({
             "model": options.model,
@@ -54,14 +110,38 @@ impl Quirks {
         {
             body["temperature"] = json!(t);
         }
-        if let Some(n) = request.max_tokens.or(options.max_tokens) {
+        if let Some(n) = facts.max_tokens {
             if quirk(&self.max_completion_tokens) {
                 body["max_completion_tokens"] = json!(n);
             } else {
                 body["max_tokens"] = json!(n);
             }
         }
-        body
+        if facts.server == ServerKind::LlamaCpp {
+            // llama.cpp keeps the prompt's evaluated prefix for the next
+            // request (the default in new versions; older ones need asking).
+            body["cache_prompt"] = json!(true);
+        }
+        let structured = request.schema.as_ref().map(|schema| {
+            let shape = self.structured();
+            match shape {
+                Structured::JsonSchema => {
+                    body["response_format"] = json!({
+                        "type": "json_schema",
+                        "json_schema": { "name": schema.name, "schema": schema.schema },
+                    });
+                }
+                Structured::JsonObject => {
+                    body["response_format"] = json!({
+                        "type": "json_object",
+                        "schema": schema.schema,
+                    });
+                }
+                Structured::PromptOnly => {}
+            }
+            shape
+        });
+        (body, structured)
     }
 }
 

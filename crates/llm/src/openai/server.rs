@@ -10,7 +10,16 @@
 //!   much VRAM or `OLLAMA_CONTEXT_LENGTH`, which no API shows), so 4096 is
 //!   assumed and said to be.
 //! - llama.cpp's server: `GET {root}/props` gives
-//!   `default_generation_settings.n_ctx` (the context it was started with).
+//!   `default_generation_settings.n_ctx` (the context it was started with)
+//!   and `total_slots` (how many requests it serves at once).
+//! - llama-cpp-python's server: answers `POST {root}/extras/tokenize/count`;
+//!   it tells no window (learned from its first overflow, see `decode`) and
+//!   serves one request at a time: a second one cuts the first's stream.
+//!
+//! How many requests may be in flight (`ServerFacts::slots`): what llama.cpp
+//! says; one for llama-cpp-python and for an unknown server on this machine
+//! (a local server is usually one model on one device); no limit for vLLM,
+//! Ollama (which queues) and hosted APIs.
 
 use std::time::Duration;
 
@@ -33,6 +42,8 @@ pub struct ServerFacts {
     pub window: Option<ContextWindow>,
     /// The most the model itself supports, when the server says (Ollama).
     pub model_max: Option<u64>,
+    /// How many requests the server serves at once; None for no known limit.
+    pub slots: Option<usize>,
 }
 
 /// Ask the server at `base_url` what it is and how large `model`'s context
@@ -64,6 +75,7 @@ pub async fn discover(
                 source: "vLLM's max_model_len".into(),
             }),
             model_max: Some(len),
+            slots: None,
         };
     }
     if let Some(version) = get(format!("{root}/api/version")).await
@@ -95,6 +107,7 @@ pub async fn discover(
             server: ServerKind::Ollama,
             window: Some(window),
             model_max,
+            slots: None,
         };
     }
     if let Some(props) = get(format!("{root}/props")).await {
@@ -104,6 +117,10 @@ pub async fn discover(
             .or_else(|| props.get("n_ctx"))
             .and_then(Value::as_u64);
         if let Some(n_ctx) = n_ctx {
+            let slots = props
+                .get("total_slots")
+                .and_then(Value::as_u64)
+                .map(|n| n.max(1) as usize);
             return ServerFacts {
                 server: ServerKind::LlamaCpp,
                 window: Some(ContextWindow {
@@ -111,9 +128,25 @@ pub async fn discover(
                     source: "llama.cpp's n_ctx (/props)".into(),
                 }),
                 model_max: None,
+                slots,
             };
         }
     }
+    let counted = json_of(
+        http.post(format!("{root}/extras/tokenize/count"))
+            .json(&json!({ "input": "codeloop" })),
+        timeout,
+    )
+    .await;
+    if counted.is_some_and(|c| c.get("count").and_then(Value::as_u64).is_some()) {
+        return ServerFacts {
+            server: ServerKind::LlamaCppPython,
+            window: None,
+            model_max: None,
+            slots: Some(1),
+        };
+    }
+    let local = super::request::is_loopback(base_url);
     let server = if base_url.starts_with("https://api.openai.com") {
         ServerKind::OpenAi
     } else {
@@ -123,6 +156,7 @@ pub async fn discover(
         server,
         window: None,
         model_max: None,
+        slots: local.then_some(1),
     }
 }
 

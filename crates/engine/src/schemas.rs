@@ -1,0 +1,80 @@
+//! The JSON schemas of the replies the engine reads as data, and the
+//! longest reply each kind of call is given by default.
+//!
+//! A schema is asked of the server in the shape it takes (`codeloop_llm::
+//! Structured`): a constrained server cannot answer with anything but a
+//! plan, which is what makes a small model's plan parse. The prompt still
+//! describes the format (servers do not show the schema to the model), and
+//! the reply is still validated as a DAG.
+
+use codeloop_llm::ReplySchema;
+use codeloop_session::Purpose;
+use serde_json::json;
+
+/// The most functions a plan may have (the prompt asks for 1 to 5).
+const MAX_FUNCTIONS: u64 = 8;
+/// The longest purpose, inputs or output a plan may write: a model that
+/// rambles inside a string is stopped by the grammar, not the window.
+const MAX_FIELD_CHARS: u64 = 200;
+/// A function's name: a Python identifier in snake_case, at most 60
+/// characters (llama.cpp and llama-cpp-python both turn the pattern into
+/// their grammar, so a small model cannot name a function `function-1`).
+const NAME_PATTERN: &str = "^[a-z_][a-z0-9_]{0,59}$";
+
+/// The schema of a plan reply: `{"functions": [{name, purpose, inputs,
+/// output, depends_on}]}`.
+pub fn plan() -> ReplySchema {
+    let text = json!({ "type": "string", "minLength": 1, "maxLength": MAX_FIELD_CHARS });
+    ReplySchema {
+        name: "plan".into(),
+        schema: json!({
+            "type": "object",
+            "properties": {
+                "functions": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": MAX_FUNCTIONS,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "name": { "type": "string", "pattern": NAME_PATTERN },
+                            "purpose": text,
+                            "inputs": { "type": "string", "maxLength": MAX_FIELD_CHARS },
+                            "output": text,
+                            "depends_on": {
+                                "type": "array",
+                                "maxItems": MAX_FUNCTIONS,
+                                "items": { "type": "string", "pattern": NAME_PATTERN }
+                            }
+                        },
+                        "required": ["name", "purpose", "inputs", "output", "depends_on"]
+                    }
+                }
+            },
+            "required": ["functions"]
+        }),
+    }
+}
+
+/// The schema a call's reply must follow, when it is read as data.
+pub fn for_purpose(purpose: &Purpose) -> Option<ReplySchema> {
+    match purpose {
+        Purpose::Plan => Some(plan()),
+        Purpose::Tests { .. }
+        | Purpose::Code { .. }
+        | Purpose::Reflect { .. }
+        | Purpose::Repair { .. } => None,
+    }
+}
+
+/// The longest reply a call is given by default, in tokens: room for its
+/// answer with a margin, and no more, so a small model that rambles is
+/// stopped in seconds, not minutes. The person's own limit (`max_tokens`
+/// in the config or a profile, `--max-tokens`) wins over these.
+pub fn reply_tokens(purpose: &Purpose) -> u32 {
+    match purpose {
+        Purpose::Plan => 1024,
+        Purpose::Tests { .. } | Purpose::Code { .. } => 1536,
+        Purpose::Reflect { .. } | Purpose::Repair { .. } => 2048,
+    }
+}

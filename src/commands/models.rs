@@ -1,0 +1,61 @@
+//! `codeloop models`: what a model server is and what it takes, before a
+//! session relies on it: the models it lists, its software, its context
+//! window, how many requests it serves at once (codeloop never sends more),
+//! and the shape of structured reply it took, tried with one tiny request.
+
+use std::time::Instant;
+
+use crate::config::Config;
+
+use super::model::{ModelArgs, select_model};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub model: ModelArgs,
+}
+
+pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
+    let selected = select_model(&config, &args.model).await?;
+    let model = selected.model;
+    println!("model        {}", selected.description);
+    if let Some(why) = &selected.fallback_reason {
+        println!("             (the demo model: {why})");
+    }
+    let started = Instant::now();
+    let Some(report) = model.server_report().await else {
+        println!(
+            "server       none: the {} model answers from recorded replies, offline",
+            model.provider()
+        );
+        return Ok(0);
+    };
+    println!("server       {} at {}", report.server, model.endpoint());
+    if !report.models.is_empty() {
+        println!("lists        {}", report.models.join(", "));
+    }
+    match &report.window {
+        Some(w) => println!("window       {} tokens ({})", w.tokens, w.source),
+        None => println!(
+            "window       not told by the server (learned from its first overflow; `context = N` in the config sets it)"
+        ),
+    }
+    match report.slots {
+        Some(n) => {
+            println!("requests at once: {n} (codeloop sends no more, whatever --workers says)")
+        }
+        None => println!("requests at once: no limit known"),
+    }
+    match &report.structured {
+        Ok(shape) => println!(
+            "structured replies: {} (tried in {:.1} s)",
+            shape.as_str(),
+            started.elapsed().as_secs_f64()
+        ),
+        Err(e) => {
+            println!("structured replies: the trial call failed: {e}");
+            return Ok(1);
+        }
+    }
+    Ok(0)
+}

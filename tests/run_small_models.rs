@@ -1,0 +1,138 @@
+//! The real binary against a loopback server that answers the way small
+//! local models really do (seen from SmolLM2-135M and a base GGUF behind
+//! llama.cpp): a reply that falls into a loop, an empty reply, then a plan.
+//! The loop is stopped while it streams and never continued, every call's
+//! tokens count, the hollow replies are named for what they likely are, and
+//! each call goes out with the reply limit and the schema of its kind.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
+
+#[path = "support/fault_server.rs"]
+mod fault_server;
+
+use std::process::Command;
+
+use fault_server::{Answer, FaultServer, content, done, finish, usage};
+use serde_json::Value;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_looping_reply_is_stopped_counted_and_the_hollow_replies_named() {
+    let server = FaultServer::start("unused").await;
+    let plan = r#"{"functions": [{"name": "double", "purpose": "twice x", "inputs": "x: int", "output": "int", "depends_on": []}]}"#;
+    let tests = "```python\ndef test_double():\n    assert double(2) == 4\n```\n";
+    let code = "```python\ndef double(x):\n    return x * 2\n```\n";
+    // The plan, first: the same few characters until the window would end.
+    let mut looping = vec![content("{\"functions\": [{\"name\": \"")];
+    looping.extend((0..400).map(|_| content("ab ab ab ")));
+    looping.extend([finish("length"), done()]);
+    server.queue([
+        Answer::Sse(looping),
+        // Then nothing at all (a base model with no chat template).
+        Answer::Sse(vec![finish("stop"), usage(40, 0), done()]),
+        Answer::Sse(vec![content(plan), finish("stop"), usage(50, 40), done()]),
+        Answer::Sse(vec![content(tests), finish("stop"), usage(60, 30), done()]),
+        Answer::Sse(vec![content(code), finish("stop"), usage(70, 20), done()]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let base_url = server.base_url.clone();
+    let output = tokio::task::spawn_blocking({
+        let dir = dir.path().to_path_buf();
+        move || {
+            Command::new(env!("CARGO_BIN_EXE_codeloop"))
+                .args(["run", "Double an integer", "--json", "--workers", "1"])
+                .args(["--base-url", &base_url, "--model", "loopback-coder"])
+                .arg("--out")
+                .arg(dir.join("out"))
+                .env("CODELOOP_DATA_DIR", dir.join("data"))
+                .env("CODELOOP_CACHE_DIR", dir.join("cache"))
+                .env("CODELOOP_CONFIG", dir.join("none.toml"))
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("result: PASSED"), "{stderr}");
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of_type = |t: &str| -> Vec<&Value> { events.iter().filter(|e| e["type"] == t).collect() };
+
+    // The loop: stopped, not continued, its tokens counted.
+    let errors = of_type("model_error");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    let looped = errors[0];
+    assert_eq!(looped["call_id"], 1);
+    let message = looped["message"].as_str().unwrap();
+    assert!(message.starts_with("the reply repeats itself"), "{message}");
+    assert!(message.contains("ab "), "{message}");
+    assert!(
+        looped["usage"]["completion_tokens"].as_u64().unwrap() > 100,
+        "{looped}"
+    );
+    assert!(
+        of_type("model_continued").is_empty(),
+        "a loop is never continued"
+    );
+    let streamed: usize = of_type("model_delta")
+        .iter()
+        .filter(|d| d["call_id"] == 1)
+        .map(|d| d["text"].as_str().unwrap().len())
+        .sum();
+    assert!(
+        streamed < 400 * 9,
+        "the loop was read to its end ({streamed} bytes)"
+    );
+
+    // Two hollow replies in a row are named, with what to do.
+    let notices: Vec<&str> = of_type("notice")
+        .iter()
+        .map(|n| n["message"].as_str().unwrap())
+        .collect();
+    let named: Vec<&&str> = notices
+        .iter()
+        .filter(|m| m.contains("base model"))
+        .collect();
+    assert_eq!(named.len(), 1, "{notices:?}");
+    assert!(named[0].contains("chat template"), "{}", named[0]);
+
+    // The session's tokens count the failed call too.
+    let finished = of_type("finished");
+    let summary = stderr.lines().find(|l| l.contains("tokens:")).unwrap();
+    let prompt_in: u64 = summary
+        .split("tokens: ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(prompt_in > 40 + 50 + 60 + 70, "{summary}");
+    assert_eq!(finished.len(), 1);
+
+    // Each call went out with the reply limit of its kind; the plan with
+    // its schema, the rest with none.
+    let chats: Vec<Value> = server
+        .seen()
+        .iter()
+        .filter(|s| s.path == "/v1/chat/completions")
+        .map(|s| s.json())
+        .collect();
+    assert_eq!(chats.len(), 5);
+    for plan_call in &chats[..3] {
+        assert_eq!(plan_call["max_tokens"], 1024);
+        assert_eq!(plan_call["response_format"]["type"], "json_schema");
+        assert_eq!(plan_call["response_format"]["json_schema"]["name"], "plan");
+    }
+    for other in &chats[3..] {
+        assert_eq!(other["max_tokens"], 1536);
+        assert!(other.get("response_format").is_none(), "{other}");
+    }
+    let replies = of_type("model_reply");
+    assert_eq!(replies[1]["structured"], "json_schema");
+    assert!(replies[2].get("structured").is_none());
+}
