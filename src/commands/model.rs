@@ -710,7 +710,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_profile_is_chosen_by_flag_or_by_model_name_and_flags_still_win() {
-        let (url, _) = model_list_server(r#"{"data":[{"id":"qwen2.5-coder:7b"}]}"#).await;
+        let (url, _) =
+            model_list_server(r#"{"data":[{"id":"qwen2.5-coder:7b"},{"id":"llama3.2"}]}"#).await;
         let mut config = Config::from_toml(&format!(
             "[models.local]\nbase_url = \"{url}\"\nmodel = \"qwen2.5-coder:7b\"\ncontext = 16384\n"
         ))
@@ -751,6 +752,20 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(s.model.model_name(), "llama3.2");
+        // A name the server does not list is refused, with the names it does.
+        let args = ModelArgs {
+            profile: Some("local".into()),
+            model: Some("gpt-99".into()),
+            ..Default::default()
+        };
+        let err = select_with(&config, &args, &DEMOS, &refused_url(), OLLAMA_PROBE)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("\"gpt-99\"") && err.contains("qwen2.5-coder:7b, llama3.2"),
+            "{err}"
+        );
         let args = ModelArgs {
             profile: Some("hosted".into()),
             ..Default::default()

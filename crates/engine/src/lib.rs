@@ -25,7 +25,10 @@
 //! - `testfix`: the model's fix of a node's tests when its reflection blames
 //!   them: the verdict, the rules a fix keeps, the step-mode gate.
 //! - `examples`: the examples a task states, ground truth for the tests.
-//! - `calls`: model calls: budget, gate, streamed onto the tape, asked again without code.
+//! - `calls`: model calls: budget, gate, streamed onto the tape, asked again
+//!   without code; a looping reply stopped, a failed call's tokens counted.
+//! - `schemas`: the JSON schema of each reply read as data, and the reply
+//!   limit of each kind of call.
 //! - `plan`: the plan given, cached or asked for, and a spec edit, validated as a DAG.
 //! - `generate`: the tests, code, repair and fresh-start prompts and the
 //!   context they are written from; which kind of attempt follows a failure.
