@@ -94,7 +94,9 @@ pub enum Event {
         code: String,
         source: CodeSource,
     },
-    /// Static-check findings (syntax, imports) for a code version. Advisory.
+    /// Static-check findings (syntax, imports, definitions) for a code
+    /// version. A syntax error or a missing or repeated definition is the
+    /// version's failure (it is not run); the others are notes.
     Check {
         node: String,
         iteration: u32,
