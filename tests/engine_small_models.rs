@@ -1,6 +1,7 @@
 //! What small models do to the loop, scripted with real python3 in the real
-//! sandbox: code the static check knows cannot run goes to repair unrun, in
-//! step mode unasked.
+//! sandbox: a plan that copies the prompt's example or placeholders is
+//! answered with what is wrong, and code the static check knows cannot run
+//! goes to repair unrun, in step mode unasked.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 use std::sync::Arc;
@@ -66,7 +67,115 @@ fn prompt_of(records: &[Record], tag: &str) -> String {
         .unwrap_or_else(|| panic!("no request tagged {tag}"))
 }
 
+fn notices(records: &[Record]) -> Vec<String> {
+    records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Notice { message, .. } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn plan_errors(records: &[Record]) -> Vec<String> {
+    records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::PlanError { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
 const ADD_TESTS: &str = "def test_add():\n    assert add(2, 3) == 5\n";
+
+#[tokio::test]
+async fn a_plan_that_copies_the_prompt_is_answered_with_what_is_wrong() {
+    // The old prompt's placeholders, echoed; then the worked example, echoed;
+    // then a plan whose dependencies name the function itself and `len`.
+    let echo = r#"```json
+{"functions": [{"name": "snake_case_name", "purpose": "one sentence", "inputs": "arg: type, ...", "output": "type", "depends_on": ["other_name"]}]}
+```"#;
+    let example = r#"```json
+{"functions": [
+  {"name": "parse_duration_parts", "purpose": "Split a duration.", "inputs": "text: str", "output": "list", "depends_on": []},
+  {"name": "duration_to_minutes", "purpose": "Minutes.", "inputs": "text: str", "output": "int", "depends_on": ["parse_duration_parts"]}
+]}
+```"#;
+    let own = r#"```json
+{"functions": [{"name": "add", "purpose": "Add two numbers.", "inputs": "a: int, b: int", "output": "int", "depends_on": ["add", "len"]}]}
+```"#;
+    let replies = vec![
+        reply("plan", echo),
+        reply("plan/2", example),
+        reply("plan/3", own),
+        reply("tests/add", &py(ADD_TESTS)),
+        reply("code/add/1", &py("def add(a, b):\n    return a + b\n")),
+    ];
+    let (state, result, records) =
+        finish("add two numbers", replies, EngineOptions::default(), |_| {
+            Command::Approve
+        })
+        .await;
+    assert!(result.passed, "{}", result.summary);
+    let errors = plan_errors(&records);
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(
+        errors[0].contains("`snake_case_name` is the format's placeholder"),
+        "{errors:?}"
+    );
+    assert!(errors[1].contains("the prompt's example"), "{errors:?}");
+    // Each retry is told what was wrong with the plan before.
+    assert!(prompt_of(&records, "plan/2").contains(&errors[0]));
+    assert!(prompt_of(&records, "plan/3").contains(&errors[1]));
+    // The prompt shows a worked example, never a placeholder to copy.
+    let first = prompt_of(&records, "plan");
+    assert!(
+        first.contains("duration_to_minutes") && !first.contains("snake_case_name"),
+        "{first}"
+    );
+    // Dependencies no plan could hold are dropped, each with a notice.
+    assert_eq!(state.specs[0].depends_on, Vec::<String>::new());
+    let notices = notices(&records);
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("`add` depends on `add`, itself")),
+        "{notices:?}"
+    );
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("`len`, which is Python's own")),
+        "{notices:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_dependency_of_the_tasks_own_is_asked_about_not_dropped() {
+    let missing = r#"```json
+{"functions": [{"name": "add", "purpose": "Add.", "inputs": "a, b", "output": "int", "depends_on": ["to_int"]}]}
+```"#;
+    let fixed = r#"```json
+{"functions": [{"name": "add", "purpose": "Add.", "inputs": "a, b", "output": "int", "depends_on": []}]}
+```"#;
+    let replies = vec![
+        reply("plan", missing),
+        reply("plan/2", fixed),
+        reply("tests/add", &py(ADD_TESTS)),
+        reply("code/add/1", &py("def add(a, b):\n    return a + b\n")),
+    ];
+    let (_, result, records) = finish("add two numbers", replies, EngineOptions::default(), |_| {
+        Command::Approve
+    })
+    .await;
+    assert!(result.passed, "{}", result.summary);
+    assert_eq!(
+        plan_errors(&records),
+        vec!["`add` depends on `to_int`, which is not in the plan".to_string()]
+    );
+    assert!(prompt_of(&records, "plan/2").contains("`to_int`, which is not in the plan"));
+}
 
 #[tokio::test]
 async fn code_the_check_knows_cannot_run_is_repaired_unrun_and_unasked() {

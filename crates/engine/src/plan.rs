@@ -12,6 +12,25 @@ use codeloop_session::{CodeSource, Dag, Event, FunctionSpec, NoticeLevel, Purpos
 /// Plans asked for before giving up on an unusable one.
 const PLAN_ATTEMPTS: u32 = 3;
 
+/// What a plan reply gave.
+enum PlanReply {
+    /// A plan, valid as a graph, with a notice for each dependency dropped.
+    Plan {
+        specs: Vec<FunctionSpec>,
+        dropped: Vec<String>,
+    },
+}
+
+/// The plan of a reply to the plan prompt for `task`, or what is wrong with
+/// it (said to the model when it is asked again): a plan that copies the
+/// prompt's example or placeholders, or is no valid graph.
+fn read_plan(reply: &str, task: &str) -> Result<PlanReply, String> {
+    let specs = extract::extract_plan(reply)?;
+    let extract::Vetted { specs, dropped } = extract::vet_plan(specs, task)?;
+    Dag::new(specs.clone()).map_err(|e| e.to_string())?;
+    Ok(PlanReply::Plan { specs, dropped })
+}
+
 impl Core {
     /// The plan: given, cached, or asked for. False when there is none.
     pub async fn plan(&self, cache_key: Option<&str>) -> Result<bool, EngineError> {
@@ -116,13 +135,12 @@ impl Core {
                     return Ok(false);
                 }
             };
-            let checked = extract::extract_plan(&reply).and_then(|specs| {
-                Dag::new(specs.clone())
-                    .map(|_| specs)
-                    .map_err(|e| e.to_string())
-            });
-            match checked {
-                Ok(specs) => {
+            let task = self.read(|s| s.task.clone());
+            match read_plan(&reply, &task) {
+                Ok(PlanReply::Plan { specs, dropped }) => {
+                    for message in dropped {
+                        self.notice(NoticeLevel::Warning, message).await?;
+                    }
                     self.record(Event::Plan { specs }).await?;
                     return Ok(true);
                 }

@@ -13,6 +13,7 @@ mod plan;
 mod pyparse;
 mod reasoning;
 
+pub use plan::{EXAMPLE_NAMES, Vetted, vet as vet_plan};
 pub use pyparse::looks_like_python;
 pub use reasoning::strip_reasoning;
 
