@@ -1,6 +1,7 @@
 //! What small models do to the loop, scripted with real python3 in the real
 //! sandbox: a plan that copies the prompt's example or placeholders is
-//! answered with what is wrong, and code the static check knows cannot run
+//! answered with what is wrong, a plan reply that is code becomes the plan
+//! (its code the first version), and code the static check knows cannot run
 //! goes to repair unrun, in step mode unasked.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
@@ -175,6 +176,53 @@ async fn an_unknown_dependency_of_the_tasks_own_is_asked_about_not_dropped() {
         vec!["`add` depends on `to_int`, which is not in the plan".to_string()]
     );
     assert!(prompt_of(&records, "plan/2").contains("`to_int`, which is not in the plan"));
+}
+
+#[tokio::test]
+async fn a_plan_reply_that_is_code_becomes_the_plan_and_its_first_version() {
+    let replies = vec![
+        reply(
+            "plan",
+            "def add(a: int, b: int) -> int:\n    return a + b\n",
+        ),
+        reply("tests/add", &py(ADD_TESTS)),
+    ];
+    let (state, result, records) =
+        finish("add two numbers", replies, EngineOptions::default(), |_| {
+            Command::Approve
+        })
+        .await;
+    assert!(result.passed, "{}", result.summary);
+    assert!(plan_errors(&records).is_empty());
+    assert_eq!(state.specs.len(), 1);
+    assert_eq!(
+        (
+            state.specs[0].name.as_str(),
+            state.specs[0].inputs.as_str(),
+            state.specs[0].output.as_str()
+        ),
+        ("add", "a: int, b: int", "int")
+    );
+    let code: Vec<(u32, CodeSource)> = records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Code {
+                iteration, source, ..
+            } => Some((*iteration, *source)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(code, vec![(1, CodeSource::PlanReply)]);
+    // No call for code: the plan reply's code is the first version.
+    let tags: Vec<String> = state.calls.values().map(|c| c.tag.clone()).collect();
+    assert_eq!(tags, vec!["plan", "tests/add"]);
+    assert!(
+        notices(&records)
+            .iter()
+            .any(|n| n.starts_with("the plan reply was code, not a plan: its functions (`add`)")),
+        "{:?}",
+        notices(&records)
+    );
 }
 
 #[tokio::test]

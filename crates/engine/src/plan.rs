@@ -19,13 +19,24 @@ enum PlanReply {
         specs: Vec<FunctionSpec>,
         dropped: Vec<String>,
     },
+    /// Code instead of a plan, whose functions make a valid plan.
+    Code(extract::CodePlan),
 }
 
 /// The plan of a reply to the plan prompt for `task`, or what is wrong with
 /// it (said to the model when it is asked again): a plan that copies the
-/// prompt's example or placeholders, or is no valid graph.
+/// prompt's example or placeholders, or is no valid graph. A reply with no
+/// plan but code is read as a plan when its functions make one.
 fn read_plan(reply: &str, task: &str) -> Result<PlanReply, String> {
-    let specs = extract::extract_plan(reply)?;
+    let specs = match extract::extract_plan(reply) {
+        Ok(specs) => specs,
+        Err(message) => {
+            return match extract::plan_from_code(reply) {
+                Some(plan) if Dag::new(plan.specs.clone()).is_ok() => Ok(PlanReply::Code(plan)),
+                _ => Err(message),
+            };
+        }
+    };
     let extract::Vetted { specs, dropped } = extract::vet_plan(specs, task)?;
     Dag::new(specs.clone()).map_err(|e| e.to_string())?;
     Ok(PlanReply::Plan { specs, dropped })
@@ -142,6 +153,39 @@ impl Core {
                         self.notice(NoticeLevel::Warning, message).await?;
                     }
                     self.record(Event::Plan { specs }).await?;
+                    return Ok(true);
+                }
+                Ok(PlanReply::Code(plan)) => {
+                    let names: Vec<String> =
+                        plan.specs.iter().map(|s| format!("`{}`", s.name)).collect();
+                    self.notice(
+                        NoticeLevel::Warning,
+                        format!(
+                            "the plan reply was code, not a plan: its functions ({}) are the plan, with their signatures as specs and the reply's code as their first version",
+                            names.join(", ")
+                        ),
+                    )
+                    .await?;
+                    self.record(Event::Plan { specs: plan.specs }).await?;
+                    // A node a re-plan kept keeps its code.
+                    self.tape
+                        .append_with(move |s| {
+                            let events = plan
+                                .code
+                                .into_iter()
+                                .filter(|(node, _)| {
+                                    s.nodes.get(node).is_some_and(|n| n.versions.is_empty())
+                                })
+                                .map(|(node, code)| Event::Code {
+                                    node,
+                                    iteration: 1,
+                                    code,
+                                    source: CodeSource::PlanReply,
+                                })
+                                .collect();
+                            (events, ())
+                        })
+                        .await?;
                     return Ok(true);
                 }
                 Err(message) => {

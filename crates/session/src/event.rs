@@ -361,6 +361,9 @@ pub enum CodeSource {
     Cache,
     /// Given with the task (e.g. a benchmark's tests).
     Given,
+    /// The model's reply to the plan prompt, which was code rather than a
+    /// plan: its functions became the plan, and their code this version.
+    PlanReply,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
