@@ -1,8 +1,9 @@
 //! What small models do to the loop, scripted with real python3 in the real
 //! sandbox: a plan that copies the prompt's example or placeholders is
 //! answered with what is wrong, a plan reply that is code becomes the plan
-//! (its code the first version), and code the static check knows cannot run
-//! goes to repair unrun, in step mode unasked.
+//! (its code the first version), code the static check knows cannot run
+//! goes to repair unrun, in step mode unasked, and every prompt begins with
+//! what stays the same in a session (for a server's prompt cache).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 use std::sync::Arc;
@@ -305,4 +306,70 @@ async fn code_the_check_knows_cannot_run_is_repaired_unrun_and_unasked() {
         second.contains("defines no top-level function named 'add'"),
         "{second}"
     );
+}
+
+#[tokio::test]
+async fn every_prompt_begins_with_what_stays_the_same_and_ends_with_what_changes() {
+    let plan = r#"{"functions": [{"name": "add", "purpose": "Add two numbers.", "inputs": "a: int, b: int", "output": "int"}]}"#;
+    let replies = vec![
+        reply("plan", plan),
+        reply("tests/add", &py(ADD_TESTS)),
+        reply("code/add/1", &py("def add(a, b):\n    return a - b\n")),
+        reply(
+            "repair/add/2",
+            &format!("Wrong sign.\n{}", py("def add(a, b):\n    return a * b\n")),
+        ),
+        reply(
+            "repair/add/3",
+            &format!(
+                "Not a product.\n{}",
+                py("def add(a, b):\n    return a + b\n")
+            ),
+        ),
+    ];
+    let (state, result, records) =
+        finish("add two numbers", replies, EngineOptions::default(), |_| {
+            Command::Approve
+        })
+        .await;
+    assert!(result.passed, "{}", result.summary);
+    let (plan, tests, code) = (
+        prompt_of(&records, "plan"),
+        prompt_of(&records, "tests/add"),
+        prompt_of(&records, "code/add/1"),
+    );
+    let (first, second) = (
+        prompt_of(&records, "repair/add/2"),
+        prompt_of(&records, "repair/add/3"),
+    );
+    // The task opens every prompt.
+    let task = &plan[..plan.find("Split the task").unwrap()];
+    assert!(task.contains("add two numbers"), "{task}");
+    for p in [&tests, &code, &first, &second] {
+        assert!(p.starts_with(task), "{p}");
+    }
+    // Then the plan and the node's spec (all the node's prompts), then its
+    // tests (once written); what the call is for comes after them.
+    let node = &code[..code.find("Write this function").unwrap()];
+    assert!(
+        node.contains("The plan:")
+            && node.contains("purpose: Add two numbers.")
+            && node.contains(ADD_TESTS.trim()),
+        "{node}"
+    );
+    let spec = &node[..node.find("The tests of `add`").unwrap()];
+    assert!(tests.starts_with(spec), "{tests}");
+    assert!(
+        first.starts_with(node) && second.starts_with(node),
+        "{first}"
+    );
+    // A repair's list of failures only grows: the next repair begins as the
+    // one before did, up to the code, which changed.
+    let failures = first[..first.find("The code of iteration 1").unwrap()].trim_end();
+    assert!(failures.contains("- iteration 1: "), "{failures}");
+    assert!(second.starts_with(failures), "{second}");
+    let code_at = second.find("The code of iteration 2").unwrap();
+    assert!(second[..code_at].contains("- iteration 2: "), "{second}");
+    let reuse = state.prefix_reuse();
+    assert!(reuse.reused_chars > 0, "{reuse:?}");
 }
