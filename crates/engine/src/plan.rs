@@ -1,8 +1,9 @@
 //! The plan: given with the task, replayed from the cache, or asked of the
 //! model and validated as a DAG (asked again with the error when it is not
-//! one). A spec the person edits is validated the same way: a bad edit is a
-//! `PlanError` and a notice on the tape, and the session goes on with the
-//! spec it had.
+//! one, or copies the prompt's example; a reply that is code instead is read
+//! as a plan when its functions make one). A spec the person edits is
+//! validated the same way: a bad edit is a `PlanError` and a notice on the
+//! tape, and the session goes on with the spec it had.
 
 use super::cache;
 use super::context::{Core, EngineError, Stop};

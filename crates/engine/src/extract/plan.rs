@@ -268,8 +268,8 @@ pub struct Vetted {
 }
 
 /// What is wrong with a plan that copied the prompt instead of planning
-/// `task`: a placeholder name, or the worked example's names alone (unless
-/// the task itself names them). Dependencies no plan could hold are dropped
+/// `task`: a placeholder name, or the worked example's functions (unless the
+/// task itself names them). Dependencies no plan could hold are dropped
 /// (see `droppable`); an unknown dependency on a function of the task's own
 /// is left for the graph's check to report.
 pub fn vet(specs: Vec<FunctionSpec>, task: &str) -> Result<Vetted, String> {
@@ -282,10 +282,12 @@ pub fn vet(specs: Vec<FunctionSpec>, task: &str) -> Result<Vetted, String> {
             s.name
         ));
     }
-    let copied = !specs.is_empty()
-        && specs
+    // The example's functions, all of them and nothing else: one of its
+    // names alone may be the right name for a task of durations.
+    let copied = specs.len() == EXAMPLE_NAMES.len()
+        && EXAMPLE_NAMES
             .iter()
-            .all(|s| EXAMPLE_NAMES.contains(&s.name.as_str()) && !task.contains(&s.name));
+            .all(|n| specs.iter().any(|s| s.name == *n) && !task.contains(n));
     if copied {
         let names: Vec<String> = specs.iter().map(|s| format!("`{}`", s.name)).collect();
         return Err(format!(
@@ -396,6 +398,7 @@ mod tests {
             )
             .is_ok()
         );
+        assert!(vet(vec![spec("duration_to_minutes", &[])], "minutes of '1h 5m'").is_ok());
     }
 
     #[test]
