@@ -57,6 +57,28 @@ fn bench_reports_first_try_and_after_repair_and_never_shows_the_tests() {
         "{stdout}"
     );
     assert!(stdout.contains("repairs: 1 ("), "{stdout}");
+    // The share of prompts a prompt cache could reuse, per problem and overall:
+    // T/0 made one call (nothing earlier to share), T/1's repair began as its
+    // first call did.
+    assert_eq!(lines[0]["prefix_chars"], 0);
+    let (reused, total) = (
+        lines[1]["prefix_chars"].as_u64().unwrap(),
+        lines[1]["prompt_chars"].as_u64().unwrap(),
+    );
+    assert!(reused > 0 && reused < total, "{}", lines[1]);
+    let overall =
+        100.0 * reused as f64 / (total + lines[0]["prompt_chars"].as_u64().unwrap()) as f64;
+    assert!(
+        stdout.contains(&format!("prompt prefix reused: {overall:.0}% (an estimate")),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "prompt prefix reused {:.0}%)",
+            100.0 * reused as f64 / total as f64
+        )),
+        "{stderr}"
+    );
 
     // The model saw the problem and the localized failure, never `check`.
     let tape = read_tape(std::path::Path::new(lines[1]["tape"].as_str().unwrap())).unwrap();

@@ -32,7 +32,9 @@ impl Core {
         limits_of(self.opts.run_timeout_secs, self.opts.memory_mb)
     }
 
-    /// Check the syntax and imports of `name`'s latest code (advisory).
+    /// Check `name`'s latest code: syntax, imports, its definition. A
+    /// finding that it cannot run (`blocking_failure`) is its failure; the
+    /// others are notes.
     pub async fn check(&self, name: &str, iteration: u32) -> Result<(), TapeError> {
         let Some((code, foreign)) = self.read(|s| {
             let code = s
@@ -199,12 +201,23 @@ fn foreign_names(s: &State, name: &str) -> BTreeMap<String, String> {
     out
 }
 
-/// The check's finding that `name`'s code defines another node's function,
-/// as a failure to repair: it never runs, since in the assembled program one
-/// definition would silently replace the other.
-pub fn redefinition(state: &State, name: &str) -> Option<Location> {
+/// The check's finding that `name`'s code cannot run as it is, as a failure
+/// to repair: a syntax error, the planned function missing, or another
+/// node's function defined again (in the assembled program one definition
+/// would silently replace the other). Such code is never run: a run could
+/// only fail the same way, or, for a redefinition, pass by the wrong code.
+pub fn blocking_failure(state: &State, name: &str) -> Option<Location> {
     let n = state.nodes.get(name)?;
-    let finding = n.findings.iter().find(|f| f.kind == "redefinition")?;
+    // One finding is enough; a syntax error says the most.
+    let finding = n
+        .findings
+        .iter()
+        .filter(|f| check::is_blocking_kind(&f.kind))
+        .min_by_key(|f| match f.kind.as_str() {
+            "syntax" => 0,
+            "redefinition" => 1,
+            _ => 2,
+        })?;
     let code = n.code().unwrap_or("");
     let context = finding
         .line
@@ -216,12 +229,21 @@ pub fn redefinition(state: &State, name: &str) -> Option<Location> {
                 .collect()
         })
         .unwrap_or_default();
+    let (error_type, message) = match finding.kind.as_str() {
+        // check.py says "SyntaxError: invalid syntax" (or IndentationError, ...).
+        "syntax" => match finding.message.split_once(": ") {
+            Some((kind, message)) => (kind.to_string(), message.to_string()),
+            None => ("SyntaxError".to_string(), finding.message.clone()),
+        },
+        "definition" => ("MissingDefinition".to_string(), finding.message.clone()),
+        _ => ("Redefinition".to_string(), finding.message.clone()),
+    };
     Some(Location {
         file: format!("{name}.py"),
         line: finding.line,
         function: Some(name.to_string()),
-        error_type: "Redefinition".into(),
-        message: finding.message.clone(),
+        error_type,
+        message,
         context,
         in_node_code: true,
         ..Location::default()

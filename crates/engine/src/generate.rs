@@ -13,7 +13,8 @@ use codeloop_llm::tokens;
 use codeloop_protocol::Location;
 use codeloop_session::state::HistoryEntry;
 use codeloop_session::{
-    AttemptKind, CodeSource, Event, FunctionSpec, NodeStatus, NoticeLevel, Purpose, State,
+    AttemptKind, CodeSource, Event, FunctionSpec, InputFile, NodeStatus, NoticeLevel, Purpose,
+    State,
 };
 
 /// Lines of a failed run's output shown to the repair.
@@ -31,11 +32,15 @@ struct DepCtx {
 }
 
 /// What the prompts of a node need: its spec, its direct dependencies, the
-/// task, its tests.
+/// task and its input files, the whole plan, its tests. Every prompt about
+/// the node begins with these (prompts/node.md), in this order, so a
+/// server's prompt cache reuses them from one call to the next.
 struct NodeCtx {
     spec: FunctionSpec,
     deps: Vec<DepCtx>,
     task: String,
+    inputs: Vec<InputFile>,
+    plan: Vec<FunctionSpec>,
     tests: Option<String>,
 }
 
@@ -75,6 +80,8 @@ fn node_ctx(s: &State, name: &str) -> Option<NodeCtx> {
         spec: n.spec.clone(),
         deps,
         task: s.task.clone(),
+        inputs: s.inputs.clone(),
+        plan: s.specs.clone(),
         tests: n.tests.clone(),
     })
 }
@@ -191,14 +198,20 @@ impl Core {
         };
         self.may_ask(&purpose).await?;
         let Some(NodeCtx {
-            spec, deps, task, ..
+            spec,
+            deps,
+            task,
+            inputs,
+            plan,
+            ..
         }) = self.read(|s| node_ctx(s, name))
         else {
             return Err(Stop::Failed);
         };
-        let prompt = self
-            .prompts
-            .render("tests.md", minijinja::context! { task, spec, deps })?;
+        let prompt = self.prompts.render(
+            "tests.md",
+            minijinja::context! { task, inputs, plan, spec, deps },
+        )?;
         let messages = self.messages(prompt)?;
         let (_, code) = self
             .call_for_code(purpose, tag.replace("{name}", name), messages, None, None)
@@ -234,15 +247,16 @@ impl Core {
             spec,
             deps,
             task,
+            inputs,
+            plan,
             tests,
         }) = self.read(|s| node_ctx(s, name))
         else {
             return Err(Stop::Failed);
         };
-        let inputs = self.read(|s| s.inputs.clone());
         let prompt = self.prompts.render(
             "code.md",
-            minijinja::context! { task, spec, deps, inputs, tests => self.shown_tests(tests) },
+            minijinja::context! { task, inputs, plan, spec, deps, tests => self.shown_tests(tests) },
         )?;
         let messages = self.messages(prompt)?;
         let (_, code) = self
@@ -324,15 +338,20 @@ impl Core {
             node: name.to_string(),
         };
         self.may_ask(&purpose).await?;
-        let Some(RepairCtx {
-            spec,
-            code,
-            tests,
-            hints,
-            failures,
-            output,
-            task,
-        }) = self.read(|s| repair_ctx(s, name))
+        let Some((
+            NodeCtx {
+                deps, inputs, plan, ..
+            },
+            RepairCtx {
+                spec,
+                code,
+                tests,
+                hints,
+                failures,
+                output,
+                task,
+            },
+        )) = self.read(|s| Some((node_ctx(s, name)?, repair_ctx(s, name)?)))
         else {
             return Err(Stop::Failed);
         };
@@ -346,12 +365,13 @@ impl Core {
         };
         let different_approach = kind == AttemptKind::DifferentApproach;
         let first_test = tests.as_deref().and_then(testfix::first_test_name);
+        // Every failure, this one last: a list that only grows, so the next
+        // repair's prompt begins as this one does.
         let mut history: Vec<HistoryCtx> = failures
             .iter()
-            .take(failures.len().saturating_sub(1))
             .map(|(it, l)| HistoryCtx {
                 iteration: *it,
-                error: l.to_string(),
+                error: failure_line(l),
             })
             .collect();
         let mut output = output;
@@ -362,9 +382,9 @@ impl Core {
             let prompt = self.prompts.render(
                 "repair.md",
                 minijinja::context! {
-                    task, spec, iteration, code, error, values, output, history, hints,
-                    different_approach, tests_may_change => may_fix_tests, tests_rejected,
-                    tests,
+                    task, inputs, plan, spec, deps, tests, iteration, code, error, values,
+                    output, history, hints, different_approach,
+                    tests_may_change => may_fix_tests, tests_rejected,
                 },
             )?;
             let messages = self.messages(prompt)?;
@@ -373,8 +393,8 @@ impl Core {
             if tokens::fits(tokens::estimate_prompt_tokens(&messages), reply, window) {
                 break messages;
             }
-            // Left out first: the oldest failures, then the run's output.
-            if !history.is_empty() {
+            // Left out first: the oldest failures (never this one), then the run's output.
+            if history.len() > 1 {
                 history.remove(0);
                 dropped_failures += 1;
             } else if !output.is_empty() {
@@ -467,6 +487,8 @@ impl Core {
                 spec,
                 deps,
                 task,
+                inputs,
+                plan,
                 tests,
             },
             RepairCtx {
@@ -480,11 +502,10 @@ impl Core {
             .iter()
             .map(|(it, l)| format!("iteration {it}: {}", failure_line(l)))
             .collect();
-        let inputs = self.read(|s| s.inputs.clone());
         let prompt = self.prompts.render(
             "fresh.md",
             minijinja::context! {
-                task, spec, deps, inputs, failures, hints, tests => self.shown_tests(tests),
+                task, inputs, plan, spec, deps, tests => self.shown_tests(tests), failures, hints,
             },
         )?;
         let messages = self.messages(prompt)?;

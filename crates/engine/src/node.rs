@@ -71,8 +71,8 @@ impl Core {
             self.status(name, NodeStatus::Checking).await?;
             self.check(name, iteration).await?;
             let approved = std::mem::take(&mut approved_edit);
-            let (passed, location) = match self.read(|s| execute::redefinition(s, name)) {
-                // Caught before it runs: repaired like a failure.
+            let (passed, location) = match self.read(|s| execute::blocking_failure(s, name)) {
+                // Code that cannot run is repaired unrun (in step mode, unasked).
                 Some(location) => (false, Some(location)),
                 None => match self.run_node(name, iteration, approved).await? {
                     NodeRun::Ran(record, location) => (record.passed, *location),

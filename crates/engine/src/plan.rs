@@ -1,8 +1,9 @@
 //! The plan: given with the task, replayed from the cache, or asked of the
 //! model and validated as a DAG (asked again with the error when it is not
-//! one). A spec the person edits is validated the same way: a bad edit is a
-//! `PlanError` and a notice on the tape, and the session goes on with the
-//! spec it had.
+//! one, or copies the prompt's example; a reply that is code instead is read
+//! as a plan when its functions make one). A spec the person edits is
+//! validated the same way: a bad edit is a `PlanError` and a notice on the
+//! tape, and the session goes on with the spec it had.
 
 use super::cache;
 use super::context::{Core, EngineError, Stop};
@@ -11,6 +12,36 @@ use codeloop_session::{CodeSource, Dag, Event, FunctionSpec, NoticeLevel, Purpos
 
 /// Plans asked for before giving up on an unusable one.
 const PLAN_ATTEMPTS: u32 = 3;
+
+/// What a plan reply gave.
+enum PlanReply {
+    /// A plan, valid as a graph, with a notice for each dependency dropped.
+    Plan {
+        specs: Vec<FunctionSpec>,
+        dropped: Vec<String>,
+    },
+    /// Code instead of a plan, whose functions make a valid plan.
+    Code(extract::CodePlan),
+}
+
+/// The plan of a reply to the plan prompt for `task`, or what is wrong with
+/// it (said to the model when it is asked again): a plan that copies the
+/// prompt's example or placeholders, or is no valid graph. A reply with no
+/// plan but code is read as a plan when its functions make one.
+fn read_plan(reply: &str, task: &str) -> Result<PlanReply, String> {
+    let specs = match extract::extract_plan(reply) {
+        Ok(specs) => specs,
+        Err(message) => {
+            return match extract::plan_from_code(reply) {
+                Some(plan) if Dag::new(plan.specs.clone()).is_ok() => Ok(PlanReply::Code(plan)),
+                _ => Err(message),
+            };
+        }
+    };
+    let extract::Vetted { specs, dropped } = extract::vet_plan(specs, task)?;
+    Dag::new(specs.clone()).map_err(|e| e.to_string())?;
+    Ok(PlanReply::Plan { specs, dropped })
+}
 
 impl Core {
     /// The plan: given, cached, or asked for. False when there is none.
@@ -116,14 +147,46 @@ impl Core {
                     return Ok(false);
                 }
             };
-            let checked = extract::extract_plan(&reply).and_then(|specs| {
-                Dag::new(specs.clone())
-                    .map(|_| specs)
-                    .map_err(|e| e.to_string())
-            });
-            match checked {
-                Ok(specs) => {
+            let task = self.read(|s| s.task.clone());
+            match read_plan(&reply, &task) {
+                Ok(PlanReply::Plan { specs, dropped }) => {
+                    for message in dropped {
+                        self.notice(NoticeLevel::Warning, message).await?;
+                    }
                     self.record(Event::Plan { specs }).await?;
+                    return Ok(true);
+                }
+                Ok(PlanReply::Code(plan)) => {
+                    let names: Vec<String> =
+                        plan.specs.iter().map(|s| format!("`{}`", s.name)).collect();
+                    self.notice(
+                        NoticeLevel::Warning,
+                        format!(
+                            "the plan reply was code, not a plan: its functions ({}) are the plan, with their signatures as specs and the reply's code as their first version",
+                            names.join(", ")
+                        ),
+                    )
+                    .await?;
+                    self.record(Event::Plan { specs: plan.specs }).await?;
+                    // A node a re-plan kept keeps its code.
+                    self.tape
+                        .append_with(move |s| {
+                            let events = plan
+                                .code
+                                .into_iter()
+                                .filter(|(node, _)| {
+                                    s.nodes.get(node).is_some_and(|n| n.versions.is_empty())
+                                })
+                                .map(|(node, code)| Event::Code {
+                                    node,
+                                    iteration: 1,
+                                    code,
+                                    source: CodeSource::PlanReply,
+                                })
+                                .collect();
+                            (events, ())
+                        })
+                        .await?;
                     return Ok(true);
                 }
                 Err(message) => {

@@ -10,6 +10,9 @@ use sha2::{Digest, Sha256};
 /// Every template the engine renders, with its shipped text.
 const SHIPPED: &[(&str, &str)] = &[
     ("system.md", include_str!("../../../prompts/system.md")),
+    // The openings the others include: the task, then a node's context.
+    ("task.md", include_str!("../../../prompts/task.md")),
+    ("node.md", include_str!("../../../prompts/node.md")),
     ("plan.md", include_str!("../../../prompts/plan.md")),
     ("tests.md", include_str!("../../../prompts/tests.md")),
     ("code.md", include_str!("../../../prompts/code.md")),

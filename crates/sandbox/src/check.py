@@ -1,5 +1,7 @@
 """codeloop's static check: syntax, imports and the expected definitions, per
-file, before anything runs. Advisory: the sandbox is the real boundary.
+file, before anything runs. A syntax error, a missing or a repeated definition
+means the code cannot run (the engine repairs it unrun); the rest are notes.
+No security boundary: the sandbox is.
 
 Reads _codeloop_check.json: [{"file": str, "defines": [str], "foreign": {name: node}}...]
 (foreign: the functions other nodes define, with the node that defines each,

@@ -1,6 +1,8 @@
 //! Static checks of Python code before it runs: syntax, imports that are not
-//! installed, a missing definition, and risky modules. Advisory: the sandbox,
-//! not this, is the boundary. The check runs as a short Python program through
+//! installed, a missing definition, and risky modules. A syntax error, a
+//! missing definition or a redefinition means the code cannot run as it is
+//! (`is_blocking_kind`): the engine repairs it without running it. The check
+//! is no security boundary: the sandbox is. The check runs as a short Python program through
 //! the sandbox like any other run, so it sees the same interpreter and modules.
 
 use serde::{Deserialize, Serialize};
@@ -35,8 +37,14 @@ pub struct CheckFinding {
 impl CheckFinding {
     /// A finding that means the code cannot run as it is (the others are notes).
     pub fn is_blocking(&self) -> bool {
-        matches!(self.kind.as_str(), "syntax" | "definition" | "redefinition")
+        is_blocking_kind(&self.kind)
     }
+}
+
+/// Whether a finding of `kind` means the code cannot run as it is: the
+/// engine repairs such code without running it.
+pub fn is_blocking_kind(kind: &str) -> bool {
+    matches!(kind, "syntax" | "definition" | "redefinition")
 }
 
 #[derive(Serialize)]

@@ -106,7 +106,9 @@ pub enum Event {
         code: String,
         source: CodeSource,
     },
-    /// Static-check findings (syntax, imports) for a code version. Advisory.
+    /// Static-check findings (syntax, imports, definitions) for a code
+    /// version. A syntax error or a missing or repeated definition is the
+    /// version's failure (it is not run); the others are notes.
     Check {
         node: String,
         iteration: u32,
@@ -371,6 +373,9 @@ pub enum CodeSource {
     Cache,
     /// Given with the task (e.g. a benchmark's tests).
     Given,
+    /// The model's reply to the plan prompt, which was code rather than a
+    /// plan: its functions became the plan, and their code this version.
+    PlanReply,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

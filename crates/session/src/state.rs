@@ -545,7 +545,7 @@ impl State {
             .values()
             .flat_map(|n| n.versions.iter().skip(1))
             .filter(|v| match v.source {
-                CodeSource::Model => true,
+                CodeSource::Model | CodeSource::PlanReply => true,
                 CodeSource::Edit | CodeSource::Cache | CodeSource::Given => false,
             })
             .count() as u32

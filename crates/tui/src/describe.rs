@@ -94,6 +94,7 @@ pub fn source_label(source: CodeSource) -> &'static str {
         CodeSource::Edit => "edited by you",
         CodeSource::Cache => "cache",
         CodeSource::Given => "given",
+        CodeSource::PlanReply => "model (its plan reply)",
     }
 }
 

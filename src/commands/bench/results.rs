@@ -63,6 +63,12 @@ pub struct BenchResult {
     /// Model fixes of the tests applied (never of a benchmark's own tests).
     #[serde(default)]
     pub test_fixes: u32,
+    /// Characters of the session's prompts, and of them those that were a
+    /// prefix of an earlier prompt of the session (`session::prefix`).
+    #[serde(default)]
+    pub prompt_chars: u64,
+    #[serde(default)]
+    pub prefix_chars: u64,
 }
 
 impl BenchResult {
@@ -92,6 +98,8 @@ impl BenchResult {
             repairs_with_values: 0,
             fresh_starts: 0,
             test_fixes: 0,
+            prompt_chars: 0,
+            prefix_chars: 0,
         }
     }
 
@@ -124,6 +132,9 @@ impl BenchResult {
         self.prompt_tokens = state.usage.prompt_tokens;
         self.completion_tokens = state.usage.completion_tokens;
         self.model_ms = state.model_ms;
+        let reuse = state.prefix_reuse();
+        self.prompt_chars = reuse.prompt_chars;
+        self.prefix_chars = reuse.reused_chars;
         if let Some(n) = state.nodes.get(node) {
             self.repairs = n.attempts.len() as u32;
             self.repairs_with_values =
@@ -142,12 +153,13 @@ impl BenchResult {
 pub fn progress_line(r: &BenchResult) -> String {
     match r.status {
         Status::Passed | Status::Failed => format!(
-            "  {:<16} first try {:<4} after repair {:<4} ({} iteration{})",
+            "  {:<16} first try {:<4} after repair {:<4} ({} iteration{}; prompt prefix reused {})",
             r.task_id,
             if r.passed_first { "pass" } else { "FAIL" },
             if r.passed_final { "pass" } else { "FAIL" },
             r.iterations,
-            if r.iterations == 1 { "" } else { "s" }
+            if r.iterations == 1 { "" } else { "s" },
+            share(r.prefix_chars, r.prompt_chars)
         ),
         Status::Error => format!(
             "  {:<16} ERROR, not scored: {}",
@@ -156,6 +168,14 @@ pub fn progress_line(r: &BenchResult) -> String {
         ),
         Status::Cancelled => format!("  {:<16} cancelled", r.task_id),
     }
+}
+
+/// `42%` of `total`, or `-` when there is nothing to share.
+fn share(part: u64, total: u64) -> String {
+    if total == 0 {
+        return "-".into();
+    }
+    format!("{:.0}%", 100.0 * part as f64 / total as f64)
 }
 
 /// The figures of a set of results, over the measured problems only.
@@ -172,6 +192,8 @@ pub struct Figures {
     pub repairs_with_values: u32,
     pub fresh_starts: u32,
     pub test_fixes: u32,
+    pub prompt_chars: u64,
+    pub prefix_chars: u64,
 }
 
 impl Figures {
@@ -196,6 +218,8 @@ impl Figures {
             repairs_with_values: sum(|r| r.repairs_with_values.into()) as u32,
             fresh_starts: sum(|r| r.fresh_starts.into()) as u32,
             test_fixes: sum(|r| r.test_fixes.into()) as u32,
+            prompt_chars: sum(|r| r.prompt_chars),
+            prefix_chars: sum(|r| r.prefix_chars),
         }
     }
 
@@ -267,6 +291,10 @@ pub fn report(results: &[BenchResult]) -> String {
             "repairs: {} ({} with runtime values), fresh starts: {}, test fixes: {}\n",
             f.repairs, f.repairs_with_values, f.fresh_starts, f.test_fixes
         ));
+        out.push_str(&format!(
+            "prompt prefix reused: {} (an estimate, in characters: of each prompt, its longest prefix shared with an earlier prompt of its session)\n",
+            share(f.prefix_chars, f.prompt_chars)
+        ));
     }
     out
 }
@@ -302,7 +330,8 @@ mod tests {
              T/2: model call failed: HTTP 401\n\
              cancelled: 1 problem not measured, left out of pass@1\n\
              tokens: 0 prompt + 0 completion; model time 0.0 s\n\
-             repairs: 0 (0 with runtime values), fresh starts: 0, test fixes: 0\n"
+             repairs: 0 (0 with runtime values), fresh starts: 0, test fixes: 0\n\
+             prompt prefix reused: - (an estimate, in characters: of each prompt, its longest prefix shared with an earlier prompt of its session)\n"
         );
         let only_errors = vec![result("T/2", Status::Error, false, false)];
         assert!(

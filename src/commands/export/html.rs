@@ -188,6 +188,7 @@ fn iteration_block(
         crate::session::CodeSource::Edit => "edited by hand",
         crate::session::CodeSource::Cache => "from the cache",
         crate::session::CodeSource::Given => "given with the task",
+        crate::session::CodeSource::PlanReply => "written by the model as its plan reply",
     };
     let what = match previous {
         Some(p) => format!("changes from iteration {}", p.iteration),

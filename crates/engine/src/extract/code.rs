@@ -9,7 +9,7 @@ use super::fences::{Fenced, fenced_blocks, is_python};
 use super::pyparse::{Logical, Tok, is_keyword, lex, statement};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     Import,
     Def,
     Assign,
@@ -20,18 +20,18 @@ enum Kind {
 /// One top-level statement (with its body, decorators and the comments and
 /// blank lines before it).
 #[derive(Debug, Clone)]
-struct Item {
-    kind: Kind,
-    text: String,
-    binds: Vec<String>,
-    refs: BTreeSet<String>,
+pub(super) struct Item {
+    pub(super) kind: Kind,
+    pub(super) text: String,
+    pub(super) binds: Vec<String>,
+    pub(super) refs: BTreeSet<String>,
     /// A bare `print(...)` call.
     prints: bool,
 }
 
 /// A block of code as top-level items.
-struct Block {
-    items: Vec<Item>,
+pub(super) struct Block {
+    pub(super) items: Vec<Item>,
 }
 
 impl Block {
@@ -66,7 +66,7 @@ fn dedent(lines: &[&str]) -> String {
     out
 }
 
-fn block(code: &str) -> Block {
+pub(super) fn block(code: &str) -> Block {
     let physical: Vec<&str> = code.lines().collect();
     let lexed = lex(code);
     // Top-level statements; decorators join the definition below them.

@@ -8,11 +8,14 @@
 //! can run Python cheaply may pass `ast.parse` instead (`extract_code_with`).
 
 mod code;
+mod code_plan;
 mod fences;
 mod plan;
 mod pyparse;
 mod reasoning;
 
+pub use code_plan::CodePlan;
+pub use plan::{EXAMPLE_NAMES, Vetted, vet as vet_plan};
 pub use pyparse::looks_like_python;
 pub use reasoning::strip_reasoning;
 
@@ -66,6 +69,12 @@ pub fn prose_before_code(reply: &str) -> String {
 /// does not parse, or a function in it that is not valid.
 pub fn extract_plan(reply: &str) -> Result<Vec<FunctionSpec>, String> {
     plan::plan(&answer_of(reply))
+}
+
+/// A plan reply that is code rather than a plan, as a plan: its top-level
+/// functions with their signatures as specs, and each one's code.
+pub fn plan_from_code(reply: &str) -> Option<CodePlan> {
+    code_plan::plan_from_code(&answer_of(reply))
 }
 
 #[cfg(test)]

@@ -216,12 +216,204 @@ pub fn plan(answer: &str) -> Result<Vec<FunctionSpec>, String> {
     }))
 }
 
+/// The function names of the plan prompt's worked example (prompts/plan.md),
+/// a plan for another task: a plan of these names alone copied the example.
+pub const EXAMPLE_NAMES: &[&str] = &["parse_duration_parts", "duration_to_minutes"];
+/// Placeholders earlier plan prompts showed, which small models copied as
+/// names: never a function of a real task.
+const PLACEHOLDER_NAMES: &[&str] = &["snake_case_name", "other_name", "function_name"];
+/// Python's own names a plan sometimes lists as a dependency.
+const PYTHON_NAMES: &[&str] = &[
+    "abs",
+    "all",
+    "any",
+    "dict",
+    "enumerate",
+    "filter",
+    "float",
+    "input",
+    "int",
+    "isinstance",
+    "len",
+    "list",
+    "map",
+    "max",
+    "min",
+    "open",
+    "print",
+    "range",
+    "round",
+    "set",
+    "sorted",
+    "str",
+    "sum",
+    "tuple",
+    "zip",
+    "collections",
+    "csv",
+    "itertools",
+    "json",
+    "math",
+    "os",
+    "re",
+    "sys",
+];
+
+/// A plan read from a reply, before it is checked as a graph: the specs,
+/// with the dependencies dropped as safe to drop (one notice each).
+#[derive(Debug, PartialEq)]
+pub struct Vetted {
+    pub specs: Vec<FunctionSpec>,
+    pub dropped: Vec<String>,
+}
+
+/// What is wrong with a plan that copied the prompt instead of planning
+/// `task`: a placeholder name, or the worked example's functions (unless the
+/// task itself names them). Dependencies no plan could hold are dropped
+/// (see `droppable`); an unknown dependency on a function of the task's own
+/// is left for the graph's check to report.
+pub fn vet(specs: Vec<FunctionSpec>, task: &str) -> Result<Vetted, String> {
+    if let Some(s) = specs
+        .iter()
+        .find(|s| PLACEHOLDER_NAMES.contains(&s.name.as_str()))
+    {
+        return Err(format!(
+            "`{}` is the format's placeholder, not a function of this task: give each function a name that says what it does in this task",
+            s.name
+        ));
+    }
+    // The example's functions, all of them and nothing else: one of its
+    // names alone may be the right name for a task of durations.
+    let copied = specs.len() == EXAMPLE_NAMES.len()
+        && EXAMPLE_NAMES
+            .iter()
+            .all(|n| specs.iter().any(|s| s.name == *n) && !task.contains(n));
+    if copied {
+        let names: Vec<String> = specs.iter().map(|s| format!("`{}`", s.name)).collect();
+        return Err(format!(
+            "the plan is the prompt's example ({}), which is for another task: plan the functions of this task",
+            names.join(", ")
+        ));
+    }
+    let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
+    let mut dropped = Vec::new();
+    let specs = specs
+        .into_iter()
+        .map(|mut s| {
+            let own = s.name.clone();
+            s.depends_on.retain(|d| {
+                if names.contains(d) && *d != own {
+                    return true;
+                }
+                match droppable(d, &own) {
+                    Some(why) => {
+                        dropped.push(format!(
+                            "the plan said `{own}` depends on `{d}`, {why}: that dependency is dropped"
+                        ));
+                        false
+                    }
+                    None => true,
+                }
+            });
+            s
+        })
+        .collect();
+    Ok(Vetted { specs, dropped })
+}
+
+/// Why a dependency `dep` of `node` that is no other function of the plan
+/// may be dropped, if it may. Dropping is safe when `dep` names no function
+/// any plan could hold: a dependency only orders the nodes and shows the
+/// dependency's code in the node's prompts, and such a name orders nothing
+/// (the node itself: recursion needs no order) and has no code to show (a
+/// placeholder, Python's own names, which exist already). An unknown
+/// dependency on a function of the task's own is not safe to drop: the plan
+/// lacks a function the node may need, and the model is asked to fix it.
+fn droppable(dep: &str, node: &str) -> Option<&'static str> {
+    if dep == node {
+        Some("itself")
+    } else if dep.trim().is_empty() || PLACEHOLDER_NAMES.contains(&dep) {
+        Some("a placeholder, not a function")
+    } else if PYTHON_NAMES.contains(&dep) {
+        Some("which is Python's own")
+    } else {
+        None
+    }
+}
+
 fn bracket_starts(text: &str) -> impl Iterator<Item = usize> + '_ {
     text.match_indices(['{', '[']).map(|(k, _)| k)
 }
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn spec(name: &str, deps: &[&str]) -> FunctionSpec {
+        FunctionSpec {
+            name: name.into(),
+            purpose: String::new(),
+            inputs: String::new(),
+            output: String::new(),
+            depends_on: deps.iter().map(|d| d.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn the_shipped_plan_prompt_shows_the_example_names_and_no_placeholder() {
+        let shipped = include_str!("../../../../prompts/plan.md");
+        for name in EXAMPLE_NAMES {
+            assert!(shipped.contains(name), "{name}");
+        }
+        for name in PLACEHOLDER_NAMES {
+            assert!(!shipped.contains(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_copied_example_or_placeholder_is_refused_with_what_is_wrong() {
+        let echo = vec![spec("snake_case_name", &["other_name"])];
+        let err = vet(echo, "reverse the words").unwrap_err();
+        assert!(
+            err.contains("`snake_case_name` is the format's placeholder"),
+            "{err}"
+        );
+        let example = vec![
+            spec("parse_duration_parts", &[]),
+            spec("duration_to_minutes", &["parse_duration_parts"]),
+        ];
+        let err = vet(example.clone(), "count the vowels").unwrap_err();
+        assert!(err.contains("the prompt's example"), "{err}");
+        // A task that names them itself may have them; one shared name is no copy.
+        assert!(
+            vet(
+                example,
+                "write duration_to_minutes and parse_duration_parts"
+            )
+            .is_ok()
+        );
+        assert!(
+            vet(
+                vec![spec("duration_to_minutes", &[]), spec("main", &[])],
+                "t"
+            )
+            .is_ok()
+        );
+        assert!(vet(vec![spec("duration_to_minutes", &[])], "minutes of '1h 5m'").is_ok());
+    }
+
+    #[test]
+    fn only_dependencies_no_plan_could_hold_are_dropped() {
+        let specs = vec![
+            spec("count", &["count", "other_name", "len"]),
+            spec("main", &["count", "missing"]),
+        ];
+        let vetted = vet(specs, "count things").unwrap();
+        assert_eq!(vetted.specs[0].depends_on, Vec::<String>::new());
+        // `missing` may be a function the plan lacks: the graph's check reports it.
+        assert_eq!(vetted.specs[1].depends_on, vec!["count", "missing"]);
+        assert_eq!(vetted.dropped.len(), 3, "{:?}", vetted.dropped);
+        assert!(vetted.dropped[0].contains("`count` depends on `count`, itself"));
+    }
 
     #[test]
     fn comments_and_trailing_commas_go_but_not_inside_strings() {

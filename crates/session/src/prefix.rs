@@ -1,0 +1,112 @@
+//! How much of a session's prompts a server's prompt cache could reuse: for
+//! each model request, the longest prefix it shares with any earlier request
+//! of the session. Measured in characters of the messages as sent (each
+//! message's role and content, in order): an estimate of the share of
+//! prompt tokens a cache that keeps earlier prompts would not compute again.
+
+use codeloop_protocol::{ChatMessage, Role};
+
+use super::State;
+
+/// Prompt characters of a session, and how many of them were a prefix of an
+/// earlier request of the same session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PrefixReuse {
+    pub reused_chars: u64,
+    pub prompt_chars: u64,
+}
+
+impl PrefixReuse {
+    /// The reused share in percent, if there was any prompt.
+    pub fn percent(&self) -> Option<f64> {
+        (self.prompt_chars > 0).then(|| 100.0 * self.reused_chars as f64 / self.prompt_chars as f64)
+    }
+
+    pub fn add(&mut self, other: PrefixReuse) {
+        self.reused_chars += other.reused_chars;
+        self.prompt_chars += other.prompt_chars;
+    }
+}
+
+/// A request as one text, as a chat template lays it out: role, then content.
+fn request_text(messages: &[ChatMessage]) -> Vec<char> {
+    let mut out = String::new();
+    for m in messages {
+        out.push_str(match m.role {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        });
+        out.push('\n');
+        out.push_str(&m.content);
+        out.push('\n');
+    }
+    out.chars().collect()
+}
+
+fn common_prefix(a: &[char], b: &[char]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// The reuse over `prompts`, in the order they were sent.
+pub fn prefix_reuse<'a>(prompts: impl IntoIterator<Item = &'a [ChatMessage]>) -> PrefixReuse {
+    let mut earlier: Vec<Vec<char>> = Vec::new();
+    let mut reuse = PrefixReuse::default();
+    for messages in prompts {
+        let text = request_text(messages);
+        let shared = earlier
+            .iter()
+            .map(|e| common_prefix(e, &text))
+            .max()
+            .unwrap_or(0);
+        reuse.reused_chars += shared as u64;
+        reuse.prompt_chars += text.len() as u64;
+        earlier.push(text);
+    }
+    reuse
+}
+
+impl State {
+    /// The prefix reuse of this session's model requests (see the module doc).
+    pub fn prefix_reuse(&self) -> PrefixReuse {
+        prefix_reuse(self.calls.values().map(|c| c.messages.as_slice()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn msgs(system: &str, user: &str) -> Vec<ChatMessage> {
+        vec![
+            ChatMessage {
+                role: Role::System,
+                content: system.into(),
+            },
+            ChatMessage {
+                role: Role::User,
+                content: user.into(),
+            },
+        ]
+    }
+
+    #[test]
+    fn each_request_counts_its_longest_prefix_with_any_earlier_one() {
+        let a = msgs("sys", "Task: x\nwrite f");
+        let b = msgs("sys", "Task: y");
+        let c = msgs("sys", "Task: x\nrepair f");
+        let reuse = prefix_reuse([a.as_slice(), b.as_slice(), c.as_slice()]);
+        // "system\nsys\nuser\n" is 16 characters.
+        let (la, lb, lc) = (16 + 16, 16 + 8, 16 + 17);
+        let shared_b = 16 + 6; // "Task: "
+        let shared_c = 16 + 8; // "Task: x\n", with a, not b
+        assert_eq!(
+            reuse,
+            PrefixReuse {
+                reused_chars: (shared_b + shared_c) as u64,
+                prompt_chars: (la + lb + lc) as u64,
+            }
+        );
+        assert_eq!(prefix_reuse(std::iter::empty()).percent(), None);
+    }
+}

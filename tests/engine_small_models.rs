@@ -1,0 +1,375 @@
+//! What small models do to the loop, scripted with real python3 in the real
+//! sandbox: a plan that copies the prompt's example or placeholders is
+//! answered with what is wrong, a plan reply that is code becomes the plan
+//! (its code the first version), code the static check knows cannot run
+//! goes to repair unrun, in step mode unasked, and every prompt begins with
+//! what stays the same in a session (for a server's prompt cache).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
+
+use std::sync::Arc;
+
+use codeloop::engine::{self, EngineOptions, EngineSetup};
+use codeloop::exec::Sandbox;
+use codeloop::llm::scripted::{Pacing, ScriptedModel, ScriptedReply};
+use codeloop::session::*;
+
+fn reply(tag: &str, text: &str) -> ScriptedReply {
+    ScriptedReply {
+        tag: tag.into(),
+        text: text.into(),
+        usage: None,
+    }
+}
+
+fn py(code: &str) -> String {
+    format!("```python\n{code}```\n")
+}
+
+/// Run `task` to the end; in step mode, `on_pause` answers each pause.
+async fn finish(
+    task: &str,
+    replies: Vec<ScriptedReply>,
+    options: EngineOptions,
+    on_pause: impl Fn(&Step) -> Command,
+) -> (State, FinalResult, Vec<Record>) {
+    let dir = tempfile::tempdir().unwrap();
+    let model = ScriptedModel::from_replies("test-script", replies, Pacing::instant());
+    let setup = EngineSetup {
+        task: task.into(),
+        inputs: vec![],
+        model: Arc::new(model),
+        sandbox: Arc::new(Sandbox::probe()),
+        options,
+        session_dir: dir.path().join("session"),
+        prompt_overrides: None,
+        given: None,
+    };
+    let mut handle = engine::start(setup).unwrap();
+    let mut records = Vec::new();
+    while let Some(r) = handle.events.recv().await {
+        if let Event::Paused { step } = &r.event {
+            handle.commands.send(on_pause(step)).await.unwrap();
+        }
+        records.push(r);
+    }
+    let result = handle.done.await.unwrap().unwrap();
+    (State::from_records(&records), result, records)
+}
+
+/// The user prompt of the request tagged `tag`.
+fn prompt_of(records: &[Record], tag: &str) -> String {
+    records
+        .iter()
+        .find_map(|r| match &r.event {
+            Event::ModelRequest {
+                tag: t, messages, ..
+            } if t == tag => Some(messages.last().unwrap().content.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no request tagged {tag}"))
+}
+
+fn notices(records: &[Record]) -> Vec<String> {
+    records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Notice { message, .. } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn plan_errors(records: &[Record]) -> Vec<String> {
+    records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::PlanError { message } => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+const ADD_TESTS: &str = "def test_add():\n    assert add(2, 3) == 5\n";
+
+#[tokio::test]
+async fn a_plan_that_copies_the_prompt_is_answered_with_what_is_wrong() {
+    // The old prompt's placeholders, echoed; then the worked example, echoed;
+    // then a plan whose dependencies name the function itself and `len`.
+    let echo = r#"```json
+{"functions": [{"name": "snake_case_name", "purpose": "one sentence", "inputs": "arg: type, ...", "output": "type", "depends_on": ["other_name"]}]}
+```"#;
+    let example = r#"```json
+{"functions": [
+  {"name": "parse_duration_parts", "purpose": "Split a duration.", "inputs": "text: str", "output": "list", "depends_on": []},
+  {"name": "duration_to_minutes", "purpose": "Minutes.", "inputs": "text: str", "output": "int", "depends_on": ["parse_duration_parts"]}
+]}
+```"#;
+    let own = r#"```json
+{"functions": [{"name": "add", "purpose": "Add two numbers.", "inputs": "a: int, b: int", "output": "int", "depends_on": ["add", "len"]}]}
+```"#;
+    let replies = vec![
+        reply("plan", echo),
+        reply("plan/2", example),
+        reply("plan/3", own),
+        reply("tests/add", &py(ADD_TESTS)),
+        reply("code/add/1", &py("def add(a, b):\n    return a + b\n")),
+    ];
+    let (state, result, records) =
+        finish("add two numbers", replies, EngineOptions::default(), |_| {
+            Command::Approve
+        })
+        .await;
+    assert!(result.passed, "{}", result.summary);
+    let errors = plan_errors(&records);
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(
+        errors[0].contains("`snake_case_name` is the format's placeholder"),
+        "{errors:?}"
+    );
+    assert!(errors[1].contains("the prompt's example"), "{errors:?}");
+    // Each retry is told what was wrong with the plan before.
+    assert!(prompt_of(&records, "plan/2").contains(&errors[0]));
+    assert!(prompt_of(&records, "plan/3").contains(&errors[1]));
+    // The prompt shows a worked example, never a placeholder to copy.
+    let first = prompt_of(&records, "plan");
+    assert!(
+        first.contains("duration_to_minutes") && !first.contains("snake_case_name"),
+        "{first}"
+    );
+    // Dependencies no plan could hold are dropped, each with a notice.
+    assert_eq!(state.specs[0].depends_on, Vec::<String>::new());
+    let notices = notices(&records);
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("`add` depends on `add`, itself")),
+        "{notices:?}"
+    );
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("`len`, which is Python's own")),
+        "{notices:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_dependency_of_the_tasks_own_is_asked_about_not_dropped() {
+    let missing = r#"```json
+{"functions": [{"name": "add", "purpose": "Add.", "inputs": "a, b", "output": "int", "depends_on": ["to_int"]}]}
+```"#;
+    let fixed = r#"```json
+{"functions": [{"name": "add", "purpose": "Add.", "inputs": "a, b", "output": "int", "depends_on": []}]}
+```"#;
+    let replies = vec![
+        reply("plan", missing),
+        reply("plan/2", fixed),
+        reply("tests/add", &py(ADD_TESTS)),
+        reply("code/add/1", &py("def add(a, b):\n    return a + b\n")),
+    ];
+    let (_, result, records) = finish("add two numbers", replies, EngineOptions::default(), |_| {
+        Command::Approve
+    })
+    .await;
+    assert!(result.passed, "{}", result.summary);
+    assert_eq!(
+        plan_errors(&records),
+        vec!["`add` depends on `to_int`, which is not in the plan".to_string()]
+    );
+    assert!(prompt_of(&records, "plan/2").contains("`to_int`, which is not in the plan"));
+}
+
+#[tokio::test]
+async fn a_plan_reply_that_is_code_becomes_the_plan_and_its_first_version() {
+    let replies = vec![
+        reply(
+            "plan",
+            "def add(a: int, b: int) -> int:\n    return a + b\n",
+        ),
+        reply("tests/add", &py(ADD_TESTS)),
+    ];
+    let (state, result, records) =
+        finish("add two numbers", replies, EngineOptions::default(), |_| {
+            Command::Approve
+        })
+        .await;
+    assert!(result.passed, "{}", result.summary);
+    assert!(plan_errors(&records).is_empty());
+    assert_eq!(state.specs.len(), 1);
+    assert_eq!(
+        (
+            state.specs[0].name.as_str(),
+            state.specs[0].inputs.as_str(),
+            state.specs[0].output.as_str()
+        ),
+        ("add", "a: int, b: int", "int")
+    );
+    let code: Vec<(u32, CodeSource)> = records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Code {
+                iteration, source, ..
+            } => Some((*iteration, *source)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(code, vec![(1, CodeSource::PlanReply)]);
+    // No call for code: the plan reply's code is the first version.
+    let tags: Vec<String> = state.calls.values().map(|c| c.tag.clone()).collect();
+    assert_eq!(tags, vec!["plan", "tests/add"]);
+    assert!(
+        notices(&records)
+            .iter()
+            .any(|n| n.starts_with("the plan reply was code, not a plan: its functions (`add`)")),
+        "{:?}",
+        notices(&records)
+    );
+}
+
+#[tokio::test]
+async fn code_the_check_knows_cannot_run_is_repaired_unrun_and_unasked() {
+    let replies = vec![
+        reply(
+            "plan",
+            r#"{"functions": [{"name": "add", "purpose": "Add.", "inputs": "a, b", "output": "int"}]}"#,
+        ),
+        reply("tests/add", &py(ADD_TESTS)),
+        // A syntax error, then no function of the planned name.
+        reply("code/add/1", &py("def add(a, b)\n    return a + b\n")),
+        reply(
+            "repair/add/2",
+            &format!(
+                "A colon was missing.\n{}",
+                py("def plus(a, b):\n    return a + b\n")
+            ),
+        ),
+        reply(
+            "repair/add/3",
+            &format!(
+                "It must be called add.\n{}",
+                py("def add(a, b):\n    return a + b\n")
+            ),
+        ),
+    ];
+    let options = EngineOptions {
+        step_mode: true,
+        ..EngineOptions::default()
+    };
+    let (state, result, records) =
+        finish("add two numbers", replies, options, |_| Command::Approve).await;
+    assert!(result.passed, "{}", result.summary);
+    let localized: Vec<(u32, String, Option<u32>)> = records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Localized {
+                iteration,
+                location,
+                ..
+            } => Some((*iteration, location.error_type.clone(), location.line)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        localized,
+        vec![
+            (1, "SyntaxError".to_string(), Some(1)),
+            (2, "MissingDefinition".to_string(), None)
+        ]
+    );
+    // Neither broken version ran, and step mode asked to run only the third.
+    let ran: Vec<u32> = state
+        .runs
+        .values()
+        .filter(|r| r.node.is_some())
+        .map(|r| r.iteration)
+        .collect();
+    assert_eq!(ran, vec![3]);
+    let asked: Vec<u32> = records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Paused {
+                step:
+                    Step::Run {
+                        node: Some(_),
+                        iteration,
+                    },
+            } => Some(*iteration),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(asked, vec![3]);
+    // The repairs were shown the check's findings.
+    let first = prompt_of(&records, "repair/add/2");
+    assert!(first.contains("SyntaxError"), "{first}");
+    let second = prompt_of(&records, "repair/add/3");
+    assert!(
+        second.contains("defines no top-level function named 'add'"),
+        "{second}"
+    );
+}
+
+#[tokio::test]
+async fn every_prompt_begins_with_what_stays_the_same_and_ends_with_what_changes() {
+    let plan = r#"{"functions": [{"name": "add", "purpose": "Add two numbers.", "inputs": "a: int, b: int", "output": "int"}]}"#;
+    let replies = vec![
+        reply("plan", plan),
+        reply("tests/add", &py(ADD_TESTS)),
+        reply("code/add/1", &py("def add(a, b):\n    return a - b\n")),
+        reply(
+            "repair/add/2",
+            &format!("Wrong sign.\n{}", py("def add(a, b):\n    return a * b\n")),
+        ),
+        reply(
+            "repair/add/3",
+            &format!(
+                "Not a product.\n{}",
+                py("def add(a, b):\n    return a + b\n")
+            ),
+        ),
+    ];
+    let (state, result, records) =
+        finish("add two numbers", replies, EngineOptions::default(), |_| {
+            Command::Approve
+        })
+        .await;
+    assert!(result.passed, "{}", result.summary);
+    let (plan, tests, code) = (
+        prompt_of(&records, "plan"),
+        prompt_of(&records, "tests/add"),
+        prompt_of(&records, "code/add/1"),
+    );
+    let (first, second) = (
+        prompt_of(&records, "repair/add/2"),
+        prompt_of(&records, "repair/add/3"),
+    );
+    // The task opens every prompt.
+    let task = &plan[..plan.find("Split the task").unwrap()];
+    assert!(task.contains("add two numbers"), "{task}");
+    for p in [&tests, &code, &first, &second] {
+        assert!(p.starts_with(task), "{p}");
+    }
+    // Then the plan and the node's spec (all the node's prompts), then its
+    // tests (once written); what the call is for comes after them.
+    let node = &code[..code.find("Write this function").unwrap()];
+    assert!(
+        node.contains("The plan:")
+            && node.contains("purpose: Add two numbers.")
+            && node.contains(ADD_TESTS.trim()),
+        "{node}"
+    );
+    let spec = &node[..node.find("The tests of `add`").unwrap()];
+    assert!(tests.starts_with(spec), "{tests}");
+    assert!(
+        first.starts_with(node) && second.starts_with(node),
+        "{first}"
+    );
+    // A repair's list of failures only grows: the next repair begins as the
+    // one before did, up to the code, which changed.
+    let failures = first[..first.find("The code of iteration 1").unwrap()].trim_end();
+    assert!(failures.contains("- iteration 1: "), "{failures}");
+    assert!(second.starts_with(failures), "{second}");
+    let code_at = second.find("The code of iteration 2").unwrap();
+    assert!(second[..code_at].contains("- iteration 2: "), "{second}");
+    let reuse = state.prefix_reuse();
+    assert!(reuse.reused_chars > 0, "{reuse:?}");
+}
