@@ -16,6 +16,10 @@ use codeloop::exec::procstatus::ProcStatus;
 use codeloop::exec::{Limits, Outcome, RunSpec, Sandbox, SandboxMode, SandboxOptions};
 use tokio_util::sync::CancellationToken;
 
+#[path = "support/ordinary_user.rs"]
+mod ordinary_user;
+use ordinary_user::{USER, ordinary_user, scratch, user_uid};
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Mode {
     /// The helper's own namespaces.
@@ -99,16 +103,6 @@ async fn run(s: &Sandbox, code: &str, args: &[String]) -> Outcome {
     s.run(spec(code, args), None, CancellationToken::new())
         .await
         .unwrap()
-}
-
-/// A scratch directory outside the sandbox, world-traversable.
-fn scratch(tag: &str) -> tempfile::TempDir {
-    let d = tempfile::Builder::new()
-        .prefix(&format!("codeloop-attack-{tag}-"))
-        .tempdir()
-        .unwrap();
-    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    d
 }
 
 fn out(o: &Outcome) -> String {
@@ -331,54 +325,6 @@ async fn root_without_namespaces_never_runs_code_as_root() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("would stay root"), "{err}");
-}
-
-const USER: &str = "codeloop-tester";
-/// The tests that run as the user take turns: what one leaves running or
-/// counts must not be another's.
-static AS_USER: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// An ordinary user (created here when this runs as root and `useradd`
-/// exists), a system python3 it can run, and a directory it can read with
-/// a copy of codeloop in it (the binary may live where the user cannot
-/// reach it, under /root); `None`, said why, where that cannot be had.
-fn ordinary_user(
-    tag: &str,
-) -> Option<(
-    std::sync::MutexGuard<'static, ()>,
-    &'static str,
-    tempfile::TempDir,
-    PathBuf,
-)> {
-    let turn = AS_USER.lock().unwrap_or_else(|e| e.into_inner());
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        println!("skipped: creating a user needs root");
-        return None;
-    }
-    let exists = Command::new("id")
-        .arg(USER)
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !exists {
-        let made = Command::new("useradd").args(["-m", USER]).status();
-        if !made.is_ok_and(|s| s.success()) {
-            println!("skipped: useradd is not available to create {USER}");
-            return None;
-        }
-    }
-    let python = ["/usr/bin/python3", "/usr/local/bin/python3"]
-        .into_iter()
-        .find(|p| Path::new(p).exists());
-    let Some(python) = python else {
-        println!("skipped: no system python3 an ordinary user can run");
-        return None;
-    };
-    let dir = scratch(tag);
-    let bin = dir.path().join("codeloop");
-    std::fs::copy(env!("CARGO_BIN_EXE_codeloop"), &bin).unwrap();
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-    Some((turn, python, dir, bin))
 }
 
 /// As an ordinary user, through `codeloop exec`: every layer, or the reason why not.
@@ -650,11 +596,6 @@ fn the_fork_servers_jobs_leave_nothing_running_in_the_reduced_sandbox_of_a_user(
     assert!(line.trim_start().starts_with("contained"), "{report}");
     let left = live_processes_of(user_uid());
     assert!(left.is_empty(), "processes of the runs were left: {left:?}");
-}
-
-fn user_uid() -> u32 {
-    let out = Command::new("id").args(["-u", USER]).output().unwrap();
-    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
 }
 
 /// Processes of `uid` that can still run code: not zombies, and not
