@@ -13,7 +13,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use codeloop::exec::procstatus::ProcStatus;
-use codeloop::exec::{Limits, Outcome, RunSpec, Sandbox, SandboxMode, SandboxOptions};
+use codeloop::exec::{LimitHit, Limits, Outcome, RunSpec, Sandbox, SandboxMode, SandboxOptions};
 use tokio_util::sync::CancellationToken;
 
 #[path = "support/ordinary_user.rs"]
@@ -96,6 +96,50 @@ fn spec(code: &str, args: &[String]) -> RunSpec {
             ..Limits::default()
         },
         ..RunSpec::default()
+    }
+}
+
+/// An inode flood: empty files until something stops it. Each costs the
+/// host kernel memory whatever its size, so the byte quota cannot hold it.
+#[tokio::test]
+async fn a_flood_of_empty_files_stops_at_the_file_limit_in_every_mode() {
+    let flood = "import os\nmade = 0\ntry:\n    for i in range(30000):\n        open('f%d' % i, 'w').close()\n        made += 1\n    print('made', made)\nexcept OSError as e:\n    print('stopped', made, e.errno)\n";
+    for mode in MODES {
+        let Some(s) = sandbox(mode) else { continue };
+        let mut job = spec(flood, &[]);
+        job.limits.max_files = 2000;
+        let o = s.run(job, None, CancellationToken::new()).await.unwrap();
+        let stdout = o.stdout.text();
+        let stopped_by_the_kernel = stdout
+            .strip_prefix("stopped ")
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse::<u64>().ok())
+            .is_some_and(|n| n <= 2000 + 64)
+            && stdout.trim_end().ends_with(" 28");
+        assert!(
+            stopped_by_the_kernel || o.limit_hit == Some(LimitHit::Files(2000)),
+            "{mode:?}: {}",
+            out(&o)
+        );
+    }
+}
+
+/// inotify and fanotify would let a program watch the host's directories
+/// bound into its view (and in the reduced sandbox the user's home and
+/// /tmp): refused in every mode.
+#[tokio::test]
+async fn watching_files_is_refused_in_every_mode() {
+    let code = "import ctypes, platform\nlibc = ctypes.CDLL(None, use_errno=True)\ncalls = [('inotify_init1', lambda: libc.inotify_init1(0)), ('fanotify_init', lambda: libc.fanotify_init(0, 0))]\nif platform.machine() == 'x86_64':\n    calls.append(('inotify_init', lambda: libc.syscall(253)))\nfor name, call in calls:\n    ctypes.set_errno(0)\n    fd = call()\n    print(name, 'refused' if fd < 0 and ctypes.get_errno() == 1 else 'GOT %d errno %d' % (fd, ctypes.get_errno()))\n";
+    for mode in MODES {
+        let Some(s) = sandbox(mode) else { continue };
+        let o = run(&s, code, &[]).await;
+        let stdout = o.stdout.text();
+        assert!(
+            stdout.contains("inotify_init1 refused") && stdout.contains("fanotify_init refused"),
+            "{mode:?}: {}",
+            out(&o)
+        );
+        assert!(!stdout.contains("GOT"), "{mode:?}: {}", out(&o));
     }
 }
 
@@ -550,6 +594,30 @@ if __name__ == '__main__':
         "{stdout}\n{stderr}"
     );
     assert_eq!(users_shm_files(), before, "the run left files in /dev/shm");
+}
+
+#[test]
+fn the_users_own_files_in_the_hosts_dev_shm_are_out_of_reach_in_the_reduced_sandbox() {
+    let Some((_turn, python, dir, bin)) = ordinary_user("user-shm") else {
+        return;
+    };
+    let secret = PathBuf::from(format!(
+        "/dev/shm/codeloop-test-secret-{}",
+        std::process::id()
+    ));
+    std::fs::write(&secret, "the user's secret").unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::os::unix::fs::chown(&secret, Some(user_uid()), None).unwrap();
+    let code = "import os, sys\ntry:\n    print('READ', open(sys.argv[1]).read())\nexcept OSError as e:\n    print('refused', e.errno)\ntry:\n    print('LISTED', os.listdir('/dev/shm'))\nexcept OSError as e:\n    print('refused listing', e.errno)\n";
+    let path = secret.display().to_string();
+    let (status, stdout, stderr) = reduced_as_user(python, dir.path(), &bin, code, &[&path]);
+    let _ = std::fs::remove_file(&secret);
+    assert_eq!(status, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("refused 13"), "{stdout}\n{stderr}");
+    assert!(
+        !stdout.contains("READ") && !stdout.contains("LISTED"),
+        "{stdout}\n{stderr}"
+    );
 }
 
 #[test]

@@ -205,3 +205,23 @@ fn a_renamed_codeloop_binary_is_still_its_own_sandbox_helper() {
         assert!(line.trim_start().starts_with("active"), "{report}");
     }
 }
+
+/// 6 MB of invalid UTF-8 comes out as replacement characters, three bytes
+/// each: the 16 MiB output cap counts what comes out, not what went in.
+#[test]
+fn the_output_cap_counts_bytes_after_utf8_replacement() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bad.py"),
+        "import sys\nfor _ in range(6):\n    sys.stdout.buffer.write(b'\\xff' * 1_000_000)\n    sys.stdout.buffer.flush()\n",
+    )
+    .unwrap();
+    let out = codeloop(&["exec", "bad.py"], dir.path());
+    let err = text(&out.stderr);
+    assert!(
+        out.stdout.len() <= 16 << 20,
+        "{} bytes came out\n{err}",
+        out.stdout.len()
+    );
+    assert!(err.contains("output limit of 16 MiB"), "{err}");
+}
