@@ -196,9 +196,14 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
 }
 
 /// A line on stderr. A terminal that went away (SIGHUP) or a closed pipe
-/// must not end the session before it records its end.
+/// must not end the session before it records its end. Its words may quote
+/// the task, the model or a program (a failure's error): never raw.
 pub fn say(text: &str) {
-    let _ = writeln!(std::io::stderr(), "{text}");
+    let _ = writeln!(
+        std::io::stderr(),
+        "{}",
+        crate::protocol::sanitize::for_terminal(text)
+    );
 }
 
 /// The signals that stop a headless session: Ctrl-C, `kill`, a closed terminal.

@@ -35,7 +35,9 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let width = terminal_width();
-    out.write_all(table(&listing.sessions, width).as_bytes())?;
+    // Tasks and models come from the tapes: never raw to a terminal.
+    let table = crate::protocol::sanitize::for_terminal(&table(&listing.sessions, width));
+    out.write_all(table.as_bytes())?;
     Ok(0)
 }
 
