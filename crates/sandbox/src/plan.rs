@@ -80,7 +80,7 @@ impl Sandbox {
                 let mut cmd = match &self.namespaces {
                     Namespaces::Bwrap(bwrap) => {
                         let mut c = tokio::process::Command::new(bwrap);
-                        c.args(self.bwrap_args(root, limits.disk_bytes));
+                        c.args(self.bwrap_args(root));
                         c.arg("--").arg(helper);
                         c
                     }
@@ -97,7 +97,7 @@ impl Sandbox {
                 let mut c = match &self.namespaces {
                     Namespaces::Bwrap(bwrap) => {
                         let mut c = tokio::process::Command::new(bwrap);
-                        c.args(self.bwrap_args(root, limits.disk_bytes));
+                        c.args(self.bwrap_args(root));
                         c.arg("--");
                         c.args(&argv);
                         c

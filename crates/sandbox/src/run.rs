@@ -102,6 +102,9 @@ impl Sandbox {
         } else {
             DiskWatch::new(&root)
         };
+        // Without namespaces a run of its own uid may write the host's
+        // /dev/shm: what it makes there counts as its files too.
+        let shm_uid = run_uid.filter(|_| !self.has_namespaces());
         let mut last_measured = Instant::now();
         let mut disk_tick = tokio::time::interval(DISK_POLL);
         disk_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -193,14 +196,14 @@ impl Sandbox {
                     // most; its end is the poll's.
                     if last_measured.elapsed() >= DISK_WATCH_GAP {
                         last_measured = Instant::now();
-                        if let Some(over) = over_quota(&root, &spec.limits) {
+                        if let Some(over) = over_quota(&root, &spec.limits, shm_uid) {
                             stop = Some(over);
                             kill(pgid);
                         }
                     }
                 }
                 _ = disk_tick.tick(), if stop.is_none() && status.is_none() => {
-                    if let Some(over) = over_quota(&root, &spec.limits) {
+                    if let Some(over) = over_quota(&root, &spec.limits, shm_uid) {
                         stop = Some(over);
                         kill(pgid);
                     }
@@ -417,9 +420,9 @@ async fn pump(
 }
 
 /// Which quota the working directory is past, if any: its files and
-/// directories (the walk stops there), or the bytes in its files (symlinks
-/// not followed).
-fn over_quota(dir: &Path, limits: &super::Limits) -> Option<Stop> {
+/// directories (with those of `shm_uid` in the host's /dev/shm; the walk
+/// stops there), or the bytes in its files (symlinks not followed).
+fn over_quota(dir: &Path, limits: &super::Limits, shm_uid: Option<u32>) -> Option<Stop> {
     let most = limits
         .max_files
         .saturating_add(super::OWN_ENTRIES)
@@ -427,6 +430,26 @@ fn over_quota(dir: &Path, limits: &super::Limits) -> Option<Stop> {
     let mut total = 0u64;
     let mut entries = 0u64;
     let mut stack = vec![dir.to_path_buf()];
+    if let Some(uid) = shm_uid
+        && let Ok(rd) = std::fs::read_dir("/dev/shm")
+    {
+        use std::os::unix::fs::MetadataExt;
+        for entry in rd.flatten() {
+            let Ok(meta) = entry.metadata() else {
+                continue;
+            };
+            if meta.uid() != uid {
+                continue;
+            }
+            entries += 1;
+            if entries > most {
+                return Some(Stop::Files);
+            }
+            if meta.is_dir() {
+                stack.push(entry.path());
+            }
+        }
+    }
     while let Some(d) = stack.pop() {
         let Ok(rd) = std::fs::read_dir(&d) else {
             continue;
