@@ -178,9 +178,23 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     #[error(
-        "the config file {path} is not valid: {message}\nFix or remove it; `codeloop config` prints a valid one with every setting."
+        "the config file {path} is not valid, at line {line}, column {column}: {message}\nFix that line; or start without the file (`codeloop --config /dev/null ...`, or CODELOOP_CONFIG=/dev/null), where `codeloop --config /dev/null config` prints a valid one with every setting."
     )]
-    Parse { path: PathBuf, message: String },
+    Parse {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+    #[error(
+        "the config file {path} is not valid: {key} = {value}: {message}\nFix that setting; or start without the file (`codeloop --config /dev/null ...`, or CODELOOP_CONFIG=/dev/null)."
+    )]
+    Value {
+        path: PathBuf,
+        key: &'static str,
+        value: String,
+        message: &'static str,
+    },
     #[error("{name}={value} is not valid: {message}")]
     Env {
         name: String,
@@ -204,10 +218,26 @@ impl Config {
             .map(Path::to_path_buf)
             .unwrap_or_else(Config::default_file);
         let mut config = match std::fs::read_to_string(&path) {
-            Ok(text) => Config::from_toml(&text).map_err(|message| ConfigError::Parse {
-                path: path.clone(),
-                message,
-            })?,
+            Ok(text) => {
+                let config: Config = toml::from_str(&text).map_err(|e| {
+                    let (line, column) = line_and_column(&text, e.span().map_or(0, |s| s.start));
+                    ConfigError::Parse {
+                        path: path.clone(),
+                        line,
+                        column,
+                        message: e.message().to_string(),
+                    }
+                })?;
+                if let Some((key, value, message)) = config.invalid_value() {
+                    return Err(ConfigError::Value {
+                        path,
+                        key,
+                        value,
+                        message,
+                    });
+                }
+                config
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && file.is_none() => {
                 Config::default()
             }
@@ -215,6 +245,54 @@ impl Config {
         };
         config.apply_env(|name| std::env::var(name).ok())?;
         Ok(config)
+    }
+
+    /// The first setting whose value no run could use, as the flag for it
+    /// would refuse it: (its key, its value, what it must be).
+    pub fn invalid_value(&self) -> Option<(&'static str, String, &'static str)> {
+        let r = &self.run;
+        let checks: [(&'static str, String, bool, &'static str); 6] = [
+            (
+                "[run] timeout_secs",
+                r.timeout_secs.to_string(),
+                (1..=MAX_TIMEOUT_SECS).contains(&r.timeout_secs),
+                "a run's wall-clock limit must be 1 to 86400 seconds, e.g. 10",
+            ),
+            (
+                "[run] memory_mb",
+                r.memory_mb.to_string(),
+                r.memory_mb >= 1,
+                "a run's memory limit must be a positive number of MiB, e.g. 1024",
+            ),
+            (
+                "[run] workers",
+                r.workers.to_string(),
+                r.workers >= 1,
+                "at least 1 function must be worked on at a time, e.g. 2",
+            ),
+            (
+                "[run] max_iterations",
+                r.max_iterations.to_string(),
+                r.max_iterations >= 1,
+                "a function needs at least 1 code version, e.g. 4",
+            ),
+            (
+                "[run] sandbox",
+                format!("{:?}", r.sandbox),
+                matches!(r.sandbox.as_str(), "full" | "reduced"),
+                "the sandbox is \"full\" or \"reduced\"",
+            ),
+            (
+                "[model] request_timeout_secs",
+                self.model.request_timeout_secs.to_string(),
+                self.model.request_timeout_secs >= 1,
+                "a model request needs at least 1 second, e.g. 120",
+            ),
+        ];
+        checks
+            .into_iter()
+            .find(|(_, _, ok, _)| !ok)
+            .map(|(key, value, _, message)| (key, value, message))
     }
 
     pub fn from_toml(text: &str) -> Result<Config, String> {
@@ -254,13 +332,20 @@ impl Config {
             self.paths.cache_dir = PathBuf::from(v);
         }
         if let Some(v) = get("CODELOOP_MAX_ITERATIONS") {
-            self.run.max_iterations = parse_env("CODELOOP_MAX_ITERATIONS", &v)?;
+            self.run.max_iterations = parse_env_at_least("CODELOOP_MAX_ITERATIONS", &v, 1)?;
         }
         if let Some(v) = get("CODELOOP_WORKERS") {
-            self.run.workers = parse_env("CODELOOP_WORKERS", &v)?;
+            self.run.workers = parse_env_at_least("CODELOOP_WORKERS", &v, 1)?;
         }
         if let Some(v) = get("CODELOOP_TIMEOUT") {
-            self.run.timeout_secs = parse_env("CODELOOP_TIMEOUT", &v)?;
+            self.run.timeout_secs = parse_env_at_least("CODELOOP_TIMEOUT", &v, 1)?;
+            if self.run.timeout_secs > MAX_TIMEOUT_SECS {
+                return Err(ConfigError::Env {
+                    name: "CODELOOP_TIMEOUT".into(),
+                    value: v,
+                    message: "a run's wall-clock limit must be 1 to 86400 seconds".into(),
+                });
+            }
         }
         if let Some(v) = get("CODELOOP_SANDBOX") {
             self.run.sandbox = v;
@@ -327,6 +412,33 @@ impl Config {
     }
 }
 
+/// A run's wall-clock limit at most, in seconds (a day), as `--timeout`.
+pub const MAX_TIMEOUT_SECS: u64 = 86_400;
+
+/// 1-based line and column of a byte offset.
+fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+fn parse_env_at_least<T>(name: &str, value: &str, least: T) -> Result<T, ConfigError>
+where
+    T: std::str::FromStr + PartialOrd + std::fmt::Display,
+    T::Err: std::fmt::Display,
+{
+    let v: T = parse_env(name, value)?;
+    if v < least {
+        return Err(ConfigError::Env {
+            name: name.into(),
+            value: value.into(),
+            message: format!("it must be at least {least}"),
+        });
+    }
+    Ok(v)
+}
+
 fn parse_env<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, ConfigError>
 where
     T::Err: std::fmt::Display,
@@ -368,6 +480,44 @@ mod tests {
             .apply_env(|n| (n == "CODELOOP_TIMEOUT").then(|| "ten".to_string()))
             .unwrap_err();
         assert!(err.to_string().contains("CODELOOP_TIMEOUT=ten"), "{err}");
+    }
+
+    fn load_text(text: &str) -> Result<Config, ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        std::fs::write(&path, text).unwrap();
+        Config::load(Some(&path))
+    }
+
+    #[test]
+    fn values_no_run_could_use_are_refused_with_their_key() {
+        let err = load_text("[run]\nmemory_mb = 0\n").unwrap_err().to_string();
+        assert!(err.contains("[run] memory_mb = 0"), "{err}");
+        assert!(err.contains("positive number of MiB"), "{err}");
+        for (text, key) in [
+            ("[run]\ntimeout_secs = 0\n", "[run] timeout_secs = 0"),
+            ("[run]\nworkers = 0\n", "[run] workers = 0"),
+            ("[run]\nsandbox = \"none\"\n", "[run] sandbox = \"none\""),
+        ] {
+            let err = load_text(text).unwrap_err().to_string();
+            assert!(err.contains(key), "{err}");
+        }
+        assert!(load_text("[run]\nmemory_mb = 512\n").is_ok());
+        let mut c = Config::default();
+        let err = c
+            .apply_env(|n| (n == "CODELOOP_TIMEOUT").then(|| "0".to_string()))
+            .unwrap_err();
+        assert!(err.to_string().contains("CODELOOP_TIMEOUT=0"), "{err}");
+    }
+
+    #[test]
+    fn a_syntax_error_names_its_line_and_column_and_how_to_start_without_the_file() {
+        let err = load_text("[model]\nmodel = \"x\"\n\n[run]\nworkers = = 3\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("at line 5, column 11"), "{err}");
+        assert!(err.contains("--config /dev/null"), "{err}");
+        assert!(!err.contains("`codeloop config` prints"), "{err}");
     }
 
     #[test]

@@ -94,7 +94,10 @@ fn main() -> ExitCode {
     let config = match Config::load(cli.config.as_deref()) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("codeloop: {e}");
+            eprintln!(
+                "codeloop: {}",
+                codeloop::protocol::sanitize::for_terminal(&e.to_string())
+            );
             return ExitCode::from(2);
         }
     };
@@ -119,7 +122,11 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
         Err(e) => {
-            eprintln!("codeloop: {e:#}");
+            // An error may quote a tape, a config or a server's reply.
+            eprintln!(
+                "codeloop: {}",
+                codeloop::protocol::sanitize::for_terminal(&format!("{e:#}"))
+            );
             ExitCode::from(2)
         }
     }

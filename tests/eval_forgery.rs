@@ -5,7 +5,11 @@
 //! sample can reach, the runner's own sys._getframe, sys.audit, vars or
 //! sys.modules rebound) reads as failed,
 //! with fork servers and with a fresh interpreter per sample; honest
-//! samples, multiprocessing included, still pass.
+//! samples, multiprocessing included, still pass. The check that runs is
+//! the test's own (not one a finalizer, a weakref callback, a metaclass or
+//! a profile hook put back), and sees the real builtins and the prompt's
+//! helpers: a sample that rebinds one the check uses fails with its name,
+//! as root and as an ordinary user.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 use std::time::Duration;
@@ -13,6 +17,9 @@ use std::time::Duration;
 use codeloop::eval::{self, EvalOptions, Problem, Sample};
 use codeloop::exec::Sandbox;
 use tokio_util::sync::CancellationToken;
+
+#[path = "support/ordinary_user.rs"]
+mod ordinary_user;
 
 fn problem() -> Problem {
     Problem {
@@ -105,7 +112,7 @@ const FORGED: &[(&str, &str)] = &[
     ),
     (
         "sys._getframe faked to pass the runner's frame check",
-        "    import sys, types, os\n    f = sys._getframe(1)\n    while 'code' not in f.f_locals or 'g' not in f.f_locals:\n        f = f.f_back\n    rc, code, g = f.f_code, f.f_locals['code'], f.f_locals['g']\n    sys._getframe = lambda n=0, c=rc: types.SimpleNamespace(f_code=c)\n    sys.audit('codeloop.genuine', g['check'], code)\n    sys.audit('codeloop.verdict', 'passed')\n    os._exit(0)\n",
+        "    import sys, types, os\n    f = sys._getframe(1)\n    while 'entry' not in f.f_locals or 'g' not in f.f_locals:\n        f = f.f_back\n    rc, g = f.f_code, f.f_locals['g']\n    sys._getframe = lambda n=0, c=rc: types.SimpleNamespace(f_code=c)\n    sys.audit('codeloop.genuine', g['check'])\n    sys.audit('codeloop.verdict', 'passed')\n    os._exit(0)\n",
     ),
     (
         "the runner run again from inside the check",
@@ -411,4 +418,247 @@ for name, c in (("tagged", ctypes), ("compared", None)):
             "compared None None math.floor was changed None",
         ]
     );
+}
+
+/// A prompt with a helper of its own, which the check uses.
+fn helper_problem() -> Problem {
+    Problem {
+        task_id: "h/0".into(),
+        prompt: "def square(x):\n    return x * x\n\n\ndef area(x):\n".into(),
+        canonical_solution: None,
+        test: "\n\nMETADATA = {}\n\n\ndef check(candidate):\n    assert candidate(3) == square(3) * 3.14\n    assert candidate(2) == square(2) * 3.14\n".into(),
+        entry_point: "area".into(),
+    }
+}
+
+const CHECK_SWAPPED: &str = "failed: check is not the test's own function";
+const REBINDS_ABS: &str = "failed: the sample rebinds `abs`, which the check uses";
+
+/// Wrong completions that make another check run, or the test's own check
+/// see another `abs` or `square`: (name, task, completion, the verdict, or
+/// "" for any failure).
+const CHECK_FORGERIES: &[(&str, &str, &str, &str)] = &[
+    (
+        "a check put back by __del__ when the test's def rebinds the name",
+        "t/0",
+        "    return 0\ndef _fake_check(candidate): return None\nclass _Swap:\n    def __del__(self): globals()['check'] = _fake_check\ncheck = _Swap()\n",
+        CHECK_SWAPPED,
+    ),
+    (
+        "a check put back by a weakref callback",
+        "t/0",
+        "    return 0\nimport weakref\ndef _fake_check(candidate): return None\nclass _O: pass\ncheck = _O()\n_r = weakref.ref(check, lambda r: globals().__setitem__('check', _fake_check))\n",
+        CHECK_SWAPPED,
+    ),
+    (
+        "a check put back by an object that learnt the globals in __set_name__",
+        "t/0",
+        "    return 0\nimport gc\ndef _fake_check(candidate): return None\nclass _Swap:\n    def __set_name__(self, owner, name):\n        self.g = globals()\n    def __del__(self):\n        self.g['check'] = _fake_check\nclass _Holder:\n    s = _Swap()\ncheck = _Holder.__dict__['s']\ndel _Holder\ngc.collect()\n",
+        CHECK_SWAPPED,
+    ),
+    (
+        "a check that is a class whose metaclass makes calls do nothing",
+        "t/0",
+        "    return 0\nclass _Meta(type):\n    def __call__(cls, *a, **k): return None\nclass _Fake(metaclass=_Meta): pass\nclass _Swap:\n    def __del__(self): globals()['check'] = _Fake\ncheck = _Swap()\n",
+        CHECK_SWAPPED,
+    ),
+    (
+        "a profile hook set in __del__ that rebinds abs when the check starts",
+        "t/0",
+        "    return 0 if x == 2 else 2 * x\nclass _Swap:\n    def __del__(self):\n        import sys\n        def swap(frame, event, arg):\n            if event == 'call' and frame.f_code.co_name == 'check':\n                frame.f_globals['abs'] = lambda v: 0\n        sys.setprofile(swap)\ncheck = _Swap()\n",
+        "",
+    ),
+    (
+        "finalizers at interpreter shutdown",
+        "t/0",
+        "    return 0\nimport weakref, json\nclass _O: pass\n_o = _O()\nweakref.finalize(_o, lambda: json.dump({'result': 'passed', 'token': ''}, open('verdict.json', 'w')))\nclass _Late:\n    def __del__(self):\n        globals()['check'] = lambda c: None\n_late = _Late()\n",
+        "",
+    ),
+    (
+        "a builtin the check uses rebound at module level",
+        "t/0",
+        "    return 0 if x == 2 else 2 * x\nabs = lambda v: 0\n",
+        REBINDS_ABS,
+    ),
+    (
+        "a builtin the check uses rebound by __del__ after the test's def",
+        "t/0",
+        "    return 0 if x == 2 else 2 * x\nclass _Swap:\n    def __del__(self): globals()['abs'] = lambda v: 0\ncheck = _Swap()\n",
+        REBINDS_ABS,
+    ),
+    (
+        "a builtin the check uses rebound by the candidate",
+        "t/0",
+        "    global abs\n    abs = lambda v: 0\n    return 0 if x == 2 else 2 * x\n",
+        REBINDS_ABS,
+    ),
+    (
+        "a helper of the prompt's the check uses redefined",
+        "h/0",
+        "    return 0\ndef square(x):\n    return 0\n",
+        "failed: the sample rebinds `square`, which the check uses",
+    ),
+];
+
+/// Honest completions with helpers of their own, one shadowing a builtin
+/// the check does not use, one importing again what the prompt imported.
+const HONEST_WITH_HELPERS: &[(&str, &str, &str)] = &[
+    (
+        "its own helper and a builtin the check does not use",
+        "t/0",
+        "    return _twice(x)\ndef _twice(v):\n    return v + v\ninput = None\n",
+    ),
+    (
+        "its own helper beside the prompt's",
+        "h/0",
+        "    return 3.14 * _sq(x)\ndef _sq(v):\n    return v * v\nimport math\nmax = None\n",
+    ),
+];
+
+fn forgery_problems() -> Vec<Problem> {
+    vec![problem(), helper_problem()]
+}
+
+async fn check_forgery_verdicts(
+    completions: &[(&str, &str, &str)],
+    fork_server: bool,
+) -> Vec<(String, bool, String)> {
+    let samples: Vec<Sample> = completions
+        .iter()
+        .map(|(_, task, c)| sample_of(task, c))
+        .collect();
+    let options = EvalOptions {
+        workers: 2,
+        timeout: Duration::from_secs(3),
+        fork_server,
+        ..EvalOptions::default()
+    };
+    let results = eval::evaluate(
+        &Sandbox::probe(),
+        &forgery_problems(),
+        &samples,
+        &options,
+        None,
+        CancellationToken::new(),
+    )
+    .await
+    .unwrap();
+    completions
+        .iter()
+        .zip(results)
+        .map(|((name, _, _), r)| (name.to_string(), r.passed, r.result))
+        .collect()
+}
+
+fn assert_check_forgeries_fail(got: &[(String, bool, String)]) {
+    for ((name, passed, result), (_, _, _, want)) in got.iter().zip(CHECK_FORGERIES) {
+        assert!(!passed, "{name} passed ({result})");
+        if want.is_empty() {
+            assert!(result.starts_with("failed"), "{name}: {result}");
+        } else {
+            assert_eq!(result, want, "{name}");
+        }
+    }
+}
+
+fn assert_honest_pass(got: &[(String, bool, String)]) {
+    for (name, passed, result) in got {
+        assert!(passed, "{name}: {result}");
+        assert_eq!(result, "passed", "{name}");
+    }
+}
+
+async fn the_check_is_the_tests_own(fork_server: bool) {
+    let forged: Vec<(&str, &str, &str)> = CHECK_FORGERIES
+        .iter()
+        .map(|(n, t, c, _)| (*n, *t, *c))
+        .collect();
+    assert_check_forgeries_fail(&check_forgery_verdicts(&forged, fork_server).await);
+    assert_honest_pass(&check_forgery_verdicts(HONEST_WITH_HELPERS, fork_server).await);
+}
+
+#[tokio::test]
+async fn the_check_that_runs_is_the_tests_own_in_fork_servers() {
+    the_check_is_the_tests_own(true).await;
+}
+
+#[tokio::test]
+async fn the_check_that_runs_is_the_tests_own_in_fresh_interpreters() {
+    the_check_is_the_tests_own(false).await;
+}
+
+/// `codeloop eval` as an ordinary user (in the full sandbox when the user
+/// gets one, else the reduced one, chosen), forked and `--fresh-process`:
+/// the same verdicts.
+#[test]
+fn the_check_that_runs_is_the_tests_own_for_an_ordinary_user() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some((_turn, python, dir, bin)) = ordinary_user::ordinary_user("eval-user") else {
+        return;
+    };
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).unwrap();
+    std::os::unix::fs::chown(&work, Some(ordinary_user::user_uid()), None).unwrap();
+    let write = |name: &str, lines: Vec<String>| {
+        let path = work.join(name);
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        path
+    };
+    let problems = write(
+        "problems.jsonl",
+        forgery_problems()
+            .iter()
+            .map(|p| {
+                serde_json::json!({"task_id": p.task_id, "prompt": p.prompt, "test": p.test, "entry_point": p.entry_point}).to_string()
+            })
+            .collect(),
+    );
+    let all: Vec<(&str, &str, &str)> = CHECK_FORGERIES
+        .iter()
+        .map(|(n, t, c, _)| (*n, *t, *c))
+        .chain(HONEST_WITH_HELPERS.iter().copied())
+        .collect();
+    let samples = write(
+        "samples.jsonl",
+        all.iter()
+            .map(|(_, t, c)| serde_json::json!({"task_id": t, "completion": c}).to_string())
+            .collect(),
+    );
+    for fresh in [false, true] {
+        let eval = |sandbox: Option<&str>| {
+            let mut cmd = std::process::Command::new("runuser");
+            cmd.args(["-u", ordinary_user::USER, "--"]).arg(&bin);
+            if let Some(s) = sandbox {
+                cmd.args(["--sandbox", s]);
+            }
+            cmd.args(["eval", "--quiet", "--workers", "2"]);
+            if fresh {
+                cmd.arg("--fresh-process");
+            }
+            cmd.arg(&problems)
+                .arg(&samples)
+                .env("CODELOOP_PYTHON", python)
+                .env("CODELOOP_CONFIG", work.join("none.toml"))
+                .env("HOME", &work)
+                .env_remove("CODELOOP_SANDBOX")
+                .current_dir(&work)
+                .output()
+                .unwrap()
+        };
+        let mut o = eval(None);
+        if String::from_utf8_lossy(&o.stderr).contains("--sandbox reduced") {
+            println!("the user gets the reduced sandbox here");
+            o = eval(Some("reduced"));
+        }
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let results = eval::read_results(&work.join("samples.jsonl_results.jsonl")).unwrap();
+        let got: Vec<(String, bool, String)> = all
+            .iter()
+            .zip(results)
+            .map(|((name, _, _), (_, passed, result))| (name.to_string(), passed, result))
+            .collect();
+        assert_check_forgeries_fail(&got[..CHECK_FORGERIES.len()]);
+        assert_honest_pass(&got[CHECK_FORGERIES.len()..]);
+    }
 }

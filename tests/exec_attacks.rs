@@ -13,8 +13,12 @@ use std::process::Command;
 use std::time::Duration;
 
 use codeloop::exec::procstatus::ProcStatus;
-use codeloop::exec::{Limits, Outcome, RunSpec, Sandbox, SandboxMode, SandboxOptions};
+use codeloop::exec::{LimitHit, Limits, Outcome, RunSpec, Sandbox, SandboxMode, SandboxOptions};
 use tokio_util::sync::CancellationToken;
+
+#[path = "support/ordinary_user.rs"]
+mod ordinary_user;
+use ordinary_user::{USER, ordinary_user, scratch, user_uid};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Mode {
@@ -95,20 +99,59 @@ fn spec(code: &str, args: &[String]) -> RunSpec {
     }
 }
 
+/// An inode flood: empty files until something stops it. Each costs the
+/// host kernel memory whatever its size, so the byte quota cannot hold it.
+#[tokio::test]
+async fn a_flood_of_empty_files_stops_at_the_file_limit_in_every_mode() {
+    // /tmp and /dev/shm first (in some modes their own file systems), then
+    // the working directory.
+    let flood = "import os\nfor d in ('/tmp', '/dev/shm', '.'):\n    made = 0\n    try:\n        for i in range(30000):\n            open(os.path.join(d, 'f%d' % i), 'w').close()\n            made += 1\n        print(d, 'made', made, flush=True)\n    except OSError as e:\n        print(d, 'stopped', made, e.errno, flush=True)\n";
+    for mode in MODES {
+        let Some(s) = sandbox(mode) else { continue };
+        let mut job = spec(flood, &[]);
+        job.limits.max_files = 2000;
+        let o = s.run(job, None, CancellationToken::new()).await.unwrap();
+        // Each place: refused outright (not writable here), stopped by the
+        // kernel at the limit, or the run stopped by codeloop's count.
+        for line in o.stdout.text().lines() {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            let held = match words[..] {
+                [_, "stopped", n, errno] => n.parse::<u64>().unwrap() <= 2000 + 64 || errno != "28",
+                _ => false,
+            };
+            assert!(held, "{mode:?}: {line}\n{}", out(&o));
+        }
+        assert!(
+            o.limit_hit == Some(LimitHit::Files(2000)) || o.stdout.text().contains(". stopped"),
+            "{mode:?}: {}",
+            out(&o)
+        );
+    }
+}
+
+/// inotify and fanotify would let a program watch the host's directories
+/// bound into its view (and in the reduced sandbox the user's home and
+/// /tmp): refused in every mode.
+#[tokio::test]
+async fn watching_files_is_refused_in_every_mode() {
+    let code = "import ctypes, platform\nlibc = ctypes.CDLL(None, use_errno=True)\ncalls = [('inotify_init1', lambda: libc.inotify_init1(0)), ('fanotify_init', lambda: libc.fanotify_init(0, 0))]\nif platform.machine() == 'x86_64':\n    calls.append(('inotify_init', lambda: libc.syscall(253)))\nfor name, call in calls:\n    ctypes.set_errno(0)\n    fd = call()\n    print(name, 'refused' if fd < 0 and ctypes.get_errno() == 1 else 'GOT %d errno %d' % (fd, ctypes.get_errno()))\n";
+    for mode in MODES {
+        let Some(s) = sandbox(mode) else { continue };
+        let o = run(&s, code, &[]).await;
+        let stdout = o.stdout.text();
+        assert!(
+            stdout.contains("inotify_init1 refused") && stdout.contains("fanotify_init refused"),
+            "{mode:?}: {}",
+            out(&o)
+        );
+        assert!(!stdout.contains("GOT"), "{mode:?}: {}", out(&o));
+    }
+}
+
 async fn run(s: &Sandbox, code: &str, args: &[String]) -> Outcome {
     s.run(spec(code, args), None, CancellationToken::new())
         .await
         .unwrap()
-}
-
-/// A scratch directory outside the sandbox, world-traversable.
-fn scratch(tag: &str) -> tempfile::TempDir {
-    let d = tempfile::Builder::new()
-        .prefix(&format!("codeloop-attack-{tag}-"))
-        .tempdir()
-        .unwrap();
-    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    d
 }
 
 fn out(o: &Outcome) -> String {
@@ -331,54 +374,6 @@ async fn root_without_namespaces_never_runs_code_as_root() {
         .await
         .unwrap_err();
     assert!(err.to_string().contains("would stay root"), "{err}");
-}
-
-const USER: &str = "codeloop-tester";
-/// The tests that run as the user take turns: what one leaves running or
-/// counts must not be another's.
-static AS_USER: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// An ordinary user (created here when this runs as root and `useradd`
-/// exists), a system python3 it can run, and a directory it can read with
-/// a copy of codeloop in it (the binary may live where the user cannot
-/// reach it, under /root); `None`, said why, where that cannot be had.
-fn ordinary_user(
-    tag: &str,
-) -> Option<(
-    std::sync::MutexGuard<'static, ()>,
-    &'static str,
-    tempfile::TempDir,
-    PathBuf,
-)> {
-    let turn = AS_USER.lock().unwrap_or_else(|e| e.into_inner());
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
-        println!("skipped: creating a user needs root");
-        return None;
-    }
-    let exists = Command::new("id")
-        .arg(USER)
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !exists {
-        let made = Command::new("useradd").args(["-m", USER]).status();
-        if !made.is_ok_and(|s| s.success()) {
-            println!("skipped: useradd is not available to create {USER}");
-            return None;
-        }
-    }
-    let python = ["/usr/bin/python3", "/usr/local/bin/python3"]
-        .into_iter()
-        .find(|p| Path::new(p).exists());
-    let Some(python) = python else {
-        println!("skipped: no system python3 an ordinary user can run");
-        return None;
-    };
-    let dir = scratch(tag);
-    let bin = dir.path().join("codeloop");
-    std::fs::copy(env!("CARGO_BIN_EXE_codeloop"), &bin).unwrap();
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-    Some((turn, python, dir, bin))
 }
 
 /// As an ordinary user, through `codeloop exec`: every layer, or the reason why not.
@@ -607,6 +602,30 @@ if __name__ == '__main__':
 }
 
 #[test]
+fn the_users_own_files_in_the_hosts_dev_shm_are_out_of_reach_in_the_reduced_sandbox() {
+    let Some((_turn, python, dir, bin)) = ordinary_user("user-shm") else {
+        return;
+    };
+    let secret = PathBuf::from(format!(
+        "/dev/shm/codeloop-test-secret-{}",
+        std::process::id()
+    ));
+    std::fs::write(&secret, "the user's secret").unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::os::unix::fs::chown(&secret, Some(user_uid()), None).unwrap();
+    let code = "import os, sys\ntry:\n    print('READ', open(sys.argv[1]).read())\nexcept OSError as e:\n    print('refused', e.errno)\ntry:\n    print('LISTED', os.listdir('/dev/shm'))\nexcept OSError as e:\n    print('refused listing', e.errno)\n";
+    let path = secret.display().to_string();
+    let (status, stdout, stderr) = reduced_as_user(python, dir.path(), &bin, code, &[&path]);
+    let _ = std::fs::remove_file(&secret);
+    assert_eq!(status, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("refused 13"), "{stdout}\n{stderr}");
+    assert!(
+        !stdout.contains("READ") && !stdout.contains("LISTED"),
+        "{stdout}\n{stderr}"
+    );
+}
+
+#[test]
 fn a_fork_bomb_is_contained_in_the_reduced_sandbox_of_a_user() {
     let Some((_turn, python, dir, bin)) = ordinary_user("user-bomb") else {
         return;
@@ -650,11 +669,6 @@ fn the_fork_servers_jobs_leave_nothing_running_in_the_reduced_sandbox_of_a_user(
     assert!(line.trim_start().starts_with("contained"), "{report}");
     let left = live_processes_of(user_uid());
     assert!(left.is_empty(), "processes of the runs were left: {left:?}");
-}
-
-fn user_uid() -> u32 {
-    let out = Command::new("id").args(["-u", USER]).output().unwrap();
-    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
 }
 
 /// Processes of `uid` that can still run code: not zombies, and not

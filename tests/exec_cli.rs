@@ -205,3 +205,51 @@ fn a_renamed_codeloop_binary_is_still_its_own_sandbox_helper() {
         assert!(line.trim_start().starts_with("active"), "{report}");
     }
 }
+
+/// 6 MB of invalid UTF-8 comes out as replacement characters, three bytes
+/// each: the 16 MiB output cap counts what comes out, not what went in.
+#[test]
+fn the_output_cap_counts_bytes_after_utf8_replacement() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bad.py"),
+        "import sys\nfor _ in range(6):\n    sys.stdout.buffer.write(b'\\xff' * 1_000_000)\n    sys.stdout.buffer.flush()\n",
+    )
+    .unwrap();
+    let out = codeloop(&["exec", "bad.py"], dir.path());
+    let err = text(&out.stderr);
+    assert!(
+        out.stdout.len() <= 16 << 20,
+        "{} bytes came out\n{err}",
+        out.stdout.len()
+    );
+    assert!(err.contains("output limit of 16 MiB"), "{err}");
+}
+
+/// A program's OSC 52 (clipboard), title, CSI 6n (a query the terminal
+/// answers as input) and DCS never reach the user's terminal, even cut
+/// between writes; `--raw` passes them on as written.
+#[test]
+fn exec_strips_control_sequences_unless_raw() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("esc.py"),
+        "import sys, time\nsys.stdout.write('a\\x1b]52;c;cm0gLXJmIH4K\\x07b\\x1b]0;pwned\\x1b')\nsys.stdout.flush()\ntime.sleep(0.2)\nsys.stdout.write('\\\\c\\x1b[6nd\\x1bPq#0\\x1b\\\\e\\tf\\n')\nsys.stderr.write('err\\x1b]52;c;eA==\\x07or\\n')\n",
+    )
+    .unwrap();
+    let out = codeloop(&["exec", "esc.py"], dir.path());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "abcde\tf\n");
+    assert!(
+        text(&out.stderr).starts_with("error\n"),
+        "{}",
+        text(&out.stderr)
+    );
+    let raw = codeloop(&["exec", "--raw", "esc.py"], dir.path());
+    assert!(
+        text(&raw.stdout).contains("\x1b]52;c;cm0gLXJmIH4K\x07")
+            && text(&raw.stdout).contains("\x1b[6n"),
+        "{:?}",
+        text(&raw.stdout)
+    );
+}

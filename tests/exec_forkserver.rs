@@ -147,6 +147,28 @@ async fn filling_the_disk_meets_the_quota_per_job() {
     assert_eq!(o.limit_hit, Some(LimitHit::Disk(16 << 20)));
 }
 
+/// Empty files cost no bytes but host kernel memory: a job's file limit
+/// stops a flood of them (the poll counts the job's directory).
+#[tokio::test]
+async fn a_flood_of_empty_files_meets_the_file_limit_per_job() {
+    let mut server = Sandbox::probe()
+        .fork_server(Limits::default())
+        .await
+        .unwrap();
+    let mut flood = job(
+        "import time\nfor i in range(20000):\n    open(f'f{i}', 'w').close()\n    if i % 100 == 0:\n        time.sleep(0.001)\nprint('made them all')\n",
+    );
+    flood.limits.max_files = 500;
+    flood.limits.wall = Duration::from_secs(60);
+    let o = server.run(&flood).await.unwrap();
+    assert_eq!(
+        o.limit_hit,
+        Some(LimitHit::Files(500)),
+        "{}",
+        o.stdout.text()
+    );
+}
+
 #[tokio::test]
 async fn without_namespaces_jobs_stay_confined_and_the_hosts_dev_shm_is_left_alone() {
     let sandbox = Sandbox::probe_with(&codeloop::exec::SandboxOptions {

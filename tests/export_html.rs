@@ -358,3 +358,53 @@ fn the_page_in_headless_chromium_shows_the_graph_the_diffs_and_the_results() {
         png.len()
     );
 }
+
+/// Damaged lines of a tape are named when it is exported, and a tape cut
+/// inside its first line is called cut, not empty.
+#[test]
+fn export_says_what_it_skipped_of_a_damaged_tape() {
+    let rec = demos("export_html");
+    let work = tempfile::tempdir().unwrap();
+    let roman = rec.by_demo("roman");
+    let tape = std::fs::read_to_string(roman.dir.join("tape.jsonl")).unwrap();
+    let damaged = work.path().join("damaged");
+    std::fs::create_dir_all(&damaged).unwrap();
+    let lines: Vec<String> = tape
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 2 {
+                "{not an event".to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    std::fs::write(damaged.join("tape.jsonl"), lines.join("\n") + "\n").unwrap();
+    let out = codeloop_in(
+        &rec.data_dir,
+        work.path(),
+        &["export", damaged.to_str().unwrap(), "-o", "d.md"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("1 unreadable line skipped (line 3: "),
+        "{}",
+        stderr(&out)
+    );
+
+    let cut = work.path().join("cut40");
+    std::fs::create_dir_all(&cut).unwrap();
+    std::fs::write(cut.join("tape.jsonl"), &tape.as_bytes()[..40]).unwrap();
+    let out = codeloop_in(
+        &rec.data_dir,
+        work.path(),
+        &["export", cut.to_str().unwrap(), "-o", "c.md"],
+    );
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("was cut off after 40 bytes") && !stderr(&out).contains("empty"),
+        "{}",
+        stderr(&out)
+    );
+}

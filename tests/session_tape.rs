@@ -396,6 +396,33 @@ fn an_empty_tape_is_an_error_not_an_empty_session() {
     assert!(matches!(read_tape(&path), Err(TapeError::Empty { .. })));
 }
 
+/// A tape cut to its first 40 bytes is not "empty": it says the line was
+/// cut off, and where.
+#[test]
+fn a_tape_cut_inside_its_first_line_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = write_tape(dir.path());
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..40]).unwrap();
+    let err = read_tape(&path).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            TapeError::CutOff {
+                line: 1,
+                bytes: 40,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string()
+            .contains("its only line (1) was cut off after 40 bytes"),
+        "{err}"
+    );
+}
+
 #[test]
 fn output_kept_in_memory_is_bounded_and_counts_what_it_dropped() {
     let mut state = State::default();

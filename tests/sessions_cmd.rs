@@ -80,6 +80,32 @@ fn the_list_is_newest_first_with_what_each_session_came_to() {
     assert!(lines[1].contains('…'), "a long task is cut: {}", lines[1]);
 }
 
+/// A tape with a damaged line is listed from the rest, and the listing
+/// says what it skipped (from the cache too).
+#[test]
+fn the_list_says_what_it_skipped_of_a_damaged_tape() {
+    let rec = demos("sessions_cmd");
+    let data = tempfile::tempdir().unwrap();
+    let dir = copy_session(&rec.by_demo("wordfreq").dir, data.path());
+    let tape = dir.join("tape.jsonl");
+    let text = std::fs::read_to_string(&tape).unwrap();
+    let damaged: Vec<&str> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| if i == 3 { "{damaged" } else { l })
+        .collect();
+    std::fs::write(&tape, damaged.join("\n") + "\n").unwrap();
+    for _ in 0..2 {
+        let out = codeloop(data.path(), &["sessions"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains("1 unreadable line skipped (line 4: "),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
 #[test]
 fn a_summary_is_kept_beside_the_tape_and_refolded_when_the_tape_changes() {
     let rec = demos("sessions_cmd");

@@ -1,5 +1,8 @@
 //! `codeloop exec FILE.py [-- ARGS]`: run one file in the sandbox, stream its
 //! output live, exit with its exit code, and explain a failure at its line.
+//! The output is stripped of control sequences (OSC 52, titles, terminal
+//! queries...) as the workbench strips it, unless `--raw` asks for it as
+//! the program wrote it.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -12,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Config;
 use crate::exec::{Limits, Outcome, RunSpec, Sandbox, locate};
 use crate::protocol::Stream;
+use crate::protocol::sanitize::{self, Sanitizer, Tabs};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -36,6 +40,11 @@ pub struct Args {
     /// Print the sandbox layers and limits before running.
     #[arg(long, short)]
     pub verbose: bool,
+    /// Pass the program's output on as it wrote it, control sequences
+    /// (escapes that move the cursor, set the title or the clipboard, or
+    /// query the terminal) included; by default they are removed.
+    #[arg(long)]
+    pub raw: bool,
 }
 
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
@@ -101,16 +110,24 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     };
 
     let (tx, mut rx) = mpsc::channel(64);
+    let raw = args.raw;
     let printer = tokio::spawn(async move {
         let mut stdout = std::io::stdout();
         let mut stderr = std::io::stderr();
+        // One filter per stream: a sequence cut between two chunks goes whole.
+        let mut filters = [Sanitizer::new(Tabs::Keep), Sanitizer::new(Tabs::Keep)];
         while let Some(chunk) = rx.recv().await {
             let chunk: crate::exec::OutputChunk = chunk;
-            // The program's own bytes, as it wrote them: this is its terminal.
-            let _ = match chunk.stream {
-                Stream::Stdout => stdout.write_all(chunk.text.as_bytes()).and(stdout.flush()),
-                Stream::Stderr => stderr.write_all(chunk.text.as_bytes()).and(stderr.flush()),
+            let (out, filter): (&mut dyn Write, _) = match chunk.stream {
+                Stream::Stdout => (&mut stdout, &mut filters[0]),
+                Stream::Stderr => (&mut stderr, &mut filters[1]),
             };
+            let text = if raw {
+                chunk.text
+            } else {
+                filter.push(&chunk.text)
+            };
+            let _ = out.write_all(text.as_bytes()).and(out.flush());
         }
     });
     let cancel = CancellationToken::new();
@@ -133,7 +150,8 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     };
     let explanation = explain(&outcome, &files);
     if !explanation.is_empty() {
-        eprintln!("\n{explanation}");
+        // Its lines quote the program's source and error: never raw.
+        eprintln!("\n{}", sanitize::for_terminal(&explanation));
     }
     Ok(exit_code(&outcome))
 }

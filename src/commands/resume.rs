@@ -135,6 +135,12 @@ fn changes(args: &Args) -> anyhow::Result<Vec<Command>> {
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     let tape = tape_of(&args.session, &config.sessions_dir())?;
     let contents = read_tape(&tape)?;
+    if let Some(damage) = contents.damage_report() {
+        eprintln!(
+            "codeloop: {}: {damage}; going on from the rest",
+            tape.display()
+        );
+    }
     let state = match args.at {
         Some(at) => State::from_records(contents.records.iter().filter(|r| r.seq <= at)),
         None => State::from_records(&contents.records),

@@ -28,13 +28,13 @@ pub struct Args {
     #[command(flatten)]
     pub model: ModelArgs,
     /// Code versions a function may have before it is given up [default: config, 4]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_iterations: Option<u32>,
     /// Functions worked on in parallel at most [default: config, 2]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
     pub workers: Option<usize>,
-    /// Wall-clock limit of one test run, seconds [default: config, 10]
-    #[arg(long, value_name = "SECS")]
+    /// Wall-clock limit of one test run, seconds, 1 to 86400 [default: config, 10]
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: Option<u64>,
     /// Tokens the session may use in all; 0 = no limit [default: config]
     #[arg(long, value_name = "N")]
@@ -54,6 +54,16 @@ pub struct Args {
     /// Repair every time, never start fresh from the spec
     #[arg(long)]
     pub no_fresh_start: bool,
+}
+
+/// A count that must be at least 1 (0 is refused, as everywhere, never
+/// quietly made 1).
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("it must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// The task from the arguments, or the demo's own.
@@ -196,9 +206,14 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
 }
 
 /// A line on stderr. A terminal that went away (SIGHUP) or a closed pipe
-/// must not end the session before it records its end.
+/// must not end the session before it records its end. Its words may quote
+/// the task, the model or a program (a failure's error): never raw.
 pub fn say(text: &str) {
-    let _ = writeln!(std::io::stderr(), "{text}");
+    let _ = writeln!(
+        std::io::stderr(),
+        "{}",
+        crate::protocol::sanitize::for_terminal(text)
+    );
 }
 
 /// The signals that stop a headless session: Ctrl-C, `kill`, a closed terminal.

@@ -19,7 +19,15 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     let dir = config.sessions_dir();
     let listing = tokio::task::spawn_blocking(move || index::list(&dir)).await??;
     for (dir, why) in &listing.skipped {
-        eprintln!("codeloop: skipped {}: {why}", dir.display());
+        let line = format!("codeloop: skipped {}: {why}", dir.display());
+        eprintln!("{}", crate::protocol::sanitize::for_terminal(&line));
+    }
+    for (dir, damage) in &listing.damaged {
+        let line = format!(
+            "codeloop: {}: {damage}; listed from the rest",
+            dir.display()
+        );
+        eprintln!("{}", crate::protocol::sanitize::for_terminal(&line));
     }
     let mut out = std::io::stdout().lock();
     if args.json {
@@ -35,7 +43,9 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let width = terminal_width();
-    out.write_all(table(&listing.sessions, width).as_bytes())?;
+    // Tasks and models come from the tapes: never raw to a terminal.
+    let table = crate::protocol::sanitize::for_terminal(&table(&listing.sessions, width));
+    out.write_all(table.as_bytes())?;
     Ok(0)
 }
 

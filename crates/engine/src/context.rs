@@ -36,6 +36,10 @@ pub enum EngineError {
         path: PathBuf,
         source: std::io::Error,
     },
+    /// The session ended (its end is on the tape) but its results could
+    /// not be written where they were to go: the result is not whole.
+    #[error("{0}")]
+    Output(String),
 }
 
 /// Why a step gave nothing to work with.

@@ -107,7 +107,10 @@ impl Core {
                 ));
             }
         }
-        let output_dir = self.export(program.as_deref(), &tests).await;
+        let (output_dir, mut unwritten) = match self.export(program.as_deref(), &tests).await {
+            Ok(dir) => (dir, None),
+            Err(why) => (None, Some(why)),
+        };
         let state = self.read(State::clone);
         if passed && let (Some(dir), Some(key)) = (&self.opts.cache_dir, cache_key) {
             self.cache(&state, dir, key).await?;
@@ -132,13 +135,19 @@ impl Core {
             result: result.clone(),
         })
         .await?;
-        if let Some(dir) = &output_dir {
+        if let Some(dir) = &output_dir
+            && let Err(why) = self.write_report(dir).await
+        {
             // Written from the state with its result folded in: the report
             // says what the workbench and `codeloop export` say.
-            self.write_report(dir).await;
+            unwritten = Some(why);
         }
         self.tape.flush().await?;
-        Ok(result)
+        // Writing the results is part of the result.
+        match unwritten {
+            Some(why) => Err(EngineError::Output(why)),
+            None => Ok(result),
+        }
     }
 
     /// The assembled program failed although every node passed: localize
@@ -268,8 +277,14 @@ impl Core {
 
     /// The program and its tests (runnable with pytest too); the report
     /// follows once the result is on the tape (`write_report`).
-    async fn export(&self, program: Option<&str>, tests: &[(String, String)]) -> Option<PathBuf> {
-        let program = program?;
+    async fn export(
+        &self,
+        program: Option<&str>,
+        tests: &[(String, String)],
+    ) -> Result<Option<PathBuf>, String> {
+        let Some(program) = program else {
+            return Ok(None);
+        };
         let dir = self
             .opts
             .output_dir
@@ -284,32 +299,24 @@ impl Core {
             Ok(())
         };
         match write() {
-            Ok(()) => Some(dir),
+            Ok(()) => Ok(Some(dir)),
             Err(e) => {
-                let _ = self
-                    .notice(
-                        NoticeLevel::Error,
-                        format!("could not write the program to {}: {e}", dir.display()),
-                    )
-                    .await;
-                None
+                let why = format!("could not write the program to {}: {e}", dir.display());
+                let _ = self.notice(NoticeLevel::Error, why.clone()).await;
+                Err(why)
             }
         }
     }
 
     /// The Markdown report of the session as the tape has it now (its
     /// result included), the same `codeloop export --format md` writes.
-    async fn write_report(&self, dir: &std::path::Path) {
+    async fn write_report(&self, dir: &std::path::Path) -> Result<(), String> {
         let report = self.read(codeloop_session::report::markdown);
         let path = dir.join("report.md");
-        if let Err(e) = std::fs::write(&path, report) {
-            let _ = self
-                .notice(
-                    NoticeLevel::Error,
-                    format!("could not write the report to {}: {e}", path.display()),
-                )
-                .await;
-        }
+        std::fs::write(&path, report).map_err(|e| {
+            // After `Finished`: said here, not on the tape.
+            format!("could not write the report to {}: {e}", path.display())
+        })
     }
 }
 

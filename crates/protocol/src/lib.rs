@@ -3,7 +3,10 @@
 //!
 //! A leaf: it uses nothing else of the crate, so `session`, `llm` and `exec`
 //! can all speak it while knowing nothing of each other. Each idea has one type
-//! here and one way to print it.
+//! here and one way to print it; and `sanitize`, the one filter for
+//! untrusted text bound for a terminal.
+
+pub mod sanitize;
 
 use std::fmt;
 

@@ -116,16 +116,21 @@ def wipe(path, keep=()):
 DISK_POLL = 0.1
 
 
-def dir_size(path):
-    total = 0
+def dir_usage(path, most):
+    """(bytes in files, entries) under path; the walk stops past `most`
+    entries."""
+    total = entries = 0
     for base, dirs, files in os.walk(path):
+        entries += len(dirs) + len(files)
+        if entries > most:
+            break
         for name in files:
             try:
                 st = os.lstat(os.path.join(base, name))
                 total += max(st.st_size, st.st_blocks * 512)
             except OSError:
                 pass
-    return total
+    return total, entries
 
 
 def read_at_most(fd, n):
@@ -320,7 +325,7 @@ def run(job, waiting, marks):
     os.close(handoff)
     pidfd = os.pidfd_open(pid)
     deadline = started + job["wall"]
-    timed_out = disk_full = False
+    timed_out = disk_full = files_full = False
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -329,10 +334,14 @@ def run(job, waiting, marks):
         ready, _, _ = select.select([pidfd], [], [], min(left, DISK_POLL))
         if ready:
             break
-        if dir_size(jobdir) > job["disk"]:
+        used, entries = dir_usage(jobdir, job["entries"])
+        if entries > job["entries"]:
+            files_full = True
+            break
+        if used > job["disk"]:
             disk_full = True
             break
-    if timed_out or disk_full:
+    if timed_out or disk_full or files_full:
         for kill in (os.killpg, os.kill):
             try:
                 kill(pid, signal.SIGKILL)
@@ -375,6 +384,7 @@ def run(job, waiting, marks):
         "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
         "timed_out": timed_out,
         "disk_full": disk_full,
+        "files_full": files_full,
         "duration": duration,
         "stdout": read_kept(out_path, keep),
         "stderr": read_kept(err_path, keep),

@@ -95,6 +95,8 @@ struct Job<'a> {
     keep: usize,
     collect: &'a [String],
     disk: u64,
+    /// Entries the job's directory may hold.
+    entries: u64,
     require_confinement: bool,
 }
 
@@ -105,6 +107,8 @@ struct Reply {
     signal: Option<i32>,
     timed_out: bool,
     disk_full: bool,
+    #[serde(default)]
+    files_full: bool,
     duration: f64,
     stdout: (String, String, u64, u64),
     stderr: (String, String, u64, u64),
@@ -284,6 +288,7 @@ impl ForkServer {
             keep: l.output_keep_bytes,
             collect: &spec.collect,
             disk: l.disk_bytes,
+            entries: l.max_files.saturating_add(super::OWN_ENTRIES),
             require_confinement: true,
         };
         let body = serde_json::to_string(&job)
@@ -374,6 +379,8 @@ impl ForkServer {
             Some(LimitHit::WallTimeout(l.wall))
         } else if reply.disk_full {
             Some(LimitHit::Disk(l.disk_bytes))
+        } else if reply.files_full {
+            Some(LimitHit::Files(l.max_files))
         } else {
             classify(
                 reply.exit_code,

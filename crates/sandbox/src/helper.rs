@@ -371,6 +371,13 @@ const DENIED_SYSCALLS: &[i64] = &[
     libc::SYS_clock_settime,
     libc::SYS_adjtimex,
     libc::SYS_syslog,
+    // Watching files: the host directories bound read-only into the run's
+    // view (and, in the reduced sandbox, the user's home and /tmp) would
+    // tell it what the host does there.
+    libc::SYS_inotify_init1,
+    libc::SYS_inotify_add_watch,
+    libc::SYS_fanotify_init,
+    libc::SYS_fanotify_mark,
 ];
 
 /// Refused in the reduced sandbox only (see `seccomp_programs`).
@@ -435,6 +442,8 @@ pub(crate) fn seccomp_programs(
     for &nr in DENIED_SYSCALLS {
         denied.insert(nr, vec![]);
     }
+    #[cfg(target_arch = "x86_64")]
+    denied.insert(libc::SYS_inotify_init, vec![]);
     if pin_process_group {
         denied.insert(libc::SYS_setsid, vec![]);
         denied.insert(libc::SYS_setpgid, vec![]);

@@ -64,8 +64,27 @@ pub struct Limits {
     /// Total bytes the run may write into its working directory (and into
     /// its private /tmp and /dev/shm when namespaces are active).
     pub disk_bytes: u64,
-    /// Total bytes of output (both streams) before the run is stopped.
+    /// Total bytes of output (both streams) before the run is stopped,
+    /// counted as it comes out: invalid UTF-8 as the replacement characters
+    /// it becomes.
     pub output_bytes: u64,
+    /// Files and directories the run may make (each costs the host kernel
+    /// memory, whatever its size): the inode limit of its tmpfs when
+    /// namespaces are active, a count of the working directory's entries
+    /// otherwise.
+    #[serde(default = "default_max_files")]
+    pub max_files: u64,
+}
+
+/// A run's files and directories at most, by default.
+pub const DEFAULT_MAX_FILES: u64 = 16_384;
+
+/// Entries of a run's working directory (or tmpfs) beyond `max_files`:
+/// its own directories and the files the run is handed.
+pub(crate) const OWN_ENTRIES: u64 = 64;
+
+fn default_max_files() -> u64 {
+    DEFAULT_MAX_FILES
 }
 
 impl Default for Limits {
@@ -80,6 +99,7 @@ impl Default for Limits {
             output_keep_bytes: 64 << 10,
             disk_bytes: 256 << 20,
             output_bytes: 16 << 20,
+            max_files: DEFAULT_MAX_FILES,
         }
     }
 }
@@ -124,6 +144,7 @@ pub enum LimitHit {
     Output(u64),
     Disk(u64),
     Processes(u64),
+    Files(u64),
 }
 
 /// Output kept of one stream: head and tail, with a count of what was dropped between them.
@@ -180,6 +201,7 @@ impl LimitHit {
             LimitHit::Output(b) => format!("output limit of {}", bytes(*b)),
             LimitHit::Disk(b) => format!("disk quota of {} in the working directory", bytes(*b)),
             LimitHit::Processes(n) => format!("process limit of {n} processes and threads"),
+            LimitHit::Files(n) => format!("file limit of {n} files and directories"),
         }
     }
 }

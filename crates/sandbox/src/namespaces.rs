@@ -31,6 +31,8 @@ pub struct NamespacePlan {
     pub read_only: Vec<PathBuf>,
     /// Size of the one tmpfs that holds the working directory, /tmp and /dev/shm.
     pub disk_bytes: u64,
+    /// Its inode limit: the run's files and directories (`Limits::max_files`).
+    pub max_files: u64,
     /// Files copied back to the host's working directory after the run.
     pub collect: Vec<String>,
     /// The uid (and gid) the run drops to, which must own the working directory.
@@ -350,7 +352,12 @@ fn build_root(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
         disk,
         Some("tmpfs"),
         libc::MS_NOSUID | libc::MS_NODEV,
-        Some(&format!("mode=0755,size={}", plan.disk_bytes.max(1 << 20))),
+        Some(&format!(
+            "mode=0755,size={},nr_inodes={}",
+            plan.disk_bytes.max(1 << 20),
+            // Its root, work, tmp and shm, and the files copied in.
+            plan.max_files.saturating_add(super::OWN_ENTRIES)
+        )),
     )?;
     let work = disk.join("work");
     mkdirs(&work, 0o700)?;

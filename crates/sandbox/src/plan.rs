@@ -80,7 +80,7 @@ impl Sandbox {
                 let mut cmd = match &self.namespaces {
                     Namespaces::Bwrap(bwrap) => {
                         let mut c = tokio::process::Command::new(bwrap);
-                        c.args(self.bwrap_args(root, limits.disk_bytes));
+                        c.args(self.bwrap_args(root));
                         c.arg("--").arg(helper);
                         c
                     }
@@ -97,7 +97,7 @@ impl Sandbox {
                 let mut c = match &self.namespaces {
                     Namespaces::Bwrap(bwrap) => {
                         let mut c = tokio::process::Command::new(bwrap);
-                        c.args(self.bwrap_args(root, limits.disk_bytes));
+                        c.args(self.bwrap_args(root));
                         c.arg("--");
                         c.args(&argv);
                         c
@@ -213,6 +213,7 @@ impl Sandbox {
                 user: !self.is_root,
                 read_only,
                 disk_bytes: limits.disk_bytes,
+                max_files: limits.max_files,
                 collect: collect.to_vec(),
                 owner: run_uid,
             }
@@ -235,7 +236,9 @@ impl Sandbox {
     /// run's own with namespaces; without them only a few host-wide files,
     /// not other processes). Write: the working directory, /dev/null, the private /tmp,
     /// and /dev/shm only where it is the sandbox's own tmpfs or the run's uid
-    /// owns nothing else there.
+    /// owns nothing else there; where it is the host's and the run keeps
+    /// the user's uid, /dev/shm is not even read (the user's own 0600
+    /// files are there).
     fn landlock_plan(&self, root: &Path) -> LandlockPlan {
         let mut read: Vec<PathBuf> = SYSTEM_READ_DIRS.iter().map(PathBuf::from).collect();
         read.push(PathBuf::from(CPU_INFO_DIR));
@@ -257,8 +260,6 @@ impl Sandbox {
         }
         if self.has_namespaces() || self.drop_uid {
             write.push(PathBuf::from("/dev/shm"));
-        } else {
-            read.push(PathBuf::from("/dev/shm"));
         }
         LandlockPlan { read, write }
     }

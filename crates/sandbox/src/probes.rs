@@ -33,6 +33,7 @@ pub fn probe_limits() -> Limits {
         output_keep_bytes: 4 << 10,
         disk_bytes: 32 << 20,
         output_bytes: 8 << 20,
+        max_files: 4096,
     }
 }
 

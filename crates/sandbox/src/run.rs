@@ -28,7 +28,7 @@ const DISK_WATCH_GAP: Duration = Duration::from_millis(2);
 /// After the program exits, how long its pipes may stay open (orphans).
 const DRAIN_GRACE: Duration = Duration::from_millis(500);
 /// The working directory is never walked past this many entries.
-const DISK_WALK_MAX_ENTRIES: usize = 100_000;
+const DISK_WALK_MAX_ENTRIES: u64 = 100_000;
 
 /// Why codeloop ended the run itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -36,6 +36,7 @@ enum Stop {
     Wall,
     Output,
     Disk,
+    Files,
     Cancel,
 }
 
@@ -101,6 +102,9 @@ impl Sandbox {
         } else {
             DiskWatch::new(&root)
         };
+        // Without namespaces a run of its own uid may write the host's
+        // /dev/shm: what it makes there counts as its files too.
+        let shm_uid = run_uid.filter(|_| !self.has_namespaces());
         let mut last_measured = Instant::now();
         let mut disk_tick = tokio::time::interval(DISK_POLL);
         disk_tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -147,7 +151,6 @@ impl Sandbox {
                         streams_open = false;
                         continue;
                     };
-                    total_output += bytes.len() as u64;
                     let idx = match stream {
                         Stream::Stdout => { stdout.push(&bytes); 0 }
                         Stream::Stderr => { stderr.push(&bytes); 1 }
@@ -156,14 +159,26 @@ impl Sandbox {
                         // The log is a convenience: a full disk must not end the run.
                         let _ = file.write_all(&bytes);
                     }
-                    if let Some(tx) = &output {
-                        let text = decoders[idx].decode(&bytes);
-                        if !text.is_empty() {
-                            tokio::select! {
-                                _ = tx.send(OutputChunk { stream, text }) => {}
-                                _ = tokio::time::sleep_until(deadline) => {}
-                                _ = cancel.cancelled() => {}
-                            }
+                    // Counted as it comes out: an invalid byte becomes a
+                    // three-byte replacement character, and the cap holds
+                    // what a reader is handed (cut at a character).
+                    let mut text = decoders[idx].decode(&bytes);
+                    let budget = spec.limits.output_bytes.saturating_sub(total_output);
+                    total_output += (text.len() as u64).max(bytes.len() as u64);
+                    if text.len() as u64 > budget {
+                        let mut cut = usize::try_from(budget).unwrap_or(usize::MAX);
+                        while !text.is_char_boundary(cut) {
+                            cut -= 1;
+                        }
+                        text.truncate(cut);
+                    }
+                    if let Some(tx) = &output
+                        && !text.is_empty()
+                    {
+                        tokio::select! {
+                            _ = tx.send(OutputChunk { stream, text }) => {}
+                            _ = tokio::time::sleep_until(deadline) => {}
+                            _ = cancel.cancelled() => {}
                         }
                     }
                     if total_output > spec.limits.output_bytes && stop.is_none() && status.is_none() {
@@ -181,15 +196,15 @@ impl Sandbox {
                     // most; its end is the poll's.
                     if last_measured.elapsed() >= DISK_WATCH_GAP {
                         last_measured = Instant::now();
-                        if dir_size(&root) > spec.limits.disk_bytes {
-                            stop = Some(Stop::Disk);
+                        if let Some(over) = over_quota(&root, &spec.limits, shm_uid) {
+                            stop = Some(over);
                             kill(pgid);
                         }
                     }
                 }
                 _ = disk_tick.tick(), if stop.is_none() && status.is_none() => {
-                    if dir_size(&root) > spec.limits.disk_bytes {
-                        stop = Some(Stop::Disk);
+                    if let Some(over) = over_quota(&root, &spec.limits, shm_uid) {
+                        stop = Some(over);
                         kill(pgid);
                     }
                 }
@@ -210,7 +225,10 @@ impl Sandbox {
             sweep_shm(uid);
         }
         let duration = ended_at.unwrap_or_else(Instant::now) - started;
-        if let Some(tx) = &output {
+        // Past the output cap, not even a cut character's replacement more.
+        if let Some(tx) = &output
+            && stop != Some(Stop::Output)
+        {
             for (idx, stream) in [(0, Stream::Stdout), (1, Stream::Stderr)] {
                 let text = decoders[idx].flush();
                 if !text.is_empty() {
@@ -249,6 +267,7 @@ impl Sandbox {
             Some(Stop::Wall) => Some(LimitHit::WallTimeout(spec.limits.wall)),
             Some(Stop::Output) => Some(LimitHit::Output(spec.limits.output_bytes)),
             Some(Stop::Disk) => Some(LimitHit::Disk(spec.limits.disk_bytes)),
+            Some(Stop::Files) => Some(LimitHit::Files(spec.limits.max_files)),
             Some(Stop::Cancel) | None => classify(exit_code, signal, &stderr.text(), &spec),
         };
         let collected = collect(&root, &spec.collect);
@@ -400,20 +419,45 @@ async fn pump(
     }
 }
 
-/// Bytes in files under `dir` (symlinks not followed), stopping early once
-/// the walk is too large to be a sane working directory.
-fn dir_size(dir: &Path) -> u64 {
+/// Which quota the working directory is past, if any: its files and
+/// directories (with those of `shm_uid` in the host's /dev/shm; the walk
+/// stops there), or the bytes in its files (symlinks not followed).
+fn over_quota(dir: &Path, limits: &super::Limits, shm_uid: Option<u32>) -> Option<Stop> {
+    let most = limits
+        .max_files
+        .saturating_add(super::OWN_ENTRIES)
+        .min(DISK_WALK_MAX_ENTRIES);
     let mut total = 0u64;
-    let mut entries = 0usize;
+    let mut entries = 0u64;
     let mut stack = vec![dir.to_path_buf()];
+    if let Some(uid) = shm_uid
+        && let Ok(rd) = std::fs::read_dir("/dev/shm")
+    {
+        use std::os::unix::fs::MetadataExt;
+        for entry in rd.flatten() {
+            let Ok(meta) = entry.metadata() else {
+                continue;
+            };
+            if meta.uid() != uid {
+                continue;
+            }
+            entries += 1;
+            if entries > most {
+                return Some(Stop::Files);
+            }
+            if meta.is_dir() {
+                stack.push(entry.path());
+            }
+        }
+    }
     while let Some(d) = stack.pop() {
         let Ok(rd) = std::fs::read_dir(&d) else {
             continue;
         };
         for entry in rd.flatten() {
             entries += 1;
-            if entries > DISK_WALK_MAX_ENTRIES {
-                return u64::MAX;
+            if entries > most {
+                return Some(Stop::Files);
             }
             let Ok(meta) = entry.metadata() else {
                 continue;
@@ -426,7 +470,7 @@ fn dir_size(dir: &Path) -> u64 {
             }
         }
     }
-    total
+    (total > limits.disk_bytes).then_some(Stop::Disk)
 }
 
 /// A limit the kernel enforced, recognised by the signal or by Python's own words.

@@ -274,7 +274,7 @@ impl Sandbox {
 
     fn bwrap_works(&self, bwrap: &Path) -> Result<(), String> {
         let mut cmd = Command::new(bwrap);
-        cmd.args(self.bwrap_args(Path::new("/"), 1 << 20));
+        cmd.args(self.bwrap_args(Path::new("/")));
         cmd.arg("--").arg("/bin/true");
         cmd.env_clear().stdin(Stdio::null()).stdout(Stdio::null());
         match run_with_timeout(cmd, PROBE_TIMEOUT) {
@@ -286,8 +286,11 @@ impl Sandbox {
 
     /// bubblewrap's arguments (everything before `--`): fresh namespaces,
     /// the system directories and the interpreter read-only, the working
-    /// directory read-write, private /tmp and /dev/shm of `tmp_bytes` each.
-    pub(crate) fn bwrap_args(&self, workdir: &Path, tmp_bytes: u64) -> Vec<OsString> {
+    /// directory read-write, and a private /tmp and /dev/shm that are its
+    /// `.tmp` (the program's TMPDIR): bubblewrap's own tmpfs takes a size
+    /// but no inode limit, where this way the working directory's measure
+    /// (bytes and files) holds them too.
+    pub(crate) fn bwrap_args(&self, workdir: &Path) -> Vec<OsString> {
         let mut a: Vec<OsString> = Vec::new();
         let mut push = |items: &[&str]| a.extend(items.iter().map(OsString::from));
         push(&[
@@ -333,18 +336,19 @@ impl Sandbox {
         // The private /tmp and /dev/shm first: what is bound after them (the
         // helper, the interpreter, the working directory) may live under /tmp
         // and must stay visible on top of them.
-        let size = tmp_bytes.to_string();
         a.push("--proc".into());
         a.push("/proc".into());
         a.push("--dev".into());
         a.push("/dev".into());
         for dir in ["/dev/shm", "/tmp"] {
-            // Writable by the run's uid, as on any system.
-            a.push("--perms".into());
-            a.push("1777".into());
-            a.push("--size".into());
-            a.push(size.clone().into());
-            a.push("--tmpfs".into());
+            if workdir == Path::new("/") {
+                // The probe, which has no working directory.
+                a.push("--tmpfs".into());
+            } else {
+                // The run's uid owns the working directory and its .tmp.
+                a.push("--bind".into());
+                a.push(workdir.join(".tmp").into());
+            }
             a.push(dir.into());
         }
         made.extend(["/tmp", "/dev", "/proc"].map(PathBuf::from));

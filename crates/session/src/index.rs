@@ -21,7 +21,7 @@ pub const TAPE_FILE: &str = "tape.jsonl";
 /// The cached summary, beside the tape.
 pub const SUMMARY_FILE: &str = "summary.json";
 /// Bump when `SessionSummary` changes meaning: older caches are then refolded.
-const SUMMARY_FORMAT: u32 = 2;
+const SUMMARY_FORMAT: u32 = 3;
 
 /// How a session ended, as far as its tape tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -122,6 +122,9 @@ struct Cached {
     tape_bytes: u64,
     tape_modified_ns: u128,
     summary: SessionSummary,
+    /// What of the tape could not be read (`TapeContents::damage_report`).
+    #[serde(default)]
+    damage: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -173,6 +176,9 @@ pub struct Listing {
     pub sessions: Vec<SessionSummary>,
     /// Folders with a tape that could not be summarized, and why.
     pub skipped: Vec<(PathBuf, String)>,
+    /// Sessions listed whose tapes had lines that could not be read, and
+    /// what was skipped.
+    pub damaged: Vec<(PathBuf, String)>,
 }
 
 /// Every session under `sessions_dir`, newest first. A missing folder is an
@@ -182,8 +188,13 @@ pub struct Listing {
 pub fn list(sessions_dir: &Path) -> Result<Listing, IndexError> {
     let mut listing = Listing::default();
     for dir in session_dirs(sessions_dir)? {
-        match summary(&dir) {
-            Ok(s) => listing.sessions.push(s),
+        match summary_and_damage(&dir) {
+            Ok((s, damage)) => {
+                if let Some(damage) = damage {
+                    listing.damaged.push((dir, damage));
+                }
+                listing.sessions.push(s);
+            }
             Err(e) => listing.skipped.push((dir, e.to_string())),
         }
     }
@@ -226,6 +237,11 @@ fn session_dirs(sessions_dir: &Path) -> Result<Vec<PathBuf>, IndexError> {
 
 /// One session's summary: from its cache when fresh, else folded from the tape.
 pub fn summary(dir: &Path) -> Result<SessionSummary, IndexError> {
+    summary_and_damage(dir).map(|(summary, _)| summary)
+}
+
+/// A session's summary and what of its tape could not be read.
+fn summary_and_damage(dir: &Path) -> Result<(SessionSummary, Option<String>), IndexError> {
     let tape = dir.join(TAPE_FILE);
     let meta = std::fs::metadata(&tape).map_err(|source| TapeError::Read {
         path: tape.clone(),
@@ -247,11 +263,14 @@ pub fn summary(dir: &Path) -> Result<SessionSummary, IndexError> {
         && cached.tape_modified_ns == tape_modified_ns
     {
         // A folder moved or renamed keeps its cache: where it is now wins.
-        return Ok(SessionSummary {
-            id: id_of(dir),
-            dir: dir.to_path_buf(),
-            ..cached.summary
-        });
+        return Ok((
+            SessionSummary {
+                id: id_of(dir),
+                dir: dir.to_path_buf(),
+                ..cached.summary
+            },
+            cached.damage,
+        ));
     }
     let contents = read_tape(&tape)?;
     let summary = SessionSummary::of(&State::from_records(&contents.records), dir);
@@ -260,6 +279,7 @@ pub fn summary(dir: &Path) -> Result<SessionSummary, IndexError> {
         tape_bytes,
         tape_modified_ns,
         summary,
+        damage: contents.damage_report(),
     };
     if let Ok(bytes) = serde_json::to_vec(&cached) {
         // Written aside and renamed, so a concurrent listing never reads half a file.
@@ -268,7 +288,7 @@ pub fn summary(dir: &Path) -> Result<SessionSummary, IndexError> {
             let _ = std::fs::rename(&part, &cache);
         }
     }
-    Ok(cached.summary)
+    Ok((cached.summary, cached.damage))
 }
 
 /// The tape a person means by `arg`: a tape file, a session folder, `last`

@@ -44,6 +44,14 @@ pub enum TapeError {
     #[error("{path} is empty: it holds no events")]
     Empty { path: PathBuf },
     #[error(
+        "{path} holds no whole event: its only line ({line}) was cut off after {bytes} bytes (the session was stopped while writing it), so there is nothing to read"
+    )]
+    CutOff {
+        path: PathBuf,
+        line: usize,
+        bytes: usize,
+    },
+    #[error(
         "{path} is being written by another codeloop (the session is live there): wait for it to end, or cancel it there, then try again"
     )]
     Busy { path: PathBuf },

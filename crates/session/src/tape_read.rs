@@ -152,13 +152,18 @@ impl LineReader {
             .take()
             .map(|(line, bytes, _)| (line, bytes));
         if self.records == 0 {
-            return Err(match self.end.skipped.first() {
-                Some(bad) => TapeError::Corrupt {
+            return Err(match (self.end.skipped.first(), self.end.truncated_tail) {
+                (Some(bad), _) => TapeError::Corrupt {
                     path: self.label,
                     line: bad.line,
                     message: bad.message.clone(),
                 },
-                None => TapeError::Empty { path: self.label },
+                (None, Some((line, bytes))) => TapeError::CutOff {
+                    path: self.label,
+                    line,
+                    bytes,
+                },
+                (None, None) => TapeError::Empty { path: self.label },
             });
         }
         Ok(self.end)

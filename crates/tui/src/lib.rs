@@ -18,10 +18,12 @@ pub mod loader;
 pub mod log_reader;
 pub mod notify;
 pub mod panes;
-pub mod sanitize;
 pub mod terminal;
 pub mod theme;
 pub mod timeline;
 
 pub use app::{Action, App, Focus, Info, Mode, Msg, StartRequest};
+/// Program output is stripped of control sequences (the one filter, shared
+/// with the commands that print such text).
+pub use codeloop_protocol::sanitize;
 pub use theme::Theme;

@@ -218,7 +218,11 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             &name(b),
             &compare::read_results(b)?,
         );
-        let _ = write!(std::io::stdout(), "{text}");
+        let _ = write!(
+            std::io::stdout(),
+            "{}",
+            crate::protocol::sanitize::for_terminal(&text)
+        );
         return Ok(0);
     }
     let Some(problems_file) = args.problems.clone() else {
@@ -330,7 +334,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     let _ = writeln!(
         std::io::stdout(),
         "{}results: {}",
-        report(&results),
+        crate::protocol::sanitize::for_terminal(&report(&results)),
         out.display()
     );
     if stopped.is_some() {

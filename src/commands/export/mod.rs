@@ -38,10 +38,8 @@ pub struct Args {
 
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     let (contents, source) = load_tape(&args.session, &config.sessions_dir())?;
-    if let Some((line, bytes)) = contents.truncated_tail {
-        eprintln!(
-            "codeloop: the tape's last line ({line}, {bytes} bytes) was cut off mid-write; exporting everything before it"
-        );
+    if let Some(damage) = contents.damage_report() {
+        eprintln!("codeloop: {source}: {damage}; exporting the rest");
     }
     let state = State::from_records(&contents.records);
     let path = args
