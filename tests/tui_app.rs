@@ -515,6 +515,20 @@ fn an_attached_file_goes_with_the_task_and_a_bad_path_is_named() {
 }
 
 #[test]
+fn quitting_from_the_past_of_a_finished_session_neither_asks_nor_cancels() {
+    let mut app = live_after(records().len());
+    assert!(app.state().finished.is_some());
+    app.set_focus(Focus::Graph);
+    press(&mut app, [key(KeyCode::Left), key(KeyCode::Left)]);
+    assert!(!app.at_end(), "the cursor is in the session's past");
+    assert!(app.state().finished.is_none());
+    assert!(!app.session_running(), "a finished session is not running");
+    let a = app.update(ch('q'));
+    assert_eq!(app.confirm(), None, "nothing to ask: the session ended");
+    assert_eq!(a, vec![Action::Quit], "no cancel on a finished tape");
+}
+
+#[test]
 fn after_a_session_ends_n_opens_a_new_one() {
     let mut app = live_after(records().len());
     assert!(app.state().finished.is_some());

@@ -20,8 +20,9 @@ use super::tape::{TapeError, read_tape};
 pub const TAPE_FILE: &str = "tape.jsonl";
 /// The cached summary, beside the tape.
 pub const SUMMARY_FILE: &str = "summary.json";
-/// Bump when `SessionSummary` changes meaning: older caches are then refolded.
-const SUMMARY_FORMAT: u32 = 2;
+/// Bump when `SessionSummary` changes meaning: older caches are then refolded
+/// (3: a cancel after `Finished` no longer makes a session cancelled).
+const SUMMARY_FORMAT: u32 = 3;
 
 /// How a session ended, as far as its tape tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
