@@ -510,6 +510,7 @@ fn an_attached_file_goes_with_the_task_and_a_bad_path_is_named() {
             task: "mean temperature per city".into(),
             inputs: vec![data],
             step_mode: false,
+            plan: None,
         })]
     );
 }

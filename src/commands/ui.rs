@@ -12,7 +12,7 @@ use anyhow::Context;
 
 use crate::commands::model::{ModelArgs, Selected, select_model};
 use crate::config::Config;
-use crate::engine::{EngineHandle, EngineOptions, EngineSetup};
+use crate::engine::{EngineHandle, EngineOptions, EngineSetup, GivenPlan};
 use crate::exec::Sandbox;
 use crate::llm::ChatModel;
 use crate::llm::scripted::{Pacing, ScriptedModel};
@@ -240,22 +240,24 @@ fn start_session(
     request: StartRequest,
     choices: &SessionChoices,
 ) -> anyhow::Result<EngineHandle> {
-    let (task, inputs, model, cache_dir, step_mode) = match request {
+    let (task, inputs, model, cache_dir, step_mode, plan) = match request {
         StartRequest::Task {
             task,
             inputs,
             step_mode,
+            plan,
         } => (
             task,
             inputs,
             model,
             (!choices.no_cache).then(|| config.paths.cache_dir.clone()),
             step_mode,
+            plan,
         ),
         StartRequest::Demo { name, step_mode } => {
             let (task, model) = demo_model(&name)?;
             // No cache: a demo is there to show its failure and repair.
-            (task, Vec::new(), model, None, step_mode)
+            (task, Vec::new(), model, None, step_mode, None)
         }
         StartRequest::Resume { tape } => {
             return continue_session(config, model, sandbox, tape, Continue::Resume, None);
@@ -293,7 +295,11 @@ fn start_session(
         },
         session_dir: crate::engine::new_session_dir(&sessions),
         prompt_overrides: prompts.is_dir().then_some(prompts),
-        given: None,
+        // The person's plan: the model writes the tests and code only.
+        given: plan.map(|specs| GivenPlan {
+            specs,
+            ..GivenPlan::default()
+        }),
     })
 }
 

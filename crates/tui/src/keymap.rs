@@ -226,6 +226,8 @@ pub enum SteerAct {
     Rerun,
     Cancel,
     NewSession,
+    /// Write or edit the plan: a new session goes on from it.
+    WritePlan,
 }
 
 type G = Binding<GlobalAct>;
@@ -358,9 +360,15 @@ pub const STEER: &[G] = &[
     },
     Binding {
         label: "n",
-        does: "a new session, once this one ended",
+        does: "a new session, once this one ended (a failed one's task and files come with it)",
         short: "new session",
         keys: &[(Key::ch('n'), GlobalAct::Steer(SteerAct::NewSession))],
+    },
+    Binding {
+        label: "P",
+        does: "write or edit the plan yourself, once the session ended: a new session on this task goes on from it",
+        short: "write the plan",
+        keys: &[(Key::ch('P'), GlobalAct::Steer(SteerAct::WritePlan))],
     },
 ];
 

@@ -283,6 +283,7 @@ impl App {
             task,
             inputs: self.task.attached().to_vec(),
             step_mode: self.step_armed(),
+            plan: None,
         };
         self.start(request, actions);
     }
@@ -398,6 +399,7 @@ impl App {
                 self.attach(text);
                 return;
             }
+            EditTarget::Plan => return self.send_plan(text, actions),
         };
         self.say(
             NoticeLevel::Info,
@@ -419,6 +421,12 @@ impl App {
                 );
             } else {
                 self.replace(Replacing::NewSession, actions);
+            }
+            return;
+        }
+        if act == SteerAct::WritePlan {
+            if started {
+                self.write_plan();
             }
             return;
         }
@@ -523,7 +531,7 @@ impl App {
                 None => need_node(self),
             },
             SteerAct::Cancel => self.popups.push(Popup::Confirm(Confirm::CancelSession)),
-            SteerAct::NewSession => {}
+            SteerAct::NewSession | SteerAct::WritePlan => {}
         }
     }
 

@@ -20,6 +20,7 @@ mod log_pager;
 mod steer_live;
 mod timetravel;
 pub mod view;
+mod written_plan;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -85,6 +86,8 @@ pub enum StartRequest {
         task: String,
         inputs: Vec<PathBuf>,
         step_mode: bool,
+        /// A plan the person wrote: the model is asked only for the rest.
+        plan: Option<Vec<codeloop_session::FunctionSpec>>,
     },
     Demo {
         name: String,
@@ -327,10 +330,17 @@ impl App {
         let mut fresh = App::live(info, self.theme.clone());
         fresh.screen = self.screen;
         fresh.keys_handled = self.keys_handled;
-        fresh.flash = Some((
-            NoticeLevel::Info,
-            "new session: pick a demo or write a task (the last one is on its tape)".into(),
-        ));
+        let left = self.timeline.head().unwrap_or(self.state());
+        fresh.carry_over(left);
+        let said = if fresh.has_draft() {
+            "new session: its task is the last one's, ready to edit (Ctrl-S sends it)"
+        } else {
+            "new session: pick a demo or write a task (the last one is on its tape)"
+        };
+        fresh.flash = Some((NoticeLevel::Info, said.into()));
+        if fresh.has_draft() {
+            fresh.focus = Focus::Task;
+        }
         *self = fresh;
     }
 

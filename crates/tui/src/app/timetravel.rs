@@ -154,7 +154,7 @@ impl App {
     }
 
     /// A fresh live workbench for the session about to start.
-    fn go_live(&mut self) {
+    pub(super) fn go_live(&mut self) {
         let info = Info {
             session_dir: None,
             truncated_line: None,

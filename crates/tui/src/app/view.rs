@@ -91,6 +91,19 @@ pub fn layout(app: &App, screen: Rect) -> Areas {
     .areas(left);
     let [code, output] =
         Layout::vertical([Constraint::Percentage(60), Constraint::Fill(1)]).areas(right);
+    if app.state().specs.is_empty() {
+        // No plan yet, so no code: the workflow takes the code's place, for
+        // the plan streaming in or, when there is none, what to do next.
+        let [task, history] =
+            Layout::vertical([Constraint::Length(task_h), Constraint::Fill(1)]).areas(left);
+        return Areas {
+            task,
+            graph: right,
+            history,
+            status,
+            ..Areas::default()
+        };
+    }
     Areas {
         task,
         graph,
@@ -280,7 +293,7 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
     if !model.is_empty() {
         spans.push(Span::styled(format!(" {model} "), t.status));
     }
-    let tokens = s.usage.prompt_tokens + s.usage.completion_tokens;
+    let tokens = tokens_so_far(s);
     spans.push(Span::styled(
         format!("│ {} tokens ", human_count(tokens)),
         t.status,
@@ -419,6 +432,24 @@ fn paused_step(app: &App) -> Option<&codeloop_session::Step> {
         Mode::Live(_) => app.engine_paused(),
         Mode::Review | Mode::Replay(_) => app.state().paused.as_ref(),
     }
+}
+
+/// Tokens the session used, counting as replies stream: the usage of
+/// each finished call, and an estimate of each call still streaming (its
+/// prompt and what it wrote so far), which its real usage replaces.
+pub fn tokens_so_far(s: &codeloop_session::State) -> u64 {
+    use codeloop_llm::tokens::{estimate_prompt_tokens, estimate_tokens};
+    let streaming: u64 = s
+        .calls
+        .values()
+        .filter(|c| !c.done && c.usage.is_none())
+        .map(|c| {
+            estimate_prompt_tokens(&c.messages)
+                + estimate_tokens(&c.reply)
+                + estimate_tokens(&c.reasoning)
+        })
+        .sum();
+    s.usage.prompt_tokens + s.usage.completion_tokens + streaming
 }
 
 fn fmt_elapsed(ms: u64) -> String {

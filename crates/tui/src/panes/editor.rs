@@ -37,6 +37,9 @@ pub enum EditTarget {
     Prompt {
         tag: String,
     },
+    /// The plan, written or edited by the person: a new session on the
+    /// same task goes on from it.
+    Plan,
 }
 
 impl EditTarget {
@@ -49,6 +52,9 @@ impl EditTarget {
             EditTarget::Attach => "Attach an input file (path)".into(),
             EditTarget::Task => {
                 "Edit the task (the engine plans again; unchanged functions keep their work)".into()
+            }
+            EditTarget::Plan => {
+                "The plan: a new session on this task goes on from it (the model writes tests and code)".into()
             }
             EditTarget::Prompt { tag } => {
                 format!("Edit the prompt of {tag} (keep the ──── role ──── lines; a sends it)")

@@ -13,7 +13,7 @@ use ratatui::widgets::Paragraph;
 use super::{Ctx, Handled, status_style, status_symbol, wrap};
 use crate::keymap::{self, Binding, Key, Row};
 use codeloop_session::outcome::{self, Outcome};
-use codeloop_session::{Dag, NodeStatus, Purpose, State};
+use codeloop_session::{Dag, NodeStatus, State};
 
 /// A bundled demo as the welcome screen lists it.
 #[derive(Debug, Clone, PartialEq)]
@@ -213,30 +213,16 @@ impl GraphPane {
     pub fn render(&self, ctx: &Ctx, welcome: Option<&Welcome>, area: Rect, frame: &mut Frame) {
         let t = ctx.theme;
         let s = ctx.state;
-        let mut lines: Vec<Line> = Vec::new();
         let mut detail = String::new();
         if let Some(w) = welcome {
             render_welcome(ctx, w, area, frame);
             return;
         }
+        let mut lines: Vec<Line>;
         if s.specs.is_empty() {
-            match &s.plan_error {
-                Some(e) => lines.push(Line::styled(format!("plan rejected: {e}"), t.error)),
-                None => {
-                    let planning = s
-                        .calls
-                        .values()
-                        .rev()
-                        .find(|c| c.purpose == Purpose::Plan && !c.done);
-                    match planning {
-                        Some(c) => {
-                            let height = usize::from(area.height.saturating_sub(2));
-                            lines = super::plan_stream::planning_lines(t, &c.reply, height);
-                        }
-                        None => lines.push(Line::styled("waiting for the plan…", t.dim)),
-                    }
-                }
-            }
+            let width = usize::from(area.width.saturating_sub(2));
+            let height = usize::from(area.height.saturating_sub(2));
+            lines = super::plan_stream::before_plan_lines(t, s, width, height);
         } else {
             let passed = s
                 .nodes
