@@ -144,7 +144,10 @@ fn step_mode_approve_skip_and_cancel_become_commands() {
         },
     }));
     assert_eq!(steers(&app.update(ch('a'))), vec![Command::Approve]);
-    assert_eq!(steers(&app.update(ch('x'))), vec![Command::Skip]);
+    // Skipping a run asks first (issue 21).
+    assert!(steers(&app.update(ch('x'))).is_empty());
+    assert_eq!(app.confirm(), Some(Confirm::SkipRun));
+    assert_eq!(steers(&app.update(ch('y'))), vec![Command::Skip]);
     assert!(steers(&app.update(ch('c'))).is_empty());
     assert_eq!(app.confirm(), Some(Confirm::CancelSession));
     assert_eq!(steers(&app.update(ch('y'))), vec![Command::Cancel]);

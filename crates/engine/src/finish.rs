@@ -328,6 +328,9 @@ fn summary(s: &State, passed: bool, (passing, total): (u32, u32), program_note: 
                 "no usable plan: the model was asked {asked} time{} and no reply held a plan codeloop can use",
                 if asked == 1 { "" } else { "s" }
             ),
+            None if asked == 0 && s.steers.contains(&codeloop_session::Command::Skip) => {
+                "no plan: you skipped the planning call".to_string()
+            }
             None if asked == 0 => "no plan: the planning call was not made".to_string(),
             None => "no plan: the model call for the plan did not succeed".to_string(),
         };

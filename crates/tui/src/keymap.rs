@@ -324,7 +324,7 @@ pub const STEER: &[G] = &[
     },
     Binding {
         label: "e",
-        does: "edit the selected node's code (its tests on the tests tab)",
+        does: "edit the selected node's code (its tests on the tests tab); paused before a model call, its prompt",
         short: "edit code",
         keys: &[(Key::ch('e'), GlobalAct::Steer(SteerAct::EditCode))],
     },
@@ -508,7 +508,7 @@ pub enum ModeKind {
 pub fn global(mode: ModeKind) -> Vec<&'static [G]> {
     match mode {
         ModeKind::Welcome => vec![COMMON, WELCOME, STEER, LIVE_TAPE],
-        ModeKind::Live => vec![COMMON, STEER, LIVE_TAPE, WHERE, INSPECT, REWIND],
+        ModeKind::Live => vec![COMMON, STEER, LIVE_TAPE, WHERE, INSPECT, REWIND, FORK_HERE],
         ModeKind::Review => vec![COMMON, REVIEW_TAPE, WHERE, INSPECT, FORK_HERE],
         ModeKind::Replay => vec![COMMON, REPLAY, REVIEW_TAPE, WHERE, INSPECT, FORK_HERE],
     }

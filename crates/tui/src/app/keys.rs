@@ -70,6 +70,13 @@ impl App {
             Popup::Confirm(Confirm::DiscardDraft | Confirm::LeaveSession) => {
                 self.on_replace_answer(Confirm::answer(&key), actions);
             }
+            Popup::Confirm(Confirm::SkipPlan | Confirm::SkipRun) => {
+                if Confirm::answer(&key) {
+                    self.send_skip(actions);
+                } else {
+                    self.say(NoticeLevel::Info, "not skipped: the engine still waits");
+                }
+            }
             Popup::Confirm(confirm) => {
                 if Confirm::answer(&key) {
                     actions.push(Action::Steer(Command::Cancel));
@@ -382,10 +389,15 @@ impl App {
                     return;
                 }
             },
-            EditTarget::Prompt { tag } => match self.prompt_command(tag, text) {
-                Some(command) => command,
-                None => return,
-            },
+            // Sent to the model as edited: the edit, then the go-ahead.
+            EditTarget::Prompt { tag } => {
+                if let Some(command) = self.prompt_command(tag, text) {
+                    self.say(NoticeLevel::Info, "sent: the edited prompt, to the model");
+                    actions.push(Action::Steer(command));
+                    actions.push(Action::Steer(Command::Approve));
+                }
+                return;
+            }
             EditTarget::Task => {
                 if text.trim().is_empty() {
                     self.say(NoticeLevel::Warning, "an empty task was not sent");
@@ -475,19 +487,18 @@ impl App {
             SteerAct::Approve if paused && !self.at_end() => {
                 self.steer_from_the_past(Command::Approve, actions)
             }
-            SteerAct::Skip if paused && !self.at_end() => {
-                self.steer_from_the_past(Command::Skip, actions)
-            }
+            SteerAct::Skip if paused => self.skip(actions),
             SteerAct::Approve if paused => actions.push(Action::Steer(Command::Approve)),
             SteerAct::Approve => self.say(
                 NoticeLevel::Warning,
                 "nothing to approve: the engine is not paused (s turns step mode on)",
             ),
-            SteerAct::Skip if paused => actions.push(Action::Steer(Command::Skip)),
             SteerAct::Skip => self.say(
                 NoticeLevel::Warning,
                 "nothing to skip: the engine is not paused",
             ),
+            // Before a model call, e edits its prompt (in one key).
+            SteerAct::EditCode if self.paused_before_a_call() => self.edit_prompt(actions),
             // In the task pane, e edits the task.
             SteerAct::EditCode if self.focus == Focus::Task => {
                 let task = self.state().task.clone();

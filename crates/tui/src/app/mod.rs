@@ -18,6 +18,7 @@ mod keys;
 mod loading;
 mod log_pager;
 mod steer_live;
+mod step;
 mod timetravel;
 pub mod view;
 mod written_plan;
@@ -267,6 +268,9 @@ pub struct App {
     travelled_from: Option<Box<App>>,
     /// What a draft or session confirmation is about.
     replacing: Option<guard::Replacing>,
+    /// `e` at a pause before a model call asked for its prompt: the editor
+    /// opens on it once the engine has written it and paused again.
+    edit_prompt_when_written: bool,
     flash: Option<(NoticeLevel, String)>,
     reruns: super::panes::Reruns,
     /// What the next session starts with (the palette's choices).
@@ -298,6 +302,7 @@ impl App {
             deleting: None,
             travelled_from: None,
             replacing: None,
+            edit_prompt_when_written: false,
             flash: None,
             reruns: Default::default(),
             choices: SessionChoices::default(),
@@ -402,9 +407,19 @@ impl App {
                 {
                     actions.push(Action::Notify(text));
                 }
+                let paused_at = match &r.event {
+                    Event::Paused { step } => {
+                        Some(matches!(step, codeloop_session::Step::Prompt { .. }))
+                    }
+                    Event::Finished { .. } => Some(false),
+                    _ => None,
+                };
                 self.timeline.push(r);
                 if follow {
                     self.set_cursor(self.timeline.records().len());
+                }
+                if let Some(prompt) = paused_at {
+                    self.prompt_written(prompt, &mut actions);
                 }
                 self.dirty = true;
             }

@@ -9,7 +9,7 @@ use ratatui::widgets::Paragraph;
 
 use super::{App, Focus, Mode, Popup};
 use crate::describe::{describe_step, model_label};
-use crate::keymap::{self, ModeKind, Row};
+use crate::keymap::{self, GlobalAct, ModeKind, Row, SteerAct};
 use crate::panes::code::CodePane;
 use crate::panes::graph::GraphPane;
 use crate::panes::help::HelpContent;
@@ -344,9 +344,22 @@ fn hint_line(app: &App) -> Line<'static> {
         );
     }
     if let Some(step) = paused {
-        let mut offers: Vec<String> = keymap::act_hints(keymap::STEER, &keymap::WHILE_PAUSED)
-            .into_iter()
-            .map(|(k, s)| format!("{k} {s}"))
+        let before_a_call = matches!(
+            step,
+            codeloop_session::Step::ModelCall { .. } | codeloop_session::Step::Prompt { .. }
+        );
+        let edit = GlobalAct::Steer(SteerAct::EditCode);
+        let mut offers: Vec<String> = keymap::WHILE_PAUSED
+            .iter()
+            .flat_map(|act| {
+                keymap::act_hints(keymap::STEER, std::slice::from_ref(act))
+                    .into_iter()
+                    .map(move |(k, s)| match act {
+                        // Before a model call, e edits its prompt.
+                        a if *a == edit && before_a_call => format!("{k} edit the prompt"),
+                        _ => format!("{k} {s}"),
+                    })
+            })
             .collect();
         // Before a model call: its prompt, to see and edit (the inspector).
         if let (

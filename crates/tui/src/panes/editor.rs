@@ -57,7 +57,7 @@ impl EditTarget {
                 "The plan: a new session on this task goes on from it (the model writes tests and code)".into()
             }
             EditTarget::Prompt { tag } => {
-                format!("Edit the prompt of {tag} (keep the ──── role ──── lines; a sends it)")
+                format!("Edit the prompt of {tag} (keep the ──── role ──── lines; Ctrl-S sends it)")
             }
         }
     }

@@ -12,7 +12,7 @@ use crate::keymap::{self, GlobalAct, SteerAct};
 use crate::sanitize::sanitize;
 use crate::theme::Theme;
 use codeloop_session::state::CallState;
-use codeloop_session::{Outcome, Purpose, State};
+use codeloop_session::{Command, Outcome, Purpose, State};
 
 /// Plans the engine asks for before it gives up (its `PLAN_ATTEMPTS`).
 pub const PLAN_ATTEMPTS: u32 = 3;
@@ -73,9 +73,10 @@ fn no_plan_lines<'a>(t: &Theme, s: &State, width: usize) -> Vec<Line<'a>> {
         .collect();
     let asked = calls.len();
     let what = match (calls.last(), &s.plan_error) {
-        (None, _) => {
-            "✗ No plan: the planning call was not made (it was skipped or stopped).".to_string()
+        (None, _) if s.steers.contains(&Command::Skip) => {
+            "✗ No plan: you skipped the planning call.".to_string()
         }
+        (None, _) => "✗ No plan: the planning call was not made.".to_string(),
         (Some(c), _) if c.error.is_some() => format!(
             "✗ No plan: the model call for it failed: {}",
             c.error.as_deref().unwrap_or_default()
