@@ -255,6 +255,13 @@ fn a_demo_runs_to_a_pass_then_reopens_and_replays_at_double_speed() {
     assert!(s.contains("top_words · iteration 2 (model)"), "{s}");
     t.keys(&["q"]);
     wait_dead(&t);
+    // Back in the shell: where the session is and how to review it; it
+    // passed, so nothing to go on with (issue 21).
+    let s = t.screen();
+    let id = only_session(dir.path());
+    let id = id.file_name().unwrap().to_string_lossy();
+    assert!(s.contains(&format!("review it: codeloop open {id}")), "{s}");
+    assert!(!s.contains("codeloop resume"), "{s}");
     drop(t);
 
     // Reopen the session and step through every iteration.

@@ -171,12 +171,37 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
     hooks.editor = Some(crate::tui::external_editor::terminal_hook(input.clone()));
     let result = event_loop::run(&mut terminal, &mut app, input, None, hooks).await;
     drop(guard);
-    // The terminal is back: say where the session is kept.
+    // The terminal is back: say where the session is kept, and how to
+    // come back to it.
     if let Some(dir) = app.info().session_dir.as_ref() {
-        println!("session folder: {}", dir.display());
+        println!(
+            "{}",
+            left_behind(dir, app.timeline().head().unwrap_or(app.state()))
+        );
     }
     result?;
     Ok(0)
+}
+
+/// What the workbench says on quitting, of the session it showed: where it
+/// is, how to review it, and (unless it passed) how to go on with it.
+fn left_behind(dir: &Path, now: &crate::session::State) -> String {
+    let id = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| dir.display().to_string());
+    let mut text = format!(
+        "session folder: {}
+  review it: codeloop open {id}",
+        dir.display()
+    );
+    if crate::session::Outcome::of(now) != crate::session::Outcome::Passed {
+        text.push_str(&format!(
+            "
+  go on:     codeloop resume {id}"
+        ));
+    }
+    text
 }
 
 /// How the welcome screen names the model a new session starts on, and,
