@@ -215,7 +215,7 @@ impl EditorPopup {
             self.note = None;
             self.candidates.clear();
         }
-        self.textarea.input(key);
+        super::line_edit::textarea_key(&mut self.textarea, key);
         Handled::Done
     }
 
