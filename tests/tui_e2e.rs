@@ -241,6 +241,9 @@ fn a_demo_runs_to_a_pass_then_reopens_and_replays_at_double_speed() {
     let s = t.wait_for("READY", Duration::from_secs(20));
     assert!(s.contains("demo model: authored replies, offline"), "{s}");
     assert!(s.contains("1  wordfreq"), "{s}");
+    // No demo is chosen yet: the model's label names none (issue 21).
+    assert!(!s.contains("demo \"wordfreq\""), "{s}");
+    assert!(s.contains("play the bundled demos"), "{s}");
 
     // One keystroke: the demo runs, fails for real, is repaired, passes.
     t.keys(&["1"]);

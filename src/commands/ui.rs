@@ -219,7 +219,19 @@ fn welcome_model(
             crate::commands::run::no_model_for_own_task(selected, named_demo),
         ),
     });
-    (selected.description.clone(), demo_model)
+    // A demo asked for by name is named; otherwise no demo is chosen yet
+    // (each key plays its own), so the label names none.
+    let label = match (selected.demo, named_demo) {
+        (Some(_), false) => {
+            let mut label = format!("demo model: authored replies, offline (1-{demos} play the bundled demos)");
+            if let Some(why) = &selected.fallback_reason {
+                label.push_str(&format!("; {why}"));
+            }
+            label
+        }
+        _ => selected.description.clone(),
+    };
+    (label, demo_model)
 }
 
 /// The newest `limit` sessions, from the index's cached summaries (none
