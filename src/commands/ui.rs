@@ -223,7 +223,11 @@ fn welcome_model(
     // (each key plays its own), so the label names none.
     let label = match (selected.demo, named_demo) {
         (Some(_), false) => {
-            let mut label = format!("demo model: authored replies, offline (1-{demos} play the bundled demos)");
+            let keys = match demos {
+                1 => "1 plays the bundled demo".to_string(),
+                n => format!("1-{n} play the bundled demos"),
+            };
+            let mut label = format!("demo model: authored replies, offline ({keys})");
             if let Some(why) = &selected.fallback_reason {
                 label.push_str(&format!("; {why}"));
             }

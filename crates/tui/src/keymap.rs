@@ -228,6 +228,8 @@ pub enum SteerAct {
     NewSession,
     /// Write or edit the plan: a new session goes on from it.
     WritePlan,
+    /// Once the session ended: leave it for bundled demo N (0-based).
+    Demo(usize),
 }
 
 type G = Binding<GlobalAct>;
@@ -360,7 +362,7 @@ pub const STEER: &[G] = &[
     },
     Binding {
         label: "n",
-        does: "a new session, once this one ended (a failed one's task and files come with it)",
+        does: "a new session, once this one ended (a failed one's task and files come with it; in the Output pane and the pager, n is the next match)",
         short: "new session",
         keys: &[(Key::ch('n'), GlobalAct::Steer(SteerAct::NewSession))],
     },
@@ -369,6 +371,22 @@ pub const STEER: &[G] = &[
         does: "write or edit the plan yourself, once the session ended: a new session on this task goes on from it",
         short: "write the plan",
         keys: &[(Key::ch('P'), GlobalAct::Steer(SteerAct::WritePlan))],
+    },
+    Binding {
+        label: "1-4",
+        does: "once the session ended: leave it for a bundled demo (asks first)",
+        short: "",
+        keys: &[
+            (Key::ch('1'), GlobalAct::Steer(SteerAct::Demo(0))),
+            (Key::ch('2'), GlobalAct::Steer(SteerAct::Demo(1))),
+            (Key::ch('3'), GlobalAct::Steer(SteerAct::Demo(2))),
+            (Key::ch('4'), GlobalAct::Steer(SteerAct::Demo(3))),
+            (Key::ch('5'), GlobalAct::Steer(SteerAct::Demo(4))),
+            (Key::ch('6'), GlobalAct::Steer(SteerAct::Demo(5))),
+            (Key::ch('7'), GlobalAct::Steer(SteerAct::Demo(6))),
+            (Key::ch('8'), GlobalAct::Steer(SteerAct::Demo(7))),
+            (Key::ch('9'), GlobalAct::Steer(SteerAct::Demo(8))),
+        ],
     },
 ];
 

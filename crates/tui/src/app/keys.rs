@@ -442,6 +442,13 @@ impl App {
             }
             return;
         }
+        // On the welcome screen the demos' keys are the graph pane's.
+        if let SteerAct::Demo(i) = act {
+            if started {
+                self.leave_for_demo(i, actions);
+            }
+            return;
+        }
         if act == SteerAct::StepMode
             && !self.engine_alive()
             && let Mode::Live(live) = &mut self.mode
@@ -542,7 +549,7 @@ impl App {
                 None => need_node(self),
             },
             SteerAct::Cancel => self.popups.push(Popup::Confirm(Confirm::CancelSession)),
-            SteerAct::NewSession | SteerAct::WritePlan => {}
+            SteerAct::NewSession | SteerAct::WritePlan | SteerAct::Demo(_) => {}
         }
     }
 

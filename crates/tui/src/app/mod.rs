@@ -337,6 +337,10 @@ impl App {
         fresh.keys_handled = self.keys_handled;
         let left = self.timeline.head().unwrap_or(self.state());
         fresh.carry_over(left);
+        // Step mode stays on for the next session.
+        if let Mode::Live(live) = &mut fresh.mode {
+            live.step_armed = left.step_mode;
+        }
         let said = if fresh.has_draft() {
             "new session: its task is the last one's, ready to edit (Ctrl-S sends it)"
         } else {

@@ -13,7 +13,7 @@ use codeloop_session::{NoticeLevel, Outcome, State};
 
 impl App {
     /// The session as it is now, wherever the cursor is.
-    fn now(&self) -> &State {
+    pub(super) fn now(&self) -> &State {
         self.timeline.head().unwrap_or(self.state())
     }
 
