@@ -290,6 +290,7 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
         model_label(&s.config)
     };
     // Before the tape's first record a review or replay knows no model.
+    let model_at = spans.len();
     if !model.is_empty() {
         spans.push(Span::styled(format!(" {model} "), t.status));
     }
@@ -313,8 +314,12 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
         None if layers.is_empty() => Some(Span::styled(" none reported ", t.warning)),
         None => Some(Span::styled(format!(" {} ", layers.join("+")), t.ok)),
     };
+    let mut layers_at = None;
     if let Some(said) = said {
         spans.push(Span::styled("│ sandbox ", t.status));
+        if app.info.sandbox_warning.is_none() && !layers.is_empty() {
+            layers_at = Some(spans.len());
+        }
         spans.push(said);
     }
     spans.push(Span::styled(
@@ -324,8 +329,44 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
     if s.step_mode || (app.step_armed() && s.events_applied == 0) {
         spans.push(Span::styled("│ step mode ", t.warning));
     }
+    fit_status(
+        &mut spans,
+        usize::from(area.width),
+        layers_at,
+        model_at,
+        layers.len(),
+    );
     let first = Line::from(spans).style(t.status);
     frame.render_widget(Paragraph::new(vec![first, hint_line(app)]), area);
+}
+
+/// A status line wider than the screen gives way where it says least: the
+/// sandbox's layers become their count, then the model's name is cut (the
+/// badge, the warnings, the tokens and the time stay whole).
+fn fit_status(
+    spans: &mut [Span<'static>],
+    width: usize,
+    layers_at: Option<usize>,
+    model_at: usize,
+    layers: usize,
+) {
+    let wide = |spans: &[Span]| spans.iter().map(Span::width).sum::<usize>();
+    if wide(spans) <= width {
+        return;
+    }
+    if let Some(i) = layers_at {
+        spans[i].content = format!(" {layers} layers ").into();
+    }
+    let over = wide(spans).saturating_sub(width);
+    if over == 0 || model_at >= spans.len() {
+        return;
+    }
+    let model = spans[model_at].content.trim().to_string();
+    let keep = model.chars().count().saturating_sub(over + 1);
+    if keep >= 8 {
+        let cut: String = model.chars().take(keep).collect();
+        spans[model_at].content = format!(" {}… ", cut.trim_end()).into();
+    }
 }
 
 /// The second line: what was just said, what the paused engine waits for,

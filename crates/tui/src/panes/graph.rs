@@ -230,7 +230,7 @@ impl GraphPane {
                 .filter(|n| n.status == NodeStatus::Passed)
                 .count();
             detail = format!("{passed}/{} passed", s.nodes.len());
-            lines = self.node_lines(ctx);
+            lines = self.node_lines(ctx, usize::from(area.width.saturating_sub(2)));
             let outcome = Outcome::of(s);
             if let Some(f) = s.finished.as_ref().filter(|_| outcome.ended()) {
                 lines.push(Line::raw(""));
@@ -273,7 +273,8 @@ impl GraphPane {
         frame.render_widget(p.block(ctx.block(ctx.title("Workflow", detail))), area);
     }
 
-    fn node_lines<'a>(&self, ctx: &Ctx<'a>) -> Vec<Line<'a>> {
+    /// The node rows, `width` columns wide inside the frame.
+    fn node_lines<'a>(&self, ctx: &Ctx<'a>, width: usize) -> Vec<Line<'a>> {
         let t = ctx.theme;
         let s = ctx.state;
         let name_w = s
@@ -297,6 +298,21 @@ impl GraphPane {
                         .last_run
                         .and_then(|id| ctx.reruns.get(&id))
                         .is_some_and(|m| m.differs());
+                    let status = Span::styled(format!(" {:<10}", n.status.label()), st);
+                    let iteration = Span::styled(
+                        match n.iteration() {
+                            0 => "     ".to_string(),
+                            i => format!(" it {i:<2}"),
+                        },
+                        t.dim,
+                    );
+                    // Where the row is cut (80 columns), the iteration comes
+                    // before the status word (its symbol says it too).
+                    let (second, third) = if 4 + name_w + 11 + 5 > width {
+                        (iteration, status)
+                    } else {
+                        (status, iteration)
+                    };
                     let mut spans = vec![
                         Span::raw(if selected { "›" } else { " " }),
                         Span::styled(format!(" {} ", status_symbol(n.status)), st),
@@ -304,14 +320,8 @@ impl GraphPane {
                             format!("{name:<name_w$}"),
                             if selected { t.title } else { t.text },
                         ),
-                        Span::styled(format!(" {:<10}", n.status.label()), st),
-                        Span::styled(
-                            match n.iteration() {
-                                0 => "     ".to_string(),
-                                i => format!(" it {i:<2}"),
-                            },
-                            t.dim,
-                        ),
+                        second,
+                        third,
                     ];
                     if differs {
                         spans.push(Span::styled(" ≠live", t.warning));
