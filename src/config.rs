@@ -401,9 +401,72 @@ impl Config {
         Ok(Some(model))
     }
 
-    /// The config as TOML, every setting shown (for `codeloop config`).
+    /// The config as TOML, every setting shown (for `codeloop config`):
+    /// those left unset commented out with an example, and the environment
+    /// variables that set them named. It parses back to the same config.
     pub fn to_toml(&self) -> String {
-        toml::to_string_pretty(self).unwrap_or_default()
+        let body = toml::to_string_pretty(self).unwrap_or_default();
+        let mut out = String::from(HEADER);
+        for var in ENVIRONMENT {
+            out.push_str(&format!("#   {:<24} {}\n", var.name, var.sets));
+        }
+        out.push('\n');
+        let mut in_model = false;
+        for line in body.lines() {
+            if line.starts_with('[') {
+                in_model = line == "[model]";
+            }
+            if in_model && line.is_empty() {
+                out.push_str(&self.unset_model_lines());
+                in_model = false;
+            }
+            out.push_str(line);
+            if in_model && line == "model = \"\"" {
+                out.push_str("  # empty: the first model the server lists");
+            }
+            out.push('\n');
+        }
+        if in_model {
+            out.push_str(&self.unset_model_lines());
+        }
+        out
+    }
+
+    /// The `[model]` settings left unset, as commented lines with an example.
+    fn unset_model_lines(&self) -> String {
+        let m = &self.model;
+        let unset = [
+            (
+                m.base_url.is_none(),
+                "base_url = \"http://localhost:11434/v1\"",
+                "an OpenAI-compatible server (README: Use your own model)",
+            ),
+            (
+                m.temperature.is_none(),
+                "temperature = 0.2",
+                "none: the server's default",
+            ),
+            (
+                m.max_tokens.is_none(),
+                "max_tokens = 4096",
+                "the longest reply; none: the server's default",
+            ),
+            (
+                m.context.is_none(),
+                "context = 32768",
+                "the context window, where the server does not tell it",
+            ),
+            (
+                m.profile.is_none(),
+                "profile = \"local\"",
+                "a [models.NAME] profile to use",
+            ),
+        ];
+        unset
+            .iter()
+            .filter(|(is_unset, ..)| *is_unset)
+            .map(|(_, example, why)| format!("# {example}  # {why}\n"))
+            .collect()
     }
 
     /// Where new sessions are created.
@@ -438,6 +501,82 @@ where
     }
     Ok(v)
 }
+
+/// What `codeloop config` prints first.
+const HEADER: &str = "\
+# codeloop's settings as they are now: the config file, then the environment,
+# then flags (flags win). Settings left unset are commented out, with an
+# example. Save this as the config file (its place: CODELOOP_CONFIG, else
+# config.toml in the config_dir below) and change what you need. The API key
+# is read from the variable api_key_env names, never from this file.
+# The environment variables that set them:
+";
+
+/// An environment variable `apply_env` reads, and what it sets.
+pub struct EnvVar {
+    pub name: &'static str,
+    pub sets: &'static str,
+}
+
+/// Every variable `apply_env` reads (a test holds the two together).
+pub const ENVIRONMENT: &[EnvVar] = &[
+    EnvVar {
+        name: "CODELOOP_BASE_URL",
+        sets: "[model] base_url (wins over OPENAI_BASE_URL)",
+    },
+    EnvVar {
+        name: "OPENAI_BASE_URL",
+        sets: "[model] base_url",
+    },
+    EnvVar {
+        name: "CODELOOP_MODEL",
+        sets: "[model] model (wins over OPENAI_MODEL)",
+    },
+    EnvVar {
+        name: "OPENAI_MODEL",
+        sets: "[model] model",
+    },
+    EnvVar {
+        name: "CODELOOP_PROVIDER",
+        sets: "[model] provider",
+    },
+    EnvVar {
+        name: "CODELOOP_PROFILE",
+        sets: "[model] profile",
+    },
+    EnvVar {
+        name: "CODELOOP_MAX_TOKENS",
+        sets: "[model] max_tokens",
+    },
+    EnvVar {
+        name: "CODELOOP_MAX_ITERATIONS",
+        sets: "[run] max_iterations",
+    },
+    EnvVar {
+        name: "CODELOOP_WORKERS",
+        sets: "[run] workers",
+    },
+    EnvVar {
+        name: "CODELOOP_TIMEOUT",
+        sets: "[run] timeout_secs",
+    },
+    EnvVar {
+        name: "CODELOOP_SANDBOX",
+        sets: "[run] sandbox",
+    },
+    EnvVar {
+        name: "CODELOOP_THEME",
+        sets: "[ui] theme",
+    },
+    EnvVar {
+        name: "CODELOOP_DATA_DIR",
+        sets: "[paths] data_dir",
+    },
+    EnvVar {
+        name: "CODELOOP_CACHE_DIR",
+        sets: "[paths] cache_dir",
+    },
+];
 
 fn parse_env<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, ConfigError>
 where
@@ -524,6 +663,55 @@ mod tests {
     fn printed_config_parses_back() {
         let c = Config::default();
         assert_eq!(Config::from_toml(&c.to_toml()).unwrap(), c);
+    }
+
+    /// The keys a printed config names, set or commented out.
+    fn keys(printed: &str) -> std::collections::BTreeSet<String> {
+        printed
+            .lines()
+            .map(|l| l.trim_start_matches("# "))
+            .filter(|l| !l.starts_with('#') && !l.starts_with(' '))
+            .filter_map(|l| l.split_once(" = ").map(|(k, _)| k.trim().to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn the_printed_config_names_every_key_commented_where_unset() {
+        let printed = Config::default().to_toml();
+        assert!(
+            printed.contains("\n# base_url = \"http://localhost:11434/v1\""),
+            "{printed}"
+        );
+        // Every key a config with everything set prints, the defaults name.
+        let mut full = Config::default();
+        full.model.base_url = Some("http://x/v1".into());
+        full.model.temperature = Some(0.1);
+        full.model.max_tokens = Some(1);
+        full.model.context = Some(1);
+        full.model.profile = Some("p".into());
+        let all = keys(&toml::to_string_pretty(&full).unwrap());
+        assert_eq!(keys(&printed), all, "{printed}");
+        assert_eq!(Config::from_toml(&full.to_toml()).unwrap(), full);
+        assert!(!full.to_toml().contains("# base_url"), "set: not commented");
+    }
+
+    #[test]
+    fn every_environment_variable_printed_is_read() {
+        let printed = Config::default().to_toml();
+        for var in ENVIRONMENT {
+            assert!(printed.contains(var.name), "{} unnamed", var.name);
+            let value = match var.name {
+                "CODELOOP_MAX_TOKENS"
+                | "CODELOOP_MAX_ITERATIONS"
+                | "CODELOOP_WORKERS"
+                | "CODELOOP_TIMEOUT" => "7",
+                _ => "x",
+            };
+            let mut c = Config::default();
+            c.apply_env(|n| (n == var.name).then(|| value.to_string()))
+                .unwrap();
+            assert_ne!(c, Config::default(), "{} changes nothing", var.name);
+        }
     }
 
     const PROFILES: &str = r#"

@@ -412,6 +412,17 @@ async fn a_hint_reaches_the_repair_prompt_and_rerun_runs_a_node_again() {
         .count();
     assert_eq!(mean_runs, 2);
     assert_eq!(finished, 2);
+    // The cancel that let the idle engine go, after the session passed,
+    // is not on the tape (issue 21): it still reads as passed.
+    assert!(
+        matches!(records.last().unwrap().event, Event::Finished { .. }),
+        "{:?}",
+        records.last().unwrap().event
+    );
+    assert_eq!(
+        codeloop::session::Outcome::of(&state),
+        codeloop::session::Outcome::Passed
+    );
 }
 
 /// Two independent nodes whose tests each take a while.

@@ -123,23 +123,32 @@ fn a_summary_is_kept_beside_the_tape_and_refolded_when_the_tape_changes() {
     std::fs::write(&cache, text.replace(&first[0].task, "READ FROM THE CACHE")).unwrap();
     assert_eq!(listed(data.path())[0].task, "READ FROM THE CACHE");
 
-    // A tape that grows is folded again: a cancel steer makes it cancelled.
+    // A tape that grows is folded again. A cancel after the session passed
+    // changes nothing (issue 21: the workbench once wrote one on quitting).
     let tape = dir.join("tape.jsonl");
+    let append = |line: String| {
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&tape)
+            .unwrap();
+        writeln!(f, "{line}").unwrap();
+    };
     let next = read_tape(&tape).unwrap().records.len();
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&tape)
-        .unwrap();
-    writeln!(
-        f,
+    append(format!(
         r#"{{"seq":{next},"t_ms":999999,"type":"steer","command":{{"cmd":"cancel"}}}}"#
-    )
-    .unwrap();
-    drop(f);
+    ));
     let after = listed(data.path());
     assert_eq!(after[0].task, first[0].task);
-    assert_eq!(after[0].result, SessionResult::Cancelled);
+    assert_eq!(after[0].result, SessionResult::Passed);
     assert_eq!(after[0].events, first[0].events + 1);
+    // Work after the end (a re-run) that the tape does not finish.
+    append(format!(
+        r#"{{"seq":{},"t_ms":999999,"type":"node_status","node":"top_words","status":"running"}}"#,
+        next + 1
+    ));
+    let after = listed(data.path());
+    assert_eq!(after[0].result, SessionResult::DidNotFinish);
+    assert_eq!(after[0].events, first[0].events + 2);
 
     // A tape cut short (killed mid-session) did not finish.
     let cut = data.path().join("sessions").join("20000101-000000-0000");

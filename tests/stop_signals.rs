@@ -169,6 +169,17 @@ fn a_signal_during_run_cancels_records_the_end_and_leaves_no_process() {
             "{output}"
         );
         assert!(output.contains("cancelling the session"), "{output}");
+        // How to go on from where it stopped (issue 21).
+        let id = tape
+            .parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy();
+        assert!(
+            output.contains(&format!("go on: codeloop resume {id}")),
+            "{output}"
+        );
         // The word the badge and the report give, not "FAILED".
         assert!(output.contains("result: CANCELLED: "), "{output}");
         assert!(!output.contains("FAILED"), "{output}");

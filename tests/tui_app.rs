@@ -144,7 +144,10 @@ fn step_mode_approve_skip_and_cancel_become_commands() {
         },
     }));
     assert_eq!(steers(&app.update(ch('a'))), vec![Command::Approve]);
-    assert_eq!(steers(&app.update(ch('x'))), vec![Command::Skip]);
+    // Skipping a run asks first (issue 21).
+    assert!(steers(&app.update(ch('x'))).is_empty());
+    assert_eq!(app.confirm(), Some(Confirm::SkipRun));
+    assert_eq!(steers(&app.update(ch('y'))), vec![Command::Skip]);
     assert!(steers(&app.update(ch('c'))).is_empty());
     assert_eq!(app.confirm(), Some(Confirm::CancelSession));
     assert_eq!(steers(&app.update(ch('y'))), vec![Command::Cancel]);
@@ -510,8 +513,23 @@ fn an_attached_file_goes_with_the_task_and_a_bad_path_is_named() {
             task: "mean temperature per city".into(),
             inputs: vec![data],
             step_mode: false,
+            plan: None,
         })]
     );
+}
+
+#[test]
+fn quitting_from_the_past_of_a_finished_session_neither_asks_nor_cancels() {
+    let mut app = live_after(records().len());
+    assert!(app.state().finished.is_some());
+    app.set_focus(Focus::Graph);
+    press(&mut app, [key(KeyCode::Left), key(KeyCode::Left)]);
+    assert!(!app.at_end(), "the cursor is in the session's past");
+    assert!(app.state().finished.is_none());
+    assert!(!app.session_running(), "a finished session is not running");
+    let a = app.update(ch('q'));
+    assert_eq!(app.confirm(), None, "nothing to ask: the session ended");
+    assert_eq!(a, vec![Action::Quit], "no cancel on a finished tape");
 }
 
 #[test]
@@ -526,6 +544,7 @@ fn after_a_session_ends_n_opens_a_new_one() {
     assert!(matches!(app.mode(), Mode::Live(l) if !l.started));
     assert!(app.records().is_empty());
     assert!(app.state().specs.is_empty());
+    assert!(!app.step_armed(), "the session left was not in step mode");
     // While a session runs, n does not throw it away.
     let mut running = live_after(5);
     running.set_focus(Focus::Graph);
@@ -702,4 +721,70 @@ fn a_replay_before_its_first_record_shows_no_empty_model_nor_a_sandbox_warning()
         "{status}"
     );
     assert!(status.contains("│ sandbox "), "{status}");
+}
+
+#[test]
+fn once_a_session_ended_the_demo_keys_leave_it_for_a_demo_and_step_mode_stays() {
+    let mut i = info();
+    i.demos = vec![
+        codeloop::tui::app::DemoEntry {
+            name: "wordfreq".into(),
+            title: "t".into(),
+        },
+        codeloop::tui::app::DemoEntry {
+            name: "roman".into(),
+            title: "t".into(),
+        },
+    ];
+    let mut app = App::live(i, theme());
+    // Step mode armed on the welcome screen, then demo 1 to its end.
+    app.update(ch('s'));
+    app.update(ch('1'));
+    let mut recs = records();
+    recs.insert(
+        1,
+        Record {
+            seq: 0,
+            t_ms: 0,
+            event: Event::Steer {
+                command: Command::SetStepMode { on: true },
+            },
+        },
+    );
+    for r in recs {
+        app.update(Msg::Record(r));
+    }
+    assert!(app.state().finished.is_some() && app.state().step_mode);
+    app.set_focus(Focus::Graph);
+    assert!(app.update(ch('2')).is_empty(), "asked first");
+    assert_eq!(app.confirm(), Some(Confirm::LeaveSession));
+    let a = app.update(ch('y'));
+    assert_eq!(
+        a,
+        vec![Action::Start(StartRequest::Demo {
+            name: "roman".into(),
+            step_mode: true,
+        })]
+    );
+    // n, too, keeps step mode for the next session.
+    let mut again = live_after(0);
+    again.update(Msg::Record(Record {
+        seq: 0,
+        t_ms: 0,
+        event: Event::Steer {
+            command: Command::SetStepMode { on: true },
+        },
+    }));
+    for r in records().into_iter().skip(1) {
+        again.update(Msg::Record(r));
+    }
+    again.set_focus(Focus::Graph);
+    again.update(ch('n'));
+    again.update(ch('y'));
+    assert!(again.welcome() && again.step_armed(), "step mode kept");
+    // While a session runs, a digit leaves nothing.
+    let mut running = live_after(5);
+    running.set_focus(Focus::Graph);
+    assert!(running.update(ch('2')).is_empty());
+    assert_eq!(running.confirm(), None);
 }

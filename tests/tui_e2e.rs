@@ -241,6 +241,9 @@ fn a_demo_runs_to_a_pass_then_reopens_and_replays_at_double_speed() {
     let s = t.wait_for("READY", Duration::from_secs(20));
     assert!(s.contains("demo model: authored replies, offline"), "{s}");
     assert!(s.contains("1  wordfreq"), "{s}");
+    // No demo is chosen yet: the model's label names none (issue 21).
+    assert!(!s.contains("demo \"wordfreq\""), "{s}");
+    assert!(s.contains("play the bundled demos"), "{s}");
 
     // One keystroke: the demo runs, fails for real, is repaired, passes.
     t.keys(&["1"]);
@@ -255,6 +258,13 @@ fn a_demo_runs_to_a_pass_then_reopens_and_replays_at_double_speed() {
     assert!(s.contains("top_words · iteration 2 (model)"), "{s}");
     t.keys(&["q"]);
     wait_dead(&t);
+    // Back in the shell: where the session is and how to review it; it
+    // passed, so nothing to go on with (issue 21).
+    let s = t.screen();
+    let id = only_session(dir.path());
+    let id = id.file_name().unwrap().to_string_lossy();
+    assert!(s.contains(&format!("review it: codeloop open {id}")), "{s}");
+    assert!(!s.contains("codeloop resume"), "{s}");
     drop(t);
 
     // Reopen the session and step through every iteration.
@@ -511,7 +521,10 @@ fn a_run_skipped_from_the_past_of_a_live_session_is_skipped_everywhere() {
     t.keys(&["Left", "Left"]);
     let s = t.wait_for("REVIEWING", Duration::from_secs(5));
     assert!(s.contains("⏸ PAUSED"), "the engine is still paused:\n{s}");
+    // A run skipped is a function that cannot pass: x asks first.
     t.keys(&["x"]);
+    t.wait_for("Skip this run?", Duration::from_secs(5));
+    t.keys(&["y"]);
     t.wait_for(
         "skipped running top_words (iteration 1) (the live engine",
         Duration::from_secs(10),
@@ -668,17 +681,17 @@ fn in_step_mode_the_plan_prompt_is_inspected_edited_and_sent_as_edited() {
     t.wait_for("READY", Duration::from_secs(20));
     t.keys(&["1"]);
     t.wait_for("paused before the planning call", Duration::from_secs(20));
-    // The inspector on the waiting call; e has its prompt written and shown.
+    // The inspector on the waiting call; one e has its prompt written and
+    // opens it in the editor (issue 21: it took two, and keys typed
+    // between them were steering keys).
     t.keys(&["m"]);
     t.wait_for(
         "its prompt is written once it goes on",
         Duration::from_secs(5),
     );
     t.keys(&["e"]);
-    let s = t.wait_for("not sent yet: e edits it", Duration::from_secs(10));
-    assert!(s.contains("[system]") && s.contains("[user]"), "{s}");
-    t.keys(&["e"]);
-    t.wait_for("Edit the prompt of plan", Duration::from_secs(5));
+    let s = t.wait_for("Edit the prompt of plan", Duration::from_secs(10));
+    assert!(s.contains("──── system ────"), "{s}");
     // Into the system message, after its role line.
     t.keys(&["Down", "Home"]);
     t.tmux(&[
@@ -689,14 +702,9 @@ fn in_step_mode_the_plan_prompt_is_inspected_edited_and_sent_as_edited() {
         "NOTE FROM THE PERSON. ",
     ]);
     std::thread::sleep(Duration::from_millis(200));
+    // Ctrl-S sends it to the model, as the editor's title and footer say;
+    // the inspector then shows the call as made.
     t.keys(&["C-s"]);
-    let s = t.wait_for(
-        "edited by you: this is what a sends",
-        Duration::from_secs(5),
-    );
-    assert!(s.contains("NOTE FROM THE PERSON."), "{s}");
-    // a sends it from the inspector, which then shows the call as made.
-    t.keys(&["a"]);
     let s = t.wait_for("call 1 of 1 · plan", Duration::from_secs(10));
     assert!(s.contains("edited by you before it was sent"), "{s}");
     t.keys(&["Escape", "s"]);

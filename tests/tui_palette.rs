@@ -251,3 +251,23 @@ fn the_second_list_on_screen() {
         insta::assert_snapshot!(format!("export_formats_{w}x{h}"), screen(&mut app, w, h));
     }
 }
+
+#[test]
+fn ctrl_u_and_ctrl_w_edit_the_palette_query_and_the_task_as_readline_does() {
+    let mut app = App::review(tape(), info(), theme());
+    app.update(ch(':'));
+    for c in "step mode".chars() {
+        app.update(ch(c));
+    }
+    app.update(ctrl('w'));
+    assert_eq!(app.palette().unwrap().query(), "step ");
+    app.update(ctrl('u'));
+    assert_eq!(app.palette().unwrap().query(), "", "no letters inserted");
+
+    let mut app = App::live(info(), theme());
+    app.task_mut().insert_str("count the words");
+    app.update(ctrl('w'));
+    assert_eq!(app.task().text(), "count the ");
+    app.update(ctrl('u'));
+    assert_eq!(app.task().text(), "", "Ctrl-U deletes, it does not undo");
+}

@@ -197,6 +197,14 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     }
     let result = handle.done.await;
     say(&format!("  tape: {}", tape.display()));
+    if stopped.is_some()
+        && let Some(id) = session_dir.file_name()
+    {
+        say(&format!(
+            "  go on: codeloop resume {}",
+            id.to_string_lossy()
+        ));
+    }
     let result = result.context("the session's task stopped unexpectedly")??;
     Ok(match stopped {
         Some(signal) => signal.exit_code(),

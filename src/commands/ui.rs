@@ -12,7 +12,7 @@ use anyhow::Context;
 
 use crate::commands::model::{ModelArgs, Selected, select_model};
 use crate::config::Config;
-use crate::engine::{EngineHandle, EngineOptions, EngineSetup};
+use crate::engine::{EngineHandle, EngineOptions, EngineSetup, GivenPlan};
 use crate::exec::Sandbox;
 use crate::llm::ChatModel;
 use crate::llm::scripted::{Pacing, ScriptedModel};
@@ -171,12 +171,37 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
     hooks.editor = Some(crate::tui::external_editor::terminal_hook(input.clone()));
     let result = event_loop::run(&mut terminal, &mut app, input, None, hooks).await;
     drop(guard);
-    // The terminal is back: say where the session is kept.
+    // The terminal is back: say where the session is kept, and how to
+    // come back to it.
     if let Some(dir) = app.info().session_dir.as_ref() {
-        println!("session folder: {}", dir.display());
+        println!(
+            "{}",
+            left_behind(dir, app.timeline().head().unwrap_or(app.state()))
+        );
     }
     result?;
     Ok(0)
+}
+
+/// What the workbench says on quitting, of the session it showed: where it
+/// is, how to review it, and (unless it passed) how to go on with it.
+fn left_behind(dir: &Path, now: &crate::session::State) -> String {
+    let id = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| dir.display().to_string());
+    let mut text = format!(
+        "session folder: {}
+  review it: codeloop open {id}",
+        dir.display()
+    );
+    if crate::session::Outcome::of(now) != crate::session::Outcome::Passed {
+        text.push_str(&format!(
+            "
+  go on:     codeloop resume {id}"
+        ));
+    }
+    text
 }
 
 /// How the welcome screen names the model a new session starts on, and,
@@ -194,7 +219,23 @@ fn welcome_model(
             crate::commands::run::no_model_for_own_task(selected, named_demo),
         ),
     });
-    (selected.description.clone(), demo_model)
+    // A demo asked for by name is named; otherwise no demo is chosen yet
+    // (each key plays its own), so the label names none.
+    let label = match (selected.demo, named_demo) {
+        (Some(_), false) => {
+            let keys = match demos {
+                1 => "1 plays the bundled demo".to_string(),
+                n => format!("1-{n} play the bundled demos"),
+            };
+            let mut label = format!("demo model: authored replies, offline ({keys})");
+            if let Some(why) = &selected.fallback_reason {
+                label.push_str(&format!("; {why}"));
+            }
+            label
+        }
+        _ => selected.description.clone(),
+    };
+    (label, demo_model)
 }
 
 /// The newest `limit` sessions, from the index's cached summaries (none
@@ -240,22 +281,24 @@ fn start_session(
     request: StartRequest,
     choices: &SessionChoices,
 ) -> anyhow::Result<EngineHandle> {
-    let (task, inputs, model, cache_dir, step_mode) = match request {
+    let (task, inputs, model, cache_dir, step_mode, plan) = match request {
         StartRequest::Task {
             task,
             inputs,
             step_mode,
+            plan,
         } => (
             task,
             inputs,
             model,
             (!choices.no_cache).then(|| config.paths.cache_dir.clone()),
             step_mode,
+            plan,
         ),
         StartRequest::Demo { name, step_mode } => {
             let (task, model) = demo_model(&name)?;
             // No cache: a demo is there to show its failure and repair.
-            (task, Vec::new(), model, None, step_mode)
+            (task, Vec::new(), model, None, step_mode, None)
         }
         StartRequest::Resume { tape } => {
             return continue_session(config, model, sandbox, tape, Continue::Resume, None);
@@ -293,7 +336,11 @@ fn start_session(
         },
         session_dir: crate::engine::new_session_dir(&sessions),
         prompt_overrides: prompts.is_dir().then_some(prompts),
-        given: None,
+        // The person's plan: the model writes the tests and code only.
+        given: plan.map(|specs| GivenPlan {
+            specs,
+            ..GivenPlan::default()
+        }),
     })
 }
 

@@ -166,6 +166,14 @@ impl Core {
         self.tape.append(event).await
     }
 
+    /// `name`'s tests came with a given plan (a benchmark's): the model
+    /// never rewrites them. Tests it wrote for a plan the person gave, it may.
+    pub fn tests_given(&self, name: &str) -> bool {
+        self.given
+            .as_ref()
+            .is_some_and(|g| g.tests.contains_key(name))
+    }
+
     /// Read the state folded from the tape so far.
     pub fn read<T>(&self, f: impl FnOnce(&State) -> T) -> T {
         self.tape.read(f)

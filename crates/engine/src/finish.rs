@@ -324,8 +324,21 @@ impl Core {
 /// `(passing, total)` counts the nodes as the end began.
 fn summary(s: &State, passed: bool, (passing, total): (u32, u32), program_note: &str) -> String {
     if total == 0 {
+        // In the person's words: the plan error is what the model was told.
+        let asked = s
+            .calls
+            .values()
+            .filter(|c| c.purpose == codeloop_session::Purpose::Plan)
+            .count();
         return match &s.plan_error {
-            Some(e) => format!("no usable plan: {e}"),
+            Some(_) => format!(
+                "no usable plan: the model was asked {asked} time{} and no reply held a plan codeloop can use",
+                if asked == 1 { "" } else { "s" }
+            ),
+            None if asked == 0 && s.steers.contains(&codeloop_session::Command::Skip) => {
+                "no plan: you skipped the planning call".to_string()
+            }
+            None if asked == 0 => "no plan: the planning call was not made".to_string(),
             None => "no plan: the model call for the plan did not succeed".to_string(),
         };
     }

@@ -298,7 +298,8 @@ impl Core {
         if kind == AttemptKind::FreshStart {
             return self.fresh_start(name, iteration).await;
         }
-        let may_fix_tests = self.given.is_none() && self.read(|s| testfix::may_fix_tests(s, name));
+        let may_fix_tests =
+            !self.tests_given(name) && self.read(|s| testfix::may_fix_tests(s, name));
         let reply = self
             .repair_call(name, iteration, kind, may_fix_tests, None)
             .await?;

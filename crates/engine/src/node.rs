@@ -108,7 +108,7 @@ impl Core {
             if now != iteration {
                 continue; // edited while it ran: run the edit
             }
-            if tests_broken && !tests_rewritten && self.given.is_none() {
+            if tests_broken && !tests_rewritten && !self.tests_given(name) {
                 // The tests themselves do not load: no code change can fix
                 // that. Ask for the tests again, once.
                 tests_rewritten = true;

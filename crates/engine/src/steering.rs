@@ -74,7 +74,12 @@ impl Core {
                 self.steering.release(GateAnswer::Skip);
             }
             Command::Cancel => {
-                self.record(steer).await?;
+                // Once the session ended, a cancel only lets the idle
+                // engine go: nothing is written to a finished tape but
+                // what a person asks for by name.
+                self.tape
+                    .append_with(move |s| (if s.ended() { vec![] } else { vec![steer] }, ()))
+                    .await?;
                 self.cancel.cancel();
                 self.steering.release(GateAnswer::Cancel);
             }

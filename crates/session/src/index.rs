@@ -20,8 +20,11 @@ use super::tape::{TapeError, read_tape};
 pub const TAPE_FILE: &str = "tape.jsonl";
 /// The cached summary, beside the tape.
 pub const SUMMARY_FILE: &str = "summary.json";
-/// Bump when `SessionSummary` changes meaning: older caches are then refolded.
-const SUMMARY_FORMAT: u32 = 3;
+/// Bump when `SessionSummary` changes meaning: older caches are then refolded
+/// (3: what a tape's reading skipped is told; 4: a cancel after `Finished`
+/// no longer makes a session cancelled, and a session without a plan is
+/// `no_plan`, not `failed`).
+const SUMMARY_FORMAT: u32 = 4;
 
 /// How a session ended, as far as its tape tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -31,6 +34,8 @@ pub enum SessionResult {
     Passed,
     /// The session finished without everything passing.
     Failed,
+    /// It finished without a plan to work from (the model gave none).
+    NoPlan,
     /// The person stopped it.
     Cancelled,
     /// The tape ends without a `finished` event: killed, crashed, or still running.
@@ -42,6 +47,7 @@ impl SessionResult {
         match self {
             SessionResult::Passed => "passed",
             SessionResult::Failed => "failed",
+            SessionResult::NoPlan => "no plan",
             SessionResult::Cancelled => "cancelled",
             SessionResult::DidNotFinish => "did not finish",
         }
@@ -51,7 +57,8 @@ impl SessionResult {
     pub fn of(state: &State) -> SessionResult {
         match Outcome::of(state) {
             Outcome::Passed => SessionResult::Passed,
-            Outcome::Failed | Outcome::NoPlan => SessionResult::Failed,
+            Outcome::Failed => SessionResult::Failed,
+            Outcome::NoPlan => SessionResult::NoPlan,
             Outcome::Cancelled => SessionResult::Cancelled,
             Outcome::Working => SessionResult::DidNotFinish,
         }
@@ -368,5 +375,27 @@ mod tests {
                 "2026-11-23T04:41:30.000000001Z",
             ]
         );
+    }
+
+    #[test]
+    fn a_session_that_never_got_a_plan_is_listed_as_no_plan() {
+        let finished = crate::event::Event::Finished {
+            result: crate::event::FinalResult {
+                passed: false,
+                nodes_passed: 0,
+                nodes_total: 0,
+                iterations: 0,
+                usage: Default::default(),
+                summary: "no usable plan".into(),
+                output_dir: None,
+            },
+        };
+        let state = State::from_records(&[crate::event::Record {
+            seq: 0,
+            t_ms: 0,
+            event: finished,
+        }]);
+        assert_eq!(SessionResult::of(&state), SessionResult::NoPlan);
+        assert_eq!(SessionResult::NoPlan.label(), "no plan");
     }
 }

@@ -25,10 +25,9 @@ impl Outcome {
         if state.cancelled {
             return Outcome::Cancelled;
         }
-        let at_work = state.replan || state.nodes.values().any(|n| n.status.in_flight());
         match &state.finished {
             None => Outcome::Working,
-            Some(_) if at_work => Outcome::Working,
+            Some(_) if state.at_work() => Outcome::Working,
             Some(_) if state.specs.is_empty() => Outcome::NoPlan,
             Some(f) if f.passed => Outcome::Passed,
             Some(_) => Outcome::Failed,
@@ -64,6 +63,19 @@ impl Outcome {
 }
 
 impl State {
+    /// Work is under way or asked for: a new plan, or a node in flight
+    /// (after a result too: a re-run, an edit).
+    pub fn at_work(&self) -> bool {
+        self.replan || self.nodes.values().any(|n| n.status.in_flight())
+    }
+
+    /// The session has a result and nothing is at work: a finished tape,
+    /// to which only what a person asks for by name (a fork, a resume, an
+    /// edit, a re-run) adds anything.
+    pub fn ended(&self) -> bool {
+        Outcome::of(self).ended()
+    }
+
     /// The session (or a pass of it) ended: a node still at work was
     /// stopped by a cancel, or never got its turn. It says so, not "checking".
     pub(super) fn settle_unfinished_nodes(&mut self) {
@@ -167,6 +179,44 @@ mod tests {
         assert_eq!(state.nodes["f"].status, NodeStatus::Cancelled);
         assert_eq!(Outcome::of(&state), Outcome::Cancelled);
         assert_eq!(line(&state), "cancelled: 0 of 1");
+    }
+
+    #[test]
+    fn a_cancel_after_the_session_passed_changes_nothing() {
+        // Tapes the workbench wrote before issue 21: quitting from the past
+        // of a passed session recorded a cancel after `Finished`.
+        let mut records = planned();
+        records.push(record(2, finished(true, "all pass")));
+        records.push(record(
+            3,
+            Event::Steer {
+                command: Command::Cancel,
+            },
+        ));
+        let state = State::from_records(&records);
+        assert_eq!(Outcome::of(&state), Outcome::Passed);
+        assert!(!state.cancelled);
+        assert!(state.steers.is_empty(), "the ignored cancel is not a steer");
+        assert_eq!(line(&state), "passed: all pass");
+        // A cancel while a re-run after the result is at work still stops it.
+        records.pop();
+        records.push(record(
+            3,
+            Event::NodeStatus {
+                node: "f".into(),
+                status: NodeStatus::Running,
+            },
+        ));
+        records.push(record(
+            4,
+            Event::Steer {
+                command: Command::Cancel,
+            },
+        ));
+        assert_eq!(
+            Outcome::of(&State::from_records(&records)),
+            Outcome::Cancelled
+        );
     }
 
     #[test]

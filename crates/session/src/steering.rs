@@ -7,6 +7,12 @@ use super::state::{HistoryEntry, State};
 
 impl State {
     pub(super) fn steer(&mut self, command: &Command) {
+        // A cancel once the session ended stops nothing: the workbench
+        // wrote one when a person quit from the past of a passed session
+        // (before issue 21), and such tapes must still read as passed.
+        if matches!(command, Command::Cancel) && self.ended() {
+            return;
+        }
         match command {
             Command::SetStepMode { on } => self.step_mode = *on,
             // The pause these end is cleared after this, by `pause_after`.

@@ -60,6 +60,79 @@ pub fn parse_spec(node: &str, text: &str) -> Result<FunctionSpec, String> {
     Ok(spec)
 }
 
+/// How the plan editor begins when there is no plan to edit.
+const PLAN_TEMPLATE: &str = "\
+# The plan: a block a function, from its name: line.
+# Lines with # are left out. The model writes the
+# tests and code; depends_on names other functions.
+#
+# name: parse_line
+# purpose: split a key=value line into key and value
+# inputs: line: str
+# output: tuple[str, int]
+# depends_on:
+
+";
+
+/// The plan as the person writes or edits it: the functions' specs as
+/// text, one block a function, each beginning with `name:`.
+pub fn plan_text(specs: &[FunctionSpec]) -> String {
+    if specs.is_empty() {
+        return PLAN_TEMPLATE.to_string();
+    }
+    specs
+        .iter()
+        .map(|s| format!("name: {}\n{}", s.name, spec_text(s)))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Read a written plan back: its specs, checked as a plan (names, unknown
+/// dependencies, cycles) the way the engine checks the model's.
+pub fn parse_plan(text: &str) -> Result<Vec<FunctionSpec>, String> {
+    let mut blocks: Vec<(String, usize, String)> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('#') {
+            continue;
+        }
+        if let Some(("name", name)) = trimmed.split_once(':').map(|(k, v)| (k.trim(), v.trim())) {
+            if name.is_empty() {
+                return Err(format!(
+                    "plan line {}: `name:` needs a function name",
+                    i + 1
+                ));
+            }
+            blocks.push((name.to_string(), i + 1, String::new()));
+            continue;
+        }
+        match blocks.last_mut() {
+            Some((_, _, body)) => {
+                body.push_str(line);
+                body.push('\n');
+            }
+            None if trimmed.is_empty() => {}
+            None => {
+                return Err(format!(
+                    "plan line {}: each function begins with a `name:` line",
+                    i + 1
+                ));
+            }
+        }
+    }
+    if blocks.is_empty() {
+        return Err("the plan names no function: write a `name:` line and its spec".into());
+    }
+    let mut specs = Vec::new();
+    for (name, line, body) in blocks {
+        let spec = parse_spec(&name, &body)
+            .map_err(|e| format!("function `{name}` (from line {line}): {e}"))?;
+        specs.push(spec);
+    }
+    codeloop_session::Dag::new(specs.clone()).map_err(|e| e.to_string())?;
+    Ok(specs)
+}
+
 /// A command in a few words, for the flash line and the history.
 pub fn describe_command(command: &Command) -> String {
     match command {
@@ -144,6 +217,36 @@ mod tests {
             depends_on: vec!["a".into(), "b".into()],
         };
         assert_eq!(parse_spec("parse", &spec_text(&spec)), Ok(spec));
+    }
+
+    #[test]
+    fn a_written_plan_reads_back_and_a_bad_one_says_why() {
+        let specs = vec![
+            FunctionSpec {
+                name: "parse".into(),
+                purpose: "split a line".into(),
+                inputs: "line: str".into(),
+                output: "tuple".into(),
+                depends_on: vec![],
+            },
+            FunctionSpec {
+                name: "total".into(),
+                purpose: "sum the values".into(),
+                inputs: "lines: list[str]".into(),
+                output: "int".into(),
+                depends_on: vec!["parse".into()],
+            },
+        ];
+        assert_eq!(parse_plan(&plan_text(&specs)), Ok(specs));
+        // The template is all comments: it names no function yet.
+        let err = parse_plan(&plan_text(&[])).unwrap_err();
+        assert!(err.contains("names no function"), "{err}");
+        let err = parse_plan("purpose: x\n").unwrap_err();
+        assert!(err.contains("line 1") && err.contains("`name:`"), "{err}");
+        let err = parse_plan("name: a\npurpose: x\ndepends_on: b\n").unwrap_err();
+        assert!(err.contains('b'), "an unknown dependency is named: {err}");
+        let err = parse_plan("name: a\ninputs: x\n").unwrap_err();
+        assert!(err.contains("`a`") && err.contains("purpose"), "{err}");
     }
 
     #[test]

@@ -226,6 +226,10 @@ pub enum SteerAct {
     Rerun,
     Cancel,
     NewSession,
+    /// Write or edit the plan: a new session goes on from it.
+    WritePlan,
+    /// Once the session ended: leave it for bundled demo N (0-based).
+    Demo(usize),
 }
 
 type G = Binding<GlobalAct>;
@@ -322,7 +326,7 @@ pub const STEER: &[G] = &[
     },
     Binding {
         label: "e",
-        does: "edit the selected node's code (its tests on the tests tab)",
+        does: "edit the selected node's code (its tests on the tests tab); paused before a model call, its prompt",
         short: "edit code",
         keys: &[(Key::ch('e'), GlobalAct::Steer(SteerAct::EditCode))],
     },
@@ -358,9 +362,31 @@ pub const STEER: &[G] = &[
     },
     Binding {
         label: "n",
-        does: "a new session, once this one ended",
+        does: "a new session, once this one ended (a failed one's task and files come with it; in the Output pane and the pager, n is the next match)",
         short: "new session",
         keys: &[(Key::ch('n'), GlobalAct::Steer(SteerAct::NewSession))],
+    },
+    Binding {
+        label: "P",
+        does: "write or edit the plan yourself, once the session ended: a new session on this task goes on from it",
+        short: "write the plan",
+        keys: &[(Key::ch('P'), GlobalAct::Steer(SteerAct::WritePlan))],
+    },
+    Binding {
+        label: "1-4",
+        does: "once the session ended: leave it for a bundled demo (asks first)",
+        short: "",
+        keys: &[
+            (Key::ch('1'), GlobalAct::Steer(SteerAct::Demo(0))),
+            (Key::ch('2'), GlobalAct::Steer(SteerAct::Demo(1))),
+            (Key::ch('3'), GlobalAct::Steer(SteerAct::Demo(2))),
+            (Key::ch('4'), GlobalAct::Steer(SteerAct::Demo(3))),
+            (Key::ch('5'), GlobalAct::Steer(SteerAct::Demo(4))),
+            (Key::ch('6'), GlobalAct::Steer(SteerAct::Demo(5))),
+            (Key::ch('7'), GlobalAct::Steer(SteerAct::Demo(6))),
+            (Key::ch('8'), GlobalAct::Steer(SteerAct::Demo(7))),
+            (Key::ch('9'), GlobalAct::Steer(SteerAct::Demo(8))),
+        ],
     },
 ];
 
@@ -500,7 +526,7 @@ pub enum ModeKind {
 pub fn global(mode: ModeKind) -> Vec<&'static [G]> {
     match mode {
         ModeKind::Welcome => vec![COMMON, WELCOME, STEER, LIVE_TAPE],
-        ModeKind::Live => vec![COMMON, STEER, LIVE_TAPE, WHERE, INSPECT, REWIND],
+        ModeKind::Live => vec![COMMON, STEER, LIVE_TAPE, WHERE, INSPECT, REWIND, FORK_HERE],
         ModeKind::Review => vec![COMMON, REVIEW_TAPE, WHERE, INSPECT, FORK_HERE],
         ModeKind::Replay => vec![COMMON, REPLAY, REVIEW_TAPE, WHERE, INSPECT, FORK_HERE],
     }

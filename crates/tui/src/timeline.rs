@@ -44,6 +44,10 @@ pub struct Timeline {
     output_held: usize,
     elide_from: usize,
     elided_output: bool,
+    /// The state folded through every record, kept while the cursor is in
+    /// the past of a tape it followed to the end (a live session reviewed):
+    /// what the session is now, wherever the cursor is.
+    head: Option<Box<State>>,
 }
 
 impl Timeline {
@@ -60,6 +64,16 @@ impl Timeline {
     /// The cursor is behind the last record (not reviewing the past).
     pub fn at_end(&self) -> bool {
         self.cursor >= self.records.len()
+    }
+    /// The state of the whole tape, wherever the cursor is, when it is
+    /// known: at the end, or in the past of a tape the cursor followed to
+    /// its end (a tape opened for review and never at its end: None).
+    pub fn head(&self) -> Option<&State> {
+        if self.at_end() {
+            Some(&self.state)
+        } else {
+            self.head.as_deref()
+        }
     }
     /// The node the engine was busy with at the cursor.
     pub fn active(&self) -> Option<&str> {
@@ -80,6 +94,9 @@ impl Timeline {
     pub fn push(&mut self, mut r: Record) {
         if let Event::Output { text, .. } = &mut r.event {
             self.output_held += text.len();
+        }
+        if let Some(head) = &mut self.head {
+            head.apply(&r);
         }
         self.records.push(r);
         if self.output_held > OUTPUT_MEMORY_BUDGET {
@@ -106,7 +123,19 @@ impl Timeline {
     /// the nearest checkpoint.
     pub fn set_cursor(&mut self, n: usize) {
         let n = n.min(self.records.len());
+        if n == self.records.len()
+            && let Some(head) = self.head.take()
+        {
+            self.state = *head;
+            self.cursor = n;
+            self.active = active_at(&self.records[..n]);
+            return;
+        }
         let refold = n < self.cursor;
+        if refold && self.at_end() {
+            // Refolding replaces the state: keep it whole as the head.
+            self.head = Some(Box::new(std::mem::take(&mut self.state)));
+        }
         if refold {
             match self.checkpoints.iter().rev().find(|(at, _)| *at <= n) {
                 Some((at, state)) => {
@@ -140,11 +169,7 @@ impl Timeline {
         }
         if refold || self.cursor == 0 {
             // Refolded: find the node active at the cursor.
-            self.active = self.records[..n]
-                .iter()
-                .rev()
-                .find_map(|r| active_node(&r.event))
-                .map(str::to_string);
+            self.active = active_at(&self.records[..n]);
         }
         self.cursor = n;
     }
@@ -331,6 +356,15 @@ impl ReplayClock {
 }
 
 /// The node an event is about, for following the engine's activity.
+/// The node the engine touched last in `records`.
+fn active_at(records: &[Record]) -> Option<String> {
+    records
+        .iter()
+        .rev()
+        .find_map(|r| active_node(&r.event))
+        .map(str::to_string)
+}
+
 fn active_node(event: &Event) -> Option<&str> {
     match event {
         Event::ModelRequest { purpose, .. } => purpose.node(),

@@ -52,6 +52,7 @@ fn result_class(result: SessionResult) -> &'static str {
     match result {
         SessionResult::Passed => "passed",
         SessionResult::Failed => "failed",
+        SessionResult::NoPlan => "no-plan",
         SessionResult::Cancelled => "cancelled",
         SessionResult::DidNotFinish => "did-not-finish",
     }

@@ -215,9 +215,11 @@ impl App {
             .flatten()
     }
 
-    /// A live session is running (not ended).
+    /// A live session is running (not ended), wherever the cursor is: a
+    /// cursor in the past of a finished session is not a running session.
     pub fn session_running(&self) -> bool {
-        self.engine_alive() && self.state().finished.is_none()
+        let now = self.timeline.head().unwrap_or(self.state());
+        self.engine_alive() && now.finished.is_none()
     }
 
     /// The live workbench before a session starts (the welcome screen).

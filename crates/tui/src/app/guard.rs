@@ -20,6 +20,9 @@ pub enum Replacing {
         replay: bool,
     },
     NewSession,
+    /// Leave the ended session on screen for another that starts at once
+    /// (a demo's key).
+    LeaveFor(StartRequest),
     /// Quit with a task typed and not started.
     Quit,
 }
@@ -42,6 +45,26 @@ impl Replacing {
 }
 
 impl App {
+    /// A demo's key once the session ended: leave it for that demo (asked
+    /// first), in step mode if the session was.
+    pub(super) fn leave_for_demo(&mut self, i: usize, actions: &mut Vec<Action>) {
+        if self.session_running() {
+            self.say(
+                NoticeLevel::Warning,
+                "a session is running: c cancels it first",
+            );
+            return;
+        }
+        let Some(demo) = self.info.demos.get(i) else {
+            return;
+        };
+        let request = StartRequest::Demo {
+            name: demo.name.clone(),
+            step_mode: self.now().step_mode,
+        };
+        self.replace(Replacing::LeaveFor(request), actions);
+    }
+
     /// Attach the file at the path typed, or keep the prompt open with the
     /// path and why it was refused.
     pub(super) fn attach(&mut self, text: String) {
@@ -68,7 +91,7 @@ impl App {
     /// session on screen.
     pub(super) fn replace(&mut self, what: Replacing, actions: &mut Vec<Action>) {
         let question = match &what {
-            Replacing::NewSession => Some(Confirm::LeaveSession),
+            Replacing::NewSession | Replacing::LeaveFor(_) => Some(Confirm::LeaveSession),
             Replacing::Start(_) | Replacing::Open { .. } | Replacing::Quit if self.has_draft() => {
                 Some(Confirm::DiscardDraft)
             }
@@ -101,6 +124,10 @@ impl App {
                 self.new_session();
                 // The welcome screen lists the session just left.
                 actions.push(Action::ListSessions);
+            }
+            Replacing::LeaveFor(request) => {
+                self.new_session();
+                self.start(request, actions);
             }
             Replacing::Quit => {
                 self.quit = true;

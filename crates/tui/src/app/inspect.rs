@@ -61,7 +61,7 @@ impl App {
 
     /// Paused before a prompt is sent: edit it. Paused before the call:
     /// have its prompt written and shown first (the engine pauses again).
-    fn edit_prompt(&mut self, actions: &mut Vec<Action>) {
+    pub(super) fn edit_prompt(&mut self, actions: &mut Vec<Action>) {
         if !self.inspect_live() {
             self.say(
                 NoticeLevel::Warning,
@@ -79,9 +79,10 @@ impl App {
             }
             Some(Step::ModelCall { .. }) => {
                 actions.push(Action::Steer(Command::ReviewPrompt));
+                self.edit_prompt_when_written = true;
                 self.say(
                     NoticeLevel::Info,
-                    "writing the prompt: it shows here, paused before it is sent; e edits it",
+                    "writing the prompt: it opens in the editor once written",
                 );
             }
             Some(Step::Run { .. } | Step::TestFix { .. }) | None => self.say(

@@ -70,6 +70,13 @@ impl App {
             Popup::Confirm(Confirm::DiscardDraft | Confirm::LeaveSession) => {
                 self.on_replace_answer(Confirm::answer(&key), actions);
             }
+            Popup::Confirm(Confirm::SkipPlan | Confirm::SkipRun) => {
+                if Confirm::answer(&key) {
+                    self.send_skip(actions);
+                } else {
+                    self.say(NoticeLevel::Info, "not skipped: the engine still waits");
+                }
+            }
             Popup::Confirm(confirm) => {
                 if Confirm::answer(&key) {
                     actions.push(Action::Steer(Command::Cancel));
@@ -283,6 +290,7 @@ impl App {
             task,
             inputs: self.task.attached().to_vec(),
             step_mode: self.step_armed(),
+            plan: None,
         };
         self.start(request, actions);
     }
@@ -381,10 +389,15 @@ impl App {
                     return;
                 }
             },
-            EditTarget::Prompt { tag } => match self.prompt_command(tag, text) {
-                Some(command) => command,
-                None => return,
-            },
+            // Sent to the model as edited: the edit, then the go-ahead.
+            EditTarget::Prompt { tag } => {
+                if let Some(command) = self.prompt_command(tag, text) {
+                    self.say(NoticeLevel::Info, "sent: the edited prompt, to the model");
+                    actions.push(Action::Steer(command));
+                    actions.push(Action::Steer(Command::Approve));
+                }
+                return;
+            }
             EditTarget::Task => {
                 if text.trim().is_empty() {
                     self.say(NoticeLevel::Warning, "an empty task was not sent");
@@ -398,6 +411,7 @@ impl App {
                 self.attach(text);
                 return;
             }
+            EditTarget::Plan => return self.send_plan(text, actions),
         };
         self.say(
             NoticeLevel::Info,
@@ -419,6 +433,19 @@ impl App {
                 );
             } else {
                 self.replace(Replacing::NewSession, actions);
+            }
+            return;
+        }
+        if act == SteerAct::WritePlan {
+            if started {
+                self.write_plan();
+            }
+            return;
+        }
+        // On the welcome screen the demos' keys are the graph pane's.
+        if let SteerAct::Demo(i) = act {
+            if started {
+                self.leave_for_demo(i, actions);
             }
             return;
         }
@@ -467,19 +494,18 @@ impl App {
             SteerAct::Approve if paused && !self.at_end() => {
                 self.steer_from_the_past(Command::Approve, actions)
             }
-            SteerAct::Skip if paused && !self.at_end() => {
-                self.steer_from_the_past(Command::Skip, actions)
-            }
+            SteerAct::Skip if paused => self.skip(actions),
             SteerAct::Approve if paused => actions.push(Action::Steer(Command::Approve)),
             SteerAct::Approve => self.say(
                 NoticeLevel::Warning,
                 "nothing to approve: the engine is not paused (s turns step mode on)",
             ),
-            SteerAct::Skip if paused => actions.push(Action::Steer(Command::Skip)),
             SteerAct::Skip => self.say(
                 NoticeLevel::Warning,
                 "nothing to skip: the engine is not paused",
             ),
+            // Before a model call, e edits its prompt (in one key).
+            SteerAct::EditCode if self.paused_before_a_call() => self.edit_prompt(actions),
             // In the task pane, e edits the task.
             SteerAct::EditCode if self.focus == Focus::Task => {
                 let task = self.state().task.clone();
@@ -523,7 +549,7 @@ impl App {
                 None => need_node(self),
             },
             SteerAct::Cancel => self.popups.push(Popup::Confirm(Confirm::CancelSession)),
-            SteerAct::NewSession => {}
+            SteerAct::NewSession | SteerAct::WritePlan | SteerAct::Demo(_) => {}
         }
     }
 

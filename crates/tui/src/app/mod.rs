@@ -18,8 +18,10 @@ mod keys;
 mod loading;
 mod log_pager;
 mod steer_live;
+mod step;
 mod timetravel;
 pub mod view;
+mod written_plan;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -85,6 +87,8 @@ pub enum StartRequest {
         task: String,
         inputs: Vec<PathBuf>,
         step_mode: bool,
+        /// A plan the person wrote: the model is asked only for the rest.
+        plan: Option<Vec<codeloop_session::FunctionSpec>>,
     },
     Demo {
         name: String,
@@ -264,6 +268,9 @@ pub struct App {
     travelled_from: Option<Box<App>>,
     /// What a draft or session confirmation is about.
     replacing: Option<guard::Replacing>,
+    /// `e` at a pause before a model call asked for its prompt: the editor
+    /// opens on it once the engine has written it and paused again.
+    edit_prompt_when_written: bool,
     flash: Option<(NoticeLevel, String)>,
     reruns: super::panes::Reruns,
     /// What the next session starts with (the palette's choices).
@@ -295,6 +302,7 @@ impl App {
             deleting: None,
             travelled_from: None,
             replacing: None,
+            edit_prompt_when_written: false,
             flash: None,
             reruns: Default::default(),
             choices: SessionChoices::default(),
@@ -327,10 +335,21 @@ impl App {
         let mut fresh = App::live(info, self.theme.clone());
         fresh.screen = self.screen;
         fresh.keys_handled = self.keys_handled;
-        fresh.flash = Some((
-            NoticeLevel::Info,
-            "new session: pick a demo or write a task (the last one is on its tape)".into(),
-        ));
+        let left = self.timeline.head().unwrap_or(self.state());
+        fresh.carry_over(left);
+        // Step mode stays on for the next session.
+        if let Mode::Live(live) = &mut fresh.mode {
+            live.step_armed = left.step_mode;
+        }
+        let said = if fresh.has_draft() {
+            "new session: its task is the last one's, ready to edit (Ctrl-S sends it)"
+        } else {
+            "new session: pick a demo or write a task (the last one is on its tape)"
+        };
+        fresh.flash = Some((NoticeLevel::Info, said.into()));
+        if fresh.has_draft() {
+            fresh.focus = Focus::Task;
+        }
         *self = fresh;
     }
 
@@ -392,9 +411,19 @@ impl App {
                 {
                     actions.push(Action::Notify(text));
                 }
+                let paused_at = match &r.event {
+                    Event::Paused { step } => {
+                        Some(matches!(step, codeloop_session::Step::Prompt { .. }))
+                    }
+                    Event::Finished { .. } => Some(false),
+                    _ => None,
+                };
                 self.timeline.push(r);
                 if follow {
                     self.set_cursor(self.timeline.records().len());
+                }
+                if let Some(prompt) = paused_at {
+                    self.prompt_written(prompt, &mut actions);
                 }
                 self.dirty = true;
             }

@@ -60,8 +60,13 @@ impl App {
             Some(node) => format!(", while on `{node}`"),
             None => String::new(),
         };
+        let stays = if self.session_running() {
+            "is cancelled (what it did stays on its tape)"
+        } else {
+            "stays as it is"
+        };
         let mut question = format!(
-            "Fork session {id} at record #{at} of {last}{moment}?\nA new session starts from this moment, with everything before it, and goes on live; {id} stays as it is."
+            "Fork session {id} at record #{at} of {last}{moment}?\nA new session starts from this moment, with everything before it, and goes on live; {id} {stays}."
         );
         if at == last {
             question.push_str(
@@ -146,7 +151,14 @@ impl App {
                 }
                 format!("rewinding `{node}`: a new branch from record #{at}…")
             }
-            TravelKind::ForkHere => format!("forking at record #{at}…"),
+            TravelKind::ForkHere => {
+                // A live session forked from its past is left for the
+                // fork: it stops (a finished one keeps its result).
+                if self.session_running() {
+                    actions.push(Action::Steer(Command::Cancel));
+                }
+                format!("forking at record #{at}…")
+            }
         };
         self.go_live();
         self.start(StartRequest::ForkAt { tape, at }, actions);
@@ -154,7 +166,7 @@ impl App {
     }
 
     /// A fresh live workbench for the session about to start.
-    fn go_live(&mut self) {
+    pub(super) fn go_live(&mut self) {
         let info = Info {
             session_dir: None,
             truncated_line: None,

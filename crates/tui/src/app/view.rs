@@ -9,7 +9,7 @@ use ratatui::widgets::Paragraph;
 
 use super::{App, Focus, Mode, Popup};
 use crate::describe::{describe_step, model_label};
-use crate::keymap::{self, ModeKind, Row};
+use crate::keymap::{self, GlobalAct, ModeKind, Row, SteerAct};
 use crate::panes::code::CodePane;
 use crate::panes::graph::GraphPane;
 use crate::panes::help::HelpContent;
@@ -91,6 +91,19 @@ pub fn layout(app: &App, screen: Rect) -> Areas {
     .areas(left);
     let [code, output] =
         Layout::vertical([Constraint::Percentage(60), Constraint::Fill(1)]).areas(right);
+    if app.state().specs.is_empty() {
+        // No plan yet, so no code: the workflow takes the code's place, for
+        // the plan streaming in or, when there is none, what to do next.
+        let [task, history] =
+            Layout::vertical([Constraint::Length(task_h), Constraint::Fill(1)]).areas(left);
+        return Areas {
+            task,
+            graph: right,
+            history,
+            status,
+            ..Areas::default()
+        };
+    }
     Areas {
         task,
         graph,
@@ -277,10 +290,11 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
         model_label(&s.config)
     };
     // Before the tape's first record a review or replay knows no model.
+    let model_at = spans.len();
     if !model.is_empty() {
         spans.push(Span::styled(format!(" {model} "), t.status));
     }
-    let tokens = s.usage.prompt_tokens + s.usage.completion_tokens;
+    let tokens = tokens_so_far(s);
     spans.push(Span::styled(
         format!("│ {} tokens ", human_count(tokens)),
         t.status,
@@ -300,8 +314,12 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
         None if layers.is_empty() => Some(Span::styled(" none reported ", t.warning)),
         None => Some(Span::styled(format!(" {} ", layers.join("+")), t.ok)),
     };
+    let mut layers_at = None;
     if let Some(said) = said {
         spans.push(Span::styled("│ sandbox ", t.status));
+        if app.info.sandbox_warning.is_none() && !layers.is_empty() {
+            layers_at = Some(spans.len());
+        }
         spans.push(said);
     }
     spans.push(Span::styled(
@@ -311,8 +329,44 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
     if s.step_mode || (app.step_armed() && s.events_applied == 0) {
         spans.push(Span::styled("│ step mode ", t.warning));
     }
+    fit_status(
+        &mut spans,
+        usize::from(area.width),
+        layers_at,
+        model_at,
+        layers.len(),
+    );
     let first = Line::from(spans).style(t.status);
     frame.render_widget(Paragraph::new(vec![first, hint_line(app)]), area);
+}
+
+/// A status line wider than the screen gives way where it says least: the
+/// sandbox's layers become their count, then the model's name is cut (the
+/// badge, the warnings, the tokens and the time stay whole).
+fn fit_status(
+    spans: &mut [Span<'static>],
+    width: usize,
+    layers_at: Option<usize>,
+    model_at: usize,
+    layers: usize,
+) {
+    let wide = |spans: &[Span]| spans.iter().map(Span::width).sum::<usize>();
+    if wide(spans) <= width {
+        return;
+    }
+    if let Some(i) = layers_at {
+        spans[i].content = format!(" {layers} layers ").into();
+    }
+    let over = wide(spans).saturating_sub(width);
+    if over == 0 || model_at >= spans.len() {
+        return;
+    }
+    let model = spans[model_at].content.trim().to_string();
+    let keep = model.chars().count().saturating_sub(over + 1);
+    if keep >= 8 {
+        let cut: String = model.chars().take(keep).collect();
+        spans[model_at].content = format!(" {}… ", cut.trim_end()).into();
+    }
 }
 
 /// The second line: what was just said, what the paused engine waits for,
@@ -331,9 +385,22 @@ fn hint_line(app: &App) -> Line<'static> {
         );
     }
     if let Some(step) = paused {
-        let mut offers: Vec<String> = keymap::act_hints(keymap::STEER, &keymap::WHILE_PAUSED)
-            .into_iter()
-            .map(|(k, s)| format!("{k} {s}"))
+        let before_a_call = matches!(
+            step,
+            codeloop_session::Step::ModelCall { .. } | codeloop_session::Step::Prompt { .. }
+        );
+        let edit = GlobalAct::Steer(SteerAct::EditCode);
+        let mut offers: Vec<String> = keymap::WHILE_PAUSED
+            .iter()
+            .flat_map(|act| {
+                keymap::act_hints(keymap::STEER, std::slice::from_ref(act))
+                    .into_iter()
+                    .map(move |(k, s)| match act {
+                        // Before a model call, e edits its prompt.
+                        a if *a == edit && before_a_call => format!("{k} edit the prompt"),
+                        _ => format!("{k} {s}"),
+                    })
+            })
             .collect();
         // Before a model call: its prompt, to see and edit (the inspector).
         if let (
@@ -419,6 +486,24 @@ fn paused_step(app: &App) -> Option<&codeloop_session::Step> {
         Mode::Live(_) => app.engine_paused(),
         Mode::Review | Mode::Replay(_) => app.state().paused.as_ref(),
     }
+}
+
+/// Tokens the session used, counting as replies stream: the usage of
+/// each finished call, and an estimate of each call still streaming (its
+/// prompt and what it wrote so far), which its real usage replaces.
+pub fn tokens_so_far(s: &codeloop_session::State) -> u64 {
+    use codeloop_llm::tokens::{estimate_prompt_tokens, estimate_tokens};
+    let streaming: u64 = s
+        .calls
+        .values()
+        .filter(|c| !c.done && c.usage.is_none())
+        .map(|c| {
+            estimate_prompt_tokens(&c.messages)
+                + estimate_tokens(&c.reply)
+                + estimate_tokens(&c.reasoning)
+        })
+        .sum();
+    s.usage.prompt_tokens + s.usage.completion_tokens + streaming
 }
 
 fn fmt_elapsed(ms: u64) -> String {

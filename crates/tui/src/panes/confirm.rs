@@ -20,6 +20,10 @@ pub enum Confirm {
     DiscardDraft,
     /// Leave the session on screen for a new one.
     LeaveSession,
+    /// Skip the planning call the engine waits before.
+    SkipPlan,
+    /// Skip a function's run the engine waits before.
+    SkipRun,
 }
 
 /// Yes; any other key is no.
@@ -46,6 +50,12 @@ impl Confirm {
             }
             Confirm::LeaveSession => {
                 "Leave this session for a new one? It stays on its tape (codeloop open last).  y / n"
+            }
+            Confirm::SkipPlan => {
+                "Skip the planning call? Everything depends on the plan: with none, the session ends (P then lets you write the plan).  y / n"
+            }
+            Confirm::SkipRun => {
+                "Skip this run? The function will not count as passing, nor will what depends on it: the session cannot pass.  y / n"
             }
         }
     }

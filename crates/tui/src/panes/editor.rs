@@ -37,6 +37,9 @@ pub enum EditTarget {
     Prompt {
         tag: String,
     },
+    /// The plan, written or edited by the person: a new session on the
+    /// same task goes on from it.
+    Plan,
 }
 
 impl EditTarget {
@@ -50,8 +53,11 @@ impl EditTarget {
             EditTarget::Task => {
                 "Edit the task (the engine plans again; unchanged functions keep their work)".into()
             }
+            EditTarget::Plan => {
+                "The plan: a new session on this task goes on from it (the model writes tests and code)".into()
+            }
             EditTarget::Prompt { tag } => {
-                format!("Edit the prompt of {tag} (keep the ──── role ──── lines; a sends it)")
+                format!("Edit the prompt of {tag} (keep the ──── role ──── lines; Ctrl-S sends it)")
             }
         }
     }
@@ -209,7 +215,7 @@ impl EditorPopup {
             self.note = None;
             self.candidates.clear();
         }
-        self.textarea.input(key);
+        super::line_edit::textarea_key(&mut self.textarea, key);
         Handled::Done
     }
 

@@ -13,7 +13,7 @@ use ratatui::widgets::Paragraph;
 use super::{Ctx, Handled, status_style, status_symbol, wrap};
 use crate::keymap::{self, Binding, Key, Row};
 use codeloop_session::outcome::{self, Outcome};
-use codeloop_session::{Dag, NodeStatus, Purpose, State};
+use codeloop_session::{Dag, NodeStatus, State};
 
 /// A bundled demo as the welcome screen lists it.
 #[derive(Debug, Clone, PartialEq)]
@@ -213,30 +213,16 @@ impl GraphPane {
     pub fn render(&self, ctx: &Ctx, welcome: Option<&Welcome>, area: Rect, frame: &mut Frame) {
         let t = ctx.theme;
         let s = ctx.state;
-        let mut lines: Vec<Line> = Vec::new();
         let mut detail = String::new();
         if let Some(w) = welcome {
             render_welcome(ctx, w, area, frame);
             return;
         }
+        let mut lines: Vec<Line>;
         if s.specs.is_empty() {
-            match &s.plan_error {
-                Some(e) => lines.push(Line::styled(format!("plan rejected: {e}"), t.error)),
-                None => {
-                    let planning = s
-                        .calls
-                        .values()
-                        .rev()
-                        .find(|c| c.purpose == Purpose::Plan && !c.done);
-                    match planning {
-                        Some(c) => {
-                            let height = usize::from(area.height.saturating_sub(2));
-                            lines = super::plan_stream::planning_lines(t, &c.reply, height);
-                        }
-                        None => lines.push(Line::styled("waiting for the plan…", t.dim)),
-                    }
-                }
-            }
+            let width = usize::from(area.width.saturating_sub(2));
+            let height = usize::from(area.height.saturating_sub(2));
+            lines = super::plan_stream::before_plan_lines(t, s, width, height);
         } else {
             let passed = s
                 .nodes
@@ -244,7 +230,7 @@ impl GraphPane {
                 .filter(|n| n.status == NodeStatus::Passed)
                 .count();
             detail = format!("{passed}/{} passed", s.nodes.len());
-            lines = self.node_lines(ctx);
+            lines = self.node_lines(ctx, usize::from(area.width.saturating_sub(2)));
             let outcome = Outcome::of(s);
             if let Some(f) = s.finished.as_ref().filter(|_| outcome.ended()) {
                 lines.push(Line::raw(""));
@@ -287,7 +273,8 @@ impl GraphPane {
         frame.render_widget(p.block(ctx.block(ctx.title("Workflow", detail))), area);
     }
 
-    fn node_lines<'a>(&self, ctx: &Ctx<'a>) -> Vec<Line<'a>> {
+    /// The node rows, `width` columns wide inside the frame.
+    fn node_lines<'a>(&self, ctx: &Ctx<'a>, width: usize) -> Vec<Line<'a>> {
         let t = ctx.theme;
         let s = ctx.state;
         let name_w = s
@@ -311,6 +298,21 @@ impl GraphPane {
                         .last_run
                         .and_then(|id| ctx.reruns.get(&id))
                         .is_some_and(|m| m.differs());
+                    let status = Span::styled(format!(" {:<10}", n.status.label()), st);
+                    let iteration = Span::styled(
+                        match n.iteration() {
+                            0 => "     ".to_string(),
+                            i => format!(" it {i:<2}"),
+                        },
+                        t.dim,
+                    );
+                    // Where the row is cut (80 columns), the iteration comes
+                    // before the status word (its symbol says it too).
+                    let (second, third) = if 4 + name_w + 11 + 5 > width {
+                        (iteration, status)
+                    } else {
+                        (status, iteration)
+                    };
                     let mut spans = vec![
                         Span::raw(if selected { "›" } else { " " }),
                         Span::styled(format!(" {} ", status_symbol(n.status)), st),
@@ -318,14 +320,8 @@ impl GraphPane {
                             format!("{name:<name_w$}"),
                             if selected { t.title } else { t.text },
                         ),
-                        Span::styled(format!(" {:<10}", n.status.label()), st),
-                        Span::styled(
-                            match n.iteration() {
-                                0 => "     ".to_string(),
-                                i => format!(" it {i:<2}"),
-                            },
-                            t.dim,
-                        ),
+                        second,
+                        third,
                     ];
                     if differs {
                         spans.push(Span::styled(" ≠live", t.warning));

@@ -17,6 +17,7 @@ pub mod history;
 pub mod hscroll;
 pub mod inspector;
 pub mod inspector_lines;
+pub mod line_edit;
 pub mod message;
 pub mod output;
 pub mod pager;

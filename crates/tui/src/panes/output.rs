@@ -6,7 +6,7 @@
 //! The pane owns its lines (rebuilt in `prepare` when the run grows, never
 //! while drawing), its scroll and its search.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -91,13 +91,9 @@ pub fn search_input_key(input: &mut Option<String>, key: &KeyEvent) -> Option<St
             return Some(q);
         }
         Some(SearchAct::Cancel) => *input = None,
-        None => match key.code {
-            KeyCode::Backspace => {
-                typed.pop();
-            }
-            KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => typed.push(c),
-            _ => {}
-        },
+        None => {
+            super::line_edit::edit_line(typed, key);
+        }
     }
     None
 }

@@ -274,17 +274,12 @@ impl Palette {
                 self.selected = (self.selected + 1).min(n.saturating_sub(1));
                 Handled::Done
             }
-            KeyCode::Backspace => {
-                self.query.pop();
-                self.selected = 0;
+            _ => {
+                if super::line_edit::edit_line(&mut self.query, &key) {
+                    self.selected = 0;
+                }
                 Handled::Done
             }
-            KeyCode::Char(c) => {
-                self.query.push(c);
-                self.selected = 0;
-                Handled::Done
-            }
-            _ => Handled::Done,
         }
     }
 

@@ -146,7 +146,7 @@ impl SessionList {
         for (i, s) in sessions.iter().enumerate() {
             let (sign, style) = match s.result {
                 SessionResult::Passed => ("✓", t.ok),
-                SessionResult::Failed => ("✗", t.error),
+                SessionResult::Failed | SessionResult::NoPlan => ("✗", t.error),
                 SessionResult::Cancelled => ("■", t.warning),
                 SessionResult::DidNotFinish => ("…", t.warning),
             };

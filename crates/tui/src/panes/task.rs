@@ -115,7 +115,7 @@ impl TaskPane {
         if matches!(key.code, KeyCode::Tab | KeyCode::BackTab) {
             return Handled::NotMine;
         }
-        self.editor.input(key);
+        super::line_edit::textarea_key(&mut self.editor, key);
         Handled::Done
     }
 
