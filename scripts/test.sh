@@ -4,7 +4,8 @@
 # real browser; bubblewrap only so the tests also cover the sandbox's fallback
 # to a system bubblewrap (codeloop's own namespaces need no package); passwd
 # and util-linux for useradd and runuser, with which the sandbox is tested as
-# an ordinary user.
+# an ordinary user. scripts/real_servers.sh installs cmake and g++ when
+# missing, to build the real model servers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need=()
@@ -20,6 +21,10 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get update -qq </dev/null
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" </dev/null
 fi
+# The real model servers and the real model the end-to-end tests talk to
+# (built from source the first time, about 15 minutes on two cores; cached
+# under ~/.cache/codeloop/servers, so later runs take seconds).
+bash scripts/real_servers.sh >/dev/null
 # The compiler's rules first: formatting, and clippy with warnings denied
 # (unwrap, expect and panic are denied outside tests by [workspace.lints]).
 cargo fmt --all --check

@@ -54,6 +54,7 @@ fn reply(call_id: u64) -> Event {
         reasoning: String::new(),
         finish_reason: None,
         usage_estimated: false,
+        structured: None,
     }
 }
 

@@ -230,6 +230,7 @@ mod tests {
             duration_ms: None,
             restarts: vec![],
             continuations: 0,
+            structured: None,
         };
         assert_eq!(attempt_of(&call), 1);
         call.tag = "replan/3".into();
