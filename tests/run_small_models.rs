@@ -136,3 +136,64 @@ async fn a_looping_reply_is_stopped_counted_and_the_hollow_replies_named() {
     assert_eq!(replies[1]["structured"], "json_schema");
     assert!(replies[2].get("structured").is_none());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_that_cannot_plan_still_gets_the_task_to_code_as_one_function() {
+    let server = FaultServer::start("unused").await;
+    let prose = || {
+        Answer::Sse(vec![
+            content("Sure! Doubling is easy: multiply by two."),
+            finish("stop"),
+            usage(40, 10),
+            done(),
+        ])
+    };
+    let tests = "```python\ndef test_double():\n    assert double_integer(2) == 4\n```\n";
+    let code = "```python\ndef double_integer(x):\n    return x * 2\n```\n";
+    server.queue([
+        prose(),
+        prose(),
+        prose(),
+        Answer::Sse(vec![content(tests), finish("stop"), usage(60, 30), done()]),
+        Answer::Sse(vec![content(code), finish("stop"), usage(70, 20), done()]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let base_url = server.base_url.clone();
+    let output = tokio::task::spawn_blocking({
+        let dir = dir.path().to_path_buf();
+        move || {
+            Command::new(env!("CARGO_BIN_EXE_codeloop"))
+                .args(["run", "Double an integer", "--json", "--workers", "1"])
+                .args(["--base-url", &base_url, "--model", "loopback-coder"])
+                .arg("--out")
+                .arg(dir.join("out"))
+                .env("CODELOOP_DATA_DIR", dir.join("data"))
+                .env("CODELOOP_CACHE_DIR", dir.join("cache"))
+                .env("CODELOOP_CONFIG", dir.join("none.toml"))
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("result: PASSED"), "{stderr}");
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of_type = |t: &str| -> Vec<&Value> { events.iter().filter(|e| e["type"] == t).collect() };
+    assert_eq!(of_type("plan_error").len(), 3);
+    let plans = of_type("plan");
+    assert_eq!(plans.len(), 1);
+    assert_eq!(plans[0]["specs"][0]["name"], "double_integer");
+    assert!(
+        of_type("notice").iter().any(|n| n["message"]
+            .as_str()
+            .unwrap()
+            .contains("no usable plan in 3 tries")),
+        "{stderr}"
+    );
+    assert_eq!(of_type("code").len(), 1);
+}

@@ -198,7 +198,24 @@ impl Core {
                 }
             }
         }
-        Ok(false)
+        if tag != "plan" {
+            return Ok(false);
+        }
+        // Every attempt was answered, and none was a plan: a small model
+        // often cannot plan but can write one function. The session goes
+        // on with the whole task as one, rather than ending with nothing.
+        let task = self.read(|s| s.task.clone());
+        let spec = one_function_plan(&task);
+        self.notice(
+            NoticeLevel::Warning,
+            format!(
+                "the model gave no usable plan in {PLAN_ATTEMPTS} tries: going on with the whole task as one function, `{}` (edit its spec, or write the plan yourself, to split it)",
+                spec.name
+            ),
+        )
+        .await?;
+        self.record(Event::Plan { specs: vec![spec] }).await?;
+        Ok(true)
     }
 
     /// Record the edit of `node`'s spec (`steer`) and, decided on the same
@@ -227,5 +244,67 @@ impl Core {
             })
             .await
             .map(|_| ())
+    }
+}
+
+/// The plan of a task the model could not plan: one function doing the
+/// whole task, named from the task's words (`count_vowels_string` for
+/// "count the vowels in a string").
+pub fn one_function_plan(task: &str) -> FunctionSpec {
+    const SMALL: [&str; 14] = [
+        "a", "an", "the", "of", "in", "on", "to", "for", "and", "or", "with", "from", "by", "its",
+    ];
+    let words: Vec<String> = task
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_ascii_lowercase)
+        .filter(|w| !SMALL.contains(&w.as_str()))
+        .take(4)
+        .collect();
+    let mut name = words.join("_");
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        name = format!("solve_{name}").trim_end_matches('_').to_string();
+    }
+    const KEYWORDS: [&str; 35] = [
+        "false", "none", "true", "and", "as", "assert", "async", "await", "break", "class",
+        "continue", "def", "del", "elif", "else", "except", "finally", "for", "from", "global",
+        "if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return",
+        "try", "while", "with", "yield",
+    ];
+    if KEYWORDS.contains(&name.as_str()) {
+        name.push_str("_task");
+    }
+    let purpose: String = task
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+        .chars()
+        .take(200)
+        .collect();
+    FunctionSpec {
+        name,
+        purpose,
+        inputs: "what the task gives".into(),
+        output: "what the task asks for".into(),
+        depends_on: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod fallback_tests {
+    use super::*;
+
+    #[test]
+    fn the_one_function_is_named_from_the_task() {
+        assert_eq!(
+            one_function_plan("count the vowels in a string").name,
+            "count_vowels_string"
+        );
+        assert_eq!(one_function_plan("2 + 2?").name, "solve_2_2");
+        assert_eq!(one_function_plan("???").name, "solve");
+        let long = one_function_plan(&format!("Reverse words.\n{}", "x".repeat(500)));
+        assert_eq!(long.purpose, "Reverse words.");
+        assert!(Dag::new(vec![one_function_plan("Sum a list of numbers")]).is_ok());
     }
 }

@@ -53,6 +53,16 @@ fn clean(text: &str) -> (String, bool) {
             b'"' => {
                 i += 1;
                 while i < b.len() && b[i] != b'"' {
+                    if b[i] < 0x20 {
+                        // A raw line break or tab inside a string (small
+                        // models write them, and some grammars let them):
+                        // escaped, as JSON wants it.
+                        out.push_str(&text[copied..i]);
+                        out.push_str(&format!("\\u{:04x}", b[i]));
+                        i += 1;
+                        copied = i;
+                        continue;
+                    }
                     i += if b[i] == b'\\' { 2 } else { 1 };
                 }
                 i += 1;
@@ -426,5 +436,9 @@ mod tests {
             )
         );
         assert_eq!(clean("[1, [2"), ("[1, [2".to_string(), false));
+        assert_eq!(
+            clean("{\"a\": \"one\ntwo\"}"),
+            ("{\"a\": \"one\\u000atwo\"}".to_string(), true)
+        );
     }
 }
