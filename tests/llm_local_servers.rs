@@ -181,7 +181,7 @@ async fn a_schema_goes_down_the_ladder_of_shapes_and_the_shape_is_remembered() {
 
 #[tokio::test]
 async fn a_server_that_serves_one_request_at_a_time_never_gets_two() {
-    let long = "x = 1\n".repeat(200);
+    let long = "x = 1\n".repeat(60);
     let server = FaultServer::start(&long).await;
     // llama-cpp-python answers its tokenizer route; that is how it is known.
     server.route(
@@ -203,6 +203,26 @@ async fn a_server_that_serves_one_request_at_a_time_never_gets_two() {
     }
     assert_eq!(server.chat_requests(), 3);
     assert_eq!(server.max_in_flight(), 1);
+
+    // Two clients (as two codeloop processes would have: a bench beside
+    // the workbench) share the server's one turn too.
+    let other = Arc::new(
+        OpenAiClient::new({
+            let mut o = options(&server);
+            o.learn_context = true;
+            o
+        })
+        .unwrap(),
+    );
+    let calls: Vec<_> = [client.clone(), other.clone(), client.clone(), other]
+        .into_iter()
+        .map(|c| tokio::spawn(async move { ask(&c, request()).await.0.unwrap() }))
+        .collect();
+    for call in calls {
+        call.await.unwrap();
+    }
+    assert_eq!(server.chat_requests(), 7);
+    assert_eq!(server.max_in_flight(), 1, "two clients were served at once");
 
     // A server that serves many (no limit learned): calls overlap.
     let server = FaultServer::start(&long).await;

@@ -39,6 +39,7 @@ mod request;
 mod retry;
 mod server;
 mod sse;
+mod turn;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -233,6 +234,12 @@ impl OpenAiClient {
             .clone()
     }
 
+    /// The server serves one request at a time (its turn is kept across
+    /// processes too).
+    fn one_slot(&self) -> bool {
+        self.facts.get().and_then(|f| f.slots) == Some(1) || self.options.max_parallel == Some(1)
+    }
+
     /// The shape a reply's schema is asked in now (learned from refusals).
     pub fn structured(&self) -> crate::Structured {
         self.quirks.structured()
@@ -332,6 +339,12 @@ impl OpenAiClient {
             let _permit = match &slots {
                 Some(slots) => Some(slots.acquire().await.map_err(|_| LlmError::Cancelled)?),
                 None => None,
+            };
+            // A server of one slot has one turn for every process on this
+            // machine (see `turn`).
+            let _turn = match &slots {
+                Some(_) if self.one_slot() => turn::take(&self.options.base_url).await,
+                _ => None,
             };
             let response = match self.send(&sent).await {
                 Ok(response) => response,
