@@ -328,20 +328,25 @@ fn the_workbench_streams_the_real_reply_live_in_a_real_terminal() {
         let open = rest.find('(')?;
         rest[open + 1..].split_whitespace().next()?.parse().ok()
     };
+    // Three growing counts of one reply (a count that drops is the next
+    // plan attempt starting over).
     let started = std::time::Instant::now();
     let mut seen: Vec<usize> = Vec::new();
-    while started.elapsed() < std::time::Duration::from_secs(120) {
+    while started.elapsed() < std::time::Duration::from_secs(180) {
         let s = screen();
         if let Some(c) = characters(&s)
             && c > 0
-            && seen.last() != Some(&c)
         {
-            seen.push(c);
+            match seen.last() {
+                Some(&last) if c < last => seen = vec![c],
+                Some(&last) if c == last => {}
+                _ => seen.push(c),
+            }
         }
         if seen.len() >= 3 {
             break;
         }
-        std::thread::sleep(std::time::Duration::from_millis(150));
+        std::thread::sleep(std::time::Duration::from_millis(100));
     }
     let last = screen();
     tmux_server::stop(&session);
