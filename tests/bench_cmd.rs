@@ -66,10 +66,12 @@ fn bench_reports_first_try_and_after_repair_and_never_shows_the_tests() {
         lines[1]["prompt_chars"].as_u64().unwrap(),
     );
     assert!(reused > 0 && reused < total, "{}", lines[1]);
-    let overall =
-        100.0 * reused as f64 / (total + lines[0]["prompt_chars"].as_u64().unwrap()) as f64;
+    let all = total + lines[0]["prompt_chars"].as_u64().unwrap();
+    let overall = 100.0 * reused as f64 / all as f64;
     assert!(
-        stdout.contains(&format!("prompt prefix reused: {overall:.0}% (an estimate")),
+        stdout.contains(&format!(
+            "prompt prefix reused: {overall:.0}% of {all} characters (an estimate"
+        )),
         "{stdout}"
     );
     assert!(
