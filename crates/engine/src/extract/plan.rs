@@ -229,6 +229,13 @@ pub fn plan(answer: &str) -> Result<Vec<FunctionSpec>, String> {
 /// The function names of the plan prompt's worked example (prompts/plan.md),
 /// a plan for another task: a plan of these names alone copied the example.
 pub const EXAMPLE_NAMES: &[&str] = &["parse_duration_parts", "duration_to_minutes"];
+/// The example's purposes, word for word: a function that says one of them
+/// was copied whatever its name (SmolLM2-135M planned "reverse the words in
+/// a sentence" as `parse_duration_parts`, "Add up the parts of a duration").
+pub const EXAMPLE_PURPOSES: &[&str] = &[
+    "Split a duration such as '2h 15m' into (amount, unit) pairs.",
+    "Add up the parts of a duration in minutes (h is 60, m is 1).",
+];
 /// Placeholders earlier plan prompts showed, which small models copied as
 /// names: never a function of a real task.
 const PLACEHOLDER_NAMES: &[&str] = &["snake_case_name", "other_name", "function_name"];
@@ -305,6 +312,19 @@ pub fn vet(specs: Vec<FunctionSpec>, task: &str) -> Result<Vetted, String> {
             names.join(", ")
         ));
     }
+    if !task.to_lowercase().contains("duration")
+        && let Some(s) = specs.iter().find(|s| {
+            EXAMPLE_PURPOSES
+                .iter()
+                .any(|p| s.purpose.trim().eq_ignore_ascii_case(p))
+        })
+    {
+        return Err(format!(
+            "the purpose of `{}` is the prompt's example's (\"{}\"), which is for another task: say what each function does in this task",
+            s.name,
+            s.purpose.trim()
+        ));
+    }
     let names: Vec<String> = specs.iter().map(|s| s.name.clone()).collect();
     let mut dropped = Vec::new();
     let specs = specs
@@ -377,6 +397,21 @@ mod tests {
         for name in PLACEHOLDER_NAMES {
             assert!(!shipped.contains(name), "{name}");
         }
+        for purpose in EXAMPLE_PURPOSES {
+            assert!(shipped.contains(purpose), "{purpose}");
+        }
+    }
+
+    #[test]
+    fn a_function_with_the_examples_purpose_was_copied_whatever_its_name() {
+        let mut copied = spec("parse_duration_parts", &[]);
+        copied.purpose = "Add up the parts of a duration in minutes (h is 60, m is 1).".into();
+        let err = vet(vec![copied.clone()], "reverse the words in a sentence").unwrap_err();
+        assert!(err.contains("for another task"), "{err}");
+        copied.name = "reverse_words".into();
+        assert!(vet(vec![copied.clone()], "reverse the words").is_err());
+        // A task about durations may mean it.
+        assert!(vet(vec![copied], "sum a list of durations").is_ok());
     }
 
     #[test]
