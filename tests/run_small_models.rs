@@ -197,3 +197,74 @@ async fn a_model_that_cannot_plan_still_gets_the_task_to_code_as_one_function() 
     );
     assert_eq!(of_type("code").len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_whose_tests_never_come_still_gets_its_code() {
+    let server = FaultServer::start("unused").await;
+    let plan = r#"{"functions": [{"name": "double", "purpose": "twice x", "inputs": "x: int", "output": "int", "depends_on": []}]}"#;
+    let prose = || {
+        Answer::Sse(vec![
+            content("Tests are a good idea. You should write some."),
+            finish("stop"),
+            usage(40, 10),
+            done(),
+        ])
+    };
+    let code = "```python\ndef double(x):\n    return x * 2\n```\n";
+    server.queue([
+        Answer::Sse(vec![content(plan), finish("stop"), usage(50, 40), done()]),
+        prose(),
+        prose(),
+        Answer::Sse(vec![content(code), finish("stop"), usage(70, 20), done()]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let base_url = server.base_url.clone();
+    let output = tokio::task::spawn_blocking({
+        let dir = dir.path().to_path_buf();
+        move || {
+            Command::new(env!("CARGO_BIN_EXE_codeloop"))
+                .args(["run", "Double an integer", "--json", "--workers", "1"])
+                .args(["--base-url", &base_url, "--model", "loopback-coder"])
+                .arg("--out")
+                .arg(dir.join("out"))
+                .env("CODELOOP_DATA_DIR", dir.join("data"))
+                .env("CODELOOP_CACHE_DIR", dir.join("cache"))
+                .env("CODELOOP_CONFIG", dir.join("none.toml"))
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of_type = |t: &str| -> Vec<&Value> { events.iter().filter(|e| e["type"] == t).collect() };
+    assert!(of_type("tests").is_empty(), "{stderr}");
+    assert_eq!(of_type("code").len(), 1, "{stderr}");
+    assert!(
+        of_type("notice").iter().any(|n| n["message"]
+            .as_str()
+            .unwrap()
+            .contains("the model gave none it could use")),
+        "{stderr}"
+    );
+    let tags: Vec<&str> = of_type("model_request")
+        .iter()
+        .map(|r| r["tag"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        tags[..4],
+        [
+            "plan",
+            "tests/double",
+            "tests/double/retry",
+            "code/double/1"
+        ],
+        "{tags:?}"
+    );
+    assert!(stderr.contains("result: PASSED"), "{tags:?}\n{stderr}");
+}

@@ -53,6 +53,18 @@ impl Core {
                     )
                     .await?
                 }
+                // The model gave no usable tests (a small model's loop, or
+                // prose twice): the code is still worth asking for, and the
+                // person can write the tests.
+                Err(Stop::Failed) => {
+                    self.notice(
+                        NoticeLevel::Warning,
+                        format!(
+                            "`{name}` has no tests (the model gave none it could use): its code is asked for all the same, and its runs only check that it loads; write its tests in the Code pane to hold it to more"
+                        ),
+                    )
+                    .await?
+                }
                 Err(e) => return self.give_up(name, e).await,
             }
         }
