@@ -345,7 +345,8 @@ impl GraphPane {
 }
 
 /// `line` in one row `width` wide: its span `cut` (a task, a title) is
-/// cut short with an ellipsis so what follows it still shows.
+/// cut short with an ellipsis so what follows it still shows (a few words
+/// of it at least; then the line's end is cut).
 fn one_row(line: &Line<'static>, width: usize, cut: usize) -> Line<'static> {
     use unicode_width::UnicodeWidthChar;
     if line.width() <= width || cut >= line.spans.len() {
@@ -370,27 +371,31 @@ fn one_row(line: &Line<'static>, width: usize, cut: usize) -> Line<'static> {
         }
         kept
     };
+    // A few words of it stay; if the rest is still too wide, its end is cut.
     let mut spans = line.spans.clone();
-    // Room for a few words of it: cut it; else cut the line's end.
-    if others + 12 <= width {
-        let kept = keep(&spans[cut].content, width - others - 1);
-        spans[cut].content = format!("{}…", kept.trim_end()).into();
-    } else {
-        let mut left = width.saturating_sub(1);
-        let mut cut_spans = Vec::new();
-        for span in spans {
-            let kept = keep(&span.content, left);
-            left = left.saturating_sub(unicode_width::UnicodeWidthStr::width(kept.as_str()));
-            let whole = kept.len() == span.content.len();
-            cut_spans.push(Span::styled(kept, span.style));
-            if !whole || left == 0 {
-                cut_spans.push(Span::raw("…"));
-                break;
-            }
-        }
-        spans = cut_spans;
+    let room = match width.saturating_sub(others + 1) {
+        room if room >= 12 => room,
+        _ => 24,
+    };
+    let kept = keep(&spans[cut].content, room);
+    spans[cut].content = format!("{}…", kept.trim_end()).into();
+    let cut_line = Line::from(spans.clone());
+    if cut_line.width() <= width {
+        return cut_line.style(line.style);
     }
-    Line::from(spans).style(line.style)
+    let mut left = width.saturating_sub(1);
+    let mut ended = Vec::new();
+    for span in spans {
+        let kept = keep(&span.content, left);
+        left = left.saturating_sub(unicode_width::UnicodeWidthStr::width(kept.as_str()));
+        let whole = kept.len() == span.content.len();
+        ended.push(Span::styled(kept, span.style));
+        if !whole {
+            ended.push(Span::raw("…"));
+            break;
+        }
+    }
+    Line::from(ended).style(line.style)
 }
 
 /// The welcome's lines, and which of them is the selected session. A
