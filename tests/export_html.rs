@@ -358,3 +358,87 @@ fn the_page_in_headless_chromium_shows_the_graph_the_diffs_and_the_results() {
         png.len()
     );
 }
+
+/// A session whose model gave no usable plan: the page shows what it
+/// replied, not only that there is no plan (issue 21).
+#[test]
+fn the_page_of_a_session_with_no_plan_shows_the_models_replies() {
+    use codeloop::protocol::Usage;
+    use codeloop::session::*;
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("noplan");
+    std::fs::create_dir_all(&dir).unwrap();
+    let events = vec![
+        Event::SessionStarted {
+            version: TAPE_VERSION,
+            session_id: "noplan".into(),
+            started_at: "2026-11-25T01:00:00Z".into(),
+            task: "Count the words.".into(),
+            inputs: vec![],
+            config: ConfigSummary::default(),
+        },
+        Event::ModelRequest {
+            call_id: 1,
+            purpose: Purpose::Plan,
+            tag: "plan".into(),
+            messages: vec![],
+        },
+        Event::ModelReply {
+            call_id: 1,
+            text: "I would split the text on whitespace.".into(),
+            usage: Some(Usage::default()),
+            duration_ms: 1,
+            reasoning: String::new(),
+            finish_reason: None,
+            usage_estimated: false,
+        },
+        Event::PlanError {
+            message: "the reply holds no JSON plan".into(),
+        },
+        Event::Finished {
+            result: FinalResult {
+                passed: false,
+                nodes_passed: 0,
+                nodes_total: 0,
+                iterations: 0,
+                usage: Usage::default(),
+                summary: "no usable plan: the model was asked 1 time".into(),
+                output_dir: None,
+            },
+        },
+    ];
+    let tape: String = events
+        .into_iter()
+        .enumerate()
+        .map(|(i, event)| {
+            let r = Record {
+                seq: i as u64,
+                t_ms: i as u64,
+                event,
+            };
+            serde_json::to_string(&r).unwrap() + "\n"
+        })
+        .collect();
+    std::fs::write(dir.join("tape.jsonl"), tape).unwrap();
+    let page = work.path().join("noplan.html");
+    let out = codeloop_in(
+        work.path(),
+        work.path(),
+        &[
+            "export",
+            dir.to_str().unwrap(),
+            "--format",
+            "html",
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("I would split the text on whitespace."),
+        "{html}"
+    );
+    assert!(html.contains("The model's reply to plan"), "{html}");
+    assert!(html.contains("badge no-plan"), "{html}");
+}

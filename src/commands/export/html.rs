@@ -15,7 +15,7 @@ use crate::protocol::{Location, Stream};
 use crate::session::index::SessionResult;
 use crate::session::report::{outcome_line, program_run, signature, test_counts};
 use crate::session::state::{CodeVersion, HistoryEntry, NodeState, RunState};
-use crate::session::{NodeStatus, RunRecord, State};
+use crate::session::{NodeStatus, Purpose, RunRecord, State};
 
 const CSS: &str = include_str!("page.css");
 
@@ -83,6 +83,9 @@ pub fn page(state: &State, source: &str) -> String {
         }
         (None, None) => out.push_str("<p class=\"none\">No plan was made.</p>"),
     }
+    if state.specs.is_empty() {
+        plan_replies(state, &mut out);
+    }
     out.push_str("\n</section>\n");
     for node in state.nodes_in_order() {
         node_section(state, node, &mut out);
@@ -95,6 +98,24 @@ pub fn page(state: &State, source: &str) -> String {
         state.events_applied
     );
     out
+}
+
+/// With no plan, what the model replied when asked for one: the page of
+/// such a session shows why there is none.
+fn plan_replies(state: &State, out: &mut String) {
+    let calls = state.calls.values().filter(|c| c.purpose == Purpose::Plan);
+    for call in calls {
+        let said = match &call.error {
+            Some(e) => format!("the call failed: {}", esc(e)),
+            None => format!("{} characters", call.reply.chars().count()),
+        };
+        let _ = writeln!(
+            out,
+            "<details><summary>The model's reply to {} ({said})</summary><pre>{}</pre></details>",
+            esc(&call.tag),
+            esc(&call.reply)
+        );
+    }
 }
 
 fn header(state: &State, out: &mut String) {
