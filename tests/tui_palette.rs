@@ -139,7 +139,7 @@ fn a_model_profile_of_the_config_is_chosen_for_the_next_session() {
     );
     // All of it at 80x24 too (issue 21: it was cut at the popup's edge).
     let s = screen(&mut app, 80, 24);
-    assert!(s.contains("README: Use your own model)"), "{s}");
+    assert!(s.contains("has an example)"), "{s}");
 }
 
 #[test]

@@ -297,7 +297,7 @@ impl Palette {
         if matches.is_empty() {
             let none = match self.choosing() {
                 Some(ValueKind::Profile) if self.offers.profiles.is_empty() => {
-                    "the config has no [models.NAME] profiles: add one to its config.toml (`codeloop config` shows where it is and an example; README: Use your own model)"
+                    "the config has no [models.NAME] profiles: add one to its config.toml (`codeloop config` shows where it is; the README's Use your own model has an example)"
                 }
                 Some(_) => "no value matches",
                 None => "no action matches",
