@@ -31,6 +31,10 @@ pub struct Welcome<'a> {
     /// Which of `sessions` is the selected one (the list has the keys), so
     /// a welcome taller than its pane scrolls to show it.
     pub selected_session: Option<usize>,
+    /// The sandbox new sessions run in, in a few words.
+    pub sandbox: String,
+    /// What the keys of the welcome screen do, shown where there is room.
+    pub keys: Vec<Row>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -455,6 +459,33 @@ fn welcome_lines<'a>(
     (lines, selected)
 }
 
+/// What the welcome adds where there is room: the sandbox and the keys.
+fn welcome_more<'a>(ctx: &Ctx<'a>, w: &Welcome) -> Vec<Line<'a>> {
+    let t = ctx.theme;
+    let mut lines = vec![
+        Line::raw(""),
+        Line::from(vec![
+            Span::styled("Sandbox: ", t.dim),
+            Span::styled(w.sandbox.clone(), t.text),
+        ]),
+        Line::raw(""),
+        Line::styled("Keys:", t.text),
+    ];
+    let label_w = w
+        .keys
+        .iter()
+        .map(|r| r.label.chars().count())
+        .max()
+        .unwrap_or(0);
+    for row in &w.keys {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {:<label_w$}  ", row.label), t.accent),
+            Span::styled(row.does, t.text),
+        ]));
+    }
+    lines
+}
+
 /// The welcome in the graph's place: the model a new session would start
 /// on kept at the top, the rest scrolled to show the selected session
 /// (80x24 has no room for the sessions under the demos).
@@ -469,6 +500,12 @@ fn render_welcome(ctx: &Ctx, w: &Welcome, area: Rect, frame: &mut Frame) {
     let (mut lines, mut selected) = welcome_lines(ctx, w, area, false);
     if rows(&lines) > usize::from(inner.height) {
         (lines, selected) = welcome_lines(ctx, w, area, true);
+    } else {
+        // Room to spare (a large screen): the sandbox and what each key does.
+        let more = welcome_more(ctx, w);
+        if rows(&lines) + rows(&more) <= usize::from(inner.height) {
+            lines.extend(more);
+        }
     }
     let model = lines.remove(0);
     let model_rows = u16::try_from(wrapped_rows(&model, width)).unwrap_or(u16::MAX);
