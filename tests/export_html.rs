@@ -442,3 +442,123 @@ fn the_page_of_a_session_with_no_plan_shows_the_models_replies() {
     assert!(html.contains("The model's reply to plan"), "{html}");
     assert!(html.contains("badge no-plan"), "{html}");
 }
+
+/// An iteration run again (a fork whose tests were changed, then passed):
+/// the page shows that run's results, without the failure of the run
+/// before beside them (issue 21).
+#[test]
+fn an_iteration_run_again_shows_its_last_run_without_the_failure_before() {
+    use codeloop::protocol::{Location, Usage};
+    use codeloop::session::*;
+    let run = |passed: bool| RunRecord {
+        passed,
+        exit_code: Some(i32::from(!passed)),
+        signal: None,
+        limit_hit: None,
+        duration_ms: 5,
+        dropped_bytes: 0,
+        layers: vec![],
+        tests_passed: Some(u32::from(passed)),
+        tests_failed: Some(u32::from(!passed)),
+    };
+    let spec = FunctionSpec {
+        name: "double".into(),
+        purpose: "twice x".into(),
+        inputs: "x: int".into(),
+        output: "int".into(),
+        depends_on: vec![],
+    };
+    let events = vec![
+        Event::SessionStarted {
+            version: TAPE_VERSION,
+            session_id: "rerun".into(),
+            started_at: "2026-11-25T01:00:00Z".into(),
+            task: "Double a number.".into(),
+            inputs: vec![],
+            config: ConfigSummary::default(),
+        },
+        Event::Plan { specs: vec![spec] },
+        Event::Code {
+            node: "double".into(),
+            iteration: 1,
+            code: "def double(x):\n    return x * 2\n".into(),
+            source: CodeSource::Model,
+        },
+        Event::RunStarted {
+            run_id: 1,
+            node: Some("double".into()),
+            iteration: 1,
+            kind: RunKind::NodeTests,
+        },
+        Event::RunFinished {
+            run_id: 1,
+            record: run(false),
+        },
+        Event::Localized {
+            node: "double".into(),
+            iteration: 1,
+            location: Location {
+                file: "test_double.py".into(),
+                error_type: "AssertionError".into(),
+                message: "THE OLD TESTS' FAILURE".into(),
+                ..Default::default()
+            },
+        },
+        Event::RunStarted {
+            run_id: 2,
+            node: Some("double".into()),
+            iteration: 1,
+            kind: RunKind::NodeTests,
+        },
+        Event::RunFinished {
+            run_id: 2,
+            record: run(true),
+        },
+        Event::Finished {
+            result: FinalResult {
+                passed: true,
+                nodes_passed: 1,
+                nodes_total: 1,
+                iterations: 0,
+                usage: Usage::default(),
+                summary: "the function passes its tests".into(),
+                output_dir: None,
+            },
+        },
+    ];
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("rerun");
+    std::fs::create_dir_all(&dir).unwrap();
+    let tape: String = events
+        .into_iter()
+        .enumerate()
+        .map(|(i, event)| {
+            let r = Record {
+                seq: i as u64,
+                t_ms: i as u64,
+                event,
+            };
+            serde_json::to_string(&r).unwrap() + "\n"
+        })
+        .collect();
+    std::fs::write(dir.join("tape.jsonl"), tape).unwrap();
+    let page = work.path().join("rerun.html");
+    let out = codeloop_in(
+        work.path(),
+        work.path(),
+        &[
+            "export",
+            dir.to_str().unwrap(),
+            "--format",
+            "html",
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        !html.contains("THE OLD TESTS&#39; FAILURE") && !html.contains("THE OLD TESTS"),
+        "{html}"
+    );
+}

@@ -188,9 +188,18 @@ fn iteration_block(
 ) {
     let name = &node.spec.name;
     let it = version.iteration;
+    // The failures of the run shown (its latest): an iteration run again
+    // (a fork with new tests) shows the new run's results, not beside them
+    // the failures of the run before.
+    let shown_run_at = state.history.iter().rposition(|h| {
+        matches!(h, HistoryEntry::RunResult { node: Some(n), iteration, .. } if n == name && *iteration == it)
+    });
     let failures: Vec<&Location> = state
         .history
         .iter()
+        .enumerate()
+        .filter(|(i, _)| shown_run_at.is_none_or(|at| *i > at))
+        .map(|(_, h)| h)
         .filter_map(|h| match h {
             HistoryEntry::Failure {
                 node: n,
