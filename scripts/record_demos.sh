@@ -12,6 +12,12 @@ for demo in wordfreq csvmeans roman collatz; do
   [ "$demo" = collatz ] && timeout=3   # the hang is stopped sooner, for a shorter demo
   CODELOOP_DATA_DIR="$scratch/$demo" ./target/debug/codeloop run --demo "$demo" --timeout "$timeout" --no-cache 2>/dev/null || true
   tape=$(ls "$scratch/$demo"/sessions/*/tape.jsonl)
-  cp "$tape" "assets/demos/$demo/tape.jsonl"
+  # Neutral paths: the session's out/ folder, not this machine's scratch folder.
+  session=$(dirname "$tape")
+  sed "s#\"output_dir\":\"$session/out\"#\"output_dir\":\"out\"#g" "$tape" > "assets/demos/$demo/tape.jsonl"
+  if grep -q "$scratch" "assets/demos/$demo/tape.jsonl"; then
+    echo "the recorded $demo tape still names $scratch" >&2
+    exit 1
+  fi
   echo "recorded $demo: $(wc -l < "assets/demos/$demo/tape.jsonl") events"
 done

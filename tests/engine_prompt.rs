@@ -341,3 +341,91 @@ fn an_edit_when_no_prompt_waits_changes_nothing() {
     state.apply(&edit);
     assert_eq!(state.prompt_edit, None);
 }
+
+/// An edit holds for the call it was made for and for its retries (issue
+/// 21): the plan asked again after an unusable reply goes out as edited.
+#[tokio::test]
+async fn an_edited_plan_prompt_holds_for_the_plan_asked_again() {
+    let server = FaultServer::start(PLAN).await;
+    server.queue(vec![
+        Answer::Sse(good_conversation("I would write a function that doubles.")),
+        Answer::Sse(good_conversation(PLAN)),
+    ]);
+    let mut o = OpenAiOptions::new(&server.base_url, "qwen2.5-coder:7b");
+    o.request_timeout = Duration::from_secs(10);
+    o.retries = 0;
+    let dir = tempfile::tempdir().unwrap();
+    let mut handle = engine::start(EngineSetup {
+        task: "double a number".into(),
+        inputs: vec![],
+        model: Arc::new(OpenAiClient::new(o).unwrap()),
+        sandbox: Arc::new(Sandbox::probe()),
+        options: EngineOptions {
+            step_mode: true,
+            ..EngineOptions::default()
+        },
+        session_dir: dir.path().join("session"),
+        prompt_overrides: None,
+        given: None,
+    })
+    .unwrap();
+    let mut records = Vec::new();
+    let mut reviewed = false;
+    while let Some(r) = handle.events.recv().await {
+        let command = match &r.event {
+            Event::Paused {
+                step:
+                    Step::ModelCall {
+                        purpose: Purpose::Plan,
+                    },
+            } if !reviewed => {
+                reviewed = true;
+                vec![Command::ReviewPrompt]
+            }
+            Event::Paused {
+                step: Step::Prompt { messages, .. },
+            } => vec![
+                Command::EditPrompt {
+                    messages: edited(messages),
+                },
+                Command::Approve,
+            ],
+            Event::Paused {
+                step:
+                    Step::ModelCall {
+                        purpose: Purpose::Plan,
+                    },
+            } => vec![Command::Approve],
+            Event::Plan { .. } | Event::Paused { .. } => vec![Command::Cancel],
+            _ => Vec::new(),
+        };
+        for c in command {
+            let _ = handle.commands.send(c).await;
+        }
+        records.push(r);
+    }
+    let _ = handle.done.await;
+    let requests: Vec<(&str, &Vec<ChatMessage>)> = records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::ModelRequest { tag, messages, .. } => Some((tag.as_str(), messages)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        requests.iter().map(|(t, _)| *t).collect::<Vec<_>>(),
+        ["plan", "plan/2"]
+    );
+    for (tag, messages) in &requests {
+        assert!(
+            messages[1].content.starts_with(MARKER),
+            "{tag} went out unedited: {}",
+            messages[1].content
+        );
+    }
+    // The inspector marks both as edited; the edit is spent once the plan came.
+    let state = State::from_records(&records);
+    assert!(state.calls.values().all(|c| c.edited));
+    assert!(!state.specs.is_empty());
+    assert_eq!(state.prompt_edit, None);
+}

@@ -340,7 +340,7 @@ async fn a_fork_at_an_earlier_iteration_with_an_edited_node_diverges_and_both_se
 }
 
 #[tokio::test]
-async fn rewind_cancels_the_live_session_and_asks_the_repair_again_with_a_hint() {
+async fn rewind_stops_the_live_session_and_asks_the_repair_again_with_a_hint() {
     let tmp = tempfile::tempdir().unwrap();
     let parent_dir = tmp.path().join("live");
     let mut live = parent(
@@ -377,9 +377,19 @@ async fn rewind_cancels_the_live_session_and_asks_the_repair_again_with_a_hint()
     let (_, result) = drain(rewound).await;
     assert!(result.passed, "{}", result.summary);
 
-    // The branch left behind: cancelled, on disk, resumable.
-    let (_, left) = fold(&parent_dir);
-    assert_eq!(left.steers.last(), Some(&Command::Cancel));
+    // The branch left behind, on disk, resumable. It had finished, so it
+    // keeps its result: no cancel is written to a finished tape (issue 21).
+    let (left_records, left) = fold(&parent_dir);
+    assert!(
+        matches!(left_records.last().unwrap().event, Event::Finished { .. }),
+        "{:?}",
+        left_records.last().unwrap().event
+    );
+    assert!(!left.steers.contains(&Command::Cancel));
+    assert_ne!(
+        codeloop::session::Outcome::of(&left),
+        codeloop::session::Outcome::Cancelled
+    );
     assert_eq!(left.nodes["mean"].iteration(), 2);
     // The rewound session asked the repair of iteration 2 again, with the hint.
     let (records, state) = fold(&fork_dir);

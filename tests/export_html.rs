@@ -406,5 +406,207 @@ fn export_says_what_it_skipped_of_a_damaged_tape() {
         stderr(&out).contains("was cut off after 40 bytes") && !stderr(&out).contains("empty"),
         "{}",
         stderr(&out)
+
+/// A session whose model gave no usable plan: the page shows what it
+/// replied, not only that there is no plan (issue 21).
+#[test]
+fn the_page_of_a_session_with_no_plan_shows_the_models_replies() {
+    use codeloop::protocol::Usage;
+    use codeloop::session::*;
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("noplan");
+    std::fs::create_dir_all(&dir).unwrap();
+    let events = vec![
+        Event::SessionStarted {
+            version: TAPE_VERSION,
+            session_id: "noplan".into(),
+            started_at: "2026-11-25T01:00:00Z".into(),
+            task: "Count the words.".into(),
+            inputs: vec![],
+            config: ConfigSummary::default(),
+        },
+        Event::ModelRequest {
+            call_id: 1,
+            purpose: Purpose::Plan,
+            tag: "plan".into(),
+            messages: vec![],
+        },
+        Event::ModelReply {
+            call_id: 1,
+            text: "I would split the text on whitespace.".into(),
+            usage: Some(Usage::default()),
+            duration_ms: 1,
+            reasoning: String::new(),
+            finish_reason: None,
+            usage_estimated: false,
+        },
+        Event::PlanError {
+            message: "the reply holds no JSON plan".into(),
+        },
+        Event::Finished {
+            result: FinalResult {
+                passed: false,
+                nodes_passed: 0,
+                nodes_total: 0,
+                iterations: 0,
+                usage: Usage::default(),
+                summary: "no usable plan: the model was asked 1 time".into(),
+                output_dir: None,
+            },
+        },
+    ];
+    let tape: String = events
+        .into_iter()
+        .enumerate()
+        .map(|(i, event)| {
+            let r = Record {
+                seq: i as u64,
+                t_ms: i as u64,
+                event,
+            };
+            serde_json::to_string(&r).unwrap() + "\n"
+        })
+        .collect();
+    std::fs::write(dir.join("tape.jsonl"), tape).unwrap();
+    let page = work.path().join("noplan.html");
+    let out = codeloop_in(
+        work.path(),
+        work.path(),
+        &[
+            "export",
+            dir.to_str().unwrap(),
+            "--format",
+            "html",
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("I would split the text on whitespace."),
+        "{html}"
+    );
+    assert!(html.contains("The model's reply to plan"), "{html}");
+    assert!(html.contains("badge no-plan"), "{html}");
+}
+
+/// An iteration run again (a fork whose tests were changed, then passed):
+/// the page shows that run's results, without the failure of the run
+/// before beside them (issue 21).
+#[test]
+fn an_iteration_run_again_shows_its_last_run_without_the_failure_before() {
+    use codeloop::protocol::{Location, Usage};
+    use codeloop::session::*;
+    let run = |passed: bool| RunRecord {
+        passed,
+        exit_code: Some(i32::from(!passed)),
+        signal: None,
+        limit_hit: None,
+        duration_ms: 5,
+        dropped_bytes: 0,
+        layers: vec![],
+        tests_passed: Some(u32::from(passed)),
+        tests_failed: Some(u32::from(!passed)),
+    };
+    let spec = FunctionSpec {
+        name: "double".into(),
+        purpose: "twice x".into(),
+        inputs: "x: int".into(),
+        output: "int".into(),
+        depends_on: vec![],
+    };
+    let events = vec![
+        Event::SessionStarted {
+            version: TAPE_VERSION,
+            session_id: "rerun".into(),
+            started_at: "2026-11-25T01:00:00Z".into(),
+            task: "Double a number.".into(),
+            inputs: vec![],
+            config: ConfigSummary::default(),
+        },
+        Event::Plan { specs: vec![spec] },
+        Event::Code {
+            node: "double".into(),
+            iteration: 1,
+            code: "def double(x):\n    return x * 2\n".into(),
+            source: CodeSource::Model,
+        },
+        Event::RunStarted {
+            run_id: 1,
+            node: Some("double".into()),
+            iteration: 1,
+            kind: RunKind::NodeTests,
+        },
+        Event::RunFinished {
+            run_id: 1,
+            record: run(false),
+        },
+        Event::Localized {
+            node: "double".into(),
+            iteration: 1,
+            location: Location {
+                file: "test_double.py".into(),
+                error_type: "AssertionError".into(),
+                message: "THE OLD TESTS' FAILURE".into(),
+                ..Default::default()
+            },
+        },
+        Event::RunStarted {
+            run_id: 2,
+            node: Some("double".into()),
+            iteration: 1,
+            kind: RunKind::NodeTests,
+        },
+        Event::RunFinished {
+            run_id: 2,
+            record: run(true),
+        },
+        Event::Finished {
+            result: FinalResult {
+                passed: true,
+                nodes_passed: 1,
+                nodes_total: 1,
+                iterations: 0,
+                usage: Usage::default(),
+                summary: "the function passes its tests".into(),
+                output_dir: None,
+            },
+        },
+    ];
+    let work = tempfile::tempdir().unwrap();
+    let dir = work.path().join("rerun");
+    std::fs::create_dir_all(&dir).unwrap();
+    let tape: String = events
+        .into_iter()
+        .enumerate()
+        .map(|(i, event)| {
+            let r = Record {
+                seq: i as u64,
+                t_ms: i as u64,
+                event,
+            };
+            serde_json::to_string(&r).unwrap() + "\n"
+        })
+        .collect();
+    std::fs::write(dir.join("tape.jsonl"), tape).unwrap();
+    let page = work.path().join("rerun.html");
+    let out = codeloop_in(
+        work.path(),
+        work.path(),
+        &[
+            "export",
+            dir.to_str().unwrap(),
+            "--format",
+            "html",
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        !html.contains("THE OLD TESTS&#39; FAILURE") && !html.contains("THE OLD TESTS"),
+        "{html}"
     );
 }

@@ -508,3 +508,30 @@ async fn a_prompt_miss_names_the_call_and_the_nearest_recorded_prompt() {
     // The recorded answer is still there for its own prompt.
     assert_eq!(model.remaining(), 2);
 }
+
+/// A bundled demo's tape, replayed anywhere, names no folder of the machine
+/// it was recorded on (issue 21): its results are in the session's `out`.
+#[test]
+fn the_bundled_demo_tapes_name_no_folder_of_the_recording_machine() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demos");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let path = entry.unwrap().path().join("tape.jsonl");
+        if !path.exists() {
+            continue;
+        }
+        seen += 1;
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("/tmp/"), "{}", path.display());
+        let records = codeloop::session::read_tape(&path).unwrap().records;
+        let state = codeloop::session::State::from_records(&records);
+        let finished = state.finished.expect("the demo finished");
+        assert_eq!(
+            finished.output_dir.as_deref(),
+            Some("out"),
+            "{}",
+            path.display()
+        );
+    }
+    assert_eq!(seen, 4);
+}

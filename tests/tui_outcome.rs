@@ -249,3 +249,39 @@ fn approving_while_reviewing_the_past_of_a_live_session_goes_to_the_live_engine(
         "the live engine is paused whatever the cursor shows"
     );
 }
+
+#[test]
+fn at_80x24_the_diff_opens_on_its_first_change_above_the_earlier_failure() {
+    // A repair that changes the end of a long function.
+    let head: String = (0..20).map(|i| format!("    x{i} = {i}\n")).collect();
+    let v1 = format!("def parse_line(line):\n{head}    return line.split(\"=\")\n");
+    let v2 = format!(
+        "def parse_line(line):\n{head}    if \"=\" not in line:\n        return None\n    return line.split(\"=\", 1)\n"
+    );
+    let n = index_of(|e| matches!(e, Event::Localized { .. })) + 1;
+    let mut app = live_with(
+        n,
+        vec![
+            Event::Code {
+                node: "parse_line".into(),
+                iteration: 2,
+                code: v1,
+                source: CodeSource::Model,
+            },
+            Event::Code {
+                node: "parse_line".into(),
+                iteration: 3,
+                code: v2,
+                source: CodeSource::Model,
+            },
+        ],
+    );
+    app.set_focus(Focus::Code);
+    app.update(Msg::Term(TermEvent::Key(KeyEvent::new(
+        KeyCode::Char('d'),
+        KeyModifiers::NONE,
+    ))));
+    let screen = draw(&mut app, 80, 24);
+    let added = screen.lines().filter(|l| l.contains("┃+")).count();
+    assert!(added >= 2, "the + lines of the repair show:\n{screen}");
+}

@@ -137,6 +137,9 @@ fn a_model_profile_of_the_config_is_chosen_for_the_next_session() {
         s.contains("the config has no [models.NAME] profiles"),
         "{s}"
     );
+    // All of it at 80x24 too (issue 21: it was cut at the popup's edge).
+    let s = screen(&mut app, 80, 24);
+    assert!(s.contains("has an example)"), "{s}");
 }
 
 #[test]

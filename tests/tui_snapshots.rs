@@ -181,3 +181,23 @@ fn resizing_to_a_tiny_terminal_does_not_panic() {
         let _ = screen(&mut app, w.max(1), h.max(1));
     }
 }
+
+#[test]
+fn a_large_welcome_uses_its_room_for_the_sandbox_and_the_keys() {
+    let mut i = info();
+    i.demos = codeloop::demos::all()
+        .iter()
+        .map(|d| codeloop::tui::app::DemoEntry {
+            name: d.name.into(),
+            title: d.title.into(),
+        })
+        .collect();
+    let mut app = App::live(i, theme());
+    let s = screen(&mut app, 140, 42);
+    assert!(s.contains("Sandbox: hygiene + rlimits (full)"), "{s}");
+    assert!(s.contains("Keys:") && s.contains("1-4"), "{s}");
+    assert!(s.contains("step mode on/off"), "{s}");
+    // Where there is no room, the welcome stays as it was.
+    let s = screen(&mut app, 80, 24);
+    assert!(!s.contains("Keys:"), "{s}");
+}

@@ -201,7 +201,9 @@ pub fn fork_noting(
 }
 
 /// Rewind a live session's `node` to its previous iteration: the session is
-/// cancelled (the branch left behind stays on disk, resumable), and a fork
+/// stopped (cancelled if still at work; one that finished keeps its result,
+/// nothing being written to a finished tape), the branch left behind stays
+/// on disk, resumable, and a fork
 /// of it at the end of that iteration's run goes on in `dir`, where the
 /// repair is asked again (with the changes in `with.commands`).
 pub async fn rewind(

@@ -125,7 +125,8 @@ impl State {
                         finish_reason: None,
                         usage_estimated: false,
                         tag: tag.clone(),
-                        edited: self.prompt_edit.take_if(|(p, _)| p == purpose).is_some(),
+                        // The edit holds for this call and its retries.
+                        edited: self.prompt_edit.as_ref().is_some_and(|(p, _)| p == purpose),
                         started_ms: record.t_ms,
                         duration_ms: None,
                         restarts: Vec::new(),
@@ -491,6 +492,28 @@ impl State {
         }
         if let Some(paused) = pause_after(&record.event) {
             self.paused = paused.cloned();
+        }
+        self.spend_prompt_edit(&record.event);
+    }
+
+    /// A prompt edit holds for the call it was made for and for that call's
+    /// retries (the plan asked again after an unusable reply): it is spent
+    /// once what the call asks for arrives, or the session ends.
+    fn spend_prompt_edit(&mut self, event: &Event) {
+        let Some((purpose, _)) = &self.prompt_edit else {
+            return;
+        };
+        let spent = match (event, purpose) {
+            (Event::Plan { .. }, Purpose::Plan) | (Event::Finished { .. }, _) => true,
+            (Event::Tests { node, .. }, Purpose::Tests { node: n })
+            | (Event::Code { node, .. }, Purpose::Code { node: n } | Purpose::Repair { node: n })
+            // A repair that fixed the tests instead of the code.
+            | (Event::TestsChanged { node, .. }, Purpose::Repair { node: n })
+            | (Event::Reflection { node, .. }, Purpose::Reflect { node: n }) => n == node,
+            _ => false,
+        };
+        if spent {
+            self.prompt_edit = None;
         }
     }
 

@@ -15,7 +15,7 @@ use crate::protocol::{Location, Stream};
 use crate::session::index::SessionResult;
 use crate::session::report::{outcome_line, program_run, signature, test_counts};
 use crate::session::state::{CodeVersion, HistoryEntry, NodeState, RunState};
-use crate::session::{NodeStatus, RunRecord, State};
+use crate::session::{NodeStatus, Purpose, RunRecord, State};
 
 const CSS: &str = include_str!("page.css");
 
@@ -83,6 +83,9 @@ pub fn page(state: &State, source: &str) -> String {
         }
         (None, None) => out.push_str("<p class=\"none\">No plan was made.</p>"),
     }
+    if state.specs.is_empty() {
+        plan_replies(state, &mut out);
+    }
     out.push_str("\n</section>\n");
     for node in state.nodes_in_order() {
         node_section(state, node, &mut out);
@@ -95,6 +98,24 @@ pub fn page(state: &State, source: &str) -> String {
         state.events_applied
     );
     out
+}
+
+/// With no plan, what the model replied when asked for one: the page of
+/// such a session shows why there is none.
+fn plan_replies(state: &State, out: &mut String) {
+    let calls = state.calls.values().filter(|c| c.purpose == Purpose::Plan);
+    for call in calls {
+        let said = match &call.error {
+            Some(e) => format!("the call failed: {}", esc(e)),
+            None => format!("{} characters", call.reply.chars().count()),
+        };
+        let _ = writeln!(
+            out,
+            "<details><summary>The model's reply to {} ({said})</summary><pre>{}</pre></details>",
+            esc(&call.tag),
+            esc(&call.reply)
+        );
+    }
 }
 
 fn header(state: &State, out: &mut String) {
@@ -167,9 +188,18 @@ fn iteration_block(
 ) {
     let name = &node.spec.name;
     let it = version.iteration;
+    // The failures of the run shown (its latest): an iteration run again
+    // (a fork with new tests) shows the new run's results, not beside them
+    // the failures of the run before.
+    let shown_run_at = state.history.iter().rposition(|h| {
+        matches!(h, HistoryEntry::RunResult { node: Some(n), iteration, .. } if n == name && *iteration == it)
+    });
     let failures: Vec<&Location> = state
         .history
         .iter()
+        .enumerate()
+        .filter(|(i, _)| shown_run_at.is_none_or(|at| *i > at))
+        .map(|(_, h)| h)
         .filter_map(|h| match h {
             HistoryEntry::Failure {
                 node: n,

@@ -11,11 +11,32 @@ impl App {
             return None;
         }
         let ctx = view::ctx(self, Focus::Graph);
+        let sandbox = match (&self.info.sandbox_warning, &self.info.sandbox_layers) {
+            (Some(warning), _) => warning.clone(),
+            (None, layers) if layers.is_empty() => "being probed…".to_string(),
+            (None, layers) => format!("{} (full)", layers.join(" + ")),
+        };
+        let mut keys: Vec<crate::keymap::Row> =
+            crate::keymap::rows(crate::keymap::WELCOME).collect();
+        keys.extend(crate::keymap::rows(&crate::panes::graph::WELCOME[..1]));
+        keys.extend(
+            crate::keymap::STEER
+                .iter()
+                .filter(|b| {
+                    b.keys.iter().any(|(_, a)| {
+                        *a == crate::keymap::GlobalAct::Steer(crate::keymap::SteerAct::StepMode)
+                    })
+                })
+                .map(crate::keymap::Binding::row),
+        );
+        keys.extend(crate::keymap::rows(crate::keymap::COMMON));
         Some(Welcome {
             model_label: &self.info.model_label,
             demos: &self.info.demos,
             sessions: self.sessions.lines(&ctx, &self.info.sessions),
             selected_session: self.sessions.selected_line(&ctx, &self.info.sessions),
+            sandbox,
+            keys,
         })
     }
 

@@ -313,7 +313,15 @@ impl CodePane {
         let footer_h = (rows as u16).min(inner.height / 3);
         let [main, foot] =
             Layout::vertical([Constraint::Fill(1), Constraint::Length(footer_h)]).areas(inner);
-        let scroll = self.scroll.min(view.body.len().saturating_sub(1));
+        // A diff opens on its first change when it would be below the
+        // rows the body has (under the notes of a low pane).
+        let opening = match view.first_change {
+            Some(first) if self.scroll == 0 && first + 2 > usize::from(main.height) => {
+                first.saturating_sub(2)
+            }
+            _ => self.scroll,
+        };
+        let scroll = opening.min(view.body.len().saturating_sub(1));
         let body = super::hscroll::clip_lines(view.body, self.left, usize::from(main.width));
         frame.render_widget(Paragraph::new(body).scroll((scroll as u16, 0)), main);
         if footer_h > 0 {
@@ -453,6 +461,11 @@ impl CodePane {
                     let (old, new) = (&n.versions[k - 2], &n.versions[k - 1]);
                     v.detail = format!("{name} · iteration {} → {}", old.iteration, new.iteration);
                     v.body = diff_lines(t, &old.code, &new.code);
+                    v.first_change = v.body.iter().position(|l| {
+                        l.spans
+                            .first()
+                            .is_some_and(|s| s.content.starts_with(['+', '-']))
+                    });
                 }
             }
             CodeTab::Program => {}
@@ -502,6 +515,8 @@ struct View<'a> {
     reflection: Option<String>,
     body: Vec<Line<'a>>,
     footer: Vec<Line<'a>>,
+    /// The diff's first changed line: where a diff not scrolled opens.
+    first_change: Option<usize>,
 }
 
 /// The last words of a reflection as it streams, on one line.

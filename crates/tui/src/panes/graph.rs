@@ -31,6 +31,10 @@ pub struct Welcome<'a> {
     /// Which of `sessions` is the selected one (the list has the keys), so
     /// a welcome taller than its pane scrolls to show it.
     pub selected_session: Option<usize>,
+    /// The sandbox new sessions run in, in a few words.
+    pub sandbox: String,
+    /// What the keys of the welcome screen do, shown where there is room.
+    pub keys: Vec<Row>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -344,8 +348,69 @@ impl GraphPane {
     }
 }
 
-/// The welcome's lines, and which of them is the selected session.
-fn welcome_lines<'a>(ctx: &Ctx<'a>, w: &Welcome, area: Rect) -> (Vec<Line<'a>>, Option<usize>) {
+/// `line` in one row `width` wide: its span `cut` (a task, a title) is
+/// cut short with an ellipsis so what follows it still shows (a few words
+/// of it at least; then the line's end is cut).
+fn one_row(line: &Line<'static>, width: usize, cut: usize) -> Line<'static> {
+    use unicode_width::UnicodeWidthChar;
+    if line.width() <= width || cut >= line.spans.len() {
+        return line.clone();
+    }
+    let others: usize = line
+        .spans
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != cut)
+        .map(|(_, s)| s.width())
+        .sum();
+    let keep = |text: &str, mut left: usize| -> String {
+        let mut kept = String::new();
+        for c in text.chars() {
+            let w = c.width().unwrap_or(0);
+            if w > left {
+                break;
+            }
+            left -= w;
+            kept.push(c);
+        }
+        kept
+    };
+    // A few words of it stay; if the rest is still too wide, its end is cut.
+    let mut spans = line.spans.clone();
+    let room = match width.saturating_sub(others + 1) {
+        room if room >= 12 => room,
+        _ => 24,
+    };
+    let kept = keep(&spans[cut].content, room);
+    spans[cut].content = format!("{}…", kept.trim_end()).into();
+    let cut_line = Line::from(spans.clone());
+    if cut_line.width() <= width {
+        return cut_line.style(line.style);
+    }
+    let mut left = width.saturating_sub(1);
+    let mut ended = Vec::new();
+    for span in spans {
+        let kept = keep(&span.content, left);
+        left = left.saturating_sub(unicode_width::UnicodeWidthStr::width(kept.as_str()));
+        let whole = kept.len() == span.content.len();
+        ended.push(Span::styled(kept, span.style));
+        if !whole {
+            ended.push(Span::raw("…"));
+            break;
+        }
+    }
+    Line::from(ended).style(line.style)
+}
+
+/// The welcome's lines, and which of them is the selected session. A
+/// session is one row; `compact` puts each demo on one row too (a pane
+/// too low for the whole welcome keeps every demo and the list in view).
+fn welcome_lines<'a>(
+    ctx: &Ctx<'a>,
+    w: &Welcome,
+    area: Rect,
+    compact: bool,
+) -> (Vec<Line<'a>>, Option<usize>) {
     let t = ctx.theme;
     let mut lines = vec![Line::styled(format!("Model: {}", w.model_label), t.dim)];
     if w.demos.is_empty() {
@@ -357,10 +422,16 @@ fn welcome_lines<'a>(ctx: &Ctx<'a>, w: &Welcome, area: Rect) -> (Vec<Line<'a>>, 
         ));
         let width = usize::from(area.width.saturating_sub(2));
         for (i, d) in w.demos.iter().enumerate().take(9) {
-            lines.push(Line::from(vec![
+            let mut row = vec![
                 Span::styled(format!("  {}  ", i + 1), t.accent),
                 Span::styled(d.name.clone(), t.title),
-            ]));
+            ];
+            if compact {
+                row.push(Span::styled(format!("  {}", d.title), t.dim));
+                lines.push(one_row(&Line::from(row), width, 2));
+                continue;
+            }
+            lines.push(Line::from(row));
             for piece in wrap(&d.title, width.saturating_sub(5)) {
                 lines.push(Line::styled(format!("     {piece}"), t.text));
             }
@@ -370,8 +441,14 @@ fn welcome_lines<'a>(ctx: &Ctx<'a>, w: &Welcome, area: Rect) -> (Vec<Line<'a>>, 
     if !w.sessions.is_empty() {
         lines.push(Line::raw(""));
         selected = w.selected_session.map(|i| lines.len() + i);
-        for l in &w.sessions {
-            lines.push(l.clone());
+        let width = usize::from(area.width.saturating_sub(2));
+        for (i, l) in w.sessions.iter().enumerate() {
+            // The heading wraps; each session is one row.
+            lines.push(if i == 0 {
+                l.clone()
+            } else {
+                one_row(l, width, 2)
+            });
         }
     }
     lines.push(Line::raw(""));
@@ -380,6 +457,33 @@ fn welcome_lines<'a>(ctx: &Ctx<'a>, w: &Welcome, area: Rect) -> (Vec<Line<'a>>, 
         t.dim,
     ));
     (lines, selected)
+}
+
+/// What the welcome adds where there is room: the sandbox and the keys.
+fn welcome_more<'a>(ctx: &Ctx<'a>, w: &Welcome) -> Vec<Line<'a>> {
+    let t = ctx.theme;
+    let mut lines = vec![
+        Line::raw(""),
+        Line::from(vec![
+            Span::styled("Sandbox: ", t.dim),
+            Span::styled(w.sandbox.clone(), t.text),
+        ]),
+        Line::raw(""),
+        Line::styled("Keys:", t.text),
+    ];
+    let label_w = w
+        .keys
+        .iter()
+        .map(|r| r.label.chars().count())
+        .max()
+        .unwrap_or(0);
+    for row in &w.keys {
+        lines.push(Line::from(vec![
+            Span::styled(format!("  {:<label_w$}  ", row.label), t.accent),
+            Span::styled(row.does, t.text),
+        ]));
+    }
+    lines
 }
 
 /// The welcome in the graph's place: the model a new session would start
@@ -391,8 +495,18 @@ fn render_welcome(ctx: &Ctx, w: &Welcome, area: Rect, frame: &mut Frame) {
     let block = ctx.block(ctx.title("Workflow", String::new()));
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let (mut lines, selected) = welcome_lines(ctx, w, area);
     let width = usize::from(inner.width);
+    let rows = |lines: &[Line]| lines.iter().map(|l| wrapped_rows(l, width)).sum::<usize>();
+    let (mut lines, mut selected) = welcome_lines(ctx, w, area, false);
+    if rows(&lines) > usize::from(inner.height) {
+        (lines, selected) = welcome_lines(ctx, w, area, true);
+    } else {
+        // Room to spare (a large screen): the sandbox and what each key does.
+        let more = welcome_more(ctx, w);
+        if rows(&lines) + rows(&more) <= usize::from(inner.height) {
+            lines.extend(more);
+        }
+    }
     let model = lines.remove(0);
     let model_rows = u16::try_from(wrapped_rows(&model, width)).unwrap_or(u16::MAX);
     let [top, rest] = Layout::vertical([

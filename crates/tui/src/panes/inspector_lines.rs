@@ -212,7 +212,7 @@ fn call_lines(call: &CallState, t: &Theme, width: usize, out: &mut Vec<Line<'sta
             t.dim,
         ));
     } else {
-        body(&call.reasoning, t.dim, width, out);
+        body(&call.reasoning, t.dim, width, false, out);
     }
     heading(
         &format!(
@@ -222,7 +222,7 @@ fn call_lines(call: &CallState, t: &Theme, width: usize, out: &mut Vec<Line<'sta
         t,
         out,
     );
-    body(&call.reply, t.text, width, out);
+    body(&call.reply, t.text, width, false, out);
     if !call.done {
         out.push(Line::styled("  ▍ the model is writing…", t.running));
     }
@@ -282,9 +282,24 @@ fn heading(text: &str, t: &Theme, out: &mut Vec<Line<'static>>) {
 
 /// Text as it was sent, control sequences stripped, each line wrapped at
 /// the width with its indentation kept (prompts and replies hold code).
-fn body(text: &str, style: ratatui::style::Style, width: usize, out: &mut Vec<Line<'static>>) {
+/// In a prompt (`reflow`), prose the template broke into short lines is
+/// wrapped as one paragraph, so it is not broken twice (ragged: a long
+/// line, then a short one); a reply may be bare code, and is kept.
+fn body(
+    text: &str,
+    style: ratatui::style::Style,
+    width: usize,
+    reflow: bool,
+    out: &mut Vec<Line<'static>>,
+) {
     let width = width.saturating_sub(2);
-    for line in crate::sanitize::sanitize(text).split('\n') {
+    let text = crate::sanitize::sanitize(text);
+    let lines = if reflow {
+        paragraphs(&text)
+    } else {
+        text.split('\n').map(str::to_string).collect()
+    };
+    for line in lines {
         let rest = line.trim_start_matches(' ');
         let indent = (line.len() - rest.len()).min(width / 2);
         for piece in wrap(rest, width.saturating_sub(indent)) {
@@ -294,6 +309,40 @@ fn body(text: &str, style: ratatui::style::Style, width: usize, out: &mut Vec<Li
             ));
         }
     }
+}
+
+/// A prompt line at least this long was broken by the template's hard
+/// wrap (the templates wrap near 80 columns).
+const HARD_WRAPPED: usize = 60;
+
+/// The lines of `text` with each run of hard-wrapped prose lines joined
+/// into one (code fences, indented lines, lists, headings and short lines
+/// are kept as they are).
+fn paragraphs(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut fenced = false;
+    let mut joinable = false;
+    for line in text.split('\n') {
+        let fence = line.trim_start().starts_with("```");
+        if fence {
+            fenced = !fenced;
+        }
+        let prose = !fenced
+            && !fence
+            && line.chars().next().is_some_and(|c| c.is_alphanumeric())
+            && !line.starts_with(|c: char| c.is_ascii_digit() && line.contains(". "));
+        match out.last_mut() {
+            Some(last) if prose && joinable => {
+                last.push(' ');
+                last.push_str(line);
+            }
+            _ => out.push(line.to_string()),
+        }
+        // Only a long line was broken by the template's hard wrap; a short
+        // one ends where its author ended it.
+        joinable = prose && line.chars().count() >= HARD_WRAPPED;
+    }
+    out
 }
 
 /// A note in words, wrapped.
@@ -321,7 +370,7 @@ fn messages_lines(
     );
     for m in messages {
         out.push(Line::styled(format!("[{}]", role_name(m.role)), t.accent));
-        body(&m.content, t.text, width, out);
+        body(&m.content, t.text, width, true, out);
     }
 }
 
@@ -381,6 +430,27 @@ pub fn parse_prompt(text: &str) -> Result<Vec<ChatMessage>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prose_broken_by_the_template_is_wrapped_once_and_code_is_kept() {
+        let text = "Split the task into a few small Python functions, each of them\ntestable on its own.\n\nRules:\n- one\n- two\n```python\ndef f(x):\n    return x\n```\nThe end.\nA short line.";
+        assert_eq!(
+            paragraphs(text),
+            [
+                "Split the task into a few small Python functions, each of them testable on its own.",
+                "",
+                "Rules:",
+                "- one",
+                "- two",
+                "```python",
+                "def f(x):",
+                "    return x",
+                "```",
+                "The end.",
+                "A short line.",
+            ]
+        );
+    }
 
     #[test]
     fn a_prompt_reads_back_as_it_was_written() {

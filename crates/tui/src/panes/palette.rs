@@ -297,12 +297,16 @@ impl Palette {
         if matches.is_empty() {
             let none = match self.choosing() {
                 Some(ValueKind::Profile) if self.offers.profiles.is_empty() => {
-                    "  the config has no [models.NAME] profiles (`codeloop config` shows where it is)"
+                    "the config has no [models.NAME] profiles: add one to its config.toml (`codeloop config` shows where it is; the README's Use your own model has an example)"
                 }
-                Some(_) => "  no value matches",
-                None => "  no action matches",
+                Some(_) => "no value matches",
+                None => "no action matches",
             };
-            lines.push(Line::styled(none, t.dim));
+            // Wrapped, so a narrow screen shows all of it.
+            let width = usize::from(area.width.saturating_sub(4));
+            for piece in super::wrap(none, width) {
+                lines.push(Line::styled(format!("  {piece}"), t.dim));
+            }
         }
         for (i, e) in matches.iter().enumerate().skip(first).take(rows) {
             let style = if i == self.selected {

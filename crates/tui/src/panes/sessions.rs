@@ -155,9 +155,15 @@ impl SessionList {
                 .get(..16)
                 .unwrap_or(&s.started_at)
                 .replace('T', " ");
-            let mut spans = vec![
+            // A fork's lineage before its task, so a row cut short keeps it.
+            let lineage = s
+                .parent
+                .as_ref()
+                .map(|p| format!("fork of {p}  "))
+                .unwrap_or_default();
+            let spans = vec![
                 Span::styled(format!("  {sign} "), style),
-                Span::styled(format!("{when}  "), t.dim),
+                Span::styled(format!("{when}  {lineage}"), t.dim),
                 Span::styled(s.task.lines().next().unwrap_or("").to_string(), t.text),
                 Span::styled(
                     format!(
@@ -169,9 +175,6 @@ impl SessionList {
                     t.dim,
                 ),
             ];
-            if let Some(parent) = &s.parent {
-                spans.push(Span::styled(format!(" · fork of {parent}"), t.dim));
-            }
             let mut line = Line::from(spans);
             if i == selected && ctx.focused {
                 line = line.style(t.selection);
