@@ -406,6 +406,8 @@ fn export_says_what_it_skipped_of_a_damaged_tape() {
         stderr(&out).contains("was cut off after 40 bytes") && !stderr(&out).contains("empty"),
         "{}",
         stderr(&out)
+    );
+}
 
 /// A session whose model gave no usable plan: the page shows what it
 /// replied, not only that there is no plan (issue 21).
@@ -439,6 +441,7 @@ fn the_page_of_a_session_with_no_plan_shows_the_models_replies() {
             reasoning: String::new(),
             finish_reason: None,
             usage_estimated: false,
+            structured: None,
         },
         Event::PlanError {
             message: "the reply holds no JSON plan".into(),
