@@ -28,17 +28,20 @@ fn stderr(o: &Output) -> String {
 }
 
 #[test]
-fn a_zero_timeout_is_refused_by_run_as_by_exec() {
+fn a_zero_timeout_or_count_is_refused_by_run_and_bench_as_by_exec() {
     let dir = tempfile::tempdir().unwrap();
     let none = dir.path().join("none.toml");
     for args in [
         &["run", "--demo", "roman", "--timeout", "0"][..],
         &["run", "--demo", "roman", "--workers", "0"][..],
         &["run", "--demo", "roman", "--max-iterations", "0"][..],
+        &["bench", "problems.jsonl", "--timeout", "0"][..],
+        &["bench", "problems.jsonl", "--workers", "0"][..],
     ] {
         let o = codeloop(args, dir.path(), &none);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
-        assert!(stderr(&o).contains(args[3]), "{args:?}: {}", stderr(&o));
+        let flag = args[args.len() - 2];
+        assert!(stderr(&o).contains(flag), "{args:?}: {}", stderr(&o));
     }
 }
 

@@ -37,3 +37,13 @@ pub fn sandbox_for_generated_code() -> anyhow::Result<Sandbox> {
     }
     Ok(sandbox)
 }
+
+/// A count that must be at least 1 (0 is refused, as everywhere, never
+/// quietly made 1).
+pub fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("it must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}

@@ -31,7 +31,7 @@ pub struct Args {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_iterations: Option<u32>,
     /// Functions worked on in parallel at most [default: config, 2]
-    #[arg(long, value_name = "N", value_parser = at_least_one)]
+    #[arg(long, value_name = "N", value_parser = super::at_least_one)]
     pub workers: Option<usize>,
     /// Wall-clock limit of one test run, seconds, 1 to 86400 [default: config, 10]
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
@@ -54,16 +54,6 @@ pub struct Args {
     /// Repair every time, never start fresh from the spec
     #[arg(long)]
     pub no_fresh_start: bool,
-}
-
-/// A count that must be at least 1 (0 is refused, as everywhere, never
-/// quietly made 1).
-fn at_least_one(text: &str) -> Result<usize, String> {
-    match text.trim().parse::<usize>() {
-        Ok(0) => Err("it must be at least 1".into()),
-        Ok(n) => Ok(n),
-        Err(e) => Err(e.to_string()),
-    }
 }
 
 /// The task from the arguments, or the demo's own.

@@ -181,9 +181,13 @@ impl Sandbox {
                             _ = cancel.cancelled() => {}
                         }
                     }
-                    if total_output > spec.limits.output_bytes && stop.is_none() && status.is_none() {
+                    // Past the cap even after the program ended (its last
+                    // output still draining): what was cut is said.
+                    if total_output > spec.limits.output_bytes && stop.is_none() {
                         stop = Some(Stop::Output);
-                        kill(pgid);
+                        if status.is_none() {
+                            kill(pgid);
+                        }
                     }
                 }
                 _ = async {

@@ -41,13 +41,13 @@ pub struct Args {
     #[command(flatten)]
     pub model: ModelArgs,
     /// Code versions per problem, the first try included [default: config, 4]
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_iterations: Option<u32>,
     /// Problems worked on in parallel
-    #[arg(long, value_name = "N", default_value_t = 2)]
+    #[arg(long, value_name = "N", default_value_t = 2, value_parser = super::at_least_one)]
     pub workers: usize,
-    /// Wall-clock limit of one test run, seconds [default: config, 10]
-    #[arg(long, value_name = "SECS")]
+    /// Wall-clock limit of one test run, seconds, 1 to 86400 [default: config, 10]
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub timeout: Option<u64>,
     /// Only the first N problems
     #[arg(long, value_name = "N")]
