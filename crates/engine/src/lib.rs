@@ -71,6 +71,7 @@ use codeloop_sandbox::Sandbox;
 use codeloop_session::{Command, FinalResult, FunctionSpec, Record, RunRecord, State};
 
 pub use context::EngineError;
+pub use plan::PLAN_ATTEMPTS;
 pub use resume::{
     ContinueSetup, ResumeError, fork, fork_noting, nothing_left, resume, rewind, rewind_point,
     segment_options,

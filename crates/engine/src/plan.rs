@@ -11,7 +11,7 @@ use super::extract;
 use codeloop_session::{CodeSource, Dag, Event, FunctionSpec, NoticeLevel, Purpose, TapeError};
 
 /// Plans asked for before giving up on an unusable one.
-const PLAN_ATTEMPTS: u32 = 3;
+pub const PLAN_ATTEMPTS: u32 = 3;
 
 /// What a plan reply gave.
 enum PlanReply {

@@ -14,8 +14,8 @@ use crate::theme::Theme;
 use codeloop_session::state::CallState;
 use codeloop_session::{Command, Outcome, Purpose, State};
 
-/// Plans the engine asks for before it gives up (its `PLAN_ATTEMPTS`).
-pub const PLAN_ATTEMPTS: u32 = 3;
+/// Plans the engine asks for before it gives up.
+pub use codeloop_engine::PLAN_ATTEMPTS;
 
 /// Which attempt a plan call is: its tag is `plan`, then `plan/2`, `plan/3`.
 fn attempt_of(call: &CallState) -> u32 {
