@@ -9,29 +9,14 @@
 #[path = "support/fault_server.rs"]
 mod fault_server;
 
-use std::process::Command;
+use std::process::{Command, Output};
 
 use fault_server::{Answer, FaultServer, content, done, finish, usage};
 use serde_json::Value;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_looping_reply_is_stopped_counted_and_the_hollow_replies_named() {
-    let server = FaultServer::start("unused").await;
-    let plan = r#"{"functions": [{"name": "double", "purpose": "twice x", "inputs": "x: int", "output": "int", "depends_on": []}]}"#;
-    let tests = "```python\ndef test_double():\n    assert double(2) == 4\n```\n";
-    let code = "```python\ndef double(x):\n    return x * 2\n```\n";
-    // The plan, first: the same few characters until the window would end.
-    let mut looping = vec![content("{\"functions\": [{\"name\": \"")];
-    looping.extend((0..400).map(|_| content("ab ab ab ")));
-    looping.extend([finish("length"), done()]);
-    server.queue([
-        Answer::Sse(looping),
-        // Then nothing at all (a base model with no chat template).
-        Answer::Sse(vec![finish("stop"), usage(40, 0), done()]),
-        Answer::Sse(vec![content(plan), finish("stop"), usage(50, 40), done()]),
-        Answer::Sse(vec![content(tests), finish("stop"), usage(60, 30), done()]),
-        Answer::Sse(vec![content(code), finish("stop"), usage(70, 20), done()]),
-    ]);
+/// `codeloop run "Double an integer" --json` against `server`: its output,
+/// and the tape's events it printed.
+async fn run_double(server: &FaultServer) -> (Output, Vec<Value>) {
     let dir = tempfile::tempdir().unwrap();
     let base_url = server.base_url.clone();
     let output = tokio::task::spawn_blocking({
@@ -51,14 +36,35 @@ async fn a_looping_reply_is_stopped_counted_and_the_hollow_replies_named() {
     })
     .await
     .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
-    assert!(stderr.contains("result: PASSED"), "{stderr}");
-    let events: Vec<Value> = stdout
+    let events = String::from_utf8_lossy(&output.stdout)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    (output, events)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_looping_reply_is_stopped_counted_and_the_hollow_replies_named() {
+    let server = FaultServer::start("unused").await;
+    let plan = r#"{"functions": [{"name": "double", "purpose": "twice x", "inputs": "x: int", "output": "int", "depends_on": []}]}"#;
+    let tests = "```python\ndef test_double():\n    assert double(2) == 4\n```\n";
+    let code = "```python\ndef double(x):\n    return x * 2\n```\n";
+    // The plan, first: the same few characters until the window would end.
+    let mut looping = vec![content("{\"functions\": [{\"name\": \"")];
+    looping.extend((0..400).map(|_| content("ab ab ab ")));
+    looping.extend([finish("length"), done()]);
+    server.queue([
+        Answer::Sse(looping),
+        // Then nothing at all (a base model with no chat template).
+        Answer::Sse(vec![finish("stop"), usage(40, 0), done()]),
+        Answer::Sse(vec![content(plan), finish("stop"), usage(50, 40), done()]),
+        Answer::Sse(vec![content(tests), finish("stop"), usage(60, 30), done()]),
+        Answer::Sse(vec![content(code), finish("stop"), usage(70, 20), done()]),
+    ]);
+    let (output, events) = run_double(&server).await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("result: PASSED"), "{stderr}");
     let of_type = |t: &str| -> Vec<&Value> { events.iter().filter(|e| e["type"] == t).collect() };
 
     // The loop: stopped, not continued, its tokens counted.
@@ -157,32 +163,9 @@ async fn a_model_that_cannot_plan_still_gets_the_task_to_code_as_one_function() 
         Answer::Sse(vec![content(tests), finish("stop"), usage(60, 30), done()]),
         Answer::Sse(vec![content(code), finish("stop"), usage(70, 20), done()]),
     ]);
-    let dir = tempfile::tempdir().unwrap();
-    let base_url = server.base_url.clone();
-    let output = tokio::task::spawn_blocking({
-        let dir = dir.path().to_path_buf();
-        move || {
-            Command::new(env!("CARGO_BIN_EXE_codeloop"))
-                .args(["run", "Double an integer", "--json", "--workers", "1"])
-                .args(["--base-url", &base_url, "--model", "loopback-coder"])
-                .arg("--out")
-                .arg(dir.join("out"))
-                .env("CODELOOP_DATA_DIR", dir.join("data"))
-                .env("CODELOOP_CACHE_DIR", dir.join("cache"))
-                .env("CODELOOP_CONFIG", dir.join("none.toml"))
-                .output()
-                .unwrap()
-        }
-    })
-    .await
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let (output, events) = run_double(&server).await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("result: PASSED"), "{stderr}");
-    let events: Vec<Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
     let of_type = |t: &str| -> Vec<&Value> { events.iter().filter(|e| e["type"] == t).collect() };
     assert_eq!(of_type("plan_error").len(), 3);
     let plans = of_type("plan");
@@ -217,31 +200,8 @@ async fn a_node_whose_tests_never_come_still_gets_its_code() {
         prose(),
         Answer::Sse(vec![content(code), finish("stop"), usage(70, 20), done()]),
     ]);
-    let dir = tempfile::tempdir().unwrap();
-    let base_url = server.base_url.clone();
-    let output = tokio::task::spawn_blocking({
-        let dir = dir.path().to_path_buf();
-        move || {
-            Command::new(env!("CARGO_BIN_EXE_codeloop"))
-                .args(["run", "Double an integer", "--json", "--workers", "1"])
-                .args(["--base-url", &base_url, "--model", "loopback-coder"])
-                .arg("--out")
-                .arg(dir.join("out"))
-                .env("CODELOOP_DATA_DIR", dir.join("data"))
-                .env("CODELOOP_CACHE_DIR", dir.join("cache"))
-                .env("CODELOOP_CONFIG", dir.join("none.toml"))
-                .output()
-                .unwrap()
-        }
-    })
-    .await
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let (output, events) = run_double(&server).await;
     let stderr = String::from_utf8_lossy(&output.stderr);
-    let events: Vec<Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
     let of_type = |t: &str| -> Vec<&Value> { events.iter().filter(|e| e["type"] == t).collect() };
     assert!(of_type("tests").is_empty(), "{stderr}");
     assert_eq!(of_type("code").len(), 1, "{stderr}");

@@ -251,8 +251,9 @@ impl Core {
 /// whole task, named from the task's words (`count_vowels_string` for
 /// "count the vowels in a string").
 pub fn one_function_plan(task: &str) -> FunctionSpec {
-    const SMALL: [&str; 14] = [
+    const SMALL: [&str; 20] = [
         "a", "an", "the", "of", "in", "on", "to", "for", "and", "or", "with", "from", "by", "its",
+        "is", "are", "be", "whether", "if", "given",
     ];
     let words: Vec<String> = task
         .split(|c: char| !c.is_ascii_alphanumeric())
@@ -302,6 +303,10 @@ mod fallback_tests {
             "count_vowels_string"
         );
         assert_eq!(one_function_plan("2 + 2?").name, "solve_2_2");
+        assert_eq!(
+            one_function_plan("check whether a string is a palindrome").name,
+            "check_string_palindrome"
+        );
         assert_eq!(one_function_plan("???").name, "solve");
         let long = one_function_plan(&format!("Reverse words.\n{}", "x".repeat(500)));
         assert_eq!(long.purpose, "Reverse words.");
