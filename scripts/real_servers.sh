@@ -39,7 +39,7 @@ fi
 # 1. llama-cpp-python's server in a venv of its own.
 venv="$root/venv"
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import llama_cpp.server' >/dev/null 2>&1; then
-  log "building llama-cpp-python $LLAMA_CPP_PYTHON_VERSION from source (about 9 minutes on two cores)"
+  log "building llama-cpp-python $LLAMA_CPP_PYTHON_VERSION from source (minutes: 5 to 9 on two cores)"
   rm -rf "$venv"
   "$real_py" -m venv "$venv"
   "$venv/bin/pip" install -q --upgrade pip >&2
@@ -75,7 +75,7 @@ fi
 # 3. llama.cpp's own llama-server, from the llama.cpp tree vendored in the sdist.
 server_bin="$root/llama-server/bin/llama-server"
 if [ ! -x "$server_bin" ]; then
-  log "building llama.cpp's llama-server from the llama-cpp-python $LLAMA_CPP_PYTHON_VERSION source"
+  log "building llama.cpp's llama-server from the llama-cpp-python $LLAMA_CPP_PYTHON_VERSION source (up to half an hour on two busy cores)"
   tmp="$(mktemp -d)"
   "$venv/bin/pip" download -q --no-deps --no-binary :all: -d "$tmp" "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION" >&2
   tar -xzf "$tmp"/llama_cpp_python-*.tar.gz -C "$tmp"

@@ -22,8 +22,9 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" </dev/null
 fi
 # The real model servers and the real model the end-to-end tests talk to
-# (built from source the first time, about 15 minutes on two cores; cached
-# under ~/.cache/codeloop/servers, so later runs take seconds).
+# (built from source the first time: measured here on two busy cores, about
+# 5 minutes for llama-cpp-python and 30 for llama-server; cached under
+# ~/.cache/codeloop/servers, so later runs take seconds).
 bash scripts/real_servers.sh >/dev/null
 # The compiler's rules first: formatting, and clippy with warnings denied
 # (unwrap, expect and panic are denied outside tests by [workspace.lints]).

