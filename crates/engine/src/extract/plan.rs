@@ -314,12 +314,13 @@ pub fn vet(specs: Vec<FunctionSpec>, task: &str) -> Result<Vetted, String> {
         && EXAMPLE_NAMES
             .iter()
             .all(|n| specs.iter().any(|s| s.name == *n) && !task.contains(n)))
-        // Only the example's names, for a task that is not about durations
-        // (SmolLM2-135M planned "reverse the words" as `parse_duration_parts`).
+        // Any of the example's names, for a task that is not about durations
+        // (SmolLM2-135M planned "reverse the words" as `parse_duration_parts`,
+        // and "sum the even numbers" with it beside functions of its own).
         || (!about_durations(task)
             && specs
                 .iter()
-                .all(|s| EXAMPLE_NAMES.contains(&s.name.as_str())));
+                .any(|s| EXAMPLE_NAMES.contains(&s.name.as_str())));
     if copied {
         let names: Vec<String> = specs.iter().map(|s| format!("`{}`", s.name)).collect();
         return Err(format!(
@@ -427,9 +428,11 @@ mod tests {
         assert!(vet(vec![copied.clone()], "reverse the words").is_err());
         // A task about durations may mean it.
         assert!(vet(vec![copied], "sum a list of durations").is_ok());
-        // The example's name alone, for another task.
+        // The example's name alone, or beside others, for another task.
         let err = vet(vec![spec("parse_duration_parts", &[])], "reverse the words").unwrap_err();
         assert!(err.contains("for another task"), "{err}");
+        let mixed = vec![spec("time", &[]), spec("parse_duration_parts", &["time"])];
+        assert!(vet(mixed, "sum the even numbers in a list").is_err());
     }
 
     #[test]
@@ -446,7 +449,8 @@ mod tests {
         ];
         let err = vet(example.clone(), "count the vowels").unwrap_err();
         assert!(err.contains("the prompt's example"), "{err}");
-        // A task that names them itself may have them; one shared name is no copy.
+        // A task that names them itself may have them; for a task about
+        // durations, one shared name is no copy.
         assert!(
             vet(
                 example,
@@ -457,7 +461,7 @@ mod tests {
         assert!(
             vet(
                 vec![spec("duration_to_minutes", &[]), spec("main", &[])],
-                "t"
+                "total the hours of a timesheet"
             )
             .is_ok()
         );
