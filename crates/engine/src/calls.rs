@@ -231,7 +231,8 @@ impl Core {
             // The reply looped: stopped, never continued, and not used. The
             // caller takes it as a reply with nothing in it (a plan is asked
             // for again; code is asked for once more).
-            Err(LlmError::Cancelled) if let Some(what) = looped => {
+            Err(LlmError::Cancelled) if looped.is_some() => {
+                let what = looped.unwrap_or_default();
                 self.record(Event::ModelError {
                     call_id,
                     message: what.clone(),
