@@ -35,11 +35,13 @@
 
 mod decode;
 mod errors;
+mod report;
 mod request;
 mod retry;
 mod server;
 mod sse;
 mod turn;
+mod window;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -50,12 +52,11 @@ use serde_json::Value;
 use tokio::sync::{OnceCell, Semaphore, mpsc};
 
 use super::{
-    ChatFuture, ChatModel, ChatReply, ChatRequest, ContextFuture, ContextWindow, Delta, LlmError,
-    ReplySchema, ReportFuture, ServerReport, tokens,
+    ChatFuture, ChatModel, ChatReply, ChatRequest, ContextFuture, Delta, LlmError, ReportFuture,
 };
 use decode::ReadError;
 pub use errors::ServerKind;
-use errors::{Overflow, error_chain, error_excerpt, overflow_in, read_limited};
+use errors::{error_chain, error_excerpt, overflow_in, read_limited};
 pub use request::normalize_base_url;
 use request::{BodyFacts, Quirks, http_client};
 use retry::{Next, Retries, retry_after, whole_secs};
@@ -211,35 +212,6 @@ impl OpenAiClient {
         })
     }
 
-    /// How many requests may be in flight at once; None for no limit.
-    pub async fn max_parallel(&self) -> Option<usize> {
-        if let Some(n) = self.options.max_parallel {
-            return Some(n.max(1));
-        }
-        if self.options.learn_context {
-            return self.server_facts().await.slots;
-        }
-        None
-    }
-
-    /// The permits of the requests in flight.
-    async fn slots(&self) -> Option<Arc<Semaphore>> {
-        self.slots
-            .get_or_init(|| async {
-                self.max_parallel()
-                    .await
-                    .map(|n| Arc::new(Semaphore::new(n)))
-            })
-            .await
-            .clone()
-    }
-
-    /// The server serves one request at a time (its turn is kept across
-    /// processes too).
-    fn one_slot(&self) -> bool {
-        self.facts.get().and_then(|f| f.slots) == Some(1) || self.options.max_parallel == Some(1)
-    }
-
     /// The shape a reply's schema is asked in now (learned from refusals).
     pub fn structured(&self) -> crate::Structured {
         self.quirks.structured()
@@ -262,54 +234,6 @@ impl OpenAiClient {
                 )
             })
             .await
-    }
-
-    /// The window known without asking: the configured one, else what the
-    /// server already told, else what its first overflow said.
-    fn known_window(&self) -> Option<ContextWindow> {
-        match self.options.context_window {
-            Some(tokens) => Some(ContextWindow {
-                tokens,
-                source: "the config".into(),
-            }),
-            None => self.facts.get().and_then(|f| f.window.clone()).or_else(|| {
-                match self.learned_window.load(Ordering::Relaxed) {
-                    0 => None,
-                    tokens => Some(ContextWindow {
-                        tokens,
-                        source: "the server's overflow error".into(),
-                    }),
-                }
-            }),
-        }
-    }
-
-    /// The reply limit to send: the one asked for, cut to what the known
-    /// window leaves after the prompt (estimated, with a margin). An error
-    /// when the prompt leaves no room for a reply at all.
-    fn fitted_max_tokens(&self, request: &ChatRequest) -> Result<Option<u32>, LlmError> {
-        // The person's limit (config, profile, --max-tokens) wins over the
-        // caller's default for the kind of reply.
-        let wanted = self.options.max_tokens.or(request.max_tokens);
-        let Some(window) = self.known_window() else {
-            return Ok(wanted);
-        };
-        let prompt = tokens::estimate_prompt_tokens(&request.messages);
-        // The estimate can be a third too low for code (see `tokens`).
-        let left = window.tokens.saturating_sub(prompt + prompt / 3 + 16);
-        if left < MIN_REPLY_TOKENS {
-            return Err(LlmError::ContextOverflow {
-                url: self.chat_url.clone(),
-                window: Some(window.tokens),
-                prompt_tokens: Some(prompt),
-                detail: format!(
-                    "the prompt is about {prompt} tokens, and the window is {} tokens ({}): no room is left for a reply",
-                    window.tokens, window.source
-                ),
-                advice: self.known_server().overflow_advice(&self.options.model),
-            });
-        }
-        Ok(wanted.map(|n| u64::from(n).min(left) as u32))
     }
 
     fn known_server(&self) -> ServerKind {
@@ -471,63 +395,6 @@ impl OpenAiClient {
         }
     }
 
-    /// A 200 with an empty event stream: llama-cpp-python's answer to a
-    /// prompt past its window (it raises inside the stream, and only its
-    /// log says so). The same body asked for without streaming gets the
-    /// plain error, which names the window: learned, and the overflow
-    /// returned. None when the plain request does not overflow.
-    async fn probe_overflow(&self, sent: &Value) -> Option<LlmError> {
-        let mut body = sent.clone();
-        body["stream"] = Value::Bool(false);
-        if let Some(map) = body.as_object_mut() {
-            map.remove("stream_options");
-        }
-        body["max_tokens"] = Value::from(1);
-        let response = self.send(&body).await.ok()?;
-        if response.status().is_success() {
-            return None;
-        }
-        let raw = read_limited(response, MAX_ERROR_BODY_BYTES, self.options.request_timeout)
-            .await
-            .ok()?;
-        let overflow = overflow_in(&String::from_utf8_lossy(&raw))?;
-        if let Some(window) = overflow.window {
-            self.learned_window.store(window, Ordering::Relaxed);
-        }
-        Some(self.overflow(overflow))
-    }
-
-    /// Refuse, before sending it, a prompt a silently truncating server
-    /// (Ollama) could not hold whole.
-    fn check_fit(&self, request: &ChatRequest) -> Result<(), LlmError> {
-        if self.known_server() != ServerKind::Ollama {
-            return Ok(());
-        }
-        let Some(window) = self.known_window() else {
-            return Ok(());
-        };
-        let prompt = tokens::estimate_prompt_tokens(&request.messages);
-        if tokens::fits(prompt, 0, window.tokens) {
-            return Ok(());
-        }
-        let model_max = self
-            .facts
-            .get()
-            .and_then(|f| f.model_max)
-            .map(|n| format!("; the model itself supports {n}"))
-            .unwrap_or_default();
-        Err(LlmError::ContextOverflow {
-            url: self.chat_url.clone(),
-            window: Some(window.tokens),
-            prompt_tokens: Some(prompt),
-            detail: format!(
-                "the prompt is about {prompt} tokens, and the window is {} tokens ({}){model_max}",
-                window.tokens, window.source
-            ),
-            advice: ServerKind::Ollama.overflow_advice(&self.options.model),
-        })
-    }
-
     /// Send the request and wait for the answer's head.
     async fn send(&self, body: &Value) -> Result<reqwest::Response, Sent> {
         let mut builder = self
@@ -558,27 +425,6 @@ impl OpenAiClient {
             // Refused after it had answered (a restart), reset, or closed
             // before its answer's head.
             Ok(Err(e)) => Err(Sent::Transient(self.scrub(&error_chain(&e)))),
-        }
-    }
-
-    fn overflow(&self, overflow: Overflow) -> LlmError {
-        if let Some(window) = overflow.window
-            && self.facts.get().and_then(|f| f.window.as_ref()).is_none()
-        {
-            self.learned_window.store(window, Ordering::Relaxed);
-        }
-        let server = match self.known_server() {
-            ServerKind::Unknown => overflow.server.unwrap_or(ServerKind::Unknown),
-            known => known,
-        };
-        LlmError::ContextOverflow {
-            url: self.chat_url.clone(),
-            window: overflow
-                .window
-                .or_else(|| self.known_window().map(|w| w.tokens)),
-            prompt_tokens: overflow.prompt_tokens,
-            detail: self.scrub(&overflow.detail),
-            advice: server.overflow_advice(&self.options.model),
         }
     }
 
@@ -621,47 +467,6 @@ enum Sent {
     /// Worth asking again (the cause, for the message if retries run out).
     Transient(String),
     Final(LlmError),
-}
-
-impl OpenAiClient {
-    async fn report(&self) -> ServerReport {
-        let facts = self.server_facts().await.clone();
-        let models = list_models(
-            &self.options.base_url,
-            self.options.api_key.as_ref(),
-            DISCOVERY_TIMEOUT,
-        )
-        .await
-        .unwrap_or_default();
-        let probe = ChatRequest {
-            tag: "probe".into(),
-            messages: vec![super::ChatMessage::user(
-                "Reply with the JSON object {\"ok\": true} and nothing else.",
-            )],
-            temperature: Some(0.0),
-            max_tokens: Some(16),
-            schema: Some(ReplySchema {
-                name: "probe".into(),
-                schema: serde_json::json!({
-                    "type": "object",
-                    "properties": { "ok": { "type": "boolean" } },
-                    "required": ["ok"]
-                }),
-            }),
-        };
-        let (tx, _rx) = mpsc::channel(64);
-        let structured = self
-            .chat(probe, tx)
-            .await
-            .map(|reply| reply.structured.unwrap_or(self.quirks.structured()));
-        ServerReport {
-            server: facts.server.name().to_string(),
-            models,
-            window: self.known_window(),
-            slots: self.max_parallel().await,
-            structured,
-        }
-    }
 }
 
 impl ChatModel for OpenAiClient {

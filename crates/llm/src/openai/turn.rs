@@ -8,6 +8,42 @@
 use std::fs::{File, OpenOptions};
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+
+use super::OpenAiClient;
+
+impl OpenAiClient {
+    /// How many requests may be in flight at once; None for no limit.
+    pub async fn max_parallel(&self) -> Option<usize> {
+        if let Some(n) = self.options.max_parallel {
+            return Some(n.max(1));
+        }
+        if self.options.learn_context {
+            return self.server_facts().await.slots;
+        }
+        None
+    }
+
+    /// The permits of the requests in flight.
+    pub(super) async fn slots(&self) -> Option<Arc<Semaphore>> {
+        self.slots
+            .get_or_init(|| async {
+                self.max_parallel()
+                    .await
+                    .map(|n| Arc::new(Semaphore::new(n)))
+            })
+            .await
+            .clone()
+    }
+
+    /// The server serves one request at a time (its turn is kept across
+    /// processes too).
+    pub(super) fn one_slot(&self) -> bool {
+        self.facts.get().and_then(|f| f.slots) == Some(1) || self.options.max_parallel == Some(1)
+    }
+}
 
 /// The lock file of the server at `base_url` for this user.
 fn lock_path(base_url: &str) -> PathBuf {
