@@ -60,7 +60,7 @@ impl Core {
                     self.notice(
                         NoticeLevel::Warning,
                         format!(
-                            "`{name}` has no tests (the model gave none it could use): its code is asked for all the same, and its runs only check that it loads; write its tests in the Code pane to hold it to more"
+                            "`{name}` has no tests (the model gave none it could use): its code is asked for all the same, but with no test it cannot pass; write its tests in the Code pane"
                         ),
                     )
                     .await?

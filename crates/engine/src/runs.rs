@@ -16,10 +16,6 @@ pub struct PreparedRun {
     pub code_files: Vec<String>,
     /// The file of the node under test.
     pub target_file: String,
-    /// The run has tests to run. Without any (skipped, or none the model
-    /// could give) a run that loads the code and ends well passes: it is
-    /// all the run can check, as the notice at the time says.
-    pub has_tests: bool,
 }
 
 /// The module name and file of the assembled program.
@@ -82,7 +78,6 @@ pub fn node_run(
         spec,
         code_files,
         target_file: format!("{node}.py"),
-        has_tests: !tests.is_empty(),
     })
 }
 
@@ -171,14 +166,12 @@ pub fn program_run(state: &State, program: &str, limits: Limits) -> PreparedRun 
         exports: state.specs.iter().map(|s| s.name.clone()).collect(),
     };
     let tests = program_tests(state);
-    let has_tests = !tests.is_empty();
     let mut spec = harness::test_run(&[module], PROGRAM, &tests, limits);
     spec.inputs = input_paths(state);
     PreparedRun {
         spec,
         code_files: vec![format!("{PROGRAM}.py")],
         target_file: format!("{PROGRAM}.py"),
-        has_tests,
     }
 }
 
@@ -220,9 +213,7 @@ pub fn judge(outcome: &Outcome, prepared: &PreparedRun) -> (RunRecord, Option<Lo
     let report = harness::TestReport::from_outcome(outcome);
     let passed = outcome.exit_code == Some(0)
         && outcome.limit_hit.is_none()
-        && report.as_ref().is_some_and(|r| {
-            r.all_passed() || (!prepared.has_tests && r.load_error.is_none() && r.failed == 0)
-        });
+        && report.as_ref().is_some_and(|r| r.all_passed());
     let record = RunRecord {
         passed,
         exit_code: outcome.exit_code,
