@@ -230,3 +230,34 @@ async fn a_node_whose_tests_never_come_still_gets_its_code_but_cannot_pass() {
     assert!(stderr.contains("no test ran"), "{tags:?}\n{stderr}");
     assert!(!stderr.contains("result: PASSED"), "{tags:?}\n{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tests_that_define_the_function_themselves_are_not_used() {
+    let server = FaultServer::start("unused").await;
+    let plan = r#"{"functions": [{"name": "double", "purpose": "twice x", "inputs": "x: int", "output": "int", "depends_on": []}]}"#;
+    // SmolLM2's tests: the function again, so they pass against any code.
+    let own_copy = "```python\ndef double(x):\n    return x * 2\n\ndef test_double():\n    assert double(2) == 4\n```\n";
+    let broken = "```python\ndef double(x):\n    return y\n```\n";
+    server.queue([
+        Answer::Sse(vec![content(plan), finish("stop"), usage(50, 40), done()]),
+        Answer::Sse(vec![
+            content(own_copy),
+            finish("stop"),
+            usage(60, 30),
+            done(),
+        ]),
+        Answer::Sse(vec![content(broken), finish("stop"), usage(70, 20), done()]),
+    ]);
+    let (output, events) = run_double(&server).await;
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let of_type = |t: &str| -> Vec<&Value> { events.iter().filter(|e| e["type"] == t).collect() };
+    assert!(of_type("tests").is_empty(), "{stderr}");
+    assert!(
+        of_type("notice").iter().any(|n| n["message"]
+            .as_str()
+            .unwrap()
+            .contains("define `double` themselves")),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("result: PASSED"), "{stderr}");
+}

@@ -216,6 +216,20 @@ impl Core {
         let (_, code) = self
             .call_for_code(purpose, tag.replace("{name}", name), messages, None, None)
             .await?;
+        // Tests that define a planned function themselves test their own
+        // copy, never the code (SmolLM2's tests redefined the function and
+        // passed against broken code): not used.
+        let planned: Vec<String> = self.read(|s| s.specs.iter().map(|f| f.name.clone()).collect());
+        if let Some(own) = defines_one_of(&code, &planned) {
+            self.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "the tests of `{name}` define `{own}` themselves, so they would test their own copy: they are not used"
+                ),
+            )
+            .await?;
+            return Err(Stop::Failed);
+        }
         let examples = self.read(|s| examples::from_task(&s.task, name));
         let (code, corrected) = examples::ground(&code, &examples);
         if !corrected.is_empty() {
@@ -582,4 +596,18 @@ impl Core {
             _ => code,
         }
     }
+}
+
+/// The first of `names` that `code` defines at its top level (`def name(`).
+fn defines_one_of<'a>(code: &str, names: &'a [String]) -> Option<&'a str> {
+    code.lines().find_map(|line| {
+        let rest = line
+            .strip_prefix("async def ")
+            .or_else(|| line.strip_prefix("def "))?;
+        let defined = rest.split('(').next()?.trim();
+        names
+            .iter()
+            .find(|n| n.as_str() == defined)
+            .map(String::as_str)
+    })
 }
