@@ -226,8 +226,11 @@ async fn a_node_whose_tests_never_come_still_gets_its_code_but_cannot_pass() {
         ],
         "{tags:?}"
     );
-    // With no test, nothing can pass: the session says so, never PASSED.
+    // With no test, nothing can pass: the session says so, never PASSED,
+    // and no repair is asked for (it would have nothing to go by).
     assert!(stderr.contains("no test ran"), "{tags:?}\n{stderr}");
+    assert_eq!(tags.len(), 4, "{tags:?}");
+    assert!(stderr.contains("so no repair is asked for"), "{stderr}");
     assert!(!stderr.contains("result: PASSED"), "{tags:?}\n{stderr}");
 }
 

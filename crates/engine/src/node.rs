@@ -5,7 +5,7 @@
 
 use super::context::{Core, Stop};
 use super::execute;
-use super::runs;
+use super::runs::{self, NO_TEST_RAN};
 use super::steering::GateAnswer;
 use codeloop_sandbox::harness::tests_file_name;
 use codeloop_session::{Event, NodeStatus, NoticeLevel, RunKind, RunRecord, Step};
@@ -109,6 +109,11 @@ impl Core {
             let tests_broken = location
                 .as_ref()
                 .is_some_and(|l| l.file == tests_file_name(name) && l.test.is_none());
+            // The code loaded and there is no test to run: a repair has
+            // nothing to go by, so none is asked for (it would be a wasted call).
+            let nothing_to_repair = self
+                .read(|s| s.nodes.get(name).is_some_and(|n| n.tests.is_none()))
+                && location.as_ref().is_some_and(|l| l.message == NO_TEST_RAN);
             if let Some(location) = location {
                 self.record(Event::Localized {
                     node: name.to_string(),
@@ -134,6 +139,16 @@ impl Core {
                     Ok(()) => continue,
                     Err(e) => return self.give_up(name, e).await,
                 }
+            }
+            if nothing_to_repair {
+                self.notice(
+                    NoticeLevel::Warning,
+                    format!(
+                        "`{name}` has no tests, so no repair is asked for: write its tests in the Code pane and run it again"
+                    ),
+                )
+                .await?;
+                return self.give_up(name, Stop::Failed).await;
             }
             if self.given_up_at_limit(name, iteration).await? {
                 return Ok(());

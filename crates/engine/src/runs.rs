@@ -18,6 +18,9 @@ pub struct PreparedRun {
     pub target_file: String,
 }
 
+/// The failure of a run whose code loaded but that had no test to run.
+pub const NO_TEST_RAN: &str = "no test ran";
+
 /// The module name and file of the assembled program.
 pub const PROGRAM: &str = "program";
 
@@ -247,7 +250,7 @@ pub fn judge(outcome: &Outcome, prepared: &PreparedRun) -> (RunRecord, Option<Lo
         let message = match (outcome.exit_code, outcome.signal) {
             (_, Some(sig)) => format!("the program was killed by signal {sig}"),
             (Some(0), None) if report.as_ref().is_some_and(|r| r.passed == 0) => {
-                "no test ran".to_string()
+                NO_TEST_RAN.to_string()
             }
             (Some(code), None) => format!("the program exited with code {code} and no traceback"),
             (None, None) => "the program ended without an exit code".to_string(),
