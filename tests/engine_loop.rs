@@ -496,10 +496,7 @@ async fn a_spent_token_budget_stops_model_calls_with_a_notice() {
         reply("plan", &plan_json(&[("mean", &[])])),
         reply("tests/mean", &py(MEAN_TESTS)),
     ];
-    replies[0].usage = Some(codeloop::protocol::Usage {
-        prompt_tokens: 400,
-        completion_tokens: 100,
-    });
+    replies[0].usage = Some(codeloop::protocol::Usage::new(400, 100));
     let s = start(
         replies,
         EngineOptions {
@@ -741,10 +738,7 @@ async fn a_spent_budget_is_noticed_once_however_many_nodes_it_stops() {
         "plan",
         &plan_json(&[("a", &[]), ("b", &[]), ("c", &[])]),
     )];
-    replies[0].usage = Some(codeloop::protocol::Usage {
-        prompt_tokens: 400,
-        completion_tokens: 100,
-    });
+    replies[0].usage = Some(codeloop::protocol::Usage::new(400, 100));
     let s = start(
         replies,
         EngineOptions {

@@ -367,13 +367,7 @@ async fn a_stream_split_mid_event_and_mid_character_arrives_whole() {
         deltas,
         vec!["Hé", "llo → wörld 😀\n", "def f():\n    return 1\n"]
     );
-    assert_eq!(
-        reply.usage,
-        Some(Usage {
-            prompt_tokens: 42,
-            completion_tokens: 17
-        })
-    );
+    assert_eq!(reply.usage, Some(Usage::new(42, 17)));
     assert!(!reply.usage_estimated);
 
     // What the server was asked.
@@ -421,6 +415,50 @@ async fn without_a_key_no_authorization_is_sent_and_a_finish_reason_ends_a_strea
     assert_eq!(reply.text, "ok");
     assert_eq!(reply.usage.map(|u| u.prompt_tokens), Some(5));
     assert!(!server.received()[0].headers.contains_key("authorization"));
+}
+
+#[tokio::test]
+async fn the_prompt_tokens_a_server_took_from_its_cache_are_counted() {
+    // The usage chunk as llama.cpp's llama-server (b1-0c1e570) sent it for a
+    // second request sharing its first 38 tokens with the one before.
+    let llama_server = format!(
+        "data: {}\n\n",
+        json!({"choices": [], "object": "chat.completion.chunk",
+            "usage": {"completion_tokens": 8, "prompt_tokens": 45, "total_tokens": 53,
+                "prompt_tokens_details": {"cached_tokens": 38}},
+            "timings": {"cache_n": 38, "prompt_n": 7, "prompt_ms": 21.452, "predicted_n": 8}})
+    );
+    // A llama.cpp server that ignores `stream_options`: timings, no usage.
+    let timings_only = format!(
+        "data: {}\n\n",
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+            "timings": {"cache_n": 30, "prompt_n": 12, "predicted_n": 5}})
+    );
+    let server = Server::start(vec![
+        sse(&(delta("ok") + &finish("stop") + &llama_server)),
+        sse(&(delta("ok") + &timings_only)),
+        sse(&(delta("ok") + &finish("stop") + &usage_chunk(9, 2))),
+    ])
+    .await;
+    let client = OpenAiClient::new(options(&server)).unwrap();
+    let mut got = Vec::new();
+    for _ in 0..3 {
+        got.push(call(&client).await.0.unwrap().usage);
+    }
+    let with = |p, c, cached| {
+        Some(Usage {
+            cached_tokens: cached,
+            ..Usage::new(p, c)
+        })
+    };
+    assert_eq!(
+        got,
+        vec![
+            with(45, 8, Some(38)),
+            with(42, 5, Some(30)),
+            with(9, 2, None)
+        ]
+    );
 }
 
 #[tokio::test]

@@ -74,23 +74,11 @@ async fn replies_are_answered_by_tag_in_order() {
     let (plan, _) = ask(&model, "plan").await.unwrap();
     assert_eq!(plan.text, "the plan");
     // Given usage is reported as given.
-    assert_eq!(
-        plan.usage,
-        Some(Usage {
-            prompt_tokens: 11,
-            completion_tokens: 3
-        })
-    );
+    assert_eq!(plan.usage, Some(Usage::new(11, 3)));
     assert!(!plan.usage_estimated);
     // Missing usage is estimated at ~4 characters a token, and says so.
     assert!(reflect.usage_estimated);
-    assert_eq!(
-        reflect.usage,
-        Some(Usage {
-            prompt_tokens: 10,
-            completion_tokens: 6
-        })
-    );
+    assert_eq!(reflect.usage, Some(Usage::new(10, 6)));
     assert_eq!(model.remaining(), 0);
 }
 
@@ -217,15 +205,8 @@ async fn a_recorded_tape_is_a_script() {
         text: "pl".into(),
     })
     .unwrap();
-    tape.append(reply(
-        1,
-        "plan text",
-        Some(Usage {
-            prompt_tokens: 7,
-            completion_tokens: 2,
-        }),
-    ))
-    .unwrap();
+    tape.append(reply(1, "plan text", Some(Usage::new(7, 2))))
+        .unwrap();
     let node = || "parse".to_string();
     // Two calls in flight at once; their replies land in the other order.
     tape.append(req(2, "code/parse/1", Purpose::Code { node: node() }))
@@ -260,13 +241,7 @@ async fn a_recorded_tape_is_a_script() {
     assert_eq!(model.remaining(), 4);
     let (plan, _) = ask(&model, "plan").await.unwrap();
     assert_eq!(plan.text, "plan text");
-    assert_eq!(
-        plan.usage,
-        Some(Usage {
-            prompt_tokens: 7,
-            completion_tokens: 2
-        })
-    );
+    assert_eq!(plan.usage, Some(Usage::new(7, 2)));
     assert_eq!(
         ask(&model, "tests/parse").await.unwrap().0.text,
         "tests text"

@@ -240,6 +240,16 @@ fn llama_server_takes_the_json_schema_and_the_reply_streams() {
         calls.len()
     );
     assert!(events.iter().any(|e| e["type"] == "code"), "{stderr}");
+    // llama-server says how much of each prompt it took from its cache; the
+    // calls after the first share at least the system prompt and the task.
+    let cached: Vec<Option<u64>> = events
+        .iter()
+        .filter(|e| e["type"] == "model_reply")
+        .map(|e| e["usage"]["cached_tokens"].as_u64())
+        .collect();
+    assert!(cached.iter().all(Option::is_some), "{cached:?}");
+    assert!(cached.iter().skip(1).any(|c| *c > Some(0)), "{cached:?}");
+    assert!(stderr.contains(" cached) + "), "{stderr}");
 }
 
 #[test]

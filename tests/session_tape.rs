@@ -111,10 +111,7 @@ fn session_events() -> Vec<Event> {
         Event::ModelReply {
             call_id: 7,
             text: "It adds instead of multiplying.".into(),
-            usage: Some(Usage {
-                prompt_tokens: 10,
-                completion_tokens: 6,
-            }),
+            usage: Some(Usage::new(10, 6)),
             duration_ms: 5,
             reasoning: String::new(),
             finish_reason: None,

@@ -107,10 +107,7 @@ fn session() -> Vec<Event> {
         Event::ModelReply {
             call_id: 1,
             text: RAW_REPLY.into(),
-            usage: Some(Usage {
-                prompt_tokens: 40,
-                completion_tokens: 30,
-            }),
+            usage: Some(Usage::new(40, 30)),
             duration_ms: 2500,
             reasoning: "One function is enough.".into(),
             finish_reason: Some("length".into()),

@@ -46,10 +46,7 @@ fn reply(call_id: u64) -> Event {
     Event::ModelReply {
         call_id,
         text: PROSE.into(),
-        usage: Some(Usage {
-            prompt_tokens: 100,
-            completion_tokens: 30,
-        }),
+        usage: Some(Usage::new(100, 30)),
         duration_ms: 900,
         reasoning: String::new(),
         finish_reason: None,
@@ -100,10 +97,7 @@ fn no_plan_events(input: &std::path::Path) -> Vec<Event> {
             nodes_passed: 0,
             nodes_total: 0,
             iterations: 0,
-            usage: Usage {
-                prompt_tokens: 300,
-                completion_tokens: 90,
-            },
+            usage: Usage::new(300, 90),
             summary: "no usable plan: the model was asked 3 times and no reply held a plan codeloop can use".into(),
             output_dir: None,
         },

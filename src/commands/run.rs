@@ -508,11 +508,10 @@ impl Progress {
                     .strip_prefix(&label)
                     .unwrap_or(&result.summary);
                 let mut out = format!(
-                    "result: {verdict}: {}\n  repairs: {}, tokens: {} in + {} out",
+                    "result: {verdict}: {}\n  repairs: {}, tokens: {}",
                     summary,
                     result.iterations,
-                    result.usage.prompt_tokens,
-                    result.usage.completion_tokens
+                    result.usage.words()
                 );
                 if let Some(dir) = &result.output_dir {
                     out.push_str(&format!("\n  output: {dir}"));

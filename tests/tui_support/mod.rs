@@ -85,10 +85,7 @@ pub fn events() -> Vec<Event> {
         Event::ModelReply {
             call_id: 1,
             text: "plan".into(),
-            usage: Some(Usage {
-                prompt_tokens: 300,
-                completion_tokens: 120,
-            }),
+            usage: Some(Usage::new(300, 120)),
             duration_ms: 200,
             reasoning: String::new(),
             finish_reason: None,
@@ -177,10 +174,7 @@ pub fn events() -> Vec<Event> {
         Event::ModelReply {
             call_id: 2,
             text: "A blank line has no '=', so the split gives one value. Return None for lines without '='.".into(),
-            usage: Some(Usage {
-                prompt_tokens: 500,
-                completion_tokens: 40,
-            }),
+            usage: Some(Usage::new(500, 40)),
             duration_ms: 300,
             reasoning: String::new(),
             finish_reason: None,
@@ -252,10 +246,7 @@ pub fn events() -> Vec<Event> {
                 nodes_passed: 2,
                 nodes_total: 2,
                 iterations: 1,
-                usage: Usage {
-                    prompt_tokens: 800,
-                    completion_tokens: 160,
-                },
+                usage: Usage::new(800, 160),
                 summary: "every node and the program passed after 1 repair".into(),
                 output_dir: None,
             },

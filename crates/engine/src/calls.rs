@@ -172,7 +172,7 @@ impl Core {
             .await?;
             let next = request.continuation(cut);
             let streamed = self.stream(call_id, next.clone()).await?;
-            spent = add(spent, streamed.spent(&next.messages));
+            spent = spent + streamed.spent(&next.messages);
             looped = streamed.looped;
             let more = streamed.reply;
             reply = match (reply, more) {
@@ -452,12 +452,5 @@ impl Streamed {
             }) => *usage,
             _ => tokens::estimate_usage(messages, &self.answer, &self.reasoning),
         }
-    }
-}
-
-fn add(a: Usage, b: Usage) -> Usage {
-    Usage {
-        prompt_tokens: a.prompt_tokens + b.prompt_tokens,
-        completion_tokens: a.completion_tokens + b.completion_tokens,
     }
 }

@@ -172,10 +172,7 @@ impl ChatReply {
         self.reasoning.push_str(&more.reasoning);
         self.finish_reason = more.finish_reason;
         self.usage = match (self.usage, more.usage) {
-            (Some(a), Some(b)) => Some(Usage {
-                prompt_tokens: a.prompt_tokens + b.prompt_tokens,
-                completion_tokens: a.completion_tokens + b.completion_tokens,
-            }),
+            (Some(a), Some(b)) => Some(a + b),
             (a, b) => a.or(b),
         };
         self.usage_estimated |= more.usage_estimated;
@@ -293,10 +290,7 @@ mod tests {
         let mut cut = ChatReply {
             text: "def f():\n    ret".into(),
             finish_reason: FinishReason::from_wire("length"),
-            usage: Some(Usage {
-                prompt_tokens: 5,
-                completion_tokens: 100,
-            }),
+            usage: Some(Usage::new(5, 100)),
             ..Default::default()
         };
         assert!(cut.is_cut_off());
@@ -309,10 +303,7 @@ mod tests {
         );
         cut.extend(ChatReply {
             text: "urn 1\n".into(),
-            usage: Some(Usage {
-                prompt_tokens: 120,
-                completion_tokens: 3,
-            }),
+            usage: Some(Usage::new(120, 3)),
             ..Default::default()
         });
         assert_eq!(cut.text, "def f():\n    return 1\n");

@@ -490,10 +490,10 @@ fn usage_field(value: &Value) -> Result<Option<Usage>, String> {
                     )
                 })
             };
-            Ok(Some(Usage {
-                prompt_tokens: field("prompt_tokens")?,
-                completion_tokens: field("completion_tokens")?,
-            }))
+            Ok(Some(Usage::new(
+                field("prompt_tokens")?,
+                field("completion_tokens")?,
+            )))
         }
     }
 }

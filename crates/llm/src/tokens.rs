@@ -18,10 +18,10 @@ pub fn estimate_prompt_tokens(messages: &[ChatMessage]) -> u64 {
 /// Usage of one call, estimated from its prompt and everything the model
 /// wrote (answer and reasoning: both cost tokens).
 pub fn estimate_usage(messages: &[ChatMessage], text: &str, reasoning: &str) -> Usage {
-    Usage {
-        prompt_tokens: estimate_prompt_tokens(messages),
-        completion_tokens: chars_to_tokens(text.chars().count() + reasoning.chars().count()),
-    }
+    Usage::new(
+        estimate_prompt_tokens(messages),
+        chars_to_tokens(text.chars().count() + reasoning.chars().count()),
+    )
 }
 
 /// Whether a prompt of `prompt_tokens` (estimated) leaves room for `reply_tokens`

@@ -54,11 +54,54 @@ impl ChatMessage {
 pub struct Usage {
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// Of `prompt_tokens`, how many the server took from its prompt cache
+    /// (did not compute again), when it says: OpenAI's
+    /// `usage.prompt_tokens_details.cached_tokens`, llama.cpp's
+    /// `timings.cache_n`. `None`: the server did not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
 }
 
 impl Usage {
+    pub fn new(prompt_tokens: u64, completion_tokens: u64) -> Usage {
+        Usage {
+            prompt_tokens,
+            completion_tokens,
+            cached_tokens: None,
+        }
+    }
+
     pub fn total(&self) -> u64 {
         self.prompt_tokens + self.completion_tokens
+    }
+
+    /// `120 in (80 cached) + 30 out`: the one way usage is said.
+    pub fn words(&self) -> String {
+        let cached = match self.cached_tokens {
+            Some(c) => format!(" ({c} cached)"),
+            None => String::new(),
+        };
+        format!(
+            "{} in{cached} + {} out",
+            self.prompt_tokens, self.completion_tokens
+        )
+    }
+}
+
+/// Two calls' usage together. Cached tokens add up where either said; one
+/// that did not say counts as none cached.
+impl std::ops::Add for Usage {
+    type Output = Usage;
+
+    fn add(self, other: Usage) -> Usage {
+        Usage {
+            prompt_tokens: self.prompt_tokens + other.prompt_tokens,
+            completion_tokens: self.completion_tokens + other.completion_tokens,
+            cached_tokens: match (self.cached_tokens, other.cached_tokens) {
+                (None, None) => None,
+                (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+            },
+        }
     }
 }
 
@@ -313,5 +356,23 @@ mod tests {
         assert!(!serde_json::to_string(&read).unwrap().contains("values"));
         let json = serde_json::to_string(&l).unwrap();
         assert_eq!(serde_json::from_str::<Location>(&json).unwrap(), l);
+    }
+
+    #[test]
+    fn usage_adds_up_and_says_what_the_server_cached() {
+        let told = Usage {
+            cached_tokens: Some(80),
+            ..Usage::new(120, 30)
+        };
+        let silent = Usage::new(10, 5);
+        assert_eq!(silent + silent, Usage::new(20, 10));
+        assert_eq!((told + silent).cached_tokens, Some(80));
+        assert_eq!((told + silent).words(), "130 in (80 cached) + 35 out");
+        assert_eq!(silent.words(), "10 in + 5 out");
+        // A tape written before the field reads as "not said".
+        let old: Usage =
+            serde_json::from_str(r#"{"prompt_tokens":1,"completion_tokens":2}"#).unwrap();
+        assert_eq!(old, Usage::new(1, 2));
+        assert!(!serde_json::to_string(&old).unwrap().contains("cached"));
     }
 }

@@ -62,10 +62,11 @@ pub fn markdown(s: &State) -> String {
         s.config.model, s.config.provider, s.config.endpoint
     ));
     out.push_str(&format!(
-        "Result: {}  \nRepair iterations: {}; tokens: {}\n\n",
+        "Result: {}  \nRepair iterations: {}; tokens: {} ({})\n\n",
         outcome_line(s),
         s.repair_iterations(),
-        s.usage.total()
+        s.usage.total(),
+        s.usage.words()
     ));
     out.push_str(&format!("## Task\n\n{}\n\n", s.task.trim_end()));
     if let Some(e) = &s.plan_error {

@@ -201,8 +201,7 @@ impl State {
                     }
                 }
                 if let Some(u) = usage {
-                    self.usage.prompt_tokens += u.prompt_tokens;
-                    self.usage.completion_tokens += u.completion_tokens;
+                    self.usage = self.usage + *u;
                 }
                 if let Some(HistoryEntry::Reflection { text: t, done, .. }) =
                     self.reflection_for_call(*call_id)
@@ -217,8 +216,7 @@ impl State {
                 usage,
             } => {
                 if let Some(u) = usage {
-                    self.usage.prompt_tokens += u.prompt_tokens;
-                    self.usage.completion_tokens += u.completion_tokens;
+                    self.usage = self.usage + *u;
                 }
                 if let Some(call) = self.calls.get_mut(call_id) {
                     call.done = true;

@@ -69,6 +69,10 @@ pub struct BenchResult {
     pub prompt_chars: u64,
     #[serde(default)]
     pub prefix_chars: u64,
+    /// Of `prompt_tokens`, those the server said it took from its prompt
+    /// cache (`None`: it never said).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_tokens: Option<u64>,
 }
 
 impl BenchResult {
@@ -100,6 +104,7 @@ impl BenchResult {
             test_fixes: 0,
             prompt_chars: 0,
             prefix_chars: 0,
+            cached_tokens: None,
         }
     }
 
@@ -131,6 +136,7 @@ impl BenchResult {
             .map(|r| r.iteration);
         self.prompt_tokens = state.usage.prompt_tokens;
         self.completion_tokens = state.usage.completion_tokens;
+        self.cached_tokens = state.usage.cached_tokens;
         self.model_ms = state.model_ms;
         let reuse = state.prefix_reuse();
         self.prompt_chars = reuse.prompt_chars;
@@ -153,13 +159,17 @@ impl BenchResult {
 pub fn progress_line(r: &BenchResult) -> String {
     match r.status {
         Status::Passed | Status::Failed => format!(
-            "  {:<16} first try {:<4} after repair {:<4} ({} iteration{}; prompt prefix reused {})",
+            "  {:<16} first try {:<4} after repair {:<4} ({} iteration{}; prompt prefix reused {}{})",
             r.task_id,
             if r.passed_first { "pass" } else { "FAIL" },
             if r.passed_final { "pass" } else { "FAIL" },
             r.iterations,
             if r.iterations == 1 { "" } else { "s" },
-            share(r.prefix_chars, r.prompt_chars)
+            share(r.prefix_chars, r.prompt_chars),
+            match r.cached_tokens {
+                Some(c) => format!("; server cache {}", share(c, r.prompt_tokens)),
+                None => String::new(),
+            }
         ),
         Status::Error => format!(
             "  {:<16} ERROR, not scored: {}",
@@ -194,6 +204,10 @@ pub struct Figures {
     pub test_fixes: u32,
     pub prompt_chars: u64,
     pub prefix_chars: u64,
+    /// Cached prompt tokens, and the prompt tokens of the problems whose
+    /// server said how many it cached.
+    pub cached_tokens: u64,
+    pub cache_told_prompt_tokens: u64,
 }
 
 impl Figures {
@@ -220,6 +234,14 @@ impl Figures {
             test_fixes: sum(|r| r.test_fixes.into()) as u32,
             prompt_chars: sum(|r| r.prompt_chars),
             prefix_chars: sum(|r| r.prefix_chars),
+            cached_tokens: sum(|r| r.cached_tokens.unwrap_or(0)),
+            cache_told_prompt_tokens: sum(|r| {
+                if r.cached_tokens.is_some() {
+                    r.prompt_tokens
+                } else {
+                    0
+                }
+            }),
         }
     }
 
@@ -296,6 +318,13 @@ pub fn report(results: &[BenchResult]) -> String {
             share(f.prefix_chars, f.prompt_chars),
             f.prompt_chars
         ));
+        if f.cache_told_prompt_tokens > 0 {
+            out.push_str(&format!(
+                "server prompt cache: {} of {} prompt tokens (as the server reported them)\n",
+                share(f.cached_tokens, f.cache_told_prompt_tokens),
+                f.cache_told_prompt_tokens
+            ));
+        }
     }
     out
 }
@@ -352,5 +381,22 @@ mod tests {
         let f = Figures::of(&[result("T/0", Status::Passed, true, true), second, old]);
         assert_eq!(f.by_round, vec![1, 2, 3]);
         assert_eq!(f.passed_final, 3);
+    }
+
+    #[test]
+    fn the_server_cache_share_counts_only_problems_whose_server_said() {
+        let mut told = result("T/0", Status::Passed, true, true);
+        told.prompt_tokens = 400;
+        told.cached_tokens = Some(300);
+        let mut silent = result("T/1", Status::Failed, false, false);
+        silent.prompt_tokens = 600;
+        let text = report(&[told.clone(), silent]);
+        assert!(
+            text.contains("server prompt cache: 75% of 400 prompt tokens"),
+            "{text}"
+        );
+        assert!(progress_line(&told).ends_with("; server cache 75%)"));
+        let quiet = result("T/2", Status::Passed, true, true);
+        assert!(!report(&[quiet]).contains("server prompt cache"));
     }
 }

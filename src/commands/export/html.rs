@@ -127,7 +127,7 @@ fn header(state: &State, out: &mut String) {
          <dt>Model</dt><dd>{} <span class=\"none\">({}, {})</span></dd>\n\
          <dt>Started</dt><dd>{}</dd>\n\
          <dt>Repair iterations</dt><dd>{}</dd>\n\
-         <dt>Tokens</dt><dd>{} ({} in prompts, {} in replies)</dd>\n\
+         <dt>Tokens</dt><dd>{} ({})</dd>\n\
          <dt>Sandbox</dt><dd>{}</dd>\n</dl>\n</header>\n",
         esc(&state.session_id),
         esc(state.task.trim_end()),
@@ -140,8 +140,7 @@ fn header(state: &State, out: &mut String) {
         esc(&state.started_at),
         state.repair_iterations(),
         state.usage.total(),
-        state.usage.prompt_tokens,
-        state.usage.completion_tokens,
+        esc(&state.usage.words()),
         esc(&state.config.sandbox_layers.join(", ")),
     );
 }

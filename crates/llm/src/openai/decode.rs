@@ -533,15 +533,40 @@ fn first_choice(chunk: &Value) -> Option<&Value> {
         .or_else(|| choices.first())
 }
 
+/// The tokens a chunk (or a whole answer) reports: `usage`, with the prompt
+/// tokens the server took from its cache where it says
+/// (`usage.prompt_tokens_details.cached_tokens`, as OpenAI and llama.cpp's
+/// server write it, or llama.cpp's `timings.cache_n`); a llama.cpp chunk with
+/// `timings` and no `usage` (a server that ignores `stream_options`) counts
+/// from its timings.
 fn usage_of(chunk: &Value) -> Option<Usage> {
-    let usage = chunk.get("usage")?;
-    let prompt = usage.get("prompt_tokens").and_then(Value::as_u64);
-    let completion = usage.get("completion_tokens").and_then(Value::as_u64);
-    if prompt.is_none() && completion.is_none() {
-        return None;
+    let count = |v: Option<&Value>, path: &[&str]| {
+        path.iter()
+            .try_fold(v?, |v, key| v.get(key))
+            .and_then(Value::as_u64)
+    };
+    let timings = chunk.get("timings");
+    let cache_n = count(timings, &["cache_n"]);
+    let cached = count(
+        chunk.get("usage"),
+        &["prompt_tokens_details", "cached_tokens"],
+    )
+    .or(cache_n);
+    if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+        let prompt = count(Some(usage), &["prompt_tokens"]);
+        let completion = count(Some(usage), &["completion_tokens"]);
+        if prompt.is_some() || completion.is_some() {
+            return Some(Usage {
+                prompt_tokens: prompt.unwrap_or(0),
+                completion_tokens: completion.unwrap_or(0),
+                cached_tokens: cached,
+            });
+        }
     }
+    let prompt_n = count(timings, &["prompt_n"])?;
     Some(Usage {
-        prompt_tokens: prompt.unwrap_or(0),
-        completion_tokens: completion.unwrap_or(0),
+        prompt_tokens: prompt_n + cache_n.unwrap_or(0),
+        completion_tokens: count(timings, &["predicted_n"]).unwrap_or(0),
+        cached_tokens: cache_n,
     })
 }

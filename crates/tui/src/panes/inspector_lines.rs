@@ -161,9 +161,8 @@ fn call_lines(call: &CallState, t: &Theme, width: usize, out: &mut Vec<Line<'sta
     ];
     let tokens = match call.usage {
         Some(u) => format!(
-            "{} in + {} out{}",
-            u.prompt_tokens,
-            u.completion_tokens,
+            "{}{}",
+            u.words(),
             if call.usage_estimated {
                 " (estimated: the model does not report them)"
             } else {
