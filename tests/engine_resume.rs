@@ -210,6 +210,54 @@ async fn a_session_stopped_on_its_iteration_limit_resumes_on_its_tape_with_more_
 }
 
 #[tokio::test]
+async fn tests_asked_for_again_once_are_not_asked_for_a_third_time_after_a_resume() {
+    // The engine asks once more for tests that do not load. That it did is
+    // on the tape (the call `tests/mean/2`), so a resumed session does not
+    // ask again: it goes on to repair.
+    const BROKEN: &str = "def test_a(:\n    assert mean([2]) == 2\n";
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("session");
+    let first = start(
+        &dir,
+        vec![
+            reply("plan", &plan_json(&[("mean", "the mean")])),
+            reply("tests/mean", &py(BROKEN)),
+            reply("code/mean/1", &py(MEAN_BUGGY)),
+            reply("tests/mean/2", &py(BROKEN)),
+        ],
+        EngineOptions {
+            max_iterations: 1,
+            ..EngineOptions::default()
+        },
+    );
+    let (_, result) = drain(first).await;
+    assert!(!result.passed, "{}", result.summary);
+    let (_, stopped) = fold(&dir);
+    let options = engine::segment_options(&stopped, EngineOptions::default(), None, None);
+    let resumed = engine::resume(
+        &tape(&dir),
+        with(
+            vec![
+                reply("repair/mean/2", &py(MEAN_FIXED)),
+                reply("tests/mean/2", &py(MEAN_TESTS)),
+            ],
+            options,
+            vec![],
+        ),
+    )
+    .unwrap();
+    let _ = drain(resumed).await;
+    let (records, _) = fold(&dir);
+    let asked = requests(&records);
+    assert_eq!(
+        asked.iter().filter(|t| **t == "tests/mean/2").count(),
+        1,
+        "{asked:?}"
+    );
+    assert!(asked.contains(&"repair/mean/2"), "{asked:?}");
+}
+
+#[tokio::test]
 async fn a_session_cancelled_during_a_run_resumes_by_running_it_again_and_asks_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("session");

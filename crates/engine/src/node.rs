@@ -74,25 +74,21 @@ impl Core {
                 return self.give_up(name, e).await;
             }
         }
-        let mut tests_rewritten = false;
-        // The person approved a run and edited the code while it waited: the
-        // approval was for their edit, so it runs once checked, unasked again.
-        let mut approved_edit = false;
         loop {
             let iteration = self.iteration_of(name);
             self.status(name, NodeStatus::Checking).await?;
             self.check(name, iteration).await?;
-            let approved = std::mem::take(&mut approved_edit);
+            // The person approved a run and edited the code while it
+            // waited: the approval was for their edit, so it runs once
+            // checked, unasked again (`NodeState::run_approved`).
+            let approved = self.read(|s| s.nodes.get(name).is_some_and(|n| n.run_approved));
             let (passed, location) = match self.read(|s| execute::blocking_failure(s, name)) {
                 // Code that cannot run is repaired unrun (in step mode, unasked).
                 Some(location) => (false, Some(location)),
                 None => match self.run_node(name, iteration, approved).await? {
                     NodeRun::Ran(record, location) => (record.passed, *location),
-                    NodeRun::Edited => {
-                        // Edited while paused: check the new code first.
-                        approved_edit = true;
-                        continue;
-                    }
+                    // Edited while paused: check the new code first.
+                    NodeRun::Edited => continue,
                     NodeRun::Accepted => return Ok(()),
                     NodeRun::CannotRun => return self.give_up(name, Stop::Failed).await,
                 },
@@ -125,10 +121,12 @@ impl Core {
             if now != iteration {
                 continue; // edited while it ran: run the edit
             }
+            let retag = format!("tests/{name}/2");
+            let tests_rewritten = self.read(|s| s.calls.values().any(|c| c.tag == retag));
             if tests_broken && !tests_rewritten && !self.tests_given(name) {
                 // The tests themselves do not load: no code change can fix
-                // that. Ask for the tests again, once.
-                tests_rewritten = true;
+                // that. Ask for the tests again, once (the tape says whether
+                // they were, so a resume asks no more).
                 self.notice(
                     NoticeLevel::Warning,
                     format!("the tests of `{name}` do not load: asking for new tests"),

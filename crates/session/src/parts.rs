@@ -49,6 +49,11 @@ pub struct NodeState {
     /// used instead of running the same code again. Used once: cleared when
     /// the node gets new code or tests, runs, or ends its part of a pass.
     pub carried_run: Option<u64>,
+    /// The person approved the run the engine was paused before and it has
+    /// not run yet: code they edited while it waited runs once checked,
+    /// unasked again (on the tape, so a resume keeps it). Cleared by the
+    /// run, or by new code from anyone but the person.
+    pub run_approved: bool,
 }
 
 impl NodeState {
@@ -71,6 +76,7 @@ impl NodeState {
             queued: false,
             settled_run: None,
             carried_run: None,
+            run_approved: false,
         }
     }
 

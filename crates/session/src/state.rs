@@ -272,6 +272,9 @@ impl State {
                         source: *source,
                     });
                     n.streaming = None;
+                    if *source != CodeSource::Edit {
+                        n.run_approved = false;
+                    }
                     n.findings.clear();
                     n.unsettle();
                     if *source == CodeSource::Edit {
@@ -298,6 +301,7 @@ impl State {
                 if let Some(n) = node.as_ref().and_then(|n| self.nodes.get_mut(n)) {
                     n.last_run = Some(*run_id);
                     n.unsettle();
+                    n.run_approved = false;
                 }
                 self.runs.insert(
                     *run_id,

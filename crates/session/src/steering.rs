@@ -32,7 +32,15 @@ impl State {
                 self.prompt_review = None;
                 self.prompt_edit = None;
             }
-            Command::Approve => {}
+            Command::Approve => {
+                if let Some(Step::Run {
+                    node: Some(node), ..
+                }) = &self.paused
+                    && let Some(n) = self.nodes.get_mut(node)
+                {
+                    n.run_approved = true;
+                }
+            }
             Command::ReviewPrompt => {
                 if let Some(Step::ModelCall { purpose }) = &self.paused {
                     self.prompt_review = Some(purpose.clone());
@@ -82,5 +90,87 @@ impl State {
         self.history.push(HistoryEntry::Steer {
             command: command.clone(),
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::event::{CodeSource, Event, FunctionSpec, Record, RunKind};
+
+    use super::*;
+
+    fn fold(events: Vec<Event>) -> State {
+        let records: Vec<Record> = events
+            .into_iter()
+            .enumerate()
+            .map(|(seq, event)| Record {
+                seq: seq as u64,
+                t_ms: 0,
+                event,
+            })
+            .collect();
+        State::from_records(&records)
+    }
+
+    fn code(source: CodeSource, iteration: u32) -> Event {
+        Event::Code {
+            node: "f".into(),
+            iteration,
+            code: "def f(): pass\n".into(),
+            source,
+        }
+    }
+
+    #[test]
+    fn an_approved_run_is_on_the_tape_until_it_runs_or_the_model_writes_new_code() {
+        let opening = || {
+            vec![
+                Event::Plan {
+                    specs: vec![FunctionSpec {
+                        name: "f".into(),
+                        purpose: "p".into(),
+                        inputs: String::new(),
+                        output: String::new(),
+                        depends_on: vec![],
+                    }],
+                },
+                code(CodeSource::Model, 1),
+                Event::Paused {
+                    step: Step::Run {
+                        node: Some("f".into()),
+                        iteration: 1,
+                    },
+                },
+                Event::Steer {
+                    command: Command::Approve,
+                },
+            ]
+        };
+        let approved = |events: Vec<Event>| fold(events).nodes["f"].run_approved;
+        assert!(approved(opening()));
+        // The person's edit made while it waited keeps the approval.
+        assert!(approved(
+            [opening(), vec![code(CodeSource::Edit, 2)]].concat()
+        ));
+        // The model's repair does not.
+        assert!(!approved(
+            [opening(), vec![code(CodeSource::Model, 2)]].concat()
+        ));
+        // The run spends it.
+        let run = Event::RunStarted {
+            run_id: 1,
+            node: Some("f".into()),
+            iteration: 1,
+            kind: RunKind::NodeTests,
+        };
+        assert!(!approved([opening(), vec![run]].concat()));
+        // Approving another step approves no run.
+        let mut other = opening();
+        other[2] = Event::Paused {
+            step: Step::ModelCall {
+                purpose: crate::event::Purpose::Code { node: "f".into() },
+            },
+        };
+        assert!(!approved(other));
     }
 }
