@@ -2,6 +2,7 @@
 //! events on stdout with `--json`, the program and its tests in an output
 //! folder; exit code 0 only when every test passes.
 
+use crate::protocol::present::{count, plural};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -394,7 +395,7 @@ impl Progress {
                     (RunKind::NodeTests, Some(n)) => format!("{n} #{}", run.iteration),
                 };
                 let counts = match (record.tests_passed, record.tests_failed) {
-                    (Some(p), Some(0)) => format!("{p} test{}", plural(p as usize)),
+                    (Some(p), Some(0)) => count(p, "test"),
                     (Some(p), Some(f)) => format!("{f} of {} failed", p + f),
                     _ => String::new(),
                 };
@@ -552,8 +553,4 @@ impl Progress {
             | Event::Program { .. } => return None,
         })
     }
-}
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 { "" } else { "s" }
 }

@@ -3,6 +3,7 @@
 //! exported with its tests and a markdown report, a solved task cached, and
 //! the result recorded.
 
+use codeloop_protocol::present::plural;
 use std::path::PathBuf;
 
 use super::cache::{self, Solved};
@@ -333,7 +334,7 @@ fn summary(s: &State, passed: bool, (passing, total): (u32, u32), program_note: 
         return match &s.plan_error {
             Some(_) => format!(
                 "no usable plan: the model was asked {asked} time{} and no reply held a plan codeloop can use",
-                if asked == 1 { "" } else { "s" }
+                plural(asked)
             ),
             None if asked == 0 && s.steers.contains(&codeloop_session::Command::Skip) => {
                 "no plan: you skipped the planning call".to_string()

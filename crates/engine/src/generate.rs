@@ -3,6 +3,7 @@
 //! prompt context it is written from, read from the state when the call is
 //! approved.
 
+use codeloop_protocol::present::plural;
 use serde::Serialize;
 
 use super::context::{Core, Stop};
@@ -174,20 +175,6 @@ fn attempt_kind(s: &State, name: &str, fresh_start: bool) -> AttemptKind {
         [.., (_, a), (_, b)] if signature(a) == signature(b) => AttemptKind::DifferentApproach,
         _ => AttemptKind::Repair,
     }
-}
-
-/// A failure in one line, with what a test expected when it compared values.
-fn failure_line(l: &Location) -> String {
-    let mut out = l.to_string();
-    if let Some(t) = &l.test {
-        out.push_str(&format!(" (test {t})"));
-    }
-    if let (Some(e), Some(a)) = (&l.expected, &l.actual)
-        && !l.message.starts_with("expected ")
-    {
-        out.push_str(&format!(": expected {e}, got {a}"));
-    }
-    out
 }
 
 impl Core {
@@ -386,7 +373,7 @@ impl Core {
             .iter()
             .map(|(it, l)| HistoryCtx {
                 iteration: *it,
-                error: failure_line(l),
+                error: Location::prompt_line(l),
             })
             .collect();
         let mut output = output;
@@ -424,7 +411,7 @@ impl Core {
             if dropped_failures > 0 {
                 left_out.push(format!(
                     "the {dropped_failures} oldest failure{}",
-                    if dropped_failures == 1 { "" } else { "s" }
+                    plural(dropped_failures)
                 ));
             }
             if dropped_output {
@@ -515,7 +502,7 @@ impl Core {
         };
         let failures: Vec<String> = failures
             .iter()
-            .map(|(it, l)| format!("iteration {it}: {}", failure_line(l)))
+            .map(|(it, l)| format!("iteration {it}: {}", Location::prompt_line(l)))
             .collect();
         let prompt = self.prompts.render(
             "fresh.md",

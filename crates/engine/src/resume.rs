@@ -14,6 +14,7 @@
 //! deleted; the copied records keep their numbers and times, so "seq N" means
 //! the same moment in both tapes.
 
+use codeloop_protocol::present::plural;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -403,7 +404,7 @@ impl Core {
             NoticeLevel::Warning,
             format!(
                 "`{name}` still fails after {iteration} iteration{} (the limit): given up",
-                if iteration == 1 { "" } else { "s" }
+                plural(iteration)
             ),
         )
         .await?;

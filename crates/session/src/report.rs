@@ -5,6 +5,7 @@
 
 use super::event::{NodeStatus, RunKind, RunRecord};
 use super::state::{HistoryEntry, NodeState, RunState, State};
+use codeloop_protocol::present::plural;
 
 /// The run of the assembled program, the latest one that ended.
 pub fn program_run(state: &State) -> Option<(&RunState, &RunRecord)> {
@@ -123,7 +124,7 @@ fn node_section(s: &State, n: &NodeState, out: &mut String) {
         n.spec.name,
         n.status.label(),
         iterations,
-        if iterations == 1 { "" } else { "s" },
+        plural(iterations),
         n.spec.purpose
     ));
     let mut any = false;

@@ -15,6 +15,7 @@
 //! path cannot read, goes through the derived `Record`, so what is accepted
 //! and every error message are the same as before.
 
+use codeloop_protocol::present::plural;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -59,7 +60,7 @@ pub(super) fn damage_report(
         parts.push(format!(
             "{} unreadable line{} skipped ({}{})",
             skipped.len(),
-            if skipped.len() == 1 { "" } else { "s" },
+            plural(skipped.len()),
             shown.join("; "),
             if more > 0 {
                 format!("; {more} more")

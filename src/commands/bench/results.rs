@@ -3,6 +3,7 @@
 //! after each repair round and at the end; tokens and model time; how the
 //! repairs went (with runtime values, fresh starts, test fixes).
 
+use crate::protocol::present::plural;
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::Location;
@@ -164,7 +165,7 @@ pub fn progress_line(r: &BenchResult) -> String {
             if r.passed_first { "pass" } else { "FAIL" },
             if r.passed_final { "pass" } else { "FAIL" },
             r.iterations,
-            if r.iterations == 1 { "" } else { "s" },
+            plural(r.iterations),
             share(r.prefix_chars, r.prompt_chars),
             match r.cached_tokens {
                 Some(c) => format!("; server cache {}", share(c, r.prompt_tokens)),
@@ -282,7 +283,7 @@ pub fn report(results: &[BenchResult]) -> String {
         out.push_str(&format!(
             "errors: {} problem{} not measured, left out of pass@1:\n",
             errors.len(),
-            if errors.len() == 1 { "" } else { "s" }
+            plural(errors.len())
         ));
         for r in errors {
             out.push_str(&format!(
@@ -299,7 +300,7 @@ pub fn report(results: &[BenchResult]) -> String {
     if cancelled > 0 {
         out.push_str(&format!(
             "cancelled: {cancelled} problem{} not measured, left out of pass@1\n",
-            if cancelled == 1 { "" } else { "s" }
+            plural(cancelled)
         ));
     }
     if f.measured > 0 {

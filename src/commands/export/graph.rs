@@ -1,6 +1,7 @@
 //! The plan drawn as inline SVG: one column per dependency depth, a node's
 //! dependencies to its left, arrows from a function to the ones that use it.
 
+use crate::protocol::present::plural;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
@@ -31,7 +32,7 @@ fn sub_label(node: &NodeState) -> String {
     format!(
         "{} · {iterations} iteration{}",
         node.status.label(),
-        if iterations == 1 { "" } else { "s" }
+        plural(iterations)
     )
 }
 

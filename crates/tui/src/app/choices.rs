@@ -5,6 +5,7 @@
 use super::{Action, App, Focus, Mode};
 use crate::keymap;
 use crate::panes::palette::{Offers, Palette, PaletteAct};
+use codeloop_protocol::present::{count, plural};
 use codeloop_session::{NoticeLevel, State};
 
 /// What the next session starts with, as chosen in the palette (None: the
@@ -29,7 +30,7 @@ impl SessionChoices {
             words.push(format!("profile {p}"));
         }
         if let Some(n) = self.workers {
-            words.push(format!("{n} worker{}", if n == 1 { "" } else { "s" }));
+            words.push(count(n, "worker"));
         }
         if self.no_cache {
             words.push("no cache".to_string());
@@ -117,7 +118,7 @@ impl App {
                     NoticeLevel::Info,
                     format!(
                         "the next session runs {n} node{} at a time{running}",
-                        if n == 1 { "" } else { "s" }
+                        plural(n)
                     ),
                 );
                 self.choices.workers = Some(n);

@@ -4,6 +4,7 @@
 //! asked only for the tests and the code). And what a new session keeps
 //! of one that did not pass: its task and its files, ready to send again.
 
+use codeloop_protocol::present::plural;
 use std::path::PathBuf;
 
 use super::{Action, App, Popup, StartRequest};
@@ -49,7 +50,7 @@ impl App {
         let said = format!(
             "a new session from your plan ({} function{})…",
             specs.len(),
-            if specs.len() == 1 { "" } else { "s" }
+            plural(specs.len())
         );
         self.go_live();
         let request = StartRequest::Task {

@@ -150,13 +150,9 @@ pub fn change_counts(old: &str, new: &str) -> (usize, usize) {
 
 /// The localized error, in a few lines under the code.
 pub fn error_lines<'a>(t: &Theme, e: &Location) -> Vec<Line<'a>> {
-    let mut place = e.place();
-    if let Some(f) = &e.function {
-        place.push_str(&format!(" in {f}"));
-    }
     let mut lines = vec![Line::from(vec![
         Span::styled(format!("✗ {}", e.error_type), t.error),
-        Span::styled(format!(" at {place}"), t.dim),
+        Span::styled(format!(" at {}", e.place_in()), t.dim),
         Span::styled(format!(": {}", first_line(&e.message)), t.text),
     ])];
     let mut detail = Vec::new();
@@ -186,15 +182,7 @@ pub fn earlier_failure_line<'a>(t: &Theme, found_in: u32, shown: u32, e: &Locati
     Line::from(vec![
         Span::styled("previous iteration's failure", t.warning),
         Span::styled(format!(" ({when}): "), t.dim),
-        Span::styled(
-            format!(
-                "{} at {}: {}",
-                e.error_type,
-                e.place(),
-                first_line(&e.message)
-            ),
-            t.dim,
-        ),
+        Span::styled(e.headline(), t.dim),
     ])
 }
 

@@ -2,6 +2,7 @@
 //! where, the reflection (streaming in), what was changed, and every act of
 //! the person at the keyboard.
 
+use codeloop_protocol::present::count;
 use std::collections::BTreeMap;
 
 use crossterm::event::KeyEvent;
@@ -101,7 +102,7 @@ impl HistoryPane {
         let start = end.saturating_sub(height);
         let detail = match ctx.state.repair_iterations() {
             0 => String::new(),
-            n => format!("{n} repair{}", if n == 1 { "" } else { "s" }),
+            n => count(n, "repair"),
         };
         let p = Paragraph::new(lines[start..end].to_vec())
             .block(ctx.block(ctx.title("History", detail)));
@@ -205,21 +206,7 @@ impl HistoryPane {
                     out.push(Line::from(spans));
                 }
                 HistoryEntry::Failure { location: e, .. } => {
-                    let mut place = e.place();
-                    if let Some(f) = &e.function {
-                        place.push_str(&format!(" in {f}"));
-                    }
-                    let mut text = format!(
-                        "{} at {place}: {}",
-                        e.error_type,
-                        e.message.lines().next().unwrap_or("")
-                    );
-                    if let (Some(x), Some(a)) = (&e.expected, &e.actual)
-                        && !(text.contains(x.as_str()) && text.contains(a.as_str()))
-                    {
-                        text.push_str(&format!(" (expected {x}, got {a})"));
-                    }
-                    push_wrapped(&mut out, "    where: ", &text, t.error, width);
+                    push_wrapped(&mut out, "    where: ", &e.headline(), t.error, width);
                 }
                 HistoryEntry::Reflection {
                     node,

@@ -5,6 +5,7 @@
 //! only the code or the plan; everything is here). Also the prompt as the
 //! editor shows it, and read back.
 
+use codeloop_protocol::present::plural;
 use ratatui::text::{Line, Span};
 
 use super::wrap;
@@ -362,7 +363,7 @@ fn messages_lines(
         &format!(
             "{what}: {} message{}",
             messages.len(),
-            if messages.len() == 1 { "" } else { "s" }
+            plural(messages.len())
         ),
         t,
         out,

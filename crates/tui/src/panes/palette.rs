@@ -6,6 +6,7 @@
 //! session (model profile, workers, the cache) and the export, whose values
 //! are a second list.
 
+use codeloop_protocol::present::count;
 use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -201,7 +202,7 @@ impl Palette {
             ValueKind::Workers => WORKER_CHOICES
                 .iter()
                 .map(|n| Entry {
-                    does: format!("{n} worker{}", if *n == 1 { "" } else { "s" }),
+                    does: count(*n, "worker"),
                     act: PaletteAct::Workers(*n),
                 })
                 .collect(),

@@ -4,6 +4,7 @@
 //! pane), which attempt this is, and, when the model gave no usable plan,
 //! what happened and what the person can do next, with the keys.
 
+use codeloop_protocol::present::plural;
 use ratatui::text::Line;
 
 use super::code_lines::streaming;
@@ -83,7 +84,7 @@ fn no_plan_lines<'a>(t: &Theme, s: &State, width: usize) -> Vec<Line<'a>> {
         ),
         (Some(_), _) => format!(
             "✗ No plan: the model was asked {asked} time{} and no reply held a plan codeloop can use (a JSON list of functions).",
-            if asked == 1 { "" } else { "s" }
+            plural(asked)
         ),
     };
     let mut lines: Vec<Line> = wrap(&what, width)
@@ -144,7 +145,7 @@ pub fn planning_lines<'a>(t: &Theme, reply: &str, width: usize, height: usize) -
         format!(
             "planning… {} function{} so far ({} characters)",
             names.len(),
-            if names.len() == 1 { "" } else { "s" },
+            plural(names.len()),
             reply.len()
         ),
         t.dim,

@@ -1,0 +1,103 @@
+//! Words for people, in one place and with no terminal code: counts and
+//! their plurals, and the ways a failure is said in one line. `run`'s
+//! progress, the report, the HTML export, the workbench's panes and the
+//! prompts all say these things; they say them through here.
+
+use crate::Location;
+
+/// The plural ending of a count: `""` for one, `"s"` for any other.
+pub fn plural<N: PartialEq + From<u8>>(n: N) -> &'static str {
+    if n == N::from(1) { "" } else { "s" }
+}
+
+/// `1 function`, `2 functions`, `0 functions`.
+pub fn count<N: PartialEq + From<u8> + std::fmt::Display + Copy>(n: N, noun: &str) -> String {
+    format!("{n} {noun}{}", plural(n))
+}
+
+impl Location {
+    /// Where, with the function: `f.py:7:17 in f`.
+    pub fn place_in(&self) -> String {
+        let mut place = self.place();
+        if let Some(f) = &self.function {
+            place.push_str(&format!(" in {f}"));
+        }
+        place
+    }
+
+    /// The message's first line.
+    pub fn first_message_line(&self) -> &str {
+        self.message.lines().next().unwrap_or("")
+    }
+
+    /// A failure in one line for a person: `KeyError at f.py:7 in f: 'x'`,
+    /// with `(expected 3, got 2)` when a test compared values and the
+    /// message does not already say both.
+    pub fn headline(&self) -> String {
+        let mut text = format!(
+            "{} at {}: {}",
+            self.error_type,
+            self.place_in(),
+            self.first_message_line()
+        );
+        if let (Some(x), Some(a)) = (&self.expected, &self.actual)
+            && !(text.contains(x.as_str()) && text.contains(a.as_str()))
+        {
+            text.push_str(&format!(" (expected {x}, got {a})"));
+        }
+        text
+    }
+
+    /// A failure in one line for a prompt: the whole message, the test, and
+    /// what the test expected when it compared values:
+    /// `AssertionError: ... at t.py:3 (test test_a): expected 3, got 2`.
+    pub fn prompt_line(&self) -> String {
+        let mut out = self.to_string();
+        if let Some(t) = &self.test {
+            out.push_str(&format!(" (test {t})"));
+        }
+        if let (Some(e), Some(a)) = (&self.expected, &self.actual)
+            && !self.message.starts_with("expected ")
+        {
+            out.push_str(&format!(": expected {e}, got {a}"));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_failures_are_said_one_way() {
+        assert_eq!(count(1, "function"), "1 function");
+        assert_eq!(count(0, "repair"), "0 repairs");
+        assert_eq!(format!("{} test{}", 2, plural(2)), "2 tests");
+        let l = Location {
+            file: "f.py".into(),
+            line: Some(7),
+            function: Some("f".into()),
+            error_type: "AssertionError".into(),
+            message: "assert 2 == 3\nmore".into(),
+            test: Some("test_a".into()),
+            expected: Some("3".into()),
+            actual: Some("2".into()),
+            ..Location::default()
+        };
+        assert_eq!(l.place_in(), "f.py:7 in f");
+        assert_eq!(l.headline(), "AssertionError at f.py:7 in f: assert 2 == 3");
+        let other = Location {
+            message: "wrong".into(),
+            ..l.clone()
+        };
+        assert_eq!(
+            other.headline(),
+            "AssertionError at f.py:7 in f: wrong (expected 3, got 2)"
+        );
+        assert_eq!(
+            other.prompt_line(),
+            "AssertionError: wrong at f.py:7 (test test_a): expected 3, got 2"
+        );
+    }
+}
