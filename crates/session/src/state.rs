@@ -12,6 +12,10 @@ pub use super::repairs::{AttemptInfo, TestChange};
 pub use super::segments::ParentSession;
 use codeloop_protocol::Usage;
 
+mod calls;
+mod nodes;
+mod runs;
+
 /// Output kept per run in memory. Older bytes are dropped from the front
 /// (the full stream is in the on-disk log).
 pub const OUTPUT_KEEP_BYTES: usize = 256 * 1024;
@@ -78,6 +82,28 @@ impl State {
         self.events_applied += 1;
         self.t_ms = record.t_ms;
         match &record.event {
+            Event::ModelRequest { .. }
+            | Event::ModelDelta { .. }
+            | Event::ModelReasoning { .. }
+            | Event::ModelRestart { .. }
+            | Event::ModelContinued { .. }
+            | Event::ModelReply { .. }
+            | Event::ModelError { .. } => self.fold_calls(record),
+            Event::Plan { .. }
+            | Event::PlanError { .. }
+            | Event::Tests { .. }
+            | Event::Code { .. }
+            | Event::Check { .. }
+            | Event::NodeStatus { .. }
+            | Event::Localized { .. }
+            | Event::Attempt { .. }
+            | Event::TestsChanged { .. }
+            | Event::Reflection { .. } => self.fold_nodes(record),
+            Event::RunStarted { .. }
+            | Event::Output { .. }
+            | Event::RunFinished { .. }
+            | Event::Program { .. }
+            | Event::ProgramOutput { .. } => self.fold_runs(record),
             Event::SessionStarted {
                 session_id,
                 started_at,
@@ -93,383 +119,9 @@ impl State {
                 self.step_mode = config.step_mode;
                 self.config = config.clone();
             }
-            Event::ModelRequest {
-                call_id,
-                purpose,
-                messages,
-                tag,
-            } => {
-                if let Some(node) = purpose.node().and_then(|n| self.nodes.get_mut(n)) {
-                    node.streaming = Some(String::new());
-                }
-                if let Purpose::Reflect { node } = purpose {
-                    let iteration = self.nodes.get(node).map(|n| n.iteration()).unwrap_or(0);
-                    self.history.push(HistoryEntry::Reflection {
-                        node: node.clone(),
-                        iteration,
-                        call_id: Some(*call_id),
-                        text: String::new(),
-                        done: false,
-                    });
-                }
-                self.calls.insert(
-                    *call_id,
-                    CallState {
-                        purpose: purpose.clone(),
-                        messages: messages.clone(),
-                        reply: String::new(),
-                        done: false,
-                        error: None,
-                        usage: None,
-                        reasoning: String::new(),
-                        finish_reason: None,
-                        usage_estimated: false,
-                        tag: tag.clone(),
-                        // The edit holds for this call and its retries.
-                        edited: self.prompt_edit.as_ref().is_some_and(|(p, _)| p == purpose),
-                        started_ms: record.t_ms,
-                        duration_ms: None,
-                        restarts: Vec::new(),
-                        continuations: 0,
-                        structured: None,
-                    },
-                );
-                self.prompt_review = None;
-            }
-            Event::ModelDelta { call_id, text } => {
-                if let Some(call) = self.calls.get_mut(call_id) {
-                    call.reply.push_str(text);
-                    if let Some(node) = call.purpose.node().and_then(|n| self.nodes.get_mut(n)) {
-                        node.streaming
-                            .get_or_insert_with(String::new)
-                            .push_str(text);
-                    }
-                }
-                if let Some(HistoryEntry::Reflection { text: t, .. }) =
-                    self.reflection_for_call(*call_id)
-                {
-                    t.push_str(text);
-                }
-            }
-            Event::ModelReasoning { call_id, text } => {
-                if let Some(call) = self.calls.get_mut(call_id) {
-                    call.reasoning.push_str(text);
-                }
-            }
-            Event::ModelRestart { call_id, reason } => {
-                if let Some(call) = self.calls.get_mut(call_id) {
-                    call.restarts.push(reason.clone());
-                    call.reply.clear();
-                    call.reasoning.clear();
-                    if let Some(node) = call.purpose.node().and_then(|n| self.nodes.get_mut(n)) {
-                        node.streaming = None;
-                    }
-                }
-                if let Some(HistoryEntry::Reflection { text: t, .. }) =
-                    self.reflection_for_call(*call_id)
-                {
-                    t.clear();
-                }
-            }
-            Event::ModelContinued { call_id } => {
-                if let Some(call) = self.calls.get_mut(call_id) {
-                    call.continuations += 1;
-                }
-            }
-            Event::ModelReply {
-                call_id,
-                text,
-                usage,
-                reasoning,
-                finish_reason,
-                usage_estimated,
-                duration_ms,
-                structured,
-            } => {
-                self.model_ms += duration_ms;
-                if let Some(call) = self.calls.get_mut(call_id) {
-                    call.reply = text.clone();
-                    call.done = true;
-                    call.usage = *usage;
-                    call.reasoning = reasoning.clone();
-                    call.finish_reason = finish_reason.clone();
-                    call.usage_estimated = *usage_estimated;
-                    call.duration_ms = Some(*duration_ms);
-                    call.structured = structured.clone();
-                    if let Some(node) = call.purpose.node().and_then(|n| self.nodes.get_mut(n)) {
-                        node.streaming = None;
-                    }
-                }
-                if let Some(u) = usage {
-                    self.usage = self.usage + *u;
-                }
-                if let Some(HistoryEntry::Reflection { text: t, done, .. }) =
-                    self.reflection_for_call(*call_id)
-                {
-                    *t = text.clone();
-                    *done = true;
-                }
-            }
-            Event::ModelError {
-                call_id,
-                message,
-                usage,
-            } => {
-                if let Some(u) = usage {
-                    self.usage = self.usage + *u;
-                }
-                if let Some(call) = self.calls.get_mut(call_id) {
-                    call.done = true;
-                    call.error = Some(message.clone());
-                    call.usage = *usage;
-                    if let Some(node) = call.purpose.node().and_then(|n| self.nodes.get_mut(n)) {
-                        node.streaming = None;
-                    }
-                }
-            }
-            Event::Plan { specs } => {
-                self.specs = specs.clone();
-                self.plan_error = None;
-                // Keep what is known of nodes that survive a re-plan.
-                let mut nodes = BTreeMap::new();
-                for spec in specs {
-                    // A re-plan (the task was edited) keeps the tests and code
-                    // of a node whose spec did not change; a changed one starts afresh.
-                    let node = match self.nodes.remove(&spec.name) {
-                        // One the last pass never got to is work for the next.
-                        Some(mut n) if n.spec == *spec => {
-                            if matches!(n.status, NodeStatus::NotRun | NodeStatus::Cancelled) {
-                                n.status = NodeStatus::Pending;
-                            }
-                            n
-                        }
-                        Some(_) | None => NodeState::new(spec.clone()),
-                    };
-                    nodes.insert(spec.name.clone(), node);
-                }
-                self.nodes = nodes;
-                self.replan = false;
-            }
-            Event::PlanError { message } => {
-                self.plan_error = Some(message.clone());
-                self.replan = false;
-            }
-            Event::Tests { node, code, .. } => {
-                if let Some(n) = self.nodes.get_mut(node) {
-                    n.set_tests(code);
-                }
-            }
-            Event::Code {
-                node,
-                iteration,
-                code,
-                source,
-            } => {
-                if let Some(n) = self.nodes.get_mut(node) {
-                    n.versions.push(CodeVersion {
-                        iteration: *iteration,
-                        code: code.clone(),
-                        source: *source,
-                    });
-                    n.streaming = None;
-                    if *source != CodeSource::Edit {
-                        n.run_approved = false;
-                    }
-                    n.findings.clear();
-                    n.unsettle();
-                    if *source == CodeSource::Edit {
-                        n.queue_edit();
-                    }
-                }
-                self.history.push(HistoryEntry::Attempt {
-                    node: node.clone(),
-                    iteration: *iteration,
-                    source: *source,
-                });
-            }
-            Event::Check { node, findings, .. } => {
-                if let Some(n) = self.nodes.get_mut(node) {
-                    n.findings = findings.clone();
-                }
-            }
-            Event::RunStarted {
-                run_id,
-                node,
-                iteration,
-                kind,
-            } => {
-                if let Some(n) = node.as_ref().and_then(|n| self.nodes.get_mut(n)) {
-                    n.last_run = Some(*run_id);
-                    n.unsettle();
-                    n.run_approved = false;
-                }
-                self.runs.insert(
-                    *run_id,
-                    RunState {
-                        node: node.clone(),
-                        iteration: *iteration,
-                        kind: *kind,
-                        chunks: VecDeque::new(),
-                        kept_bytes: 0,
-                        dropped_bytes: 0,
-                        record: None,
-                    },
-                );
-                self.run_order.push(*run_id);
-            }
-            Event::Output {
-                run_id,
-                stream,
-                text,
-            } => {
-                if let Some(run) = self.runs.get_mut(run_id) {
-                    run.push_output(*stream, text);
-                }
-            }
-            Event::RunFinished { run_id, record } => {
-                if let Some(run) = self.runs.get_mut(run_id) {
-                    // A run the program ended (an exit, a signal, a limit) is a
-                    // verdict on the code; one cancelled, or that the sandbox
-                    // could not start, is not: a resume runs it again.
-                    let verdict = record.exit_code.is_some()
-                        || record.signal.is_some()
-                        || record.limit_hit.is_some();
-                    if let Some(n) = run.node.as_ref().and_then(|n| self.nodes.get_mut(n))
-                        && n.iteration() == run.iteration
-                        && verdict
-                    {
-                        n.settled_run = Some(*run_id);
-                    }
-                    run.record = Some(record.clone());
-                    self.history.push(HistoryEntry::RunResult {
-                        node: run.node.clone(),
-                        iteration: run.iteration,
-                        run_id: *run_id,
-                        passed: record.passed,
-                    });
-                }
-            }
-            Event::NodeStatus { node, status } => {
-                if let Some(n) = self.nodes.get_mut(node) {
-                    n.status = match status {
-                        // A tape from before `Skipped` says a skipped run passed.
-                        NodeStatus::Passed if n.run_skipped => NodeStatus::Skipped,
-                        _ => *status,
-                    };
-                    n.run_skipped = false;
-                    let status = n.status;
-                    if status.is_terminal() {
-                        n.carried_run = None;
-                    }
-                    match status {
-                        NodeStatus::Passed => n.last_error = None,
-                        // A pass has taken the node.
-                        NodeStatus::Pending => n.queued = false,
-                        NodeStatus::Generating
-                        | NodeStatus::Checking
-                        | NodeStatus::Running
-                        | NodeStatus::Failed
-                        | NodeStatus::Blocked
-                        | NodeStatus::GaveUp
-                        | NodeStatus::Skipped
-                        | NodeStatus::Cancelled
-                        | NodeStatus::NotRun => {}
-                    }
-                }
-            }
-            Event::Localized {
-                node,
-                iteration,
-                location,
-            } => {
-                if let Some(n) = self.nodes.get_mut(node) {
-                    n.last_error = Some(location.clone());
-                    n.last_error_found = FoundIn {
-                        iteration: *iteration,
-                        tests: n.tests_version,
-                    };
-                }
-                self.history.push(HistoryEntry::Failure {
-                    node: node.clone(),
-                    iteration: *iteration,
-                    location: location.clone(),
-                });
-            }
-            Event::Attempt {
-                node,
-                iteration,
-                kind,
-                runtime_values,
-            } => {
-                if let Some(n) = self.nodes.get_mut(node) {
-                    n.attempts.push(AttemptInfo {
-                        iteration: *iteration,
-                        kind: *kind,
-                        runtime_values: *runtime_values,
-                    });
-                }
-            }
-            Event::TestsChanged {
-                node,
-                iteration,
-                old,
-                new,
-                reason,
-                applied,
-                rejected_because,
-            } => {
-                if let Some(n) = self.nodes.get_mut(node) {
-                    if *applied {
-                        n.set_tests(new);
-                    }
-                    n.test_changes.push(TestChange {
-                        iteration: *iteration,
-                        old: old.clone(),
-                        new: new.clone(),
-                        reason: reason.clone(),
-                        applied: *applied,
-                        rejected_because: rejected_because.clone(),
-                    });
-                }
-            }
-            Event::Reflection {
-                node,
-                iteration,
-                text,
-            } => {
-                // A reflection streamed through a Reflect call is already in the
-                // history; this event settles its text. Otherwise it is new.
-                let existing = self.history.iter_mut().rev().find_map(|h| match h {
-                    HistoryEntry::Reflection {
-                        node: n,
-                        text: t,
-                        done,
-                        iteration: i,
-                        ..
-                    } if n == node && (*i == *iteration || !*done) => Some((t, done, i)),
-                    _ => None,
-                });
-                match existing {
-                    Some((t, done, i)) => {
-                        *t = text.clone();
-                        *done = true;
-                        *i = *iteration;
-                    }
-                    None => self.history.push(HistoryEntry::Reflection {
-                        node: node.clone(),
-                        iteration: *iteration,
-                        call_id: None,
-                        text: text.clone(),
-                        done: true,
-                    }),
-                }
-            }
-            // The pause itself is folded below, by `pause_after`.
             Event::Paused { .. } => {}
             Event::Steer { command } => self.steer(command),
             Event::Notice { level, message } => self.notices.push((*level, message.clone())),
-            Event::Program { code, tests } => self.program = Some((code.clone(), tests.clone())),
-            Event::ProgramOutput { output } => self.program_output = Some(output.clone()),
             Event::Finished { result } => {
                 self.finished = Some(result.clone());
                 self.settle_unfinished_nodes();

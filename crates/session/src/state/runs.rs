@@ -1,0 +1,70 @@
+//! The fold of runs: started, their output, how they ended; the assembled program's.
+
+use super::*;
+
+impl State {
+    pub(super) fn fold_runs(&mut self, record: &Record) {
+        match &record.event {
+            Event::RunStarted {
+                run_id,
+                node,
+                iteration,
+                kind,
+            } => {
+                if let Some(n) = node.as_ref().and_then(|n| self.nodes.get_mut(n)) {
+                    n.last_run = Some(*run_id);
+                    n.unsettle();
+                    n.run_approved = false;
+                }
+                self.runs.insert(
+                    *run_id,
+                    RunState {
+                        node: node.clone(),
+                        iteration: *iteration,
+                        kind: *kind,
+                        chunks: VecDeque::new(),
+                        kept_bytes: 0,
+                        dropped_bytes: 0,
+                        record: None,
+                    },
+                );
+                self.run_order.push(*run_id);
+            }
+            Event::Output {
+                run_id,
+                stream,
+                text,
+            } => {
+                if let Some(run) = self.runs.get_mut(run_id) {
+                    run.push_output(*stream, text);
+                }
+            }
+            Event::RunFinished { run_id, record } => {
+                if let Some(run) = self.runs.get_mut(run_id) {
+                    // A run the program ended (an exit, a signal, a limit) is a
+                    // verdict on the code; one cancelled, or that the sandbox
+                    // could not start, is not: a resume runs it again.
+                    let verdict = record.exit_code.is_some()
+                        || record.signal.is_some()
+                        || record.limit_hit.is_some();
+                    if let Some(n) = run.node.as_ref().and_then(|n| self.nodes.get_mut(n))
+                        && n.iteration() == run.iteration
+                        && verdict
+                    {
+                        n.settled_run = Some(*run_id);
+                    }
+                    run.record = Some(record.clone());
+                    self.history.push(HistoryEntry::RunResult {
+                        node: run.node.clone(),
+                        iteration: run.iteration,
+                        run_id: *run_id,
+                        passed: record.passed,
+                    });
+                }
+            }
+            Event::Program { code, tests } => self.program = Some((code.clone(), tests.clone())),
+            Event::ProgramOutput { output } => self.program_output = Some(output.clone()),
+            _ => {}
+        }
+    }
+}
