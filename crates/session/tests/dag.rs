@@ -1,7 +1,7 @@
 //! The plan as a DAG: order, parallel levels, cycles, unknown dependencies, impact.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use codeloop::session::{Dag, FunctionSpec, PlanError};
+use codeloop_session::{Dag, FunctionSpec, PlanError};
 
 fn spec(name: &str, deps: &[&str]) -> FunctionSpec {
     FunctionSpec {

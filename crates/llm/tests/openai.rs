@@ -7,9 +7,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use codeloop::llm::openai::{ApiKey, OpenAiClient, OpenAiOptions, list_models};
-use codeloop::llm::{ChatModel, ChatReply, ChatRequest, Delta, LlmError};
-use codeloop::protocol::{ChatMessage, Role, Usage};
+use codeloop_llm::openai::{ApiKey, OpenAiClient, OpenAiOptions, list_models};
+use codeloop_llm::{ChatModel, ChatReply, ChatRequest, Delta, LlmError};
+use codeloop_protocol::{ChatMessage, Role, Usage};
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};

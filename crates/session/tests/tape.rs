@@ -3,8 +3,8 @@
 
 use std::io::Write;
 
-use codeloop::protocol::*;
-use codeloop::session::*;
+use codeloop_protocol::*;
+use codeloop_session::*;
 
 fn spec(name: &str, deps: &[&str]) -> FunctionSpec {
     FunctionSpec {

@@ -1,4 +1,4 @@
-//! Replies as real models write them (tests/fixtures/replies/): reasoning
+//! Replies as real models write them (crates/engine/tests/fixtures/replies/): reasoning
 //! blocks holding drafts, any fence, prose around the code, several blocks,
 //! `>>>` sessions, `__main__` blocks, plans in prose, with comments, cut off.
 //! Code is extracted twice: with the Rust reading of Python the engine uses,
@@ -10,7 +10,7 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use codeloop::engine::extract::{
+use codeloop_engine::extract::{
     extract_code, extract_code_with, extract_plan, looks_like_python, prose_before_code,
     strip_reasoning,
 };
