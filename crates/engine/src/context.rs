@@ -31,11 +31,10 @@ pub enum EngineError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("the input file {path} cannot be read: {source}")]
-    Input {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    /// An input file no run could read (missing, a folder, not readable,
+    /// a FIFO or a device): refused before the first model call.
+    #[error("the input file {0}")]
+    Input(codeloop_inputs::Refusal),
     /// The session ended (its end is on the tape) but its results could
     /// not be written where they were to go: the result is not whole.
     #[error("{0}")]
@@ -292,26 +291,35 @@ fn cache_key(setup: &EngineSetup, prompts: &Prompts) -> Option<String> {
     ))
 }
 
+/// An input file described by what it is, reading only what the
+/// description needs (never the whole file).
 fn describe_input(path: &Path) -> Result<InputFile, EngineError> {
-    let err = |source| EngineError::Input {
-        path: path.to_path_buf(),
-        source,
-    };
-    let bytes = std::fs::read(path).map_err(err)?;
-    let abs = std::fs::canonicalize(path).map_err(err)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "input".into());
-    let head = &bytes[..bytes.len().min(2048)];
-    let preview = match std::str::from_utf8(head) {
-        Ok(text) if !head.contains(&0) => text.lines().take(8).collect::<Vec<_>>().join("\n"),
-        _ => format!("(binary, {} bytes)", bytes.len()),
+    let description = codeloop_inputs::describe(path).map_err(EngineError::Input)?;
+    let abs = std::fs::canonicalize(path).map_err(|e| {
+        EngineError::Input(codeloop_inputs::Refusal {
+            path: path.to_path_buf(),
+            why: format!("cannot be resolved to a full path ({e})"),
+            todo: "check the path, or attach a copy of the file".into(),
+        })
+    })?;
+    // The first lines, as sessions before descriptions had them (a
+    // template override may still show them): 2 KB read, no more.
+    let mut head = Vec::with_capacity(2048);
+    let read = std::fs::File::open(path).and_then(|f| {
+        use std::io::Read;
+        f.take(2048).read_to_end(&mut head)
+    });
+    let preview = match std::str::from_utf8(&head) {
+        Ok(text) if read.is_ok() && !head.contains(&0) => {
+            text.lines().take(8).collect::<Vec<_>>().join("\n")
+        }
+        _ => format!("(binary, {} bytes)", description.size_bytes),
     };
     Ok(InputFile {
-        name,
+        name: description.name.clone(),
         source_path: abs.to_string_lossy().into_owned(),
-        size_bytes: bytes.len() as u64,
+        size_bytes: description.size_bytes,
         preview,
+        description: Some(description),
     })
 }

@@ -38,6 +38,7 @@ use serde::{Deserialize, Serialize};
 pub use cell::CellKind;
 pub use json::{Field, Shape};
 pub use refuse::{Refusal, open};
+pub use render::bytes;
 
 /// What is read from the start of a file to describe it, at most.
 pub const HEAD_BYTES: usize = 1 << 20;

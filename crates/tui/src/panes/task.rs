@@ -18,6 +18,8 @@ pub enum TaskIntent {
     Submit,
     Attach,
     Leave,
+    /// Show the attached files' descriptions.
+    Describe,
 }
 
 /// The editor's keys (before a session starts).
@@ -51,17 +53,27 @@ pub const EDITING: &[Binding<TaskIntent>] = &[
 /// What the empty editor says (wrapped to the pane, never cut off).
 pub const PLACEHOLDER: &str = "Describe what the program should do, in a few lines. Ctrl-S starts; Ctrl-O attaches an input file.";
 
-/// After the start: nothing to press.
-pub const RECORDED: &[Binding<TaskIntent>] = &[Binding {
-    label: "",
-    does: "the task of this session (read-only)",
-    short: "",
-    keys: &[],
-}];
+/// After the start: the attached files' descriptions.
+pub const RECORDED: &[Binding<TaskIntent>] = &[
+    Binding {
+        label: "",
+        does: "the task of this session (read-only)",
+        short: "",
+        keys: &[],
+    },
+    Binding {
+        label: "d",
+        does: "describe the attached files (what the prompts say of them)",
+        short: "describe files",
+        keys: &[(Key::ch('d'), TaskIntent::Describe)],
+    },
+];
 
 pub struct TaskPane {
     editor: TextArea<'static>,
     attached: Vec<PathBuf>,
+    /// Each attached file's one-line summary (described when attached).
+    summaries: Vec<String>,
 }
 
 impl Default for TaskPane {
@@ -71,6 +83,7 @@ impl Default for TaskPane {
         TaskPane {
             editor,
             attached: Vec::new(),
+            summaries: Vec::new(),
         }
     }
 }
@@ -102,8 +115,21 @@ impl TaskPane {
         &self.attached
     }
 
-    pub fn attach(&mut self, path: PathBuf) {
+    /// Attach a file, described at once (bounded reads); a file no run
+    /// could read is refused with why and what to do.
+    pub fn attach(&mut self, path: PathBuf) -> Result<String, codeloop_inputs::Refusal> {
+        let summary = codeloop_inputs::describe(&path)?.summary();
         self.attached.push(path);
+        self.summaries.push(summary.clone());
+        Ok(summary)
+    }
+
+    /// Keys once the session started (the task is read-only).
+    pub fn on_recorded_key(&self, key: KeyEvent) -> Handled<TaskIntent> {
+        match keymap::lookup(RECORDED, &key) {
+            Some(intent) => Handled::Intent(intent),
+            None => Handled::NotMine,
+        }
     }
 
     /// Keys while the task can be edited: its table, pane movement for the
@@ -130,10 +156,8 @@ impl TaskPane {
             let outer = ctx.block(ctx.title("Task", detail));
             let inner = outer.inner(area);
             frame.render_widget(outer, area);
-            let [edit, files] = Layout::vertical([
-                Constraint::Fill(1),
-                Constraint::Length(u16::from(!self.attached.is_empty())),
-            ])
+            let shown = (self.attached.len() as u16).min(inner.height / 2);
+            let [edit, files] = Layout::vertical([Constraint::Fill(1), Constraint::Length(shown)])
             .areas(inner);
             frame.render_widget(&self.editor, edit);
             if self.text().is_empty() {
@@ -149,24 +173,23 @@ impl TaskPane {
                     .collect();
                 frame.render_widget(Paragraph::new(lines), hint);
             }
-            if !self.attached.is_empty() {
-                let names: Vec<String> = self
-                    .attached
-                    .iter()
-                    .map(|p| {
-                        p.file_name()
-                            .map(|n| n.to_string_lossy().into_owned())
-                            .unwrap_or_default()
-                    })
-                    .collect();
-                frame.render_widget(
-                    Paragraph::new(Line::styled(
-                        format!("attached: {}", names.join(", ")),
-                        t.dim,
-                    )),
-                    files,
-                );
-            }
+            let lines: Vec<Line> = self
+                .attached
+                .iter()
+                .zip(&self.summaries)
+                .map(|(p, summary)| {
+                    let name = p
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    Line::from(vec![
+                        Span::styled("attached ", t.dim),
+                        Span::styled(name, t.accent),
+                        Span::styled(format!(": {summary}"), t.dim),
+                    ])
+                })
+                .collect();
+            frame.render_widget(Paragraph::new(lines), files);
             return;
         }
         let s = ctx.state;
@@ -182,12 +205,22 @@ impl TaskPane {
             lines.push(Line::from(vec![
                 Span::styled("attached ", t.dim),
                 Span::styled(f.name.clone(), t.accent),
-                Span::styled(format!(" ({})", human_bytes(f.size_bytes)), t.dim),
+                Span::styled(
+                    format!(" ({}): {}", human_bytes(f.size_bytes), f.summary()),
+                    t.dim,
+                ),
             ]));
         }
+        let detail = if s.inputs.is_empty() {
+            String::new()
+        } else if ctx.focused {
+            "d describe files".to_string()
+        } else {
+            String::new()
+        };
         let p = Paragraph::new(lines)
             .wrap(Wrap { trim: false })
-            .block(ctx.block(ctx.title("Task", String::new())));
+            .block(ctx.block(ctx.title("Task", detail)));
         frame.render_widget(p, area);
     }
 }
