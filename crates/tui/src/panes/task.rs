@@ -206,7 +206,10 @@ impl TaskPane {
                 Span::styled("attached ", t.dim),
                 Span::styled(f.name.clone(), t.accent),
                 Span::styled(
-                    format!(" ({}): {}", human_bytes(f.size_bytes), f.summary()),
+                    match &f.description {
+                        Some(d) => format!(" ({}): {}", human_bytes(f.size_bytes), d.summary()),
+                        None => format!(" ({})", human_bytes(f.size_bytes)),
+                    },
                     t.dim,
                 ),
             ]));
