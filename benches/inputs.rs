@@ -58,7 +58,11 @@ fn measure(label: &str, path: &Path, rows: u64) {
         "  described in {:.1} ms; peak memory {:.1} MB (VmHWM{}), {:.1} MB above the {:.1} MB resident before; goal 200 ms, 16 MB",
         took.as_secs_f64() * 1000.0,
         peak as f64 / 1024.0,
-        if reset { ", reset before" } else { ", since start: clear_refs refused" },
+        if reset {
+            ", reset before"
+        } else {
+            ", since start: clear_refs refused"
+        },
         peak.saturating_sub(before) as f64 / 1024.0,
         before as f64 / 1024.0,
     );
@@ -71,7 +75,10 @@ fn indent(s: &str) -> String {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     let want = |name: &str| args.is_empty() || args.iter().any(|a| a == name);
     let dir = tempfile::tempdir().unwrap();
     if want("csv") {

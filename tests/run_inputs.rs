@@ -36,14 +36,19 @@ const DESCRIBED: &str = "data.csv (30 B): CSV (comma), 2 columns, 3 rows";
 
 fn codeloop(dir: &Path, base_url: &str, input: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_codeloop"));
-    c.args(["run", "Sum the qty column of data.csv", "--base-url", base_url])
-        .arg("--input")
-        .arg(input)
-        .arg("--out")
-        .arg(dir.join("out"))
-        .env("CODELOOP_DATA_DIR", dir.join("data"))
-        .env("CODELOOP_CACHE_DIR", dir.join("cache"))
-        .env("CODELOOP_CONFIG", dir.join("none.toml"));
+    c.args([
+        "run",
+        "Sum the qty column of data.csv",
+        "--base-url",
+        base_url,
+    ])
+    .arg("--input")
+    .arg(input)
+    .arg("--out")
+    .arg(dir.join("out"))
+    .env("CODELOOP_DATA_DIR", dir.join("data"))
+    .env("CODELOOP_CACHE_DIR", dir.join("cache"))
+    .env("CODELOOP_CONFIG", dir.join("none.toml"));
     c
 }
 
@@ -53,7 +58,9 @@ fn a_csv_is_described_in_the_prompts_at_the_start_on_the_tape_in_the_report_and_
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("data.csv");
     std::fs::write(&input, "name,qty\napple,3\npear,5\nfig,1\n").unwrap();
-    let out = codeloop(dir.path(), &server.base_url, &input).output().unwrap();
+    let out = codeloop(dir.path(), &server.base_url, &input)
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     // run's start: one line per input.
@@ -81,12 +88,20 @@ fn a_csv_is_described_in_the_prompts_at_the_start_on_the_tape_in_the_report_and_
             prompt.contains("the first row is a header; types from the first 3 rows"),
             "{prompt}"
         );
-        assert!(prompt.contains("- name: text, e.g. apple, pear, fig"), "{prompt}");
+        assert!(
+            prompt.contains("- name: text, e.g. apple, pear, fig"),
+            "{prompt}"
+        );
         assert!(prompt.contains("- qty: int, e.g. 3, 5, 1"), "{prompt}");
     }
     // On the tape, typed.
     let sessions = dir.path().join("data/sessions");
-    let session = std::fs::read_dir(&sessions).unwrap().next().unwrap().unwrap().path();
+    let session = std::fs::read_dir(&sessions)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
     let tape = std::fs::read_to_string(session.join("tape.jsonl")).unwrap();
     let first: serde_json::Value = serde_json::from_str(tape.lines().next().unwrap()).unwrap();
     let d = &first["inputs"][0]["description"];
@@ -105,7 +120,11 @@ fn a_csv_is_described_in_the_prompts_at_the_start_on_the_tape_in_the_report_and_
         .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
         .output()
         .unwrap();
-    assert!(export.status.success(), "{}", String::from_utf8_lossy(&export.stderr));
+    assert!(
+        export.status.success(),
+        "{}",
+        String::from_utf8_lossy(&export.stderr)
+    );
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<section id=\"inputs\">"), "{html}");
     assert!(html.contains(DESCRIBED), "{html}");
@@ -114,7 +133,11 @@ fn a_csv_is_described_in_the_prompts_at_the_start_on_the_tape_in_the_report_and_
 /// The command's output, or a failure if it has not ended within 60 s (a
 /// FIFO must never make it wait).
 fn within_a_minute(mut c: Command) -> Output {
-    let mut child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = c
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     let started = Instant::now();
     loop {
         if child.try_wait().unwrap().is_some() {
@@ -139,10 +162,22 @@ fn a_file_no_run_could_read_is_refused_before_the_model_is_asked() {
     let folder = dir.path().join("folder.csv");
     std::fs::create_dir(&folder).unwrap();
     for (input, why, todo) in [
-        (dir.path().join("missing.csv"), "missing.csv does not exist", "check the path"),
+        (
+            dir.path().join("missing.csv"),
+            "missing.csv does not exist",
+            "check the path",
+        ),
         (folder, "is a folder, not a file", "attach the files in it"),
-        (fifo, "is a named pipe (FIFO)", "save what it carries to a regular file"),
-        (Path::new("/dev/zero").to_path_buf(), "is a device, not a file", "copy the data"),
+        (
+            fifo,
+            "is a named pipe (FIFO)",
+            "save what it carries to a regular file",
+        ),
+        (
+            Path::new("/dev/zero").to_path_buf(),
+            "is a device, not a file",
+            "copy the data",
+        ),
     ] {
         let out = within_a_minute(codeloop(dir.path(), &server.base_url, &input));
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -168,7 +203,13 @@ fn a_file_an_ordinary_user_may_not_read_is_refused_with_what_to_do() {
     let mut c = Command::new("runuser");
     c.args(["-u", ordinary_user::USER, "--"])
         .arg(&bin)
-        .args(["run", "Sum column b", "--base-url", &server.base_url, "--input"])
+        .args([
+            "run",
+            "Sum column b",
+            "--base-url",
+            &server.base_url,
+            "--input",
+        ])
         .arg(&secret)
         .env("CODELOOP_DATA_DIR", home.path().join("data"))
         .env("CODELOOP_CONFIG", home.path().join("none.toml"))

@@ -14,8 +14,7 @@ use codeloop_llm::tokens;
 use codeloop_protocol::Location;
 use codeloop_session::state::HistoryEntry;
 use codeloop_session::{
-    AttemptKind, CodeSource, Event, FunctionSpec, NodeStatus, NoticeLevel, Purpose,
-    State,
+    AttemptKind, CodeSource, Event, FunctionSpec, NodeStatus, NoticeLevel, Purpose, State,
 };
 
 /// Lines of a failed run's output shown to the repair.

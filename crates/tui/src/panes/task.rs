@@ -156,9 +156,20 @@ impl TaskPane {
             let outer = ctx.block(ctx.title("Task", detail));
             let inner = outer.inner(area);
             frame.render_widget(outer, area);
-            let shown = (self.attached.len() as u16).min(inner.height / 2);
-            let [edit, files] = Layout::vertical([Constraint::Fill(1), Constraint::Length(shown)])
-            .areas(inner);
+            let width = usize::from(inner.width.max(1));
+            let rows: usize = self
+                .attached
+                .iter()
+                .zip(&self.summaries)
+                .map(|(p, summary)| {
+                    let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+                    let line = format!("attached {}: {summary}", name.unwrap_or_default());
+                    super::wrap(&line, width).len()
+                })
+                .sum();
+            let shown = (rows as u16).min(inner.height / 2);
+            let [edit, files] =
+                Layout::vertical([Constraint::Fill(1), Constraint::Length(shown)]).areas(inner);
             frame.render_widget(&self.editor, edit);
             if self.text().is_empty() {
                 // Beside the cursor, wrapped: the editor's own placeholder is one line.
@@ -189,7 +200,7 @@ impl TaskPane {
                     ])
                 })
                 .collect();
-            frame.render_widget(Paragraph::new(lines), files);
+            frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), files);
             return;
         }
         let s = ctx.state;
@@ -205,13 +216,7 @@ impl TaskPane {
             lines.push(Line::from(vec![
                 Span::styled("attached ", t.dim),
                 Span::styled(f.name.clone(), t.accent),
-                Span::styled(
-                    match &f.description {
-                        Some(d) => format!(" ({}): {}", human_bytes(f.size_bytes), d.summary()),
-                        None => format!(" ({})", human_bytes(f.size_bytes)),
-                    },
-                    t.dim,
-                ),
+                Span::styled(input_detail(f), t.dim),
             ]));
         }
         let detail = if s.inputs.is_empty() {
@@ -226,6 +231,23 @@ impl TaskPane {
             .block(ctx.block(ctx.title("Task", detail)));
         frame.render_widget(p, area);
     }
+}
+
+/// What follows an attached file's name: its size and, where the session
+/// described it, its one-line summary.
+pub fn input_detail(f: &codeloop_session::InputFile) -> String {
+    match &f.description {
+        Some(d) => format!(" ({}): {}", human_bytes(f.size_bytes), d.summary()),
+        None => format!(" ({})", human_bytes(f.size_bytes)),
+    }
+}
+
+/// The rows the attached files take in a pane `width` wide.
+pub fn input_rows(inputs: &[codeloop_session::InputFile], width: usize) -> usize {
+    inputs
+        .iter()
+        .map(|f| super::wrap(&format!("attached {}{}", f.name, input_detail(f)), width).len())
+        .sum()
 }
 
 pub fn human_bytes(n: u64) -> String {
