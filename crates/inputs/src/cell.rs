@@ -111,11 +111,7 @@ fn date_prefix(s: &str) -> Option<&str> {
     }
     let c = digits(a + 2 + m);
     let end = a + 2 + m + c;
-    let ok = match (a, m, c) {
-        (4, 1..=2, 1..=2) => true,
-        (1..=2, 1..=2, 4) => true,
-        _ => false,
-    };
+    let ok = matches!((a, m, c), (4, 1..=2, 1..=2) | (1..=2, 1..=2, 4));
     ok.then(|| &s[end..])
 }
 

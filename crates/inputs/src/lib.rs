@@ -271,7 +271,7 @@ fn classify(src: &mut read::Source, path: &Path, notes: &mut Vec<String>) -> std
         return Ok(What::Pdf(pdf::describe(src, &head, notes)?));
     }
     if head.starts_with(b"PAR1") {
-        return Ok(parquet::describe(src, notes)?);
+        return parquet::describe(src, notes);
     }
     if excel::is_workbook(&head, &ext) {
         return Ok(

@@ -289,7 +289,9 @@ fn a_parquet_footer_gives_the_schema_and_rows() {
     zigzag(&mut m, 1);
     field(&mut m, &mut last, 2, 9);
     m.push((5 << 4) | 12);
-    let elements: &[(Option<i64>, Option<i64>, &str, i64, Option<i64>)] = &[
+    // (physical type, repetition, name, children, converted type)
+    type Element<'a> = (Option<i64>, Option<i64>, &'a str, i64, Option<i64>);
+    let elements: &[Element] = &[
         (None, None, "schema", 3, None),
         (Some(2), Some(0), "id", 0, None),
         (Some(6), Some(1), "name", 0, Some(0)),
