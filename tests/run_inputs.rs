@@ -2,8 +2,9 @@
 //! model served on loopback puts the file's description (delimiter, header,
 //! typed columns, rows) into the plan and code prompts, prints it at the
 //! start, keeps it on the tape and writes it into the report and the HTML
-//! export; a file no run could read is refused before the model is asked
-//! anything, with why and what to do (as root and as an ordinary user).
+//! export; a file no run could read (or hold: larger than a run's working
+//! directory) is refused before the model is asked anything, with why and
+//! what to do (as root and as an ordinary user).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 use std::os::unix::fs::PermissionsExt;
@@ -161,6 +162,12 @@ fn a_file_no_run_could_read_is_refused_before_the_model_is_asked() {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
     let folder = dir.path().join("folder.csv");
     std::fs::create_dir(&folder).unwrap();
+    // Larger than a run's working directory holds (sparse: no disk used).
+    let big = dir.path().join("big.csv");
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(300 << 20)
+        .unwrap();
     for (input, why, todo) in [
         (
             dir.path().join("missing.csv"),
@@ -177,6 +184,11 @@ fn a_file_no_run_could_read_is_refused_before_the_model_is_asked() {
             Path::new("/dev/zero").to_path_buf(),
             "is a device, not a file",
             "copy the data",
+        ),
+        (
+            big,
+            "is 300.0 MB: more than a run's working directory holds",
+            "attach a sample of it",
         ),
     ] {
         let out = within_a_minute(codeloop(dir.path(), &server.base_url, &input));

@@ -124,12 +124,10 @@ pub fn no_model_for_own_task(selected: &Selected, explicit: bool) -> String {
 }
 
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
-    // Before any model is asked: a file no run could read is refused here,
-    // with why and what to do (the engine describes the others).
-    for input in &args.inputs {
-        if let Err(refusal) = codeloop_inputs::open(input) {
-            bail!("the input file {refusal}");
-        }
+    // Before any model is asked: a file no run could read or hold is
+    // refused here, with why and what to do.
+    if let Err(refusal) = engine::inputs::describe_all(&args.inputs) {
+        bail!("the input file {refusal}");
     }
     let selected = select_model(&config, &args.model).await?;
     let task = task_of(&args, &selected)?;

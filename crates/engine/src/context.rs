@@ -112,11 +112,7 @@ impl Engine {
     pub fn create(setup: EngineSetup, views: mpsc::Sender<Record>) -> Result<Engine, EngineError> {
         let dir = setup.session_dir.clone();
         make_session_dir(&dir)?;
-        let inputs = setup
-            .inputs
-            .iter()
-            .map(|p| describe_input(p))
-            .collect::<Result<Vec<_>, _>>()?;
+        let inputs = super::inputs::describe_all(&setup.inputs).map_err(EngineError::Input)?;
         let prompts = Prompts::load(setup.prompt_overrides.as_deref())?;
         let opening = Opening::Fresh {
             started: session_started(&setup, &dir, inputs),
@@ -289,37 +285,4 @@ fn cache_key(setup: &EngineSetup, prompts: &Prompts) -> Option<String> {
         &name,
         prompts.digest(),
     ))
-}
-
-/// An input file described by what it is, reading only what the
-/// description needs (never the whole file).
-fn describe_input(path: &Path) -> Result<InputFile, EngineError> {
-    let description = codeloop_inputs::describe(path).map_err(EngineError::Input)?;
-    let abs = std::fs::canonicalize(path).map_err(|e| {
-        EngineError::Input(codeloop_inputs::Refusal {
-            path: path.to_path_buf(),
-            why: format!("cannot be resolved to a full path ({e})"),
-            todo: "check the path, or attach a copy of the file".into(),
-        })
-    })?;
-    // The first lines, as sessions before descriptions had them (a
-    // template override may still show them): 2 KB read, no more.
-    let mut head = Vec::with_capacity(2048);
-    let read = std::fs::File::open(path).and_then(|f| {
-        use std::io::Read;
-        f.take(2048).read_to_end(&mut head)
-    });
-    let preview = match std::str::from_utf8(&head) {
-        Ok(text) if read.is_ok() && !head.contains(&0) => {
-            text.lines().take(8).collect::<Vec<_>>().join("\n")
-        }
-        _ => format!("(binary, {} bytes)", description.size_bytes),
-    };
-    Ok(InputFile {
-        name: description.name.clone(),
-        source_path: abs.to_string_lossy().into_owned(),
-        size_bytes: description.size_bytes,
-        preview,
-        description: Some(description),
-    })
 }

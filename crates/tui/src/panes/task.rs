@@ -74,6 +74,7 @@ pub struct TaskPane {
     attached: Vec<PathBuf>,
     /// Each attached file's one-line summary (described when attached).
     summaries: Vec<String>,
+    sizes: Vec<u64>,
 }
 
 impl Default for TaskPane {
@@ -84,6 +85,7 @@ impl Default for TaskPane {
             editor,
             attached: Vec::new(),
             summaries: Vec::new(),
+            sizes: Vec::new(),
         }
     }
 }
@@ -116,11 +118,14 @@ impl TaskPane {
     }
 
     /// Attach a file, described at once (bounded reads); a file no run
-    /// could read is refused with why and what to do.
+    /// could read or hold is refused with why and what to do.
     pub fn attach(&mut self, path: PathBuf) -> Result<String, codeloop_inputs::Refusal> {
-        let summary = codeloop_inputs::describe(&path)?.summary();
+        let file = codeloop_engine::inputs::describe(&path)?;
+        codeloop_engine::inputs::check_room(&path, file.size_bytes, self.sizes.iter().sum())?;
+        let summary = file.summary();
         self.attached.push(path);
         self.summaries.push(summary.clone());
+        self.sizes.push(file.size_bytes);
         Ok(summary)
     }
 
