@@ -148,11 +148,16 @@ fn is_time(t: &str) -> bool {
             && rest.len() <= 6)
 }
 
-/// A cell's text cut for a sample.
+/// A cell's text cut for a sample, on one line (a newline or another
+/// control character in it becomes a space).
 pub fn sample(s: &str) -> String {
-    let s = s.trim();
+    let s: String = s
+        .trim()
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     if s.chars().count() <= 24 {
-        return s.to_string();
+        return s;
     }
     let mut cut: String = s.chars().take(23).collect();
     cut.push('…');

@@ -256,7 +256,10 @@ impl<R: Read> Parser<R> {
             }
         }
         let s = String::from_utf8_lossy(&kept);
-        Ok(s.chars().take(keep).collect())
+        Ok(s.chars()
+            .take(keep)
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect())
     }
 
     fn value(&mut self, depth: usize, record: bool) -> Result<Shape, Stop> {

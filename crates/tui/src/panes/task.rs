@@ -122,7 +122,7 @@ impl TaskPane {
     pub fn attach(&mut self, path: PathBuf) -> Result<String, codeloop_inputs::Refusal> {
         let file = codeloop_engine::inputs::describe(&path)?;
         codeloop_engine::inputs::check_room(&path, file.size_bytes, self.sizes.iter().sum())?;
-        let summary = file.summary();
+        let summary = crate::sanitize::sanitize(&file.summary());
         self.attached.push(path);
         self.summaries.push(summary.clone());
         self.sizes.push(file.size_bytes);
@@ -220,7 +220,7 @@ impl TaskPane {
         for f in &s.inputs {
             lines.push(Line::from(vec![
                 Span::styled("attached ", t.dim),
-                Span::styled(f.name.clone(), t.accent),
+                Span::styled(crate::sanitize::sanitize(&f.name), t.accent),
                 Span::styled(input_detail(f), t.dim),
             ]));
         }
@@ -242,7 +242,13 @@ impl TaskPane {
 /// described it, its one-line summary.
 pub fn input_detail(f: &codeloop_session::InputFile) -> String {
     match &f.description {
-        Some(d) => format!(" ({}): {}", human_bytes(f.size_bytes), d.summary()),
+        // A summary may hold the file's own words (a sheet's name): no
+        // control sequence reaches the terminal.
+        Some(d) => crate::sanitize::sanitize(&format!(
+            " ({}): {}",
+            human_bytes(f.size_bytes),
+            d.summary()
+        )),
         None => format!(" ({})", human_bytes(f.size_bytes)),
     }
 }
