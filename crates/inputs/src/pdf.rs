@@ -1,5 +1,6 @@
 //! PDF: the version and the page count, from a bounded scan of the head and
-//! the tail for the page tree's /Count (or the linearization's /N).
+//! the tail for the page tree's /Count (or the linearization's /N), in the
+//! plain objects or in the Flate-compressed object streams of PDF 1.5+.
 
 use std::io;
 
@@ -63,6 +64,45 @@ fn pages_in(hay: &[u8]) -> Option<u64> {
     best
 }
 
+/// Inflated object streams looked into, at most (bytes, all together).
+const INFLATE_MAX: u64 = 16 << 20;
+
+/// The contents of the Flate-compressed object streams (`/Type /ObjStm`)
+/// in `hay`, inflated (bounded): where PDF 1.5 and later keep the page tree.
+fn object_streams(hay: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(at) = find(hay, b"/ObjStm", from) {
+        from = at + 7;
+        let dict = dict_around(hay, at);
+        if find(dict, b"/FlateDecode", 0).is_none() {
+            continue;
+        }
+        let Some(s) = find(hay, b"stream", at) else {
+            break;
+        };
+        let mut start = s + 6;
+        if hay.get(start) == Some(&b'\r') {
+            start += 1;
+        }
+        if hay.get(start) == Some(&b'\n') {
+            start += 1;
+        }
+        let end = find(hay, b"endstream", start).unwrap_or(hay.len());
+        let room = INFLATE_MAX.saturating_sub(out.len() as u64);
+        if room == 0 {
+            break;
+        }
+        let mut z = flate2::read::ZlibDecoder::new(&hay[start..end]).take(room);
+        // A stream cut at the scan's edge inflates as far as it goes.
+        let _ = z.read_to_end(&mut out);
+        out.push(b'\n');
+        from = end;
+    }
+    out
+}
+
 pub fn describe(src: &Source, head: &[u8], notes: &mut Vec<String>) -> io::Result<Pdf> {
     let version = head
         .get(5..8)
@@ -74,7 +114,9 @@ pub fn describe(src: &Source, head: &[u8], notes: &mut Vec<String>) -> io::Resul
     if !whole {
         scan.extend(src.tail(SCAN_TAIL)?);
     }
-    let pages = pages_in(&scan).map(Count::exact);
+    let pages = pages_in(&scan)
+        .or_else(|| pages_in(&object_streams(&scan)))
+        .map(Count::exact);
     if pages.is_none() {
         notes.push(if whole {
             "its page tree was not found (its objects may be compressed)".into()

@@ -521,3 +521,22 @@ fn an_unreadable_file_is_refused_for_an_ordinary_user() {
     assert!(refused.why.contains("is not readable by you"), "{refused}");
     assert!(refused.todo.contains("chmod"), "{refused}");
 }
+
+#[test]
+fn a_pdf_whose_page_tree_is_in_a_compressed_object_stream_has_its_pages() {
+    use flate2::write::ZlibEncoder;
+    let mut z = ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(b"2 0 3 60 <</Type/Pages/Kids[3 0 R]/Count 12>> <</Type/Page/Parent 2 0 R>>")
+        .unwrap();
+    let packed = z.finish().unwrap();
+    let mut pdf =
+        b"%PDF-1.5\n5 0 obj\n<</Type/ObjStm/N 2/First 8/Filter/FlateDecode/Length ".to_vec();
+    pdf.extend_from_slice(format!("{}>>\nstream\n", packed.len()).as_bytes());
+    pdf.extend_from_slice(&packed);
+    pdf.extend_from_slice(b"\nendstream\nendobj\n%%EOF\n");
+    let d = describe_bytes("packed.pdf", &pdf);
+    let What::Pdf(p) = &d.what else {
+        panic!("{:?}", d.what)
+    };
+    assert_eq!(p.pages, Some(Count::exact(12)), "{:?}", d.notes);
+}
