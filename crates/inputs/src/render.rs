@@ -71,7 +71,19 @@ fn table_kind(d: char) -> &'static str {
 fn column_line(c: &Column) -> String {
     let mut s = format!("- {}: {}", c.name, c.kind.word());
     if !c.samples.is_empty() {
-        s.push_str(&format!(", e.g. {}", c.samples.join(", ")));
+        // A value with a comma in it is quoted, so the list reads right.
+        let shown: Vec<String> = c
+            .samples
+            .iter()
+            .map(|v| {
+                if v.contains(',') || v.contains('"') {
+                    format!("\"{}\"", v.replace('"', "\\\""))
+                } else {
+                    v.clone()
+                }
+            })
+            .collect();
+        s.push_str(&format!(", e.g. {}", shown.join(", ")));
     }
     if c.empty > 0 && c.kind != crate::CellKind::Empty {
         s.push_str(&format!(" ({} empty)", c.empty));
@@ -131,9 +143,8 @@ fn field_lines(s: &Shape, out: &mut Vec<String>) {
 }
 
 impl InputDescription {
-    /// What the file is, in one line (no name).
+    /// What the file is, in one line (no name, no size).
     pub fn summary(&self) -> String {
-        let size = bytes(self.size_bytes);
         match &self.what {
             What::Table(t) => format!(
                 "{} ({}), {} columns, {}",
@@ -142,8 +153,8 @@ impl InputDescription {
                 t.columns.len(),
                 count(t.rows, "rows")
             ),
-            What::Json(j) => format!("JSON, {size}, {}", top_shape(&j.shape)),
-            What::JsonLines(j) => format!("JSON Lines, {size}, {}", count(j.records, "records")),
+            What::Json(j) => format!("JSON, {}", top_shape(&j.shape)),
+            What::JsonLines(j) => format!("JSON Lines, {}", count(j.records, "records")),
             What::Excel(w) => {
                 let names: Vec<&str> = w.sheets.iter().map(|s| s.name.as_str()).collect();
                 format!(
@@ -155,22 +166,22 @@ impl InputDescription {
             }
             What::Parquet(p) => match p.rows {
                 Some(r) if !p.columns.is_empty() => format!(
-                    "Parquet, {size}, {} columns, {}",
+                    "Parquet, {} columns, {}",
                     p.columns.len(),
                     count(Count::exact(r), "rows")
                 ),
-                _ => format!("Parquet, {size}, schema not read"),
+                _ => "Parquet, schema not read".to_string(),
             },
             What::Image(i) => match (i.width, i.height) {
-                (Some(w), Some(h)) => format!("{} image, {w} × {h} pixels, {size}", i.format),
-                _ => format!("{} image, {size}, size not read", i.format),
+                (Some(w), Some(h)) => format!("{} image, {w} × {h} pixels", i.format),
+                _ => format!("{} image, size not read", i.format),
             },
             What::Pdf(p) => match p.pages {
-                Some(c) => format!("PDF, {}, {size}", count(c, "pages")),
-                None => format!("PDF, {size}, pages not counted"),
+                Some(c) => format!("PDF, {}", count(c, "pages")),
+                None => "PDF, pages not counted".to_string(),
             },
-            What::Text(t) => format!("text ({}), {}, {size}", t.encoding, count(t.lines, "lines")),
-            What::Other(o) => format!("{size}: {}", o.guess),
+            What::Text(t) => format!("text ({}), {}", t.encoding, count(t.lines, "lines")),
+            What::Other(o) => o.guess.clone(),
         }
     }
 
