@@ -59,6 +59,10 @@ fn a_csv_has_its_delimiter_header_typed_columns_and_exact_rows() {
         text.contains("- price: float, e.g. 3.5, 4, 10.25"),
         "{text}"
     );
+    assert!(
+        text.contains("- city: text, e.g. Oslo, \"Bergen, NO\", Paris"),
+        "{text}"
+    );
 }
 
 #[test]
