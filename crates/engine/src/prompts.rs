@@ -150,6 +150,35 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_inputs_in_a_prompt_are_bounded_all_together() {
+        let dir = tempfile::tempdir().unwrap();
+        let header: Vec<String> = (0..80).map(|i| format!("column_{i}")).collect();
+        let csv = format!("{}\n{}\n", header.join(","), vec!["1"; 80].join(","));
+        let files: Vec<codeloop_session::InputFile> = (0..8)
+            .map(|i| {
+                let p = dir.path().join(format!("t{i}.csv"));
+                std::fs::write(&p, &csv).unwrap();
+                crate::inputs::describe(&p).unwrap()
+            })
+            .collect();
+        let shown = prompt_inputs(&files);
+        let total: usize = shown.iter().map(|f| f.description.chars().count()).sum();
+        assert!(total <= INPUTS_CHARS, "{total}");
+        assert!(
+            shown[0].description.contains("- column_0: int"),
+            "{}",
+            shown[0].description
+        );
+        assert!(
+            shown[7].description.contains(
+                "t7.csv: CSV (comma), 80 columns, 1 row (described in full in the report"
+            ),
+            "{}",
+            shown[7].description
+        );
+    }
+
+    #[test]
     fn shipped_templates_render_and_an_override_replaces_one() {
         let p = Prompts::load(None).unwrap();
         let text = p

@@ -35,6 +35,10 @@ fn grouped(n: u64) -> String {
 /// A count with what it is: "1,204 rows", "about 41,000,000 rows (an
 /// estimate)", "at least 12 rows".
 pub fn count(c: Count, what: &str) -> String {
+    let what = match what.strip_suffix('s') {
+        Some(one) if c.value == 1 && c.how == Counted::Exact => one,
+        _ => what,
+    };
     match c.how {
         Counted::Exact => format!("{} {what}", grouped(c.value)),
         Counted::Estimate => format!("about {} {what} (an estimate)", grouped(round(c.value))),
@@ -100,7 +104,7 @@ pub fn shape_inline(s: &Shape) -> String {
             None => format!("array ({})", count(*len, "items")),
         },
         Shape::Object { fields, more } if fields.is_empty() && *more > 0 => {
-            format!("object ({more} keys)")
+            format!("object ({})", count(Count::exact(*more), "keys"))
         }
         Shape::Object { fields, more } => {
             let mut parts: Vec<String> = fields

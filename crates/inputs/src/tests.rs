@@ -135,7 +135,7 @@ fn json_shows_keys_and_types_two_levels_deep() {
     let text = d.render();
     assert!(text.contains("- version: int"), "{text}");
     assert!(
-        text.contains("- owner: {id: int, address: {city: string, geo: object (1 keys)}}"),
+        text.contains("- owner: {id: int, address: {city: string, geo: object (1 key)}}"),
         "{text}"
     );
     assert!(text.contains("- tags: array of string (3 items)"), "{text}");
