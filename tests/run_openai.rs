@@ -123,8 +123,11 @@ fn an_input_file_is_described_to_the_model_and_given_to_the_program_and_a_solved
     assert_eq!(bodies.len(), 3, "plan, tests, code");
     let plan: serde_json::Value = serde_json::from_str(&bodies[0]).unwrap();
     let prompt = plan["messages"][1]["content"].as_str().unwrap();
-    assert!(prompt.contains("data.csv (30 bytes)"), "{prompt}");
-    assert!(prompt.contains("apple,3"), "{prompt}");
+    assert!(
+        prompt.contains("data.csv (30 B): CSV (comma), 2 columns, 3 rows"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("- qty: int, e.g. 3, 5, 1"), "{prompt}");
 
     // The same task again: replayed from the cache, verified by a real run, no model call.
     let second = run();

@@ -498,7 +498,12 @@ fn an_attached_file_goes_with_the_task_and_a_bad_path_is_named() {
     app.update(ctrl('o'));
     press(&mut app, "/no/such/file".chars().map(ch));
     assert!(app.update(key(KeyCode::Enter)).is_empty());
-    assert!(app.flash().unwrap().1.contains("not a readable file"));
+    assert!(
+        app.flash()
+            .unwrap()
+            .1
+            .contains("/no/such/file does not exist")
+    );
     // The prompt stays open with the path (issue 13); Esc leaves it.
     app.update(key(KeyCode::Esc));
     app.update(ctrl('o'));

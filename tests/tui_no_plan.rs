@@ -68,6 +68,7 @@ fn no_plan_events(input: &std::path::Path) -> Vec<Event> {
             source_path: input.display().to_string(),
             size_bytes: 16,
             preview: "the cat".into(),
+            description: None,
         }],
         config: ConfigSummary {
             provider: "openai-compatible".into(),

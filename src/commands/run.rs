@@ -125,6 +125,11 @@ pub fn no_model_for_own_task(selected: &Selected, explicit: bool) -> String {
 }
 
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
+    // Before any model is asked: a file no run could read or hold is
+    // refused here, with why and what to do.
+    if let Err(refusal) = engine::inputs::describe_all(&args.inputs) {
+        bail!("the input file {refusal}");
+    }
     let selected = select_model(&config, &args.model).await?;
     let task = task_of(&args, &selected)?;
     if let Some(demo) = selected.demo
@@ -135,11 +140,6 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             "{}",
             no_model_for_own_task(&selected, args.model.demo.is_some())
         );
-    }
-    for input in &args.inputs {
-        if !input.is_file() {
-            bail!("the input file {} does not exist", input.display());
-        }
     }
     let sandbox = super::sandbox_for_generated_code()?;
     let session_dir = engine::new_session_dir(&config.sessions_dir());
@@ -315,6 +315,7 @@ impl Progress {
                 session_id,
                 config,
                 task,
+                inputs,
                 ..
             } => {
                 let layers = if config.sandbox_layers.is_empty() {
@@ -322,11 +323,20 @@ impl Progress {
                 } else {
                     config.sandbox_layers.join(", ")
                 };
-                format!(
+                let mut out = format!(
                     "codeloop: session {session_id}\n  model:   {}\n  sandbox: {layers}\n  task:    {}",
                     self.description,
                     task.trim()
-                )
+                );
+                for f in inputs {
+                    out.push_str(&format!(
+                        "\n  input:   {} ({}): {}",
+                        f.name,
+                        codeloop_inputs::bytes(f.size_bytes),
+                        f.summary()
+                    ));
+                }
+                out
             }
             Event::Notice { level, message } => match level {
                 NoticeLevel::Info => format!("  note: {message}"),

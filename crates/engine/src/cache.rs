@@ -32,8 +32,10 @@ pub fn key(task: &str, inputs: &[PathBuf], model: &str, prompts_digest: &str) ->
                 .unwrap_or(b""),
         );
         // An unreadable input makes the key unique, so it never hits.
-        match std::fs::read(path) {
-            Ok(bytes) => h.update(Sha256::digest(&bytes)),
+        // Streamed: a large input is hashed, never held in memory.
+        let mut file_hash = Sha256::new();
+        match std::fs::File::open(path).and_then(|mut f| std::io::copy(&mut f, &mut file_hash)) {
+            Ok(_) => h.update(file_hash.finalize()),
             Err(e) => h.update(e.to_string().as_bytes()),
         }
     }

@@ -31,11 +31,10 @@ pub enum EngineError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("the input file {path} cannot be read: {source}")]
-    Input {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    /// An input file no run could read (missing, a folder, not readable,
+    /// a FIFO or a device): refused before the first model call.
+    #[error("the input file {0}")]
+    Input(codeloop_inputs::Refusal),
     /// The session ended (its end is on the tape) but its results could
     /// not be written where they were to go: the result is not whole.
     #[error("{0}")]
@@ -113,11 +112,7 @@ impl Engine {
     pub fn create(setup: EngineSetup, views: mpsc::Sender<Record>) -> Result<Engine, EngineError> {
         let dir = setup.session_dir.clone();
         make_session_dir(&dir)?;
-        let inputs = setup
-            .inputs
-            .iter()
-            .map(|p| describe_input(p))
-            .collect::<Result<Vec<_>, _>>()?;
+        let inputs = super::inputs::describe_all(&setup.inputs).map_err(EngineError::Input)?;
         let prompts = Prompts::load(setup.prompt_overrides.as_deref())?;
         let opening = Opening::Fresh {
             started: session_started(&setup, &dir, inputs),
@@ -290,28 +285,4 @@ fn cache_key(setup: &EngineSetup, prompts: &Prompts) -> Option<String> {
         &name,
         prompts.digest(),
     ))
-}
-
-fn describe_input(path: &Path) -> Result<InputFile, EngineError> {
-    let err = |source| EngineError::Input {
-        path: path.to_path_buf(),
-        source,
-    };
-    let bytes = std::fs::read(path).map_err(err)?;
-    let abs = std::fs::canonicalize(path).map_err(err)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "input".into());
-    let head = &bytes[..bytes.len().min(2048)];
-    let preview = match std::str::from_utf8(head) {
-        Ok(text) if !head.contains(&0) => text.lines().take(8).collect::<Vec<_>>().join("\n"),
-        _ => format!("(binary, {} bytes)", bytes.len()),
-    };
-    Ok(InputFile {
-        name,
-        source_path: abs.to_string_lossy().into_owned(),
-        size_bytes: bytes.len() as u64,
-        preview,
-    })
 }

@@ -9,13 +9,13 @@ use serde::Serialize;
 use super::context::{Core, Stop};
 use super::examples;
 use super::extract;
+use super::prompts::{PromptInput, prompt_inputs};
 use super::testfix;
 use codeloop_llm::tokens;
 use codeloop_protocol::Location;
 use codeloop_session::state::HistoryEntry;
 use codeloop_session::{
-    AttemptKind, CodeSource, Event, FunctionSpec, InputFile, NodeStatus, NoticeLevel, Purpose,
-    State,
+    AttemptKind, CodeSource, Event, FunctionSpec, NodeStatus, NoticeLevel, Purpose, State,
 };
 
 /// Lines of a failed run's output shown to the repair.
@@ -40,7 +40,7 @@ struct NodeCtx {
     spec: FunctionSpec,
     deps: Vec<DepCtx>,
     task: String,
-    inputs: Vec<InputFile>,
+    inputs: Vec<PromptInput>,
     plan: Vec<FunctionSpec>,
     tests: Option<String>,
 }
@@ -81,7 +81,7 @@ fn node_ctx(s: &State, name: &str) -> Option<NodeCtx> {
         spec: n.spec.clone(),
         deps,
         task: s.task.clone(),
-        inputs: s.inputs.clone(),
+        inputs: prompt_inputs(&s.inputs),
         plan: s.specs.clone(),
         tests: n.tests.clone(),
     })

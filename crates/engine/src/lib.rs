@@ -48,6 +48,7 @@ mod execute;
 pub mod extract;
 mod finish;
 mod generate;
+pub mod inputs;
 mod node;
 mod plan;
 pub mod prompts;

@@ -8,6 +8,7 @@
 use super::cache;
 use super::context::{Core, EngineError, Stop};
 use super::extract;
+use super::prompts::prompt_inputs;
 use codeloop_session::{CodeSource, Dag, Event, FunctionSpec, NoticeLevel, Purpose, TapeError};
 
 /// Plans asked for before giving up on an unusable one.
@@ -126,7 +127,7 @@ impl Core {
                     return Ok(false);
                 }
             }
-            let (task, inputs) = self.read(|s| (s.task.clone(), s.inputs.clone()));
+            let (task, inputs) = self.read(|s| (s.task.clone(), prompt_inputs(&s.inputs)));
             let prompt = self.prompts.render(
                 "plan.md",
                 minijinja::context! { task, inputs, error => &error },

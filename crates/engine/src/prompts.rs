@@ -20,6 +20,48 @@ const SHIPPED: &[(&str, &str)] = &[
     ("fresh.md", include_str!("../../../prompts/fresh.md")),
 ];
 
+/// All the input files' descriptions in one prompt, at most (characters);
+/// past it a file is given by its one-line summary.
+const INPUTS_CHARS: usize = 6000;
+
+/// An input file as the templates see it: `description` is its bounded
+/// description (`InputDescription::render`); `preview` (the first lines)
+/// stays for templates written before descriptions.
+#[derive(Debug, Clone, Serialize)]
+pub struct PromptInput {
+    pub name: String,
+    pub size_bytes: u64,
+    pub preview: String,
+    pub description: String,
+}
+
+/// The inputs of a session as the prompts give them, bounded in all.
+pub fn prompt_inputs(files: &[codeloop_session::InputFile]) -> Vec<PromptInput> {
+    let mut used = 0;
+    files
+        .iter()
+        .map(|f| {
+            let full = f.described();
+            let description = if used + full.chars().count() <= INPUTS_CHARS {
+                full
+            } else {
+                format!(
+                    "{}: {} (described in full in the report; the prompt's room for files is used)",
+                    f.name,
+                    f.summary()
+                )
+            };
+            used += description.chars().count();
+            PromptInput {
+                name: f.name.clone(),
+                size_bytes: f.size_bytes,
+                preview: f.preview.clone(),
+                description,
+            }
+        })
+        .collect()
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum PromptError {
     #[error("cannot read the prompt override {path}: {source}")]
@@ -106,6 +148,35 @@ impl Prompts {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_inputs_in_a_prompt_are_bounded_all_together() {
+        let dir = tempfile::tempdir().unwrap();
+        let header: Vec<String> = (0..80).map(|i| format!("column_{i}")).collect();
+        let csv = format!("{}\n{}\n", header.join(","), vec!["1"; 80].join(","));
+        let files: Vec<codeloop_session::InputFile> = (0..8)
+            .map(|i| {
+                let p = dir.path().join(format!("t{i}.csv"));
+                std::fs::write(&p, &csv).unwrap();
+                crate::inputs::describe(&p).unwrap()
+            })
+            .collect();
+        let shown = prompt_inputs(&files);
+        let total: usize = shown.iter().map(|f| f.description.chars().count()).sum();
+        assert!(total <= INPUTS_CHARS, "{total}");
+        assert!(
+            shown[0].description.contains("- column_0: int"),
+            "{}",
+            shown[0].description
+        );
+        assert!(
+            shown[7].description.contains(
+                "t7.csv: CSV (comma), 80 columns, 1 row (described in full in the report"
+            ),
+            "{}",
+            shown[7].description
+        );
+    }
 
     #[test]
     fn shipped_templates_render_and_an_override_replaces_one() {

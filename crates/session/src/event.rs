@@ -276,8 +276,36 @@ pub struct InputFile {
     /// Where it was read from on the user's machine.
     pub source_path: String,
     pub size_bytes: u64,
-    /// The first lines (text) or a note that it is binary.
+    /// The first lines (text) or a note that it is binary. Sessions
+    /// recorded before `description` have only this.
     pub preview: String,
+    /// What the file is (a table's columns, a JSON shape, an image's size,
+    /// ...), read with bounded buffers when the session started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<codeloop_inputs::InputDescription>,
+}
+
+impl InputFile {
+    /// What the file is in one line: its description's summary, or for a
+    /// session recorded before descriptions, its size.
+    pub fn summary(&self) -> String {
+        match &self.description {
+            Some(d) => d.summary(),
+            None => codeloop_inputs::bytes(self.size_bytes),
+        }
+    }
+
+    /// The description for a prompt or a report (bounded), or for a
+    /// session recorded before descriptions, the name, size and preview.
+    pub fn described(&self) -> String {
+        match &self.description {
+            Some(d) => d.render(),
+            None => format!(
+                "{} ({} bytes). First lines:\n{}",
+                self.name, self.size_bytes, self.preview
+            ),
+        }
+    }
 }
 
 /// What the session ran with; never secrets.

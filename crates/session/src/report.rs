@@ -70,6 +70,16 @@ pub fn markdown(s: &State) -> String {
         s.usage.words()
     ));
     out.push_str(&format!("## Task\n\n{}\n\n", s.task.trim_end()));
+    for f in &s.inputs {
+        // A section per input: what it is, as the prompts had it.
+        out.push_str(&format!(
+            "## Input: {}\n\n{}  \nRead from `{}`\n\n```\n{}\n```\n\n",
+            f.name,
+            f.summary(),
+            f.source_path,
+            f.described()
+        ));
+    }
     if let Some(e) = &s.plan_error {
         out.push_str(&format!("The plan could not be used: {e}\n\n"));
     }

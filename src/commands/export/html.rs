@@ -71,6 +71,7 @@ pub fn page(state: &State, source: &str) -> String {
         esc(title)
     );
     header(state, &mut out);
+    super::inputs::section(state, &mut out);
     out.push_str("<section id=\"plan\">\n<h2>Plan</h2>\n");
     match (&state.plan_error, graph::svg(state)) {
         (_, Some(svg)) => out.push_str(&svg),

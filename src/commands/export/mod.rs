@@ -4,6 +4,7 @@
 
 mod graph;
 mod html;
+mod inputs;
 
 use std::path::{Path, PathBuf};
 

@@ -5,8 +5,9 @@
 
 use std::path::PathBuf;
 
-use super::{Action, App, Focus, Popup, StartRequest};
+use super::{Action, App, Focus, Message, Popup, StartRequest};
 use crate::panes::confirm::Confirm;
+
 use crate::panes::editor::{EditTarget, EditorPopup};
 use crate::panes::sessions::SessionIntent;
 use codeloop_session::NoticeLevel;
@@ -69,17 +70,39 @@ impl App {
     /// path and why it was refused.
     pub(super) fn attach(&mut self, text: String) {
         let path = PathBuf::from(text.trim());
-        if path.is_file() {
-            self.say(NoticeLevel::Info, format!("attached {}", path.display()));
-            self.task.attach(path);
-            self.focus = Focus::Task;
-            return;
-        }
-        let why = format!("{} is not a readable file", path.display());
+        let shown = path.display().to_string();
+        let why = match self.task.attach(path) {
+            Ok(summary) => {
+                self.say(NoticeLevel::Info, format!("attached {shown}: {summary}"));
+                self.focus = Focus::Task;
+                return;
+            }
+            // Refused before anything is sent: why, and what to do.
+            Err(refusal) => refusal.to_string(),
+        };
         self.say(NoticeLevel::Error, why.clone());
         let editor = EditorPopup::new(EditTarget::Attach, &text, &self.theme);
         self.popups
             .push(Popup::Editor(Box::new(editor.with_error(why))));
+    }
+
+    /// The attached files' descriptions (as the prompts have them), in a
+    /// message; the session at the cursor's.
+    pub(super) fn describe_inputs(&mut self) {
+        let inputs = &self.timeline.state().inputs;
+        let text = if inputs.is_empty() {
+            "No file is attached to this session.".to_string()
+        } else {
+            inputs
+                .iter()
+                .map(|f| f.described())
+                .collect::<Vec<_>>()
+                .join("\n\n")
+        };
+        self.popups.push(Popup::Message(Message {
+            title: "Attached files".into(),
+            text: crate::sanitize::sanitize(&text),
+        }));
     }
 
     /// Typed work that would be lost: a task or an attachment not yet sent.

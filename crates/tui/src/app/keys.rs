@@ -126,8 +126,15 @@ impl App {
                     self.focus = Focus::Graph;
                     true
                 }
+                Handled::Intent(TaskIntent::Describe) => false,
             },
-            Focus::Task => false,
+            Focus::Task => match self.task.on_recorded_key(key) {
+                Handled::Intent(TaskIntent::Describe) => {
+                    self.describe_inputs();
+                    true
+                }
+                _ => false,
+            },
             Focus::Graph => match self.graph.on_key(key, self.timeline.state(), welcome) {
                 Handled::NotMine => false,
                 Handled::Done => true,

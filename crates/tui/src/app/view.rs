@@ -79,7 +79,8 @@ pub fn layout(app: &App, screen: Rect) -> Areas {
     let task_h = {
         let state = app.state();
         let width = usize::from((left.width).saturating_sub(2));
-        let lines = wrap(&state.task, width).len() + state.inputs.len();
+        let lines = wrap(&state.task, width).len()
+            + crate::panes::task::input_rows(&state.inputs, width.max(1));
         (lines as u16 + 2).clamp(3, 7)
     };
     let (graph_share, history_share) = (2, 3);

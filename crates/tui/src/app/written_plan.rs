@@ -72,7 +72,12 @@ impl App {
         let (task, files) = task_and_files(left);
         self.task.insert_str(&task);
         for file in files {
-            self.task.attach(file);
+            if let Err(refusal) = self.task.attach(file) {
+                self.say(
+                    NoticeLevel::Warning,
+                    format!("not attached again: the input file {refusal}"),
+                );
+            }
         }
     }
 }

@@ -18,6 +18,8 @@ pub enum TaskIntent {
     Submit,
     Attach,
     Leave,
+    /// Show the attached files' descriptions.
+    Describe,
 }
 
 /// The editor's keys (before a session starts).
@@ -51,17 +53,28 @@ pub const EDITING: &[Binding<TaskIntent>] = &[
 /// What the empty editor says (wrapped to the pane, never cut off).
 pub const PLACEHOLDER: &str = "Describe what the program should do, in a few lines. Ctrl-S starts; Ctrl-O attaches an input file.";
 
-/// After the start: nothing to press.
-pub const RECORDED: &[Binding<TaskIntent>] = &[Binding {
-    label: "",
-    does: "the task of this session (read-only)",
-    short: "",
-    keys: &[],
-}];
+/// After the start: the attached files' descriptions.
+pub const RECORDED: &[Binding<TaskIntent>] = &[
+    Binding {
+        label: "",
+        does: "the task of this session (read-only)",
+        short: "",
+        keys: &[],
+    },
+    Binding {
+        label: "d",
+        does: "describe the attached files (what the prompts say of them)",
+        short: "describe files",
+        keys: &[(Key::ch('d'), TaskIntent::Describe)],
+    },
+];
 
 pub struct TaskPane {
     editor: TextArea<'static>,
     attached: Vec<PathBuf>,
+    /// Each attached file's one-line summary (described when attached).
+    summaries: Vec<String>,
+    sizes: Vec<u64>,
 }
 
 impl Default for TaskPane {
@@ -71,6 +84,8 @@ impl Default for TaskPane {
         TaskPane {
             editor,
             attached: Vec::new(),
+            summaries: Vec::new(),
+            sizes: Vec::new(),
         }
     }
 }
@@ -102,8 +117,24 @@ impl TaskPane {
         &self.attached
     }
 
-    pub fn attach(&mut self, path: PathBuf) {
+    /// Attach a file, described at once (bounded reads); a file no run
+    /// could read or hold is refused with why and what to do.
+    pub fn attach(&mut self, path: PathBuf) -> Result<String, codeloop_inputs::Refusal> {
+        let file = codeloop_engine::inputs::describe(&path)?;
+        codeloop_engine::inputs::check_room(&path, file.size_bytes, self.sizes.iter().sum())?;
+        let summary = crate::sanitize::sanitize(&file.summary());
         self.attached.push(path);
+        self.summaries.push(summary.clone());
+        self.sizes.push(file.size_bytes);
+        Ok(summary)
+    }
+
+    /// Keys once the session started (the task is read-only).
+    pub fn on_recorded_key(&self, key: KeyEvent) -> Handled<TaskIntent> {
+        match keymap::lookup(RECORDED, &key) {
+            Some(intent) => Handled::Intent(intent),
+            None => Handled::NotMine,
+        }
     }
 
     /// Keys while the task can be edited: its table, pane movement for the
@@ -130,11 +161,20 @@ impl TaskPane {
             let outer = ctx.block(ctx.title("Task", detail));
             let inner = outer.inner(area);
             frame.render_widget(outer, area);
-            let [edit, files] = Layout::vertical([
-                Constraint::Fill(1),
-                Constraint::Length(u16::from(!self.attached.is_empty())),
-            ])
-            .areas(inner);
+            let width = usize::from(inner.width.max(1));
+            let rows: usize = self
+                .attached
+                .iter()
+                .zip(&self.summaries)
+                .map(|(p, summary)| {
+                    let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+                    let line = format!("attached {}: {summary}", name.unwrap_or_default());
+                    super::wrap(&line, width).len()
+                })
+                .sum();
+            let shown = (rows as u16).min(inner.height / 2);
+            let [edit, files] =
+                Layout::vertical([Constraint::Fill(1), Constraint::Length(shown)]).areas(inner);
             frame.render_widget(&self.editor, edit);
             if self.text().is_empty() {
                 // Beside the cursor, wrapped: the editor's own placeholder is one line.
@@ -149,24 +189,23 @@ impl TaskPane {
                     .collect();
                 frame.render_widget(Paragraph::new(lines), hint);
             }
-            if !self.attached.is_empty() {
-                let names: Vec<String> = self
-                    .attached
-                    .iter()
-                    .map(|p| {
-                        p.file_name()
-                            .map(|n| n.to_string_lossy().into_owned())
-                            .unwrap_or_default()
-                    })
-                    .collect();
-                frame.render_widget(
-                    Paragraph::new(Line::styled(
-                        format!("attached: {}", names.join(", ")),
-                        t.dim,
-                    )),
-                    files,
-                );
-            }
+            let lines: Vec<Line> = self
+                .attached
+                .iter()
+                .zip(&self.summaries)
+                .map(|(p, summary)| {
+                    let name = p
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    Line::from(vec![
+                        Span::styled("attached ", t.dim),
+                        Span::styled(name, t.accent),
+                        Span::styled(format!(": {summary}"), t.dim),
+                    ])
+                })
+                .collect();
+            frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), files);
             return;
         }
         let s = ctx.state;
@@ -181,15 +220,45 @@ impl TaskPane {
         for f in &s.inputs {
             lines.push(Line::from(vec![
                 Span::styled("attached ", t.dim),
-                Span::styled(f.name.clone(), t.accent),
-                Span::styled(format!(" ({})", human_bytes(f.size_bytes)), t.dim),
+                Span::styled(crate::sanitize::sanitize(&f.name), t.accent),
+                Span::styled(input_detail(f), t.dim),
             ]));
         }
+        let detail = if s.inputs.is_empty() {
+            String::new()
+        } else if ctx.focused {
+            "d describe files".to_string()
+        } else {
+            String::new()
+        };
         let p = Paragraph::new(lines)
             .wrap(Wrap { trim: false })
-            .block(ctx.block(ctx.title("Task", String::new())));
+            .block(ctx.block(ctx.title("Task", detail)));
         frame.render_widget(p, area);
     }
+}
+
+/// What follows an attached file's name: its size and, where the session
+/// described it, its one-line summary.
+pub fn input_detail(f: &codeloop_session::InputFile) -> String {
+    match &f.description {
+        // A summary may hold the file's own words (a sheet's name): no
+        // control sequence reaches the terminal.
+        Some(d) => crate::sanitize::sanitize(&format!(
+            " ({}): {}",
+            human_bytes(f.size_bytes),
+            d.summary()
+        )),
+        None => format!(" ({})", human_bytes(f.size_bytes)),
+    }
+}
+
+/// The rows the attached files take in a pane `width` wide.
+pub fn input_rows(inputs: &[codeloop_session::InputFile], width: usize) -> usize {
+    inputs
+        .iter()
+        .map(|f| super::wrap(&format!("attached {}{}", f.name, input_detail(f)), width).len())
+        .sum()
 }
 
 pub fn human_bytes(n: u64) -> String {
