@@ -46,12 +46,15 @@ impl Core {
         }) else {
             return Ok(());
         };
-        let spec = check::check_run(&[CheckInput {
-            file: format!("{name}.py"),
-            code,
-            defines: vec![name.to_string()],
-            foreign,
-        }]);
+        let spec = check::check_run_with(
+            &[CheckInput {
+                file: format!("{name}.py"),
+                code,
+                defines: vec![name.to_string()],
+                foreign,
+            }],
+            self.sandbox.import_policy(),
+        );
         let findings = match self
             .sandbox
             .run(spec, None, self.cancel.child_token())
@@ -216,7 +219,8 @@ pub fn blocking_failure(state: &State, name: &str) -> Option<Location> {
         .min_by_key(|f| match f.kind.as_str() {
             "syntax" => 0,
             "redefinition" => 1,
-            _ => 2,
+            "blocked" => 2,
+            _ => 3,
         })?;
     let code = n.code().unwrap_or("");
     let context = finding
@@ -236,6 +240,7 @@ pub fn blocking_failure(state: &State, name: &str) -> Option<Location> {
             None => ("SyntaxError".to_string(), finding.message.clone()),
         },
         "definition" => ("MissingDefinition".to_string(), finding.message.clone()),
+        "blocked" => ("BlockedImport".to_string(), finding.message.clone()),
         _ => ("Redefinition".to_string(), finding.message.clone()),
     };
     Some(Location {
