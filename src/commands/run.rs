@@ -321,11 +321,27 @@ impl Progress {
                 } else {
                     config.sandbox_layers.join(", ")
                 };
+                let python = config
+                    .python
+                    .as_ref()
+                    .map(|p| {
+                        let count = p.packages.len() + p.more;
+                        format!(
+                            "\n  python:  {} (Python {}, {count} third-party package{})",
+                            p.interpreter,
+                            p.version,
+                            if count == 1 { "" } else { "s" }
+                        )
+                    })
+                    .unwrap_or_default();
                 format!(
-                    "codeloop: session {session_id}\n  model:   {}\n  sandbox: {layers}\n  task:    {}",
+                    "codeloop: session {session_id}\n  model:   {}\n  sandbox: {layers}{python}\n  task:    {}",
                     self.description,
                     task.trim()
                 )
+            }
+            Event::Picture { picture, .. } => {
+                format!("picture {} kept as {}", picture.describe(), picture.path)
             }
             Event::Notice { level, message } => match level {
                 NoticeLevel::Info => format!("  note: {message}"),

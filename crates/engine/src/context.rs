@@ -118,9 +118,13 @@ impl Engine {
             .iter()
             .map(|p| describe_input(p))
             .collect::<Result<Vec<_>, _>>()?;
-        let prompts = Prompts::load(setup.prompt_overrides.as_deref())?;
+        let mut prompts = Prompts::load(setup.prompt_overrides.as_deref())?;
+        let started = session_started(&setup, &dir, inputs);
+        if let Event::SessionStarted { config, .. } = &started {
+            prompts.set_python(config.python.as_ref());
+        }
         let opening = Opening::Fresh {
-            started: session_started(&setup, &dir, inputs),
+            started,
             cache_key: cache_key(&setup, &prompts),
         };
         let tape = Recorder::create(&dir, views)?;
@@ -249,6 +253,8 @@ pub fn config_summary(
         timeout_secs: options.run_timeout_secs,
         sandbox_layers: sandbox.active_layers(),
         step_mode: options.step_mode,
+        // One probe of the interpreter's packages, for the prompts and the tape.
+        python: sandbox.python_environment().ok(),
     }
 }
 

@@ -114,6 +114,7 @@ impl Core {
             })
             .await?;
         let mut spec = prepared.spec.clone();
+        spec.collect_images = true;
         let log = self.dir.join("logs").join(format!("run-{run_id}.log"));
         spec.log_path = Some(log.clone());
         let (tx, mut rx) = mpsc::channel::<OutputChunk>(256);
@@ -149,7 +150,11 @@ impl Core {
         let (outcome, forwarded) = tokio::join!(run, forward);
         forwarded?;
         let (record, location) = match outcome {
-            Ok(outcome) => runs::judge(&outcome, &prepared),
+            Ok(mut outcome) => {
+                self.keep_pictures(Some(run_id), std::mem::take(&mut outcome.images))
+                    .await?;
+                runs::judge(&outcome, &prepared)
+            }
             Err(e) => {
                 let (error_type, message) = match &e {
                     ExecError::Cancelled => ("Cancelled", "the run was cancelled".to_string()),

@@ -49,6 +49,7 @@ pub mod extract;
 mod finish;
 mod generate;
 mod node;
+pub mod pictures;
 mod plan;
 pub mod prompts;
 mod recorder;

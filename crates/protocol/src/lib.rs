@@ -6,6 +6,7 @@
 //! here and one way to print it; and `sanitize`, the one filter for
 //! untrusted text bound for a terminal.
 
+pub mod picture;
 pub mod python;
 pub mod sanitize;
 

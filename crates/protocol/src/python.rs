@@ -8,6 +8,25 @@ use serde::{Deserialize, Serialize};
 /// Third-party packages named at most, in a prompt.
 pub const PROMPT_PACKAGES: usize = 40;
 
+/// Packages a data task reaches for, named first in a prompt (the rest
+/// follow by name).
+const NAMED_FIRST: &[&str] = &[
+    "numpy",
+    "pandas",
+    "matplotlib",
+    "scipy",
+    "pillow",
+    "scikit-learn",
+    "seaborn",
+    "polars",
+    "pyarrow",
+    "openpyxl",
+    "networkx",
+    "sympy",
+    "statsmodels",
+    "requests",
+];
+
 /// One importable distribution of the interpreter's `site-packages`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Package {
@@ -74,9 +93,15 @@ impl PythonEnvironment {
         if self.packages.is_empty() {
             return String::new();
         }
-        let shown: Vec<String> = self
-            .packages
-            .iter()
+        let mut ordered: Vec<&Package> = self.packages.iter().collect();
+        ordered.sort_by_key(|p| {
+            NAMED_FIRST
+                .iter()
+                .position(|n| n.eq_ignore_ascii_case(&p.name))
+                .unwrap_or(NAMED_FIRST.len())
+        });
+        let shown: Vec<String> = ordered
+            .into_iter()
             .take(PROMPT_PACKAGES)
             .map(Package::describe)
             .collect();
@@ -120,6 +145,15 @@ mod tests {
         };
         let list = env.prompt_list();
         assert!(list.starts_with("p0 1, p1 1"));
+        let data = PythonEnvironment {
+            packages: vec![
+                pkg("attrs", "1", &[]),
+                pkg("pandas", "2", &[]),
+                pkg("numpy", "3", &[]),
+            ],
+            ..PythonEnvironment::default()
+        };
+        assert_eq!(data.prompt_list(), "numpy 3, pandas 2, attrs 1");
         assert!(list.ends_with(", and 13 more"), "{list}");
         assert_eq!(PythonEnvironment::default().prompt_list(), "");
     }

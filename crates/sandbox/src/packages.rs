@@ -72,7 +72,7 @@ if md is not None:
                 m = module_of(first, "") if len(f.parts) == 1 else (first if first.isidentifier() and not first.startswith("_") else None)
                 if m and m not in mods:
                     mods.append(m)
-        mods = [m for m in mods if not m.startswith("_")]
+        mods = [m for m in mods if m.isidentifier() and not m.startswith("_") and "__" not in m]
         owned.update(mods)
         owned.update(m for m in (top or "").split())
         packages.setdefault(name.lower(), {"name": name, "version": d.version or "", "modules": sorted(mods)})

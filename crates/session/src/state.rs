@@ -51,6 +51,9 @@ pub struct State {
     pub program: Option<(String, String)>,
     /// What the program printed through its entry point, when it has one.
     pub program_output: Option<ProgramOutput>,
+    /// The pictures runs left, in order, with the run that left each (None:
+    /// the program's run through its entry point).
+    pub pictures: Vec<(Option<u64>, codeloop_protocol::picture::Picture)>,
     pub finished: Option<FinalResult>,
     /// The session this one was forked from, if it is a fork.
     pub parent: Option<ParentSession>,
@@ -468,6 +471,7 @@ impl State {
             Event::Notice { level, message } => self.notices.push((*level, message.clone())),
             Event::Program { code, tests } => self.program = Some((code.clone(), tests.clone())),
             Event::ProgramOutput { output } => self.program_output = Some(output.clone()),
+            Event::Picture { run_id, picture } => self.pictures.push((*run_id, picture.clone())),
             Event::Finished { result } => {
                 self.finished = Some(result.clone());
                 self.settle_unfinished_nodes();

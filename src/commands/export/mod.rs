@@ -4,6 +4,7 @@
 
 mod graph;
 mod html;
+mod pictures;
 
 use std::path::{Path, PathBuf};
 
