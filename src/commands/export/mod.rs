@@ -3,7 +3,7 @@
 //! tape, so any session exports, finished or not.
 
 mod graph;
-mod html;
+pub(crate) mod html;
 mod pictures;
 
 use std::path::{Path, PathBuf};
