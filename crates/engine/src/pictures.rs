@@ -2,7 +2,9 @@
 //! copied into the session's `pictures/` folder and recorded on the tape
 //! (`Event::Picture`: its name, where it is kept, format, size and pixels).
 //! A file named like an image whose bytes are none (a `.png` of text) is
-//! not kept; one that cannot be written is a notice, never a failed run.
+//! not kept, nor one the same as the picture of its name kept last (each
+//! test run and the program's run draw the same chart again); one that
+//! cannot be written is a notice, never a failed run.
 
 use codeloop_protocol::picture::{self, Picture};
 use codeloop_session::{Event, NoticeLevel, TapeError};
@@ -24,6 +26,20 @@ impl Core {
             let Some((format, size)) = picture::sniff(&bytes) else {
                 continue;
             };
+            let last = self.read(|s| {
+                s.pictures
+                    .iter()
+                    .rev()
+                    .find(|(_, p)| p.name == name)
+                    .map(|(_, p)| (p.size_bytes, p.path.clone()))
+            });
+            let same = last.is_some_and(|(size, path)| {
+                size == bytes.len() as u64
+                    && std::fs::read(self.dir.join(path)).is_ok_and(|kept| kept == bytes)
+            });
+            if same {
+                continue;
+            }
             let prefix = match run_id {
                 Some(id) => format!("run-{id}"),
                 None => "program".to_string(),
