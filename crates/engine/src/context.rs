@@ -121,7 +121,7 @@ impl Engine {
         let mut prompts = Prompts::load(setup.prompt_overrides.as_deref())?;
         let started = session_started(&setup, &dir, inputs);
         if let Event::SessionStarted { config, .. } = &started {
-            prompts.set_python(config.python.as_ref());
+            prompts.set_python(config.python.as_deref());
         }
         let opening = Opening::Fresh {
             started,
@@ -254,7 +254,7 @@ pub fn config_summary(
         sandbox_layers: sandbox.active_layers(),
         step_mode: options.step_mode,
         // One probe of the interpreter's packages, for the prompts and the tape.
-        python: sandbox.python_environment().ok(),
+        python: sandbox.python_environment().ok().map(Box::new),
     }
 }
 

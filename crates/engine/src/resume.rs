@@ -323,7 +323,7 @@ fn start(
 ) -> Result<EngineHandle, ResumeError> {
     let mut prompts = Prompts::load(with.prompt_overrides.as_deref()).map_err(EngineError::from)?;
     let config = config_summary(&with.model, &with.sandbox, &with.options);
-    prompts.set_python(config.python.as_ref());
+    prompts.set_python(config.python.as_deref());
     let resumed = Event::Resumed {
         from_seq,
         after,

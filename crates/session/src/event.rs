@@ -308,7 +308,7 @@ pub struct ConfigSummary {
     /// The Python runs use and its third-party packages, probed once when
     /// the session (or segment) started; none on older tapes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub python: Option<codeloop_protocol::python::PythonEnvironment>,
+    pub python: Option<Box<codeloop_protocol::python::PythonEnvironment>>,
 }
 
 /// What a code version after a failure is written from.

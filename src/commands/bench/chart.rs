@@ -52,15 +52,15 @@ pub fn svg(series: &[(String, Vec<f64>)]) -> String {
     let mut out = String::new();
     // One legend row a series, below the chart.
     let total = HEIGHT + 16.0 * series.len().saturating_sub(1) as f64;
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" viewBox=\"0 0 {WIDTH} {total}\" width=\"{WIDTH}\" height=\"{total}\" role=\"img\" aria-label=\"pass@1 by repair round\">\n"
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" viewBox=\"0 0 {WIDTH} {total}\" width=\"{WIDTH}\" height=\"{total}\" role=\"img\" aria-label=\"pass@1 by repair round\">"
     );
     for pct in [0.0, 25.0, 50.0, 75.0, 100.0] {
-        let _ = write!(
+        let _ = writeln!(
             out,
             "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#ddd\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" fill=\"#555\">{pct:.0}%</text>\n",
+             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" fill=\"#555\">{pct:.0}%</text>",
             WIDTH - RIGHT,
             y(pct),
             y(pct),
@@ -74,16 +74,16 @@ pub fn svg(series: &[(String, Vec<f64>)]) -> String {
         } else {
             format!("repair {k}")
         };
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" fill=\"#555\">{label}</text>\n",
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" fill=\"#555\">{label}</text>",
             x(k),
             HEIGHT - BOTTOM + 18.0
         );
     }
-    let _ = write!(
+    let _ = writeln!(
         out,
-        "<text x=\"14\" y=\"{:.1}\" font-size=\"11\" fill=\"#555\" transform=\"rotate(-90 14 {:.1})\" text-anchor=\"middle\">pass@1</text>\n",
+        "<text x=\"14\" y=\"{:.1}\" font-size=\"11\" fill=\"#555\" transform=\"rotate(-90 14 {:.1})\" text-anchor=\"middle\">pass@1</text>",
         TOP + plot_h / 2.0,
         TOP + plot_h / 2.0
     );
@@ -94,17 +94,17 @@ pub fn svg(series: &[(String, Vec<f64>)]) -> String {
             .enumerate()
             .map(|(k, r)| format!("{:.1},{:.1}", x(k), y(*r)))
             .collect();
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<polyline class=\"series\" data-name=\"{}\" fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\" points=\"{}\"/>\n",
+            "<polyline class=\"series\" data-name=\"{}\" fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\" points=\"{}\"/>",
             esc(name),
             points.join(" ")
         );
         for (k, r) in rates.iter().enumerate() {
-            let _ = write!(
+            let _ = writeln!(
                 out,
                 "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\" fill=\"{colour}\"><title>{}: {r:.1}% after {k} repair round(s)</title></circle>\
-                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"10\" fill=\"{colour}\">{r:.0}%</text>\n",
+                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"10\" fill=\"{colour}\">{r:.0}%</text>",
                 x(k),
                 y(*r),
                 esc(name),
@@ -112,10 +112,10 @@ pub fn svg(series: &[(String, Vec<f64>)]) -> String {
                 y(*r) - 7.0 - 11.0 * i as f64
             );
         }
-        let _ = write!(
+        let _ = writeln!(
             out,
             "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{colour}\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" fill=\"#333\">{}</text>\n",
+             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" fill=\"#333\">{}</text>",
             LEFT + 8.0,
             HEIGHT - 14.0 + 16.0 * i as f64,
             LEFT + 22.0,
@@ -165,9 +165,9 @@ pub fn page(sets: &[(String, Vec<BenchResult>)]) -> String {
             let _ = write!(out, "<td>{}</td>", esc(&cell));
         }
         let count = |s: Status| results.iter().filter(|r| r.status == s).count();
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<td>{}</td><td>{}</td></tr>\n",
+            "<td>{}</td><td>{}</td></tr>",
             count(Status::Error),
             count(Status::Cancelled)
         );
@@ -186,9 +186,9 @@ pub fn page(sets: &[(String, Vec<BenchResult>)]) -> String {
                 Status::Error => "error",
                 Status::Cancelled => "cancelled",
             };
-            let _ = write!(
+            let _ = writeln!(
                 out,
-                "<tr><td>{}</td><td class=\"{status}\">{status}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                "<tr><td>{}</td><td class=\"{status}\">{status}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 esc(&r.task_id),
                 r.passed_at.map_or("-".to_string(), |v| v.to_string()),
                 r.iterations,

@@ -50,9 +50,9 @@ pub fn section(state: &State, source: &str) -> String {
         match bytes {
             Some(b) if embedded + b.len() <= EMBED_CAP => {
                 embedded += b.len();
-                let _ = write!(
+                let _ = writeln!(
                     out,
-                    "<img alt=\"{}\" src=\"data:{};base64,{}\"{}>\n",
+                    "<img alt=\"{}\" src=\"data:{};base64,{}\"{}>",
                     esc(&latest.name),
                     latest.mime(),
                     base64(&b),
@@ -74,9 +74,9 @@ pub fn section(state: &State, source: &str) -> String {
                 .iter()
                 .map(|(run, p)| format!("{} ({})", esc(&p.path), esc(&run_label(*run))))
                 .collect();
-            let _ = write!(
+            let _ = writeln!(
                 out,
-                "<p class=\"none\">Earlier versions: {}</p>\n",
+                "<p class=\"none\">Earlier versions: {}</p>",
                 earlier.join(", ")
             );
         }

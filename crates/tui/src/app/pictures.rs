@@ -29,7 +29,7 @@ impl App {
             let names: Vec<String> = state.pictures.iter().map(|(_, p)| p.path.clone()).collect();
             self.say(
                 NoticeLevel::Info,
-                &format!(
+                format!(
                     "pictures: {} (this view has no session folder to read them from)",
                     names.join(", ")
                 ),
