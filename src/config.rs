@@ -806,6 +806,7 @@ mod tests {
         full.model.max_tokens = Some(1);
         full.model.context = Some(1);
         full.model.profile = Some("p".into());
+        full.run.interpreter = Some("/venv/bin/python".into());
         let all = keys(&toml::to_string_pretty(&full).unwrap());
         assert_eq!(keys(&printed), all, "{printed}");
         assert_eq!(Config::from_toml(&full.to_toml()).unwrap(), full);
@@ -877,5 +878,38 @@ temperature = 0.2
         let printed = c.to_toml();
         assert!(printed.contains("[models.hosted]"), "{printed}");
         assert_eq!(Config::from_toml(&printed).unwrap(), c);
+    }
+
+    #[test]
+    fn imports_and_the_interpreter_are_read_and_checked() {
+        let c = Config::from_toml(
+            "[imports]\nblock = [\"os\"]\nallow = [\"os.path\"]\nenforce = true\n[run]\ninterpreter = \"/v/bin/python\"\n[models.data]\ninterpreter = \"/d/bin/python\"\n",
+        )
+        .unwrap();
+        let p = c.imports.policy();
+        assert!(p.enforce && p.blocks("os") && !p.blocks("os.path"));
+        assert_eq!(c.invalid_value(), None);
+        let path = |s: &str| Some(PathBuf::from(s));
+        assert_eq!(c.interpreter(None, None, None), path("/v/bin/python"));
+        assert_eq!(
+            c.interpreter(None, Some("data"), None),
+            path("/d/bin/python")
+        );
+        assert_eq!(
+            c.interpreter(None, None, Some("data")),
+            path("/d/bin/python")
+        );
+        assert_eq!(
+            c.interpreter(Some(Path::new("/f/python")), Some("data"), None),
+            path("/f/python")
+        );
+        let bad = Config::from_toml("[imports]\nblock = [\"not a module\"]\n").unwrap();
+        assert_eq!(
+            bad.invalid_value().map(|(k, v, _)| (k, v)),
+            Some(("[imports] block", "\"not a module\"".to_string()))
+        );
+        // The default: today's advisory list, not enforced.
+        let d = Config::default().imports.policy();
+        assert!(!d.enforce && d.blocks("socket"));
     }
 }

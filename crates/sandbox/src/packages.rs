@@ -95,7 +95,9 @@ print(json.dumps({
 
 impl Sandbox {
     /// The interpreter runs use and its third-party packages, asked of it
-    /// once here (about a tenth of a second). An error says what went wrong.
+    /// once a process (a tenth of a second to a few, with many packages)
+    /// and remembered: every session of a bench shares the one probe. An
+    /// error says what went wrong.
     pub fn python_environment(&self) -> Result<PythonEnvironment, String> {
         if self.interpreter.as_os_str().is_empty() {
             return Err(self
@@ -103,7 +105,17 @@ impl Sandbox {
                 .unwrap_or("no Python interpreter found")
                 .to_string());
         }
-        probe_environment(&self.interpreter)
+        static PROBED: Mutex<Vec<(PathBuf, PythonEnvironment)>> = Mutex::new(Vec::new());
+        if let Ok(probed) = PROBED.lock()
+            && let Some((_, env)) = probed.iter().find(|(p, _)| *p == self.interpreter)
+        {
+            return Ok(env.clone());
+        }
+        let env = probe_environment(&self.interpreter)?;
+        if let Ok(mut probed) = PROBED.lock() {
+            probed.push((self.interpreter.clone(), env.clone()));
+        }
+        Ok(env)
     }
 }
 
