@@ -235,6 +235,16 @@ async fn refused_in(sandbox: &Sandbox) {
     let err = o.stderr.text();
     assert!(err.contains(&format!("ImportError: {MESSAGE}")), "{err}");
     assert!(err.contains("main.py\", line 2"), "{err}");
+    // Its C half goes with it.
+    let o = sandbox
+        .run(spec("import _socket\n"), None, CancellationToken::new())
+        .await
+        .unwrap();
+    let err = o.stderr.text();
+    assert!(
+        err.contains("import of '_socket' is blocked by the import policy (config [imports])"),
+        "{err}"
+    );
     // Allowed modules and a program's own arguments and __main__ still work.
     let mut s =
         spec("import sys, json, math\nprint(__name__, sys.argv[1:], json.dumps(math.pi > 3))\n");

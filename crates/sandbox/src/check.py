@@ -33,10 +33,23 @@ RISKY = {
 POLICY = {"allow": [], "block": sorted(RISKY), "enforce": False}
 
 
+HALVES = {"_posixsubprocess": "subprocess", "_ctypes": "ctypes"}
+
+
 def blocked(name):
+    """As the sandbox's guard decides: a module's C half goes with it
+    (blocking socket blocks _socket)."""
+    top = name.split(".")[0]
+    if top.startswith("_") and len(top) > 1 and decide(name) is None:
+        if decide(HALVES.get(top, top[1:])):
+            return True
+    return bool(decide(name))
+
+
+def decide(name):
     """The longest entry naming the module or a package above it decides;
-    at equal length, allow wins (as the sandbox's guard decides)."""
-    best_len, best = -1, False
+    at equal length, allow wins. None: no entry names it."""
+    best_len, best = -1, None
     for entries, verdict in ((POLICY["block"], True), (POLICY["allow"], False)):
         for entry in entries:
             if name == entry or name.startswith(entry + "."):

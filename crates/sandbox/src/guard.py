@@ -20,10 +20,21 @@ def _codeloop_import_guard(policy):
     block = tuple(policy.get("block", ()))
     allow = tuple(policy.get("allow", ()))
 
+    # A module's C half goes with it: blocking socket blocks _socket.
+    halves = {"_posixsubprocess": "subprocess", "_ctypes": "ctypes"}
+
     def blocked(name):
+        top = name.split(".")[0]
+        if top.startswith("_") and len(top) > 1 and decide(name) is None:
+            whole = halves.get(top, top[1:])
+            if decide(whole):
+                return True
+        return bool(decide(name))
+
+    def decide(name):
         # The longest entry naming the module or a package above it decides;
-        # at equal length, allow wins.
-        best_len, best = -1, False
+        # at equal length, allow wins. None: no entry names it.
+        best_len, best = -1, None
         for entries, verdict in ((block, True), (allow, False)):
             for entry in entries:
                 if name == entry or name.startswith(entry + "."):

@@ -56,8 +56,29 @@ impl Default for ImportPolicy {
 impl ImportPolicy {
     /// Whether importing `module` (dotted) is blocked: the longest entry
     /// naming it or a package above it decides; at equal length allow wins.
-    /// The same rule as `guard.py`'s.
+    /// A module's C half goes with it (blocking `socket` blocks `_socket`).
+    /// The same rule as `guard.py`'s and `check.py`'s.
     pub fn blocks(&self, module: &str) -> bool {
+        let top = module.split('.').next().unwrap_or(module);
+        if let Some(rest) = top.strip_prefix('_')
+            && !rest.is_empty()
+            && self.decide(module).is_none()
+        {
+            let whole = match top {
+                "_posixsubprocess" => "subprocess",
+                "_ctypes" => "ctypes",
+                _ => rest,
+            };
+            if self.decide(whole) == Some(true) {
+                return true;
+            }
+        }
+        self.decide(module) == Some(true)
+    }
+
+    /// The verdict of the longest entry naming `module` or a package above
+    /// it (allow wins a tie); None when no entry names it.
+    fn decide(&self, module: &str) -> Option<bool> {
         let mut best: Option<(usize, bool)> = None;
         for (entries, verdict) in [(&self.block, true), (&self.allow, false)] {
             for entry in entries {
@@ -75,7 +96,7 @@ impl ImportPolicy {
                 }
             }
         }
-        best.is_some_and(|(_, v)| v)
+        best.map(|(_, v)| v)
     }
 
     /// Why `module` is risky, where the default list says.
@@ -153,6 +174,16 @@ mod tests {
         assert!(p.blocks("socket"));
         assert!(!p.blocks("socketserver"));
         assert!(!p.blocks("json"));
+        // A module's C half goes with it, unless allowed itself.
+        assert!(p.blocks("_socket"));
+        assert!(!p.blocks("_json"));
+        let q = ImportPolicy {
+            allow: vec!["_socket".into()],
+            ..p.clone()
+        };
+        assert!(!q.blocks("_socket"));
+        assert!(ImportPolicy::default().blocks("_posixsubprocess"));
+        assert!(ImportPolicy::default().blocks("_ctypes"));
     }
 
     #[test]

@@ -301,7 +301,7 @@ pub const INSPECT: &[G] = &[Binding {
 /// Once there is a session: the pictures its programs drew.
 pub const PICTURES: &[G] = &[Binding {
     label: "I",
-    does: "the pictures the programs drew (image files a run left), drawn with half-blocks; ← / → between them",
+    does: "the pictures the programs drew, in half-blocks (← / → between them)",
     short: "pictures",
     keys: &[(Key::ch('I'), GlobalAct::Pictures)],
 }];
