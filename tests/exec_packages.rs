@@ -10,6 +10,9 @@ use std::time::Duration;
 use codeloop::exec::{ImportPolicy, Limits, RunSpec, Sandbox, SandboxOptions};
 use tokio_util::sync::CancellationToken;
 
+#[path = "support/ordinary_user.rs"]
+mod ordinary_user;
+
 fn spec(code: &str) -> RunSpec {
     RunSpec {
         files: vec![("main.py".into(), code.into())],
@@ -407,4 +410,67 @@ async fn a_picture_the_program_writes_comes_back_in_the_reduced_sandbox() {
         ..Default::default()
     });
     images_come_back_from(&sandbox).await;
+}
+
+/// As an ordinary user: a venv of the system python, with its package,
+/// through `codeloop exec --python` and `doctor --python`.
+#[test]
+fn an_ordinary_users_venv_is_importable_in_the_sandbox() {
+    let Some((_turn, python, dir, bin)) = ordinary_user::ordinary_user("venv") else {
+        return;
+    };
+    let venv = dir.path().join("venv");
+    assert!(
+        Command::new(python)
+            .args(["-m", "venv", "--without-pip"])
+            .arg(&venv)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = Command::new(venv.join("bin/python"))
+        .args(["-c", "import site; print(site.getsitepackages()[0])"])
+        .output()
+        .unwrap();
+    let site = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+    std::fs::create_dir_all(site.join("tinypkg")).unwrap();
+    std::fs::write(
+        site.join("tinypkg/__init__.py"),
+        "def hello():\n    return 'hello from tinypkg'\n",
+    )
+    .unwrap();
+    let script = dir.path().join("prog.py");
+    std::fs::write(&script, "import tinypkg\nprint(tinypkg.hello())\n").unwrap();
+    Command::new("chmod")
+        .args(["-R", "a+rX"])
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    let run = |args: &[&str]| {
+        let o = Command::new("runuser")
+            .args(["-u", ordinary_user::USER, "--"])
+            .arg(&bin)
+            .args(["--config", "/dev/null", "--python"])
+            .arg(venv.join("bin/python"))
+            .args(args)
+            .current_dir(dir.path())
+            .env("HOME", dir.path())
+            .output()
+            .unwrap();
+        (
+            String::from_utf8_lossy(&o.stdout).to_string(),
+            String::from_utf8_lossy(&o.stderr).to_string(),
+        )
+    };
+    let (report, _) = run(&["doctor", "--layers-only"]);
+    assert!(
+        report.contains("packages     1 third-party: tinypkg"),
+        "{report}"
+    );
+    if !report.contains("mode         full") {
+        println!("the user gets the reduced sandbox here: {report}");
+        return;
+    }
+    let (stdout, stderr) = run(&["exec", script.to_str().unwrap()]);
+    assert_eq!(stdout, "hello from tinypkg\n", "{stderr}");
 }
