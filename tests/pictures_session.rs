@@ -100,6 +100,12 @@ fn a_png_the_program_writes_is_kept_on_the_tape_and_in_the_html() {
     assert_eq!(last.format, "png");
     assert_eq!((last.width, last.height), (Some(4), Some(2)));
     let kept = std::fs::read(session.join(&last.path)).unwrap();
+    // The report names it, with where the session keeps it.
+    let report = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
+    assert!(
+        report.contains("## Pictures") && report.contains(&format!("`{}`", last.path)),
+        "{report}"
+    );
     assert!(kept.starts_with(b"\x89PNG"));
     assert_eq!(kept.len() as u64, last.size_bytes);
 
