@@ -19,6 +19,8 @@ pub struct Config {
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub models: BTreeMap<String, ModelProfile>,
     pub run: RunConfig,
+    /// `[imports]`: the import policy of generated code.
+    pub imports: ImportsConfig,
     pub ui: UiConfig,
     /// Where sessions, the cache and logs live. Not read from the file's
     /// `[paths]` unless set there; defaults come from `directories`.
@@ -71,6 +73,9 @@ pub struct ModelProfile {
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
     pub parallel: Option<usize>,
+    /// The Python generated code runs with under this profile (a venv's
+    /// `bin/python`); none: `[run] interpreter`.
+    pub interpreter: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -89,6 +94,47 @@ pub struct RunConfig {
     /// missing) or "reduced" (run it anyway, with a warning on every run).
     /// Also --sandbox and CODELOOP_SANDBOX.
     pub sandbox: String,
+    /// The Python generated code runs with: a venv's `bin/python` (its
+    /// packages become importable, read-only); none: $CODELOOP_PYTHON,
+    /// else the python3 on PATH. Also --python.
+    pub interpreter: Option<PathBuf>,
+}
+
+/// `[imports]`: which modules generated code may import. The static check
+/// names a blocked import (a note, or where enforced a failure sent to
+/// repair); where enforced the sandbox also refuses it at import time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ImportsConfig {
+    /// Modules allowed though a package above them is blocked, or taken
+    /// off the block list (e.g. ["shutil"]).
+    pub allow: Vec<String>,
+    /// Modules (and their submodules) blocked.
+    pub block: Vec<String>,
+    /// Refuse blocked imports (check and sandbox); false: only note them.
+    pub enforce: bool,
+}
+
+impl Default for ImportsConfig {
+    fn default() -> Self {
+        let p = crate::exec::ImportPolicy::default();
+        ImportsConfig {
+            allow: p.allow,
+            block: p.block,
+            enforce: p.enforce,
+        }
+    }
+}
+
+impl ImportsConfig {
+    /// The policy the sandbox holds runs to.
+    pub fn policy(&self) -> crate::exec::ImportPolicy {
+        crate::exec::ImportPolicy {
+            allow: self.allow.clone(),
+            block: self.block.clone(),
+            enforce: self.enforce,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -139,6 +185,7 @@ impl Default for RunConfig {
             token_budget: 0,
             step_mode: false,
             sandbox: "full".into(),
+            interpreter: None,
         }
     }
 }
@@ -289,10 +336,72 @@ impl Config {
                 "a model request needs at least 1 second, e.g. 120",
             ),
         ];
-        checks
+        if let Some(found) = checks
             .into_iter()
             .find(|(_, _, ok, _)| !ok)
             .map(|(key, value, _, message)| (key, value, message))
+        {
+            return Some(found);
+        }
+        self.invalid_import_or_interpreter()
+    }
+
+    /// A module name in `[imports]` that is no module name, or an
+    /// interpreter setting that is empty.
+    fn invalid_import_or_interpreter(&self) -> Option<(&'static str, String, &'static str)> {
+        let bad = |list: &[String]| {
+            list.iter()
+                .find(|m| !crate::exec::ImportPolicy::valid_module_name(m))
+                .map(|m| format!("{m:?}"))
+        };
+        if let Some(v) = bad(&self.imports.allow) {
+            return Some((
+                "[imports] allow",
+                v,
+                "each entry is a module name, e.g. \"os.path\"",
+            ));
+        }
+        if let Some(v) = bad(&self.imports.block) {
+            return Some((
+                "[imports] block",
+                v,
+                "each entry is a module name, e.g. \"socket\"",
+            ));
+        }
+        if self
+            .run
+            .interpreter
+            .as_ref()
+            .is_some_and(|p| p.as_os_str().is_empty())
+        {
+            return Some((
+                "[run] interpreter",
+                "\"\"".into(),
+                "the interpreter is a path to a python, e.g. \"/home/me/venv/bin/python\" (or leave it out)",
+            ));
+        }
+        None
+    }
+
+    /// The interpreter generated code runs with, where one is chosen:
+    /// `flag` (--python), else the chosen profile's `interpreter` (the
+    /// profile as `profile_model` chooses it), else `[run] interpreter`.
+    pub fn interpreter(
+        &self,
+        flag: Option<&Path>,
+        profile: Option<&str>,
+        model_name: Option<&str>,
+    ) -> Option<PathBuf> {
+        if let Some(p) = flag {
+            return Some(p.to_path_buf());
+        }
+        let chosen = profile
+            .or(self.model.profile.as_deref())
+            .or(model_name.filter(|n| self.models.contains_key(*n)));
+        chosen
+            .and_then(|name| self.models.get(name))
+            .and_then(|p| p.interpreter.clone())
+            .or_else(|| self.run.interpreter.clone())
     }
 
     pub fn from_toml(text: &str) -> Result<Config, String> {
@@ -412,9 +521,17 @@ impl Config {
         }
         out.push('\n');
         let mut in_model = false;
+        let mut in_run = false;
         for line in body.lines() {
+            if in_run && (line.is_empty() || line.starts_with('[')) {
+                if self.run.interpreter.is_none() {
+                    out.push_str("# interpreter = \"/home/me/venv/bin/python\"  # the Python runs use; none: CODELOOP_PYTHON, else python3 (README: Use your own packages)\n");
+                }
+                in_run = false;
+            }
             if line.starts_with('[') {
                 in_model = line == "[model]";
+                in_run = line == "[run]";
             }
             if in_model && line.is_empty() {
                 out.push_str(&self.unset_model_lines());
@@ -689,6 +806,7 @@ mod tests {
         full.model.max_tokens = Some(1);
         full.model.context = Some(1);
         full.model.profile = Some("p".into());
+        full.run.interpreter = Some("/venv/bin/python".into());
         let all = keys(&toml::to_string_pretty(&full).unwrap());
         assert_eq!(keys(&printed), all, "{printed}");
         assert_eq!(Config::from_toml(&full.to_toml()).unwrap(), full);
@@ -760,5 +878,38 @@ temperature = 0.2
         let printed = c.to_toml();
         assert!(printed.contains("[models.hosted]"), "{printed}");
         assert_eq!(Config::from_toml(&printed).unwrap(), c);
+    }
+
+    #[test]
+    fn imports_and_the_interpreter_are_read_and_checked() {
+        let c = Config::from_toml(
+            "[imports]\nblock = [\"os\"]\nallow = [\"os.path\"]\nenforce = true\n[run]\ninterpreter = \"/v/bin/python\"\n[models.data]\ninterpreter = \"/d/bin/python\"\n",
+        )
+        .unwrap();
+        let p = c.imports.policy();
+        assert!(p.enforce && p.blocks("os") && !p.blocks("os.path"));
+        assert_eq!(c.invalid_value(), None);
+        let path = |s: &str| Some(PathBuf::from(s));
+        assert_eq!(c.interpreter(None, None, None), path("/v/bin/python"));
+        assert_eq!(
+            c.interpreter(None, Some("data"), None),
+            path("/d/bin/python")
+        );
+        assert_eq!(
+            c.interpreter(None, None, Some("data")),
+            path("/d/bin/python")
+        );
+        assert_eq!(
+            c.interpreter(Some(Path::new("/f/python")), Some("data"), None),
+            path("/f/python")
+        );
+        let bad = Config::from_toml("[imports]\nblock = [\"not a module\"]\n").unwrap();
+        assert_eq!(
+            bad.invalid_value().map(|(k, v, _)| (k, v)),
+            Some(("[imports] block", "\"not a module\"".to_string()))
+        );
+        // The default: today's advisory list, not enforced.
+        let d = Config::default().imports.policy();
+        assert!(!d.enforce && d.blocks("socket"));
     }
 }

@@ -24,6 +24,12 @@ struct Cli {
     #[arg(long, global = true, value_name = "MODE", value_parser = ["full", "reduced"])]
     sandbox: Option<String>,
 
+    /// The Python generated code runs with, e.g. a venv's bin/python: its
+    /// packages become importable in the sandbox, read-only [default: the
+    /// profile's or [run] interpreter, else $CODELOOP_PYTHON, else python3].
+    #[arg(long, global = true, value_name = "PATH")]
+    python: Option<PathBuf>,
+
     /// A task to start at once in the workbench.
     #[arg(value_name = "TASK")]
     task: Option<String>,
@@ -108,6 +114,29 @@ fn main() -> ExitCode {
             .unwrap_or(config.run.sandbox.as_str())
             == "reduced",
     );
+    // The interpreter (--python, the profile's, [run] interpreter) and the
+    // import policy, before the first sandbox probe.
+    let (profile, model_name) = match &cli.command {
+        Some(Cmd::Run(a)) => (a.model.profile.clone(), a.model.model.clone()),
+        Some(Cmd::Resume(a)) => (a.model.profile.clone(), a.model.model.clone()),
+        Some(Cmd::Bench(a)) => (a.model.profile.clone(), a.model.model.clone()),
+        _ => (cli.model.profile.clone(), cli.model.model.clone()),
+    };
+    if let Some(python) = config.interpreter(
+        cli.python.as_deref(),
+        profile.as_deref(),
+        model_name.as_deref(),
+    ) {
+        if let Err(problem) = commands::python::check_interpreter(&python) {
+            eprintln!(
+                "codeloop: {}",
+                codeloop::protocol::sanitize::for_terminal(&problem)
+            );
+            return ExitCode::from(2);
+        }
+        codeloop::exec::choose_interpreter(python);
+    }
+    codeloop::exec::choose_import_policy(config.imports.policy());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -83,6 +83,7 @@ fn session() -> Vec<Event> {
                 timeout_secs: 10,
                 sandbox_layers: vec!["hygiene".into()],
                 step_mode: false,
+                ..Default::default()
             },
         },
         Event::ModelRequest {

@@ -79,6 +79,7 @@ fn no_plan_events(input: &std::path::Path) -> Vec<Event> {
             timeout_secs: 10,
             sandbox_layers: vec!["hygiene".into(), "rlimits".into()],
             step_mode: false,
+            ..Default::default()
         },
     }];
     for (id, tag) in [(1, "plan"), (2, "plan/2"), (3, "plan/3")] {

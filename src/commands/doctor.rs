@@ -31,6 +31,13 @@ pub async fn run(args: Args, _config: Config) -> anyhow::Result<i32> {
     // The probes run in whatever this machine gives; whether generated code
     // may run in it is said on the mode line.
     options.allow_reduced = true;
+    // The probes test the sandbox's layers, the wall, not the import
+    // policy (which a hostile probe would meet first): it is said apart.
+    let policy = crate::exec::Sandbox::chosen_import_policy();
+    options.import_policy = Some(crate::exec::ImportPolicy {
+        enforce: false,
+        ..policy.clone()
+    });
     let sandbox = tokio::task::spawn_blocking(move || Sandbox::probe_with(&options))
         .await
         .context("the sandbox probe did not finish")?;
@@ -43,6 +50,19 @@ pub async fn run(args: Args, _config: Config) -> anyhow::Result<i32> {
         ),
         Some(p) => println!("interpreter  MISSING: {p}"),
     }
+    if sandbox.interpreter_problem().is_none() {
+        let probe = sandbox.clone();
+        match tokio::task::spawn_blocking(move || probe.python_environment()).await {
+            Ok(Ok(env)) => {
+                for line in super::python::describe_environment(&env) {
+                    println!("{line}");
+                }
+            }
+            Ok(Err(e)) => println!("packages     UNKNOWN: {e}"),
+            Err(e) => println!("packages     UNKNOWN: the probe did not finish: {e}"),
+        }
+    }
+    println!("{}", super::python::describe_policy(&policy));
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     println!(

@@ -8,6 +8,7 @@ pub mod exec;
 pub mod export;
 pub mod model;
 pub mod models;
+pub mod python;
 pub mod resume;
 pub mod run;
 pub mod sessions;

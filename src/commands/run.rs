@@ -323,8 +323,21 @@ impl Progress {
                 } else {
                     config.sandbox_layers.join(", ")
                 };
+                let python = config
+                    .python
+                    .as_ref()
+                    .map(|p| {
+                        let count = p.packages.len() + p.more;
+                        format!(
+                            "\n  python:  {} (Python {}, {})",
+                            p.interpreter,
+                            p.version,
+                            crate::protocol::present::count(count, "third-party package")
+                        )
+                    })
+                    .unwrap_or_default();
                 let mut out = format!(
-                    "codeloop: session {session_id}\n  model:   {}\n  sandbox: {layers}\n  task:    {}",
+                    "codeloop: session {session_id}\n  model:   {}\n  sandbox: {layers}{python}\n  task:    {}",
                     self.description,
                     task.trim()
                 );
@@ -337,6 +350,9 @@ impl Progress {
                     ));
                 }
                 out
+            }
+            Event::Picture { picture, .. } => {
+                format!("picture {} kept as {}", picture.describe(), picture.path)
             }
             Event::Notice { level, message } => match level {
                 NoticeLevel::Info => format!("  note: {message}"),

@@ -264,9 +264,15 @@ fn info(source: String, demos: Vec<DemoEntry>) -> Info {
 
 /// Probe the sandbox off the async threads (it starts Python once).
 async fn probe_sandbox() -> anyhow::Result<Sandbox> {
-    let sandbox = tokio::task::spawn_blocking(Sandbox::probe)
-        .await
-        .context("the sandbox probe failed")?;
+    let sandbox = tokio::task::spawn_blocking(|| {
+        let sandbox = Sandbox::probe();
+        // The interpreter's packages, asked here once so that a session's
+        // start (which names them in its prompts) does not wait for them.
+        let _ = sandbox.python_environment();
+        sandbox
+    })
+    .await
+    .context("the sandbox probe failed")?;
     if let Some(problem) = sandbox.interpreter_problem() {
         anyhow::bail!("cannot run Python programs: {problem}");
     }

@@ -74,6 +74,7 @@ pub fn events() -> Vec<Event> {
                 timeout_secs: 10,
                 sandbox_layers: vec!["hygiene".into(), "rlimits".into(), "landlock".into()],
                 step_mode: false,
+                ..Default::default()
             },
         },
         Event::ModelRequest {

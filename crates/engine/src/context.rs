@@ -113,9 +113,13 @@ impl Engine {
         let dir = setup.session_dir.clone();
         make_session_dir(&dir)?;
         let inputs = super::inputs::describe_all(&setup.inputs).map_err(EngineError::Input)?;
-        let prompts = Prompts::load(setup.prompt_overrides.as_deref())?;
+        let mut prompts = Prompts::load(setup.prompt_overrides.as_deref())?;
+        let started = session_started(&setup, &dir, inputs);
+        if let Event::SessionStarted { config, .. } = &started {
+            prompts.set_python(config.python.as_deref());
+        }
         let opening = Opening::Fresh {
-            started: session_started(&setup, &dir, inputs),
+            started,
             cache_key: cache_key(&setup, &prompts),
         };
         let tape = Recorder::create(&dir, views)?;
@@ -244,6 +248,8 @@ pub fn config_summary(
         timeout_secs: options.run_timeout_secs,
         sandbox_layers: sandbox.active_layers(),
         step_mode: options.step_mode,
+        // One probe of the interpreter's packages, for the prompts and the tape.
+        python: sandbox.python_environment().ok().map(Box::new),
     }
 }
 

@@ -46,12 +46,15 @@ impl Core {
         }) else {
             return Ok(());
         };
-        let spec = check::check_run(&[CheckInput {
-            file: format!("{name}.py"),
-            code,
-            defines: vec![name.to_string()],
-            foreign,
-        }]);
+        let spec = check::check_run_with(
+            &[CheckInput {
+                file: format!("{name}.py"),
+                code,
+                defines: vec![name.to_string()],
+                foreign,
+            }],
+            self.sandbox.import_policy(),
+        );
         let findings = match self
             .sandbox
             .run(spec, None, self.cancel.child_token())
@@ -111,6 +114,7 @@ impl Core {
             })
             .await?;
         let mut spec = prepared.spec.clone();
+        spec.collect_images = true;
         let log = self.dir.join("logs").join(format!("run-{run_id}.log"));
         spec.log_path = Some(log.clone());
         let (tx, mut rx) = mpsc::channel::<OutputChunk>(256);
@@ -146,7 +150,11 @@ impl Core {
         let (outcome, forwarded) = tokio::join!(run, forward);
         forwarded?;
         let (record, location) = match outcome {
-            Ok(outcome) => runs::judge(&outcome, &prepared),
+            Ok(mut outcome) => {
+                self.keep_pictures(Some(run_id), std::mem::take(&mut outcome.images))
+                    .await?;
+                runs::judge(&outcome, &prepared)
+            }
             Err(e) => {
                 let (error_type, message) = match &e {
                     ExecError::Cancelled => ("Cancelled", "the run was cancelled".to_string()),
@@ -216,7 +224,8 @@ pub fn blocking_failure(state: &State, name: &str) -> Option<Location> {
         .min_by_key(|f| match f.kind.as_str() {
             "syntax" => 0,
             "redefinition" => 1,
-            _ => 2,
+            "blocked" => 2,
+            _ => 3,
         })?;
     let code = n.code().unwrap_or("");
     let context = finding
@@ -236,6 +245,7 @@ pub fn blocking_failure(state: &State, name: &str) -> Option<Location> {
             None => ("SyntaxError".to_string(), finding.message.clone()),
         },
         "definition" => ("MissingDefinition".to_string(), finding.message.clone()),
+        "blocked" => ("BlockedImport".to_string(), finding.message.clone()),
         _ => ("Redefinition".to_string(), finding.message.clone()),
     };
     Some(Location {

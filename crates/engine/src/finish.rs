@@ -216,21 +216,26 @@ impl Core {
 
     /// Run the program through its entry point and record what it printed.
     async fn run_entry(&self, program: &str) -> Result<Option<ProgramOutput>, EngineError> {
-        let spec = self.read(|s| runs::entry_run(s, program, self.limits()));
+        let mut spec = self.read(|s| runs::entry_run(s, program, self.limits()));
+        spec.collect_images = true;
         let output = match self
             .sandbox
             .run(spec, None, self.cancel.child_token())
             .await
         {
-            Ok(o) => ProgramOutput {
-                stdout: format!("{}{}", o.stdout.head, o.stdout.tail),
-                stderr: format!("{}{}", o.stderr.head, o.stderr.tail),
-                exit_code: o.exit_code,
-                limit_hit: o
-                    .limit_hit
-                    .as_ref()
-                    .map(codeloop_sandbox::LimitHit::describe),
-            },
+            Ok(mut o) => {
+                self.keep_pictures(None, std::mem::take(&mut o.images))
+                    .await?;
+                ProgramOutput {
+                    stdout: format!("{}{}", o.stdout.head, o.stdout.tail),
+                    stderr: format!("{}{}", o.stderr.head, o.stderr.tail),
+                    exit_code: o.exit_code,
+                    limit_hit: o
+                        .limit_hit
+                        .as_ref()
+                        .map(codeloop_sandbox::LimitHit::describe),
+                }
+            }
             Err(codeloop_sandbox::ExecError::Cancelled) => return Ok(None),
             Err(e) => ProgramOutput {
                 stdout: String::new(),

@@ -50,6 +50,7 @@ mod finish;
 mod generate;
 pub mod inputs;
 mod node;
+pub mod pictures;
 mod plan;
 pub mod prompts;
 mod recorder;

@@ -140,6 +140,14 @@ impl Prompts {
         tmpl.render(ctx).map_err(err)
     }
 
+    /// The third-party packages the program can import, as every prompt's
+    /// opening (`task.md`) names them: `packages`, a bounded list, empty
+    /// where there are none or they are not known.
+    pub fn set_python(&mut self, python: Option<&codeloop_protocol::python::PythonEnvironment>) {
+        let list = python.map(|p| p.prompt_list()).unwrap_or_default();
+        self.env.add_global("packages", list);
+    }
+
     pub fn digest(&self) -> &str {
         &self.digest
     }

@@ -322,11 +322,13 @@ fn start(
     after: String,
     with: ContinueSetup,
 ) -> Result<EngineHandle, ResumeError> {
-    let prompts = Prompts::load(with.prompt_overrides.as_deref()).map_err(EngineError::from)?;
+    let mut prompts = Prompts::load(with.prompt_overrides.as_deref()).map_err(EngineError::from)?;
+    let config = config_summary(&with.model, &with.sandbox, &with.options);
+    prompts.set_python(config.python.as_deref());
     let resumed = Event::Resumed {
         from_seq,
         after,
-        config: config_summary(&with.model, &with.sandbox, &with.options),
+        config,
         token_budget: with.options.token_budget,
         started_at: now_rfc3339(),
     };

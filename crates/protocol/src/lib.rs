@@ -6,7 +6,9 @@
 //! here and one way to print it; and `sanitize`, the one filter for
 //! untrusted text bound for a terminal.
 
+pub mod picture;
 pub mod present;
+pub mod python;
 pub mod sanitize;
 
 use std::fmt;

@@ -8,6 +8,9 @@ Reads _codeloop_check.json: [{"file": str, "defines": [str], "foreign": {name: n
 which this file must not define too: in the assembled program one would
 replace the other); prints one
 JSON object: {"findings": [{"file", "kind", "line", "message"}...]}.
+Reads _codeloop_policy.json, the import policy ({"allow", "block", "enforce"}):
+a blocked import is a "blocked" finding where enforced (the code is repaired
+unrun), else a "risky" note.
 """
 import sys
 
@@ -27,6 +30,32 @@ RISKY = {
     "ctypes": "calls native code",
     "shutil": "can delete whole directory trees",
 }
+POLICY = {"allow": [], "block": sorted(RISKY), "enforce": False}
+
+
+HALVES = {"_posixsubprocess": "subprocess", "_ctypes": "ctypes"}
+
+
+def blocked(name):
+    """As the sandbox's guard decides: a module's C half goes with it
+    (blocking socket blocks _socket)."""
+    top = name.split(".")[0]
+    if top.startswith("_") and len(top) > 1 and decide(name) is None:
+        if decide(HALVES.get(top, top[1:])):
+            return True
+    return bool(decide(name))
+
+
+def decide(name):
+    """The longest entry naming the module or a package above it decides;
+    at equal length, allow wins. None: no entry names it."""
+    best_len, best = -1, None
+    for entries, verdict in ((POLICY["block"], True), (POLICY["allow"], False)):
+        for entry in entries:
+            if name == entry or name.startswith(entry + "."):
+                if len(entry) > best_len or (len(entry) == best_len and not verdict):
+                    best_len, best = len(entry), verdict
+    return best
 
 
 def check(entry, local_modules):
@@ -82,14 +111,25 @@ def check(entry, local_modules):
             top = full.split(".")[0]
             if top in local_modules:
                 continue
+            hit = next((m for m in (full, top) if blocked(m)), None)
+            if hit is not None:
+                why = RISKY.get(top)
+                why = ", which " + why if why else ""
+                if POLICY["enforce"]:
+                    add("blocked", node.lineno,
+                        "import of %r is blocked by the import policy (config [imports])%s: "
+                        "do without it" % (hit, why))
+                else:
+                    add("risky", node.lineno,
+                        "imports %s%s (the import policy lists it as blocked; not enforced)"
+                        % (hit, why))
+                continue
             try:
                 found = importlib.util.find_spec(top) is not None
             except (ImportError, ValueError):
                 found = False
             if not found:
                 add("import", node.lineno, "module %r is not installed" % top)
-            elif top in RISKY:
-                add("risky", node.lineno, "imports %s, which %s" % (top, RISKY[top]))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if isinstance(node.func.value, ast.Name) and node.func.value.id == "os" and node.func.attr in ("system", "popen", "fork", "kill"):
                 add("risky", node.lineno, "calls os.%s" % node.func.attr)
@@ -97,6 +137,11 @@ def check(entry, local_modules):
 
 
 def main():
+    try:
+        with open("_codeloop_policy.json", encoding="utf-8") as fh:
+            POLICY.update(json.load(fh))
+    except FileNotFoundError:
+        pass
     with open("_codeloop_check.json", encoding="utf-8") as fh:
         entries = json.load(fh)
     local = {e["file"][:-3] for e in entries if e["file"].endswith(".py")} | {"solution"}

@@ -12,6 +12,7 @@ use super::{Limits, Outcome, RunSpec};
 const CHECK_PY: &str = include_str!("check.py");
 const CHECK_SCRIPT: &str = "_codeloop_check.py";
 const CHECK_MANIFEST: &str = "_codeloop_check.json";
+const CHECK_POLICY: &str = "_codeloop_policy.json";
 
 /// One file to check, and the names it must define at top level.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,7 +29,8 @@ pub struct CheckInput {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckFinding {
     pub file: String,
-    /// "syntax", "import", "definition", "redefinition", "risky"
+    /// "syntax", "import", "definition", "redefinition", "risky",
+    /// "blocked" (an import the enforced import policy refuses)
     pub kind: String,
     pub line: Option<u32>,
     pub message: String,
@@ -44,7 +46,7 @@ impl CheckFinding {
 /// Whether a finding of `kind` means the code cannot run as it is: the
 /// engine repairs such code without running it.
 pub fn is_blocking_kind(kind: &str) -> bool {
-    matches!(kind, "syntax" | "definition" | "redefinition")
+    matches!(kind, "syntax" | "definition" | "redefinition" | "blocked")
 }
 
 #[derive(Serialize)]
@@ -59,8 +61,15 @@ struct CheckOutput {
     findings: Vec<CheckFinding>,
 }
 
-/// The run that checks `inputs`. Short limits: a check parses, it does not execute.
+/// The run that checks `inputs` under the default import policy.
 pub fn check_run(inputs: &[CheckInput]) -> RunSpec {
+    check_run_with(inputs, &super::ImportPolicy::default())
+}
+
+/// The run that checks `inputs`, naming the imports `policy` blocks (a
+/// failure where it is enforced, a note where not). Short limits: a check
+/// parses, it does not execute.
+pub fn check_run_with(inputs: &[CheckInput], policy: &super::ImportPolicy) -> RunSpec {
     let manifest: Vec<ManifestEntry> = inputs
         .iter()
         .map(|i| ManifestEntry {
@@ -77,6 +86,10 @@ pub fn check_run(inputs: &[CheckInput]) -> RunSpec {
         CHECK_MANIFEST.to_string(),
         serde_json::to_string(&manifest).unwrap_or_default(),
     ));
+    files.push((
+        CHECK_POLICY.to_string(),
+        serde_json::to_string(policy).unwrap_or_default(),
+    ));
     files.push((CHECK_SCRIPT.to_string(), CHECK_PY.to_string()));
     let limits = Limits {
         wall: std::time::Duration::from_secs(10),
@@ -86,6 +99,7 @@ pub fn check_run(inputs: &[CheckInput]) -> RunSpec {
         files,
         script: CHECK_SCRIPT.to_string(),
         limits,
+        unguarded: true,
         ..RunSpec::default()
     }
 }

@@ -23,6 +23,12 @@ PRIVATE_SHM = sys.argv[4] == "private-shm"
 # `_codeloop_prelude`: its jobs' scripts call into it, so no child sets it
 # up again, and its pages are the server's.
 PRELUDE = sys.argv[5] if len(sys.argv) > 5 else None
+# The import policy's guard (guard.py), where it is enforced: compiled here,
+# installed in each child before its job.
+GUARD = None
+if os.path.exists("_codeloop_guard.py"):
+    with open("_codeloop_guard.py", "rb") as _f:
+        GUARD = compile(_f.read(), "<codeloop import guard>", "exec")
 libc = ctypes.CDLL(None, use_errno=True)
 SYS_create, SYS_add_rule, SYS_restrict = 444, 445, 446
 WRITE_ACCESS = sum(1 << b for b in (1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14))
@@ -211,6 +217,8 @@ def child(job, jobdir, out_path, err_path, timing):
         # and unbuffered (-u): they now read and write fds 0, 1 and 2. The
         # environment and sys.path were set for every job by the server.
         sys.argv = [script] + list(args)
+        if GUARD is not None:
+            exec(GUARD, {"__builtins__": builtins})
         os.write(timing, struct.pack("d", time.monotonic()))
         os.close(timing)
         code = 0

@@ -161,6 +161,14 @@ impl Sandbox {
         if let Some(p) = prelude {
             files.push((p.file.to_string(), p.source.to_string()));
         }
+        // The import policy, where enforced: each child installs the guard
+        // before its job (the server itself imports what it needs first).
+        if self.import_policy.enforce {
+            files.push((
+                super::policy::GUARD_FILE.to_string(),
+                self.import_policy.guard_source(),
+            ));
+        }
         let mut args = vec![
             jobs,
             out,
@@ -183,6 +191,7 @@ impl Sandbox {
                 ..limits
             },
             no_site: true,
+            unguarded: true,
             ..RunSpec::default()
         };
         prepare_workdir(&root, &spec)?;
@@ -405,6 +414,7 @@ impl ForkServer {
                 .into_iter()
                 .map(|(n, t)| (n, t.into_bytes()))
                 .collect(),
+            images: Vec::new(),
         })
     }
 

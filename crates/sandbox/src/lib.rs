@@ -30,19 +30,25 @@ mod diskwatch;
 mod forkserver;
 pub mod harness;
 pub mod helper;
+pub mod images;
 mod layers;
 pub mod locate;
 mod mode;
 pub mod namespaces;
+pub mod packages;
 mod plan;
+pub mod policy;
 pub mod probes;
 pub mod procstatus;
 mod run;
 mod sandbox;
 
 use codeloop_protocol::Stream;
+pub use codeloop_protocol::python::{Package, PythonEnvironment};
 pub use forkserver::{ForkServer, Prelude};
 pub use mode::{SandboxMode, choose_reduced_sandbox, reduced_sandbox_chosen};
+pub use packages::choose_interpreter;
+pub use policy::{ImportPolicy, choose_import_policy};
 pub use sandbox::{LayerReport, Sandbox, SandboxOptions};
 
 use std::path::PathBuf;
@@ -124,6 +130,13 @@ pub struct RunSpec {
     /// hooks, a faster start. For programs that need only the standard
     /// library (evaluation samples).
     pub no_site: bool,
+    /// Run without the import policy's guard even where it is enforced:
+    /// the sandbox's own programs (the static check, a fork server, which
+    /// installs it in each child).
+    pub unguarded: bool,
+    /// Image files (PNG, JPEG, GIF, SVG) the program leaves in its working
+    /// directory are read back (`Outcome::images`), bounded.
+    pub collect_images: bool,
 }
 
 /// A piece of output as it arrived (lossy UTF-8).
@@ -167,6 +180,9 @@ pub struct Outcome {
     pub layers: Vec<String>,
     /// The files named in `RunSpec::collect` that existed after the run.
     pub collected: Vec<(String, Vec<u8>)>,
+    /// The image files the program left (`RunSpec::collect_images`): path
+    /// relative to the working directory, and the bytes.
+    pub images: Vec<(String, Vec<u8>)>,
 }
 
 #[derive(Debug, thiserror::Error)]

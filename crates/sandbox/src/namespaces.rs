@@ -37,6 +37,9 @@ pub struct NamespacePlan {
     pub collect: Vec<String>,
     /// The uid (and gid) the run drops to, which must own the working directory.
     pub owner: Option<u32>,
+    /// Also copy back the image files the program left (`images.rs`).
+    #[serde(default)]
+    pub collect_images: bool,
 }
 
 /// Each collected file is copied back up to this size.
@@ -138,7 +141,19 @@ pub fn enter(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
             let program_status = read_status(status_read).unwrap_or(init_status);
             // pivot_root moved this process's root too: `workdir` is the
             // run's tmpfs here.
-            copy_out(&host_dir, workdir, &plan.collect);
+            let mut names: Vec<(String, u64)> = plan
+                .collect
+                .iter()
+                .map(|n| (n.clone(), COLLECT_CAP))
+                .collect();
+            if plan.collect_images {
+                names.extend(
+                    super::images::image_names(workdir)
+                        .into_iter()
+                        .map(|n| (n, super::images::IMAGE_CAP)),
+                );
+            }
+            copy_out(&host_dir, workdir, &names);
             end_as(program_status)
         }
     }
@@ -512,8 +527,8 @@ fn copy_tree(src: &Path, dst: &Path, owner: Option<u32>) -> Result<(), String> {
 /// Copy the collected files from the run's working directory (now only in
 /// this mount namespace) back to the host's: regular files only, never
 /// through a symlink (every process of the run has ended by now).
-fn copy_out(host_dir: &std::fs::File, workdir: &Path, names: &[String]) {
-    for name in names {
+fn copy_out(host_dir: &std::fs::File, workdir: &Path, names: &[(String, u64)]) {
+    for (name, cap) in names {
         let rel = Path::new(name);
         if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
             continue;
@@ -537,7 +552,10 @@ fn copy_out(host_dir: &std::fs::File, workdir: &Path, names: &[String]) {
             continue;
         }
         let mut data = Vec::new();
-        if file.take(COLLECT_CAP).read_to_end(&mut data).is_err() {
+        if file.metadata().is_ok_and(|m| m.len() > *cap) {
+            continue;
+        }
+        if file.take(*cap).read_to_end(&mut data).is_err() {
             continue;
         }
         let Ok(name_c) = CString::new(name.as_bytes()) else {

@@ -68,6 +68,12 @@ impl Sandbox {
         if spec.no_site {
             argv.push("-S".into());
         }
+        if self.import_policy.enforce && !spec.unguarded {
+            // The import policy's guard first, then the script as `python
+            // script.py` would run it (policy.rs).
+            argv.push("-c".into());
+            argv.push(self.import_policy.bootstrap().into());
+        }
         argv.push(spec.script.clone().into());
         argv.extend(spec.args.iter().map(OsString::from));
         let limits = &spec.limits;
@@ -75,6 +81,9 @@ impl Sandbox {
             Some(helper) => {
                 let mut plan = self.helper_plan(root, argv, limits, run_uid, &spec.collect);
                 plan.status_fd = status_fd;
+                if let Some(ns) = plan.namespaces.as_mut() {
+                    ns.collect_images = spec.collect_images;
+                }
                 let json = serde_json::to_string(&plan)
                     .map_err(|e| ExecError::Sandbox(format!("cannot encode the plan: {e}")))?;
                 let mut cmd = match &self.namespaces {
@@ -216,6 +225,7 @@ impl Sandbox {
                 max_files: limits.max_files,
                 collect: collect.to_vec(),
                 owner: run_uid,
+                collect_images: false,
             }
         });
         HelperPlan {

@@ -275,6 +275,11 @@ impl Sandbox {
             Some(Stop::Cancel) | None => classify(exit_code, signal, &stderr.text(), &spec),
         };
         let collected = collect(&root, &spec.collect);
+        let images = if spec.collect_images {
+            super::images::read_images(&root)
+        } else {
+            Vec::new()
+        };
         make_removable(&root);
         Ok(Outcome {
             exit_code,
@@ -285,6 +290,7 @@ impl Sandbox {
             stderr,
             layers: self.active_layers(),
             collected,
+            images,
         })
     }
 }

@@ -31,8 +31,12 @@ pub struct SandboxOptions {
     pub namespaces: bool,
     pub landlock: bool,
     pub seccomp: bool,
-    /// The interpreter; default $CODELOOP_PYTHON, else the `python3` on PATH
-    /// resolved to its real executable.
+    /// The interpreter; default the one chosen for this process
+    /// (`choose_interpreter`: `--python`, the config's `interpreter`), else
+    /// $CODELOOP_PYTHON, else the `python3` on PATH resolved to its real
+    /// executable. A venv's `bin/python` is kept as it is (it finds its
+    /// `pyvenv.cfg` beside it); its prefix, its base's and its
+    /// `site-packages` are bound read-only.
     pub interpreter: Option<PathBuf>,
     /// The binary that serves as the sandbox helper; default: this
     /// executable, or a `codeloop` binary beside it (tests, benchmarks).
@@ -43,6 +47,9 @@ pub struct SandboxOptions {
     /// Run generated code even when only the reduced sandbox is available
     /// (`--sandbox reduced`); otherwise runs are refused then.
     pub allow_reduced: bool,
+    /// The import policy; default: the one chosen for this process
+    /// (`choose_import_policy`, the config's `[imports]`).
+    pub import_policy: Option<super::ImportPolicy>,
 }
 
 impl Default for SandboxOptions {
@@ -55,6 +62,7 @@ impl Default for SandboxOptions {
             helper: None,
             native_namespaces: true,
             allow_reduced: false,
+            import_policy: None,
         }
     }
 }
@@ -89,6 +97,8 @@ pub struct Sandbox {
     pub(crate) use_landlock: bool,
     pub(crate) use_seccomp: bool,
     pub(crate) layers: Vec<LayerReport>,
+    /// The import policy every run of this sandbox holds to.
+    pub(crate) import_policy: super::ImportPolicy,
 }
 
 /// Who gives the namespace layer.
@@ -162,6 +172,10 @@ impl Sandbox {
             use_landlock: options.landlock && landlock_abi > 0 && helper.is_ok(),
             use_seccomp: options.seccomp && seccomp_ok && helper.is_ok(),
             layers: Vec::new(),
+            import_policy: options
+                .import_policy
+                .clone()
+                .unwrap_or_else(super::policy::chosen_import_policy),
         };
         let native = if options.namespaces && options.native_namespaces && helper.is_ok() {
             Some(sandbox.native_namespaces_work())
@@ -255,6 +269,22 @@ impl Sandbox {
                 .to_string()),
             Err(e) => Err(e),
         }
+    }
+
+    /// The import policy chosen for this process (`choose_import_policy`).
+    pub fn chosen_import_policy() -> super::ImportPolicy {
+        super::policy::chosen_import_policy()
+    }
+
+    /// The import policy runs hold to.
+    pub fn import_policy(&self) -> &super::ImportPolicy {
+        &self.import_policy
+    }
+
+    /// This sandbox with another import policy.
+    pub fn with_import_policy(mut self, policy: super::ImportPolicy) -> Sandbox {
+        self.import_policy = policy;
+        self
     }
 
     /// Every layer, active or not, with why and what to do.
@@ -396,8 +426,12 @@ impl Sandbox {
 /// The interpreter: $CODELOOP_PYTHON, or the `python3` on PATH asked for its
 /// real `sys.executable` (the one on PATH may be a slow shim).
 fn resolve_interpreter(options: &SandboxOptions) -> Result<(PathBuf, InterpreterInfo), String> {
-    let candidate = match &options.interpreter {
-        Some(p) => p.clone(),
+    let candidate = match options
+        .interpreter
+        .clone()
+        .or_else(super::packages::chosen_interpreter)
+    {
+        Some(p) => p,
         None => match std::env::var_os("CODELOOP_PYTHON") {
             Some(p) if !p.is_empty() => PathBuf::from(p),
             _ => find_on_path("python3").ok_or_else(|| {

@@ -183,6 +183,14 @@ pub enum Event {
     /// The assembled program run as a program, through its entry point
     /// (`main`): what it printed, the result the task asked for.
     ProgramOutput { output: ProgramOutput },
+    /// An image file a run left in its working directory (a chart the
+    /// program drew), copied into the session's folder (`picture.path`).
+    /// `run_id` None: the program's run through its entry point.
+    Picture {
+        #[serde(default)]
+        run_id: Option<u64>,
+        picture: codeloop_protocol::picture::Picture,
+    },
     /// Last event of a completed session (a segment of one, when it is resumed).
     Finished { result: FinalResult },
     /// This tape is a fork: the records before this one are its parent's,
@@ -243,6 +251,7 @@ impl Event {
             Event::Notice { .. } => "notice",
             Event::Program { .. } => "program",
             Event::ProgramOutput { .. } => "program_output",
+            Event::Picture { .. } => "picture",
             Event::Finished { .. } => "finished",
             Event::Forked { .. } => "forked",
             Event::Resumed { .. } => "resumed",
@@ -324,6 +333,10 @@ pub struct ConfigSummary {
     pub sandbox_layers: Vec<String>,
     #[serde(default)]
     pub step_mode: bool,
+    /// The Python runs use and its third-party packages, probed once when
+    /// the session (or segment) started; none on older tapes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<Box<codeloop_protocol::python::PythonEnvironment>>,
 }
 
 /// What a code version after a failure is written from.

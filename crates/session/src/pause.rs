@@ -41,6 +41,7 @@ pub fn pause_after(event: &Event) -> Option<Option<&Step>> {
         | Event::Notice { .. }
         | Event::Program { .. }
         | Event::ProgramOutput { .. }
+        | Event::Picture { .. }
         | Event::Forked { .. } => None,
     }
 }

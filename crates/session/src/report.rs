@@ -124,7 +124,24 @@ pub fn markdown(s: &State) -> String {
             out.push_str(&format!("Run as a program it failed: {why}\n\n"));
         }
     }
+    pictures_section(s, &mut out);
     out
+}
+
+/// The pictures the programs drew, each with where the session keeps it.
+fn pictures_section(s: &State, out: &mut String) {
+    if s.pictures.is_empty() {
+        return;
+    }
+    out.push_str("## Pictures\n\nKept in the session's folder:\n\n");
+    for (run, p) in &s.pictures {
+        let from = match run {
+            Some(id) => format!("run {id}"),
+            None => "the program's run".to_string(),
+        };
+        out.push_str(&format!("- {}, from {from}: `{}`\n", p.describe(), p.path));
+    }
+    out.push('\n');
 }
 
 fn node_section(s: &State, n: &NodeState, out: &mut String) {

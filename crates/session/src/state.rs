@@ -55,6 +55,9 @@ pub struct State {
     pub program: Option<(String, String)>,
     /// What the program printed through its entry point, when it has one.
     pub program_output: Option<ProgramOutput>,
+    /// The pictures runs left, in order, with the run that left each (None:
+    /// the program's run through its entry point).
+    pub pictures: Vec<(Option<u64>, codeloop_protocol::picture::Picture)>,
     pub finished: Option<FinalResult>,
     /// The session this one was forked from, if it is a fork.
     pub parent: Option<ParentSession>,
@@ -103,7 +106,8 @@ impl State {
             | Event::Output { .. }
             | Event::RunFinished { .. }
             | Event::Program { .. }
-            | Event::ProgramOutput { .. } => self.fold_runs(record),
+            | Event::ProgramOutput { .. }
+            | Event::Picture { .. } => self.fold_runs(record),
             Event::SessionStarted {
                 session_id,
                 started_at,

@@ -217,6 +217,13 @@ where
                         let _ = tx.blocking_send(Msg::LogRead { path, result });
                     });
                 }
+                Action::ReadPicture(path) => {
+                    let tx = log_tx.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let result = super::picture::decode(&path).map(Arc::new);
+                        let _ = tx.blocking_send(Msg::PictureRead { path, result });
+                    });
+                }
                 Action::Steer(command) => steer(app, engine.as_ref(), command),
                 Action::Configure(choices) => {
                     if let Some(configure) = hooks.configure.as_mut() {

@@ -184,6 +184,8 @@ pub enum GlobalAct {
     Travel(TravelAct),
     /// The model-call inspector.
     Inspect,
+    /// The pictures the programs drew.
+    Pictures,
 }
 
 /// Going on from another moment (`app/timetravel.rs`).
@@ -294,6 +296,14 @@ pub const INSPECT: &[G] = &[Binding {
     does: "inspect the model calls: prompt, raw reply, reasoning, tokens, time ([ / ] between calls; e edits a prompt not yet sent)",
     short: "model calls",
     keys: &[(Key::ch('m'), GlobalAct::Inspect)],
+}];
+
+/// Once there is a session: the pictures its programs drew.
+pub const PICTURES: &[G] = &[Binding {
+    label: "I",
+    does: "the pictures the programs drew, in half-blocks (← / → between them)",
+    short: "pictures",
+    keys: &[(Key::ch('I'), GlobalAct::Pictures)],
 }];
 
 /// Before a session starts.
@@ -526,9 +536,19 @@ pub enum ModeKind {
 pub fn global(mode: ModeKind) -> Vec<&'static [G]> {
     match mode {
         ModeKind::Welcome => vec![COMMON, WELCOME, STEER, LIVE_TAPE],
-        ModeKind::Live => vec![COMMON, STEER, LIVE_TAPE, WHERE, INSPECT, REWIND, FORK_HERE],
-        ModeKind::Review => vec![COMMON, REVIEW_TAPE, WHERE, INSPECT, FORK_HERE],
-        ModeKind::Replay => vec![COMMON, REPLAY, REVIEW_TAPE, WHERE, INSPECT, FORK_HERE],
+        ModeKind::Live => vec![
+            COMMON, STEER, LIVE_TAPE, WHERE, INSPECT, PICTURES, REWIND, FORK_HERE,
+        ],
+        ModeKind::Review => vec![COMMON, REVIEW_TAPE, WHERE, INSPECT, PICTURES, FORK_HERE],
+        ModeKind::Replay => vec![
+            COMMON,
+            REPLAY,
+            REVIEW_TAPE,
+            WHERE,
+            INSPECT,
+            PICTURES,
+            FORK_HERE,
+        ],
     }
 }
 

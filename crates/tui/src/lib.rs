@@ -18,6 +18,7 @@ pub mod loader;
 pub mod log_reader;
 pub mod notify;
 pub mod panes;
+pub mod picture;
 pub mod terminal;
 pub mod theme;
 pub mod timeline;

@@ -395,6 +395,7 @@ fn active_node(event: &Event) -> Option<&str> {
         | Event::Notice { .. }
         | Event::Program { .. }
         | Event::ProgramOutput { .. }
+        | Event::Picture { .. }
         | Event::Finished { .. }
         | Event::Forked { .. }
         | Event::Resumed { .. } => None,

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
+mod chart;
 mod compare;
 mod results;
 
@@ -64,6 +65,10 @@ pub struct Args {
     /// Print two results files side by side (per metric, and the problems that differ) and exit
     #[arg(long, num_args = 2, value_names = ["A", "B"], conflicts_with = "problems")]
     pub compare: Option<Vec<PathBuf>>,
+    /// Also write one self-contained HTML page: pass@1 by repair round as a
+    /// chart (both result sets with --compare), the figures and each problem
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// The problem's code before its function: imports and helpers the function may use.
@@ -223,6 +228,13 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             "{}",
             crate::protocol::sanitize::for_terminal(&text)
         );
+        if let Some(html) = &args.html {
+            let sets = vec![
+                (name(a), compare::read_results(a)?),
+                (name(b), compare::read_results(b)?),
+            ];
+            write_html(html, &sets)?;
+        }
         return Ok(0);
     }
     let Some(problems_file) = args.problems.clone() else {
@@ -340,10 +352,21 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     if stopped.is_some() {
         say(&format!("  sessions (tapes): {}", base.display()));
     }
+    if let Some(html) = &args.html {
+        write_html(html, &[(out.display().to_string(), results.clone())])?;
+    }
     let errored = results.iter().any(|r| r.status == Status::Error);
     Ok(match stopped {
         Some(signal) => signal.exit_code(),
         None if errored => 1,
         None => 0,
     })
+}
+
+/// Write the bench's page (`chart.rs`) and say where.
+fn write_html(path: &std::path::Path, sets: &[(String, Vec<BenchResult>)]) -> anyhow::Result<()> {
+    std::fs::write(path, chart::page(sets))
+        .with_context(|| format!("cannot write the page {}", path.display()))?;
+    let _ = writeln!(std::io::stdout(), "page: {}", path.display());
+    Ok(())
 }

@@ -2,8 +2,9 @@
 //! each function's iterations as diffs with the failure at its line and the
 //! reflection beside it, the final program and its test results.
 //!
-//! Nothing is fetched: the style is inline, the graph is inline SVG, there is
-//! no script, and a Content-Security-Policy forbids loading anything. Every
+//! Nothing is fetched: the style is inline, the graph is inline SVG, the
+//! pictures a program drew are `data:` URIs, there is no script, and a
+//! Content-Security-Policy forbids loading anything else. Every
 //! piece of text from the tape is escaped.
 
 use std::fmt::Write;
@@ -65,7 +66,7 @@ pub fn page(state: &State, source: &str) -> String {
     let _ = write!(
         out,
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <title>codeloop: {}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n<main>\n",
         esc(title)
@@ -92,6 +93,7 @@ pub fn page(state: &State, source: &str) -> String {
         node_section(state, node, &mut out);
     }
     program_section(state, &mut out);
+    out.push_str(&super::pictures::section(state, source));
     let _ = write!(
         out,
         "<footer>Exported by codeloop from {} ({} events).</footer>\n</main>\n</body>\n</html>\n",

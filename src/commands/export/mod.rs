@@ -3,8 +3,9 @@
 //! tape, so any session exports, finished or not.
 
 mod graph;
-mod html;
+pub(crate) mod html;
 mod inputs;
+mod pictures;
 
 use std::path::{Path, PathBuf};
 

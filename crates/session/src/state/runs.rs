@@ -64,6 +64,7 @@ impl State {
             }
             Event::Program { code, tests } => self.program = Some((code.clone(), tests.clone())),
             Event::ProgramOutput { output } => self.program_output = Some(output.clone()),
+            Event::Picture { run_id, picture } => self.pictures.push((*run_id, picture.clone())),
             _ => {}
         }
     }

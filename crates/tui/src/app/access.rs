@@ -127,7 +127,7 @@ impl App {
             | Popup::Message(_)
             | Popup::Travel(_)
             | Popup::Inspector(_) => None,
-            Popup::Pager(_) => None,
+            Popup::Pager(_) | Popup::Pictures(_) => None,
         })
     }
     pub fn editor_mut(&mut self) -> Option<&mut EditorPopup> {
@@ -139,7 +139,7 @@ impl App {
             | Popup::Message(_)
             | Popup::Travel(_)
             | Popup::Inspector(_) => None,
-            Popup::Pager(_) => None,
+            Popup::Pager(_) | Popup::Pictures(_) => None,
         })
     }
     /// The open command palette, if it is on top.

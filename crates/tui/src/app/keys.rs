@@ -62,6 +62,7 @@ impl App {
             }
             Popup::Travel(travel) => self.on_travel_answer(travel, Confirm::answer(&key), actions),
             Popup::Pager(pager) => self.on_pager_key(pager, key, actions),
+            Popup::Pictures(view) => self.on_pictures_key(view, key, actions),
             Popup::Confirm(Confirm::DeleteSession) => {
                 if let Some(dir) = self.deleting.take().filter(|_| Confirm::answer(&key)) {
                     actions.push(Action::DeleteSession(dir));
@@ -217,6 +218,7 @@ impl App {
             GlobalAct::Copy => self.copy(actions),
             GlobalAct::Travel(t) => self.on_travel(t),
             GlobalAct::Inspect => self.open_inspector(),
+            GlobalAct::Pictures => self.open_pictures(actions),
         }
     }
 

@@ -86,6 +86,7 @@ impl App {
             | Popup::Palette(_)
             | Popup::Message(_)
             | Popup::Travel(_)
+            | Popup::Pictures(_)
             | Popup::Inspector(_) => None,
         })
     }

@@ -17,6 +17,7 @@ mod inspect;
 mod keys;
 mod loading;
 mod log_pager;
+mod pictures;
 mod steer_live;
 mod step;
 mod timetravel;
@@ -139,6 +140,8 @@ pub enum Action {
     ListSessions,
     /// Read a run's whole output log off the UI thread (`Msg::LogRead` back).
     ReadLog(PathBuf),
+    /// Decode a picture off the UI thread (`Msg::PictureRead` back).
+    ReadPicture(PathBuf),
     /// What the next session starts with (given before each `Start`).
     Configure(SessionChoices),
     /// Write the session (`state`, folded to its end) in `format`, into
@@ -174,6 +177,11 @@ pub enum Msg {
     LogRead {
         path: PathBuf,
         result: Result<std::sync::Arc<super::log_reader::LogText>, String>,
+    },
+    /// A picture asked for with `Action::ReadPicture` was decoded.
+    PictureRead {
+        path: PathBuf,
+        result: Result<std::sync::Arc<crate::picture::Pixels>, String>,
     },
     /// The person's editor closed (`Action::OpenEditor`).
     EditorDone {
@@ -242,6 +250,8 @@ pub enum Popup {
     /// Fork or rewind, asked first (`timetravel.rs`).
     Travel(super::panes::travel::Travel),
     Pager(Box<super::panes::pager::Pager>),
+    /// The pictures the programs drew (`pictures.rs`).
+    Pictures(Box<super::panes::pictures::PictureView>),
     /// The model-call inspector.
     Inspector(Box<super::panes::inspector::Inspector>),
 }
@@ -462,6 +472,7 @@ impl App {
                 self.dirty = true;
             }
             Msg::LogRead { path, result } => self.on_log_read(path, result),
+            Msg::PictureRead { path, result } => self.on_picture_read(path, result),
             Msg::EditorDone { target, outcome } => {
                 self.on_editor_done(target, outcome, &mut actions);
             }

@@ -188,6 +188,7 @@ pub fn render(app: &App, frame: &mut Frame) {
             Popup::Message(m) => m.render(&app.theme, frame),
             Popup::Travel(t) => t.render(&app.theme, frame),
             Popup::Pager(p) => p.render(&app.theme, frame),
+            Popup::Pictures(p) => p.render(&app.theme, frame),
             Popup::Inspector(i) => i.render(app.state(), &app.theme, frame),
             Popup::Help(h) => h.render(&app.theme, &help_content(app), frame),
         }
@@ -436,7 +437,8 @@ fn hint_line(app: &App) -> Line<'static> {
             | Popup::Editor(_)
             | Popup::Palette(_)
             | Popup::Message(_)
-            | Popup::Travel(_),
+            | Popup::Travel(_)
+            | Popup::Pictures(_),
         )
         | None => None,
     };

@@ -23,6 +23,7 @@ pub mod output;
 pub mod pager;
 pub mod palette;
 pub mod path_complete;
+pub mod pictures;
 pub mod plan_stream;
 pub mod sessions;
 pub mod task;

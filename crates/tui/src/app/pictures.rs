@@ -1,0 +1,84 @@
+//! The pictures' round trip: `I` opens the view of the pictures the
+//! session's programs drew (as the state at the cursor has them), the event
+//! loop decodes the shown file off the UI thread (`Action::ReadPicture`),
+//! and the pixels come back as `Msg::PictureRead`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crossterm::event::KeyEvent;
+
+use super::{Action, App, Popup};
+use crate::panes::Handled;
+use crate::panes::pictures::{PictureView, PicturesIntent, entries};
+use crate::picture::Pixels;
+use codeloop_session::NoticeLevel;
+
+impl App {
+    /// Open the pictures, or say why there are none.
+    pub(super) fn open_pictures(&mut self, actions: &mut Vec<Action>) {
+        let state = self.timeline.state();
+        if state.pictures.is_empty() {
+            self.say(
+                NoticeLevel::Info,
+                "no pictures yet: a program that writes a PNG, JPEG, GIF or SVG file into its working directory has it kept and shown here",
+            );
+            return;
+        }
+        let Some(dir) = self.info.session_dir.clone() else {
+            let names: Vec<String> = state.pictures.iter().map(|(_, p)| p.path.clone()).collect();
+            self.say(
+                NoticeLevel::Info,
+                format!(
+                    "pictures: {} (this view has no session folder to read them from)",
+                    names.join(", ")
+                ),
+            );
+            return;
+        };
+        let view = PictureView::new(entries(state, &dir));
+        if let Some(file) = view.selected_file() {
+            actions.push(Action::ReadPicture(file.to_path_buf()));
+        }
+        self.popups.push(Popup::Pictures(Box::new(view)));
+    }
+
+    pub(super) fn on_pictures_key(
+        &mut self,
+        mut view: Box<PictureView>,
+        key: KeyEvent,
+        actions: &mut Vec<Action>,
+    ) {
+        match view.on_key(key) {
+            Handled::Intent(PicturesIntent::Close) => return,
+            Handled::Intent(PicturesIntent::Load(file)) => actions.push(Action::ReadPicture(file)),
+            Handled::Done | Handled::NotMine => {}
+        }
+        self.popups.push(Popup::Pictures(view));
+    }
+
+    /// A picture was decoded: the view showing it takes it.
+    pub(super) fn on_picture_read(&mut self, path: PathBuf, result: Result<Arc<Pixels>, String>) {
+        for popup in &mut self.popups {
+            if let Popup::Pictures(view) = popup {
+                view.loaded(&path, result.clone());
+            }
+        }
+        self.dirty = true;
+    }
+
+    /// The open pictures view, if any (tests).
+    pub fn pictures(&self) -> Option<&PictureView> {
+        self.popups.iter().rev().find_map(|p| match p {
+            Popup::Pictures(v) => Some(v.as_ref()),
+            Popup::Help(_)
+            | Popup::Confirm(_)
+            | Popup::Editor(_)
+            | Popup::Palette(_)
+            | Popup::Message(_)
+            | Popup::Travel(_)
+            | Popup::Pager(_)
+            | Popup::Inspector(_) => None,
+        })
+    }
+}

@@ -1,0 +1,202 @@
+//! The pictures the session's programs drew (`I`): the latest of each image
+//! file a run left, one at a time, drawn with half-blocks (`picture.rs`),
+//! with its name, format, size in pixels and where the session keeps it.
+//! Where a picture cannot be drawn (an SVG, a file gone), its path is
+//! shown instead. ← / → another picture, Esc closes.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
+
+use super::{Handled, popup_area};
+use crate::picture::{self, Pixels};
+use crate::theme::Theme;
+use codeloop_protocol::picture::Picture;
+use codeloop_session::State;
+
+/// One picture to show: what the tape says of it and where its file is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    pub picture: Picture,
+    /// Which run drew it, in words ("run 7", "the program's run").
+    pub from: String,
+    pub file: PathBuf,
+}
+
+/// The latest picture of each name, in the order the names first came.
+pub fn entries(state: &State, session_dir: &Path) -> Vec<Entry> {
+    let mut out: Vec<Entry> = Vec::new();
+    for (run, p) in &state.pictures {
+        let entry = Entry {
+            picture: p.clone(),
+            from: match run {
+                Some(id) => format!("run {id}"),
+                None => "the program's run".into(),
+            },
+            file: session_dir.join(&p.path),
+        };
+        match out.iter_mut().find(|e| e.picture.name == p.name) {
+            Some(e) => *e = entry,
+            None => out.push(entry),
+        }
+    }
+    out
+}
+
+/// What the person meant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PicturesIntent {
+    Close,
+    /// Decode this file (off the UI thread).
+    Load(PathBuf),
+}
+
+pub struct PictureView {
+    entries: Vec<Entry>,
+    selected: usize,
+    /// The selected picture decoded, or why it cannot be drawn; None while
+    /// it is being read.
+    decoded: Option<Result<Arc<Pixels>, String>>,
+}
+
+impl PictureView {
+    /// The view of `entries` (at least one), the first selected: load
+    /// `selected_file()` next.
+    pub fn new(entries: Vec<Entry>) -> PictureView {
+        PictureView {
+            entries,
+            selected: 0,
+            decoded: None,
+        }
+    }
+
+    pub fn selected_file(&self) -> Option<&Path> {
+        self.entries.get(self.selected).map(|e| e.file.as_path())
+    }
+
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// A file was decoded: the view takes it if it is still the one shown.
+    pub fn loaded(&mut self, file: &Path, result: Result<Arc<Pixels>, String>) {
+        if self.selected_file() == Some(file) {
+            self.decoded = Some(result);
+        }
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent) -> Handled<PicturesIntent> {
+        let n = self.entries.len();
+        let step = match key.code {
+            KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('I') => {
+                return Handled::Intent(PicturesIntent::Close);
+            }
+            KeyCode::Right | KeyCode::Char('l') | KeyCode::Down | KeyCode::Char('j') => 1,
+            KeyCode::Left | KeyCode::Char('h') | KeyCode::Up | KeyCode::Char('k') => n - 1,
+            _ => return Handled::Done,
+        };
+        if n <= 1 {
+            return Handled::Done;
+        }
+        self.selected = (self.selected + step) % n;
+        self.decoded = None;
+        match self.selected_file() {
+            Some(f) => Handled::Intent(PicturesIntent::Load(f.to_path_buf())),
+            None => Handled::Done,
+        }
+    }
+
+    pub fn render(&self, theme: &Theme, frame: &mut Frame) {
+        let area = popup_area(frame.area(), 90, 90);
+        frame.render_widget(Clear, area);
+        let Some(entry) = self.entries.get(self.selected) else {
+            return;
+        };
+        let title = format!(
+            " Pictures {}/{} · {} ",
+            self.selected + 1,
+            self.entries.len(),
+            entry.picture.describe()
+        );
+        let block = Block::bordered()
+            .title(title)
+            .border_style(theme.border_focused);
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        if inner.height < 3 || inner.width < 4 {
+            return;
+        }
+        let body = Rect {
+            height: inner.height - 2,
+            ..inner
+        };
+        let footer = Rect {
+            y: inner.y + inner.height - 2,
+            height: 2,
+            ..inner
+        };
+        match &self.decoded {
+            Some(Ok(px)) => draw(px, body, theme, frame),
+            Some(Err(why)) => frame.render_widget(
+                Paragraph::new(vec![
+                    Line::styled(format!("Not drawn here: {why}."), theme.warning),
+                    Line::raw(""),
+                    Line::styled(entry.file.display().to_string(), theme.text),
+                ])
+                .wrap(Wrap { trim: false }),
+                body,
+            ),
+            None => frame.render_widget(Line::styled("reading…", theme.dim), body),
+        }
+        let hints = if self.entries.len() > 1 {
+            "← / → another picture · Esc close"
+        } else {
+            "Esc close"
+        };
+        frame.render_widget(
+            Paragraph::new(vec![
+                Line::from(vec![
+                    Span::styled(format!("from {} · ", entry.from), theme.dim),
+                    Span::styled(entry.file.display().to_string(), theme.text),
+                ]),
+                Line::styled(
+                    format!("{hints} · drawn with half-blocks (▀), two pixels a cell"),
+                    theme.dim,
+                ),
+            ]),
+            footer,
+        );
+    }
+}
+
+/// The picture centred in `area`, two pixels a cell.
+fn draw(px: &Pixels, area: Rect, theme: &Theme, frame: &mut Frame) {
+    let background = match theme.background.bg {
+        Some(Color::Rgb(r, g, b)) => [r, g, b],
+        _ => [0, 0, 0],
+    };
+    let rows = picture::cells(px, area.width, area.height, background);
+    let height = rows.len() as u16;
+    let width = rows.first().map_or(0, |r| r.len() as u16);
+    let x0 = area.x + area.width.saturating_sub(width) / 2;
+    let y0 = area.y + area.height.saturating_sub(height) / 2;
+    let buf = frame.buffer_mut();
+    for (dy, row) in rows.iter().enumerate() {
+        for (dx, (top, bottom)) in row.iter().enumerate() {
+            if let Some(cell) = buf.cell_mut((x0 + dx as u16, y0 + dy as u16)) {
+                cell.set_symbol("▀");
+                cell.set_style(
+                    Style::default()
+                        .fg(Color::Rgb(top[0], top[1], top[2]))
+                        .bg(Color::Rgb(bottom[0], bottom[1], bottom[2])),
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! `bench --html FILE`: one self-contained page of a bench's results: pass@1
+//! by repair round drawn as a chart (inline SVG; no script, nothing
+//! fetched), the figures beside it, and each problem's outcome. With
+//! `--compare A B` both result sets are drawn on the one chart.
+
+use std::fmt::Write;
+
+use super::results::{BenchResult, Figures, Status};
+use crate::commands::export::html::esc;
+
+const WIDTH: f64 = 560.0;
+const HEIGHT: f64 = 300.0;
+const LEFT: f64 = 56.0;
+const RIGHT: f64 = 32.0;
+const TOP: f64 = 16.0;
+const BOTTOM: f64 = 44.0;
+/// A colour per series (colour-blind safe, readable on white).
+const COLOURS: &[&str] = &["#1f77b4", "#d95f02", "#1b9e77", "#7570b3"];
+
+/// pass@1 (percent) after 0, 1, 2, ... repair rounds; empty when nothing
+/// was measured.
+pub fn rates(results: &[BenchResult]) -> Vec<f64> {
+    let f = Figures::of(results);
+    if f.measured == 0 {
+        return Vec::new();
+    }
+    f.by_round
+        .iter()
+        .map(|k| 100.0 * *k as f64 / f.measured as f64)
+        .collect()
+}
+
+/// The chart: pass@1 (0 to 100%) against the repair round (0 = the first
+/// try), one line a series, each point marked and labelled with its value.
+pub fn svg(series: &[(String, Vec<f64>)]) -> String {
+    let rounds = series
+        .iter()
+        .map(|(_, r)| r.len())
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let plot_w = WIDTH - LEFT - RIGHT;
+    let plot_h = HEIGHT - TOP - BOTTOM;
+    let x = |k: usize| {
+        if rounds == 1 {
+            LEFT + plot_w / 2.0
+        } else {
+            LEFT + plot_w * k as f64 / (rounds - 1) as f64
+        }
+    };
+    let y = |pct: f64| TOP + plot_h * (1.0 - pct.clamp(0.0, 100.0) / 100.0);
+    let mut out = String::new();
+    // One legend row a series, below the chart.
+    let total = HEIGHT + 16.0 * series.len().saturating_sub(1) as f64;
+    let _ = writeln!(
+        out,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" viewBox=\"0 0 {WIDTH} {total}\" width=\"{WIDTH}\" height=\"{total}\" role=\"img\" aria-label=\"pass@1 by repair round\">"
+    );
+    for pct in [0.0, 25.0, 50.0, 75.0, 100.0] {
+        let _ = writeln!(
+            out,
+            "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#ddd\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" fill=\"#555\">{pct:.0}%</text>",
+            WIDTH - RIGHT,
+            y(pct),
+            y(pct),
+            LEFT - 6.0,
+            y(pct) + 4.0
+        );
+    }
+    for k in 0..rounds {
+        let label = if k == 0 {
+            "first try".to_string()
+        } else {
+            format!("repair {k}")
+        };
+        let _ = writeln!(
+            out,
+            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" fill=\"#555\">{label}</text>",
+            x(k),
+            HEIGHT - BOTTOM + 18.0
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<text x=\"14\" y=\"{:.1}\" font-size=\"11\" fill=\"#555\" transform=\"rotate(-90 14 {:.1})\" text-anchor=\"middle\">pass@1</text>",
+        TOP + plot_h / 2.0,
+        TOP + plot_h / 2.0
+    );
+    for (i, (name, rates)) in series.iter().enumerate() {
+        let colour = COLOURS[i % COLOURS.len()];
+        let points: Vec<String> = rates
+            .iter()
+            .enumerate()
+            .map(|(k, r)| format!("{:.1},{:.1}", x(k), y(*r)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "<polyline class=\"series\" data-name=\"{}\" fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\" points=\"{}\"/>",
+            esc(name),
+            points.join(" ")
+        );
+        for (k, r) in rates.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\" fill=\"{colour}\"><title>{}: {r:.1}% after {k} repair round(s)</title></circle>\
+                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"10\" fill=\"{colour}\">{r:.0}%</text>",
+                x(k),
+                y(*r),
+                esc(name),
+                x(k),
+                y(*r) - 7.0 - 11.0 * i as f64
+            );
+        }
+        let _ = writeln!(
+            out,
+            "<rect x=\"{:.1}\" y=\"{:.1}\" width=\"10\" height=\"10\" fill=\"{colour}\"/>\
+             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" fill=\"#333\">{}</text>",
+            LEFT + 8.0,
+            HEIGHT - 14.0 + 16.0 * i as f64,
+            LEFT + 22.0,
+            HEIGHT - 5.0 + 16.0 * i as f64,
+            esc(name)
+        );
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+/// The whole page: each named result set's chart line, figures, problems.
+pub fn page(sets: &[(String, Vec<BenchResult>)]) -> String {
+    let series: Vec<(String, Vec<f64>)> = sets
+        .iter()
+        .map(|(name, results)| (name.clone(), rates(results)))
+        .collect();
+    let mut out = String::from(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\n\
+         <title>codeloop bench</title>\n<style>\
+         body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse}\
+         td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}.passed{color:#1b7f3b}\
+         .failed{color:#b00020}.error,.cancelled{color:#8a6d00}</style>\n</head>\n<body>\n\
+         <h1>pass@1 by repair round</h1>\n",
+    );
+    if series.iter().all(|(_, r)| r.is_empty()) {
+        out.push_str("<p>No problem was measured.</p>\n");
+    } else {
+        out.push_str(&svg(&series));
+    }
+    out.push_str("<h2>Figures</h2>\n<table>\n<tr><th>results</th><th>measured</th>");
+    let rounds = series.iter().map(|(_, r)| r.len()).max().unwrap_or(0);
+    for k in 0..rounds {
+        if k == 0 {
+            out.push_str("<th>first try</th>");
+        } else {
+            let _ = write!(out, "<th>after repair {k}</th>");
+        }
+    }
+    out.push_str("<th>errors</th><th>cancelled</th></tr>\n");
+    for (name, results) in sets {
+        let f = Figures::of(results);
+        let _ = write!(out, "<tr><td>{}</td><td>{}</td>", esc(name), f.measured);
+        for k in 0..rounds {
+            let cell = f.by_round.get(k).map_or("-".to_string(), |n| f.rate(*n));
+            let _ = write!(out, "<td>{}</td>", esc(&cell));
+        }
+        let count = |s: Status| results.iter().filter(|r| r.status == s).count();
+        let _ = writeln!(
+            out,
+            "<td>{}</td><td>{}</td></tr>",
+            count(Status::Error),
+            count(Status::Cancelled)
+        );
+    }
+    out.push_str("</table>\n");
+    for (name, results) in sets {
+        let _ = write!(
+            out,
+            "<h2>Problems: {}</h2>\n<table>\n<tr><th>problem</th><th>outcome</th><th>passed at version</th><th>versions</th><th>summary</th></tr>\n",
+            esc(name)
+        );
+        for r in results {
+            let status = match r.status {
+                Status::Passed => "passed",
+                Status::Failed => "failed",
+                Status::Error => "error",
+                Status::Cancelled => "cancelled",
+            };
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td class=\"{status}\">{status}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&r.task_id),
+                r.passed_at.map_or("-".to_string(), |v| v.to_string()),
+                r.iterations,
+                esc(r.error.as_deref().unwrap_or(&r.summary))
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    out.push_str("</body>\n</html>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_round_is_a_point_at_its_rate() {
+        let chart = svg(&[("a".into(), vec![50.0, 75.0, 100.0])]);
+        // x from 56 to 528 over three rounds; y from 256 (0%) up to 16 (100%).
+        assert!(
+            chart.contains("points=\"56.0,136.0 292.0,76.0 528.0,16.0\""),
+            "{chart}"
+        );
+        assert!(chart.contains(">first try</text>"));
+        assert!(chart.contains(">repair 2</text>"));
+        assert!(chart.contains(">75%</text>"));
+    }
+
+    #[test]
+    fn two_series_are_two_lines() {
+        let chart = svg(&[
+            ("with".into(), vec![0.0, 50.0]),
+            ("without".into(), vec![0.0, 25.0]),
+        ]);
+        assert_eq!(chart.matches("<polyline").count(), 2);
+        assert!(chart.contains("data-name=\"without\""));
+    }
+}
