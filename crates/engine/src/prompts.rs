@@ -37,21 +37,31 @@ pub struct PromptInput {
 
 /// The inputs of a session as the prompts give them, bounded in all.
 pub fn prompt_inputs(files: &[codeloop_session::InputFile]) -> Vec<PromptInput> {
-    let mut used = 0;
-    files
+    let short: Vec<String> = files
         .iter()
         .map(|f| {
+            format!(
+                "{}: {} (described in full in the report; the prompt's room for files is used)",
+                f.name,
+                f.summary()
+            )
+        })
+        .collect();
+    // Every file has at least its summary; a file's full description
+    // takes its summary's place while all of them fit.
+    let mut used: usize = short.iter().map(|s| s.chars().count()).sum();
+    files
+        .iter()
+        .zip(short)
+        .map(|(f, short)| {
             let full = f.described();
-            let description = if used + full.chars().count() <= INPUTS_CHARS {
+            let (full_n, short_n) = (full.chars().count(), short.chars().count());
+            let description = if used - short_n + full_n <= INPUTS_CHARS {
+                used = used - short_n + full_n;
                 full
             } else {
-                format!(
-                    "{}: {} (described in full in the report; the prompt's room for files is used)",
-                    f.name,
-                    f.summary()
-                )
+                short
             };
-            used += description.chars().count();
             PromptInput {
                 name: f.name.clone(),
                 size_bytes: f.size_bytes,
