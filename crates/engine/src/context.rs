@@ -116,7 +116,7 @@ impl Engine {
         let mut prompts = Prompts::load(setup.prompt_overrides.as_deref())?;
         let started = session_started(&setup, &dir, inputs);
         if let Event::SessionStarted { config, .. } = &started {
-            prompts.set_python(config.python.as_deref());
+            prompts.set_python(config.python.as_deref().filter(|p| p.chosen));
         }
         let opening = Opening::Fresh {
             started,

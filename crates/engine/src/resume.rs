@@ -324,7 +324,7 @@ fn start(
 ) -> Result<EngineHandle, ResumeError> {
     let mut prompts = Prompts::load(with.prompt_overrides.as_deref()).map_err(EngineError::from)?;
     let config = config_summary(&with.model, &with.sandbox, &with.options);
-    prompts.set_python(config.python.as_deref());
+    prompts.set_python(config.python.as_deref().filter(|p| p.chosen));
     let resumed = Event::Resumed {
         from_seq,
         after,

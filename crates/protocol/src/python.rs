@@ -84,6 +84,13 @@ pub struct PythonEnvironment {
     /// Packages beyond those listed.
     #[serde(default)]
     pub more: usize,
+    /// The person chose this interpreter (`--python`, a profile's or the
+    /// config's `interpreter`, `CODELOOP_PYTHON`): only then do the prompts
+    /// offer its packages. The default `python3`'s packages are whatever
+    /// happens to be installed on the machine; the prompts keep to the
+    /// standard library there.
+    #[serde(default)]
+    pub chosen: bool,
 }
 
 impl PythonEnvironment {

@@ -109,9 +109,15 @@ impl Sandbox {
         if let Ok(probed) = PROBED.lock()
             && let Some((_, env)) = probed.iter().find(|(p, _)| *p == self.interpreter)
         {
-            return Ok(env.clone());
+            return Ok(PythonEnvironment {
+                chosen: self.interpreter_chosen,
+                ..env.clone()
+            });
         }
-        let env = probe_environment(&self.interpreter)?;
+        let env = PythonEnvironment {
+            chosen: self.interpreter_chosen,
+            ..probe_environment(&self.interpreter)?
+        };
         if let Ok(mut probed) = PROBED.lock() {
             probed.push((self.interpreter.clone(), env.clone()));
         }

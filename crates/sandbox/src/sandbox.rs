@@ -85,6 +85,9 @@ pub struct Sandbox {
     /// `ExecError::NoInterpreter`).
     pub interpreter: PathBuf,
     pub(crate) interpreter_problem: Option<String>,
+    /// The person chose the interpreter (options, `--python`, the config,
+    /// `CODELOOP_PYTHON`), rather than the `python3` on PATH.
+    pub(crate) interpreter_chosen: bool,
     pub(crate) interp: InterpreterInfo,
     pub(crate) helper: Option<PathBuf>,
     pub(crate) namespaces: Namespaces,
@@ -162,6 +165,9 @@ impl Sandbox {
         let mut sandbox = Sandbox {
             interpreter,
             interpreter_problem,
+            interpreter_chosen: options.interpreter.is_some()
+                || super::packages::chosen_interpreter().is_some()
+                || std::env::var_os("CODELOOP_PYTHON").is_some_and(|p| !p.is_empty()),
             interp,
             helper: helper.as_ref().ok().cloned(),
             namespaces: Namespaces::Missing,
