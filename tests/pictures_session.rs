@@ -256,3 +256,39 @@ fn the_prompts_name_the_packages_of_the_chosen_interpreter() {
         );
     }
 }
+
+#[test]
+fn the_plain_python3_on_the_path_offers_no_packages_to_the_model() {
+    // Its packages are whatever the machine happens to have: the prompts
+    // keep to the standard library, while the tape still says what it had.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.toml"), "").unwrap();
+    let replies = replies(dir.path(), PNG_CODE);
+    let data = dir.path().join("data");
+    let out = Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .args(["--config"])
+        .arg(dir.path().join("config.toml"))
+        .args(["run", "Draw a chart of the data", "--scripted"])
+        .arg(&replies)
+        .args(["--pace", "0", "--no-cache"])
+        .env("CODELOOP_DATA_DIR", &data)
+        .env_remove("CODELOOP_PYTHON")
+        .output()
+        .unwrap();
+    let session = std::fs::read_dir(data.join("sessions"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.join("tape.jsonl").exists())
+        .unwrap_or_else(|| panic!("no session: {out:?}"));
+    let (state, events) = state_of(&session);
+    assert!(!state.config.python.unwrap().chosen);
+    let asked = events
+        .iter()
+        .filter(|e| matches!(e, Event::ModelRequest { .. }))
+        .count();
+    assert!(asked > 0);
+    assert!(!events.iter().any(|e| matches!(e,
+        Event::ModelRequest { messages, .. }
+            if messages.iter().any(|m| m.content.contains("installed packages")))));
+}
