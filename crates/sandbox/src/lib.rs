@@ -39,11 +39,13 @@ pub mod probes;
 pub mod procstatus;
 mod run;
 mod sandbox;
+mod usage;
 
 use codeloop_protocol::Stream;
 pub use forkserver::{ForkServer, Prelude};
 pub use mode::{SandboxMode, choose_reduced_sandbox, reduced_sandbox_chosen};
 pub use sandbox::{LayerReport, Sandbox, SandboxOptions};
+pub use usage::Usage;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -167,6 +169,10 @@ pub struct Outcome {
     pub layers: Vec<String>,
     /// The files named in `RunSpec::collect` that existed after the run.
     pub collected: Vec<(String, Vec<u8>)>,
+    /// CPU time and peak memory of the program, where they were measured
+    /// (not for a run ended from outside: a wall-clock kill ends its
+    /// measurer too).
+    pub usage: Option<Usage>,
 }
 
 #[derive(Debug, thiserror::Error)]
