@@ -377,6 +377,11 @@ impl OutputPane {
                 ),
             });
         }
+        if let Some(res) = run.and_then(|(_, r)| r.record.as_ref()?.resources) {
+            title_line
+                .spans
+                .push(Span::styled(format!("{} ", res.short()), t.dim));
+        }
         if let Some(mark) = run.and_then(|(id, _)| ctx.reruns.get(&id)) {
             title_line.spans.push(if mark.differs() {
                 Span::styled(format!("≠ live re-run: {} ", live_outcome(mark)), t.warning)
