@@ -50,13 +50,13 @@ pub fn cpu_time(ms: u64) -> String {
     }
 }
 
-/// A memory size in words: `900 KiB`, `38.2 MiB`, `498 MiB`, `1.50 GiB`.
+/// A memory size in words: `900 KiB`, `8.2 MiB`, `38 MiB`, `1.50 GiB`.
 pub fn memory(bytes: u64) -> String {
     const KIB: f64 = 1024.0;
     let b = bytes as f64;
     if b < KIB * KIB {
         format!("{} KiB", (b / KIB).round() as u64)
-    } else if b < 100.0 * KIB * KIB {
+    } else if b < 10.0 * KIB * KIB {
         format!("{:.1} MiB", b / (KIB * KIB))
     } else if b < KIB * KIB * KIB {
         format!("{} MiB", (b / (KIB * KIB)).round() as u64)
@@ -75,7 +75,8 @@ mod tests {
             cpu_ms: 420,
             peak_rss_bytes: 38 << 20,
         };
-        assert_eq!(r.short(), "CPU 0.42 s · peak 38.0 MiB");
+        assert_eq!(r.short(), "CPU 0.42 s · peak 38 MiB");
+        assert_eq!(memory(8 << 20), "8.0 MiB");
         assert_eq!(cpu_time(7), "7 ms");
         assert_eq!(cpu_time(123_456), "123 s");
         assert_eq!(memory(900 << 10), "900 KiB");

@@ -404,7 +404,7 @@ mod tests {
             peak_rss_bytes: 120 << 20,
         });
         assert!(
-            progress_line(&a).ends_with("; 2 runs, CPU 0.30 s · peak 20.0 MiB)"),
+            progress_line(&a).ends_with("; 2 runs, CPU 0.30 s · peak 20 MiB)"),
             "{}",
             progress_line(&a)
         );

@@ -378,9 +378,20 @@ impl OutputPane {
             });
         }
         if let Some(res) = run.and_then(|(_, r)| r.record.as_ref()?.resources) {
-            title_line
-                .spans
-                .push(Span::styled(format!("{} ", res.short()), t.dim));
+            // Whole where it fits the border, else shorter, else left out
+            // (History has it too).
+            let room = usize::from(area.width.saturating_sub(2)).saturating_sub(title_line.width());
+            let compact = format!(
+                "· CPU {} · {} ",
+                codeloop_protocol::resources::cpu_time(res.cpu_ms),
+                codeloop_protocol::resources::memory(res.peak_rss_bytes)
+            );
+            if let Some(text) = [format!("· {} ", res.short()), compact]
+                .into_iter()
+                .find(|s| s.chars().count() <= room)
+            {
+                title_line.spans.push(Span::styled(text, t.dim));
+            }
         }
         if let Some(mark) = run.and_then(|(id, _)| ctx.reruns.get(&id)) {
             title_line.spans.push(if mark.differs() {
