@@ -377,20 +377,17 @@ impl OutputPane {
                 ),
             });
         }
+        // The run's figures in the title where they fit, else on the
+        // bottom border.
+        let mut figures_below = None;
         if let Some(res) = run.and_then(|(_, r)| r.record.as_ref()?.resources) {
-            // Whole where it fits the border, else shorter, else left out
-            // (History has it too).
             let room = usize::from(area.width.saturating_sub(2)).saturating_sub(title_line.width());
-            let compact = format!(
-                "· CPU {} · {} ",
-                codeloop_protocol::resources::cpu_time(res.cpu_ms),
-                codeloop_protocol::resources::memory(res.peak_rss_bytes)
-            );
-            if let Some(text) = [format!("· {} ", res.short()), compact]
-                .into_iter()
-                .find(|s| s.chars().count() <= room)
-            {
+            let text = format!("· {} ", res.short());
+            if text.chars().count() <= room {
                 title_line.spans.push(Span::styled(text, t.dim));
+            } else {
+                figures_below =
+                    Some(Line::styled(format!(" {} ", res.short()), t.dim).right_aligned());
             }
         }
         if let Some(mark) = run.and_then(|(id, _)| ctx.reruns.get(&id)) {
@@ -400,7 +397,10 @@ impl OutputPane {
                 Span::styled("= live re-run agrees ", t.ok)
             });
         }
-        let outer = ctx.block(title_line);
+        let mut outer = ctx.block(title_line);
+        if let Some(line) = figures_below {
+            outer = outer.title_bottom(line);
+        }
         let inner = outer.inner(area);
         frame.render_widget(outer, area);
 
