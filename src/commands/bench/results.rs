@@ -166,7 +166,7 @@ impl BenchResult {
 pub fn progress_line(r: &BenchResult) -> String {
     match r.status {
         Status::Passed | Status::Failed => format!(
-            "  {:<16} first try {:<4} after repair {:<4} ({} iteration{}; prompt prefix reused {}{})",
+            "  {:<16} first try {:<4} after repair {:<4} ({} iteration{}; prompt prefix reused {}){}",
             r.task_id,
             if r.passed_first { "pass" } else { "FAIL" },
             if r.passed_final { "pass" } else { "FAIL" },
@@ -175,7 +175,7 @@ pub fn progress_line(r: &BenchResult) -> String {
             share(r.prefix_chars, r.prompt_chars),
             r.resources
                 .map(|res| format!(
-                    "; {} run{}, {}",
+                    " · {} run{}, {}",
                     r.runs,
                     if r.runs == 1 { "" } else { "s" },
                     res.short()
@@ -404,7 +404,7 @@ mod tests {
             peak_rss_bytes: 120 << 20,
         });
         assert!(
-            progress_line(&a).ends_with("; 2 runs, CPU 0.30 s · peak 20 MiB)"),
+            progress_line(&a).ends_with("reused -) · 2 runs, CPU 0.30 s · peak 20 MiB"),
             "{}",
             progress_line(&a)
         );
