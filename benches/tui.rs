@@ -468,6 +468,7 @@ async fn flood() {
                 layers: outcome.layers.clone(),
                 tests_passed: None,
                 tests_failed: None,
+                resources: None,
             },
         }))
         .await;

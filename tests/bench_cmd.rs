@@ -61,6 +61,14 @@ fn bench_reports_first_try_and_after_repair_and_never_shows_the_tests() {
     // T/0 made one call (nothing earlier to share), T/1's repair began as its
     // first call did.
     assert_eq!(lines[0]["prefix_chars"], 0);
+    // What each problem's runs used.
+    for line in &lines {
+        assert!(line["runs"].as_u64().unwrap() >= 1, "{line}");
+        assert!(
+            line["resources"]["peak_rss_bytes"].as_u64().unwrap() > 0,
+            "{line}"
+        );
+    }
     let (reused, total) = (
         lines[1]["prefix_chars"].as_u64().unwrap(),
         lines[1]["prompt_chars"].as_u64().unwrap(),

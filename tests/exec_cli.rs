@@ -73,6 +73,8 @@ fn exec_pins_a_syntax_error_and_names_a_limit_in_plain_words() {
         err.contains("the program was stopped by the wall-clock timeout of 1 s"),
         "{err}"
     );
+    // Busy, not waiting: it says how much CPU time it used.
+    assert!(err.contains("timeout of 1 s (CPU time "), "{err}");
 }
 
 #[test]

@@ -62,6 +62,8 @@ pub(crate) async fn job_breakdown(sandbox: &Sandbox, problems: &[eval::Problem])
     let mut jobs = 0usize;
     let mut wrong = 0usize;
     let mut own_cpu = Duration::ZERO;
+    // Each job's own figures (`Outcome::usage`): CPU ms summed, peaks.
+    let (mut fig_cpu, mut fig_peak_sum, mut fig_peak_max, mut fig_n) = (0u64, 0u64, 0u64, 0u64);
     let before = load();
     // The first pass warms the server (its compiled runner); the second counts.
     for pass in 0..2 {
@@ -84,6 +86,12 @@ pub(crate) async fn job_breakdown(sandbox: &Sandbox, problems: &[eval::Problem])
                 continue;
             }
             wrong += usize::from(!eval::verdict(&p.task_id, &outcome, &token).passed);
+            if let Some(u) = outcome.usage {
+                fig_cpu += u.cpu_ms;
+                fig_peak_sum += u.peak_rss_bytes;
+                fig_peak_max = fig_peak_max.max(u.peak_rss_bytes);
+                fig_n += 1;
+            }
             jobs += 1;
             for (name, secs) in server.last_phases() {
                 match sums.iter_mut().find(|(n, _)| n == name) {
@@ -157,6 +165,14 @@ pub(crate) async fn job_breakdown(sandbox: &Sandbox, problems: &[eval::Problem])
         mean("faults child") / 1000.0,
         "faults child"
     );
+    if fig_n > 0 {
+        println!(
+            "  figures a job reports (os.wait4 of its child; {fig_n} of {jobs} jobs): CPU {:.2} ms mean (whole ms each), peak RSS {:.1} MiB mean, {:.1} MiB at most",
+            fig_cpu as f64 / fig_n as f64,
+            fig_peak_sum as f64 / fig_n as f64 / f64::from(1 << 20),
+            fig_peak_max as f64 / f64::from(1 << 20)
+        );
+    }
     println!("  (load {before} -> {})", load());
     if wrong > 0 {
         println!("  ({wrong} canonical solutions did not pass)");

@@ -201,7 +201,7 @@ pub fn explain(outcome: &Outcome, sources: &[(String, String)]) -> String {
     if let Some(limit) = &outcome.limit_hit {
         out.push_str(&format!(
             "codeloop: the program was stopped by the {} after {:.2} s\n",
-            limit.describe(),
+            limit.describe_with(outcome.usage.as_ref()),
             outcome.duration.as_secs_f64()
         ));
     } else if let (None, Some(sig)) = (outcome.exit_code, outcome.signal) {

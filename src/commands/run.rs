@@ -434,9 +434,13 @@ impl Progress {
                     self.paint("31", "FAILED")
                 };
                 let mut line = format!(
-                    "run     {who}: {verdict} ({counts}{}{} ms)",
+                    "run     {who}: {verdict} ({counts}{}{} ms{})",
                     if counts.is_empty() { "" } else { ", " },
-                    record.duration_ms
+                    record.duration_ms,
+                    record
+                        .resources
+                        .map(|r| format!(", {}", r.short()))
+                        .unwrap_or_default()
                 );
                 if let Some(limit) = &record.limit_hit {
                     line.push_str(&format!(" - stopped: {limit}"));
@@ -540,6 +544,12 @@ impl Progress {
                     result.iterations,
                     result.usage.words()
                 );
+                if let Some(total) = crate::session::figures::total_line(s) {
+                    out.push_str(&format!("\n  resources: {total}"));
+                    for node in crate::session::figures::per_node(s) {
+                        out.push_str(&format!("\n    {}", node.line()));
+                    }
+                }
                 if let Some(dir) = &result.output_dir {
                     out.push_str(&format!("\n  output: {dir}"));
                 }

@@ -35,6 +35,7 @@ fn run_record(passed: bool, exit: i32, tp: u32, tf: u32) -> RunRecord {
         layers: vec!["hygiene".into(), "rlimits".into()],
         tests_passed: Some(tp),
         tests_failed: Some(tf),
+        resources: None,
     }
 }
 

@@ -171,6 +171,7 @@ impl Core {
                         layers: Vec::new(),
                         tests_passed: None,
                         tests_failed: None,
+                        resources: None,
                     },
                     Some(codeloop_sandbox::locate::from_limit(error_type, message)),
                 )

@@ -182,6 +182,12 @@ impl Core {
         )
         .await?;
         self.status(&name, NodeStatus::Failed).await?;
+        // Its coverage is of the program's lines, not the node's file's.
+        let location = Location {
+            executed_lines: Vec::new(),
+            missed_lines: Vec::new(),
+            ..location
+        };
         self.record(Event::Localized {
             node: name.clone(),
             iteration,

@@ -365,6 +365,11 @@ impl Core {
             Some(l) if self.opts.runtime_values => l.values_trace(),
             _ => String::new(),
         };
+        // The same trace's coverage: the function with what ran marked.
+        let coverage = match last {
+            Some(l) if self.opts.runtime_values => l.executed_blocks(&code, name),
+            _ => String::new(),
+        };
         let different_approach = kind == AttemptKind::DifferentApproach;
         let first_test = tests.as_deref().and_then(testfix::first_test_name);
         // Every failure, this one last: a list that only grows, so the next
@@ -385,7 +390,7 @@ impl Core {
                 "repair.md",
                 minijinja::context! {
                     task, inputs, plan, spec, deps, tests, iteration, code, error, values,
-                    output, history, hints, different_approach,
+                    coverage, output, history, hints, different_approach,
                     tests_may_change => may_fix_tests, tests_rejected,
                 },
             )?;

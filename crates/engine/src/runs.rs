@@ -221,12 +221,16 @@ pub fn judge(outcome: &Outcome, prepared: &PreparedRun) -> (RunRecord, Option<Lo
         passed,
         exit_code: outcome.exit_code,
         signal: outcome.signal,
-        limit_hit: outcome.limit_hit.as_ref().map(LimitHit::describe),
+        limit_hit: outcome
+            .limit_hit
+            .as_ref()
+            .map(|hit| hit.describe_with(outcome.usage.as_ref())),
         duration_ms: outcome.duration.as_millis() as u64,
         dropped_bytes: outcome.stdout.dropped_bytes + outcome.stderr.dropped_bytes,
         layers: outcome.layers.clone(),
         tests_passed: report.as_ref().map(|r| r.passed),
         tests_failed: report.as_ref().map(|r| r.failed),
+        resources: outcome.usage,
     };
     if passed {
         return (record, None);
@@ -237,7 +241,10 @@ pub fn judge(outcome: &Outcome, prepared: &PreparedRun) -> (RunRecord, Option<Lo
         // Where it was when the limit hit, if Python got to say.
         let mut l = locate::locate(&stderr, sources).unwrap_or_default();
         l.error_type = limit_kind(hit).to_string();
-        l.message = format!("stopped by the {}", hit.describe());
+        l.message = format!(
+            "stopped by the {}",
+            hit.describe_with(outcome.usage.as_ref())
+        );
         l
     } else if let Some(l) = report
         .as_ref()

@@ -6,9 +6,11 @@
 //! here and one way to print it; and `sanitize`, the one filter for
 //! untrusted text bound for a terminal.
 
+pub mod coverage;
 pub mod picture;
 pub mod present;
 pub mod python;
+pub mod resources;
 pub mod sanitize;
 
 use std::fmt;
@@ -157,6 +159,16 @@ pub struct Location {
     /// line, a re-run that took another path).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub values_note: Option<String>,
+    /// Coverage of the failing path: the lines of the node's own file
+    /// (`{node}.py`, like `values`) that ran in the failing test, recorded
+    /// by the same trace. Empty when no trace took the failing path.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub executed_lines: Vec<u32>,
+    /// The lines of the functions that path went through which could have
+    /// run and did not (empty where that is not known: a loop too long to
+    /// trace line by line).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missed_lines: Vec<u32>,
 }
 
 /// The values of a function's local variables when one line ran.

@@ -355,7 +355,9 @@ def run(job, waiting, marks):
                 kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-    _, status = os.waitpid(pid, 0)
+    # The job's own figures: its child's rusage (with what it waited for),
+    # never the server's RUSAGE_CHILDREN, which holds every job's.
+    _, status, usage = os.wait4(pid, 0)
     duration = time.monotonic() - started
     os.close(pidfd)
     try:
@@ -394,6 +396,8 @@ def run(job, waiting, marks):
         "disk_full": disk_full,
         "files_full": files_full,
         "duration": duration,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "maxrss_kib": usage.ru_maxrss,
         "stdout": read_kept(out_path, keep),
         "stderr": read_kept(err_path, keep),
         "collected": [],

@@ -110,6 +110,11 @@ struct Reply {
     #[serde(default)]
     files_full: bool,
     duration: f64,
+    /// The job's CPU time in seconds and its peak RSS in KiB (`os.wait4`).
+    #[serde(default)]
+    cpu: Option<f64>,
+    #[serde(default)]
+    maxrss_kib: Option<u64>,
     stdout: (String, String, u64, u64),
     stderr: (String, String, u64, u64),
     collected: Vec<(String, String)>,
@@ -415,6 +420,13 @@ impl ForkServer {
                 .map(|(n, t)| (n, t.into_bytes()))
                 .collect(),
             images: Vec::new(),
+            usage: match (reply.cpu, reply.maxrss_kib) {
+                (Some(cpu), Some(kib)) => Some(super::Usage {
+                    cpu_ms: (cpu.max(0.0) * 1000.0) as u64,
+                    peak_rss_bytes: kib * 1024,
+                }),
+                _ => None,
+            },
         })
     }
 

@@ -113,6 +113,8 @@ def error_of(exc):
         "returned_from": None,
         "values": [],
         "values_note": None,
+        "executed_lines": [],
+        "missed_lines": [],
     }
 
 
@@ -259,6 +261,7 @@ def explain_failure(exc, err, fn, first_seconds, tests_file, tree, names, target
     if target_path:
         found = values.collect(fn, exc, target_path, first_seconds, err["values"])
         err["values"], err["values_note"] = found["values"], found["values_note"]
+        err["executed_lines"], err["missed_lines"] = found["executed_lines"], found["missed_lines"]
         if explained:
             err["returned_from"] = found["returned_from"]
 

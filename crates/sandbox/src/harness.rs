@@ -148,6 +148,12 @@ pub struct CaseError {
     /// What the values leave out, and why.
     #[serde(default)]
     pub values_note: Option<String>,
+    /// Lines of the node's file that ran in the failing test's re-run.
+    #[serde(default)]
+    pub executed_lines: Vec<u32>,
+    /// Lines of the functions it went through that could have run and did not.
+    #[serde(default)]
+    pub missed_lines: Vec<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

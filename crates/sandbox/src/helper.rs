@@ -71,8 +71,10 @@ pub struct HelperPlan {
     /// Namespaces set up by the helper itself (no bubblewrap).
     #[serde(default)]
     pub namespaces: Option<NamespacePlan>,
-    /// Inside bubblewrap, whose init reports a kill as 128 + signal: the
-    /// helper waits for the program and writes its raw wait status here.
+    /// Where the program's raw wait status and its figures (`Usage`) are
+    /// written for codeloop (bubblewrap's init reports a kill as 128 +
+    /// signal, and only the program's parent can measure it): by the
+    /// namespace's init, or by the helper, which then forks and waits.
     #[serde(default)]
     pub status_fd: Option<i32>,
 }
@@ -154,13 +156,13 @@ fn apply_and_exec(plan: &HelperPlan) -> Result<Never, String> {
     // socket, a file of the shell that started it) must not reach the
     // program: only stdin, stdout and stderr go on.
     close_inherited_on_exec()?;
-    if let Some(fd) = plan.status_fd {
+    match (&plan.namespaces, plan.status_fd) {
+        // Returns in the process that becomes the program; its init
+        // measures it and reports on `status_fd`.
+        (Some(ns), fd) => namespaces::enter(&plan.workdir, ns, fd)?,
         // Returns in the process that is to become the program.
-        namespaces::report_status(fd)?;
-    }
-    if let Some(ns) = &plan.namespaces {
-        // Returns in the process that becomes the program.
-        namespaces::enter(&plan.workdir, ns)?;
+        (None, Some(fd)) => namespaces::report_status(fd)?,
+        (None, None) => {}
     }
     std::env::set_current_dir(&plan.workdir)
         .map_err(|e| format!("cannot enter {}: {e}", plan.workdir.display()))?;

@@ -42,6 +42,7 @@ pub mod probes;
 pub mod procstatus;
 mod run;
 mod sandbox;
+mod usage;
 
 use codeloop_protocol::Stream;
 pub use codeloop_protocol::python::{Package, PythonEnvironment};
@@ -50,6 +51,7 @@ pub use mode::{SandboxMode, choose_reduced_sandbox, reduced_sandbox_chosen};
 pub use packages::choose_interpreter;
 pub use policy::{ImportPolicy, choose_import_policy};
 pub use sandbox::{LayerReport, Sandbox, SandboxOptions};
+pub use usage::Usage;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -183,6 +185,10 @@ pub struct Outcome {
     /// The image files the program left (`RunSpec::collect_images`): path
     /// relative to the working directory, and the bytes.
     pub images: Vec<(String, Vec<u8>)>,
+    /// CPU time and peak memory of the program, where they were measured
+    /// (not for a run ended from outside: a wall-clock kill ends its
+    /// measurer too).
+    pub usage: Option<Usage>,
 }
 
 #[derive(Debug, thiserror::Error)]

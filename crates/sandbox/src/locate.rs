@@ -65,6 +65,8 @@ fn from_case(
         actual: err.actual.clone(),
         values: err.values.clone(),
         values_note: err.values_note.clone(),
+        executed_lines: err.executed_lines.clone(),
+        missed_lines: err.missed_lines.clone(),
         ..Location::default()
     };
     let frame = match (in_code, err.returned_from) {

@@ -22,6 +22,8 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::usage::{REPORT_LEN, Usage, of as usage_of, parse_report, report};
+
 /// What the helper builds before the program starts.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NamespacePlan {
@@ -97,7 +99,10 @@ fn write_file(path: &str, text: &str) -> Result<(), String> {
 /// die of a signal sent from inside its namespace, and an exit status has
 /// 8 bits: it hands the program's raw wait status to the helper through a
 /// pipe, so `sys.exit(137)` never reads as a SIGKILL.)
-pub fn enter(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
+///
+/// With `report_fd`, the program's wait status and figures (`Usage`) are
+/// written there too, for codeloop.
+pub fn enter(workdir: &Path, plan: &NamespacePlan, report_fd: Option<i32>) -> Result<(), String> {
     // SAFETY: plain getters.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     die_with_parent();
@@ -133,12 +138,21 @@ pub fn enter(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
         -1 => Err(os_err("cannot fork")),
         0 => {
             drop(status_read);
+            if let Some(fd) = report_fd {
+                // SAFETY: the init and the program have no use for codeloop's end.
+                unsafe { libc::close(fd) };
+            }
             init(workdir, plan, status_write)
         }
         child => {
             drop(status_write);
-            let init_status = wait_for(child);
-            let program_status = read_status(status_read).unwrap_or(init_status);
+            let (init_status, _) = wait_for(child);
+            let (program_status, usage) = read_status(status_read).unwrap_or((init_status, None));
+            if let Some(fd) = report_fd {
+                // SAFETY: `fd` was handed to the helper for this and is owned here.
+                let mut out = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+                let _ = out.write_all(&report(program_status, usage));
+            }
             // pivot_root moved this process's root too: `workdir` is the
             // run's tmpfs here.
             let mut names: Vec<(String, u64)> = plan
@@ -171,10 +185,14 @@ pub fn report_status(fd: i32) -> Result<(), String> {
             Ok(())
         }
         program => {
-            let raw = wait_for(program);
+            // Without a pid namespace nothing else ends the program if
+            // codeloop dies: this process goes with codeloop, and the
+            // program (its death signal set later) with this process.
+            die_with_parent();
+            let (raw, usage) = wait_for(program);
             // SAFETY: `fd` was handed to the helper for this and is owned here.
             let mut out = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-            let _ = out.write_all(&raw.to_ne_bytes());
+            let _ = out.write_all(&report(raw, usage));
             std::process::exit(exit_code(raw))
         }
     }
@@ -196,10 +214,19 @@ pub(crate) fn status_pipe() -> Result<(std::fs::File, std::fs::File), String> {
     })
 }
 
-pub(crate) fn read_status(mut pipe: std::fs::File) -> Option<i32> {
-    let mut raw = [0u8; 4];
-    pipe.read_exact(&mut raw).ok()?;
-    Some(i32::from_ne_bytes(raw))
+/// The wait status (and the figures, where they came) written on `pipe`.
+pub(crate) fn read_status(mut pipe: std::fs::File) -> Option<(i32, Option<Usage>)> {
+    let mut raw = [0u8; REPORT_LEN];
+    let mut got = 0;
+    while got < REPORT_LEN {
+        match pipe.read(&mut raw[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    parse_report(&raw[..got])
 }
 
 /// Exit as a process with this wait status did: the same exit status, or
@@ -257,9 +284,9 @@ fn init(workdir: &Path, plan: &NamespacePlan, status: std::fs::File) -> Result<(
         -1 => Err(os_err("cannot fork")),
         0 => Ok(()),
         program => {
-            let raw = wait_for(program);
+            let (raw, usage) = wait_for(program);
             let mut status = status;
-            let _ = status.write_all(&raw.to_ne_bytes());
+            let _ = status.write_all(&report(raw, usage));
             std::process::exit(exit_code(raw))
         }
     }
@@ -278,17 +305,20 @@ fn die_with_parent() {
     };
 }
 
-/// Reap children until `pid` ends; its raw wait status.
-fn wait_for(pid: libc::pid_t) -> i32 {
+/// Reap children until `pid` ends; its raw wait status, and what it used
+/// (with the children it waited for).
+fn wait_for(pid: libc::pid_t) -> (i32, Option<Usage>) {
     loop {
         let mut status = 0;
-        // SAFETY: waitpid writes the status we pass.
-        let r = unsafe { libc::waitpid(-1, &mut status, 0) };
+        // SAFETY: rusage is plain data; all zeroes is a valid value.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: wait4 writes the status and the rusage we pass.
+        let r = unsafe { libc::wait4(-1, &mut status, 0, &mut ru) };
         if r == pid && (libc::WIFEXITED(status) || libc::WIFSIGNALED(status)) {
-            return status;
+            return (status, Some(usage_of(&ru)));
         } else if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
             // No child left to wait for: as an exit with status 1.
-            return 1 << 8;
+            return (1 << 8, None);
         }
     }
 }

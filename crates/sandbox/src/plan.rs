@@ -31,17 +31,17 @@ impl Sandbox {
         self.build_command(root, spec, run_uid, None)
     }
 
-    /// The command, and inside bubblewrap a pipe (read end, write end: drop
+    /// The command, and with the helper a pipe (read end, write end: drop
     /// the write end once started) on which the program's raw wait status
-    /// comes, so that an exit with 128 + N and a death by signal N read
-    /// apart there too.
+    /// comes with its figures (`Usage`), so that an exit with 128 + N and
+    /// a death by signal N read apart inside bubblewrap too.
     pub(crate) fn command_reporting_status(
         &self,
         root: &Path,
         spec: &RunSpec,
         run_uid: Option<u32>,
     ) -> Result<(tokio::process::Command, Option<StatusPipe>), ExecError> {
-        if !matches!(self.namespaces, Namespaces::Bwrap(_)) || self.helper.is_none() {
+        if self.helper.is_none() {
             return Ok((self.build_command(root, spec, run_uid, None)?, None));
         }
         let (read, write) = super::namespaces::status_pipe().map_err(ExecError::Sandbox)?;
@@ -200,7 +200,13 @@ impl Sandbox {
                 // user runs now, and the run's share on top of it.
                 // SAFETY: getuid has no preconditions.
                 let uid = unsafe { libc::getuid() };
-                Some(tasks_of_uid(uid).saturating_add(limits.max_processes))
+                // One more: the helper's process that waits for the
+                // program and measures it.
+                Some(
+                    tasks_of_uid(uid)
+                        .saturating_add(limits.max_processes)
+                        .saturating_add(1),
+                )
             },
         }
     }
@@ -319,8 +325,9 @@ pub(crate) struct StatusPipe {
 }
 
 impl StatusPipe {
-    /// The status, once the helper has ended (`None` if it wrote none).
-    pub(crate) fn status(self) -> Option<i32> {
+    /// The status and the figures, once the helper has ended (`None` if it
+    /// wrote none).
+    pub(crate) fn status(self) -> Option<(i32, Option<super::Usage>)> {
         drop(self.write);
         // SAFETY: fcntl on our own descriptor: never block on a writer that
         // is still around.

@@ -111,6 +111,7 @@ impl Sandbox {
         disk_tick.reset();
 
         let mut stop: Option<Stop> = None;
+        let mut wall_usage = None;
         let mut status: Option<std::process::ExitStatus> = None;
         let mut ended_at: Option<Instant> = None;
         let mut streams_open = true;
@@ -134,6 +135,8 @@ impl Sandbox {
                 }
                 _ = tokio::time::sleep_until(deadline), if stop.is_none() && status.is_none() => {
                     stop = Some(Stop::Wall);
+                    // Its measurer goes with it: what it used so far, first.
+                    wall_usage = pgid.and_then(super::usage::of_tree);
                     kill(pgid);
                 }
                 st = child.wait(), if status.is_none() => {
@@ -248,7 +251,9 @@ impl Sandbox {
         };
         let stdout = stdout.finish();
         let stderr = stderr.finish();
-        let (exit_code, signal) = match status_pipe.and_then(|p| p.status()) {
+        let report = status_pipe.and_then(|p| p.status());
+        let usage = report.and_then(|(_, usage)| usage).or(wall_usage);
+        let (exit_code, signal) = match report.map(|(raw, _)| raw) {
             Some(raw) if libc::WIFSIGNALED(raw) => (None, Some(libc::WTERMSIG(raw))),
             Some(raw) if libc::WIFEXITED(raw) => (Some(libc::WEXITSTATUS(raw)), None),
             _ => self.decode_status(status),
@@ -291,6 +296,7 @@ impl Sandbox {
             layers: self.active_layers(),
             collected,
             images,
+            usage,
         })
     }
 }

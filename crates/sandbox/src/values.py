@@ -234,7 +234,7 @@ class Frame:
     """What the tracer keeps of one call of the node's code."""
 
     __slots__ = ("tracer", "code", "depth", "parent", "recursive", "loops", "fresh", "last_line", "last_seq",
-                 "terminal", "exc", "chain", "wanted")
+                 "terminal", "exc", "chain", "wanted", "ran")
 
     def __init__(self, tracer, code, parent, seq, line):
         self.tracer, self.code, self.parent = tracer, code, parent
@@ -247,6 +247,7 @@ class Frame:
         self.exc = None  # the exception passing through, until a line handles it
         self.chain = 0  # calls between this one and where its exception began
         self.wanted = parent is None
+        self.ran = tracer.ran.setdefault(code, set())  # lines of this code that ran (coverage)
 
     def event(self, frame, event, arg):
         tracer = self.tracer
@@ -256,6 +257,7 @@ class Frame:
         if event == "line":
             self.exc = None  # an exception seen in this frame was handled
             self.last_line, self.last_seq = frame.f_lineno, tracer.seq
+            self.ran.add(self.last_line)
             if tracer.detailed:
                 tracer.line(self, frame)
             else:
@@ -263,6 +265,7 @@ class Frame:
         elif event == "exception":
             self.exc = arg[1]
         elif event == "return":
+            self.ran.add(frame.f_lineno)
             tracer.finish(self, frame)
         return self.event
 
@@ -286,6 +289,7 @@ class Tracer:
         self.origin = None  # the call where its latest exception began
         self.last_raised = None
         self.returned_from = None
+        self.ran = {}  # code object -> the lines of it that ran (coverage)
 
     def call(self, frame, event, arg):
         if self.stopped:
@@ -390,6 +394,32 @@ class Tracer:
         chosen = terminals[:MAX_SNAPSHOTS] + (others[-room:] if room else [])
         chosen.sort(key=lambda item: item[0])
         return [item for _, item in chosen]
+
+
+def executable_lines(code, out):
+    """The lines of `code` and of the code nested in it that hold
+    bytecode, the def line itself (its call, not its body) left out."""
+    first = code.co_firstlineno if code.co_name != "<module>" else None
+    for _, _, line in code.co_lines():
+        if line is not None and line != first:
+            out.add(line)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            executable_lines(const, out)
+    return out
+
+
+def coverage(tracer):
+    """Which lines of the node's file ran in the re-run, and which of the
+    functions it went through could have run and did not. Once the tracer
+    watched only calls and returns, what did not run is unknown: none is
+    said."""
+    ran, could = set(), set()
+    for code, lines in tracer.ran.items():
+        ran |= lines
+        executable_lines(code, could)
+    missed = set() if not tracer.detailed else could - ran
+    return sorted(ran), sorted(missed)
 
 
 def snapshot(line, depth, names):
@@ -497,13 +527,15 @@ def collect(fn, exc, target_path, first_seconds, first):
     under the tracer. `exc` is what the first run raised, after
     `first_seconds`; `first` its values from `at_failure`, taken before
     anything could run again. Returns the report's fields: values,
-    values_note, and the line the node's code last returned to the test
-    from (None when it never did)."""
+    values_note, the line the node's code last returned to the test from
+    (None when it never did), and the coverage of the path (executed_lines,
+    missed_lines; empty unless the re-run took the failing path)."""
     target_file = os.path.basename(target_path)
     crash_line = innermost_line(exc, target_file)
     tracer = Tracer(target_file, loops_of(target_path), Reprs())
     again = rerun(fn, tracer, first_seconds)
-    out = {"values": first, "values_note": None, "returned_from": tracer.returned_from}
+    out = {"values": first, "values_note": None, "returned_from": tracer.returned_from,
+           "executed_lines": [], "missed_lines": []}
     shown = "only the failing line's values are shown" if first else "no values were recorded"
     if isinstance(again, RerunStop):
         out["returned_from"] = None
@@ -523,6 +555,7 @@ def collect(fn, exc, target_path, first_seconds, first):
         out["values_note"] = "the test took another path when run again: " + shown
         return out
     out["values"] = tracer.snapshots(crash_line is not None)
+    out["executed_lines"], out["missed_lines"] = coverage(tracer)
     if tracer.cut:
         out["values_note"] = "a loop ran too long to record each line: its last iteration is not shown"
     return out

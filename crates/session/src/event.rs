@@ -459,6 +459,9 @@ pub struct RunRecord {
     pub tests_passed: Option<u32>,
     #[serde(default)]
     pub tests_failed: Option<u32>,
+    /// CPU time and peak memory of the program, where they were measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<codeloop_protocol::resources::Resources>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

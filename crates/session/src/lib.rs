@@ -3,6 +3,7 @@
 //! This module knows nothing of models, processes or terminals.
 
 pub mod event;
+pub mod figures;
 pub mod index;
 pub mod outcome;
 mod parts;

@@ -63,12 +63,16 @@ pub fn markdown(s: &State) -> String {
         s.config.model, s.config.provider, s.config.endpoint
     ));
     out.push_str(&format!(
-        "Result: {}  \nRepair iterations: {}; tokens: {} ({})\n\n",
+        "Result: {}  \nRepair iterations: {}; tokens: {} ({})",
         outcome_line(s),
         s.repair_iterations(),
         s.usage.total(),
         s.usage.words()
     ));
+    if let Some(total) = super::figures::total_line(s) {
+        out.push_str(&format!("  \nRuns: {total}"));
+    }
+    out.push_str("\n\n");
     out.push_str(&format!("## Task\n\n{}\n\n", s.task.trim_end()));
     for f in &s.inputs {
         // A section per input: what it is, as the prompts had it.
@@ -102,8 +106,12 @@ pub fn markdown(s: &State) -> String {
         Some((code, _)) => {
             match program_run(s) {
                 Some((_, record)) => out.push_str(&format!(
-                    "Tests of the assembled program: {}\n\n",
-                    test_counts(record)
+                    "Tests of the assembled program: {}{}\n\n",
+                    test_counts(record),
+                    record
+                        .resources
+                        .map(|r| format!(" ({})", r.short()))
+                        .unwrap_or_default()
                 )),
                 None => out.push_str("The assembled program was not run.\n\n"),
             }
@@ -154,6 +162,16 @@ fn node_section(s: &State, n: &NodeState, out: &mut String) {
         plural(iterations),
         n.spec.purpose
     ));
+    if let Some(f) = super::figures::per_node(s)
+        .into_iter()
+        .find(|f| f.node.as_deref() == Some(n.spec.name.as_str()))
+    {
+        out.push_str(&format!(
+            "Runs: {} ({} measured)\n\n",
+            f.total.short(),
+            f.runs
+        ));
+    }
     let mut any = false;
     for h in &s.history {
         match h {

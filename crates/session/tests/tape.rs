@@ -29,6 +29,7 @@ fn session_events() -> Vec<Event> {
         layers: vec!["hygiene".into()],
         tests_passed: Some(1),
         tests_failed: Some(1),
+        resources: None,
     };
     vec![
         Event::SessionStarted {

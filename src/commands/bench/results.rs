@@ -3,10 +3,11 @@
 //! after each repair round and at the end; tokens and model time; how the
 //! repairs went (with runtime values, fresh starts, test fixes).
 
-use crate::protocol::present::plural;
+use crate::protocol::present::{count, plural};
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::Location;
+use crate::protocol::resources::{Resources, cpu_time, memory};
 use crate::session::{AttemptKind, State};
 
 /// How a problem ended.
@@ -74,6 +75,12 @@ pub struct BenchResult {
     /// cache (`None`: it never said).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_tokens: Option<u64>,
+    /// Runs of the problem's session whose figures were measured, and
+    /// what they used together: CPU time summed, the largest peak memory.
+    #[serde(default)]
+    pub runs: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<Resources>,
 }
 
 impl BenchResult {
@@ -106,6 +113,8 @@ impl BenchResult {
             prompt_chars: 0,
             prefix_chars: 0,
             cached_tokens: None,
+            runs: 0,
+            resources: None,
         }
     }
 
@@ -142,6 +151,10 @@ impl BenchResult {
         let reuse = state.prefix_reuse();
         self.prompt_chars = reuse.prompt_chars;
         self.prefix_chars = reuse.reused_chars;
+        if let Some(t) = crate::session::figures::total(state) {
+            self.runs = t.runs;
+            self.resources = Some(t.total);
+        }
         if let Some(n) = state.nodes.get(node) {
             self.repairs = n.attempts.len() as u32;
             self.repairs_with_values =
@@ -160,7 +173,7 @@ impl BenchResult {
 pub fn progress_line(r: &BenchResult) -> String {
     match r.status {
         Status::Passed | Status::Failed => format!(
-            "  {:<16} first try {:<4} after repair {:<4} ({} iteration{}; prompt prefix reused {}{})",
+            "  {:<16} first try {:<4} after repair {:<4} ({} iteration{}; prompt prefix reused {}{}){}",
             r.task_id,
             if r.passed_first { "pass" } else { "FAIL" },
             if r.passed_final { "pass" } else { "FAIL" },
@@ -170,7 +183,10 @@ pub fn progress_line(r: &BenchResult) -> String {
             match r.cached_tokens {
                 Some(c) => format!("; server cache {}", share(c, r.prompt_tokens)),
                 None => String::new(),
-            }
+            },
+            r.resources
+                .map(|res| format!(" · {}, {}", count(r.runs, "run"), res.short()))
+                .unwrap_or_default()
         ),
         Status::Error => format!(
             "  {:<16} ERROR, not scored: {}",
@@ -326,8 +342,34 @@ pub fn report(results: &[BenchResult]) -> String {
                 f.cache_told_prompt_tokens
             ));
         }
+        out.push_str(&resources_line(results));
     }
     out
+}
+
+/// `runs: 12, CPU 3.40 s in all; peak memory 98 MiB at most (HumanEval/3)`,
+/// over the measured problems whose runs were measured; empty when none were.
+fn resources_line(results: &[BenchResult]) -> String {
+    let measured: Vec<&BenchResult> = results.iter().filter(|r| r.measured()).collect();
+    let runs: u32 = measured.iter().map(|r| r.runs).sum();
+    let cpu: u64 = measured
+        .iter()
+        .filter_map(|r| r.resources)
+        .map(|r| r.cpu_ms)
+        .sum();
+    let Some(top) = measured
+        .iter()
+        .filter(|r| r.resources.is_some())
+        .max_by_key(|r| r.resources.map_or(0, |x| x.peak_rss_bytes))
+    else {
+        return String::new();
+    };
+    format!(
+        "runs: {runs}, CPU {} in all; peak memory {} at most ({})\n",
+        cpu_time(cpu),
+        memory(top.resources.map_or(0, |x| x.peak_rss_bytes)),
+        top.task_id
+    )
 }
 
 #[cfg(test)]
@@ -369,6 +411,33 @@ mod tests {
             report(&only_errors).starts_with("pass@1: no problem was measured\n"),
             "{}",
             report(&only_errors)
+        );
+    }
+
+    #[test]
+    fn each_problem_and_the_set_say_what_their_runs_used() {
+        let mut a = result("T/0", Status::Passed, true, true);
+        a.runs = 2;
+        a.resources = Some(Resources {
+            cpu_ms: 300,
+            peak_rss_bytes: 20 << 20,
+        });
+        let mut b = result("T/1", Status::Failed, false, false);
+        b.runs = 3;
+        b.resources = Some(Resources {
+            cpu_ms: 1200,
+            peak_rss_bytes: 120 << 20,
+        });
+        assert!(
+            progress_line(&a).ends_with("reused -) · 2 runs, CPU 0.30 s · peak 20 MiB"),
+            "{}",
+            progress_line(&a)
+        );
+        assert!(
+            report(&[a, b])
+                .ends_with("runs: 5, CPU 1.50 s in all; peak memory 120 MiB at most (T/1)\n"),
+            "{}",
+            report(&[])
         );
     }
 

@@ -131,7 +131,7 @@ fn header(state: &State, out: &mut String) {
          <dt>Started</dt><dd>{}</dd>\n\
          <dt>Repair iterations</dt><dd>{}</dd>\n\
          <dt>Tokens</dt><dd>{} ({})</dd>\n\
-         <dt>Sandbox</dt><dd>{}</dd>\n</dl>\n</header>\n",
+         <dt>Sandbox</dt><dd>{}</dd>\n{}</dl>\n</header>\n",
         esc(&state.session_id),
         esc(state.task.trim_end()),
         result_class(result),
@@ -145,7 +145,25 @@ fn header(state: &State, out: &mut String) {
         state.usage.total(),
         esc(&state.usage.words()),
         esc(&state.config.sandbox_layers.join(", ")),
+        resources_facts(state),
     );
+}
+
+/// The runs' figures among the header's facts: the session's, and each
+/// node's (and the program's).
+fn resources_facts(state: &State) -> String {
+    let Some(total) = crate::session::figures::total_line(state) else {
+        return String::new();
+    };
+    let each: Vec<String> = crate::session::figures::per_node(state)
+        .iter()
+        .map(|f| format!("<li>{}</li>", esc(&f.line())))
+        .collect();
+    format!(
+        "<dt>Runs</dt><dd>{}<ul class=\"figures\">{}</ul></dd>\n",
+        esc(&total),
+        each.concat()
+    )
 }
 
 fn node_section(state: &State, node: &NodeState, out: &mut String) {
@@ -244,6 +262,7 @@ fn iteration_block(
             esc(&location.render())
         );
         out.push_str(&values_block(location));
+        out.push_str(&super::coverage::block(location, &version.code, name));
     }
     for h in &state.history {
         if let HistoryEntry::Reflection {
@@ -308,10 +327,19 @@ fn run_block(run: &RunState, record: &RunRecord, out: &mut String) {
     let class = if record.passed { "passed" } else { "failed" };
     let _ = writeln!(
         out,
-        "<div><h4>Tests</h4><p class=\"run {class}\">{}</p>{}</div>",
+        "<div><h4>Tests</h4><p class=\"run {class}\">{}</p>{}{}</div>",
         esc(&test_counts(record)),
+        figures(record),
         results_list(run)
     );
+}
+
+/// A run's CPU time and peak memory, where they were measured.
+fn figures(record: &RunRecord) -> String {
+    record
+        .resources
+        .map(|r| format!("<p class=\"figures\">{}</p>", esc(&r.short())))
+        .unwrap_or_default()
 }
 
 fn results_list(run: &RunState) -> String {

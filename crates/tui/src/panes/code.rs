@@ -16,7 +16,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::code_lines::{
-    Mark, diff_lines, earlier_failure_line, error_lines, failing_line, numbered, streaming,
+    Mark, diff_lines, earlier_failure_line, error_lines, failing_line, numbered, numbered_covered,
+    streaming,
 };
 use super::code_tabs;
 use super::code_values::{failure_with_values, value_marks, values_status};
@@ -430,7 +431,25 @@ impl CodePane {
                     marks.extend(
                         failure.and_then(|e| failing_line(code, e).map(|l| Mark::failure(t, l, e))),
                     );
-                    v.body = numbered_here(code, &marks);
+                    // Which lines of the function ran, in the gutter.
+                    let runs = super::code_coverage::failure_with_coverage(n)
+                        .and_then(|e| super::code_coverage::line_runs(code, name, e));
+                    if let Some(runs) = &runs {
+                        let legend = super::code_coverage::legend(runs);
+                        v.values = Some(match v.values.take() {
+                            Some(values) => format!("{values} · {legend}"),
+                            None => legend,
+                        });
+                    }
+                    v.body = numbered_covered(
+                        t,
+                        code,
+                        self.highlighted(code),
+                        &marks,
+                        self.scroll,
+                        height,
+                        runs.as_deref(),
+                    );
                 } else {
                     v.body
                         .push(Line::styled(format!("no code for {name} yet"), t.dim));

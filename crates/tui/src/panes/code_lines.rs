@@ -9,6 +9,7 @@ use crate::highlight::StyledLine;
 use crate::sanitize::sanitize;
 use crate::theme::Theme;
 use codeloop_protocol::Location;
+use codeloop_protocol::coverage::LineRun;
 
 /// A note drawn beside one line of code.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +49,21 @@ pub fn numbered<'a>(
     first: usize,
     height: usize,
 ) -> Vec<Line<'a>> {
+    numbered_covered(t, code, highlighted, marks, first, height, None)
+}
+
+/// `numbered`, with the coverage of the failing path in the gutter after
+/// each line's number (`super::code_coverage`): one more column, whose
+/// glyph says whether the line ran.
+pub fn numbered_covered<'a>(
+    t: &Theme,
+    code: &str,
+    highlighted: Option<&[StyledLine]>,
+    marks: &[Mark],
+    first: usize,
+    height: usize,
+    coverage: Option<&[LineRun]>,
+) -> Vec<Line<'a>> {
     let count = code.lines().count().max(1);
     let width = count.to_string().len();
     let first = first.min(count.saturating_sub(1));
@@ -66,8 +82,19 @@ pub fn numbered<'a>(
                 .find(|m| m.emphasis)
                 .or(on_line.first())
                 .copied();
-            let gutter = format!("{}{:>width$} ", mark.map_or(" ", |m| m.sign), i + 1);
-            let mut spans = vec![Span::styled(gutter, mark.map_or(t.dim, |m| m.style))];
+            let run = coverage.map(|c| c.get(i).copied().unwrap_or(LineRun::Neither));
+            let gutter = format!(
+                "{}{:>width$}{} ",
+                mark.map_or(" ", |m| m.sign),
+                i + 1,
+                run.map_or("", super::code_coverage::glyph)
+            );
+            // A mark's style first; else the line's coverage colours it.
+            let style = mark.map_or_else(
+                || run.map_or(t.dim, |r| super::code_coverage::style(t, r)),
+                |m| m.style,
+            );
+            let mut spans = vec![Span::styled(gutter, style)];
             match highlighted.and_then(|h| h.get(i)) {
                 Some(styled) => spans.extend(
                     styled

@@ -196,6 +196,13 @@ impl HistoryPane {
                         Span::styled(format!("  ✗ {what} failed"), t.error)
                     }];
                     spans.push(Span::styled(format!(" · run {run_id}"), t.dim));
+                    if let Some(res) = s
+                        .runs
+                        .get(run_id)
+                        .and_then(|r| r.record.as_ref()?.resources)
+                    {
+                        spans.push(Span::styled(format!(" · {}", res.short()), t.dim));
+                    }
                     if let Some(mark) = ctx.reruns.get(run_id) {
                         spans.push(if mark.differs() {
                             Span::styled(" ≠live", t.warning)

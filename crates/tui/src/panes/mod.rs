@@ -6,6 +6,7 @@
 //! into engine commands.
 
 pub mod code;
+pub mod code_coverage;
 pub mod code_lines;
 pub mod code_tabs;
 pub mod code_values;

@@ -377,6 +377,19 @@ impl OutputPane {
                 ),
             });
         }
+        // The run's figures in the title where they fit, else on the
+        // bottom border.
+        let mut figures_below = None;
+        if let Some(res) = run.and_then(|(_, r)| r.record.as_ref()?.resources) {
+            let room = usize::from(area.width.saturating_sub(2)).saturating_sub(title_line.width());
+            let text = format!("· {} ", res.short());
+            if text.chars().count() <= room {
+                title_line.spans.push(Span::styled(text, t.dim));
+            } else {
+                figures_below =
+                    Some(Line::styled(format!(" {} ", res.short()), t.dim).right_aligned());
+            }
+        }
         if let Some(mark) = run.and_then(|(id, _)| ctx.reruns.get(&id)) {
             title_line.spans.push(if mark.differs() {
                 Span::styled(format!("≠ live re-run: {} ", live_outcome(mark)), t.warning)
@@ -384,7 +397,10 @@ impl OutputPane {
                 Span::styled("= live re-run agrees ", t.ok)
             });
         }
-        let outer = ctx.block(title_line);
+        let mut outer = ctx.block(title_line);
+        if let Some(line) = figures_below {
+            outer = outer.title_bottom(line);
+        }
         let inner = outer.inner(area);
         frame.render_widget(outer, area);
 
