@@ -71,6 +71,11 @@ pub struct ModelProfile {
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
     pub parallel: Option<usize>,
+    /// Review each code version before it runs (`[run] review` otherwise).
+    pub review: Option<bool>,
+    /// A review's serious finding sends the code to a repair unrun
+    /// (`[run] review_repairs` otherwise).
+    pub review_repairs: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -85,6 +90,12 @@ pub struct RunConfig {
     /// Token budget of a session (0 = none).
     pub token_budget: u64,
     pub step_mode: bool,
+    /// Review each code version with one model call before it runs (a
+    /// profile's `review` wins; also --review).
+    pub review: bool,
+    /// A review's serious finding sends the code to a repair without a run
+    /// (a profile's `review_repairs` wins; also --review-repairs).
+    pub review_repairs: bool,
     /// Sandbox mode: "full" (refuse to run generated code where a layer is
     /// missing) or "reduced" (run it anyway, with a warning on every run).
     /// Also --sandbox and CODELOOP_SANDBOX.
@@ -138,6 +149,8 @@ impl Default for RunConfig {
             memory_mb: 1024,
             token_budget: 0,
             step_mode: false,
+            review: false,
+            review_repairs: false,
             sandbox: "full".into(),
         }
     }
@@ -399,6 +412,22 @@ impl Config {
         model.temperature = profile.temperature.or(model.temperature);
         model.parallel = profile.parallel.or(model.parallel);
         Ok(Some(model))
+    }
+
+    /// Whether code is reviewed before it runs, and whether a serious
+    /// finding sends it to a repair unrun: the chosen profile's `review` and
+    /// `review_repairs` (chosen as in `profile_model`), else `[run]`'s.
+    pub fn review(&self, explicit: Option<&str>, model_name: Option<&str>) -> (bool, bool) {
+        let chosen = explicit
+            .or(self.model.profile.as_deref())
+            .or(model_name.filter(|n| self.models.contains_key(*n)));
+        let profile = chosen.and_then(|name| self.models.get(name));
+        (
+            profile.and_then(|p| p.review).unwrap_or(self.run.review),
+            profile
+                .and_then(|p| p.review_repairs)
+                .unwrap_or(self.run.review_repairs),
+        )
     }
 
     /// The config as TOML, every setting shown (for `codeloop config`):

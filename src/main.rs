@@ -31,6 +31,9 @@ struct Cli {
     #[command(flatten)]
     model: commands::model::ModelArgs,
 
+    #[command(flatten)]
+    review: commands::review::ReviewArgs,
+
     #[command(subcommand)]
     command: Option<Cmd>,
 }
@@ -140,7 +143,7 @@ async fn dispatch(cli: Cli, config: Config) -> anyhow::Result<i32> {
                     task: cli.task,
                     model: cli.model,
                 },
-                config,
+                cli.review.apply(config),
             )
             .await
         }

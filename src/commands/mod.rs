@@ -9,6 +9,7 @@ pub mod export;
 pub mod model;
 pub mod models;
 pub mod resume;
+pub mod review;
 pub mod run;
 pub mod sessions;
 pub mod ui;

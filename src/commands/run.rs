@@ -54,6 +54,8 @@ pub struct Args {
     /// Repair every time, never start fresh from the spec
     #[arg(long)]
     pub no_fresh_start: bool,
+    #[command(flatten)]
+    pub review: super::review::ReviewArgs,
 }
 
 /// The task from the arguments, or the demo's own.
@@ -81,6 +83,13 @@ fn task_of(args: &Args, selected: &Selected) -> anyhow::Result<String> {
 }
 
 pub fn engine_options(config: &Config, args: &Args) -> EngineOptions {
+    let (review, review_repairs) = args.review.apply(config.clone()).review(
+        args.model.profile.as_deref(),
+        args.model
+            .model
+            .as_deref()
+            .or(Some(config.model.model.as_str())),
+    );
     EngineOptions {
         max_iterations: args
             .max_iterations
@@ -96,6 +105,8 @@ pub fn engine_options(config: &Config, args: &Args) -> EngineOptions {
         output_dir: args.out.clone(),
         runtime_values: !args.no_runtime_values,
         fresh_start: !args.no_fresh_start,
+        review,
+        review_repairs,
     }
 }
 
@@ -457,6 +468,37 @@ impl Progress {
                         reason.replace('\n', " ")
                     ),
                 )
+            }
+            Event::Review {
+                node,
+                iteration,
+                verdict,
+                findings,
+                call_id,
+            } => {
+                let tokens = call_id
+                    .and_then(|id| s.calls.get(&id))
+                    .and_then(|c| c.usage)
+                    .map(|u| format!(" ({} tokens)", u.prompt_tokens + u.completion_tokens))
+                    .unwrap_or_default();
+                let head = format!(
+                    "review  {node} #{iteration}: {}{tokens}",
+                    crate::session::review::summary(*verdict, findings)
+                );
+                let mut out = match (
+                    verdict,
+                    findings
+                        .iter()
+                        .any(|f| f.severity == crate::session::Severity::Serious),
+                ) {
+                    (_, true) => self.paint("31", &head),
+                    (crate::session::ReviewVerdict::Concerns, false) => self.paint("33", &head),
+                    (crate::session::ReviewVerdict::Ok, false) => head,
+                };
+                for f in findings {
+                    out.push_str(&format!("\n        {}", f.line_text().replace('\n', " ")));
+                }
+                out
             }
             Event::Reflection {
                 node,

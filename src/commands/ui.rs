@@ -95,6 +95,8 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
             app
         }
         UiMode::Live { task, model } => {
+            let asked_profile = model.profile.clone();
+            let asked_model = model.model.clone();
             // The model and the sandbox are chosen before the screen opens, so a
             // configured server that does not answer is said plainly on stderr.
             let (selected, sandbox) = tokio::join!(select_model(&config, &model), probe_sandbox());
@@ -161,7 +163,19 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
                     }
                     _ => Arc::clone(&model),
                 };
-                start_session(&config, model, Arc::clone(&sandbox), request, &choices)
+                // The review before running: the chosen profile's, else `[run]`'s.
+                let review = config.review(
+                    choices.profile.as_deref().or(asked_profile.as_deref()),
+                    asked_model.as_deref(),
+                );
+                start_session(
+                    &config,
+                    model,
+                    Arc::clone(&sandbox),
+                    request,
+                    &choices,
+                    review,
+                )
             }));
             app
         }
@@ -280,6 +294,7 @@ fn start_session(
     sandbox: Arc<Sandbox>,
     request: StartRequest,
     choices: &SessionChoices,
+    (review, review_repairs): (bool, bool),
 ) -> anyhow::Result<EngineHandle> {
     let (task, inputs, model, cache_dir, step_mode, plan) = match request {
         StartRequest::Task {
@@ -332,6 +347,8 @@ fn start_session(
             keep_alive: true,
             cache_dir,
             output_dir: None,
+            review,
+            review_repairs,
             ..EngineOptions::default()
         },
         session_dir: crate::engine::new_session_dir(&sessions),
@@ -429,6 +446,7 @@ fn continue_session(
         }
     };
     let run = &config.run;
+    let (review, review_repairs) = config.review(None, None);
     let base = EngineOptions {
         max_iterations: state.config.max_iterations.max(1),
         workers: run.workers,
@@ -439,6 +457,8 @@ fn continue_session(
         keep_alive: true,
         cache_dir: None,
         output_dir: None,
+        review,
+        review_repairs,
         ..EngineOptions::default()
     };
     let prompts = config.paths.config_dir.join("prompts");

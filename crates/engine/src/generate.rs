@@ -25,7 +25,7 @@ const REPLY_ALLOWANCE: u64 = 2048;
 
 /// A dependency as the prompts show it.
 #[derive(Serialize)]
-struct DepCtx {
+pub(super) struct DepCtx {
     name: String,
     purpose: String,
     code: String,
@@ -35,13 +35,13 @@ struct DepCtx {
 /// task and its input files, the whole plan, its tests. Every prompt about
 /// the node begins with these (prompts/node.md), in this order, so a
 /// server's prompt cache reuses them from one call to the next.
-struct NodeCtx {
-    spec: FunctionSpec,
-    deps: Vec<DepCtx>,
-    task: String,
-    inputs: Vec<InputFile>,
-    plan: Vec<FunctionSpec>,
-    tests: Option<String>,
+pub(super) struct NodeCtx {
+    pub(super) spec: FunctionSpec,
+    pub(super) deps: Vec<DepCtx>,
+    pub(super) task: String,
+    pub(super) inputs: Vec<InputFile>,
+    pub(super) plan: Vec<FunctionSpec>,
+    pub(super) tests: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -63,7 +63,7 @@ struct RepairCtx {
     task: String,
 }
 
-fn node_ctx(s: &State, name: &str) -> Option<NodeCtx> {
+pub(super) fn node_ctx(s: &State, name: &str) -> Option<NodeCtx> {
     let n = s.nodes.get(name)?;
     let deps = n
         .spec
@@ -378,6 +378,14 @@ impl Core {
             Some(l) if self.opts.runtime_values => l.values_trace(),
             _ => String::new(),
         };
+        // What the review before running found in this version, if it was reviewed.
+        let review: Vec<String> = self.read(|s| {
+            s.nodes
+                .get(name)
+                .and_then(|n| n.reviews.iter().rev().find(|r| r.iteration == iteration))
+                .map(|r| r.findings.iter().map(|f| f.line_text()).collect())
+                .unwrap_or_default()
+        });
         let different_approach = kind == AttemptKind::DifferentApproach;
         let first_test = tests.as_deref().and_then(testfix::first_test_name);
         // Every failure, this one last: a list that only grows, so the next
@@ -398,7 +406,7 @@ impl Core {
                 "repair.md",
                 minijinja::context! {
                     task, inputs, plan, spec, deps, tests, iteration, code, error, values,
-                    output, history, hints, different_approach,
+                    output, history, hints, different_approach, review,
                     tests_may_change => may_fix_tests, tests_rejected,
                 },
             )?;
@@ -578,7 +586,7 @@ impl Core {
     }
 
     /// The tests as the model may see them.
-    fn shown_tests(&self, tests: Option<String>) -> Option<String> {
+    pub(super) fn shown_tests(&self, tests: Option<String>) -> Option<String> {
         if self.given.as_ref().is_some_and(|g| g.hidden_tests) {
             None
         } else {

@@ -22,6 +22,9 @@
 //! - `resume`: time travel: a recorded session resumed on its own tape,
 //!   forked at a record into a new one, or rewound by a node's iteration.
 //! - `node`: one node's life in a pass: tests, code, check, run, repair.
+//! - `review`: the review before running: a model call that reads a node's
+//!   code against the task, spec and tests; its verdict, its pause, and a
+//!   serious finding sent to a repair unrun.
 //! - `testfix`: the model's fix of a node's tests when its reflection blames
 //!   them: the verdict, the rules a fix keeps, the step-mode gate.
 //! - `examples`: the examples a task states, ground truth for the tests.
@@ -53,6 +56,7 @@ mod plan;
 pub mod prompts;
 mod recorder;
 mod resume;
+mod review;
 pub mod runs;
 mod schedule;
 pub mod schemas;
@@ -132,6 +136,11 @@ pub struct EngineOptions {
     /// After the second failed repair of a node, start fresh from the spec;
     /// off: repair every time (another approach when a failure repeats).
     pub fresh_start: bool,
+    /// Review each code version the model writes before it runs (one model
+    /// call: the task, the spec, the tests and the code; `review.rs`).
+    pub review: bool,
+    /// A review's serious finding sends the code to a repair without a run.
+    pub review_repairs: bool,
 }
 
 impl Default for EngineOptions {
@@ -148,6 +157,8 @@ impl Default for EngineOptions {
             output_dir: None,
             runtime_values: true,
             fresh_start: true,
+            review: false,
+            review_repairs: false,
         }
     }
 }

@@ -18,6 +18,7 @@ const SHIPPED: &[(&str, &str)] = &[
     ("code.md", include_str!("../../../prompts/code.md")),
     ("repair.md", include_str!("../../../prompts/repair.md")),
     ("fresh.md", include_str!("../../../prompts/fresh.md")),
+    ("review.md", include_str!("../../../prompts/review.md")),
 ];
 
 #[derive(Debug, thiserror::Error)]

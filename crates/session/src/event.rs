@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use codeloop_protocol::{ChatMessage, Location, Stream, Usage};
 
+use super::review::{ReviewFinding, ReviewVerdict};
+
 /// Version of the tape format. Bump when an existing event changes shape;
 /// adding a new variant or an optional field does not need a bump.
 pub const TAPE_VERSION: u32 = 1;
@@ -166,6 +168,23 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rejected_because: Option<String>,
     },
+    /// The review before running (`review = true`): the model's verdict on
+    /// a node's code version against the task, its spec and its tests,
+    /// after the static check and before the run. Advisory: a serious
+    /// finding sends the code to a repair unrun only where the profile says
+    /// so (`review_repairs`), with a `Localized` failure of `error_type`
+    /// "Review". A reply that could not be read is a notice, not this.
+    Review {
+        node: String,
+        /// The code version reviewed.
+        iteration: u32,
+        verdict: ReviewVerdict,
+        #[serde(default)]
+        findings: Vec<ReviewFinding>,
+        /// The model call that made it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<u64>,
+    },
     /// The model's reflection on a failure, before the repair.
     Reflection {
         node: String,
@@ -237,6 +256,7 @@ impl Event {
             Event::Localized { .. } => "localized",
             Event::Attempt { .. } => "attempt",
             Event::TestsChanged { .. } => "tests_changed",
+            Event::Review { .. } => "review",
             Event::Reflection { .. } => "reflection",
             Event::Paused { .. } => "paused",
             Event::Steer { .. } => "steer",
@@ -327,10 +347,22 @@ impl AttemptKind {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Purpose {
     Plan,
-    Tests { node: String },
-    Code { node: String },
-    Reflect { node: String },
-    Repair { node: String },
+    Tests {
+        node: String,
+    },
+    Code {
+        node: String,
+    },
+    Reflect {
+        node: String,
+    },
+    Repair {
+        node: String,
+    },
+    /// The review of a node's code before it runs.
+    Review {
+        node: String,
+    },
 }
 
 impl Purpose {
@@ -340,7 +372,8 @@ impl Purpose {
             Purpose::Tests { node }
             | Purpose::Code { node }
             | Purpose::Reflect { node }
-            | Purpose::Repair { node } => Some(node),
+            | Purpose::Repair { node }
+            | Purpose::Review { node } => Some(node),
         }
     }
 }
@@ -518,6 +551,14 @@ pub enum Step {
         purpose: Purpose,
         tag: String,
         messages: Vec<ChatMessage>,
+    },
+    /// A node's code was reviewed before it runs (its `Event::Review` is
+    /// just before): approve runs it, skip sends it to a repair with the
+    /// review's findings, unrun; an edit of the code or a hint meanwhile
+    /// is taken as always.
+    Review {
+        node: String,
+        iteration: u32,
     },
 }
 

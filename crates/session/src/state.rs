@@ -430,6 +430,28 @@ impl State {
                     });
                 }
             }
+            Event::Review {
+                node,
+                iteration,
+                verdict,
+                findings,
+                call_id,
+            } => {
+                if let Some(n) = self.nodes.get_mut(node) {
+                    n.reviews.push(super::review::ReviewInfo {
+                        iteration: *iteration,
+                        verdict: *verdict,
+                        findings: findings.clone(),
+                        call_id: *call_id,
+                    });
+                }
+                self.history.push(HistoryEntry::Review {
+                    node: node.clone(),
+                    iteration: *iteration,
+                    verdict: *verdict,
+                    findings: findings.clone(),
+                });
+            }
             Event::Reflection {
                 node,
                 iteration,
@@ -509,7 +531,8 @@ impl State {
             | (Event::Code { node, .. }, Purpose::Code { node: n } | Purpose::Repair { node: n })
             // A repair that fixed the tests instead of the code.
             | (Event::TestsChanged { node, .. }, Purpose::Repair { node: n })
-            | (Event::Reflection { node, .. }, Purpose::Reflect { node: n }) => n == node,
+            | (Event::Reflection { node, .. }, Purpose::Reflect { node: n })
+            | (Event::Review { node, .. }, Purpose::Review { node: n }) => n == node,
             _ => false,
         };
         if spent {

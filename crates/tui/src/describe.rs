@@ -181,6 +181,7 @@ pub fn describe_step(step: &Step) -> String {
             Purpose::Code { node } => format!("writing code for {node}"),
             Purpose::Reflect { node } => format!("reflecting on {node}"),
             Purpose::Repair { node } => format!("repairing {node}"),
+            Purpose::Review { node } => format!("reviewing the code of {node}"),
         },
         Step::Run {
             node: Some(n),
@@ -190,6 +191,11 @@ pub fn describe_step(step: &Step) -> String {
         Step::TestFix { node, .. } => format!("changing the tests of {node} (the model's fix)"),
         Step::Prompt { tag, .. } => {
             format!("sending the prompt of {tag}")
+        }
+        Step::Review { node, iteration } => {
+            format!(
+                "running {node} (iteration {iteration}) after its review: a runs it · x sends it to a repair unrun"
+            )
         }
     }
 }

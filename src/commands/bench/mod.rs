@@ -61,6 +61,8 @@ pub struct Args {
     /// Repair every time, never start fresh from the spec (another approach when a failure repeats)
     #[arg(long)]
     pub no_fresh_start: bool,
+    #[command(flatten)]
+    pub review: super::review::ReviewArgs,
     /// Print two results files side by side (per metric, and the problems that differ) and exit
     #[arg(long, num_args = 2, value_names = ["A", "B"], conflicts_with = "problems")]
     pub compare: Option<Vec<PathBuf>>,
@@ -256,6 +258,13 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             .to_string();
         problems_file.with_file_name(format!("{stem}_bench.jsonl"))
     });
+    let (review, review_repairs) = args.review.apply(config.clone()).review(
+        args.model.profile.as_deref(),
+        args.model
+            .model
+            .as_deref()
+            .or(Some(config.model.model.as_str())),
+    );
     let options = EngineOptions {
         max_iterations: args
             .max_iterations
@@ -267,6 +276,8 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         token_budget: config.run.token_budget,
         runtime_values: !args.no_runtime_values,
         fresh_start: !args.no_fresh_start,
+        review,
+        review_repairs,
         ..EngineOptions::default()
     };
     let base = engine::new_session_dir(&config.paths.data_dir.join("bench"));
