@@ -556,6 +556,13 @@ impl Progress {
                     result.usage.prompt_tokens,
                     result.usage.completion_tokens
                 );
+                let (reviews, review_tokens) = crate::session::review::review_cost(s);
+                if reviews > 0 {
+                    out.push_str(&format!(
+                        " (of them {review_tokens} in {reviews} review{} before running)",
+                        plural(reviews as usize)
+                    ));
+                }
                 if let Some(dir) = &result.output_dir {
                     out.push_str(&format!("\n  output: {dir}"));
                 }

@@ -67,6 +67,13 @@ pub fn markdown(s: &State) -> String {
         s.repair_iterations(),
         s.usage.total()
     ));
+    let (reviews, review_tokens) = super::review::review_cost(s);
+    if reviews > 0 {
+        out.push_str(&format!(
+            "Reviews before running: {reviews} call{}, {review_tokens} tokens (counted above)\n\n",
+            if reviews == 1 { "" } else { "s" }
+        ));
+    }
     out.push_str(&format!("## Task\n\n{}\n\n", s.task.trim_end()));
     if let Some(e) = &s.plan_error {
         out.push_str(&format!("The plan could not be used: {e}\n\n"));
@@ -134,6 +141,21 @@ fn node_section(s: &State, n: &NodeState, out: &mut String) {
                 location,
             } if *node == n.spec.name => {
                 out.push_str(&format!("- iteration {iteration} failed: {location}\n"));
+                any = true;
+            }
+            HistoryEntry::Review {
+                node,
+                iteration,
+                verdict,
+                findings,
+            } if *node == n.spec.name => {
+                out.push_str(&format!(
+                    "- review of iteration {iteration} before it ran: {}\n",
+                    super::review::summary(*verdict, findings)
+                ));
+                for f in findings {
+                    out.push_str(&format!("  - {}\n", f.line_text().replace('\n', " ")));
+                }
                 any = true;
             }
             HistoryEntry::Reflection {

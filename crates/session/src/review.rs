@@ -118,6 +118,21 @@ pub fn summary(verdict: ReviewVerdict, findings: &[ReviewFinding]) -> String {
     }
 }
 
+/// What the session's reviews cost: the review calls made and the tokens
+/// they used (prompt + completion, a failed call's too).
+pub fn review_cost(state: &super::state::State) -> (u32, u64) {
+    state
+        .calls
+        .values()
+        .filter(|c| matches!(c.purpose, super::event::Purpose::Review { .. }))
+        .fold((0, 0), |(n, t), c| {
+            (
+                n + 1,
+                t + c.usage.map_or(0, |u| u.prompt_tokens + u.completion_tokens),
+            )
+        })
+}
+
 /// The failure a review's serious findings stand for when they send the
 /// code to a repair without a run: at the first serious finding's line of
 /// `file` (the node's code), every serious finding in its message.

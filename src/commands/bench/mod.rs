@@ -176,7 +176,9 @@ async fn solve(
         .run_order
         .iter()
         .filter_map(|id| state.runs.get(id))
-        .find(|r| r.node.is_some());
+        .find(|r| r.node.is_some())
+        // The first try is version 1: one a review sent to repair unrun never ran.
+        .filter(|r| r.iteration == 1);
     let first_failure = state.history.iter().find_map(|h| match h {
         HistoryEntry::Failure { location, .. } => Some(location.clone()),
         _ => None,

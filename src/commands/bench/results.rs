@@ -69,6 +69,17 @@ pub struct BenchResult {
     pub prompt_chars: u64,
     #[serde(default)]
     pub prefix_chars: u64,
+    /// Model calls made (the review's included).
+    #[serde(default)]
+    pub calls: u32,
+    /// Reviews before running (`--review`), the repairs they sent code to
+    /// without a run, and the tokens the review calls used.
+    #[serde(default)]
+    pub reviews: u32,
+    #[serde(default)]
+    pub review_repairs: u32,
+    #[serde(default)]
+    pub review_tokens: u64,
 }
 
 impl BenchResult {
@@ -100,6 +111,10 @@ impl BenchResult {
             test_fixes: 0,
             prompt_chars: 0,
             prefix_chars: 0,
+            calls: 0,
+            reviews: 0,
+            review_repairs: 0,
+            review_tokens: 0,
         }
     }
 
@@ -135,6 +150,18 @@ impl BenchResult {
         let reuse = state.prefix_reuse();
         self.prompt_chars = reuse.prompt_chars;
         self.prefix_chars = reuse.reused_chars;
+        self.calls = state.calls.len() as u32;
+        let (reviews, review_tokens) = crate::session::review::review_cost(state);
+        self.reviews = reviews;
+        self.review_tokens = review_tokens;
+        self.review_repairs = state
+            .history
+            .iter()
+            .filter(|h| {
+                matches!(h, crate::session::state::HistoryEntry::Failure { node: n, location, .. }
+                if n == node && location.error_type == crate::session::review::REVIEW_ERROR)
+            })
+            .count() as u32;
         if let Some(n) = state.nodes.get(node) {
             self.repairs = n.attempts.len() as u32;
             self.repairs_with_values =
@@ -194,6 +221,10 @@ pub struct Figures {
     pub test_fixes: u32,
     pub prompt_chars: u64,
     pub prefix_chars: u64,
+    pub calls: u32,
+    pub reviews: u32,
+    pub review_repairs: u32,
+    pub review_tokens: u64,
 }
 
 impl Figures {
@@ -220,6 +251,10 @@ impl Figures {
             test_fixes: sum(|r| r.test_fixes.into()) as u32,
             prompt_chars: sum(|r| r.prompt_chars),
             prefix_chars: sum(|r| r.prefix_chars),
+            calls: sum(|r| r.calls.into()) as u32,
+            reviews: sum(|r| r.reviews.into()) as u32,
+            review_repairs: sum(|r| r.review_repairs.into()) as u32,
+            review_tokens: sum(|r| r.review_tokens),
         }
     }
 

@@ -128,7 +128,7 @@ fn header(state: &State, out: &mut String) {
          <dt>Started</dt><dd>{}</dd>\n\
          <dt>Repair iterations</dt><dd>{}</dd>\n\
          <dt>Tokens</dt><dd>{} ({} in prompts, {} in replies)</dd>\n\
-         <dt>Sandbox</dt><dd>{}</dd>\n</dl>\n</header>\n",
+         <dt>Sandbox</dt><dd>{}</dd>\n{}</dl>\n</header>\n",
         esc(&state.session_id),
         esc(state.task.trim_end()),
         result_class(result),
@@ -143,6 +143,7 @@ fn header(state: &State, out: &mut String) {
         state.usage.prompt_tokens,
         state.usage.completion_tokens,
         esc(&state.config.sandbox_layers.join(", ")),
+        super::review::header_facts(state),
     );
 }
 
@@ -231,6 +232,7 @@ fn iteration_block(
         listing(previous.map(|p| p.code.as_str()), &version.code, mark),
         id = esc(name),
     );
+    out.push_str(&super::review::block(node, it));
     match run_of(state, name, it) {
         Some((run, record)) => run_block(run, record, out),
         None => out.push_str("<div><p class=\"none\">Not run.</p></div>\n"),

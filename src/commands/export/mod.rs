@@ -4,6 +4,7 @@
 
 mod graph;
 mod html;
+mod review;
 
 use std::path::{Path, PathBuf};
 

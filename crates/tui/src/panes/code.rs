@@ -430,6 +430,12 @@ impl CodePane {
                     marks.extend(
                         failure.and_then(|e| failing_line(code, e).map(|l| Mark::failure(t, l, e))),
                     );
+                    // The review's findings, on lines no failure or value marks.
+                    let review: Vec<Mark> = super::code_review::marks(t, n, code)
+                        .into_iter()
+                        .filter(|r| !marks.iter().any(|m| m.line == r.line))
+                        .collect();
+                    marks.extend(review);
                     v.body = numbered_here(code, &marks);
                 } else {
                     v.body
@@ -490,6 +496,7 @@ impl CodePane {
             v.footer.push(Line::styled(status, t.dim));
         }
         if self.tab == CodeTab::Code {
+            v.footer.extend(super::code_review::footer(t, n, 3));
             for f in n.findings.iter().take(2) {
                 v.footer.push(Line::styled(
                     format!(
