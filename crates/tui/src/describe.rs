@@ -193,9 +193,7 @@ pub fn describe_step(step: &Step) -> String {
             format!("sending the prompt of {tag}")
         }
         Step::Review { node, iteration } => {
-            format!(
-                "running {node} (iteration {iteration}) after its review: a runs it · x sends it to a repair unrun"
-            )
+            format!("running {node} (iteration {iteration}), reviewed (x: repair it unrun)")
         }
     }
 }
