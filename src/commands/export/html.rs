@@ -60,6 +60,11 @@ fn result_class(result: SessionResult) -> &'static str {
 
 /// The whole page. `source` names the tape it was read from.
 pub fn page(state: &State, source: &str) -> String {
+    page_with(state, source, "")
+}
+
+/// The whole page with `lineage` (a section, `export/lineage.rs`) after its header.
+pub fn page_with(state: &State, source: &str, lineage: &str) -> String {
     let title = state.task.lines().next().unwrap_or("session");
     let mut out = String::new();
     let _ = write!(
@@ -71,6 +76,7 @@ pub fn page(state: &State, source: &str) -> String {
         esc(title)
     );
     header(state, &mut out);
+    out.push_str(lineage);
     out.push_str("<section id=\"plan\">\n<h2>Plan</h2>\n");
     match (&state.plan_error, graph::svg(state)) {
         (_, Some(svg)) => out.push_str(&svg),
