@@ -32,7 +32,7 @@ struct Cli {
     model: commands::model::ModelArgs,
 
     #[command(flatten)]
-    review: commands::review::ReviewArgs,
+    extras: commands::loop_args::LoopArgs,
 
     #[command(subcommand)]
     command: Option<Cmd>,
@@ -143,7 +143,7 @@ async fn dispatch(cli: Cli, config: Config) -> anyhow::Result<i32> {
                     task: cli.task,
                     model: cli.model,
                 },
-                cli.review.apply(config),
+                cli.extras.apply(config),
             )
             .await
         }

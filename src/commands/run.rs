@@ -55,7 +55,7 @@ pub struct Args {
     #[arg(long)]
     pub no_fresh_start: bool,
     #[command(flatten)]
-    pub review: super::review::ReviewArgs,
+    pub extras: super::loop_args::LoopArgs,
 }
 
 /// The task from the arguments, or the demo's own.
@@ -83,7 +83,8 @@ fn task_of(args: &Args, selected: &Selected) -> anyhow::Result<String> {
 }
 
 pub fn engine_options(config: &Config, args: &Args) -> EngineOptions {
-    let (review, review_repairs) = args.review.apply(config.clone()).review(
+    let extras = args.extras.extras(
+        config,
         args.model.profile.as_deref(),
         args.model
             .model
@@ -105,8 +106,9 @@ pub fn engine_options(config: &Config, args: &Args) -> EngineOptions {
         output_dir: args.out.clone(),
         runtime_values: !args.no_runtime_values,
         fresh_start: !args.no_fresh_start,
-        review,
-        review_repairs,
+        review: extras.review,
+        review_repairs: extras.review_repairs,
+        candidates: extras.candidates,
     }
 }
 
@@ -467,6 +469,24 @@ impl Progress {
                         "tests   {node} changed by the model (after #{iteration}, {verdict}): {}",
                         reason.replace('\n', " ")
                     ),
+                )
+            }
+            Event::Candidates { node, .. } => {
+                let info = s.nodes.get(node)?.candidates.as_ref()?;
+                let scores: Vec<String> = info
+                    .candidates
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| match c.loaded {
+                        true => format!("#{} {}", i + 1, c.score),
+                        false => format!("#{} did not load", i + 1),
+                    })
+                    .collect();
+                format!(
+                    "vote    {node} #{}: {} [{}]",
+                    info.iteration,
+                    info.summary(),
+                    scores.join(", ")
                 )
             }
             Event::Review {

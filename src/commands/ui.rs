@@ -163,8 +163,9 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
                     }
                     _ => Arc::clone(&model),
                 };
-                // The review before running: the chosen profile's, else `[run]`'s.
-                let review = config.review(
+                // The review and the candidates: the chosen profile's, else `[run]`'s.
+                let extras = crate::commands::loop_args::extras_of(
+                    &config,
                     choices.profile.as_deref().or(asked_profile.as_deref()),
                     asked_model.as_deref(),
                 );
@@ -174,7 +175,7 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
                     Arc::clone(&sandbox),
                     request,
                     &choices,
-                    review,
+                    extras,
                 )
             }));
             app
@@ -294,7 +295,7 @@ fn start_session(
     sandbox: Arc<Sandbox>,
     request: StartRequest,
     choices: &SessionChoices,
-    (review, review_repairs): (bool, bool),
+    extras: crate::commands::loop_args::Extras,
 ) -> anyhow::Result<EngineHandle> {
     let (task, inputs, model, cache_dir, step_mode, plan) = match request {
         StartRequest::Task {
@@ -347,8 +348,9 @@ fn start_session(
             keep_alive: true,
             cache_dir,
             output_dir: None,
-            review,
-            review_repairs,
+            review: extras.review,
+            review_repairs: extras.review_repairs,
+            candidates: extras.candidates,
             ..EngineOptions::default()
         },
         session_dir: crate::engine::new_session_dir(&sessions),
@@ -446,7 +448,7 @@ fn continue_session(
         }
     };
     let run = &config.run;
-    let (review, review_repairs) = config.review(None, None);
+    let extras = crate::commands::loop_args::extras_of(config, None, None);
     let base = EngineOptions {
         max_iterations: state.config.max_iterations.max(1),
         workers: run.workers,
@@ -457,8 +459,9 @@ fn continue_session(
         keep_alive: true,
         cache_dir: None,
         output_dir: None,
-        review,
-        review_repairs,
+        review: extras.review,
+        review_repairs: extras.review_repairs,
+        candidates: extras.candidates,
         ..EngineOptions::default()
     };
     let prompts = config.paths.config_dir.join("prompts");

@@ -277,13 +277,18 @@ impl Core {
             .call_for_code(
                 purpose,
                 format!("code/{name}/1"),
-                messages,
+                messages.clone(),
                 Some(name),
                 None,
             )
             .await?;
+        // Several candidates (`--candidates N`): the one most agree with.
+        let code = if self.opts.candidates > 1 {
+            self.by_consensus(name, messages, code).await?
+        } else {
+            self.with_prelude(name, code)
+        };
         // An edit that arrived while the model wrote wins: keep it.
-        let code = self.with_prelude(name, code);
         let node = name.to_string();
         self.tape
             .append_with(move |s| {
@@ -596,7 +601,7 @@ impl Core {
 
     /// `code` with the node's given prelude (a benchmark's imports and
     /// helpers) in front, unless it already holds it.
-    fn with_prelude(&self, name: &str, code: String) -> String {
+    pub(super) fn with_prelude(&self, name: &str, code: String) -> String {
         match self.given.as_ref().and_then(|g| g.preludes.get(name)) {
             Some(prelude) if !prelude.trim().is_empty() && !code.contains(prelude.trim()) => {
                 format!("{}\n{code}", prelude.trim_end())

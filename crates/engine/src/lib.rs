@@ -25,6 +25,8 @@
 //! - `review`: the review before running: a model call that reads a node's
 //!   code against the task, spec and tests; its verdict, its pause, and a
 //!   serious finding sent to a repair unrun.
+//! - `consensus`: functional consensus: a node's first code written N
+//!   times, each run on its tests' inputs, the one most others agree with kept.
 //! - `testfix`: the model's fix of a node's tests when its reflection blames
 //!   them: the verdict, the rules a fix keeps, the step-mode gate.
 //! - `examples`: the examples a task states, ground truth for the tests.
@@ -45,6 +47,7 @@
 
 mod cache;
 mod calls;
+mod consensus;
 mod context;
 mod examples;
 mod execute;
@@ -141,6 +144,9 @@ pub struct EngineOptions {
     pub review: bool,
     /// A review's serious finding sends the code to a repair without a run.
     pub review_repairs: bool,
+    /// Candidates of a node's first code, voted on by functional consensus
+    /// (`consensus.rs`); 1 = none (the model's one reply).
+    pub candidates: u32,
 }
 
 impl Default for EngineOptions {
@@ -159,6 +165,7 @@ impl Default for EngineOptions {
             fresh_start: true,
             review: false,
             review_repairs: false,
+            candidates: 1,
         }
     }
 }

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use codeloop_protocol::{ChatMessage, Location, Stream, Usage};
 
+use super::consensus::Candidate;
 use super::review::{ReviewFinding, ReviewVerdict};
 
 /// Version of the tape format. Bump when an existing event changes shape;
@@ -185,6 +186,21 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         call_id: Option<u64>,
     },
+    /// Functional consensus (`--candidates N`): a node's first code
+    /// written several times, each candidate run on the inputs of its
+    /// tests; `chosen` (the one agreeing with the most others) becomes
+    /// the `Code` of `iteration` that follows.
+    Candidates {
+        node: String,
+        iteration: u32,
+        candidates: Vec<Candidate>,
+        /// The inputs they were run on.
+        inputs: u32,
+        chosen: usize,
+        /// Why the first was kept without a vote (the run failed, no inputs).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
     /// The model's reflection on a failure, before the repair.
     Reflection {
         node: String,
@@ -257,6 +273,7 @@ impl Event {
             Event::Attempt { .. } => "attempt",
             Event::TestsChanged { .. } => "tests_changed",
             Event::Review { .. } => "review",
+            Event::Candidates { .. } => "candidates",
             Event::Reflection { .. } => "reflection",
             Event::Paused { .. } => "paused",
             Event::Steer { .. } => "steer",

@@ -2,6 +2,7 @@
 //!
 //! This module knows nothing of models, processes or terminals.
 
+pub mod consensus;
 pub mod event;
 pub mod index;
 pub mod outcome;
@@ -18,6 +19,7 @@ mod steering;
 pub mod tape;
 pub mod tape_read;
 
+pub use consensus::{Candidate, CandidatesInfo};
 pub use event::*;
 pub use outcome::Outcome;
 pub use plan::{Dag, PlanError, edit_spec};

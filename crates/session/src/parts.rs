@@ -41,6 +41,8 @@ pub struct NodeState {
     pub test_changes: Vec<TestChange>,
     /// The reviews before running (`review = true`), oldest first.
     pub reviews: Vec<ReviewInfo>,
+    /// The candidates its first code was chosen from (`--candidates N`).
+    pub candidates: Option<super::consensus::CandidatesInfo>,
     /// Asked to run again once the pass under way is over: a re-run, or an
     /// edit of code or tests that arrived while the node was not being worked
     /// on (a node at work picks its edits up by itself). A pass taking it
@@ -73,6 +75,7 @@ impl NodeState {
             attempts: Vec::new(),
             test_changes: Vec::new(),
             reviews: Vec::new(),
+            candidates: None,
             queued: false,
             settled_run: None,
             carried_run: None,

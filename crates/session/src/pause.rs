@@ -38,6 +38,7 @@ pub fn pause_after(event: &Event) -> Option<Option<&Step>> {
         | Event::TestsChanged { .. }
         | Event::Reflection { .. }
         | Event::Review { .. }
+        | Event::Candidates { .. }
         | Event::Steer { .. }
         | Event::Notice { .. }
         | Event::Program { .. }

@@ -133,6 +133,14 @@ fn node_section(s: &State, n: &NodeState, out: &mut String) {
         n.spec.purpose
     ));
     let mut any = false;
+    if let Some(c) = &n.candidates {
+        out.push_str(&format!(
+            "- iteration {} chosen by a vote: {}\n",
+            c.iteration,
+            c.summary()
+        ));
+        any = true;
+    }
     for h in &s.history {
         match h {
             HistoryEntry::Failure {

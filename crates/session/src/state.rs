@@ -452,6 +452,24 @@ impl State {
                     findings: findings.clone(),
                 });
             }
+            Event::Candidates {
+                node,
+                iteration,
+                candidates,
+                inputs,
+                chosen,
+                note,
+            } => {
+                if let Some(n) = self.nodes.get_mut(node) {
+                    n.candidates = Some(super::consensus::CandidatesInfo {
+                        iteration: *iteration,
+                        candidates: candidates.clone(),
+                        inputs: *inputs,
+                        chosen: *chosen,
+                        note: note.clone(),
+                    });
+                }
+            }
             Event::Reflection {
                 node,
                 iteration,

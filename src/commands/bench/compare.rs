@@ -1,7 +1,7 @@
 //! `codeloop bench --compare A.jsonl B.jsonl`: two results files side by
 //! side, per metric and per problem where they differ: the experiment that
 //! says what a switch (`--no-runtime-values`, `--no-fresh-start`,
-//! `--review`) does on a problem set.
+//! `--review`, `--candidates N`) does on a problem set.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -79,6 +79,14 @@ pub fn compare(a_name: &str, a: &[BenchResult], b_name: &str, b: &[BenchResult])
         fa.calls.to_string(),
         fb.calls.to_string(),
     ));
+    // Functional consensus (`--candidates N`), when either side voted.
+    if fa.candidates + fb.candidates > 0 {
+        rows.push((
+            "candidates voted on".into(),
+            fa.candidates.to_string(),
+            fb.candidates.to_string(),
+        ));
+    }
     // The review before running (`--review`), when either side had it.
     if fa.reviews + fb.reviews > 0 {
         for (name, get) in [

@@ -62,7 +62,7 @@ pub struct Args {
     #[arg(long)]
     pub no_fresh_start: bool,
     #[command(flatten)]
-    pub review: super::review::ReviewArgs,
+    pub extras: super::loop_args::LoopArgs,
     /// Print two results files side by side (per metric, and the problems that differ) and exit
     #[arg(long, num_args = 2, value_names = ["A", "B"], conflicts_with = "problems")]
     pub compare: Option<Vec<PathBuf>>,
@@ -260,7 +260,8 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             .to_string();
         problems_file.with_file_name(format!("{stem}_bench.jsonl"))
     });
-    let (review, review_repairs) = args.review.apply(config.clone()).review(
+    let extras = args.extras.extras(
+        &config,
         args.model.profile.as_deref(),
         args.model
             .model
@@ -278,8 +279,9 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         token_budget: config.run.token_budget,
         runtime_values: !args.no_runtime_values,
         fresh_start: !args.no_fresh_start,
-        review,
-        review_repairs,
+        review: extras.review,
+        review_repairs: extras.review_repairs,
+        candidates: extras.candidates,
         ..EngineOptions::default()
     };
     let base = engine::new_session_dir(&config.paths.data_dir.join("bench"));

@@ -80,6 +80,9 @@ pub struct BenchResult {
     pub review_repairs: u32,
     #[serde(default)]
     pub review_tokens: u64,
+    /// Candidates of the first code voted on (`--candidates N`; 0: no vote).
+    #[serde(default)]
+    pub candidates: u32,
 }
 
 impl BenchResult {
@@ -115,6 +118,7 @@ impl BenchResult {
             reviews: 0,
             review_repairs: 0,
             review_tokens: 0,
+            candidates: 0,
         }
     }
 
@@ -163,6 +167,10 @@ impl BenchResult {
             })
             .count() as u32;
         if let Some(n) = state.nodes.get(node) {
+            self.candidates = n
+                .candidates
+                .as_ref()
+                .map_or(0, |c| c.candidates.len() as u32);
             self.repairs = n.attempts.len() as u32;
             self.repairs_with_values =
                 n.attempts.iter().filter(|a| a.runtime_values).count() as u32;
@@ -225,6 +233,7 @@ pub struct Figures {
     pub reviews: u32,
     pub review_repairs: u32,
     pub review_tokens: u64,
+    pub candidates: u32,
 }
 
 impl Figures {
@@ -255,6 +264,7 @@ impl Figures {
             reviews: sum(|r| r.reviews.into()) as u32,
             review_repairs: sum(|r| r.review_repairs.into()) as u32,
             review_tokens: sum(|r| r.review_tokens),
+            candidates: sum(|r| r.candidates.into()) as u32,
         }
     }
 

@@ -238,6 +238,7 @@ fn iteration_block(
         listing(previous.map(|p| p.code.as_str()), &version.code, mark),
         id = esc(name),
     );
+    out.push_str(&super::consensus::block(node, it));
     out.push_str(&super::review::block(node, it));
     match run_of(state, name, it) {
         Some((run, record)) => run_block(run, record, out),

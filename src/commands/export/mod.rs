@@ -2,6 +2,7 @@
 //! page, or the program and its tests, all from the state folded from the
 //! tape, so any session exports, finished or not.
 
+mod consensus;
 mod graph;
 mod html;
 mod lineage;

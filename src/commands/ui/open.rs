@@ -181,7 +181,7 @@ fn fork_starter(
                     sandbox,
                     request,
                     &SessionChoices::default(),
-                    config.review(None, None),
+                    crate::commands::loop_args::extras_of(&config, None, None),
                 );
             }
         };

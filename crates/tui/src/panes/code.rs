@@ -496,6 +496,7 @@ impl CodePane {
             v.footer.push(Line::styled(status, t.dim));
         }
         if self.tab == CodeTab::Code {
+            v.footer.extend(super::code_review::candidates_line(t, n));
             v.footer.extend(super::code_review::footer(t, n, 3));
             for f in n.findings.iter().take(2) {
                 v.footer.push(Line::styled(

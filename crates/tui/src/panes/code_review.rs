@@ -1,7 +1,8 @@
 //! The review before running in the code pane: each finding of the review
 //! of the version shown is a mark at its line (`◆`, after the failure and
 //! the values, which win a line), and under the code the verdict and the
-//! findings without a line.
+//! findings. Under it too, the vote the version was chosen by, when its
+//! candidates were (functional consensus).
 
 use ratatui::text::{Line, Span};
 
@@ -38,6 +39,29 @@ pub fn marks(t: &Theme, n: &NodeState, code: &str) -> Vec<Mark> {
             })
         })
         .collect()
+}
+
+/// The candidates the version shown was chosen from (`--candidates N`),
+/// each with its agreement, in one line.
+pub fn candidates_line(t: &Theme, n: &NodeState) -> Option<Line<'static>> {
+    let c = n
+        .candidates
+        .as_ref()
+        .filter(|c| c.iteration == n.iteration())?;
+    let each: Vec<String> = c
+        .candidates
+        .iter()
+        .enumerate()
+        .map(|(i, k)| match (k.loaded, i == c.chosen) {
+            (false, _) => format!("#{} did not load", i + 1),
+            (true, true) => format!("#{} {} ✓", i + 1, k.score),
+            (true, false) => format!("#{} {}", i + 1, k.score),
+        })
+        .collect();
+    Some(Line::from(vec![
+        Span::styled("vote: ", t.accent),
+        Span::styled(format!("{} · {}", c.summary(), each.join(" · ")), t.text),
+    ]))
 }
 
 /// The verdict in one line, then the findings (those with a line too: a
