@@ -96,7 +96,7 @@ impl Core {
                         self.review_before_run(name, iteration).await?
                     };
                     match reviewed {
-                        AfterReview::Repair(location) => (false, Some(location)),
+                        AfterReview::Repair(location) => (false, Some(*location)),
                         AfterReview::Edited => continue,
                         AfterReview::Run { approved } => {
                             match self.run_node(name, iteration, approved).await? {

@@ -27,7 +27,7 @@ pub(super) enum AfterReview {
     /// Run the code; `approved`: the person already said so (step mode).
     Run { approved: bool },
     /// Repair it unrun, from this failure (the review's findings).
-    Repair(Location),
+    Repair(Box<Location>),
     /// The code was edited meanwhile: check the edit first.
     Edited,
 }
@@ -73,7 +73,9 @@ impl Core {
             }
             return match answer {
                 GateAnswer::Go => Ok(AfterReview::Run { approved: true }),
-                GateAnswer::Skip => Ok(AfterReview::Repair(sent_to_repair(&file, &findings))),
+                GateAnswer::Skip => Ok(AfterReview::Repair(Box::new(sent_to_repair(
+                    &file, &findings,
+                )))),
                 GateAnswer::Cancel => Err(Stop::Cancelled),
             };
         }
@@ -89,7 +91,7 @@ impl Core {
                     ),
                 )
                 .await?;
-                Ok(AfterReview::Repair(location))
+                Ok(AfterReview::Repair(Box::new(location)))
             }
             _ => Ok(AfterReview::Run { approved: false }),
         }
