@@ -300,3 +300,31 @@ async fn in_step_mode_the_review_is_a_pause_whose_skip_sends_the_code_to_repair(
     assert!(prompt.contains("do not count separators"), "{prompt}");
     assert!(prompt.contains("- serious, line 4:"), "{prompt}");
 }
+
+#[tokio::test]
+async fn code_edited_at_the_review_pause_runs_unreviewed() {
+    let options = EngineOptions {
+        step_mode: true,
+        ..review_on(false)
+    };
+    let replies = script(Some(SERIOUS), vec![]);
+    let (state, result, records) = finish(replies, options, |step| match step {
+        // The person reads the finding and fixes line 4 by hand.
+        Step::Review { .. } => vec![
+            Command::EditCode {
+                node: "total_len".into(),
+                code: FIXED.into(),
+            },
+            Command::Approve,
+        ],
+        _ => vec![Command::Approve],
+    })
+    .await;
+    assert!(result.passed, "{}", result.summary);
+    // Their version ran; it was not reviewed, and no repair was asked for.
+    assert_eq!(runs_of(&records), vec![2]);
+    assert_eq!(reviews(&records).len(), 1);
+    assert_eq!(state.nodes["total_len"].code(), Some(FIXED));
+    assert!(!records.iter().any(|r| matches!(&r.event,
+        Event::ModelRequest { tag, .. } if tag.starts_with("repair/"))));
+}
