@@ -54,7 +54,7 @@ fn run_prints_the_vote_and_the_page_shows_the_candidates() {
         ]);
     let (_, stderr) = ok(run);
     assert!(
-        stderr.contains("vote    total_len #1: 3 candidates on 2 inputs: #2 chosen (agreement 3 of 4) [#1 2, #2 3, #3 3]"),
+        stderr.contains("vote    total_len #1: 3 candidates on 4 inputs (2 proposed by the model): #2 chosen (agreement 5 of 8) [#1 2, #2 5, #3 5]"),
         "{stderr}"
     );
     assert!(stderr.contains("run     total_len #1: passed"), "{stderr}");
@@ -66,11 +66,11 @@ fn run_prints_the_vote_and_the_page_shows_the_candidates() {
     ok(export);
     let html = std::fs::read_to_string(page).unwrap();
     assert!(
-        html.contains("<div class=\"vote\"><h4>Candidates (functional consensus)</h4><p>3 candidates on 2 inputs: #2 chosen (agreement 3 of 4)</p>"),
+        html.contains("<div class=\"vote\"><h4>Candidates (functional consensus)</h4><p>3 candidates on 4 inputs (2 proposed by the model): #2 chosen (agreement 5 of 8)</p>"),
         "{html}"
     );
     assert!(
-        html.contains("<details class=\"chosen\"><summary>#2 agreement 3, chosen</summary>"),
+        html.contains("<details class=\"chosen\"><summary>#2 agreement 5, chosen</summary>"),
         "{html}"
     );
 }
@@ -101,6 +101,7 @@ fn bench_with_and_without_candidates_compared() {
         row(&stdout, "candidates voted on"),
         ["candidates voted on", "6", "0", "*"]
     );
-    // Three code calls a problem; without: T/0's one, T/1's code and repair.
-    assert_eq!(row(&stdout, "model calls"), ["model calls", "6", "3", "*"]);
+    // Three code calls and one for inputs a problem; without: T/0's one,
+    // T/1's code and repair.
+    assert_eq!(row(&stdout, "model calls"), ["model calls", "8", "3", "*"]);
 }

@@ -64,6 +64,11 @@ fn script(second: &str, third: &str) -> Vec<ScriptedReply> {
         reply("code/total_len/1", &py(BUGGY)),
         reply("code/total_len/1/c2", &py(second)),
         reply("code/total_len/1/c3", &py(third)),
+        // Two calls of the function, and one that is not (left out).
+        reply(
+            "inputs/total_len",
+            "{\"calls\": [\"total_len(['a', 'bb'])\", \"total_len(['x'])\", \"print(1)\"]}",
+        ),
         reply(
             "repair/total_len/2",
             &format!("One too many per word.\n{}", py(FIXED)),
@@ -92,14 +97,16 @@ async fn the_candidate_most_others_agree_with_is_kept() {
             "tests/total_len",
             "code/total_len/1",
             "code/total_len/1/c2",
-            "code/total_len/1/c3"
+            "code/total_len/1/c3",
+            "inputs/total_len"
         ]
     );
     let info = state.nodes["total_len"].candidates.clone().unwrap();
-    // The inputs: ["ab", "c"] and []; `words` is the test's own variable.
-    assert_eq!(info.inputs, 2);
+    // The inputs: ["ab", "c"] and [] from the tests (`words` is the test's
+    // own variable), ["a", "bb"] and ["x"] proposed by the model.
+    assert_eq!((info.inputs, info.proposed), (4, 2));
     let scores: Vec<u32> = info.candidates.iter().map(|c| c.score).collect();
-    assert_eq!(scores, [2, 3, 3]);
+    assert_eq!(scores, [2, 5, 5]);
     assert_eq!(info.chosen, 1);
     assert!(
         info.candidates
@@ -120,7 +127,7 @@ async fn the_candidate_most_others_agree_with_is_kept() {
     let md = report::markdown(&state);
     assert!(
         md.contains(
-            "- iteration 1 chosen by a vote: 3 candidates on 2 inputs: #2 chosen (agreement 3 of 4)"
+            "- iteration 1 chosen by a vote: 3 candidates on 4 inputs (2 proposed by the model): #2 chosen (agreement 5 of 8)"
         ),
         "{md}"
     );

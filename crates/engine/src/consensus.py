@@ -1,7 +1,8 @@
 # codeloop's functional consensus: each candidate of a node, loaded after
 # its dependencies' code, is called on every call of the node's function
 # that its tests make (the tests' inputs, without their expected values;
-# `candidate(...)` too, as HumanEval's `check(candidate)` calls it);
+# `candidate(...)` too, as HumanEval's `check(candidate)` calls it), then
+# on the calls the model proposed (the last `proposed` inputs);
 # what each returned (or raised) is written to consensus.json. Each load
 # and call has its own time limit; printing is swallowed.
 import ast
@@ -48,6 +49,22 @@ def main():
     except SyntaxError:
         pass
     calls = calls[: m["most_inputs"]]
+    # The model's own proposals: one call of the function each, nothing else.
+    proposed = 0
+    for src in m.get("proposed", []):
+        try:
+            expr = ast.parse(src, mode="eval").body
+        except SyntaxError:
+            continue
+        if (
+            isinstance(expr, ast.Call)
+            and isinstance(expr.func, ast.Name)
+            and expr.func.id in names
+        ):
+            src = ast.unparse(expr)
+            if src not in calls:
+                calls.append(src)
+                proposed += 1
     signal.signal(signal.SIGALRM, on_alarm)
     outputs = []
     for path in m["candidates"]:
@@ -83,7 +100,7 @@ def main():
                 outs.append("raise " + type(exc).__name__)
         outputs.append(outs)
     with open("consensus.json", "w", encoding="utf-8") as fh:
-        json.dump({"inputs": calls, "outputs": outputs}, fh)
+        json.dump({"inputs": calls, "outputs": outputs, "proposed": proposed}, fh)
 
 
 main()

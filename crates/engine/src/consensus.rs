@@ -1,8 +1,10 @@
 //! Functional consensus (`EngineOptions::candidates` > 1): a node's first
 //! code is asked for that many times (the first as always, `code/NAME/1`,
-//! the others `code/NAME/1/cK` at a higher temperature), each candidate is
-//! run in the sandbox on the calls of the node's function its tests make
-//! (`consensus.py`: their inputs, never their expected values), and the
+//! the others `code/NAME/1/cK` at a higher temperature), the model is asked
+//! once for calls that would tell them apart (`inputs/NAME`,
+//! `prompts/inputs.md`), each candidate is run in the sandbox on the calls
+//! of the node's function its tests make and on those proposed
+//! (`consensus.py`: inputs only, never the tests' expected values), and the
 //! candidate whose outputs agree with the most others is kept
 //! (`session::consensus`). Its `Event::Candidates` goes on the tape before
 //! the chosen code. A vote that cannot be held (no inputs, the run failed)
@@ -29,6 +31,8 @@ struct Manifest<'a> {
     tests: &'a str,
     deps: Option<&'a str>,
     candidates: Vec<String>,
+    /// Calls the model proposed, checked by the script to be calls of the function.
+    proposed: &'a [String],
     most_inputs: usize,
     load_secs: f64,
     call_secs: f64,
@@ -38,12 +42,16 @@ struct Manifest<'a> {
 struct Report {
     inputs: Vec<String>,
     outputs: Vec<Option<Vec<String>>>,
+    /// The last `proposed` inputs are the model's.
+    #[serde(default)]
+    proposed: usize,
 }
 
 /// The vote's outcome.
 struct Vote {
     candidates: Vec<Candidate>,
     inputs: u32,
+    proposed: u32,
     chosen: usize,
     note: Option<String>,
 }
@@ -90,7 +98,12 @@ impl Core {
                 Err(e) => return Err(e),
             }
         }
-        let vote = self.vote(name, &codes).await?;
+        let proposed = if codes.len() > 1 {
+            self.propose_inputs(name).await?
+        } else {
+            Vec::new()
+        };
+        let vote = self.vote(name, &codes, &proposed).await?;
         let chosen_code = codes
             .get(vote.chosen)
             .map(|(c, _)| c.clone())
@@ -101,6 +114,7 @@ impl Core {
             iteration,
             candidates: vote.candidates,
             inputs: vote.inputs,
+            proposed: vote.proposed,
             chosen: vote.chosen,
             note: vote.note.clone(),
         })
@@ -115,6 +129,50 @@ impl Core {
         Ok(chosen_code)
     }
 
+    /// Calls of `name` the model proposes to tell its candidates apart
+    /// (`prompts/inputs.md`, held to `schemas::inputs`); none when the call
+    /// is skipped, fails or its reply cannot be read (said in a notice).
+    async fn propose_inputs(&self, name: &str) -> Result<Vec<String>, Stop> {
+        let purpose = Purpose::Inputs {
+            node: name.to_string(),
+        };
+        match self.may_ask(&purpose).await {
+            Ok(()) => {}
+            Err(Stop::Skipped | Stop::Budget) => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        }
+        let Some(ctx) = self.read(|s| super::generate::node_ctx(s, name)) else {
+            return Ok(Vec::new());
+        };
+        let prompt = self.prompts.render(
+            "inputs.md",
+            minijinja::context! {
+                task => ctx.task, inputs => ctx.inputs, plan => ctx.plan, spec => ctx.spec,
+                deps => ctx.deps, tests => self.shown_tests(ctx.tests),
+            },
+        )?;
+        let messages = self.messages(prompt)?;
+        let reply = match self
+            .call(purpose, format!("inputs/{name}"), messages, None)
+            .await
+        {
+            Ok(reply) => reply,
+            Err(Stop::Failed | Stop::Skipped | Stop::Budget) => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        match proposed_calls(&reply, name) {
+            Ok(calls) => Ok(calls),
+            Err(why) => {
+                self.notice(
+                    NoticeLevel::Warning,
+                    format!("the inputs proposed for `{name}` could not be read ({why}): the vote uses its tests' calls only"),
+                )
+                .await?;
+                Ok(Vec::new())
+            }
+        }
+    }
+
     /// The id of the latest call tagged `tag`.
     fn call_of(&self, tag: &str) -> Option<u64> {
         self.read(|s| {
@@ -127,7 +185,12 @@ impl Core {
     }
 
     /// Run every candidate on the tests' inputs and score their agreement.
-    async fn vote(&self, name: &str, codes: &[(String, Option<u64>)]) -> Result<Vote, Stop> {
+    async fn vote(
+        &self,
+        name: &str,
+        codes: &[(String, Option<u64>)],
+        proposed: &[String],
+    ) -> Result<Vote, Stop> {
         let unvoted = |note: &str| Vote {
             candidates: codes
                 .iter()
@@ -139,6 +202,7 @@ impl Core {
                 })
                 .collect(),
             inputs: 0,
+            proposed: 0,
             chosen: 0,
             note: Some(note.to_string()),
         };
@@ -171,6 +235,7 @@ impl Core {
             tests: "consensus_tests.py",
             deps: (!deps.is_empty()).then_some("consensus_deps.py"),
             candidates: files.iter().map(|(f, _)| f.clone()).collect(),
+            proposed,
             most_inputs: MOST_INPUTS,
             load_secs: per_call * 2.0,
             call_secs: per_call,
@@ -233,6 +298,8 @@ impl Core {
                 "the tests make no call of the function to take inputs from",
             ));
         }
+        let first_proposed = report.inputs.len().saturating_sub(report.proposed);
+        let proposed_kept = keep.iter().filter(|k| **k >= first_proposed).count() as u32;
         let scored = scores(&outputs);
         let candidates: Vec<Candidate> = codes
             .iter()
@@ -248,8 +315,53 @@ impl Core {
         Ok(Vote {
             candidates,
             inputs: keep.len() as u32,
+            proposed: proposed_kept,
             chosen,
             note: None,
         })
+    }
+}
+
+/// The calls of `name` in a reply to `prompts/inputs.md`: `{"calls": [...]}`
+/// (bare, fenced or amid prose), each a string that calls `name`; at most
+/// `schemas::MAX_PROPOSED_INPUTS`. The script checks each parses as one call.
+pub fn proposed_calls(reply: &str, name: &str) -> Result<Vec<String>, String> {
+    let (answer, _) = super::extract::strip_reasoning(reply);
+    let object = answer
+        .char_indices()
+        .filter(|(_, c)| *c == '{')
+        .find_map(|(i, _)| {
+            let mut values =
+                serde_json::Deserializer::from_str(&answer[i..]).into_iter::<serde_json::Value>();
+            match values.next() {
+                Some(Ok(v)) if v.get("calls").is_some() => Some(v),
+                _ => None,
+            }
+        })
+        .ok_or_else(|| "no JSON object with `calls` in the reply".to_string())?;
+    let calls = object
+        .get("calls")
+        .and_then(serde_json::Value::as_array)
+        .ok_or_else(|| "`calls` is not a list".to_string())?;
+    let opening = format!("{name}(");
+    Ok(calls
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .map(str::trim)
+        .filter(|c| c.starts_with(&opening) && c.ends_with(')'))
+        .take(super::schemas::MAX_PROPOSED_INPUTS as usize)
+        .map(str::to_string)
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proposed_calls_of_the_function_only_are_read() {
+        let reply = "Here:\n```json\n{\"calls\": [\"f([])\", \" f([1, 2]) \", \"import os\", \"g(1)\", 3]}\n```";
+        assert_eq!(proposed_calls(reply, "f").unwrap(), ["f([])", "f([1, 2])"]);
+        assert!(proposed_calls("no json", "f").is_err());
     }
 }

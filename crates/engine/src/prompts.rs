@@ -19,6 +19,7 @@ const SHIPPED: &[(&str, &str)] = &[
     ("repair.md", include_str!("../../../prompts/repair.md")),
     ("fresh.md", include_str!("../../../prompts/fresh.md")),
     ("review.md", include_str!("../../../prompts/review.md")),
+    ("inputs.md", include_str!("../../../prompts/inputs.md")),
 ];
 
 #[derive(Debug, thiserror::Error)]

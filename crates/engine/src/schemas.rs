@@ -89,11 +89,33 @@ pub fn review() -> ReplySchema {
     }
 }
 
+/// The most calls the model may propose to vote on.
+pub const MAX_PROPOSED_INPUTS: u64 = 8;
+
+/// The schema of proposed inputs: `{"calls": ["f(1, 2)", ...]}`.
+pub fn inputs() -> ReplySchema {
+    ReplySchema {
+        name: "inputs".into(),
+        schema: json!({
+            "type": "object",
+            "properties": {
+                "calls": {
+                    "type": "array",
+                    "maxItems": MAX_PROPOSED_INPUTS,
+                    "items": { "type": "string", "minLength": 3, "maxLength": MAX_FINDING_CHARS }
+                }
+            },
+            "required": ["calls"]
+        }),
+    }
+}
+
 /// The schema a call's reply must follow, when it is read as data.
 pub fn for_purpose(purpose: &Purpose) -> Option<ReplySchema> {
     match purpose {
         Purpose::Plan => Some(plan()),
         Purpose::Review { .. } => Some(review()),
+        Purpose::Inputs { .. } => Some(inputs()),
         Purpose::Tests { .. }
         | Purpose::Code { .. }
         | Purpose::Reflect { .. }
@@ -107,7 +129,7 @@ pub fn for_purpose(purpose: &Purpose) -> Option<ReplySchema> {
 /// in the config or a profile, `--max-tokens`) wins over these.
 pub fn reply_tokens(purpose: &Purpose) -> u32 {
     match purpose {
-        Purpose::Plan | Purpose::Review { .. } => 1024,
+        Purpose::Plan | Purpose::Review { .. } | Purpose::Inputs { .. } => 1024,
         Purpose::Tests { .. } | Purpose::Code { .. } => 1536,
         Purpose::Reflect { .. } | Purpose::Repair { .. } => 2048,
     }

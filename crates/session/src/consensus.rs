@@ -31,6 +31,8 @@ pub struct CandidatesInfo {
     pub candidates: Vec<Candidate>,
     /// The inputs they were run on.
     pub inputs: u32,
+    /// Of them, those the model proposed.
+    pub proposed: u32,
     /// The index of the one chosen.
     pub chosen: usize,
     /// Why the choice fell back to the first candidate, when it did.
@@ -43,8 +45,12 @@ impl CandidatesInfo {
         let n = self.candidates.len();
         let most = self.inputs * (n.saturating_sub(1) as u32);
         let chosen = self.candidates.get(self.chosen);
+        let proposed = match self.proposed {
+            0 => String::new(),
+            p => format!(" ({p} proposed by the model)"),
+        };
         let mut out = format!(
-            "{n} candidates on {} input{}: #{} chosen",
+            "{n} candidates on {} input{}{proposed}: #{} chosen",
             self.inputs,
             if self.inputs == 1 { "" } else { "s" },
             self.chosen + 1

@@ -196,6 +196,9 @@ pub enum Event {
         candidates: Vec<Candidate>,
         /// The inputs they were run on.
         inputs: u32,
+        /// Of them, those the model proposed (the rest are its tests' calls).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        proposed: u32,
         chosen: usize,
         /// Why the first was kept without a vote (the run failed, no inputs).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -246,6 +249,10 @@ pub enum Event {
         /// RFC 3339 wall-clock time the segment started.
         started_at: String,
     },
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Event {
@@ -359,27 +366,19 @@ impl AttemptKind {
     }
 }
 
-/// Why a model call was made.
+/// Why a model call was made. `Review`: the review of a node's code
+/// before it runs; `Inputs`: inputs of a node's function proposed to vote
+/// on its candidates (functional consensus).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Purpose {
     Plan,
-    Tests {
-        node: String,
-    },
-    Code {
-        node: String,
-    },
-    Reflect {
-        node: String,
-    },
-    Repair {
-        node: String,
-    },
-    /// The review of a node's code before it runs.
-    Review {
-        node: String,
-    },
+    Tests { node: String },
+    Code { node: String },
+    Reflect { node: String },
+    Repair { node: String },
+    Review { node: String },
+    Inputs { node: String },
 }
 
 impl Purpose {
@@ -390,7 +389,8 @@ impl Purpose {
             | Purpose::Code { node }
             | Purpose::Reflect { node }
             | Purpose::Repair { node }
-            | Purpose::Review { node } => Some(node),
+            | Purpose::Review { node }
+            | Purpose::Inputs { node } => Some(node),
         }
     }
 }

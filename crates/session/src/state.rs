@@ -457,6 +457,7 @@ impl State {
                 iteration,
                 candidates,
                 inputs,
+                proposed,
                 chosen,
                 note,
             } => {
@@ -465,6 +466,7 @@ impl State {
                         iteration: *iteration,
                         candidates: candidates.clone(),
                         inputs: *inputs,
+                        proposed: *proposed,
                         chosen: *chosen,
                         note: note.clone(),
                     });
@@ -550,7 +552,8 @@ impl State {
             // A repair that fixed the tests instead of the code.
             | (Event::TestsChanged { node, .. }, Purpose::Repair { node: n })
             | (Event::Reflection { node, .. }, Purpose::Reflect { node: n })
-            | (Event::Review { node, .. }, Purpose::Review { node: n }) => n == node,
+            | (Event::Review { node, .. }, Purpose::Review { node: n })
+            | (Event::Candidates { node, .. }, Purpose::Inputs { node: n }) => n == node,
             _ => false,
         };
         if spent {

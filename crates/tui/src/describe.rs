@@ -182,6 +182,7 @@ pub fn describe_step(step: &Step) -> String {
             Purpose::Reflect { node } => format!("reflecting on {node}"),
             Purpose::Repair { node } => format!("repairing {node}"),
             Purpose::Review { node } => format!("reviewing the code of {node}"),
+            Purpose::Inputs { node } => format!("proposing inputs for {node}'s candidates"),
         },
         Step::Run {
             node: Some(n),

@@ -80,6 +80,7 @@ pub fn purpose_words(purpose: &Purpose) -> String {
         Purpose::Reflect { node } => format!("reflection and repair of {node}"),
         Purpose::Repair { node } => format!("repair of {node}"),
         Purpose::Review { node } => format!("review of {node}"),
+        Purpose::Inputs { node } => format!("inputs to vote on {node}'s candidates"),
     }
 }
 
