@@ -50,7 +50,7 @@ impl Core {
                 .and_then(|n| n.reviews.iter().rev().find(|r| r.iteration == iteration))
                 .map(|r| (r.verdict, r.findings.clone()))
         });
-        let (verdict, findings) = match known {
+        let (_verdict, findings) = match known {
             Some(known) => known,
             None => match self.ask_review(name, iteration).await? {
                 Some(reviewed) => reviewed,
@@ -82,8 +82,9 @@ impl Core {
         if !self.opts.review_repairs || self.read(|s| review_repaired(s, name, iteration)) {
             return Ok(AfterReview::Run { approved: false });
         }
+        // Only serious findings make a failure.
         match review_failure(&file, &findings) {
-            Some(location) if verdict == ReviewVerdict::Concerns || !findings.is_empty() => {
+            Some(location) => {
                 self.notice(
                     NoticeLevel::Info,
                     format!(
@@ -93,7 +94,7 @@ impl Core {
                 .await?;
                 Ok(AfterReview::Repair(Box::new(location)))
             }
-            _ => Ok(AfterReview::Run { approved: false }),
+            None => Ok(AfterReview::Run { approved: false }),
         }
     }
 
