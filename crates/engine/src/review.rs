@@ -309,7 +309,9 @@ fn finding(item: &Value) -> Option<ReviewFinding> {
     let what = text("what")
         .or_else(|| text("message"))
         .or_else(|| text("description"))
-        .filter(|w| !w.is_empty())?;
+        .filter(|w| !w.is_empty())
+        // The prompt's placeholder, copied (SmolLM2 copied its example).
+        .filter(|w| !(w.starts_with('<') && w.ends_with('>')))?;
     let severity = match text("severity").map(str::to_lowercase).as_deref() {
         Some("serious" | "major" | "critical" | "high" | "error") => Severity::Serious,
         _ => Severity::Minor,
@@ -368,6 +370,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!(verdict, ReviewVerdict::Concerns);
+    }
+
+    #[test]
+    fn the_prompts_placeholder_copied_is_no_finding() {
+        let (verdict, findings) = parse(
+            "{\"verdict\": \"concerns\", \"findings\": [{\"severity\": \"serious\", \"line\": 7, \"what\": \"<one sentence: what fails, and why>\"}]}",
+        )
+        .unwrap();
+        assert_eq!((verdict, findings), (ReviewVerdict::Concerns, vec![]));
     }
 
     #[test]
