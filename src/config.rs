@@ -76,6 +76,13 @@ pub struct ModelProfile {
     /// The Python generated code runs with under this profile (a venv's
     /// `bin/python`); none: `[run] interpreter`.
     pub interpreter: Option<PathBuf>,
+    /// Review each code version before it runs (`[run] review` otherwise).
+    pub review: Option<bool>,
+    /// A review's serious finding sends the code to a repair unrun
+    /// (`[run] review_repairs` otherwise).
+    pub review_repairs: Option<bool>,
+    /// Candidates of a function's first code, voted on (`[run] candidates` otherwise).
+    pub candidates: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -90,6 +97,16 @@ pub struct RunConfig {
     /// Token budget of a session (0 = none).
     pub token_budget: u64,
     pub step_mode: bool,
+    /// Review each code version with one model call before it runs (a
+    /// profile's `review` wins; also --review).
+    pub review: bool,
+    /// A review's serious finding sends the code to a repair without a run
+    /// (a profile's `review_repairs` wins; also --review-repairs).
+    pub review_repairs: bool,
+    /// Candidates of each function's first code, the one agreeing with the
+    /// most others on its tests' inputs kept; 1 = off (a profile's
+    /// `candidates` wins; also --candidates).
+    pub candidates: u32,
     /// Sandbox mode: "full" (refuse to run generated code where a layer is
     /// missing) or "reduced" (run it anyway, with a warning on every run).
     /// Also --sandbox and CODELOOP_SANDBOX.
@@ -184,6 +201,9 @@ impl Default for RunConfig {
             memory_mb: 1024,
             token_budget: 0,
             step_mode: false,
+            review: false,
+            review_repairs: false,
+            candidates: 1,
             sandbox: "full".into(),
             interpreter: None,
         }
@@ -508,6 +528,40 @@ impl Config {
         model.temperature = profile.temperature.or(model.temperature);
         model.parallel = profile.parallel.or(model.parallel);
         Ok(Some(model))
+    }
+
+    /// Whether code is reviewed before it runs, and whether a serious
+    /// finding sends it to a repair unrun: the chosen profile's `review` and
+    /// `review_repairs` (chosen as in `profile_model`), else `[run]`'s.
+    pub fn review(&self, explicit: Option<&str>, model_name: Option<&str>) -> (bool, bool) {
+        let profile = self.chosen_profile(explicit, model_name);
+        (
+            profile.and_then(|p| p.review).unwrap_or(self.run.review),
+            profile
+                .and_then(|p| p.review_repairs)
+                .unwrap_or(self.run.review_repairs),
+        )
+    }
+
+    /// The candidates of a function's first code: the chosen profile's
+    /// `candidates`, else `[run]`'s (at least 1).
+    pub fn candidates(&self, explicit: Option<&str>, model_name: Option<&str>) -> u32 {
+        self.chosen_profile(explicit, model_name)
+            .and_then(|p| p.candidates)
+            .unwrap_or(self.run.candidates)
+            .max(1)
+    }
+
+    /// The profile chosen as `profile_model` chooses it, if there is one.
+    fn chosen_profile(
+        &self,
+        explicit: Option<&str>,
+        model_name: Option<&str>,
+    ) -> Option<&ModelProfile> {
+        let chosen = explicit
+            .or(self.model.profile.as_deref())
+            .or(model_name.filter(|n| self.models.contains_key(*n)));
+        chosen.and_then(|name| self.models.get(name))
     }
 
     /// The config as TOML, every setting shown (for `codeloop config`):

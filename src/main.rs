@@ -37,6 +37,9 @@ struct Cli {
     #[command(flatten)]
     model: commands::model::ModelArgs,
 
+    #[command(flatten)]
+    extras: commands::loop_args::LoopArgs,
+
     #[command(subcommand)]
     command: Option<Cmd>,
 }
@@ -169,7 +172,7 @@ async fn dispatch(cli: Cli, config: Config) -> anyhow::Result<i32> {
                     task: cli.task,
                     model: cli.model,
                 },
-                config,
+                cli.extras.apply(config),
             )
             .await
         }

@@ -6,6 +6,7 @@ pub mod doctor;
 pub mod eval;
 pub mod exec;
 pub mod export;
+pub mod loop_args;
 pub mod model;
 pub mod models;
 pub mod python;

@@ -174,6 +174,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     let sandbox = super::sandbox_for_generated_code()?;
     // The session's own settings where its tape keeps them.
     let recorded = |n: u64, otherwise: u64| if n > 0 { n } else { otherwise };
+    let extras = super::loop_args::extras_of(&config, args.model.profile.as_deref(), None);
     let base = EngineOptions {
         max_iterations: state.config.max_iterations.max(1),
         workers: recorded(state.config.workers.into(), config.run.workers as u64).max(1) as usize,
@@ -184,6 +185,9 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         keep_alive: false,
         cache_dir: None,
         output_dir: args.out.clone(),
+        review: extras.review,
+        review_repairs: extras.review_repairs,
+        candidates: extras.candidates,
         ..EngineOptions::default()
     };
     let with = ContinueSetup {

@@ -55,6 +55,8 @@ pub struct Args {
     /// Repair every time, never start fresh from the spec
     #[arg(long)]
     pub no_fresh_start: bool,
+    #[command(flatten)]
+    pub extras: super::loop_args::LoopArgs,
 }
 
 /// The task from the arguments, or the demo's own.
@@ -82,6 +84,14 @@ fn task_of(args: &Args, selected: &Selected) -> anyhow::Result<String> {
 }
 
 pub fn engine_options(config: &Config, args: &Args) -> EngineOptions {
+    let extras = args.extras.extras(
+        config,
+        args.model.profile.as_deref(),
+        args.model
+            .model
+            .as_deref()
+            .or(Some(config.model.model.as_str())),
+    );
     EngineOptions {
         max_iterations: args
             .max_iterations
@@ -97,6 +107,9 @@ pub fn engine_options(config: &Config, args: &Args) -> EngineOptions {
         output_dir: args.out.clone(),
         runtime_values: !args.no_runtime_values,
         fresh_start: !args.no_fresh_start,
+        review: extras.review,
+        review_repairs: extras.review_repairs,
+        candidates: extras.candidates,
     }
 }
 
@@ -489,6 +502,55 @@ impl Progress {
                     ),
                 )
             }
+            Event::Candidates { node, .. } => {
+                let info = s.nodes.get(node)?.candidates.as_ref()?;
+                let scores: Vec<String> = info
+                    .candidates
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| match c.loaded {
+                        true => format!("#{} {}", i + 1, c.score),
+                        false => format!("#{} did not load", i + 1),
+                    })
+                    .collect();
+                format!(
+                    "vote    {node} #{}: {} [{}]",
+                    info.iteration,
+                    info.summary(),
+                    scores.join(", ")
+                )
+            }
+            Event::Review {
+                node,
+                iteration,
+                verdict,
+                findings,
+                call_id,
+            } => {
+                let tokens = call_id
+                    .and_then(|id| s.calls.get(&id))
+                    .and_then(|c| c.usage)
+                    .map(|u| format!(" ({} tokens)", u.prompt_tokens + u.completion_tokens))
+                    .unwrap_or_default();
+                let head = format!(
+                    "review  {node} #{iteration}: {}{tokens}",
+                    crate::session::review::summary(*verdict, findings)
+                );
+                let mut out = match (
+                    verdict,
+                    findings
+                        .iter()
+                        .any(|f| f.severity == crate::session::Severity::Serious),
+                ) {
+                    (_, true) => self.paint("31", &head),
+                    (crate::session::ReviewVerdict::Concerns, false) => self.paint("33", &head),
+                    (crate::session::ReviewVerdict::Ok, false) => head,
+                };
+                for f in findings {
+                    out.push_str(&format!("\n        {}", f.line_text().replace('\n', " ")));
+                }
+                out
+            }
             Event::Reflection {
                 node,
                 iteration,
@@ -544,6 +606,13 @@ impl Progress {
                     result.iterations,
                     result.usage.words()
                 );
+                let (reviews, review_tokens) = crate::session::review::review_cost(s);
+                if reviews > 0 {
+                    out.push_str(&format!(
+                        " (of them {review_tokens} in {reviews} review{} before running)",
+                        plural(reviews)
+                    ));
+                }
                 if let Some(total) = crate::session::figures::total_line(s) {
                     out.push_str(&format!("\n  resources: {total}"));
                     for node in crate::session::figures::per_node(s) {

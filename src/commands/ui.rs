@@ -95,6 +95,8 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
             app
         }
         UiMode::Live { task, model } => {
+            let asked_profile = model.profile.clone();
+            let asked_model = model.model.clone();
             // The model and the sandbox are chosen before the screen opens, so a
             // configured server that does not answer is said plainly on stderr.
             let (selected, sandbox) = tokio::join!(select_model(&config, &model), probe_sandbox());
@@ -161,7 +163,20 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
                     }
                     _ => Arc::clone(&model),
                 };
-                start_session(&config, model, Arc::clone(&sandbox), request, &choices)
+                // The review and the candidates: the chosen profile's, else `[run]`'s.
+                let extras = crate::commands::loop_args::extras_of(
+                    &config,
+                    choices.profile.as_deref().or(asked_profile.as_deref()),
+                    asked_model.as_deref(),
+                );
+                start_session(
+                    &config,
+                    model,
+                    Arc::clone(&sandbox),
+                    request,
+                    &choices,
+                    extras,
+                )
             }));
             app
         }
@@ -286,6 +301,7 @@ fn start_session(
     sandbox: Arc<Sandbox>,
     request: StartRequest,
     choices: &SessionChoices,
+    extras: crate::commands::loop_args::Extras,
 ) -> anyhow::Result<EngineHandle> {
     let (task, inputs, model, cache_dir, step_mode, plan) = match request {
         StartRequest::Task {
@@ -338,6 +354,9 @@ fn start_session(
             keep_alive: true,
             cache_dir,
             output_dir: None,
+            review: extras.review,
+            review_repairs: extras.review_repairs,
+            candidates: extras.candidates,
             ..EngineOptions::default()
         },
         session_dir: crate::engine::new_session_dir(&sessions),
@@ -435,6 +454,7 @@ fn continue_session(
         }
     };
     let run = &config.run;
+    let extras = crate::commands::loop_args::extras_of(config, None, None);
     let base = EngineOptions {
         max_iterations: state.config.max_iterations.max(1),
         workers: run.workers,
@@ -445,6 +465,9 @@ fn continue_session(
         keep_alive: true,
         cache_dir: None,
         output_dir: None,
+        review: extras.review,
+        review_repairs: extras.review_repairs,
+        candidates: extras.candidates,
         ..EngineOptions::default()
     };
     let prompts = config.paths.config_dir.join("prompts");

@@ -26,7 +26,7 @@ const REPLY_ALLOWANCE: u64 = 2048;
 
 /// A dependency as the prompts show it.
 #[derive(Serialize)]
-struct DepCtx {
+pub(super) struct DepCtx {
     name: String,
     purpose: String,
     code: String,
@@ -36,13 +36,13 @@ struct DepCtx {
 /// task and its input files, the whole plan, its tests. Every prompt about
 /// the node begins with these (prompts/node.md), in this order, so a
 /// server's prompt cache reuses them from one call to the next.
-struct NodeCtx {
-    spec: FunctionSpec,
-    deps: Vec<DepCtx>,
-    task: String,
-    inputs: Vec<PromptInput>,
-    plan: Vec<FunctionSpec>,
-    tests: Option<String>,
+pub(super) struct NodeCtx {
+    pub(super) spec: FunctionSpec,
+    pub(super) deps: Vec<DepCtx>,
+    pub(super) task: String,
+    pub(super) inputs: Vec<PromptInput>,
+    pub(super) plan: Vec<FunctionSpec>,
+    pub(super) tests: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -64,7 +64,7 @@ struct RepairCtx {
     task: String,
 }
 
-fn node_ctx(s: &State, name: &str) -> Option<NodeCtx> {
+pub(super) fn node_ctx(s: &State, name: &str) -> Option<NodeCtx> {
     let n = s.nodes.get(name)?;
     let deps = n
         .spec
@@ -264,13 +264,18 @@ impl Core {
             .call_for_code(
                 purpose,
                 format!("code/{name}/1"),
-                messages,
+                messages.clone(),
                 Some(name),
                 None,
             )
             .await?;
+        // Several candidates (`--candidates N`): the one most agree with.
+        let code = if self.opts.candidates > 1 {
+            self.by_consensus(name, messages, code).await?
+        } else {
+            self.with_prelude(name, code)
+        };
         // An edit that arrived while the model wrote wins: keep it.
-        let code = self.with_prelude(name, code);
         let node = name.to_string();
         self.tape
             .append_with(move |s| {
@@ -370,6 +375,14 @@ impl Core {
             Some(l) if self.opts.runtime_values => l.executed_blocks(&code, name),
             _ => String::new(),
         };
+        // What the review before running found in this version, if it was reviewed.
+        let review: Vec<String> = self.read(|s| {
+            s.nodes
+                .get(name)
+                .and_then(|n| n.reviews.iter().rev().find(|r| r.iteration == iteration))
+                .map(|r| r.findings.iter().map(|f| f.line_text()).collect())
+                .unwrap_or_default()
+        });
         let different_approach = kind == AttemptKind::DifferentApproach;
         let first_test = tests.as_deref().and_then(testfix::first_test_name);
         // Every failure, this one last: a list that only grows, so the next
@@ -390,7 +403,7 @@ impl Core {
                 "repair.md",
                 minijinja::context! {
                     task, inputs, plan, spec, deps, tests, iteration, code, error, values,
-                    coverage, output, history, hints, different_approach,
+                    coverage, output, history, hints, different_approach, review,
                     tests_may_change => may_fix_tests, tests_rejected,
                 },
             )?;
@@ -570,7 +583,7 @@ impl Core {
     }
 
     /// The tests as the model may see them.
-    fn shown_tests(&self, tests: Option<String>) -> Option<String> {
+    pub(super) fn shown_tests(&self, tests: Option<String>) -> Option<String> {
         if self.given.as_ref().is_some_and(|g| g.hidden_tests) {
             None
         } else {
@@ -580,7 +593,7 @@ impl Core {
 
     /// `code` with the node's given prelude (a benchmark's imports and
     /// helpers) in front, unless it already holds it.
-    fn with_prelude(&self, name: &str, code: String) -> String {
+    pub(super) fn with_prelude(&self, name: &str, code: String) -> String {
         match self.given.as_ref().and_then(|g| g.preludes.get(name)) {
             Some(prelude) if !prelude.trim().is_empty() && !code.contains(prelude.trim()) => {
                 format!("{}\n{code}", prelude.trim_end())

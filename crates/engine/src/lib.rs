@@ -22,6 +22,11 @@
 //! - `resume`: time travel: a recorded session resumed on its own tape,
 //!   forked at a record into a new one, or rewound by a node's iteration.
 //! - `node`: one node's life in a pass: tests, code, check, run, repair.
+//! - `review`: the review before running: a model call that reads a node's
+//!   code against the task, spec and tests; its verdict, its pause, and a
+//!   serious finding sent to a repair unrun.
+//! - `consensus`: functional consensus: a node's first code written N
+//!   times, each run on its tests' inputs, the one most others agree with kept.
 //! - `testfix`: the model's fix of a node's tests when its reflection blames
 //!   them: the verdict, the rules a fix keeps, the step-mode gate.
 //! - `examples`: the examples a task states, ground truth for the tests.
@@ -42,6 +47,7 @@
 
 mod cache;
 mod calls;
+mod consensus;
 mod context;
 mod examples;
 mod execute;
@@ -55,6 +61,7 @@ mod plan;
 pub mod prompts;
 mod recorder;
 mod resume;
+mod review;
 pub mod runs;
 mod schedule;
 pub mod schemas;
@@ -134,6 +141,14 @@ pub struct EngineOptions {
     /// After the second failed repair of a node, start fresh from the spec;
     /// off: repair every time (another approach when a failure repeats).
     pub fresh_start: bool,
+    /// Review each code version the model writes before it runs (one model
+    /// call: the task, the spec, the tests and the code; `review.rs`).
+    pub review: bool,
+    /// A review's serious finding sends the code to a repair without a run.
+    pub review_repairs: bool,
+    /// Candidates of a node's first code, voted on by functional consensus
+    /// (`consensus.rs`); 1 = none (the model's one reply).
+    pub candidates: u32,
 }
 
 impl Default for EngineOptions {
@@ -150,6 +165,9 @@ impl Default for EngineOptions {
             output_dir: None,
             runtime_values: true,
             fresh_start: true,
+            review: false,
+            review_repairs: false,
+            candidates: 1,
         }
     }
 }

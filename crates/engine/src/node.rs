@@ -5,6 +5,7 @@
 
 use super::context::{Core, Stop};
 use super::execute;
+use super::review::AfterReview;
 use super::runs::{self, NO_TEST_RAN};
 use super::steering::GateAnswer;
 use codeloop_sandbox::harness::tests_file_name;
@@ -85,13 +86,30 @@ impl Core {
             let (passed, location) = match self.read(|s| execute::blocking_failure(s, name)) {
                 // Code that cannot run is repaired unrun (in step mode, unasked).
                 Some(location) => (false, Some(location)),
-                None => match self.run_node(name, iteration, approved).await? {
-                    NodeRun::Ran(record, location) => (record.passed, *location),
-                    // Edited while paused: check the new code first.
-                    NodeRun::Edited => continue,
-                    NodeRun::Accepted => return Ok(()),
-                    NodeRun::CannotRun => return self.give_up(name, Stop::Failed).await,
-                },
+                None => {
+                    // The review before running (when asked for), which may
+                    // send the code to a repair unrun.
+                    let reviewed = if approved {
+                        AfterReview::Run { approved: true }
+                    } else {
+                        self.review_before_run(name, iteration).await?
+                    };
+                    match reviewed {
+                        AfterReview::Repair(location) => (false, Some(*location)),
+                        AfterReview::Edited => continue,
+                        AfterReview::Run { approved } => {
+                            match self.run_node(name, iteration, approved).await? {
+                                NodeRun::Ran(record, location) => (record.passed, *location),
+                                // Edited while paused: check the new code first.
+                                NodeRun::Edited => continue,
+                                NodeRun::Accepted => return Ok(()),
+                                NodeRun::CannotRun => {
+                                    return self.give_up(name, Stop::Failed).await;
+                                }
+                            }
+                        }
+                    }
+                }
             };
             if self.cancel.is_cancelled() {
                 return Err(Stop::Cancelled);

@@ -18,6 +18,8 @@ const SHIPPED: &[(&str, &str)] = &[
     ("code.md", include_str!("../../../prompts/code.md")),
     ("repair.md", include_str!("../../../prompts/repair.md")),
     ("fresh.md", include_str!("../../../prompts/fresh.md")),
+    ("review.md", include_str!("../../../prompts/review.md")),
+    ("inputs.md", include_str!("../../../prompts/inputs.md")),
 ];
 
 /// All the input files' descriptions in one prompt, at most (characters);

@@ -305,6 +305,8 @@ pub fn segment_options(
         .any(|n| n.status == NodeStatus::GaveUp && n.iteration() >= limit);
     let more = more_iterations.unwrap_or(if gave_up_at_limit { limit } else { 0 });
     base.max_iterations = limit.saturating_add(more);
+    // A session that reviewed its code before running goes on reviewing it.
+    base.review |= state.nodes.values().any(|n| !n.reviews.is_empty());
     let used = state.usage.prompt_tokens + state.usage.completion_tokens;
     base.token_budget = match more_tokens.unwrap_or(base.token_budget) {
         0 => 0,

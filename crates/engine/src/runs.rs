@@ -189,7 +189,7 @@ pub fn entry_run(state: &State, program: &str, limits: Limits) -> codeloop_sandb
     }
 }
 
-fn input_paths(state: &State) -> Vec<std::path::PathBuf> {
+pub(crate) fn input_paths(state: &State) -> Vec<std::path::PathBuf> {
     state
         .inputs
         .iter()

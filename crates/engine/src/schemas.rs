@@ -56,10 +56,66 @@ pub fn plan() -> ReplySchema {
     }
 }
 
+/// The most findings a review may list.
+const MAX_FINDINGS: u64 = 8;
+/// The longest finding a review may write.
+const MAX_FINDING_CHARS: u64 = 300;
+
+/// The schema of a review's reply: `{"verdict": "ok" | "concerns",
+/// "findings": [{severity: "serious" | "minor", line, what}]}`.
+pub fn review() -> ReplySchema {
+    ReplySchema {
+        name: "review".into(),
+        schema: json!({
+            "type": "object",
+            "properties": {
+                "verdict": { "type": "string", "enum": ["ok", "concerns"] },
+                "findings": {
+                    "type": "array",
+                    "maxItems": MAX_FINDINGS,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "severity": { "type": "string", "enum": ["serious", "minor"] },
+                            "line": { "type": ["integer", "null"] },
+                            "what": { "type": "string", "minLength": 1, "maxLength": MAX_FINDING_CHARS }
+                        },
+                        "required": ["severity", "line", "what"]
+                    }
+                }
+            },
+            "required": ["verdict", "findings"]
+        }),
+    }
+}
+
+/// The most calls the model may propose to vote on.
+pub const MAX_PROPOSED_INPUTS: u64 = 8;
+
+/// The schema of proposed inputs: `{"calls": ["f(1, 2)", ...]}`.
+pub fn inputs() -> ReplySchema {
+    ReplySchema {
+        name: "inputs".into(),
+        schema: json!({
+            "type": "object",
+            "properties": {
+                "calls": {
+                    "type": "array",
+                    "maxItems": MAX_PROPOSED_INPUTS,
+                    "items": { "type": "string", "minLength": 3, "maxLength": MAX_FINDING_CHARS }
+                }
+            },
+            "required": ["calls"]
+        }),
+    }
+}
+
 /// The schema a call's reply must follow, when it is read as data.
 pub fn for_purpose(purpose: &Purpose) -> Option<ReplySchema> {
     match purpose {
         Purpose::Plan => Some(plan()),
+        Purpose::Review { .. } => Some(review()),
+        Purpose::Inputs { .. } => Some(inputs()),
         Purpose::Tests { .. }
         | Purpose::Code { .. }
         | Purpose::Reflect { .. }
@@ -73,7 +129,7 @@ pub fn for_purpose(purpose: &Purpose) -> Option<ReplySchema> {
 /// in the config or a profile, `--max-tokens`) wins over these.
 pub fn reply_tokens(purpose: &Purpose) -> u32 {
     match purpose {
-        Purpose::Plan => 1024,
+        Purpose::Plan | Purpose::Review { .. } | Purpose::Inputs { .. } => 1024,
         Purpose::Tests { .. } | Purpose::Code { .. } => 1536,
         Purpose::Reflect { .. } | Purpose::Repair { .. } => 2048,
     }

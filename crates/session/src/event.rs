@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use codeloop_protocol::{ChatMessage, Location, Stream, Usage};
 
+use super::consensus::Candidate;
+use super::review::{ReviewFinding, ReviewVerdict};
+
 /// Version of the tape format. Bump when an existing event changes shape;
 /// adding a new variant or an optional field does not need a bump.
 pub const TAPE_VERSION: u32 = 1;
@@ -166,6 +169,41 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rejected_because: Option<String>,
     },
+    /// The review before running (`review = true`): the model's verdict on
+    /// a node's code version against the task, its spec and its tests,
+    /// after the static check and before the run. Advisory: a serious
+    /// finding sends the code to a repair unrun only where the profile says
+    /// so (`review_repairs`), with a `Localized` failure of `error_type`
+    /// "Review". A reply that could not be read is a notice, not this.
+    Review {
+        node: String,
+        /// The code version reviewed.
+        iteration: u32,
+        verdict: ReviewVerdict,
+        #[serde(default)]
+        findings: Vec<ReviewFinding>,
+        /// The model call that made it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<u64>,
+    },
+    /// Functional consensus (`--candidates N`): a node's first code
+    /// written several times, each candidate run on the inputs of its
+    /// tests; `chosen` (the one agreeing with the most others) becomes
+    /// the `Code` of `iteration` that follows.
+    Candidates {
+        node: String,
+        iteration: u32,
+        candidates: Vec<Candidate>,
+        /// The inputs they were run on.
+        inputs: u32,
+        /// Of them, those the model proposed (the rest are its tests' calls).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        proposed: u32,
+        chosen: usize,
+        /// Why the first was kept without a vote (the run failed, no inputs).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
     /// The model's reflection on a failure, before the repair.
     Reflection {
         node: String,
@@ -221,6 +259,10 @@ pub enum Event {
     },
 }
 
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
 impl Event {
     /// A short name for the event kind, for logs and review headings.
     pub fn kind(&self) -> &'static str {
@@ -245,6 +287,8 @@ impl Event {
             Event::Localized { .. } => "localized",
             Event::Attempt { .. } => "attempt",
             Event::TestsChanged { .. } => "tests_changed",
+            Event::Review { .. } => "review",
+            Event::Candidates { .. } => "candidates",
             Event::Reflection { .. } => "reflection",
             Event::Paused { .. } => "paused",
             Event::Steer { .. } => "steer",
@@ -363,7 +407,9 @@ impl AttemptKind {
     }
 }
 
-/// Why a model call was made.
+/// Why a model call was made. `Review`: the review of a node's code
+/// before it runs; `Inputs`: inputs of a node's function proposed to vote
+/// on its candidates (functional consensus).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Purpose {
@@ -372,6 +418,8 @@ pub enum Purpose {
     Code { node: String },
     Reflect { node: String },
     Repair { node: String },
+    Review { node: String },
+    Inputs { node: String },
 }
 
 impl Purpose {
@@ -381,7 +429,9 @@ impl Purpose {
             Purpose::Tests { node }
             | Purpose::Code { node }
             | Purpose::Reflect { node }
-            | Purpose::Repair { node } => Some(node),
+            | Purpose::Repair { node }
+            | Purpose::Review { node }
+            | Purpose::Inputs { node } => Some(node),
         }
     }
 }
@@ -562,6 +612,14 @@ pub enum Step {
         purpose: Purpose,
         tag: String,
         messages: Vec<ChatMessage>,
+    },
+    /// A node's code was reviewed before it runs (its `Event::Review` is
+    /// just before): approve runs it, skip sends it to a repair with the
+    /// review's findings, unrun; an edit of the code or a hint meanwhile
+    /// is taken as always.
+    Review {
+        node: String,
+        iteration: u32,
     },
 }
 

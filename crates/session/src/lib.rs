@@ -2,6 +2,7 @@
 //!
 //! This module knows nothing of models, processes or terminals.
 
+pub mod consensus;
 pub mod event;
 pub mod figures;
 pub mod index;
@@ -12,16 +13,19 @@ pub mod plan;
 pub mod prefix;
 pub mod repairs;
 pub mod report;
+pub mod review;
 mod segments;
 pub mod state;
 mod steering;
 pub mod tape;
 pub mod tape_read;
 
+pub use consensus::{Candidate, CandidatesInfo};
 pub use event::*;
 pub use outcome::Outcome;
 pub use plan::{Dag, PlanError, edit_spec};
 pub use prefix::PrefixReuse;
+pub use review::{ReviewFinding, ReviewInfo, ReviewVerdict, Severity};
 pub use state::State;
 pub use tape::{SkippedLine, TapeContents, TapeError, TapeWriter, parse_tape, read_tape};
 pub use tape_read::{TapeEnd, TapeStream};

@@ -5,6 +5,8 @@ use std::collections::VecDeque;
 
 use super::event::*;
 use super::repairs::{AttemptInfo, TestChange};
+use super::review::ReviewInfo;
+use super::review::{ReviewFinding, ReviewVerdict};
 use super::state::OUTPUT_KEEP_BYTES;
 use codeloop_protocol::{ChatMessage, Location, Stream, Usage};
 
@@ -37,6 +39,10 @@ pub struct NodeState {
     pub attempts: Vec<AttemptInfo>,
     /// Test changes the model proposed, applied or not, oldest first.
     pub test_changes: Vec<TestChange>,
+    /// The reviews before running (`review = true`), oldest first.
+    pub reviews: Vec<ReviewInfo>,
+    /// The candidates its first code was chosen from (`--candidates N`).
+    pub candidates: Option<super::consensus::CandidatesInfo>,
     /// Asked to run again once the pass under way is over: a re-run, or an
     /// edit of code or tests that arrived while the node was not being worked
     /// on (a node at work picks its edits up by itself). A pass taking it
@@ -73,6 +79,8 @@ impl NodeState {
             hints: Vec::new(),
             attempts: Vec::new(),
             test_changes: Vec::new(),
+            reviews: Vec::new(),
+            candidates: None,
             queued: false,
             settled_run: None,
             carried_run: None,
@@ -84,6 +92,13 @@ impl NodeState {
     pub(super) fn unsettle(&mut self) {
         self.settled_run = None;
         self.carried_run = None;
+    }
+
+    /// The review of the node's current code, if it was reviewed.
+    pub fn current_review(&self) -> Option<&ReviewInfo> {
+        self.reviews
+            .last()
+            .filter(|r| r.iteration == self.iteration())
     }
 
     /// The latest code, if any.
@@ -227,6 +242,13 @@ pub enum HistoryEntry {
     },
     Steer {
         command: Command,
+    },
+    /// The review of a code version before it ran.
+    Review {
+        node: String,
+        iteration: u32,
+        verdict: ReviewVerdict,
+        findings: Vec<ReviewFinding>,
     },
 }
 

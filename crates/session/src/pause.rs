@@ -37,6 +37,8 @@ pub fn pause_after(event: &Event) -> Option<Option<&Step>> {
         | Event::Attempt { .. }
         | Event::TestsChanged { .. }
         | Event::Reflection { .. }
+        | Event::Review { .. }
+        | Event::Candidates { .. }
         | Event::Steer { .. }
         | Event::Notice { .. }
         | Event::Program { .. }

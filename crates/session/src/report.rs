@@ -5,7 +5,7 @@
 
 use super::event::{NodeStatus, RunKind, RunRecord};
 use super::state::{HistoryEntry, NodeState, RunState, State};
-use codeloop_protocol::present::plural;
+use codeloop_protocol::present::{count, plural};
 
 /// The run of the assembled program, the latest one that ended.
 pub fn program_run(state: &State) -> Option<(&RunState, &RunRecord)> {
@@ -69,6 +69,13 @@ pub fn markdown(s: &State) -> String {
         s.usage.total(),
         s.usage.words()
     ));
+    let (reviews, review_tokens) = super::review::review_cost(s);
+    if reviews > 0 {
+        out.push_str(&format!(
+            "  \nReviews before running: {}, {review_tokens} tokens (counted above)",
+            count(reviews, "call")
+        ));
+    }
     if let Some(total) = super::figures::total_line(s) {
         out.push_str(&format!("  \nRuns: {total}"));
     }
@@ -173,6 +180,14 @@ fn node_section(s: &State, n: &NodeState, out: &mut String) {
         ));
     }
     let mut any = false;
+    if let Some(c) = &n.candidates {
+        out.push_str(&format!(
+            "- iteration {} chosen by a vote: {}\n",
+            c.iteration,
+            c.summary()
+        ));
+        any = true;
+    }
     for h in &s.history {
         match h {
             HistoryEntry::Failure {
@@ -181,6 +196,21 @@ fn node_section(s: &State, n: &NodeState, out: &mut String) {
                 location,
             } if *node == n.spec.name => {
                 out.push_str(&format!("- iteration {iteration} failed: {location}\n"));
+                any = true;
+            }
+            HistoryEntry::Review {
+                node,
+                iteration,
+                verdict,
+                findings,
+            } if *node == n.spec.name => {
+                out.push_str(&format!(
+                    "- review of iteration {iteration} before it ran: {}\n",
+                    super::review::summary(*verdict, findings)
+                ));
+                for f in findings {
+                    out.push_str(&format!("  - {}\n", f.line_text().replace('\n', " ")));
+                }
                 any = true;
             }
             HistoryEntry::Reflection {

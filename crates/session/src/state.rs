@@ -101,7 +101,9 @@ impl State {
             | Event::Localized { .. }
             | Event::Attempt { .. }
             | Event::TestsChanged { .. }
-            | Event::Reflection { .. } => self.fold_nodes(record),
+            | Event::Reflection { .. }
+            | Event::Review { .. }
+            | Event::Candidates { .. } => self.fold_nodes(record),
             Event::RunStarted { .. }
             | Event::Output { .. }
             | Event::RunFinished { .. }
@@ -167,7 +169,9 @@ impl State {
             | (Event::Code { node, .. }, Purpose::Code { node: n } | Purpose::Repair { node: n })
             // A repair that fixed the tests instead of the code.
             | (Event::TestsChanged { node, .. }, Purpose::Repair { node: n })
-            | (Event::Reflection { node, .. }, Purpose::Reflect { node: n }) => n == node,
+            | (Event::Reflection { node, .. }, Purpose::Reflect { node: n })
+            | (Event::Review { node, .. }, Purpose::Review { node: n })
+            | (Event::Candidates { node, .. }, Purpose::Inputs { node: n }) => n == node,
             _ => false,
         };
         if spent {

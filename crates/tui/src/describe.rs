@@ -181,6 +181,8 @@ pub fn describe_step(step: &Step) -> String {
             Purpose::Code { node } => format!("writing code for {node}"),
             Purpose::Reflect { node } => format!("reflecting on {node}"),
             Purpose::Repair { node } => format!("repairing {node}"),
+            Purpose::Review { node } => format!("reviewing the code of {node}"),
+            Purpose::Inputs { node } => format!("proposing inputs for {node}'s candidates"),
         },
         Step::Run {
             node: Some(n),
@@ -190,6 +192,9 @@ pub fn describe_step(step: &Step) -> String {
         Step::TestFix { node, .. } => format!("changing the tests of {node} (the model's fix)"),
         Step::Prompt { tag, .. } => {
             format!("sending the prompt of {tag}")
+        }
+        Step::Review { node, iteration } => {
+            format!("running {node} (iteration {iteration}), reviewed (x: repair it unrun)")
         }
     }
 }

@@ -374,7 +374,9 @@ fn active_node(event: &Event) -> Option<&str> {
         | Event::Localized { node, .. }
         | Event::Attempt { node, .. }
         | Event::TestsChanged { node, .. }
-        | Event::Reflection { node, .. } => Some(node),
+        | Event::Reflection { node, .. }
+        | Event::Review { node, .. }
+        | Event::Candidates { node, .. } => Some(node),
         Event::RunStarted { node, .. } => node.as_deref(),
         Event::NodeStatus { node, status } => {
             (!matches!(status, NodeStatus::Blocked)).then_some(node.as_str())

@@ -1,7 +1,7 @@
 //! `codeloop bench --compare A.jsonl B.jsonl`: two results files side by
 //! side, per metric and per problem where they differ: the experiment that
-//! says what a switch (`--no-runtime-values`, `--no-fresh-start`) does on a
-//! problem set.
+//! says what a switch (`--no-runtime-values`, `--no-fresh-start`,
+//! `--review`, `--candidates N`) does on a problem set.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -74,6 +74,32 @@ pub fn compare(a_name: &str, a: &[BenchResult], b_name: &str, b: &[BenchResult])
     ));
     let tokens = |f: &Figures| (f.prompt_tokens + f.completion_tokens).to_string();
     rows.push(("tokens".into(), tokens(&fa), tokens(&fb)));
+    rows.push((
+        "model calls".into(),
+        fa.calls.to_string(),
+        fb.calls.to_string(),
+    ));
+    // Functional consensus (`--candidates N`), when either side voted.
+    if fa.candidates + fb.candidates > 0 {
+        rows.push((
+            "candidates voted on".into(),
+            fa.candidates.to_string(),
+            fb.candidates.to_string(),
+        ));
+    }
+    // The review before running (`--review`), when either side had it.
+    if fa.reviews + fb.reviews > 0 {
+        for (name, get) in [
+            (
+                "reviews",
+                (|f: &Figures| f.reviews as u64) as fn(&Figures) -> u64,
+            ),
+            ("  sent to repair unrun", |f| f.review_repairs.into()),
+            ("  review tokens", |f| f.review_tokens),
+        ] {
+            rows.push((name.into(), get(&fa).to_string(), get(&fb).to_string()));
+        }
+    }
     let secs = |f: &Figures| format!("{:.1} s", f.model_ms as f64 / 1000.0);
     rows.push(("model time".into(), secs(&fa), secs(&fb)));
     for (name, get) in [
@@ -168,6 +194,7 @@ mod tests {
              pass@1 after repair 2  66.7% (2/3)   33.3% (1/3)  *\n\
              pass@1 final           66.7% (2/3)   33.3% (1/3)  *\n\
              tokens                 0             0\n\
+             model calls            0             0\n\
              model time             0.0 s         0.0 s\n\
              repairs                3             4  *\n  \
              with runtime values  3             0  *\n\

@@ -62,6 +62,8 @@ pub struct Args {
     /// Repair every time, never start fresh from the spec (another approach when a failure repeats)
     #[arg(long)]
     pub no_fresh_start: bool,
+    #[command(flatten)]
+    pub extras: super::loop_args::LoopArgs,
     /// Print two results files side by side (per metric, and the problems that differ) and exit
     #[arg(long, num_args = 2, value_names = ["A", "B"], conflicts_with = "problems")]
     pub compare: Option<Vec<PathBuf>>,
@@ -179,7 +181,9 @@ async fn solve(
         .run_order
         .iter()
         .filter_map(|id| state.runs.get(id))
-        .find(|r| r.node.is_some());
+        .find(|r| r.node.is_some())
+        // The first try is version 1: one a review sent to repair unrun never ran.
+        .filter(|r| r.iteration == 1);
     let first_failure = state.history.iter().find_map(|h| match h {
         HistoryEntry::Failure { location, .. } => Some(location.clone()),
         _ => None,
@@ -268,6 +272,14 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             .to_string();
         problems_file.with_file_name(format!("{stem}_bench.jsonl"))
     });
+    let extras = args.extras.extras(
+        &config,
+        args.model.profile.as_deref(),
+        args.model
+            .model
+            .as_deref()
+            .or(Some(config.model.model.as_str())),
+    );
     let options = EngineOptions {
         max_iterations: args
             .max_iterations
@@ -279,6 +291,9 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         token_budget: config.run.token_budget,
         runtime_values: !args.no_runtime_values,
         fresh_start: !args.no_fresh_start,
+        review: extras.review,
+        review_repairs: extras.review_repairs,
+        candidates: extras.candidates,
         ..EngineOptions::default()
     };
     let base = engine::new_session_dir(&config.paths.data_dir.join("bench"));

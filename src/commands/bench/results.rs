@@ -81,6 +81,20 @@ pub struct BenchResult {
     pub runs: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<Resources>,
+    /// Model calls made (the review's included).
+    #[serde(default)]
+    pub calls: u32,
+    /// Reviews before running (`--review`), the repairs they sent code to
+    /// without a run, and the tokens the review calls used.
+    #[serde(default)]
+    pub reviews: u32,
+    #[serde(default)]
+    pub review_repairs: u32,
+    #[serde(default)]
+    pub review_tokens: u64,
+    /// Candidates of the first code voted on (`--candidates N`; 0: no vote).
+    #[serde(default)]
+    pub candidates: u32,
 }
 
 impl BenchResult {
@@ -115,6 +129,11 @@ impl BenchResult {
             cached_tokens: None,
             runs: 0,
             resources: None,
+            calls: 0,
+            reviews: 0,
+            review_repairs: 0,
+            review_tokens: 0,
+            candidates: 0,
         }
     }
 
@@ -155,7 +174,23 @@ impl BenchResult {
             self.runs = t.runs;
             self.resources = Some(t.total);
         }
+        self.calls = state.calls.len() as u32;
+        let (reviews, review_tokens) = crate::session::review::review_cost(state);
+        self.reviews = reviews;
+        self.review_tokens = review_tokens;
+        self.review_repairs = state
+            .history
+            .iter()
+            .filter(|h| {
+                matches!(h, crate::session::state::HistoryEntry::Failure { node: n, location, .. }
+                if n == node && location.error_type == crate::session::review::REVIEW_ERROR)
+            })
+            .count() as u32;
         if let Some(n) = state.nodes.get(node) {
+            self.candidates = n
+                .candidates
+                .as_ref()
+                .map_or(0, |c| c.candidates.len() as u32);
             self.repairs = n.attempts.len() as u32;
             self.repairs_with_values =
                 n.attempts.iter().filter(|a| a.runtime_values).count() as u32;
@@ -225,6 +260,11 @@ pub struct Figures {
     /// server said how many it cached.
     pub cached_tokens: u64,
     pub cache_told_prompt_tokens: u64,
+    pub calls: u32,
+    pub reviews: u32,
+    pub review_repairs: u32,
+    pub review_tokens: u64,
+    pub candidates: u32,
 }
 
 impl Figures {
@@ -259,6 +299,11 @@ impl Figures {
                     0
                 }
             }),
+            calls: sum(|r| r.calls.into()) as u32,
+            reviews: sum(|r| r.reviews.into()) as u32,
+            review_repairs: sum(|r| r.review_repairs.into()) as u32,
+            review_tokens: sum(|r| r.review_tokens),
+            candidates: sum(|r| r.candidates.into()) as u32,
         }
     }
 

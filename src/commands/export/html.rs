@@ -61,6 +61,11 @@ fn result_class(result: SessionResult) -> &'static str {
 
 /// The whole page. `source` names the tape it was read from.
 pub fn page(state: &State, source: &str) -> String {
+    page_with(state, source, "")
+}
+
+/// The whole page with `lineage` (a section, `export/lineage.rs`) after its header.
+pub fn page_with(state: &State, source: &str, lineage: &str) -> String {
     let title = state.task.lines().next().unwrap_or("session");
     let mut out = String::new();
     let _ = write!(
@@ -73,6 +78,7 @@ pub fn page(state: &State, source: &str) -> String {
     );
     header(state, &mut out);
     super::inputs::section(state, &mut out);
+    out.push_str(lineage);
     out.push_str("<section id=\"plan\">\n<h2>Plan</h2>\n");
     match (&state.plan_error, graph::svg(state)) {
         (_, Some(svg)) => out.push_str(&svg),
@@ -131,7 +137,7 @@ fn header(state: &State, out: &mut String) {
          <dt>Started</dt><dd>{}</dd>\n\
          <dt>Repair iterations</dt><dd>{}</dd>\n\
          <dt>Tokens</dt><dd>{} ({})</dd>\n\
-         <dt>Sandbox</dt><dd>{}</dd>\n{}</dl>\n</header>\n",
+         <dt>Sandbox</dt><dd>{}</dd>\n{}{}</dl>\n</header>\n",
         esc(&state.session_id),
         esc(state.task.trim_end()),
         result_class(result),
@@ -146,6 +152,7 @@ fn header(state: &State, out: &mut String) {
         esc(&state.usage.words()),
         esc(&state.config.sandbox_layers.join(", ")),
         resources_facts(state),
+        super::review::header_facts(state),
     );
 }
 
@@ -251,6 +258,8 @@ fn iteration_block(
         listing(previous.map(|p| p.code.as_str()), &version.code, mark),
         id = esc(name),
     );
+    out.push_str(&super::consensus::block(node, it));
+    out.push_str(&super::review::block(node, it));
     match run_of(state, name, it) {
         Some((run, record)) => run_block(run, record, out),
         None => out.push_str("<div><p class=\"none\">Not run.</p></div>\n"),

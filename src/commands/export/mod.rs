@@ -2,11 +2,14 @@
 //! page, or the program and its tests, all from the state folded from the
 //! tape, so any session exports, finished or not.
 
+mod consensus;
 mod coverage;
 mod graph;
 pub(crate) mod html;
 mod inputs;
+mod lineage;
 mod pictures;
+mod review;
 
 use std::path::{Path, PathBuf};
 
@@ -49,24 +52,107 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         .output
         .clone()
         .unwrap_or_else(|| default_path(&state, args.format));
+    if args.format == Format::Html {
+        let written = write_html(
+            &state,
+            &contents.records,
+            &source,
+            &path,
+            &config.sessions_dir(),
+        )?;
+        for page in written {
+            println!("{}", page.display());
+        }
+        return Ok(0);
+    }
     write(&state, &source, args.format, &path)?;
     println!("{}", path.display());
     Ok(0)
 }
 
-/// Write `state` as `format` to `path`; `source` names where its tape came from.
+/// Write `state` as `format` to `path`; `source` names where its tape came
+/// from. A session in the sessions folder that is a fork or has forks gets
+/// its lineage on its HTML page, and its branches' pages beside it.
 pub fn write(state: &State, source: &str, format: Format, path: &Path) -> anyhow::Result<()> {
     match format {
         Format::Md => write_file(path, &report::markdown(state)),
-        Format::Html => write_file(path, &html::page(state, source)),
+        Format::Html => {
+            // The tape's folder is a session's, under the sessions folder.
+            let tape = Path::new(source);
+            let records = crate::session::read_tape(tape)
+                .map(|c| c.records)
+                .unwrap_or_default();
+            let sessions = tape
+                .parent()
+                .and_then(Path::parent)
+                .unwrap_or(Path::new(""));
+            write_html(state, &records, source, path, sessions).map(|_| ())
+        }
         Format::Py => write_python(state, path),
     }
 }
 
+/// The HTML page of `state` (folded from `records`, read from `source`)
+/// at `path`; when it is a fork or has forks in `sessions_dir`, with its
+/// lineage, and the page of each other branch beside it. The pages written.
+fn write_html(
+    state: &State,
+    records: &[crate::session::Record],
+    source: &str,
+    path: &Path,
+    sessions_dir: &Path,
+) -> anyhow::Result<Vec<PathBuf>> {
+    let sessions = crate::session::index::list(sessions_dir)
+        .map(|l| l.sessions)
+        .unwrap_or_default();
+    let tape = Path::new(source);
+    let tape = tape.is_file().then_some(tape);
+    let Some(mut tree) = lineage::collect(state, records, tape, &sessions) else {
+        write_file(path, &html::page(state, source))?;
+        return Ok(vec![path.to_path_buf()]);
+    };
+    let here = state.session_id.clone();
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    tree.asked = Some((here.clone(), file));
+    write_file(
+        path,
+        &html::page_with(state, source, &lineage::section(&tree, &here)),
+    )?;
+    let mut written = vec![path.to_path_buf()];
+    let beside = path.parent().unwrap_or(Path::new(""));
+    for (_, b) in tree.branches.iter().filter(|(_, b)| b.id != here) {
+        let Some(branch) = &b.state else { continue };
+        let page = beside.join(b.page());
+        let from = b
+            .tape
+            .as_deref()
+            .map(|t| t.display().to_string())
+            .unwrap_or_default();
+        write_file(
+            &page,
+            &html::page_with(branch, &from, &lineage::section(&tree, &b.id)),
+        )?;
+        written.push(page);
+    }
+    Ok(written)
+}
+
 /// `codeloop-ID.md`, `codeloop-ID.html` or `codeloop-ID/`, in the current folder.
 pub fn default_path(state: &State, format: Format) -> PathBuf {
-    let id: String = state
-        .session_id
+    let stem = file_stem(&state.session_id);
+    match format {
+        Format::Md => PathBuf::from(format!("{stem}.md")),
+        Format::Html => PathBuf::from(format!("{stem}.html")),
+        Format::Py => PathBuf::from(stem),
+    }
+}
+
+/// `codeloop-ID`, the id kept to letters, digits, `-` and `_`.
+pub fn file_stem(session_id: &str) -> String {
+    let id: String = session_id
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
@@ -76,15 +162,10 @@ pub fn default_path(state: &State, format: Format) -> PathBuf {
             }
         })
         .collect();
-    let stem = if id.is_empty() {
+    if id.is_empty() {
         "codeloop-session".to_string()
     } else {
         format!("codeloop-{id}")
-    };
-    match format {
-        Format::Md => PathBuf::from(format!("{stem}.md")),
-        Format::Html => PathBuf::from(format!("{stem}.html")),
-        Format::Py => PathBuf::from(stem),
     }
 }
 

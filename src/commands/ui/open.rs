@@ -175,7 +175,14 @@ fn fork_starter(
                     Ok(model) => Arc::clone(model),
                     Err(e) => anyhow::bail!("no model for a new session: {e}"),
                 };
-                return start_session(&config, model, sandbox, request, &SessionChoices::default());
+                return start_session(
+                    &config,
+                    model,
+                    sandbox,
+                    request,
+                    &SessionChoices::default(),
+                    crate::commands::loop_args::extras_of(&config, None, None),
+                );
             }
         };
         let (model, note) = match &ready.fork {

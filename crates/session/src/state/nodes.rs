@@ -153,6 +153,48 @@ impl State {
                     });
                 }
             }
+            Event::Review {
+                node,
+                iteration,
+                verdict,
+                findings,
+                call_id,
+            } => {
+                if let Some(n) = self.nodes.get_mut(node) {
+                    n.reviews.push(crate::review::ReviewInfo {
+                        iteration: *iteration,
+                        verdict: *verdict,
+                        findings: findings.clone(),
+                        call_id: *call_id,
+                    });
+                }
+                self.history.push(HistoryEntry::Review {
+                    node: node.clone(),
+                    iteration: *iteration,
+                    verdict: *verdict,
+                    findings: findings.clone(),
+                });
+            }
+            Event::Candidates {
+                node,
+                iteration,
+                candidates,
+                inputs,
+                proposed,
+                chosen,
+                note,
+            } => {
+                if let Some(n) = self.nodes.get_mut(node) {
+                    n.candidates = Some(crate::consensus::CandidatesInfo {
+                        iteration: *iteration,
+                        candidates: candidates.clone(),
+                        inputs: *inputs,
+                        proposed: *proposed,
+                        chosen: *chosen,
+                        note: note.clone(),
+                    });
+                }
+            }
             Event::Reflection {
                 node,
                 iteration,

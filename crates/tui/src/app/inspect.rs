@@ -85,7 +85,7 @@ impl App {
                     "writing the prompt: it opens in the editor once written",
                 );
             }
-            Some(Step::Run { .. } | Step::TestFix { .. }) | None => self.say(
+            Some(Step::Run { .. } | Step::TestFix { .. } | Step::Review { .. }) | None => self.say(
                 NoticeLevel::Warning,
                 "no model call waits: turn step mode on (s) to pause before the next one",
             ),

@@ -431,6 +431,12 @@ impl CodePane {
                     marks.extend(
                         failure.and_then(|e| failing_line(code, e).map(|l| Mark::failure(t, l, e))),
                     );
+                    // The review's findings, on lines no failure or value marks.
+                    let review: Vec<Mark> = super::code_review::marks(t, n, code)
+                        .into_iter()
+                        .filter(|r| !marks.iter().any(|m| m.line == r.line))
+                        .collect();
+                    marks.extend(review);
                     // Which lines of the function ran, in the gutter.
                     let runs = super::code_coverage::failure_with_coverage(n)
                         .and_then(|e| super::code_coverage::line_runs(code, name, e));
@@ -509,6 +515,8 @@ impl CodePane {
             v.footer.push(Line::styled(status, t.dim));
         }
         if self.tab == CodeTab::Code {
+            v.footer.extend(super::code_review::candidates_line(t, n));
+            v.footer.extend(super::code_review::footer(t, n, 3));
             for f in n.findings.iter().take(2) {
                 v.footer.push(Line::styled(
                     format!(

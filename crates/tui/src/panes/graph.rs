@@ -330,6 +330,13 @@ impl GraphPane {
                     if differs {
                         spans.push(Span::styled(" ≠live", t.warning));
                     }
+                    // Its first code was voted on (`--candidates N`).
+                    if let Some(c) = &n.candidates {
+                        spans.push(Span::styled(
+                            format!(" vote {}→#{}", c.candidates.len(), c.chosen + 1),
+                            t.accent,
+                        ));
+                    }
                     if !n.spec.depends_on.is_empty() {
                         spans.push(Span::styled(
                             format!(" ← {}", n.spec.depends_on.join(", ")),

@@ -17,7 +17,7 @@ use super::{Ctx, Handled, Scroll, page, scroll_keys, wrap};
 use crate::describe::{describe_command, source_label};
 use crate::keymap::{self, Binding, Row};
 use codeloop_session::state::HistoryEntry;
-use codeloop_session::{Command, NoticeLevel, Outcome, State};
+use codeloop_session::{Command, NoticeLevel, Outcome, ReviewVerdict, Severity, State};
 
 pub const KEYS: &[Binding<Scroll>] = &[Binding {
     label: "↑ ↓ PgUp PgDn",
@@ -243,6 +243,27 @@ impl HistoryPane {
                         for change in n.test_changes.iter().filter(|c| c.iteration == *iteration) {
                             test_change_lines(&mut out, change, t, width);
                         }
+                    }
+                }
+                HistoryEntry::Review {
+                    verdict, findings, ..
+                } => {
+                    let summary = codeloop_session::review::summary(*verdict, findings);
+                    let style = match verdict {
+                        ReviewVerdict::Ok => t.ok,
+                        ReviewVerdict::Concerns
+                            if findings.iter().any(|f| f.severity == Severity::Serious) =>
+                        {
+                            t.error
+                        }
+                        ReviewVerdict::Concerns => t.warning,
+                    };
+                    out.push(Line::from(vec![
+                        Span::styled("  ◆ review ", style),
+                        Span::styled(summary, style),
+                    ]));
+                    for f in findings {
+                        push_wrapped(&mut out, "    ◆ ", &f.line_text(), t.text, width);
                     }
                 }
                 HistoryEntry::Steer { command } => {

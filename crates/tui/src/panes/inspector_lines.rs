@@ -80,6 +80,8 @@ pub fn purpose_words(purpose: &Purpose) -> String {
         Purpose::Code { node } => format!("code of {node}"),
         Purpose::Reflect { node } => format!("reflection and repair of {node}"),
         Purpose::Repair { node } => format!("repair of {node}"),
+        Purpose::Review { node } => format!("review of {node}"),
+        Purpose::Inputs { node } => format!("inputs to vote on {node}'s candidates"),
     }
 }
 
@@ -269,7 +271,7 @@ fn pending_lines(state: &State, t: &Theme, width: usize, out: &mut Vec<Line<'sta
                 out,
             );
         }
-        Some(Step::Run { .. } | Step::TestFix { .. }) | None => {
+        Some(Step::Run { .. } | Step::TestFix { .. } | Step::Review { .. }) | None => {
             out.push(Line::styled("no model call waits", t.dim))
         }
     }

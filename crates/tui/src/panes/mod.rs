@@ -8,6 +8,7 @@
 pub mod code;
 pub mod code_coverage;
 pub mod code_lines;
+pub mod code_review;
 pub mod code_tabs;
 pub mod code_values;
 pub mod confirm;

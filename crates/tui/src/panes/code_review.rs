@@ -1,0 +1,86 @@
+//! The review before running in the code pane: each finding of the review
+//! of the version shown is a mark at its line (`◆`, after the failure and
+//! the values, which win a line), and under the code the verdict and the
+//! findings. Under it too, the vote the version was chosen by, when its
+//! candidates were (functional consensus).
+
+use ratatui::text::{Line, Span};
+
+use super::code_lines::Mark;
+use crate::theme::Theme;
+use codeloop_session::state::NodeState;
+use codeloop_session::{ReviewInfo, ReviewVerdict, Severity};
+
+/// The review of the node's code as shown (its latest version), if any.
+fn shown(n: &NodeState) -> Option<&ReviewInfo> {
+    n.current_review()
+}
+
+/// A mark at each finding's line of `code` (lines past its end are left to the footer).
+pub fn marks(t: &Theme, n: &NodeState, code: &str) -> Vec<Mark> {
+    let Some(review) = shown(n) else {
+        return Vec::new();
+    };
+    let count = code.lines().count();
+    review
+        .findings
+        .iter()
+        .filter_map(|f| {
+            let line = f.line? as usize;
+            (line >= 1 && line <= count).then(|| Mark {
+                line: line - 1,
+                sign: "◆",
+                note: format!("  ◆ review: {}", f.what),
+                style: match f.severity {
+                    Severity::Serious => t.error,
+                    Severity::Minor => t.warning,
+                },
+                emphasis: false,
+            })
+        })
+        .collect()
+}
+
+/// The candidates the version shown was chosen from (`--candidates N`),
+/// each with its agreement, in one line.
+pub fn candidates_line(t: &Theme, n: &NodeState) -> Option<Line<'static>> {
+    let c = n
+        .candidates
+        .as_ref()
+        .filter(|c| c.iteration == n.iteration())?;
+    let each: Vec<String> = c
+        .candidates
+        .iter()
+        .enumerate()
+        .map(|(i, k)| match (k.loaded, i == c.chosen) {
+            (false, _) => format!("#{} did not load", i + 1),
+            (true, true) => format!("#{} {} ✓", i + 1, k.score),
+            (true, false) => format!("#{} {}", i + 1, k.score),
+        })
+        .collect();
+    Some(Line::from(vec![
+        Span::styled("vote: ", t.accent),
+        Span::styled(format!("{} · {}", c.summary(), each.join(" · ")), t.text),
+    ]))
+}
+
+/// The verdict in one line, then the findings (those with a line too: a
+/// note beside code may be cut at the pane's edge), at most `most`.
+pub fn footer(t: &Theme, n: &NodeState, most: usize) -> Vec<Line<'static>> {
+    let Some(review) = shown(n) else {
+        return Vec::new();
+    };
+    let style = match (review.verdict, review.serious()) {
+        (_, true) => t.error,
+        (ReviewVerdict::Concerns, false) => t.warning,
+        (ReviewVerdict::Ok, false) => t.ok,
+    };
+    let mut out = vec![Line::from(vec![
+        Span::styled("review: ", style),
+        Span::styled(review.summary(), style),
+    ])];
+    for f in review.findings.iter().take(most) {
+        out.push(Line::styled(format!("  ◆ {}", f.line_text()), t.text));
+    }
+    out
+}

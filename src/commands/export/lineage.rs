@@ -1,0 +1,339 @@
+//! A session's lineage on its HTML page: the tree of the sessions it
+//! belongs to (its forebears up to the first, and every fork made from
+//! any of them that the sessions folder holds), where each fork was made
+//! (at which record, and what that record was), how each branch ended, and
+//! a link to each branch's own page. `codeloop export --format html`
+//! writes those pages beside the one asked for, as `codeloop-ID.html`, so
+//! the links are plain relative file names and work offline.
+//!
+//! Reading the tapes is done here, once, bounded ([`MOST`] branches); the
+//! section itself is a pure function of what was read.
+
+use crate::protocol::present::plural;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use super::html::esc;
+use crate::session::index::{SessionResult, SessionSummary};
+use crate::session::{Event, Record, State, read_tape};
+
+/// The most branches a lineage shows (and writes pages for).
+pub const MOST: usize = 64;
+
+/// One session of the lineage.
+#[derive(Debug, Clone)]
+pub struct Branch {
+    pub id: String,
+    /// The session it was forked from, and the parent's record it starts after.
+    pub parent: Option<(String, u64)>,
+    /// What that record was, in words ("total_len #1: its failure localized").
+    pub fork_point: Option<String>,
+    /// None when its tape could not be read (then it has no page).
+    pub state: Option<State>,
+    /// Where its tape is.
+    pub tape: Option<PathBuf>,
+    /// Why its tape could not be read.
+    pub unread: Option<String>,
+}
+
+impl Branch {
+    /// The file its page is written to, beside the others.
+    pub fn page(&self) -> String {
+        format!("{}.html", super::file_stem(&self.id))
+    }
+}
+
+/// The tree: branches in order (each after its parent), with their depth.
+#[derive(Debug, Clone)]
+pub struct Lineage {
+    pub branches: Vec<(usize, Branch)>,
+    /// Branches left out past [`MOST`].
+    pub left_out: usize,
+    /// The page asked for, when not named `codeloop-ID.html`: (id, file name).
+    pub asked: Option<(String, String)>,
+}
+
+impl Lineage {
+    /// The file name of `b`'s page, as the others link it.
+    fn page_of(&self, b: &Branch) -> String {
+        match &self.asked {
+            Some((id, file)) if *id == b.id => file.clone(),
+            _ => b.page(),
+        }
+    }
+}
+
+/// The lineage of the session folded into `state` from `records` (read
+/// from `tape`): None when it is no fork and has none.
+pub fn collect(
+    state: &State,
+    records: &[Record],
+    tape: Option<&Path>,
+    sessions: &[SessionSummary],
+) -> Option<Lineage> {
+    let id = state.session_id.clone();
+    // Every session's parent, as the index knows it, and this one's own.
+    let mut parent_of: BTreeMap<String, (String, u64)> = sessions
+        .iter()
+        .filter_map(|s| {
+            let (p, at) = s.parent.as_deref()?.rsplit_once('@')?;
+            Some((s.id.clone(), (p.to_string(), at.parse().ok()?)))
+        })
+        .collect();
+    if let Some(p) = &state.parent {
+        parent_of.insert(id.clone(), (p.session_id.clone(), p.at_seq));
+    }
+    let has_forks = parent_of.values().any(|(p, _)| *p == id);
+    if state.parent.is_none() && !has_forks {
+        return None;
+    }
+    // Up to the first forebear (a cycle, which no fork makes, stops the walk).
+    let mut root = id.clone();
+    let mut seen = BTreeSet::from([root.clone()]);
+    while let Some((p, _)) = parent_of.get(&root) {
+        if !seen.insert(p.clone()) {
+            break;
+        }
+        root = p.clone();
+    }
+    let mut children: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (child, (p, _)) in &parent_of {
+        children.entry(p.as_str()).or_default().push(child.as_str());
+    }
+    let by_id: BTreeMap<&str, &SessionSummary> =
+        sessions.iter().map(|s| (s.id.as_str(), s)).collect();
+    // Children in the order they were started.
+    for kids in children.values_mut() {
+        kids.sort_by_key(|k| {
+            by_id
+                .get(k)
+                .map(|s| s.started_at.clone())
+                .unwrap_or_default()
+        });
+    }
+    let mut order: Vec<(usize, String)> = Vec::new();
+    let mut stack = vec![(0usize, root.clone())];
+    let mut visited = BTreeSet::new();
+    let mut left_out = 0;
+    while let Some((depth, node)) = stack.pop() {
+        if !visited.insert(node.clone()) {
+            continue;
+        }
+        if order.len() >= MOST {
+            left_out += 1;
+            continue;
+        }
+        order.push((depth, node.clone()));
+        if let Some(kids) = children.get(node.as_str()) {
+            for k in kids.iter().rev() {
+                stack.push((depth + 1, k.to_string()));
+            }
+        }
+    }
+    let branches = order
+        .into_iter()
+        .map(|(depth, bid)| {
+            let branch = if bid == id {
+                Branch {
+                    parent: parent_of.get(&bid).cloned(),
+                    fork_point: None,
+                    state: Some(state.clone()),
+                    tape: tape.map(Path::to_path_buf),
+                    unread: None,
+                    id: bid,
+                }
+            } else {
+                // The parent's tape named by this session's fork, when the
+                // index does not hold the parent.
+                let tape = by_id.get(bid.as_str()).map(|s| s.tape()).or_else(|| {
+                    state
+                        .parent
+                        .as_ref()
+                        .filter(|p| p.session_id == bid)
+                        .map(|p| PathBuf::from(&p.tape))
+                });
+                let parent = parent_of.get(&bid).cloned();
+                read_branch(bid, parent, tape)
+            };
+            (depth, branch)
+        })
+        .collect::<Vec<_>>();
+    let mut lineage = Lineage {
+        branches,
+        left_out,
+        asked: None,
+    };
+    fork_points(&mut lineage, records, state);
+    Some(lineage)
+}
+
+fn read_branch(id: String, parent: Option<(String, u64)>, tape: Option<PathBuf>) -> Branch {
+    let (state, unread) = match &tape {
+        Some(path) => match read_tape(path) {
+            Ok(contents) => (Some(State::from_records(&contents.records)), None),
+            Err(e) => (None, Some(e.to_string())),
+        },
+        None => (None, Some("its tape is not in the sessions folder".into())),
+    };
+    Branch {
+        id,
+        parent,
+        fork_point: None,
+        state,
+        tape,
+        unread,
+    }
+}
+
+/// Each fork's point, read from its own tape: a fork's tape holds its
+/// parent's records up to the fork, numbers kept.
+fn fork_points(lineage: &mut Lineage, current_records: &[Record], current: &State) {
+    for (_, b) in &mut lineage.branches {
+        let Some((_, at)) = b.parent else { continue };
+        b.fork_point = if b.id == current.session_id {
+            Some(describe_point(current_records, at))
+        } else {
+            b.tape
+                .as_deref()
+                .and_then(|t| read_tape(t).ok())
+                .map(|c| describe_point(&c.records, at))
+        };
+    }
+}
+
+/// The record numbered `at` in words, with what the session had then.
+pub fn describe_point(records: &[Record], at: u64) -> String {
+    let before: Vec<&Record> = records.iter().take_while(|r| r.seq <= at).collect();
+    let Some(last) = before.last() else {
+        return format!("record {at}");
+    };
+    let state = State::from_records(before.iter().copied());
+    let what = match &last.event {
+        Event::Code {
+            node, iteration, ..
+        } => format!("{node} #{iteration} written"),
+        Event::Localized {
+            node, iteration, ..
+        } => format!("{node} #{iteration}: its failure localized"),
+        Event::Reflection {
+            node, iteration, ..
+        } => format!("{node} #{iteration}: the reflection on its failure"),
+        Event::Review {
+            node, iteration, ..
+        } => format!("{node} #{iteration}: its review"),
+        Event::Tests { node, .. } => format!("{node}: its tests written"),
+        Event::Check {
+            node, iteration, ..
+        } => format!("{node} #{iteration}: its static check"),
+        Event::RunFinished { run_id, record } => match state.runs.get(run_id) {
+            Some(run) => format!(
+                "the run of {} #{} {}",
+                run.node.as_deref().unwrap_or("the program"),
+                run.iteration,
+                if record.passed { "passed" } else { "failed" }
+            ),
+            None => "a run ended".into(),
+        },
+        Event::NodeStatus { node, status } => format!("{node} {}", status.label()),
+        Event::Plan { specs } => {
+            format!("the plan: {} function{}", specs.len(), plural(specs.len()))
+        }
+        Event::Finished { .. } => "the end of the session".into(),
+        other => other.kind().replace('_', " "),
+    };
+    let versions: u32 = state.nodes.values().map(|n| n.iteration()).sum();
+    format!(
+        "record {at} ({what}; {versions} code version{} by then)",
+        plural(versions)
+    )
+}
+
+/// The lineage as a section of the page of `current`.
+pub fn section(lineage: &Lineage, current: &str) -> String {
+    let mut out = String::from(
+        "<section id=\"lineage\">\n<h2>Lineage</h2>\n<p class=\"none\">The sessions this one belongs to: where each was forked, how it ended. Each links to its own page, written beside this one.</p>\n<ul class=\"lineage\">\n",
+    );
+    for (depth, b) in &lineage.branches {
+        let mine = b.id == current;
+        let name = if mine {
+            format!(
+                "<b>{}</b> <span class=\"none\">(this page)</span>",
+                esc(&b.id)
+            )
+        } else if b.state.is_some() {
+            format!(
+                "<a href=\"{}\">{}</a>",
+                esc(&lineage.page_of(b)),
+                esc(&b.id)
+            )
+        } else {
+            esc(&b.id)
+        };
+        let result = match &b.state {
+            Some(s) => {
+                let r = SessionResult::of(s);
+                format!(
+                    " <span class=\"badge {}\">{}</span> <span class=\"none\">{} repair{}, {} tokens</span> {}",
+                    result_class(r),
+                    r.label(),
+                    s.repair_iterations(),
+                    plural(s.repair_iterations()),
+                    s.usage.total(),
+                    esc(s.task.lines().next().unwrap_or(""))
+                )
+            }
+            None => format!(
+                " <span class=\"none\">({})</span>",
+                esc(b.unread.as_deref().unwrap_or("not read"))
+            ),
+        };
+        let forked = match (&b.parent, &b.fork_point) {
+            (Some((p, _)), Some(point)) => {
+                format!(
+                    "<div class=\"fork\">forked from {} after {}</div>",
+                    esc(p),
+                    esc(point)
+                )
+            }
+            (Some((p, at)), None) => {
+                format!(
+                    "<div class=\"fork\">forked from {} after record {at}</div>",
+                    esc(p)
+                )
+            }
+            (None, _) => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "<li class=\"depth-{}{}\" style=\"margin-left: {}em\">{}{}{}</li>",
+            depth.min(&32),
+            if mine { " current" } else { "" },
+            depth * 2,
+            name,
+            result,
+            forked
+        );
+    }
+    out.push_str("</ul>\n");
+    if lineage.left_out > 0 {
+        let _ = writeln!(
+            out,
+            "<p class=\"none\">{} more branch{} left out (at most {MOST} are shown).</p>",
+            lineage.left_out,
+            if lineage.left_out == 1 { "" } else { "es" }
+        );
+    }
+    out.push_str("</section>\n");
+    out
+}
+
+fn result_class(result: SessionResult) -> &'static str {
+    match result {
+        SessionResult::Passed => "passed",
+        SessionResult::Failed => "failed",
+        SessionResult::NoPlan => "no-plan",
+        SessionResult::Cancelled => "cancelled",
+        SessionResult::DidNotFinish => "did-not-finish",
+    }
+}

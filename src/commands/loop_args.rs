@@ -1,0 +1,114 @@
+//! What the loop does beside writing, running and repairing, asked for on
+//! the command line (`run`, `bench` and the workbench): `--review` and
+//! `--review-repairs` (the review before running), `--candidates N`
+//! (functional consensus). A flag wins over the config and every profile,
+//! as flags do.
+
+use crate::config::Config;
+
+#[derive(Debug, Clone, Copy, Default, clap::Args)]
+pub struct LoopArgs {
+    /// Review each code version with one model call before it runs (its verdict is shown; advisory) [default: the profile's or [run]'s review]
+    #[arg(long)]
+    pub review: bool,
+    /// Send code whose review finds something serious to a repair without a run (implies --review) [default: the profile's or [run]'s review_repairs]
+    #[arg(long)]
+    pub review_repairs: bool,
+    /// Write each function's first code N times and keep the candidate whose outputs on its tests' inputs agree with the most others (1 = off) [default: the profile's or [run]'s candidates, 1]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=8))]
+    pub candidates: Option<u32>,
+}
+
+/// What a session's engine is asked to do beside the loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Extras {
+    pub review: bool,
+    pub review_repairs: bool,
+    pub candidates: u32,
+}
+
+impl LoopArgs {
+    /// `config` with the flags applied: `[run]` and every profile say so.
+    pub fn apply(self, mut config: Config) -> Config {
+        if self.review || self.review_repairs {
+            config.run.review = true;
+            for p in config.models.values_mut() {
+                p.review = Some(true);
+            }
+        }
+        if self.review_repairs {
+            config.run.review_repairs = true;
+            for p in config.models.values_mut() {
+                p.review_repairs = Some(true);
+            }
+        }
+        if let Some(n) = self.candidates {
+            config.run.candidates = n;
+            for p in config.models.values_mut() {
+                p.candidates = Some(n);
+            }
+        }
+        config
+    }
+
+    /// The extras for a session on the profile `profile` (or the model
+    /// named `model`, when a profile is named so), flags applied.
+    pub fn extras(self, config: &Config, profile: Option<&str>, model: Option<&str>) -> Extras {
+        extras_of(&self.apply(config.clone()), profile, model)
+    }
+}
+
+/// The extras the config (already with any flags applied) gives a session.
+pub fn extras_of(config: &Config, profile: Option<&str>, model: Option<&str>) -> Extras {
+    let (review, review_repairs) = config.review(profile, model);
+    Extras {
+        review,
+        review_repairs,
+        candidates: config.candidates(profile, model),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ModelProfile;
+
+    #[test]
+    fn a_profile_says_unless_a_flag_says_otherwise() {
+        let mut config = Config::default();
+        config.models.insert(
+            "careful".into(),
+            ModelProfile {
+                review: Some(true),
+                candidates: Some(3),
+                ..ModelProfile::default()
+            },
+        );
+        config.models.insert(
+            "quick".into(),
+            ModelProfile {
+                review: Some(false),
+                ..ModelProfile::default()
+            },
+        );
+        assert_eq!(config.review(Some("careful"), None), (true, false));
+        assert_eq!(config.candidates(Some("careful"), None), 3);
+        assert_eq!(config.review(None, Some("quick")), (false, false));
+        assert_eq!(config.candidates(None, Some("quick")), 1);
+        assert_eq!(config.review(None, None), (false, false));
+        let flags = LoopArgs {
+            review: false,
+            review_repairs: true,
+            candidates: Some(2),
+        };
+        assert_eq!(
+            flags.extras(&config, Some("quick"), None),
+            Extras {
+                review: true,
+                review_repairs: true,
+                candidates: 2
+            }
+        );
+        assert_eq!(flags.extras(&config, None, None).candidates, 2);
+    }
+}

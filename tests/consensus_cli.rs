@@ -1,0 +1,107 @@
+//! Functional consensus through the binary: `run --candidates 3` prints the
+//! vote and its page shows the candidates; `bench --candidates 3` against
+//! `bench` without, then `bench --compare`: pass@1, calls, the candidates.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
+
+use std::path::Path;
+use std::process::Command;
+
+fn codeloop(dir: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_codeloop"));
+    cmd.env("CODELOOP_DATA_DIR", dir.join("data"))
+        .env("CODELOOP_CONFIG", dir.join("none.toml"));
+    cmd
+}
+
+fn fixture(name: &str) -> String {
+    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn ok(mut cmd: Command) -> (String, String) {
+    let out = cmd.output().unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    (stdout, stderr)
+}
+
+fn row(stdout: &str, name: &str) -> Vec<String> {
+    stdout
+        .lines()
+        .map(|l| {
+            l.split("  ")
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .find(|r| r.first().map(String::as_str) == Some(name))
+        .unwrap_or_else(|| panic!("no row {name}: {stdout}"))
+}
+
+#[test]
+fn run_prints_the_vote_and_the_page_shows_the_candidates() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = codeloop(dir.path());
+    run.args(["run", "the total length of a list of words", "--no-cache"])
+        .args([
+            "--scripted",
+            &fixture("consensus_replies.jsonl"),
+            "--candidates",
+            "3",
+        ]);
+    let (_, stderr) = ok(run);
+    assert!(
+        stderr.contains("vote    total_len #1: 3 candidates on 4 inputs (2 proposed by the model): #2 chosen (agreement 5 of 8) [#1 2, #2 5, #3 5]"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("run     total_len #1: passed"), "{stderr}");
+    let page = dir.path().join("s.html");
+    let mut export = codeloop(dir.path());
+    export
+        .args(["export", "last", "--format", "html", "-o"])
+        .arg(&page);
+    ok(export);
+    let html = std::fs::read_to_string(page).unwrap();
+    assert!(
+        html.contains("<div class=\"vote\"><h4>Candidates (functional consensus)</h4><p>3 candidates on 4 inputs (2 proposed by the model): #2 chosen (agreement 5 of 8)</p>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<details class=\"chosen\"><summary>#2 agreement 5, chosen</summary>"),
+        "{html}"
+    );
+}
+
+#[test]
+fn bench_with_and_without_candidates_compared() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (on, off) = (d.join("vote.jsonl"), d.join("plain.jsonl"));
+    for (out, candidates) in [(&on, "3"), (&off, "1")] {
+        let mut bench = codeloop(d);
+        bench
+            .args(["bench", &fixture("bench_problems.jsonl")])
+            .args(["--scripted", &fixture("bench_consensus_replies.jsonl")])
+            .args(["--candidates", candidates, "--out"])
+            .arg(out);
+        ok(bench);
+    }
+    let mut compare = codeloop(d);
+    compare.args(["bench", "--compare"]).arg(&on).arg(&off);
+    let (stdout, _) = ok(compare);
+    // T/1's first candidate was off by one; the vote took a right one.
+    assert_eq!(
+        row(&stdout, "pass@1 first try"),
+        ["pass@1 first try", "100.0% (2/2)", "50.0% (1/2)", "*"]
+    );
+    assert_eq!(
+        row(&stdout, "candidates voted on"),
+        ["candidates voted on", "6", "0", "*"]
+    );
+    // Three code calls and one for inputs a problem; without: T/0's one,
+    // T/1's code and repair.
+    assert_eq!(row(&stdout, "model calls"), ["model calls", "8", "3", "*"]);
+}
