@@ -309,6 +309,141 @@ def collatz_steps(n):
     ],
 }
 
+DEMOS["sales"] = {
+    "title": "Sales by region: the CSV described, a review, lines that ran, a chart in the terminal",
+    "task": "Total the sales in sales.csv by region and draw the totals as a bar chart in chart.png; return the (region, total) pairs, largest total first.",
+    "replies": [
+        ("plan", plan(
+            fn("load_sales", "Read the (region, amount) pairs of a sales CSV file with a header date,region,amount; rows without a region are skipped", "path: str", "list[tuple[str, float]]"),
+            fn("totals_by_region", "Total the amounts per region, largest total first, ties by region name", "rows: list[tuple[str, float]]", "list[tuple[str, float]]"),
+            fn("draw_chart", "Draw the totals as a bar chart in a PNG file, using the standard library only", "totals: list[tuple[str, float]], path: str", "tuple[int, int]"),
+            fn("main", "Total sales.csv by region, draw chart.png, return the totals", "", "list[tuple[str, float]]", ["load_sales", "totals_by_region", "draw_chart"]),
+        )),
+        ("tests/load_sales", py(r'''
+def write(text):
+    with open("t.csv", "w") as fh:
+        fh.write(text)
+    return "t.csv"
+
+def test_rows():
+    assert load_sales(write("date,region,amount\n2026-01-01,North,10.5\n")) == [("North", 10.5)]
+
+def test_thousands_separator():
+    assert load_sales(write('date,region,amount\n2026-01-06,West,"2,040.75"\n')) == [("West", 2040.75)]
+
+def test_row_without_region_skipped():
+    assert load_sales(write("date,region,amount\n2026-01-01,,5\n2026-01-02,East,1\n")) == [("East", 1.0)]
+''')),
+        ("code/load_sales/1", py(r'''
+import csv
+
+
+def load_sales(path):
+    rows = []
+    with open(path, newline="") as fh:
+        for row in csv.DictReader(fh):
+            if not row["region"]:
+                continue
+            rows.append((row["region"], float(row["amount"])))
+    return rows
+''')),
+        ("review/load_sales/1", json.dumps({"verdict": "concerns", "findings": [
+            {"severity": "serious", "line": 10, "what": "float() of an amount written with a thousands separator, such as \"1,250.00\" in sales.csv, raises ValueError"}]})),
+        ("repair/load_sales/2", py(r'''
+import csv
+
+
+def load_sales(path):
+    rows = []
+    with open(path, newline="") as fh:
+        for row in csv.DictReader(fh):
+            if not row["region"]:
+                continue
+            amount = float(row["amount"].replace(",", ""))
+            rows.append((row["region"], amount))
+    return rows
+''', before="The amount '2,040.75' is written with a thousands separator, and float() does not take the comma: line 10 raised the ValueError on it. Remove the separators before converting.")),
+        ("review/load_sales/2", json.dumps({"verdict": "ok", "findings": []})),
+        ("tests/totals_by_region", py(r'''
+def test_sums_largest_first():
+    rows = [("North", 10.0), ("South", 5.5), ("North", 2.5)]
+    assert totals_by_region(rows) == [("North", 12.5), ("South", 5.5)]
+
+def test_ties_by_name():
+    assert totals_by_region([("B", 1.0), ("A", 1.0)]) == [("A", 1.0), ("B", 1.0)]
+
+def test_empty():
+    assert totals_by_region([]) == []
+''')),
+        ("code/totals_by_region/1", py(r'''
+def totals_by_region(rows):
+    totals = {}
+    for region, amount in rows:
+        totals[region] = round(totals.get(region, 0.0) + amount, 2)
+    return sorted(totals.items(), key=lambda item: (-item[1], item[0]))
+''')),
+        ("review/totals_by_region/1", json.dumps({"verdict": "ok", "findings": []})),
+        ("tests/draw_chart", py(r'''
+import struct
+
+def test_png_of_the_size_returned():
+    assert draw_chart([("A", 3.0), ("B", 1.0)], "t.png") == (240, 120)
+    with open("t.png", "rb") as fh:
+        data = fh.read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", data[16:24]) == (240, 120)
+
+def test_no_totals_still_draws():
+    assert draw_chart([], "empty.png") == (240, 120)
+''')),
+        ("code/draw_chart/1", py(r'''
+import struct
+import zlib
+
+COLORS = [(66, 133, 244), (219, 68, 55), (244, 180, 0), (15, 157, 88)]
+
+
+def draw_chart(totals, path, width=240, height=120):
+    pixels = [[(255, 255, 255)] * width for _ in range(height)]
+    if totals:
+        top = max(amount for _, amount in totals) or 1.0
+        slot = width // len(totals)
+        for i, (_, amount) in enumerate(totals):
+            bar = int((height - 10) * amount / top)
+            for y in range(height - bar, height):
+                for x in range(i * slot + slot // 5, (i + 1) * slot - slot // 5):
+                    pixels[y][x] = COLORS[i % len(COLORS)]
+    raw = b"".join(b"\x00" + bytes(c for p in row for c in p) for row in pixels)
+
+    def chunk(kind, data):
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+    with open(path, "wb") as fh:
+        fh.write(png)
+    return (width, height)
+''')),
+        ("review/draw_chart/1", json.dumps({"verdict": "ok", "findings": []})),
+        ("tests/main", py(r'''
+def test_totals_and_chart():
+    totals = main()
+    assert [region for region, _ in totals] == ["West", "East", "North", "South"]
+    assert totals[0] == ("West", 2128.85)
+    with open("chart.png", "rb") as fh:
+        assert fh.read(8) == b"\x89PNG\r\n\x1a\n"
+''')),
+        ("code/main/1", py(r'''
+def main():
+    totals = totals_by_region(load_sales("sales.csv"))
+    draw_chart(totals, "chart.png")
+    return totals
+''')),
+        ("review/main/1", json.dumps({"verdict": "ok", "findings": []})),
+    ],
+}
+
 
 def main():
     for name, demo in DEMOS.items():

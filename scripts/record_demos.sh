@@ -7,14 +7,18 @@ cd "$(dirname "$0")/.."
 cargo build --quiet
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
-for demo in wordfreq csvmeans roman collatz; do
+for demo in wordfreq csvmeans roman collatz sales; do
   timeout=10
   [ "$demo" = collatz ] && timeout=3   # the hang is stopped sooner, for a shorter demo
   CODELOOP_DATA_DIR="$scratch/$demo" ./target/debug/codeloop run --demo "$demo" --timeout "$timeout" --no-cache 2>/dev/null || true
   tape=$(ls "$scratch/$demo"/sessions/*/tape.jsonl)
   # Neutral paths: the session's out/ folder, not this machine's scratch folder.
   session=$(dirname "$tape")
-  sed "s#\"output_dir\":\"$session/out\"#\"output_dir\":\"out\"#g" "$tape" > "assets/demos/$demo/tape.jsonl"
+  # A demo's input files were written to the scratch data folder: named by
+  # their file name alone.
+  sed -e "s#\"output_dir\":\"$session/out\"#\"output_dir\":\"out\"#g" \
+      -e "s#\"source_path\":\"$scratch/$demo/demos/$demo/#\"source_path\":\"#g" \
+      "$tape" > "assets/demos/$demo/tape.jsonl"
   if grep -q "$scratch" "assets/demos/$demo/tape.jsonl"; then
     echo "the recorded $demo tape still names $scratch" >&2
     exit 1

@@ -6,6 +6,8 @@
 //! the failures they lead to are real: the code runs in the sandbox and fails
 //! its tests for real, is localized, and the repairs pass for real.
 
+use std::path::{Path, PathBuf};
+
 /// One bundled demo.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Demo {
@@ -19,6 +21,32 @@ pub struct Demo {
     pub replies: &'static str,
     /// A recorded session of this demo (a tape), for `codeloop replay NAME`.
     pub tape: &'static str,
+    /// Input files the demo's task reads (name, contents), attached when
+    /// it starts: written to the data folder's `demos/NAME/` first.
+    pub inputs: &'static [(&'static str, &'static str)],
+    /// The demo shows the review before running (its replies have one for
+    /// each code version).
+    pub review: bool,
+}
+
+impl Demo {
+    /// The demo's input files on disk, written afresh under `data_dir`
+    /// (`demos/NAME/`), to attach to its session.
+    pub fn input_files(&self, data_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+        if self.inputs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let dir = data_dir.join("demos").join(self.name);
+        std::fs::create_dir_all(&dir)?;
+        self.inputs
+            .iter()
+            .map(|(name, contents)| {
+                let path = dir.join(name);
+                std::fs::write(&path, contents)?;
+                Ok(path)
+            })
+            .collect()
+    }
 }
 
 macro_rules! demo {
@@ -29,15 +57,25 @@ macro_rules! demo {
             task: include_str!(concat!("../assets/demos/", $name, "/task.txt")).trim_ascii_end(),
             replies: include_str!(concat!("../assets/demos/", $name, "/replies.jsonl")),
             tape: include_str!(concat!("../assets/demos/", $name, "/tape.jsonl")),
+            inputs: &[],
+            review: false,
+        }
+    };
+    ($name:literal, review, inputs: [$($file:literal),*]) => {
+        Demo {
+            inputs: &[$(($file, include_str!(concat!("../assets/demos/", $name, "/", $file)))),*],
+            review: true,
+            ..demo!($name)
         }
     };
 }
 
-static DEMOS: [Demo; 4] = [
+static DEMOS: [Demo; 5] = [
     demo!("wordfreq"),
     demo!("csvmeans"),
     demo!("roman"),
     demo!("collatz"),
+    demo!("sales", review, inputs: ["sales.csv"]),
 ];
 
 /// Every bundled demo, in menu order.

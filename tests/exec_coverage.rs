@@ -65,3 +65,24 @@ async fn the_other_branch_and_a_crash_give_their_own_lines() {
     assert_eq!(loc.executed_lines, vec![2, 3, 4, 5], "{loc:?}");
     assert_eq!(loc.missed_lines, vec![6], "{loc:?}");
 }
+
+#[tokio::test]
+async fn a_crash_inside_a_with_block_keeps_its_values_and_its_lines() {
+    // Leaving a `with` block, the exception passes its line again (the
+    // context manager's exit): that is not the exception handled, nor
+    // another path. The failing row and the lines that ran are kept.
+    let code = "import csv\n\n\ndef load(path):\n    rows = []\n    with open(path, newline=\"\") as fh:\n        for row in csv.DictReader(fh):\n            if not row[\"region\"]:\n                continue\n            rows.append(float(row[\"amount\"]))\n    return rows\n";
+    let tests = "def test_thousands():\n    with open(\"t.csv\", \"w\") as fh:\n        fh.write('region,amount\\nWest,\"2,040.75\"\\n')\n    assert load(\"t.csv\") == [2040.75]\n";
+    let loc = failure("load", code, tests).await;
+    assert_eq!(loc.line, Some(10), "{loc:?}");
+    assert_eq!(loc.values_note, None, "{loc:?}");
+    assert_eq!(loc.executed_lines, vec![5, 6, 7, 8, 10], "{loc:?}");
+    assert_eq!(loc.missed_lines, vec![9, 11], "{loc:?}");
+    assert!(
+        loc.values.iter().any(|s| s
+            .vars
+            .iter()
+            .any(|(n, v)| n == "row" && v.contains("2,040.75"))),
+        "{loc:?}"
+    );
+}

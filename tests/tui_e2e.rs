@@ -562,7 +562,13 @@ fn at_80x24_the_welcome_shows_the_demos_and_a_typed_task_survives_a_demo_key() {
     let env = demo_env(dir.path());
     let t = Tmux::start_sized("welcome80", dir.path(), &[], &env_refs(&env), (80, 24));
     let s = t.wait_for("READY", Duration::from_secs(20));
-    for demo in ["1  wordfreq", "2  csvmeans", "3  roman", "4  collatz"] {
+    for demo in [
+        "1  wordfreq",
+        "2  csvmeans",
+        "3  roman",
+        "4  collatz",
+        "5  sales",
+    ] {
         assert!(s.contains(demo), "{demo} is shown at 80x24:\n{s}");
     }
     assert!(

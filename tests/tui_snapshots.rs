@@ -195,7 +195,7 @@ fn a_large_welcome_uses_its_room_for_the_sandbox_and_the_keys() {
     let mut app = App::live(i, theme());
     let s = screen(&mut app, 140, 42);
     assert!(s.contains("Sandbox: hygiene + rlimits (full)"), "{s}");
-    assert!(s.contains("Keys:") && s.contains("1-4"), "{s}");
+    assert!(s.contains("Keys:") && s.contains("1-5"), "{s}");
     assert!(s.contains("step mode on/off"), "{s}");
     // Where there is no room, the welcome stays as it was.
     let s = screen(&mut app, 80, 24);

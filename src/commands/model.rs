@@ -378,6 +378,8 @@ mod tests {
             task: "Parse a CSV line.",
             replies: "{\"tag\":\"plan\",\"text\":\"a plan\"}\n",
             tape: "",
+            inputs: &[],
+            review: false,
         },
         Demo {
             name: "dates",
@@ -385,6 +387,8 @@ mod tests {
             task: "Parse dates.",
             replies: "{\"tag\":\"plan\",\"text\":\"another plan\"}\n",
             tape: "",
+            inputs: &[],
+            review: false,
         },
     ];
 

@@ -154,15 +154,29 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             no_model_for_own_task(&selected, args.model.demo.is_some())
         );
     }
+    let mut inputs = args.inputs.clone();
+    let mut options = engine_options(&config, &args);
+    // A demo brings its own input files and shows what its replies show.
+    if let Some(demo) = selected.demo {
+        if inputs.is_empty() {
+            inputs = demo.input_files(&config.paths.data_dir).with_context(|| {
+                format!(
+                    "cannot write the demo's input files under {}",
+                    config.paths.data_dir.display()
+                )
+            })?;
+        }
+        options.review |= demo.review;
+    }
     let sandbox = super::sandbox_for_generated_code()?;
     let session_dir = engine::new_session_dir(&config.sessions_dir());
     let tape = session_dir.join("tape.jsonl");
     let setup = EngineSetup {
         task,
-        inputs: args.inputs.clone(),
+        inputs,
         model: selected.model.clone(),
         sandbox: Arc::new(sandbox),
-        options: engine_options(&config, &args),
+        options,
         session_dir: session_dir.clone(),
         prompt_overrides: Some(config.paths.config_dir.join("prompts")),
         given: None,

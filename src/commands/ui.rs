@@ -129,10 +129,24 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
                 // `--demo NAME`: its replies fit its own task, so offer that task.
                 (None, Some(demo)) if model.demo.is_some() => {
                     app.task_mut().insert_str(demo.task);
+                    // And its input files, attached as the person would.
+                    for path in demo.input_files(&config.paths.data_dir).with_context(|| {
+                        format!(
+                            "cannot write the demo's input files under {}",
+                            config.paths.data_dir.display()
+                        )
+                    })? {
+                        if let Err(refusal) = app.task_mut().attach(path) {
+                            anyhow::bail!("the demo's input file {refusal}");
+                        }
+                    }
                     app.set_focus(crate::tui::Focus::Task);
                 }
                 _ => {}
             }
+            // `--demo NAME` of a demo with a review: its task, started
+            // from the Task pane, is reviewed as the demo's replies expect.
+            let demo_review = model.demo.is_some() && selected.demo.is_some_and(|d| d.review);
             let model: Arc<dyn ChatModel> = selected.model;
             let listing = config.clone();
             hooks.sessions = Some(Box::new(move || {
@@ -164,11 +178,12 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
                     _ => Arc::clone(&model),
                 };
                 // The review and the candidates: the chosen profile's, else `[run]`'s.
-                let extras = crate::commands::loop_args::extras_of(
+                let mut extras = crate::commands::loop_args::extras_of(
                     &config,
                     choices.profile.as_deref().or(asked_profile.as_deref()),
                     asked_model.as_deref(),
                 );
+                extras.review |= demo_review;
                 start_session(
                     &config,
                     model,
@@ -303,6 +318,7 @@ fn start_session(
     choices: &SessionChoices,
     extras: crate::commands::loop_args::Extras,
 ) -> anyhow::Result<EngineHandle> {
+    let mut review_demo = false;
     let (task, inputs, model, cache_dir, step_mode, plan) = match request {
         StartRequest::Task {
             task,
@@ -319,8 +335,19 @@ fn start_session(
         ),
         StartRequest::Demo { name, step_mode } => {
             let (task, model) = demo_model(&name)?;
+            let demo = crate::demos::find(&name);
+            let inputs = match demo {
+                Some(d) => d.input_files(&config.paths.data_dir).with_context(|| {
+                    format!(
+                        "cannot write the demo's input files under {}",
+                        config.paths.data_dir.display()
+                    )
+                })?,
+                None => Vec::new(),
+            };
+            review_demo = demo.is_some_and(|d| d.review);
             // No cache: a demo is there to show its failure and repair.
-            (task, Vec::new(), model, None, step_mode, None)
+            (task, inputs, model, None, step_mode, None)
         }
         StartRequest::Resume { tape } => {
             return continue_session(config, model, sandbox, tape, Continue::Resume, None);
@@ -354,7 +381,7 @@ fn start_session(
             keep_alive: true,
             cache_dir,
             output_dir: None,
-            review: extras.review,
+            review: extras.review || review_demo,
             review_repairs: extras.review_repairs,
             candidates: extras.candidates,
             ..EngineOptions::default()

@@ -204,6 +204,10 @@ class Loops:
     def __init__(self, path):
         self.body_loop = {}
         self.enclosing = {}
+        # `with` statements' lines: an exception leaving a `with` block
+        # comes back to its line (the context manager's exit) on its way
+        # out, which is not the exception handled.
+        self.with_lines = set()
         try:
             with open(path, encoding="utf-8") as fh:
                 tree = ast.parse(fh.read(), path)
@@ -211,6 +215,8 @@ class Loops:
             return
         spans = []
         for node in ast.walk(tree):
+            if isinstance(node, (ast.With, ast.AsyncWith)):
+                self.with_lines.add(node.lineno)
             if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and node.body:
                 first = node.body[0].lineno
                 last = max(getattr(s, "end_lineno", s.lineno) or s.lineno for s in node.body)
@@ -255,6 +261,10 @@ class Frame:
             raise RerunStop()
         tracer.seq += 1
         if event == "line":
+            if self.exc is not None and frame.f_lineno in tracer.loops.with_lines:
+                # The exception leaving a `with` block, at its exit on the
+                # way out: not a line of its own, and not handled.
+                return self.event
             self.exc = None  # an exception seen in this frame was handled
             self.last_line, self.last_seq = frame.f_lineno, tracer.seq
             self.ran.add(self.last_line)

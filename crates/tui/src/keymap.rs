@@ -383,7 +383,7 @@ pub const STEER: &[G] = &[
         keys: &[(Key::ch('P'), GlobalAct::Steer(SteerAct::WritePlan))],
     },
     Binding {
-        label: "1-4",
+        label: "1-5",
         does: "once the session ended: leave it for a bundled demo (asks first)",
         short: "",
         keys: &[

@@ -104,7 +104,7 @@ pub const SESSION: &[Binding<GraphAct>] = &NODES;
 /// On the welcome screen: the demos first.
 pub const WELCOME: &[Binding<GraphAct>] = &[
     Binding {
-        label: "1-4",
+        label: "1-5",
         does: "run a bundled demo",
         short: "run a bundled demo",
         keys: DEMO_KEYS,

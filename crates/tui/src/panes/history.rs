@@ -196,19 +196,21 @@ impl HistoryPane {
                         Span::styled(format!("  ✗ {what} failed"), t.error)
                     }];
                     spans.push(Span::styled(format!(" · run {run_id}"), t.dim));
-                    if let Some(res) = s
-                        .runs
-                        .get(run_id)
-                        .and_then(|r| r.record.as_ref()?.resources)
-                    {
-                        spans.push(Span::styled(format!(" · {}", res.short()), t.dim));
-                    }
+                    // The live re-run's mark before the figures: a narrow
+                    // pane cuts the line's end, and the mark is what it is for.
                     if let Some(mark) = ctx.reruns.get(run_id) {
                         spans.push(if mark.differs() {
                             Span::styled(" ≠live", t.warning)
                         } else {
                             Span::styled(" =live", t.ok)
                         });
+                    }
+                    if let Some(res) = s
+                        .runs
+                        .get(run_id)
+                        .and_then(|r| r.record.as_ref()?.resources)
+                    {
+                        spans.push(Span::styled(format!(" · {}", res.short()), t.dim));
                     }
                     out.push(Line::from(spans));
                 }
