@@ -64,9 +64,10 @@ fn i_opens_the_pictures_and_draws_a_known_png_exactly_in_half_blocks() {
     img.save(dir.path().join("pictures/run-1-dots.png"))
         .unwrap();
     std::fs::write(dir.path().join("pictures/run-2-plot.svg"), "<svg/>").unwrap();
+    // The latest picture is shown first: the PNG, kept after the SVG.
     let recs = with_pictures(&[
-        picture("dots.png", "pictures/run-1-dots.png", "png", Some((2, 2))),
         picture("plot.svg", "pictures/run-2-plot.svg", "svg", None),
+        picture("dots.png", "pictures/run-1-dots.png", "png", Some((2, 2))),
     ]);
     let tape = codeloop::session::TapeContents {
         records: recs,
@@ -92,7 +93,7 @@ fn i_opens_the_pictures_and_draws_a_known_png_exactly_in_half_blocks() {
     let buf = t.backend().buffer().clone();
     let text = t.backend().to_string();
     assert!(
-        text.contains("Pictures 1/2 · dots.png (PNG, 2×2, 1 KiB)"),
+        text.contains("Pictures 2/2 · dots.png (PNG, 2×2, 1 KiB)"),
         "{text}"
     );
     let blocks: Vec<(u16, u16)> = (0..20)
@@ -107,8 +108,8 @@ fn i_opens_the_pictures_and_draws_a_known_png_exactly_in_half_blocks() {
     assert_eq!(buf[(x + 1, y)].fg, Color::Rgb(0, 255, 0));
     assert_eq!(buf[(x + 1, y)].bg, Color::Rgb(255, 255, 255));
 
-    // The next picture, an SVG, is named with its path, not drawn.
-    let actions = app.update(key(KeyCode::Right));
+    // The one before, an SVG, is named with its path, not drawn.
+    let actions = app.update(key(KeyCode::Left));
     let [Action::ReadPicture(svg)] = &actions[..] else {
         panic!("{actions:?}");
     };

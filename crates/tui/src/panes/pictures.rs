@@ -66,12 +66,13 @@ pub struct PictureView {
 }
 
 impl PictureView {
-    /// The view of `entries` (at least one), the first selected: load
-    /// `selected_file()` next.
+    /// The view of `entries` (at least one), the latest selected (what the
+    /// program drew last, usually what it was asked for; ← goes back to
+    /// earlier ones): load `selected_file()` next.
     pub fn new(entries: Vec<Entry>) -> PictureView {
         PictureView {
+            selected: entries.len().saturating_sub(1),
             entries,
-            selected: 0,
             decoded: None,
         }
     }
