@@ -49,7 +49,7 @@ pub fn status_class(status: NodeStatus) -> &'static str {
     }
 }
 
-fn result_class(result: SessionResult) -> &'static str {
+pub(super) fn result_class(result: SessionResult) -> &'static str {
     match result {
         SessionResult::Passed => "passed",
         SessionResult::Failed => "failed",

@@ -9,6 +9,7 @@
 //! Reading the tapes is done here, once, bounded ([`MOST`] branches); the
 //! section itself is a pure function of what was read.
 
+use super::html::result_class;
 use crate::protocol::present::plural;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -326,14 +327,4 @@ pub fn section(lineage: &Lineage, current: &str) -> String {
     }
     out.push_str("</section>\n");
     out
-}
-
-fn result_class(result: SessionResult) -> &'static str {
-    match result {
-        SessionResult::Passed => "passed",
-        SessionResult::Failed => "failed",
-        SessionResult::NoPlan => "no-plan",
-        SessionResult::Cancelled => "cancelled",
-        SessionResult::DidNotFinish => "did-not-finish",
-    }
 }
