@@ -318,7 +318,7 @@ impl Config {
     /// would refuse it: (its key, its value, what it must be).
     pub fn invalid_value(&self) -> Option<(&'static str, String, &'static str)> {
         let r = &self.run;
-        let checks: [(&'static str, String, bool, &'static str); 6] = [
+        let checks: [(&'static str, String, bool, &'static str); 7] = [
             (
                 "[run] timeout_secs",
                 r.timeout_secs.to_string(),
@@ -342,6 +342,12 @@ impl Config {
                 r.max_iterations.to_string(),
                 r.max_iterations >= 1,
                 "a function needs at least 1 code version, e.g. 4",
+            ),
+            (
+                "[run] candidates",
+                r.candidates.to_string(),
+                (1..=MAX_CANDIDATES).contains(&r.candidates),
+                "the candidates of a function's first code are 1 (no vote) to 8, e.g. 3",
             ),
             (
                 "[run] sandbox",
@@ -544,12 +550,13 @@ impl Config {
     }
 
     /// The candidates of a function's first code: the chosen profile's
-    /// `candidates`, else `[run]`'s (at least 1).
+    /// `candidates`, else `[run]`'s (1 to `MAX_CANDIDATES`: each is a model
+    /// call, and the flag takes no more).
     pub fn candidates(&self, explicit: Option<&str>, model_name: Option<&str>) -> u32 {
         self.chosen_profile(explicit, model_name)
             .and_then(|p| p.candidates)
             .unwrap_or(self.run.candidates)
-            .max(1)
+            .clamp(1, MAX_CANDIDATES)
     }
 
     /// The profile chosen as `profile_model` chooses it, if there is one.
@@ -648,6 +655,9 @@ impl Config {
 
 /// A run's wall-clock limit at most, in seconds (a day), as `--timeout`.
 pub const MAX_TIMEOUT_SECS: u64 = 86_400;
+
+/// The most candidates of a function's first code (`--candidates`, `candidates`).
+pub const MAX_CANDIDATES: u32 = 8;
 
 /// 1-based line and column of a byte offset.
 fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
@@ -804,6 +814,10 @@ mod tests {
         let err = load_text("[run]\nmemory_mb = 0\n").unwrap_err().to_string();
         assert!(err.contains("[run] memory_mb = 0"), "{err}");
         assert!(err.contains("positive number of MiB"), "{err}");
+        let err = load_text("[run]\ncandidates = 500\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("[run] candidates = 500"), "{err}");
         for (text, key) in [
             ("[run]\ntimeout_secs = 0\n", "[run] timeout_secs = 0"),
             ("[run]\nworkers = 0\n", "[run] workers = 0"),

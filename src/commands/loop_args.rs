@@ -15,7 +15,7 @@ pub struct LoopArgs {
     #[arg(long)]
     pub review_repairs: bool,
     /// Write each function's first code N times and keep the candidate whose outputs on its tests' inputs agree with the most others (1 = off) [default: the profile's or [run]'s candidates, 1]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=8))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=crate::config::MAX_CANDIDATES as i64))]
     pub candidates: Option<u32>,
 }
 
