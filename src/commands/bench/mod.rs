@@ -134,11 +134,14 @@ fn setup_for(
 /// Why a problem's session measured nothing, if it did not: the first
 /// failed model call, or a run the sandbox could not set up.
 fn unmeasured(state: &State) -> Option<String> {
+    // A reply stopped for looping is the model's own failure, scored as
+    // one (the engine took it as an empty reply and went on): only a call
+    // the server or the connection failed leaves a problem unmeasured.
     let model_error = state
         .calls
         .values()
         .filter_map(|c| c.error.as_deref())
-        .find(|e| *e != "cancelled")
+        .find(|e| *e != "cancelled" && !e.starts_with(crate::llm::repetition::LOOP_MESSAGE))
         .map(|e| format!("model call failed: {e}"));
     model_error.or_else(|| {
         state.history.iter().find_map(|h| match h {
@@ -384,4 +387,49 @@ fn write_html(path: &std::path::Path, sets: &[(String, Vec<BenchResult>)]) -> an
         .with_context(|| format!("cannot write the page {}", path.display()))?;
     let _ = writeln!(std::io::stdout(), "page: {}", path.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::{Event, Purpose, Record};
+
+    fn failed_call(message: &str) -> State {
+        let events = [
+            Event::ModelRequest {
+                call_id: 1,
+                purpose: Purpose::Code { node: "f".into() },
+                tag: "code/f/1".into(),
+                messages: vec![],
+            },
+            Event::ModelError {
+                call_id: 1,
+                message: message.into(),
+                usage: None,
+            },
+        ];
+        let records: Vec<Record> = events
+            .into_iter()
+            .enumerate()
+            .map(|(seq, event)| Record {
+                seq: seq as u64,
+                t_ms: 0,
+                event,
+            })
+            .collect();
+        State::from_records(&records)
+    }
+
+    #[test]
+    fn a_looping_reply_is_the_models_failure_scored_and_a_failed_call_is_not() {
+        let looping = format!(
+            "{}: the same 9 characters (\"_reversed\") over and over, 612 characters of it",
+            crate::llm::repetition::LOOP_MESSAGE
+        );
+        assert_eq!(unmeasured(&failed_call(&looping)), None);
+        assert_eq!(
+            unmeasured(&failed_call("HTTP 401: bad key")).as_deref(),
+            Some("model call failed: HTTP 401: bad key")
+        );
+    }
 }
