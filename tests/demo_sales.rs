@@ -1,0 +1,76 @@
+//! The bundled `sales` demo, as `codeloop run --demo sales` plays it
+//! offline: its CSV attached and described, a review before each run, the
+//! crash with its values and the lines that ran, each run's figures, and
+//! the chart the program drew kept as a picture.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
+
+use std::process::Command;
+
+use codeloop::session::state::HistoryEntry;
+use codeloop::session::{Event, State, read_tape};
+
+#[test]
+fn the_sales_demo_shows_every_part_of_a_data_task() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .args(["run", "--demo", "sales", "--pace", "0", "--no-cache"])
+        .env("CODELOOP_DATA_DIR", dir.path().join("data"))
+        .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("result: PASSED"), "{stderr}");
+    assert!(
+        stderr.contains("input:   sales.csv (214 B): CSV (comma), 3 columns, 8 rows"),
+        "{stderr}"
+    );
+    let tape = std::fs::read_dir(dir.path().join("data/sessions"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("tape.jsonl"))
+        .find(|p| p.exists())
+        .unwrap();
+    let records = read_tape(&tape).unwrap().records;
+    let state = State::from_records(&records);
+    // The description the prompts had: the amounts are text, "1,250.00".
+    assert!(
+        state.inputs[0]
+            .description
+            .as_ref()
+            .unwrap()
+            .render()
+            .contains("\"1,250.00\"")
+    );
+    // The review foresaw the crash; the run then crashed there for real.
+    let load = &state.nodes["load_sales"];
+    assert!(load.reviews[0].findings.iter().any(|f| f.line == Some(10)));
+    let crash = state
+        .history
+        .iter()
+        .find_map(|h| match h {
+            HistoryEntry::Failure { location, .. } => Some(location),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(crash.line, Some(10), "{crash:?}");
+    assert!(
+        crash.executed_lines.contains(&10) && crash.missed_lines.contains(&9),
+        "{crash:?}"
+    );
+    assert!(
+        crash
+            .values
+            .iter()
+            .any(|s| s.vars.iter().any(|(_, v)| v.contains("2,040.75")))
+    );
+    // Every run measured; the chart kept.
+    assert!(
+        state
+            .runs
+            .values()
+            .all(|r| r.record.as_ref().is_some_and(|r| r.resources.is_some()))
+    );
+    assert!(records.iter().any(|r| matches!(&r.event,
+        Event::Picture { picture, .. } if picture.name == "chart.png")));
+}
