@@ -296,6 +296,20 @@ async fn in_step_mode_the_review_is_a_pause_whose_skip_sends_the_code_to_repair(
     let prompt = prompt_of(&records, "repair/total_len/2");
     assert!(prompt.contains("do not count separators"), "{prompt}");
     assert!(prompt.contains("- serious, line 4:"), "{prompt}");
+    // The history says what the skip did there: a repair, not a step left out.
+    let state = codeloop::session::State::from_records(&records);
+    let skips: Vec<bool> = state
+        .history
+        .iter()
+        .filter_map(|h| match h {
+            codeloop::session::state::HistoryEntry::Steer {
+                command: Command::Skip,
+                review_skip,
+            } => Some(*review_skip),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(skips, vec![true]);
 }
 
 #[tokio::test]

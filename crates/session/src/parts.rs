@@ -242,6 +242,9 @@ pub enum HistoryEntry {
     },
     Steer {
         command: Command,
+        /// A skip that answered the review's pause: the code went to a
+        /// repair unrun (not a step left out).
+        review_skip: bool,
     },
     /// The review of a code version before it ran.
     Review {

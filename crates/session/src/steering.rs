@@ -87,8 +87,12 @@ impl State {
             Command::EditCode { .. } => {}
         }
         self.steers.push(command.clone());
+        // The pause this answers is still set (cleared after, by `pause_after`).
+        let review_skip =
+            matches!(command, Command::Skip) && matches!(self.paused, Some(Step::Review { .. }));
         self.history.push(HistoryEntry::Steer {
             command: command.clone(),
+            review_skip,
         });
     }
 }

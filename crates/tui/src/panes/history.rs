@@ -268,8 +268,15 @@ impl HistoryPane {
                         push_wrapped(&mut out, "    ◆ ", &f.line_text(), t.text, width);
                     }
                 }
-                HistoryEntry::Steer { command } => {
-                    let what = describe_command(command);
+                HistoryEntry::Steer {
+                    command,
+                    review_skip,
+                } => {
+                    let what = if *review_skip {
+                        "sent the code to a repair, unrun".to_string()
+                    } else {
+                        describe_command(command)
+                    };
                     // Approvals come one per step in step mode: count them on one line.
                     if matches!(command, Command::Approve | Command::Skip) {
                         if let Some((n, prev)) = last_repeat.as_mut()
