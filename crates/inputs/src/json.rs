@@ -445,7 +445,7 @@ pub fn describe(src: &Source, head: &[u8], notes: &mut Vec<String>) -> io::Resul
             let per = (p.pos - start) as f64 / len.value as f64;
             notes.push(format!(
                 "read the first {} of it; the length is an estimate",
-                crate::render::bytes(p.pos)
+                crate::bytes(p.pos)
             ));
             Shape::Array {
                 len: Count::estimate((body as f64 / per).round() as u64),
@@ -456,7 +456,7 @@ pub fn describe(src: &Source, head: &[u8], notes: &mut Vec<String>) -> io::Resul
             if p.stopped {
                 notes.push(format!(
                     "read the first {} of it; what follows is not described",
-                    crate::render::bytes(p.pos)
+                    crate::bytes(p.pos)
                 ));
             }
             s
@@ -545,7 +545,7 @@ pub fn describe_lines(
         let per = complete.len() as f64 / n as f64;
         notes.push(format!(
             "records estimated from the first {}",
-            crate::render::bytes(complete.len() as u64)
+            crate::bytes(complete.len() as u64)
         ));
         Count::estimate((src.size as f64 / per).round() as u64)
     };

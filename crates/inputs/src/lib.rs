@@ -36,9 +36,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 pub use cell::CellKind;
+pub use codeloop_protocol::present::bytes;
 pub use json::{Field, Shape};
 pub use refuse::{Refusal, open};
-pub use render::bytes;
 
 /// What is read from the start of a file to describe it, at most.
 pub const HEAD_BYTES: usize = 1 << 20;

@@ -123,8 +123,8 @@ pub fn describe(src: &Source, head: &[u8], notes: &mut Vec<String>) -> io::Resul
         } else {
             format!(
                 "its page count was not found in the first {} and the last {} (its objects may be compressed)",
-                crate::render::bytes(SCAN_HEAD as u64),
-                crate::render::bytes(SCAN_TAIL as u64)
+                crate::bytes(SCAN_HEAD as u64),
+                crate::bytes(SCAN_TAIL as u64)
             )
         });
     }

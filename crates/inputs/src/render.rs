@@ -1,23 +1,10 @@
 //! The words of a description: `render` (several lines, bounded, for
 //! prompts and reports) and `summary` (one line, for lists).
 
+use codeloop_protocol::present::bytes;
+
 use crate::json::Shape;
 use crate::{Column, Count, Counted, InputDescription, RENDER_CHARS, What};
-
-/// A size in bytes, in words ("2.0 GB", "512 B").
-pub fn bytes(n: u64) -> String {
-    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut v = n as f64 / 1024.0;
-    let mut unit = 0;
-    while v >= 1024.0 && unit < UNITS.len() - 1 {
-        v /= 1024.0;
-        unit += 1;
-    }
-    format!("{v:.1} {}", UNITS[unit])
-}
 
 /// 41234567 as "41,234,567".
 fn grouped(n: u64) -> String {

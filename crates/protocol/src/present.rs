@@ -10,6 +10,21 @@ pub fn plural<N: PartialEq + From<u8>>(n: N) -> &'static str {
     if n == N::from(1) { "" } else { "s" }
 }
 
+/// A size in bytes, in words ("2.0 GB", "512 B").
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut v = n as f64 / 1024.0;
+    let mut unit = 0;
+    while v >= 1024.0 && unit < UNITS.len() - 1 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    format!("{v:.1} {}", UNITS[unit])
+}
+
 /// `1 function`, `2 functions`, `0 functions`.
 pub fn count<N: PartialEq + From<u8> + std::fmt::Display + Copy>(n: N, noun: &str) -> String {
     format!("{n} {noun}{}", plural(n))
@@ -72,6 +87,9 @@ mod tests {
     #[test]
     fn counts_and_failures_are_said_one_way() {
         assert_eq!(count(1, "function"), "1 function");
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(1536), "1.5 KB");
+        assert_eq!(bytes(2 << 30), "2.0 GB");
         assert_eq!(count(0, "repair"), "0 repairs");
         assert_eq!(format!("{} test{}", 2, plural(2)), "2 tests");
         let l = Location {

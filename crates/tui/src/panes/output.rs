@@ -12,11 +12,11 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::task::human_bytes;
 use super::{Ctx, Handled, RerunMark, Scroll, page, scroll_keys};
 use crate::keymap::{self, Binding, Key, Row};
 use crate::sanitize::sanitize;
 use codeloop_protocol::Stream;
+use codeloop_protocol::present::bytes;
 use codeloop_session::{NoticeLevel, RunKind, State};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -465,7 +465,7 @@ impl OutputPane {
                 spans.push(Span::styled(
                     format!(
                         "{} older output: L reads all of it ({place})",
-                        human_bytes(dropped)
+                        bytes(dropped)
                     ),
                     t.dim,
                 ));

@@ -15,11 +15,11 @@ use ratatui::widgets::{Block, Clear, Paragraph};
 
 use super::hscroll::{STEP, clip_line, hard_wrap, max_left};
 use super::output::{SEARCH_INPUT, Say, search_input_key};
-use super::task::human_bytes;
 use super::{Handled, Scroll, page, scroll_keys, wrap};
 use crate::keymap::{self, Binding, Key, Row};
 use crate::log_reader::{LogText, stderr_lines};
 use crate::theme::Theme;
+use codeloop_protocol::present::bytes;
 use codeloop_session::NoticeLevel;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -321,11 +321,9 @@ impl Pager {
         };
         frame.render_widget(Clear, area);
         let size = match &self.content {
-            Content::Ready { text, .. } => format!(
-                " · {} lines · {}",
-                text.lines.len(),
-                human_bytes(text.bytes)
-            ),
+            Content::Ready { text, .. } => {
+                format!(" · {} lines · {}", text.lines.len(), bytes(text.bytes))
+            }
             Content::Reading | Content::Failed(_) => String::new(),
         };
         let block = Block::bordered()
@@ -436,7 +434,7 @@ impl Pager {
         }
         if text.unread > 0 {
             spans.push(Span::styled(
-                format!("· the last {} are not shown ", human_bytes(text.unread)),
+                format!("· the last {} are not shown ", bytes(text.unread)),
                 t.warning,
             ));
         }

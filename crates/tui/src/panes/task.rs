@@ -1,5 +1,6 @@
 //! The task: an editor before a session starts, the task as recorded after.
 
+use codeloop_protocol::present::bytes;
 use std::path::PathBuf;
 
 use crossterm::event::{KeyCode, KeyEvent};
@@ -244,12 +245,10 @@ pub fn input_detail(f: &codeloop_session::InputFile) -> String {
     match &f.description {
         // A summary may hold the file's own words (a sheet's name): no
         // control sequence reaches the terminal.
-        Some(d) => crate::sanitize::sanitize(&format!(
-            " ({}): {}",
-            human_bytes(f.size_bytes),
-            d.summary()
-        )),
-        None => format!(" ({})", human_bytes(f.size_bytes)),
+        Some(d) => {
+            crate::sanitize::sanitize(&format!(" ({}): {}", bytes(f.size_bytes), d.summary()))
+        }
+        None => format!(" ({})", bytes(f.size_bytes)),
     }
 }
 
@@ -259,12 +258,4 @@ pub fn input_rows(inputs: &[codeloop_session::InputFile], width: usize) -> usize
         .iter()
         .map(|f| super::wrap(&format!("attached {}{}", f.name, input_detail(f)), width).len())
         .sum()
-}
-
-pub fn human_bytes(n: u64) -> String {
-    match n {
-        n if n >= 1 << 20 => format!("{:.1} MB", n as f64 / (1u64 << 20) as f64),
-        n if n >= 1 << 10 => format!("{:.1} KB", n as f64 / 1024.0),
-        n => format!("{n} B"),
-    }
 }
