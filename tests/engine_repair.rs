@@ -750,44 +750,104 @@ async fn a_repair_prompt_too_big_for_the_context_window_leaves_out_the_oldest_fa
         let result = handle.done.await.unwrap().unwrap();
         (result, records)
     };
-    // With no window known, the second repair's prompt lists iteration 1's failure.
+    let messages_of = |records: &[Record], tag: &str| {
+        records
+            .iter()
+            .find_map(|r| match &r.event {
+                Event::ModelRequest {
+                    tag: t, messages, ..
+                } if t == tag => Some(messages.clone()),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let estimate = |messages: &[codeloop::llm::ChatMessage]| {
+        codeloop::llm::tokens::estimate_prompt_tokens(messages)
+    };
+    // The largest window a prompt of `tokens` does not fit (one token more
+    // and it would).
+    let just_short = |tokens: u64| {
+        let fits = |w: u64| codeloop::llm::tokens::fits(tokens, (w / 4).min(2048), w);
+        (tokens..tokens * 4).rfind(|w| !fits(*w)).unwrap()
+    };
+    let notices = |records: &[Record]| -> Vec<String> {
+        records
+            .iter()
+            .filter_map(|r| match &r.event {
+                Event::Notice { message, .. } => Some(message.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    // With no window known, each repair goes on with the conversation that
+    // wrote the code: the request before it as it was sent, the reply as it
+    // came, then the failure.
     let (result, records) = run(None).await;
     assert!(result.passed, "{}", result.summary);
-    let whole = prompt_of(&records, "repair/inc/3");
-    assert!(whole.contains("iteration 1: "), "{whole}");
-    let messages = records
-        .iter()
-        .find_map(|r| match &r.event {
-            Event::ModelRequest { tag, messages, .. } if tag == "repair/inc/3" => {
-                Some(messages.clone())
-            }
-            _ => None,
-        })
-        .unwrap();
-    let full = codeloop::llm::tokens::estimate_prompt_tokens(&messages);
-    // The largest window that whole prompt does not fit (one token more and
-    // it would): without its oldest failure, it does.
-    let fits = |w: u64| codeloop::llm::tokens::fits(full, (w / 4).min(2048), w);
-    let window = (full..full * 4).rfind(|w| !fits(*w)).unwrap();
+    let code = messages_of(&records, "code/inc/1");
+    let first = messages_of(&records, "repair/inc/2");
+    let second = messages_of(&records, "repair/inc/3");
+    assert_eq!(first.len(), 4);
+    assert_eq!(first[..2], code[..]);
+    assert_eq!(
+        first[2],
+        codeloop::llm::ChatMessage::assistant(py(&wrong(1))),
+        "the reply as it came"
+    );
+    assert_eq!(second.len(), 6);
+    assert_eq!(second[..4], first[..]);
+    assert_eq!(second[4].content, py(&wrong(2)));
+    let turn = &second[5].content;
+    assert!(turn.contains("iteration 2) failed its tests"), "{turn}");
+    assert!(
+        !turn.contains("iteration 1: "),
+        "iteration 1 is told in its own turn: {turn}"
+    );
+    assert!(first[3].content.contains("iteration 1) failed its tests"));
+
+    // A window the conversation does not fit: the repair begins again from
+    // the code prompt, the failing code as the model's turn, and lists
+    // iteration 1's failure in a line.
+    let window = just_short(estimate(&second));
+    let (result, records) = run(Some(window)).await;
+    assert!(result.passed, "{}", result.summary);
+    let again = messages_of(&records, "repair/inc/3");
+    assert_eq!(again.len(), 4, "{again:?}");
+    assert_eq!(again[..2], code[..]);
+    assert!(
+        again[2].content.contains("WRONG2"),
+        "the failing code stays"
+    );
+    assert!(
+        again[3].content.contains("iteration 1: "),
+        "{}",
+        again[3].content
+    );
+    assert!(
+        notices(&records).iter().any(|m| m.contains(&format!(
+            "the repair prompt for `inc` did not fit the model's context window ({window} tokens): left out the earlier turns of the conversation"
+        ))),
+        "{:?}",
+        notices(&records)
+    );
+
+    // Smaller still: the oldest failure goes too, never the failing code.
+    let window = just_short(estimate(&again));
     let (result, records) = run(Some(window)).await;
     assert!(result.passed, "{}", result.summary);
     let trimmed = prompt_of(&records, "repair/inc/3");
     assert!(!trimmed.contains("iteration 1: "), "{trimmed}");
     assert!(
-        trimmed.contains("WRONG2"),
-        "the failing code stays: {trimmed}"
+        messages_of(&records, "repair/inc/3")[2]
+            .content
+            .contains("WRONG2"),
+        "the failing code stays"
     );
-    let notices: Vec<&String> = records
-        .iter()
-        .filter_map(|r| match &r.event {
-            Event::Notice { message, .. } => Some(message),
-            _ => None,
-        })
-        .collect();
     assert!(
-        notices.iter().any(|m| m.contains(&format!(
-            "the repair prompt for `inc` did not fit the model's context window ({window} tokens): left out the 1 oldest failure"
+        notices(&records).iter().any(|m| m.contains(&format!(
+            "the repair prompt for `inc` did not fit the model's context window ({window} tokens): left out the earlier turns of the conversation and the 1 oldest failure"
         ))),
-        "{notices:?}"
+        "{:?}",
+        notices(&records)
     );
 }

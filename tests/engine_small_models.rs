@@ -69,6 +69,18 @@ fn prompt_of(records: &[Record], tag: &str) -> String {
         .unwrap_or_else(|| panic!("no request tagged {tag}"))
 }
 
+fn messages_of(records: &[Record], tag: &str) -> Vec<codeloop::llm::ChatMessage> {
+    records
+        .iter()
+        .find_map(|r| match &r.event {
+            Event::ModelRequest {
+                tag: t, messages, ..
+            } if t == tag => Some(messages.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no request tagged {tag}"))
+}
+
 fn notices(records: &[Record]) -> Vec<String> {
     records
         .iter()
@@ -339,13 +351,13 @@ async fn every_prompt_begins_with_what_stays_the_same_and_ends_with_what_changes
         prompt_of(&records, "code/add/1"),
     );
     let (first, second) = (
-        prompt_of(&records, "repair/add/2"),
-        prompt_of(&records, "repair/add/3"),
+        messages_of(&records, "repair/add/2"),
+        messages_of(&records, "repair/add/3"),
     );
     // The task opens every prompt.
     let task = &plan[..plan.find("Split the task").unwrap()];
     assert!(task.contains("add two numbers"), "{task}");
-    for p in [&tests, &code, &first, &second] {
+    for p in [&tests, &code] {
         assert!(p.starts_with(task), "{p}");
     }
     // Then the plan and the node's spec (all the node's prompts), then its
@@ -359,17 +371,38 @@ async fn every_prompt_begins_with_what_stays_the_same_and_ends_with_what_changes
     );
     let spec = &node[..node.find("The tests of `add`").unwrap()];
     assert!(tests.starts_with(spec), "{tests}");
+    // A repair goes on with the conversation that wrote the code: the code
+    // call's request whole, its reply as it came, then the failure; the next
+    // repair begins with all of that and the repair's own reply.
+    assert_eq!(first[1].content, code);
+    assert_eq!(first[2].content, py("def add(a, b):\n    return a - b\n"));
+    assert_eq!(second[..4], first[..]);
     assert!(
-        first.starts_with(node) && second.starts_with(node),
-        "{first}"
+        second[4].content.starts_with("Wrong sign."),
+        "{:?}",
+        second[4]
     );
-    // A repair's list of failures only grows: the next repair begins as the
-    // one before did, up to the code, which changed.
-    let failures = first[..first.find("The code of iteration 1").unwrap()].trim_end();
-    assert!(failures.contains("- iteration 1: "), "{failures}");
-    assert!(second.starts_with(failures), "{second}");
-    let code_at = second.find("The code of iteration 2").unwrap();
-    assert!(second[..code_at].contains("- iteration 2: "), "{second}");
+    assert!(
+        second[5].content.contains("(iteration 2) failed"),
+        "{:?}",
+        second[5]
+    );
+    // Each repair's prompt is, up to its last turn, the request before it
+    // and that request's reply: all of that counts as reused.
+    let code_request = messages_of(&records, "code/add/1");
+    let pair = |a: &[codeloop::llm::ChatMessage], reply: &str, b: &[codeloop::llm::ChatMessage]| {
+        codeloop::session::prefix::prefix_reuse([(a, reply), (b, "")]).reused_chars
+    };
+    let whole = |m: &[codeloop::llm::ChatMessage]| {
+        codeloop::session::prefix::prefix_reuse([(m, "")]).prompt_chars
+    };
+    let first_reused = pair(&code_request, &first[2].content, &first);
+    let second_reused = pair(&first, &second[4].content, &second);
+    assert!(first_reused >= whole(&first[..3]), "{first_reused}");
+    assert!(second_reused >= whole(&second[..5]), "{second_reused}");
     let reuse = state.prefix_reuse();
-    assert!(reuse.reused_chars > 0, "{reuse:?}");
+    assert!(
+        reuse.reused_chars >= first_reused + second_reused,
+        "{reuse:?}"
+    );
 }

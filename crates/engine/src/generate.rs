@@ -7,12 +7,13 @@ use codeloop_protocol::present::plural;
 use serde::Serialize;
 
 use super::context::{Core, Stop};
+use super::conversation;
 use super::examples;
 use super::extract;
 use super::prompts::{PromptInput, prompt_inputs};
 use super::testfix;
 use codeloop_llm::tokens;
-use codeloop_protocol::Location;
+use codeloop_protocol::{ChatMessage, Location, Role};
 use codeloop_session::state::HistoryEntry;
 use codeloop_session::{
     AttemptKind, CodeSource, Event, FunctionSpec, NodeStatus, NoticeLevel, Purpose, State,
@@ -27,9 +28,9 @@ const REPLY_ALLOWANCE: u64 = 2048;
 /// A dependency as the prompts show it.
 #[derive(Serialize)]
 pub(super) struct DepCtx {
-    name: String,
-    purpose: String,
-    code: String,
+    pub(super) name: String,
+    pub(super) purpose: String,
+    pub(super) code: String,
 }
 
 /// What the prompts of a node need: its spec, its direct dependencies, the
@@ -385,36 +386,67 @@ impl Core {
         });
         let different_approach = kind == AttemptKind::DifferentApproach;
         let first_test = tests.as_deref().and_then(testfix::first_test_name);
-        // Every failure, this one last: a list that only grows, so the next
-        // repair's prompt begins as this one does.
-        let mut history: Vec<HistoryCtx> = failures
-            .iter()
-            .map(|(it, l)| HistoryCtx {
-                iteration: *it,
-                error: Location::prompt_line(l),
-            })
-            .collect();
-        let mut output = output;
         let tests = self.shown_tests(tests);
+        // Go on with the conversation that wrote this code, when it still
+        // holds; else begin again from the node's code prompt, followed by
+        // the code as the model's turn.
+        let mut conversation = self.read(|s| {
+            conversation::so_far(s, name, iteration, &code, tests.as_deref(), &deps, |c| {
+                self.with_prelude(name, c)
+            })
+        });
+        let opening = {
+            let mut messages = self.messages(self.prompts.render(
+                "code.md",
+                minijinja::context! { task, inputs, plan, spec, deps, tests },
+            )?)?;
+            messages.push(conversation::code_turn(&code));
+            messages
+        };
+        // The failures the prompt lists in a line each: in a conversation,
+        // the earlier turns hold them; else every failure before this one.
+        let earlier = |failures: &[(u32, Location)]| -> Vec<HistoryCtx> {
+            failures[..failures.len().saturating_sub(1)]
+                .iter()
+                .map(|(it, l)| HistoryCtx {
+                    iteration: *it,
+                    error: Location::prompt_line(l),
+                })
+                .collect()
+        };
+        let mut history = match conversation {
+            Some(_) => Vec::new(),
+            None => earlier(&failures),
+        };
+        let mut output = output;
         let window = self.model.context_window().await.map(|w| w.tokens);
-        let (mut dropped_failures, mut dropped_output) = (0, false);
+        let (mut dropped_failures, mut dropped_output, mut dropped_turns) = (0, false, false);
         let messages = loop {
-            let prompt = self.prompts.render(
+            let turn = self.prompts.render(
                 "repair.md",
                 minijinja::context! {
-                    task, inputs, plan, spec, deps, tests, iteration, code, error, values,
+                    spec, tests, iteration, code, error, values,
                     coverage, output, history, hints, different_approach, review,
                     tests_may_change => may_fix_tests, tests_rejected,
                 },
             )?;
-            let messages = self.messages(prompt)?;
+            let mut messages = conversation.clone().unwrap_or_else(|| opening.clone());
+            messages.push(ChatMessage {
+                role: Role::User,
+                content: turn,
+            });
             let Some(window) = window else { break messages };
             let reply = (window / 4).min(REPLY_ALLOWANCE);
             if tokens::fits(tokens::estimate_prompt_tokens(&messages), reply, window) {
                 break messages;
             }
-            // Left out first: the oldest failures (never this one), then the run's output.
-            if history.len() > 1 {
+            // Left out first: the conversation's earlier turns, then the
+            // oldest failures (never this one), then the run's output.
+            if conversation.is_some() {
+                conversation = None;
+                history = earlier(&failures);
+                dropped_turns = true;
+            } else if !history.is_empty() {
                 history.remove(0);
                 dropped_failures += 1;
             } else if !output.is_empty() {
@@ -424,8 +456,11 @@ impl Core {
                 break messages;
             }
         };
-        if dropped_failures > 0 || dropped_output {
+        if dropped_turns || dropped_failures > 0 || dropped_output {
             let mut left_out = Vec::new();
+            if dropped_turns {
+                left_out.push("the earlier turns of the conversation".to_string());
+            }
             if dropped_failures > 0 {
                 left_out.push(format!(
                     "the {dropped_failures} oldest failure{}",

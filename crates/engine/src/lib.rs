@@ -49,6 +49,7 @@ mod cache;
 mod calls;
 mod consensus;
 mod context;
+mod conversation;
 mod examples;
 mod execute;
 pub mod extract;

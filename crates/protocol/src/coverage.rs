@@ -5,6 +5,7 @@
 //! debugger the blocks a failing run went through), the HTML export.
 
 use crate::Location;
+use crate::present::count;
 
 /// What a line of the failing function did in the failing test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,8 +63,9 @@ impl Location {
 
     /// The failing function `name` of `source` (the node's file) with each
     /// line marked: `>` ran, `!` could have run and did not, blank neither;
-    /// at most `PROMPT_LINES` lines, then how many more. Empty without
-    /// coverage or without that function.
+    /// three or more lines in a row that are not code (a docstring, blank
+    /// lines, comments) as one `...` line; at most `PROMPT_LINES` lines,
+    /// then how many more. Empty without coverage or without that function.
     pub fn executed_blocks(&self, source: &str, name: &str) -> String {
         if !self.has_coverage() {
             return String::new();
@@ -72,42 +74,103 @@ impl Location {
             return String::new();
         };
         let width = last.to_string().len();
+        let prose = prose_lines(source);
         let mut out = String::new();
         let mut shown = 0usize;
+        // Lines that are not code, waiting to be shown or folded: (number, text).
+        let mut quiet: Vec<(u32, &str)> = Vec::new();
+        let flush = |quiet: &mut Vec<(u32, &str)>, out: &mut String, shown: &mut usize| {
+            if quiet.len() >= 3 {
+                let (a, b) = (quiet[0].0, quiet[quiet.len() - 1].0);
+                out.push_str(&format!(
+                    "  {:>width$} | ... (lines {a}-{b}: no code)\n",
+                    ""
+                ));
+                *shown += 1;
+            } else {
+                for (n, text) in quiet.iter() {
+                    out.push_str(format!("  {n:>width$} | {text}").trim_end());
+                    out.push('\n');
+                    *shown += 1;
+                }
+            }
+            quiet.clear();
+        };
         for (i, text) in source.lines().enumerate() {
             let n = i as u32 + 1;
             if n < first || n > last {
                 continue;
             }
-            if shown == PROMPT_LINES {
+            if shown >= PROMPT_LINES {
                 out.push_str(&format!("  ... {} more lines of {name}\n", last + 1 - n));
+                quiet.clear();
                 break;
             }
             let mark = match self.line_run(n) {
                 LineRun::Ran => '>',
                 LineRun::Missed => '!',
+                LineRun::Neither if prose.get(i).copied().unwrap_or(false) => {
+                    quiet.push((n, text));
+                    continue;
+                }
                 LineRun::Neither => ' ',
             };
+            flush(&mut quiet, &mut out, &mut shown);
             out.push_str(format!("{mark} {n:>width$} | {text}").trim_end());
             out.push('\n');
             shown += 1;
         }
+        flush(&mut quiet, &mut out, &mut shown);
         let ran = (first..=last)
             .filter(|n| self.line_run(*n) == LineRun::Ran)
             .count();
         let missed = (first..=last)
             .filter(|n| self.line_run(*n) == LineRun::Missed)
             .count();
-        out.push_str(&format!(
-            "({ran} lines ran, {missed} did not{})\n",
-            if self.missed_lines.is_empty() && ran > 0 {
-                " that are known: a loop too long to trace line by line"
-            } else {
-                ""
-            }
-        ));
+        // No line seen skipped: every line ran, or the trace was too long
+        // to follow line by line. Either way, nothing more is known.
+        out.push_str(&if missed > 0 {
+            format!("({} ran, {missed} did not)\n", count(ran, "line"))
+        } else {
+            format!(
+                "({} ran; none is known to have been skipped)\n",
+                count(ran, "line")
+            )
+        });
         out
     }
+}
+
+/// For each line of `source`, whether it is not code: blank, a comment, or
+/// inside (or the whole of) a triple-quoted string that stands alone, such
+/// as a docstring.
+fn prose_lines(source: &str) -> Vec<bool> {
+    let mut out = Vec::new();
+    let mut open: Option<&str> = None;
+    for line in source.lines() {
+        let t = line.trim();
+        match open {
+            Some(quote) => {
+                out.push(true);
+                if t.contains(quote) {
+                    open = None;
+                }
+            }
+            None => {
+                let start = t.trim_start_matches(['r', 'u', 'R', 'U']);
+                match ["\"\"\"", "'''"].into_iter().find(|q| start.starts_with(q)) {
+                    Some(q) => {
+                        out.push(true);
+                        if !start[3..].contains(q) {
+                            open = Some(q);
+                        }
+                    }
+                    None => out.push(t.is_empty() || t.starts_with('#')),
+                }
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -137,5 +200,28 @@ mod tests {
         assert!(text.contains(">  9 |         y = -1\n"), "{text}");
         assert!(text.contains("(3 lines ran, 1 did not)"), "{text}");
         assert_eq!(Location::default().executed_blocks(SOURCE, "sign"), "");
+    }
+
+    #[test]
+    fn a_docstring_of_three_lines_or_more_is_folded_to_one() {
+        let source = "def f(x):\n    \"\"\"\n    Doc one.\n\n    Doc two.\n    \"\"\"\n    # why\n    y = x\n    '''short'''\n    return y\n";
+        let loc = Location {
+            executed_lines: vec![8, 10],
+            ..Location::default()
+        };
+        let text = loc.executed_blocks(source, "f");
+        assert!(text.contains("   | ... (lines 2-7: no code)\n"), "{text}");
+        assert!(!text.contains("Doc one"), "{text}");
+        assert!(text.contains(">  8 |     y = x\n"), "{text}");
+        // One line of prose stays as it is.
+        assert!(text.contains("   9 |     '''short'''\n"), "{text}");
+        assert!(
+            text.contains("(2 lines ran; none is known to have been skipped)"),
+            "{text}"
+        );
+        assert_eq!(
+            prose_lines("x = 1\n\"\"\"a\nb\"\"\"\n# c\n"),
+            vec![false, true, true, true]
+        );
     }
 }

@@ -1,8 +1,11 @@
 //! How much of a session's prompts a server's prompt cache could reuse: for
 //! each model request, the longest prefix it shares with any earlier request
-//! of the session. Measured in characters of the messages as sent (each
+//! of the session followed by that request's reply (a server keeps the
+//! tokens it generated too, and a repair goes on with the conversation that
+//! wrote the code). Measured in characters of the messages as sent (each
 //! message's role and content, in order): an estimate of the share of
-//! prompt tokens a cache that keeps earlier prompts would not compute again.
+//! prompt tokens a cache that keeps earlier prompts and replies would not
+//! compute again.
 
 use codeloop_protocol::{ChatMessage, Role};
 
@@ -48,12 +51,15 @@ fn common_prefix(a: &[char], b: &[char]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
-/// The reuse over `prompts`, in the order they were sent.
-pub fn prefix_reuse<'a>(prompts: impl IntoIterator<Item = &'a [ChatMessage]>) -> PrefixReuse {
+/// The reuse over `calls` (each request's messages and its reply), in the
+/// order they were sent.
+pub fn prefix_reuse<'a>(
+    calls: impl IntoIterator<Item = (&'a [ChatMessage], &'a str)>,
+) -> PrefixReuse {
     let mut earlier: Vec<Vec<char>> = Vec::new();
     let mut reuse = PrefixReuse::default();
-    for messages in prompts {
-        let text = request_text(messages);
+    for (messages, reply) in calls {
+        let mut text = request_text(messages);
         let shared = earlier
             .iter()
             .map(|e| common_prefix(e, &text))
@@ -61,6 +67,8 @@ pub fn prefix_reuse<'a>(prompts: impl IntoIterator<Item = &'a [ChatMessage]>) ->
             .unwrap_or(0);
         reuse.reused_chars += shared as u64;
         reuse.prompt_chars += text.len() as u64;
+        // What the server holds after the call: the prompt, then the reply.
+        text.extend(format!("assistant\n{reply}\n").chars());
         earlier.push(text);
     }
     reuse
@@ -69,7 +77,11 @@ pub fn prefix_reuse<'a>(prompts: impl IntoIterator<Item = &'a [ChatMessage]>) ->
 impl State {
     /// The prefix reuse of this session's model requests (see the module doc).
     pub fn prefix_reuse(&self) -> PrefixReuse {
-        prefix_reuse(self.calls.values().map(|c| c.messages.as_slice()))
+        prefix_reuse(
+            self.calls
+                .values()
+                .map(|c| (c.messages.as_slice(), c.reply.as_str())),
+        )
     }
 }
 
@@ -95,7 +107,7 @@ mod tests {
         let a = msgs("sys", "Task: x\nwrite f");
         let b = msgs("sys", "Task: y");
         let c = msgs("sys", "Task: x\nrepair f");
-        let reuse = prefix_reuse([a.as_slice(), b.as_slice(), c.as_slice()]);
+        let reuse = prefix_reuse([(a.as_slice(), ""), (b.as_slice(), ""), (c.as_slice(), "")]);
         // "system\nsys\nuser\n" is 16 characters.
         let (la, lb, lc) = (16 + 16, 16 + 8, 16 + 17);
         let shared_b = 16 + 6; // "Task: "
@@ -108,5 +120,33 @@ mod tests {
             }
         );
         assert_eq!(prefix_reuse(std::iter::empty()).percent(), None);
+    }
+
+    #[test]
+    fn a_request_that_goes_on_from_an_earlier_reply_reuses_the_reply_too() {
+        let first = msgs("sys", "write f");
+        let mut repair = first.clone();
+        repair.push(ChatMessage {
+            role: Role::Assistant,
+            content: "def f(): pass".into(),
+        });
+        repair.push(ChatMessage {
+            role: Role::User,
+            content: "it failed".into(),
+        });
+        let reuse = prefix_reuse([
+            (first.as_slice(), "def f(): pass"),
+            (repair.as_slice(), "def f(): return 1"),
+        ]);
+        let opening = request_text(&first).len() as u64;
+        let with_reply = opening + "assistant\ndef f(): pass\n".len() as u64;
+        assert_eq!(reuse.reused_chars, with_reply);
+        assert_eq!(
+            reuse.prompt_chars,
+            opening + request_text(&repair).len() as u64
+        );
+        // Without the reply, only the opening would have counted.
+        let without = prefix_reuse([(first.as_slice(), ""), (repair.as_slice(), "")]);
+        assert_eq!(without.reused_chars, opening + "assistant\n".len() as u64);
     }
 }

@@ -376,7 +376,7 @@ pub fn report(results: &[BenchResult]) -> String {
             f.repairs, f.repairs_with_values, f.fresh_starts, f.test_fixes
         ));
         out.push_str(&format!(
-            "prompt prefix reused: {} of {} characters (an estimate: of each prompt, its longest prefix shared with an earlier prompt of its session)\n",
+            "prompt prefix reused: {} of {} characters (an estimate: of each prompt, its longest prefix shared with an earlier prompt of its session and that prompt's reply)\n",
             share(f.prefix_chars, f.prompt_chars),
             f.prompt_chars
         ));
@@ -449,7 +449,7 @@ mod tests {
              cancelled: 1 problem not measured, left out of pass@1\n\
              tokens: 0 prompt + 0 completion; model time 0.0 s\n\
              repairs: 0 (0 with runtime values), fresh starts: 0, test fixes: 0\n\
-             prompt prefix reused: - of 0 characters (an estimate: of each prompt, its longest prefix shared with an earlier prompt of its session)\n"
+             prompt prefix reused: - of 0 characters (an estimate: of each prompt, its longest prefix shared with an earlier prompt of its session and that prompt's reply)\n"
         );
         let only_errors = vec![result("T/2", Status::Error, false, false)];
         assert!(
