@@ -787,23 +787,37 @@ async fn a_repair_prompt_too_big_for_the_context_window_leaves_out_the_oldest_fa
     let code = messages_of(&records, "code/inc/1");
     let first = messages_of(&records, "repair/inc/2");
     let second = messages_of(&records, "repair/inc/3");
-    assert_eq!(first.len(), 4);
-    assert_eq!(first[..2], code[..]);
+    // The code call itself went on from the one that wrote the tests.
+    let tests = messages_of(&records, "tests/inc");
+    assert_eq!(code.len(), 4);
+    assert_eq!(code[..2], tests[..]);
+    assert!(
+        code[3]
+            .content
+            .starts_with("Write this function, `inc`, so that it passes these tests.")
+    );
+    let n = code.len();
+    assert_eq!(first.len(), n + 2);
+    assert_eq!(first[..n], code[..]);
     assert_eq!(
-        first[2],
+        first[n],
         codeloop::llm::ChatMessage::assistant(py(&wrong(1))),
         "the reply as it came"
     );
-    assert_eq!(second.len(), 6);
-    assert_eq!(second[..4], first[..]);
-    assert_eq!(second[4].content, py(&wrong(2)));
-    let turn = &second[5].content;
+    assert_eq!(second.len(), n + 4);
+    assert_eq!(second[..n + 2], first[..]);
+    assert_eq!(second[n + 2].content, py(&wrong(2)));
+    let turn = &second[n + 3].content;
     assert!(turn.contains("iteration 2) failed its tests"), "{turn}");
     assert!(
         !turn.contains("iteration 1: "),
         "iteration 1 is told in its own turn: {turn}"
     );
-    assert!(first[3].content.contains("iteration 1) failed its tests"));
+    assert!(
+        first[n + 1]
+            .content
+            .contains("iteration 1) failed its tests")
+    );
 
     // A window the conversation does not fit: the repair begins again from
     // the code prompt, the failing code as the model's turn, and lists
@@ -813,7 +827,14 @@ async fn a_repair_prompt_too_big_for_the_context_window_leaves_out_the_oldest_fa
     assert!(result.passed, "{}", result.summary);
     let again = messages_of(&records, "repair/inc/3");
     assert_eq!(again.len(), 4, "{again:?}");
-    assert_eq!(again[..2], code[..]);
+    assert_eq!(again[0], code[0]);
+    assert!(
+        again[1]
+            .content
+            .contains("Write this function, `inc`, so that it passes its tests."),
+        "the node's code prompt, whole: {}",
+        again[1].content
+    );
     assert!(
         again[2].content.contains("WRONG2"),
         "the failing code stays"

@@ -345,10 +345,19 @@ async fn every_prompt_begins_with_what_stays_the_same_and_ends_with_what_changes
         })
         .await;
     assert!(result.passed, "{}", result.summary);
-    let (plan, tests, code) = (
+    let (plan, tests) = (
         prompt_of(&records, "plan"),
         prompt_of(&records, "tests/add"),
-        prompt_of(&records, "code/add/1"),
+    );
+    // The code call goes on from the one that wrote the tests: that request
+    // as sent, the tests as they came, then what is asked now.
+    let code_request = messages_of(&records, "code/add/1");
+    assert_eq!(code_request[..2], messages_of(&records, "tests/add")[..]);
+    assert_eq!(code_request[2].content, py(ADD_TESTS));
+    let code = code_request[3].content.clone();
+    assert!(
+        code.starts_with("Write this function, `add`, so that it passes these tests."),
+        "{code}"
     );
     let (first, second) = (
         messages_of(&records, "repair/add/2"),
@@ -357,49 +366,43 @@ async fn every_prompt_begins_with_what_stays_the_same_and_ends_with_what_changes
     // The task opens every prompt.
     let task = &plan[..plan.find("Split the task").unwrap()];
     assert!(task.contains("add two numbers"), "{task}");
-    for p in [&tests, &code] {
-        assert!(p.starts_with(task), "{p}");
-    }
-    // Then the plan and the node's spec (all the node's prompts), then its
-    // tests (once written); what the call is for comes after them.
-    let node = &code[..code.find("Write this function").unwrap()];
+    assert!(tests.starts_with(task), "{tests}");
+    // Then the plan and the node's spec (all the node's prompts); what the
+    // call is for comes after them.
+    let node = &tests[..tests.find("Write tests for this function").unwrap()];
     assert!(
-        node.contains("The plan:")
-            && node.contains("purpose: Add two numbers.")
-            && node.contains(ADD_TESTS.trim()),
+        node.contains("The plan:") && node.contains("purpose: Add two numbers."),
         "{node}"
     );
-    let spec = &node[..node.find("The tests of `add`").unwrap()];
-    assert!(tests.starts_with(spec), "{tests}");
     // A repair goes on with the conversation that wrote the code: the code
     // call's request whole, its reply as it came, then the failure; the next
     // repair begins with all of that and the repair's own reply.
-    assert_eq!(first[1].content, code);
-    assert_eq!(first[2].content, py("def add(a, b):\n    return a - b\n"));
-    assert_eq!(second[..4], first[..]);
+    let n = code_request.len();
+    assert_eq!(first[..n], code_request[..]);
+    assert_eq!(first[n].content, py("def add(a, b):\n    return a - b\n"));
+    assert_eq!(second[..n + 2], first[..]);
     assert!(
-        second[4].content.starts_with("Wrong sign."),
+        second[n + 2].content.starts_with("Wrong sign."),
         "{:?}",
-        second[4]
+        second[n + 2]
     );
     assert!(
-        second[5].content.contains("(iteration 2) failed"),
+        second[n + 3].content.contains("(iteration 2) failed"),
         "{:?}",
-        second[5]
+        second[n + 3]
     );
     // Each repair's prompt is, up to its last turn, the request before it
     // and that request's reply: all of that counts as reused.
-    let code_request = messages_of(&records, "code/add/1");
     let pair = |a: &[codeloop::llm::ChatMessage], reply: &str, b: &[codeloop::llm::ChatMessage]| {
         codeloop::session::prefix::prefix_reuse([(a, reply), (b, "")]).reused_chars
     };
     let whole = |m: &[codeloop::llm::ChatMessage]| {
         codeloop::session::prefix::prefix_reuse([(m, "")]).prompt_chars
     };
-    let first_reused = pair(&code_request, &first[2].content, &first);
-    let second_reused = pair(&first, &second[4].content, &second);
-    assert!(first_reused >= whole(&first[..3]), "{first_reused}");
-    assert!(second_reused >= whole(&second[..5]), "{second_reused}");
+    let first_reused = pair(&code_request, &first[n].content, &first);
+    let second_reused = pair(&first, &second[n + 2].content, &second);
+    assert!(first_reused >= whole(&first[..n + 1]), "{first_reused}");
+    assert!(second_reused >= whole(&second[..n + 3]), "{second_reused}");
     let reuse = state.prefix_reuse();
     assert!(
         reuse.reused_chars >= first_reused + second_reused,

@@ -22,10 +22,10 @@ const FIXED: &str = "The upper bound was never applied.\n```python\ndef clamp(x,
 fn reply_for(prompt: &str) -> &'static str {
     if prompt.contains("failed its tests") {
         FIXED
-    } else if prompt.contains("Write tests for this function") {
-        TESTS
     } else if prompt.contains("Write this function") {
         BUGGY
+    } else if prompt.contains("Write tests for this function") {
+        TESTS
     } else {
         PLAN
     }

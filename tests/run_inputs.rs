@@ -24,10 +24,10 @@ const TESTS: &str = "```python\ndef test_total():\n    assert total_qty('data.cs
 const CODE: &str = "```python\nimport csv\n\ndef total_qty(path):\n    with open(path) as f:\n        return sum(int(r['qty']) for r in csv.DictReader(f))\n```";
 
 fn reply_for(prompt: &str) -> &'static str {
-    if prompt.contains("Write tests for this function") {
-        TESTS
-    } else if prompt.contains("Write this function") {
+    if prompt.contains("Write this function") {
         CODE
+    } else if prompt.contains("Write tests for this function") {
+        TESTS
     } else {
         PLAN
     }
@@ -73,8 +73,15 @@ fn a_csv_is_described_in_the_prompts_at_the_start_on_the_tape_in_the_report_and_
         .posts()
         .iter()
         .map(|b| {
+            // The whole conversation a request holds.
             let v: serde_json::Value = serde_json::from_str(b).unwrap();
-            v["messages"][1]["content"].as_str().unwrap().to_string()
+            v["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["content"].as_str().unwrap())
+                .collect::<Vec<_>>()
+                .join("\n")
         })
         .collect();
     assert_eq!(prompts.len(), 3, "plan, tests, code");

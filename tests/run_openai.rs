@@ -23,19 +23,19 @@ const CODE_INPUT: &str = "```python\ndef count_rows(path):\n    with open(path) 
 
 fn reply_for(prompt: &str) -> &'static str {
     if prompt.contains("count_rows") || prompt.contains("data.csv") {
-        if prompt.contains("Write tests for this function") {
-            TESTS_INPUT
-        } else if prompt.contains("Write this function") {
+        if prompt.contains("Write this function") {
             CODE_INPUT
+        } else if prompt.contains("Write tests for this function") {
+            TESTS_INPUT
         } else {
             PLAN_INPUT
         }
     } else if prompt.contains("failed its tests") {
         FIXED
-    } else if prompt.contains("Write tests for this function") {
-        TESTS
     } else if prompt.contains("Write this function") {
         BUGGY
+    } else if prompt.contains("Write tests for this function") {
+        TESTS
     } else {
         PLAN
     }

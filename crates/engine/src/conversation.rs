@@ -51,20 +51,58 @@ pub(super) fn so_far(
     if replied.trim() != code.trim() {
         return None;
     }
-    // The opening turn shows the tests and the dependencies as they were.
-    let opening = call
-        .messages
-        .iter()
-        .find(|m| m.role == Role::User)
-        .map(|m| m.content.as_str())?;
-    if tests.is_some_and(|t| !opening.contains(t.trim())) {
+    went_on(&call.messages, &call.reply, tests, deps)
+}
+
+/// The conversation that wrote `name`'s tests, with the reply as its last
+/// message, when the node's tests are still that reply's (not corrected,
+/// edited or fixed since) and its dependencies' code is as it showed it:
+/// the code call goes on from there.
+pub(super) fn after_tests(
+    s: &State,
+    name: &str,
+    tests: &str,
+    deps: &[DepCtx],
+) -> Option<Vec<ChatMessage>> {
+    let wrote_tests = |tag: &str| {
+        let tag = tag.strip_suffix("/retry").unwrap_or(tag);
+        tag == format!("tests/{name}") || tag == format!("tests/{name}/2")
+    };
+    let call = s
+        .calls
+        .values()
+        .rev()
+        .find(|c| c.done && wrote_tests(&c.tag))?;
+    if call.error.is_some() || call.messages.len() < 2 {
         return None;
     }
-    if deps.iter().any(|d| !opening.contains(d.code.trim())) {
+    went_on(&call.messages, &call.reply, Some(tests), deps)
+}
+
+/// `messages` and their `reply`, to go on with, when they show `tests` and
+/// each dependency's code as they are now.
+fn went_on(
+    messages: &[ChatMessage],
+    reply: &str,
+    tests: Option<&str>,
+    deps: &[DepCtx],
+) -> Option<Vec<ChatMessage>> {
+    let shows = |text: &str, role: Option<Role>| {
+        text.trim().is_empty()
+            || messages
+                .iter()
+                .filter(|m| role.is_none_or(|r| m.role == r))
+                .any(|m| m.content.contains(text.trim()))
+            || (role.is_none() && reply.contains(text.trim()))
+    };
+    if tests.is_some_and(|t| !shows(t, None)) {
         return None;
     }
-    let mut messages = call.messages.clone();
-    messages.push(ChatMessage::assistant(call.reply.clone()));
+    if deps.iter().any(|d| !shows(&d.code, Some(Role::User))) {
+        return None;
+    }
+    let mut messages = messages.to_vec();
+    messages.push(ChatMessage::assistant(reply.to_string()));
     Some(messages)
 }
 

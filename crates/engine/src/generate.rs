@@ -256,11 +256,28 @@ impl Core {
         else {
             return Err(Stop::Failed);
         };
-        let prompt = self.prompts.render(
-            "code.md",
-            minijinja::context! { task, inputs, plan, spec, deps, tests => self.shown_tests(tests) },
-        )?;
-        let messages = self.messages(prompt)?;
+        let tests = self.shown_tests(tests);
+        // Go on with the conversation that wrote the tests, when they are
+        // still its reply: a server's cache then computes only this turn.
+        let after_tests = match tests.as_deref() {
+            Some(t) => self.read(|s| conversation::after_tests(s, name, t, &deps)),
+            None => None,
+        };
+        let messages = match after_tests {
+            Some(mut messages) => {
+                messages.push(ChatMessage {
+                    role: Role::User,
+                    content: self
+                        .prompts
+                        .render("code_next.md", minijinja::context! { spec, tests })?,
+                });
+                messages
+            }
+            None => self.messages(self.prompts.render(
+                "code.md",
+                minijinja::context! { task, inputs, plan, spec, deps, tests },
+            )?)?,
+        };
         let (_, code) = self
             .call_for_code(
                 purpose,

@@ -16,6 +16,11 @@ const SHIPPED: &[(&str, &str)] = &[
     ("plan.md", include_str!("../../../prompts/plan.md")),
     ("tests.md", include_str!("../../../prompts/tests.md")),
     ("code.md", include_str!("../../../prompts/code.md")),
+    // The code call that goes on from the conversation that wrote the tests.
+    (
+        "code_next.md",
+        include_str!("../../../prompts/code_next.md"),
+    ),
     ("repair.md", include_str!("../../../prompts/repair.md")),
     ("fresh.md", include_str!("../../../prompts/fresh.md")),
     ("review.md", include_str!("../../../prompts/review.md")),
