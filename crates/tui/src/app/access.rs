@@ -114,7 +114,7 @@ impl App {
     }
     pub fn confirm(&self) -> Option<Confirm> {
         match self.popups.last() {
-            Some(Popup::Confirm(c)) => Some(*c),
+            Some(Popup::Confirm(asked)) => Some(asked.question),
             _ => None,
         }
     }

@@ -4,7 +4,7 @@
 use crossterm::event::{KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
 
-use super::guard::Replacing;
+use super::guard::{OnYes, Replacing};
 use super::view;
 use super::{Action, App, Focus, Message, Mode, Popup, StartRequest};
 use crate::describe::{describe_command, parse_spec, spec_text};
@@ -63,30 +63,7 @@ impl App {
             Popup::Travel(travel) => self.on_travel_answer(travel, Confirm::answer(&key), actions),
             Popup::Pager(pager) => self.on_pager_key(pager, key, actions),
             Popup::Pictures(view) => self.on_pictures_key(view, key, actions),
-            Popup::Confirm(Confirm::DeleteSession) => {
-                if let Some(dir) = self.deleting.take().filter(|_| Confirm::answer(&key)) {
-                    actions.push(Action::DeleteSession(dir));
-                }
-            }
-            Popup::Confirm(Confirm::DiscardDraft | Confirm::LeaveSession) => {
-                self.on_replace_answer(Confirm::answer(&key), actions);
-            }
-            Popup::Confirm(Confirm::SkipPlan | Confirm::SkipRun) => {
-                if Confirm::answer(&key) {
-                    self.send_skip(actions);
-                } else {
-                    self.say(NoticeLevel::Info, "not skipped: the engine still waits");
-                }
-            }
-            Popup::Confirm(confirm) => {
-                if Confirm::answer(&key) {
-                    actions.push(Action::Steer(Command::Cancel));
-                    if confirm == Confirm::Quit {
-                        self.quit = true;
-                        actions.push(Action::Quit);
-                    }
-                }
-            }
+            Popup::Confirm(asked) => self.on_confirm_answer(asked, Confirm::answer(&key), actions),
             Popup::Palette(mut palette) => match palette.on_key(key) {
                 Handled::Intent(PaletteIntent::Run(act)) => self.on_palette_act(act, actions),
                 Handled::Intent(PaletteIntent::Close) => {}
@@ -262,7 +239,7 @@ impl App {
     fn request_quit(&mut self, actions: &mut Vec<Action>) {
         if self.session_running() && self.confirm().is_none() {
             // Over an open editor, which stays (its draft is not lost on a no).
-            self.popups.push(Popup::Confirm(Confirm::Quit));
+            self.ask(Confirm::Quit, OnYes::CancelAndQuit);
             return;
         }
         if self.has_draft() && self.confirm().is_none() {
@@ -557,7 +534,7 @@ impl App {
                 }
                 None => need_node(self),
             },
-            SteerAct::Cancel => self.popups.push(Popup::Confirm(Confirm::CancelSession)),
+            SteerAct::Cancel => self.ask(Confirm::CancelSession, OnYes::Cancel),
             SteerAct::NewSession | SteerAct::WritePlan | SteerAct::Demo(_) => {}
         }
     }
@@ -608,10 +585,7 @@ impl App {
             Handled::Intent(intent) => {
                 match Replacing::for_session(intent) {
                     Ok(what) => self.replace(what, actions),
-                    Err(dir) => {
-                        self.deleting = Some(dir);
-                        self.popups.push(Popup::Confirm(Confirm::DeleteSession));
-                    }
+                    Err(dir) => self.ask(Confirm::DeleteSession, OnYes::Delete(dir)),
                 }
                 true
             }

@@ -246,7 +246,8 @@ pub struct DemoModel {
 /// A popup over the panes: the top one takes every key while open.
 pub enum Popup {
     Help(super::panes::help::Help),
-    Confirm(Confirm),
+    /// A yes/no question, with what a yes acts on.
+    Confirm(super::panes::confirm::Asking<guard::OnYes>),
     Editor(Box<EditorPopup>),
     Palette(Box<super::panes::palette::Palette>),
     Message(Message),
@@ -274,13 +275,9 @@ pub struct App {
     output: OutputPane,
     history: HistoryPane,
     sessions: SessionList,
-    /// The session folder a delete confirmation is about.
-    deleting: Option<PathBuf>,
     /// The view a fork or rewind left, until the new session's first
     /// record: a start that fails goes back to it.
     travelled_from: Option<Box<App>>,
-    /// What a draft or session confirmation is about.
-    replacing: Option<guard::Replacing>,
     /// `e` at a pause before a model call asked for its prompt: the editor
     /// opens on it once the engine has written it and paused again.
     edit_prompt_when_written: bool,
@@ -312,9 +309,7 @@ impl App {
             output: OutputPane::default(),
             history: HistoryPane::default(),
             sessions: SessionList::default(),
-            deleting: None,
             travelled_from: None,
-            replacing: None,
             edit_prompt_when_written: false,
             flash: None,
             reruns: Default::default(),

@@ -4,7 +4,7 @@
 //! and `x` on what everything after depends on (the plan, a function's
 //! run) asks first and says what it will end.
 
-use super::{Action, App, Popup};
+use super::{Action, App};
 use crate::describe::describe_command;
 use crate::panes::confirm::Confirm;
 use codeloop_session::{Command, NoticeLevel, Purpose, Step};
@@ -45,7 +45,7 @@ impl App {
             _ => None,
         };
         match question {
-            Some(confirm) => self.popups.push(Popup::Confirm(confirm)),
+            Some(confirm) => self.ask(confirm, super::guard::OnYes::Skip),
             None => self.send_skip(actions),
         }
     }
