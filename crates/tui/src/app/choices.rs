@@ -43,9 +43,9 @@ impl App {
     /// What the palette offers beside the keys.
     pub(super) fn palette_offers(&self) -> Offers {
         Offers {
-            profiles: self.info.profiles.clone(),
+            profiles: self.session.info.profiles.clone(),
             no_cache: self.choices.no_cache,
-            export: !self.welcome() && !self.timeline.records().is_empty(),
+            export: !self.welcome() && !self.session.timeline.records().is_empty(),
         }
     }
 
@@ -77,7 +77,7 @@ impl App {
     }
 
     pub(super) fn on_palette_act(&mut self, act: PaletteAct, actions: &mut Vec<Action>) {
-        let live = matches!(self.mode, Mode::Live(_));
+        let live = matches!(self.session.mode, Mode::Live(_));
         match act {
             PaletteAct::Key(k) => {
                 // The act itself, not the key: a pane's own key must not shadow it.
@@ -140,13 +140,13 @@ impl App {
                 let state = if self.at_end() {
                     self.state().clone()
                 } else {
-                    State::from_records(self.timeline.records())
+                    State::from_records(self.session.timeline.records())
                 };
                 actions.push(Action::Export {
                     format,
                     state: Box::new(state),
-                    session_dir: self.info.session_dir.clone(),
-                    source: self.info.source.clone(),
+                    session_dir: self.session.info.session_dir.clone(),
+                    source: self.session.info.source.clone(),
                 });
             }
         }

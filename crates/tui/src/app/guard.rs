@@ -72,7 +72,7 @@ impl App {
             );
             return;
         }
-        let Some(demo) = self.info.demos.get(i) else {
+        let Some(demo) = self.session.info.demos.get(i) else {
             return;
         };
         let request = StartRequest::Demo {
@@ -105,7 +105,7 @@ impl App {
     /// The attached files' descriptions (as the prompts have them), in a
     /// message; the session at the cursor's.
     pub(super) fn describe_inputs(&mut self) {
-        let inputs = &self.timeline.state().inputs;
+        let inputs = &self.session.timeline.state().inputs;
         let text = if inputs.is_empty() {
             "No file is attached to this session.".to_string()
         } else {

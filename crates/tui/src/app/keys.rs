@@ -113,13 +113,16 @@ impl App {
                 }
                 _ => false,
             },
-            Focus::Graph => match self.graph.on_key(key, self.timeline.state(), welcome) {
+            Focus::Graph => match self
+                .graph
+                .on_key(key, self.session.timeline.state(), welcome)
+            {
                 Handled::NotMine => false,
                 Handled::Done => true,
                 Handled::Intent(intent) => self.on_graph_intent(intent, actions),
             },
             Focus::Code => {
-                let (state, selected) = (self.timeline.state(), self.graph.selected());
+                let (state, selected) = (self.session.timeline.state(), self.graph.selected());
                 self.code.on_key(key, state, selected, height) != Handled::NotMine
             }
             Focus::Output => match self.output.on_key(key, height) {
@@ -150,9 +153,9 @@ impl App {
                 self.output.on_select(changed);
             }
             GraphIntent::OpenCode => self.focus = Focus::Code,
-            GraphIntent::Follow => self.graph.unpin(self.timeline.active()),
+            GraphIntent::Follow => self.graph.unpin(self.session.timeline.active()),
             GraphIntent::Demo(i) => {
-                let Some(demo) = self.info.demos.get(i).filter(|_| self.welcome()) else {
+                let Some(demo) = self.session.info.demos.get(i).filter(|_| self.welcome()) else {
                     return false;
                 };
                 let name = demo.name.clone();
@@ -180,15 +183,16 @@ impl App {
             GlobalAct::WriteTask => self.focus = Focus::Task,
             GlobalAct::Tape(m) => self.on_tape_move(m),
             GlobalAct::Replay(a) => {
-                if let Mode::Replay(clock) = &mut self.mode {
+                if let Mode::Replay(clock) = &mut self.session.mode {
                     match a {
-                        ReplayAct::PlayPause => {
-                            clock.toggle(&mut self.timeline, self.info.loading.is_some())
-                        }
+                        ReplayAct::PlayPause => clock.toggle(
+                            &mut self.session.timeline,
+                            self.session.info.loading.is_some(),
+                        ),
                         ReplayAct::Faster => clock.faster(),
                         ReplayAct::Slower => clock.slower(),
                     }
-                    self.graph.follow(self.timeline.active());
+                    self.graph.follow(self.session.timeline.active());
                 }
             }
             GlobalAct::Steer(s) => self.on_steer(s, actions),
@@ -200,10 +204,10 @@ impl App {
     }
 
     fn on_tape_move(&mut self, m: TapeMove) {
-        if let Mode::Replay(clock) = &mut self.mode {
+        if let Mode::Replay(clock) = &mut self.session.mode {
             clock.pause();
         }
-        let t = &mut self.timeline;
+        let t = &mut self.session.timeline;
         let jump = match m {
             TapeMove::Back => {
                 t.step(false);
@@ -225,7 +229,7 @@ impl App {
                 Jump::Moved
             }
         };
-        self.graph.follow(self.timeline.active());
+        self.graph.follow(self.session.timeline.active());
         if jump == Jump::NoneThere {
             let why = match m {
                 TapeMove::PrevIteration => "no earlier iteration",
@@ -261,7 +265,7 @@ impl App {
             );
             return;
         }
-        if let Some(demo) = &self.info.demo_model
+        if let Some(demo) = &self.session.info.demo_model
             && demo.task.trim() != task
         {
             // The demo model's authored replies answer its demo, not this task.
@@ -284,12 +288,12 @@ impl App {
     /// The selected node's code as the cursor has it, else the session
     /// folder, to the clipboard (the event loop writes the OSC 52).
     fn copy(&mut self, actions: &mut Vec<Action>) {
-        let state = self.timeline.state();
+        let state = self.session.timeline.state();
         let code = self
             .graph
             .selected()
             .and_then(|n| Some((n, state.nodes.get(n)?.versions.last()?)));
-        let (text, said) = match (code, &self.info.session_dir) {
+        let (text, said) = match (code, &self.session.info.session_dir) {
             (Some((node, v)), _) => (
                 v.code.clone(),
                 format!(
@@ -317,7 +321,7 @@ impl App {
     }
 
     pub(super) fn start(&mut self, request: StartRequest, actions: &mut Vec<Action>) {
-        if let Mode::Live(live) = &mut self.mode {
+        if let Mode::Live(live) = &mut self.session.mode {
             live.started = true;
             live.ended = None;
         }
@@ -407,7 +411,7 @@ impl App {
     }
 
     pub(super) fn on_steer(&mut self, act: SteerAct, actions: &mut Vec<Action>) {
-        let started = matches!(&self.mode, Mode::Live(l) if l.started);
+        let started = matches!(&self.session.mode, Mode::Live(l) if l.started);
         if act == SteerAct::NewSession {
             if !started {
                 return;
@@ -437,7 +441,7 @@ impl App {
         }
         if act == SteerAct::StepMode
             && !self.engine_alive()
-            && let Mode::Live(live) = &mut self.mode
+            && let Mode::Live(live) = &mut self.session.mode
             && !live.started
         {
             live.step_armed = !live.step_armed;
@@ -557,7 +561,7 @@ impl App {
                     let row = usize::from(m.row.saturating_sub(areas.graph.y + 1));
                     if let Some(intent) =
                         self.graph
-                            .on_click(self.timeline.state(), row, areas.graph.height)
+                            .on_click(self.session.timeline.state(), row, areas.graph.height)
                     {
                         self.on_graph_intent(intent, &mut Vec::new());
                     }
@@ -579,7 +583,7 @@ impl App {
 
     /// Keys of the welcome screen's session list. Returns whether it took the key.
     fn on_sessions_key(&mut self, key: KeyEvent, actions: &mut Vec<Action>) -> bool {
-        match self.sessions.on_key(key, &self.info.sessions) {
+        match self.sessions.on_key(key, &self.session.info.sessions) {
             Handled::NotMine => false,
             Handled::Done => true,
             Handled::Intent(intent) => {

@@ -260,15 +260,58 @@ pub enum Popup {
     Inspector(Box<super::panes::inspector::Inspector>),
 }
 
-pub struct App {
+/// The session on screen: how it was opened, the tape and its cursor,
+/// what is known around it, and its live re-runs.
+pub struct SessionView {
     mode: Mode,
     info: Info,
-    theme: Theme,
     timeline: Timeline,
+    reruns: super::panes::Reruns,
+}
+
+/// The popups over the panes (the top one takes every key), and the one
+/// waiting to open.
+#[derive(Default)]
+pub struct Popups {
+    /// Open popups, the top one last.
+    open: Vec<Popup>,
+    /// `e` at a pause before a model call asked for its prompt: the editor
+    /// opens on it once the engine has written it and paused again.
+    edit_prompt_when_written: bool,
+}
+
+impl Popups {
+    fn push(&mut self, popup: Popup) {
+        self.open.push(popup);
+    }
+    fn pop(&mut self) -> Option<Popup> {
+        self.open.pop()
+    }
+    /// The top one.
+    fn last(&self) -> Option<&Popup> {
+        self.open.last()
+    }
+    fn last_mut(&mut self) -> Option<&mut Popup> {
+        self.open.last_mut()
+    }
+    /// Bottom to top.
+    fn iter(&self) -> std::slice::Iter<'_, Popup> {
+        self.open.iter()
+    }
+    fn iter_mut(&mut self) -> std::slice::IterMut<'_, Popup> {
+        self.open.iter_mut()
+    }
+}
+
+/// The app, as owned parts by concept: the session on screen, the panes
+/// (and which has the focus), the popups over them, and what the next
+/// session starts with; then the few facts of the terminal itself.
+pub struct App {
+    session: SessionView,
+    theme: Theme,
     focus: Focus,
     zoom: bool,
-    /// Open popups, the top one last.
-    popups: Vec<Popup>,
+    popups: Popups,
     task: TaskPane,
     graph: GraphPane,
     code: CodePane,
@@ -278,11 +321,7 @@ pub struct App {
     /// The view a fork or rewind left, until the new session's first
     /// record: a start that fails goes back to it.
     travelled_from: Option<Box<App>>,
-    /// `e` at a pause before a model call asked for its prompt: the editor
-    /// opens on it once the engine has written it and paused again.
-    edit_prompt_when_written: bool,
     flash: Option<(NoticeLevel, String)>,
-    reruns: super::panes::Reruns,
     /// What the next session starts with (the palette's choices).
     choices: SessionChoices,
     /// Screen size at the last frame (mouse hit tests, page sizes).
@@ -296,13 +335,16 @@ pub struct App {
 impl App {
     fn blank(mode: Mode, info: Info, theme: Theme) -> App {
         App {
-            mode,
-            info,
+            session: SessionView {
+                mode,
+                info,
+                timeline: Timeline::default(),
+                reruns: Default::default(),
+            },
             theme,
-            timeline: Timeline::default(),
             focus: Focus::Graph,
             zoom: false,
-            popups: Vec::new(),
+            popups: Popups::default(),
             task: TaskPane::default(),
             graph: GraphPane::default(),
             code: CodePane::default(),
@@ -310,9 +352,7 @@ impl App {
             history: HistoryPane::default(),
             sessions: SessionList::default(),
             travelled_from: None,
-            edit_prompt_when_written: false,
             flash: None,
-            reruns: Default::default(),
             choices: SessionChoices::default(),
             screen: Rect::new(0, 0, 160, 48),
             quit: false,
@@ -324,7 +364,7 @@ impl App {
     /// The live workbench, before a session starts.
     pub fn live(info: Info, theme: Theme) -> App {
         let mut app = App::blank(Mode::Live(Live::default()), info, theme);
-        app.focus = if app.info.demos.is_empty() {
+        app.focus = if app.session.info.demos.is_empty() {
             Focus::Task
         } else {
             Focus::Graph
@@ -338,15 +378,15 @@ impl App {
         let info = Info {
             session_dir: None,
             loading: None,
-            ..self.info.clone()
+            ..self.session.info.clone()
         };
         let mut fresh = App::live(info, self.theme.clone());
         fresh.screen = self.screen;
         fresh.keys_handled = self.keys_handled;
-        let left = self.timeline.head().unwrap_or(self.state());
+        let left = self.session.timeline.head().unwrap_or(self.state());
         fresh.carry_over(left);
         // Step mode stays on for the next session.
-        if let Mode::Live(live) = &mut fresh.mode {
+        if let Mode::Live(live) = &mut fresh.session.mode {
             live.step_armed = left.step_mode;
         }
         let said = if fresh.has_draft() {
@@ -414,7 +454,7 @@ impl App {
                 {
                     self.flash = None;
                 }
-                if self.info.notify
+                if self.session.info.notify
                     && let Some(text) = super::notify::notice_for(&r.event)
                 {
                     actions.push(Action::Notify(text));
@@ -426,9 +466,9 @@ impl App {
                     Event::Finished { .. } => Some(false),
                     _ => None,
                 };
-                self.timeline.push(r);
+                self.session.timeline.push(r);
                 if follow {
-                    self.set_cursor(self.timeline.records().len());
+                    self.set_cursor(self.session.timeline.records().len());
                 }
                 if let Some(prompt) = paused_at {
                     self.prompt_written(prompt, &mut actions);
@@ -436,7 +476,7 @@ impl App {
                 self.dirty = true;
             }
             Msg::EngineDone(result) => {
-                if let Mode::Live(live) = &mut self.mode {
+                if let Mode::Live(live) = &mut self.session.mode {
                     if let Err(e) = &result {
                         self.flash = Some((NoticeLevel::Error, format!("the engine stopped: {e}")));
                     }
@@ -445,13 +485,13 @@ impl App {
                 self.dirty = true;
             }
             Msg::StartFailed(message) => {
-                if let Mode::Live(live) = &mut self.mode {
+                if let Mode::Live(live) = &mut self.session.mode {
                     live.started = false;
                 }
                 self.start_failed(message);
             }
             Msg::Highlighted(h) => {
-                let state = self.timeline.state();
+                let state = self.session.timeline.state();
                 if self.code.take_highlight(h, state, self.graph.selected()) {
                     self.dirty = true;
                 }
@@ -463,10 +503,10 @@ impl App {
                 sandbox_layers,
                 sandbox_warning,
             } => {
-                self.info.model_label = label;
-                self.info.demo_model = demo_model;
-                self.info.sandbox_layers = sandbox_layers;
-                self.info.sandbox_warning = sandbox_warning;
+                self.session.info.model_label = label;
+                self.session.info.demo_model = demo_model;
+                self.session.info.sandbox_layers = sandbox_layers;
+                self.session.info.sandbox_warning = sandbox_warning;
                 self.dirty = true;
             }
             Msg::LogRead { path, result } => self.on_log_read(path, result),
@@ -480,9 +520,9 @@ impl App {
                     .runs
                     .get(&run_id)
                     .and_then(|r| r.record.clone())
-                    .or_else(|| self.timeline.recorded_run(run_id))
+                    .or_else(|| self.session.timeline.recorded_run(run_id))
                 {
-                    self.reruns.insert(
+                    self.session.reruns.insert(
                         run_id,
                         RerunMark {
                             recorded,
@@ -498,10 +538,10 @@ impl App {
 
     fn tick(&mut self, now: Instant, actions: &mut Vec<Action>) {
         let running = self.session_running();
-        let more_coming = self.info.loading.is_some();
-        match &mut self.mode {
+        let more_coming = self.session.info.loading.is_some();
+        match &mut self.session.mode {
             Mode::Replay(clock) => {
-                let tick = clock.tick(&mut self.timeline, now, more_coming);
+                let tick = clock.tick(&mut self.session.timeline, now, more_coming);
                 for (run_id, state) in tick.finished_runs {
                     actions.push(Action::Rerun {
                         run_id,
@@ -509,7 +549,7 @@ impl App {
                     });
                 }
                 if tick.applied > 0 {
-                    self.graph.follow(self.timeline.active());
+                    self.graph.follow(self.session.timeline.active());
                 }
                 if tick.finished {
                     self.say_replay_finished();
@@ -517,7 +557,7 @@ impl App {
                 self.dirty = true;
             }
             Mode::Live(live) if running => {
-                let t_ms = self.timeline.state().t_ms;
+                let t_ms = self.session.timeline.state().t_ms;
                 // The session's start as the tape counts it.
                 live.since.get_or_insert_with(|| {
                     now.checked_sub(Duration::from_millis(t_ms)).unwrap_or(now)
@@ -538,16 +578,16 @@ impl App {
 
     /// When the replay clock next needs a tick (None: not playing or at the end).
     pub fn replay_deadline(&mut self, now: Instant) -> Option<Instant> {
-        match &mut self.mode {
-            Mode::Replay(clock) => clock.deadline(&self.timeline, now),
+        match &mut self.session.mode {
+            Mode::Replay(clock) => clock.deadline(&self.session.timeline, now),
             Mode::Live(_) | Mode::Review => None,
         }
     }
 
     /// Fold to `n` records; the graph follows the engine's node unless pinned.
     pub fn set_cursor(&mut self, n: usize) {
-        self.timeline.set_cursor(n);
-        self.graph.follow(self.timeline.active());
+        self.session.timeline.set_cursor(n);
+        self.graph.follow(self.session.timeline.active());
         self.dirty = true;
     }
 
@@ -567,12 +607,12 @@ impl App {
     /// Settle what the frame needs: the output lines, the changes the history
     /// counts, the highlight request.
     pub fn prepare(&mut self) -> Option<HighlightRequest> {
-        let state = self.timeline.state();
+        let state = self.session.timeline.state();
         let selected = self.graph.selected();
         let run = run_to_show(state, selected, self.code.tab() == CodeTab::Program);
         self.output
             .set_area_height(view::layout(self, self.screen).output.height);
-        let state = self.timeline.state();
+        let state = self.session.timeline.state();
         self.output.prepare(state, run);
         self.history.prepare(state);
         self.code

@@ -22,7 +22,7 @@ impl App {
     /// A pause (or the end) was recorded: the prompt `e` asked for is
     /// written when it is a prompt pause, and opens in the editor.
     pub(super) fn prompt_written(&mut self, prompt: bool, actions: &mut Vec<Action>) {
-        if !std::mem::take(&mut self.edit_prompt_when_written) {
+        if !std::mem::take(&mut self.popups.edit_prompt_when_written) {
             return;
         }
         if prompt && self.paused_before_a_call() {

@@ -122,8 +122,8 @@ pub fn ctx(app: &App, pane: Focus) -> Ctx<'_> {
         theme: &app.theme,
         focused: app.focus == pane,
         selected: app.selected(),
-        reruns: &app.reruns,
-        session_dir: app.info.session_dir.as_deref(),
+        reruns: &app.session.reruns,
+        session_dir: app.session.info.session_dir.as_deref(),
     }
 }
 
@@ -170,17 +170,17 @@ pub fn render(app: &App, frame: &mut Frame) {
             Focus::Output => app.output.render(&ctx, area, frame),
             Focus::History => {
                 let notes = TapeNotes {
-                    truncated_line: app.info.truncated_line,
-                    elided_output: app.timeline.elided_output(),
-                    unfinished: app.info.unfinished,
-                    damage: app.info.damage.as_deref(),
+                    truncated_line: app.session.info.truncated_line,
+                    elided_output: app.session.timeline.elided_output(),
+                    unfinished: app.session.info.unfinished,
+                    damage: app.session.info.damage.as_deref(),
                 };
                 app.history.render(&ctx, notes, area, frame)
             }
         }
     }
     status_bar(app, areas.status, frame);
-    for popup in &app.popups {
+    for popup in app.popups.iter() {
         match popup {
             Popup::Editor(editor) => editor.render(&app.theme, frame),
             Popup::Confirm(c) => c.render(&app.theme, frame),
@@ -201,7 +201,7 @@ pub fn help_content(app: &App) -> HelpContent<'static> {
     HelpContent {
         pane: app.focus.title(),
         pane_rows: pane_rows(app),
-        everywhere: match app.mode {
+        everywhere: match app.session.mode {
             Mode::Live(_) => "Everywhere (live session)",
             Mode::Review => "Everywhere (review: read-only)",
             Mode::Replay(_) => "Everywhere (replay)",
@@ -215,7 +215,7 @@ pub fn pane_rows(app: &App) -> Vec<Row> {
     let welcome = app.welcome();
     match app.focus {
         Focus::Task => TaskPane::help(welcome),
-        Focus::Graph if welcome && !app.info.sessions.is_empty() => {
+        Focus::Graph if welcome && !app.session.info.sessions.is_empty() => {
             let mut rows = crate::panes::sessions::SessionList::help();
             rows.extend(GraphPane::help(welcome));
             rows
@@ -240,7 +240,7 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
     let s = app.state();
     let mut spans: Vec<Span> = Vec::new();
     let (cursor, total) = (app.cursor(), app.records().len());
-    let badge = match &app.mode {
+    let badge = match &app.session.mode {
         Mode::Live(_) if !app.at_end() => format!(" REVIEWING {cursor}/{total} · End: live "),
         Mode::Live(l) => live_badge(l, s),
         Mode::Review => format!(" REVIEW {cursor}/{total} "),
@@ -251,10 +251,10 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
         ),
     };
     spans.push(Span::styled(badge, t.selection));
-    if let Some(percent) = app.info.loading {
+    if let Some(percent) = app.session.info.loading {
         spans.push(Span::styled(format!(" loading {percent}% "), t.accent));
     }
-    if app.info.sandbox_warning.is_some() {
+    if app.session.info.sandbox_warning.is_some() {
         // First, so no width cuts it off: generated code runs with fewer protections.
         spans.push(Span::styled(
             " REDUCED SANDBOX ",
@@ -271,23 +271,23 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
     if let Some(next) = app.session_choices().words() {
         spans.push(Span::styled(format!(" next: {next} "), t.accent));
     }
-    if app.info.unfinished {
+    if app.session.info.unfinished {
         spans.push(Span::styled(
             " did not finish ",
             t.warning.add_modifier(Modifier::REVERSED),
         ));
     }
-    if let Some(line) = app.info.truncated_line {
+    if let Some(line) = app.session.info.truncated_line {
         spans.push(Span::styled(
             format!(" tape cut off at line {line} "),
             t.warning,
         ));
     }
-    if let Some(lineage) = crate::panes::sessions::lineage(s, &app.info.sessions) {
+    if let Some(lineage) = crate::panes::sessions::lineage(s, &app.session.info.sessions) {
         spans.push(Span::styled(format!(" {lineage} "), t.accent));
     }
     let model = if s.config.provider.is_empty() {
-        app.info.model_label.clone()
+        app.session.info.model_label.clone()
     } else {
         model_label(&s.config)
     };
@@ -302,15 +302,15 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
         t.status,
     ));
     let layers = if s.config.sandbox_layers.is_empty() {
-        &app.info.sandbox_layers
+        &app.session.info.sandbox_layers
     } else {
         &s.config.sandbox_layers
     };
     // Nor which sandbox its runs had: nothing to warn of yet.
     let unknown = layers.is_empty()
         && s.events_applied == 0
-        && matches!(app.mode, Mode::Review | Mode::Replay(_));
-    let said = match &app.info.sandbox_warning {
+        && matches!(app.session.mode, Mode::Review | Mode::Replay(_));
+    let said = match &app.session.info.sandbox_warning {
         Some(warning) => Some(Span::styled(format!(" {warning} "), t.error)),
         None if unknown => None,
         None if layers.is_empty() => Some(Span::styled(" none reported ", t.warning)),
@@ -319,7 +319,7 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
     let mut layers_at = None;
     if let Some(said) = said {
         spans.push(Span::styled("│ sandbox ", t.status));
-        if app.info.sandbox_warning.is_none() && !layers.is_empty() {
+        if app.session.info.sandbox_warning.is_none() && !layers.is_empty() {
             layers_at = Some(spans.len());
         }
         spans.push(said);
@@ -485,7 +485,7 @@ fn live_badge(l: &super::Live, s: &codeloop_session::State) -> String {
 /// The pause the status bar shows: the live engine's, wherever the cursor
 /// is; in review and replay, the one at the cursor.
 fn paused_step(app: &App) -> Option<&codeloop_session::Step> {
-    match app.mode {
+    match app.session.mode {
         Mode::Live(_) => app.engine_paused(),
         Mode::Review | Mode::Replay(_) => app.state().paused.as_ref(),
     }

@@ -15,7 +15,7 @@ use codeloop_session::{NoticeLevel, Outcome, State};
 impl App {
     /// The session as it is now, wherever the cursor is.
     pub(super) fn now(&self) -> &State {
-        self.timeline.head().unwrap_or(self.state())
+        self.session.timeline.head().unwrap_or(self.state())
     }
 
     /// `P`: the plan in the editor, the session's own or a template.
