@@ -69,7 +69,7 @@ fn a_demo_is_one_keystroke_from_the_welcome_screen() {
         title: "t".into(),
     }];
     let mut app = App::live(i, theme());
-    assert_eq!(app.focus(), Focus::Graph);
+    assert_eq!(app.focus(), Focus::Welcome);
     let actions = app.update(ch('1'));
     assert_eq!(
         actions,

@@ -234,7 +234,7 @@ fn the_persons_own_edits_are_not_counted_as_repairs() {
 
 #[test]
 fn the_demo_keys_offered_are_the_demos_there_are() {
-    let rows = codeloop::tui::panes::graph::GraphPane::help(true);
+    let rows: Vec<_> = codeloop::tui::keymap::rows(codeloop::tui::panes::welcome::KEYS).collect();
     assert_eq!(rows[0].does, "run a bundled demo");
     assert_eq!(rows[0].label, format!("1-{}", codeloop::demos::all().len()));
 }

@@ -61,7 +61,7 @@ fn welcome_with_profiles() -> App {
 fn welcome(info: Info) -> App {
     let mut app = App::live(info, theme());
     app.update(key(KeyCode::Esc));
-    assert_eq!(app.focus(), Focus::Graph);
+    assert_eq!(app.focus(), Focus::Welcome);
     app
 }
 

@@ -47,7 +47,7 @@ fn clicking_a_tab_in_the_code_pane_title_shows_that_tab() {
     let mut app = App::review(tape(), info(), theme());
     app.set_cursor(index_of(|e| matches!(e, Event::Localized { .. })) + 1);
     let screen = screen(&mut app, 160, 48);
-    let code = layout(&app, Rect::new(0, 0, 160, 48)).code;
+    let code = layout(&app, Rect::new(0, 0, 160, 48)).of(Focus::Code);
     let x = column_of(&screen, code.y, "[t tests]");
     app.update(click(x + 2, code.y));
     assert_eq!(app.code_tab(), CodeTab::Tests);
@@ -71,7 +71,7 @@ fn a_zoomed_pane_is_titled_by_the_pane_shown_as_focus_moves() {
     let mut app = App::review(tape(), info(), theme());
     app.set_zoom(true);
     for _ in 0..6 {
-        let shown = app.focus().title();
+        let shown = app.panes().get(app.focus()).title();
         let screen = screen(&mut app, 80, 24);
         let top = screen.lines().next().unwrap();
         assert!(top.contains(&format!(" {shown} ")), "{shown}: {top}");

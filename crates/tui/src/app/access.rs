@@ -2,49 +2,8 @@
 //! set): the mode, the state at the cursor, the components' state.
 
 use super::*;
-use crate::panes::graph::Welcome;
 
 impl App {
-    /// What the welcome screen shows in the graph's place.
-    pub(super) fn welcome_info(&self) -> Option<Welcome<'_>> {
-        if !self.welcome() {
-            return None;
-        }
-        let ctx = view::ctx(self, Focus::Graph);
-        let sandbox = match (
-            &self.session.info.sandbox_warning,
-            &self.session.info.sandbox_layers,
-        ) {
-            (Some(warning), _) => warning.clone(),
-            (None, layers) if layers.is_empty() => "being probed…".to_string(),
-            (None, layers) => format!("{} (full)", layers.join(" + ")),
-        };
-        let mut keys: Vec<crate::keymap::Row> =
-            crate::keymap::rows(crate::keymap::WELCOME).collect();
-        keys.extend(crate::keymap::rows(&crate::panes::graph::WELCOME[..1]));
-        keys.extend(
-            crate::keymap::STEER
-                .iter()
-                .filter(|b| {
-                    b.keys.iter().any(|(_, a)| {
-                        *a == crate::keymap::GlobalAct::Steer(crate::keymap::SteerAct::StepMode)
-                    })
-                })
-                .map(crate::keymap::Binding::row),
-        );
-        keys.extend(crate::keymap::rows(crate::keymap::COMMON));
-        Some(Welcome {
-            model_label: &self.session.info.model_label,
-            demos: &self.session.info.demos,
-            sessions: self.sessions.lines(&ctx, &self.session.info.sessions),
-            selected_session: self
-                .sessions
-                .selected_line(&ctx, &self.session.info.sessions),
-            sandbox,
-            keys,
-        })
-    }
-
     pub fn mode(&self) -> &Mode {
         &self.session.mode
     }
@@ -71,6 +30,10 @@ impl App {
     pub fn at_end(&self) -> bool {
         self.session.timeline.at_end()
     }
+    /// The panes (each one's own state; `get(focus)` as a `Pane`).
+    pub fn panes(&self) -> &crate::panes::Panes {
+        &self.panes
+    }
     pub fn focus(&self) -> Focus {
         self.focus
     }
@@ -87,27 +50,27 @@ impl App {
     }
     /// The node the code and output panes show.
     pub fn selected(&self) -> Option<&str> {
-        self.graph.selected()
+        self.panes.graph.selected()
     }
     pub fn pinned(&self) -> bool {
-        self.graph.pinned()
+        self.panes.graph.pinned()
     }
     pub fn code_tab(&self) -> CodeTab {
-        self.code.tab()
+        self.panes.code.tab()
     }
     pub fn output_lines(&self) -> &[(Stream, String)] {
-        self.output.lines()
+        self.panes.output.lines()
     }
     /// Output lines scrolled up from the tail.
     pub fn output_back(&self) -> usize {
-        self.output.back()
+        self.panes.output.back()
     }
     pub fn task(&self) -> &TaskPane {
-        &self.task
+        &self.panes.task
     }
     pub fn task_mut(&mut self) -> &mut TaskPane {
         self.dirty = true;
-        &mut self.task
+        &mut self.panes.task
     }
     pub fn flash(&self) -> Option<&(NoticeLevel, String)> {
         self.flash.as_ref()
@@ -182,11 +145,11 @@ impl App {
     }
     /// Highlighting requests made so far (each replaces the one before).
     pub fn highlight_requests(&self) -> u64 {
-        self.code.highlight_requests()
+        self.panes.code.highlight_requests()
     }
     /// Highlighting results taken (stale ones are not counted).
     pub fn highlights_applied(&self) -> u64 {
-        self.code.highlights_applied()
+        self.panes.code.highlights_applied()
     }
     pub fn set_session_dir(&mut self, dir: PathBuf) {
         self.session.info.session_dir = Some(dir);

@@ -2,7 +2,7 @@
 //! the theme, the choices for the next session (model profile, workers, the
 //! cache) and the export of the open session.
 
-use super::{Action, App, Focus, Mode};
+use super::{Action, App, Mode, view};
 use crate::keymap;
 use crate::panes::palette::{Offers, Palette, PaletteAct};
 use codeloop_protocol::present::{count, plural};
@@ -52,17 +52,9 @@ impl App {
     /// The palette: the focused pane's actions, the workbench's of this
     /// mode, the theme, the choices for the next session, the export.
     pub(super) fn new_palette(&self) -> Palette {
-        use crate::panes::{code, graph, history, output, task};
-        let welcome = self.welcome();
         let all = Palette::new(&keymap::global(self.mode_kind()));
-        let title = self.focus.title();
-        let all = match self.focus {
-            Focus::Task => all.with_pane(title, task::TaskPane::keymap(welcome)),
-            Focus::Graph => all.with_pane(title, graph::GraphPane::keymap(welcome)),
-            Focus::Code => all.with_pane(title, code::KEYS),
-            Focus::Output => all.with_pane(title, output::KEYS),
-            Focus::History => all.with_pane(title, history::KEYS),
-        };
+        let pane = self.panes.get(self.focus);
+        let all = all.with_pane(pane.title(), &view::pane_rows(self));
         all.with_offers(self.palette_offers())
     }
 

@@ -87,7 +87,7 @@ impl App {
     pub(super) fn attach(&mut self, text: String) {
         let path = PathBuf::from(text.trim());
         let shown = path.display().to_string();
-        let why = match self.task.attach(path) {
+        let why = match self.panes.task.attach(path) {
             Ok(summary) => {
                 self.say(NoticeLevel::Info, format!("attached {shown}: {summary}"));
                 self.focus = Focus::Task;
@@ -123,7 +123,8 @@ impl App {
 
     /// Typed work that would be lost: a task or an attachment not yet sent.
     pub fn has_draft(&self) -> bool {
-        self.welcome() && (!self.task.text().trim().is_empty() || !self.task.attached().is_empty())
+        self.welcome()
+            && (!self.panes.task.text().trim().is_empty() || !self.panes.task.attached().is_empty())
     }
 
     /// Do `what` now, or first ask when it would drop a draft or leave the

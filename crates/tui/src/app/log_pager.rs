@@ -17,10 +17,10 @@ use codeloop_session::NoticeLevel;
 impl App {
     /// Open the pager over the output pane's run.
     pub(super) fn open_log(&mut self, actions: &mut Vec<Action>) {
-        let program = self.code.tab() == super::CodeTab::Program;
+        let program = self.panes.code.tab() == super::CodeTab::Program;
         let shown = run_to_show(
             self.session.timeline.state(),
-            self.graph.selected(),
+            self.panes.graph.selected(),
             program,
         );
         let Some(run_id) = shown else {

@@ -9,7 +9,6 @@
 
 mod access;
 mod choices;
-mod clicks;
 mod external;
 mod focus;
 mod guard;
@@ -33,12 +32,8 @@ use ratatui::layout::Rect;
 use super::external_editor::{EditorOutcome, ExternalEdit};
 use super::highlight::{HighlightRequest, Highlighted};
 use super::keymap::ModeKind;
-use super::panes::code::CodePane;
+use super::panes::Panes;
 use super::panes::editor::EditorPopup;
-use super::panes::graph::GraphPane;
-use super::panes::history::HistoryPane;
-use super::panes::output::{OutputPane, run_to_show};
-use super::panes::sessions::SessionList;
 use super::panes::task::TaskPane;
 use super::theme::Theme;
 use super::timeline::Timeline;
@@ -50,9 +45,9 @@ pub use super::panes::RerunMark;
 pub use super::panes::code::CodeTab;
 pub use super::panes::confirm::Confirm;
 pub use super::panes::editor::EditTarget;
-pub use super::panes::graph::DemoEntry;
 pub use super::panes::message::Message;
 pub use super::panes::palette::ExportFormat;
+pub use super::panes::welcome::DemoEntry;
 pub use super::timeline::{OUTPUT_MEMORY_BUDGET, REPLAY_MAX_GAP_MS, ReplayClock as Replay};
 pub use choices::SessionChoices;
 pub use timetravel::{NOTHING_TO_RESUME, instead};
@@ -269,6 +264,19 @@ pub struct SessionView {
     reruns: super::panes::Reruns,
 }
 
+impl SessionView {
+    /// What the workbench shows: the welcome before a session, the
+    /// session before its plan, or with it.
+    pub fn screen(&self) -> super::panes::Screen {
+        use super::panes::Screen;
+        match &self.mode {
+            Mode::Live(l) if !l.started => Screen::Welcome,
+            _ if self.timeline.state().specs.is_empty() => Screen::BeforePlan,
+            _ => Screen::Session,
+        }
+    }
+}
+
 /// The popups over the panes (the top one takes every key), and the one
 /// waiting to open.
 #[derive(Default)]
@@ -312,12 +320,8 @@ pub struct App {
     focus: Focus,
     zoom: bool,
     popups: Popups,
-    task: TaskPane,
-    graph: GraphPane,
-    code: CodePane,
-    output: OutputPane,
-    history: HistoryPane,
-    sessions: SessionList,
+    /// Every pane's own state (the registry, `panes/mod.rs`).
+    panes: Panes,
     /// The view a fork or rewind left, until the new session's first
     /// record: a start that fails goes back to it.
     travelled_from: Option<Box<App>>,
@@ -345,12 +349,7 @@ impl App {
             focus: Focus::Graph,
             zoom: false,
             popups: Popups::default(),
-            task: TaskPane::default(),
-            graph: GraphPane::default(),
-            code: CodePane::default(),
-            output: OutputPane::default(),
-            history: HistoryPane::default(),
-            sessions: SessionList::default(),
+            panes: Panes::default(),
             travelled_from: None,
             flash: None,
             choices: SessionChoices::default(),
@@ -367,7 +366,7 @@ impl App {
         app.focus = if app.session.info.demos.is_empty() {
             Focus::Task
         } else {
-            Focus::Graph
+            Focus::Welcome
         };
         app
     }
@@ -440,7 +439,7 @@ impl App {
                 if let Some(Popup::Editor(ed)) = self.popups.last_mut() {
                     ed.paste(&text);
                 } else if self.focus == Focus::Task && self.welcome() {
-                    self.task.insert_str(&text);
+                    self.panes.task.insert_str(&text);
                 }
                 self.dirty = true;
             }
@@ -492,7 +491,11 @@ impl App {
             }
             Msg::Highlighted(h) => {
                 let state = self.session.timeline.state();
-                if self.code.take_highlight(h, state, self.graph.selected()) {
+                if self
+                    .panes
+                    .code
+                    .take_highlight(h, state, self.panes.graph.selected())
+                {
                     self.dirty = true;
                 }
             }
@@ -549,7 +552,7 @@ impl App {
                     });
                 }
                 if tick.applied > 0 {
-                    self.graph.follow(self.session.timeline.active());
+                    self.panes.graph.follow(self.session.timeline.active());
                 }
                 if tick.finished {
                     self.say_replay_finished();
@@ -587,14 +590,14 @@ impl App {
     /// Fold to `n` records; the graph follows the engine's node unless pinned.
     pub fn set_cursor(&mut self, n: usize) {
         self.session.timeline.set_cursor(n);
-        self.graph.follow(self.session.timeline.active());
+        self.panes.graph.follow(self.session.timeline.active());
         self.dirty = true;
     }
 
     /// Choose the node the code and output panes show (pinned).
     pub fn select_node(&mut self, name: String) {
-        let intent = self.graph.select(name);
-        self.on_graph_intent(intent, &mut Vec::new());
+        let intent = self.panes.graph.select(name);
+        self.on_intent(intent, &mut Vec::new());
     }
 
     /// Start the task in the editor now (a task given on the command line).
@@ -604,18 +607,18 @@ impl App {
         actions
     }
 
-    /// Settle what the frame needs: the output lines, the changes the history
-    /// counts, the highlight request.
+    /// Settle what the frame needs: each pane's `prepare` (the output
+    /// lines, the changes the history counts, the highlight request).
     pub fn prepare(&mut self) -> Option<HighlightRequest> {
-        let state = self.session.timeline.state();
-        let selected = self.graph.selected();
-        let run = run_to_show(state, selected, self.code.tab() == CodeTab::Program);
-        self.output
-            .set_area_height(view::layout(self, self.screen).output.height);
-        let state = self.session.timeline.state();
-        self.output.prepare(state, run);
-        self.history.prepare(state);
-        self.code
-            .prepare(state, selected, self.theme.syntax.as_deref())
+        let areas = view::layout(self, self.screen);
+        let selected = self.panes.graph.selected().map(str::to_string);
+        let mut request = None;
+        for &pane in Focus::ALL {
+            let seen = self.seen(selected.as_deref(), pane);
+            let ctx = view::ctx_of(&self.session, &self.theme, seen);
+            let asked = self.panes.get_mut(pane).prepare(&ctx, areas.of(pane));
+            request = request.or(asked);
+        }
+        request
     }
 }

@@ -70,9 +70,9 @@ impl App {
             return;
         }
         let (task, files) = task_and_files(left);
-        self.task.insert_str(&task);
+        self.panes.task.insert_str(&task);
         for file in files {
-            if let Err(refusal) = self.task.attach(file) {
+            if let Err(refusal) = self.panes.task.attach(file) {
                 self.say(
                     NoticeLevel::Warning,
                     format!("not attached again: the input file {refusal}"),
