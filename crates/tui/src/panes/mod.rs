@@ -4,6 +4,11 @@
 //! context: the state folded at the cursor, its own state, the theme,
 //! whether it has focus. No pane knows the app; only the app turns intents
 //! into engine commands.
+//!
+//! The panes on screen implement `Pane` and are listed once, in
+//! `registry!` below: a new pane is its file and one line there (the
+//! recipe "Add a pane" in ARCHITECTURE.md). The popups are the app's
+//! (`app::Popup`), each carrying what it acts on.
 
 pub mod code_coverage;
 pub mod code_lines;
