@@ -48,7 +48,7 @@ fn a_demo_key_after_typing_a_task_asks_before_the_draft_is_dropped() {
     );
     assert!(app.update(ch('n')).is_empty());
     assert_eq!(app.confirm(), None);
-    assert_eq!(app.task().text(), "count words");
+    assert_eq!(app.panes().task.text(), "count words");
     assert!(matches!(app.mode(), Mode::Live(l) if !l.started));
     // Yes starts the demo.
     app.update(ch('2'));
@@ -102,7 +102,7 @@ fn opening_resuming_or_forking_a_listed_session_asks_before_the_draft_is_dropped
         assert!(app.update(key(k)).is_empty(), "{what} asks first");
         assert_eq!(app.confirm(), Some(Confirm::DiscardDraft), "{what}");
         app.update(ch('n'));
-        assert_eq!(app.task().text(), "my own task", "{what}");
+        assert_eq!(app.panes().task.text(), "my own task", "{what}");
         app.update(key(k));
         let actions = app.update(ch('y'));
         assert_eq!(actions.len(), 1, "{what}: {actions:?}");
@@ -198,7 +198,7 @@ fn g_in_the_output_pane_shows_a_full_page_from_the_first_line() {
     app.update(ch('G'));
     let s = screen(&mut app, 80, 24);
     assert!(s.contains("line 200"), "{s}");
-    assert_eq!(app.output_back(), 0);
+    assert_eq!(app.panes().output.back(), 0);
 }
 
 /// A review of the scripted session with its folder, and run 1's log on
@@ -388,7 +388,7 @@ fn tab_completes_the_attach_path_and_a_bad_path_keeps_the_prompt_open() {
     app.update(key(KeyCode::Enter));
     assert!(app.editor().is_none());
     assert_eq!(
-        app.task().attached(),
+        app.panes().task.attached(),
         vec![dir.path().join("weather-2025.csv")]
     );
 }
@@ -535,7 +535,7 @@ fn quitting_with_a_typed_task_asks_first_and_ctrl_c_twice_quits() {
     assert_eq!(app.confirm(), Some(Confirm::DiscardDraft));
     app.update(ch('n'));
     assert!(!app.quitting());
-    assert_eq!(app.task().text(), "a task not started");
+    assert_eq!(app.panes().task.text(), "a task not started");
     app.update(ch('q'));
     assert_eq!(app.update(ch('y')), vec![Action::Quit]);
     let mut app = welcome_with_demos();

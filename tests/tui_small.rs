@@ -50,20 +50,20 @@ fn clicking_a_tab_in_the_code_pane_title_shows_that_tab() {
     let code = layout(&app, Rect::new(0, 0, 160, 48)).of(Focus::Code);
     let x = column_of(&screen, code.y, "[t tests]");
     app.update(click(x + 2, code.y));
-    assert_eq!(app.code_tab(), CodeTab::Tests);
+    assert_eq!(app.panes().code.tab(), CodeTab::Tests);
     assert_eq!(app.focus(), Focus::Code);
     // The title changed with the tab: click where the tabs are now.
     let screen = tui_support::screen(&mut app, 160, 48);
     let x = column_of(&screen, code.y, "[d diff]");
     app.update(click(x, code.y));
-    assert_eq!(app.code_tab(), CodeTab::Diff);
+    assert_eq!(app.panes().code.tab(), CodeTab::Diff);
     let screen = tui_support::screen(&mut app, 160, 48);
     let x = column_of(&screen, code.y, "[code]");
     app.update(click(x + 5, code.y));
-    assert_eq!(app.code_tab(), CodeTab::Code);
+    assert_eq!(app.panes().code.tab(), CodeTab::Code);
     // A click on the title's name is not on a tab.
     app.update(click(code.x + 2, code.y));
-    assert_eq!(app.code_tab(), CodeTab::Code);
+    assert_eq!(app.panes().code.tab(), CodeTab::Code);
 }
 
 #[test]

@@ -30,7 +30,8 @@ impl App {
     pub fn at_end(&self) -> bool {
         self.session.timeline.at_end()
     }
-    /// The panes (each one's own state; `get(focus)` as a `Pane`).
+    /// The panes, each one's own state (the code pane's tab, the output's
+    /// lines, the task typed...); `get(focus)` as a `Pane`.
     pub fn panes(&self) -> &crate::panes::Panes {
         &self.panes
     }
@@ -51,22 +52,6 @@ impl App {
     /// The node the code and output panes show.
     pub fn selected(&self) -> Option<&str> {
         self.panes.graph.selected()
-    }
-    pub fn pinned(&self) -> bool {
-        self.panes.graph.pinned()
-    }
-    pub fn code_tab(&self) -> CodeTab {
-        self.panes.code.tab()
-    }
-    pub fn output_lines(&self) -> &[(Stream, String)] {
-        self.panes.output.lines()
-    }
-    /// Output lines scrolled up from the tail.
-    pub fn output_back(&self) -> usize {
-        self.panes.output.back()
-    }
-    pub fn task(&self) -> &TaskPane {
-        &self.panes.task
     }
     pub fn task_mut(&mut self) -> &mut TaskPane {
         self.dirty = true;
@@ -142,14 +127,6 @@ impl App {
     }
     pub fn keys_handled(&self) -> u64 {
         self.keys_handled
-    }
-    /// Highlighting requests made so far (each replaces the one before).
-    pub fn highlight_requests(&self) -> u64 {
-        self.panes.code.highlight_requests()
-    }
-    /// Highlighting results taken (stale ones are not counted).
-    pub fn highlights_applied(&self) -> u64 {
-        self.panes.code.highlights_applied()
     }
     pub fn set_session_dir(&mut self, dir: PathBuf) {
         self.session.info.session_dir = Some(dir);

@@ -37,7 +37,6 @@ use super::panes::editor::EditorPopup;
 use super::panes::task::TaskPane;
 use super::theme::Theme;
 use super::timeline::Timeline;
-use codeloop_protocol::Stream;
 use codeloop_session::{Command, Event, NoticeLevel, Record, RunRecord, State, TapeContents};
 
 pub use super::panes::Focus;
