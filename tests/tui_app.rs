@@ -69,7 +69,7 @@ fn a_demo_is_one_keystroke_from_the_welcome_screen() {
         title: "t".into(),
     }];
     let mut app = App::live(i, theme());
-    assert_eq!(app.focus(), Focus::Graph);
+    assert_eq!(app.focus(), Focus::Welcome);
     let actions = app.update(ch('1'));
     assert_eq!(
         actions,
@@ -123,7 +123,7 @@ fn typing_in_the_task_editor_does_not_trigger_pane_keys() {
     let actions = press(&mut app, "quiet zoo".chars().map(ch));
     assert!(actions.is_empty());
     assert!(!app.quitting() && !app.zoomed());
-    assert_eq!(app.task().lines(), ["quiet zoo"]);
+    assert_eq!(app.panes().task.lines(), ["quiet zoo"]);
 }
 
 #[test]
@@ -188,7 +188,7 @@ fn tests_tab_edits_the_tests_and_escape_discards() {
     let mut app = live_after(n);
     app.set_focus(Focus::Code);
     app.update(ch('t'));
-    assert_eq!(app.code_tab(), CodeTab::Tests);
+    assert_eq!(app.panes().code.tab(), CodeTab::Tests);
     app.update(ch('e'));
     assert!(app.editor().unwrap().textarea().lines()[0].starts_with("def test_simple"));
     assert!(app.update(key(KeyCode::Esc)).is_empty());
@@ -404,26 +404,32 @@ fn output_follows_the_tail_unless_scrolled_up_and_search_finds_lines() {
         text: chunk,
     }));
     app.prepare();
-    assert_eq!(app.output_lines().len(), 100);
+    assert_eq!(app.panes().output.lines().len(), 100);
     app.set_focus(Focus::Output);
     press(&mut app, [key(KeyCode::Up), key(KeyCode::Up)]);
-    assert_eq!(app.output_back(), 2);
+    assert_eq!(app.panes().output.back(), 2);
     app.update(rec(Event::Output {
         run_id: 50,
         stream: Stream::Stderr,
         text: "more\nand more\n".into(),
     }));
     app.prepare();
-    assert_eq!(app.output_back(), 4, "the view stays on the same lines");
+    assert_eq!(
+        app.panes().output.back(),
+        4,
+        "the view stays on the same lines"
+    );
     press(&mut app, [ch('/')]);
     press(&mut app, "line 42".chars().map(ch));
     app.update(key(KeyCode::Enter));
     assert_eq!(
-        app.output_lines()[app.output_lines().len() - 1 - app.output_back()].1,
+        app.panes().output.lines()
+            [app.panes().output.lines().len() - 1 - app.panes().output.back()]
+        .1,
         "line 42"
     );
     app.update(ch('G'));
-    assert_eq!(app.output_back(), 0);
+    assert_eq!(app.panes().output.back(), 0);
 }
 
 #[test]
@@ -509,7 +515,7 @@ fn an_attached_file_goes_with_the_task_and_a_bad_path_is_named() {
     app.update(ctrl('o'));
     press(&mut app, data.to_string_lossy().chars().map(ch));
     app.update(key(KeyCode::Enter));
-    assert_eq!(app.task().attached(), vec![data.clone()]);
+    assert_eq!(app.panes().task.attached(), vec![data.clone()]);
     app.task_mut().insert_str("mean temperature per city");
     let actions = app.update(ctrl('s'));
     assert_eq!(

@@ -37,7 +37,7 @@ fn a_demo_key_after_typing_a_task_asks_before_the_draft_is_dropped() {
     assert_eq!(app.focus(), Focus::Task);
     press(&mut app, "count words".chars().map(ch));
     app.update(key(KeyCode::Esc));
-    assert_eq!(app.focus(), Focus::Graph);
+    assert_eq!(app.focus(), Focus::Welcome);
     // `2` would start a demo: it asks, and no keeps the draft.
     assert!(app.update(ch('2')).is_empty());
     assert_eq!(app.confirm(), Some(Confirm::DiscardDraft));
@@ -48,7 +48,7 @@ fn a_demo_key_after_typing_a_task_asks_before_the_draft_is_dropped() {
     );
     assert!(app.update(ch('n')).is_empty());
     assert_eq!(app.confirm(), None);
-    assert_eq!(app.task().text(), "count words");
+    assert_eq!(app.panes().task.text(), "count words");
     assert!(matches!(app.mode(), Mode::Live(l) if !l.started));
     // Yes starts the demo.
     app.update(ch('2'));
@@ -98,11 +98,11 @@ fn opening_resuming_or_forking_a_listed_session_asks_before_the_draft_is_dropped
     ] {
         let mut app = App::live(i.clone(), theme());
         app.task_mut().insert_str("my own task");
-        app.set_focus(Focus::Graph);
+        app.set_focus(Focus::Welcome);
         assert!(app.update(key(k)).is_empty(), "{what} asks first");
         assert_eq!(app.confirm(), Some(Confirm::DiscardDraft), "{what}");
         app.update(ch('n'));
-        assert_eq!(app.task().text(), "my own task", "{what}");
+        assert_eq!(app.panes().task.text(), "my own task", "{what}");
         app.update(key(k));
         let actions = app.update(ch('y'));
         assert_eq!(actions.len(), 1, "{what}: {actions:?}");
@@ -198,7 +198,7 @@ fn g_in_the_output_pane_shows_a_full_page_from_the_first_line() {
     app.update(ch('G'));
     let s = screen(&mut app, 80, 24);
     assert!(s.contains("line 200"), "{s}");
-    assert_eq!(app.output_back(), 0);
+    assert_eq!(app.panes().output.back(), 0);
 }
 
 /// A review of the scripted session with its folder, and run 1's log on
@@ -388,7 +388,7 @@ fn tab_completes_the_attach_path_and_a_bad_path_keeps_the_prompt_open() {
     app.update(key(KeyCode::Enter));
     assert!(app.editor().is_none());
     assert_eq!(
-        app.task().attached(),
+        app.panes().task.attached(),
         vec![dir.path().join("weather-2025.csv")]
     );
 }
@@ -427,12 +427,12 @@ fn the_welcome_shows_every_demo_and_the_whole_placeholder_at_80x24_and_100x30() 
         // The way to start is whole, wrapped to the pane (its last words shown).
         assert!(s.contains("Ctrl-S starts;"), "{w}x{h}\n{s}");
         assert!(s.contains("input file."), "{w}x{h}\n{s}");
-        // Tab goes between the panes on screen (the task and the demos) only.
-        assert_eq!(app.focus(), Focus::Graph);
+        // Tab goes between the panes on screen (the task and the welcome) only.
+        assert_eq!(app.focus(), Focus::Welcome);
         app.update(key(KeyCode::Tab));
         assert_eq!(app.focus(), Focus::Task, "{w}x{h}");
         app.update(key(KeyCode::Tab));
-        assert_eq!(app.focus(), Focus::Graph, "{w}x{h}");
+        assert_eq!(app.focus(), Focus::Welcome, "{w}x{h}");
     }
 }
 
@@ -530,12 +530,12 @@ fn n_or_the_palette_asks_before_leaving_an_ended_session() {
 fn quitting_with_a_typed_task_asks_first_and_ctrl_c_twice_quits() {
     let mut app = welcome_with_demos();
     app.task_mut().insert_str("a task not started");
-    app.set_focus(Focus::Graph);
+    app.set_focus(Focus::Welcome);
     assert!(app.update(ch('q')).is_empty());
     assert_eq!(app.confirm(), Some(Confirm::DiscardDraft));
     app.update(ch('n'));
     assert!(!app.quitting());
-    assert_eq!(app.task().text(), "a task not started");
+    assert_eq!(app.panes().task.text(), "a task not started");
     app.update(ch('q'));
     assert_eq!(app.update(ch('y')), vec![Action::Quit]);
     let mut app = welcome_with_demos();

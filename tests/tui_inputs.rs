@@ -46,12 +46,12 @@ fn the_attach_prompt_describes_a_file_and_refuses_a_folder_keeping_the_path() {
     let note = editor.note().unwrap().to_string();
     assert!(note.contains("is a folder, not a file"), "{note}");
     assert!(note.contains("attach the files in it"), "{note}");
-    assert!(app.task().attached().is_empty());
+    assert!(app.panes().task.attached().is_empty());
     app.update(key(KeyCode::Esc));
     app.update(ctrl('o'));
     typed(&mut app, &data.display().to_string());
     app.update(key(KeyCode::Enter));
-    assert_eq!(app.task().attached(), std::slice::from_ref(&data));
+    assert_eq!(app.panes().task.attached(), std::slice::from_ref(&data));
     let flash = &app.flash().unwrap().1;
     assert!(
         flash.ends_with("data.csv: CSV (comma), 2 columns, 3 rows"),

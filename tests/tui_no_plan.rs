@@ -181,8 +181,8 @@ fn n_after_a_failed_session_starts_from_its_task_and_files() {
     app.update(ch('n'));
     app.update(ch('y'));
     assert!(matches!(app.mode(), Mode::Live(l) if !l.started));
-    assert_eq!(app.task().text(), "Count the words of a text.");
-    assert_eq!(app.task().attached(), std::slice::from_ref(&input));
+    assert_eq!(app.panes().task.text(), "Count the words of a text.");
+    assert_eq!(app.panes().task.attached(), std::slice::from_ref(&input));
     assert_eq!(app.focus(), Focus::Task, "ready to edit");
     // Sent again as it is.
     let actions = app.update(ctrl('s'));
@@ -201,7 +201,7 @@ fn n_after_a_failed_session_starts_from_its_task_and_files() {
     passed.set_focus(Focus::Graph);
     passed.update(ch('n'));
     passed.update(ch('y'));
-    assert_eq!(passed.task().text(), "");
+    assert_eq!(passed.panes().task.text(), "");
 }
 
 #[test]

@@ -34,7 +34,7 @@ fn the_demo_model_never_answers_the_persons_own_task() {
     let actions = app.update(ctrl_s());
     assert_eq!(actions, Vec::<Action>::new(), "no session starts");
     assert!(app.welcome(), "still on the welcome screen, the draft kept");
-    assert_eq!(app.task().text(), "count the words of a file");
+    assert_eq!(app.panes().task.text(), "count the words of a file");
     let text = screen(&mut app, 100, 30);
     assert!(text.contains("No model for your task"), "{text}");
     assert!(text.contains("Configure a model: --base-url URL"), "{text}");
@@ -234,7 +234,7 @@ fn the_persons_own_edits_are_not_counted_as_repairs() {
 
 #[test]
 fn the_demo_keys_offered_are_the_demos_there_are() {
-    let rows = codeloop::tui::panes::graph::GraphPane::help(true);
+    let rows: Vec<_> = codeloop::tui::keymap::rows(codeloop::tui::panes::welcome::KEYS).collect();
     assert_eq!(rows[0].does, "run a bundled demo");
     assert_eq!(rows[0].label, format!("1-{}", codeloop::demos::all().len()));
 }

@@ -61,7 +61,7 @@ fn welcome_with_profiles() -> App {
 fn welcome(info: Info) -> App {
     let mut app = App::live(info, theme());
     app.update(key(KeyCode::Esc));
-    assert_eq!(app.focus(), Focus::Graph);
+    assert_eq!(app.focus(), Focus::Welcome);
     app
 }
 
@@ -236,11 +236,11 @@ fn the_focused_panes_actions_are_in_the_palette_by_name() {
             + 1,
     );
     app.set_focus(Focus::Code);
-    assert_eq!(app.code_tab(), CodeTab::Code);
+    assert_eq!(app.panes().code.tab(), CodeTab::Code);
     choose(&mut app, "tests / code (Code)");
     assert!(app.palette().is_none());
     assert_eq!(
-        app.code_tab(),
+        app.panes().code.tab(),
         CodeTab::Tests,
         "the palette did what t does"
     );
@@ -270,7 +270,11 @@ fn ctrl_u_and_ctrl_w_edit_the_palette_query_and_the_task_as_readline_does() {
     let mut app = App::live(info(), theme());
     app.task_mut().insert_str("count the words");
     app.update(ctrl('w'));
-    assert_eq!(app.task().text(), "count the ");
+    assert_eq!(app.panes().task.text(), "count the ");
     app.update(ctrl('u'));
-    assert_eq!(app.task().text(), "", "Ctrl-U deletes, it does not undo");
+    assert_eq!(
+        app.panes().task.text(),
+        "",
+        "Ctrl-U deletes, it does not undo"
+    );
 }

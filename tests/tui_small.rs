@@ -1,6 +1,7 @@
 //! Issue 13's small ones: the code pane's tabs answer a click; a zoomed
 //! pane's title is the pane shown; at 80x24 the notes do not push the
-//! reflection out of History; the plan streams into the graph's place.
+//! reflection out of History; the plan streams into the graph's place; Tab
+//! visits the panes each screen shows (the registry's layout), zoomed or not.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 mod tui_support;
@@ -47,23 +48,23 @@ fn clicking_a_tab_in_the_code_pane_title_shows_that_tab() {
     let mut app = App::review(tape(), info(), theme());
     app.set_cursor(index_of(|e| matches!(e, Event::Localized { .. })) + 1);
     let screen = screen(&mut app, 160, 48);
-    let code = layout(&app, Rect::new(0, 0, 160, 48)).code;
+    let code = layout(&app, Rect::new(0, 0, 160, 48)).of(Focus::Code);
     let x = column_of(&screen, code.y, "[t tests]");
     app.update(click(x + 2, code.y));
-    assert_eq!(app.code_tab(), CodeTab::Tests);
+    assert_eq!(app.panes().code.tab(), CodeTab::Tests);
     assert_eq!(app.focus(), Focus::Code);
     // The title changed with the tab: click where the tabs are now.
     let screen = tui_support::screen(&mut app, 160, 48);
     let x = column_of(&screen, code.y, "[d diff]");
     app.update(click(x, code.y));
-    assert_eq!(app.code_tab(), CodeTab::Diff);
+    assert_eq!(app.panes().code.tab(), CodeTab::Diff);
     let screen = tui_support::screen(&mut app, 160, 48);
     let x = column_of(&screen, code.y, "[code]");
     app.update(click(x + 5, code.y));
-    assert_eq!(app.code_tab(), CodeTab::Code);
+    assert_eq!(app.panes().code.tab(), CodeTab::Code);
     // A click on the title's name is not on a tab.
     app.update(click(code.x + 2, code.y));
-    assert_eq!(app.code_tab(), CodeTab::Code);
+    assert_eq!(app.panes().code.tab(), CodeTab::Code);
 }
 
 #[test]
@@ -71,7 +72,7 @@ fn a_zoomed_pane_is_titled_by_the_pane_shown_as_focus_moves() {
     let mut app = App::review(tape(), info(), theme());
     app.set_zoom(true);
     for _ in 0..6 {
-        let shown = app.focus().title();
+        let shown = app.panes().get(app.focus()).title();
         let screen = screen(&mut app, 80, 24);
         let top = screen.lines().next().unwrap();
         assert!(top.contains(&format!(" {shown} ")), "{shown}: {top}");
@@ -179,4 +180,62 @@ fn zoomed_on_the_code_while_the_model_reflects_the_title_names_no_hidden_pane() 
         screen.contains("why: A blank line has no '=', so the split▌"),
         "the reflection streams under the code:\n{screen}"
     );
+}
+
+/// The panes Tab visits, from the focus, until it comes back.
+fn tab_round(app: &mut App) -> Vec<Focus> {
+    let start = app.focus();
+    let mut seen = vec![start];
+    for _ in 0..Focus::ALL.len() {
+        app.update(key(KeyCode::Tab));
+        if app.focus() == start {
+            break;
+        }
+        seen.push(app.focus());
+    }
+    seen
+}
+
+/// The registry lays the panes out by where each says it goes on each
+/// screen; Tab visits those on screen, zoomed or not, and no other.
+#[test]
+fn tab_visits_the_panes_each_screen_shows_zoomed_or_not() {
+    let at = |n: usize| {
+        let mut app = App::review(tape(), info(), theme());
+        app.set_cursor(n);
+        app.set_focus(Focus::Task);
+        app
+    };
+    let plan = index_of(|e| matches!(e, Event::Plan { .. }));
+    let mut welcome = App::live(info(), theme());
+    welcome.set_focus(Focus::Task);
+    let screens = [
+        (welcome, vec![Focus::Task, Focus::Welcome]),
+        (at(plan), vec![Focus::Task, Focus::Graph, Focus::History]),
+        (
+            at(plan + 1),
+            vec![
+                Focus::Task,
+                Focus::Graph,
+                Focus::Code,
+                Focus::Output,
+                Focus::History,
+            ],
+        ),
+    ];
+    for (mut app, panes) in screens {
+        screen(&mut app, 160, 48);
+        let on_screen: Vec<Focus> = layout(&app, Rect::new(0, 0, 160, 48))
+            .panes
+            .iter()
+            .map(|(p, _)| *p)
+            .collect();
+        for pane in &panes {
+            assert!(on_screen.contains(pane), "{pane:?} in {on_screen:?}");
+        }
+        assert_eq!(on_screen.len(), panes.len(), "{on_screen:?}");
+        assert_eq!(tab_round(&mut app), panes);
+        app.set_zoom(true);
+        assert_eq!(tab_round(&mut app), panes, "zoomed");
+    }
 }

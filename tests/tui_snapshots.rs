@@ -63,11 +63,11 @@ fn code_pane_marks_the_failing_line_with_its_error() {
 fn code_pane_diff_against_the_previous_iteration() {
     let mut app = review();
     app.select_node("parse_line".into());
-    assert!(app.pinned());
+    assert!(app.panes().graph.pinned());
     app.set_focus(Focus::Code);
     app.set_zoom(true);
     app.update(key(KeyCode::Char('d')));
-    assert_eq!(app.code_tab(), CodeTab::Diff);
+    assert_eq!(app.panes().code.tab(), CodeTab::Diff);
     insta::assert_snapshot!(screen(&mut app, 90, 14));
 }
 

@@ -82,7 +82,7 @@ fn on_the_tests_tab_o_edits_the_tests() {
     let mut app = live_at_failure();
     app.set_focus(Focus::Code);
     app.update(ch('t'));
-    assert_eq!(app.code_tab(), CodeTab::Tests);
+    assert_eq!(app.panes().code.tab(), CodeTab::Tests);
     let edit = open_editor(&mut app);
     assert_eq!(edit.text, PARSE_TESTS);
     let a = app.update(Msg::EditorDone {

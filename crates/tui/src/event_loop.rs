@@ -413,8 +413,8 @@ where
             keys_handled: app.keys_handled(),
             frames: *frames,
             records: app.records().len(),
-            highlight_requests: app.highlight_requests(),
-            highlights_applied: app.highlights_applied(),
+            highlight_requests: app.panes().code.highlight_requests(),
+            highlights_applied: app.panes().code.highlights_applied(),
             loading: app.info().loading.is_some(),
         });
     }

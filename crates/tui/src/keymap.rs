@@ -92,6 +92,8 @@ pub struct Row {
     pub label: &'static str,
     pub does: &'static str,
     pub short: &'static str,
+    /// The row's first key (the palette presses it), if it has keys.
+    pub key: Option<Key>,
 }
 
 impl<A> Binding<A> {
@@ -100,6 +102,7 @@ impl<A> Binding<A> {
             label: self.label,
             does: self.does,
             short: self.short,
+            key: self.keys.first().map(|(k, _)| *k),
         }
     }
 }

@@ -2,69 +2,38 @@
 //! set): the mode, the state at the cursor, the components' state.
 
 use super::*;
-use crate::panes::graph::Welcome;
 
 impl App {
-    /// What the welcome screen shows in the graph's place.
-    pub(super) fn welcome_info(&self) -> Option<Welcome<'_>> {
-        if !self.welcome() {
-            return None;
-        }
-        let ctx = view::ctx(self, Focus::Graph);
-        let sandbox = match (&self.info.sandbox_warning, &self.info.sandbox_layers) {
-            (Some(warning), _) => warning.clone(),
-            (None, layers) if layers.is_empty() => "being probed…".to_string(),
-            (None, layers) => format!("{} (full)", layers.join(" + ")),
-        };
-        let mut keys: Vec<crate::keymap::Row> =
-            crate::keymap::rows(crate::keymap::WELCOME).collect();
-        keys.extend(crate::keymap::rows(&crate::panes::graph::WELCOME[..1]));
-        keys.extend(
-            crate::keymap::STEER
-                .iter()
-                .filter(|b| {
-                    b.keys.iter().any(|(_, a)| {
-                        *a == crate::keymap::GlobalAct::Steer(crate::keymap::SteerAct::StepMode)
-                    })
-                })
-                .map(crate::keymap::Binding::row),
-        );
-        keys.extend(crate::keymap::rows(crate::keymap::COMMON));
-        Some(Welcome {
-            model_label: &self.info.model_label,
-            demos: &self.info.demos,
-            sessions: self.sessions.lines(&ctx, &self.info.sessions),
-            selected_session: self.sessions.selected_line(&ctx, &self.info.sessions),
-            sandbox,
-            keys,
-        })
-    }
-
     pub fn mode(&self) -> &Mode {
-        &self.mode
+        &self.session.mode
     }
     pub fn info(&self) -> &Info {
-        &self.info
+        &self.session.info
     }
     pub fn theme(&self) -> &Theme {
         &self.theme
     }
     /// The session folded at the cursor.
     pub fn state(&self) -> &State {
-        self.timeline.state()
+        self.session.timeline.state()
     }
     pub fn timeline(&self) -> &Timeline {
-        &self.timeline
+        &self.session.timeline
     }
     pub fn records(&self) -> &[Record] {
-        self.timeline.records()
+        self.session.timeline.records()
     }
     pub fn cursor(&self) -> usize {
-        self.timeline.cursor()
+        self.session.timeline.cursor()
     }
     /// The cursor is behind the last record (not reviewing the past).
     pub fn at_end(&self) -> bool {
-        self.timeline.at_end()
+        self.session.timeline.at_end()
+    }
+    /// The panes, each one's own state (the code pane's tab, the output's
+    /// lines, the task typed...); `get(focus)` as a `Pane`.
+    pub fn panes(&self) -> &crate::panes::Panes {
+        &self.panes
     }
     pub fn focus(&self) -> Focus {
         self.focus
@@ -82,27 +51,11 @@ impl App {
     }
     /// The node the code and output panes show.
     pub fn selected(&self) -> Option<&str> {
-        self.graph.selected()
-    }
-    pub fn pinned(&self) -> bool {
-        self.graph.pinned()
-    }
-    pub fn code_tab(&self) -> CodeTab {
-        self.code.tab()
-    }
-    pub fn output_lines(&self) -> &[(Stream, String)] {
-        self.output.lines()
-    }
-    /// Output lines scrolled up from the tail.
-    pub fn output_back(&self) -> usize {
-        self.output.back()
-    }
-    pub fn task(&self) -> &TaskPane {
-        &self.task
+        self.panes.graph.selected()
     }
     pub fn task_mut(&mut self) -> &mut TaskPane {
         self.dirty = true;
-        &mut self.task
+        &mut self.panes.task
     }
     pub fn flash(&self) -> Option<&(NoticeLevel, String)> {
         self.flash.as_ref()
@@ -114,7 +67,7 @@ impl App {
     }
     pub fn confirm(&self) -> Option<Confirm> {
         match self.popups.last() {
-            Some(Popup::Confirm(c)) => Some(*c),
+            Some(Popup::Confirm(asked)) => Some(asked.question),
             _ => None,
         }
     }
@@ -167,7 +120,7 @@ impl App {
         matches!(self.popups.last(), Some(Popup::Help(_)))
     }
     pub fn reruns(&self) -> &crate::panes::Reruns {
-        &self.reruns
+        &self.session.reruns
     }
     pub fn quitting(&self) -> bool {
         self.quit
@@ -175,20 +128,12 @@ impl App {
     pub fn keys_handled(&self) -> u64 {
         self.keys_handled
     }
-    /// Highlighting requests made so far (each replaces the one before).
-    pub fn highlight_requests(&self) -> u64 {
-        self.code.highlight_requests()
-    }
-    /// Highlighting results taken (stale ones are not counted).
-    pub fn highlights_applied(&self) -> u64 {
-        self.code.highlights_applied()
-    }
     pub fn set_session_dir(&mut self, dir: PathBuf) {
-        self.info.session_dir = Some(dir);
+        self.session.info.session_dir = Some(dir);
     }
     /// A session folder was deleted: it leaves the welcome screen's list.
     pub fn forget_session(&mut self, dir: &std::path::Path) {
-        self.info.sessions.retain(|s| s.dir != dir);
+        self.session.info.sessions.retain(|s| s.dir != dir);
         self.dirty = true;
     }
 
@@ -210,13 +155,13 @@ impl App {
 
     /// Read-only: review and replay never steer.
     pub fn read_only(&self) -> bool {
-        !matches!(self.mode, Mode::Live(_))
+        !matches!(self.session.mode, Mode::Live(_))
     }
 
     /// The engine of a live session takes commands (it stays after the
     /// session finished, for edits and re-runs).
     pub fn engine_alive(&self) -> bool {
-        matches!(&self.mode, Mode::Live(l) if l.started && l.ended.is_none())
+        matches!(&self.session.mode, Mode::Live(l) if l.started && l.ended.is_none())
     }
 
     /// What the live engine is paused before, whatever the cursor shows:
@@ -239,23 +184,23 @@ impl App {
     /// A live session is running (not ended), wherever the cursor is: a
     /// cursor in the past of a finished session is not a running session.
     pub fn session_running(&self) -> bool {
-        let now = self.timeline.head().unwrap_or(self.state());
+        let now = self.session.timeline.head().unwrap_or(self.state());
         self.engine_alive() && now.finished.is_none()
     }
 
     /// The live workbench before a session starts (the welcome screen).
     pub fn welcome(&self) -> bool {
-        matches!(&self.mode, Mode::Live(l) if !l.started)
+        matches!(&self.session.mode, Mode::Live(l) if !l.started)
     }
 
     /// Step mode chosen on the welcome screen, for the session about to start.
     pub fn step_armed(&self) -> bool {
-        matches!(&self.mode, Mode::Live(l) if l.step_armed)
+        matches!(&self.session.mode, Mode::Live(l) if l.step_armed)
     }
 
     /// Which keymap tables apply.
     pub fn mode_kind(&self) -> ModeKind {
-        match &self.mode {
+        match &self.session.mode {
             Mode::Live(l) if !l.started => ModeKind::Welcome,
             Mode::Live(_) => ModeKind::Live,
             Mode::Review => ModeKind::Review,
@@ -265,7 +210,7 @@ impl App {
 
     /// The running session's elapsed time as the last tick saw it.
     pub fn elapsed_ms(&self) -> u64 {
-        match &self.mode {
+        match &self.session.mode {
             Mode::Live(Live {
                 since: Some(since),
                 now: Some(now),

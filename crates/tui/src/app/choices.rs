@@ -2,7 +2,7 @@
 //! the theme, the choices for the next session (model profile, workers, the
 //! cache) and the export of the open session.
 
-use super::{Action, App, Focus, Mode};
+use super::{Action, App, Mode, view};
 use crate::keymap;
 use crate::panes::palette::{Offers, Palette, PaletteAct};
 use codeloop_protocol::present::{count, plural};
@@ -43,26 +43,18 @@ impl App {
     /// What the palette offers beside the keys.
     pub(super) fn palette_offers(&self) -> Offers {
         Offers {
-            profiles: self.info.profiles.clone(),
+            profiles: self.session.info.profiles.clone(),
             no_cache: self.choices.no_cache,
-            export: !self.welcome() && !self.timeline.records().is_empty(),
+            export: !self.welcome() && !self.session.timeline.records().is_empty(),
         }
     }
 
     /// The palette: the focused pane's actions, the workbench's of this
     /// mode, the theme, the choices for the next session, the export.
     pub(super) fn new_palette(&self) -> Palette {
-        use crate::panes::{code, graph, history, output, task};
-        let welcome = self.welcome();
         let all = Palette::new(&keymap::global(self.mode_kind()));
-        let title = self.focus.title();
-        let all = match self.focus {
-            Focus::Task => all.with_pane(title, task::TaskPane::keymap(welcome)),
-            Focus::Graph => all.with_pane(title, graph::GraphPane::keymap(welcome)),
-            Focus::Code => all.with_pane(title, code::KEYS),
-            Focus::Output => all.with_pane(title, output::KEYS),
-            Focus::History => all.with_pane(title, history::KEYS),
-        };
+        let pane = self.panes.get(self.focus);
+        let all = all.with_pane(pane.title(), &view::pane_rows(self));
         all.with_offers(self.palette_offers())
     }
 
@@ -77,7 +69,7 @@ impl App {
     }
 
     pub(super) fn on_palette_act(&mut self, act: PaletteAct, actions: &mut Vec<Action>) {
-        let live = matches!(self.mode, Mode::Live(_));
+        let live = matches!(self.session.mode, Mode::Live(_));
         match act {
             PaletteAct::Key(k) => {
                 // The act itself, not the key: a pane's own key must not shadow it.
@@ -140,13 +132,13 @@ impl App {
                 let state = if self.at_end() {
                     self.state().clone()
                 } else {
-                    State::from_records(self.timeline.records())
+                    State::from_records(self.session.timeline.records())
                 };
                 actions.push(Action::Export {
                     format,
                     state: Box::new(state),
-                    session_dir: self.info.session_dir.clone(),
-                    source: self.info.source.clone(),
+                    session_dir: self.session.info.session_dir.clone(),
+                    source: self.session.info.source.clone(),
                 });
             }
         }

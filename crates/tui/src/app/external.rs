@@ -10,7 +10,7 @@ impl App {
     /// The selected node's code, or its tests on the tests tab, to edit.
     pub(super) fn code_target(&self, node: String) -> (EditTarget, String) {
         let n = self.state().nodes.get(&node);
-        if self.code.tab() == CodeTab::Tests {
+        if self.panes.code.tab() == CodeTab::Tests {
             let text = n.and_then(|n| n.tests.clone()).unwrap_or_default();
             (EditTarget::Tests { node }, text)
         } else {

@@ -3,15 +3,17 @@
 use super::{App, Focus, view};
 
 impl App {
-    /// The next (or previous) pane on screen. Panes the layout hides are
-    /// skipped (the welcome screen shows only the task and the demos);
-    /// zoomed, Tab changes which pane fills the screen.
+    /// The next (or previous) pane on screen, in registry order. Panes
+    /// not on this screen are skipped (the welcome screen shows only the
+    /// task and the welcome); zoomed, Tab changes which of them fills the
+    /// screen.
     pub(super) fn cycle_focus(&mut self, forward: bool) {
-        let areas = view::layout(self, self.screen);
+        let on_screen = view::tiled(self, self.screen);
+        let shown = |f: Focus| on_screen.iter().any(|(p, area)| *p == f && area.area() > 0);
         let mut f = self.focus;
         for _ in 0..Focus::ALL.len() {
             f = if forward { f.next() } else { f.prev() };
-            if self.zoom || areas.of(f).area() > 0 {
+            if shown(f) {
                 break;
             }
         }

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use super::{Action, App, Focus, Message, Popup, StartRequest};
-use crate::panes::confirm::Confirm;
+use crate::panes::confirm::{Asking, Confirm};
 
 use crate::panes::editor::{EditTarget, EditorPopup};
 use crate::panes::sessions::SessionIntent;
@@ -26,6 +26,22 @@ pub enum Replacing {
     LeaveFor(StartRequest),
     /// Quit with a task typed and not started.
     Quit,
+}
+
+/// What a yes to a confirmation does: the confirm popup carries it
+/// (`Asking<OnYes>`), with the folder or the replacement it is about.
+#[derive(Debug, Clone, PartialEq)]
+pub enum OnYes {
+    /// Cancel the running session.
+    Cancel,
+    /// Cancel the running session and quit.
+    CancelAndQuit,
+    /// Delete this session's folder.
+    Delete(PathBuf),
+    /// Drop the draft or leave the session for this.
+    Replace(Replacing),
+    /// Skip the step the engine waits at.
+    Skip,
 }
 
 impl Replacing {
@@ -56,7 +72,7 @@ impl App {
             );
             return;
         }
-        let Some(demo) = self.info.demos.get(i) else {
+        let Some(demo) = self.session.info.demos.get(i) else {
             return;
         };
         let request = StartRequest::Demo {
@@ -71,7 +87,7 @@ impl App {
     pub(super) fn attach(&mut self, text: String) {
         let path = PathBuf::from(text.trim());
         let shown = path.display().to_string();
-        let why = match self.task.attach(path) {
+        let why = match self.panes.task.attach(path) {
             Ok(summary) => {
                 self.say(NoticeLevel::Info, format!("attached {shown}: {summary}"));
                 self.focus = Focus::Task;
@@ -89,7 +105,7 @@ impl App {
     /// The attached files' descriptions (as the prompts have them), in a
     /// message; the session at the cursor's.
     pub(super) fn describe_inputs(&mut self) {
-        let inputs = &self.timeline.state().inputs;
+        let inputs = &self.session.timeline.state().inputs;
         let text = if inputs.is_empty() {
             "No file is attached to this session.".to_string()
         } else {
@@ -107,7 +123,8 @@ impl App {
 
     /// Typed work that would be lost: a task or an attachment not yet sent.
     pub fn has_draft(&self) -> bool {
-        self.welcome() && (!self.task.text().trim().is_empty() || !self.task.attached().is_empty())
+        self.welcome()
+            && (!self.panes.task.text().trim().is_empty() || !self.panes.task.attached().is_empty())
     }
 
     /// Do `what` now, or first ask when it would drop a draft or leave the
@@ -121,19 +138,54 @@ impl App {
             Replacing::Start(_) | Replacing::Open { .. } | Replacing::Quit => None,
         };
         match question {
-            Some(confirm) => {
-                self.replacing = Some(what);
-                self.popups.push(Popup::Confirm(confirm));
-            }
+            Some(confirm) => self.ask(confirm, OnYes::Replace(what)),
             None => self.do_replace(what, actions),
         }
     }
 
     /// The answer to a `replace` question.
-    pub(super) fn on_replace_answer(&mut self, yes: bool, actions: &mut Vec<Action>) {
-        match self.replacing.take() {
-            Some(what) if yes => self.do_replace(what, actions),
-            Some(_) | None => self.say(NoticeLevel::Info, "kept as it was: nothing was started"),
+    pub(super) fn on_replace_answer(
+        &mut self,
+        what: Replacing,
+        yes: bool,
+        actions: &mut Vec<Action>,
+    ) {
+        if yes {
+            self.do_replace(what, actions);
+        } else {
+            self.say(NoticeLevel::Info, "kept as it was: nothing was started");
+        }
+    }
+
+    /// Ask `question` in a popup that carries what a yes does.
+    pub(super) fn ask(&mut self, question: Confirm, on_yes: OnYes) {
+        self.popups
+            .push(Popup::Confirm(Asking::new(question, on_yes)));
+    }
+
+    /// The answer to a confirmation: act on what it carries.
+    pub(super) fn on_confirm_answer(
+        &mut self,
+        asked: Asking<OnYes>,
+        yes: bool,
+        actions: &mut Vec<Action>,
+    ) {
+        match asked.about {
+            OnYes::Delete(dir) => {
+                if yes {
+                    actions.push(Action::DeleteSession(dir));
+                }
+            }
+            OnYes::Replace(what) => self.on_replace_answer(what, yes, actions),
+            OnYes::Skip if yes => self.send_skip(actions),
+            OnYes::Skip => self.say(NoticeLevel::Info, "not skipped: the engine still waits"),
+            OnYes::Cancel | OnYes::CancelAndQuit if !yes => {}
+            OnYes::Cancel => actions.push(Action::Steer(codeloop_session::Command::Cancel)),
+            OnYes::CancelAndQuit => {
+                actions.push(Action::Steer(codeloop_session::Command::Cancel));
+                self.quit = true;
+                actions.push(Action::Quit);
+            }
         }
     }
 

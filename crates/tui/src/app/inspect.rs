@@ -39,7 +39,7 @@ impl App {
         key: KeyEvent,
         actions: &mut Vec<Action>,
     ) {
-        let (state, theme, screen) = (self.timeline.state(), &self.theme, self.screen);
+        let (state, theme, screen) = (self.session.timeline.state(), &self.theme, self.screen);
         match inspector.on_key(key, state, theme, screen) {
             Handled::Intent(InspectorIntent::Close) => {}
             Handled::Intent(InspectorIntent::EditPrompt) => {
@@ -79,7 +79,7 @@ impl App {
             }
             Some(Step::ModelCall { .. }) => {
                 actions.push(Action::Steer(Command::ReviewPrompt));
-                self.edit_prompt_when_written = true;
+                self.popups.edit_prompt_when_written = true;
                 self.say(
                     NoticeLevel::Info,
                     "writing the prompt: it opens in the editor once written",

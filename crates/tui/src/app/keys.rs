@@ -4,19 +4,16 @@
 use crossterm::event::{KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
 
-use super::guard::Replacing;
+use super::guard::{OnYes, Replacing};
 use super::view;
 use super::{Action, App, Focus, Message, Mode, Popup, StartRequest};
 use crate::describe::{describe_command, parse_spec, spec_text};
 use crate::external_editor::ExternalEdit;
 use crate::keymap::{self, GlobalAct, ReplayAct, SteerAct, TapeMove};
-use crate::panes::Handled;
 use crate::panes::confirm::Confirm;
 use crate::panes::editor::{EditTarget, EditorIntent, EditorPopup};
-use crate::panes::graph::GraphIntent;
-use crate::panes::output::OutputIntent;
 use crate::panes::palette::PaletteIntent;
-use crate::panes::task::TaskIntent;
+use crate::panes::{Handled, Intent};
 use crate::timeline::Jump;
 use codeloop_session::{Command, NoticeLevel};
 
@@ -63,30 +60,7 @@ impl App {
             Popup::Travel(travel) => self.on_travel_answer(travel, Confirm::answer(&key), actions),
             Popup::Pager(pager) => self.on_pager_key(pager, key, actions),
             Popup::Pictures(view) => self.on_pictures_key(view, key, actions),
-            Popup::Confirm(Confirm::DeleteSession) => {
-                if let Some(dir) = self.deleting.take().filter(|_| Confirm::answer(&key)) {
-                    actions.push(Action::DeleteSession(dir));
-                }
-            }
-            Popup::Confirm(Confirm::DiscardDraft | Confirm::LeaveSession) => {
-                self.on_replace_answer(Confirm::answer(&key), actions);
-            }
-            Popup::Confirm(Confirm::SkipPlan | Confirm::SkipRun) => {
-                if Confirm::answer(&key) {
-                    self.send_skip(actions);
-                } else {
-                    self.say(NoticeLevel::Info, "not skipped: the engine still waits");
-                }
-            }
-            Popup::Confirm(confirm) => {
-                if Confirm::answer(&key) {
-                    actions.push(Action::Steer(Command::Cancel));
-                    if confirm == Confirm::Quit {
-                        self.quit = true;
-                        actions.push(Action::Quit);
-                    }
-                }
-            }
+            Popup::Confirm(asked) => self.on_confirm_answer(asked, Confirm::answer(&key), actions),
             Popup::Palette(mut palette) => match palette.on_key(key) {
                 Handled::Intent(PaletteIntent::Run(act)) => self.on_palette_act(act, actions),
                 Handled::Intent(PaletteIntent::Close) => {}
@@ -106,76 +80,31 @@ impl App {
 
     /// Keys of the focused pane. Returns whether the pane took the key.
     pub(super) fn on_pane_key(&mut self, key: KeyEvent, actions: &mut Vec<Action>) -> bool {
-        let height = self.screen.height;
-        let welcome = self.welcome();
-        if welcome && self.focus == Focus::Graph && self.on_sessions_key(key, actions) {
-            return true;
-        }
-        match self.focus {
-            Focus::Task if welcome => match self.task.on_key(key) {
-                Handled::NotMine => false,
-                Handled::Done => true,
-                Handled::Intent(TaskIntent::Submit) => {
-                    self.submit_task(actions);
-                    true
-                }
-                Handled::Intent(TaskIntent::Attach) => {
-                    self.open_editor(EditTarget::Attach, String::new());
-                    true
-                }
-                Handled::Intent(TaskIntent::Leave) => {
-                    self.focus = Focus::Graph;
-                    true
-                }
-                Handled::Intent(TaskIntent::Describe) => false,
-            },
-            Focus::Task => match self.task.on_recorded_key(key) {
-                Handled::Intent(TaskIntent::Describe) => {
-                    self.describe_inputs();
-                    true
-                }
-                _ => false,
-            },
-            Focus::Graph => match self.graph.on_key(key, self.timeline.state(), welcome) {
-                Handled::NotMine => false,
-                Handled::Done => true,
-                Handled::Intent(intent) => self.on_graph_intent(intent, actions),
-            },
-            Focus::Code => {
-                let (state, selected) = (self.timeline.state(), self.graph.selected());
-                self.code.on_key(key, state, selected, height) != Handled::NotMine
-            }
-            Focus::Output => match self.output.on_key(key, height) {
-                Handled::NotMine => false,
-                Handled::Done => true,
-                Handled::Intent(OutputIntent::Say(say)) => {
-                    self.say(say.0, say.1);
-                    true
-                }
-                Handled::Intent(OutputIntent::OpenLog) => {
-                    self.open_log(actions);
-                    true
-                }
-            },
-            Focus::History => self.history.on_key(key, height) != Handled::NotMine,
+        let pane = self.focus;
+        let selected = self.panes.graph.selected().map(str::to_string);
+        let seen = self.seen(selected.as_deref(), pane);
+        let ctx = view::ctx_of(&self.session, &self.theme, seen);
+        match self.panes.get_mut(pane).on_key(key, &ctx) {
+            Handled::NotMine => false,
+            Handled::Done => true,
+            Handled::Intent(intent) => self.on_intent(intent, actions),
         }
     }
 
-    /// Returns whether the intent was acted on (a demo that is not there is not).
-    pub(super) fn on_graph_intent(
-        &mut self,
-        intent: GraphIntent,
-        actions: &mut Vec<Action>,
-    ) -> bool {
+    /// What the person meant in a pane, acted on. Returns whether it was
+    /// (a demo that is not there is not).
+    pub(super) fn on_intent(&mut self, intent: Intent, actions: &mut Vec<Action>) -> bool {
         match intent {
-            GraphIntent::Selected { changed } => {
-                self.code.on_select(changed);
-                self.output.on_select(changed);
+            Intent::Say(level, text) => self.say(level, text),
+            Intent::Focus(pane) => self.focus = pane,
+            Intent::Selected { changed } => {
+                for &pane in Focus::ALL {
+                    self.panes.get_mut(pane).on_select(changed);
+                }
             }
-            GraphIntent::OpenCode => self.focus = Focus::Code,
-            GraphIntent::Follow => self.graph.unpin(self.timeline.active()),
-            GraphIntent::Demo(i) => {
-                let Some(demo) = self.info.demos.get(i).filter(|_| self.welcome()) else {
+            Intent::Follow => self.panes.graph.unpin(self.session.timeline.active()),
+            Intent::Demo(i) => {
+                let Some(demo) = self.session.info.demos.get(i).filter(|_| self.welcome()) else {
                     return false;
                 };
                 let name = demo.name.clone();
@@ -183,6 +112,14 @@ impl App {
                 let request = StartRequest::Demo { name, step_mode };
                 self.replace(Replacing::Start(request), actions);
             }
+            Intent::SubmitTask => self.submit_task(actions),
+            Intent::Attach => self.open_editor(EditTarget::Attach, String::new()),
+            Intent::DescribeInputs => self.describe_inputs(),
+            Intent::OpenLog => self.open_log(actions),
+            Intent::Session(intent) => match Replacing::for_session(intent) {
+                Ok(what) => self.replace(what, actions),
+                Err(dir) => self.ask(Confirm::DeleteSession, OnYes::Delete(dir)),
+            },
         }
         self.dirty = true;
         true
@@ -203,15 +140,16 @@ impl App {
             GlobalAct::WriteTask => self.focus = Focus::Task,
             GlobalAct::Tape(m) => self.on_tape_move(m),
             GlobalAct::Replay(a) => {
-                if let Mode::Replay(clock) = &mut self.mode {
+                if let Mode::Replay(clock) = &mut self.session.mode {
                     match a {
-                        ReplayAct::PlayPause => {
-                            clock.toggle(&mut self.timeline, self.info.loading.is_some())
-                        }
+                        ReplayAct::PlayPause => clock.toggle(
+                            &mut self.session.timeline,
+                            self.session.info.loading.is_some(),
+                        ),
                         ReplayAct::Faster => clock.faster(),
                         ReplayAct::Slower => clock.slower(),
                     }
-                    self.graph.follow(self.timeline.active());
+                    self.panes.graph.follow(self.session.timeline.active());
                 }
             }
             GlobalAct::Steer(s) => self.on_steer(s, actions),
@@ -223,10 +161,10 @@ impl App {
     }
 
     fn on_tape_move(&mut self, m: TapeMove) {
-        if let Mode::Replay(clock) = &mut self.mode {
+        if let Mode::Replay(clock) = &mut self.session.mode {
             clock.pause();
         }
-        let t = &mut self.timeline;
+        let t = &mut self.session.timeline;
         let jump = match m {
             TapeMove::Back => {
                 t.step(false);
@@ -248,7 +186,7 @@ impl App {
                 Jump::Moved
             }
         };
-        self.graph.follow(self.timeline.active());
+        self.panes.graph.follow(self.session.timeline.active());
         if jump == Jump::NoneThere {
             let why = match m {
                 TapeMove::PrevIteration => "no earlier iteration",
@@ -262,7 +200,7 @@ impl App {
     fn request_quit(&mut self, actions: &mut Vec<Action>) {
         if self.session_running() && self.confirm().is_none() {
             // Over an open editor, which stays (its draft is not lost on a no).
-            self.popups.push(Popup::Confirm(Confirm::Quit));
+            self.ask(Confirm::Quit, OnYes::CancelAndQuit);
             return;
         }
         if self.has_draft() && self.confirm().is_none() {
@@ -276,7 +214,7 @@ impl App {
     }
 
     pub(super) fn submit_task(&mut self, actions: &mut Vec<Action>) {
-        let task = self.task.text().trim().to_string();
+        let task = self.panes.task.text().trim().to_string();
         if task.is_empty() {
             self.say(
                 NoticeLevel::Warning,
@@ -284,7 +222,7 @@ impl App {
             );
             return;
         }
-        if let Some(demo) = &self.info.demo_model
+        if let Some(demo) = &self.session.info.demo_model
             && demo.task.trim() != task
         {
             // The demo model's authored replies answer its demo, not this task.
@@ -297,7 +235,7 @@ impl App {
         }
         let request = StartRequest::Task {
             task,
-            inputs: self.task.attached().to_vec(),
+            inputs: self.panes.task.attached().to_vec(),
             step_mode: self.step_armed(),
             plan: None,
         };
@@ -307,12 +245,13 @@ impl App {
     /// The selected node's code as the cursor has it, else the session
     /// folder, to the clipboard (the event loop writes the OSC 52).
     fn copy(&mut self, actions: &mut Vec<Action>) {
-        let state = self.timeline.state();
+        let state = self.session.timeline.state();
         let code = self
+            .panes
             .graph
             .selected()
             .and_then(|n| Some((n, state.nodes.get(n)?.versions.last()?)));
-        let (text, said) = match (code, &self.info.session_dir) {
+        let (text, said) = match (code, &self.session.info.session_dir) {
             (Some((node, v)), _) => (
                 v.code.clone(),
                 format!(
@@ -340,7 +279,7 @@ impl App {
     }
 
     pub(super) fn start(&mut self, request: StartRequest, actions: &mut Vec<Action>) {
-        if let Mode::Live(live) = &mut self.mode {
+        if let Mode::Live(live) = &mut self.session.mode {
             live.started = true;
             live.ended = None;
         }
@@ -430,7 +369,7 @@ impl App {
     }
 
     pub(super) fn on_steer(&mut self, act: SteerAct, actions: &mut Vec<Action>) {
-        let started = matches!(&self.mode, Mode::Live(l) if l.started);
+        let started = matches!(&self.session.mode, Mode::Live(l) if l.started);
         if act == SteerAct::NewSession {
             if !started {
                 return;
@@ -460,7 +399,7 @@ impl App {
         }
         if act == SteerAct::StepMode
             && !self.engine_alive()
-            && let Mode::Live(live) = &mut self.mode
+            && let Mode::Live(live) = &mut self.session.mode
             && !live.started
         {
             live.step_armed = !live.step_armed;
@@ -557,64 +496,38 @@ impl App {
                 }
                 None => need_node(self),
             },
-            SteerAct::Cancel => self.popups.push(Popup::Confirm(Confirm::CancelSession)),
+            SteerAct::Cancel => self.ask(Confirm::CancelSession, OnYes::Cancel),
             SteerAct::NewSession | SteerAct::WritePlan | SteerAct::Demo(_) => {}
         }
     }
 
+    /// A click gives a pane the focus, then the pane the click; the
+    /// wheel scrolls the pane under it.
     pub(super) fn on_mouse(&mut self, m: MouseEvent) {
         let areas = view::layout(self, self.screen);
         let pos = Position::new(m.column, m.row);
-        let hit = areas.pane_at(pos);
+        let Some(pane) = areas.pane_at(pos) else {
+            return;
+        };
         match m.kind {
             MouseEventKind::Down(MouseButton::Left) => {
-                let Some(f) = hit else {
-                    return;
-                };
-                self.focus = f;
+                self.focus = pane;
                 self.dirty = true;
-                if f == Focus::Code {
-                    self.click_code(areas.code, pos);
-                }
-                if f == Focus::Graph {
-                    let row = usize::from(m.row.saturating_sub(areas.graph.y + 1));
-                    if let Some(intent) =
-                        self.graph
-                            .on_click(self.timeline.state(), row, areas.graph.height)
-                    {
-                        self.on_graph_intent(intent, &mut Vec::new());
-                    }
+                let selected = self.panes.graph.selected().map(str::to_string);
+                let seen = self.seen(selected.as_deref(), pane);
+                let ctx = view::ctx_of(&self.session, &self.theme, seen);
+                let clicked = self.panes.get_mut(pane).on_click(&ctx, areas.of(pane), pos);
+                if let Handled::Intent(intent) = clicked {
+                    self.on_intent(intent, &mut Vec::new());
                 }
             }
             MouseEventKind::ScrollUp | MouseEventKind::ScrollDown => {
                 let up = matches!(m.kind, MouseEventKind::ScrollUp);
-                match hit {
-                    Some(Focus::Output) => self.output.on_wheel(up),
-                    Some(Focus::Code) => self.code.on_wheel(up),
-                    Some(Focus::History) => self.history.on_wheel(up),
-                    Some(Focus::Task | Focus::Graph) | None => return,
+                if self.panes.get_mut(pane).on_wheel(up) {
+                    self.dirty = true;
                 }
-                self.dirty = true;
             }
             _ => {}
-        }
-    }
-
-    /// Keys of the welcome screen's session list. Returns whether it took the key.
-    fn on_sessions_key(&mut self, key: KeyEvent, actions: &mut Vec<Action>) -> bool {
-        match self.sessions.on_key(key, &self.info.sessions) {
-            Handled::NotMine => false,
-            Handled::Done => true,
-            Handled::Intent(intent) => {
-                match Replacing::for_session(intent) {
-                    Ok(what) => self.replace(what, actions),
-                    Err(dir) => {
-                        self.deleting = Some(dir);
-                        self.popups.push(Popup::Confirm(Confirm::DeleteSession));
-                    }
-                }
-                true
-            }
         }
     }
 }

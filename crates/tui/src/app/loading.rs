@@ -21,11 +21,12 @@ impl App {
         theme: Theme,
     ) -> (App, Option<mpsc::Receiver<Loaded>>) {
         let mut app = App::blank(Mode::Review, info, theme);
-        app.info.loading = None;
+        app.session.info.loading = None;
         if opening.rest.is_some() {
-            app.info.loading = Some(opening.progress.percent());
+            app.session.info.loading = Some(opening.progress.percent());
             let first = opening.first.len();
-            app.timeline
+            app.session
+                .timeline
                 .reserve(first + opening.progress.records_to_come(first, RESERVE_AT_MOST));
         }
         app.load_records(opening.first, opening.progress);
@@ -44,7 +45,7 @@ impl App {
         clock: Replay,
     ) -> (App, Option<mpsc::Receiver<Loaded>>) {
         let (mut app, rest) = App::open(opening, info, theme);
-        app.mode = Mode::Replay(clock);
+        app.session.mode = Mode::Replay(clock);
         app.set_cursor(0);
         (app, rest)
     }
@@ -52,26 +53,26 @@ impl App {
     /// More records of the tape being read: appended, and in review folded
     /// if the cursor was at the end (a replay's clock moves on its own).
     pub fn load_records(&mut self, records: Vec<Record>, progress: Progress) {
-        let follow = self.at_end() && matches!(self.mode, Mode::Review);
+        let follow = self.at_end() && matches!(self.session.mode, Mode::Review);
         for r in records {
-            self.timeline.push(r);
+            self.session.timeline.push(r);
         }
         if follow {
-            self.set_cursor(self.timeline.records().len());
+            self.set_cursor(self.session.timeline.records().len());
         }
-        if self.info.loading.is_some() {
-            self.info.loading = Some(progress.percent());
+        if self.session.info.loading.is_some() {
+            self.session.info.loading = Some(progress.percent());
         }
         self.dirty = true;
     }
 
     /// The tape was read to its end (or could not be read further).
     pub fn load_finished(&mut self, end: Result<TapeEnd, String>) {
-        self.info.loading = None;
+        self.session.info.loading = None;
         // A replay that waited at the end of what was read is done.
-        if let Mode::Replay(clock) = &mut self.mode
+        if let Mode::Replay(clock) = &mut self.session.mode
             && clock.playing
-            && self.timeline.at_end()
+            && self.session.timeline.at_end()
         {
             clock.pause();
             self.say_replay_finished();
@@ -91,14 +92,16 @@ impl App {
     /// Say what the whole tape held: a session that did not finish, a
     /// last line cut off, lines that could not be read.
     pub(super) fn tape_read(&mut self, end: &TapeEnd) {
-        self.info.truncated_line = end.truncated_tail.map(|(line, _)| line);
-        self.info.unfinished = !end.finished;
+        self.session.info.truncated_line = end.truncated_tail.map(|(line, _)| line);
+        self.session.info.unfinished = !end.finished;
         // The cut-off last line has its own note; the report names the skipped ones.
-        self.info.damage = (!end.skipped.is_empty())
+        self.session.info.damage = (!end.skipped.is_empty())
             .then(|| end.damage_report())
             .flatten();
-        let opening =
-            crate::notify::opening_note(self.info.unfinished, self.info.damage.as_deref());
+        let opening = crate::notify::opening_note(
+            self.session.info.unfinished,
+            self.session.info.damage.as_deref(),
+        );
         if let Some(text) = opening {
             self.flash = Some((NoticeLevel::Warning, text));
         }

@@ -17,8 +17,12 @@ use codeloop_session::NoticeLevel;
 impl App {
     /// Open the pager over the output pane's run.
     pub(super) fn open_log(&mut self, actions: &mut Vec<Action>) {
-        let program = self.code.tab() == super::CodeTab::Program;
-        let shown = run_to_show(self.timeline.state(), self.graph.selected(), program);
+        let program = self.panes.code.tab() == super::CodeTab::Program;
+        let shown = run_to_show(
+            self.session.timeline.state(),
+            self.panes.graph.selected(),
+            program,
+        );
         let Some(run_id) = shown else {
             self.say(
                 NoticeLevel::Info,
@@ -26,14 +30,14 @@ impl App {
             );
             return;
         };
-        let Some(dir) = self.info.session_dir.clone() else {
+        let Some(dir) = self.session.info.session_dir.clone() else {
             self.say(
                 NoticeLevel::Warning,
                 "this view has no session folder, so no logs (open the session with `codeloop open`)",
             );
             return;
         };
-        let state = self.timeline.state();
+        let state = self.session.timeline.state();
         let Some(run) = state.runs.get(&run_id) else {
             return;
         };
@@ -66,7 +70,7 @@ impl App {
 
     /// A log was read: the pager open on it takes the text.
     pub(super) fn on_log_read(&mut self, path: PathBuf, result: Result<Arc<LogText>, String>) {
-        for popup in &mut self.popups {
+        for popup in self.popups.iter_mut() {
             if let Popup::Pager(p) = popup
                 && p.path() == path
             {

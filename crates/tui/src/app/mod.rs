@@ -9,7 +9,6 @@
 
 mod access;
 mod choices;
-mod clicks;
 mod external;
 mod focus;
 mod guard;
@@ -33,16 +32,11 @@ use ratatui::layout::Rect;
 use super::external_editor::{EditorOutcome, ExternalEdit};
 use super::highlight::{HighlightRequest, Highlighted};
 use super::keymap::ModeKind;
-use super::panes::code::CodePane;
+use super::panes::Panes;
 use super::panes::editor::EditorPopup;
-use super::panes::graph::GraphPane;
-use super::panes::history::HistoryPane;
-use super::panes::output::{OutputPane, run_to_show};
-use super::panes::sessions::SessionList;
 use super::panes::task::TaskPane;
 use super::theme::Theme;
 use super::timeline::Timeline;
-use codeloop_protocol::Stream;
 use codeloop_session::{Command, Event, NoticeLevel, Record, RunRecord, State, TapeContents};
 
 pub use super::panes::Focus;
@@ -50,9 +44,9 @@ pub use super::panes::RerunMark;
 pub use super::panes::code::CodeTab;
 pub use super::panes::confirm::Confirm;
 pub use super::panes::editor::EditTarget;
-pub use super::panes::graph::DemoEntry;
 pub use super::panes::message::Message;
 pub use super::panes::palette::ExportFormat;
+pub use super::panes::welcome::DemoEntry;
 pub use super::timeline::{OUTPUT_MEMORY_BUDGET, REPLAY_MAX_GAP_MS, ReplayClock as Replay};
 pub use choices::SessionChoices;
 pub use timetravel::{NOTHING_TO_RESUME, instead};
@@ -246,7 +240,8 @@ pub struct DemoModel {
 /// A popup over the panes: the top one takes every key while open.
 pub enum Popup {
     Help(super::panes::help::Help),
-    Confirm(Confirm),
+    /// A yes/no question, with what a yes acts on.
+    Confirm(super::panes::confirm::Asking<guard::OnYes>),
     Editor(Box<EditorPopup>),
     Palette(Box<super::panes::palette::Palette>),
     Message(Message),
@@ -259,33 +254,77 @@ pub enum Popup {
     Inspector(Box<super::panes::inspector::Inspector>),
 }
 
-pub struct App {
+/// The session on screen: how it was opened, the tape and its cursor,
+/// what is known around it, and its live re-runs.
+pub struct SessionView {
     mode: Mode,
     info: Info,
-    theme: Theme,
     timeline: Timeline,
-    focus: Focus,
-    zoom: bool,
+    reruns: super::panes::Reruns,
+}
+
+impl SessionView {
+    /// What the workbench shows: the welcome before a session, the
+    /// session before its plan, or with it.
+    pub fn screen(&self) -> super::panes::Screen {
+        use super::panes::Screen;
+        match &self.mode {
+            Mode::Live(l) if !l.started => Screen::Welcome,
+            _ if self.timeline.state().specs.is_empty() => Screen::BeforePlan,
+            _ => Screen::Session,
+        }
+    }
+}
+
+/// The popups over the panes (the top one takes every key), and the one
+/// waiting to open.
+#[derive(Default)]
+pub struct Popups {
     /// Open popups, the top one last.
-    popups: Vec<Popup>,
-    task: TaskPane,
-    graph: GraphPane,
-    code: CodePane,
-    output: OutputPane,
-    history: HistoryPane,
-    sessions: SessionList,
-    /// The session folder a delete confirmation is about.
-    deleting: Option<PathBuf>,
-    /// The view a fork or rewind left, until the new session's first
-    /// record: a start that fails goes back to it.
-    travelled_from: Option<Box<App>>,
-    /// What a draft or session confirmation is about.
-    replacing: Option<guard::Replacing>,
+    open: Vec<Popup>,
     /// `e` at a pause before a model call asked for its prompt: the editor
     /// opens on it once the engine has written it and paused again.
     edit_prompt_when_written: bool,
+}
+
+impl Popups {
+    fn push(&mut self, popup: Popup) {
+        self.open.push(popup);
+    }
+    fn pop(&mut self) -> Option<Popup> {
+        self.open.pop()
+    }
+    /// The top one.
+    fn last(&self) -> Option<&Popup> {
+        self.open.last()
+    }
+    fn last_mut(&mut self) -> Option<&mut Popup> {
+        self.open.last_mut()
+    }
+    /// Bottom to top.
+    fn iter(&self) -> std::slice::Iter<'_, Popup> {
+        self.open.iter()
+    }
+    fn iter_mut(&mut self) -> std::slice::IterMut<'_, Popup> {
+        self.open.iter_mut()
+    }
+}
+
+/// The app, as owned parts by concept: the session on screen, the panes
+/// (and which has the focus), the popups over them, and what the next
+/// session starts with; then the few facts of the terminal itself.
+pub struct App {
+    session: SessionView,
+    theme: Theme,
+    focus: Focus,
+    zoom: bool,
+    popups: Popups,
+    /// Every pane's own state (the registry, `panes/mod.rs`).
+    panes: Panes,
+    /// The view a fork or rewind left, until the new session's first
+    /// record: a start that fails goes back to it.
+    travelled_from: Option<Box<App>>,
     flash: Option<(NoticeLevel, String)>,
-    reruns: super::panes::Reruns,
     /// What the next session starts with (the palette's choices).
     choices: SessionChoices,
     /// Screen size at the last frame (mouse hit tests, page sizes).
@@ -299,25 +338,19 @@ pub struct App {
 impl App {
     fn blank(mode: Mode, info: Info, theme: Theme) -> App {
         App {
-            mode,
-            info,
+            session: SessionView {
+                mode,
+                info,
+                timeline: Timeline::default(),
+                reruns: Default::default(),
+            },
             theme,
-            timeline: Timeline::default(),
             focus: Focus::Graph,
             zoom: false,
-            popups: Vec::new(),
-            task: TaskPane::default(),
-            graph: GraphPane::default(),
-            code: CodePane::default(),
-            output: OutputPane::default(),
-            history: HistoryPane::default(),
-            sessions: SessionList::default(),
-            deleting: None,
+            popups: Popups::default(),
+            panes: Panes::default(),
             travelled_from: None,
-            replacing: None,
-            edit_prompt_when_written: false,
             flash: None,
-            reruns: Default::default(),
             choices: SessionChoices::default(),
             screen: Rect::new(0, 0, 160, 48),
             quit: false,
@@ -329,10 +362,10 @@ impl App {
     /// The live workbench, before a session starts.
     pub fn live(info: Info, theme: Theme) -> App {
         let mut app = App::blank(Mode::Live(Live::default()), info, theme);
-        app.focus = if app.info.demos.is_empty() {
+        app.focus = if app.session.info.demos.is_empty() {
             Focus::Task
         } else {
-            Focus::Graph
+            Focus::Welcome
         };
         app
     }
@@ -343,15 +376,15 @@ impl App {
         let info = Info {
             session_dir: None,
             loading: None,
-            ..self.info.clone()
+            ..self.session.info.clone()
         };
         let mut fresh = App::live(info, self.theme.clone());
         fresh.screen = self.screen;
         fresh.keys_handled = self.keys_handled;
-        let left = self.timeline.head().unwrap_or(self.state());
+        let left = self.session.timeline.head().unwrap_or(self.state());
         fresh.carry_over(left);
         // Step mode stays on for the next session.
-        if let Mode::Live(live) = &mut fresh.mode {
+        if let Mode::Live(live) = &mut fresh.session.mode {
             live.step_armed = left.step_mode;
         }
         let said = if fresh.has_draft() {
@@ -405,7 +438,7 @@ impl App {
                 if let Some(Popup::Editor(ed)) = self.popups.last_mut() {
                     ed.paste(&text);
                 } else if self.focus == Focus::Task && self.welcome() {
-                    self.task.insert_str(&text);
+                    self.panes.task.insert_str(&text);
                 }
                 self.dirty = true;
             }
@@ -419,7 +452,7 @@ impl App {
                 {
                     self.flash = None;
                 }
-                if self.info.notify
+                if self.session.info.notify
                     && let Some(text) = super::notify::notice_for(&r.event)
                 {
                     actions.push(Action::Notify(text));
@@ -431,9 +464,9 @@ impl App {
                     Event::Finished { .. } => Some(false),
                     _ => None,
                 };
-                self.timeline.push(r);
+                self.session.timeline.push(r);
                 if follow {
-                    self.set_cursor(self.timeline.records().len());
+                    self.set_cursor(self.session.timeline.records().len());
                 }
                 if let Some(prompt) = paused_at {
                     self.prompt_written(prompt, &mut actions);
@@ -441,7 +474,7 @@ impl App {
                 self.dirty = true;
             }
             Msg::EngineDone(result) => {
-                if let Mode::Live(live) = &mut self.mode {
+                if let Mode::Live(live) = &mut self.session.mode {
                     if let Err(e) = &result {
                         self.flash = Some((NoticeLevel::Error, format!("the engine stopped: {e}")));
                     }
@@ -450,14 +483,18 @@ impl App {
                 self.dirty = true;
             }
             Msg::StartFailed(message) => {
-                if let Mode::Live(live) = &mut self.mode {
+                if let Mode::Live(live) = &mut self.session.mode {
                     live.started = false;
                 }
                 self.start_failed(message);
             }
             Msg::Highlighted(h) => {
-                let state = self.timeline.state();
-                if self.code.take_highlight(h, state, self.graph.selected()) {
+                let state = self.session.timeline.state();
+                if self
+                    .panes
+                    .code
+                    .take_highlight(h, state, self.panes.graph.selected())
+                {
                     self.dirty = true;
                 }
             }
@@ -468,10 +505,10 @@ impl App {
                 sandbox_layers,
                 sandbox_warning,
             } => {
-                self.info.model_label = label;
-                self.info.demo_model = demo_model;
-                self.info.sandbox_layers = sandbox_layers;
-                self.info.sandbox_warning = sandbox_warning;
+                self.session.info.model_label = label;
+                self.session.info.demo_model = demo_model;
+                self.session.info.sandbox_layers = sandbox_layers;
+                self.session.info.sandbox_warning = sandbox_warning;
                 self.dirty = true;
             }
             Msg::LogRead { path, result } => self.on_log_read(path, result),
@@ -485,9 +522,9 @@ impl App {
                     .runs
                     .get(&run_id)
                     .and_then(|r| r.record.clone())
-                    .or_else(|| self.timeline.recorded_run(run_id))
+                    .or_else(|| self.session.timeline.recorded_run(run_id))
                 {
-                    self.reruns.insert(
+                    self.session.reruns.insert(
                         run_id,
                         RerunMark {
                             recorded,
@@ -503,10 +540,10 @@ impl App {
 
     fn tick(&mut self, now: Instant, actions: &mut Vec<Action>) {
         let running = self.session_running();
-        let more_coming = self.info.loading.is_some();
-        match &mut self.mode {
+        let more_coming = self.session.info.loading.is_some();
+        match &mut self.session.mode {
             Mode::Replay(clock) => {
-                let tick = clock.tick(&mut self.timeline, now, more_coming);
+                let tick = clock.tick(&mut self.session.timeline, now, more_coming);
                 for (run_id, state) in tick.finished_runs {
                     actions.push(Action::Rerun {
                         run_id,
@@ -514,7 +551,7 @@ impl App {
                     });
                 }
                 if tick.applied > 0 {
-                    self.graph.follow(self.timeline.active());
+                    self.panes.graph.follow(self.session.timeline.active());
                 }
                 if tick.finished {
                     self.say_replay_finished();
@@ -522,7 +559,7 @@ impl App {
                 self.dirty = true;
             }
             Mode::Live(live) if running => {
-                let t_ms = self.timeline.state().t_ms;
+                let t_ms = self.session.timeline.state().t_ms;
                 // The session's start as the tape counts it.
                 live.since.get_or_insert_with(|| {
                     now.checked_sub(Duration::from_millis(t_ms)).unwrap_or(now)
@@ -543,23 +580,23 @@ impl App {
 
     /// When the replay clock next needs a tick (None: not playing or at the end).
     pub fn replay_deadline(&mut self, now: Instant) -> Option<Instant> {
-        match &mut self.mode {
-            Mode::Replay(clock) => clock.deadline(&self.timeline, now),
+        match &mut self.session.mode {
+            Mode::Replay(clock) => clock.deadline(&self.session.timeline, now),
             Mode::Live(_) | Mode::Review => None,
         }
     }
 
     /// Fold to `n` records; the graph follows the engine's node unless pinned.
     pub fn set_cursor(&mut self, n: usize) {
-        self.timeline.set_cursor(n);
-        self.graph.follow(self.timeline.active());
+        self.session.timeline.set_cursor(n);
+        self.panes.graph.follow(self.session.timeline.active());
         self.dirty = true;
     }
 
     /// Choose the node the code and output panes show (pinned).
     pub fn select_node(&mut self, name: String) {
-        let intent = self.graph.select(name);
-        self.on_graph_intent(intent, &mut Vec::new());
+        let intent = self.panes.graph.select(name);
+        self.on_intent(intent, &mut Vec::new());
     }
 
     /// Start the task in the editor now (a task given on the command line).
@@ -569,18 +606,18 @@ impl App {
         actions
     }
 
-    /// Settle what the frame needs: the output lines, the changes the history
-    /// counts, the highlight request.
+    /// Settle what the frame needs: each pane's `prepare` (the output
+    /// lines, the changes the history counts, the highlight request).
     pub fn prepare(&mut self) -> Option<HighlightRequest> {
-        let state = self.timeline.state();
-        let selected = self.graph.selected();
-        let run = run_to_show(state, selected, self.code.tab() == CodeTab::Program);
-        self.output
-            .set_area_height(view::layout(self, self.screen).output.height);
-        let state = self.timeline.state();
-        self.output.prepare(state, run);
-        self.history.prepare(state);
-        self.code
-            .prepare(state, selected, self.theme.syntax.as_deref())
+        let areas = view::layout(self, self.screen);
+        let selected = self.panes.graph.selected().map(str::to_string);
+        let mut request = None;
+        for &pane in Focus::ALL {
+            let seen = self.seen(selected.as_deref(), pane);
+            let ctx = view::ctx_of(&self.session, &self.theme, seen);
+            let asked = self.panes.get_mut(pane).prepare(&ctx, areas.of(pane));
+            request = request.or(asked);
+        }
+        request
     }
 }

@@ -17,7 +17,7 @@ use codeloop_session::NoticeLevel;
 impl App {
     /// Open the pictures, or say why there are none.
     pub(super) fn open_pictures(&mut self, actions: &mut Vec<Action>) {
-        let state = self.timeline.state();
+        let state = self.session.timeline.state();
         if state.pictures.is_empty() {
             self.say(
                 NoticeLevel::Info,
@@ -25,7 +25,7 @@ impl App {
             );
             return;
         }
-        let Some(dir) = self.info.session_dir.clone() else {
+        let Some(dir) = self.session.info.session_dir.clone() else {
             let names: Vec<String> = state.pictures.iter().map(|(_, p)| p.path.clone()).collect();
             self.say(
                 NoticeLevel::Info,
@@ -59,7 +59,7 @@ impl App {
 
     /// A picture was decoded: the view showing it takes it.
     pub(super) fn on_picture_read(&mut self, path: PathBuf, result: Result<Arc<Pixels>, String>) {
-        for popup in &mut self.popups {
+        for popup in self.popups.iter_mut() {
             if let Popup::Pictures(view) = popup {
                 view.loaded(&path, result.clone());
             }

@@ -4,7 +4,7 @@
 //! and `x` on what everything after depends on (the plan, a function's
 //! run) asks first and says what it will end.
 
-use super::{Action, App, Popup};
+use super::{Action, App};
 use crate::describe::describe_command;
 use crate::panes::confirm::Confirm;
 use codeloop_session::{Command, NoticeLevel, Purpose, Step};
@@ -22,7 +22,7 @@ impl App {
     /// A pause (or the end) was recorded: the prompt `e` asked for is
     /// written when it is a prompt pause, and opens in the editor.
     pub(super) fn prompt_written(&mut self, prompt: bool, actions: &mut Vec<Action>) {
-        if !std::mem::take(&mut self.edit_prompt_when_written) {
+        if !std::mem::take(&mut self.popups.edit_prompt_when_written) {
             return;
         }
         if prompt && self.paused_before_a_call() {
@@ -45,7 +45,7 @@ impl App {
             _ => None,
         };
         match question {
-            Some(confirm) => self.popups.push(Popup::Confirm(confirm)),
+            Some(confirm) => self.ask(confirm, super::guard::OnYes::Skip),
             None => self.send_skip(actions),
         }
     }

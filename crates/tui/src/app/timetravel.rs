@@ -26,10 +26,10 @@ impl App {
 
     /// The tape this view shows, when it is a file a fork can read.
     fn tape_file(&self) -> Option<PathBuf> {
-        if let Some(dir) = &self.info.session_dir {
+        if let Some(dir) = &self.session.info.session_dir {
             return Some(dir.join("tape.jsonl"));
         }
-        let source = PathBuf::from(&self.info.source);
+        let source = PathBuf::from(&self.session.info.source);
         source
             .extension()
             .is_some_and(|e| e == "jsonl")
@@ -44,19 +44,19 @@ impl App {
             );
             return;
         };
-        let records = self.timeline.records();
+        let records = self.session.timeline.records();
         let (Some(first), Some(last)) = (records.first(), records.last()) else {
             self.say(NoticeLevel::Warning, "the tape is empty: nothing to fork");
             return;
         };
-        let cursor = self.timeline.cursor();
+        let cursor = self.session.timeline.cursor();
         let at = match cursor.checked_sub(1).and_then(|i| records.get(i)) {
             Some(r) => r.seq,
             None => first.seq,
         };
         let last = last.seq;
-        let id = self.timeline.state().session_id.clone();
-        let moment = match self.timeline.active() {
+        let id = self.session.timeline.state().session_id.clone();
+        let moment = match self.session.timeline.active() {
             Some(node) => format!(", while on `{node}`"),
             None => String::new(),
         };
@@ -73,7 +73,7 @@ impl App {
                 "\n(The cursor is at the end: ←/→ or [ / ] move it to an earlier moment.)",
             );
         }
-        if let Mode::Replay(clock) = &mut self.mode {
+        if let Mode::Replay(clock) = &mut self.session.mode {
             clock.pause();
         }
         self.popups.push(Popup::Travel(Travel {
@@ -85,7 +85,7 @@ impl App {
     }
 
     fn ask_rewind(&mut self) {
-        if !matches!(&self.mode, Mode::Live(l) if l.started) {
+        if !matches!(&self.session.mode, Mode::Live(l) if l.started) {
             self.say(
                 NoticeLevel::Warning,
                 "no session to rewind: start one first",
@@ -99,14 +99,14 @@ impl App {
             );
             return;
         };
-        let Some(dir) = self.info.session_dir.clone() else {
+        let Some(dir) = self.session.info.session_dir.clone() else {
             self.say(
                 NoticeLevel::Warning,
                 "the session has not started yet: wait a moment",
             );
             return;
         };
-        match codeloop_engine::rewind_point(self.timeline.records(), &node) {
+        match codeloop_engine::rewind_point(self.session.timeline.records(), &node) {
             Err(why) => self.say(
                 NoticeLevel::Warning,
                 format!("cannot rewind `{node}`: {why}"),
@@ -172,7 +172,7 @@ impl App {
             truncated_line: None,
             unfinished: false,
             damage: None,
-            ..self.info.clone()
+            ..self.session.info.clone()
         };
         let mut fresh = App::live(info, self.theme.clone());
         fresh.screen = self.screen;
@@ -186,6 +186,7 @@ impl App {
     /// nothing to resume, and the person is told what to do instead.
     pub(super) fn resume_listed(&mut self, tape: PathBuf, actions: &mut Vec<Action>) {
         let passed = self
+            .session
             .info
             .sessions
             .iter()
@@ -239,7 +240,7 @@ impl App {
 
     /// The recent sessions, read again (the welcome screen shows).
     pub fn set_sessions(&mut self, sessions: Vec<SessionSummary>) {
-        self.info.sessions = sessions;
+        self.session.info.sessions = sessions;
         self.dirty = true;
     }
 }

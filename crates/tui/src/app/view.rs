@@ -1,4 +1,4 @@
-//! The whole screen: layout, the five panes, the status bar, and the popups.
+//! The whole screen: layout, the panes of the registry, the status bar, and the popups.
 //! Drawing only: no I/O, no highlighting, no mutation, no clock.
 
 use ratatui::Frame;
@@ -7,45 +7,43 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{App, Focus, Mode, Popup};
+use super::{App, Focus, Mode, Popup, SessionView};
 use crate::describe::{describe_step, model_label};
 use crate::keymap::{self, GlobalAct, ModeKind, Row, SteerAct};
-use crate::panes::code::CodePane;
-use crate::panes::graph::GraphPane;
 use crate::panes::help::HelpContent;
-use crate::panes::history::{HistoryPane, TapeNotes};
-use crate::panes::output::OutputPane;
-use crate::panes::task::TaskPane;
-use crate::panes::{Ctx, wrap};
+use crate::panes::history::TapeNotes;
+use crate::panes::{Around, Column, Ctx, Screen};
+use crate::theme::Theme;
 use codeloop_session::{NoticeLevel, Outcome};
 
-/// Where each pane is (zero-sized when hidden by zoom).
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+/// Where each pane is on screen (those it does not list are not), and
+/// the status bar.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Areas {
-    pub task: Rect,
-    pub graph: Rect,
-    pub code: Rect,
-    pub output: Rect,
-    pub history: Rect,
+    pub panes: Vec<(Focus, Rect)>,
     pub status: Rect,
 }
 
 impl Areas {
-    pub fn of(&self, focus: Focus) -> Rect {
-        match focus {
-            Focus::Task => self.task,
-            Focus::Graph => self.graph,
-            Focus::Code => self.code,
-            Focus::Output => self.output,
-            Focus::History => self.history,
-        }
+    /// Where `pane` is (empty when it is not on screen).
+    pub fn of(&self, pane: Focus) -> Rect {
+        self.panes
+            .iter()
+            .find(|(p, _)| *p == pane)
+            .map_or(Rect::default(), |(_, area)| *area)
     }
 
     pub fn pane_at(&self, pos: Position) -> Option<Focus> {
-        Focus::ALL.into_iter().find(|f| self.of(*f).contains(pos))
+        self.panes
+            .iter()
+            .find(|(_, area)| area.contains(pos))
+            .map(|(p, _)| *p)
     }
 }
 
+/// The screen laid out: the status bar at the bottom; zoomed, the focused
+/// pane over the rest; else two columns, each pane in the column its
+/// `Pane::place` names, stacked in registry order.
 pub fn layout(app: &App, screen: Rect) -> Areas {
     let [body, status] =
         Layout::vertical([Constraint::Fill(1), Constraint::Length(2)]).areas(screen);
@@ -54,77 +52,97 @@ pub fn layout(app: &App, screen: Rect) -> Areas {
         ..Areas::default()
     };
     if app.zoom {
-        match app.focus {
-            Focus::Task => areas.task = body,
-            Focus::Graph => areas.graph = body,
-            Focus::Code => areas.code = body,
-            Focus::Output => areas.output = body,
-            Focus::History => areas.history = body,
-        }
-        return areas;
+        areas.panes.push((app.focus, body));
+    } else {
+        areas.panes = tiled(app, body);
     }
-    let welcome = app.welcome();
-    if welcome {
-        // Before a session there is no code, output or history to show: the
-        // task editor and the welcome (model, demos, sessions) share the
-        // screen, so 80x24 shows every demo and the way to start.
-        let [task, graph] =
-            Layout::horizontal([Constraint::Percentage(40), Constraint::Fill(1)]).areas(body);
-        areas.task = task;
-        areas.graph = graph;
-        return areas;
-    }
-    let [left, right] =
-        Layout::horizontal([Constraint::Percentage(38), Constraint::Fill(1)]).areas(body);
-    let task_h = {
-        let state = app.state();
-        let width = usize::from((left.width).saturating_sub(2));
-        let lines = wrap(&state.task, width).len()
-            + crate::panes::task::input_rows(&state.inputs, width.max(1));
-        (lines as u16 + 2).clamp(3, 7)
+    areas
+}
+
+/// The panes on screen unzoomed, in `body`.
+pub fn tiled(app: &App, body: Rect) -> Vec<(Focus, Rect)> {
+    // Before a session there is no code, output or history to show: the
+    // task editor and the welcome (model, demos, sessions) share the
+    // screen, so 80x24 shows every demo and the way to start.
+    let left = match app.session.screen() {
+        Screen::Welcome => 40,
+        Screen::BeforePlan | Screen::Session => 38,
     };
-    let (graph_share, history_share) = (2, 3);
-    let [task, graph, history] = Layout::vertical([
-        Constraint::Length(task_h),
-        Constraint::Fill(graph_share),
-        Constraint::Fill(history_share),
-    ])
-    .areas(left);
-    let [code, output] =
-        Layout::vertical([Constraint::Percentage(60), Constraint::Fill(1)]).areas(right);
-    if app.state().specs.is_empty() {
-        // No plan yet, so no code: the workflow takes the code's place, for
-        // the plan streaming in or, when there is none, what to do next.
-        let [task, history] =
-            Layout::vertical([Constraint::Length(task_h), Constraint::Fill(1)]).areas(left);
-        return Areas {
-            task,
-            graph: right,
-            history,
-            status,
-            ..Areas::default()
-        };
+    let columns: [Rect; 2] =
+        Layout::horizontal([Constraint::Percentage(left), Constraint::Fill(1)]).areas(body);
+    let mut stacks: [Vec<(Focus, Constraint)>; 2] = Default::default();
+    for &pane in Focus::ALL {
+        if let Some(place) = app.panes.get(pane).place(&ctx(app, pane), columns) {
+            let column = match place.column {
+                Column::Left => 0,
+                Column::Right => 1,
+            };
+            stacks[column].push((pane, place.height));
+        }
     }
-    Areas {
-        task,
-        graph,
-        code,
-        output,
-        history,
-        status,
+    let mut panes = Vec::new();
+    for (column, stack) in columns.into_iter().zip(stacks) {
+        let rects = Layout::vertical(stack.iter().map(|(_, height)| *height)).split(column);
+        panes.extend(stack.iter().zip(rects.iter()).map(|((p, _), r)| (*p, *r)));
+    }
+    panes
+}
+
+/// What a pane sees beside the session: which node is shown, whether the
+/// code pane shows the program, the terminal's rows, its focus.
+#[derive(Clone, Copy)]
+pub(super) struct Seen<'a> {
+    pub selected: Option<&'a str>,
+    pub program: bool,
+    pub rows: u16,
+    pub focused: bool,
+}
+
+impl App {
+    /// What `pane` sees beside the session, with the node `selected`.
+    pub(super) fn seen<'a>(&self, selected: Option<&'a str>, pane: Focus) -> Seen<'a> {
+        Seen {
+            selected,
+            program: self.panes.code.tab() == super::CodeTab::Program,
+            rows: self.screen.height,
+            focused: self.focus == pane,
+        }
     }
 }
 
-/// What a pane draws from.
-pub fn ctx(app: &App, pane: Focus) -> Ctx<'_> {
+/// What a pane draws from: made from the app's parts (not the panes), so
+/// a pane can be borrowed to change while it reads its context.
+pub(super) fn ctx_of<'a>(session: &'a SessionView, theme: &'a Theme, seen: Seen<'a>) -> Ctx<'a> {
+    let info = &session.info;
     Ctx {
-        state: app.state(),
-        theme: &app.theme,
-        focused: app.focus == pane,
-        selected: app.selected(),
-        reruns: &app.reruns,
-        session_dir: app.info.session_dir.as_deref(),
+        state: session.timeline.state(),
+        theme,
+        focused: seen.focused,
+        selected: seen.selected,
+        reruns: &session.reruns,
+        session_dir: info.session_dir.as_deref(),
+        screen: session.screen(),
+        rows: seen.rows,
+        program: seen.program,
+        around: Around {
+            model_label: &info.model_label,
+            demos: &info.demos,
+            sessions: &info.sessions,
+            sandbox_layers: &info.sandbox_layers,
+            sandbox_warning: info.sandbox_warning.as_deref(),
+            notes: TapeNotes {
+                truncated_line: info.truncated_line,
+                elided_output: session.timeline.elided_output(),
+                unfinished: info.unfinished,
+                damage: info.damage.as_deref(),
+            },
+        },
     }
+}
+
+/// What `pane` draws from.
+pub fn ctx(app: &App, pane: Focus) -> Ctx<'_> {
+    ctx_of(&app.session, &app.theme, app.seen(app.selected(), pane))
 }
 
 /// Draw the app.
@@ -155,32 +173,14 @@ pub fn render(app: &App, frame: &mut Frame) {
         return;
     }
     let areas = layout(app, full);
-    for f in Focus::ALL {
-        let area = areas.of(f);
-        if area.area() == 0 {
-            continue;
-        }
-        let ctx = ctx(app, f);
-        match f {
-            Focus::Task => app.task.render(&ctx, app.welcome(), area, frame),
-            Focus::Graph => app
-                .graph
-                .render(&ctx, app.welcome_info().as_ref(), area, frame),
-            Focus::Code => app.code.render(&ctx, area, frame),
-            Focus::Output => app.output.render(&ctx, area, frame),
-            Focus::History => {
-                let notes = TapeNotes {
-                    truncated_line: app.info.truncated_line,
-                    elided_output: app.timeline.elided_output(),
-                    unfinished: app.info.unfinished,
-                    damage: app.info.damage.as_deref(),
-                };
-                app.history.render(&ctx, notes, area, frame)
-            }
+    for &pane in Focus::ALL {
+        let area = areas.of(pane);
+        if area.area() > 0 {
+            app.panes.get(pane).render(&ctx(app, pane), area, frame);
         }
     }
     status_bar(app, areas.status, frame);
-    for popup in &app.popups {
+    for popup in app.popups.iter() {
         match popup {
             Popup::Editor(editor) => editor.render(&app.theme, frame),
             Popup::Confirm(c) => c.render(&app.theme, frame),
@@ -199,9 +199,9 @@ pub fn render(app: &App, frame: &mut Frame) {
 /// What the `?` help lists: the focused pane's keys, then the mode's.
 pub fn help_content(app: &App) -> HelpContent<'static> {
     HelpContent {
-        pane: app.focus.title(),
+        pane: app.panes.get(app.focus).title(),
         pane_rows: pane_rows(app),
-        everywhere: match app.mode {
+        everywhere: match app.session.mode {
             Mode::Live(_) => "Everywhere (live session)",
             Mode::Review => "Everywhere (review: read-only)",
             Mode::Replay(_) => "Everywhere (replay)",
@@ -212,19 +212,7 @@ pub fn help_content(app: &App) -> HelpContent<'static> {
 
 /// The help rows of the focused pane's table.
 pub fn pane_rows(app: &App) -> Vec<Row> {
-    let welcome = app.welcome();
-    match app.focus {
-        Focus::Task => TaskPane::help(welcome),
-        Focus::Graph if welcome && !app.info.sessions.is_empty() => {
-            let mut rows = crate::panes::sessions::SessionList::help();
-            rows.extend(GraphPane::help(welcome));
-            rows
-        }
-        Focus::Graph => GraphPane::help(welcome),
-        Focus::Code => CodePane::help(),
-        Focus::Output => OutputPane::help(),
-        Focus::History => HistoryPane::help(),
-    }
+    app.panes.get(app.focus).keymap(&ctx(app, app.focus))
 }
 
 /// The help rows of the workbench's tables in a mode.
@@ -240,7 +228,7 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
     let s = app.state();
     let mut spans: Vec<Span> = Vec::new();
     let (cursor, total) = (app.cursor(), app.records().len());
-    let badge = match &app.mode {
+    let badge = match &app.session.mode {
         Mode::Live(_) if !app.at_end() => format!(" REVIEWING {cursor}/{total} · End: live "),
         Mode::Live(l) => live_badge(l, s),
         Mode::Review => format!(" REVIEW {cursor}/{total} "),
@@ -251,10 +239,10 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
         ),
     };
     spans.push(Span::styled(badge, t.selection));
-    if let Some(percent) = app.info.loading {
+    if let Some(percent) = app.session.info.loading {
         spans.push(Span::styled(format!(" loading {percent}% "), t.accent));
     }
-    if app.info.sandbox_warning.is_some() {
+    if app.session.info.sandbox_warning.is_some() {
         // First, so no width cuts it off: generated code runs with fewer protections.
         spans.push(Span::styled(
             " REDUCED SANDBOX ",
@@ -271,23 +259,23 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
     if let Some(next) = app.session_choices().words() {
         spans.push(Span::styled(format!(" next: {next} "), t.accent));
     }
-    if app.info.unfinished {
+    if app.session.info.unfinished {
         spans.push(Span::styled(
             " did not finish ",
             t.warning.add_modifier(Modifier::REVERSED),
         ));
     }
-    if let Some(line) = app.info.truncated_line {
+    if let Some(line) = app.session.info.truncated_line {
         spans.push(Span::styled(
             format!(" tape cut off at line {line} "),
             t.warning,
         ));
     }
-    if let Some(lineage) = crate::panes::sessions::lineage(s, &app.info.sessions) {
+    if let Some(lineage) = crate::panes::sessions::lineage(s, &app.session.info.sessions) {
         spans.push(Span::styled(format!(" {lineage} "), t.accent));
     }
     let model = if s.config.provider.is_empty() {
-        app.info.model_label.clone()
+        app.session.info.model_label.clone()
     } else {
         model_label(&s.config)
     };
@@ -302,15 +290,15 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
         t.status,
     ));
     let layers = if s.config.sandbox_layers.is_empty() {
-        &app.info.sandbox_layers
+        &app.session.info.sandbox_layers
     } else {
         &s.config.sandbox_layers
     };
     // Nor which sandbox its runs had: nothing to warn of yet.
     let unknown = layers.is_empty()
         && s.events_applied == 0
-        && matches!(app.mode, Mode::Review | Mode::Replay(_));
-    let said = match &app.info.sandbox_warning {
+        && matches!(app.session.mode, Mode::Review | Mode::Replay(_));
+    let said = match &app.session.info.sandbox_warning {
         Some(warning) => Some(Span::styled(format!(" {warning} "), t.error)),
         None if unknown => None,
         None if layers.is_empty() => Some(Span::styled(" none reported ", t.warning)),
@@ -319,7 +307,7 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
     let mut layers_at = None;
     if let Some(said) = said {
         spans.push(Span::styled("│ sandbox ", t.status));
-        if app.info.sandbox_warning.is_none() && !layers.is_empty() {
+        if app.session.info.sandbox_warning.is_none() && !layers.is_empty() {
             layers_at = Some(spans.len());
         }
         spans.push(said);
@@ -451,7 +439,8 @@ fn hint_line(app: &App) -> Line<'static> {
         }
         return Line::from(spans);
     }
-    let mut spans = vec![Span::styled(format!(" {} ", app.focus.title()), t.title)];
+    let title = app.panes.get(app.focus).title();
+    let mut spans = vec![Span::styled(format!(" {title} "), t.title)];
     for row in pane_rows(app)
         .into_iter()
         .take(4)
@@ -485,7 +474,7 @@ fn live_badge(l: &super::Live, s: &codeloop_session::State) -> String {
 /// The pause the status bar shows: the live engine's, wherever the cursor
 /// is; in review and replay, the one at the cursor.
 fn paused_step(app: &App) -> Option<&codeloop_session::Step> {
-    match app.mode {
+    match app.session.mode {
         Mode::Live(_) => app.engine_paused(),
         Mode::Review | Mode::Replay(_) => app.state().paused.as_ref(),
     }

@@ -15,7 +15,7 @@ use codeloop_session::{NoticeLevel, Outcome, State};
 impl App {
     /// The session as it is now, wherever the cursor is.
     pub(super) fn now(&self) -> &State {
-        self.timeline.head().unwrap_or(self.state())
+        self.session.timeline.head().unwrap_or(self.state())
     }
 
     /// `P`: the plan in the editor, the session's own or a template.
@@ -70,9 +70,9 @@ impl App {
             return;
         }
         let (task, files) = task_and_files(left);
-        self.task.insert_str(&task);
+        self.panes.task.insert_str(&task);
         for file in files {
-            if let Err(refusal) = self.task.attach(file) {
+            if let Err(refusal) = self.panes.task.attach(file) {
                 self.say(
                     NoticeLevel::Warning,
                     format!("not attached again: the input file {refusal}"),

@@ -21,7 +21,7 @@ use super::code_lines::{
 };
 use super::code_tabs;
 use super::code_values::{failure_with_values, value_marks, values_status};
-use super::{Ctx, Handled, Scroll, page, scroll_keys};
+use super::{Ctx, Handled, Intent, Pane, Place, Screen, Scroll, page, scroll_keys};
 use crate::describe::source_label;
 use crate::highlight::{HighlightRequest, Highlighted, StyledLine, text_key};
 use crate::keymap::{self, Binding, Key, Row};
@@ -147,7 +147,7 @@ impl CodePane {
     }
 
     /// Another node was chosen: back to its top (and off the program).
-    pub fn on_select(&mut self, changed: bool) {
+    fn select(&mut self, changed: bool) {
         if changed {
             self.scroll = 0;
             self.values_step = None;
@@ -158,13 +158,13 @@ impl CodePane {
         }
     }
 
-    pub fn on_key(
+    fn key(
         &mut self,
         key: KeyEvent,
         state: &State,
         selected: Option<&str>,
         height: u16,
-    ) -> Handled<()> {
+    ) -> Handled<Intent> {
         let Some(act) = keymap::lookup(KEYS, &key) else {
             return Handled::NotMine;
         };
@@ -207,7 +207,7 @@ impl CodePane {
     }
 
     /// The mouse wheel (three lines a notch).
-    pub fn on_wheel(&mut self, up: bool) {
+    fn wheel(&mut self, up: bool) {
         self.scroll = if up {
             self.scroll.saturating_sub(3)
         } else {
@@ -258,7 +258,7 @@ impl CodePane {
 
     /// Before a frame: ask for the text on screen to be highlighted, if it
     /// is not yet and has not been asked for.
-    pub fn prepare(
+    pub fn ask_highlight(
         &mut self,
         state: &State,
         selected: Option<&str>,
@@ -294,7 +294,7 @@ impl CodePane {
         })
     }
 
-    pub fn render(&self, ctx: &Ctx, area: Rect, frame: &mut Frame) {
+    fn draw(&self, ctx: &Ctx, area: Rect, frame: &mut Frame) {
         let outer_inner_height = usize::from(area.height.saturating_sub(2));
         let view = self.view(ctx, outer_inner_height);
         let mut title_line = ctx.title("Code", view.detail);
@@ -571,6 +571,57 @@ pub fn code_text(tab: CodeTab, state: &State, selected: Option<&str>) -> Option<
     }
 }
 
+impl Pane for CodePane {
+    fn title(&self) -> &'static str {
+        "Code"
+    }
+
+    /// Top right, once there is a plan.
+    fn place(&self, ctx: &Ctx, _columns: [Rect; 2]) -> Option<Place> {
+        match ctx.screen {
+            Screen::Session => Place::right(Constraint::Percentage(60)),
+            Screen::Welcome | Screen::BeforePlan => None,
+        }
+    }
+
+    fn keymap(&self, _ctx: &Ctx) -> Vec<Row> {
+        CodePane::help()
+    }
+
+    fn on_key(&mut self, key: KeyEvent, ctx: &Ctx) -> Handled<Intent> {
+        self.key(key, ctx.state, ctx.selected, ctx.rows)
+    }
+
+    fn on_wheel(&mut self, up: bool) -> bool {
+        self.wheel(up);
+        true
+    }
+
+    /// A click on a tab of its title shows that tab.
+    fn on_click(&mut self, ctx: &Ctx, area: Rect, pos: ratatui::layout::Position) -> Handled<Intent> {
+        match self.tab_at(ctx, area, pos) {
+            Some(tab) => {
+                self.show_tab(tab);
+                Handled::Done
+            }
+            None => Handled::NotMine,
+        }
+    }
+
+    fn on_select(&mut self, changed: bool) {
+        self.select(changed);
+    }
+
+    /// Asks for the text on screen to be highlighted.
+    fn prepare(&mut self, ctx: &Ctx, _area: Rect) -> Option<HighlightRequest> {
+        self.ask_highlight(ctx.state, ctx.selected, ctx.theme.syntax.as_deref())
+    }
+
+    fn render(&self, ctx: &Ctx, area: Rect, frame: &mut Frame) {
+        self.draw(ctx, area, frame);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -598,7 +649,7 @@ mod tests {
             ..CodePane::default()
         };
         let a = program("a = 1\nb = 2\nc = 3\n");
-        let ask = pane.prepare(&a, None, Some("t")).unwrap();
+        let ask = pane.ask_highlight(&a, None, Some("t")).unwrap();
         assert_eq!(ask.first, FIRST_LINES);
         assert!(pane.take_highlight(result(&ask, 1, false), &a, None));
         assert_eq!(
@@ -606,12 +657,12 @@ mod tests {
             Some(1)
         );
         // The rest is on its way: not asked again.
-        assert!(pane.prepare(&a, None, Some("t")).is_none());
+        assert!(pane.ask_highlight(&a, None, Some("t")).is_none());
         // Another text is shown before the rest came: the job was superseded.
         let b = program("other\n");
-        assert!(pane.prepare(&b, None, Some("t")).is_some());
+        assert!(pane.ask_highlight(&b, None, Some("t")).is_some());
         // Back to the first text: only its first lines are known, so it is asked again.
-        let again = pane.prepare(&a, None, Some("t")).unwrap();
+        let again = pane.ask_highlight(&a, None, Some("t")).unwrap();
         assert!(pane.take_highlight(result(&again, 3, true), &a, None));
         assert_eq!(
             pane.highlighted("a = 1\nb = 2\nc = 3\n").map(<[_]>::len),
@@ -619,6 +670,6 @@ mod tests {
         );
         // A late partial result does not replace the whole one.
         assert!(!pane.take_highlight(result(&again, 1, false), &a, None));
-        assert!(pane.prepare(&a, None, Some("t")).is_none());
+        assert!(pane.ask_highlight(&a, None, Some("t")).is_none());
     }
 }

@@ -26,6 +26,25 @@ pub enum Confirm {
     SkipRun,
 }
 
+/// A question on screen with what a yes acts on: the popup carries its
+/// payload (a session's folder, what would replace the screen), so nothing
+/// waits for the answer outside it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Asking<T> {
+    pub question: Confirm,
+    pub about: T,
+}
+
+impl<T> Asking<T> {
+    pub fn new(question: Confirm, about: T) -> Asking<T> {
+        Asking { question, about }
+    }
+
+    pub fn render(&self, theme: &Theme, frame: &mut Frame) {
+        self.question.render(theme, frame);
+    }
+}
+
 /// Yes; any other key is no.
 pub const KEYS: &[Binding<bool>] = &[Binding {
     label: "y / Enter",

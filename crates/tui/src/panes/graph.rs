@@ -1,6 +1,7 @@
 //! The workflow graph: the planned functions by level (a node's dependencies
-//! are on earlier levels), each with its live state and iteration count. On
-//! the welcome screen, the bundled demos in its place. It owns the selection:
+//! are on earlier levels), each with its live state and iteration count
+//! (before a plan, `plan_stream.rs` in its place; before a session, the
+//! welcome pane, `welcome.rs`). It owns the selection:
 //! the node the code and output panes show, and whether the person pinned it
 //! or it follows the engine.
 
@@ -10,32 +11,12 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{Ctx, Handled, status_style, status_symbol, wrap};
+use ratatui::layout::{Constraint, Position};
+
+use super::{Ctx, Handled, Intent, Pane, Place, Screen, status_style, status_symbol, wrap};
 use crate::keymap::{self, Binding, Key, Row};
 use codeloop_session::outcome::{self, Outcome};
 use codeloop_session::{Dag, NodeStatus, State};
-
-/// A bundled demo as the welcome screen lists it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DemoEntry {
-    pub name: String,
-    pub title: String,
-}
-
-/// What the welcome screen shows in the graph's place.
-pub struct Welcome<'a> {
-    pub model_label: &'a str,
-    pub demos: &'a [DemoEntry],
-    /// The recent sessions' lines, drawn under the demos.
-    pub sessions: Vec<Line<'static>>,
-    /// Which of `sessions` is the selected one (the list has the keys), so
-    /// a welcome taller than its pane scrolls to show it.
-    pub selected_session: Option<usize>,
-    /// The sandbox new sessions run in, in a few words.
-    pub sandbox: String,
-    /// What the keys of the welcome screen do, shown where there is room.
-    pub keys: Vec<Row>,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GraphAct {
@@ -46,21 +27,7 @@ pub enum GraphAct {
     Follow,
 }
 
-/// What the person meant in the graph.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GraphIntent {
-    /// A node was chosen (`changed`: another one than before).
-    Selected {
-        changed: bool,
-    },
-    OpenCode,
-    /// Follow the engine's activity again.
-    Follow,
-    /// Run the bundled demo at this index.
-    Demo(usize),
-}
-
-const DEMO_KEYS: &[(Key, GraphAct)] = &[
+pub const DEMO_KEYS: &[(Key, GraphAct)] = &[
     (Key::ch('1'), GraphAct::Demo(0)),
     (Key::ch('2'), GraphAct::Demo(1)),
     (Key::ch('3'), GraphAct::Demo(2)),
@@ -72,7 +39,7 @@ const DEMO_KEYS: &[(Key, GraphAct)] = &[
     (Key::ch('9'), GraphAct::Demo(8)),
 ];
 
-const NODES: [Binding<GraphAct>; 3] = [
+pub const NODES: [Binding<GraphAct>; 3] = [
     Binding {
         label: "↑ / ↓",
         does: "select a node (its code and output show)",
@@ -101,19 +68,6 @@ const NODES: [Binding<GraphAct>; 3] = [
 /// During and after a session.
 pub const SESSION: &[Binding<GraphAct>] = &NODES;
 
-/// On the welcome screen: the demos first.
-pub const WELCOME: &[Binding<GraphAct>] = &[
-    Binding {
-        label: "1-5",
-        does: "run a bundled demo",
-        short: "run a bundled demo",
-        keys: DEMO_KEYS,
-    },
-    NODES[0],
-    NODES[1],
-    NODES[2],
-];
-
 /// One row of the graph pane.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RowKind {
@@ -129,14 +83,6 @@ pub struct GraphPane {
 }
 
 impl GraphPane {
-    pub fn keymap(welcome: bool) -> &'static [Binding<GraphAct>] {
-        if welcome { WELCOME } else { SESSION }
-    }
-
-    pub fn help(welcome: bool) -> Vec<Row> {
-        keymap::rows(Self::keymap(welcome)).collect()
-    }
-
     pub fn selected(&self) -> Option<&str> {
         self.selected.as_deref()
     }
@@ -146,11 +92,11 @@ impl GraphPane {
     }
 
     /// Choose a node (the person did): it stays chosen while the engine moves on.
-    pub fn select(&mut self, name: String) -> GraphIntent {
+    pub fn select(&mut self, name: String) -> Intent {
         let changed = self.selected.as_deref() != Some(&name);
         self.selected = Some(name);
         self.pinned = true;
-        GraphIntent::Selected { changed }
+        Intent::Selected { changed }
     }
 
     /// The cursor moved: show the engine's node unless the person chose one.
@@ -166,35 +112,8 @@ impl GraphPane {
         self.selected = active.map(str::to_string);
     }
 
-    pub fn on_key(&mut self, key: KeyEvent, state: &State, welcome: bool) -> Handled<GraphIntent> {
-        let Some(act) = keymap::lookup(Self::keymap(welcome), &key) else {
-            return Handled::NotMine;
-        };
-        let names: Vec<String> = state
-            .nodes_in_order()
-            .map(|n| n.spec.name.clone())
-            .collect();
-        let pos = self
-            .selected
-            .as_ref()
-            .and_then(|s| names.iter().position(|n| n == s));
-        let pick = match act {
-            GraphAct::Demo(i) => return Handled::Intent(GraphIntent::Demo(i)),
-            GraphAct::OpenCode => return Handled::Intent(GraphIntent::OpenCode),
-            GraphAct::Follow => return Handled::Intent(GraphIntent::Follow),
-            GraphAct::Down => pos
-                .map(|p| (p + 1).min(names.len().saturating_sub(1)))
-                .unwrap_or(0),
-            GraphAct::Up => pos.map(|p| p.saturating_sub(1)).unwrap_or(0),
-        };
-        match names.get(pick) {
-            Some(name) => Handled::Intent(self.select(name.clone())),
-            None => Handled::Done,
-        }
-    }
-
     /// A click on `row` (0 = the first line inside the frame).
-    pub fn on_click(&mut self, state: &State, row: usize, pane_height: u16) -> Option<GraphIntent> {
+    pub fn on_click_row(&mut self, state: &State, row: usize, pane_height: u16) -> Option<Intent> {
         let skip = self.scroll(state, pane_height);
         match rows(state).into_iter().nth(row + skip)? {
             RowKind::Node(n) => Some(self.select(n)),
@@ -214,14 +133,10 @@ impl GraphPane {
         selected.saturating_sub(height.saturating_sub(1))
     }
 
-    pub fn render(&self, ctx: &Ctx, welcome: Option<&Welcome>, area: Rect, frame: &mut Frame) {
+    fn draw(&self, ctx: &Ctx, area: Rect, frame: &mut Frame) {
         let t = ctx.theme;
         let s = ctx.state;
         let mut detail = String::new();
-        if let Some(w) = welcome {
-            render_welcome(ctx, w, area, frame);
-            return;
-        }
         let mut lines: Vec<Line>;
         if s.specs.is_empty() {
             let width = usize::from(area.width.saturating_sub(2));
@@ -355,205 +270,65 @@ impl GraphPane {
     }
 }
 
-/// `line` in one row `width` wide: its span `cut` (a task, a title) is
-/// cut short with an ellipsis so what follows it still shows (a few words
-/// of it at least; then the line's end is cut).
-fn one_row(line: &Line<'static>, width: usize, cut: usize) -> Line<'static> {
-    use unicode_width::UnicodeWidthChar;
-    if line.width() <= width || cut >= line.spans.len() {
-        return line.clone();
+impl Pane for GraphPane {
+    fn title(&self) -> &'static str {
+        "Workflow"
     }
-    let others: usize = line
-        .spans
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| *i != cut)
-        .map(|(_, s)| s.width())
-        .sum();
-    let keep = |text: &str, mut left: usize| -> String {
-        let mut kept = String::new();
-        for c in text.chars() {
-            let w = c.width().unwrap_or(0);
-            if w > left {
-                break;
-            }
-            left -= w;
-            kept.push(c);
-        }
-        kept
-    };
-    // A few words of it stay; if the rest is still too wide, its end is cut.
-    let mut spans = line.spans.clone();
-    let room = match width.saturating_sub(others + 1) {
-        room if room >= 12 => room,
-        _ => 24,
-    };
-    let kept = keep(&spans[cut].content, room);
-    spans[cut].content = format!("{}…", kept.trim_end()).into();
-    let cut_line = Line::from(spans.clone());
-    if cut_line.width() <= width {
-        return cut_line.style(line.style);
-    }
-    let mut left = width.saturating_sub(1);
-    let mut ended = Vec::new();
-    for span in spans {
-        let kept = keep(&span.content, left);
-        left = left.saturating_sub(unicode_width::UnicodeWidthStr::width(kept.as_str()));
-        let whole = kept.len() == span.content.len();
-        ended.push(Span::styled(kept, span.style));
-        if !whole {
-            ended.push(Span::raw("…"));
-            break;
+
+    /// Under the task; before a plan, in the code's place.
+    fn place(&self, ctx: &Ctx, _columns: [Rect; 2]) -> Option<Place> {
+        match ctx.screen {
+            Screen::Welcome => None,
+            Screen::BeforePlan => Place::right(Constraint::Fill(1)),
+            Screen::Session => Place::left(Constraint::Fill(2)),
         }
     }
-    Line::from(ended).style(line.style)
-}
 
-/// The welcome's lines, and which of them is the selected session. A
-/// session is one row; `compact` puts each demo on one row too (a pane
-/// too low for the whole welcome keeps every demo and the list in view).
-fn welcome_lines<'a>(
-    ctx: &Ctx<'a>,
-    w: &Welcome,
-    area: Rect,
-    compact: bool,
-) -> (Vec<Line<'a>>, Option<usize>) {
-    let t = ctx.theme;
-    let mut lines = vec![Line::styled(format!("Model: {}", w.model_label), t.dim)];
-    if w.demos.is_empty() {
-        lines.push(Line::styled("No bundled demos in this build.", t.dim));
-    } else {
-        lines.push(Line::styled(
-            "Run a demo (a real failure, caught by a real run, repaired):",
-            t.text,
-        ));
-        let width = usize::from(area.width.saturating_sub(2));
-        for (i, d) in w.demos.iter().enumerate().take(9) {
-            let mut row = vec![
-                Span::styled(format!("  {}  ", i + 1), t.accent),
-                Span::styled(d.name.clone(), t.title),
-            ];
-            if compact {
-                row.push(Span::styled(format!("  {}", d.title), t.dim));
-                lines.push(one_row(&Line::from(row), width, 2));
-                continue;
-            }
-            lines.push(Line::from(row));
-            for piece in wrap(&d.title, width.saturating_sub(5)) {
-                lines.push(Line::styled(format!("     {piece}"), t.text));
-            }
+    fn keymap(&self, _ctx: &Ctx) -> Vec<Row> {
+        keymap::rows(SESSION).collect()
+    }
+
+    fn on_key(&mut self, key: KeyEvent, ctx: &Ctx) -> Handled<Intent> {
+        let Some(act) = keymap::lookup(SESSION, &key) else {
+            return Handled::NotMine;
+        };
+        let names: Vec<String> = ctx
+            .state
+            .nodes_in_order()
+            .map(|n| n.spec.name.clone())
+            .collect();
+        let pos = self
+            .selected
+            .as_ref()
+            .and_then(|s| names.iter().position(|n| n == s));
+        let pick = match act {
+            // The demos are the welcome's keys.
+            GraphAct::Demo(_) => return Handled::NotMine,
+            GraphAct::OpenCode => return Handled::Intent(Intent::Focus(super::Focus::Code)),
+            GraphAct::Follow => return Handled::Intent(Intent::Follow),
+            GraphAct::Down => pos
+                .map(|p| (p + 1).min(names.len().saturating_sub(1)))
+                .unwrap_or(0),
+            GraphAct::Up => pos.map(|p| p.saturating_sub(1)).unwrap_or(0),
+        };
+        match names.get(pick) {
+            Some(name) => Handled::Intent(self.select(name.clone())),
+            None => Handled::Done,
         }
     }
-    let mut selected = None;
-    if !w.sessions.is_empty() {
-        lines.push(Line::raw(""));
-        selected = w.selected_session.map(|i| lines.len() + i);
-        let width = usize::from(area.width.saturating_sub(2));
-        for (i, l) in w.sessions.iter().enumerate() {
-            // The heading wraps; each session is one row.
-            lines.push(if i == 0 {
-                l.clone()
-            } else {
-                one_row(l, width, 2)
-            });
+
+    /// A click on a node's row selects it.
+    fn on_click(&mut self, ctx: &Ctx, area: Rect, pos: Position) -> Handled<Intent> {
+        let row = usize::from(pos.y.saturating_sub(area.y + 1));
+        match self.on_click_row(ctx.state, row, area.height) {
+            Some(intent) => Handled::Intent(intent),
+            None => Handled::NotMine,
         }
     }
-    lines.push(Line::raw(""));
-    lines.push(Line::styled(
-        "Or press i, write a task in the Task pane, and Ctrl-S.",
-        t.dim,
-    ));
-    (lines, selected)
-}
 
-/// What the welcome adds where there is room: the sandbox and the keys.
-fn welcome_more<'a>(ctx: &Ctx<'a>, w: &Welcome) -> Vec<Line<'a>> {
-    let t = ctx.theme;
-    let mut lines = vec![
-        Line::raw(""),
-        Line::from(vec![
-            Span::styled("Sandbox: ", t.dim),
-            Span::styled(w.sandbox.clone(), t.text),
-        ]),
-        Line::raw(""),
-        Line::styled("Keys:", t.text),
-    ];
-    let label_w = w
-        .keys
-        .iter()
-        .map(|r| r.label.chars().count())
-        .max()
-        .unwrap_or(0);
-    for row in &w.keys {
-        lines.push(Line::from(vec![
-            Span::styled(format!("  {:<label_w$}  ", row.label), t.accent),
-            Span::styled(row.does, t.text),
-        ]));
+    fn render(&self, ctx: &Ctx, area: Rect, frame: &mut Frame) {
+        self.draw(ctx, area, frame);
     }
-    lines
-}
-
-/// The welcome in the graph's place: the model a new session would start
-/// on kept at the top, the rest scrolled to show the selected session
-/// (80x24 has no room for the sessions under the demos).
-fn render_welcome(ctx: &Ctx, w: &Welcome, area: Rect, frame: &mut Frame) {
-    use ratatui::layout::{Constraint, Layout};
-    use ratatui::widgets::Wrap;
-    let block = ctx.block(ctx.title("Workflow", String::new()));
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    let width = usize::from(inner.width);
-    let rows = |lines: &[Line]| lines.iter().map(|l| wrapped_rows(l, width)).sum::<usize>();
-    let (mut lines, mut selected) = welcome_lines(ctx, w, area, false);
-    if rows(&lines) > usize::from(inner.height) {
-        (lines, selected) = welcome_lines(ctx, w, area, true);
-    } else {
-        // Room to spare (a large screen): the sandbox and what each key does.
-        let more = welcome_more(ctx, w);
-        if rows(&lines) + rows(&more) <= usize::from(inner.height) {
-            lines.extend(more);
-        }
-    }
-    let model = lines.remove(0);
-    let model_rows = u16::try_from(wrapped_rows(&model, width)).unwrap_or(u16::MAX);
-    let [top, rest] = Layout::vertical([
-        Constraint::Length(model_rows.min(inner.height)),
-        Constraint::Fill(1),
-    ])
-    .areas(inner);
-    let wrapped = Wrap { trim: false };
-    frame.render_widget(Paragraph::new(model).wrap(wrapped), top);
-    let selected = selected.and_then(|i| i.checked_sub(1));
-    let scroll = scroll_to_show(&lines, selected, width, usize::from(rest.height));
-    let scroll = u16::try_from(scroll).unwrap_or(u16::MAX);
-    frame.render_widget(
-        Paragraph::new(lines).wrap(wrapped).scroll((scroll, 0)),
-        rest,
-    );
-}
-
-/// Rows a line takes `width` columns wide, counted as `wrap` breaks its
-/// text, which is how the paragraph's word wrap breaks it.
-fn wrapped_rows(line: &Line, width: usize) -> usize {
-    let text: String = line.spans.iter().map(|s| s.content.as_ref()).collect();
-    wrap(&text, width).len().max(1)
-}
-
-/// Rows to scroll wrapped `lines` by so the `selected` one (and the row
-/// after it) shows in `visible` rows.
-fn scroll_to_show(lines: &[Line], selected: Option<usize>, width: usize, visible: usize) -> usize {
-    let Some(selected) = selected else {
-        return 0;
-    };
-    let end: usize = lines
-        .iter()
-        .take(selected + 1)
-        .map(|l| wrapped_rows(l, width))
-        .sum();
-    let total: usize = lines.iter().map(|l| wrapped_rows(l, width)).sum();
-    (end + 1)
-        .saturating_sub(visible)
-        .min(total.saturating_sub(visible))
 }
 
 /// The rows in drawing order (shared with mouse hit tests).

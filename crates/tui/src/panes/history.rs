@@ -13,7 +13,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::code_lines::change_counts;
-use super::{Ctx, Handled, Scroll, page, scroll_keys, wrap};
+use ratatui::layout::Constraint;
+
+use super::{Ctx, Handled, Intent, Pane, Place, Screen, Scroll, page, scroll_keys, wrap};
+use crate::highlight::HighlightRequest;
 use crate::describe::{describe_command, source_label};
 use crate::keymap::{self, Binding, Row};
 use codeloop_session::state::HistoryEntry;
@@ -53,7 +56,7 @@ impl HistoryPane {
         keymap::rows(KEYS).collect()
     }
 
-    pub fn on_key(&mut self, key: KeyEvent, height: u16) -> Handled<()> {
+    fn key(&mut self, key: KeyEvent, height: u16) -> Handled<Intent> {
         let Some(scroll) = keymap::lookup(KEYS, &key) else {
             return Handled::NotMine;
         };
@@ -67,7 +70,7 @@ impl HistoryPane {
     }
 
     /// The mouse wheel (three lines a notch).
-    pub fn on_wheel(&mut self, up: bool) {
+    fn wheel(&mut self, up: bool) {
         self.back = if up {
             self.back + 3
         } else {
@@ -76,7 +79,7 @@ impl HistoryPane {
     }
 
     /// Before a frame: count the changes of code versions not seen yet.
-    pub fn prepare(&mut self, state: &State) {
+    fn settle(&mut self, state: &State) {
         for node in state.nodes.values() {
             for pair in node.versions.windows(2) {
                 let key = (node.spec.name.clone(), pair[1].iteration);
@@ -87,7 +90,7 @@ impl HistoryPane {
         }
     }
 
-    pub fn render(&self, ctx: &Ctx, notes: TapeNotes<'_>, area: Rect, frame: &mut Frame) {
+    fn draw(&self, ctx: &Ctx, notes: TapeNotes<'_>, area: Rect, frame: &mut Frame) {
         let width = usize::from(area.width.saturating_sub(2));
         let height = usize::from(area.height.saturating_sub(2));
         let mut lines = self.lines(ctx, notes, width, false);
@@ -401,5 +404,43 @@ fn test_change_lines(
             format!("      … {} more changed lines", changed.len() - SHOWN),
             t.dim,
         ));
+    }
+}
+
+impl Pane for HistoryPane {
+    fn title(&self) -> &'static str {
+        "History"
+    }
+
+    /// At the bottom of the left column.
+    fn place(&self, ctx: &Ctx, _columns: [Rect; 2]) -> Option<Place> {
+        match ctx.screen {
+            Screen::Welcome => None,
+            Screen::BeforePlan => Place::left(Constraint::Fill(1)),
+            Screen::Session => Place::left(Constraint::Fill(3)),
+        }
+    }
+
+    fn keymap(&self, _ctx: &Ctx) -> Vec<Row> {
+        HistoryPane::help()
+    }
+
+    fn on_key(&mut self, key: KeyEvent, ctx: &Ctx) -> Handled<Intent> {
+        self.key(key, ctx.rows)
+    }
+
+    fn on_wheel(&mut self, up: bool) -> bool {
+        self.wheel(up);
+        true
+    }
+
+    /// The changes of code versions not counted yet.
+    fn prepare(&mut self, ctx: &Ctx, _area: Rect) -> Option<HighlightRequest> {
+        self.settle(ctx.state);
+        None
+    }
+
+    fn render(&self, ctx: &Ctx, area: Rect, frame: &mut Frame) {
+        self.draw(ctx, ctx.around.notes, area, frame);
     }
 }

@@ -4,8 +4,12 @@
 //! context: the state folded at the cursor, its own state, the theme,
 //! whether it has focus. No pane knows the app; only the app turns intents
 //! into engine commands.
+//!
+//! The panes on screen implement `Pane` and are listed once, in
+//! `registry!` below: a new pane is its file and one line there (the
+//! recipe "Add a pane" in ARCHITECTURE.md). The popups are the app's
+//! (`app::Popup`), each carrying what it acts on.
 
-pub mod code;
 pub mod code_coverage;
 pub mod code_lines;
 pub mod code_review;
@@ -13,61 +17,90 @@ pub mod code_tabs;
 pub mod code_values;
 pub mod confirm;
 pub mod editor;
-pub mod graph;
 pub mod help;
-pub mod history;
 pub mod hscroll;
 pub mod inspector;
 pub mod inspector_lines;
 pub mod line_edit;
 pub mod message;
-pub mod output;
 pub mod pager;
 pub mod palette;
 pub mod path_complete;
 pub mod pictures;
 pub mod plan_stream;
 pub mod sessions;
-pub mod task;
 pub mod travel;
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crossterm::event::KeyEvent;
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Position, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, BorderType};
 
+use super::highlight::HighlightRequest;
+use super::keymap::Row;
 use super::theme::Theme;
-use codeloop_session::{NodeStatus, RunRecord, State};
+use codeloop_session::index::SessionSummary;
+use codeloop_session::{NodeStatus, NoticeLevel, RunRecord, State};
 
-/// The panes, in focus order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Focus {
-    Task,
-    Graph,
-    Code,
-    Output,
-    History,
+/// The registry of the panes: one line a pane, in focus order (Tab goes
+/// down the list, skipping the panes not on screen). Each line names the
+/// pane's identifier (a `Focus` variant), its field in `Panes`, its module
+/// (the file `panes/MODULE.rs`, declared here) and its type, which
+/// implements `Pane`. The app routes keys, the wheel, clicks, `prepare`,
+/// the layout, `render`, the help, the footer and the palette through
+/// this list; nothing else names a pane to draw or route it.
+macro_rules! registry {
+    ($($id:ident => $field:ident: $module:ident::$ty:ident,)+) => {
+        $(pub mod $module;)+
+
+        /// A pane, by its place in the registry (which has the focus).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Focus {
+            $($id,)+
+        }
+
+        impl Focus {
+            /// Every pane, in focus order.
+            pub const ALL: &'static [Focus] = &[$(Focus::$id,)+];
+        }
+
+        /// Each pane's own state: the app holds one of each.
+        #[derive(Default)]
+        pub struct Panes {
+            $(pub $field: $module::$ty,)+
+        }
+
+        impl Panes {
+            pub fn get(&self, pane: Focus) -> &dyn Pane {
+                match pane {
+                    $(Focus::$id => &self.$field,)+
+                }
+            }
+
+            pub fn get_mut(&mut self, pane: Focus) -> &mut dyn Pane {
+                match pane {
+                    $(Focus::$id => &mut self.$field,)+
+                }
+            }
+        }
+    };
+}
+
+registry! {
+    Task => task: task::TaskPane,
+    Welcome => welcome: welcome::WelcomePane,
+    Graph => graph: graph::GraphPane,
+    Code => code: code::CodePane,
+    Output => output: output::OutputPane,
+    History => history: history::HistoryPane,
 }
 
 impl Focus {
-    pub const ALL: [Focus; 5] = [
-        Focus::Task,
-        Focus::Graph,
-        Focus::Code,
-        Focus::Output,
-        Focus::History,
-    ];
-    pub fn title(self) -> &'static str {
-        match self {
-            Focus::Task => "Task",
-            Focus::Graph => "Workflow",
-            Focus::Code => "Code",
-            Focus::Output => "Output",
-            Focus::History => "History",
-        }
-    }
     pub fn next(self) -> Focus {
         let i = Focus::ALL.iter().position(|f| *f == self).unwrap_or(0);
         Focus::ALL[(i + 1) % Focus::ALL.len()]
@@ -75,6 +108,119 @@ impl Focus {
     pub fn prev(self) -> Focus {
         let i = Focus::ALL.iter().position(|f| *f == self).unwrap_or(0);
         Focus::ALL[(i + Focus::ALL.len() - 1) % Focus::ALL.len()]
+    }
+}
+
+/// What every pane is to the app. A pane owns its state, takes its keys
+/// from its own table and says what the person meant (an `Intent`, never
+/// a command), settles what it shows before a frame and draws from a
+/// `Ctx` only.
+pub trait Pane {
+    /// Its name: its frame's title, and the heading of its keys in the
+    /// footer, the help and the palette.
+    fn title(&self) -> &'static str;
+
+    /// Where it goes on `ctx.screen`: a column of `columns` (left, right)
+    /// and its height there; the panes of a column are stacked in registry
+    /// order. None: not on this screen (nor reached by Tab).
+    fn place(&self, ctx: &Ctx, columns: [Rect; 2]) -> Option<Place>;
+
+    /// Its keys, one row each, as the help, the footer and the palette
+    /// list them (`keymap::rows` of its table).
+    fn keymap(&self, ctx: &Ctx) -> Vec<Row>;
+
+    /// A key while it has the focus: not its key (the app tries its own
+    /// tables), taken, or what the person meant.
+    fn on_key(&mut self, key: KeyEvent, ctx: &Ctx) -> Handled<Intent>;
+
+    /// The mouse wheel over it. Returns whether it scrolled.
+    fn on_wheel(&mut self, _up: bool) -> bool {
+        false
+    }
+
+    /// A left click at `pos` in its `area` (it has the focus by then).
+    fn on_click(&mut self, _ctx: &Ctx, _area: Rect, _pos: Position) -> Handled<Intent> {
+        Handled::NotMine
+    }
+
+    /// The node the panes show was chosen again (`changed`: another one).
+    fn on_select(&mut self, _changed: bool) {}
+
+    /// Before a frame: derive what it shows from the state at the cursor;
+    /// `area` is where it will be drawn (empty when it is not on screen).
+    /// It may ask for slow work (highlighting) done off the UI thread.
+    fn prepare(&mut self, _ctx: &Ctx, _area: Rect) -> Option<HighlightRequest> {
+        None
+    }
+
+    /// Draw, only: no I/O, no mutation, no clock.
+    fn render(&self, ctx: &Ctx, area: Rect, frame: &mut Frame);
+}
+
+/// What the person meant in a pane; the app alone turns it into commands
+/// and actions (`app/keys.rs`, `on_intent`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Intent {
+    /// Tell the person something in the status line.
+    Say(NoticeLevel, String),
+    /// Give the focus to this pane.
+    Focus(Focus),
+    /// A node was chosen (`changed`: another one than before): each pane's
+    /// `on_select` hears it.
+    Selected { changed: bool },
+    /// Follow the engine's activity again.
+    Follow,
+    /// Run the bundled demo at this index.
+    Demo(usize),
+    /// Start the session with the task typed.
+    SubmitTask,
+    /// Ask for a file to attach to the task.
+    Attach,
+    /// Show the attached files' descriptions.
+    DescribeInputs,
+    /// The shown run's whole output log, in the pager.
+    OpenLog,
+    /// Open, replay, resume, fork or delete a listed session.
+    Session(sessions::SessionIntent),
+}
+
+/// What the workbench shows, which the panes are laid out for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Screen {
+    /// The live workbench before a session: the task editor and the welcome.
+    Welcome,
+    /// A session with no plan yet: the workflow takes the code's place.
+    BeforePlan,
+    /// A session with its plan.
+    Session,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    Left,
+    Right,
+}
+
+/// Where a pane goes on a screen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Place {
+    pub column: Column,
+    /// Its height in the column.
+    pub height: Constraint,
+}
+
+impl Place {
+    pub fn left(height: Constraint) -> Option<Place> {
+        Some(Place {
+            column: Column::Left,
+            height,
+        })
+    }
+    pub fn right(height: Constraint) -> Option<Place> {
+        Some(Place {
+            column: Column::Right,
+            height,
+        })
     }
 }
 
@@ -124,6 +270,29 @@ pub struct Ctx<'a> {
     pub reruns: &'a Reruns,
     /// The session's folder, where the full output logs are.
     pub session_dir: Option<&'a Path>,
+    /// What the workbench shows (the welcome, a session before its plan, a session).
+    pub screen: Screen,
+    /// The terminal's rows (a page of scrolling is a third of them).
+    pub rows: u16,
+    /// The code pane shows the whole program: the output shows its run.
+    pub program: bool,
+    /// What the workbench knows beside the session.
+    pub around: Around<'a>,
+}
+
+/// What the workbench knows beside the session at the cursor: what the
+/// welcome offers, and what the history says of the tape itself.
+#[derive(Clone, Copy)]
+pub struct Around<'a> {
+    /// The model a new session starts on.
+    pub model_label: &'a str,
+    pub demos: &'a [welcome::DemoEntry],
+    /// Recent sessions, newest first.
+    pub sessions: &'a [SessionSummary],
+    /// The sandbox's layers here (probed), and what is missing, if any.
+    pub sandbox_layers: &'a [String],
+    pub sandbox_warning: Option<&'a str>,
+    pub notes: history::TapeNotes<'a>,
 }
 
 impl<'a> Ctx<'a> {

@@ -12,7 +12,8 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{Ctx, Handled, RerunMark, Scroll, page, scroll_keys};
+use super::{Ctx, Handled, Intent, Pane, Place, RerunMark, Screen, Scroll, page, scroll_keys};
+use crate::highlight::HighlightRequest;
 use crate::keymap::{self, Binding, Key, Row};
 use crate::sanitize::sanitize;
 use codeloop_protocol::Stream;
@@ -117,14 +118,6 @@ pub const SEARCH_INPUT: &[Binding<SearchAct>] = &[
 #[derive(Debug, Clone, PartialEq)]
 pub struct Say(pub NoticeLevel, pub String);
 
-/// What the person meant in the output pane.
-#[derive(Debug, Clone, PartialEq)]
-pub enum OutputIntent {
-    Say(Say),
-    /// Read the shown run's whole log in the pager.
-    OpenLog,
-}
-
 /// Output lines of one run, sanitized, stderr kept apart.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct OutputLines {
@@ -191,18 +184,18 @@ impl OutputPane {
     }
 
     /// Another node was chosen: follow its tail.
-    pub fn on_select(&mut self, changed: bool) {
+    fn select(&mut self, changed: bool) {
         if changed {
             self.back = 0;
         }
     }
 
-    pub fn on_key(&mut self, key: KeyEvent, height: u16) -> Handled<OutputIntent> {
+    fn key(&mut self, key: KeyEvent, height: u16) -> Handled<Intent> {
         match self.on_key_inner(key, height) {
-            Handled::Intent(say) => Handled::Intent(OutputIntent::Say(say)),
+            Handled::Intent(Say(level, text)) => Handled::Intent(Intent::Say(level, text)),
             Handled::Done => Handled::Done,
             Handled::NotMine => match keymap::lookup(KEYS, &key) {
-                Some(OutputAct::OpenLog) => Handled::Intent(OutputIntent::OpenLog),
+                Some(OutputAct::OpenLog) => Handled::Intent(Intent::OpenLog),
                 _ => Handled::NotMine,
             },
         }
@@ -238,7 +231,7 @@ impl OutputPane {
     }
 
     /// The mouse wheel (three lines a notch).
-    pub fn on_wheel(&mut self, up: bool) {
+    fn wheel(&mut self, up: bool) {
         let last = self.max_back();
         self.back = if up {
             (self.back + 3).min(last)
@@ -296,7 +289,7 @@ impl OutputPane {
     }
 
     /// Before a frame: rebuild the lines when the run shown grew or changed.
-    pub fn prepare(&mut self, state: &State, run_id: Option<u64>) {
+    fn settle(&mut self, state: &State, run_id: Option<u64>) {
         let run = run_id.and_then(|id| state.runs.get(&id));
         let version = run
             .map(|r| (r.dropped_bytes, r.kept_bytes, r.chunks.len()))
@@ -341,7 +334,7 @@ impl OutputPane {
         self.back = self.back.min(self.max_back());
     }
 
-    pub fn render(&self, ctx: &Ctx, area: Rect, frame: &mut Frame) {
+    fn draw(&self, ctx: &Ctx, area: Rect, frame: &mut Frame) {
         let t = ctx.theme;
         let run = self
             .output
@@ -491,6 +484,52 @@ impl OutputPane {
             ));
         }
         note_lines
+    }
+}
+
+impl Pane for OutputPane {
+    fn title(&self) -> &'static str {
+        "Output"
+    }
+
+    /// Under the code.
+    fn place(&self, ctx: &Ctx, _columns: [Rect; 2]) -> Option<Place> {
+        match ctx.screen {
+            Screen::Session => Place::right(Constraint::Fill(1)),
+            Screen::Welcome | Screen::BeforePlan => None,
+        }
+    }
+
+    fn keymap(&self, _ctx: &Ctx) -> Vec<Row> {
+        OutputPane::help()
+    }
+
+    fn on_key(&mut self, key: KeyEvent, ctx: &Ctx) -> Handled<Intent> {
+        self.key(key, ctx.rows)
+    }
+
+    fn on_wheel(&mut self, up: bool) -> bool {
+        self.wheel(up);
+        true
+    }
+
+    fn on_select(&mut self, changed: bool) {
+        self.select(changed);
+    }
+
+    /// The lines of the run to show (the selected node's, or the
+    /// program's while the code pane shows the program), for its height.
+    fn prepare(&mut self, ctx: &Ctx, area: Rect) -> Option<HighlightRequest> {
+        self.set_area_height(area.height);
+        self.settle(
+            ctx.state,
+            run_to_show(ctx.state, ctx.selected, ctx.program),
+        );
+        None
+    }
+
+    fn render(&self, ctx: &Ctx, area: Rect, frame: &mut Frame) {
+        self.draw(ctx, area, frame);
     }
 }
 

@@ -140,12 +140,11 @@ impl Palette {
     /// With the focused pane's actions, one entry a row (by its first
     /// key), the pane named after the words ("go to its code (Workflow)")
     /// so a query matches what an action does before where it is.
-    pub fn with_pane<A>(mut self, pane: &str, table: &[Binding<A>]) -> Palette {
+    pub fn with_pane(mut self, pane: &str, rows: &[crate::keymap::Row]) -> Palette {
         self.entries.extend(
-            table
-                .iter()
-                .filter(|b| !b.does.is_empty())
-                .filter_map(|b| b.keys.first().map(|(k, _)| (b.does, *k)))
+            rows.iter()
+                .filter(|r| !r.does.is_empty())
+                .filter_map(|r| r.key.map(|k| (r.does, k)))
                 .map(|(does, key)| Entry {
                     does: format!("{does} ({pane})"),
                     act: PaletteAct::PaneKey(key),

@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 use ratatui_textarea::TextArea;
 
-use super::{Ctx, Handled};
+use super::{Ctx, Handled, Intent, Pane, Place, Screen};
 use crate::keymap::{self, Binding, Key, Row};
 
 /// What the person meant in the task editor.
@@ -131,18 +131,26 @@ impl TaskPane {
     }
 
     /// Keys once the session started (the task is read-only).
-    pub fn on_recorded_key(&self, key: KeyEvent) -> Handled<TaskIntent> {
+    fn on_recorded_key(&self, key: KeyEvent) -> Handled<Intent> {
         match keymap::lookup(RECORDED, &key) {
-            Some(intent) => Handled::Intent(intent),
-            None => Handled::NotMine,
+            Some(TaskIntent::Describe) => Handled::Intent(Intent::DescribeInputs),
+            Some(TaskIntent::Submit | TaskIntent::Attach | TaskIntent::Leave) | None => {
+                Handled::NotMine
+            }
         }
     }
 
     /// Keys while the task can be edited: its table, pane movement for the
     /// app, and everything else typed into the text.
-    pub fn on_key(&mut self, key: KeyEvent) -> Handled<TaskIntent> {
+    fn on_editing_key(&mut self, key: KeyEvent) -> Handled<Intent> {
         if let Some(intent) = keymap::lookup(EDITING, &key) {
-            return Handled::Intent(intent);
+            return Handled::Intent(match intent {
+                TaskIntent::Submit => Intent::SubmitTask,
+                TaskIntent::Attach => Intent::Attach,
+                // To the welcome beside it.
+                TaskIntent::Leave => Intent::Focus(super::Focus::Welcome),
+                TaskIntent::Describe => Intent::DescribeInputs,
+            });
         }
         if matches!(key.code, KeyCode::Tab | KeyCode::BackTab) {
             return Handled::NotMine;
@@ -150,8 +158,52 @@ impl TaskPane {
         super::line_edit::textarea_key(&mut self.editor, key);
         Handled::Done
     }
+}
 
-    pub fn render(&self, ctx: &Ctx, editable: bool, area: Rect, frame: &mut Frame) {
+/// The task's height over the workflow: its lines wrapped in `width`
+/// columns (the column's), between 3 and 7 rows with its borders.
+fn task_height(state: &codeloop_session::State, width: u16) -> u16 {
+    let width = usize::from(width.saturating_sub(2));
+    let lines = super::wrap(&state.task, width).len() + input_rows(&state.inputs, width.max(1));
+    (lines as u16 + 2).clamp(3, 7)
+}
+
+impl Pane for TaskPane {
+    fn title(&self) -> &'static str {
+        "Task"
+    }
+
+    /// Top left: the whole column on the welcome screen, else its lines.
+    fn place(&self, ctx: &Ctx, columns: [Rect; 2]) -> Option<Place> {
+        match ctx.screen {
+            Screen::Welcome => Place::left(Constraint::Fill(1)),
+            Screen::BeforePlan | Screen::Session => Place::left(Constraint::Length(task_height(
+                ctx.state,
+                columns[0].width,
+            ))),
+        }
+    }
+
+    fn keymap(&self, ctx: &Ctx) -> Vec<Row> {
+        TaskPane::help(ctx.screen == Screen::Welcome)
+    }
+
+    /// Editable before a session starts, read-only after.
+    fn on_key(&mut self, key: KeyEvent, ctx: &Ctx) -> Handled<Intent> {
+        if ctx.screen == Screen::Welcome {
+            self.on_editing_key(key)
+        } else {
+            self.on_recorded_key(key)
+        }
+    }
+
+    fn render(&self, ctx: &Ctx, area: Rect, frame: &mut Frame) {
+        self.draw(ctx, ctx.screen == Screen::Welcome, area, frame);
+    }
+}
+
+impl TaskPane {
+    fn draw(&self, ctx: &Ctx, editable: bool, area: Rect, frame: &mut Frame) {
         let t = ctx.theme;
         if editable {
             let detail = if ctx.focused {
