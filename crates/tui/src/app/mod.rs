@@ -233,6 +233,8 @@ pub struct Info {
     pub profiles: Vec<String>,
     /// The tape is still being read: how much of it, in percent.
     pub loading: Option<u8>,
+    /// How pictures are drawn in this terminal (`graphics::detect`).
+    pub graphics: crate::graphics::Graphics,
 }
 
 /// The demo model's one task, and what to say when another is started.
@@ -572,6 +574,7 @@ impl App {
     /// Settle what the frame needs: the output lines, the changes the history
     /// counts, the highlight request.
     pub fn prepare(&mut self) -> Option<HighlightRequest> {
+        self.prepare_pictures();
         let state = self.timeline.state();
         let selected = self.graph.selected();
         let run = run_to_show(state, selected, self.code.tab() == CodeTab::Program);
