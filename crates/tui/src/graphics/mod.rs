@@ -105,7 +105,7 @@ impl Protocol {
     pub fn words(self) -> &'static str {
         match self {
             Protocol::Halfblocks => "half-blocks (▀), two pixels a cell",
-            Protocol::Kitty => "the kitty graphics protocol",
+            Protocol::Kitty => "kitty graphics",
             Protocol::Sixel => "sixel",
             Protocol::Iterm2 => "iTerm2 inline images",
         }
