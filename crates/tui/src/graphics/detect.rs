@@ -119,6 +119,12 @@ impl Env {
         if term == "mlterm" {
             return Some((Protocol::Sixel, "mlterm draws sixel".into()));
         }
+        if term == "linux" {
+            return Some((
+                Protocol::Halfblocks,
+                "the Linux console draws no images".into(),
+            ));
+        }
         if program == "Apple_Terminal" {
             return Some((Protocol::Halfblocks, "Terminal.app draws no images".into()));
         }
@@ -334,6 +340,7 @@ mod tests {
                 Protocol::Halfblocks,
             ),
             (&[("KITTY_WINDOW_ID", "1")], Protocol::Halfblocks),
+            (&[("TERM", "linux")], Protocol::Halfblocks),
             (
                 &[("TERM", "xterm-kitty"), ("NO_COLOR", "1")],
                 Protocol::Halfblocks,
