@@ -318,19 +318,19 @@ fn sales_session(dir: &Path) -> PathBuf {
         .expect("a session with pictures")
 }
 
-/// Run `codeloop open SESSION` in a pseudo-terminal of 100 × 30 cells of
-/// 10 × 20 pixels with `env`, press `I` once the screen is drawn, and
-/// return every byte it wrote (Python's `pty`: the child gets a real
-/// terminal, the parent reads what a terminal would show).
-fn under_pty(session: &Path, env: &[(&str, &str)], until: &str) -> Vec<u8> {
+/// Run `codeloop --config /dev/null ARGS` in a pseudo-terminal of 100 × 30
+/// cells of 10 × 20 pixels with `env`; with `press_i`, press `I` once the
+/// screen is drawn (and Esc after `until` came). Returns every byte it
+/// wrote (Python's `pty`: the child gets a real terminal, the parent reads
+/// what a terminal would show).
+fn under_pty(args: &[&str], env: &[(&str, &str)], press_i: bool, until: &str) -> Vec<u8> {
     const DRIVER: &str = r#"
-import os, pty, select, signal, struct, sys, time, fcntl, termios
-binary, session, out_path, until = sys.argv[1:5]
-env = dict(kv.split("=", 1) for kv in sys.argv[5:])
+import json, os, pty, select, signal, struct, sys, time, fcntl, termios
+out_path, press, until, env, argv = sys.argv[1], sys.argv[2] == "1", sys.argv[3], json.loads(sys.argv[4]), sys.argv[5:]
 pid, fd = pty.fork()
 if pid == 0:
     fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 1000, 600))
-    os.execve(binary, [binary, "--config", "/dev/null", "open", session], env)
+    os.execve(argv[0], argv, env)
 out = bytearray()
 def pump(seconds, stop=None):
     end = time.time() + seconds
@@ -346,41 +346,58 @@ def pump(seconds, stop=None):
             out.extend(chunk)
             if stop is not None and stop in out:
                 return
-pump(20, b"History")
-pump(1.0)
-os.write(fd, b"I")
+if press:
+    pump(20, b"History")
+    pump(1.0)
+    os.write(fd, b"I")
 pump(20, until.encode())
 pump(1.0)
-os.write(fd, b"\x1b")
-pump(1.5)
-os.kill(pid, signal.SIGKILL)
+if press:
+    os.write(fd, b"\x1b")
+    pump(1.5)
+try:
+    os.kill(pid, signal.SIGKILL)
+except ProcessLookupError:
+    pass
 os.waitpid(pid, 0)
 open(out_path, "wb").write(out)
 "#;
     let dir = tempfile::tempdir().unwrap();
     let out_path = dir.path().join("out.bin");
-    let mut cmd = Command::new("python3");
-    cmd.arg("-c")
-        .arg(DRIVER)
-        .arg(env!("CARGO_BIN_EXE_codeloop"))
-        .arg(session)
-        .arg(&out_path)
-        .arg(until);
-    let mut vars: Vec<(String, String)> = vec![
-        ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
-        ("HOME".into(), dir.path().display().to_string()),
+    let mut vars: std::collections::BTreeMap<String, String> = [
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+        ("HOME", dir.path().display().to_string()),
         (
-            "CODELOOP_DATA_DIR".into(),
+            "CODELOOP_DATA_DIR",
             dir.path().join("data").display().to_string(),
         ),
-    ];
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
     vars.extend(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    for (k, v) in &vars {
-        cmd.arg(format!("{k}={v}"));
-    }
-    let status = cmd.status().unwrap();
+    let status = Command::new("python3")
+        .arg("-c")
+        .arg(DRIVER)
+        .arg(&out_path)
+        .arg(if press_i { "1" } else { "0" })
+        .arg(until)
+        .arg(serde_json::to_string(&vars).unwrap())
+        .arg(env!("CARGO_BIN_EXE_codeloop"))
+        .args(["--config", "/dev/null"])
+        .args(args)
+        .status()
+        .unwrap();
     assert!(status.success());
     std::fs::read(&out_path).unwrap()
+}
+
+/// `codeloop open SESSION` under a pseudo-terminal, `I` pressed.
+fn open_under_pty(session: &Path, extra: &[&str], env: &[(&str, &str)], until: &str) -> Vec<u8> {
+    let session = session.display().to_string();
+    let mut args: Vec<&str> = extra.to_vec();
+    args.extend(["open", session.as_str()]);
+    under_pty(&args, env, true, until)
 }
 
 /// The chart as the session keeps it, over the dark theme's background.
@@ -398,14 +415,20 @@ fn chart_pixels(session: &Path) -> (u32, u32, Vec<[u8; 3]>) {
 fn under_a_kitty_terminal_i_writes_the_chart_in_kitty_graphics() {
     let dir = tempfile::tempdir().unwrap();
     let session = sales_session(dir.path());
-    let out = under_pty(
+    let out = open_under_pty(
         &session,
+        &[],
         &[("TERM", "xterm-kitty"), ("KITTY_WINDOW_ID", "1")],
         "m=0;",
     );
     let text = String::from_utf8_lossy(&out);
-    let (keys, w, h, px) = kitty_transmission(&text)
-        .unwrap_or_else(|| panic!("no kitty transmission in {} bytes", out.len()));
+    let (keys, w, h, px) = kitty_transmission(&text).unwrap_or_else(|| {
+        panic!(
+            "no kitty transmission in {} bytes: {:?}",
+            out.len(),
+            text.chars().take(400).collect::<String>()
+        )
+    });
     assert!(keys.contains("a=T") && keys.contains("U=1"), "{keys}");
     // 240 × 120 at cells of 10 × 20: 24 × 6 cells, sent as it is.
     let (cw, ch, chart) = chart_pixels(&session);
@@ -419,8 +442,9 @@ fn under_a_kitty_terminal_i_writes_the_chart_in_kitty_graphics() {
 fn under_an_iterm2_terminal_i_writes_the_chart_as_an_inline_png() {
     let dir = tempfile::tempdir().unwrap();
     let session = sales_session(dir.path());
-    let out = under_pty(
+    let out = open_under_pty(
         &session,
+        &[],
         &[("TERM", "xterm-256color"), ("TERM_PROGRAM", "iTerm.app")],
         "\x07",
     );
@@ -440,10 +464,72 @@ fn under_a_plain_terminal_i_draws_half_blocks_and_writes_no_image_escape() {
     let dir = tempfile::tempdir().unwrap();
     let session = sales_session(dir.path());
     // xterm-256color answers nothing here: asked, and half-blocks.
-    let out = under_pty(&session, &[("TERM", "xterm-256color")], "two pixels a cell");
+    let out = open_under_pty(
+        &session,
+        &[],
+        &[("TERM", "xterm-256color")],
+        "two pixels a cell",
+    );
     let text = String::from_utf8_lossy(&out);
     assert!(text.contains("two pixels a cell"), "{} bytes", out.len());
     assert!(text.contains('▀'));
     assert!(!text.contains("\x1b_Gq=2,i="), "no kitty image");
     assert!(!text.contains("\x1b]1337;File="), "no iTerm2 image");
+}
+
+#[test]
+fn the_flag_and_the_environment_variable_win_over_the_terminals_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = sales_session(dir.path());
+    let kitty = [("TERM", "xterm-kitty"), ("KITTY_WINDOW_ID", "1")];
+    // --graphics halfblocks in kitty: half-blocks, no image.
+    let out = open_under_pty(
+        &session,
+        &["--graphics", "halfblocks"],
+        &kitty,
+        "two pixels a cell",
+    );
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.contains('▀'));
+    assert!(!text.contains("\x1b_Gq=2,i="), "no kitty image");
+    // CODELOOP_GRAPHICS=iterm2 in kitty: an inline PNG, the chart.
+    let mut env = kitty.to_vec();
+    env.push(("CODELOOP_GRAPHICS", "iterm2"));
+    let out = open_under_pty(&session, &[], &env, "\x07");
+    let text = String::from_utf8_lossy(&out);
+    let (_, png) = iterm2_file(&text).expect("OSC 1337");
+    let img = image::load_from_memory(&png).unwrap().into_rgb8();
+    assert_eq!(img.dimensions(), (240, 120));
+    assert!(!text.contains("\x1b_Gq=2,i="), "no kitty image");
+}
+
+#[test]
+fn doctor_says_which_protocol_and_why() {
+    let doctor = |env: &[(&str, &str)]| -> String {
+        let out = under_pty(&["doctor", "--layers-only"], env, false, "\nmode  ");
+        let text = String::from_utf8_lossy(&out).into_owned();
+        // (The query is written just before the line; a real terminal
+        // takes it, this one shows it.)
+        text.lines()
+            .find_map(|l| l.find("pictures     ").map(|at| &l[at..]))
+            .unwrap_or_else(|| panic!("no pictures line: {text}"))
+            .trim_end()
+            .to_string()
+    };
+    let line = doctor(&[("TERM", "xterm-kitty"), ("KITTY_WINDOW_ID", "1")]);
+    assert!(line.contains("kitty graphics: kitty"), "{line}");
+    assert!(line.contains("cells of 10×20 pixels"), "{line}");
+    let line = doctor(&[("TERM", "xterm-256color"), ("TERM_PROGRAM", "WezTerm")]);
+    assert!(line.contains("iTerm2 inline images: WezTerm"), "{line}");
+    let line = doctor(&[("TERM", "tmux-256color"), ("TMUX", "/nonexistent,1,0")]);
+    assert!(
+        line.contains("half-blocks") && line.contains("inside tmux"),
+        "{line}"
+    );
+    // Nothing answers the query in this pseudo-terminal: no, within the time.
+    let line = doctor(&[("TERM", "xterm-256color")]);
+    assert!(
+        line.contains("did not answer the graphics query within 300 ms"),
+        "{line}"
+    );
 }
