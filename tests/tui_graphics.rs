@@ -188,25 +188,26 @@ fn each_protocol_puts_the_picture_into_the_frame_and_the_frame_after_closing_era
             .shown()
             .expect("drawn with a protocol");
         assert_eq!(shown.protocol, protocol);
-        // 32 × 16 pixels at 8 × 16: 4 cells by 1, centred in the view.
-        assert_eq!((shown.at.width, shown.at.height), (4, 1));
+        // 32 × 16 pixels grown 17 times (each pixel 17 × 17) into the 70
+        // × 17 cells of 8 × 16 pixels of the view: 68 × 17 cells, centred.
+        assert_eq!((shown.at.width, shown.at.height), (68, 17));
         match protocol {
             Protocol::Kitty => {
                 let (keys, w, h, px) = kitty_transmission(&text).expect("kitty APC");
                 assert!(keys.contains("a=T"), "{keys}");
-                assert_eq!((w, h), (32, 16));
+                assert_eq!((w, h), (32 * 17, 16 * 17));
                 assert!(px.chunks(4).all(|p| p == [0, 0, 255, 255]), "the blue one");
             }
             Protocol::Iterm2 => {
                 let (args, png) = iterm2_file(&text).expect("OSC 1337");
                 assert!(args.contains("inline=1"), "{args}");
                 let img = image::load_from_memory(&png).unwrap().into_rgb8();
-                assert_eq!(img.dimensions(), (32, 16));
+                assert_eq!(img.dimensions(), (32 * 17, 16 * 17));
                 assert!(img.pixels().all(|p| p.0 == [0, 0, 255]));
             }
             Protocol::Sixel => {
                 assert!(
-                    text.contains("\x1bP") && text.contains("\"1;1;32;16"),
+                    text.contains("\x1bP") && text.contains("\"1;1;544;272"),
                     "sixel DCS"
                 );
                 // Blue is a colour register: 0% red, 0% green, 100% blue.
@@ -400,14 +401,17 @@ fn open_under_pty(session: &Path, extra: &[&str], env: &[(&str, &str)], until: &
     under_pty(&args, env, true, until)
 }
 
-/// The chart as the session keeps it, over the dark theme's background.
-fn chart_pixels(session: &Path) -> (u32, u32, Vec<[u8; 3]>) {
+/// The chart as the session keeps it, each pixel a `k` × `k` square.
+fn chart_pixels(session: &Path, k: u32) -> (u32, u32, Vec<[u8; 3]>) {
     let file = session.join("pictures/run-5-chart.png");
     let img = image::open(&file).unwrap().into_rgb8();
+    let grown = image::RgbImage::from_fn(img.width() * k, img.height() * k, |x, y| {
+        *img.get_pixel(x / k, y / k)
+    });
     (
-        img.width(),
-        img.height(),
-        img.pixels().map(|p| p.0).collect(),
+        grown.width(),
+        grown.height(),
+        grown.pixels().map(|p| p.0).collect(),
     )
 }
 
@@ -430,8 +434,9 @@ fn under_a_kitty_terminal_i_writes_the_chart_in_kitty_graphics() {
         )
     });
     assert!(keys.contains("a=T") && keys.contains("U=1"), "{keys}");
-    // 240 × 120 at cells of 10 × 20: 24 × 6 cells, sent as it is.
-    let (cw, ch, chart) = chart_pixels(&session);
+    // 240 × 120 in the view's 88 × 23 cells of 10 × 20 pixels: grown 3
+    // times (each pixel 3 × 3), 72 × 18 cells.
+    let (cw, ch, chart) = chart_pixels(&session, 3);
     assert_eq!((w, h), (cw, ch));
     let sent: Vec<[u8; 3]> = px.chunks(4).map(|p| [p[0], p[1], p[2]]).collect();
     assert_eq!(sent, chart, "the chart, pixel for pixel");
@@ -453,7 +458,7 @@ fn under_an_iterm2_terminal_i_writes_the_chart_as_an_inline_png() {
         iterm2_file(&text).unwrap_or_else(|| panic!("no OSC 1337 in {} bytes", out.len()));
     assert!(args.contains("inline=1"), "{args}");
     let img = image::load_from_memory(&png).unwrap().into_rgb8();
-    let (cw, ch, chart) = chart_pixels(&session);
+    let (cw, ch, chart) = chart_pixels(&session, 3);
     assert_eq!(img.dimensions(), (cw, ch));
     let sent: Vec<[u8; 3]> = img.pixels().map(|p| p.0).collect();
     assert_eq!(sent, chart, "the chart, pixel for pixel");
@@ -499,7 +504,7 @@ fn the_flag_and_the_environment_variable_win_over_the_terminals_environment() {
     let text = String::from_utf8_lossy(&out);
     let (_, png) = iterm2_file(&text).expect("OSC 1337");
     let img = image::load_from_memory(&png).unwrap().into_rgb8();
-    assert_eq!(img.dimensions(), (240, 120));
+    assert_eq!(img.dimensions(), (720, 360));
     assert!(!text.contains("\x1b_Gq=2,i="), "no kitty image");
 }
 

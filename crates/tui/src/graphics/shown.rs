@@ -1,6 +1,9 @@
 //! A picture encoded for one area with one protocol (ratatui-image's
-//! encoders): fitted at the terminal's cell size, never larger than its
-//! own pixels, laid over the theme's background, and centred. It is made
+//! encoders): laid over the theme's background, grown by a whole number
+//! (each pixel a k × k square, never blurred, as large as the area and
+//! `MAX_PIXELS` allow: a 240 × 120 chart is not left a few cells wide where
+//! half-blocks would fill the pane) or else fitted into the area at the
+//! terminal's cell size, and centred. It is made
 //! before a frame (`PictureView::prepare`), once per picture and area, and
 //! drawn in the frame (`render`): the escape goes into the first cell and
 //! the others are skipped (sixel, iTerm2) or hold kitty's placeholders.
@@ -24,6 +27,38 @@ pub const KITTY_ID: u32 = 0x00C0_DE01;
 /// The smallest area a protocol is used for; below it, half-blocks.
 pub const MIN_COLS: u16 = 8;
 pub const MIN_ROWS: u16 = 4;
+
+/// The most pixels a picture is grown to (kitty's payload is raw RGBA:
+/// 4 MiB, 5.3 MiB in base64, sent once per picture and size).
+pub const MAX_PIXELS: u32 = 1 << 20;
+/// Sixel's encoder is the slowest: half that.
+pub const MAX_PIXELS_SIXEL: u32 = 1 << 19;
+
+/// How many times a `width` × `height` picture is grown in `body` at cells
+/// of `cell` pixels: the largest whole k that fits the body and `cap`
+/// pixels, at least 1 (a picture larger than the body is then fitted).
+pub fn growth(width: u32, height: u32, body: Rect, cell: (u16, u16), cap: u32) -> u32 {
+    if width == 0 || height == 0 {
+        return 1;
+    }
+    let avail_w = u32::from(body.width) * u32::from(cell.0);
+    let avail_h = u32::from(body.height) * u32::from(cell.1);
+    let mut k = (avail_w / width).min(avail_h / height).max(1);
+    while k > 1 && u64::from(width * k) * u64::from(height * k) > u64::from(cap) {
+        k -= 1;
+    }
+    k
+}
+
+/// Each pixel of `img` as a `k` × `k` square.
+pub fn grow(img: &RgbaImage, k: u32) -> RgbaImage {
+    if k <= 1 {
+        return img.clone();
+    }
+    RgbaImage::from_fn(img.width() * k, img.height() * k, |x, y| {
+        *img.get_pixel(x / k, y / k)
+    })
+}
 
 /// A picture encoded for an area.
 pub struct Shown {
@@ -72,7 +107,12 @@ pub fn encode(px: &Pixels, body: Rect, graphics: &Graphics, background: [u8; 3])
         return None;
     }
     let font = FontSize::new(cw, ch);
-    let source = DynamicImage::ImageRgba8(opaque(px, background));
+    let cap = match graphics.protocol {
+        Protocol::Sixel => MAX_PIXELS_SIXEL,
+        _ => MAX_PIXELS,
+    };
+    let k = growth(px.width, px.height, body, (cw, ch), cap);
+    let source = DynamicImage::ImageRgba8(grow(&opaque(px, background), k));
     let resize = Resize::Fit(Some(FilterType::Triangle));
     let size = resize.size_for(&source, font, Size::new(body.width, body.height));
     if size.width == 0 || size.height == 0 || size.width > body.width || size.height > body.height {

@@ -13,8 +13,8 @@ use super::{Graphics, Protocol};
 use crate::picture::Pixels;
 
 /// A 16 × 32 picture of four colours in quarters, opaque but for one
-/// half-transparent pixel: at 8 × 16 cells it is exactly 2 × 2 cells, so
-/// nothing is resized.
+/// transparent pixel: at 8 × 16 cells it is 2 × 2 cells, grown 5 times
+/// (each pixel 5 × 5) into the 20 × 10 cells of `BODY`: 10 × 10 cells.
 fn quarters() -> Pixels {
     let mut rgba = Vec::new();
     for y in 0..32u32 {
@@ -36,6 +36,8 @@ fn quarters() -> Pixels {
 }
 
 const BG: [u8; 3] = [0, 0, 0];
+const BODY: Rect = Rect::new(1, 1, 20, 10);
+const K: u32 = 5;
 
 fn graphics(protocol: Protocol) -> Graphics {
     Graphics {
@@ -49,8 +51,7 @@ fn graphics(protocol: Protocol) -> Graphics {
 /// What the frame holds for the picture: the first cell's symbol (the
 /// escape), and the shown picture's place.
 fn emitted(protocol: Protocol, px: &Pixels) -> (String, Rect, Buffer) {
-    let body = Rect::new(1, 1, 20, 10);
-    let s = shown::encode(px, body, &graphics(protocol), BG).expect("encoded");
+    let s = shown::encode(px, BODY, &graphics(protocol), BG).expect("encoded");
     let mut terminal = Terminal::new(TestBackend::new(24, 14)).unwrap();
     // A frame of `x` first: what the picture's frame leaves is what the
     // terminal is not told to overwrite.
@@ -72,9 +73,10 @@ fn emitted(protocol: Protocol, px: &Pixels) -> (String, Rect, Buffer) {
 
 type Buffer = ratatui::buffer::Buffer;
 
-/// The picture as every protocol should draw it: over the background.
-fn expected(px: &Pixels) -> Vec<[u8; 3]> {
-    shown::opaque(px, BG)
+/// The picture as every protocol should draw it: over the background,
+/// each pixel a `k` × `k` square.
+fn expected(px: &Pixels, k: u32) -> Vec<[u8; 3]> {
+    shown::grow(&shown::opaque(px, BG), k)
         .pixels()
         .map(|p| [p.0[0], p.0[1], p.0[2]])
         .collect()
@@ -145,14 +147,14 @@ pub fn kitty_image(text: &str) -> (String, u32, u32, Vec<u8>) {
 fn kitty_transmits_the_pictures_pixels_in_base64_chunks_and_places_it_with_placeholders() {
     let px = quarters();
     let (first, at, buf) = emitted(Protocol::Kitty, &px);
-    assert_eq!((at.width, at.height), (2, 2));
+    assert_eq!((at.width, at.height), (10, 10));
     let (keys, w, h, bytes) = kitty_image(&first);
     assert!(keys.contains("a=T") && keys.contains("U=1"), "{keys}");
     assert!(keys.contains(&format!("i={KITTY_ID}")), "{keys}");
     assert!(keys.contains("f=32"), "RGBA: {keys}");
-    assert_eq!((w, h), (16, 32));
+    assert_eq!((w, h), (16 * K, 32 * K));
     let got: Vec<[u8; 3]> = bytes.chunks(4).map(|p| [p[0], p[1], p[2]]).collect();
-    assert_eq!(got, expected(&px));
+    assert_eq!(got, expected(&px, K));
     // Every cell of the picture is a placeholder, in the id's colour.
     let [_, r, g, b] = KITTY_ID.to_be_bytes();
     for y in at.y..at.bottom() {
@@ -199,9 +201,9 @@ fn iterm2_sends_the_picture_as_an_inline_png() {
     let img = image::load_from_memory_with_format(&png, image::ImageFormat::Png)
         .unwrap()
         .into_rgb8();
-    assert_eq!(img.dimensions(), (16, 32));
+    assert_eq!(img.dimensions(), (16 * K, 32 * K));
     let got: Vec<[u8; 3]> = img.pixels().map(|p| p.0).collect();
-    assert_eq!(got, expected(&px));
+    assert_eq!(got, expected(&px, K));
     // The other cells of its area are left to the terminal's image (the
     // frame writes nothing there), and the cells around it are cleared.
     for y in at.y..at.bottom() {
@@ -321,10 +323,10 @@ fn paint(
 fn sixel_paints_the_picture_with_its_colours() {
     let px = quarters();
     let (first, at, _) = emitted(Protocol::Sixel, &px);
-    assert_eq!((at.width, at.height), (2, 2));
+    assert_eq!((at.width, at.height), (10, 10));
     let (w, h, grid) = decode_sixel(&first);
-    assert_eq!((w, h), (16, 32));
-    let want = expected(&px);
+    assert_eq!((w, h), (16 * K, 32 * K));
+    let want = expected(&px, K);
     for (i, (got, want)) in grid.iter().zip(&want).enumerate() {
         let got = got.unwrap_or_else(|| panic!("pixel {i} unpainted"));
         for c in 0..3 {
@@ -346,6 +348,42 @@ fn a_pane_too_small_or_half_blocks_chosen_is_not_encoded() {
     assert!(shown::encode(&px, Rect::new(0, 0, 20, 10), &half, BG).is_none());
     let no_cell = Graphics { cell: None, ..g };
     assert!(shown::encode(&px, Rect::new(0, 0, 20, 10), &no_cell, BG).is_none());
+}
+
+#[test]
+fn a_small_picture_grows_by_a_whole_number_within_the_body_and_the_pixel_cap() {
+    let cell = (8, 16);
+    assert_eq!(shown::growth(16, 32, BODY, cell, shown::MAX_PIXELS), K);
+    // 240 × 120 in 88 × 23 cells of 10 × 20: 3 times (880 / 240, 460 / 120).
+    let body = Rect::new(0, 0, 88, 23);
+    assert_eq!(
+        shown::growth(240, 120, body, (10, 20), shown::MAX_PIXELS),
+        3
+    );
+    // A picture as large as the body, or larger: not grown.
+    assert_eq!(
+        shown::growth(880, 460, body, (10, 20), shown::MAX_PIXELS),
+        1
+    );
+    assert_eq!(
+        shown::growth(4000, 100, body, (10, 20), shown::MAX_PIXELS),
+        1
+    );
+    // The cap: 480 × 360 in a huge body grows twice (3 times is 1.5 M pixels).
+    let huge = Rect::new(0, 0, 500, 200);
+    assert_eq!(
+        shown::growth(480, 360, huge, (10, 20), shown::MAX_PIXELS),
+        2
+    );
+    assert_eq!(
+        shown::growth(480, 360, huge, (10, 20), shown::MAX_PIXELS_SIXEL),
+        1
+    );
+    let img = image::RgbaImage::from_fn(2, 1, |x, _| image::Rgba([x as u8, 0, 0, 255]));
+    let grown = shown::grow(&img, 2);
+    assert_eq!(grown.dimensions(), (4, 2));
+    assert_eq!(grown.get_pixel(1, 1).0[0], 0);
+    assert_eq!(grown.get_pixel(2, 0).0[0], 1);
 }
 
 #[test]
