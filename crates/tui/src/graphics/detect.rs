@@ -138,10 +138,12 @@ impl Env {
     }
 }
 
-/// The first step: a protocol with its reason, or ask the terminal.
+/// The first step: a protocol with its reason, one the setting forces,
+/// or ask the terminal.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Choice {
     Use(Protocol, String),
+    Forced(Protocol, String),
     Ask,
 }
 
@@ -149,7 +151,7 @@ pub enum Choice {
 /// whether its `allow-passthrough` is on (None: not known).
 pub fn choose(setting: Setting, env: &Env, passthrough: Option<bool>) -> Choice {
     if let Some(forced) = setting.forced() {
-        return Choice::Use(
+        return Choice::Forced(
             forced,
             format!(
                 "graphics = \"{}\" (the config, CODELOOP_GRAPHICS or --graphics)",
@@ -211,10 +213,8 @@ pub fn settle(
     let cell = window.or_else(|| answers.and_then(|a| a.cell));
     let tmux = env.in_tmux();
     let (protocol, why, forced) = match first {
-        Choice::Use(p, why) => {
-            let forced = why.starts_with("graphics = ");
-            (p, why, forced)
-        }
+        Choice::Use(p, why) => (p, why, false),
+        Choice::Forced(p, why) => (p, why, true),
         Choice::Ask => match answers {
             None => (
                 Protocol::Halfblocks,
@@ -255,7 +255,7 @@ pub fn settle(
             protocol,
             cell: Some((8, 16)),
             tmux,
-            why: format!("{why}; the cell size is not told, 8×16 pixels is guessed"),
+            why: format!("{why}; the terminal does not tell its cell size, so it is guessed"),
         },
         None => Graphics::halfblocks(format!(
             "{why}, but the terminal does not tell its cell size in pixels"

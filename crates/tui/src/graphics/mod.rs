@@ -184,7 +184,9 @@ pub fn detect(setting: Setting) -> Graphics {
     };
     let needs_cell = match &first {
         detect::Choice::Ask => true,
-        detect::Choice::Use(p, _) => *p != Protocol::Halfblocks && window.is_none(),
+        detect::Choice::Use(p, _) | detect::Choice::Forced(p, _) => {
+            *p != Protocol::Halfblocks && window.is_none()
+        }
     };
     let answers = if tty && needs_cell {
         query::ask(query::TIMEOUT)
