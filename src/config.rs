@@ -162,6 +162,9 @@ pub struct UiConfig {
     /// Ring the terminal (BEL, and a desktop notification where supported)
     /// when the engine pauses for approval or a session ends.
     pub notify: bool,
+    /// How pictures are drawn: "auto" (detected), "kitty", "sixel",
+    /// "iterm2" or "halfblocks".
+    pub graphics: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -215,6 +218,7 @@ impl Default for UiConfig {
         UiConfig {
             theme: "dark".into(),
             notify: true,
+            graphics: "auto".into(),
         }
     }
 }
@@ -318,7 +322,7 @@ impl Config {
     /// would refuse it: (its key, its value, what it must be).
     pub fn invalid_value(&self) -> Option<(&'static str, String, &'static str)> {
         let r = &self.run;
-        let checks: [(&'static str, String, bool, &'static str); 7] = [
+        let checks: [(&'static str, String, bool, &'static str); 8] = [
             (
                 "[run] timeout_secs",
                 r.timeout_secs.to_string(),
@@ -354,6 +358,15 @@ impl Config {
                 format!("{:?}", r.sandbox),
                 matches!(r.sandbox.as_str(), "full" | "reduced"),
                 "the sandbox is \"full\" or \"reduced\"",
+            ),
+            (
+                "[ui] graphics",
+                format!("{:?}", self.ui.graphics),
+                self.ui
+                    .graphics
+                    .parse::<crate::tui::graphics::Setting>()
+                    .is_ok(),
+                "the graphics protocol is \"auto\", \"kitty\", \"sixel\", \"iterm2\" or \"halfblocks\"",
             ),
             (
                 "[model] request_timeout_secs",
@@ -459,6 +472,16 @@ impl Config {
         }
         if let Some(v) = get("CODELOOP_THEME") {
             self.ui.theme = v;
+        }
+        if let Some(v) = get("CODELOOP_GRAPHICS") {
+            if let Err(message) = v.parse::<crate::tui::graphics::Setting>() {
+                return Err(ConfigError::Env {
+                    name: "CODELOOP_GRAPHICS".into(),
+                    value: v,
+                    message,
+                });
+            }
+            self.ui.graphics = v.trim().to_string();
         }
         if let Some(v) = get("CODELOOP_DATA_DIR") {
             self.paths.data_dir = PathBuf::from(v);
@@ -750,6 +773,10 @@ pub const ENVIRONMENT: &[EnvVar] = &[
         sets: "[ui] theme",
     },
     EnvVar {
+        name: "CODELOOP_GRAPHICS",
+        sets: "[ui] graphics",
+    },
+    EnvVar {
         name: "CODELOOP_DATA_DIR",
         sets: "[paths] data_dir",
     },
@@ -822,6 +849,10 @@ mod tests {
             ("[run]\ntimeout_secs = 0\n", "[run] timeout_secs = 0"),
             ("[run]\nworkers = 0\n", "[run] workers = 0"),
             ("[run]\nsandbox = \"none\"\n", "[run] sandbox = \"none\""),
+            (
+                "[ui]\ngraphics = \"sixels\"\n",
+                "[ui] graphics = \"sixels\"",
+            ),
         ] {
             let err = load_text(text).unwrap_err().to_string();
             assert!(err.contains(key), "{err}");
@@ -832,6 +863,26 @@ mod tests {
             .apply_env(|n| (n == "CODELOOP_TIMEOUT").then(|| "0".to_string()))
             .unwrap_err();
         assert!(err.to_string().contains("CODELOOP_TIMEOUT=0"), "{err}");
+    }
+
+    #[test]
+    fn the_graphics_protocol_is_read_from_the_file_and_the_environment_and_checked() {
+        let c = load_text("[ui]\ngraphics = \"sixel\"\n").unwrap();
+        assert_eq!(c.ui.graphics, "sixel");
+        assert_eq!(Config::default().ui.graphics, "auto");
+        let err = load_text("[ui]\ngraphics = \"kitty2\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("[ui] graphics = \"kitty2\""), "{err}");
+        assert!(err.contains("\"iterm2\" or \"halfblocks\""), "{err}");
+        let mut c = Config::default();
+        c.apply_env(|n| (n == "CODELOOP_GRAPHICS").then(|| "iterm2".to_string()))
+            .unwrap();
+        assert_eq!(c.ui.graphics, "iterm2");
+        let err = c
+            .apply_env(|n| (n == "CODELOOP_GRAPHICS").then(|| "png".to_string()))
+            .unwrap_err();
+        assert!(err.to_string().contains("CODELOOP_GRAPHICS=png"), "{err}");
     }
 
     #[test]
@@ -891,6 +942,7 @@ mod tests {
                 | "CODELOOP_MAX_ITERATIONS"
                 | "CODELOOP_WORKERS"
                 | "CODELOOP_TIMEOUT" => "7",
+                "CODELOOP_GRAPHICS" => "kitty",
                 _ => "x",
             };
             let mut c = Config::default();

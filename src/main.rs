@@ -30,6 +30,11 @@ struct Cli {
     #[arg(long, global = true, value_name = "PATH")]
     python: Option<PathBuf>,
 
+    /// How the workbench draws pictures: auto (detect the terminal's
+    /// graphics), kitty, sixel, iterm2 or halfblocks [default: [ui] graphics].
+    #[arg(long, global = true, value_name = "PROTOCOL", value_parser = codeloop::tui::graphics::Setting::NAMES)]
+    graphics: Option<String>,
+
     /// A task to start at once in the workbench.
     #[arg(value_name = "TASK")]
     task: Option<String>,
@@ -100,7 +105,7 @@ fn main() -> ExitCode {
     }
     codeloop::exec::helper::this_binary_is_the_helper();
     let cli = Cli::parse();
-    let config = match Config::load(cli.config.as_deref()) {
+    let mut config = match Config::load(cli.config.as_deref()) {
         Ok(c) => c,
         Err(e) => {
             eprintln!(
@@ -110,6 +115,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Some(graphics) = &cli.graphics {
+        config.ui.graphics = graphics.clone();
+    }
     // The sandbox mode: --sandbox, else the config (and CODELOOP_SANDBOX).
     codeloop::exec::choose_reduced_sandbox(
         cli.sandbox

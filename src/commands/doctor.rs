@@ -16,7 +16,7 @@ pub struct Args {
     pub without: Vec<String>,
 }
 
-pub async fn run(args: Args, _config: Config) -> anyhow::Result<i32> {
+pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     let mut options = SandboxOptions::default();
     for layer in &args.without {
         match layer.as_str() {
@@ -68,6 +68,10 @@ pub async fn run(args: Args, _config: Config) -> anyhow::Result<i32> {
     println!(
         "running as   {}",
         if root { "root" } else { "an ordinary user" }
+    );
+    println!(
+        "{}",
+        graphics_line(config.ui.graphics.parse().unwrap_or_default())
     );
     let missing = sandbox.missing_layers();
     println!(
@@ -130,4 +134,9 @@ pub async fn run(args: Args, _config: Config) -> anyhow::Result<i32> {
         );
         Ok(1)
     }
+}
+
+/// What the workbench would draw pictures with here, and why.
+fn graphics_line(setting: crate::tui::graphics::Setting) -> String {
+    format!("pictures     {}", crate::tui::graphics::detect(setting))
 }

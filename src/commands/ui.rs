@@ -44,6 +44,8 @@ pub enum UiMode {
 }
 
 pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
+    // Checked when the config was read: a value that slipped by is `auto`.
+    let graphics = config.ui.graphics.parse().unwrap_or_default();
     let theme = Theme::load(&config.ui.theme, &config.paths.config_dir.join("themes"))?;
     let demos: Vec<DemoEntry> = crate::demos::all()
         .iter()
@@ -197,6 +199,17 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
         }
     };
     let (mut terminal, guard) = crate::tui::terminal::enter()?;
+    // How pictures are drawn: asked of the terminal, if need be, before
+    // the first frame and before anything reads its input.
+    app.set_graphics(crate::tui::graphics::detect(graphics));
+    // A terminal that printed part of the query instead of answering it
+    // leaves nothing behind: the first frame is drawn on a clear screen.
+    // (crossterm's clear: ratatui's would ask the terminal where its cursor
+    // is, and wait for an answer.)
+    crossterm::execute!(
+        std::io::stdout(),
+        crossterm::terminal::Clear(crossterm::terminal::ClearType::All)
+    )?;
     let input = crate::tui::external_editor::InputSlot::new();
     hooks.editor = Some(crate::tui::external_editor::terminal_hook(input.clone()));
     let result = event_loop::run(&mut terminal, &mut app, input, None, hooks).await;

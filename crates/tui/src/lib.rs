@@ -12,6 +12,7 @@ pub mod app;
 pub mod describe;
 pub mod event_loop;
 pub mod external_editor;
+pub mod graphics;
 pub mod highlight;
 pub mod keymap;
 pub mod loader;

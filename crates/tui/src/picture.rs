@@ -1,8 +1,8 @@
 //! Pictures drawn in the terminal with Unicode half-blocks (`▀`: the upper
 //! half in the foreground colour, the lower in the background), which every
-//! terminal with true colour shows, tmux included. The kitty, sixel and
-//! iTerm2 image protocols are not used: tmux does not pass them on unless
-//! built and set up for it, and half-blocks read everywhere.
+//! terminal with true colour shows, tmux included: the fallback where the
+//! terminal's own graphics (kitty, sixel, iTerm2: `graphics/`) cannot be
+//! used.
 //!
 //! A file is decoded off the UI thread (`decode`, PNG, JPEG and GIF by the
 //! `image` crate; an SVG is not drawn, only named with its path), shrunk

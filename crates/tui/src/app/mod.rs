@@ -227,6 +227,8 @@ pub struct Info {
     pub profiles: Vec<String>,
     /// The tape is still being read: how much of it, in percent.
     pub loading: Option<u8>,
+    /// How pictures are drawn in this terminal (`graphics::detect`).
+    pub graphics: crate::graphics::Graphics,
 }
 
 /// The demo model's one task, and what to say when another is started.
@@ -609,6 +611,7 @@ impl App {
     /// Settle what the frame needs: each pane's `prepare` (the output
     /// lines, the changes the history counts, the highlight request).
     pub fn prepare(&mut self) -> Option<HighlightRequest> {
+        self.prepare_pictures();
         let areas = view::layout(self, self.screen);
         let selected = self.panes.graph.selected().map(str::to_string);
         let mut request = None;

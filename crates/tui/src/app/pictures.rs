@@ -36,7 +36,8 @@ impl App {
             );
             return;
         };
-        let view = PictureView::new(entries(state, &dir));
+        let view = PictureView::new(entries(state, &dir))
+            .with_graphics(self.session.info.graphics.clone());
         if let Some(file) = view.selected_file() {
             actions.push(Action::ReadPicture(file.to_path_buf()));
         }
@@ -65,6 +66,27 @@ impl App {
             }
         }
         self.dirty = true;
+    }
+
+    /// How pictures are drawn in this terminal (`graphics::detect`, made
+    /// once before the first frame).
+    pub fn set_graphics(&mut self, graphics: crate::graphics::Graphics) {
+        self.session.info.graphics = graphics;
+    }
+
+    /// Before a frame: the open pictures view encodes its picture for the
+    /// screen's size, where it draws with a protocol.
+    pub(super) fn prepare_pictures(&mut self) {
+        let background = match self.theme.background.bg {
+            Some(ratatui::style::Color::Rgb(r, g, b)) => [r, g, b],
+            _ => [0, 0, 0],
+        };
+        let screen = self.screen;
+        for popup in self.popups.iter_mut() {
+            if let Popup::Pictures(view) = popup {
+                view.prepare(screen, background);
+            }
+        }
     }
 
     /// The open pictures view, if any (tests).

@@ -1,8 +1,9 @@
 //! The pictures the session's programs drew (`I`): the latest of each image
-//! file a run left, one at a time, drawn with half-blocks (`picture.rs`),
-//! with its name, format, size in pixels and where the session keeps it.
-//! Where a picture cannot be drawn (an SVG, a file gone), its path is
-//! shown instead. ← / → another picture, Esc closes.
+//! file a run left, one at a time, drawn with the terminal's own graphics
+//! where it has them (kitty, sixel, iTerm2: `graphics/`), else with
+//! half-blocks (`picture.rs`), with its name, format, size in pixels and
+//! where the session keeps it. Where a picture cannot be drawn (an SVG, a
+//! file gone), its path is shown instead. ← / → another picture, Esc closes.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,6 +16,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Clear, Paragraph, Wrap};
 
 use super::{Handled, popup_area};
+use crate::graphics::shown::{self, Shown};
+use crate::graphics::{Graphics, Protocol};
 use crate::picture::{self, Pixels};
 use crate::theme::Theme;
 use codeloop_protocol::picture::Picture;
@@ -63,6 +66,11 @@ pub struct PictureView {
     /// The selected picture decoded, or why it cannot be drawn; None while
     /// it is being read.
     decoded: Option<Result<Arc<Pixels>, String>>,
+    /// How this terminal draws pictures.
+    graphics: Graphics,
+    /// The decoded picture encoded for the body it was last prepared for
+    /// (None inside: half-blocks there).
+    shown: Option<(Rect, Option<Shown>)>,
 }
 
 impl PictureView {
@@ -74,7 +82,41 @@ impl PictureView {
             selected: entries.len().saturating_sub(1),
             entries,
             decoded: None,
+            graphics: Graphics::default(),
+            shown: None,
         }
+    }
+
+    /// Draw with `graphics` (half-blocks unless told).
+    pub fn with_graphics(mut self, graphics: Graphics) -> PictureView {
+        self.graphics = graphics;
+        self
+    }
+
+    /// Encode the picture for the body it will be drawn in on `screen`,
+    /// where the protocol is not half-blocks and the picture or the size
+    /// changed (before a frame: render only draws).
+    pub fn prepare(&mut self, screen: Rect, background: [u8; 3]) {
+        if self.graphics.protocol == Protocol::Halfblocks {
+            return;
+        }
+        let Some(Ok(px)) = &self.decoded else {
+            self.shown = None;
+            return;
+        };
+        let Some(body) = body_of(screen) else {
+            self.shown = None;
+            return;
+        };
+        if self.shown.as_ref().is_some_and(|(b, _)| *b == body) {
+            return;
+        }
+        self.shown = Some((body, shown::encode(px, body, &self.graphics, background)));
+    }
+
+    /// The picture as drawn with a protocol, if it is (tests).
+    pub fn shown(&self) -> Option<&Shown> {
+        self.shown.as_ref().and_then(|(_, s)| s.as_ref())
     }
 
     pub fn selected_file(&self) -> Option<&Path> {
@@ -89,6 +131,7 @@ impl PictureView {
     pub fn loaded(&mut self, file: &Path, result: Result<Arc<Pixels>, String>) {
         if self.selected_file() == Some(file) {
             self.decoded = Some(result);
+            self.shown = None;
         }
     }
 
@@ -107,6 +150,7 @@ impl PictureView {
         }
         self.selected = (self.selected + step) % n;
         self.decoded = None;
+        self.shown = None;
         match self.selected_file() {
             Some(f) => Handled::Intent(PicturesIntent::Load(f.to_path_buf())),
             None => Handled::Done,
@@ -130,21 +174,22 @@ impl PictureView {
             .border_style(theme.border_focused);
         let inner = block.inner(area);
         frame.render_widget(block, area);
-        if inner.height < 3 || inner.width < 4 {
+        let Some(body) = body_of(frame.area()) else {
             return;
-        }
-        let body = Rect {
-            height: inner.height - 2,
-            ..inner
         };
         let footer = Rect {
             y: inner.y + inner.height - 2,
             height: 2,
             ..inner
         };
-        match &self.decoded {
-            Some(Ok(px)) => draw(px, body, theme, frame),
-            Some(Err(why)) => frame.render_widget(
+        let shown = match &self.shown {
+            Some((b, Some(s))) if *b == body => Some(s),
+            _ => None,
+        };
+        match (&self.decoded, shown) {
+            (Some(Ok(_)), Some(s)) => s.render(frame),
+            (Some(Ok(px)), None) => draw(px, body, theme, frame),
+            (Some(Err(why)), _) => frame.render_widget(
                 Paragraph::new(vec![
                     Line::styled(format!("Not drawn here: {why}."), theme.warning),
                     Line::raw(""),
@@ -153,8 +198,12 @@ impl PictureView {
                 .wrap(Wrap { trim: false }),
                 body,
             ),
-            None => frame.render_widget(Line::styled("reading…", theme.dim), body),
+            (None, _) => frame.render_widget(Line::styled("reading…", theme.dim), body),
         }
+        let drawn = match shown {
+            Some(s) => format!("drawn with {}", s.protocol.words()),
+            None => "drawn with half-blocks (▀), two pixels a cell".to_string(),
+        };
         let hints = if self.entries.len() > 1 {
             "← / → another picture · Esc close"
         } else {
@@ -166,14 +215,24 @@ impl PictureView {
                     Span::styled(format!("from {} · ", entry.from), theme.dim),
                     Span::styled(entry.file.display().to_string(), theme.text),
                 ]),
-                Line::styled(
-                    format!("{hints} · drawn with half-blocks (▀), two pixels a cell"),
-                    theme.dim,
-                ),
+                Line::styled(format!("{hints} · {drawn}"), theme.dim),
             ]),
             footer,
         );
     }
+}
+
+/// Where the picture goes on `screen`: the popup's inside, less the two
+/// footer lines (None: too small for anything).
+fn body_of(screen: Rect) -> Option<Rect> {
+    let inner = Block::bordered().inner(popup_area(screen, 90, 90));
+    if inner.height < 3 || inner.width < 4 {
+        return None;
+    }
+    Some(Rect {
+        height: inner.height - 2,
+        ..inner
+    })
 }
 
 /// The picture centred in `area`, two pixels a cell.
