@@ -45,10 +45,11 @@ pub const KEYS: &[Binding<GraphAct>] = &[
         short: "run a bundled demo",
         keys: graph::DEMO_KEYS,
     },
-    graph::NODES[0],
-    graph::NODES[1],
-    graph::NODES[2],
 ];
+
+/// The graph's node keys, which mean nothing here: taken, so they do not
+/// fall through to the app, and not offered.
+const QUIET: [Binding<GraphAct>; 3] = graph::NODES;
 
 #[derive(Debug, Default)]
 pub struct WelcomePane {
@@ -117,7 +118,7 @@ impl Pane for WelcomePane {
             Handled::Done => return Handled::Done,
             Handled::NotMine => {}
         }
-        match keymap::lookup(KEYS, &key) {
+        match keymap::lookup(KEYS, &key).or_else(|| keymap::lookup(&QUIET, &key)) {
             Some(GraphAct::Demo(i)) => Handled::Intent(Intent::Demo(i)),
             Some(GraphAct::Up | GraphAct::Down | GraphAct::OpenCode | GraphAct::Follow) => {
                 Handled::Done
