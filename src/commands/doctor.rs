@@ -63,8 +63,7 @@ pub async fn run(args: Args, _config: Config) -> anyhow::Result<i32> {
         }
     }
     println!("{}", super::python::describe_policy(&policy));
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = crate::exec::is_root();
     println!(
         "running as   {}",
         if root { "root" } else { "an ordinary user" }

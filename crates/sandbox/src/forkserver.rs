@@ -445,8 +445,7 @@ impl ForkServer {
 
     fn kill(&mut self) {
         if let Some(pg) = self.pgid {
-            // SAFETY: kill takes plain integers.
-            unsafe { libc::kill(-pg, libc::SIGKILL) };
+            super::sys::kill_group(pg);
         }
         let _ = self.child.start_kill();
     }

@@ -23,6 +23,7 @@ use seccompiler::{
 use serde::{Deserialize, Serialize};
 
 use super::namespaces::{self, NamespacePlan};
+use super::sys;
 
 /// The first argument that turns the `codeloop` binary into the helper.
 pub const HELPER_ARG: &str = "__codeloop-sandbox-helper";
@@ -136,8 +137,7 @@ fn kill_uid(uid: u32) -> Result<(), String> {
     // kill(-1) reaches every process this uid may signal: the run's own.
     // Repeat while a fork bomb may still be producing new ones.
     for _ in 0..50 {
-        // SAFETY: plain syscall.
-        if unsafe { libc::kill(-1, libc::SIGKILL) } != 0 {
+        if !sys::kill_every_reachable() {
             return Ok(());
         }
     }
@@ -170,23 +170,9 @@ fn apply_and_exec(plan: &HelperPlan) -> Result<Never, String> {
     if let Some(uid) = plan.drop_to {
         drop_privileges(uid)?;
     }
-    // SAFETY: plain prctl calls with integer arguments.
-    unsafe {
-        // Die with codeloop (set after the uid change, which clears it).
-        libc::prctl(
-            libc::PR_SET_PDEATHSIG,
-            libc::SIGKILL as libc::c_ulong,
-            0,
-            0,
-            0,
-        );
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-            return Err(format!(
-                "cannot set no_new_privs: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-    }
+    // Die with codeloop (set after the uid change, which clears it).
+    sys::die_with_parent();
+    sys::no_new_privs().map_err(|e| format!("cannot set no_new_privs: {e}"))?;
     if let Some(landlock) = &plan.landlock {
         apply_landlock(landlock)?;
     }
@@ -202,10 +188,7 @@ fn apply_and_exec(plan: &HelperPlan) -> Result<Never, String> {
 
 /// Mark every descriptor above stderr close-on-exec.
 fn close_inherited_on_exec() -> Result<(), String> {
-    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
-    // SAFETY: close_range with plain integers only changes descriptor flags.
-    let r = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) };
-    if r == 0 {
+    if sys::close_range_on_exec(3).is_ok() {
         return Ok(());
     }
     // Kernels before 5.11: one descriptor at a time.
@@ -216,8 +199,7 @@ fn close_inherited_on_exec() -> Result<(), String> {
         .filter(|fd| *fd > 2)
         .collect();
     for fd in fds {
-        // SAFETY: fcntl on a descriptor number; a closed one fails harmlessly.
-        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+        sys::close_on_exec(fd);
     }
     Ok(())
 }
@@ -251,58 +233,15 @@ fn set_rlimits(r: &Rlimits) -> Result<(), String> {
     for (resource, soft, hard, what) in limits.into_iter().chain(nproc) {
         // An ordinary user cannot raise a hard limit: never ask for more
         // than the current one.
-        let mut current = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: getrlimit writes the struct we pass.
-        let max = if unsafe { libc::getrlimit(resource, &mut current) } == 0 {
-            current.rlim_max
-        } else {
-            libc::RLIM_INFINITY
-        };
-        let hard = (hard as libc::rlim_t).min(max);
-        let lim = libc::rlimit {
-            rlim_cur: (soft as libc::rlim_t).min(hard),
-            rlim_max: hard,
-        };
-        // SAFETY: setrlimit reads the struct we pass.
-        if unsafe { libc::setrlimit(resource, &lim) } != 0 {
-            return Err(format!(
-                "cannot limit {what}: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
+        let hard = (hard as libc::rlim_t).min(sys::hard_rlimit(resource));
+        sys::set_rlimit(resource, (soft as libc::rlim_t).min(hard), hard)
+            .map_err(|e| format!("cannot limit {what}: {e}"))?;
     }
     Ok(())
 }
 
 fn drop_privileges(uid: u32) -> Result<(), String> {
-    // SAFETY: plain syscalls; results checked below.
-    unsafe {
-        if libc::setgroups(0, std::ptr::null()) != 0 {
-            return Err(format!(
-                "cannot clear supplementary groups: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-        if libc::setresgid(uid, uid, uid) != 0 {
-            return Err(format!(
-                "cannot switch to gid {uid}: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-        if libc::setresuid(uid, uid, uid) != 0 {
-            return Err(format!(
-                "cannot switch to uid {uid}: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-        if libc::getuid() == 0 || libc::geteuid() == 0 {
-            return Err("still root after switching uid".into());
-        }
-    }
-    Ok(())
+    sys::switch_to(uid)
 }
 
 fn apply_landlock(plan: &LandlockPlan) -> Result<(), String> {

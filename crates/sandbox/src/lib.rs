@@ -24,6 +24,8 @@
 //! runs many short jobs from one warm interpreter behind the same layers
 //! (evaluation).
 
+#![deny(unsafe_code)]
+
 mod capture;
 pub mod check;
 mod diskwatch;
@@ -42,6 +44,8 @@ pub mod probes;
 pub mod procstatus;
 mod run;
 mod sandbox;
+#[allow(unsafe_code)]
+mod sys;
 mod usage;
 
 use codeloop_protocol::Stream;
@@ -51,6 +55,7 @@ pub use mode::{SandboxMode, choose_reduced_sandbox, reduced_sandbox_chosen};
 pub use packages::choose_interpreter;
 pub use policy::{ImportPolicy, choose_import_policy};
 pub use sandbox::{LayerReport, Sandbox, SandboxOptions};
+pub use sys::is_root;
 pub use usage::Usage;
 
 use std::path::PathBuf;

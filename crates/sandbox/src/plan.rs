@@ -118,35 +118,16 @@ impl Sandbox {
                     }
                 };
                 let r = self.rlimits(limits);
-                // SAFETY: only async-signal-safe getrlimit/setrlimit calls run in the child.
-                unsafe {
-                    c.pre_exec(move || {
-                        for (res, v) in [
-                            (libc::RLIMIT_CPU, r.cpu_secs),
-                            (libc::RLIMIT_AS, r.address_space),
-                            (libc::RLIMIT_FSIZE, r.file_size),
-                            (libc::RLIMIT_NOFILE, r.open_files),
-                            (libc::RLIMIT_CORE, 0),
-                        ] {
-                            let mut cur = libc::rlimit {
-                                rlim_cur: 0,
-                                rlim_max: 0,
-                            };
-                            let max = if libc::getrlimit(res, &mut cur) == 0 {
-                                cur.rlim_max
-                            } else {
-                                libc::RLIM_INFINITY
-                            };
-                            let v = (v as libc::rlim_t).min(max);
-                            let lim = libc::rlimit {
-                                rlim_cur: v,
-                                rlim_max: v,
-                            };
-                            libc::setrlimit(res, &lim);
-                        }
-                        Ok(())
-                    });
-                }
+                super::sys::limit_before_exec(
+                    &mut c,
+                    [
+                        (libc::RLIMIT_CPU, r.cpu_secs),
+                        (libc::RLIMIT_AS, r.address_space),
+                        (libc::RLIMIT_FSIZE, r.file_size),
+                        (libc::RLIMIT_NOFILE, r.open_files),
+                        (libc::RLIMIT_CORE, 0),
+                    ],
+                );
                 c
             }
         };
@@ -162,18 +143,10 @@ impl Sandbox {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        // SAFETY: setsid is async-signal-safe; the child becomes the leader of
-        // its own session and process group, which is how the run is killed.
-        unsafe {
-            cmd.pre_exec(move || {
-                libc::setsid();
-                // The status pipe's write end goes on to the helper.
-                if let Some(fd) = status_fd {
-                    libc::fcntl(fd, libc::F_SETFD, 0);
-                }
-                Ok(())
-            });
-        }
+        // The child becomes the leader of its own session and process group,
+        // which is how the run is killed; the status pipe's write end goes on
+        // to the helper.
+        super::sys::own_session_before_exec(&mut cmd, status_fd);
         Ok(cmd)
     }
 
@@ -198,8 +171,7 @@ impl Sandbox {
             } else {
                 // RLIMIT_NPROC counts every task of the user: allow what the
                 // user runs now, and the run's share on top of it.
-                // SAFETY: getuid has no preconditions.
-                let uid = unsafe { libc::getuid() };
+                let uid = super::sys::uid();
                 // One more: the helper's process that waits for the
                 // program and measures it.
                 Some(
@@ -329,16 +301,8 @@ impl StatusPipe {
     /// wrote none).
     pub(crate) fn status(self) -> Option<(i32, Option<super::Usage>)> {
         drop(self.write);
-        // SAFETY: fcntl on our own descriptor: never block on a writer that
-        // is still around.
-        unsafe {
-            let fd = self.read.as_raw_fd();
-            libc::fcntl(
-                fd,
-                libc::F_SETFL,
-                libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK,
-            );
-        }
+        // Never block on a writer that is still around.
+        super::sys::set_nonblocking(&self.read);
         super::namespaces::read_status(self.read)
     }
 }

@@ -118,8 +118,7 @@ impl Sandbox {
         let mut drain_deadline = tokio::time::Instant::now() + Duration::from_secs(3600);
         let kill = |pgid: Option<i32>| {
             if let Some(pg) = pgid {
-                // SAFETY: kill takes plain integers; a stale group id fails harmlessly.
-                unsafe { libc::kill(-pg, libc::SIGKILL) };
+                super::sys::kill_group(pg);
             }
         };
 

@@ -151,16 +151,14 @@ impl Sandbox {
     pub fn probe_with(options: &SandboxOptions) -> Sandbox {
         // Runs without a pid namespace share codeloop's uid: its /proc
         // entries (the environment, with API keys) must stay out of reach.
-        // SAFETY: prctl with integer arguments.
-        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+        super::sys::forbid_same_uid_inspection();
         let (interpreter, interp, interpreter_problem) = match resolve_interpreter(options) {
             Ok((path, info)) => (path, info, None),
             Err(problem) => (PathBuf::new(), InterpreterInfo::default(), Some(problem)),
         };
-        // SAFETY: geteuid has no preconditions.
-        let is_root = unsafe { libc::geteuid() } == 0;
+        let is_root = super::sys::is_root();
         let helper = find_helper(options.helper.as_deref());
-        let landlock_abi = landlock_abi();
+        let landlock_abi = super::sys::landlock_abi();
         let seccomp_ok = seccomp_available();
         let mut sandbox = Sandbox {
             interpreter,
@@ -558,24 +556,8 @@ fn find_helper(explicit: Option<&Path>) -> Result<PathBuf, String> {
     Err(last_problem)
 }
 
-fn landlock_abi() -> i32 {
-    // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
-    // only returns the ABI version (or an error).
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<libc::c_void>(),
-            0usize,
-            1u32,
-        )
-    };
-    if r < 0 { 0 } else { r as i32 }
-}
-
 fn seccomp_available() -> bool {
-    // SAFETY: PR_GET_SECCOMP takes no pointers.
-    let mode = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };
-    mode >= 0 && super::helper::seccomp_programs(true, true).is_ok()
+    super::sys::seccomp_known() && super::helper::seccomp_programs(true, true).is_ok()
 }
 
 /// True when an unprivileged user can reach every path (o+x on each ancestor).
