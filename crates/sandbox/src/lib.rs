@@ -33,6 +33,7 @@ mod forkserver;
 pub mod harness;
 pub mod helper;
 pub mod images;
+mod landlock;
 mod layers;
 pub mod locate;
 mod mode;
