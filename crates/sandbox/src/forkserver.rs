@@ -166,6 +166,8 @@ impl Sandbox {
             return Err(ExecError::NoInterpreter);
         }
         self.refuse_unless_allowed()?;
+        // As for a run: nothing of codeloop's uid reads its /proc entries.
+        super::sys::forbid_same_uid_inspection();
         let workdir = tempfile::Builder::new()
             .prefix("codeloop-forkserver-")
             .tempdir()

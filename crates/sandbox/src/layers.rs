@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use super::Layer;
 use super::sandbox::{LayerReport, Namespaces, Sandbox, SandboxOptions};
 
 impl Sandbox {
@@ -83,7 +84,7 @@ impl Sandbox {
             LayerReport {
                 name: "landlock".into(),
                 active: false,
-                detail: if !options.landlock {
+                detail: if !options.wants(Layer::Landlock) {
                     "turned off".into()
                 } else if let Some(h) = &helper_missing {
                     h.clone()
@@ -115,7 +116,7 @@ impl Sandbox {
             LayerReport {
                 name: "seccomp".into(),
                 active: false,
-                detail: if !options.seccomp {
+                detail: if !options.wants(Layer::Seccomp) {
                     "turned off".into()
                 } else if let Some(h) = &helper_missing {
                     h.clone()
@@ -164,7 +165,7 @@ impl Sandbox {
             (Namespaces::Missing, _) => LayerReport {
                 name: "namespaces".into(),
                 active: false,
-                detail: if !options.namespaces {
+                detail: if !options.wants(Layer::Namespaces) {
                     "turned off".into()
                 } else if let Some(p) = native_problem {
                     format!("{p}, and bubblewrap (bwrap) is not installed")

@@ -52,6 +52,9 @@ impl Sandbox {
             return Err(ExecError::NoInterpreter);
         }
         self.refuse_unless_allowed()?;
+        // Runs without a pid namespace share codeloop's uid: its /proc
+        // entries (the environment, with API keys) must stay out of reach.
+        super::sys::forbid_same_uid_inspection();
         let workdir = tempfile::Builder::new()
             .prefix("codeloop-run-")
             .tempdir()

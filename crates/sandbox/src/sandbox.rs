@@ -5,11 +5,11 @@ use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::Layer;
 use super::helper::HELPER_ARG;
 
 /// One isolation layer as probed on this machine.
@@ -24,46 +24,85 @@ pub struct LayerReport {
     pub advice: Option<String>,
 }
 
-/// Which layers to use when the machine gives them (all, by default).
-/// Turning one off is for measuring what each layer costs.
-#[derive(Debug, Clone)]
+/// What a sandbox is probed with: every choice a person or a program makes
+/// about it, passed in (the sandbox keeps no choice of its own).
+#[derive(Debug, Clone, PartialEq)]
 pub struct SandboxOptions {
-    pub namespaces: bool,
-    pub landlock: bool,
-    pub seccomp: bool,
-    /// The interpreter; default the one chosen for this process
-    /// (`choose_interpreter`: `--python`, the config's `interpreter`), else
-    /// $CODELOOP_PYTHON, else the `python3` on PATH resolved to its real
-    /// executable. A venv's `bin/python` is kept as it is (it finds its
-    /// `pyvenv.cfg` beside it); its prefix, its base's and its
-    /// `site-packages` are bound read-only.
+    /// Layers left out even where the machine gives them (`--without`,
+    /// CODELOOP_SANDBOX_WITHOUT): to measure what each costs, or to see what
+    /// the others contain alone. Reported inactive like a missing layer.
+    pub without: Vec<Layer>,
+    /// The interpreter the person chose (`--python`, the config's
+    /// `interpreter`, $CODELOOP_PYTHON); `None`: the `python3` on PATH
+    /// resolved to its real executable. A venv's `bin/python` is kept as it
+    /// is (it finds its `pyvenv.cfg` beside it); its prefix, its base's and
+    /// its `site-packages` are bound read-only.
     pub interpreter: Option<PathBuf>,
-    /// The binary that serves as the sandbox helper; default: this
-    /// executable, or a `codeloop` binary beside it (tests, benchmarks).
+    /// The binary that serves as the sandbox helper
+    /// ($CODELOOP_SANDBOX_HELPER); `None`: this executable, or a `codeloop`
+    /// binary beside it (tests, benchmarks).
     pub helper: Option<PathBuf>,
     /// Use the helper's own namespaces (no package needed); when false,
     /// only a system bubblewrap can give the namespace layer.
     pub native_namespaces: bool,
     /// Run generated code even when only the reduced sandbox is available
-    /// (`--sandbox reduced`); otherwise runs are refused then.
+    /// (`--sandbox reduced`, CODELOOP_SANDBOX=reduced); otherwise runs are
+    /// refused then.
     pub allow_reduced: bool,
-    /// The import policy; default: the one chosen for this process
-    /// (`choose_import_policy`, the config's `[imports]`).
-    pub import_policy: Option<super::ImportPolicy>,
+    /// The import policy every run holds to (the config's `[imports]`).
+    pub import_policy: super::ImportPolicy,
 }
 
 impl Default for SandboxOptions {
     fn default() -> Self {
         SandboxOptions {
-            namespaces: true,
-            landlock: true,
-            seccomp: true,
+            without: Vec::new(),
             interpreter: None,
             helper: None,
             native_namespaces: true,
             allow_reduced: false,
-            import_policy: None,
+            import_policy: super::ImportPolicy::default(),
         }
+    }
+}
+
+impl SandboxOptions {
+    /// The defaults with what the environment asks for: the only place the
+    /// sandbox's variables are read. `CODELOOP_SANDBOX_WITHOUT`
+    /// (comma-separated: namespaces, landlock, seccomp, and `native` for
+    /// bubblewrap's namespaces rather than the helper's; other names are
+    /// ignored), `CODELOOP_SANDBOX=reduced`, `CODELOOP_PYTHON` and
+    /// `CODELOOP_SANDBOX_HELPER`.
+    pub fn from_env() -> SandboxOptions {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        let mut options = SandboxOptions {
+            interpreter: var("CODELOOP_PYTHON").map(PathBuf::from),
+            helper: var("CODELOOP_SANDBOX_HELPER").map(PathBuf::from),
+            allow_reduced: std::env::var("CODELOOP_SANDBOX").is_ok_and(|v| v.trim() == "reduced"),
+            ..SandboxOptions::default()
+        };
+        if let Ok(without) = std::env::var("CODELOOP_SANDBOX_WITHOUT") {
+            for name in without.split(',').map(str::trim) {
+                if name == "native" {
+                    options.native_namespaces = false;
+                } else if let Ok(layer) = name.parse::<Layer>() {
+                    options.leave_out(layer);
+                }
+            }
+        }
+        options
+    }
+
+    /// Leave `layer` out (once).
+    pub fn leave_out(&mut self, layer: Layer) {
+        if !self.without.contains(&layer) {
+            self.without.push(layer);
+        }
+    }
+
+    /// Whether `layer` is to be used where the machine gives it.
+    pub fn wants(&self, layer: Layer) -> bool {
+        !self.without.contains(&layer)
     }
 }
 
@@ -121,37 +160,12 @@ pub(crate) const SYSTEM_READ_DIRS: &[&str] =
     &["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc"];
 
 impl Sandbox {
-    /// Probe once per process (later calls return the cached result).
-    ///
-    /// `CODELOOP_SANDBOX_WITHOUT` (comma-separated: namespaces, landlock,
-    /// seccomp) leaves layers out, to diagnose a machine; they are then
-    /// reported inactive like any other missing layer.
-    pub fn probe() -> Sandbox {
-        static CELL: OnceLock<Sandbox> = OnceLock::new();
-        CELL.get_or_init(|| {
-            let mut options = SandboxOptions::default();
-            if let Ok(without) = std::env::var("CODELOOP_SANDBOX_WITHOUT") {
-                for layer in without.split(',').map(str::trim) {
-                    match layer {
-                        "namespaces" => options.namespaces = false,
-                        "landlock" => options.landlock = false,
-                        "seccomp" => options.seccomp = false,
-                        "native" => options.native_namespaces = false,
-                        _ => {}
-                    }
-                }
-            }
-            options.allow_reduced = super::mode::reduced_sandbox_chosen();
-            Sandbox::probe_with(&options)
-        })
-        .clone()
-    }
-
-    /// Probe afresh with the given options (not cached).
-    pub fn probe_with(options: &SandboxOptions) -> Sandbox {
-        // Runs without a pid namespace share codeloop's uid: its /proc
-        // entries (the environment, with API keys) must stay out of reach.
-        super::sys::forbid_same_uid_inspection();
+    /// Find out what this machine gives with these options: the
+    /// interpreter, the helper and each layer. It tries the helper's
+    /// namespaces with a real (harmless) run, and changes nothing else:
+    /// probe once and keep the result (cloning is cheap enough, and
+    /// `Arc<Sandbox>` works as well).
+    pub fn probe(options: &SandboxOptions) -> Sandbox {
         let (interpreter, interp, interpreter_problem) = match resolve_interpreter(options) {
             Ok((path, info)) => (path, info, None),
             Err(problem) => (PathBuf::new(), InterpreterInfo::default(), Some(problem)),
@@ -163,9 +177,7 @@ impl Sandbox {
         let mut sandbox = Sandbox {
             interpreter,
             interpreter_problem,
-            interpreter_chosen: options.interpreter.is_some()
-                || super::packages::chosen_interpreter().is_some()
-                || std::env::var_os("CODELOOP_PYTHON").is_some_and(|p| !p.is_empty()),
+            interpreter_chosen: options.interpreter.is_some(),
             interp,
             helper: helper.as_ref().ok().cloned(),
             namespaces: Namespaces::Missing,
@@ -173,20 +185,18 @@ impl Sandbox {
             is_root,
             drop_uid: false,
             landlock_abi,
-            use_landlock: options.landlock && landlock_abi > 0 && helper.is_ok(),
-            use_seccomp: options.seccomp && seccomp_ok && helper.is_ok(),
+            use_landlock: options.wants(Layer::Landlock) && landlock_abi > 0 && helper.is_ok(),
+            use_seccomp: options.wants(Layer::Seccomp) && seccomp_ok && helper.is_ok(),
             layers: Vec::new(),
-            import_policy: options
-                .import_policy
-                .clone()
-                .unwrap_or_else(super::policy::chosen_import_policy),
+            import_policy: options.import_policy.clone(),
         };
-        let native = if options.namespaces && options.native_namespaces && helper.is_ok() {
+        let wants_namespaces = options.wants(Layer::Namespaces);
+        let native = if wants_namespaces && options.native_namespaces && helper.is_ok() {
             Some(sandbox.native_namespaces_work())
         } else {
             None
         };
-        let bwrap = if options.namespaces && !matches!(native, Some(Ok(()))) {
+        let bwrap = if wants_namespaces && !matches!(native, Some(Ok(()))) {
             find_on_path("bwrap").map(|b| {
                 let test = sandbox.bwrap_works(&b);
                 (b, test)
@@ -273,11 +283,6 @@ impl Sandbox {
                 .to_string()),
             Err(e) => Err(e),
         }
-    }
-
-    /// The import policy chosen for this process (`choose_import_policy`).
-    pub fn chosen_import_policy() -> super::ImportPolicy {
-        super::policy::chosen_import_policy()
     }
 
     /// The import policy runs hold to.
@@ -427,21 +432,14 @@ impl Sandbox {
     }
 }
 
-/// The interpreter: $CODELOOP_PYTHON, or the `python3` on PATH asked for its
+/// The interpreter: the one chosen, or the `python3` on PATH asked for its
 /// real `sys.executable` (the one on PATH may be a slow shim).
 fn resolve_interpreter(options: &SandboxOptions) -> Result<(PathBuf, InterpreterInfo), String> {
-    let candidate = match options
-        .interpreter
-        .clone()
-        .or_else(super::packages::chosen_interpreter)
-    {
+    let candidate = match options.interpreter.clone() {
         Some(p) => p,
-        None => match std::env::var_os("CODELOOP_PYTHON") {
-            Some(p) if !p.is_empty() => PathBuf::from(p),
-            _ => find_on_path("python3").ok_or_else(|| {
-                "no python3 on PATH: install python3 or set CODELOOP_PYTHON".to_string()
-            })?,
-        },
+        None => find_on_path("python3").ok_or_else(|| {
+            "no python3 on PATH: install python3 or set CODELOOP_PYTHON".to_string()
+        })?,
     };
     const SCRIPT: &str = "import sys, json\nprint(json.dumps({'executable': sys.executable, 'version': '%d.%d.%d' % sys.version_info[:3], 'paths': [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix] + sys.path}))";
     let mut cmd = Command::new(&candidate);
@@ -517,9 +515,6 @@ fn find_helper(explicit: Option<&Path>) -> Result<PathBuf, String> {
     let mut candidates: Vec<PathBuf> = Vec::new();
     if let Some(p) = explicit {
         candidates.push(p.to_path_buf());
-    }
-    if let Some(p) = std::env::var_os("CODELOOP_SANDBOX_HELPER") {
-        candidates.push(PathBuf::from(p));
     }
     if let Ok(exe) = std::env::current_exe() {
         let name = format!("codeloop{}", std::env::consts::EXE_SUFFIX);
