@@ -28,7 +28,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::mpsc;
 
-use super::plan::next_run_uid;
+use super::layers::uid::next_run_uid;
 use super::run::{chown_tree, classify, prepare_workdir};
 use super::{Captured, ExecError, LimitHit, Limits, Outcome, RunSpec, Sandbox};
 
@@ -146,7 +146,7 @@ struct Setup {
     private_shm: bool,
     prelude: Option<&'static str>,
     /// Each job's nested Landlock domain (`None`: no Landlock here).
-    ruleset: Option<super::landlock::RulesetSpec>,
+    ruleset: Option<super::layers::landlock::RulesetSpec>,
 }
 
 impl Sandbox {
@@ -184,7 +184,7 @@ impl Sandbox {
         };
         let jobdir = jobs.join("job");
         let out = root.join("_out").display().to_string();
-        let run_uid = self.drop_uid.then(next_run_uid);
+        let run_uid = self.drop_uid().then(next_run_uid);
         let kill_all = self.has_namespaces() || run_uid.is_some();
         let mut files = vec![(SERVER_FILE.to_string(), SERVER_SOURCE.to_string())];
         if let Some(p) = prelude {
@@ -205,7 +205,7 @@ impl Sandbox {
             kill_all,
             private_shm: self.has_namespaces(),
             prelude: prelude.map(|p| p.file),
-            ruleset: super::landlock::job_ruleset(
+            ruleset: super::layers::landlock::job_ruleset(
                 self.landlock_abi,
                 &jobdir,
                 self.has_namespaces(),
@@ -277,7 +277,7 @@ impl Sandbox {
         };
         match ready {
             Some(r) if r.ready => {
-                if self.use_landlock && !r.confined {
+                if self.uses(super::Layer::Landlock) && !r.confined {
                     return Err(ExecError::Sandbox(
                         "the fork server cannot confine its jobs with Landlock".into(),
                     ));

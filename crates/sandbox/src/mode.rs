@@ -65,7 +65,7 @@ impl Sandbox {
     }
 
     pub fn refuse_unless_allowed(&self) -> Result<(), ExecError> {
-        if self.is_root && !self.drop_uid {
+        if self.is_root && !self.drop_uid() {
             return Err(ExecError::Refused(
                 "codeloop runs as root without namespaces and the interpreter is not readable by other users, so runs would stay root: refused. Set CODELOOP_PYTHON to a system interpreter such as /usr/bin/python3, or give codeloop the namespaces `codeloop doctor` asks for.".into(),
             ));

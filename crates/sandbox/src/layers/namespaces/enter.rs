@@ -21,8 +21,8 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::sys::{self, Forked};
-use super::usage::{REPORT_LEN, Usage, of as usage_of, parse_report, report};
+use crate::sys::{self, Forked};
+use crate::usage::{REPORT_LEN, Usage, of as usage_of, parse_report, report};
 
 /// What the helper builds before the program starts.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -139,9 +139,9 @@ pub fn enter(workdir: &Path, plan: &NamespacePlan, report_fd: Option<i32>) -> Re
                 .collect();
             if plan.collect_images {
                 names.extend(
-                    super::images::image_names(workdir)
+                    crate::images::image_names(workdir)
                         .into_iter()
-                        .map(|n| (n, super::images::IMAGE_CAP)),
+                        .map(|n| (n, crate::images::IMAGE_CAP)),
                 );
             }
             copy_out(&host_dir, workdir, &names);
@@ -333,7 +333,7 @@ fn build_root(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
             "mode=0755,size={},nr_inodes={}",
             plan.disk_bytes.max(1 << 20),
             // Its root, work, tmp and shm, and the files copied in.
-            plan.max_files.saturating_add(super::OWN_ENTRIES)
+            plan.max_files.saturating_add(crate::OWN_ENTRIES)
         )),
     )?;
     let work = disk.join("work");
