@@ -1,5 +1,8 @@
 //! The sandbox's layers, one file each, all registered in `layers!` below.
 //!
+//! A new layer is `layers/NAME.rs` with a unit struct implementing
+//! [`LayerImpl`], plus one line in `layers!`.
+//!
 //! A layer is one implementation of [`LayerImpl`]: it is probed once, with
 //! the options, when `Sandbox::probe` runs (`probe`: what this machine
 //! gives, found without side effects); it says what it does or why it is
@@ -11,13 +14,6 @@
 //!
 //! The registry's order is the order of the reports (and of a run's
 //! `layers`), of the probes, and of the steps within a stage.
-
-mod hygiene;
-pub(crate) mod landlock;
-pub(crate) mod namespaces;
-pub(crate) mod rlimits;
-pub(crate) mod seccomp;
-pub(crate) mod uid;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -114,13 +110,18 @@ pub struct LayerReport {
     pub advice: Option<String>,
 }
 
-/// The registry: one line per layer, `Variant => implementation, "name"`.
-/// It makes the `Layer` enum, its names and its implementations.
+/// The registry: one line per layer, `Variant in module;`. The module is
+/// `layers/module.rs` (or `layers/module/mod.rs`), its `LayerImpl` the unit
+/// struct `module::Variant`, and its name the module's (the variant is
+/// that name in CamelCase). It declares the modules and makes the `Layer`
+/// enum, its names and its implementations.
 macro_rules! layers {
-    ($($(#[$doc:meta])* $variant:ident => $imp:expr, $name:literal;)+) => {
+    ($($(#[$doc:meta])* $variant:ident in $module:ident;)+) => {
+        $(pub(crate) mod $module;)+
+
         /// One isolation layer (see `layers/`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-        #[serde(rename_all = "lowercase")]
+        #[serde(rename_all = "snake_case")]
         pub enum Layer {
             $($(#[$doc])* $variant,)+
         }
@@ -132,13 +133,13 @@ macro_rules! layers {
             /// Its short name.
             pub fn name(self) -> &'static str {
                 match self {
-                    $(Layer::$variant => $name,)+
+                    $(Layer::$variant => stringify!($module),)+
                 }
             }
 
             pub(crate) fn imp(self) -> &'static dyn LayerImpl {
                 match self {
-                    $(Layer::$variant => &$imp,)+
+                    $(Layer::$variant => &$module::$variant,)+
                 }
             }
         }
@@ -148,17 +149,17 @@ macro_rules! layers {
 layers! {
     /// A fresh working directory, a cleared environment, the process group
     /// killed as a whole, output and disk watched.
-    Hygiene => hygiene::Hygiene, "hygiene";
+    Hygiene in hygiene;
     /// CPU, memory, file size, open files, processes.
-    Rlimits => rlimits::Rlimits, "rlimits";
+    Rlimits in rlimits;
     /// An unprivileged uid of the run's own when codeloop is root.
-    Uid => uid::Uid, "uid";
+    Uid in uid;
     /// Files read-only outside the working directory; TCP, signals.
-    Landlock => landlock::Landlock, "landlock";
+    Landlock in landlock;
     /// System calls a program never needs.
-    Seccomp => seccomp::Seccomp, "seccomp";
+    Seccomp in seccomp;
     /// Mount, pid, net, ipc, uts (and user) namespaces: a root of its own.
-    Namespaces => namespaces::Namespaces, "namespaces";
+    Namespaces in namespaces;
 }
 
 impl Layer {
@@ -215,7 +216,10 @@ impl Sandbox {
         }
         self.layers = Layer::ALL
             .iter()
-            .map(|layer| layer.imp().report(self))
+            .map(|layer| LayerReport {
+                name: layer.name().into(),
+                ..layer.imp().report(self)
+            })
             .collect();
     }
 
