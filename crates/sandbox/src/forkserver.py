@@ -40,8 +40,8 @@ GUARD = None
 if os.path.exists("_codeloop_guard.py"):
     with open("_codeloop_guard.py", "rb") as _f:
         GUARD = compile(_f.read(), "<codeloop import guard>", "exec")
+PRCTL = SETUP["prctl"]
 libc = ctypes.CDLL(None, use_errno=True)
-LANDLOCK_RULE_PATH_BENEATH = 1
 
 
 class RulesetAttr(ctypes.Structure):
@@ -68,7 +68,7 @@ def confine():
         except OSError:
             continue
         rule = PathBeneath(access, pfd)
-        libc.syscall(add_rule, fd, LANDLOCK_RULE_PATH_BENEATH, ctypes.byref(rule), 0)
+        libc.syscall(add_rule, fd, RULESET["rule_type"], ctypes.byref(rule), 0)
         os.close(pfd)
     if libc.syscall(restrict, fd, 0) != 0:
         return "landlock_restrict_self failed"
@@ -465,9 +465,9 @@ def next_job():
 
 def main():
     # Same-uid children must not reach this process through /proc.
-    libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    libc.prctl(PRCTL["set_dumpable"], 0, 0, 0, 0)
     # Orphans of a job come back here, to be found and killed after it.
-    libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER = 36
+    libc.prctl(PRCTL["set_child_subreaper"], 1, 0, 0, 0)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     os.makedirs(JOBS, exist_ok=True)
     os.makedirs(OUT, exist_ok=True)

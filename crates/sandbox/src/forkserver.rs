@@ -147,6 +147,15 @@ struct Setup {
     prelude: Option<&'static str>,
     /// Each job's nested Landlock domain (`None`: no Landlock here).
     ruleset: Option<super::layers::landlock::RulesetSpec>,
+    /// The prctl options the server sets on itself: no same-uid access to
+    /// its /proc entries, and orphans of a job reparented to it.
+    prctl: Prctl,
+}
+
+#[derive(Serialize)]
+struct Prctl {
+    set_dumpable: i32,
+    set_child_subreaper: i32,
 }
 
 impl Sandbox {
@@ -210,6 +219,10 @@ impl Sandbox {
                 &jobdir,
                 self.has_namespaces(),
             ),
+            prctl: Prctl {
+                set_dumpable: libc::PR_SET_DUMPABLE,
+                set_child_subreaper: libc::PR_SET_CHILD_SUBREAPER,
+            },
         };
         let args = vec![
             serde_json::to_string(&setup)

@@ -240,7 +240,12 @@ pub(crate) struct RulesetSpec {
     pub rules: Vec<(PathBuf, u64)>,
     /// The system call numbers: create_ruleset, add_rule, restrict_self.
     pub syscalls: [i64; 3],
+    /// The rule type of each rule: `LANDLOCK_RULE_PATH_BENEATH`.
+    pub rule_type: u32,
 }
+
+/// `enum landlock_rule_type`'s path rule (linux/landlock.h).
+const LANDLOCK_RULE_PATH_BENEATH: u32 = 1;
 
 /// A fork server job's nested domain: writes only beneath `jobdir`, to
 /// /dev/null, and to /dev/shm where it is the sandbox's own (wiped after
@@ -279,6 +284,7 @@ pub(crate) fn job_ruleset(abi: i32, jobdir: &Path, private_shm: bool) -> Option<
             libc::SYS_landlock_add_rule,
             libc::SYS_landlock_restrict_self,
         ],
+        rule_type: LANDLOCK_RULE_PATH_BENEATH,
     })
 }
 
@@ -320,6 +326,7 @@ mod tests {
             }
             assert_eq!(spec.rules, rules);
             assert_eq!(spec.syscalls, [444, 445, 446]);
+            assert_eq!(spec.rule_type, 1);
         }
     }
 }
