@@ -160,10 +160,10 @@ async fn bench() {
     let helper = PathBuf::from(env!("CARGO_BIN_EXE_codeloop"));
     let options = SandboxOptions {
         helper: Some(helper.clone()),
-        ..SandboxOptions::default()
+        ..SandboxOptions::from_env()
     };
     let started = Instant::now();
-    let sandbox = Sandbox::probe_with(&options);
+    let sandbox = Sandbox::probe(&options);
     let probe_time = started.elapsed();
     let cores = std::thread::available_parallelism()
         .map(|n| n.get())
@@ -253,12 +253,11 @@ async fn trivial_runs(sandbox: &Sandbox, options: &SandboxOptions, python: &Path
     );
     // Root without namespaces must not run code as root: it needs an
     // interpreter its run uid can read (pyenv's under /root is not).
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = codeloop::exec::is_root();
     let system_python = Some(PathBuf::from("/usr/bin/python3")).filter(|p| root && p.exists());
-    let no_ns = Sandbox::probe_with(&SandboxOptions {
+    let no_ns = Sandbox::probe(&SandboxOptions {
         allow_reduced: true,
-        namespaces: false,
+        without: vec![codeloop::exec::Layer::Namespaces],
         interpreter: system_python.or_else(|| options.interpreter.clone()),
         ..options.clone()
     });
@@ -270,10 +269,12 @@ async fn trivial_runs(sandbox: &Sandbox, options: &SandboxOptions, python: &Path
         ),
         time_runs(&no_ns, runs, true).await,
     );
-    let ns_only = Sandbox::probe_with(&SandboxOptions {
+    let ns_only = Sandbox::probe(&SandboxOptions {
         allow_reduced: true,
-        landlock: false,
-        seccomp: false,
+        without: vec![
+            codeloop::exec::Layer::Landlock,
+            codeloop::exec::Layer::Seccomp,
+        ],
         ..options.clone()
     });
     report(

@@ -339,9 +339,10 @@ fn startup_binary_in_tmux() {
 }
 
 async fn flood() {
-    let sandbox = tokio::task::spawn_blocking(Sandbox::probe)
-        .await
-        .expect("probe");
+    let sandbox =
+        tokio::task::spawn_blocking(|| Sandbox::probe(&codeloop::exec::SandboxOptions::from_env()))
+            .await
+            .expect("probe");
     if let Some(p) = sandbox.interpreter_problem() {
         println!("flood: skipped ({p})");
         return;

@@ -25,6 +25,12 @@ pub struct Config {
     /// Where sessions, the cache and logs live. Not read from the file's
     /// `[paths]` unless set there; defaults come from `directories`.
     pub paths: Paths,
+    /// What every sandbox of this process is probed with: never in the
+    /// file; `main` sets it from the environment
+    /// (`SandboxOptions::from_env`), then `--sandbox` or `[run] sandbox`,
+    /// the interpreter chosen and `[imports]`.
+    #[serde(skip)]
+    pub sandbox: crate::exec::SandboxOptions,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -118,15 +118,16 @@ fn main() -> ExitCode {
     if let Some(graphics) = &cli.graphics {
         config.ui.graphics = graphics.clone();
     }
-    // The sandbox mode: --sandbox, else the config (and CODELOOP_SANDBOX).
-    codeloop::exec::choose_reduced_sandbox(
-        cli.sandbox
-            .as_deref()
-            .unwrap_or(config.run.sandbox.as_str())
-            == "reduced",
-    );
-    // The interpreter (--python, the profile's, [run] interpreter) and the
-    // import policy, before the first sandbox probe.
+    // What every sandbox probe of this process takes: the environment's
+    // choices, then the mode (--sandbox, else the config and
+    // CODELOOP_SANDBOX), the interpreter (--python, the profile's, [run]
+    // interpreter; over CODELOOP_PYTHON) and the import policy.
+    config.sandbox = codeloop::exec::SandboxOptions::from_env();
+    config.sandbox.allow_reduced = cli
+        .sandbox
+        .as_deref()
+        .unwrap_or(config.run.sandbox.as_str())
+        == "reduced";
     let (profile, model_name) = match &cli.command {
         Some(Cmd::Run(a)) => (a.model.profile.clone(), a.model.model.clone()),
         Some(Cmd::Resume(a)) => (a.model.profile.clone(), a.model.model.clone()),
@@ -145,9 +146,9 @@ fn main() -> ExitCode {
             );
             return ExitCode::from(2);
         }
-        codeloop::exec::choose_interpreter(python);
+        config.sandbox.interpreter = Some(python);
     }
-    codeloop::exec::choose_import_policy(config.imports.policy());
+    config.sandbox.import_policy = config.imports.policy();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

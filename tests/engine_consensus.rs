@@ -39,7 +39,7 @@ async fn finish(replies: Vec<ScriptedReply>, candidates: u32) -> (State, FinalRe
         task: "the total length of a list of words".into(),
         inputs: vec![],
         model: Arc::new(model),
-        sandbox: Arc::new(Sandbox::probe()),
+        sandbox: Arc::new(Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())),
         options: EngineOptions {
             candidates,
             ..EngineOptions::default()

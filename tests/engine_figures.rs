@@ -39,7 +39,7 @@ async fn records(replies: Vec<ScriptedReply>, options: EngineOptions) -> Vec<Rec
             replies,
             Pacing::instant(),
         )),
-        sandbox: Arc::new(Sandbox::probe()),
+        sandbox: Arc::new(Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())),
         options,
         session_dir: dir.path().join("session"),
         prompt_overrides: None,

@@ -49,7 +49,7 @@ fn start(replies: Vec<ScriptedReply>, options: EngineOptions) -> Session {
         task: "a test task".into(),
         inputs: vec![],
         model: Arc::new(model),
-        sandbox: Arc::new(Sandbox::probe()),
+        sandbox: Arc::new(Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())),
         options,
         session_dir: dir.path().join("session"),
         prompt_overrides: None,

@@ -61,7 +61,7 @@ async fn run_with(
         task: "double a number".into(),
         inputs: vec![],
         model: Arc::new(OpenAiClient::new(o).unwrap()),
-        sandbox: Arc::new(Sandbox::probe()),
+        sandbox: Arc::new(Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())),
         options: EngineOptions {
             step_mode,
             ..EngineOptions::default()
@@ -359,7 +359,7 @@ async fn an_edited_plan_prompt_holds_for_the_plan_asked_again() {
         task: "double a number".into(),
         inputs: vec![],
         model: Arc::new(OpenAiClient::new(o).unwrap()),
-        sandbox: Arc::new(Sandbox::probe()),
+        sandbox: Arc::new(Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())),
         options: EngineOptions {
             step_mode: true,
             ..EngineOptions::default()

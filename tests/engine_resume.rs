@@ -57,7 +57,7 @@ fn start(dir: &Path, replies: Vec<ScriptedReply>, options: EngineOptions) -> Eng
         task: "the mean of a list".into(),
         inputs: vec![],
         model: model(replies),
-        sandbox: Arc::new(Sandbox::probe()),
+        sandbox: Arc::new(Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())),
         options,
         session_dir: dir.to_path_buf(),
         prompt_overrides: None,
@@ -73,7 +73,7 @@ fn with(
 ) -> ContinueSetup {
     ContinueSetup {
         model: model(replies),
-        sandbox: Arc::new(Sandbox::probe()),
+        sandbox: Arc::new(Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())),
         options,
         prompt_overrides: None,
         commands,

@@ -76,7 +76,7 @@ async fn finish(
         task: "the total length of a list of words".into(),
         inputs: vec![],
         model: Arc::new(model),
-        sandbox: Arc::new(Sandbox::probe()),
+        sandbox: Arc::new(Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())),
         options,
         session_dir: dir.path().join("session"),
         prompt_overrides: None,

@@ -38,7 +38,7 @@ async fn finish(
         task: task.into(),
         inputs: vec![],
         model: Arc::new(model),
-        sandbox: Arc::new(Sandbox::probe()),
+        sandbox: Arc::new(Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())),
         options,
         session_dir: dir.path().join("session"),
         prompt_overrides: None,

@@ -36,7 +36,7 @@ async fn an_edit_made_while_paused_before_a_run_runs_after_one_approval() {
         task: "the mean".into(),
         inputs: vec![],
         model: Arc::new(model),
-        sandbox: Arc::new(Sandbox::probe()),
+        sandbox: Arc::new(Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())),
         options: EngineOptions {
             step_mode: true,
             ..EngineOptions::default()

@@ -137,7 +137,7 @@ async fn verdicts(completions: &[(&str, &str)], fork_server: bool) -> Vec<(Strin
         ..EvalOptions::default()
     };
     let results = eval::evaluate(
-        &Sandbox::probe(),
+        &Sandbox::probe(&codeloop::exec::SandboxOptions::from_env()),
         &[problem()],
         &samples,
         &options,
@@ -320,7 +320,7 @@ async fn custom_eq_verdicts(
         ..EvalOptions::default()
     };
     let results = eval::evaluate(
-        &Sandbox::probe(),
+        &Sandbox::probe(&codeloop::exec::SandboxOptions::from_env()),
         &custom_eq_problems(),
         &samples,
         &options,
@@ -373,7 +373,9 @@ async fn forged_samples_fail_in_fresh_interpreters() {
 /// module pass.
 #[test]
 fn the_module_watch_names_a_changed_module_with_and_without_ctypes() {
-    let python = Sandbox::probe().interpreter.clone();
+    let python = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())
+        .interpreter
+        .clone();
     let script = r#"
 import ast, ctypes, sys
 source = sys.stdin.read()
@@ -534,7 +536,7 @@ async fn check_forgery_verdicts(
         ..EvalOptions::default()
     };
     let results = eval::evaluate(
-        &Sandbox::probe(),
+        &Sandbox::probe(&codeloop::exec::SandboxOptions::from_env()),
         &forgery_problems(),
         &samples,
         &options,

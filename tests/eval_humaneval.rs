@@ -55,7 +55,7 @@ async fn evaluate(fork_server: bool) -> Vec<(bool, String)> {
         ..EvalOptions::default()
     };
     let results = eval::evaluate(
-        &Sandbox::probe(),
+        &Sandbox::probe(&codeloop::exec::SandboxOptions::from_env()),
         &problems,
         &samples,
         &options,

@@ -40,7 +40,7 @@ fn sandbox(mode: Mode) -> Option<Sandbox> {
             ..SandboxOptions::default()
         },
         Mode::Reduced => SandboxOptions {
-            namespaces: false,
+            without: vec![codeloop::exec::Layer::Namespaces],
             allow_reduced: true,
             // Root without namespaces needs an interpreter its run uid can
             // read (refused otherwise: see below).
@@ -48,7 +48,7 @@ fn sandbox(mode: Mode) -> Option<Sandbox> {
             ..SandboxOptions::default()
         },
     };
-    let s = Sandbox::probe_with(&options);
+    let s = Sandbox::probe(&options);
     let ns = s
         .layer_reports()
         .iter()
@@ -332,8 +332,8 @@ if __name__ == '__main__':
 
 #[tokio::test]
 async fn the_reduced_sandbox_is_refused_unless_chosen() {
-    let s = Sandbox::probe_with(&SandboxOptions {
-        namespaces: false,
+    let s = Sandbox::probe(&SandboxOptions {
+        without: vec![codeloop::exec::Layer::Namespaces],
         allow_reduced: false,
         interpreter: system_python_for_root(),
         ..SandboxOptions::default()
@@ -363,8 +363,8 @@ async fn root_without_namespaces_never_runs_code_as_root() {
     // An interpreter other uids cannot reach (as pyenv's under /root).
     let private = dir.path().join("python3");
     std::os::unix::fs::symlink(std::fs::canonicalize(system).unwrap(), &private).unwrap();
-    let s = Sandbox::probe_with(&SandboxOptions {
-        namespaces: false,
+    let s = Sandbox::probe(&SandboxOptions {
+        without: vec![codeloop::exec::Layer::Namespaces],
         allow_reduced: true,
         interpreter: Some(private),
         ..SandboxOptions::default()

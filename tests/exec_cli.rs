@@ -159,7 +159,7 @@ fn doctor_without_a_layer_says_which_probes_then_escape() {
     );
     let out = codeloop(&["doctor", "--without", "everything"], dir.path());
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("only namespaces, landlock and seccomp"));
+    assert!(text(&out.stderr).contains("only landlock, seccomp and namespaces"));
 }
 
 #[test]

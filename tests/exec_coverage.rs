@@ -18,7 +18,7 @@ async fn failure(node: &str, code: &str, tests: &str) -> Location {
     let tests = vec![(harness::tests_file_name(node), tests.to_string())];
     let spec = harness::test_run(&[module], node, &tests, Limits::default());
     let files = spec.files.clone();
-    let outcome = Sandbox::probe()
+    let outcome = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())
         .run(spec, None, CancellationToken::new())
         .await
         .unwrap();

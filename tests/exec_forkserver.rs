@@ -22,7 +22,7 @@ fn job(code: &str) -> RunSpec {
 
 #[tokio::test]
 async fn jobs_run_in_fresh_directories_and_leave_nothing_for_the_next() {
-    let sandbox = Sandbox::probe();
+    let sandbox = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env());
     let mut server = sandbox.fork_server(Limits::default()).await.unwrap();
     let mut first = job(
         "import os, sys, json\njson.loads('1')\njson.MARK = 1\nopen('left.txt', 'w').write('x')\nprint(sorted(os.listdir('.')), sys.argv[1:])\nopen('report.json', 'w').write('{}')\n",
@@ -47,7 +47,7 @@ async fn jobs_run_in_fresh_directories_and_leave_nothing_for_the_next() {
 
 #[tokio::test]
 async fn a_failing_job_gives_its_traceback_and_exit_code() {
-    let mut server = Sandbox::probe()
+    let mut server = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())
         .fork_server(Limits::default())
         .await
         .unwrap();
@@ -68,7 +68,7 @@ async fn a_failing_job_gives_its_traceback_and_exit_code() {
 
 #[tokio::test]
 async fn a_timeout_ends_the_job_and_its_leftovers_but_not_the_server() {
-    let mut server = Sandbox::probe()
+    let mut server = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())
         .fork_server(Limits::default())
         .await
         .unwrap();
@@ -91,7 +91,7 @@ async fn a_timeout_ends_the_job_and_its_leftovers_but_not_the_server() {
 
 #[tokio::test]
 async fn a_job_cannot_signal_the_server_nor_write_outside_its_directory() {
-    let mut server = Sandbox::probe()
+    let mut server = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())
         .fork_server(Limits::default())
         .await
         .unwrap();
@@ -113,7 +113,7 @@ async fn a_job_cannot_signal_the_server_nor_write_outside_its_directory() {
 
 #[tokio::test]
 async fn memory_and_cpu_limits_hold_per_job() {
-    let mut server = Sandbox::probe()
+    let mut server = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())
         .fork_server(Limits::default())
         .await
         .unwrap();
@@ -135,7 +135,7 @@ async fn memory_and_cpu_limits_hold_per_job() {
 
 #[tokio::test]
 async fn filling_the_disk_meets_the_quota_per_job() {
-    let mut server = Sandbox::probe()
+    let mut server = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())
         .fork_server(Limits::default())
         .await
         .unwrap();
@@ -151,7 +151,7 @@ async fn filling_the_disk_meets_the_quota_per_job() {
 /// stops a flood of them (the poll counts the job's directory).
 #[tokio::test]
 async fn a_flood_of_empty_files_meets_the_file_limit_per_job() {
-    let mut server = Sandbox::probe()
+    let mut server = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())
         .fork_server(Limits::default())
         .await
         .unwrap();
@@ -171,9 +171,9 @@ async fn a_flood_of_empty_files_meets_the_file_limit_per_job() {
 
 #[tokio::test]
 async fn without_namespaces_jobs_stay_confined_and_the_hosts_dev_shm_is_left_alone() {
-    let sandbox = Sandbox::probe_with(&codeloop::exec::SandboxOptions {
+    let sandbox = Sandbox::probe(&codeloop::exec::SandboxOptions {
         allow_reduced: true,
-        namespaces: false,
+        without: vec![codeloop::exec::Layer::Namespaces],
         // Root without namespaces needs an interpreter other uids can read.
         interpreter: Some("/usr/bin/python3".into()).filter(|p: &std::path::PathBuf| p.exists()),
         ..Default::default()
@@ -205,7 +205,7 @@ async fn without_namespaces_jobs_stay_confined_and_the_hosts_dev_shm_is_left_alo
 
 #[tokio::test]
 async fn queued_jobs_run_in_order_and_none_sees_what_the_one_before_left() {
-    let mut server = Sandbox::probe()
+    let mut server = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())
         .fork_server(Limits::default())
         .await
         .unwrap();

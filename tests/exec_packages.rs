@@ -29,7 +29,7 @@ fn spec(code: &str) -> RunSpec {
 /// A venv of the real interpreter, without pip, with a package of our own
 /// written into its site-packages (no network).
 fn venv_with_tinypkg(dir: &Path) -> PathBuf {
-    let real = Sandbox::probe().interpreter;
+    let real = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env()).interpreter;
     let venv = dir.join("venv");
     let ok = Command::new(&real)
         .args(["-m", "venv", "--without-pip"])
@@ -72,7 +72,7 @@ fn world_readable_tempdir() -> tempfile::TempDir {
 async fn a_venvs_own_package_is_importable_in_the_sandbox_and_read_only() {
     let dir = world_readable_tempdir();
     let python = venv_with_tinypkg(dir.path());
-    let sandbox = Sandbox::probe_with(&SandboxOptions {
+    let sandbox = Sandbox::probe(&SandboxOptions {
         interpreter: Some(python.clone()),
         ..Default::default()
     });
@@ -162,7 +162,7 @@ async fn a_real_package_from_the_registry_runs_in_the_sandbox() {
         );
         return;
     };
-    let sandbox = Sandbox::probe_with(&SandboxOptions {
+    let sandbox = Sandbox::probe(&SandboxOptions {
         interpreter: Some(PathBuf::from(python)),
         ..Default::default()
     });
@@ -266,15 +266,16 @@ async fn refused_in(sandbox: &Sandbox) {
 
 #[tokio::test]
 async fn an_enforced_policy_refuses_a_blocked_import_in_the_full_sandbox() {
-    let sandbox = Sandbox::probe().with_import_policy(enforced());
+    let sandbox =
+        Sandbox::probe(&codeloop::exec::SandboxOptions::from_env()).with_import_policy(enforced());
     refused_in(&sandbox).await;
 }
 
 #[tokio::test]
 async fn an_enforced_policy_refuses_a_blocked_import_under_bubblewrap() {
-    let sandbox = Sandbox::probe_with(&SandboxOptions {
+    let sandbox = Sandbox::probe(&SandboxOptions {
         native_namespaces: false,
-        import_policy: Some(enforced()),
+        import_policy: enforced(),
         ..Default::default()
     });
     if !sandbox.active_layers().contains(&"namespaces".to_string()) {
@@ -286,11 +287,11 @@ async fn an_enforced_policy_refuses_a_blocked_import_under_bubblewrap() {
 
 #[tokio::test]
 async fn an_enforced_policy_refuses_a_blocked_import_in_the_reduced_sandbox() {
-    let sandbox = Sandbox::probe_with(&SandboxOptions {
+    let sandbox = Sandbox::probe(&SandboxOptions {
         allow_reduced: true,
-        namespaces: false,
+        without: vec![codeloop::exec::Layer::Namespaces],
         interpreter: Some("/usr/bin/python3".into()).filter(|p: &PathBuf| p.exists()),
-        import_policy: Some(enforced()),
+        import_policy: enforced(),
         ..Default::default()
     });
     assert!(!sandbox.active_layers().contains(&"namespaces".to_string()));
@@ -299,7 +300,8 @@ async fn an_enforced_policy_refuses_a_blocked_import_in_the_reduced_sandbox() {
 
 #[tokio::test]
 async fn an_enforced_policy_refuses_a_blocked_import_in_a_fork_servers_jobs() {
-    let sandbox = Sandbox::probe().with_import_policy(enforced());
+    let sandbox =
+        Sandbox::probe(&codeloop::exec::SandboxOptions::from_env()).with_import_policy(enforced());
     let mut server = sandbox.fork_server(Limits::default()).await.unwrap();
     for _ in 0..2 {
         let o = server.run(&spec(TRIES)).await.unwrap();
@@ -315,7 +317,7 @@ async fn an_enforced_policy_refuses_a_blocked_import_in_a_fork_servers_jobs() {
 
 #[tokio::test]
 async fn an_advisory_policy_lets_the_import_through() {
-    let sandbox = Sandbox::probe();
+    let sandbox = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env());
     assert!(!sandbox.import_policy().enforce);
     let o = sandbox
         .run(
@@ -337,7 +339,7 @@ async fn the_static_check_names_a_blocked_import_as_a_note_or_a_failure() {
         defines: vec!["f".into()],
         foreign: Default::default(),
     };
-    let sandbox = Sandbox::probe();
+    let sandbox = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env());
     for (policy, kind) in [(ImportPolicy::default(), "risky"), (enforced(), "blocked")] {
         let o = sandbox
             .run(
@@ -398,14 +400,14 @@ async fn images_come_back_from(sandbox: &Sandbox) {
 
 #[tokio::test]
 async fn a_picture_the_program_writes_comes_back_in_the_full_sandbox() {
-    images_come_back_from(&Sandbox::probe()).await;
+    images_come_back_from(&Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())).await;
 }
 
 #[tokio::test]
 async fn a_picture_the_program_writes_comes_back_in_the_reduced_sandbox() {
-    let sandbox = Sandbox::probe_with(&SandboxOptions {
+    let sandbox = Sandbox::probe(&SandboxOptions {
         allow_reduced: true,
-        namespaces: false,
+        without: vec![codeloop::exec::Layer::Namespaces],
         interpreter: Some("/usr/bin/python3".into()).filter(|p: &PathBuf| p.exists()),
         ..Default::default()
     });

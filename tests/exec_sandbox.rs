@@ -33,7 +33,7 @@ fn spec(code: &str) -> RunSpec {
 }
 
 async fn run(spec: RunSpec) -> Outcome {
-    Sandbox::probe()
+    Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())
         .run(spec, None, CancellationToken::new())
         .await
         .unwrap()
@@ -68,7 +68,7 @@ fn unique(tag: &str) -> String {
 
 #[tokio::test]
 async fn every_layer_is_active_on_this_machine() {
-    let sandbox = Sandbox::probe();
+    let sandbox = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env());
     let inactive: Vec<_> = sandbox
         .layer_reports()
         .iter()
@@ -126,7 +126,7 @@ async fn output_streams_while_the_program_runs() {
     let (tx, mut rx) = mpsc::channel(16);
     let started = Instant::now();
     let task = tokio::spawn(async move {
-        Sandbox::probe()
+        Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())
             .run(
                 spec("import time, sys\nprint('first')\nsys.stderr.write('oops\\n')\ntime.sleep(1.5)\nprint('second')\n"),
                 Some(tx),
@@ -379,7 +379,7 @@ async fn cancelling_stops_the_run_at_once() {
         c.cancel();
     });
     let started = Instant::now();
-    let r = Sandbox::probe()
+    let r = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())
         .run(spec("import time\ntime.sleep(30)\n"), None, cancel)
         .await;
     assert!(matches!(r, Err(ExecError::Cancelled)), "{r:?}");
@@ -390,7 +390,7 @@ async fn cancelling_stops_the_run_at_once() {
 async fn file_names_that_leave_the_working_directory_are_refused() {
     let mut s = spec("print(1)");
     s.files.push(("../evil.py".into(), "x".into()));
-    let r = Sandbox::probe()
+    let r = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())
         .run(s, None, CancellationToken::new())
         .await;
     let err = r.unwrap_err().to_string();
@@ -399,9 +399,9 @@ async fn file_names_that_leave_the_working_directory_are_refused() {
 
 #[tokio::test]
 async fn without_namespaces_no_process_can_leave_the_group() {
-    let sandbox = Sandbox::probe_with(&codeloop::exec::SandboxOptions {
+    let sandbox = Sandbox::probe(&codeloop::exec::SandboxOptions {
         allow_reduced: true,
-        namespaces: false,
+        without: vec![codeloop::exec::Layer::Namespaces],
         // Root without namespaces needs an interpreter other uids can read.
         interpreter: Some("/usr/bin/python3".into()).filter(|p: &std::path::PathBuf| p.exists()),
         ..Default::default()

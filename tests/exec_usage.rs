@@ -31,13 +31,13 @@ fn sandbox(mode: Mode) -> Option<Sandbox> {
             ..SandboxOptions::default()
         },
         Mode::Reduced => SandboxOptions {
-            namespaces: false,
+            without: vec![codeloop::exec::Layer::Namespaces],
             allow_reduced: true,
             interpreter: system_python_for_root(),
             ..SandboxOptions::default()
         },
     };
-    let s = Sandbox::probe_with(&options);
+    let s = Sandbox::probe(&options);
     let ns = s
         .layer_reports()
         .iter()
@@ -122,7 +122,7 @@ async fn a_busy_program_reports_its_cpu_time_in_every_mode() {
 
 #[tokio::test]
 async fn a_fork_server_job_reports_its_own_figures_not_the_servers() {
-    let mut server = Sandbox::probe()
+    let mut server = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())
         .fork_server(Limits::default())
         .await
         .unwrap();
@@ -148,7 +148,7 @@ async fn a_fork_server_job_reports_its_own_figures_not_the_servers() {
 
 #[tokio::test]
 async fn a_run_stopped_for_memory_says_how_close_it_came() {
-    let s = Sandbox::probe();
+    let s = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env());
     let mut job = spec("chunks = []\nwhile True:\n    chunks.append(b'x' * (16 << 20))\n");
     job.limits.memory_bytes = 256 * MIB;
     let o = run(&s, job).await;
@@ -177,7 +177,7 @@ async fn a_run_stopped_for_memory_says_how_close_it_came() {
 
 #[tokio::test]
 async fn a_run_stopped_for_time_says_its_cpu_time() {
-    let s = Sandbox::probe();
+    let s = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env());
     // The CPU limit: the kernel's signal, measured by the program's parent.
     let mut job = spec("while True:\n    pass\n");
     job.limits.cpu_secs = 1;

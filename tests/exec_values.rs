@@ -28,7 +28,7 @@ async fn run(
     let tests = vec![(harness::tests_file_name(node), tests.to_string())];
     let spec = harness::test_run(&[module], node, &tests, limits);
     let files = spec.files.clone();
-    let outcome = Sandbox::probe()
+    let outcome = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())
         .run(spec, None, CancellationToken::new())
         .await
         .unwrap();
@@ -397,7 +397,7 @@ async fn values_are_the_tested_node_s_even_when_a_dependency_raised() {
     )];
     let spec = harness::test_run(&modules, "total", &tests, Limits::default());
     let files = spec.files.clone();
-    let outcome = Sandbox::probe()
+    let outcome = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())
         .run(spec, None, CancellationToken::new())
         .await
         .unwrap();

@@ -194,7 +194,8 @@ fn an_enforced_import_policy_fails_the_check_and_the_code_is_repaired() {
 fn the_prompts_name_the_packages_of_the_chosen_interpreter() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("config.toml"), "").unwrap();
-    let real = codeloop::exec::Sandbox::probe().interpreter;
+    let real =
+        codeloop::exec::Sandbox::probe(&codeloop::exec::SandboxOptions::from_env()).interpreter;
     let venv = dir.path().join("venv");
     assert!(
         Command::new(&real)

@@ -50,7 +50,7 @@ async fn step_session(
         task: "the mean, and half of it".into(),
         inputs: vec![],
         model: Arc::new(model),
-        sandbox: Arc::new(Sandbox::probe()),
+        sandbox: Arc::new(Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())),
         options: EngineOptions {
             step_mode: true,
             workers: 1,

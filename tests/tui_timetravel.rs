@@ -363,7 +363,7 @@ async fn after_a_fork_under_open_the_welcome_screen_names_the_model_a_new_sessio
     );
     assert!(!app.info().model_label.contains("wordfreq"));
     // And the sandbox it would run in, probed meanwhile, as at a start.
-    let probed = codeloop::exec::Sandbox::probe();
+    let probed = codeloop::exec::Sandbox::probe(&codeloop::exec::SandboxOptions::from_env());
     assert_eq!(app.info().sandbox_layers, probed.active_layers());
     assert!(!app.info().sandbox_layers.is_empty());
     let s = screen(&mut app, 160, 48);

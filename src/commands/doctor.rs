@@ -4,7 +4,7 @@
 use anyhow::Context;
 
 use crate::config::Config;
-use crate::exec::{Sandbox, SandboxOptions, probes};
+use crate::exec::{Layer, Sandbox, probes};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -13,32 +13,23 @@ pub struct Args {
     pub layers_only: bool,
     /// Leave a layer out (namespaces, landlock or seccomp), to see what the others contain alone.
     #[arg(long, value_name = "LAYER")]
-    pub without: Vec<String>,
+    pub without: Vec<Layer>,
 }
 
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
-    let mut options = SandboxOptions::default();
-    for layer in &args.without {
-        match layer.as_str() {
-            "namespaces" => options.namespaces = false,
-            "landlock" => options.landlock = false,
-            "seccomp" => options.seccomp = false,
-            other => anyhow::bail!(
-                "--without {other}: only namespaces, landlock and seccomp can be left out"
-            ),
-        }
+    let mut options = config.sandbox.clone();
+    for layer in args.without {
+        options.leave_out(layer);
     }
-    // The probes run in whatever this machine gives; whether generated code
-    // may run in it is said on the mode line.
+    // Whether generated code may run here is said on the mode line.
+    let reduced_chosen = options.allow_reduced;
+    // The probes run in whatever this machine gives.
     options.allow_reduced = true;
     // The probes test the sandbox's layers, the wall, not the import
     // policy (which a hostile probe would meet first): it is said apart.
-    let policy = crate::exec::Sandbox::chosen_import_policy();
-    options.import_policy = Some(crate::exec::ImportPolicy {
-        enforce: false,
-        ..policy.clone()
-    });
-    let sandbox = tokio::task::spawn_blocking(move || Sandbox::probe_with(&options))
+    let policy = options.import_policy.clone();
+    options.import_policy.enforce = false;
+    let sandbox = tokio::task::spawn_blocking(move || Sandbox::probe(&options))
         .await
         .context("the sandbox probe did not finish")?;
     println!("codeloop doctor: the sandbox on this machine\n");
@@ -63,8 +54,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         }
     }
     println!("{}", super::python::describe_policy(&policy));
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
+    let root = crate::exec::is_root();
     println!(
         "running as   {}",
         if root { "root" } else { "an ordinary user" }
@@ -82,8 +72,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         } else {
             format!(" (missing: {})", missing.join(", "))
         },
-        if sandbox.mode() == crate::exec::SandboxMode::Full || crate::exec::reduced_sandbox_chosen()
-        {
+        if sandbox.mode() == crate::exec::SandboxMode::Full || reduced_chosen {
             ""
         } else {
             "; runs are refused unless --sandbox reduced is chosen"

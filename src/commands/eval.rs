@@ -67,7 +67,8 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         }
         .into());
     }
-    let sandbox = tokio::task::spawn_blocking(Sandbox::probe)
+    let options = config.sandbox.clone();
+    let sandbox = tokio::task::spawn_blocking(move || Sandbox::probe(&options))
         .await
         .context("the sandbox probe did not finish")?;
     if let Some(problem) = sandbox.interpreter_problem() {

@@ -17,14 +17,14 @@ pub mod ui;
 
 use std::io::IsTerminal;
 
-use crate::exec::Sandbox;
+use crate::exec::{Sandbox, SandboxOptions};
 
 /// The sandbox for a command that runs generated code (`run`, `bench`,
 /// `resume`): probed, refused with what to do when only a reduced sandbox
 /// nobody chose is available, and announced on stderr (in red on a
 /// terminal) whenever it is not full.
-pub fn sandbox_for_generated_code() -> anyhow::Result<Sandbox> {
-    let sandbox = Sandbox::probe();
+pub fn sandbox_for_generated_code(options: &SandboxOptions) -> anyhow::Result<Sandbox> {
+    let sandbox = Sandbox::probe(options);
     if let Some(problem) = sandbox.interpreter_problem() {
         anyhow::bail!("{problem}");
     }

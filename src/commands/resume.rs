@@ -171,7 +171,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         recorded_model(&state.config, &args.model)?
     };
     let selected = select_model(&config, &model_args).await?;
-    let sandbox = super::sandbox_for_generated_code()?;
+    let sandbox = super::sandbox_for_generated_code(&config.sandbox)?;
     // The session's own settings where its tape keeps them.
     let recorded = |n: u64, otherwise: u64| if n > 0 { n } else { otherwise };
     let extras = super::loop_args::extras_of(&config, args.model.profile.as_deref(), None);

@@ -168,7 +168,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         }
         options.review |= demo.review;
     }
-    let sandbox = super::sandbox_for_generated_code()?;
+    let sandbox = super::sandbox_for_generated_code(&config.sandbox)?;
     let session_dir = engine::new_session_dir(&config.sessions_dir());
     let tape = session_dir.join("tape.jsonl");
     let setup = EngineSetup {

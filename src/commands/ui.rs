@@ -13,7 +13,7 @@ use anyhow::Context;
 use crate::commands::model::{ModelArgs, Selected, select_model};
 use crate::config::Config;
 use crate::engine::{EngineHandle, EngineOptions, EngineSetup, GivenPlan};
-use crate::exec::Sandbox;
+use crate::exec::{Sandbox, SandboxOptions};
 use crate::llm::ChatModel;
 use crate::llm::scripted::{Pacing, ScriptedModel};
 use crate::session::{TapeContents, index, parse_tape, read_tape};
@@ -78,7 +78,7 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
             let (opening, source) = open_tape(&tape, &config.sessions_dir())?;
             let mut info = info(source, demos);
             if live {
-                let sandbox = probe_sandbox().await?;
+                let sandbox = probe_sandbox(config.sandbox.clone()).await?;
                 info.sandbox_layers = sandbox.active_layers();
                 info.sandbox_warning = sandbox.warning();
                 let sandbox = Arc::new(sandbox);
@@ -101,7 +101,10 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
             let asked_model = model.model.clone();
             // The model and the sandbox are chosen before the screen opens, so a
             // configured server that does not answer is said plainly on stderr.
-            let (selected, sandbox) = tokio::join!(select_model(&config, &model), probe_sandbox());
+            let (selected, sandbox) = tokio::join!(
+                select_model(&config, &model),
+                probe_sandbox(config.sandbox.clone())
+            );
             let selected = selected?;
             let sandbox = Arc::new(sandbox?);
             // The recent sessions, read once from the index's cached summaries.
@@ -306,9 +309,9 @@ fn info(source: String, demos: Vec<DemoEntry>) -> Info {
 }
 
 /// Probe the sandbox off the async threads (it starts Python once).
-async fn probe_sandbox() -> anyhow::Result<Sandbox> {
-    let sandbox = tokio::task::spawn_blocking(|| {
-        let sandbox = Sandbox::probe();
+async fn probe_sandbox(options: SandboxOptions) -> anyhow::Result<Sandbox> {
+    let sandbox = tokio::task::spawn_blocking(move || {
+        let sandbox = Sandbox::probe(&options);
         // The interpreter's packages, asked here once so that a session's
         // start (which names them in its prompts) does not wait for them.
         let _ = sandbox.python_environment();

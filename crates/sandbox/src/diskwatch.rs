@@ -11,10 +11,12 @@
 //! the parent's measurement after it.
 
 use std::collections::HashSet;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
 use tokio::io::unix::AsyncFd;
+
+use super::sys;
 
 /// What is watched in each directory: anything that can grow a file or
 /// add one.
@@ -34,17 +36,9 @@ impl DiskWatch {
     /// Watch `root` and every directory under it; `None` where inotify is
     /// not available (the poll still keeps the quota).
     pub(crate) fn new(root: &Path) -> Option<DiskWatch> {
-        // SAFETY: inotify_init1 takes flags only.
-        let raw = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
-        if raw < 0 {
-            return None;
-        }
-        // SAFETY: `raw` was just opened and is owned here.
-        let owned = unsafe { OwnedFd::from_raw_fd(raw) };
+        let owned = sys::inotify().ok()?;
         let mut watch = DiskWatch {
-            // SAFETY: the OwnedFd keeps the descriptor open, and the same,
-            // for as long as the AsyncFd that owns it.
-            fd: unsafe { AsyncFd::register(owned) }.ok()?,
+            fd: sys::async_fd(owned)?,
             watched: HashSet::new(),
             buf: vec![0u8; 64 << 10],
         };
@@ -59,15 +53,13 @@ impl DiskWatch {
         let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else {
             return;
         };
-        // SAFETY: a valid descriptor and NUL-terminated path.
-        let wd = unsafe {
-            libc::inotify_add_watch(
-                self.fd.get_ref().as_raw_fd(),
-                c.as_ptr(),
-                EVENTS | libc::IN_ONLYDIR | libc::IN_DONT_FOLLOW,
-            )
-        };
-        if wd >= 0 {
+        if sys::inotify_watch(
+            self.fd.get_ref(),
+            &c,
+            EVENTS | libc::IN_ONLYDIR | libc::IN_DONT_FOLLOW,
+        )
+        .is_ok()
+        {
             self.watched.insert(dir.to_path_buf());
         }
     }
@@ -96,20 +88,9 @@ impl DiskWatch {
             };
             let mut new_dirs = false;
             let mut any = false;
-            loop {
-                // SAFETY: read into our own buffer of the given length.
-                let n = unsafe {
-                    libc::read(
-                        ready.get_inner().as_raw_fd(),
-                        self.buf.as_mut_ptr().cast(),
-                        self.buf.len(),
-                    )
-                };
-                if n <= 0 {
-                    break;
-                }
+            while let Some(n) = sys::read_some(ready.get_inner(), &mut self.buf) {
                 any = true;
-                new_dirs |= created_a_directory(&self.buf[..n as usize]);
+                new_dirs |= created_a_directory(&self.buf[..n]);
             }
             ready.clear_ready();
             if new_dirs {
@@ -127,10 +108,10 @@ fn created_a_directory(events: &[u8]) -> bool {
     const HEADER: usize = std::mem::size_of::<libc::inotify_event>();
     let mut at = 0;
     while at + HEADER <= events.len() {
-        // SAFETY: the kernel wrote whole events; read_unaligned copes with
-        // the buffer's alignment.
-        let event: libc::inotify_event =
-            unsafe { std::ptr::read_unaligned(events[at..].as_ptr().cast()) };
+        // The kernel writes whole events.
+        let Some(event) = sys::inotify_event(&events[at..]) else {
+            break;
+        };
         if event.mask & libc::IN_ISDIR != 0
             && event.mask & (libc::IN_CREATE | libc::IN_MOVED_TO) != 0
         {

@@ -1,8 +1,9 @@
 # codeloop fork server: a warm interpreter inside the sandbox that runs one
 # job at a time in a forked child. Requests and replies are JSON lines on
 # stdin and stdout. Each child gets a fresh directory, its own rlimits, its
-# output in files, and a nested Landlock domain: it may write only beneath
-# its own directory and may signal nothing outside itself. After each job
+# output in files, and the nested Landlock domain codeloop built for it: it
+# may write only beneath its own directory and may signal nothing outside
+# itself. After each job
 # every other process in the sandbox is killed and the scratch areas wiped.
 import ctypes, gc, json, marshal, os, resource, select, shutil, signal, stat, struct, sys, time
 
@@ -14,24 +15,33 @@ import ctypes, gc, json, marshal, os, resource, select, shutil, signal, stat, st
 import typing, math, re, collections, itertools, functools, string, heapq  # noqa: F401,E401
 import bisect, random, fractions, decimal, copy, statistics, io, types, builtins  # noqa: F401,E401
 
-JOBS = sys.argv[1]
-OUT = sys.argv[2]
-KILL_ALL = sys.argv[3] == "kill-all"
+# The server's set-up, built by codeloop: where jobs run and their output
+# goes, how a job's leftovers are killed, whether /dev/shm is the
+# sandbox's own, the prelude, and each job's Landlock ruleset.
+SETUP = json.loads(sys.argv[1])
+JOBS = SETUP["jobs"]
+# Where every job runs (emptied between jobs), beneath JOBS.
+JOBDIR = SETUP["jobdir"]
+OUT = SETUP["out"]
+KILL_ALL = SETUP["kill_all"]
 # /dev/shm is wiped after each job only when it is the sandbox's own tmpfs.
-PRIVATE_SHM = sys.argv[4] == "private-shm"
+PRIVATE_SHM = SETUP["private_shm"]
 # A module run once here before any fork (the evaluator's runner), as
 # `_codeloop_prelude`: its jobs' scripts call into it, so no child sets it
 # up again, and its pages are the server's.
-PRELUDE = sys.argv[5] if len(sys.argv) > 5 else None
+PRELUDE = SETUP.get("prelude")
+# The nested Landlock domain each job's child enters (None: the kernel has
+# no Landlock): the rights handled, the scopes, the rules (path, rights) and
+# the system call numbers, all as codeloop gives them.
+RULESET = SETUP.get("ruleset")
 # The import policy's guard (guard.py), where it is enforced: compiled here,
 # installed in each child before its job.
 GUARD = None
 if os.path.exists("_codeloop_guard.py"):
     with open("_codeloop_guard.py", "rb") as _f:
         GUARD = compile(_f.read(), "<codeloop import guard>", "exec")
+PRCTL = SETUP["prctl"]
 libc = ctypes.CDLL(None, use_errno=True)
-SYS_create, SYS_add_rule, SYS_restrict = 444, 445, 446
-WRITE_ACCESS = sum(1 << b for b in (1, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14))
 
 
 class RulesetAttr(ctypes.Structure):
@@ -43,43 +53,24 @@ class PathBeneath(ctypes.Structure):
     _fields_ = [("allowed", ctypes.c_uint64), ("fd", ctypes.c_int32)]
 
 
-def landlock_abi():
-    return libc.syscall(SYS_create, None, 0, 1)
-
-
-ABI = landlock_abi()
-# Rights the kernel knows: TRUNCATE from ABI 3, REFER from ABI 2.
-if ABI < 3:
-    WRITE_ACCESS &= ~(1 << 14)
-if ABI < 2:
-    WRITE_ACCESS &= ~(1 << 13)
-
-
-def confine_to(directory):
-    """Nested Landlock domain: writes only beneath `directory` (and to
-    /dev/null, and to /dev/shm where it is the sandbox's own, wiped after
-    each job: multiprocessing's semaphores live there), no signals or
-    abstract sockets outside this child."""
-    if ABI < 1:
+def confine():
+    """Enter the nested Landlock domain codeloop built (RULESET)."""
+    if RULESET is None:
         return "landlock unavailable"
-    attr = RulesetAttr(WRITE_ACCESS, 0, 3 if ABI >= 6 else 0)
-    size = ctypes.sizeof(attr) if ABI >= 6 else 8
-    fd = libc.syscall(SYS_create, ctypes.byref(attr), size, 0)
+    create, add_rule, restrict = RULESET["syscalls"]
+    attr = RulesetAttr(RULESET["handled_fs"], 0, RULESET["scoped"])
+    fd = libc.syscall(create, ctypes.byref(attr), RULESET["attr_size"], 0)
     if fd < 0:
         return "landlock_create_ruleset failed"
-    file_write = (1 << 1) | ((1 << 14) if ABI >= 3 else 0)
-    writable = [(directory, WRITE_ACCESS), ("/dev/null", file_write)]
-    if PRIVATE_SHM:
-        writable.append(("/dev/shm", WRITE_ACCESS))
-    for path, access in writable:
+    for path, access in RULESET["rules"]:
         try:
             pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
         except OSError:
             continue
         rule = PathBeneath(access, pfd)
-        libc.syscall(SYS_add_rule, fd, 1, ctypes.byref(rule), 0)
+        libc.syscall(add_rule, fd, RULESET["rule_type"], ctypes.byref(rule), 0)
         os.close(pfd)
-    if libc.syscall(SYS_restrict, fd, 0) != 0:
+    if libc.syscall(restrict, fd, 0) != 0:
         return "landlock_restrict_self failed"
     os.close(fd)
     return None
@@ -209,7 +200,7 @@ def child(job, jobdir, out_path, err_path, timing):
             (resource.RLIMIT_NOFILE, nofile, nofile),
         ):
             resource.setrlimit(res, (soft, hard))
-        problem = confine_to(jobdir)
+        problem = confine()
         if problem and require_confinement:
             os.write(2, ("codeloop fork server: " + problem + "\n").encode())
             os._exit(125)
@@ -279,7 +270,7 @@ def fork_waiting():
             chunks.append(chunk)
         if not chunks:
             os._exit(0)
-        jobdir = os.path.join(JOBS, "job")
+        jobdir = JOBDIR
         child(marshal.loads(b"".join(chunks)), jobdir, os.path.join(OUT, "stdout"), os.path.join(OUT, "stderr"), tw)
     os.close(r)
     os.close(tw)
@@ -305,7 +296,7 @@ def remember_compiled(job, jobdir):
 
 
 def run(job, waiting, marks):
-    jobdir = os.path.join(JOBS, "job")
+    jobdir = JOBDIR
     try:
         os.mkdir(jobdir, 0o755)
     except FileExistsError:
@@ -474,14 +465,14 @@ def next_job():
 
 def main():
     # Same-uid children must not reach this process through /proc.
-    libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    libc.prctl(PRCTL["set_dumpable"], 0, 0, 0, 0)
     # Orphans of a job come back here, to be found and killed after it.
-    libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER = 36
+    libc.prctl(PRCTL["set_child_subreaper"], 1, 0, 0, 0)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     os.makedirs(JOBS, exist_ok=True)
     os.makedirs(OUT, exist_ok=True)
     # Every job runs in the same place (emptied between jobs).
-    jobdir = os.path.join(JOBS, "job")
+    jobdir = JOBDIR
     os.environ["TMPDIR"] = os.path.join(jobdir, ".tmp")
     os.environ["HOME"] = jobdir
     os.environ["PWD"] = jobdir
@@ -489,7 +480,7 @@ def main():
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     null = os.open("/dev/null", os.O_WRONLY)
     os.dup2(null, 1)
-    probe = {"ready": True, "landlock_abi": ABI, "pid": os.getpid()}
+    probe = {"ready": True, "confined": RULESET is not None, "pid": os.getpid()}
     proto.write(json.dumps(probe) + "\n")
     if PRELUDE:
         prelude = types.ModuleType("_codeloop_prelude")

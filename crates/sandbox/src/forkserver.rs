@@ -18,6 +18,7 @@
 //! and cleaning up after it); `Sandbox::run` gives each run its own.
 
 use std::collections::VecDeque;
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -27,7 +28,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout};
 use tokio::sync::mpsc;
 
-use super::plan::next_run_uid;
+use super::layers::uid::next_run_uid;
 use super::run::{chown_tree, classify, prepare_workdir};
 use super::{Captured, ExecError, LimitHit, Limits, Outcome, RunSpec, Sandbox};
 
@@ -125,7 +126,36 @@ struct Reply {
 #[derive(Deserialize)]
 struct Ready {
     ready: bool,
-    landlock_abi: i64,
+    /// Whether its jobs enter a Landlock domain (it was given a ruleset).
+    confined: bool,
+}
+
+/// What the server is told at its start (its one argument, as JSON).
+#[derive(Serialize)]
+struct Setup {
+    /// Where jobs run: `jobdir` beneath it, emptied between jobs.
+    jobs: String,
+    jobdir: String,
+    /// Where a job's output goes.
+    out: String,
+    /// Kill every other process of the uid after a job (a pid namespace,
+    /// or a uid of its own); else the job's group and the server's
+    /// descendants.
+    kill_all: bool,
+    /// /dev/shm is the sandbox's own, wiped after each job.
+    private_shm: bool,
+    prelude: Option<&'static str>,
+    /// Each job's nested Landlock domain (`None`: no Landlock here).
+    ruleset: Option<super::layers::landlock::RulesetSpec>,
+    /// The prctl options the server sets on itself: no same-uid access to
+    /// its /proc entries, and orphans of a job reparented to it.
+    prctl: Prctl,
+}
+
+#[derive(Serialize)]
+struct Prctl {
+    set_dumpable: i32,
+    set_child_subreaper: i32,
 }
 
 impl Sandbox {
@@ -145,6 +175,8 @@ impl Sandbox {
             return Err(ExecError::NoInterpreter);
         }
         self.refuse_unless_allowed()?;
+        // As for a run: nothing of codeloop's uid reads its /proc entries.
+        super::sys::forbid_same_uid_inspection();
         let workdir = tempfile::Builder::new()
             .prefix("codeloop-forkserver-")
             .tempdir()
@@ -155,12 +187,13 @@ impl Sandbox {
         // beneath their own directory there, and to the private /dev/shm
         // (multiprocessing), which is wiped after each job.
         let jobs = if self.has_namespaces() {
-            "/tmp/codeloop-jobs".to_string()
+            PathBuf::from("/tmp/codeloop-jobs")
         } else {
-            root.join("jobs").display().to_string()
+            root.join("jobs")
         };
+        let jobdir = jobs.join("job");
         let out = root.join("_out").display().to_string();
-        let run_uid = self.drop_uid.then(next_run_uid);
+        let run_uid = self.drop_uid().then(next_run_uid);
         let kill_all = self.has_namespaces() || run_uid.is_some();
         let mut files = vec![(SERVER_FILE.to_string(), SERVER_SOURCE.to_string())];
         if let Some(p) = prelude {
@@ -174,18 +207,27 @@ impl Sandbox {
                 self.import_policy.guard_source(),
             ));
         }
-        let mut args = vec![
-            jobs,
+        let setup = Setup {
+            jobs: jobs.display().to_string(),
+            jobdir: jobdir.display().to_string(),
             out,
-            if kill_all { "kill-all" } else { "group-only" }.into(),
-            if self.has_namespaces() {
-                "private-shm"
-            } else {
-                "host-shm"
-            }
-            .into(),
+            kill_all,
+            private_shm: self.has_namespaces(),
+            prelude: prelude.map(|p| p.file),
+            ruleset: super::layers::landlock::job_ruleset(
+                self.landlock_abi,
+                &jobdir,
+                self.has_namespaces(),
+            ),
+            prctl: Prctl {
+                set_dumpable: libc::PR_SET_DUMPABLE,
+                set_child_subreaper: libc::PR_SET_CHILD_SUBREAPER,
+            },
+        };
+        let args = vec![
+            serde_json::to_string(&setup)
+                .map_err(|e| ExecError::Sandbox(format!("cannot encode the set-up: {e}")))?,
         ];
-        args.extend(prelude.map(|p| p.file.to_string()));
         let spec = RunSpec {
             files,
             script: SERVER_FILE.into(),
@@ -248,7 +290,7 @@ impl Sandbox {
         };
         match ready {
             Some(r) if r.ready => {
-                if self.use_landlock && r.landlock_abi < 1 {
+                if self.uses(super::Layer::Landlock) && !r.confined {
                     return Err(ExecError::Sandbox(
                         "the fork server cannot confine its jobs with Landlock".into(),
                     ));
@@ -445,8 +487,7 @@ impl ForkServer {
 
     fn kill(&mut self) {
         if let Some(pg) = self.pgid {
-            // SAFETY: kill takes plain integers.
-            unsafe { libc::kill(-pg, libc::SIGKILL) };
+            super::sys::kill_group(pg);
         }
         let _ = self.child.start_kill();
     }

@@ -4,10 +4,11 @@
 //! This module knows nothing of sessions, models or terminals.
 //!
 //! How a run is contained (`Sandbox::run`): codeloop starts its own binary
-//! in helper mode (`helper`), which unshares fresh mount, pid, net, ipc, uts
-//! and cgroup namespaces itself (and a user namespace unless root:
-//! `namespaces`), builds a root with only the system directories, the
-//! interpreter, five devices, a fresh /proc and one tmpfs of the disk
+//! in helper mode (`helper`), which applies each layer's step of its plan
+//! (`layers/`, one module per layer): it unshares fresh mount, pid, net,
+//! ipc, uts and cgroup namespaces itself (and a user namespace unless root:
+//! `layers/namespaces`), builds a root with only the system directories,
+//! the interpreter, five devices, a fresh /proc and one tmpfs of the disk
 //! quota's size for the working directory, /tmp and /dev/shm; then sets
 //! rlimits, drops to a per-run uid when root, applies Landlock and seccomp
 //! and execs Python. Where the kernel refuses those namespaces to codeloop
@@ -19,10 +20,13 @@
 //! limit is the user's tasks plus the run's share). The parent keeps the
 //! wall clock, the output cap and the disk quota, and kills the process
 //! group.
-//! `Sandbox::probe` finds out which of these this machine gives; a missing
-//! one is reported by `layer_reports`, never skipped silently. `ForkServer`
-//! runs many short jobs from one warm interpreter behind the same layers
-//! (evaluation).
+//! `Sandbox::probe(&SandboxOptions)` finds out which layers this machine
+//! gives; a missing one is reported by `layer_reports`, never skipped
+//! silently. `ForkServer` runs many short jobs from one warm interpreter
+//! behind the same layers (evaluation). Every `unsafe` system call is in
+//! `sys`.
+
+#![deny(unsafe_code)]
 
 mod capture;
 pub mod check;
@@ -34,7 +38,6 @@ pub mod images;
 mod layers;
 pub mod locate;
 mod mode;
-pub mod namespaces;
 pub mod packages;
 mod plan;
 pub mod policy;
@@ -42,15 +45,18 @@ pub mod probes;
 pub mod procstatus;
 mod run;
 mod sandbox;
+#[allow(unsafe_code)]
+mod sys;
 mod usage;
 
 use codeloop_protocol::Stream;
 pub use codeloop_protocol::python::{Package, PythonEnvironment};
 pub use forkserver::{ForkServer, Prelude};
-pub use mode::{SandboxMode, choose_reduced_sandbox, reduced_sandbox_chosen};
-pub use packages::choose_interpreter;
-pub use policy::{ImportPolicy, choose_import_policy};
-pub use sandbox::{LayerReport, Sandbox, SandboxOptions};
+pub use layers::{Layer, LayerReport};
+pub use mode::SandboxMode;
+pub use policy::ImportPolicy;
+pub use sandbox::{Sandbox, SandboxOptions};
+pub use sys::is_root;
 pub use usage::Usage;
 
 use std::path::PathBuf;

@@ -1,8 +1,6 @@
 //! Full or reduced: whether every layer is active, what is missing, and
 //! whether runs may go ahead in the reduced sandbox (only when chosen).
 
-use std::sync::atomic::{AtomicU8, Ordering};
-
 use super::{ExecError, Sandbox};
 
 /// How much of the sandbox this machine gives.
@@ -21,25 +19,6 @@ impl SandboxMode {
             SandboxMode::Full => "full",
             SandboxMode::Reduced => "reduced",
         }
-    }
-}
-
-/// 0: not chosen here (CODELOOP_SANDBOX decides), 1: full, 2: reduced.
-static CHOICE: AtomicU8 = AtomicU8::new(0);
-
-/// The user chose the reduced sandbox (`--sandbox reduced`, the config's
-/// `sandbox = "reduced"`, or CODELOOP_SANDBOX=reduced). Call before the
-/// first `Sandbox::probe`.
-pub fn choose_reduced_sandbox(reduced: bool) {
-    CHOICE.store(if reduced { 2 } else { 1 }, Ordering::Relaxed);
-}
-
-/// Whether the reduced sandbox was chosen, here or else in CODELOOP_SANDBOX.
-pub fn reduced_sandbox_chosen() -> bool {
-    match CHOICE.load(Ordering::Relaxed) {
-        1 => false,
-        2 => true,
-        _ => std::env::var("CODELOOP_SANDBOX").is_ok_and(|v| v.trim() == "reduced"),
     }
 }
 
@@ -86,7 +65,7 @@ impl Sandbox {
     }
 
     pub fn refuse_unless_allowed(&self) -> Result<(), ExecError> {
-        if self.is_root && !self.drop_uid {
+        if self.is_root && !self.drop_uid() {
             return Err(ExecError::Refused(
                 "codeloop runs as root without namespaces and the interpreter is not readable by other users, so runs would stay root: refused. Set CODELOOP_PYTHON to a system interpreter such as /usr/bin/python3, or give codeloop the namespaces `codeloop doctor` asks for.".into(),
             ));

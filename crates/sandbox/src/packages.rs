@@ -15,20 +15,6 @@ use super::Sandbox;
 /// Packages listed at most by the probe.
 const MAX_PACKAGES: usize = 200;
 
-static CHOSEN: Mutex<Option<PathBuf>> = Mutex::new(None);
-
-/// Choose the interpreter of every sandbox probed after this (`--python`,
-/// the config's `interpreter`); it wins over $CODELOOP_PYTHON.
-pub fn choose_interpreter(path: PathBuf) {
-    if let Ok(mut chosen) = CHOSEN.lock() {
-        *chosen = Some(path);
-    }
-}
-
-pub(crate) fn chosen_interpreter() -> Option<PathBuf> {
-    CHOSEN.lock().ok().and_then(|c| c.clone())
-}
-
 /// What the probe asks the interpreter: its prefixes, its site-packages,
 /// and the distributions there with their top-level modules; modules no
 /// distribution owns (a package copied in) are listed under their own name.

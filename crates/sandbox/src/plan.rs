@@ -5,18 +5,13 @@
 use std::ffi::OsString;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::process::ExitStatusExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use super::helper::{HELPER_ARG, HelperPlan, LandlockPlan, Rlimits};
-use super::namespaces::NamespacePlan;
-use super::sandbox::{Namespaces, SYSTEM_READ_DIRS};
+use super::helper::{HELPER_ARG, HelperPlan};
+use super::layers::{RunPlan, rlimits};
 use super::{ExecError, RunSpec, Sandbox};
-
-/// What `os.cpu_count()` reads.
-const CPU_INFO_DIR: &str = "/sys/devices/system/cpu";
 /// Where `semlock.py` is put in the working directory, as `_multiprocessing.py`.
 const SEMLOCK_DIR: &str = ".codeloop-py";
 const SEMLOCK_PY: &str = include_str!("semlock.py");
@@ -44,7 +39,8 @@ impl Sandbox {
         if self.helper.is_none() {
             return Ok((self.build_command(root, spec, run_uid, None)?, None));
         }
-        let (read, write) = super::namespaces::status_pipe().map_err(ExecError::Sandbox)?;
+        let (read, write) =
+            super::layers::namespaces::enter::status_pipe().map_err(ExecError::Sandbox)?;
         let cmd = self.build_command(root, spec, run_uid, Some(write.as_raw_fd()))?;
         Ok((cmd, Some(StatusPipe { read, write })))
     }
@@ -79,23 +75,28 @@ impl Sandbox {
         let limits = &spec.limits;
         let mut cmd = match &self.helper {
             Some(helper) => {
-                let mut plan = self.helper_plan(root, argv, limits, run_uid, &spec.collect);
+                let mut plan = self.helper_plan(
+                    root,
+                    argv,
+                    &RunPlan {
+                        root,
+                        limits,
+                        run_uid,
+                        collect: &spec.collect,
+                        collect_images: spec.collect_images,
+                    },
+                );
                 plan.status_fd = status_fd;
-                if let Some(ns) = plan.namespaces.as_mut() {
-                    ns.collect_images = spec.collect_images;
-                }
                 let json = serde_json::to_string(&plan)
                     .map_err(|e| ExecError::Sandbox(format!("cannot encode the plan: {e}")))?;
-                let mut cmd = match &self.namespaces {
-                    Namespaces::Bwrap(bwrap) => {
+                let mut cmd = match self.bwrap() {
+                    Some(bwrap) => {
                         let mut c = tokio::process::Command::new(bwrap);
                         c.args(self.bwrap_args(root));
                         c.arg("--").arg(helper);
                         c
                     }
-                    Namespaces::Native | Namespaces::Missing => {
-                        tokio::process::Command::new(helper)
-                    }
+                    None => tokio::process::Command::new(helper),
                 };
                 cmd.arg(HELPER_ARG).arg(json);
                 cmd
@@ -103,50 +104,31 @@ impl Sandbox {
             None => {
                 // No helper binary: limits in the child before exec, no
                 // Landlock or seccomp (reported as inactive).
-                let mut c = match &self.namespaces {
-                    Namespaces::Bwrap(bwrap) => {
+                let mut c = match self.bwrap() {
+                    Some(bwrap) => {
                         let mut c = tokio::process::Command::new(bwrap);
                         c.args(self.bwrap_args(root));
                         c.arg("--");
                         c.args(&argv);
                         c
                     }
-                    Namespaces::Native | Namespaces::Missing => {
+                    None => {
                         let mut c = tokio::process::Command::new(&argv[0]);
                         c.args(&argv[1..]);
                         c
                     }
                 };
-                let r = self.rlimits(limits);
-                // SAFETY: only async-signal-safe getrlimit/setrlimit calls run in the child.
-                unsafe {
-                    c.pre_exec(move || {
-                        for (res, v) in [
-                            (libc::RLIMIT_CPU, r.cpu_secs),
-                            (libc::RLIMIT_AS, r.address_space),
-                            (libc::RLIMIT_FSIZE, r.file_size),
-                            (libc::RLIMIT_NOFILE, r.open_files),
-                            (libc::RLIMIT_CORE, 0),
-                        ] {
-                            let mut cur = libc::rlimit {
-                                rlim_cur: 0,
-                                rlim_max: 0,
-                            };
-                            let max = if libc::getrlimit(res, &mut cur) == 0 {
-                                cur.rlim_max
-                            } else {
-                                libc::RLIM_INFINITY
-                            };
-                            let v = (v as libc::rlim_t).min(max);
-                            let lim = libc::rlimit {
-                                rlim_cur: v,
-                                rlim_max: v,
-                            };
-                            libc::setrlimit(res, &lim);
-                        }
-                        Ok(())
-                    });
-                }
+                let r = rlimits::for_run(self, limits);
+                super::sys::limit_before_exec(
+                    &mut c,
+                    [
+                        (libc::RLIMIT_CPU, r.cpu_secs),
+                        (libc::RLIMIT_AS, r.address_space),
+                        (libc::RLIMIT_FSIZE, r.file_size),
+                        (libc::RLIMIT_NOFILE, r.open_files),
+                        (libc::RLIMIT_CORE, 0),
+                    ],
+                );
                 c
             }
         };
@@ -162,18 +144,10 @@ impl Sandbox {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        // SAFETY: setsid is async-signal-safe; the child becomes the leader of
-        // its own session and process group, which is how the run is killed.
-        unsafe {
-            cmd.pre_exec(move || {
-                libc::setsid();
-                // The status pipe's write end goes on to the helper.
-                if let Some(fd) = status_fd {
-                    libc::fcntl(fd, libc::F_SETFD, 0);
-                }
-                Ok(())
-            });
-        }
+        // The child becomes the leader of its own session and process group,
+        // which is how the run is killed; the status pipe's write end goes on
+        // to the helper.
+        super::sys::own_session_before_exec(&mut cmd, status_fd);
         Ok(cmd)
     }
 
@@ -182,102 +156,22 @@ impl Sandbox {
     /// semaphore: multiprocessing then gets its semaphores from
     /// `semlock.py`, which keeps them in pipes.
     pub(crate) fn semlocks_in_pipes(&self) -> bool {
-        !self.has_namespaces() && !self.drop_uid
+        !self.has_namespaces() && !self.drop_uid()
     }
 
-    fn rlimits(&self, limits: &super::Limits) -> Rlimits {
-        Rlimits {
-            cpu_secs: limits.cpu_secs.max(1),
-            address_space: limits.memory_bytes,
-            file_size: limits.file_size_bytes,
-            open_files: limits.open_files,
-            processes: if self.is_root {
-                self.drop_uid.then_some(limits.max_processes)
-            } else if self.has_namespaces() {
-                Some(limits.max_processes)
-            } else {
-                // RLIMIT_NPROC counts every task of the user: allow what the
-                // user runs now, and the run's share on top of it.
-                // SAFETY: getuid has no preconditions.
-                let uid = unsafe { libc::getuid() };
-                // One more: the helper's process that waits for the
-                // program and measures it.
-                Some(
-                    tasks_of_uid(uid)
-                        .saturating_add(limits.max_processes)
-                        .saturating_add(1),
-                )
-            },
-        }
-    }
-
-    /// What the helper does for one run.
+    /// What the helper does for one run: each layer's step.
     pub(crate) fn helper_plan(
         &self,
         root: &Path,
         argv: Vec<OsString>,
-        limits: &super::Limits,
-        run_uid: Option<u32>,
-        collect: &[String],
+        run: &RunPlan,
     ) -> HelperPlan {
-        let namespaces = (self.namespaces == Namespaces::Native).then(|| {
-            let mut read_only: Vec<PathBuf> = SYSTEM_READ_DIRS.iter().map(PathBuf::from).collect();
-            read_only.push(PathBuf::from(CPU_INFO_DIR));
-            read_only.extend(self.interp.paths.iter().cloned());
-            NamespacePlan {
-                user: !self.is_root,
-                read_only,
-                disk_bytes: limits.disk_bytes,
-                max_files: limits.max_files,
-                collect: collect.to_vec(),
-                owner: run_uid,
-                collect_images: false,
-            }
-        });
         HelperPlan {
             workdir: root.to_path_buf(),
             argv,
-            rlimits: self.rlimits(limits),
-            drop_to: run_uid,
-            landlock: self.use_landlock.then(|| self.landlock_plan(root)),
-            seccomp: self.use_seccomp,
-            pin_process_group: !self.has_namespaces(),
-            reduced: !self.has_namespaces(),
-            namespaces,
+            steps: self.layer_steps(run),
             status_fd: None,
         }
-    }
-
-    /// Read: the system, the interpreter, five devices, and /proc (the
-    /// run's own with namespaces; without them only a few host-wide files,
-    /// not other processes). Write: the working directory, /dev/null, the private /tmp,
-    /// and /dev/shm only where it is the sandbox's own tmpfs or the run's uid
-    /// owns nothing else there; where it is the host's and the run keeps
-    /// the user's uid, /dev/shm is not even read (the user's own 0600
-    /// files are there).
-    fn landlock_plan(&self, root: &Path) -> LandlockPlan {
-        let mut read: Vec<PathBuf> = SYSTEM_READ_DIRS.iter().map(PathBuf::from).collect();
-        read.push(PathBuf::from(CPU_INFO_DIR));
-        read.extend(
-            ["null", "zero", "full", "random", "urandom"].map(|d| PathBuf::from("/dev").join(d)),
-        );
-        if self.has_namespaces() {
-            read.push(PathBuf::from("/proc"));
-        } else {
-            read.extend(
-                ["/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/self"].map(PathBuf::from),
-            );
-        }
-        read.extend(self.interp.paths.iter().cloned());
-        let mut write = vec![root.to_path_buf(), PathBuf::from("/dev/null")];
-        if self.has_namespaces() {
-            // The sandbox's own /tmp, within the disk quota.
-            write.push(PathBuf::from("/tmp"));
-        }
-        if self.has_namespaces() || self.drop_uid {
-            write.push(PathBuf::from("/dev/shm"));
-        }
-        LandlockPlan { read, write }
     }
 
     /// The status when no raw one came through a status pipe: with
@@ -290,11 +184,7 @@ impl Sandbox {
         status: std::process::ExitStatus,
     ) -> (Option<i32>, Option<i32>) {
         match (status.code(), status.signal()) {
-            (Some(code), _)
-                if matches!(self.namespaces, Namespaces::Bwrap(_))
-                    && code > 128
-                    && code < 128 + 65 =>
-            {
+            (Some(code), _) if self.bwrap().is_some() && code > 128 && code < 128 + 65 => {
                 (None, Some(code - 128))
             }
             (code, signal) => (code, signal),
@@ -329,44 +219,10 @@ impl StatusPipe {
     /// wrote none).
     pub(crate) fn status(self) -> Option<(i32, Option<super::Usage>)> {
         drop(self.write);
-        // SAFETY: fcntl on our own descriptor: never block on a writer that
-        // is still around.
-        unsafe {
-            let fd = self.read.as_raw_fd();
-            libc::fcntl(
-                fd,
-                libc::F_SETFL,
-                libc::fcntl(fd, libc::F_GETFL) | libc::O_NONBLOCK,
-            );
-        }
-        super::namespaces::read_status(self.read)
+        // Never block on a writer that is still around.
+        super::sys::set_nonblocking(&self.read);
+        super::layers::namespaces::enter::read_status(self.read)
     }
-}
-
-/// Tasks (threads included, as RLIMIT_NPROC counts them) whose real uid is
-/// `uid`, among those this process can see.
-fn tasks_of_uid(uid: u32) -> u64 {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
-    let mut tasks = 0u64;
-    for entry in entries.flatten() {
-        if !entry
-            .file_name()
-            .to_string_lossy()
-            .bytes()
-            .all(|b| b.is_ascii_digit())
-        {
-            continue;
-        }
-        let Some(status) = super::procstatus::ProcStatus::read(&entry.path()) else {
-            continue;
-        };
-        if status.number("Uid:") == Some(u64::from(uid)) {
-            tasks += status.number("Threads:").unwrap_or(1);
-        }
-    }
-    tasks
 }
 
 /// The whole environment a run sees.
@@ -381,14 +237,4 @@ pub(crate) fn sandbox_env(root: &Path) -> Vec<(OsString, OsString)> {
         ("LC_ALL".into(), "C.UTF-8".into()),
         ("TERM".into(), "dumb".into()),
     ]
-}
-
-/// Uids handed to runs when codeloop is root: one per run, so that the
-/// process limit counts only that run's processes and its leftovers can be
-/// found and killed. Far above the ranges distributions give to users.
-pub(crate) fn next_run_uid() -> u32 {
-    static NEXT: AtomicU32 = AtomicU32::new(0);
-    const BASE: u32 = 1_900_000_000;
-    let n = NEXT.fetch_add(1, Ordering::Relaxed) % 100_000;
-    BASE + (std::process::id() % 1000) * 100_000 + n
 }

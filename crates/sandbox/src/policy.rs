@@ -8,8 +8,6 @@
 //! does and does not stop is said in `guard.py`: the sandbox's namespaces,
 //! seccomp and Landlock remain the wall.
 
-use std::sync::Mutex;
-
 use serde::{Deserialize, Serialize};
 
 /// The modules blocked unless the config says otherwise (today's advisory
@@ -135,25 +133,6 @@ impl ImportPolicy {
             guard = self.guard_source()
         )
     }
-}
-
-/// The policy chosen for this process (the config's `[imports]`): every
-/// `Sandbox::probe` takes it. Call before the first probe.
-static CHOSEN: Mutex<Option<ImportPolicy>> = Mutex::new(None);
-
-/// Choose the import policy of every sandbox probed after this.
-pub fn choose_import_policy(policy: ImportPolicy) {
-    if let Ok(mut chosen) = CHOSEN.lock() {
-        *chosen = Some(policy);
-    }
-}
-
-pub(crate) fn chosen_import_policy() -> ImportPolicy {
-    CHOSEN
-        .lock()
-        .ok()
-        .and_then(|c| c.clone())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -1,7 +1,9 @@
 //! Hostile and harmless programs run through the sandbox to show what it
-//! contains on this machine (`codeloop doctor`, and the tests).
+//! contains on this machine (`codeloop doctor`, and the tests). Each
+//! layer's hostile programs are in its file (`layers/`, its `doctor`);
+//! here are the means they share, the harmless programs, and the fork
+//! server's.
 
-use std::io::Read;
 use std::net::TcpListener;
 use std::time::Duration;
 
@@ -37,7 +39,7 @@ pub fn probe_limits() -> Limits {
     }
 }
 
-fn spec(code: &str, args: Vec<String>) -> RunSpec {
+pub(crate) fn spec(code: &str, args: Vec<String>) -> RunSpec {
     RunSpec {
         files: vec![("probe.py".into(), code.into())],
         script: "probe.py".into(),
@@ -47,7 +49,11 @@ fn spec(code: &str, args: Vec<String>) -> RunSpec {
     }
 }
 
-async fn run(sandbox: &Sandbox, code: &str, args: Vec<String>) -> Result<Outcome, String> {
+pub(crate) async fn run(
+    sandbox: &Sandbox,
+    code: &str,
+    args: Vec<String>,
+) -> Result<Outcome, String> {
     sandbox
         .run(spec(code, args), None, CancellationToken::new())
         .await
@@ -68,7 +74,7 @@ fn last_line(outcome: &Outcome) -> String {
         .collect()
 }
 
-fn limit_probe(
+pub(crate) fn limit_probe(
     name: &str,
     outcome: Result<Outcome, String>,
     expected: fn(&LimitHit) -> bool,
@@ -110,7 +116,7 @@ fn limit_probe(
 /// The CPU spin: stopped by the CPU limit, or (on a machine so busy that
 /// the spin got less CPU time than its limit before the wall clock) by the
 /// wall clock with the CPU limit seen in place from inside.
-fn cpu_probe(outcome: Result<Outcome, String>) -> ProbeResult {
+pub(crate) fn cpu_probe(outcome: Result<Outcome, String>) -> ProbeResult {
     let name = "CPU spin";
     if let Ok(o) = &outcome
         && let Some(LimitHit::WallTimeout(_)) = o.limit_hit
@@ -139,7 +145,11 @@ fn cpu_probe(outcome: Result<Outcome, String>) -> ProbeResult {
 
 /// A hostile probe that prints CONTAINED when every attempt failed, and
 /// ESCAPED otherwise.
-fn marker_probe(name: &str, outcome: Result<Outcome, String>, host_ok: bool) -> ProbeResult {
+pub(crate) fn marker_probe(
+    name: &str,
+    outcome: Result<Outcome, String>,
+    host_ok: bool,
+) -> ProbeResult {
     match outcome {
         Ok(o) => {
             let out = o.stdout.text();
@@ -172,80 +182,6 @@ fn marker_probe(name: &str, outcome: Result<Outcome, String>, host_ok: bool) -> 
     }
 }
 
-const FORK_BOMB: &str = "import os\nwhile True:\n    os.fork()\n";
-const MEMORY_BOMB: &str = "x = []\nwhile True:\n    x.append(bytearray(32 << 20))\n";
-const CPU_SPIN: &str = "import resource\nprint('CPU limit', resource.getrlimit(resource.RLIMIT_CPU)[0], flush=True)\nwhile True:\n    pass\n";
-const FLOOD: &str = "import sys\nline = 'x' * 1023 + '\\n'\nfor _ in range(200 * 1024):\n    sys.stdout.write(line)\n";
-const DISK_FILL: &str = "import os\nchunk = b'x' * (1 << 20)\nfor i in range(1000):\n    with open(f'fill{i}.bin', 'wb') as f:\n        f.write(chunk)\n        f.flush()\n        os.fsync(f.fileno())\n";
-
-const WRITE_OUTSIDE: &str = r#"import sys
-escaped = []
-for path in sys.argv[1:]:
-    try:
-        with open(path, "w") as f:
-            f.write("codeloop doctor probe")
-        escaped.append(path)
-    except OSError as e:
-        pass
-print(("ESCAPED wrote " + ", ".join(escaped)) if escaped else "CONTAINED: every write outside the working directory failed")
-"#;
-
-const READ_SECRET: &str = r#"import sys
-path, secret = sys.argv[1], sys.argv[2]
-try:
-    text = open(path).read()
-    print("ESCAPED read the secret" if secret in text else "CONTAINED: the file read back without the secret")
-except OSError as e:
-    print(f"CONTAINED: {type(e).__name__}: {e.strerror}")
-"#;
-
-const TCP_CONNECT: &str = r#"import socket, sys
-port = int(sys.argv[1])
-try:
-    s = socket.create_connection(("127.0.0.1", port), timeout=3)
-    s.sendall(b"escaped")
-    print("ESCAPED connected to the loopback listener")
-except OSError as e:
-    print(f"CONTAINED: {type(e).__name__}: {e.strerror or e}")
-"#;
-
-const PARENT_ENV: &str = r#"import os, sys
-allowed = {"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TERM", "PWD"}
-# The sandbox's own module directory, in the run's working directory.
-if os.environ.get("PYTHONPATH", "").startswith(os.environ.get("HOME", "\0") + "/"):
-    allowed.add("PYTHONPATH")
-extra = sorted(set(os.environ) - allowed)
-if extra:
-    print("ESCAPED inherited " + ", ".join(extra))
-leaks = []
-for pid in {sys.argv[1], "1", str(os.getppid())}:
-    try:
-        data = open(f"/proc/{pid}/environ", "rb").read()
-        if data:
-            leaks.append(pid)
-    except OSError:
-        pass
-print(("ESCAPED read the environment of pid " + ", ".join(leaks)) if leaks else "CONTAINED: no foreign environment readable, none inherited")
-"#;
-
-const SIGNAL_PARENT: &str = r#"import os, sys
-try:
-    os.kill(int(sys.argv[1]), 0)
-    print("ESCAPED could signal codeloop")
-except OSError as e:
-    print(f"CONTAINED: {type(e).__name__}: {e.strerror}")
-"#;
-
-const NAMESPACE_ESCAPE: &str = r#"import ctypes, os
-libc = ctypes.CDLL(None, use_errno=True)
-CLONE_NEWUSER, CLONE_NEWNS, CLONE_NEWNET = 0x10000000, 0x00020000, 0x40000000
-got = [name for name, flag in [("user", CLONE_NEWUSER), ("mount", CLONE_NEWNS), ("net", CLONE_NEWNET)] if libc.unshare(flag) == 0]
-PTRACE_ATTACH = 16
-if libc.ptrace(PTRACE_ATTACH, os.getppid(), 0, 0) == 0:
-    got.append("ptrace")
-print(("ESCAPED " + ", ".join(got)) if got else "CONTAINED: unshare and ptrace refused")
-"#;
-
 const HARMLESS: &[(&str, &str, &str)] = &[
     (
         "threads",
@@ -269,59 +205,10 @@ const HARMLESS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// Run every probe; `sandbox` should be the one the caller will use.
+/// Run every probe; `sandbox` should be the one the caller will use: each
+/// layer's hostile programs in the registry's order, then the harmless ones.
 pub async fn run_all(sandbox: &Sandbox) -> Vec<ProbeResult> {
-    let mut results = Vec::new();
-    if sandbox.process_limit_holds() {
-        results.push(limit_probe(
-            "fork bomb",
-            run(sandbox, FORK_BOMB, vec![]).await,
-            |h| matches!(h, LimitHit::Processes(_)),
-        ));
-    } else {
-        // Unbounded, it would exhaust this machine until the wall clock.
-        results.push(ProbeResult {
-            name: "fork bomb".into(),
-            hostile: true,
-            ok: false,
-            detail: "not tried: no process limit holds here, so nothing would contain it".into(),
-        });
-    }
-    results.push(limit_probe(
-        "memory bomb",
-        run(sandbox, MEMORY_BOMB, vec![]).await,
-        |h| matches!(h, LimitHit::Memory(_)),
-    ));
-    results.push(cpu_probe(run(sandbox, CPU_SPIN, vec![]).await));
-    results.push(limit_probe(
-        "200 MB stdout flood",
-        run(sandbox, FLOOD, vec![]).await,
-        |h| matches!(h, LimitHit::Output(_)),
-    ));
-    results.push(limit_probe(
-        "disk fill",
-        run(sandbox, DISK_FILL, vec![]).await,
-        |h| matches!(h, LimitHit::Disk(_) | LimitHit::FileSize(_)),
-    ));
-    results.push(write_outside(sandbox).await);
-    results.push(read_home_secret(sandbox).await);
-    results.push(tcp_loopback(sandbox).await);
-    let me = std::process::id().to_string();
-    results.push(marker_probe(
-        "read the parent's environment",
-        run(sandbox, PARENT_ENV, vec![me.clone()]).await,
-        true,
-    ));
-    results.push(marker_probe(
-        "signal codeloop",
-        run(sandbox, SIGNAL_PARENT, vec![me]).await,
-        true,
-    ));
-    results.push(marker_probe(
-        "namespace and ptrace escape",
-        run(sandbox, NAMESPACE_ESCAPE, vec![]).await,
-        true,
-    ));
+    let mut results = super::layers::doctor(sandbox).await;
     for (name, code, expected) in HARMLESS {
         let r = run(sandbox, code, vec![]).await;
         results.push(match r {
@@ -346,125 +233,6 @@ pub async fn run_all(sandbox: &Sandbox) -> Vec<ProbeResult> {
         });
     }
     results
-}
-
-async fn write_outside(sandbox: &Sandbox) -> ProbeResult {
-    let dir = match tempfile::Builder::new()
-        .prefix("codeloop-doctor-")
-        .tempdir()
-    {
-        Ok(d) => d,
-        Err(e) => {
-            return ProbeResult {
-                name: "write outside the working directory".into(),
-                hostile: true,
-                ok: false,
-                detail: format!("cannot make a target directory: {e}"),
-            };
-        }
-    };
-    // World-writable, so only the sandbox (not file permissions) can stop it.
-    use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777));
-    let target = dir.path().join("written-by-probe");
-    // Named by this process, so two doctors at once never read each other's
-    // escapes (or remove each other's evidence).
-    let me = std::process::id();
-    let home_target = std::env::var_os("HOME")
-        .map(|h| std::path::PathBuf::from(h).join(format!(".codeloop-doctor-probe-{me}")));
-    let etc_target = std::path::PathBuf::from(format!("/etc/codeloop-doctor-probe-{me}"));
-    let mut args = vec![
-        target.display().to_string(),
-        etc_target.display().to_string(),
-    ];
-    if let Some(h) = &home_target {
-        args.push(h.display().to_string());
-    }
-    // Leftovers of an earlier, unsandboxed try would read as an escape.
-    let _ = std::fs::remove_file(&etc_target);
-    if let Some(h) = &home_target {
-        let _ = std::fs::remove_file(h);
-    }
-    let outcome = run(sandbox, WRITE_OUTSIDE, args).await;
-    let mut host_ok = !target.exists();
-    for written in [Some(etc_target), home_target].into_iter().flatten() {
-        if written.exists() {
-            host_ok = false;
-            let _ = std::fs::remove_file(&written);
-        }
-    }
-    marker_probe("write outside the working directory", outcome, host_ok)
-}
-
-async fn read_home_secret(sandbox: &Sandbox) -> ProbeResult {
-    let name = "read a file in $HOME";
-    let Some(home) = std::env::var_os("HOME") else {
-        return ProbeResult {
-            name: name.into(),
-            hostile: true,
-            ok: false,
-            detail: "HOME is not set; nothing to try".into(),
-        };
-    };
-    let secret = format!("codeloop-secret-{}", std::process::id());
-    let file = match tempfile::Builder::new()
-        .prefix(".codeloop-doctor-secret-")
-        .tempfile_in(&home)
-    {
-        Ok(f) => f,
-        Err(e) => {
-            return ProbeResult {
-                name: name.into(),
-                hostile: true,
-                ok: false,
-                detail: format!("cannot place a secret in $HOME: {e}"),
-            };
-        }
-    };
-    if std::fs::write(file.path(), &secret).is_err() {
-        return ProbeResult {
-            name: name.into(),
-            hostile: true,
-            ok: false,
-            detail: "cannot write the secret".into(),
-        };
-    }
-    // Readable by anyone, so only the sandbox can stop the read.
-    use std::os::unix::fs::PermissionsExt;
-    let _ = std::fs::set_permissions(file.path(), std::fs::Permissions::from_mode(0o644));
-    let outcome = run(
-        sandbox,
-        READ_SECRET,
-        vec![file.path().display().to_string(), secret],
-    )
-    .await;
-    marker_probe(name, outcome, true)
-}
-
-async fn tcp_loopback(sandbox: &Sandbox) -> ProbeResult {
-    let name = "TCP connect to a loopback listener";
-    let listener = match TcpListener::bind("127.0.0.1:0") {
-        Ok(l) => l,
-        Err(e) => {
-            return ProbeResult {
-                name: name.into(),
-                hostile: true,
-                ok: false,
-                detail: format!("cannot open a loopback listener: {e}"),
-            };
-        }
-    };
-    let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
-    let _ = listener.set_nonblocking(true);
-    let outcome = run(sandbox, TCP_CONNECT, vec![port.to_string()]).await;
-    let mut host_ok = true;
-    if let Ok((mut stream, _)) = listener.accept() {
-        let mut buf = [0u8; 16];
-        let _ = stream.set_read_timeout(Some(Duration::from_millis(100)));
-        let _ = stream.read(&mut buf);
-        host_ok = false;
-    }
-    marker_probe(name, outcome, host_ok)
 }
 
 const JOB_ESCAPE: &str = r#"import os, signal, socket, sys

@@ -15,8 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::capture::{HeadTail, Utf8Chunker};
 use super::diskwatch::DiskWatch;
 use super::helper::{HELPER_ERROR_PREFIX, HELPER_FAILED};
-use super::plan::next_run_uid;
-use super::sandbox::Namespaces;
+use super::layers::uid::next_run_uid;
 use super::{ExecError, LimitHit, Outcome, OutputChunk, RunSpec, Sandbox, Stream};
 
 /// Each collected file is read up to this size.
@@ -52,13 +51,16 @@ impl Sandbox {
             return Err(ExecError::NoInterpreter);
         }
         self.refuse_unless_allowed()?;
+        // Runs without a pid namespace share codeloop's uid: its /proc
+        // entries (the environment, with API keys) must stay out of reach.
+        super::sys::forbid_same_uid_inspection();
         let workdir = tempfile::Builder::new()
             .prefix("codeloop-run-")
             .tempdir()
             .map_err(ExecError::Workdir)?;
         let root = workdir.path().to_path_buf();
         prepare_workdir(&root, &spec)?;
-        let run_uid = self.drop_uid.then(next_run_uid);
+        let run_uid = self.drop_uid().then(next_run_uid);
         if let Some(uid) = run_uid {
             chown_tree(&root, uid).map_err(ExecError::Workdir)?;
         }
@@ -118,8 +120,7 @@ impl Sandbox {
         let mut drain_deadline = tokio::time::Instant::now() + Duration::from_secs(3600);
         let kill = |pgid: Option<i32>| {
             if let Some(pg) = pgid {
-                // SAFETY: kill takes plain integers; a stale group id fails harmlessly.
-                unsafe { libc::kill(-pg, libc::SIGKILL) };
+                super::sys::kill_group(pg);
             }
         };
 
@@ -264,7 +265,7 @@ impl Sandbox {
             return Err(ExecError::Sandbox(message.trim().to_string()));
         }
         if exit_code == Some(1)
-            && matches!(self.namespaces, Namespaces::Bwrap(_))
+            && self.bwrap().is_some()
             && let Some(message) = stderr.head.strip_prefix("bwrap: ")
         {
             return Err(ExecError::Sandbox(format!(

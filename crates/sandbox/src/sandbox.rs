@@ -1,69 +1,96 @@
 //! Probing the machine once: the real interpreter, the helper binary, and
 //! which isolation layers this kernel and these packages give.
 
-use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 use super::helper::HELPER_ARG;
+use super::layers::namespaces::NamespaceSource;
+use super::{Layer, LayerReport};
 
-/// One isolation layer as probed on this machine.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LayerReport {
-    /// Short name: "hygiene", "rlimits", "uid", "landlock", "seccomp", "namespaces".
-    pub name: String,
-    pub active: bool,
-    /// What the layer does here, or why it is not active.
-    pub detail: String,
-    /// What to do to get it, when it is not active.
-    pub advice: Option<String>,
-}
-
-/// Which layers to use when the machine gives them (all, by default).
-/// Turning one off is for measuring what each layer costs.
-#[derive(Debug, Clone)]
+/// What a sandbox is probed with: every choice a person or a program makes
+/// about it, passed in (the sandbox keeps no choice of its own).
+#[derive(Debug, Clone, PartialEq)]
 pub struct SandboxOptions {
-    pub namespaces: bool,
-    pub landlock: bool,
-    pub seccomp: bool,
-    /// The interpreter; default the one chosen for this process
-    /// (`choose_interpreter`: `--python`, the config's `interpreter`), else
-    /// $CODELOOP_PYTHON, else the `python3` on PATH resolved to its real
-    /// executable. A venv's `bin/python` is kept as it is (it finds its
-    /// `pyvenv.cfg` beside it); its prefix, its base's and its
-    /// `site-packages` are bound read-only.
+    /// Layers left out even where the machine gives them (`--without`,
+    /// CODELOOP_SANDBOX_WITHOUT): to measure what each costs, or to see what
+    /// the others contain alone. Reported inactive like a missing layer.
+    pub without: Vec<Layer>,
+    /// The interpreter the person chose (`--python`, the config's
+    /// `interpreter`, $CODELOOP_PYTHON); `None`: the `python3` on PATH
+    /// resolved to its real executable. A venv's `bin/python` is kept as it
+    /// is (it finds its `pyvenv.cfg` beside it); its prefix, its base's and
+    /// its `site-packages` are bound read-only.
     pub interpreter: Option<PathBuf>,
-    /// The binary that serves as the sandbox helper; default: this
-    /// executable, or a `codeloop` binary beside it (tests, benchmarks).
+    /// The binary that serves as the sandbox helper
+    /// ($CODELOOP_SANDBOX_HELPER); `None`: this executable, or a `codeloop`
+    /// binary beside it (tests, benchmarks).
     pub helper: Option<PathBuf>,
     /// Use the helper's own namespaces (no package needed); when false,
     /// only a system bubblewrap can give the namespace layer.
     pub native_namespaces: bool,
     /// Run generated code even when only the reduced sandbox is available
-    /// (`--sandbox reduced`); otherwise runs are refused then.
+    /// (`--sandbox reduced`, CODELOOP_SANDBOX=reduced); otherwise runs are
+    /// refused then.
     pub allow_reduced: bool,
-    /// The import policy; default: the one chosen for this process
-    /// (`choose_import_policy`, the config's `[imports]`).
-    pub import_policy: Option<super::ImportPolicy>,
+    /// The import policy every run holds to (the config's `[imports]`).
+    pub import_policy: super::ImportPolicy,
 }
 
 impl Default for SandboxOptions {
     fn default() -> Self {
         SandboxOptions {
-            namespaces: true,
-            landlock: true,
-            seccomp: true,
+            without: Vec::new(),
             interpreter: None,
             helper: None,
             native_namespaces: true,
             allow_reduced: false,
-            import_policy: None,
+            import_policy: super::ImportPolicy::default(),
         }
+    }
+}
+
+impl SandboxOptions {
+    /// The defaults with what the environment asks for: the only place the
+    /// sandbox's variables are read. `CODELOOP_SANDBOX_WITHOUT`
+    /// (comma-separated: namespaces, landlock, seccomp, and `native` for
+    /// bubblewrap's namespaces rather than the helper's; other names are
+    /// ignored), `CODELOOP_SANDBOX=reduced`, `CODELOOP_PYTHON` and
+    /// `CODELOOP_SANDBOX_HELPER`.
+    pub fn from_env() -> SandboxOptions {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        let mut options = SandboxOptions {
+            interpreter: var("CODELOOP_PYTHON").map(PathBuf::from),
+            helper: var("CODELOOP_SANDBOX_HELPER").map(PathBuf::from),
+            allow_reduced: std::env::var("CODELOOP_SANDBOX").is_ok_and(|v| v.trim() == "reduced"),
+            ..SandboxOptions::default()
+        };
+        if let Ok(without) = std::env::var("CODELOOP_SANDBOX_WITHOUT") {
+            for name in without.split(',').map(str::trim) {
+                if name == "native" {
+                    options.native_namespaces = false;
+                } else if let Ok(layer) = name.parse::<Layer>() {
+                    options.leave_out(layer);
+                }
+            }
+        }
+        options
+    }
+
+    /// Leave `layer` out (once).
+    pub fn leave_out(&mut self, layer: Layer) {
+        if !self.without.contains(&layer) {
+            self.without.push(layer);
+        }
+    }
+
+    /// Whether `layer` is to be used where the machine gives it.
+    pub fn wants(&self, layer: Layer) -> bool {
+        !self.without.contains(&layer)
     }
 }
 
@@ -75,10 +102,9 @@ pub(crate) struct InterpreterInfo {
     pub version: String,
 }
 
-/// The sandbox, probed once: the real interpreter and the layers this machine gives.
-///
-/// `Sandbox::probe()` caches its result; cloning is cheap enough for callers
-/// that want their own copy, and `Arc<Sandbox>` works as well.
+/// The sandbox, probed once: the real interpreter and the layers this
+/// machine gives. Cloning is cheap enough for callers that want their own
+/// copy, and `Arc<Sandbox>` works as well.
 #[derive(Debug, Clone)]
 pub struct Sandbox {
     /// The real interpreter (empty when none was found; `run` then fails with
@@ -90,121 +116,60 @@ pub struct Sandbox {
     pub(crate) interpreter_chosen: bool,
     pub(crate) interp: InterpreterInfo,
     pub(crate) helper: Option<PathBuf>,
-    pub(crate) namespaces: Namespaces,
+    /// Why no helper could be used, when none could.
+    pub(crate) helper_problem: Option<String>,
     pub(crate) reduced_allowed: bool,
     pub(crate) is_root: bool,
-    /// Root drops to a per-run uid: possible with namespaces (the interpreter
-    /// is bind-mounted in reach) or when the interpreter is world-readable.
-    pub(crate) drop_uid: bool,
+    /// The kernel's Landlock ABI (0: none): the helper's ruleset and the
+    /// fork server's jobs' are made for it.
     pub(crate) landlock_abi: i32,
-    pub(crate) use_landlock: bool,
-    pub(crate) use_seccomp: bool,
+    /// Who gives the namespace layer (its probe decides).
+    pub(crate) namespaces: NamespaceSource,
+    /// What each layer's probe found, in the registry's order.
+    pub(crate) probed: Vec<(Layer, Result<(), String>)>,
     pub(crate) layers: Vec<LayerReport>,
     /// The import policy every run of this sandbox holds to.
     pub(crate) import_policy: super::ImportPolicy,
 }
 
-/// Who gives the namespace layer.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Namespaces {
-    /// The helper unshares and builds the root itself (`namespaces.rs`).
-    Native,
-    /// A system bubblewrap (where the kernel allows user namespaces only to it).
-    Bwrap(PathBuf),
-    Missing,
-}
-
-const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// System directories the interpreter and its libraries need, read-only.
 pub(crate) const SYSTEM_READ_DIRS: &[&str] =
     &["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc"];
 
-impl Sandbox {
-    /// Probe once per process (later calls return the cached result).
-    ///
-    /// `CODELOOP_SANDBOX_WITHOUT` (comma-separated: namespaces, landlock,
-    /// seccomp) leaves layers out, to diagnose a machine; they are then
-    /// reported inactive like any other missing layer.
-    pub fn probe() -> Sandbox {
-        static CELL: OnceLock<Sandbox> = OnceLock::new();
-        CELL.get_or_init(|| {
-            let mut options = SandboxOptions::default();
-            if let Ok(without) = std::env::var("CODELOOP_SANDBOX_WITHOUT") {
-                for layer in without.split(',').map(str::trim) {
-                    match layer {
-                        "namespaces" => options.namespaces = false,
-                        "landlock" => options.landlock = false,
-                        "seccomp" => options.seccomp = false,
-                        "native" => options.native_namespaces = false,
-                        _ => {}
-                    }
-                }
-            }
-            options.allow_reduced = super::mode::reduced_sandbox_chosen();
-            Sandbox::probe_with(&options)
-        })
-        .clone()
-    }
+/// What `os.cpu_count()` reads.
+pub(crate) const CPU_INFO_DIR: &str = "/sys/devices/system/cpu";
 
-    /// Probe afresh with the given options (not cached).
-    pub fn probe_with(options: &SandboxOptions) -> Sandbox {
-        // Runs without a pid namespace share codeloop's uid: its /proc
-        // entries (the environment, with API keys) must stay out of reach.
-        // SAFETY: prctl with integer arguments.
-        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+impl Sandbox {
+    /// Find out what this machine gives with these options: the
+    /// interpreter, the helper and each layer (`layers/`). It tries the
+    /// helper's namespaces and bubblewrap with real (harmless) runs, and
+    /// changes nothing else: probe once and keep the result.
+    pub fn probe(options: &SandboxOptions) -> Sandbox {
         let (interpreter, interp, interpreter_problem) = match resolve_interpreter(options) {
             Ok((path, info)) => (path, info, None),
             Err(problem) => (PathBuf::new(), InterpreterInfo::default(), Some(problem)),
         };
-        // SAFETY: geteuid has no preconditions.
-        let is_root = unsafe { libc::geteuid() } == 0;
         let helper = find_helper(options.helper.as_deref());
-        let landlock_abi = landlock_abi();
-        let seccomp_ok = seccomp_available();
         let mut sandbox = Sandbox {
             interpreter,
             interpreter_problem,
-            interpreter_chosen: options.interpreter.is_some()
-                || super::packages::chosen_interpreter().is_some()
-                || std::env::var_os("CODELOOP_PYTHON").is_some_and(|p| !p.is_empty()),
+            interpreter_chosen: options.interpreter.is_some(),
             interp,
             helper: helper.as_ref().ok().cloned(),
-            namespaces: Namespaces::Missing,
+            helper_problem: helper.err(),
             reduced_allowed: options.allow_reduced,
-            is_root,
-            drop_uid: false,
-            landlock_abi,
-            use_landlock: options.landlock && landlock_abi > 0 && helper.is_ok(),
-            use_seccomp: options.seccomp && seccomp_ok && helper.is_ok(),
+            is_root: super::sys::is_root(),
+            landlock_abi: super::sys::landlock_abi(),
+            namespaces: NamespaceSource::Missing {
+                bwrap_failed: false,
+            },
+            probed: Vec::new(),
             layers: Vec::new(),
-            import_policy: options
-                .import_policy
-                .clone()
-                .unwrap_or_else(super::policy::chosen_import_policy),
+            import_policy: options.import_policy.clone(),
         };
-        let native = if options.namespaces && options.native_namespaces && helper.is_ok() {
-            Some(sandbox.native_namespaces_work())
-        } else {
-            None
-        };
-        let bwrap = if options.namespaces && !matches!(native, Some(Ok(()))) {
-            find_on_path("bwrap").map(|b| {
-                let test = sandbox.bwrap_works(&b);
-                (b, test)
-            })
-        } else {
-            None
-        };
-        if let Some(Ok(())) = &native {
-            sandbox.namespaces = Namespaces::Native;
-        } else if let Some((path, Ok(()))) = &bwrap {
-            sandbox.namespaces = Namespaces::Bwrap(path.clone());
-        }
-        sandbox.drop_uid = is_root
-            && helper.is_ok()
-            && (sandbox.has_namespaces() || world_reachable(&sandbox.interp.paths));
-        sandbox.layers = sandbox.describe_layers(options, &helper, &native, &bwrap, seccomp_ok);
+        sandbox.probe_layers(options);
         sandbox
     }
 
@@ -215,71 +180,6 @@ impl Sandbox {
             .filter(|l| l.active)
             .map(|l| l.name.clone())
             .collect()
-    }
-
-    /// RLIMIT_NPROC counts every process of the uid (of the user namespace,
-    /// with namespaces), and root ignores it: it bounds a run that has a
-    /// uid or a user namespace of its own to the run's processes; for an
-    /// ordinary user without namespaces it is set to the user's processes
-    /// when the run starts plus the run's share, which bounds the user's
-    /// total (a fork bomb stops there).
-    pub fn process_limit_holds(&self) -> bool {
-        !self.is_root || self.drop_uid
-    }
-
-    /// True when runs get fresh namespaces (the helper's own or bubblewrap's).
-    pub(crate) fn has_namespaces(&self) -> bool {
-        match self.namespaces {
-            Namespaces::Native | Namespaces::Bwrap(_) => true,
-            Namespaces::Missing => false,
-        }
-    }
-
-    /// Whether the helper's own namespaces work here: a real run of the
-    /// interpreter through them (as the run's uid when root).
-    fn native_namespaces_work(&self) -> Result<(), String> {
-        let Some(helper) = &self.helper else {
-            return Err("the sandbox helper is not available".into());
-        };
-        if self.interpreter.as_os_str().is_empty() {
-            return Err("no interpreter to try them with".into());
-        }
-        let dir = tempfile::Builder::new()
-            .prefix("codeloop-probe-")
-            .tempdir()
-            .map_err(|e| format!("cannot make a directory to try them in: {e}"))?;
-        let root = dir.path();
-        let run_uid = self.is_root.then(super::plan::next_run_uid);
-        if let Some(uid) = run_uid {
-            super::run::chown_tree(root, uid).map_err(|e| e.to_string())?;
-        }
-        let mut probe = self.clone();
-        probe.namespaces = Namespaces::Native;
-        probe.drop_uid = self.is_root;
-        let argv = vec![
-            self.interpreter.clone().into_os_string(),
-            "-S".into(),
-            "-c".into(),
-            "pass".into(),
-        ];
-        let plan = probe.helper_plan(root, argv, &super::Limits::default(), run_uid, &[]);
-        let json = serde_json::to_string(&plan).map_err(|e| e.to_string())?;
-        let mut cmd = Command::new(helper);
-        cmd.arg(HELPER_ARG).arg(json).current_dir(root);
-        cmd.env_clear().stdin(Stdio::null()).stdout(Stdio::null());
-        match run_with_timeout(cmd, PROBE_TIMEOUT) {
-            Ok((true, _)) => Ok(()),
-            Ok((false, stderr)) => Err(stderr
-                .trim()
-                .trim_start_matches(super::helper::HELPER_ERROR_PREFIX)
-                .to_string()),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// The import policy chosen for this process (`choose_import_policy`).
-    pub fn chosen_import_policy() -> super::ImportPolicy {
-        super::policy::chosen_import_policy()
     }
 
     /// The import policy runs hold to.
@@ -307,143 +207,16 @@ impl Sandbox {
     pub fn interpreter_problem(&self) -> Option<&str> {
         self.interpreter_problem.as_deref()
     }
-
-    fn bwrap_works(&self, bwrap: &Path) -> Result<(), String> {
-        let mut cmd = Command::new(bwrap);
-        cmd.args(self.bwrap_args(Path::new("/")));
-        cmd.arg("--").arg("/bin/true");
-        cmd.env_clear().stdin(Stdio::null()).stdout(Stdio::null());
-        match run_with_timeout(cmd, PROBE_TIMEOUT) {
-            Ok((true, _)) => Ok(()),
-            Ok((false, stderr)) => Err(stderr.trim().to_string()),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// bubblewrap's arguments (everything before `--`): fresh namespaces,
-    /// the system directories and the interpreter read-only, the working
-    /// directory read-write, and a private /tmp and /dev/shm that are its
-    /// `.tmp` (the program's TMPDIR): bubblewrap's own tmpfs takes a size
-    /// but no inode limit, where this way the working directory's measure
-    /// (bytes and files) holds them too.
-    pub(crate) fn bwrap_args(&self, workdir: &Path) -> Vec<OsString> {
-        let mut a: Vec<OsString> = Vec::new();
-        let mut push = |items: &[&str]| a.extend(items.iter().map(OsString::from));
-        push(&[
-            "--die-with-parent",
-            "--new-session",
-            "--unshare-ipc",
-            "--unshare-pid",
-            "--unshare-net",
-            "--unshare-uts",
-            "--unshare-cgroup-try",
-            "--hostname",
-            "sandbox",
-        ]);
-        if self.is_root {
-            // Privileged bubblewrap: no user namespace; the helper drops to an
-            // unprivileged uid itself, for which it needs these two (and loses
-            // them, with every other capability, when it switches).
-            push(&["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]);
-        } else {
-            push(&["--unshare-user", "--disable-userns"]);
-        }
-        let mut bound: Vec<PathBuf> = Vec::new();
-        let mut made: Vec<PathBuf> = vec![PathBuf::from("/")];
-        for dir in SYSTEM_READ_DIRS {
-            let p = Path::new(dir);
-            match std::fs::symlink_metadata(p) {
-                Ok(m) if m.file_type().is_symlink() => {
-                    if let Ok(target) = std::fs::read_link(p) {
-                        a.push("--symlink".into());
-                        a.push(target.into_os_string());
-                        a.push(p.into());
-                    }
-                }
-                Ok(_) => {
-                    a.push("--ro-bind".into());
-                    a.push(p.into());
-                    a.push(p.into());
-                    bound.push(p.to_path_buf());
-                }
-                Err(_) => {}
-            }
-        }
-        // The private /tmp and /dev/shm first: what is bound after them (the
-        // helper, the interpreter, the working directory) may live under /tmp
-        // and must stay visible on top of them.
-        a.push("--proc".into());
-        a.push("/proc".into());
-        a.push("--dev".into());
-        a.push("/dev".into());
-        for dir in ["/dev/shm", "/tmp"] {
-            if workdir == Path::new("/") {
-                // The probe, which has no working directory.
-                a.push("--tmpfs".into());
-            } else {
-                // The run's uid owns the working directory and its .tmp.
-                a.push("--bind".into());
-                a.push(workdir.join(".tmp").into());
-            }
-            a.push(dir.into());
-        }
-        made.extend(["/tmp", "/dev", "/proc"].map(PathBuf::from));
-        let mut extra: Vec<PathBuf> = self.interp.paths.clone();
-        if let Some(h) = &self.helper {
-            extra.push(h.clone());
-        }
-        // bubblewrap makes missing parents mode 0700, which an unprivileged
-        // uid cannot cross: make them 0755 first.
-        let parents = |a: &mut Vec<OsString>, p: &Path, made: &mut Vec<PathBuf>| {
-            let mut ancestors: Vec<&Path> = p.ancestors().skip(1).collect();
-            ancestors.reverse();
-            for dir in ancestors {
-                if made.iter().any(|m| m == dir) {
-                    continue;
-                }
-                a.extend(["--perms", "0755", "--dir"].map(OsString::from));
-                a.push(dir.into());
-                made.push(dir.to_path_buf());
-            }
-        };
-        for p in extra {
-            if bound.iter().any(|b| p.starts_with(b)) {
-                continue;
-            }
-            parents(&mut a, &p, &mut made);
-            a.push("--ro-bind".into());
-            a.push(p.clone().into());
-            a.push(p.clone().into());
-            made.push(p.clone());
-            bound.push(p);
-        }
-        if workdir != Path::new("/") {
-            parents(&mut a, workdir, &mut made);
-            a.push("--bind".into());
-            a.push(workdir.into());
-            a.push(workdir.into());
-            a.push("--chdir".into());
-            a.push(workdir.into());
-        }
-        a
-    }
 }
 
-/// The interpreter: $CODELOOP_PYTHON, or the `python3` on PATH asked for its
+/// The interpreter: the one chosen, or the `python3` on PATH asked for its
 /// real `sys.executable` (the one on PATH may be a slow shim).
 fn resolve_interpreter(options: &SandboxOptions) -> Result<(PathBuf, InterpreterInfo), String> {
-    let candidate = match options
-        .interpreter
-        .clone()
-        .or_else(super::packages::chosen_interpreter)
-    {
+    let candidate = match options.interpreter.clone() {
         Some(p) => p,
-        None => match std::env::var_os("CODELOOP_PYTHON") {
-            Some(p) if !p.is_empty() => PathBuf::from(p),
-            _ => find_on_path("python3").ok_or_else(|| {
-                "no python3 on PATH: install python3 or set CODELOOP_PYTHON".to_string()
-            })?,
-        },
+        None => find_on_path("python3").ok_or_else(|| {
+            "no python3 on PATH: install python3 or set CODELOOP_PYTHON".to_string()
+        })?,
     };
     const SCRIPT: &str = "import sys, json\nprint(json.dumps({'executable': sys.executable, 'version': '%d.%d.%d' % sys.version_info[:3], 'paths': [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix] + sys.path}))";
     let mut cmd = Command::new(&candidate);
@@ -520,9 +293,6 @@ fn find_helper(explicit: Option<&Path>) -> Result<PathBuf, String> {
     if let Some(p) = explicit {
         candidates.push(p.to_path_buf());
     }
-    if let Some(p) = std::env::var_os("CODELOOP_SANDBOX_HELPER") {
-        candidates.push(PathBuf::from(p));
-    }
     if let Ok(exe) = std::env::current_exe() {
         let name = format!("codeloop{}", std::env::consts::EXE_SUFFIX);
         if super::helper::is_this_binary_the_helper()
@@ -558,39 +328,10 @@ fn find_helper(explicit: Option<&Path>) -> Result<PathBuf, String> {
     Err(last_problem)
 }
 
-fn landlock_abi() -> i32 {
-    // SAFETY: landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)
-    // only returns the ABI version (or an error).
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<libc::c_void>(),
-            0usize,
-            1u32,
-        )
-    };
-    if r < 0 { 0 } else { r as i32 }
-}
-
-fn seccomp_available() -> bool {
-    // SAFETY: PR_GET_SECCOMP takes no pointers.
-    let mode = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) };
-    mode >= 0 && super::helper::seccomp_programs(true, true).is_ok()
-}
-
-/// True when an unprivileged user can reach every path (o+x on each ancestor).
-fn world_reachable(paths: &[PathBuf]) -> bool {
-    !paths.is_empty()
-        && paths.iter().all(|p| {
-            p.ancestors().skip(1).all(|dir| {
-                std::fs::metadata(dir)
-                    .map(|m| m.permissions().mode() & 0o001 != 0)
-                    .unwrap_or(false)
-            })
-        })
-}
-
-fn run_with_timeout(mut cmd: Command, timeout: Duration) -> Result<(bool, String), String> {
+pub(crate) fn run_with_timeout(
+    mut cmd: Command,
+    timeout: Duration,
+) -> Result<(bool, String), String> {
     let mut child = cmd
         .stderr(Stdio::piped())
         .spawn()

@@ -57,8 +57,7 @@ pub(crate) fn parse_report(bytes: &[u8]) -> Option<(i32, Option<Usage>)> {
 /// for a run about to be killed from outside (its wall clock), whose own
 /// parent will not live to measure it. CPU time summed, the largest peak.
 pub(crate) fn of_tree(pid: i32) -> Option<Usage> {
-    // SAFETY: sysconf has no preconditions.
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    let ticks = super::sys::clock_ticks();
     let mut total: Option<Usage> = None;
     let mut stack = vec![pid];
     let mut seen = 0;

@@ -262,7 +262,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             no_model_for_own_task(&selected, args.model.demo.is_some())
         );
     }
-    let sandbox = super::sandbox_for_generated_code()?;
+    let sandbox = super::sandbox_for_generated_code(&config.sandbox)?;
     let sandbox = Arc::new(sandbox);
     let out = args.out.clone().unwrap_or_else(|| {
         let name = problems_file

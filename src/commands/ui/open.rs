@@ -118,8 +118,10 @@ fn fork_starter(
         // to answer).
         let workbench_and_sandbox = async {
             let asked = ModelArgs::default();
-            let (workbench, sandbox) =
-                tokio::join!(select_model(&background, &asked), probe_sandbox());
+            let (workbench, sandbox) = tokio::join!(
+                select_model(&background, &asked),
+                probe_sandbox(background.sandbox.clone())
+            );
             let (label, demo_model) = match &workbench {
                 Ok(selected) => welcome_model(selected, false, demos),
                 Err(e) => (format!("none usable ({e:#})"), None),

@@ -15,14 +15,14 @@
 
 use std::ffi::CString;
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::usage::{REPORT_LEN, Usage, of as usage_of, parse_report, report};
+use crate::sys::{self, Forked};
+use crate::usage::{REPORT_LEN, Usage, of as usage_of, parse_report, report};
 
 /// What the helper builds before the program starts.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -51,10 +51,6 @@ const COLLECT_CAP: u64 = 1 << 20;
 const BASE: &str = "/tmp";
 const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom"];
 
-fn os_err(what: &str) -> String {
-    format!("{what}: {}", std::io::Error::last_os_error())
-}
-
 fn cstr(p: &Path) -> Result<CString, String> {
     CString::new(p.as_os_str().as_bytes()).map_err(|_| format!("{} has a NUL byte", p.display()))
 }
@@ -70,23 +66,14 @@ fn mount(
     let dst_c = cstr(dst)?;
     let fs_c = fstype.map(|f| CString::new(f).unwrap_or_default());
     let data_c = data.map(|d| CString::new(d).unwrap_or_default());
-    // SAFETY: every pointer is either null or a valid NUL-terminated string
-    // that outlives the call.
-    let r = unsafe {
-        libc::mount(
-            src_c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
-            dst_c.as_ptr(),
-            fs_c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
-            flags,
-            data_c
-                .as_ref()
-                .map_or(std::ptr::null(), |c| c.as_ptr() as *const libc::c_void),
-        )
-    };
-    if r != 0 {
-        return Err(os_err(&format!("cannot mount {}", dst.display())));
-    }
-    Ok(())
+    sys::mount(
+        src_c.as_deref(),
+        &dst_c,
+        fs_c.as_deref(),
+        flags,
+        data_c.as_deref(),
+    )
+    .map_err(|e| format!("cannot mount {}: {e}", dst.display()))
 }
 
 fn write_file(path: &str, text: &str) -> Result<(), String> {
@@ -103,8 +90,7 @@ fn write_file(path: &str, text: &str) -> Result<(), String> {
 /// With `report_fd`, the program's wait status and figures (`Usage`) are
 /// written there too, for codeloop.
 pub fn enter(workdir: &Path, plan: &NamespacePlan, report_fd: Option<i32>) -> Result<(), String> {
-    // SAFETY: plain getters.
-    let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
+    let (uid, gid) = (sys::uid(), sys::gid());
     die_with_parent();
     let host_dir = std::fs::File::open(workdir)
         .map_err(|e| format!("cannot open {}: {e}", workdir.display()))?;
@@ -117,40 +103,31 @@ pub fn enter(workdir: &Path, plan: &NamespacePlan, report_fd: Option<i32>) -> Re
     if plan.user {
         flags |= libc::CLONE_NEWUSER;
     }
-    // SAFETY: unshare takes flags only; the helper is single-threaded here.
-    if unsafe { libc::unshare(flags) } != 0 {
-        return Err(os_err("cannot create namespaces"));
-    }
+    sys::unshare(flags).map_err(|e| format!("cannot create namespaces: {e}"))?;
     if plan.user {
         write_file("/proc/self/setgroups", "deny")?;
         write_file("/proc/self/uid_map", &format!("{uid} {uid} 1\n"))?;
         write_file("/proc/self/gid_map", &format!("{gid} {gid} 1\n"))?;
     }
-    let name = b"sandbox";
-    // SAFETY: the pointer and length describe `name`.
-    unsafe { libc::sethostname(name.as_ptr() as *const libc::c_char, name.len()) };
+    sys::set_hostname(b"sandbox");
     let (status_read, status_write) = status_pipe()?;
     // The new pid namespace's first process builds the root: /proc must be
     // mounted by a process inside it, and (in a user namespace) while the
     // host's /proc is still in view.
-    // SAFETY: single-threaded; the child only makes syscalls and exits or returns.
-    match unsafe { libc::fork() } {
-        -1 => Err(os_err("cannot fork")),
-        0 => {
+    match sys::fork().map_err(|e| format!("cannot fork: {e}"))? {
+        Forked::Child => {
             drop(status_read);
             if let Some(fd) = report_fd {
-                // SAFETY: the init and the program have no use for codeloop's end.
-                unsafe { libc::close(fd) };
+                // The init and the program have no use for codeloop's end.
+                sys::close(fd);
             }
             init(workdir, plan, status_write)
         }
-        child => {
+        Forked::Parent(child) => {
             drop(status_write);
             let (init_status, _) = wait_for(child);
             let (program_status, usage) = read_status(status_read).unwrap_or((init_status, None));
-            if let Some(fd) = report_fd {
-                // SAFETY: `fd` was handed to the helper for this and is owned here.
-                let mut out = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+            if let Some(mut out) = report_fd.and_then(sys::adopt_fd) {
                 let _ = out.write_all(&report(program_status, usage));
             }
             // pivot_root moved this process's root too: `workdir` is the
@@ -162,9 +139,9 @@ pub fn enter(workdir: &Path, plan: &NamespacePlan, report_fd: Option<i32>) -> Re
                 .collect();
             if plan.collect_images {
                 names.extend(
-                    super::images::image_names(workdir)
+                    crate::images::image_names(workdir)
                         .into_iter()
-                        .map(|n| (n, super::images::IMAGE_CAP)),
+                        .map(|n| (n, crate::images::IMAGE_CAP)),
                 );
             }
             copy_out(&host_dir, workdir, &names);
@@ -176,23 +153,21 @@ pub fn enter(workdir: &Path, plan: &NamespacePlan, report_fd: Option<i32>) -> Re
 /// Fork: the child returns to become the program; this process waits for
 /// it, writes its raw wait status to `fd`, and exits with its status.
 pub fn report_status(fd: i32) -> Result<(), String> {
-    // SAFETY: the helper is single-threaded; the child only returns.
-    match unsafe { libc::fork() } {
-        -1 => Err(os_err("cannot fork")),
-        0 => {
-            // SAFETY: the child has no use for the status descriptor.
-            unsafe { libc::close(fd) };
+    match sys::fork().map_err(|e| format!("cannot fork: {e}"))? {
+        Forked::Child => {
+            // The child has no use for the status descriptor.
+            sys::close(fd);
             Ok(())
         }
-        program => {
+        Forked::Parent(program) => {
             // Without a pid namespace nothing else ends the program if
             // codeloop dies: this process goes with codeloop, and the
             // program (its death signal set later) with this process.
             die_with_parent();
             let (raw, usage) = wait_for(program);
-            // SAFETY: `fd` was handed to the helper for this and is owned here.
-            let mut out = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-            let _ = out.write_all(&report(raw, usage));
+            if let Some(mut out) = sys::adopt_fd(fd) {
+                let _ = out.write_all(&report(raw, usage));
+            }
             std::process::exit(exit_code(raw))
         }
     }
@@ -200,18 +175,7 @@ pub fn report_status(fd: i32) -> Result<(), String> {
 
 /// A close-on-exec pipe: the program never holds the init's end.
 pub(crate) fn status_pipe() -> Result<(std::fs::File, std::fs::File), String> {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 writes two descriptors into `fds`.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(os_err("cannot make the status pipe"));
-    }
-    // SAFETY: both descriptors were just opened and are owned here.
-    Ok(unsafe {
-        (
-            std::fs::File::from(OwnedFd::from_raw_fd(fds[0])),
-            std::fs::File::from(OwnedFd::from_raw_fd(fds[1])),
-        )
-    })
+    sys::pipe_cloexec().map_err(|e| format!("cannot make the status pipe: {e}"))
 }
 
 /// The wait status (and the figures, where they came) written on `pipe`.
@@ -233,24 +197,7 @@ pub(crate) fn read_status(mut pipe: std::fs::File) -> Option<(i32, Option<Usage>
 /// the same signal (raised on itself, with no core dump).
 fn end_as(status: i32) -> ! {
     if libc::WIFSIGNALED(status) {
-        let signal = libc::WTERMSIG(status);
-        let no_core = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: plain syscalls on this process; the signal's default
-        // action ends it.
-        unsafe {
-            libc::setrlimit(libc::RLIMIT_CORE, &no_core);
-            libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
-            libc::signal(signal, libc::SIG_DFL);
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, signal);
-            libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-            libc::kill(libc::getpid(), signal);
-        }
-        std::process::exit(128 + signal)
+        sys::die_of_signal(libc::WTERMSIG(status))
     }
     std::process::exit(exit_code(status))
 }
@@ -279,11 +226,9 @@ fn init(workdir: &Path, plan: &NamespacePlan, status: std::fs::File) -> Result<(
         None,
     )?;
     build_root(workdir, plan)?;
-    // SAFETY: as above.
-    match unsafe { libc::fork() } {
-        -1 => Err(os_err("cannot fork")),
-        0 => Ok(()),
-        program => {
+    match sys::fork().map_err(|e| format!("cannot fork: {e}"))? {
+        Forked::Child => Ok(()),
+        Forked::Parent(program) => {
             let (raw, usage) = wait_for(program);
             let mut status = status;
             let _ = status.write_all(&report(raw, usage));
@@ -293,32 +238,23 @@ fn init(workdir: &Path, plan: &NamespacePlan, status: std::fs::File) -> Result<(
 }
 
 fn die_with_parent() {
-    // SAFETY: prctl with integer arguments.
-    unsafe {
-        libc::prctl(
-            libc::PR_SET_PDEATHSIG,
-            libc::SIGKILL as libc::c_ulong,
-            0,
-            0,
-            0,
-        )
-    };
+    sys::die_with_parent();
 }
 
 /// Reap children until `pid` ends; its raw wait status, and what it used
 /// (with the children it waited for).
 fn wait_for(pid: libc::pid_t) -> (i32, Option<Usage>) {
     loop {
-        let mut status = 0;
-        // SAFETY: rusage is plain data; all zeroes is a valid value.
-        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: wait4 writes the status and the rusage we pass.
-        let r = unsafe { libc::wait4(-1, &mut status, 0, &mut ru) };
-        if r == pid && (libc::WIFEXITED(status) || libc::WIFSIGNALED(status)) {
-            return (status, Some(usage_of(&ru)));
-        } else if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+        match sys::wait_any() {
+            Ok((r, status, ru))
+                if r == pid && (libc::WIFEXITED(status) || libc::WIFSIGNALED(status)) =>
+            {
+                return (status, Some(usage_of(&ru)));
+            }
+            Ok(_) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
             // No child left to wait for: as an exit with status 1.
-            return (1 << 8, None);
+            Err(_) => return (1 << 8, None),
         }
     }
 }
@@ -342,13 +278,9 @@ fn bind(src: &Path, dst: &Path, read_only: bool) -> Result<(), String> {
     mount(Some(src), dst, None, libc::MS_BIND | libc::MS_REC, None)?;
     // A remount must keep the flags the kernel locked on the source (inside
     // a user namespace it is refused otherwise).
-    // SAFETY: statvfs writes the struct we pass.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     let dst_c = cstr(dst)?;
-    // SAFETY: valid path and struct.
-    if unsafe { libc::statvfs(dst_c.as_ptr(), &mut st) } != 0 {
-        return Err(os_err(&format!("cannot stat {}", dst.display())));
-    }
+    let f_flag =
+        sys::mount_flags(&dst_c).map_err(|e| format!("cannot stat {}: {e}", dst.display()))?;
     let mut flags = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_NOSUID;
     for (st_flag, ms_flag) in [
         (libc::ST_NODEV, libc::MS_NODEV),
@@ -357,7 +289,7 @@ fn bind(src: &Path, dst: &Path, read_only: bool) -> Result<(), String> {
         (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
         (libc::ST_RELATIME, libc::MS_RELATIME),
     ] {
-        if st.f_flag & st_flag != 0 {
+        if f_flag & st_flag != 0 {
             flags |= ms_flag;
         }
     }
@@ -401,7 +333,7 @@ fn build_root(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
             "mode=0755,size={},nr_inodes={}",
             plan.disk_bytes.max(1 << 20),
             // Its root, work, tmp and shm, and the files copied in.
-            plan.max_files.saturating_add(super::OWN_ENTRIES)
+            plan.max_files.saturating_add(crate::OWN_ENTRIES)
         )),
     )?;
     let work = disk.join("work");
@@ -451,16 +383,10 @@ fn build_root(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
     mkdirs(&work_dst, 0o755)?;
     copy_tree(&inside(old, workdir), &work, plan.owner)?;
     bind(&work, &work_dst, false)?;
-    // SAFETY: umount2 with a valid path.
-    if unsafe { libc::umount2(c"/oldroot".as_ptr(), libc::MNT_DETACH) } != 0 {
-        return Err(os_err("cannot detach the host's root"));
-    }
+    sys::unmount_detach(c"/oldroot").map_err(|e| format!("cannot detach the host's root: {e}"))?;
     std::env::set_current_dir(new).map_err(|e| format!("cannot enter the new root: {e}"))?;
     pivot_root(".", ".")?;
-    // SAFETY: as above.
-    if unsafe { libc::umount2(c".".as_ptr(), libc::MNT_DETACH) } != 0 {
-        return Err(os_err("cannot detach the assembly area"));
-    }
+    sys::unmount_detach(c".").map_err(|e| format!("cannot detach the assembly area: {e}"))?;
     std::env::set_current_dir("/").map_err(|e| format!("cannot enter /: {e}"))?;
     // Nothing outside the working directory, /tmp and /dev/shm is writable.
     mount(
@@ -521,11 +447,7 @@ fn pivot_root(new_root: &str, put_old: &str) -> Result<(), String> {
         CString::new(new_root).unwrap_or_default(),
         CString::new(put_old).unwrap_or_default(),
     );
-    // SAFETY: both are valid NUL-terminated strings.
-    if unsafe { libc::syscall(libc::SYS_pivot_root, n.as_ptr(), o.as_ptr()) } != 0 {
-        return Err(os_err("cannot change the root"));
-    }
-    Ok(())
+    sys::pivot_root(&n, &o).map_err(|e| format!("cannot change the root: {e}"))
 }
 
 /// Copy the prepared working directory into the quota's tmpfs (regular
@@ -591,20 +513,14 @@ fn copy_out(host_dir: &std::fs::File, workdir: &Path, names: &[(String, u64)]) {
         let Ok(name_c) = CString::new(name.as_bytes()) else {
             continue;
         };
-        // SAFETY: openat on our own directory fd with a valid relative name.
-        let fd = unsafe {
-            libc::openat(
-                host_dir.as_raw_fd(),
-                name_c.as_ptr(),
-                libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-                0o600,
-            )
-        };
-        if fd < 0 {
+        let Ok(mut out) = sys::open_at(
+            host_dir,
+            &name_c,
+            libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            0o600,
+        ) else {
             continue;
-        }
-        // SAFETY: fd was just opened and is owned here.
-        let mut out = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+        };
         let _ = out.write_all(&data);
     }
 }
