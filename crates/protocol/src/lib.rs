@@ -5,6 +5,7 @@
 //! can all speak it while knowing nothing of each other. Each idea has one type
 //! here and one way to print it; and `sanitize`, the one filter for
 //! untrusted text bound for a terminal.
+#![warn(unreachable_pub)]
 
 pub mod coverage;
 pub mod picture;

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Third-party packages named at most, in a prompt.
-pub const PROMPT_PACKAGES: usize = 40;
+pub(crate) const PROMPT_PACKAGES: usize = 40;
 
 /// Packages a data task reaches for, named first in a prompt (the rest
 /// follow by name).
