@@ -17,6 +17,7 @@
 //! tape); [`InputDescription::render`] is its one text for prompts, at most
 //! [`RENDER_CHARS`] characters, and [`InputDescription::summary`] its one
 //! line.
+#![warn(unreachable_pub)]
 
 mod binary;
 mod cell;
@@ -41,12 +42,12 @@ pub use json::{Field, Shape};
 pub use refuse::{Refusal, open};
 
 /// What is read from the start of a file to describe it, at most.
-pub const HEAD_BYTES: usize = 1 << 20;
+pub(crate) const HEAD_BYTES: usize = 1 << 20;
 /// Files up to this size have their rows or lines counted exactly (one
 /// streamed pass); larger ones get an estimate.
-pub const EXACT_BYTES: u64 = 32 << 20;
+pub(crate) const EXACT_BYTES: u64 = 32 << 20;
 /// The rendered description of one file, at most (characters).
-pub const RENDER_CHARS: usize = 1500;
+pub(crate) const RENDER_CHARS: usize = 1500;
 
 /// What an input file is, as far as a bounded read could tell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -109,7 +110,7 @@ impl Count {
             how: Counted::Estimate,
         }
     }
-    pub fn at_least(value: u64) -> Count {
+    pub(crate) fn at_least(value: u64) -> Count {
         Count {
             value,
             how: Counted::AtLeast,
@@ -127,7 +128,7 @@ pub struct Table {
     /// Data rows (the header not counted).
     pub rows: Count,
     /// How many data rows the column types were inferred from.
-    pub sampled_rows: u64,
+    pub(crate) sampled_rows: u64,
     /// "UTF-8", "UTF-8 with BOM", or a guess.
     pub encoding: String,
 }
@@ -168,11 +169,11 @@ pub struct JsonLines {
 pub struct Workbook {
     /// "xlsx", "xls", "xlsb" or "ods".
     pub kind: String,
-    pub sheets: Vec<Sheet>,
+    pub(crate) sheets: Vec<Sheet>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Sheet {
+pub(crate) struct Sheet {
     pub name: String,
     /// Rows used (the header included), where the sheet says.
     pub rows: Option<u64>,
@@ -184,10 +185,10 @@ pub struct Sheet {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Parquet {
     pub rows: Option<u64>,
-    pub row_groups: Option<u64>,
+    pub(crate) row_groups: Option<u64>,
     pub columns: Vec<ParquetColumn>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub created_by: Option<String>,
+    pub(crate) created_by: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -223,7 +224,7 @@ pub struct Text {
     pub encoding: String,
     pub lines: Count,
     /// The first few lines, cut short.
-    pub first_lines: Vec<String>,
+    pub(crate) first_lines: Vec<String>,
 }
 
 /// A file of no kind recognized here.
@@ -232,7 +233,7 @@ pub struct Other {
     /// What its first bytes suggest.
     pub guess: String,
     /// Its first bytes, in hex.
-    pub hex_head: String,
+    pub(crate) hex_head: String,
 }
 
 /// Describe the file at `path`, reading only what the description needs.
