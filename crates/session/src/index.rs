@@ -17,7 +17,7 @@ use super::state::State;
 use super::tape::{TapeError, read_tape};
 
 /// A session's tape, inside its folder.
-pub const TAPE_FILE: &str = "tape.jsonl";
+pub(crate) const TAPE_FILE: &str = "tape.jsonl";
 /// The cached summary, beside the tape.
 pub const SUMMARY_FILE: &str = "summary.json";
 /// Bump when `SessionSummary` changes meaning: older caches are then refolded

@@ -25,9 +25,9 @@ pub struct NodeState {
     pub last_error: Option<Location>,
     /// The code and tests `last_error` was found with: a failure belongs
     /// to that version and is drawn on its lines only.
-    pub last_error_found: FoundIn,
+    pub(crate) last_error_found: FoundIn,
     /// How many times the node's tests were set (written, edited, fixed).
-    pub tests_version: u32,
+    pub(crate) tests_version: u32,
     /// The person skipped the run the engine was paused before; the status
     /// that follows is read as `Skipped` (tapes from before that status
     /// recorded a skipped run as passed).
@@ -50,7 +50,7 @@ pub struct NodeState {
     pub queued: bool,
     /// The run that ran the node's current code against its current tests,
     /// once it finished (cleared by new code, new tests, a new run or a re-run).
-    pub settled_run: Option<u64>,
+    pub(crate) settled_run: Option<u64>,
     /// At a resume, the settled run the node carries over: its verdict is
     /// used instead of running the same code again. Used once: cleared when
     /// the node gets new code or tests, runs, or ends its part of a pass.
