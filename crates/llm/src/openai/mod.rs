@@ -55,13 +55,13 @@ use super::{
     ChatFuture, ChatModel, ChatReply, ChatRequest, ContextFuture, Delta, LlmError, ReportFuture,
 };
 use decode::ReadError;
-pub use errors::ServerKind;
+pub(crate) use errors::ServerKind;
 use errors::{error_chain, error_excerpt, overflow_in, read_limited};
 pub use request::normalize_base_url;
 use request::{BodyFacts, Quirks, http_client};
 use retry::{Next, Retries, retry_after, whole_secs};
-pub use server::{OLLAMA_DEFAULT_NUM_CTX, ServerFacts, discover, list_models};
-pub use sse::{SseEvent, SseParser};
+pub use server::{OLLAMA_DEFAULT_NUM_CTX, list_models};
+pub(crate) use server::{ServerFacts, discover};
 
 /// Most of an error body read to quote from it.
 const MAX_ERROR_BODY_BYTES: usize = 16 << 10;
@@ -121,13 +121,13 @@ pub struct OpenAiOptions {
     pub request_timeout: Duration,
     pub connect_timeout: Duration,
     /// The longest one whole reply may take, retries included.
-    pub reply_deadline: Duration,
+    pub(crate) reply_deadline: Duration,
     /// Retries on transient failures (so at most `retries + 1` attempts).
     pub retries: u32,
     /// First backoff delay; doubled at each retry, with jitter.
     pub backoff_base: Duration,
     /// Longest wait between two attempts; a Retry-After beyond it ends the call.
-    pub max_retry_wait: Duration,
+    pub(crate) max_retry_wait: Duration,
     /// Used when the request sets no temperature.
     pub temperature: Option<f32>,
     /// Used when the request sets no max_tokens.
@@ -222,7 +222,7 @@ impl OpenAiClient {
     }
 
     /// What the server told about itself (asked at the first use, then kept).
-    pub async fn server_facts(&self) -> &ServerFacts {
+    pub(crate) async fn server_facts(&self) -> &ServerFacts {
         self.facts
             .get_or_init(|| {
                 discover(
