@@ -9,7 +9,7 @@ use codeloop_session::FunctionSpec;
 
 /// The plan read from code, and each function's code.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CodePlan {
+pub(crate) struct CodePlan {
     pub specs: Vec<FunctionSpec>,
     /// (function, its code) in plan order.
     pub code: Vec<(String, String)>,
@@ -18,7 +18,7 @@ pub struct CodePlan {
 /// The plan of a reply that is code (reasoning already removed), if it
 /// defines top-level functions and nothing a node could not hold: no class
 /// (two nodes sharing it would each define it again).
-pub fn plan_from_code(answer: &str) -> Option<CodePlan> {
+pub(crate) fn plan_from_code(answer: &str) -> Option<CodePlan> {
     let code = select(answer, None, &looks_like_python)?;
     let items = block(&code).items;
     let is_def = |i: &Item| {
