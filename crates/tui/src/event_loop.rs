@@ -25,20 +25,20 @@ use codeloop_engine::EngineHandle;
 use codeloop_session::{Command, NoticeLevel, RunRecord, State};
 
 /// At most this many frames a second while records flood in.
-pub const MIN_FRAME: Duration = Duration::from_millis(16);
+pub(crate) const MIN_FRAME: Duration = Duration::from_millis(16);
 /// At most this many frames a second while a tape is being read (its
 /// progress needs no more; the fold gets the time).
-pub const LOADING_FRAME: Duration = Duration::from_millis(50);
+pub(crate) const LOADING_FRAME: Duration = Duration::from_millis(50);
 /// Records applied in one go before the loop looks at the keyboard again.
 const DRAIN_BATCH: usize = 2048;
 
-pub type RerunFuture = Pin<Box<dyn Future<Output = Result<RunRecord, String>> + Send>>;
+pub(crate) type RerunFuture = Pin<Box<dyn Future<Output = Result<RunRecord, String>> + Send>>;
 /// Re-executes a recorded run given the state at the cursor.
-pub type Rerunner = Arc<dyn Fn(u64, Box<State>) -> RerunFuture + Send + Sync>;
+pub(crate) type Rerunner = Arc<dyn Fn(u64, Box<State>) -> RerunFuture + Send + Sync>;
 /// Writes a session in a format (`codeloop export`): the state folded to
 /// its end, the session's folder (None: here), where the tape came from; the
 /// path written.
-pub type Exporter = Box<
+pub(crate) type Exporter = Box<
     dyn FnMut(
             super::app::ExportFormat,
             &State,

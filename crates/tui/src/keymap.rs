@@ -122,7 +122,7 @@ pub fn rows<A>(table: &[Binding<A>]) -> impl Iterator<Item = Row> + '_ {
 }
 
 /// The label of the row that binds `act` (for hints that name one key).
-pub fn label_of<A: PartialEq>(table: &[Binding<A>], act: &A) -> Option<&'static str> {
+pub(crate) fn label_of<A: PartialEq>(table: &[Binding<A>], act: &A) -> Option<&'static str> {
     table
         .iter()
         .find(|b| b.keys.iter().any(|(_, a)| a == act))
@@ -130,7 +130,7 @@ pub fn label_of<A: PartialEq>(table: &[Binding<A>], act: &A) -> Option<&'static 
 }
 
 /// "Ctrl-S send · Esc discard": a table as a one-line hint.
-pub fn hint_line<A>(table: &[Binding<A>]) -> String {
+pub(crate) fn hint_line<A>(table: &[Binding<A>]) -> String {
     table
         .iter()
         .filter(|b| !b.short.is_empty())
@@ -141,7 +141,10 @@ pub fn hint_line<A>(table: &[Binding<A>]) -> String {
 
 /// "Tab pane · z zoom": each act named by the first key bound to it and the
 /// short words of its row.
-pub fn act_hints<A: PartialEq>(table: &[Binding<A>], acts: &[A]) -> Vec<(String, &'static str)> {
+pub(crate) fn act_hints<A: PartialEq>(
+    table: &[Binding<A>],
+    acts: &[A],
+) -> Vec<(String, &'static str)> {
     acts.iter()
         .filter_map(|act| {
             table.iter().find_map(|b| {
@@ -155,7 +158,7 @@ pub fn act_hints<A: PartialEq>(table: &[Binding<A>], acts: &[A]) -> Vec<(String,
 }
 
 /// The workbench's acts the footer always offers.
-pub const FOOTER: [GlobalAct; 4] = [
+pub(crate) const FOOTER: [GlobalAct; 4] = [
     GlobalAct::NextPane,
     GlobalAct::Zoom,
     GlobalAct::Help,
@@ -240,7 +243,7 @@ pub enum SteerAct {
 type G = Binding<GlobalAct>;
 
 /// Everywhere, in every mode.
-pub const COMMON: &[G] = &[
+pub(crate) const COMMON: &[G] = &[
     Binding {
         label: "Tab / S-Tab",
         does: "next / previous pane (or click it)",
@@ -286,7 +289,7 @@ pub const COMMON: &[G] = &[
 ];
 
 /// Once there is a session: where things are.
-pub const WHERE: &[G] = &[Binding {
+pub(crate) const WHERE: &[G] = &[Binding {
     label: "y",
     does: "copy the selected node's code (or the session folder) to the clipboard (OSC 52: works over ssh and in tmux)",
     short: "copy",
@@ -294,7 +297,7 @@ pub const WHERE: &[G] = &[Binding {
 }];
 
 /// Once there is a session: its model calls.
-pub const INSPECT: &[G] = &[Binding {
+pub(crate) const INSPECT: &[G] = &[Binding {
     label: "m",
     does: "inspect the model calls: prompt, raw reply, reasoning, tokens, time ([ / ] between calls; e edits a prompt not yet sent)",
     short: "model calls",
@@ -302,7 +305,7 @@ pub const INSPECT: &[G] = &[Binding {
 }];
 
 /// Once there is a session: the pictures its programs drew.
-pub const PICTURES: &[G] = &[Binding {
+pub(crate) const PICTURES: &[G] = &[Binding {
     label: "I",
     does: "the pictures the programs drew, in half-blocks (← / → between them)",
     short: "pictures",
@@ -310,7 +313,7 @@ pub const PICTURES: &[G] = &[Binding {
 }];
 
 /// Before a session starts.
-pub const WELCOME: &[G] = &[Binding {
+pub(crate) const WELCOME: &[G] = &[Binding {
     label: "i",
     does: "write your own task",
     short: "write a task",
@@ -318,7 +321,7 @@ pub const WELCOME: &[G] = &[Binding {
 }];
 
 /// Steering a live session (in review and replay these keys say "read-only").
-pub const STEER: &[G] = &[
+pub(crate) const STEER: &[G] = &[
     Binding {
         label: "s",
         does: "step mode on/off: pause before each model call and run",
@@ -404,21 +407,21 @@ pub const STEER: &[G] = &[
 ];
 
 /// The steering acts offered while the engine is paused before a step.
-pub const FORK_HERE: &[G] = &[Binding {
+pub(crate) const FORK_HERE: &[G] = &[Binding {
     label: "F",
     does: "fork here: a new session goes on live from the cursor (asks first)",
     short: "fork here",
     keys: &[(Key::ch('F'), GlobalAct::Travel(TravelAct::ForkHere))],
 }];
 
-pub const REWIND: &[G] = &[Binding {
+pub(crate) const REWIND: &[G] = &[Binding {
     label: "u",
     does: "rewind the selected node to its previous iteration, on a new branch (asks first)",
     short: "rewind",
     keys: &[(Key::ch('u'), GlobalAct::Travel(TravelAct::Rewind))],
 }];
 
-pub const WHILE_PAUSED: [GlobalAct; 6] = [
+pub(crate) const WHILE_PAUSED: [GlobalAct; 6] = [
     GlobalAct::Steer(SteerAct::Approve),
     GlobalAct::Steer(SteerAct::Skip),
     GlobalAct::Steer(SteerAct::EditCode),
@@ -447,7 +450,7 @@ const FIRST_FAILURE: G = Binding {
 };
 
 /// Moving through the past of a live session.
-pub const LIVE_TAPE: &[G] = &[
+pub(crate) const LIVE_TAPE: &[G] = &[
     Binding {
         label: "← / →",
         does: "step back / forward through what happened",
@@ -474,7 +477,7 @@ pub const LIVE_TAPE: &[G] = &[
 ];
 
 /// Moving through a recorded tape (review and replay).
-pub const REVIEW_TAPE: &[G] = &[
+pub(crate) const REVIEW_TAPE: &[G] = &[
     Binding {
         label: "← / →",
         does: "previous / next event",
@@ -556,7 +559,7 @@ pub fn global(mode: ModeKind) -> Vec<&'static [G]> {
 }
 
 /// The act of `key` in the workbench's tables of `mode`.
-pub fn lookup_global(mode: ModeKind, key: &KeyEvent) -> Option<GlobalAct> {
+pub(crate) fn lookup_global(mode: ModeKind, key: &KeyEvent) -> Option<GlobalAct> {
     global(mode).into_iter().find_map(|t| lookup(t, key))
 }
 

@@ -12,7 +12,7 @@
 use std::path::Path;
 
 /// The decoded picture is kept at most this many pixels a side.
-pub const MAX_SIDE: u32 = 480;
+pub(crate) const MAX_SIDE: u32 = 480;
 /// Larger files are not decoded (the sandbox keeps none bigger).
 const MAX_FILE: u64 = 8 << 20;
 
@@ -21,7 +21,7 @@ const MAX_FILE: u64 = 8 << 20;
 pub struct Pixels {
     pub width: u32,
     pub height: u32,
-    pub rgba: Vec<[u8; 4]>,
+    pub(crate) rgba: Vec<[u8; 4]>,
 }
 
 impl Pixels {
@@ -82,7 +82,7 @@ pub fn decode(path: &Path) -> Result<Pixels, String> {
 
 /// `src` at `tw` × `th`: each target pixel the average of the source
 /// pixels under it (or the one it falls in, when growing).
-pub fn resample(src: &Pixels, tw: u32, th: u32) -> Pixels {
+pub(crate) fn resample(src: &Pixels, tw: u32, th: u32) -> Pixels {
     let mut rgba = Vec::with_capacity((tw * th) as usize);
     for y in 0..th {
         let (y0, y1) = span(y, th, src.height);

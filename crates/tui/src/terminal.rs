@@ -59,7 +59,7 @@ pub fn enter() -> Result<(Term, TerminalGuard), TerminalError> {
 }
 
 /// Put the terminal back as it was (safe to call more than once).
-pub fn restore() {
+pub(crate) fn restore() {
     let _ = execute!(
         io::stdout(),
         DisableBracketedPaste,

@@ -75,12 +75,12 @@ pub struct Theme {
     /// background and text colour (plain for NO_COLOR, so the terminal's own).
     pub background: Style,
     pub text: Style,
-    pub dim: Style,
+    pub(crate) dim: Style,
     pub border: Style,
-    pub border_focused: Style,
+    pub(crate) border_focused: Style,
     pub title: Style,
-    pub accent: Style,
-    pub selection: Style,
+    pub(crate) accent: Style,
+    pub(crate) selection: Style,
     pub ok: Style,
     pub error: Style,
     pub warning: Style,
@@ -91,7 +91,7 @@ pub struct Theme {
     pub status: Style,
     pub added: Style,
     pub removed: Style,
-    pub search_match: Style,
+    pub(crate) search_match: Style,
 }
 
 impl Theme {
@@ -104,7 +104,7 @@ impl Theme {
     }
 
     /// The theme `name` from the user's themes folder or the built-in ones.
-    pub fn load_coloured(name: &str, user_dir: &Path) -> Result<Theme, ThemeError> {
+    pub(crate) fn load_coloured(name: &str, user_dir: &Path) -> Result<Theme, ThemeError> {
         let user_file = user_dir.join(format!("{name}.toml"));
         if user_file.is_file() {
             let text = std::fs::read_to_string(&user_file).map_err(|source| ThemeError::Read {
@@ -210,7 +210,7 @@ impl Theme {
     /// Give every cell the frame left at the terminal's default colours the
     /// theme's own: a light theme then reads on a dark terminal and the
     /// other way round. Drawing only (a pass over the finished buffer).
-    pub fn fill_background(&self, buf: &mut ratatui::buffer::Buffer) {
+    pub(crate) fn fill_background(&self, buf: &mut ratatui::buffer::Buffer) {
         let (Some(bg), fg) = (self.background.bg, self.background.fg) else {
             return;
         };
@@ -227,7 +227,7 @@ impl Theme {
     }
 
     /// Names of the built-in themes.
-    pub fn built_in() -> impl Iterator<Item = &'static str> {
+    pub(crate) fn built_in() -> impl Iterator<Item = &'static str> {
         BUILT_IN.iter().map(|(n, _)| *n)
     }
 }

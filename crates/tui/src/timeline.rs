@@ -13,12 +13,12 @@ use codeloop_session::{Event, NodeStatus, Record, State};
 pub const OUTPUT_MEMORY_BUDGET: usize = 8 << 20;
 /// A copy of the state is kept every this many records, so stepping back
 /// through a long tape refolds from the nearest copy, not from the start.
-pub const CHECKPOINT_EVERY: usize = 4096;
+pub(crate) const CHECKPOINT_EVERY: usize = 4096;
 /// Copies kept at most (thinned out evenly beyond this).
 const MAX_CHECKPOINTS: usize = 32;
 /// A replay shortens pauses longer than this (the person was away), so a
 /// recording of a step-mode session does not stand still for minutes.
-pub const REPLAY_MAX_GAP_MS: u64 = 2_000;
+pub(crate) const REPLAY_MAX_GAP_MS: u64 = 2_000;
 /// Records a replay applies at most in one tick (a tick never stalls the UI).
 const MAX_PER_TICK: usize = 10_000;
 
@@ -86,7 +86,7 @@ impl Timeline {
 
     /// Make room for `additional` more records at once (a tape being read
     /// says about how many it holds), so the list is not copied as it grows.
-    pub fn reserve(&mut self, additional: usize) {
+    pub(crate) fn reserve(&mut self, additional: usize) {
         self.records.reserve(additional);
     }
 
@@ -185,7 +185,7 @@ impl Timeline {
     }
 
     /// To the next/previous new code version (an iteration of some node).
-    pub fn jump_iteration(&mut self, forward: bool) -> Jump {
+    pub(crate) fn jump_iteration(&mut self, forward: bool) -> Jump {
         let is_code = |r: &Record| matches!(r.event, Event::Code { .. });
         let target = if forward {
             self.records[self.cursor.min(self.records.len())..]
@@ -204,7 +204,7 @@ impl Timeline {
     }
 
     /// To the first failed run, with the localization that follows it.
-    pub fn jump_first_failure(&mut self) -> Jump {
+    pub(crate) fn jump_first_failure(&mut self) -> Jump {
         let first = self.records.iter().position(|r| match &r.event {
             Event::RunFinished { record, .. } => !record.passed,
             Event::Localized { .. } => true,
@@ -234,7 +234,7 @@ impl Timeline {
     }
 
     /// The record of a finished run, wherever it is on the tape.
-    pub fn recorded_run(&self, run_id: u64) -> Option<codeloop_session::RunRecord> {
+    pub(crate) fn recorded_run(&self, run_id: u64) -> Option<codeloop_session::RunRecord> {
         self.records.iter().find_map(|r| match &r.event {
             Event::RunFinished { run_id: id, record } if *id == run_id => Some(record.clone()),
             _ => None,
@@ -259,7 +259,7 @@ pub struct ReplayClock {
     /// Re-execute recorded runs and compare.
     pub live: bool,
     /// When the record at the cursor is due (set while playing).
-    pub next_due: Option<Instant>,
+    pub(crate) next_due: Option<Instant>,
 }
 
 /// What a replay tick did.
@@ -269,7 +269,7 @@ pub struct Tick {
     /// The replay reached the end of the tape (and stopped playing).
     pub finished: bool,
     /// Finished runs passed (replay --live): (run id, the state just after).
-    pub finished_runs: Vec<(u64, State)>,
+    pub(crate) finished_runs: Vec<(u64, State)>,
 }
 
 impl ReplayClock {
@@ -290,7 +290,7 @@ impl ReplayClock {
     /// Play or pause; playing at the end starts again from the start
     /// (at the end of what is read of a tape still being read, it waits
     /// for the rest instead).
-    pub fn toggle(&mut self, timeline: &mut Timeline, more_coming: bool) {
+    pub(crate) fn toggle(&mut self, timeline: &mut Timeline, more_coming: bool) {
         self.playing = !self.playing;
         self.next_due = None;
         if self.playing && timeline.at_end() && !more_coming {

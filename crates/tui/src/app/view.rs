@@ -33,7 +33,7 @@ impl Areas {
             .map_or(Rect::default(), |(_, area)| *area)
     }
 
-    pub fn pane_at(&self, pos: Position) -> Option<Focus> {
+    pub(crate) fn pane_at(&self, pos: Position) -> Option<Focus> {
         self.panes
             .iter()
             .find(|(_, area)| area.contains(pos))
@@ -60,7 +60,7 @@ pub fn layout(app: &App, screen: Rect) -> Areas {
 }
 
 /// The panes on screen unzoomed, in `body`.
-pub fn tiled(app: &App, body: Rect) -> Vec<(Focus, Rect)> {
+pub(crate) fn tiled(app: &App, body: Rect) -> Vec<(Focus, Rect)> {
     // Before a session there is no code, output or history to show: the
     // task editor and the welcome (model, demos, sessions) share the
     // screen, so 80x24 shows every demo and the way to start.
@@ -197,7 +197,7 @@ pub fn render(app: &App, frame: &mut Frame) {
 }
 
 /// What the `?` help lists: the focused pane's keys, then the mode's.
-pub fn help_content(app: &App) -> HelpContent<'static> {
+pub(crate) fn help_content(app: &App) -> HelpContent<'static> {
     HelpContent {
         pane: app.panes.get(app.focus).title(),
         pane_rows: pane_rows(app),
@@ -211,12 +211,12 @@ pub fn help_content(app: &App) -> HelpContent<'static> {
 }
 
 /// The help rows of the focused pane's table.
-pub fn pane_rows(app: &App) -> Vec<Row> {
+pub(crate) fn pane_rows(app: &App) -> Vec<Row> {
     app.panes.get(app.focus).keymap(&ctx(app, app.focus))
 }
 
 /// The help rows of the workbench's tables in a mode.
-pub fn global_rows(mode: ModeKind) -> Vec<Row> {
+pub(crate) fn global_rows(mode: ModeKind) -> Vec<Row> {
     keymap::global(mode)
         .into_iter()
         .flat_map(keymap::rows)
@@ -483,7 +483,7 @@ fn paused_step(app: &App) -> Option<&codeloop_session::Step> {
 /// Tokens the session used, counting as replies stream: the usage of
 /// each finished call, and an estimate of each call still streaming (its
 /// prompt and what it wrote so far), which its real usage replaces.
-pub fn tokens_so_far(s: &codeloop_session::State) -> u64 {
+pub(crate) fn tokens_so_far(s: &codeloop_session::State) -> u64 {
     use codeloop_llm::tokens::{estimate_prompt_tokens, estimate_tokens};
     let streaming: u64 = s
         .calls

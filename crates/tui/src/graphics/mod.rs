@@ -21,8 +21,8 @@
 //! pane closes and redraws it when the picture or the size changes.
 
 pub mod detect;
-pub mod query;
-pub mod shown;
+pub(crate) mod query;
+pub(crate) mod shown;
 
 use std::fmt;
 use std::str::FromStr;
@@ -56,7 +56,7 @@ impl Setting {
     }
 
     /// The protocol a setting forces (None: `auto`).
-    pub fn forced(self) -> Option<Protocol> {
+    pub(crate) fn forced(self) -> Option<Protocol> {
         match self {
             Setting::Auto => None,
             Setting::Kitty => Some(Protocol::Kitty),
@@ -143,7 +143,7 @@ impl Graphics {
     }
 
     /// The cell size to draw with, where the protocol needs one.
-    pub fn cell_size(&self) -> Option<(u16, u16)> {
+    pub(crate) fn cell_size(&self) -> Option<(u16, u16)> {
         match self.protocol {
             Protocol::Halfblocks => None,
             _ => self.cell,

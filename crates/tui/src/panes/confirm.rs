@@ -30,23 +30,23 @@ pub enum Confirm {
 /// payload (a session's folder, what would replace the screen), so nothing
 /// waits for the answer outside it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Asking<T> {
+pub(crate) struct Asking<T> {
     pub question: Confirm,
     pub about: T,
 }
 
 impl<T> Asking<T> {
-    pub fn new(question: Confirm, about: T) -> Asking<T> {
+    pub(crate) fn new(question: Confirm, about: T) -> Asking<T> {
         Asking { question, about }
     }
 
-    pub fn render(&self, theme: &Theme, frame: &mut Frame) {
+    pub(crate) fn render(&self, theme: &Theme, frame: &mut Frame) {
         self.question.render(theme, frame);
     }
 }
 
 /// Yes; any other key is no.
-pub const KEYS: &[Binding<bool>] = &[Binding {
+pub(crate) const KEYS: &[Binding<bool>] = &[Binding {
     label: "y / Enter",
     does: "yes (any other key: no)",
     short: "yes",

@@ -69,7 +69,7 @@ impl EditTarget {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EditorIntent {
+pub(crate) enum EditorIntent {
     Send,
     Discard,
     /// Complete the path typed (the popup does it; the app never sees it).
@@ -77,7 +77,7 @@ pub enum EditorIntent {
 }
 
 /// Editing several lines (other keys edit the text).
-pub const MULTI_LINE: &[Binding<EditorIntent>] = &[
+pub(crate) const MULTI_LINE: &[Binding<EditorIntent>] = &[
     Binding {
         label: "Ctrl-S",
         does: "send to the engine",
@@ -93,7 +93,7 @@ pub const MULTI_LINE: &[Binding<EditorIntent>] = &[
 ];
 
 /// A path to attach.
-pub const SINGLE_LINE: &[Binding<EditorIntent>] = &[
+pub(crate) const SINGLE_LINE: &[Binding<EditorIntent>] = &[
     Binding {
         label: "Enter",
         does: "attach",
@@ -150,7 +150,7 @@ impl EditorPopup {
     }
 
     /// Say why the text was refused (the popup stays, with the text).
-    pub fn with_error(mut self, message: String) -> EditorPopup {
+    pub(crate) fn with_error(mut self, message: String) -> EditorPopup {
         self.note = Some(message);
         self
     }
@@ -195,13 +195,13 @@ impl EditorPopup {
     }
 
     /// The text as edited, and what it is for.
-    pub fn into_parts(self) -> (EditTarget, String) {
+    pub(crate) fn into_parts(self) -> (EditTarget, String) {
         let text = self.textarea.lines().join("\n");
         (self.target, text)
     }
 
     /// Its table, else the key edits the text.
-    pub fn on_key(&mut self, key: KeyEvent) -> Handled<EditorIntent> {
+    pub(crate) fn on_key(&mut self, key: KeyEvent) -> Handled<EditorIntent> {
         match keymap::lookup(self.keymap(), &key) {
             Some(EditorIntent::Complete) => {
                 self.complete();
@@ -219,7 +219,7 @@ impl EditorPopup {
         Handled::Done
     }
 
-    pub fn paste(&mut self, text: &str) {
+    pub(crate) fn paste(&mut self, text: &str) {
         self.textarea.insert_str(text);
     }
 

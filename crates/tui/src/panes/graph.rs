@@ -27,7 +27,7 @@ pub enum GraphAct {
     Follow,
 }
 
-pub const DEMO_KEYS: &[(Key, GraphAct)] = &[
+pub(crate) const DEMO_KEYS: &[(Key, GraphAct)] = &[
     (Key::ch('1'), GraphAct::Demo(0)),
     (Key::ch('2'), GraphAct::Demo(1)),
     (Key::ch('3'), GraphAct::Demo(2)),
@@ -39,7 +39,7 @@ pub const DEMO_KEYS: &[(Key, GraphAct)] = &[
     (Key::ch('9'), GraphAct::Demo(8)),
 ];
 
-pub const NODES: [Binding<GraphAct>; 3] = [
+pub(crate) const NODES: [Binding<GraphAct>; 3] = [
     Binding {
         label: "↑ / ↓",
         does: "select a node (its code and output show)",
@@ -107,13 +107,13 @@ impl GraphPane {
     }
 
     /// Follow the engine again.
-    pub fn unpin(&mut self, active: Option<&str>) {
+    pub(crate) fn unpin(&mut self, active: Option<&str>) {
         self.pinned = false;
         self.selected = active.map(str::to_string);
     }
 
     /// A click on `row` (0 = the first line inside the frame).
-    pub fn on_click_row(&mut self, state: &State, row: usize, pane_height: u16) -> Option<Intent> {
+    pub(crate) fn on_click_row(&mut self, state: &State, row: usize, pane_height: u16) -> Option<Intent> {
         let skip = self.scroll(state, pane_height);
         match rows(state).into_iter().nth(row + skip)? {
             RowKind::Node(n) => Some(self.select(n)),

@@ -33,7 +33,7 @@ pub const KEYS: &[Binding<Scroll>] = &[Binding {
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct TapeNotes<'a> {
     /// The tape's last line was cut off (line number).
-    pub truncated_line: Option<usize>,
+    pub(crate) truncated_line: Option<usize>,
     /// Older output was dropped from memory.
     pub elided_output: bool,
     /// The tape has no `finished` event: the session was killed or crashed.

@@ -17,7 +17,7 @@ use crate::theme::Theme;
 use codeloop_session::State;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InspectAct {
+pub(crate) enum InspectAct {
     Scroll(Scroll),
     Top,
     Bottom,
@@ -29,14 +29,14 @@ pub enum InspectAct {
 
 /// What the person asked of the app.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InspectorIntent {
+pub(crate) enum InspectorIntent {
     Close,
     /// Edit the prompt of the call the engine is paused before (or have
     /// it written first, when it is not yet).
     EditPrompt,
 }
 
-pub const KEYS: &[Binding<InspectAct>] = &[
+pub(crate) const KEYS: &[Binding<InspectAct>] = &[
     Binding {
         label: "[ / ]",
         does: "previous / next model call",
@@ -102,7 +102,7 @@ impl Inspector {
     }
 
     /// The keys the status bar names while the inspector is open.
-    pub fn status_rows() -> Vec<Row> {
+    pub(crate) fn status_rows() -> Vec<Row> {
         super::status_rows(KEYS, |a| {
             matches!(a, InspectAct::Scroll(_) | InspectAct::Top)
         })
@@ -113,7 +113,7 @@ impl Inspector {
     }
 
     /// `screen`: the frame's size, for pages and the bottom line.
-    pub fn on_key(
+    pub(crate) fn on_key(
         &mut self,
         key: KeyEvent,
         state: &State,

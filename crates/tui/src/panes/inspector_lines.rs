@@ -35,7 +35,7 @@ pub fn targets(state: &State, live: bool) -> Vec<Target> {
 }
 
 /// The engine waits before a model call (its prompt written or not).
-pub fn paused_before_call(state: &State) -> bool {
+pub(crate) fn paused_before_call(state: &State) -> bool {
     matches!(
         state.paused,
         Some(Step::ModelCall { .. } | Step::Prompt { .. })
@@ -73,7 +73,7 @@ pub fn opening(state: &State, node: Option<&str>, live: bool) -> Option<Target> 
 }
 
 /// "reflect on mean", "plan".
-pub fn purpose_words(purpose: &Purpose) -> String {
+pub(crate) fn purpose_words(purpose: &Purpose) -> String {
     match purpose {
         Purpose::Plan => "plan".into(),
         Purpose::Tests { node } => format!("tests of {node}"),
@@ -395,7 +395,7 @@ pub fn prompt_text(messages: &[ChatMessage]) -> String {
 }
 
 /// The editor's text back into messages; an error says which line to fix.
-pub fn parse_prompt(text: &str) -> Result<Vec<ChatMessage>, String> {
+pub(crate) fn parse_prompt(text: &str) -> Result<Vec<ChatMessage>, String> {
     let mut parts: Vec<(Role, Vec<&str>)> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let role = [Role::System, Role::User, Role::Assistant]

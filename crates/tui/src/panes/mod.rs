@@ -10,26 +10,26 @@
 //! recipe "Add a pane" in ARCHITECTURE.md). The popups are the app's
 //! (`app::Popup`), each carrying what it acts on.
 
-pub mod code_coverage;
-pub mod code_lines;
-pub mod code_review;
-pub mod code_tabs;
-pub mod code_values;
-pub mod confirm;
-pub mod editor;
-pub mod help;
-pub mod hscroll;
-pub mod inspector;
+pub(crate) mod code_coverage;
+pub(crate) mod code_lines;
+pub(crate) mod code_review;
+pub(crate) mod code_tabs;
+pub(crate) mod code_values;
+pub(crate) mod confirm;
+pub(crate) mod editor;
+pub(crate) mod help;
+pub(crate) mod hscroll;
+pub(crate) mod inspector;
 pub mod inspector_lines;
-pub mod line_edit;
-pub mod message;
-pub mod pager;
+pub(crate) mod line_edit;
+pub(crate) mod message;
+pub(crate) mod pager;
 pub mod palette;
-pub mod path_complete;
+pub(crate) mod path_complete;
 pub mod pictures;
-pub mod plan_stream;
+pub(crate) mod plan_stream;
 pub mod sessions;
-pub mod travel;
+pub(crate) mod travel;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -256,7 +256,7 @@ impl RerunMark {
     }
 }
 
-pub type Reruns = BTreeMap<u64, RerunMark>;
+pub(crate) type Reruns = BTreeMap<u64, RerunMark>;
 
 /// What every pane draws from, besides its own state.
 #[derive(Clone, Copy)]
@@ -322,7 +322,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// The selected node's state, if it has one.
-    pub fn selected_node(&self) -> Option<&'a codeloop_session::state::NodeState> {
+    pub(crate) fn selected_node(&self) -> Option<&'a codeloop_session::state::NodeState> {
         self.state.nodes.get(self.selected?)
     }
 }
@@ -367,7 +367,7 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
 }
 
 /// A style for a node status.
-pub fn status_style(t: &Theme, status: NodeStatus) -> Style {
+pub(crate) fn status_style(t: &Theme, status: NodeStatus) -> Style {
     match status {
         NodeStatus::Pending | NodeStatus::NotRun => t.dim,
         NodeStatus::Skipped | NodeStatus::Cancelled => t.warning,
@@ -379,7 +379,7 @@ pub fn status_style(t: &Theme, status: NodeStatus) -> Style {
 }
 
 /// A style for what a session came to.
-pub fn outcome_style(t: &Theme, outcome: codeloop_session::Outcome) -> Style {
+pub(crate) fn outcome_style(t: &Theme, outcome: codeloop_session::Outcome) -> Style {
     use codeloop_session::Outcome;
     match outcome {
         Outcome::Passed => t.ok,
@@ -389,7 +389,7 @@ pub fn outcome_style(t: &Theme, outcome: codeloop_session::Outcome) -> Style {
     }
 }
 
-pub fn status_symbol(status: NodeStatus) -> &'static str {
+pub(crate) fn status_symbol(status: NodeStatus) -> &'static str {
     match status {
         NodeStatus::Pending => "·",
         NodeStatus::Generating => "✎",
@@ -454,7 +454,7 @@ macro_rules! scroll_keys {
 pub(crate) use scroll_keys;
 
 /// A centred area of the screen, `percent_x` wide and `percent_y` high.
-pub fn popup_area(
+pub(crate) fn popup_area(
     screen: ratatui::layout::Rect,
     percent_x: u16,
     percent_y: u16,
@@ -471,7 +471,7 @@ pub fn popup_area(
 
 /// `area` cut to the height `lines` take wrapped in it, with a border, and
 /// centred vertically where it was (a popup no taller than its text).
-pub fn fit_to_lines(
+pub(crate) fn fit_to_lines(
     area: ratatui::layout::Rect,
     lines: &[ratatui::text::Line],
 ) -> ratatui::layout::Rect {
@@ -489,7 +489,7 @@ pub fn fit_to_lines(
 /// covers the panes: those with a short name, but the ones whose keys
 /// `go_without_saying` (moving up and down, which would not fit 80
 /// columns beside the rest).
-pub fn status_rows<A>(
+pub(crate) fn status_rows<A>(
     table: &[crate::keymap::Binding<A>],
     go_without_saying: impl Fn(&A) -> bool,
 ) -> Vec<crate::keymap::Row> {

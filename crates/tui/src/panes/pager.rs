@@ -23,7 +23,7 @@ use codeloop_protocol::present::bytes;
 use codeloop_session::NoticeLevel;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PagerAct {
+pub(crate) enum PagerAct {
     Scroll(Scroll),
     Top,
     Bottom,
@@ -38,7 +38,7 @@ pub enum PagerAct {
     Close,
 }
 
-pub const KEYS: &[Binding<PagerAct>] = &[
+pub(crate) const KEYS: &[Binding<PagerAct>] = &[
     Binding {
         label: "↑ ↓ PgUp PgDn",
         does: "scroll",
@@ -108,7 +108,7 @@ pub const KEYS: &[Binding<PagerAct>] = &[
 
 /// What the person meant in the pager.
 #[derive(Debug, Clone, PartialEq)]
-pub enum PagerIntent {
+pub(crate) enum PagerIntent {
     Close,
     /// Read the file again (the app asks the event loop).
     Reload,
@@ -167,7 +167,7 @@ impl Pager {
     }
 
     /// The keys the status bar names while the pager is open.
-    pub fn status_rows() -> Vec<Row> {
+    pub(crate) fn status_rows() -> Vec<Row> {
         super::status_rows(KEYS, |a| matches!(a, PagerAct::Scroll(_) | PagerAct::Top))
     }
 
@@ -204,7 +204,7 @@ impl Pager {
         usize::from(height.saturating_sub(5)).max(1)
     }
 
-    pub fn on_key(&mut self, key: KeyEvent, screen: Rect) -> Handled<PagerIntent> {
+    pub(crate) fn on_key(&mut self, key: KeyEvent, screen: Rect) -> Handled<PagerIntent> {
         if self.input.is_some() {
             if let Some(q) = search_input_key(&mut self.input, &key) {
                 self.search = (!q.is_empty()).then_some(q);

@@ -82,11 +82,11 @@ impl ExportFormat {
 }
 
 /// Worker counts offered.
-pub const WORKER_CHOICES: [usize; 6] = [1, 2, 3, 4, 6, 8];
+pub(crate) const WORKER_CHOICES: [usize; 6] = [1, 2, 3, 4, 6, 8];
 
 /// What the palette offers beside the keys, as things stand.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Offers {
+pub(crate) struct Offers {
     /// The config's `[models.NAME]` profiles.
     pub profiles: Vec<String>,
     /// The cache is off for the next task.
@@ -97,7 +97,7 @@ pub struct Offers {
 
 /// What the person chose.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PaletteIntent {
+pub(crate) enum PaletteIntent {
     Run(PaletteAct),
     Close,
 }
@@ -140,7 +140,7 @@ impl Palette {
     /// With the focused pane's actions, one entry a row (by its first
     /// key), the pane named after the words ("go to its code (Workflow)")
     /// so a query matches what an action does before where it is.
-    pub fn with_pane(mut self, pane: &str, rows: &[crate::keymap::Row]) -> Palette {
+    pub(crate) fn with_pane(mut self, pane: &str, rows: &[crate::keymap::Row]) -> Palette {
         self.entries.extend(
             rows.iter()
                 .filter(|r| !r.does.is_empty())
@@ -154,7 +154,7 @@ impl Palette {
     }
 
     /// With the choices for the next session and the export.
-    pub fn with_offers(mut self, offers: Offers) -> Palette {
+    pub(crate) fn with_offers(mut self, offers: Offers) -> Palette {
         self.entries.extend([
             Entry {
                 does: "model profile for the next session…".into(),
@@ -245,7 +245,7 @@ impl Palette {
         scored.into_iter().map(|(_, _, e)| e).collect()
     }
 
-    pub fn on_key(&mut self, key: KeyEvent) -> Handled<PaletteIntent> {
+    pub(crate) fn on_key(&mut self, key: KeyEvent) -> Handled<PaletteIntent> {
         match key.code {
             // From a second list, back to the first.
             KeyCode::Esc => match self.values.take() {
@@ -377,7 +377,7 @@ fn named_keys<A>(tables: &[&[Binding<A>]]) -> Vec<(&'static str, Key)> {
 
 /// A fuzzy match: the query's characters in order in `text` (case-folded);
 /// lower is better (the span the match covers, then where it starts).
-pub fn fuzzy_score(query: &str, text: &str) -> Option<usize> {
+pub(crate) fn fuzzy_score(query: &str, text: &str) -> Option<usize> {
     let text: Vec<char> = text.to_lowercase().chars().collect();
     let query: Vec<char> = query
         .to_lowercase()

@@ -54,7 +54,7 @@ pub fn entries(state: &State, session_dir: &Path) -> Vec<Entry> {
 
 /// What the person meant.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PicturesIntent {
+pub(crate) enum PicturesIntent {
     Close,
     /// Decode this file (off the UI thread).
     Load(PathBuf),
@@ -88,7 +88,7 @@ impl PictureView {
     }
 
     /// Draw with `graphics` (half-blocks unless told).
-    pub fn with_graphics(mut self, graphics: Graphics) -> PictureView {
+    pub(crate) fn with_graphics(mut self, graphics: Graphics) -> PictureView {
         self.graphics = graphics;
         self
     }
@@ -119,7 +119,7 @@ impl PictureView {
         self.shown.as_ref().and_then(|(_, s)| s.as_ref())
     }
 
-    pub fn selected_file(&self) -> Option<&Path> {
+    pub(crate) fn selected_file(&self) -> Option<&Path> {
         self.entries.get(self.selected).map(|e| e.file.as_path())
     }
 
@@ -135,7 +135,7 @@ impl PictureView {
         }
     }
 
-    pub fn on_key(&mut self, key: KeyEvent) -> Handled<PicturesIntent> {
+    pub(crate) fn on_key(&mut self, key: KeyEvent) -> Handled<PicturesIntent> {
         let n = self.entries.len();
         let step = match key.code {
             KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('I') => {

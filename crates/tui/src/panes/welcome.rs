@@ -29,7 +29,7 @@ pub struct Welcome<'a> {
     pub sessions: Vec<Line<'static>>,
     /// Which of `sessions` is the selected one (the list has the keys), so
     /// a welcome taller than its pane scrolls to show it.
-    pub selected_session: Option<usize>,
+    pub(crate) selected_session: Option<usize>,
     /// The sandbox new sessions run in, in a few words.
     pub sandbox: String,
     /// What the keys of the welcome screen do, shown where there is room.
