@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 /// Environment variable that names another config file.
-pub const CONFIG_ENV: &str = "CODELOOP_CONFIG";
+pub(crate) const CONFIG_ENV: &str = "CODELOOP_CONFIG";
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -38,9 +38,9 @@ pub struct ModelConfig {
     pub model: String,
     /// Name of the environment variable holding the API key (the key itself
     /// never goes in the config file or on the tape).
-    pub api_key_env: String,
+    pub(crate) api_key_env: String,
     /// Seconds to wait for a reply before giving up.
-    pub request_timeout_secs: u64,
+    pub(crate) request_timeout_secs: u64,
     /// Retries on 429 and 5xx.
     pub retries: u32,
     pub temperature: Option<f32>,
@@ -68,7 +68,7 @@ pub struct ModelProfile {
     /// The model's name on that server (default: the profile's name).
     pub model: Option<String>,
     /// The environment variable holding the API key.
-    pub api_key_env: Option<String>,
+    pub(crate) api_key_env: Option<String>,
     pub context: Option<u64>,
     pub max_tokens: Option<u32>,
     pub temperature: Option<f32>,
@@ -276,7 +276,7 @@ pub enum ConfigError {
 
 impl Config {
     /// The config file's path: $CODELOOP_CONFIG, else config.toml in the config dir.
-    pub fn default_file() -> PathBuf {
+    pub(crate) fn default_file() -> PathBuf {
         match std::env::var_os(CONFIG_ENV) {
             Some(p) => PathBuf::from(p),
             None => Paths::default().config_dir.join("config.toml"),
@@ -320,7 +320,7 @@ impl Config {
 
     /// The first setting whose value no run could use, as the flag for it
     /// would refuse it: (its key, its value, what it must be).
-    pub fn invalid_value(&self) -> Option<(&'static str, String, &'static str)> {
+    pub(crate) fn invalid_value(&self) -> Option<(&'static str, String, &'static str)> {
         let r = &self.run;
         let checks: [(&'static str, String, bool, &'static str); 8] = [
             (
@@ -443,12 +443,16 @@ impl Config {
             .or_else(|| self.run.interpreter.clone())
     }
 
-    pub fn from_toml(text: &str) -> Result<Config, String> {
+    #[cfg(test)]
+    pub(crate) fn from_toml(text: &str) -> Result<Config, String> {
         toml::from_str(text).map_err(|e| e.to_string())
     }
 
     /// Apply CODELOOP_* variables (and OPENAI_BASE_URL / OPENAI_MODEL, as other tools do).
-    pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
+    pub(crate) fn apply_env(
+        &mut self,
+        get: impl Fn(&str) -> Option<String>,
+    ) -> Result<(), ConfigError> {
         if let Some(v) = get("OPENAI_BASE_URL") {
             self.model.base_url = Some(v);
         }
@@ -516,7 +520,7 @@ impl Config {
     /// like `model_name` (`--model` or `[model] model`) if there is one.
     /// None when no profile is chosen; an error names a profile that is not
     /// there, with the ones that are.
-    pub fn profile_model(
+    pub(crate) fn profile_model(
         &self,
         explicit: Option<&str>,
         model_name: Option<&str>,
@@ -677,10 +681,10 @@ impl Config {
 }
 
 /// A run's wall-clock limit at most, in seconds (a day), as `--timeout`.
-pub const MAX_TIMEOUT_SECS: u64 = 86_400;
+pub(crate) const MAX_TIMEOUT_SECS: u64 = 86_400;
 
 /// The most candidates of a function's first code (`--candidates`, `candidates`).
-pub const MAX_CANDIDATES: u32 = 8;
+pub(crate) const MAX_CANDIDATES: u32 = 8;
 
 /// 1-based line and column of a byte offset.
 fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
@@ -717,13 +721,13 @@ const HEADER: &str = "\
 ";
 
 /// An environment variable `apply_env` reads, and what it sets.
-pub struct EnvVar {
+pub(crate) struct EnvVar {
     pub name: &'static str,
     pub sets: &'static str,
 }
 
 /// Every variable `apply_env` reads (a test holds the two together).
-pub const ENVIRONMENT: &[EnvVar] = &[
+pub(crate) const ENVIRONMENT: &[EnvVar] = &[
     EnvVar {
         name: "CODELOOP_BASE_URL",
         sets: "[model] base_url (wins over OPENAI_BASE_URL)",

@@ -32,7 +32,7 @@ pub struct Demo {
 impl Demo {
     /// The demo's input files on disk, written afresh under `data_dir`
     /// (`demos/NAME/`), to attach to its session.
-    pub fn input_files(&self, data_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    pub(crate) fn input_files(&self, data_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         if self.inputs.is_empty() {
             return Ok(Vec::new());
         }

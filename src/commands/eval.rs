@@ -31,7 +31,7 @@ pub struct Args {
     pub timeout: f64,
     /// Evaluate even when some problems have no sample.
     #[arg(long)]
-    pub ignore_incomplete: bool,
+    pub(crate) ignore_incomplete: bool,
     /// Give samples the interpreter's site-packages (third-party imports);
     /// by default they get the standard library only, which starts faster.
     #[arg(long)]
@@ -40,7 +40,7 @@ pub struct Args {
     /// forking it from a warm one (slower; each sample gets its own uid and
     /// namespaces rather than its own directory and nested Landlock domain).
     #[arg(long)]
-    pub fresh_process: bool,
+    pub(crate) fresh_process: bool,
     /// Print no progress.
     #[arg(long, short)]
     pub quiet: bool,

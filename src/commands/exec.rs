@@ -39,7 +39,7 @@ pub struct Args {
     pub log: Option<PathBuf>,
     /// Print the sandbox layers and limits before running.
     #[arg(long, short)]
-    pub verbose: bool,
+    pub(crate) verbose: bool,
     /// Pass the program's output on as it wrote it, control sequences
     /// (escapes that move the cursor, set the title or the clipboard, or
     /// query the terminal) included; by default they are removed.
@@ -196,7 +196,7 @@ fn exit_code(outcome: &Outcome) -> i32 {
 }
 
 /// What went wrong, in words: the limit hit, and the failing line.
-pub fn explain(outcome: &Outcome, sources: &[(String, String)]) -> String {
+pub(crate) fn explain(outcome: &Outcome, sources: &[(String, String)]) -> String {
     let mut out = String::new();
     if let Some(limit) = &outcome.limit_hit {
         out.push_str(&format!(

@@ -59,7 +59,7 @@ impl LoopArgs {
 }
 
 /// The extras the config (already with any flags applied) gives a session.
-pub fn extras_of(config: &Config, profile: Option<&str>, model: Option<&str>) -> Extras {
+pub(crate) fn extras_of(config: &Config, profile: Option<&str>, model: Option<&str>) -> Extras {
     let (review, review_repairs) = config.review(profile, model);
     Extras {
         review,

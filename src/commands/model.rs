@@ -25,7 +25,7 @@ use crate::llm::scripted::{Pacing, ScriptedModel};
 use crate::llm::{ChatModel, LlmError};
 
 /// Where Ollama listens when nothing else is configured.
-pub const OLLAMA_URL: &str = "http://localhost:11434/v1";
+pub(crate) const OLLAMA_URL: &str = "http://localhost:11434/v1";
 /// How long the unconfigured Ollama probe may take: short, since the usual
 /// answer on a machine without Ollama is a refused connection.
 const OLLAMA_PROBE: Duration = Duration::from_millis(300);
@@ -51,7 +51,7 @@ pub struct ModelArgs {
     pub scripted: Option<PathBuf>,
     /// Environment variable that holds the API key [default: OPENAI_API_KEY, or the config's api_key_env]
     #[arg(long, value_name = "VAR")]
-    pub api_key_env: Option<String>,
+    pub(crate) api_key_env: Option<String>,
     /// Speed of demo and scripted replies, characters a second; 0 = instant [default: 400 for demos, instant for --scripted]
     #[arg(long, value_name = "CHARS")]
     pub pace: Option<u32>,
@@ -73,7 +73,7 @@ pub struct Selected {
     pub demo: Option<&'static Demo>,
     /// Why `select_model` fell back to the demo model when no model was
     /// asked for (None when the model was chosen, or asked for with --demo).
-    pub fallback_reason: Option<String>,
+    pub(crate) fallback_reason: Option<String>,
 }
 
 impl std::fmt::Debug for Selected {

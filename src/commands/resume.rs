@@ -46,7 +46,7 @@ pub struct Args {
     pub edit_code: Vec<String>,
     /// Replace NODE's tests with the file's (repeatable)
     #[arg(long, value_name = "NODE=FILE")]
-    pub edit_tests: Vec<String>,
+    pub(crate) edit_tests: Vec<String>,
     /// A new task: planned again; functions whose specs stay keep their tests and code
     #[arg(long, value_name = "TEXT")]
     pub task: Option<String>,
@@ -60,7 +60,7 @@ pub struct Args {
 
 /// The tape of SESSION: an id, a unique prefix, `last`, a folder or a tape
 /// (the one resolver `open`, `replay` and `export` use too).
-pub fn tape_of(session: &Path, sessions_dir: &Path) -> anyhow::Result<PathBuf> {
+pub(crate) fn tape_of(session: &Path, sessions_dir: &Path) -> anyhow::Result<PathBuf> {
     let arg = session.to_string_lossy();
     match index::resolve(sessions_dir, &arg)? {
         Some(tape) => Ok(tape),

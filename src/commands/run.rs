@@ -22,7 +22,7 @@ pub struct Args {
     pub task: Option<String>,
     /// Read the task from a file
     #[arg(long, value_name = "FILE", conflicts_with = "task")]
-    pub task_file: Option<PathBuf>,
+    pub(crate) task_file: Option<PathBuf>,
     /// Files the program gets in its working directory (described to the model)
     #[arg(long = "input", value_name = "FILE", num_args = 1..)]
     pub inputs: Vec<PathBuf>,
@@ -51,10 +51,10 @@ pub struct Args {
     pub no_cache: bool,
     /// Repair from the localized failure alone, without the runtime values at it
     #[arg(long)]
-    pub no_runtime_values: bool,
+    pub(crate) no_runtime_values: bool,
     /// Repair every time, never start fresh from the spec
     #[arg(long)]
-    pub no_fresh_start: bool,
+    pub(crate) no_fresh_start: bool,
     #[command(flatten)]
     pub extras: super::loop_args::LoopArgs,
 }
@@ -83,7 +83,7 @@ fn task_of(args: &Args, selected: &Selected) -> anyhow::Result<String> {
     }
 }
 
-pub fn engine_options(config: &Config, args: &Args) -> EngineOptions {
+pub(crate) fn engine_options(config: &Config, args: &Args) -> EngineOptions {
     let extras = args.extras.extras(
         config,
         args.model.profile.as_deref(),
@@ -116,7 +116,7 @@ pub fn engine_options(config: &Config, args: &Args) -> EngineOptions {
 /// Why a task of the user's own cannot go to the model `select_model`
 /// chose: it is the demo model, whose replies are authored for its demo's
 /// task only. `explicit` is true when the user asked for it with --demo.
-pub fn no_model_for_own_task(selected: &Selected, explicit: bool) -> String {
+pub(crate) fn no_model_for_own_task(selected: &Selected, explicit: bool) -> String {
     let demo = selected.demo.map(|d| d.name).unwrap_or("NAME");
     let names: Vec<&str> = crate::demos::all().iter().map(|d| d.name).collect();
     let head = if explicit {
@@ -244,14 +244,14 @@ pub fn say(text: &str) {
 
 /// The signals that stop a headless session: Ctrl-C, `kill`, a closed terminal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopSignal {
+pub(crate) enum StopSignal {
     Interrupt,
     Terminate,
     Hangup,
 }
 
 impl StopSignal {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             StopSignal::Interrupt => "interrupted (SIGINT)",
             StopSignal::Terminate => "terminated (SIGTERM)",
@@ -260,7 +260,7 @@ impl StopSignal {
     }
 
     /// The shell's convention: 128 + the signal's number.
-    pub fn exit_code(self) -> i32 {
+    pub(crate) fn exit_code(self) -> i32 {
         128 + match self {
             StopSignal::Interrupt => libc::SIGINT,
             StopSignal::Terminate => libc::SIGTERM,
@@ -271,14 +271,14 @@ impl StopSignal {
 
 /// Listens for the stop signals from its creation on (their default action,
 /// ending the process at once, no longer applies).
-pub struct StopSignals {
+pub(crate) struct StopSignals {
     interrupt: Signal,
     terminate: Signal,
     hangup: Signal,
 }
 
 impl StopSignals {
-    pub fn install() -> anyhow::Result<StopSignals> {
+    pub(crate) fn install() -> anyhow::Result<StopSignals> {
         let listen = |kind: SignalKind, name: &str| {
             signal(kind).with_context(|| format!("cannot listen for {name}"))
         };
@@ -290,7 +290,7 @@ impl StopSignals {
     }
 
     /// The next stop signal.
-    pub async fn next(&mut self) -> StopSignal {
+    pub(crate) async fn next(&mut self) -> StopSignal {
         tokio::select! {
             _ = self.interrupt.recv() => StopSignal::Interrupt,
             _ = self.terminate.recv() => StopSignal::Terminate,
@@ -300,14 +300,14 @@ impl StopSignals {
 }
 
 /// Progress lines on stderr, one view of the tape.
-pub struct Progress {
+pub(crate) struct Progress {
     state: State,
     description: String,
     color: bool,
 }
 
 impl Progress {
-    pub fn new(description: &str) -> Progress {
+    pub(crate) fn new(description: &str) -> Progress {
         Progress {
             state: State::default(),
             description: description.to_string(),
@@ -323,7 +323,7 @@ impl Progress {
         }
     }
 
-    pub fn show(&mut self, record: &Record) {
+    pub(crate) fn show(&mut self, record: &Record) {
         self.state.apply(record);
         if let Some(text) = self.line(record) {
             say(&text);
@@ -331,7 +331,7 @@ impl Progress {
     }
 
     /// Fold a record in without a line (a resumed session's history).
-    pub fn absorb(&mut self, record: &Record) {
+    pub(crate) fn absorb(&mut self, record: &Record) {
         self.state.apply(record);
     }
 

@@ -58,10 +58,10 @@ pub struct Args {
     pub out: Option<PathBuf>,
     /// Repair from the localized failure alone, without the runtime values at it
     #[arg(long)]
-    pub no_runtime_values: bool,
+    pub(crate) no_runtime_values: bool,
     /// Repair every time, never start fresh from the spec (another approach when a failure repeats)
     #[arg(long)]
-    pub no_fresh_start: bool,
+    pub(crate) no_fresh_start: bool,
     #[command(flatten)]
     pub extras: super::loop_args::LoopArgs,
     /// Print two results files side by side (per metric, and the problems that differ) and exit

@@ -13,7 +13,7 @@ use crate::session::{AttemptKind, State};
 /// How a problem ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Status {
+pub(crate) enum Status {
     Passed,
     /// The code was written and run, and did not pass: a measured failure.
     Failed,
@@ -26,7 +26,7 @@ pub enum Status {
 /// One problem's outcome, as written to the results file. Fields after
 /// `tape` were added later: a results file without them still reads.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct BenchResult {
+pub(crate) struct BenchResult {
     pub task_id: String,
     pub status: Status,
     /// Why nothing was measured (status "error").
@@ -98,14 +98,14 @@ pub struct BenchResult {
 }
 
 impl BenchResult {
-    pub fn measured(&self) -> bool {
+    pub(crate) fn measured(&self) -> bool {
         match self.status {
             Status::Passed | Status::Failed => true,
             Status::Error | Status::Cancelled => false,
         }
     }
 
-    pub fn not_started(task_id: String) -> BenchResult {
+    pub(crate) fn not_started(task_id: String) -> BenchResult {
         BenchResult {
             task_id,
             status: Status::Cancelled,
@@ -139,7 +139,7 @@ impl BenchResult {
 
     /// The code version that first passed; for results written before
     /// `passed_at`, read from the first-try and final verdicts.
-    pub fn passed_version(&self) -> Option<u32> {
+    pub(crate) fn passed_version(&self) -> Option<u32> {
         match (self.passed_at, self.passed_first, self.passed_final) {
             (Some(v), _, true) => Some(v),
             (_, true, _) => Some(1),
@@ -149,13 +149,13 @@ impl BenchResult {
     }
 
     /// Whether it passed within `repairs` repair rounds (0 = the first try).
-    pub fn passed_within(&self, repairs: u32) -> bool {
+    pub(crate) fn passed_within(&self, repairs: u32) -> bool {
         self.passed_version().is_some_and(|v| v <= repairs + 1)
     }
 
     /// The measured parts of a session's state: the version that first
     /// passed, tokens, model time, and its attempts by kind.
-    pub fn measure(&mut self, state: &State, node: &str) {
+    pub(crate) fn measure(&mut self, state: &State, node: &str) {
         self.passed_at = state
             .run_order
             .iter()
@@ -205,7 +205,7 @@ impl BenchResult {
 }
 
 /// One line of progress for a finished problem.
-pub fn progress_line(r: &BenchResult) -> String {
+pub(crate) fn progress_line(r: &BenchResult) -> String {
     match r.status {
         Status::Passed | Status::Failed => format!(
             "  {:<16} first try {:<4} after repair {:<4} ({} iteration{}; prompt prefix reused {}{}){}",
@@ -242,10 +242,10 @@ fn share(part: u64, total: u64) -> String {
 
 /// The figures of a set of results, over the measured problems only.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Figures {
+pub(crate) struct Figures {
     pub measured: usize,
     /// Passed within r repair rounds, r = 0 (the first try) up to the most any used.
-    pub by_round: Vec<usize>,
+    pub(crate) by_round: Vec<usize>,
     pub passed_final: usize,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
@@ -259,7 +259,7 @@ pub struct Figures {
     /// Cached prompt tokens, and the prompt tokens of the problems whose
     /// server said how many it cached.
     pub cached_tokens: u64,
-    pub cache_told_prompt_tokens: u64,
+    pub(crate) cache_told_prompt_tokens: u64,
     pub calls: u32,
     pub reviews: u32,
     pub review_repairs: u32,
@@ -268,7 +268,7 @@ pub struct Figures {
 }
 
 impl Figures {
-    pub fn of(results: &[BenchResult]) -> Figures {
+    pub(crate) fn of(results: &[BenchResult]) -> Figures {
         let measured: Vec<&BenchResult> = results.iter().filter(|r| r.measured()).collect();
         let rounds = measured
             .iter()
@@ -308,7 +308,7 @@ impl Figures {
     }
 
     /// `50.0% (1/2)`.
-    pub fn rate(&self, k: usize) -> String {
+    pub(crate) fn rate(&self, k: usize) -> String {
         if self.measured == 0 {
             return "-".into();
         }
@@ -321,7 +321,7 @@ impl Figures {
 }
 
 /// The scores, over the problems that were measured only.
-pub fn report(results: &[BenchResult]) -> String {
+pub(crate) fn report(results: &[BenchResult]) -> String {
     let f = Figures::of(results);
     let mut out = String::new();
     if f.measured == 0 {
@@ -421,7 +421,7 @@ fn resources_line(results: &[BenchResult]) -> String {
 mod tests {
     use super::*;
 
-    pub fn result(task_id: &str, status: Status, first: bool, fin: bool) -> BenchResult {
+    pub(crate) fn result(task_id: &str, status: Status, first: bool, fin: bool) -> BenchResult {
         BenchResult {
             status,
             error: (status == Status::Error).then(|| "model call failed: HTTP 401".into()),

@@ -141,7 +141,7 @@ fn write_html(
 }
 
 /// `codeloop-ID.md`, `codeloop-ID.html` or `codeloop-ID/`, in the current folder.
-pub fn default_path(state: &State, format: Format) -> PathBuf {
+pub(crate) fn default_path(state: &State, format: Format) -> PathBuf {
     let stem = file_stem(&state.session_id);
     match format {
         Format::Md => PathBuf::from(format!("{stem}.md")),
@@ -151,7 +151,7 @@ pub fn default_path(state: &State, format: Format) -> PathBuf {
 }
 
 /// `codeloop-ID`, the id kept to letters, digits, `-` and `_`.
-pub fn file_stem(session_id: &str) -> String {
+pub(crate) fn file_stem(session_id: &str) -> String {
     let id: String = session_id
         .chars()
         .map(|c| {
