@@ -187,7 +187,7 @@ pub struct Snapshot {
 
 impl Location {
     /// `file:line:col`, `file:line` or `file`: where, in one token.
-    pub fn place(&self) -> String {
+    pub(crate) fn place(&self) -> String {
         match (self.line, self.column) {
             (Some(l), Some(c)) => format!("{}:{l}:{c}", self.file),
             (Some(l), None) => format!("{}:{l}", self.file),

@@ -35,7 +35,7 @@ pub struct Package {
     pub name: String,
     /// Empty where no distribution records it.
     #[serde(default)]
-    pub version: String,
+    pub(crate) version: String,
     /// The top-level modules it gives (`import` names), where they differ
     /// from the name ("scikit-learn" gives "sklearn").
     #[serde(default)]
