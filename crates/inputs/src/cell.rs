@@ -18,7 +18,7 @@ pub enum CellKind {
 }
 
 impl CellKind {
-    pub fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         match self {
             CellKind::Int => "int",
             CellKind::Float => "float",
@@ -43,7 +43,7 @@ impl CellKind {
     }
 
     /// Whether the kind says more than "text".
-    pub fn typed(self) -> bool {
+    pub(crate) fn typed(self) -> bool {
         !matches!(self, CellKind::Text | CellKind::Empty)
     }
 }

@@ -50,15 +50,15 @@ pub enum Shape {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Field {
-    pub name: String,
-    pub shape: Shape,
+    pub(crate) name: String,
+    pub(crate) shape: Shape,
     /// Missing or null in some of the objects sampled.
     #[serde(default)]
-    pub optional: bool,
+    pub(crate) optional: bool,
 }
 
 impl Shape {
-    pub fn word(&self) -> &'static str {
+    pub(crate) fn word(&self) -> &'static str {
         match self {
             Shape::Null => "null",
             Shape::Bool => "bool",

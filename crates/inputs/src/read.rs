@@ -9,8 +9,8 @@ use std::os::unix::fs::FileExt;
 pub(crate) const CHUNK: usize = 64 << 10;
 
 pub(crate) struct Source {
-    pub file: File,
-    pub size: u64,
+    pub(crate) file: File,
+    pub(crate) size: u64,
     head: Option<Vec<u8>>,
 }
 

@@ -11,7 +11,7 @@ const FIRST_LINES: usize = 8;
 const LINE_CHARS: usize = 160;
 
 pub(crate) struct Encoding {
-    pub name: String,
+    pub(crate) name: String,
     /// Bytes below 0x80 mean ASCII (UTF-8, latin-1): lines split on b'\n'.
     pub(crate) utf8_compatible: bool,
     utf16: Option<bool>,
