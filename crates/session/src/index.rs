@@ -242,11 +242,6 @@ fn session_dirs(sessions_dir: &Path) -> Result<Vec<PathBuf>, IndexError> {
     Ok(dirs)
 }
 
-/// One session's summary: from its cache when fresh, else folded from the tape.
-pub fn summary(dir: &Path) -> Result<SessionSummary, IndexError> {
-    summary_and_damage(dir).map(|(summary, _)| summary)
-}
-
 /// A session's summary and what of its tape could not be read.
 fn summary_and_damage(dir: &Path) -> Result<(SessionSummary, Option<String>), IndexError> {
     let tape = dir.join(TAPE_FILE);

@@ -112,7 +112,7 @@ impl NodeState {
     }
 
     /// The version of the node shown now: its latest code and tests.
-    pub fn version(&self) -> FoundIn {
+    pub(crate) fn version(&self) -> FoundIn {
         FoundIn {
             iteration: self.iteration(),
             tests: self.tests_version,
@@ -156,8 +156,8 @@ impl NodeState {
 /// A version of a node: its code iteration and its tests' version.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FoundIn {
-    pub iteration: u32,
-    pub tests: u32,
+    pub(crate) iteration: u32,
+    pub(crate) tests: u32,
 }
 
 #[derive(Debug, Clone, PartialEq)]
