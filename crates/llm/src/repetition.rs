@@ -38,11 +38,11 @@ pub struct Repetition {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Loop {
     /// The repeated unit, as it ends the reply.
-    pub unit: String,
+    pub(crate) unit: String,
     /// Its length in characters.
-    pub period: usize,
+    pub(crate) period: usize,
     /// How many characters at the end repeat it.
-    pub span: usize,
+    pub(crate) span: usize,
 }
 
 impl Loop {

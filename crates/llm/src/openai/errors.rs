@@ -66,11 +66,11 @@ impl ServerKind {
 /// What an overflow error body says, read for the figures in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Overflow {
-    pub detail: String,
-    pub window: Option<u64>,
-    pub prompt_tokens: Option<u64>,
+    pub(crate) detail: String,
+    pub(crate) window: Option<u64>,
+    pub(crate) prompt_tokens: Option<u64>,
     /// The server the body's shape gives away, if any.
-    pub server: Option<ServerKind>,
+    pub(crate) server: Option<ServerKind>,
 }
 
 /// Whether an error body (or an error message from a stream) says the

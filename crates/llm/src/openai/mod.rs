@@ -111,8 +111,8 @@ impl std::fmt::Debug for ApiKey {
 #[derive(Debug, Clone)]
 pub struct OpenAiOptions {
     /// e.g. http://localhost:11434/v1 (a trailing `/chat/completions` is dropped).
-    pub base_url: String,
-    pub model: String,
+    pub(crate) base_url: String,
+    pub(crate) model: String,
     pub api_key: Option<ApiKey>,
     /// The environment variable the key is read from, named in error hints.
     pub api_key_env: String,
@@ -210,15 +210,6 @@ impl OpenAiClient {
             sends_finish_reason: AtomicBool::new(false),
             slots: OnceCell::new(),
         })
-    }
-
-    /// The shape a reply's schema is asked in now (learned from refusals).
-    pub fn structured(&self) -> crate::Structured {
-        self.quirks.structured()
-    }
-
-    pub fn options(&self) -> &OpenAiOptions {
-        &self.options
     }
 
     /// What the server told about itself (asked at the first use, then kept).

@@ -37,13 +37,13 @@ pub const OLLAMA_DEFAULT_NUM_CTX: u64 = 4096;
 /// What the server told about itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ServerFacts {
-    pub server: ServerKind,
+    pub(crate) server: ServerKind,
     /// The window the server runs the model with, when it says.
-    pub window: Option<ContextWindow>,
+    pub(crate) window: Option<ContextWindow>,
     /// The most the model itself supports, when the server says (Ollama).
     pub(crate) model_max: Option<u64>,
     /// How many requests the server serves at once; None for no known limit.
-    pub slots: Option<usize>,
+    pub(crate) slots: Option<usize>,
 }
 
 /// Ask the server at `base_url` what it is and how large `model`'s context

@@ -7,9 +7,9 @@ const MAX_LINE_BYTES: usize = 8 << 20;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SseEvent {
     /// The `event:` field; empty for the default "message".
-    pub event: String,
+    pub(crate) event: String,
     /// The `data:` lines joined with newlines.
-    pub data: String,
+    pub(crate) data: String,
 }
 
 /// An incremental parser for `text/event-stream`: feed it bytes as they
