@@ -12,9 +12,9 @@ use codeloop_session::FunctionSpec;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Solved {
-    pub specs: Vec<FunctionSpec>,
-    pub tests: BTreeMap<String, String>,
-    pub code: BTreeMap<String, String>,
+    pub(crate) specs: Vec<FunctionSpec>,
+    pub(crate) tests: BTreeMap<String, String>,
+    pub(crate) code: BTreeMap<String, String>,
 }
 
 /// The key of a task: its text, the attached files' contents, the model and

@@ -69,19 +69,19 @@ impl From<TapeError> for Stop {
 /// read from the state folded from the tape (`read`); the rest is its tools
 /// and the plumbing that wakes tasks.
 pub(crate) struct Core {
-    pub tape: Recorder,
-    pub model: Arc<dyn ChatModel>,
-    pub sandbox: Arc<Sandbox>,
-    pub prompts: Prompts,
+    pub(crate) tape: Recorder,
+    pub(crate) model: Arc<dyn ChatModel>,
+    pub(crate) sandbox: Arc<Sandbox>,
+    pub(crate) prompts: Prompts,
     pub(crate) opts: EngineOptions,
-    pub given: Option<GivenPlan>,
+    pub(crate) given: Option<GivenPlan>,
     /// The session's folder.
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// Stops model calls and runs under way. A `Cancel` command is on the tape;
     /// the token is how it reaches work already in flight, and how a failed
     /// tape or a departed workbench (which the tape cannot tell) stops the session.
-    pub cancel: CancellationToken,
-    pub steering: Steering,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) steering: Steering,
     /// Wakes nodes waiting for their dependencies when a node ends its part of a pass.
     pub(crate) node_done: Notify,
 }

@@ -9,8 +9,8 @@ pub(crate) const EXAMPLES_TEST: &str = "test_task_examples";
 /// One example: a call of the function and the value the task says it returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Example {
-    pub call: String,
-    pub expected: String,
+    pub(crate) call: String,
+    pub(crate) expected: String,
 }
 
 /// The text from `start` (an opening bracket or quote) to its match, if it closes.

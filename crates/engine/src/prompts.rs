@@ -36,10 +36,10 @@ const INPUTS_CHARS: usize = 6000;
 /// stays for templates written before descriptions.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct PromptInput {
-    pub name: String,
-    pub size_bytes: u64,
-    pub preview: String,
-    pub description: String,
+    pub(crate) name: String,
+    pub(crate) size_bytes: u64,
+    pub(crate) preview: String,
+    pub(crate) description: String,
 }
 
 /// The inputs of a session as the prompts give them, bounded in all.

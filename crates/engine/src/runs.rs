@@ -11,11 +11,11 @@ use codeloop_session::{Dag, RunRecord, State};
 
 /// A run ready to go, with what localization needs to read its result.
 pub struct PreparedRun {
-    pub spec: RunSpec,
+    pub(crate) spec: RunSpec,
     /// Files that count as code under test (blamed before test files).
-    pub code_files: Vec<String>,
+    pub(crate) code_files: Vec<String>,
     /// The file of the node under test.
-    pub target_file: String,
+    pub(crate) target_file: String,
 }
 
 /// The failure of a run whose code loaded but that had no test to run.
@@ -161,7 +161,7 @@ pub fn program_tests(state: &State) -> Vec<(String, String)> {
 }
 
 /// The run of the assembled program against every node's tests.
-pub fn program_run(state: &State, program: &str, limits: Limits) -> PreparedRun {
+pub(crate) fn program_run(state: &State, program: &str, limits: Limits) -> PreparedRun {
     let module = ModuleSource {
         name: PROGRAM.to_string(),
         code: program.to_string(),

@@ -27,7 +27,7 @@ pub(crate) struct Steering {
     waiter: std::sync::Mutex<Option<oneshot::Sender<GateAnswer>>>,
     /// Wakes the idle session (kept alive for the workbench) when a command
     /// may have queued work; the work itself is read from the state.
-    pub work: Notify,
+    pub(crate) work: Notify,
 }
 
 impl Steering {

@@ -10,9 +10,9 @@ use codeloop_session::FunctionSpec;
 /// The plan read from code, and each function's code.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct CodePlan {
-    pub specs: Vec<FunctionSpec>,
+    pub(crate) specs: Vec<FunctionSpec>,
     /// (function, its code) in plan order.
-    pub code: Vec<(String, String)>,
+    pub(crate) code: Vec<(String, String)>,
 }
 
 /// The plan of a reply that is code (reasoning already removed), if it

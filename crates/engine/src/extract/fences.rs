@@ -7,10 +7,10 @@
 /// `{.python}` read as `python`), its body, and the lines it spans.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Fenced {
-    pub lang: String,
-    pub body: String,
+    pub(crate) lang: String,
+    pub(crate) body: String,
     /// Index of the opening fence line and one past the closing one.
-    pub lines: (usize, usize),
+    pub(crate) lines: (usize, usize),
 }
 
 struct Fence {

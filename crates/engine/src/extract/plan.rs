@@ -289,8 +289,8 @@ fn about_durations(task: &str) -> bool {
 /// with the dependencies dropped as safe to drop (one notice each).
 #[derive(Debug, PartialEq)]
 pub(crate) struct Vetted {
-    pub specs: Vec<FunctionSpec>,
-    pub dropped: Vec<String>,
+    pub(crate) specs: Vec<FunctionSpec>,
+    pub(crate) dropped: Vec<String>,
 }
 
 /// What is wrong with a plan that copied the prompt instead of planning

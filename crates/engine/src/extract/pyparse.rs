@@ -19,17 +19,17 @@ pub(crate) enum Tok {
 /// One logical line: its tokens, the physical lines it spans and its indent.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Logical {
-    pub first_line: usize,
-    pub last_line: usize,
-    pub indent: usize,
-    pub tokens: Vec<Tok>,
+    pub(crate) first_line: usize,
+    pub(crate) last_line: usize,
+    pub(crate) indent: usize,
+    pub(crate) tokens: Vec<Tok>,
 }
 
 /// The logical lines of a source, and the first thing that cannot be Python.
 /// Lexing goes on past an error, so the lines serve even broken code.
 pub(crate) struct Lexed {
-    pub lines: Vec<Logical>,
-    pub error: Option<String>,
+    pub(crate) lines: Vec<Logical>,
+    pub(crate) error: Option<String>,
 }
 
 const KEYWORDS: [&str; 32] = [
