@@ -200,7 +200,7 @@ pub(crate) fn describe_step(step: &Step) -> String {
 }
 
 /// The model as the status bar names it.
-pub fn model_label(c: &codeloop_session::ConfigSummary) -> String {
+pub(crate) fn model_label(c: &codeloop_session::ConfigSummary) -> String {
     match c.provider.as_str() {
         "demo" => "demo model: authored replies, offline".to_string(),
         "scripted" => format!("scripted model ({})", c.endpoint),

@@ -41,11 +41,11 @@ pub(crate) type StyledLine = Arc<[(Style, String)]>;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Highlighted {
-    pub generation: u64,
-    pub key: u64,
-    pub lines: Vec<StyledLine>,
+    pub(crate) generation: u64,
+    pub(crate) key: u64,
+    pub(crate) lines: Vec<StyledLine>,
     /// False for the first lines sent ahead of the rest.
-    pub complete: bool,
+    pub(crate) complete: bool,
 }
 
 #[derive(Default)]
@@ -61,7 +61,7 @@ pub struct Highlighter {
 
 impl Highlighter {
     /// Start the worker; results arrive on `results` (bounded by the caller).
-    pub fn spawn(results: mpsc::Sender<Highlighted>) -> std::io::Result<Highlighter> {
+    pub(crate) fn spawn(results: mpsc::Sender<Highlighted>) -> std::io::Result<Highlighter> {
         let slot = Arc::new((Mutex::new(Slot::default()), Condvar::new()));
         let worker_slot = Arc::clone(&slot);
         std::thread::Builder::new()
@@ -71,7 +71,7 @@ impl Highlighter {
     }
 
     /// Replace whatever is waiting with this request.
-    pub fn request(&self, request: HighlightRequest) {
+    pub(crate) fn request(&self, request: HighlightRequest) {
         let (lock, cvar) = &*self.slot;
         if let Ok(mut slot) = lock.lock() {
             slot.next = Some(request);

@@ -13,18 +13,18 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 /// A key as a binding names it: the code, and whether Control is held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Key {
-    pub code: KeyCode,
-    pub ctrl: bool,
+    pub(crate) code: KeyCode,
+    pub(crate) ctrl: bool,
 }
 
 impl Key {
-    pub const fn code(code: KeyCode) -> Key {
+    pub(crate) const fn code(code: KeyCode) -> Key {
         Key { code, ctrl: false }
     }
-    pub const fn ch(c: char) -> Key {
+    pub(crate) const fn ch(c: char) -> Key {
         Key::code(KeyCode::Char(c))
     }
-    pub const fn ctrl(c: char) -> Key {
+    pub(crate) const fn ctrl(c: char) -> Key {
         Key {
             code: KeyCode::Char(c),
             ctrl: true,
@@ -32,7 +32,7 @@ impl Key {
     }
 
     /// The key's name as a hint shows it.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         let base = match self.code {
             KeyCode::Char(' ') => "space".to_string(),
             KeyCode::Char(c) => c.to_string(),
@@ -58,7 +58,7 @@ impl Key {
     }
 
     /// The key as pressed (a command palette replays a row's first key).
-    pub fn event(&self) -> KeyEvent {
+    pub(crate) fn event(&self) -> KeyEvent {
         let mods = if self.ctrl {
             KeyModifiers::CONTROL
         } else {
@@ -68,7 +68,7 @@ impl Key {
     }
 
     /// Whether a pressed key is this one (Shift is part of the character).
-    pub fn matches(&self, key: &KeyEvent) -> bool {
+    pub(crate) fn matches(&self, key: &KeyEvent) -> bool {
         self.code == key.code && self.ctrl == key.modifiers.contains(KeyModifiers::CONTROL)
     }
 }
@@ -77,13 +77,13 @@ impl Key {
 #[derive(Debug, Clone, Copy)]
 pub struct Binding<A: 'static> {
     /// The keys as the help and the footer name them (`"↑ / ↓"`).
-    pub label: &'static str,
+    pub(crate) label: &'static str,
     /// What they do, in words (the help).
-    pub does: &'static str,
+    pub(crate) does: &'static str,
     /// The same in a few words (the footer; empty: not offered there).
-    pub short: &'static str,
+    pub(crate) short: &'static str,
     /// The keys and what each does (empty: a note in the help, no key).
-    pub keys: &'static [(Key, A)],
+    pub(crate) keys: &'static [(Key, A)],
 }
 
 /// A help line, whatever the table's act type.
@@ -91,13 +91,13 @@ pub struct Binding<A: 'static> {
 pub struct Row {
     pub label: &'static str,
     pub does: &'static str,
-    pub short: &'static str,
+    pub(crate) short: &'static str,
     /// The row's first key (the palette presses it), if it has keys.
-    pub key: Option<Key>,
+    pub(crate) key: Option<Key>,
 }
 
 impl<A> Binding<A> {
-    pub fn row(&self) -> Row {
+    pub(crate) fn row(&self) -> Row {
         Row {
             label: self.label,
             does: self.does,
@@ -108,7 +108,7 @@ impl<A> Binding<A> {
 }
 
 /// The act bound to `key` in `table`.
-pub fn lookup<A: Copy>(table: &[Binding<A>], key: &KeyEvent) -> Option<A> {
+pub(crate) fn lookup<A: Copy>(table: &[Binding<A>], key: &KeyEvent) -> Option<A> {
     table
         .iter()
         .flat_map(|b| b.keys.iter())
@@ -509,7 +509,7 @@ pub(crate) const REVIEW_TAPE: &[G] = &[
     },
 ];
 
-pub const REPLAY: &[G] = &[
+pub(crate) const REPLAY: &[G] = &[
     Binding {
         label: "space",
         does: "pause / resume",
@@ -539,7 +539,7 @@ pub enum ModeKind {
 }
 
 /// The workbench's tables in a mode, in the order the help lists them.
-pub fn global(mode: ModeKind) -> Vec<&'static [G]> {
+pub(crate) fn global(mode: ModeKind) -> Vec<&'static [G]> {
     match mode {
         ModeKind::Welcome => vec![COMMON, WELCOME, STEER, LIVE_TAPE],
         ModeKind::Live => vec![

@@ -70,7 +70,7 @@ pub struct Opening {
     /// The rest, still being read; None when `first` is the whole tape.
     pub rest: Option<mpsc::Receiver<Loaded>>,
     /// What the whole tape held beside its records, when `first` is all of it.
-    pub end: Option<TapeEnd>,
+    pub(crate) end: Option<TapeEnd>,
 }
 
 impl Opening {

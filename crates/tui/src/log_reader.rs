@@ -21,13 +21,13 @@ pub(crate) const LOG_READ_LIMIT: u64 = 256 << 20;
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct LogText {
     /// Each line, control sequences stripped.
-    pub lines: Vec<String>,
+    pub(crate) lines: Vec<String>,
     /// The byte offset in the file where each line starts.
-    pub starts: Vec<u64>,
+    pub(crate) starts: Vec<u64>,
     /// The file's size when read.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// Bytes past `LOG_READ_LIMIT` that were not read.
-    pub unread: u64,
+    pub(crate) unread: u64,
 }
 
 /// Read and split the log at `path`.
@@ -63,7 +63,7 @@ pub fn read_log(path: &Path) -> Result<LogText, String> {
 }
 
 /// Where a run's full output log is.
-pub fn log_path(session_dir: &Path, run_id: u64) -> PathBuf {
+pub(crate) fn log_path(session_dir: &Path, run_id: u64) -> PathBuf {
     session_dir.join("logs").join(format!("run-{run_id}.log"))
 }
 

@@ -38,7 +38,7 @@ impl Desktop {
     }
 
     /// From this process's environment.
-    pub fn from_env() -> Desktop {
+    pub(crate) fn from_env() -> Desktop {
         let var = |k: &str| std::env::var(k).ok();
         Desktop::detect(
             var("TERM_PROGRAM").as_deref(),

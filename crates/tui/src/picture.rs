@@ -19,8 +19,8 @@ const MAX_FILE: u64 = 8 << 20;
 /// A picture's pixels, RGBA, row by row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pixels {
-    pub width: u32,
-    pub height: u32,
+    pub(crate) width: u32,
+    pub(crate) height: u32,
     pub(crate) rgba: Vec<[u8; 4]>,
 }
 
@@ -124,7 +124,7 @@ fn span(i: u32, target: u32, source: u32) -> (u32, u32) {
 /// cells (two pixels a cell, one above the other) with its proportions
 /// kept; transparent pixels show `background`. Never larger than the
 /// picture itself (a 4 × 2 image is 4 cells by 1).
-pub fn cells(px: &Pixels, cols: u16, rows: u16, background: [u8; 3]) -> Vec<Vec<Cell>> {
+pub(crate) fn cells(px: &Pixels, cols: u16, rows: u16, background: [u8; 3]) -> Vec<Vec<Cell>> {
     if cols == 0 || rows == 0 {
         return Vec::new();
     }

@@ -71,7 +71,7 @@ pub(crate) fn restore() {
 }
 
 /// Take the terminal back after handing it over (an external editor ran).
-pub fn resume() -> io::Result<()> {
+pub(crate) fn resume() -> io::Result<()> {
     enable_raw_mode()?;
     execute!(
         io::stdout(),

@@ -68,29 +68,29 @@ struct ColorsFile {
 /// The styles the panes draw with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Theme {
-    pub name: String,
+    pub(crate) name: String,
     /// The syntect theme for the code pane; None = no syntax colours.
-    pub syntax: Option<String>,
+    pub(crate) syntax: Option<String>,
     /// Every cell's colours where nothing else is set: the theme's
     /// background and text colour (plain for NO_COLOR, so the terminal's own).
-    pub background: Style,
+    pub(crate) background: Style,
     pub text: Style,
     pub(crate) dim: Style,
-    pub border: Style,
+    pub(crate) border: Style,
     pub(crate) border_focused: Style,
-    pub title: Style,
+    pub(crate) title: Style,
     pub(crate) accent: Style,
     pub(crate) selection: Style,
-    pub ok: Style,
-    pub error: Style,
-    pub warning: Style,
-    pub stderr: Style,
-    pub running: Style,
+    pub(crate) ok: Style,
+    pub(crate) error: Style,
+    pub(crate) warning: Style,
+    pub(crate) stderr: Style,
+    pub(crate) running: Style,
     /// The failing line of the last run.
-    pub marker: Style,
-    pub status: Style,
-    pub added: Style,
-    pub removed: Style,
+    pub(crate) marker: Style,
+    pub(crate) status: Style,
+    pub(crate) added: Style,
+    pub(crate) removed: Style,
     pub(crate) search_match: Style,
 }
 
@@ -132,7 +132,7 @@ impl Theme {
         Theme::parse(BUILT_IN[0].1, "built-in `dark`").unwrap_or_else(|_| Theme::no_color())
     }
 
-    pub fn parse(text: &str, origin: &str) -> Result<Theme, ThemeError> {
+    pub(crate) fn parse(text: &str, origin: &str) -> Result<Theme, ThemeError> {
         let file: ThemeFile = toml::from_str(text).map_err(|e| ThemeError::Parse {
             origin: origin.to_string(),
             message: e.to_string(),
@@ -233,7 +233,7 @@ impl Theme {
 }
 
 /// https://no-color.org: set and not empty.
-pub fn no_color() -> bool {
+pub(crate) fn no_color() -> bool {
     std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
 }
 

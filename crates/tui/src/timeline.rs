@@ -54,15 +54,15 @@ impl Timeline {
     pub fn records(&self) -> &[Record] {
         &self.records
     }
-    pub fn cursor(&self) -> usize {
+    pub(crate) fn cursor(&self) -> usize {
         self.cursor
     }
     /// The state folded up to the cursor.
-    pub fn state(&self) -> &State {
+    pub(crate) fn state(&self) -> &State {
         &self.state
     }
     /// The cursor is behind the last record (not reviewing the past).
-    pub fn at_end(&self) -> bool {
+    pub(crate) fn at_end(&self) -> bool {
         self.cursor >= self.records.len()
     }
     /// The state of the whole tape, wherever the cursor is, when it is
@@ -76,7 +76,7 @@ impl Timeline {
         }
     }
     /// The node the engine was busy with at the cursor.
-    pub fn active(&self) -> Option<&str> {
+    pub(crate) fn active(&self) -> Option<&str> {
         self.active.as_deref()
     }
     /// Older output was dropped from memory (the tape on disk keeps it).
@@ -175,7 +175,7 @@ impl Timeline {
     }
 
     /// One event back or forward.
-    pub fn step(&mut self, forward: bool) {
+    pub(crate) fn step(&mut self, forward: bool) {
         let n = if forward {
             self.cursor + 1
         } else {
@@ -257,7 +257,7 @@ pub struct ReplayClock {
     pub speed: f64,
     pub playing: bool,
     /// Re-execute recorded runs and compare.
-    pub live: bool,
+    pub(crate) live: bool,
     /// When the record at the cursor is due (set while playing).
     pub(crate) next_due: Option<Instant>,
 }
@@ -265,9 +265,9 @@ pub struct ReplayClock {
 /// What a replay tick did.
 #[derive(Debug, Default)]
 pub struct Tick {
-    pub applied: usize,
+    pub(crate) applied: usize,
     /// The replay reached the end of the tape (and stopped playing).
-    pub finished: bool,
+    pub(crate) finished: bool,
     /// Finished runs passed (replay --live): (run id, the state just after).
     pub(crate) finished_runs: Vec<(u64, State)>,
 }
@@ -282,7 +282,7 @@ impl ReplayClock {
         }
     }
 
-    pub fn pause(&mut self) {
+    pub(crate) fn pause(&mut self) {
         self.playing = false;
         self.next_due = None;
     }
@@ -298,18 +298,18 @@ impl ReplayClock {
         }
     }
 
-    pub fn faster(&mut self) {
+    pub(crate) fn faster(&mut self) {
         self.speed = (self.speed * 2.0).min(64.0);
         self.next_due = None;
     }
 
-    pub fn slower(&mut self) {
+    pub(crate) fn slower(&mut self) {
         self.speed = (self.speed / 2.0).max(0.125);
         self.next_due = None;
     }
 
     /// When the clock next needs a tick (None: not playing, or at the end).
-    pub fn deadline(&mut self, timeline: &Timeline, now: Instant) -> Option<Instant> {
+    pub(crate) fn deadline(&mut self, timeline: &Timeline, now: Instant) -> Option<Instant> {
         if !self.playing || timeline.at_end() {
             return None;
         }
@@ -326,7 +326,12 @@ impl ReplayClock {
     /// being read (`more_coming`) the clock waits: the next record, when it
     /// comes, is due its gap after that moment, so playback never runs
     /// ahead of the reading nor hurries to catch up.
-    pub fn tick(&mut self, timeline: &mut Timeline, now: Instant, more_coming: bool) -> Tick {
+    pub(crate) fn tick(
+        &mut self,
+        timeline: &mut Timeline,
+        now: Instant,
+        more_coming: bool,
+    ) -> Tick {
         let mut tick = Tick::default();
         while let Some(due) = self.deadline(timeline, now) {
             if due > now || tick.applied >= MAX_PER_TICK {

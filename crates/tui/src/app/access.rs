@@ -61,7 +61,7 @@ impl App {
         self.flash.as_ref()
     }
     /// Tell the person something in the status line.
-    pub fn say(&mut self, level: NoticeLevel, text: impl Into<String>) {
+    pub(crate) fn say(&mut self, level: NoticeLevel, text: impl Into<String>) {
         self.flash = Some((level, text.into()));
         self.dirty = true;
     }
@@ -125,7 +125,7 @@ impl App {
     pub fn quitting(&self) -> bool {
         self.quit
     }
-    pub fn keys_handled(&self) -> u64 {
+    pub(crate) fn keys_handled(&self) -> u64 {
         self.keys_handled
     }
     pub fn set_session_dir(&mut self, dir: PathBuf) {
@@ -145,7 +145,7 @@ impl App {
         self.dirty = false;
     }
     /// The screen's size, as the last frame had it.
-    pub fn screen(&self) -> Rect {
+    pub(crate) fn screen(&self) -> Rect {
         self.screen
     }
     /// The screen's size, as the last frame had it.

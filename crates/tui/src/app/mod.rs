@@ -67,12 +67,12 @@ pub struct Live {
     /// A session was started (the task editor is closed).
     pub started: bool,
     /// Step mode chosen before the session started: it starts paused-before-steps.
-    pub step_armed: bool,
+    pub(crate) step_armed: bool,
     /// The engine ended (its result, or why it failed).
-    pub ended: Option<Result<(), String>>,
+    pub(crate) ended: Option<Result<(), String>>,
     /// When the running session's clock started, and the last tick.
-    pub since: Option<Instant>,
-    pub now: Option<Instant>,
+    pub(crate) since: Option<Instant>,
+    pub(crate) now: Option<Instant>,
 }
 
 /// What starting a session needs (the event loop and `commands::ui` do the rest).

@@ -21,7 +21,7 @@ use codeloop_session::{NoticeLevel, Outcome};
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Areas {
     pub panes: Vec<(Focus, Rect)>,
-    pub status: Rect,
+    pub(crate) status: Rect,
 }
 
 impl Areas {
@@ -92,10 +92,10 @@ pub(crate) fn tiled(app: &App, body: Rect) -> Vec<(Focus, Rect)> {
 /// code pane shows the program, the terminal's rows, its focus.
 #[derive(Clone, Copy)]
 pub(super) struct Seen<'a> {
-    pub selected: Option<&'a str>,
-    pub program: bool,
-    pub rows: u16,
-    pub focused: bool,
+    pub(crate) selected: Option<&'a str>,
+    pub(crate) program: bool,
+    pub(crate) rows: u16,
+    pub(crate) focused: bool,
 }
 
 impl App {
@@ -141,7 +141,7 @@ pub(super) fn ctx_of<'a>(session: &'a SessionView, theme: &'a Theme, seen: Seen<
 }
 
 /// What `pane` draws from.
-pub fn ctx(app: &App, pane: Focus) -> Ctx<'_> {
+pub(crate) fn ctx(app: &App, pane: Focus) -> Ctx<'_> {
     ctx_of(&app.session, &app.theme, app.seen(app.selected(), pane))
 }
 

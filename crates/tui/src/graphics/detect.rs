@@ -9,7 +9,7 @@ use super::{Graphics, Protocol, Setting};
 /// The variables the choice reads, read once.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Env {
-    pub term: Option<String>,
+    pub(crate) term: Option<String>,
     pub(crate) term_program: Option<String>,
     pub(crate) lc_terminal: Option<String>,
     pub(crate) kitty_window_id: bool,
@@ -18,11 +18,11 @@ pub struct Env {
     pub(crate) wezterm: bool,
     pub(crate) konsole_version: Option<String>,
     /// `TMUX` (the socket of the tmux this runs in).
-    pub tmux: bool,
+    pub(crate) tmux: bool,
     /// `STY` (GNU screen's session).
-    pub screen: bool,
+    pub(crate) screen: bool,
     /// `NO_COLOR`, set and not empty.
-    pub no_color: bool,
+    pub(crate) no_color: bool,
 }
 
 impl Env {
@@ -149,7 +149,7 @@ pub enum Choice {
 
 /// What the setting and the environment say. `passthrough`: inside tmux,
 /// whether its `allow-passthrough` is on (None: not known).
-pub fn choose(setting: Setting, env: &Env, passthrough: Option<bool>) -> Choice {
+pub(crate) fn choose(setting: Setting, env: &Env, passthrough: Option<bool>) -> Choice {
     if let Some(forced) = setting.forced() {
         return Choice::Forced(
             forced,

@@ -45,7 +45,7 @@ impl Setting {
     /// The values the key and the flag take.
     pub const NAMES: [&'static str; 5] = ["auto", "kitty", "sixel", "iterm2", "halfblocks"];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Setting::Auto => "auto",
             Setting::Kitty => "kitty",
@@ -133,7 +133,7 @@ impl Default for Graphics {
 }
 
 impl Graphics {
-    pub fn halfblocks(why: impl Into<String>) -> Graphics {
+    pub(crate) fn halfblocks(why: impl Into<String>) -> Graphics {
         Graphics {
             protocol: Protocol::Halfblocks,
             cell: None,

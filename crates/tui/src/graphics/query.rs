@@ -20,13 +20,13 @@ pub(crate) const QUERY: &str = "\x1b_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA\x1b\\\x1b[1
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Answers {
     /// It answered the kitty graphics query with OK.
-    pub kitty: bool,
+    pub(crate) kitty: bool,
     /// Its device attributes include 4 (sixel).
-    pub sixel: bool,
+    pub(crate) sixel: bool,
     /// A cell's size in pixels (width, height), from `CSI 6 ; h ; w t`.
-    pub cell: Option<(u16, u16)>,
+    pub(crate) cell: Option<(u16, u16)>,
     /// The device attributes came: nothing more is to come.
-    pub complete: bool,
+    pub(crate) complete: bool,
 }
 
 /// Read the answers out of what the terminal sent.

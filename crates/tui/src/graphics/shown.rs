@@ -63,7 +63,7 @@ pub(crate) fn grow(img: &RgbaImage, k: u32) -> RgbaImage {
 /// A picture encoded for an area.
 pub struct Shown {
     /// The area it was made for (the pane's body).
-    pub body: Rect,
+    pub(crate) body: Rect,
     /// Where in `body` it is drawn.
     pub at: Rect,
     pub protocol: Protocol,
@@ -149,7 +149,7 @@ pub(crate) fn encode(
 
 impl Shown {
     /// Draw it (only into the area it was made for).
-    pub fn render(&self, frame: &mut Frame) {
+    pub(crate) fn render(&self, frame: &mut Frame) {
         frame.render_widget(Image::new(&self.encoded), self.at);
     }
 }

@@ -44,7 +44,7 @@ pub(crate) struct Document {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Work {
     /// Lines highlighted (the others were kept).
-    pub highlighted: usize,
+    pub(crate) highlighted: usize,
 }
 
 impl Document {

@@ -53,7 +53,7 @@ pub enum CodeAct {
     Sideways(bool),
 }
 
-pub const KEYS: &[Binding<CodeAct>] = &[
+pub(crate) const KEYS: &[Binding<CodeAct>] = &[
     Binding {
         label: "t",
         does: "tests / code",
@@ -129,7 +129,7 @@ impl Default for CodePane {
 }
 
 impl CodePane {
-    pub fn help() -> Vec<Row> {
+    pub(crate) fn help() -> Vec<Row> {
         keymap::rows(KEYS).collect()
     }
 
@@ -138,11 +138,11 @@ impl CodePane {
     }
 
     /// Highlighting requests made so far (each replaces the one before).
-    pub fn highlight_requests(&self) -> u64 {
+    pub(crate) fn highlight_requests(&self) -> u64 {
         self.generation
     }
 
-    pub fn highlights_applied(&self) -> u64 {
+    pub(crate) fn highlights_applied(&self) -> u64 {
         self.applied
     }
 
@@ -216,7 +216,7 @@ impl CodePane {
     }
 
     /// The highlighted lines of `text`, if the worker has done them.
-    pub fn highlighted(&self, text: &str) -> Option<&[StyledLine]> {
+    pub(crate) fn highlighted(&self, text: &str) -> Option<&[StyledLine]> {
         let key = text_key(text);
         self.highlights
             .iter()

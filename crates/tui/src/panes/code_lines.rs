@@ -15,13 +15,13 @@ use codeloop_protocol::coverage::LineRun;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Mark {
     /// 0-based line of the text shown.
-    pub line: usize,
+    pub(crate) line: usize,
     /// The gutter sign.
-    pub sign: &'static str,
+    pub(crate) sign: &'static str,
     /// Drawn after the code.
-    pub note: String,
+    pub(crate) note: String,
     /// The note's style; `emphasis` also colours the whole line.
-    pub style: Style,
+    pub(crate) style: Style,
     pub(crate) emphasis: bool,
 }
 

@@ -11,7 +11,7 @@ use ratatui::widgets::{Block, Clear};
 use ratatui_textarea::TextArea;
 
 use super::{Handled, popup_area};
-use crate::keymap::{self, Binding, Key, Row};
+use crate::keymap::{self, Binding, Key};
 use crate::theme::Theme;
 
 /// What an open editor edits.
@@ -43,7 +43,7 @@ pub enum EditTarget {
 }
 
 impl EditTarget {
-    pub fn title(&self) -> String {
+    pub(crate) fn title(&self) -> String {
         match self {
             EditTarget::Code { node } => format!("Edit code of {node}"),
             EditTarget::Tests { node } => format!("Edit tests of {node}"),
@@ -124,7 +124,7 @@ pub struct EditorPopup {
 }
 
 impl EditorPopup {
-    pub fn new(target: EditTarget, text: &str, theme: &Theme) -> EditorPopup {
+    pub(crate) fn new(target: EditTarget, text: &str, theme: &Theme) -> EditorPopup {
         let lines: Vec<String> = if text.is_empty() {
             vec![String::new()]
         } else {
@@ -178,10 +178,6 @@ impl EditorPopup {
         }
     }
 
-    pub fn help(&self) -> Vec<Row> {
-        keymap::rows(self.keymap()).collect()
-    }
-
     pub fn target(&self) -> &EditTarget {
         &self.target
     }
@@ -223,7 +219,7 @@ impl EditorPopup {
         self.textarea.insert_str(text);
     }
 
-    pub fn render(&self, theme: &Theme, frame: &mut Frame) {
+    pub(crate) fn render(&self, theme: &Theme, frame: &mut Frame) {
         let single = self.target.single_line();
         let area = popup_area(frame.area(), 80, if single { 10 } else { 75 });
         let extra = self.extra_lines(area.width.saturating_sub(2));

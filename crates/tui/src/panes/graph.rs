@@ -66,7 +66,7 @@ pub(crate) const NODES: [Binding<GraphAct>; 3] = [
 ];
 
 /// During and after a session.
-pub const SESSION: &[Binding<GraphAct>] = &NODES;
+pub(crate) const SESSION: &[Binding<GraphAct>] = &NODES;
 
 /// One row of the graph pane.
 #[derive(Debug, Clone, PartialEq)]
@@ -83,7 +83,7 @@ pub struct GraphPane {
 }
 
 impl GraphPane {
-    pub fn selected(&self) -> Option<&str> {
+    pub(crate) fn selected(&self) -> Option<&str> {
         self.selected.as_deref()
     }
 
@@ -92,7 +92,7 @@ impl GraphPane {
     }
 
     /// Choose a node (the person did): it stays chosen while the engine moves on.
-    pub fn select(&mut self, name: String) -> Intent {
+    pub(crate) fn select(&mut self, name: String) -> Intent {
         let changed = self.selected.as_deref() != Some(&name);
         self.selected = Some(name);
         self.pinned = true;
@@ -100,7 +100,7 @@ impl GraphPane {
     }
 
     /// The cursor moved: show the engine's node unless the person chose one.
-    pub fn follow(&mut self, active: Option<&str>) {
+    pub(crate) fn follow(&mut self, active: Option<&str>) {
         if !self.pinned || self.selected.is_none() {
             self.selected = active.map(str::to_string);
         }
@@ -332,7 +332,7 @@ impl Pane for GraphPane {
 }
 
 /// The rows in drawing order (shared with mouse hit tests).
-pub fn rows(state: &State) -> Vec<RowKind> {
+pub(crate) fn rows(state: &State) -> Vec<RowKind> {
     let specs = &state.specs;
     if specs.is_empty() {
         return Vec::new();

@@ -15,10 +15,10 @@ use crate::theme::Theme;
 
 /// What the popup lists.
 pub(crate) struct HelpContent<'a> {
-    pub pane: &'a str,
+    pub(crate) pane: &'a str,
     pub(crate) pane_rows: Vec<Row>,
     /// "Everywhere (review: read-only)".
-    pub everywhere: &'a str,
+    pub(crate) everywhere: &'a str,
     pub(crate) global_rows: Vec<Row>,
 }
 

@@ -89,7 +89,7 @@ pub struct Inspector {
 }
 
 impl Inspector {
-    pub fn new(target: Target, live: bool) -> Inspector {
+    pub(crate) fn new(target: Target, live: bool) -> Inspector {
         Inspector {
             target,
             scroll: 0,
@@ -106,10 +106,6 @@ impl Inspector {
         super::status_rows(KEYS, |a| {
             matches!(a, InspectAct::Scroll(_) | InspectAct::Top)
         })
-    }
-
-    pub fn help() -> Vec<Row> {
-        keymap::rows(KEYS).collect()
     }
 
     /// `screen`: the frame's size, for pages and the bottom line.
@@ -170,7 +166,7 @@ impl Inspector {
             .saturating_sub(rows)
     }
 
-    pub fn render(&self, state: &State, theme: &Theme, frame: &mut Frame) {
+    pub(crate) fn render(&self, state: &State, theme: &Theme, frame: &mut Frame) {
         let t = theme;
         let area = Inspector::area(frame.area());
         let width = usize::from(area.width.saturating_sub(2));

@@ -82,7 +82,7 @@ macro_rules! registry {
                 }
             }
 
-            pub fn get_mut(&mut self, pane: Focus) -> &mut dyn Pane {
+            pub(crate) fn get_mut(&mut self, pane: Focus) -> &mut dyn Pane {
                 match pane {
                     $(Focus::$id => &mut self.$field,)+
                 }
@@ -101,11 +101,11 @@ registry! {
 }
 
 impl Focus {
-    pub fn next(self) -> Focus {
+    pub(crate) fn next(self) -> Focus {
         let i = Focus::ALL.iter().position(|f| *f == self).unwrap_or(0);
         Focus::ALL[(i + 1) % Focus::ALL.len()]
     }
-    pub fn prev(self) -> Focus {
+    pub(crate) fn prev(self) -> Focus {
         let i = Focus::ALL.iter().position(|f| *f == self).unwrap_or(0);
         Focus::ALL[(i + Focus::ALL.len() - 1) % Focus::ALL.len()]
     }
@@ -204,19 +204,19 @@ pub enum Column {
 /// Where a pane goes on a screen.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Place {
-    pub column: Column,
+    pub(crate) column: Column,
     /// Its height in the column.
-    pub height: Constraint,
+    pub(crate) height: Constraint,
 }
 
 impl Place {
-    pub fn left(height: Constraint) -> Option<Place> {
+    pub(crate) fn left(height: Constraint) -> Option<Place> {
         Some(Place {
             column: Column::Left,
             height,
         })
     }
-    pub fn right(height: Constraint) -> Option<Place> {
+    pub(crate) fn right(height: Constraint) -> Option<Place> {
         Some(Place {
             column: Column::Right,
             height,
@@ -238,8 +238,8 @@ pub enum Handled<I> {
 /// A live re-run compared with the recording (replay --live).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RerunMark {
-    pub recorded: RunRecord,
-    pub live: Result<RunRecord, String>,
+    pub(crate) recorded: RunRecord,
+    pub(crate) live: Result<RunRecord, String>,
 }
 
 impl RerunMark {
@@ -262,22 +262,22 @@ pub(crate) type Reruns = BTreeMap<u64, RerunMark>;
 #[derive(Clone, Copy)]
 pub struct Ctx<'a> {
     /// The session folded at the cursor.
-    pub state: &'a State,
-    pub theme: &'a Theme,
-    pub focused: bool,
+    pub(crate) state: &'a State,
+    pub(crate) theme: &'a Theme,
+    pub(crate) focused: bool,
     /// The node the code and output panes show.
-    pub selected: Option<&'a str>,
-    pub reruns: &'a Reruns,
+    pub(crate) selected: Option<&'a str>,
+    pub(crate) reruns: &'a Reruns,
     /// The session's folder, where the full output logs are.
-    pub session_dir: Option<&'a Path>,
+    pub(crate) session_dir: Option<&'a Path>,
     /// What the workbench shows (the welcome, a session before its plan, a session).
-    pub screen: Screen,
+    pub(crate) screen: Screen,
     /// The terminal's rows (a page of scrolling is a third of them).
-    pub rows: u16,
+    pub(crate) rows: u16,
     /// The code pane shows the whole program: the output shows its run.
-    pub program: bool,
+    pub(crate) program: bool,
     /// What the workbench knows beside the session.
-    pub around: Around<'a>,
+    pub(crate) around: Around<'a>,
 }
 
 /// What the workbench knows beside the session at the cursor: what the
@@ -285,19 +285,19 @@ pub struct Ctx<'a> {
 #[derive(Clone, Copy)]
 pub struct Around<'a> {
     /// The model a new session starts on.
-    pub model_label: &'a str,
-    pub demos: &'a [welcome::DemoEntry],
+    pub(crate) model_label: &'a str,
+    pub(crate) demos: &'a [welcome::DemoEntry],
     /// Recent sessions, newest first.
-    pub sessions: &'a [SessionSummary],
+    pub(crate) sessions: &'a [SessionSummary],
     /// The sandbox's layers here (probed), and what is missing, if any.
-    pub sandbox_layers: &'a [String],
-    pub sandbox_warning: Option<&'a str>,
-    pub notes: history::TapeNotes<'a>,
+    pub(crate) sandbox_layers: &'a [String],
+    pub(crate) sandbox_warning: Option<&'a str>,
+    pub(crate) notes: history::TapeNotes<'a>,
 }
 
 impl<'a> Ctx<'a> {
     /// The frame of a pane: the focused one stands out.
-    pub fn block<'b>(&self, title: Line<'b>) -> Block<'b> {
+    pub(crate) fn block<'b>(&self, title: Line<'b>) -> Block<'b> {
         Block::bordered()
             .border_type(if self.focused {
                 BorderType::Thick
@@ -313,7 +313,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// A title: the pane's name, then details.
-    pub fn title<'b>(&self, name: &'b str, detail: String) -> Line<'b> {
+    pub(crate) fn title<'b>(&self, name: &'b str, detail: String) -> Line<'b> {
         let mut spans = vec![Span::styled(format!(" {name} "), self.theme.title)];
         if !detail.is_empty() {
             spans.push(Span::styled(format!("{detail} "), self.theme.dim));
@@ -328,7 +328,7 @@ impl<'a> Ctx<'a> {
 }
 
 /// Wrap `text` to `width` columns (by characters' display width).
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
     use unicode_width::UnicodeWidthChar;
     let width = width.max(8);
     let mut out = Vec::new();
@@ -406,7 +406,7 @@ pub(crate) fn status_symbol(status: NodeStatus) -> &'static str {
 }
 
 /// Lines to scroll for a page in a pane of `height` rows.
-pub fn page(height: u16) -> usize {
+pub(crate) fn page(height: u16) -> usize {
     usize::from(height / 3).max(1)
 }
 

@@ -31,7 +31,7 @@ pub enum OutputAct {
     OpenLog,
 }
 
-pub const KEYS: &[Binding<OutputAct>] = &[
+pub(crate) const KEYS: &[Binding<OutputAct>] = &[
     Binding {
         label: "↑ ↓ PgUp PgDn",
         does: "scroll (the tail is followed at the bottom)",
@@ -121,10 +121,10 @@ pub(crate) struct Say(pub NoticeLevel, pub String);
 /// Output lines of one run, sanitized, stderr kept apart.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct OutputLines {
-    pub run_id: Option<u64>,
+    pub(crate) run_id: Option<u64>,
     /// (dropped bytes, kept bytes, chunks) of the run when built.
-    pub version: (u64, usize, usize),
-    pub lines: Vec<(Stream, String)>,
+    pub(crate) version: (u64, usize, usize),
+    pub(crate) lines: Vec<(Stream, String)>,
 }
 
 #[derive(Debug, Default)]
@@ -140,7 +140,7 @@ pub struct OutputPane {
 }
 
 impl OutputPane {
-    pub fn help() -> Vec<Row> {
+    pub(crate) fn help() -> Vec<Row> {
         keymap::rows(KEYS).collect()
     }
 
@@ -151,11 +151,6 @@ impl OutputPane {
     /// Lines scrolled up from the tail.
     pub fn back(&self) -> usize {
         self.back
-    }
-
-    /// The run shown.
-    pub fn run_id(&self) -> Option<u64> {
-        self.output.run_id
     }
 
     /// The pane's height in the coming frame (set before the frame is drawn).
@@ -176,11 +171,6 @@ impl OutputPane {
             .saturating_sub(2 + self.notes_height(true))
             .max(1);
         self.output.lines.len().saturating_sub(usize::from(body))
-    }
-
-    /// The search is being typed: every key goes to it.
-    pub fn typing(&self) -> bool {
-        self.input.is_some()
     }
 
     /// Another node was chosen: follow its tail.

@@ -147,7 +147,7 @@ pub struct Pager {
 
 impl Pager {
     /// A pager waiting for the log at `path` to be read.
-    pub fn open(title: String, path: PathBuf, stderr_ranges: Vec<(u64, u64)>) -> Pager {
+    pub(crate) fn open(title: String, path: PathBuf, stderr_ranges: Vec<(u64, u64)>) -> Pager {
         Pager {
             title,
             path,
@@ -162,16 +162,12 @@ impl Pager {
         }
     }
 
-    pub fn help() -> Vec<Row> {
-        keymap::rows(KEYS).collect()
-    }
-
     /// The keys the status bar names while the pager is open.
     pub(crate) fn status_rows() -> Vec<Row> {
         super::status_rows(KEYS, |a| matches!(a, PagerAct::Scroll(_) | PagerAct::Top))
     }
 
-    pub fn path(&self) -> &std::path::Path {
+    pub(crate) fn path(&self) -> &std::path::Path {
         &self.path
     }
 
@@ -181,7 +177,7 @@ impl Pager {
     }
 
     /// The log arrived (or could not be read).
-    pub fn loaded(&mut self, result: Result<Arc<LogText>, String>) {
+    pub(crate) fn loaded(&mut self, result: Result<Arc<LogText>, String>) {
         self.content = match result {
             Ok(text) => {
                 let stderr = stderr_lines(&text, &self.stderr_ranges);
@@ -311,7 +307,7 @@ impl Pager {
         self.lines().len().max(1).to_string().len() + 3
     }
 
-    pub fn render(&self, theme: &Theme, frame: &mut Frame) {
+    pub(crate) fn render(&self, theme: &Theme, frame: &mut Frame) {
         let t = theme;
         let full = frame.area();
         // The status bar stays below.

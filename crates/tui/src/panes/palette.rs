@@ -21,7 +21,7 @@ use crate::theme::Theme;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
     pub does: String,
-    pub act: PaletteAct,
+    pub(crate) act: PaletteAct,
 }
 
 /// What an entry does.
@@ -72,7 +72,7 @@ pub enum ExportFormat {
 }
 
 impl ExportFormat {
-    pub fn words(self) -> &'static str {
+    pub(crate) fn words(self) -> &'static str {
         match self {
             ExportFormat::Md => "Markdown report (.md)",
             ExportFormat::Html => "HTML page: graph, diffs, failures (.html)",
@@ -88,11 +88,11 @@ pub(crate) const WORKER_CHOICES: [usize; 6] = [1, 2, 3, 4, 6, 8];
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Offers {
     /// The config's `[models.NAME]` profiles.
-    pub profiles: Vec<String>,
+    pub(crate) profiles: Vec<String>,
     /// The cache is off for the next task.
-    pub no_cache: bool,
+    pub(crate) no_cache: bool,
     /// There is a session to export.
-    pub export: bool,
+    pub(crate) export: bool,
 }
 
 /// What the person chose.
@@ -116,7 +116,7 @@ pub struct Palette {
 impl Palette {
     /// From tables' rows (one entry per key of a row that has keys), then
     /// the actions no key does.
-    pub fn new<A>(tables: &[&[Binding<A>]]) -> Palette {
+    pub(crate) fn new<A>(tables: &[&[Binding<A>]]) -> Palette {
         let mut entries: Vec<Entry> = named_keys(tables)
             .into_iter()
             .map(|(does, key)| Entry {
@@ -283,7 +283,7 @@ impl Palette {
         }
     }
 
-    pub fn render(&self, theme: &Theme, frame: &mut Frame) {
+    pub(crate) fn render(&self, theme: &Theme, frame: &mut Frame) {
         let t = theme;
         let area = popup_area(frame.area(), 70, 70);
         let rows = usize::from(area.height.saturating_sub(3));

@@ -9,11 +9,11 @@ pub(crate) const MAX_CANDIDATES: usize = 60;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Completion {
     /// The text with the completion applied (unchanged when nothing fits).
-    pub text: String,
+    pub(crate) text: String,
     /// The names that fit when more than one does (directories end in `/`).
-    pub candidates: Vec<String>,
+    pub(crate) candidates: Vec<String>,
     /// Why nothing was completed, when nothing was.
-    pub note: Option<String>,
+    pub(crate) note: Option<String>,
 }
 
 /// Complete `input`, a path typed so far (relative to the working directory,

@@ -40,7 +40,7 @@ pub enum SessionIntent {
     Delete(PathBuf),
 }
 
-pub const KEYS: &[Binding<SessionAct>] = &[
+pub(crate) const KEYS: &[Binding<SessionAct>] = &[
     Binding {
         label: "↑ / ↓",
         does: "select a recent session",
@@ -187,7 +187,7 @@ impl SessionList {
 
 /// A session's lineage in a few words: the session it was forked from (and
 /// where), and the sessions forked from it that the index knows.
-pub fn lineage(state: &State, sessions: &[SessionSummary]) -> Option<String> {
+pub(crate) fn lineage(state: &State, sessions: &[SessionSummary]) -> Option<String> {
     let mut parts = Vec::new();
     if let Some(p) = &state.parent {
         parts.push(format!("fork of {} at #{}", p.session_id, p.at_seq));

@@ -55,7 +55,7 @@ pub(crate) const EDITING: &[Binding<TaskIntent>] = &[
 pub(crate) const PLACEHOLDER: &str = "Describe what the program should do, in a few lines. Ctrl-S starts; Ctrl-O attaches an input file.";
 
 /// After the start: the attached files' descriptions.
-pub const RECORDED: &[Binding<TaskIntent>] = &[
+pub(crate) const RECORDED: &[Binding<TaskIntent>] = &[
     Binding {
         label: "",
         does: "the task of this session (read-only)",
@@ -92,11 +92,11 @@ impl Default for TaskPane {
 }
 
 impl TaskPane {
-    pub fn keymap(editable: bool) -> &'static [Binding<TaskIntent>] {
+    pub(crate) fn keymap(editable: bool) -> &'static [Binding<TaskIntent>] {
         if editable { EDITING } else { RECORDED }
     }
 
-    pub fn help(editable: bool) -> Vec<Row> {
+    pub(crate) fn help(editable: bool) -> Vec<Row> {
         keymap::rows(Self::keymap(editable)).collect()
     }
 

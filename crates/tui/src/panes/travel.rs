@@ -24,13 +24,13 @@ pub(crate) enum TravelKind {
 /// A fork or a rewind waiting for a yes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Travel {
-    pub kind: TravelKind,
+    pub(crate) kind: TravelKind,
     /// The tape the new session forks from.
-    pub tape: PathBuf,
+    pub(crate) tape: PathBuf,
     /// The record it forks at.
-    pub at: u64,
+    pub(crate) at: u64,
     /// What will happen, in words.
-    pub question: String,
+    pub(crate) question: String,
 }
 
 impl Travel {
