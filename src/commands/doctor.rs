@@ -13,7 +13,7 @@ pub struct Args {
     pub(crate) layers_only: bool,
     /// Leave a layer out (namespaces, landlock or seccomp), to see what the others contain alone.
     #[arg(long, value_name = "LAYER")]
-    pub without: Vec<String>,
+    pub(crate) without: Vec<String>,
 }
 
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {

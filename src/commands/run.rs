@@ -19,36 +19,36 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 pub struct Args {
     /// The task, in words (or use --task-file; with --demo, the demo's own task is the default)
     #[arg(value_name = "TASK")]
-    pub task: Option<String>,
+    pub(crate) task: Option<String>,
     /// Read the task from a file
     #[arg(long, value_name = "FILE", conflicts_with = "task")]
     pub(crate) task_file: Option<PathBuf>,
     /// Files the program gets in its working directory (described to the model)
     #[arg(long = "input", value_name = "FILE", num_args = 1..)]
-    pub inputs: Vec<PathBuf>,
+    pub(crate) inputs: Vec<PathBuf>,
     #[command(flatten)]
     pub model: ModelArgs,
     /// Code versions a function may have before it is given up [default: config, 4]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_iterations: Option<u32>,
+    pub(crate) max_iterations: Option<u32>,
     /// Functions worked on in parallel at most [default: config, 2]
     #[arg(long, value_name = "N", value_parser = super::at_least_one)]
-    pub workers: Option<usize>,
+    pub(crate) workers: Option<usize>,
     /// Wall-clock limit of one test run, seconds, 1 to 86400 [default: config, 10]
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
-    pub timeout: Option<u64>,
+    pub(crate) timeout: Option<u64>,
     /// Tokens the session may use in all; 0 = no limit [default: config]
     #[arg(long, value_name = "N")]
-    pub token_budget: Option<u64>,
+    pub(crate) token_budget: Option<u64>,
     /// Where to write the program, its tests and the report [default: out/ in the session folder]
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Print every tape event as JSON Lines on stdout
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Do not replay or store solved tasks in the cache
     #[arg(long)]
-    pub no_cache: bool,
+    pub(crate) no_cache: bool,
     /// Repair from the localized failure alone, without the runtime values at it
     #[arg(long)]
     pub(crate) no_runtime_values: bool,
@@ -56,7 +56,7 @@ pub struct Args {
     #[arg(long)]
     pub(crate) no_fresh_start: bool,
     #[command(flatten)]
-    pub extras: super::loop_args::LoopArgs,
+    pub(crate) extras: super::loop_args::LoopArgs,
 }
 
 /// The task from the arguments, or the demo's own.
@@ -234,7 +234,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
 /// A line on stderr. A terminal that went away (SIGHUP) or a closed pipe
 /// must not end the session before it records its end. Its words may quote
 /// the task, the model or a program (a failure's error): never raw.
-pub fn say(text: &str) {
+pub(crate) fn say(text: &str) {
     let _ = writeln!(
         std::io::stderr(),
         "{}",

@@ -25,17 +25,17 @@ pub(crate) const MOST: usize = 64;
 /// One session of the lineage.
 #[derive(Debug, Clone)]
 pub(crate) struct Branch {
-    pub id: String,
+    pub(crate) id: String,
     /// The session it was forked from, and the parent's record it starts after.
-    pub parent: Option<(String, u64)>,
+    pub(crate) parent: Option<(String, u64)>,
     /// What that record was, in words ("total_len #1: its failure localized").
     pub(crate) fork_point: Option<String>,
     /// None when its tape could not be read (then it has no page).
-    pub state: Option<State>,
+    pub(crate) state: Option<State>,
     /// Where its tape is.
-    pub tape: Option<PathBuf>,
+    pub(crate) tape: Option<PathBuf>,
     /// Why its tape could not be read.
-    pub unread: Option<String>,
+    pub(crate) unread: Option<String>,
 }
 
 impl Branch {
@@ -48,11 +48,11 @@ impl Branch {
 /// The tree: branches in order (each after its parent), with their depth.
 #[derive(Debug, Clone)]
 pub(crate) struct Lineage {
-    pub branches: Vec<(usize, Branch)>,
+    pub(crate) branches: Vec<(usize, Branch)>,
     /// Branches left out past [`MOST`].
     pub(crate) left_out: usize,
     /// The page asked for, when not named `codeloop-ID.html`: (id, file name).
-    pub asked: Option<(String, String)>,
+    pub(crate) asked: Option<(String, String)>,
 }
 
 impl Lineage {
