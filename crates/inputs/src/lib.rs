@@ -64,7 +64,7 @@ pub struct InputDescription {
 /// The kind of file, with what was read of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "format", rename_all = "snake_case")]
-pub enum What {
+pub(crate) enum What {
     /// CSV, TSV or another delimited table.
     Table(Table),
     Json(Json),
@@ -88,7 +88,7 @@ pub struct Count {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Counted {
+pub(crate) enum Counted {
     #[default]
     Exact,
     /// From the bytes sampled and the average length of what they held.
@@ -120,7 +120,7 @@ impl Count {
 
 /// A delimited table (CSV, TSV, ...).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Table {
+pub(crate) struct Table {
     pub(crate) delimiter: char,
     /// Whether the first row names the columns.
     pub(crate) header: bool,
@@ -135,7 +135,7 @@ pub struct Table {
 
 /// A column of a table or a sheet.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Column {
+pub(crate) struct Column {
     pub(crate) name: String,
     pub(crate) kind: CellKind,
     /// A few distinct values, cut short.
@@ -148,13 +148,13 @@ pub struct Column {
 
 /// A JSON document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Json {
+pub(crate) struct Json {
     pub(crate) shape: Shape,
 }
 
 /// JSON Lines: one JSON value a line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JsonLines {
+pub(crate) struct JsonLines {
     pub(crate) records: Count,
     /// The records sampled, merged into one shape.
     pub(crate) shape: Shape,
@@ -166,7 +166,7 @@ pub struct JsonLines {
 
 /// A spreadsheet workbook.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Workbook {
+pub(crate) struct Workbook {
     /// "xlsx", "xls", "xlsb" or "ods".
     pub(crate) kind: String,
     pub(crate) sheets: Vec<Sheet>,
@@ -183,7 +183,7 @@ pub(crate) struct Sheet {
 
 /// A Parquet file, from its footer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Parquet {
+pub(crate) struct Parquet {
     pub(crate) rows: Option<u64>,
     pub(crate) row_groups: Option<u64>,
     pub(crate) columns: Vec<ParquetColumn>,
@@ -192,7 +192,7 @@ pub struct Parquet {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ParquetColumn {
+pub(crate) struct ParquetColumn {
     /// The path of a leaf column ("address.city").
     pub(crate) name: String,
     /// Its type in words ("int64", "string", "timestamp", ...).
@@ -203,7 +203,7 @@ pub struct ParquetColumn {
 
 /// An image, from its header.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Image {
+pub(crate) struct Image {
     /// "PNG", "JPEG", "GIF", "BMP" or "WebP".
     pub(crate) format: String,
     pub(crate) width: Option<u32>,
@@ -212,14 +212,14 @@ pub struct Image {
 
 /// A PDF document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Pdf {
+pub(crate) struct Pdf {
     pub(crate) version: Option<String>,
     pub(crate) pages: Option<Count>,
 }
 
 /// Plain text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Text {
+pub(crate) struct Text {
     /// "UTF-8", "ASCII", "UTF-16 LE (BOM)", "latin-1 (a guess)", ...
     pub(crate) encoding: String,
     pub(crate) lines: Count,
@@ -229,7 +229,7 @@ pub struct Text {
 
 /// A file of no kind recognized here.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Other {
+pub(crate) struct Other {
     /// What its first bytes suggest.
     pub(crate) guess: String,
     /// Its first bytes, in hex.
