@@ -4,13 +4,13 @@
 #![warn(unreachable_pub)]
 
 pub mod consensus;
-pub mod event;
+mod event;
 pub mod figures;
 pub mod index;
 pub mod outcome;
 mod parts;
 mod pause;
-pub mod plan;
+mod plan;
 pub mod prefix;
 mod repairs;
 pub mod report;
