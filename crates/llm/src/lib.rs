@@ -13,7 +13,7 @@
 
 mod error;
 pub mod openai;
-pub mod reasoning;
+mod reasoning;
 pub mod repetition;
 pub mod scripted;
 pub mod tokens;
@@ -205,7 +205,7 @@ pub struct ContextWindow {
 }
 
 pub type ChatFuture<'a> = Pin<Box<dyn Future<Output = Result<ChatReply, LlmError>> + Send + 'a>>;
-pub type ReportFuture<'a> = Pin<Box<dyn Future<Output = Option<ServerReport>> + Send + 'a>>;
+pub(crate) type ReportFuture<'a> = Pin<Box<dyn Future<Output = Option<ServerReport>> + Send + 'a>>;
 
 /// What a model server is and what it takes (`codeloop models`).
 #[derive(Debug)]
