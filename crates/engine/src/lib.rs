@@ -58,7 +58,7 @@ mod finish;
 mod generate;
 pub mod inputs;
 mod node;
-pub mod pictures;
+mod pictures;
 mod plan;
 mod prompts;
 mod recorder;

@@ -10,7 +10,7 @@ use codeloop_sandbox::{LimitHit, Limits, Outcome, RunSpec};
 use codeloop_session::{Dag, RunRecord, State};
 
 /// A run ready to go, with what localization needs to read its result.
-pub struct PreparedRun {
+pub(crate) struct PreparedRun {
     pub(crate) spec: RunSpec,
     /// Files that count as code under test (blamed before test files).
     pub(crate) code_files: Vec<String>,
