@@ -55,7 +55,7 @@ struct Slot {
 }
 
 /// The handle the event loop keeps; dropping it stops the worker.
-pub struct Highlighter {
+pub(crate) struct Highlighter {
     slot: Arc<(Mutex<Slot>, Condvar)>,
 }
 

@@ -12,7 +12,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// A key as a binding names it: the code, and whether Control is held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Key {
+pub(crate) struct Key {
     pub(crate) code: KeyCode,
     pub(crate) ctrl: bool,
 }
@@ -167,7 +167,7 @@ pub(crate) const FOOTER: [GlobalAct; 4] = [
 
 /// What the workbench as a whole does with a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GlobalAct {
+pub(crate) enum GlobalAct {
     Quit,
     Help,
     /// The command palette.
@@ -196,7 +196,7 @@ pub enum GlobalAct {
 
 /// Going on from another moment (`app/timetravel.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TravelAct {
+pub(crate) enum TravelAct {
     /// Fork the reviewed session at the tape cursor.
     ForkHere,
     /// Take the live session's selected node back to its previous iteration.
@@ -204,7 +204,7 @@ pub enum TravelAct {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TapeMove {
+pub(crate) enum TapeMove {
     Back,
     Forward,
     PrevIteration,
@@ -215,14 +215,14 @@ pub enum TapeMove {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReplayAct {
+pub(crate) enum ReplayAct {
     PlayPause,
     Faster,
     Slower,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SteerAct {
+pub(crate) enum SteerAct {
     StepMode,
     Approve,
     Skip,
@@ -530,7 +530,7 @@ pub(crate) const REPLAY: &[G] = &[
 
 /// Which of the workbench's tables apply: by how it was opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ModeKind {
+pub(crate) enum ModeKind {
     /// The live workbench before a session starts.
     Welcome,
     Live,

@@ -31,7 +31,7 @@ impl Pixels {
 }
 
 /// One cell: the colour of its upper half and of its lower half.
-pub type Cell = ([u8; 3], [u8; 3]);
+pub(crate) type Cell = ([u8; 3], [u8; 3]);
 
 /// Read and decode an image file, shrunk to at most `MAX_SIDE` a side.
 /// The error says why it cannot be drawn.

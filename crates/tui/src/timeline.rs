@@ -24,7 +24,7 @@ const MAX_PER_TICK: usize = 10_000;
 
 /// Where a jump went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Jump {
+pub(crate) enum Jump {
     Moved,
     /// Nothing there: the cursor stayed.
     NoneThere,
@@ -264,7 +264,7 @@ pub struct ReplayClock {
 
 /// What a replay tick did.
 #[derive(Debug, Default)]
-pub struct Tick {
+pub(crate) struct Tick {
     pub(crate) applied: usize,
     /// The replay reached the end of the tape (and stopped playing).
     pub(crate) finished: bool,

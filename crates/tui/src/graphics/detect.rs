@@ -141,7 +141,7 @@ impl Env {
 /// The first step: a protocol with its reason, one the setting forces,
 /// or ask the terminal.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Choice {
+pub(crate) enum Choice {
     Use(Protocol, String),
     Forced(Protocol, String),
     Ask,

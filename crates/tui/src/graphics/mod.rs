@@ -20,7 +20,7 @@
 //! kitty's Unicode placeholders, so the frame's diff erases it when the
 //! pane closes and redraws it when the picture or the size changes.
 
-pub mod detect;
+pub(crate) mod detect;
 pub(crate) mod query;
 pub(crate) mod shown;
 

@@ -44,7 +44,7 @@ pub enum CodeTab {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CodeAct {
+pub(crate) enum CodeAct {
     Tab(CodeTab),
     Scroll(Scroll),
     /// Step through a failure's runtime values (forward or back).

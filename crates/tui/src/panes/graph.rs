@@ -70,7 +70,7 @@ pub(crate) const SESSION: &[Binding<GraphAct>] = &NODES;
 
 /// One row of the graph pane.
 #[derive(Debug, Clone, PartialEq)]
-pub enum RowKind {
+pub(crate) enum RowKind {
     Level(usize),
     Node(String),
 }

@@ -31,7 +31,7 @@ pub(crate) const KEYS: &[Binding<Scroll>] = &[Binding {
 
 /// What the history says about the tape itself.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct TapeNotes<'a> {
+pub(crate) struct TapeNotes<'a> {
     /// The tape's last line was cut off (line number).
     pub(crate) truncated_line: Option<usize>,
     /// Older output was dropped from memory.

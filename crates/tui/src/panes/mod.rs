@@ -26,7 +26,7 @@ pub(crate) mod message;
 pub(crate) mod pager;
 pub mod palette;
 pub(crate) mod path_complete;
-pub mod pictures;
+pub(crate) mod pictures;
 pub(crate) mod plan_stream;
 pub mod sessions;
 pub(crate) mod travel;
@@ -186,7 +186,7 @@ pub enum Intent {
 
 /// What the workbench shows, which the panes are laid out for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Screen {
+pub(crate) enum Screen {
     /// The live workbench before a session: the task editor and the welcome.
     Welcome,
     /// A session with no plan yet: the workflow takes the code's place.
@@ -196,7 +196,7 @@ pub enum Screen {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Column {
+pub(crate) enum Column {
     Left,
     Right,
 }
@@ -283,7 +283,7 @@ pub struct Ctx<'a> {
 /// What the workbench knows beside the session at the cursor: what the
 /// welcome offers, and what the history says of the tape itself.
 #[derive(Clone, Copy)]
-pub struct Around<'a> {
+pub(crate) struct Around<'a> {
     /// The model a new session starts on.
     pub(crate) model_label: &'a str,
     pub(crate) demos: &'a [welcome::DemoEntry],
@@ -412,7 +412,7 @@ pub(crate) fn page(height: u16) -> usize {
 
 /// A scroll request the list-like panes share.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scroll {
+pub(crate) enum Scroll {
     Up,
     Down,
     PageUp,

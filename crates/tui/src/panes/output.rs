@@ -21,7 +21,7 @@ use codeloop_protocol::present::bytes;
 use codeloop_session::{NoticeLevel, RunKind, State};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OutputAct {
+pub(crate) enum OutputAct {
     Scroll(Scroll),
     Tail,
     Top,

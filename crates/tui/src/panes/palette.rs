@@ -26,7 +26,7 @@ pub struct Entry {
 
 /// What an entry does.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PaletteAct {
+pub(crate) enum PaletteAct {
     /// What this key does in the workbench's tables.
     Key(Key),
     /// What this key does in the focused pane's table.

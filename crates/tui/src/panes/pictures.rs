@@ -25,7 +25,7 @@ use codeloop_session::State;
 
 /// One picture to show: what the tape says of it and where its file is.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub(crate) picture: Picture,
     /// Which run drew it, in words ("run 7", "the program's run").
     pub(crate) from: String,

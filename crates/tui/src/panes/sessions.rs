@@ -18,7 +18,7 @@ use codeloop_session::index::{SessionResult, SessionSummary};
 pub const RECENT: usize = 8;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SessionAct {
+pub(crate) enum SessionAct {
     Up,
     Down,
     Open,

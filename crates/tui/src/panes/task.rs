@@ -15,7 +15,7 @@ use crate::keymap::{self, Binding, Key, Row};
 
 /// What the person meant in the task editor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TaskIntent {
+pub(crate) enum TaskIntent {
     Submit,
     Attach,
     Leave,

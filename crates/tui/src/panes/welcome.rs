@@ -22,7 +22,7 @@ pub struct DemoEntry {
 }
 
 /// What the welcome screen shows in the graph's place.
-pub struct Welcome<'a> {
+pub(crate) struct Welcome<'a> {
     pub(crate) model_label: &'a str,
     pub(crate) demos: &'a [DemoEntry],
     /// The recent sessions' lines, drawn under the demos.
