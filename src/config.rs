@@ -61,7 +61,7 @@ pub struct ModelConfig {
 /// the one in `[model]`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct ModelProfile {
+pub(crate) struct ModelProfile {
     /// "openai", "ollama", "auto" (default: "auto", which uses `base_url`).
     pub(crate) provider: Option<String>,
     pub(crate) base_url: Option<String>,

@@ -21,7 +21,7 @@ pub struct LoopArgs {
 
 /// What a session's engine is asked to do beside the loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Extras {
+pub(crate) struct Extras {
     pub(crate) review: bool,
     pub(crate) review_repairs: bool,
     pub(crate) candidates: u32,

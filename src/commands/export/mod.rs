@@ -21,7 +21,7 @@ use crate::engine::runs;
 use crate::session::{State, report};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// The Markdown report
     Md,
     /// One self-contained page: the plan graph, each iteration as a diff, failures and reflections
