@@ -7,15 +7,15 @@
 //! real server does not make on demand.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "support/fault_server.rs"]
+#[path = "../../../tests/support/fault_server.rs"]
 mod fault_server;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use codeloop::llm::openai::{OpenAiClient, OpenAiOptions};
-use codeloop::llm::{ChatModel, ChatReply, ChatRequest, Delta, LlmError, ReplySchema, Structured};
-use codeloop::protocol::ChatMessage;
+use codeloop_llm::openai::{OpenAiClient, OpenAiOptions};
+use codeloop_llm::{ChatModel, ChatReply, ChatRequest, Delta, LlmError, ReplySchema, Structured};
+use codeloop_protocol::ChatMessage;
 use fault_server::*;
 use serde_json::json;
 use tokio::sync::mpsc;

@@ -4,16 +4,16 @@
 //! and on how many requests the server saw.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "support/fault_server.rs"]
+#[path = "../../../tests/support/fault_server.rs"]
 mod fault_server;
 
 use std::time::{Duration, SystemTime};
 
-use codeloop::llm::openai::{OpenAiClient, OpenAiOptions};
-use codeloop::llm::{
+use codeloop_llm::openai::{OpenAiClient, OpenAiOptions};
+use codeloop_llm::{
     ChatModel, ChatReply, ChatRequest, Delta, FinishReason, LlmError, LlmErrorKind, tokens,
 };
-use codeloop::protocol::ChatMessage;
+use codeloop_protocol::ChatMessage;
 use fault_server::*;
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -557,7 +557,7 @@ async fn ollama_without_num_ctx_is_taken_at_its_default() {
     let server = FaultServer::start(ANSWER).await;
     ollama(&server, "temperature 0.7");
     let window = client(&server).context_window().await.unwrap();
-    assert_eq!(window.tokens, codeloop::llm::openai::OLLAMA_DEFAULT_NUM_CTX);
+    assert_eq!(window.tokens, codeloop_llm::openai::OLLAMA_DEFAULT_NUM_CTX);
     assert!(window.source.contains("assumed"), "{}", window.source);
 }
 
