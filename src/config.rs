@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 /// Environment variable that names another config file.
-pub const CONFIG_ENV: &str = "CODELOOP_CONFIG";
+pub(crate) const CONFIG_ENV: &str = "CODELOOP_CONFIG";
 
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -17,7 +17,7 @@ pub struct Config {
     /// `profile = "NAME"` in `[model]`, or a model name (`--model NAME`,
     /// `model = "NAME"`) that is a profile's name.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
-    pub models: BTreeMap<String, ModelProfile>,
+    pub(crate) models: BTreeMap<String, ModelProfile>,
     pub run: RunConfig,
     /// `[imports]`: the import policy of generated code.
     pub imports: ImportsConfig,
@@ -40,79 +40,79 @@ pub struct ModelConfig {
     /// answers on localhost, else the bundled demo model), "openai", "demo".
     pub provider: String,
     /// Base URL of an OpenAI-compatible server, e.g. http://localhost:11434/v1.
-    pub base_url: Option<String>,
-    pub model: String,
+    pub(crate) base_url: Option<String>,
+    pub(crate) model: String,
     /// Name of the environment variable holding the API key (the key itself
     /// never goes in the config file or on the tape).
-    pub api_key_env: String,
+    pub(crate) api_key_env: String,
     /// Seconds to wait for a reply before giving up.
-    pub request_timeout_secs: u64,
+    pub(crate) request_timeout_secs: u64,
     /// Retries on 429 and 5xx.
-    pub retries: u32,
-    pub temperature: Option<f32>,
+    pub(crate) retries: u32,
+    pub(crate) temperature: Option<f32>,
     /// The longest reply, in tokens (none: the server's default).
-    pub max_tokens: Option<u32>,
+    pub(crate) max_tokens: Option<u32>,
     /// The model's context window in tokens, when the server does not tell
     /// it (or tells it wrong); none: asked of the server.
-    pub context: Option<u64>,
+    pub(crate) context: Option<u64>,
     /// The most model calls in flight at once, whatever the workers; none:
     /// what the server tells (llama.cpp's slots; one for llama-cpp-python
     /// and an unknown server on this machine; no limit for hosted APIs).
-    pub parallel: Option<usize>,
+    pub(crate) parallel: Option<usize>,
     /// The `[models.NAME]` profile to use.
-    pub profile: Option<String>,
+    pub(crate) profile: Option<String>,
 }
 
 /// A named model setup, `[models.NAME]`: each setting given here replaces
 /// the one in `[model]`.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-pub struct ModelProfile {
+pub(crate) struct ModelProfile {
     /// "openai", "ollama", "auto" (default: "auto", which uses `base_url`).
-    pub provider: Option<String>,
-    pub base_url: Option<String>,
+    pub(crate) provider: Option<String>,
+    pub(crate) base_url: Option<String>,
     /// The model's name on that server (default: the profile's name).
-    pub model: Option<String>,
+    pub(crate) model: Option<String>,
     /// The environment variable holding the API key.
-    pub api_key_env: Option<String>,
-    pub context: Option<u64>,
-    pub max_tokens: Option<u32>,
-    pub temperature: Option<f32>,
-    pub parallel: Option<usize>,
+    pub(crate) api_key_env: Option<String>,
+    pub(crate) context: Option<u64>,
+    pub(crate) max_tokens: Option<u32>,
+    pub(crate) temperature: Option<f32>,
+    pub(crate) parallel: Option<usize>,
     /// The Python generated code runs with under this profile (a venv's
     /// `bin/python`); none: `[run] interpreter`.
-    pub interpreter: Option<PathBuf>,
+    pub(crate) interpreter: Option<PathBuf>,
     /// Review each code version before it runs (`[run] review` otherwise).
-    pub review: Option<bool>,
+    pub(crate) review: Option<bool>,
     /// A review's serious finding sends the code to a repair unrun
     /// (`[run] review_repairs` otherwise).
-    pub review_repairs: Option<bool>,
+    pub(crate) review_repairs: Option<bool>,
     /// Candidates of a function's first code, voted on (`[run] candidates` otherwise).
-    pub candidates: Option<u32>,
+    pub(crate) candidates: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct RunConfig {
-    pub max_iterations: u32,
-    pub workers: usize,
+    pub(crate) max_iterations: u32,
+    pub(crate) workers: usize,
     /// Wall-clock limit of one program run, seconds.
-    pub timeout_secs: u64,
+    pub(crate) timeout_secs: u64,
     /// Memory limit of one program run, MiB.
-    pub memory_mb: u64,
+    pub(crate) memory_mb: u64,
     /// Token budget of a session (0 = none).
-    pub token_budget: u64,
-    pub step_mode: bool,
+    pub(crate) token_budget: u64,
+    pub(crate) step_mode: bool,
     /// Review each code version with one model call before it runs (a
     /// profile's `review` wins; also --review).
-    pub review: bool,
+    pub(crate) review: bool,
     /// A review's serious finding sends the code to a repair without a run
     /// (a profile's `review_repairs` wins; also --review-repairs).
-    pub review_repairs: bool,
+    pub(crate) review_repairs: bool,
     /// Candidates of each function's first code, the one agreeing with the
     /// most others on its tests' inputs kept; 1 = off (a profile's
     /// `candidates` wins; also --candidates).
-    pub candidates: u32,
+    pub(crate) candidates: u32,
     /// Sandbox mode: "full" (refuse to run generated code where a layer is
     /// missing) or "reduced" (run it anyway, with a warning on every run).
     /// Also --sandbox and CODELOOP_SANDBOX.
@@ -120,7 +120,7 @@ pub struct RunConfig {
     /// The Python generated code runs with: a venv's `bin/python` (its
     /// packages become importable, read-only); none: $CODELOOP_PYTHON,
     /// else the python3 on PATH. Also --python.
-    pub interpreter: Option<PathBuf>,
+    pub(crate) interpreter: Option<PathBuf>,
 }
 
 /// `[imports]`: which modules generated code may import. The static check
@@ -131,11 +131,11 @@ pub struct RunConfig {
 pub struct ImportsConfig {
     /// Modules allowed though a package above them is blocked, or taken
     /// off the block list (e.g. ["shutil"]).
-    pub allow: Vec<String>,
+    pub(crate) allow: Vec<String>,
     /// Modules (and their submodules) blocked.
-    pub block: Vec<String>,
+    pub(crate) block: Vec<String>,
     /// Refuse blocked imports (check and sandbox); false: only note them.
-    pub enforce: bool,
+    pub(crate) enforce: bool,
 }
 
 impl Default for ImportsConfig {
@@ -164,10 +164,10 @@ impl ImportsConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct UiConfig {
     /// A theme name from themes/ (or the config dir's themes/).
-    pub theme: String,
+    pub(crate) theme: String,
     /// Ring the terminal (BEL, and a desktop notification where supported)
     /// when the engine pauses for approval or a session ends.
-    pub notify: bool,
+    pub(crate) notify: bool,
     /// How pictures are drawn: "auto" (detected), "kitty", "sixel",
     /// "iterm2" or "halfblocks".
     pub graphics: String,
@@ -282,7 +282,7 @@ pub enum ConfigError {
 
 impl Config {
     /// The config file's path: $CODELOOP_CONFIG, else config.toml in the config dir.
-    pub fn default_file() -> PathBuf {
+    pub(crate) fn default_file() -> PathBuf {
         match std::env::var_os(CONFIG_ENV) {
             Some(p) => PathBuf::from(p),
             None => Paths::default().config_dir.join("config.toml"),
@@ -326,7 +326,7 @@ impl Config {
 
     /// The first setting whose value no run could use, as the flag for it
     /// would refuse it: (its key, its value, what it must be).
-    pub fn invalid_value(&self) -> Option<(&'static str, String, &'static str)> {
+    pub(crate) fn invalid_value(&self) -> Option<(&'static str, String, &'static str)> {
         let r = &self.run;
         let checks: [(&'static str, String, bool, &'static str); 8] = [
             (
@@ -449,12 +449,16 @@ impl Config {
             .or_else(|| self.run.interpreter.clone())
     }
 
-    pub fn from_toml(text: &str) -> Result<Config, String> {
+    #[cfg(test)]
+    pub(crate) fn from_toml(text: &str) -> Result<Config, String> {
         toml::from_str(text).map_err(|e| e.to_string())
     }
 
     /// Apply CODELOOP_* variables (and OPENAI_BASE_URL / OPENAI_MODEL, as other tools do).
-    pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
+    pub(crate) fn apply_env(
+        &mut self,
+        get: impl Fn(&str) -> Option<String>,
+    ) -> Result<(), ConfigError> {
         if let Some(v) = get("OPENAI_BASE_URL") {
             self.model.base_url = Some(v);
         }
@@ -522,7 +526,7 @@ impl Config {
     /// like `model_name` (`--model` or `[model] model`) if there is one.
     /// None when no profile is chosen; an error names a profile that is not
     /// there, with the ones that are.
-    pub fn profile_model(
+    pub(crate) fn profile_model(
         &self,
         explicit: Option<&str>,
         model_name: Option<&str>,
@@ -568,7 +572,7 @@ impl Config {
     /// Whether code is reviewed before it runs, and whether a serious
     /// finding sends it to a repair unrun: the chosen profile's `review` and
     /// `review_repairs` (chosen as in `profile_model`), else `[run]`'s.
-    pub fn review(&self, explicit: Option<&str>, model_name: Option<&str>) -> (bool, bool) {
+    pub(crate) fn review(&self, explicit: Option<&str>, model_name: Option<&str>) -> (bool, bool) {
         let profile = self.chosen_profile(explicit, model_name);
         (
             profile.and_then(|p| p.review).unwrap_or(self.run.review),
@@ -581,7 +585,7 @@ impl Config {
     /// The candidates of a function's first code: the chosen profile's
     /// `candidates`, else `[run]`'s (1 to `MAX_CANDIDATES`: each is a model
     /// call, and the flag takes no more).
-    pub fn candidates(&self, explicit: Option<&str>, model_name: Option<&str>) -> u32 {
+    pub(crate) fn candidates(&self, explicit: Option<&str>, model_name: Option<&str>) -> u32 {
         self.chosen_profile(explicit, model_name)
             .and_then(|p| p.candidates)
             .unwrap_or(self.run.candidates)
@@ -677,16 +681,16 @@ impl Config {
     }
 
     /// Where new sessions are created.
-    pub fn sessions_dir(&self) -> PathBuf {
+    pub(crate) fn sessions_dir(&self) -> PathBuf {
         self.paths.data_dir.join("sessions")
     }
 }
 
 /// A run's wall-clock limit at most, in seconds (a day), as `--timeout`.
-pub const MAX_TIMEOUT_SECS: u64 = 86_400;
+pub(crate) const MAX_TIMEOUT_SECS: u64 = 86_400;
 
 /// The most candidates of a function's first code (`--candidates`, `candidates`).
-pub const MAX_CANDIDATES: u32 = 8;
+pub(crate) const MAX_CANDIDATES: u32 = 8;
 
 /// 1-based line and column of a byte offset.
 fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
@@ -723,13 +727,13 @@ const HEADER: &str = "\
 ";
 
 /// An environment variable `apply_env` reads, and what it sets.
-pub struct EnvVar {
-    pub name: &'static str,
-    pub sets: &'static str,
+pub(crate) struct EnvVar {
+    pub(crate) name: &'static str,
+    pub(crate) sets: &'static str,
 }
 
 /// Every variable `apply_env` reads (a test holds the two together).
-pub const ENVIRONMENT: &[EnvVar] = &[
+pub(crate) const ENVIRONMENT: &[EnvVar] = &[
     EnvVar {
         name: "CODELOOP_BASE_URL",
         sets: "[model] base_url (wins over OPENAI_BASE_URL)",

@@ -16,23 +16,23 @@ pub struct Demo {
     /// One line for menus.
     pub title: &'static str,
     /// The task as the user would type it.
-    pub task: &'static str,
+    pub(crate) task: &'static str,
     /// The scripted replies (JSON Lines, see `llm::scripted`).
-    pub replies: &'static str,
+    pub(crate) replies: &'static str,
     /// A recorded session of this demo (a tape), for `codeloop replay NAME`.
     pub tape: &'static str,
     /// Input files the demo's task reads (name, contents), attached when
     /// it starts: written to the data folder's `demos/NAME/` first.
-    pub inputs: &'static [(&'static str, &'static str)],
+    pub(crate) inputs: &'static [(&'static str, &'static str)],
     /// The demo shows the review before running (its replies have one for
     /// each code version).
-    pub review: bool,
+    pub(crate) review: bool,
 }
 
 impl Demo {
     /// The demo's input files on disk, written afresh under `data_dir`
     /// (`demos/NAME/`), to attach to its session.
-    pub fn input_files(&self, data_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    pub(crate) fn input_files(&self, data_dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         if self.inputs.is_empty() {
             return Ok(Vec::new());
         }

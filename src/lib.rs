@@ -9,6 +9,7 @@
 //! engine and the session. This crate is the binary's: the subcommands, the
 //! configuration and the bundled demos, with each layer re-exported under its
 //! old module name.
+#![warn(unreachable_pub)]
 
 pub mod commands;
 pub mod config;

@@ -2,6 +2,7 @@
 //! own task, a tape that did not finish, and the terminal's bell.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
+#[path = "../crates/tui/tests/tui_support/mod.rs"]
 mod tui_support;
 
 use codeloop::session::{Event, Purpose, SkippedLine, Step, TapeContents};

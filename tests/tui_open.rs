@@ -5,6 +5,7 @@
 
 #[path = "support/tmux_server.rs"]
 mod tmux_server;
+#[path = "../crates/tui/tests/tui_support/mod.rs"]
 mod tui_support;
 
 use codeloop::protocol::Stream;

@@ -5,6 +5,7 @@
 //! session, and rendered frames of the questions asked first.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
+#[path = "../crates/tui/tests/tui_support/mod.rs"]
 mod tui_support;
 
 use std::path::PathBuf;

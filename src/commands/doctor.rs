@@ -10,10 +10,10 @@ use crate::exec::{Layer, Sandbox, probes};
 pub struct Args {
     /// Only report the layers; do not run the probe programs.
     #[arg(long)]
-    pub layers_only: bool,
+    pub(crate) layers_only: bool,
     /// Leave a layer out (namespaces, landlock or seccomp), to see what the others contain alone.
     #[arg(long, value_name = "LAYER")]
-    pub without: Vec<Layer>,
+    pub(crate) without: Vec<Layer>,
 }
 
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {

@@ -16,34 +16,34 @@ use crate::exec::Sandbox;
 pub struct Args {
     /// The problems (HumanEval format: task_id, prompt, test, entry_point), .jsonl or .jsonl.gz.
     #[arg(value_name = "PROBLEMS")]
-    pub problems: PathBuf,
+    pub(crate) problems: PathBuf,
     /// The samples (task_id, completion), .jsonl; results go to SAMPLES_results.jsonl.
     #[arg(value_name = "SAMPLES")]
-    pub samples: PathBuf,
+    pub(crate) samples: PathBuf,
     /// The k of pass@k, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "1,10,100")]
-    pub k: Vec<usize>,
+    pub(crate) k: Vec<usize>,
     /// Samples run in parallel (default: the number of CPUs).
     #[arg(long, visible_alias = "n-workers")]
-    pub workers: Option<usize>,
+    pub(crate) workers: Option<usize>,
     /// Per-sample timeout in seconds.
     #[arg(long, default_value_t = 3.0)]
-    pub timeout: f64,
+    pub(crate) timeout: f64,
     /// Evaluate even when some problems have no sample.
     #[arg(long)]
-    pub ignore_incomplete: bool,
+    pub(crate) ignore_incomplete: bool,
     /// Give samples the interpreter's site-packages (third-party imports);
     /// by default they get the standard library only, which starts faster.
     #[arg(long)]
-    pub site_packages: bool,
+    pub(crate) site_packages: bool,
     /// Start a fresh sandboxed interpreter for every sample instead of
     /// forking it from a warm one (slower; each sample gets its own uid and
     /// namespaces rather than its own directory and nested Landlock domain).
     #[arg(long)]
-    pub fresh_process: bool,
+    pub(crate) fresh_process: bool,
     /// Print no progress.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 }
 
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {

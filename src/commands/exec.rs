@@ -21,30 +21,30 @@ use crate::protocol::sanitize::{self, Sanitizer, Tabs};
 pub struct Args {
     /// The Python file to run.
     #[arg(value_name = "FILE.py")]
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// Arguments for the program (after `--`).
     #[arg(last = true, value_name = "ARGS")]
-    pub args: Vec<String>,
+    pub(crate) args: Vec<String>,
     /// More files to place beside it in the working directory (modules it imports, data).
     #[arg(long = "with", value_name = "FILE")]
-    pub with: Vec<PathBuf>,
+    pub(crate) with: Vec<PathBuf>,
     /// Wall-clock limit in seconds (default: the config's run.timeout_secs).
     #[arg(long, value_name = "SECS")]
-    pub timeout: Option<f64>,
+    pub(crate) timeout: Option<f64>,
     /// Memory limit in MiB (default: the config's run.memory_mb).
     #[arg(long, value_name = "MIB")]
-    pub memory: Option<u64>,
+    pub(crate) memory: Option<u64>,
     /// Also write the full output to this file.
     #[arg(long, value_name = "FILE")]
-    pub log: Option<PathBuf>,
+    pub(crate) log: Option<PathBuf>,
     /// Print the sandbox layers and limits before running.
     #[arg(long, short)]
-    pub verbose: bool,
+    pub(crate) verbose: bool,
     /// Pass the program's output on as it wrote it, control sequences
     /// (escapes that move the cursor, set the title or the clipboard, or
     /// query the terminal) included; by default they are removed.
     #[arg(long)]
-    pub raw: bool,
+    pub(crate) raw: bool,
 }
 
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
@@ -197,7 +197,7 @@ fn exit_code(outcome: &Outcome) -> i32 {
 }
 
 /// What went wrong, in words: the limit hit, and the failing line.
-pub fn explain(outcome: &Outcome, sources: &[(String, String)]) -> String {
+pub(crate) fn explain(outcome: &Outcome, sources: &[(String, String)]) -> String {
     let mut out = String::new();
     if let Some(limit) = &outcome.limit_hit {
         out.push_str(&format!(

@@ -10,21 +10,21 @@ use crate::config::Config;
 pub struct LoopArgs {
     /// Review each code version with one model call before it runs (its verdict is shown; advisory) [default: the profile's or [run]'s review]
     #[arg(long)]
-    pub review: bool,
+    pub(crate) review: bool,
     /// Send code whose review finds something serious to a repair without a run (implies --review) [default: the profile's or [run]'s review_repairs]
     #[arg(long)]
-    pub review_repairs: bool,
+    pub(crate) review_repairs: bool,
     /// Write each function's first code N times and keep the candidate whose outputs on its tests' inputs agree with the most others (1 = off) [default: the profile's or [run]'s candidates, 1]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=crate::config::MAX_CANDIDATES as i64))]
-    pub candidates: Option<u32>,
+    pub(crate) candidates: Option<u32>,
 }
 
 /// What a session's engine is asked to do beside the loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Extras {
-    pub review: bool,
-    pub review_repairs: bool,
-    pub candidates: u32,
+pub(crate) struct Extras {
+    pub(crate) review: bool,
+    pub(crate) review_repairs: bool,
+    pub(crate) candidates: u32,
 }
 
 impl LoopArgs {
@@ -53,13 +53,18 @@ impl LoopArgs {
 
     /// The extras for a session on the profile `profile` (or the model
     /// named `model`, when a profile is named so), flags applied.
-    pub fn extras(self, config: &Config, profile: Option<&str>, model: Option<&str>) -> Extras {
+    pub(crate) fn extras(
+        self,
+        config: &Config,
+        profile: Option<&str>,
+        model: Option<&str>,
+    ) -> Extras {
         extras_of(&self.apply(config.clone()), profile, model)
     }
 }
 
 /// The extras the config (already with any flags applied) gives a session.
-pub fn extras_of(config: &Config, profile: Option<&str>, model: Option<&str>) -> Extras {
+pub(crate) fn extras_of(config: &Config, profile: Option<&str>, model: Option<&str>) -> Extras {
     let (review, review_repairs) = config.review(profile, model);
     Extras {
         review,

@@ -23,7 +23,7 @@ use crate::exec::{Sandbox, SandboxOptions};
 /// `resume`): probed, refused with what to do when only a reduced sandbox
 /// nobody chose is available, and announced on stderr (in red on a
 /// terminal) whenever it is not full.
-pub fn sandbox_for_generated_code(options: &SandboxOptions) -> anyhow::Result<Sandbox> {
+pub(crate) fn sandbox_for_generated_code(options: &SandboxOptions) -> anyhow::Result<Sandbox> {
     let sandbox = Sandbox::probe(options);
     if let Some(problem) = sandbox.interpreter_problem() {
         anyhow::bail!("{problem}");
@@ -42,7 +42,7 @@ pub fn sandbox_for_generated_code(options: &SandboxOptions) -> anyhow::Result<Sa
 
 /// A count that must be at least 1 (0 is refused, as everywhere, never
 /// quietly made 1).
-pub fn at_least_one(text: &str) -> Result<usize, String> {
+pub(crate) fn at_least_one(text: &str) -> Result<usize, String> {
     match text.trim().parse::<usize>() {
         Ok(0) => Err("it must be at least 1".into()),
         Ok(n) => Ok(n),

@@ -25,7 +25,7 @@ use crate::llm::scripted::{Pacing, ScriptedModel};
 use crate::llm::{ChatModel, LlmError};
 
 /// Where Ollama listens when nothing else is configured.
-pub const OLLAMA_URL: &str = "http://localhost:11434/v1";
+pub(crate) const OLLAMA_URL: &str = "http://localhost:11434/v1";
 /// How long the unconfigured Ollama probe may take: short, since the usual
 /// answer on a machine without Ollama is a refused connection.
 const OLLAMA_PROBE: Duration = Duration::from_millis(300);
@@ -39,41 +39,41 @@ const MAX_RETRIES: u32 = 10;
 pub struct ModelArgs {
     /// Base URL of an OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio, OpenAI), e.g. http://localhost:11434/v1
     #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
+    pub(crate) base_url: Option<String>,
     /// The model's name on that server [default: the first one the server lists]
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
     /// Use the demo model with the authored replies of the bundled demo NAME (offline, no key)
     #[arg(long, value_name = "NAME")]
-    pub demo: Option<String>,
+    pub(crate) demo: Option<String>,
     /// Answer from recorded replies: a replies file (JSON Lines of {"tag", "text"}) or a session's tape
     #[arg(long, value_name = "FILE")]
-    pub scripted: Option<PathBuf>,
+    pub(crate) scripted: Option<PathBuf>,
     /// Environment variable that holds the API key [default: OPENAI_API_KEY, or the config's api_key_env]
     #[arg(long, value_name = "VAR")]
-    pub api_key_env: Option<String>,
+    pub(crate) api_key_env: Option<String>,
     /// Speed of demo and scripted replies, characters a second; 0 = instant [default: 400 for demos, instant for --scripted]
     #[arg(long, value_name = "CHARS")]
-    pub pace: Option<u32>,
+    pub(crate) pace: Option<u32>,
     /// The model profile to use: a [models.NAME] section of the config
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
     /// The longest reply, in tokens [default: the config's max_tokens, else the server's]
     #[arg(long, value_name = "TOKENS")]
-    pub max_tokens: Option<u32>,
+    pub(crate) max_tokens: Option<u32>,
 }
 
 /// The chosen model and how to describe it to the person watching.
 pub struct Selected {
-    pub model: Arc<dyn ChatModel>,
+    pub(crate) model: Arc<dyn ChatModel>,
     /// One line for the UI, e.g. "demo model: authored replies, offline (demo \"csv\")".
     pub description: String,
     /// The bundled demo whose replies the model answers with, if it is the
     /// demo model: its replies fit its own task, so callers offer that task.
-    pub demo: Option<&'static Demo>,
+    pub(crate) demo: Option<&'static Demo>,
     /// Why `select_model` fell back to the demo model when no model was
     /// asked for (None when the model was chosen, or asked for with --demo).
-    pub fallback_reason: Option<String>,
+    pub(crate) fallback_reason: Option<String>,
 }
 
 impl std::fmt::Debug for Selected {

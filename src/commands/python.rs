@@ -33,7 +33,7 @@ pub fn check_interpreter(path: &Path) -> Result<(), String> {
 
 /// What `doctor` says of the interpreter's environment: its prefix, its
 /// site-packages and the packages there (bounded).
-pub fn describe_environment(env: &PythonEnvironment) -> Vec<String> {
+pub(crate) fn describe_environment(env: &PythonEnvironment) -> Vec<String> {
     let mut out = Vec::new();
     if env.prefix != env.base_prefix && !env.prefix.is_empty() {
         out.push(format!(
@@ -73,7 +73,7 @@ pub fn describe_environment(env: &PythonEnvironment) -> Vec<String> {
 }
 
 /// The import policy in one line.
-pub fn describe_policy(policy: &ImportPolicy) -> String {
+pub(crate) fn describe_policy(policy: &ImportPolicy) -> String {
     let mut line = format!(
         "imports      {} blocks {}",
         if policy.enforce {

@@ -25,42 +25,42 @@ use crate::session::{Command, ConfigSummary, Event, State, index, read_tape};
 pub struct Args {
     /// The session: its folder or its tape (tape.jsonl)
     #[arg(value_name = "SESSION")]
-    pub session: PathBuf,
+    pub(crate) session: PathBuf,
     /// Fork: a new session that goes on from record SEQ of this one (which stays as it is)
     #[arg(long, value_name = "SEQ")]
-    pub at: Option<u64>,
+    pub(crate) at: Option<u64>,
     /// The model to go on with [default: the one the session used]
     #[command(flatten)]
     pub model: ModelArgs,
     /// More code versions each function may have [default: as many again if one gave up at the limit]
     #[arg(long, value_name = "N")]
-    pub max_iterations: Option<u32>,
+    pub(crate) max_iterations: Option<u32>,
     /// More tokens the session may use from here; 0 = no limit [default: config]
     #[arg(long, value_name = "N")]
-    pub token_budget: Option<u64>,
+    pub(crate) token_budget: Option<u64>,
     /// A hint for NODE's next repair (repeatable)
     #[arg(long, value_name = "NODE=TEXT")]
-    pub hint: Vec<String>,
+    pub(crate) hint: Vec<String>,
     /// Replace NODE's code with the file's (its next iteration; repeatable)
     #[arg(long, value_name = "NODE=FILE")]
-    pub edit_code: Vec<String>,
+    pub(crate) edit_code: Vec<String>,
     /// Replace NODE's tests with the file's (repeatable)
     #[arg(long, value_name = "NODE=FILE")]
-    pub edit_tests: Vec<String>,
+    pub(crate) edit_tests: Vec<String>,
     /// A new task: planned again; functions whose specs stay keep their tests and code
     #[arg(long, value_name = "TEXT")]
-    pub task: Option<String>,
+    pub(crate) task: Option<String>,
     /// Where to write the program, its tests and the report [default: out/ in the session folder]
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Print every tape event of the new segment as JSON Lines on stdout
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 /// The tape of SESSION: an id, a unique prefix, `last`, a folder or a tape
 /// (the one resolver `open`, `replay` and `export` use too).
-pub fn tape_of(session: &Path, sessions_dir: &Path) -> anyhow::Result<PathBuf> {
+pub(crate) fn tape_of(session: &Path, sessions_dir: &Path) -> anyhow::Result<PathBuf> {
     let arg = session.to_string_lossy();
     match index::resolve(sessions_dir, &arg)? {
         Some(tape) => Ok(tape),

@@ -19,44 +19,44 @@ use tokio::signal::unix::{Signal, SignalKind, signal};
 pub struct Args {
     /// The task, in words (or use --task-file; with --demo, the demo's own task is the default)
     #[arg(value_name = "TASK")]
-    pub task: Option<String>,
+    pub(crate) task: Option<String>,
     /// Read the task from a file
     #[arg(long, value_name = "FILE", conflicts_with = "task")]
-    pub task_file: Option<PathBuf>,
+    pub(crate) task_file: Option<PathBuf>,
     /// Files the program gets in its working directory (described to the model)
     #[arg(long = "input", value_name = "FILE", num_args = 1..)]
-    pub inputs: Vec<PathBuf>,
+    pub(crate) inputs: Vec<PathBuf>,
     #[command(flatten)]
     pub model: ModelArgs,
     /// Code versions a function may have before it is given up [default: config, 4]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_iterations: Option<u32>,
+    pub(crate) max_iterations: Option<u32>,
     /// Functions worked on in parallel at most [default: config, 2]
     #[arg(long, value_name = "N", value_parser = super::at_least_one)]
-    pub workers: Option<usize>,
+    pub(crate) workers: Option<usize>,
     /// Wall-clock limit of one test run, seconds, 1 to 86400 [default: config, 10]
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
-    pub timeout: Option<u64>,
+    pub(crate) timeout: Option<u64>,
     /// Tokens the session may use in all; 0 = no limit [default: config]
     #[arg(long, value_name = "N")]
-    pub token_budget: Option<u64>,
+    pub(crate) token_budget: Option<u64>,
     /// Where to write the program, its tests and the report [default: out/ in the session folder]
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Print every tape event as JSON Lines on stdout
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Do not replay or store solved tasks in the cache
     #[arg(long)]
-    pub no_cache: bool,
+    pub(crate) no_cache: bool,
     /// Repair from the localized failure alone, without the runtime values at it
     #[arg(long)]
-    pub no_runtime_values: bool,
+    pub(crate) no_runtime_values: bool,
     /// Repair every time, never start fresh from the spec
     #[arg(long)]
-    pub no_fresh_start: bool,
+    pub(crate) no_fresh_start: bool,
     #[command(flatten)]
-    pub extras: super::loop_args::LoopArgs,
+    pub(crate) extras: super::loop_args::LoopArgs,
 }
 
 /// The task from the arguments, or the demo's own.
@@ -83,7 +83,7 @@ fn task_of(args: &Args, selected: &Selected) -> anyhow::Result<String> {
     }
 }
 
-pub fn engine_options(config: &Config, args: &Args) -> EngineOptions {
+pub(crate) fn engine_options(config: &Config, args: &Args) -> EngineOptions {
     let extras = args.extras.extras(
         config,
         args.model.profile.as_deref(),
@@ -116,7 +116,7 @@ pub fn engine_options(config: &Config, args: &Args) -> EngineOptions {
 /// Why a task of the user's own cannot go to the model `select_model`
 /// chose: it is the demo model, whose replies are authored for its demo's
 /// task only. `explicit` is true when the user asked for it with --demo.
-pub fn no_model_for_own_task(selected: &Selected, explicit: bool) -> String {
+pub(crate) fn no_model_for_own_task(selected: &Selected, explicit: bool) -> String {
     let demo = selected.demo.map(|d| d.name).unwrap_or("NAME");
     let names: Vec<&str> = crate::demos::all().iter().map(|d| d.name).collect();
     let head = if explicit {
@@ -234,7 +234,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
 /// A line on stderr. A terminal that went away (SIGHUP) or a closed pipe
 /// must not end the session before it records its end. Its words may quote
 /// the task, the model or a program (a failure's error): never raw.
-pub fn say(text: &str) {
+pub(crate) fn say(text: &str) {
     let _ = writeln!(
         std::io::stderr(),
         "{}",
@@ -244,14 +244,14 @@ pub fn say(text: &str) {
 
 /// The signals that stop a headless session: Ctrl-C, `kill`, a closed terminal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StopSignal {
+pub(crate) enum StopSignal {
     Interrupt,
     Terminate,
     Hangup,
 }
 
 impl StopSignal {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             StopSignal::Interrupt => "interrupted (SIGINT)",
             StopSignal::Terminate => "terminated (SIGTERM)",
@@ -260,7 +260,7 @@ impl StopSignal {
     }
 
     /// The shell's convention: 128 + the signal's number.
-    pub fn exit_code(self) -> i32 {
+    pub(crate) fn exit_code(self) -> i32 {
         128 + match self {
             StopSignal::Interrupt => libc::SIGINT,
             StopSignal::Terminate => libc::SIGTERM,
@@ -271,14 +271,14 @@ impl StopSignal {
 
 /// Listens for the stop signals from its creation on (their default action,
 /// ending the process at once, no longer applies).
-pub struct StopSignals {
+pub(crate) struct StopSignals {
     interrupt: Signal,
     terminate: Signal,
     hangup: Signal,
 }
 
 impl StopSignals {
-    pub fn install() -> anyhow::Result<StopSignals> {
+    pub(crate) fn install() -> anyhow::Result<StopSignals> {
         let listen = |kind: SignalKind, name: &str| {
             signal(kind).with_context(|| format!("cannot listen for {name}"))
         };
@@ -290,7 +290,7 @@ impl StopSignals {
     }
 
     /// The next stop signal.
-    pub async fn next(&mut self) -> StopSignal {
+    pub(crate) async fn next(&mut self) -> StopSignal {
         tokio::select! {
             _ = self.interrupt.recv() => StopSignal::Interrupt,
             _ = self.terminate.recv() => StopSignal::Terminate,
@@ -300,14 +300,14 @@ impl StopSignals {
 }
 
 /// Progress lines on stderr, one view of the tape.
-pub struct Progress {
+pub(crate) struct Progress {
     state: State,
     description: String,
     color: bool,
 }
 
 impl Progress {
-    pub fn new(description: &str) -> Progress {
+    pub(crate) fn new(description: &str) -> Progress {
         Progress {
             state: State::default(),
             description: description.to_string(),
@@ -323,7 +323,7 @@ impl Progress {
         }
     }
 
-    pub fn show(&mut self, record: &Record) {
+    pub(crate) fn show(&mut self, record: &Record) {
         self.state.apply(record);
         if let Some(text) = self.line(record) {
             say(&text);
@@ -331,7 +331,7 @@ impl Progress {
     }
 
     /// Fold a record in without a line (a resumed session's history).
-    pub fn absorb(&mut self, record: &Record) {
+    pub(crate) fn absorb(&mut self, record: &Record) {
         self.state.apply(record);
     }
 

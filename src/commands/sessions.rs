@@ -12,7 +12,7 @@ use crate::session::index::{self, SessionSummary};
 pub struct Args {
     /// Print the list as a JSON array (one object a session) instead of a table
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
@@ -78,7 +78,7 @@ const MIN_TASK_WIDTH: usize = 12;
 
 /// The sessions as a table whose lines fit `width` columns: the task is cut
 /// (with an ellipsis) to what the other columns leave.
-pub fn table(sessions: &[SessionSummary], width: usize) -> String {
+pub(crate) fn table(sessions: &[SessionSummary], width: usize) -> String {
     let rows: Vec<[String; 8]> = sessions
         .iter()
         .map(|s| {

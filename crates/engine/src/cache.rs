@@ -11,15 +11,15 @@ use sha2::{Digest, Sha256};
 use codeloop_session::FunctionSpec;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Solved {
-    pub specs: Vec<FunctionSpec>,
-    pub tests: BTreeMap<String, String>,
-    pub code: BTreeMap<String, String>,
+pub(crate) struct Solved {
+    pub(crate) specs: Vec<FunctionSpec>,
+    pub(crate) tests: BTreeMap<String, String>,
+    pub(crate) code: BTreeMap<String, String>,
 }
 
 /// The key of a task: its text, the attached files' contents, the model and
 /// the prompts.
-pub fn key(task: &str, inputs: &[PathBuf], model: &str, prompts_digest: &str) -> String {
+pub(crate) fn key(task: &str, inputs: &[PathBuf], model: &str, prompts_digest: &str) -> String {
     let mut h = Sha256::new();
     for part in [task, model, prompts_digest] {
         h.update((part.len() as u64).to_le_bytes());
@@ -47,14 +47,14 @@ fn path_of(dir: &Path, key: &str) -> PathBuf {
 }
 
 /// A cached solution, if there is a readable one.
-pub fn load(dir: &Path, key: &str) -> Option<Solved> {
+pub(crate) fn load(dir: &Path, key: &str) -> Option<Solved> {
     let bytes = std::fs::read(path_of(dir, key)).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 
 /// Store a solution (written to a temporary file and renamed, so a reader
 /// never sees half of one).
-pub fn store(dir: &Path, key: &str, solved: &Solved) -> std::io::Result<()> {
+pub(crate) fn store(dir: &Path, key: &str, solved: &Solved) -> std::io::Result<()> {
     let path = path_of(dir, key);
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;

@@ -52,7 +52,7 @@ struct Streamed {
 
 impl Core {
     /// The messages of a call: the system prompt and `user`.
-    pub fn messages(&self, user: String) -> Result<Vec<ChatMessage>, PromptError> {
+    pub(crate) fn messages(&self, user: String) -> Result<Vec<ChatMessage>, PromptError> {
         Ok(vec![
             ChatMessage {
                 role: Role::System,
@@ -68,7 +68,7 @@ impl Core {
     /// Whether a model call for `purpose` may be made now: within the token
     /// budget, and (in step mode) approved. Prompts are rendered after this,
     /// so edits and hints given while paused go into the call.
-    pub async fn may_ask(&self, purpose: &Purpose) -> Result<(), Stop> {
+    pub(crate) async fn may_ask(&self, purpose: &Purpose) -> Result<(), Stop> {
         let budget = self.opts.token_budget;
         if budget > 0 {
             let used = self.read(|s| s.usage.prompt_tokens + s.usage.completion_tokens);
@@ -97,7 +97,7 @@ impl Core {
     /// One streamed model call, recorded: request, deltas, reply or error.
     /// Its prompt is shown first when the person asked to see it
     /// (`Command::ReviewPrompt`), and sent as they edited it.
-    pub async fn call(
+    pub(crate) async fn call(
         &self,
         purpose: Purpose,
         tag: String,
@@ -383,7 +383,7 @@ impl Core {
 
     /// A call whose reply must hold code: asked once more, plainly, if it has
     /// none. The reply and the code in it.
-    pub async fn call_for_code(
+    pub(crate) async fn call_for_code(
         &self,
         purpose: Purpose,
         tag: String,

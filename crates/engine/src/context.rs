@@ -42,7 +42,7 @@ pub enum EngineError {
 }
 
 /// Why a step gave nothing to work with.
-pub enum Stop {
+pub(crate) enum Stop {
     Skipped,
     /// The session was cancelled (its token is cancelled).
     Cancelled,
@@ -68,27 +68,27 @@ impl From<TapeError> for Stop {
 /// What every step of a session shares. Everything the engine decides on is
 /// read from the state folded from the tape (`read`); the rest is its tools
 /// and the plumbing that wakes tasks.
-pub struct Core {
-    pub tape: Recorder,
-    pub model: Arc<dyn ChatModel>,
-    pub sandbox: Arc<Sandbox>,
-    pub prompts: Prompts,
-    pub opts: EngineOptions,
-    pub given: Option<GivenPlan>,
+pub(crate) struct Core {
+    pub(crate) tape: Recorder,
+    pub(crate) model: Arc<dyn ChatModel>,
+    pub(crate) sandbox: Arc<Sandbox>,
+    pub(crate) prompts: Prompts,
+    pub(crate) opts: EngineOptions,
+    pub(crate) given: Option<GivenPlan>,
     /// The session's folder.
-    pub dir: PathBuf,
+    pub(crate) dir: PathBuf,
     /// Stops model calls and runs under way. A `Cancel` command is on the tape;
     /// the token is how it reaches work already in flight, and how a failed
     /// tape or a departed workbench (which the tape cannot tell) stops the session.
-    pub cancel: CancellationToken,
-    pub steering: Steering,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) steering: Steering,
     /// Wakes nodes waiting for their dependencies when a node ends its part of a pass.
-    pub node_done: Notify,
+    pub(crate) node_done: Notify,
 }
 
 /// What a session opens with: built when the engine is created (so a bad
 /// input file or prompt override fails `start`), recorded when it runs.
-pub enum Opening {
+pub(crate) enum Opening {
     /// A new session.
     Fresh {
         started: Event,
@@ -103,13 +103,16 @@ pub enum Opening {
     },
 }
 
-pub struct Engine {
+pub(crate) struct Engine {
     pub(super) core: Arc<Core>,
     pub(super) opening: Opening,
 }
 
 impl Engine {
-    pub fn create(setup: EngineSetup, views: mpsc::Sender<Record>) -> Result<Engine, EngineError> {
+    pub(crate) fn create(
+        setup: EngineSetup,
+        views: mpsc::Sender<Record>,
+    ) -> Result<Engine, EngineError> {
         let dir = setup.session_dir.clone();
         make_session_dir(&dir)?;
         let inputs = super::inputs::describe_all(&setup.inputs).map_err(EngineError::Input)?;
@@ -140,7 +143,10 @@ impl Engine {
         })
     }
 
-    pub async fn run(self, mut commands: mpsc::Receiver<Command>) -> anyhow::Result<FinalResult> {
+    pub(crate) async fn run(
+        self,
+        mut commands: mpsc::Receiver<Command>,
+    ) -> anyhow::Result<FinalResult> {
         let core = self.core;
         let steer = core.clone();
         let steering = tokio::spawn(async move {
@@ -161,25 +167,25 @@ impl Engine {
 }
 
 impl Core {
-    pub async fn record(&self, event: Event) -> Result<Record, TapeError> {
+    pub(crate) async fn record(&self, event: Event) -> Result<Record, TapeError> {
         self.tape.append(event).await
     }
 
     /// `name`'s tests came with a given plan (a benchmark's): the model
     /// never rewrites them. Tests it wrote for a plan the person gave, it may.
-    pub fn tests_given(&self, name: &str) -> bool {
+    pub(crate) fn tests_given(&self, name: &str) -> bool {
         self.given
             .as_ref()
             .is_some_and(|g| g.tests.contains_key(name))
     }
 
     /// Read the state folded from the tape so far.
-    pub fn read<T>(&self, f: impl FnOnce(&State) -> T) -> T {
+    pub(crate) fn read<T>(&self, f: impl FnOnce(&State) -> T) -> T {
         self.tape.read(f)
     }
 
     /// Record `node`'s status, unless it already has it.
-    pub async fn status(&self, node: &str, status: NodeStatus) -> Result<(), TapeError> {
+    pub(crate) async fn status(&self, node: &str, status: NodeStatus) -> Result<(), TapeError> {
         let node = node.to_string();
         self.tape
             .append_with(move |s| {
@@ -195,14 +201,18 @@ impl Core {
             .map(|_| ())
     }
 
-    pub async fn notice(&self, level: NoticeLevel, message: String) -> Result<(), TapeError> {
+    pub(crate) async fn notice(
+        &self,
+        level: NoticeLevel,
+        message: String,
+    ) -> Result<(), TapeError> {
         self.record(Event::Notice { level, message })
             .await
             .map(|_| ())
     }
 
     /// Give a notice unless one beginning with `opening` was given already.
-    pub async fn notice_once(
+    pub(crate) async fn notice_once(
         &self,
         level: NoticeLevel,
         opening: &'static str,
@@ -234,7 +244,7 @@ fn session_started(setup: &EngineSetup, dir: &Path, inputs: Vec<InputFile>) -> E
 }
 
 /// What a session (or a segment of one) runs with, as the tape keeps it.
-pub fn config_summary(
+pub(crate) fn config_summary(
     model: &Arc<dyn ChatModel>,
     sandbox: &Sandbox,
     options: &EngineOptions,
@@ -254,7 +264,7 @@ pub fn config_summary(
 }
 
 /// Create a session folder and its subfolders (logs, code, tests).
-pub fn make_session_dir(dir: &Path) -> Result<(), EngineError> {
+pub(crate) fn make_session_dir(dir: &Path) -> Result<(), EngineError> {
     for sub in ["", "logs", "code", "tests"] {
         std::fs::create_dir_all(dir.join(sub)).map_err(|source| EngineError::SessionDir {
             path: dir.to_path_buf(),
@@ -265,13 +275,13 @@ pub fn make_session_dir(dir: &Path) -> Result<(), EngineError> {
 }
 
 /// A session's id: the name of its folder.
-pub fn session_id_of(dir: &Path) -> String {
+pub(crate) fn session_id_of(dir: &Path) -> String {
     dir.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
 }
 
-pub fn now_rfc3339() -> String {
+pub(crate) fn now_rfc3339() -> String {
     time::OffsetDateTime::now_utc()
         .format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()

@@ -4,13 +4,13 @@
 //! is corrected to it before any code runs, and no test fix may change them.
 
 /// Name of the test function that holds the task's examples.
-pub const EXAMPLES_TEST: &str = "test_task_examples";
+pub(crate) const EXAMPLES_TEST: &str = "test_task_examples";
 
 /// One example: a call of the function and the value the task says it returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Example {
-    pub call: String,
-    pub expected: String,
+pub(crate) struct Example {
+    pub(crate) call: String,
+    pub(crate) expected: String,
 }
 
 /// The text from `start` (an opening bracket or quote) to its match, if it closes.
@@ -83,7 +83,7 @@ fn literal(text: &str) -> bool {
 }
 
 /// The examples of `name` the task states.
-pub fn from_task(task: &str, name: &str) -> Vec<Example> {
+pub(crate) fn from_task(task: &str, name: &str) -> Vec<Example> {
     let mut out: Vec<Example> = Vec::new();
     let lines: Vec<&str> = task.lines().collect();
     let open = format!("{name}(");
@@ -135,7 +135,7 @@ fn squash(s: &str) -> String {
 /// their calls with another value is corrected to the task's value, and the
 /// examples are added as a test of their own. The corrected assertions, as
 /// `was -> now`, for a notice.
-pub fn ground(tests: &str, examples: &[Example]) -> (String, Vec<String>) {
+pub(crate) fn ground(tests: &str, examples: &[Example]) -> (String, Vec<String>) {
     if examples.is_empty() || tests.contains(&format!("def {EXAMPLES_TEST}(")) {
         return (tests.to_string(), Vec::new());
     }
@@ -170,7 +170,7 @@ pub fn ground(tests: &str, examples: &[Example]) -> (String, Vec<String>) {
 }
 
 /// The task's examples test in `tests`, if there is one.
-pub fn examples_block(tests: &str) -> Option<&str> {
+pub(crate) fn examples_block(tests: &str) -> Option<&str> {
     let start = tests.find(&format!("def {EXAMPLES_TEST}("))?;
     let rest = &tests[start..];
     let end = rest[1..]

@@ -18,7 +18,7 @@ use codeloop_session::{Event, Finding, NoticeLevel, RunKind, RunRecord, State, T
 const OUTPUT_ON_TAPE: usize = 1 << 20;
 
 /// Limits of one run from the session's settings.
-pub fn limits_of(timeout_secs: u64, memory_mb: u64) -> Limits {
+pub(crate) fn limits_of(timeout_secs: u64, memory_mb: u64) -> Limits {
     Limits {
         wall: Duration::from_secs(timeout_secs.max(1)),
         cpu_secs: timeout_secs.max(1) + 1,
@@ -28,14 +28,14 @@ pub fn limits_of(timeout_secs: u64, memory_mb: u64) -> Limits {
 }
 
 impl Core {
-    pub fn limits(&self) -> Limits {
+    pub(crate) fn limits(&self) -> Limits {
         limits_of(self.opts.run_timeout_secs, self.opts.memory_mb)
     }
 
     /// Check `name`'s latest code: syntax, imports, its definition. A
     /// finding that it cannot run (`blocking_failure`) is its failure; the
     /// others are notes.
-    pub async fn check(&self, name: &str, iteration: u32) -> Result<(), TapeError> {
+    pub(crate) async fn check(&self, name: &str, iteration: u32) -> Result<(), TapeError> {
         let Some((code, foreign)) = self.read(|s| {
             let code = s
                 .nodes
@@ -92,7 +92,7 @@ impl Core {
     }
 
     /// Run a prepared run in the sandbox, recording its start, output and end.
-    pub async fn execute(
+    pub(crate) async fn execute(
         &self,
         node: Option<&str>,
         iteration: u32,
@@ -215,7 +215,7 @@ fn foreign_names(s: &State, name: &str) -> BTreeMap<String, String> {
 /// node's function defined again (in the assembled program one definition
 /// would silently replace the other). Such code is never run: a run could
 /// only fail the same way, or, for a redefinition, pass by the wrong code.
-pub fn blocking_failure(state: &State, name: &str) -> Option<Location> {
+pub(crate) fn blocking_failure(state: &State, name: &str) -> Option<Location> {
     let n = state.nodes.get(name)?;
     // One finding is enough; a syntax error says the most.
     let finding = n

@@ -20,7 +20,7 @@ const PROGRAM_REPAIRS: u32 = 2;
 impl Core {
     /// Assemble the program, run it against every node's tests when every node
     /// passed, export it, and record the result.
-    pub async fn finish(&self, cache_key: Option<&str>) -> Result<FinalResult, EngineError> {
+    pub(crate) async fn finish(&self, cache_key: Option<&str>) -> Result<FinalResult, EngineError> {
         let mut program_repairs = 0;
         let (program, tests, nodes_total, nodes_passed, program_passed, program_note) = loop {
             let (program, tests, nodes_total, nodes_passed) = self.read(|s| {

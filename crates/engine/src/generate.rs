@@ -180,7 +180,7 @@ fn attempt_kind(s: &State, name: &str, fresh_start: bool) -> AttemptKind {
 
 impl Core {
     /// Ask for `name`'s tests; `tag` is a pattern in which `{name}` is replaced.
-    pub async fn write_tests(&self, name: &str, tag: &str) -> Result<(), Stop> {
+    pub(crate) async fn write_tests(&self, name: &str, tag: &str) -> Result<(), Stop> {
         let purpose = Purpose::Tests {
             node: name.to_string(),
         };
@@ -240,7 +240,7 @@ impl Core {
     }
 
     /// Ask for `name`'s first code.
-    pub async fn write_code(&self, name: &str) -> Result<(), Stop> {
+    pub(crate) async fn write_code(&self, name: &str) -> Result<(), Stop> {
         let purpose = Purpose::Code {
             node: name.to_string(),
         };
@@ -317,7 +317,7 @@ impl Core {
     /// Write iteration + 1 after the localized failure of `iteration`: a
     /// repair (the reflection and the fix in one call, or a fix of the tests
     /// when the reflection blames them), or a fresh start (see `attempt_kind`).
-    pub async fn repair(&self, name: &str, iteration: u32) -> Result<(), Stop> {
+    pub(crate) async fn repair(&self, name: &str, iteration: u32) -> Result<(), Stop> {
         let kind = self.read(|s| attempt_kind(s, name, self.opts.fresh_start));
         if kind == AttemptKind::FreshStart {
             return self.fresh_start(name, iteration).await;

@@ -11,7 +11,7 @@ use codeloop_session::InputFile;
 
 /// What a run's working directory holds (its disk quota): the inputs
 /// together must fit in it, with room to spare for what the program writes.
-pub fn room() -> u64 {
+pub(crate) fn room() -> u64 {
     codeloop_sandbox::Limits::default().disk_bytes
 }
 

@@ -44,6 +44,7 @@
 //! - `extract`: code and plans out of a model's reply.
 //! - `prompts`: the prompt templates and their overrides.
 //! - `cache`: the cache of solved tasks.
+#![warn(unreachable_pub)]
 
 mod cache;
 mod calls;
@@ -57,15 +58,15 @@ mod finish;
 mod generate;
 pub mod inputs;
 mod node;
-pub mod pictures;
+mod pictures;
 mod plan;
-pub mod prompts;
+mod prompts;
 mod recorder;
 mod resume;
 mod review;
 pub mod runs;
 mod schedule;
-pub mod schemas;
+mod schemas;
 mod steering;
 mod testfix;
 

@@ -28,7 +28,7 @@ impl Core {
         self.read(|s| s.nodes.get(name).map(|n| n.iteration()).unwrap_or(0))
     }
 
-    pub async fn node(&self, name: &str) -> Result<(), Stop> {
+    pub(crate) async fn node(&self, name: &str) -> Result<(), Stop> {
         if self.cancel.is_cancelled() {
             return Err(Stop::Cancelled);
         }

@@ -12,12 +12,12 @@ use codeloop_session::{Event, NoticeLevel, TapeError};
 use super::context::Core;
 
 /// The folder of a session where pictures are kept.
-pub const PICTURES_DIR: &str = "pictures";
+pub(crate) const PICTURES_DIR: &str = "pictures";
 
 impl Core {
     /// Keep the images a run left: `run_id` None is the program's run
     /// through its entry point.
-    pub async fn keep_pictures(
+    pub(crate) async fn keep_pictures(
         &self,
         run_id: Option<u64>,
         images: Vec<(String, Vec<u8>)>,

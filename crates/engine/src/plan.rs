@@ -46,7 +46,7 @@ fn read_plan(reply: &str, task: &str) -> Result<PlanReply, String> {
 
 impl Core {
     /// The plan: given, cached, or asked for. False when there is none.
-    pub async fn plan(&self, cache_key: Option<&str>) -> Result<bool, EngineError> {
+    pub(crate) async fn plan(&self, cache_key: Option<&str>) -> Result<bool, EngineError> {
         if let Some(given) = &self.given {
             self.record(Event::Plan {
                 specs: given.specs.clone(),
@@ -101,7 +101,7 @@ impl Core {
     /// keep their tests and code (the fold of `Plan`); with no usable plan
     /// for the edited task, the plan there is stays (recorded again, so the
     /// tape says the re-plan is over).
-    pub async fn replan(&self) -> Result<(), EngineError> {
+    pub(crate) async fn replan(&self) -> Result<(), EngineError> {
         if self.ask_for_plan("replan").await? {
             return Ok(());
         }
@@ -222,7 +222,7 @@ impl Core {
     /// Record the edit of `node`'s spec (`steer`) and, decided on the same
     /// state, why it is refused if the edited plan is not a valid DAG. The
     /// fold applies the edit only when it is valid (`session::edit_spec`).
-    pub async fn edit_spec(
+    pub(crate) async fn edit_spec(
         &self,
         steer: Event,
         node: String,
@@ -251,7 +251,7 @@ impl Core {
 /// The plan of a task the model could not plan: one function doing the
 /// whole task, named from the task's words (`count_vowels_string` for
 /// "count the vowels in a string").
-pub fn one_function_plan(task: &str) -> FunctionSpec {
+pub(crate) fn one_function_plan(task: &str) -> FunctionSpec {
     const SMALL: [&str; 20] = [
         "a", "an", "the", "of", "in", "on", "to", "for", "and", "or", "with", "from", "by", "its",
         "is", "are", "be", "whether", "if", "given",

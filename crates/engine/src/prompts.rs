@@ -35,15 +35,15 @@ const INPUTS_CHARS: usize = 6000;
 /// description (`InputDescription::render`); `preview` (the first lines)
 /// stays for templates written before descriptions.
 #[derive(Debug, Clone, Serialize)]
-pub struct PromptInput {
-    pub name: String,
-    pub size_bytes: u64,
-    pub preview: String,
-    pub description: String,
+pub(crate) struct PromptInput {
+    pub(crate) name: String,
+    pub(crate) size_bytes: u64,
+    pub(crate) preview: String,
+    pub(crate) description: String,
 }
 
 /// The inputs of a session as the prompts give them, bounded in all.
-pub fn prompt_inputs(files: &[codeloop_session::InputFile]) -> Vec<PromptInput> {
+pub(crate) fn prompt_inputs(files: &[codeloop_session::InputFile]) -> Vec<PromptInput> {
     let short: Vec<String> = files
         .iter()
         .map(|f| {
@@ -97,7 +97,7 @@ pub enum PromptError {
 }
 
 /// The loaded templates.
-pub struct Prompts {
+pub(crate) struct Prompts {
     env: Environment<'static>,
     /// (name, where it came from) for messages.
     origins: Vec<(String, String)>,
@@ -107,7 +107,7 @@ pub struct Prompts {
 
 impl Prompts {
     /// The shipped templates, with any file of the same name in `overrides` instead.
-    pub fn load(overrides: Option<&Path>) -> Result<Prompts, PromptError> {
+    pub(crate) fn load(overrides: Option<&Path>) -> Result<Prompts, PromptError> {
         let mut env = Environment::new();
         env.set_keep_trailing_newline(true);
         let mut origins = Vec::new();
@@ -141,7 +141,7 @@ impl Prompts {
         })
     }
 
-    pub fn render(&self, name: &str, ctx: impl Serialize) -> Result<String, PromptError> {
+    pub(crate) fn render(&self, name: &str, ctx: impl Serialize) -> Result<String, PromptError> {
         let origin = self
             .origins
             .iter()
@@ -160,12 +160,15 @@ impl Prompts {
     /// The third-party packages the program can import, as every prompt's
     /// opening (`task.md`) names them: `packages`, a bounded list, empty
     /// where there are none or they are not known.
-    pub fn set_python(&mut self, python: Option<&codeloop_protocol::python::PythonEnvironment>) {
+    pub(crate) fn set_python(
+        &mut self,
+        python: Option<&codeloop_protocol::python::PythonEnvironment>,
+    ) {
         let list = python.map(|p| p.prompt_list()).unwrap_or_default();
         self.env.add_global("packages", list);
     }
 
-    pub fn digest(&self) -> &str {
+    pub(crate) fn digest(&self) -> &str {
         &self.digest
     }
 }

@@ -31,7 +31,7 @@ enum Request {
 }
 
 /// The engine's handle on the tape: append events, read the folded state.
-pub struct Recorder {
+pub(crate) struct Recorder {
     requests: mpsc::Sender<Request>,
     state: Arc<RwLock<State>>,
     path: PathBuf,
@@ -39,7 +39,7 @@ pub struct Recorder {
 
 impl Recorder {
     /// Create the tape in `dir` and start its writer; every record goes to `views` too.
-    pub fn create(dir: &Path, views: mpsc::Sender<Record>) -> Result<Recorder, TapeError> {
+    pub(crate) fn create(dir: &Path, views: mpsc::Sender<Record>) -> Result<Recorder, TapeError> {
         let tape = TapeWriter::create(&dir.join("tape.jsonl"))?;
         Recorder::start(dir, tape, Vec::new(), views)
     }
@@ -47,7 +47,7 @@ impl Recorder {
     /// Start the writer of `tape` (in `dir`), whose records so far are
     /// `history`: the state starts folded from them, and the views get them
     /// first, so a continued session shows its whole history.
-    pub fn start(
+    pub(crate) fn start(
         dir: &Path,
         tape: TapeWriter,
         history: Vec<Record>,
@@ -77,13 +77,13 @@ impl Recorder {
     }
 
     /// Read the state folded from every event appended so far.
-    pub fn read<T>(&self, f: impl FnOnce(&State) -> T) -> T {
+    pub(crate) fn read<T>(&self, f: impl FnOnce(&State) -> T) -> T {
         let state = self.state.read().unwrap_or_else(PoisonError::into_inner);
         f(&state)
     }
 
     /// Append one event; its record once it is on the tape and folded.
-    pub async fn append(&self, event: Event) -> Result<Record, TapeError> {
+    pub(crate) async fn append(&self, event: Event) -> Result<Record, TapeError> {
         let (mut records, ()) = self.append_with(move |_| (vec![event], ())).await?;
         records.pop().ok_or_else(|| self.stopped())
     }
@@ -92,7 +92,7 @@ impl Recorder {
     /// writer gets to them, with nothing appended in between: ids counted
     /// from the state, a notice given once, a status recorded only when it
     /// changes. Returns their records and what `decide` said besides.
-    pub async fn append_with<T: Send + 'static>(
+    pub(crate) async fn append_with<T: Send + 'static>(
         &self,
         decide: impl FnOnce(&State) -> (Vec<Event>, T) + Send + 'static,
     ) -> Result<(Vec<Record>, T), TapeError> {
@@ -113,7 +113,7 @@ impl Recorder {
     }
 
     /// Wait until everything appended so far is in the file.
-    pub async fn flush(&self) -> Result<(), TapeError> {
+    pub(crate) async fn flush(&self) -> Result<(), TapeError> {
         let (reply, done) = oneshot::channel();
         self.requests
             .send(Request::Flush { reply })
@@ -193,7 +193,7 @@ impl Writer {
 /// Code and tests also land as files in the session folder `dir`:
 /// code/NODE/N.py, tests/test_NODE.py. Best effort: the tape, not these
 /// copies, is the record.
-pub fn write_side_file(dir: &Path, event: &Event) {
+pub(crate) fn write_side_file(dir: &Path, event: &Event) {
     let (path, text) = match event {
         Event::Code {
             node,

@@ -369,7 +369,7 @@ impl Core {
     /// takes that verdict instead of running again: passed, it is done;
     /// failed, it is given up at the limit or repaired (and the repair runs
     /// as usual). Whether the node's part of the pass is over.
-    pub async fn carried_over(&self, name: &str) -> Result<bool, Stop> {
+    pub(crate) async fn carried_over(&self, name: &str) -> Result<bool, Stop> {
         let carried = self.read(|s| {
             let node = s.nodes.get(name)?;
             let run = s.runs.get(&node.carried_run?)?;
@@ -400,7 +400,7 @@ impl Core {
     }
 
     /// Give `name` up if `iteration` is the session's last; whether it was.
-    pub async fn given_up_at_limit(&self, name: &str, iteration: u32) -> Result<bool, Stop> {
+    pub(crate) async fn given_up_at_limit(&self, name: &str, iteration: u32) -> Result<bool, Stop> {
         if iteration < self.opts.max_iterations {
             return Ok(false);
         }

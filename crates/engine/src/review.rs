@@ -252,7 +252,7 @@ fn numbered(code: &str) -> String {
 /// fence, or amid prose; reasoning left out). Lenient in what it reads
 /// (`"Serious"`, a line as a string, `message` for `what`), strict that
 /// there is a verdict or findings to read.
-pub fn parse(reply: &str) -> Result<(ReviewVerdict, Vec<ReviewFinding>), String> {
+pub(crate) fn parse(reply: &str) -> Result<(ReviewVerdict, Vec<ReviewFinding>), String> {
     let (answer, _) = extract::strip_reasoning(reply);
     let object = answer
         .char_indices()

@@ -10,27 +10,27 @@ use codeloop_sandbox::{LimitHit, Limits, Outcome, RunSpec};
 use codeloop_session::{Dag, RunRecord, State};
 
 /// A run ready to go, with what localization needs to read its result.
-pub struct PreparedRun {
-    pub spec: RunSpec,
+pub(crate) struct PreparedRun {
+    pub(crate) spec: RunSpec,
     /// Files that count as code under test (blamed before test files).
-    pub code_files: Vec<String>,
+    pub(crate) code_files: Vec<String>,
     /// The file of the node under test.
-    pub target_file: String,
+    pub(crate) target_file: String,
 }
 
 /// The failure of a run whose code loaded but that had no test to run.
-pub const NO_TEST_RAN: &str = "no test ran";
+pub(crate) const NO_TEST_RAN: &str = "no test ran";
 
 /// The module name and file of the assembled program.
 pub const PROGRAM: &str = "program";
 
 /// The node that is the program's entry point, when the plan has one: run
 /// as a program, it prints what `main()` returns.
-pub const ENTRY: &str = "main";
+pub(crate) const ENTRY: &str = "main";
 
 /// The run of `node`'s tests with its code at `iteration` (None = latest)
 /// and its dependencies' latest code.
-pub fn node_run(
+pub(crate) fn node_run(
     state: &State,
     node: &str,
     iteration: Option<u32>,
@@ -109,7 +109,7 @@ pub fn assemble(state: &State) -> Result<String, String> {
 /// The node a failure of the assembled program belongs to: the node whose
 /// section of `program` holds the failing line, else the node whose tests
 /// failed, else the node that defines the failing function.
-pub fn node_of_failure(state: &State, program: &str, location: &Location) -> Option<String> {
+pub(crate) fn node_of_failure(state: &State, program: &str, location: &Location) -> Option<String> {
     let known = |n: &str| state.nodes.contains_key(n).then(|| n.to_string());
     if location.file == format!("{PROGRAM}.py")
         && let Some(line) = location.line
@@ -161,7 +161,7 @@ pub fn program_tests(state: &State) -> Vec<(String, String)> {
 }
 
 /// The run of the assembled program against every node's tests.
-pub fn program_run(state: &State, program: &str, limits: Limits) -> PreparedRun {
+pub(crate) fn program_run(state: &State, program: &str, limits: Limits) -> PreparedRun {
     let module = ModuleSource {
         name: PROGRAM.to_string(),
         code: program.to_string(),
@@ -179,7 +179,7 @@ pub fn program_run(state: &State, program: &str, limits: Limits) -> PreparedRun 
 }
 
 /// The assembled program run as a program (its entry point), with the task's input files.
-pub fn entry_run(state: &State, program: &str, limits: Limits) -> codeloop_sandbox::RunSpec {
+pub(crate) fn entry_run(state: &State, program: &str, limits: Limits) -> codeloop_sandbox::RunSpec {
     codeloop_sandbox::RunSpec {
         files: vec![(format!("{PROGRAM}.py"), program.to_string())],
         inputs: input_paths(state),
@@ -212,7 +212,7 @@ fn limit_kind(hit: &LimitHit) -> &'static str {
 }
 
 /// How a run ended, as the tape keeps it, and the failure localized.
-pub fn judge(outcome: &Outcome, prepared: &PreparedRun) -> (RunRecord, Option<Location>) {
+pub(crate) fn judge(outcome: &Outcome, prepared: &PreparedRun) -> (RunRecord, Option<Location>) {
     let report = harness::TestReport::from_outcome(outcome);
     let passed = outcome.exit_code == Some(0)
         && outcome.limit_hit.is_none()

@@ -16,7 +16,10 @@ use codeloop_session::state::NodeState;
 use codeloop_session::{Dag, FinalResult, NodeStatus, NoticeLevel, State, TapeError};
 
 impl Core {
-    pub async fn session(self: &Arc<Self>, opening: Opening) -> Result<FinalResult, EngineError> {
+    pub(crate) async fn session(
+        self: &Arc<Self>,
+        opening: Opening,
+    ) -> Result<FinalResult, EngineError> {
         let (cache_key, mut todo) = match opening {
             Opening::Fresh { started, cache_key } => {
                 self.record(started).await?;

@@ -23,7 +23,7 @@ const NAME_PATTERN: &str = "^[a-z_][a-z0-9_]{0,59}$";
 
 /// The schema of a plan reply: `{"functions": [{name, purpose, inputs,
 /// output, depends_on}]}`.
-pub fn plan() -> ReplySchema {
+pub(crate) fn plan() -> ReplySchema {
     let text = json!({ "type": "string", "minLength": 1, "maxLength": MAX_FIELD_CHARS });
     ReplySchema {
         name: "plan".into(),
@@ -63,7 +63,7 @@ const MAX_FINDING_CHARS: u64 = 300;
 
 /// The schema of a review's reply: `{"verdict": "ok" | "concerns",
 /// "findings": [{severity: "serious" | "minor", line, what}]}`.
-pub fn review() -> ReplySchema {
+pub(crate) fn review() -> ReplySchema {
     ReplySchema {
         name: "review".into(),
         schema: json!({
@@ -90,10 +90,10 @@ pub fn review() -> ReplySchema {
 }
 
 /// The most calls the model may propose to vote on.
-pub const MAX_PROPOSED_INPUTS: u64 = 8;
+pub(crate) const MAX_PROPOSED_INPUTS: u64 = 8;
 
 /// The schema of proposed inputs: `{"calls": ["f(1, 2)", ...]}`.
-pub fn inputs() -> ReplySchema {
+pub(crate) fn inputs() -> ReplySchema {
     ReplySchema {
         name: "inputs".into(),
         schema: json!({
@@ -111,7 +111,7 @@ pub fn inputs() -> ReplySchema {
 }
 
 /// The schema a call's reply must follow, when it is read as data.
-pub fn for_purpose(purpose: &Purpose) -> Option<ReplySchema> {
+pub(crate) fn for_purpose(purpose: &Purpose) -> Option<ReplySchema> {
     match purpose {
         Purpose::Plan => Some(plan()),
         Purpose::Review { .. } => Some(review()),
@@ -127,7 +127,7 @@ pub fn for_purpose(purpose: &Purpose) -> Option<ReplySchema> {
 /// answer with a margin, and no more, so a small model that rambles is
 /// stopped in seconds, not minutes. The person's own limit (`max_tokens`
 /// in the config or a profile, `--max-tokens`) wins over these.
-pub fn reply_tokens(purpose: &Purpose) -> u32 {
+pub(crate) fn reply_tokens(purpose: &Purpose) -> u32 {
     match purpose {
         Purpose::Plan | Purpose::Review { .. } | Purpose::Inputs { .. } => 1024,
         Purpose::Tests { .. } | Purpose::Code { .. } => 1536,

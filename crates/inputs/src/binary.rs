@@ -37,7 +37,7 @@ const MAGIC: &[(&[u8], usize, &str)] = &[
     (b"ORC", 0, "an ORC file"),
 ];
 
-pub fn guess(head: &[u8]) -> String {
+pub(crate) fn guess(head: &[u8]) -> String {
     for (magic, at, what) in MAGIC {
         if head.len() >= at + magic.len() && &head[*at..at + magic.len()] == *magic {
             return (*what).to_string();
@@ -52,7 +52,7 @@ pub fn guess(head: &[u8]) -> String {
     "binary data of a kind not recognized".into()
 }
 
-pub fn describe(head: &[u8]) -> What {
+pub(crate) fn describe(head: &[u8]) -> What {
     let hex_head = head
         .iter()
         .take(32)

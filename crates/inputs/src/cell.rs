@@ -18,7 +18,7 @@ pub enum CellKind {
 }
 
 impl CellKind {
-    pub fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         match self {
             CellKind::Int => "int",
             CellKind::Float => "float",
@@ -31,7 +31,7 @@ impl CellKind {
     }
 
     /// The kind of a column holding both.
-    pub fn merge(self, other: CellKind) -> CellKind {
+    pub(crate) fn merge(self, other: CellKind) -> CellKind {
         use CellKind::*;
         match (self, other) {
             (a, b) if a == b => a,
@@ -43,13 +43,13 @@ impl CellKind {
     }
 
     /// Whether the kind says more than "text".
-    pub fn typed(self) -> bool {
+    pub(crate) fn typed(self) -> bool {
         !matches!(self, CellKind::Text | CellKind::Empty)
     }
 }
 
 /// The kind of one cell's text.
-pub fn infer(raw: &str) -> CellKind {
+pub(crate) fn infer(raw: &str) -> CellKind {
     let s = raw.trim();
     if s.is_empty() {
         return CellKind::Empty;
@@ -150,7 +150,7 @@ fn is_time(t: &str) -> bool {
 
 /// A cell's text cut for a sample, on one line (a newline or another
 /// control character in it becomes a space).
-pub fn sample(s: &str) -> String {
+pub(crate) fn sample(s: &str) -> String {
     let s: String = s
         .trim()
         .chars()
@@ -166,18 +166,18 @@ pub fn sample(s: &str) -> String {
 
 /// A column built cell by cell.
 #[derive(Default)]
-pub struct ColumnBuilder {
+pub(crate) struct ColumnBuilder {
     kind: Option<CellKind>,
     samples: Vec<String>,
     empty: u64,
 }
 
 impl ColumnBuilder {
-    pub fn add(&mut self, raw: &str) {
+    pub(crate) fn add(&mut self, raw: &str) {
         self.add_kind(raw, infer(raw));
     }
 
-    pub fn add_kind(&mut self, raw: &str, kind: CellKind) {
+    pub(crate) fn add_kind(&mut self, raw: &str, kind: CellKind) {
         if kind == CellKind::Empty {
             self.empty += 1;
         } else if self.samples.len() < 3 {
@@ -192,11 +192,11 @@ impl ColumnBuilder {
         });
     }
 
-    pub fn kind(&self) -> CellKind {
+    pub(crate) fn kind(&self) -> CellKind {
         self.kind.unwrap_or(CellKind::Empty)
     }
 
-    pub fn finish(self, name: String) -> Column {
+    pub(crate) fn finish(self, name: String) -> Column {
         Column {
             name,
             kind: self.kind(),

@@ -16,7 +16,7 @@ const MAX_COLUMNS: u32 = 64;
 
 const OLE: &[u8] = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1";
 
-pub fn is_workbook(head: &[u8], ext: &str) -> bool {
+pub(crate) fn is_workbook(head: &[u8], ext: &str) -> bool {
     let zip = head.starts_with(b"PK\x03\x04");
     match ext {
         "xlsx" | "xlsm" | "xlsb" | "ods" => zip,
@@ -196,7 +196,7 @@ fn other(path: &Path, size: u64, notes: &mut Vec<String>) -> Result<Vec<Sheet>, 
 }
 
 /// The workbook, or None (with a note) when calamine cannot read it.
-pub fn describe(path: &Path, ext: &str, size: u64, notes: &mut Vec<String>) -> Option<What> {
+pub(crate) fn describe(path: &Path, ext: &str, size: u64, notes: &mut Vec<String>) -> Option<What> {
     let read = if matches!(ext, "xlsx" | "xlsm") {
         xlsx(path, notes)
     } else {

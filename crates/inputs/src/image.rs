@@ -42,7 +42,7 @@ fn image(format: &str, size: Option<(u32, u32)>) -> Image {
     }
 }
 
-pub fn describe(src: &Source, head: &[u8]) -> io::Result<Option<Image>> {
+pub(crate) fn describe(src: &Source, head: &[u8]) -> io::Result<Option<Image>> {
     let h = head;
     if h.starts_with(b"\x89PNG\r\n\x1a\n") {
         let size = (h.get(12..16) == Some(b"IHDR"))

@@ -50,15 +50,15 @@ pub enum Shape {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Field {
-    pub name: String,
-    pub shape: Shape,
+    pub(crate) name: String,
+    pub(crate) shape: Shape,
     /// Missing or null in some of the objects sampled.
     #[serde(default)]
-    pub optional: bool,
+    pub(crate) optional: bool,
 }
 
 impl Shape {
-    pub fn word(&self) -> &'static str {
+    pub(crate) fn word(&self) -> &'static str {
         match self {
             Shape::Null => "null",
             Shape::Bool => "bool",
@@ -79,7 +79,7 @@ impl Shape {
     }
 
     /// The shape of a place holding both.
-    pub fn merge(self, other: Shape) -> Shape {
+    pub(crate) fn merge(self, other: Shape) -> Shape {
         use Shape::*;
         match (self, other) {
             (Null, x) | (x, Null) => x,
@@ -399,7 +399,11 @@ impl<R: Read> Parser<R> {
 
 /// One JSON document's shape, or None when the text is not one JSON value
 /// (it may be JSON Lines, or not JSON at all).
-pub fn describe(src: &Source, head: &[u8], notes: &mut Vec<String>) -> io::Result<Option<Json>> {
+pub(crate) fn describe(
+    src: &Source,
+    head: &[u8],
+    notes: &mut Vec<String>,
+) -> io::Result<Option<Json>> {
     let bom = if head.starts_with(&[0xEF, 0xBB, 0xBF]) {
         3
     } else {
@@ -466,7 +470,7 @@ pub fn describe(src: &Source, head: &[u8], notes: &mut Vec<String>) -> io::Resul
 }
 
 /// The first two lines each look like one JSON object or array.
-pub fn looks_like_lines(body: &[u8]) -> bool {
+pub(crate) fn looks_like_lines(body: &[u8]) -> bool {
     let mut lines = body
         .split(|&b| b == b'\n')
         .map(|l| l.trim_ascii())
@@ -481,7 +485,7 @@ pub fn looks_like_lines(body: &[u8]) -> bool {
 
 /// JSON Lines: the records sampled from the head merged into one shape;
 /// the records counted (small files) or estimated.
-pub fn describe_lines(
+pub(crate) fn describe_lines(
     src: &Source,
     body: &[u8],
     whole: bool,

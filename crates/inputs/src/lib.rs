@@ -17,6 +17,7 @@
 //! tape); [`InputDescription::render`] is its one text for prompts, at most
 //! [`RENDER_CHARS`] characters, and [`InputDescription::summary`] its one
 //! line.
+#![warn(unreachable_pub)]
 
 mod binary;
 mod cell;
@@ -41,12 +42,12 @@ pub use json::{Field, Shape};
 pub use refuse::{Refusal, open};
 
 /// What is read from the start of a file to describe it, at most.
-pub const HEAD_BYTES: usize = 1 << 20;
+pub(crate) const HEAD_BYTES: usize = 1 << 20;
 /// Files up to this size have their rows or lines counted exactly (one
 /// streamed pass); larger ones get an estimate.
-pub const EXACT_BYTES: u64 = 32 << 20;
+pub(crate) const EXACT_BYTES: u64 = 32 << 20;
 /// The rendered description of one file, at most (characters).
-pub const RENDER_CHARS: usize = 1500;
+pub(crate) const RENDER_CHARS: usize = 1500;
 
 /// What an input file is, as far as a bounded read could tell.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,16 +55,16 @@ pub struct InputDescription {
     /// The file's name (as the program sees it).
     pub name: String,
     pub size_bytes: u64,
-    pub what: What,
+    pub(crate) what: What,
     /// What could not be told, and why (in plain words).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 /// The kind of file, with what was read of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "format", rename_all = "snake_case")]
-pub enum What {
+pub(crate) enum What {
     /// CSV, TSV or another delimited table.
     Table(Table),
     Json(Json),
@@ -80,14 +81,14 @@ pub enum What {
 /// A number counted, estimated or known to be at least this.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Count {
-    pub value: u64,
+    pub(crate) value: u64,
     #[serde(default)]
-    pub how: Counted,
+    pub(crate) how: Counted,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Counted {
+pub(crate) enum Counted {
     #[default]
     Exact,
     /// From the bytes sampled and the average length of what they held.
@@ -97,19 +98,19 @@ pub enum Counted {
 }
 
 impl Count {
-    pub fn exact(value: u64) -> Count {
+    pub(crate) fn exact(value: u64) -> Count {
         Count {
             value,
             how: Counted::Exact,
         }
     }
-    pub fn estimate(value: u64) -> Count {
+    pub(crate) fn estimate(value: u64) -> Count {
         Count {
             value,
             how: Counted::Estimate,
         }
     }
-    pub fn at_least(value: u64) -> Count {
+    pub(crate) fn at_least(value: u64) -> Count {
         Count {
             value,
             how: Counted::AtLeast,
@@ -119,120 +120,120 @@ impl Count {
 
 /// A delimited table (CSV, TSV, ...).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Table {
-    pub delimiter: char,
+pub(crate) struct Table {
+    pub(crate) delimiter: char,
     /// Whether the first row names the columns.
-    pub header: bool,
-    pub columns: Vec<Column>,
+    pub(crate) header: bool,
+    pub(crate) columns: Vec<Column>,
     /// Data rows (the header not counted).
-    pub rows: Count,
+    pub(crate) rows: Count,
     /// How many data rows the column types were inferred from.
-    pub sampled_rows: u64,
+    pub(crate) sampled_rows: u64,
     /// "UTF-8", "UTF-8 with BOM", or a guess.
-    pub encoding: String,
+    pub(crate) encoding: String,
 }
 
 /// A column of a table or a sheet.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Column {
-    pub name: String,
-    pub kind: CellKind,
+pub(crate) struct Column {
+    pub(crate) name: String,
+    pub(crate) kind: CellKind,
     /// A few distinct values, cut short.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub samples: Vec<String>,
+    pub(crate) samples: Vec<String>,
     /// Empty cells among the rows sampled.
     #[serde(default)]
-    pub empty: u64,
+    pub(crate) empty: u64,
 }
 
 /// A JSON document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Json {
-    pub shape: Shape,
+pub(crate) struct Json {
+    pub(crate) shape: Shape,
 }
 
 /// JSON Lines: one JSON value a line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct JsonLines {
-    pub records: Count,
+pub(crate) struct JsonLines {
+    pub(crate) records: Count,
     /// The records sampled, merged into one shape.
-    pub shape: Shape,
-    pub sampled: u64,
+    pub(crate) shape: Shape,
+    pub(crate) sampled: u64,
     /// Lines among those sampled that are not JSON.
     #[serde(default)]
-    pub invalid: u64,
+    pub(crate) invalid: u64,
 }
 
 /// A spreadsheet workbook.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Workbook {
+pub(crate) struct Workbook {
     /// "xlsx", "xls", "xlsb" or "ods".
-    pub kind: String,
-    pub sheets: Vec<Sheet>,
+    pub(crate) kind: String,
+    pub(crate) sheets: Vec<Sheet>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Sheet {
-    pub name: String,
+pub(crate) struct Sheet {
+    pub(crate) name: String,
     /// Rows used (the header included), where the sheet says.
-    pub rows: Option<u64>,
-    pub header: bool,
-    pub columns: Vec<Column>,
+    pub(crate) rows: Option<u64>,
+    pub(crate) header: bool,
+    pub(crate) columns: Vec<Column>,
 }
 
 /// A Parquet file, from its footer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Parquet {
-    pub rows: Option<u64>,
-    pub row_groups: Option<u64>,
-    pub columns: Vec<ParquetColumn>,
+pub(crate) struct Parquet {
+    pub(crate) rows: Option<u64>,
+    pub(crate) row_groups: Option<u64>,
+    pub(crate) columns: Vec<ParquetColumn>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub created_by: Option<String>,
+    pub(crate) created_by: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ParquetColumn {
+pub(crate) struct ParquetColumn {
     /// The path of a leaf column ("address.city").
-    pub name: String,
+    pub(crate) name: String,
     /// Its type in words ("int64", "string", "timestamp", ...).
-    pub kind: String,
+    pub(crate) kind: String,
     #[serde(default)]
-    pub optional: bool,
+    pub(crate) optional: bool,
 }
 
 /// An image, from its header.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Image {
+pub(crate) struct Image {
     /// "PNG", "JPEG", "GIF", "BMP" or "WebP".
-    pub format: String,
-    pub width: Option<u32>,
-    pub height: Option<u32>,
+    pub(crate) format: String,
+    pub(crate) width: Option<u32>,
+    pub(crate) height: Option<u32>,
 }
 
 /// A PDF document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Pdf {
-    pub version: Option<String>,
-    pub pages: Option<Count>,
+pub(crate) struct Pdf {
+    pub(crate) version: Option<String>,
+    pub(crate) pages: Option<Count>,
 }
 
 /// Plain text.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Text {
+pub(crate) struct Text {
     /// "UTF-8", "ASCII", "UTF-16 LE (BOM)", "latin-1 (a guess)", ...
-    pub encoding: String,
-    pub lines: Count,
+    pub(crate) encoding: String,
+    pub(crate) lines: Count,
     /// The first few lines, cut short.
-    pub first_lines: Vec<String>,
+    pub(crate) first_lines: Vec<String>,
 }
 
 /// A file of no kind recognized here.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Other {
+pub(crate) struct Other {
     /// What its first bytes suggest.
-    pub guess: String,
+    pub(crate) guess: String,
     /// Its first bytes, in hex.
-    pub hex_head: String,
+    pub(crate) hex_head: String,
 }
 
 /// Describe the file at `path`, reading only what the description needs.

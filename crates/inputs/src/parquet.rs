@@ -10,7 +10,7 @@ use crate::{Parquet, ParquetColumn, What};
 /// A footer larger than this is not read.
 const MAX_FOOTER: u64 = 16 << 20;
 
-pub fn describe(src: &Source, notes: &mut Vec<String>) -> io::Result<What> {
+pub(crate) fn describe(src: &Source, notes: &mut Vec<String>) -> io::Result<What> {
     let unread = |why: String, notes: &mut Vec<String>| {
         notes.push(format!("schema not read: {why}"));
         What::Parquet(Parquet {

@@ -103,7 +103,7 @@ fn object_streams(hay: &[u8]) -> Vec<u8> {
     out
 }
 
-pub fn describe(src: &Source, head: &[u8], notes: &mut Vec<String>) -> io::Result<Pdf> {
+pub(crate) fn describe(src: &Source, head: &[u8], notes: &mut Vec<String>) -> io::Result<Pdf> {
     let version = head
         .get(5..8)
         .and_then(|v| std::str::from_utf8(v).ok())

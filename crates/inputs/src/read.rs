@@ -6,16 +6,16 @@ use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 
 /// The size of a streamed pass's one buffer.
-pub const CHUNK: usize = 64 << 10;
+pub(crate) const CHUNK: usize = 64 << 10;
 
-pub struct Source {
-    pub file: File,
-    pub size: u64,
+pub(crate) struct Source {
+    pub(crate) file: File,
+    pub(crate) size: u64,
     head: Option<Vec<u8>>,
 }
 
 impl Source {
-    pub fn new(file: File) -> io::Result<Source> {
+    pub(crate) fn new(file: File) -> io::Result<Source> {
         let size = file.metadata()?.len();
         Ok(Source {
             file,
@@ -25,7 +25,7 @@ impl Source {
     }
 
     /// The first `max` bytes (fewer for a smaller file), read once.
-    pub fn head(&mut self, max: usize) -> io::Result<Vec<u8>> {
+    pub(crate) fn head(&mut self, max: usize) -> io::Result<Vec<u8>> {
         if let Some(h) = &self.head
             && (h.len() >= max || (h.len() as u64) >= self.size)
         {
@@ -37,7 +37,7 @@ impl Source {
     }
 
     /// Up to `len` bytes from `offset` (fewer at the end of the file).
-    pub fn window(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+    pub(crate) fn window(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
         let want = (self.size.saturating_sub(offset)).min(len as u64) as usize;
         let mut buf = vec![0u8; want];
         let mut got = 0;
@@ -54,13 +54,13 @@ impl Source {
     }
 
     /// The last `len` bytes.
-    pub fn tail(&self, len: usize) -> io::Result<Vec<u8>> {
+    pub(crate) fn tail(&self, len: usize) -> io::Result<Vec<u8>> {
         let start = self.size.saturating_sub(len as u64);
         self.window(start, len)
     }
 
     /// Every byte from `offset` to the end, handed over a chunk at a time.
-    pub fn stream(&self, offset: u64, mut each: impl FnMut(&[u8])) -> io::Result<()> {
+    pub(crate) fn stream(&self, offset: u64, mut each: impl FnMut(&[u8])) -> io::Result<()> {
         let mut buf = vec![0u8; CHUNK];
         let mut at = offset;
         loop {
@@ -78,7 +78,7 @@ impl Source {
     }
 
     /// A reader from `offset` on (for parsers that pull bytes).
-    pub fn reader_at(&self, offset: u64) -> io::Result<impl Read + '_> {
+    pub(crate) fn reader_at(&self, offset: u64) -> io::Result<impl Read + '_> {
         Ok(At {
             file: &self.file,
             at: offset,
@@ -100,6 +100,6 @@ impl Read for At<'_> {
 }
 
 /// Newlines in `bytes` (vectorizes well).
-pub fn newlines(bytes: &[u8]) -> u64 {
+pub(crate) fn newlines(bytes: &[u8]) -> u64 {
     bytes.iter().filter(|&&b| b == b'\n').count() as u64
 }

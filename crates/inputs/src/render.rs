@@ -21,7 +21,7 @@ fn grouped(n: u64) -> String {
 
 /// A count with what it is: "1,204 rows", "about 41,000,000 rows (an
 /// estimate)", "at least 12 rows".
-pub fn count(c: Count, what: &str) -> String {
+pub(crate) fn count(c: Count, what: &str) -> String {
     let what = match what.strip_suffix('s') {
         Some(one) if c.value == 1 && c.how == Counted::Exact => one,
         _ => what,
@@ -84,7 +84,7 @@ fn column_line(c: &Column) -> String {
 
 /// A shape on one line, nested objects inline (bounded by the shape's own
 /// bounds: two levels, 40 keys).
-pub fn shape_inline(s: &Shape) -> String {
+pub(crate) fn shape_inline(s: &Shape) -> String {
     match s {
         Shape::Array { len, items } => match items {
             Some(i) => format!("array of {} ({})", shape_inline(i), count(*len, "items")),

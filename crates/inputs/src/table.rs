@@ -123,7 +123,7 @@ pub(crate) fn has_header(rows: &[Vec<String>]) -> bool {
         .any(|r| r.iter().zip(first).any(|(a, b)| a == b))
 }
 
-pub fn describe(
+pub(crate) fn describe(
     src: &mut Source,
     head: &[u8],
     ext: &str,

@@ -10,15 +10,15 @@ use crate::{Count, EXACT_BYTES, Text};
 const FIRST_LINES: usize = 8;
 const LINE_CHARS: usize = 160;
 
-pub struct Encoding {
-    pub name: String,
+pub(crate) struct Encoding {
+    pub(crate) name: String,
     /// Bytes below 0x80 mean ASCII (UTF-8, latin-1): lines split on b'\n'.
-    pub utf8_compatible: bool,
+    pub(crate) utf8_compatible: bool,
     utf16: Option<bool>,
 }
 
 /// The encoding of a text head, or None when it looks binary.
-pub fn encoding(head: &[u8]) -> Option<Encoding> {
+pub(crate) fn encoding(head: &[u8]) -> Option<Encoding> {
     let enc = |name: &str, utf8_compatible, utf16| {
         Some(Encoding {
             name: name.into(),
@@ -54,7 +54,7 @@ pub fn encoding(head: &[u8]) -> Option<Encoding> {
     }
 }
 
-pub fn strip_bom(head: &[u8]) -> &[u8] {
+pub(crate) fn strip_bom(head: &[u8]) -> &[u8] {
     head.strip_prefix(&[0xEF, 0xBB, 0xBF][..]).unwrap_or(head)
 }
 
@@ -88,7 +88,7 @@ fn cut(line: &str) -> String {
     s
 }
 
-pub fn describe(src: &Source, head: &[u8], enc: &Encoding) -> io::Result<Text> {
+pub(crate) fn describe(src: &Source, head: &[u8], enc: &Encoding) -> io::Result<Text> {
     let text = decode(head, enc);
     let first_lines = text.lines().take(FIRST_LINES).map(cut).collect();
     let whole = head.len() as u64 >= src.size;

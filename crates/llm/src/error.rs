@@ -123,7 +123,7 @@ impl LlmError {
         }
     }
 
-    pub fn is_cancelled(&self) -> bool {
+    pub(crate) fn is_cancelled(&self) -> bool {
         self.kind() == LlmErrorKind::Cancelled
     }
 

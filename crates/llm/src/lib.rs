@@ -9,10 +9,11 @@
 //! an [`LlmError`] whose [`LlmErrorKind`] tells a failed call from a cancel.
 //!
 //! This module knows nothing of sessions, processes or terminals.
+#![warn(unreachable_pub)]
 
 mod error;
 pub mod openai;
-pub mod reasoning;
+mod reasoning;
 pub mod repetition;
 pub mod scripted;
 pub mod tokens;
@@ -77,7 +78,7 @@ impl Structured {
 }
 
 /// The tag suffix of a request that continues a cut-off reply.
-pub const CONTINUE_TAG: &str = "continue";
+pub(crate) const CONTINUE_TAG: &str = "continue";
 
 impl ChatRequest {
     /// The request that asks the model to go on with a reply cut off at the
@@ -122,7 +123,7 @@ pub enum FinishReason {
 impl FinishReason {
     /// From the wire's `finish_reason` (`"stop"`, `"length"`, ...; llama.cpp and
     /// some others say `"eos"` for a model that finished).
-    pub fn from_wire(reason: &str) -> FinishReason {
+    pub(crate) fn from_wire(reason: &str) -> FinishReason {
         match reason {
             "stop" | "eos" | "end_turn" | "stop_sequence" => FinishReason::Stop,
             "length" | "max_tokens" => FinishReason::Length,
@@ -204,7 +205,7 @@ pub struct ContextWindow {
 }
 
 pub type ChatFuture<'a> = Pin<Box<dyn Future<Output = Result<ChatReply, LlmError>> + Send + 'a>>;
-pub type ReportFuture<'a> = Pin<Box<dyn Future<Output = Option<ServerReport>> + Send + 'a>>;
+pub(crate) type ReportFuture<'a> = Pin<Box<dyn Future<Output = Option<ServerReport>> + Send + 'a>>;
 
 /// What a model server is and what it takes (`codeloop models`).
 #[derive(Debug)]

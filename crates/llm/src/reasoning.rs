@@ -18,7 +18,7 @@ const CLOSING: [&str; 3] = ["</think>", "</thinking>", "</reasoning>"];
 
 /// Splits streamed content into answer and reasoning (see the module comment).
 #[derive(Debug, Default)]
-pub struct ReasoningSplitter {
+pub(crate) struct ReasoningSplitter {
     /// Inside a block: the index of its tag in `OPENING`/`CLOSING`.
     inside: Option<usize>,
     /// The end of the text fed so far that may be the start of a tag.
@@ -35,14 +35,14 @@ pub struct ReasoningSplitter {
 }
 
 impl ReasoningSplitter {
-    pub fn new() -> ReasoningSplitter {
+    pub(crate) fn new() -> ReasoningSplitter {
         ReasoningSplitter::default()
     }
 
     /// Feed the next piece of content; returns the pieces it completed. A
     /// [`Delta::Restart`] among them means the answer given so far was reasoning
     /// all along (the reply began inside a block): it is given again as reasoning.
-    pub fn push(&mut self, text: &str) -> Vec<Delta> {
+    pub(crate) fn push(&mut self, text: &str) -> Vec<Delta> {
         let mut out = Vec::new();
         let given_before = !self.content_so_far.is_empty();
         let mut rest = std::mem::take(&mut self.pending);
@@ -120,7 +120,7 @@ impl ReasoningSplitter {
 
     /// The content ended: what was held back is given out (an unclosed block
     /// is reasoning to its end).
-    pub fn finish(&mut self) -> Vec<Delta> {
+    pub(crate) fn finish(&mut self) -> Vec<Delta> {
         let mut out = Vec::new();
         let rest = std::mem::take(&mut self.pending);
         match self.inside {
@@ -161,7 +161,7 @@ impl ReasoningSplitter {
 }
 
 /// Split a whole text at once: (answer, reasoning).
-pub fn split_reasoning(text: &str) -> (String, String) {
+pub(crate) fn split_reasoning(text: &str) -> (String, String) {
     let mut splitter = ReasoningSplitter::new();
     let mut pieces = splitter.push(text);
     pieces.extend(splitter.finish());

@@ -17,11 +17,11 @@
 /// tape can tell a looping reply from another failure.
 pub const LOOP_MESSAGE: &str = "the reply repeats itself";
 /// The longest repeated unit looked for, in characters.
-pub const MAX_PERIOD: usize = 400;
+pub(crate) const MAX_PERIOD: usize = 400;
 /// The shortest run of repetition that stops a reply, in characters.
-pub const MIN_SPAN: usize = 600;
+pub(crate) const MIN_SPAN: usize = 600;
 /// The fewest repeats of a long unit that stop a reply.
-pub const MIN_REPEATS: usize = 4;
+pub(crate) const MIN_REPEATS: usize = 4;
 /// New characters between two checks (a check looks at every period).
 const CHECK_EVERY: usize = 64;
 
@@ -38,11 +38,11 @@ pub struct Repetition {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Loop {
     /// The repeated unit, as it ends the reply.
-    pub unit: String,
+    pub(crate) unit: String,
     /// Its length in characters.
-    pub period: usize,
+    pub(crate) period: usize,
     /// How many characters at the end repeat it.
-    pub span: usize,
+    pub(crate) span: usize,
 }
 
 impl Loop {

@@ -18,7 +18,7 @@ pub enum LineRun {
 }
 
 /// Lines shown in a prompt's executed blocks, at most.
-pub const PROMPT_LINES: usize = 60;
+pub(crate) const PROMPT_LINES: usize = 60;
 
 /// The 1-based first and last line of the top-level `def name` in
 /// `source` (its decorators and comments after it left out).

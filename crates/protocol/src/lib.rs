@@ -5,6 +5,7 @@
 //! can all speak it while knowing nothing of each other. Each idea has one type
 //! here and one way to print it; and `sanitize`, the one filter for
 //! untrusted text bound for a terminal.
+#![warn(unreachable_pub)]
 
 pub mod coverage;
 pub mod picture;
@@ -186,7 +187,7 @@ pub struct Snapshot {
 
 impl Location {
     /// `file:line:col`, `file:line` or `file`: where, in one token.
-    pub fn place(&self) -> String {
+    pub(crate) fn place(&self) -> String {
         match (self.line, self.column) {
             (Some(l), Some(c)) => format!("{}:{l}:{c}", self.file),
             (Some(l), None) => format!("{}:{l}", self.file),

@@ -41,7 +41,7 @@ impl Location {
     }
 
     /// The message's first line.
-    pub fn first_message_line(&self) -> &str {
+    pub(crate) fn first_message_line(&self) -> &str {
         self.message.lines().next().unwrap_or("")
     }
 

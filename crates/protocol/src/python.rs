@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 /// Third-party packages named at most, in a prompt.
-pub const PROMPT_PACKAGES: usize = 40;
+pub(crate) const PROMPT_PACKAGES: usize = 40;
 
 /// Packages a data task reaches for, named first in a prompt (the rest
 /// follow by name).
@@ -35,7 +35,7 @@ pub struct Package {
     pub name: String,
     /// Empty where no distribution records it.
     #[serde(default)]
-    pub version: String,
+    pub(crate) version: String,
     /// The top-level modules it gives (`import` names), where they differ
     /// from the name ("scikit-learn" gives "sklearn").
     #[serde(default)]

@@ -37,7 +37,7 @@ pub struct CandidatesInfo {
     /// The index of the one chosen.
     pub chosen: usize,
     /// Why the choice fell back to the first candidate, when it did.
-    pub note: Option<String>,
+    pub(crate) note: Option<String>,
 }
 
 impl CandidatesInfo {

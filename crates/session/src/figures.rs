@@ -14,7 +14,7 @@ use super::state::State;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunFigures {
     /// The node's name, or `None` for the assembled program.
-    pub node: Option<String>,
+    pub(crate) node: Option<String>,
     /// Runs measured.
     pub runs: u32,
     pub total: Resources,

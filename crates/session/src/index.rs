@@ -17,7 +17,7 @@ use super::state::State;
 use super::tape::{TapeError, read_tape};
 
 /// A session's tape, inside its folder.
-pub const TAPE_FILE: &str = "tape.jsonl";
+pub(crate) const TAPE_FILE: &str = "tape.jsonl";
 /// The cached summary, beside the tape.
 pub const SUMMARY_FILE: &str = "summary.json";
 /// Bump when `SessionSummary` changes meaning: older caches are then refolded
@@ -240,11 +240,6 @@ fn session_dirs(sessions_dir: &Path) -> Result<Vec<PathBuf>, IndexError> {
         .collect();
     dirs.sort();
     Ok(dirs)
-}
-
-/// One session's summary: from its cache when fresh, else folded from the tape.
-pub fn summary(dir: &Path) -> Result<SessionSummary, IndexError> {
-    summary_and_damage(dir).map(|(summary, _)| summary)
 }
 
 /// A session's summary and what of its tape could not be read.

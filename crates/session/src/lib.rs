@@ -1,24 +1,25 @@
 //! The session: its events, the tape they are written to, and the state they fold into.
 //!
 //! This module knows nothing of models, processes or terminals.
+#![warn(unreachable_pub)]
 
 pub mod consensus;
-pub mod event;
+mod event;
 pub mod figures;
 pub mod index;
 pub mod outcome;
 mod parts;
 mod pause;
-pub mod plan;
+mod plan;
 pub mod prefix;
-pub mod repairs;
+mod repairs;
 pub mod report;
 pub mod review;
 mod segments;
 pub mod state;
 mod steering;
-pub mod tape;
-pub mod tape_read;
+mod tape;
+mod tape_read;
 
 pub use consensus::{Candidate, CandidatesInfo};
 pub use event::*;

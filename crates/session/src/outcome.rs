@@ -65,7 +65,7 @@ impl Outcome {
 impl State {
     /// Work is under way or asked for: a new plan, or a node in flight
     /// (after a result too: a re-run, an edit).
-    pub fn at_work(&self) -> bool {
+    pub(crate) fn at_work(&self) -> bool {
         self.replan || self.nodes.values().any(|n| n.status.in_flight())
     }
 

@@ -25,9 +25,9 @@ pub struct NodeState {
     pub last_error: Option<Location>,
     /// The code and tests `last_error` was found with: a failure belongs
     /// to that version and is drawn on its lines only.
-    pub last_error_found: FoundIn,
+    pub(crate) last_error_found: FoundIn,
     /// How many times the node's tests were set (written, edited, fixed).
-    pub tests_version: u32,
+    pub(crate) tests_version: u32,
     /// The person skipped the run the engine was paused before; the status
     /// that follows is read as `Skipped` (tapes from before that status
     /// recorded a skipped run as passed).
@@ -50,7 +50,7 @@ pub struct NodeState {
     pub queued: bool,
     /// The run that ran the node's current code against its current tests,
     /// once it finished (cleared by new code, new tests, a new run or a re-run).
-    pub settled_run: Option<u64>,
+    pub(crate) settled_run: Option<u64>,
     /// At a resume, the settled run the node carries over: its verdict is
     /// used instead of running the same code again. Used once: cleared when
     /// the node gets new code or tests, runs, or ends its part of a pass.
@@ -112,7 +112,7 @@ impl NodeState {
     }
 
     /// The version of the node shown now: its latest code and tests.
-    pub fn version(&self) -> FoundIn {
+    pub(crate) fn version(&self) -> FoundIn {
         FoundIn {
             iteration: self.iteration(),
             tests: self.tests_version,
@@ -156,8 +156,8 @@ impl NodeState {
 /// A version of a node: its code iteration and its tests' version.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FoundIn {
-    pub iteration: u32,
-    pub tests: u32,
+    pub(crate) iteration: u32,
+    pub(crate) tests: u32,
 }
 
 #[derive(Debug, Clone, PartialEq)]

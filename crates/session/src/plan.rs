@@ -96,7 +96,7 @@ impl Dag {
         &self.specs
     }
 
-    pub fn get(&self, name: &str) -> Option<&FunctionSpec> {
+    pub(crate) fn get(&self, name: &str) -> Option<&FunctionSpec> {
         self.index.get(name).map(|&i| &self.specs[i])
     }
 

@@ -19,18 +19,6 @@ pub struct PrefixReuse {
     pub prompt_chars: u64,
 }
 
-impl PrefixReuse {
-    /// The reused share in percent, if there was any prompt.
-    pub fn percent(&self) -> Option<f64> {
-        (self.prompt_chars > 0).then(|| 100.0 * self.reused_chars as f64 / self.prompt_chars as f64)
-    }
-
-    pub fn add(&mut self, other: PrefixReuse) {
-        self.reused_chars += other.reused_chars;
-        self.prompt_chars += other.prompt_chars;
-    }
-}
-
 /// A request as one text, as a chat template lays it out: role, then content.
 fn request_text(messages: &[ChatMessage]) -> Vec<char> {
     let mut out = String::new();
@@ -119,7 +107,7 @@ mod tests {
                 prompt_chars: (la + lb + lc) as u64,
             }
         );
-        assert_eq!(prefix_reuse(std::iter::empty()).percent(), None);
+        assert_eq!(prefix_reuse(std::iter::empty()).prompt_chars, 0);
     }
 
     #[test]

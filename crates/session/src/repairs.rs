@@ -22,7 +22,7 @@ pub struct TestChange {
     pub iteration: u32,
     pub old: String,
     pub new: String,
-    pub reason: String,
+    pub(crate) reason: String,
     pub applied: bool,
     pub rejected_because: Option<String>,
 }

@@ -23,7 +23,7 @@ pub enum ReviewVerdict {
 }
 
 impl ReviewVerdict {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             ReviewVerdict::Ok => "ok",
             ReviewVerdict::Concerns => "concerns",
@@ -43,7 +43,7 @@ pub enum Severity {
 }
 
 impl Severity {
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Severity::Minor => "minor",
             Severity::Serious => "serious",
@@ -80,7 +80,7 @@ pub struct ReviewInfo {
     pub verdict: ReviewVerdict,
     pub findings: Vec<ReviewFinding>,
     /// The model call that made it.
-    pub call_id: Option<u64>,
+    pub(crate) call_id: Option<u64>,
 }
 
 impl ReviewInfo {

@@ -5,7 +5,7 @@
 use codeloop_session::{CodeSource, Command, FunctionSpec, Step};
 
 /// A spec as the person edits it: one `key: value` a line.
-pub fn spec_text(spec: &FunctionSpec) -> String {
+pub(crate) fn spec_text(spec: &FunctionSpec) -> String {
     format!(
         "purpose: {}\ninputs: {}\noutput: {}\ndepends_on: {}\n",
         spec.purpose,
@@ -16,7 +16,7 @@ pub fn spec_text(spec: &FunctionSpec) -> String {
 }
 
 /// Read an edited spec back (the name stays the node's).
-pub fn parse_spec(node: &str, text: &str) -> Result<FunctionSpec, String> {
+pub(crate) fn parse_spec(node: &str, text: &str) -> Result<FunctionSpec, String> {
     let mut spec = FunctionSpec {
         name: node.to_string(),
         purpose: String::new(),
@@ -76,7 +76,7 @@ const PLAN_TEMPLATE: &str = "\
 
 /// The plan as the person writes or edits it: the functions' specs as
 /// text, one block a function, each beginning with `name:`.
-pub fn plan_text(specs: &[FunctionSpec]) -> String {
+pub(crate) fn plan_text(specs: &[FunctionSpec]) -> String {
     if specs.is_empty() {
         return PLAN_TEMPLATE.to_string();
     }
@@ -89,7 +89,7 @@ pub fn plan_text(specs: &[FunctionSpec]) -> String {
 
 /// Read a written plan back: its specs, checked as a plan (names, unknown
 /// dependencies, cycles) the way the engine checks the model's.
-pub fn parse_plan(text: &str) -> Result<Vec<FunctionSpec>, String> {
+pub(crate) fn parse_plan(text: &str) -> Result<Vec<FunctionSpec>, String> {
     let mut blocks: Vec<(String, usize, String)> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let trimmed = line.trim();
@@ -134,7 +134,7 @@ pub fn parse_plan(text: &str) -> Result<Vec<FunctionSpec>, String> {
 }
 
 /// A command in a few words, for the flash line and the history.
-pub fn describe_command(command: &Command) -> String {
+pub(crate) fn describe_command(command: &Command) -> String {
     match command {
         Command::SetStepMode { on: true } => "step mode on".into(),
         Command::SetStepMode { on: false } => "step mode off".into(),
@@ -161,7 +161,7 @@ pub fn describe_command(command: &Command) -> String {
 }
 
 /// The label of a code version's origin.
-pub fn source_label(source: CodeSource) -> &'static str {
+pub(crate) fn source_label(source: CodeSource) -> &'static str {
     match source {
         CodeSource::Model => "model",
         CodeSource::Edit => "edited by you",
@@ -172,7 +172,7 @@ pub fn source_label(source: CodeSource) -> &'static str {
 }
 
 /// What the engine is paused before, in words.
-pub fn describe_step(step: &Step) -> String {
+pub(crate) fn describe_step(step: &Step) -> String {
     use codeloop_session::Purpose;
     match step {
         Step::ModelCall { purpose } => match purpose {
@@ -200,7 +200,7 @@ pub fn describe_step(step: &Step) -> String {
 }
 
 /// The model as the status bar names it.
-pub fn model_label(c: &codeloop_session::ConfigSummary) -> String {
+pub(crate) fn model_label(c: &codeloop_session::ConfigSummary) -> String {
     match c.provider.as_str() {
         "demo" => "demo model: authored replies, offline".to_string(),
         "scripted" => format!("scripted model ({})", c.endpoint),

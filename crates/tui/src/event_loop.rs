@@ -25,20 +25,20 @@ use codeloop_engine::EngineHandle;
 use codeloop_session::{Command, NoticeLevel, RunRecord, State};
 
 /// At most this many frames a second while records flood in.
-pub const MIN_FRAME: Duration = Duration::from_millis(16);
+pub(crate) const MIN_FRAME: Duration = Duration::from_millis(16);
 /// At most this many frames a second while a tape is being read (its
 /// progress needs no more; the fold gets the time).
-pub const LOADING_FRAME: Duration = Duration::from_millis(50);
+pub(crate) const LOADING_FRAME: Duration = Duration::from_millis(50);
 /// Records applied in one go before the loop looks at the keyboard again.
 const DRAIN_BATCH: usize = 2048;
 
-pub type RerunFuture = Pin<Box<dyn Future<Output = Result<RunRecord, String>> + Send>>;
+pub(crate) type RerunFuture = Pin<Box<dyn Future<Output = Result<RunRecord, String>> + Send>>;
 /// Re-executes a recorded run given the state at the cursor.
-pub type Rerunner = Arc<dyn Fn(u64, Box<State>) -> RerunFuture + Send + Sync>;
+pub(crate) type Rerunner = Arc<dyn Fn(u64, Box<State>) -> RerunFuture + Send + Sync>;
 /// Writes a session in a format (`codeloop export`): the state folded to
 /// its end, the session's folder (None: here), where the tape came from; the
 /// path written.
-pub type Exporter = Box<
+pub(crate) type Exporter = Box<
     dyn FnMut(
             super::app::ExportFormat,
             &State,
@@ -81,7 +81,6 @@ pub struct FrameStats {
     pub at: Instant,
     /// Keys the app had handled when this frame was drawn.
     pub keys_handled: u64,
-    pub frames: u64,
     /// Records the app holds.
     pub records: usize,
     pub highlight_requests: u64,
@@ -111,12 +110,11 @@ where
     let (log_tx, mut log_rx) = mpsc::channel::<Msg>(4);
     let mut clock = tokio::time::interval(Duration::from_secs(1));
     clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    let mut frames = 0u64;
 
     if let Ok(size) = terminal.size() {
         app.update(Msg::Term(TermEvent::Resize(size.width, size.height)));
     }
-    let mut last_frame = draw(terminal, app, &highlighter, &mut hooks, &mut frames)?;
+    let mut last_frame = draw(terminal, app, &highlighter, &mut hooks)?;
     let mut initial = std::mem::take(&mut hooks.initial);
     let mut loading = hooks.loading.take();
     let mut messages = hooks.messages.take();
@@ -326,7 +324,7 @@ where
             loading = None;
         }
         if app.is_dirty() && (draw_now || last_frame.elapsed() >= min_frame) {
-            last_frame = draw(terminal, app, &highlighter, &mut hooks, &mut frames)?;
+            last_frame = draw(terminal, app, &highlighter, &mut hooks)?;
         }
     }
     Ok(())
@@ -388,12 +386,11 @@ fn steer(app: &mut App, engine: Option<&EngineHandle>, command: Command) {
 }
 
 /// Settle the app's derived views, ask for highlighting, draw.
-pub fn draw<B: Backend>(
+pub(crate) fn draw<B: Backend>(
     terminal: &mut Terminal<B>,
     app: &mut App,
     highlighter: &Highlighter,
     hooks: &mut Hooks,
-    frames: &mut u64,
 ) -> anyhow::Result<Instant>
 where
     B::Error: Send + Sync + 'static,
@@ -405,13 +402,11 @@ where
         .draw(|f| view::render(app, f))
         .map_err(|e| anyhow::anyhow!("cannot draw: {e}"))?;
     app.mark_drawn();
-    *frames += 1;
     let at = Instant::now();
     if let Some(on_frame) = hooks.on_frame.as_mut() {
         on_frame(FrameStats {
             at,
             keys_handled: app.keys_handled(),
-            frames: *frames,
             records: app.records().len(),
             highlight_requests: app.panes().code.highlight_requests(),
             highlights_applied: app.panes().code.highlights_applied(),

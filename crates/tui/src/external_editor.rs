@@ -40,11 +40,11 @@ pub enum EditorOutcome {
 }
 
 /// Runs the editor with the terminal handed over (the event loop awaits it).
-pub type EditorHook =
+pub(crate) type EditorHook =
     Box<dyn FnMut(String) -> Pin<Box<dyn Future<Output = EditorOutcome> + Send>> + Send>;
 
 /// The editor command: `$VISUAL`, then `$EDITOR`, then `vi`.
-pub fn editor_command(visual: Option<String>, editor: Option<String>) -> String {
+pub(crate) fn editor_command(visual: Option<String>, editor: Option<String>) -> String {
     [visual, editor]
         .into_iter()
         .flatten()
@@ -55,7 +55,7 @@ pub fn editor_command(visual: Option<String>, editor: Option<String>) -> String 
 
 /// Edit `text` in `command` (a shell command; the file's path is appended),
 /// in a temporary `.py` file. The terminal must already be handed over.
-pub async fn edit_text(command: &str, text: &str) -> EditorOutcome {
+pub(crate) async fn edit_text(command: &str, text: &str) -> EditorOutcome {
     let file = match tempfile::Builder::new()
         .prefix("codeloop-edit-")
         .suffix(".py")

@@ -15,7 +15,8 @@ use tokio::sync::mpsc;
 
 mod incremental;
 
-pub use incremental::{CHECKPOINT_LINES, Document, Work};
+pub(crate) use incremental::Document;
+pub use incremental::Work;
 
 /// Lines longer than this are not highlighted (minified code would stall the worker).
 const MAX_LINE_BYTES: usize = 4096;
@@ -36,15 +37,15 @@ pub struct HighlightRequest {
 /// One highlighted line: spans of text with their style. Shared, so the
 /// worker hands over a whole text's lines (kept for the next edit) by
 /// counting references, not by copying every span.
-pub type StyledLine = Arc<[(Style, String)]>;
+pub(crate) type StyledLine = Arc<[(Style, String)]>;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Highlighted {
-    pub generation: u64,
-    pub key: u64,
-    pub lines: Vec<StyledLine>,
+    pub(crate) generation: u64,
+    pub(crate) key: u64,
+    pub(crate) lines: Vec<StyledLine>,
     /// False for the first lines sent ahead of the rest.
-    pub complete: bool,
+    pub(crate) complete: bool,
 }
 
 #[derive(Default)]
@@ -54,13 +55,13 @@ struct Slot {
 }
 
 /// The handle the event loop keeps; dropping it stops the worker.
-pub struct Highlighter {
+pub(crate) struct Highlighter {
     slot: Arc<(Mutex<Slot>, Condvar)>,
 }
 
 impl Highlighter {
     /// Start the worker; results arrive on `results` (bounded by the caller).
-    pub fn spawn(results: mpsc::Sender<Highlighted>) -> std::io::Result<Highlighter> {
+    pub(crate) fn spawn(results: mpsc::Sender<Highlighted>) -> std::io::Result<Highlighter> {
         let slot = Arc::new((Mutex::new(Slot::default()), Condvar::new()));
         let worker_slot = Arc::clone(&slot);
         std::thread::Builder::new()
@@ -70,7 +71,7 @@ impl Highlighter {
     }
 
     /// Replace whatever is waiting with this request.
-    pub fn request(&self, request: HighlightRequest) {
+    pub(crate) fn request(&self, request: HighlightRequest) {
         let (lock, cvar) = &*self.slot;
         if let Ok(mut slot) = lock.lock() {
             slot.next = Some(request);
@@ -201,14 +202,6 @@ impl Default for Engine {
     }
 }
 
-/// Highlight a whole text synchronously, from nothing (tests and the bench).
-pub fn highlight_python(request: &HighlightRequest) -> Option<Vec<StyledLine>> {
-    let mut engine = Engine::new();
-    engine
-        .highlight(request, |_| {}, || false)
-        .map(<[StyledLine]>::to_vec)
-}
-
 fn trim_newline(s: &str) -> &str {
     s.trim_end_matches(['\n', '\r'])
 }
@@ -225,7 +218,7 @@ fn convert(s: syntect::highlighting::Style) -> Style {
 }
 
 /// The cache key of a text.
-pub fn text_key(text: &str) -> u64 {
+pub(crate) fn text_key(text: &str) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
     text.hash(&mut h);

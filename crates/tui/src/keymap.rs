@@ -12,19 +12,19 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// A key as a binding names it: the code, and whether Control is held.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Key {
-    pub code: KeyCode,
-    pub ctrl: bool,
+pub(crate) struct Key {
+    pub(crate) code: KeyCode,
+    pub(crate) ctrl: bool,
 }
 
 impl Key {
-    pub const fn code(code: KeyCode) -> Key {
+    pub(crate) const fn code(code: KeyCode) -> Key {
         Key { code, ctrl: false }
     }
-    pub const fn ch(c: char) -> Key {
+    pub(crate) const fn ch(c: char) -> Key {
         Key::code(KeyCode::Char(c))
     }
-    pub const fn ctrl(c: char) -> Key {
+    pub(crate) const fn ctrl(c: char) -> Key {
         Key {
             code: KeyCode::Char(c),
             ctrl: true,
@@ -32,7 +32,7 @@ impl Key {
     }
 
     /// The key's name as a hint shows it.
-    pub fn name(&self) -> String {
+    pub(crate) fn name(&self) -> String {
         let base = match self.code {
             KeyCode::Char(' ') => "space".to_string(),
             KeyCode::Char(c) => c.to_string(),
@@ -58,7 +58,7 @@ impl Key {
     }
 
     /// The key as pressed (a command palette replays a row's first key).
-    pub fn event(&self) -> KeyEvent {
+    pub(crate) fn event(&self) -> KeyEvent {
         let mods = if self.ctrl {
             KeyModifiers::CONTROL
         } else {
@@ -68,7 +68,7 @@ impl Key {
     }
 
     /// Whether a pressed key is this one (Shift is part of the character).
-    pub fn matches(&self, key: &KeyEvent) -> bool {
+    pub(crate) fn matches(&self, key: &KeyEvent) -> bool {
         self.code == key.code && self.ctrl == key.modifiers.contains(KeyModifiers::CONTROL)
     }
 }
@@ -77,13 +77,13 @@ impl Key {
 #[derive(Debug, Clone, Copy)]
 pub struct Binding<A: 'static> {
     /// The keys as the help and the footer name them (`"↑ / ↓"`).
-    pub label: &'static str,
+    pub(crate) label: &'static str,
     /// What they do, in words (the help).
-    pub does: &'static str,
+    pub(crate) does: &'static str,
     /// The same in a few words (the footer; empty: not offered there).
-    pub short: &'static str,
+    pub(crate) short: &'static str,
     /// The keys and what each does (empty: a note in the help, no key).
-    pub keys: &'static [(Key, A)],
+    pub(crate) keys: &'static [(Key, A)],
 }
 
 /// A help line, whatever the table's act type.
@@ -91,13 +91,13 @@ pub struct Binding<A: 'static> {
 pub struct Row {
     pub label: &'static str,
     pub does: &'static str,
-    pub short: &'static str,
+    pub(crate) short: &'static str,
     /// The row's first key (the palette presses it), if it has keys.
-    pub key: Option<Key>,
+    pub(crate) key: Option<Key>,
 }
 
 impl<A> Binding<A> {
-    pub fn row(&self) -> Row {
+    pub(crate) fn row(&self) -> Row {
         Row {
             label: self.label,
             does: self.does,
@@ -108,7 +108,7 @@ impl<A> Binding<A> {
 }
 
 /// The act bound to `key` in `table`.
-pub fn lookup<A: Copy>(table: &[Binding<A>], key: &KeyEvent) -> Option<A> {
+pub(crate) fn lookup<A: Copy>(table: &[Binding<A>], key: &KeyEvent) -> Option<A> {
     table
         .iter()
         .flat_map(|b| b.keys.iter())
@@ -122,7 +122,7 @@ pub fn rows<A>(table: &[Binding<A>]) -> impl Iterator<Item = Row> + '_ {
 }
 
 /// The label of the row that binds `act` (for hints that name one key).
-pub fn label_of<A: PartialEq>(table: &[Binding<A>], act: &A) -> Option<&'static str> {
+pub(crate) fn label_of<A: PartialEq>(table: &[Binding<A>], act: &A) -> Option<&'static str> {
     table
         .iter()
         .find(|b| b.keys.iter().any(|(_, a)| a == act))
@@ -130,7 +130,7 @@ pub fn label_of<A: PartialEq>(table: &[Binding<A>], act: &A) -> Option<&'static 
 }
 
 /// "Ctrl-S send · Esc discard": a table as a one-line hint.
-pub fn hint_line<A>(table: &[Binding<A>]) -> String {
+pub(crate) fn hint_line<A>(table: &[Binding<A>]) -> String {
     table
         .iter()
         .filter(|b| !b.short.is_empty())
@@ -141,7 +141,10 @@ pub fn hint_line<A>(table: &[Binding<A>]) -> String {
 
 /// "Tab pane · z zoom": each act named by the first key bound to it and the
 /// short words of its row.
-pub fn act_hints<A: PartialEq>(table: &[Binding<A>], acts: &[A]) -> Vec<(String, &'static str)> {
+pub(crate) fn act_hints<A: PartialEq>(
+    table: &[Binding<A>],
+    acts: &[A],
+) -> Vec<(String, &'static str)> {
     acts.iter()
         .filter_map(|act| {
             table.iter().find_map(|b| {
@@ -155,7 +158,7 @@ pub fn act_hints<A: PartialEq>(table: &[Binding<A>], acts: &[A]) -> Vec<(String,
 }
 
 /// The workbench's acts the footer always offers.
-pub const FOOTER: [GlobalAct; 4] = [
+pub(crate) const FOOTER: [GlobalAct; 4] = [
     GlobalAct::NextPane,
     GlobalAct::Zoom,
     GlobalAct::Help,
@@ -164,7 +167,7 @@ pub const FOOTER: [GlobalAct; 4] = [
 
 /// What the workbench as a whole does with a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GlobalAct {
+pub(crate) enum GlobalAct {
     Quit,
     Help,
     /// The command palette.
@@ -193,7 +196,7 @@ pub enum GlobalAct {
 
 /// Going on from another moment (`app/timetravel.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TravelAct {
+pub(crate) enum TravelAct {
     /// Fork the reviewed session at the tape cursor.
     ForkHere,
     /// Take the live session's selected node back to its previous iteration.
@@ -201,7 +204,7 @@ pub enum TravelAct {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TapeMove {
+pub(crate) enum TapeMove {
     Back,
     Forward,
     PrevIteration,
@@ -212,14 +215,14 @@ pub enum TapeMove {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReplayAct {
+pub(crate) enum ReplayAct {
     PlayPause,
     Faster,
     Slower,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SteerAct {
+pub(crate) enum SteerAct {
     StepMode,
     Approve,
     Skip,
@@ -240,7 +243,7 @@ pub enum SteerAct {
 type G = Binding<GlobalAct>;
 
 /// Everywhere, in every mode.
-pub const COMMON: &[G] = &[
+pub(crate) const COMMON: &[G] = &[
     Binding {
         label: "Tab / S-Tab",
         does: "next / previous pane (or click it)",
@@ -286,7 +289,7 @@ pub const COMMON: &[G] = &[
 ];
 
 /// Once there is a session: where things are.
-pub const WHERE: &[G] = &[Binding {
+pub(crate) const WHERE: &[G] = &[Binding {
     label: "y",
     does: "copy the selected node's code (or the session folder) to the clipboard (OSC 52: works over ssh and in tmux)",
     short: "copy",
@@ -294,7 +297,7 @@ pub const WHERE: &[G] = &[Binding {
 }];
 
 /// Once there is a session: its model calls.
-pub const INSPECT: &[G] = &[Binding {
+pub(crate) const INSPECT: &[G] = &[Binding {
     label: "m",
     does: "inspect the model calls: prompt, raw reply, reasoning, tokens, time ([ / ] between calls; e edits a prompt not yet sent)",
     short: "model calls",
@@ -302,7 +305,7 @@ pub const INSPECT: &[G] = &[Binding {
 }];
 
 /// Once there is a session: the pictures its programs drew.
-pub const PICTURES: &[G] = &[Binding {
+pub(crate) const PICTURES: &[G] = &[Binding {
     label: "I",
     does: "the pictures the programs drew, in half-blocks (← / → between them)",
     short: "pictures",
@@ -310,7 +313,7 @@ pub const PICTURES: &[G] = &[Binding {
 }];
 
 /// Before a session starts.
-pub const WELCOME: &[G] = &[Binding {
+pub(crate) const WELCOME: &[G] = &[Binding {
     label: "i",
     does: "write your own task",
     short: "write a task",
@@ -318,7 +321,7 @@ pub const WELCOME: &[G] = &[Binding {
 }];
 
 /// Steering a live session (in review and replay these keys say "read-only").
-pub const STEER: &[G] = &[
+pub(crate) const STEER: &[G] = &[
     Binding {
         label: "s",
         does: "step mode on/off: pause before each model call and run",
@@ -404,21 +407,21 @@ pub const STEER: &[G] = &[
 ];
 
 /// The steering acts offered while the engine is paused before a step.
-pub const FORK_HERE: &[G] = &[Binding {
+pub(crate) const FORK_HERE: &[G] = &[Binding {
     label: "F",
     does: "fork here: a new session goes on live from the cursor (asks first)",
     short: "fork here",
     keys: &[(Key::ch('F'), GlobalAct::Travel(TravelAct::ForkHere))],
 }];
 
-pub const REWIND: &[G] = &[Binding {
+pub(crate) const REWIND: &[G] = &[Binding {
     label: "u",
     does: "rewind the selected node to its previous iteration, on a new branch (asks first)",
     short: "rewind",
     keys: &[(Key::ch('u'), GlobalAct::Travel(TravelAct::Rewind))],
 }];
 
-pub const WHILE_PAUSED: [GlobalAct; 6] = [
+pub(crate) const WHILE_PAUSED: [GlobalAct; 6] = [
     GlobalAct::Steer(SteerAct::Approve),
     GlobalAct::Steer(SteerAct::Skip),
     GlobalAct::Steer(SteerAct::EditCode),
@@ -447,7 +450,7 @@ const FIRST_FAILURE: G = Binding {
 };
 
 /// Moving through the past of a live session.
-pub const LIVE_TAPE: &[G] = &[
+pub(crate) const LIVE_TAPE: &[G] = &[
     Binding {
         label: "← / →",
         does: "step back / forward through what happened",
@@ -474,7 +477,7 @@ pub const LIVE_TAPE: &[G] = &[
 ];
 
 /// Moving through a recorded tape (review and replay).
-pub const REVIEW_TAPE: &[G] = &[
+pub(crate) const REVIEW_TAPE: &[G] = &[
     Binding {
         label: "← / →",
         does: "previous / next event",
@@ -506,7 +509,7 @@ pub const REVIEW_TAPE: &[G] = &[
     },
 ];
 
-pub const REPLAY: &[G] = &[
+pub(crate) const REPLAY: &[G] = &[
     Binding {
         label: "space",
         does: "pause / resume",
@@ -527,7 +530,7 @@ pub const REPLAY: &[G] = &[
 
 /// Which of the workbench's tables apply: by how it was opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ModeKind {
+pub(crate) enum ModeKind {
     /// The live workbench before a session starts.
     Welcome,
     Live,
@@ -536,7 +539,7 @@ pub enum ModeKind {
 }
 
 /// The workbench's tables in a mode, in the order the help lists them.
-pub fn global(mode: ModeKind) -> Vec<&'static [G]> {
+pub(crate) fn global(mode: ModeKind) -> Vec<&'static [G]> {
     match mode {
         ModeKind::Welcome => vec![COMMON, WELCOME, STEER, LIVE_TAPE],
         ModeKind::Live => vec![
@@ -556,7 +559,7 @@ pub fn global(mode: ModeKind) -> Vec<&'static [G]> {
 }
 
 /// The act of `key` in the workbench's tables of `mode`.
-pub fn lookup_global(mode: ModeKind, key: &KeyEvent) -> Option<GlobalAct> {
+pub(crate) fn lookup_global(mode: ModeKind, key: &KeyEvent) -> Option<GlobalAct> {
     global(mode).into_iter().find_map(|t| lookup(t, key))
 }
 

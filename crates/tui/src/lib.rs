@@ -7,9 +7,10 @@
 //! tape and the replay clock, pure and given the time; `event_loop`
 //! multiplexes terminal input, engine records, the clock and highlighting
 //! results, and draws only when something changed.
+#![warn(unreachable_pub)]
 
 pub mod app;
-pub mod describe;
+mod describe;
 pub mod event_loop;
 pub mod external_editor;
 pub mod graphics;

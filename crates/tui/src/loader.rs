@@ -17,7 +17,7 @@ pub const FIRST_BATCH: usize = 1024;
 /// Records in each later batch (the UI folds one between looks at the keyboard).
 pub const BATCH: usize = 8192;
 /// Records made room for at once, at most (a guess from the first batch).
-pub const RESERVE_AT_MOST: usize = 4 << 20;
+pub(crate) const RESERVE_AT_MOST: usize = 4 << 20;
 /// Batches read ahead of the fold at most.
 const AHEAD: usize = 8;
 
@@ -31,7 +31,7 @@ pub struct Progress {
 impl Progress {
     /// About how many more records the tape holds, from the bytes the
     /// `records` read so far took (at most `cap`).
-    pub fn records_to_come(&self, records: usize, cap: usize) -> usize {
+    pub(crate) fn records_to_come(&self, records: usize, cap: usize) -> usize {
         if self.read == 0 {
             return 0;
         }
@@ -70,7 +70,7 @@ pub struct Opening {
     /// The rest, still being read; None when `first` is the whole tape.
     pub rest: Option<mpsc::Receiver<Loaded>>,
     /// What the whole tape held beside its records, when `first` is all of it.
-    pub end: Option<TapeEnd>,
+    pub(crate) end: Option<TapeEnd>,
 }
 
 impl Opening {

@@ -15,19 +15,19 @@ use codeloop_protocol::Stream;
 use codeloop_session::state::RunState;
 
 /// At most this much of a log is read (a note says when there is more).
-pub const LOG_READ_LIMIT: u64 = 256 << 20;
+pub(crate) const LOG_READ_LIMIT: u64 = 256 << 20;
 
 /// A log read whole (up to the limit), split into lines.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct LogText {
     /// Each line, control sequences stripped.
-    pub lines: Vec<String>,
+    pub(crate) lines: Vec<String>,
     /// The byte offset in the file where each line starts.
-    pub starts: Vec<u64>,
+    pub(crate) starts: Vec<u64>,
     /// The file's size when read.
-    pub bytes: u64,
+    pub(crate) bytes: u64,
     /// Bytes past `LOG_READ_LIMIT` that were not read.
-    pub unread: u64,
+    pub(crate) unread: u64,
 }
 
 /// Read and split the log at `path`.
@@ -63,13 +63,13 @@ pub fn read_log(path: &Path) -> Result<LogText, String> {
 }
 
 /// Where a run's full output log is.
-pub fn log_path(session_dir: &Path, run_id: u64) -> PathBuf {
+pub(crate) fn log_path(session_dir: &Path, run_id: u64) -> PathBuf {
     session_dir.join("logs").join(format!("run-{run_id}.log"))
 }
 
 /// The byte ranges of the log (start, end) that the tape saw come from
 /// stderr, in order. Output past what the state holds is not covered.
-pub fn stderr_ranges(run: &RunState) -> Vec<(u64, u64)> {
+pub(crate) fn stderr_ranges(run: &RunState) -> Vec<(u64, u64)> {
     let mut at = run.dropped_bytes;
     let mut ranges: Vec<(u64, u64)> = Vec::new();
     for (stream, text) in &run.chunks {
@@ -86,7 +86,7 @@ pub fn stderr_ranges(run: &RunState) -> Vec<(u64, u64)> {
 }
 
 /// Which lines of `text` overlap a stderr range (both sorted: one pass).
-pub fn stderr_lines(text: &LogText, ranges: &[(u64, u64)]) -> Vec<bool> {
+pub(crate) fn stderr_lines(text: &LogText, ranges: &[(u64, u64)]) -> Vec<bool> {
     let mut marks = vec![false; text.lines.len()];
     let mut r = 0;
     for (i, &start) in text.starts.iter().enumerate() {

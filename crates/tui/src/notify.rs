@@ -38,7 +38,7 @@ impl Desktop {
     }
 
     /// From this process's environment.
-    pub fn from_env() -> Desktop {
+    pub(crate) fn from_env() -> Desktop {
         let var = |k: &str| std::env::var(k).ok();
         Desktop::detect(
             var("TERM_PROGRAM").as_deref(),
@@ -63,7 +63,7 @@ impl Desktop {
 }
 
 /// What a live event rings the terminal with, if anything.
-pub fn notice_for(event: &Event) -> Option<String> {
+pub(crate) fn notice_for(event: &Event) -> Option<String> {
     match event {
         Event::Paused { step } => Some(format!(
             "waiting for you: paused before {}",
@@ -84,7 +84,7 @@ pub fn notice_for(event: &Event) -> Option<String> {
 }
 
 /// What opening a tape says first when it did not finish or was damaged.
-pub fn opening_note(unfinished: bool, damage: Option<&str>) -> Option<String> {
+pub(crate) fn opening_note(unfinished: bool, damage: Option<&str>) -> Option<String> {
     match (unfinished, damage) {
         (false, None) => None,
         (true, None) => Some(

@@ -12,16 +12,16 @@
 use std::path::Path;
 
 /// The decoded picture is kept at most this many pixels a side.
-pub const MAX_SIDE: u32 = 480;
+pub(crate) const MAX_SIDE: u32 = 480;
 /// Larger files are not decoded (the sandbox keeps none bigger).
 const MAX_FILE: u64 = 8 << 20;
 
 /// A picture's pixels, RGBA, row by row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pixels {
-    pub width: u32,
-    pub height: u32,
-    pub rgba: Vec<[u8; 4]>,
+    pub(crate) width: u32,
+    pub(crate) height: u32,
+    pub(crate) rgba: Vec<[u8; 4]>,
 }
 
 impl Pixels {
@@ -31,7 +31,7 @@ impl Pixels {
 }
 
 /// One cell: the colour of its upper half and of its lower half.
-pub type Cell = ([u8; 3], [u8; 3]);
+pub(crate) type Cell = ([u8; 3], [u8; 3]);
 
 /// Read and decode an image file, shrunk to at most `MAX_SIDE` a side.
 /// The error says why it cannot be drawn.
@@ -82,7 +82,7 @@ pub fn decode(path: &Path) -> Result<Pixels, String> {
 
 /// `src` at `tw` × `th`: each target pixel the average of the source
 /// pixels under it (or the one it falls in, when growing).
-pub fn resample(src: &Pixels, tw: u32, th: u32) -> Pixels {
+pub(crate) fn resample(src: &Pixels, tw: u32, th: u32) -> Pixels {
     let mut rgba = Vec::with_capacity((tw * th) as usize);
     for y in 0..th {
         let (y0, y1) = span(y, th, src.height);
@@ -124,7 +124,7 @@ fn span(i: u32, target: u32, source: u32) -> (u32, u32) {
 /// cells (two pixels a cell, one above the other) with its proportions
 /// kept; transparent pixels show `background`. Never larger than the
 /// picture itself (a 4 × 2 image is 4 cells by 1).
-pub fn cells(px: &Pixels, cols: u16, rows: u16, background: [u8; 3]) -> Vec<Vec<Cell>> {
+pub(crate) fn cells(px: &Pixels, cols: u16, rows: u16, background: [u8; 3]) -> Vec<Vec<Cell>> {
     if cols == 0 || rows == 0 {
         return Vec::new();
     }

@@ -14,7 +14,7 @@ use crossterm::terminal::{
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
-pub type Term = Terminal<CrosstermBackend<Stdout>>;
+pub(crate) type Term = Terminal<CrosstermBackend<Stdout>>;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TerminalError {
@@ -59,7 +59,7 @@ pub fn enter() -> Result<(Term, TerminalGuard), TerminalError> {
 }
 
 /// Put the terminal back as it was (safe to call more than once).
-pub fn restore() {
+pub(crate) fn restore() {
     let _ = execute!(
         io::stdout(),
         DisableBracketedPaste,
@@ -71,7 +71,7 @@ pub fn restore() {
 }
 
 /// Take the terminal back after handing it over (an external editor ran).
-pub fn resume() -> io::Result<()> {
+pub(crate) fn resume() -> io::Result<()> {
     enable_raw_mode()?;
     execute!(
         io::stdout(),

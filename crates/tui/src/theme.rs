@@ -68,30 +68,30 @@ struct ColorsFile {
 /// The styles the panes draw with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Theme {
-    pub name: String,
+    pub(crate) name: String,
     /// The syntect theme for the code pane; None = no syntax colours.
-    pub syntax: Option<String>,
+    pub(crate) syntax: Option<String>,
     /// Every cell's colours where nothing else is set: the theme's
     /// background and text colour (plain for NO_COLOR, so the terminal's own).
-    pub background: Style,
+    pub(crate) background: Style,
     pub text: Style,
-    pub dim: Style,
-    pub border: Style,
-    pub border_focused: Style,
-    pub title: Style,
-    pub accent: Style,
-    pub selection: Style,
-    pub ok: Style,
-    pub error: Style,
-    pub warning: Style,
-    pub stderr: Style,
-    pub running: Style,
+    pub(crate) dim: Style,
+    pub(crate) border: Style,
+    pub(crate) border_focused: Style,
+    pub(crate) title: Style,
+    pub(crate) accent: Style,
+    pub(crate) selection: Style,
+    pub(crate) ok: Style,
+    pub(crate) error: Style,
+    pub(crate) warning: Style,
+    pub(crate) stderr: Style,
+    pub(crate) running: Style,
     /// The failing line of the last run.
-    pub marker: Style,
-    pub status: Style,
-    pub added: Style,
-    pub removed: Style,
-    pub search_match: Style,
+    pub(crate) marker: Style,
+    pub(crate) status: Style,
+    pub(crate) added: Style,
+    pub(crate) removed: Style,
+    pub(crate) search_match: Style,
 }
 
 impl Theme {
@@ -104,7 +104,7 @@ impl Theme {
     }
 
     /// The theme `name` from the user's themes folder or the built-in ones.
-    pub fn load_coloured(name: &str, user_dir: &Path) -> Result<Theme, ThemeError> {
+    pub(crate) fn load_coloured(name: &str, user_dir: &Path) -> Result<Theme, ThemeError> {
         let user_file = user_dir.join(format!("{name}.toml"));
         if user_file.is_file() {
             let text = std::fs::read_to_string(&user_file).map_err(|source| ThemeError::Read {
@@ -132,7 +132,7 @@ impl Theme {
         Theme::parse(BUILT_IN[0].1, "built-in `dark`").unwrap_or_else(|_| Theme::no_color())
     }
 
-    pub fn parse(text: &str, origin: &str) -> Result<Theme, ThemeError> {
+    pub(crate) fn parse(text: &str, origin: &str) -> Result<Theme, ThemeError> {
         let file: ThemeFile = toml::from_str(text).map_err(|e| ThemeError::Parse {
             origin: origin.to_string(),
             message: e.to_string(),
@@ -210,7 +210,7 @@ impl Theme {
     /// Give every cell the frame left at the terminal's default colours the
     /// theme's own: a light theme then reads on a dark terminal and the
     /// other way round. Drawing only (a pass over the finished buffer).
-    pub fn fill_background(&self, buf: &mut ratatui::buffer::Buffer) {
+    pub(crate) fn fill_background(&self, buf: &mut ratatui::buffer::Buffer) {
         let (Some(bg), fg) = (self.background.bg, self.background.fg) else {
             return;
         };
@@ -227,13 +227,13 @@ impl Theme {
     }
 
     /// Names of the built-in themes.
-    pub fn built_in() -> impl Iterator<Item = &'static str> {
+    pub(crate) fn built_in() -> impl Iterator<Item = &'static str> {
         BUILT_IN.iter().map(|(n, _)| *n)
     }
 }
 
 /// https://no-color.org: set and not empty.
-pub fn no_color() -> bool {
+pub(crate) fn no_color() -> bool {
     std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
 }
 

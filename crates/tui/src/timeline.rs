@@ -13,18 +13,18 @@ use codeloop_session::{Event, NodeStatus, Record, State};
 pub const OUTPUT_MEMORY_BUDGET: usize = 8 << 20;
 /// A copy of the state is kept every this many records, so stepping back
 /// through a long tape refolds from the nearest copy, not from the start.
-pub const CHECKPOINT_EVERY: usize = 4096;
+pub(crate) const CHECKPOINT_EVERY: usize = 4096;
 /// Copies kept at most (thinned out evenly beyond this).
 const MAX_CHECKPOINTS: usize = 32;
 /// A replay shortens pauses longer than this (the person was away), so a
 /// recording of a step-mode session does not stand still for minutes.
-pub const REPLAY_MAX_GAP_MS: u64 = 2_000;
+pub(crate) const REPLAY_MAX_GAP_MS: u64 = 2_000;
 /// Records a replay applies at most in one tick (a tick never stalls the UI).
 const MAX_PER_TICK: usize = 10_000;
 
 /// Where a jump went.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Jump {
+pub(crate) enum Jump {
     Moved,
     /// Nothing there: the cursor stayed.
     NoneThere,
@@ -54,15 +54,15 @@ impl Timeline {
     pub fn records(&self) -> &[Record] {
         &self.records
     }
-    pub fn cursor(&self) -> usize {
+    pub(crate) fn cursor(&self) -> usize {
         self.cursor
     }
     /// The state folded up to the cursor.
-    pub fn state(&self) -> &State {
+    pub(crate) fn state(&self) -> &State {
         &self.state
     }
     /// The cursor is behind the last record (not reviewing the past).
-    pub fn at_end(&self) -> bool {
+    pub(crate) fn at_end(&self) -> bool {
         self.cursor >= self.records.len()
     }
     /// The state of the whole tape, wherever the cursor is, when it is
@@ -76,7 +76,7 @@ impl Timeline {
         }
     }
     /// The node the engine was busy with at the cursor.
-    pub fn active(&self) -> Option<&str> {
+    pub(crate) fn active(&self) -> Option<&str> {
         self.active.as_deref()
     }
     /// Older output was dropped from memory (the tape on disk keeps it).
@@ -86,7 +86,7 @@ impl Timeline {
 
     /// Make room for `additional` more records at once (a tape being read
     /// says about how many it holds), so the list is not copied as it grows.
-    pub fn reserve(&mut self, additional: usize) {
+    pub(crate) fn reserve(&mut self, additional: usize) {
         self.records.reserve(additional);
     }
 
@@ -175,7 +175,7 @@ impl Timeline {
     }
 
     /// One event back or forward.
-    pub fn step(&mut self, forward: bool) {
+    pub(crate) fn step(&mut self, forward: bool) {
         let n = if forward {
             self.cursor + 1
         } else {
@@ -185,7 +185,7 @@ impl Timeline {
     }
 
     /// To the next/previous new code version (an iteration of some node).
-    pub fn jump_iteration(&mut self, forward: bool) -> Jump {
+    pub(crate) fn jump_iteration(&mut self, forward: bool) -> Jump {
         let is_code = |r: &Record| matches!(r.event, Event::Code { .. });
         let target = if forward {
             self.records[self.cursor.min(self.records.len())..]
@@ -204,7 +204,7 @@ impl Timeline {
     }
 
     /// To the first failed run, with the localization that follows it.
-    pub fn jump_first_failure(&mut self) -> Jump {
+    pub(crate) fn jump_first_failure(&mut self) -> Jump {
         let first = self.records.iter().position(|r| match &r.event {
             Event::RunFinished { record, .. } => !record.passed,
             Event::Localized { .. } => true,
@@ -234,7 +234,7 @@ impl Timeline {
     }
 
     /// The record of a finished run, wherever it is on the tape.
-    pub fn recorded_run(&self, run_id: u64) -> Option<codeloop_session::RunRecord> {
+    pub(crate) fn recorded_run(&self, run_id: u64) -> Option<codeloop_session::RunRecord> {
         self.records.iter().find_map(|r| match &r.event {
             Event::RunFinished { run_id: id, record } if *id == run_id => Some(record.clone()),
             _ => None,
@@ -257,19 +257,19 @@ pub struct ReplayClock {
     pub speed: f64,
     pub playing: bool,
     /// Re-execute recorded runs and compare.
-    pub live: bool,
+    pub(crate) live: bool,
     /// When the record at the cursor is due (set while playing).
-    pub next_due: Option<Instant>,
+    pub(crate) next_due: Option<Instant>,
 }
 
 /// What a replay tick did.
 #[derive(Debug, Default)]
-pub struct Tick {
-    pub applied: usize,
+pub(crate) struct Tick {
+    pub(crate) applied: usize,
     /// The replay reached the end of the tape (and stopped playing).
-    pub finished: bool,
+    pub(crate) finished: bool,
     /// Finished runs passed (replay --live): (run id, the state just after).
-    pub finished_runs: Vec<(u64, State)>,
+    pub(crate) finished_runs: Vec<(u64, State)>,
 }
 
 impl ReplayClock {
@@ -282,7 +282,7 @@ impl ReplayClock {
         }
     }
 
-    pub fn pause(&mut self) {
+    pub(crate) fn pause(&mut self) {
         self.playing = false;
         self.next_due = None;
     }
@@ -290,7 +290,7 @@ impl ReplayClock {
     /// Play or pause; playing at the end starts again from the start
     /// (at the end of what is read of a tape still being read, it waits
     /// for the rest instead).
-    pub fn toggle(&mut self, timeline: &mut Timeline, more_coming: bool) {
+    pub(crate) fn toggle(&mut self, timeline: &mut Timeline, more_coming: bool) {
         self.playing = !self.playing;
         self.next_due = None;
         if self.playing && timeline.at_end() && !more_coming {
@@ -298,18 +298,18 @@ impl ReplayClock {
         }
     }
 
-    pub fn faster(&mut self) {
+    pub(crate) fn faster(&mut self) {
         self.speed = (self.speed * 2.0).min(64.0);
         self.next_due = None;
     }
 
-    pub fn slower(&mut self) {
+    pub(crate) fn slower(&mut self) {
         self.speed = (self.speed / 2.0).max(0.125);
         self.next_due = None;
     }
 
     /// When the clock next needs a tick (None: not playing, or at the end).
-    pub fn deadline(&mut self, timeline: &Timeline, now: Instant) -> Option<Instant> {
+    pub(crate) fn deadline(&mut self, timeline: &Timeline, now: Instant) -> Option<Instant> {
         if !self.playing || timeline.at_end() {
             return None;
         }
@@ -326,7 +326,12 @@ impl ReplayClock {
     /// being read (`more_coming`) the clock waits: the next record, when it
     /// comes, is due its gap after that moment, so playback never runs
     /// ahead of the reading nor hurries to catch up.
-    pub fn tick(&mut self, timeline: &mut Timeline, now: Instant, more_coming: bool) -> Tick {
+    pub(crate) fn tick(
+        &mut self,
+        timeline: &mut Timeline,
+        now: Instant,
+        more_coming: bool,
+    ) -> Tick {
         let mut tick = Tick::default();
         while let Some(due) = self.deadline(timeline, now) {
             if due > now || tick.applied >= MAX_PER_TICK {

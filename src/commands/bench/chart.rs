@@ -19,7 +19,7 @@ const COLOURS: &[&str] = &["#1f77b4", "#d95f02", "#1b9e77", "#7570b3"];
 
 /// pass@1 (percent) after 0, 1, 2, ... repair rounds; empty when nothing
 /// was measured.
-pub fn rates(results: &[BenchResult]) -> Vec<f64> {
+pub(crate) fn rates(results: &[BenchResult]) -> Vec<f64> {
     let f = Figures::of(results);
     if f.measured == 0 {
         return Vec::new();
@@ -32,7 +32,7 @@ pub fn rates(results: &[BenchResult]) -> Vec<f64> {
 
 /// The chart: pass@1 (0 to 100%) against the repair round (0 = the first
 /// try), one line a series, each point marked and labelled with its value.
-pub fn svg(series: &[(String, Vec<f64>)]) -> String {
+pub(crate) fn svg(series: &[(String, Vec<f64>)]) -> String {
     let rounds = series
         .iter()
         .map(|(_, r)| r.len())
@@ -128,7 +128,7 @@ pub fn svg(series: &[(String, Vec<f64>)]) -> String {
 }
 
 /// The whole page: each named result set's chart line, figures, problems.
-pub fn page(sets: &[(String, Vec<BenchResult>)]) -> String {
+pub(crate) fn page(sets: &[(String, Vec<BenchResult>)]) -> String {
     let series: Vec<(String, Vec<f64>)> = sets
         .iter()
         .map(|(name, results)| (name.clone(), rates(results)))

@@ -11,7 +11,7 @@ use anyhow::Context;
 use super::results::{BenchResult, Figures, Status};
 
 /// The results in a file written by `codeloop bench`.
-pub fn read_results(path: &Path) -> anyhow::Result<Vec<BenchResult>> {
+pub(crate) fn read_results(path: &Path) -> anyhow::Result<Vec<BenchResult>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the results file {}", path.display()))?;
     text.lines()
@@ -41,7 +41,7 @@ fn outcome(r: &BenchResult) -> String {
 }
 
 /// The two result sets side by side: the figures, then the problems whose outcome differs.
-pub fn compare(a_name: &str, a: &[BenchResult], b_name: &str, b: &[BenchResult]) -> String {
+pub(crate) fn compare(a_name: &str, a: &[BenchResult], b_name: &str, b: &[BenchResult]) -> String {
     let (fa, fb) = (Figures::of(a), Figures::of(b));
     let mut rows: Vec<(String, String, String)> = Vec::new();
     rows.push((

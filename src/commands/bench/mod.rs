@@ -38,39 +38,39 @@ use crate::session::{Command, FunctionSpec, State};
 pub struct Args {
     /// Problems in HumanEval format (JSON Lines, optionally .gz): task_id, prompt, test, entry_point
     #[arg(value_name = "PROBLEMS", required_unless_present = "compare")]
-    pub problems: Option<PathBuf>,
+    pub(crate) problems: Option<PathBuf>,
     #[command(flatten)]
     pub model: ModelArgs,
     /// Code versions per problem, the first try included [default: config, 4]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_iterations: Option<u32>,
+    pub(crate) max_iterations: Option<u32>,
     /// Problems worked on in parallel
     #[arg(long, value_name = "N", default_value_t = 2, value_parser = super::at_least_one)]
-    pub workers: usize,
+    pub(crate) workers: usize,
     /// Wall-clock limit of one test run, seconds, 1 to 86400 [default: config, 10]
     #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
-    pub timeout: Option<u64>,
+    pub(crate) timeout: Option<u64>,
     /// Only the first N problems
     #[arg(long, value_name = "N")]
-    pub limit: Option<usize>,
+    pub(crate) limit: Option<usize>,
     /// The results file (JSON Lines) [default: PROBLEMS with _bench.jsonl]
     #[arg(long, value_name = "FILE")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Repair from the localized failure alone, without the runtime values at it
     #[arg(long)]
-    pub no_runtime_values: bool,
+    pub(crate) no_runtime_values: bool,
     /// Repair every time, never start fresh from the spec (another approach when a failure repeats)
     #[arg(long)]
-    pub no_fresh_start: bool,
+    pub(crate) no_fresh_start: bool,
     #[command(flatten)]
-    pub extras: super::loop_args::LoopArgs,
+    pub(crate) extras: super::loop_args::LoopArgs,
     /// Print two results files side by side (per metric, and the problems that differ) and exit
     #[arg(long, num_args = 2, value_names = ["A", "B"], conflicts_with = "problems")]
-    pub compare: Option<Vec<PathBuf>>,
+    pub(crate) compare: Option<Vec<PathBuf>>,
     /// Also write one self-contained HTML page: pass@1 by repair round as a
     /// chart (both result sets with --compare), the figures and each problem
     #[arg(long, value_name = "FILE")]
-    pub html: Option<PathBuf>,
+    pub(crate) html: Option<PathBuf>,
 }
 
 /// The problem's code before its function: imports and helpers the function may use.

@@ -13,7 +13,7 @@ use crate::session::{AttemptKind, State};
 /// How a problem ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Status {
+pub(crate) enum Status {
     Passed,
     /// The code was written and run, and did not pass: a measured failure.
     Failed,
@@ -26,86 +26,86 @@ pub enum Status {
 /// One problem's outcome, as written to the results file. Fields after
 /// `tape` were added later: a results file without them still reads.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct BenchResult {
-    pub task_id: String,
-    pub status: Status,
+pub(crate) struct BenchResult {
+    pub(crate) task_id: String,
+    pub(crate) status: Status,
     /// Why nothing was measured (status "error").
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-    pub passed_first: bool,
-    pub passed_final: bool,
+    pub(crate) error: Option<String>,
+    pub(crate) passed_first: bool,
+    pub(crate) passed_final: bool,
     /// Code versions written (1 = the first try only).
-    pub iterations: u32,
+    pub(crate) iterations: u32,
     /// The first failure, localized.
     #[serde(default)]
-    pub first_failure: Option<Location>,
+    pub(crate) first_failure: Option<Location>,
     #[serde(default)]
-    pub summary: String,
+    pub(crate) summary: String,
     /// The session's tape; none when the problem was cancelled before it started.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tape: Option<String>,
+    pub(crate) tape: Option<String>,
     /// The code version that first passed (1 = the first try), if one did.
     #[serde(default)]
-    pub passed_at: Option<u32>,
+    pub(crate) passed_at: Option<u32>,
     #[serde(default)]
-    pub prompt_tokens: u64,
+    pub(crate) prompt_tokens: u64,
     #[serde(default)]
-    pub completion_tokens: u64,
+    pub(crate) completion_tokens: u64,
     /// Time spent waiting for the model, milliseconds.
     #[serde(default)]
-    pub model_ms: u64,
+    pub(crate) model_ms: u64,
     /// Attempts after a failure (repairs and fresh starts).
     #[serde(default)]
-    pub repairs: u32,
+    pub(crate) repairs: u32,
     /// Repairs whose prompt showed the runtime values at the failure.
     #[serde(default)]
-    pub repairs_with_values: u32,
+    pub(crate) repairs_with_values: u32,
     #[serde(default)]
-    pub fresh_starts: u32,
+    pub(crate) fresh_starts: u32,
     /// Model fixes of the tests applied (never of a benchmark's own tests).
     #[serde(default)]
-    pub test_fixes: u32,
+    pub(crate) test_fixes: u32,
     /// Characters of the session's prompts, and of them those that were a
     /// prefix of an earlier prompt of the session (`session::prefix`).
     #[serde(default)]
-    pub prompt_chars: u64,
+    pub(crate) prompt_chars: u64,
     #[serde(default)]
-    pub prefix_chars: u64,
+    pub(crate) prefix_chars: u64,
     /// Of `prompt_tokens`, those the server said it took from its prompt
     /// cache (`None`: it never said).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cached_tokens: Option<u64>,
+    pub(crate) cached_tokens: Option<u64>,
     /// Runs of the problem's session whose figures were measured, and
     /// what they used together: CPU time summed, the largest peak memory.
     #[serde(default)]
-    pub runs: u32,
+    pub(crate) runs: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub resources: Option<Resources>,
+    pub(crate) resources: Option<Resources>,
     /// Model calls made (the review's included).
     #[serde(default)]
-    pub calls: u32,
+    pub(crate) calls: u32,
     /// Reviews before running (`--review`), the repairs they sent code to
     /// without a run, and the tokens the review calls used.
     #[serde(default)]
-    pub reviews: u32,
+    pub(crate) reviews: u32,
     #[serde(default)]
-    pub review_repairs: u32,
+    pub(crate) review_repairs: u32,
     #[serde(default)]
-    pub review_tokens: u64,
+    pub(crate) review_tokens: u64,
     /// Candidates of the first code voted on (`--candidates N`; 0: no vote).
     #[serde(default)]
-    pub candidates: u32,
+    pub(crate) candidates: u32,
 }
 
 impl BenchResult {
-    pub fn measured(&self) -> bool {
+    pub(crate) fn measured(&self) -> bool {
         match self.status {
             Status::Passed | Status::Failed => true,
             Status::Error | Status::Cancelled => false,
         }
     }
 
-    pub fn not_started(task_id: String) -> BenchResult {
+    pub(crate) fn not_started(task_id: String) -> BenchResult {
         BenchResult {
             task_id,
             status: Status::Cancelled,
@@ -139,7 +139,7 @@ impl BenchResult {
 
     /// The code version that first passed; for results written before
     /// `passed_at`, read from the first-try and final verdicts.
-    pub fn passed_version(&self) -> Option<u32> {
+    pub(crate) fn passed_version(&self) -> Option<u32> {
         match (self.passed_at, self.passed_first, self.passed_final) {
             (Some(v), _, true) => Some(v),
             (_, true, _) => Some(1),
@@ -149,13 +149,13 @@ impl BenchResult {
     }
 
     /// Whether it passed within `repairs` repair rounds (0 = the first try).
-    pub fn passed_within(&self, repairs: u32) -> bool {
+    pub(crate) fn passed_within(&self, repairs: u32) -> bool {
         self.passed_version().is_some_and(|v| v <= repairs + 1)
     }
 
     /// The measured parts of a session's state: the version that first
     /// passed, tokens, model time, and its attempts by kind.
-    pub fn measure(&mut self, state: &State, node: &str) {
+    pub(crate) fn measure(&mut self, state: &State, node: &str) {
         self.passed_at = state
             .run_order
             .iter()
@@ -205,7 +205,7 @@ impl BenchResult {
 }
 
 /// One line of progress for a finished problem.
-pub fn progress_line(r: &BenchResult) -> String {
+pub(crate) fn progress_line(r: &BenchResult) -> String {
     match r.status {
         Status::Passed | Status::Failed => format!(
             "  {:<16} first try {:<4} after repair {:<4} ({} iteration{}; prompt prefix reused {}{}){}",
@@ -242,33 +242,33 @@ fn share(part: u64, total: u64) -> String {
 
 /// The figures of a set of results, over the measured problems only.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Figures {
-    pub measured: usize,
+pub(crate) struct Figures {
+    pub(crate) measured: usize,
     /// Passed within r repair rounds, r = 0 (the first try) up to the most any used.
-    pub by_round: Vec<usize>,
-    pub passed_final: usize,
-    pub prompt_tokens: u64,
-    pub completion_tokens: u64,
-    pub model_ms: u64,
-    pub repairs: u32,
-    pub repairs_with_values: u32,
-    pub fresh_starts: u32,
-    pub test_fixes: u32,
-    pub prompt_chars: u64,
-    pub prefix_chars: u64,
+    pub(crate) by_round: Vec<usize>,
+    pub(crate) passed_final: usize,
+    pub(crate) prompt_tokens: u64,
+    pub(crate) completion_tokens: u64,
+    pub(crate) model_ms: u64,
+    pub(crate) repairs: u32,
+    pub(crate) repairs_with_values: u32,
+    pub(crate) fresh_starts: u32,
+    pub(crate) test_fixes: u32,
+    pub(crate) prompt_chars: u64,
+    pub(crate) prefix_chars: u64,
     /// Cached prompt tokens, and the prompt tokens of the problems whose
     /// server said how many it cached.
-    pub cached_tokens: u64,
-    pub cache_told_prompt_tokens: u64,
-    pub calls: u32,
-    pub reviews: u32,
-    pub review_repairs: u32,
-    pub review_tokens: u64,
-    pub candidates: u32,
+    pub(crate) cached_tokens: u64,
+    pub(crate) cache_told_prompt_tokens: u64,
+    pub(crate) calls: u32,
+    pub(crate) reviews: u32,
+    pub(crate) review_repairs: u32,
+    pub(crate) review_tokens: u64,
+    pub(crate) candidates: u32,
 }
 
 impl Figures {
-    pub fn of(results: &[BenchResult]) -> Figures {
+    pub(crate) fn of(results: &[BenchResult]) -> Figures {
         let measured: Vec<&BenchResult> = results.iter().filter(|r| r.measured()).collect();
         let rounds = measured
             .iter()
@@ -308,7 +308,7 @@ impl Figures {
     }
 
     /// `50.0% (1/2)`.
-    pub fn rate(&self, k: usize) -> String {
+    pub(crate) fn rate(&self, k: usize) -> String {
         if self.measured == 0 {
             return "-".into();
         }
@@ -321,7 +321,7 @@ impl Figures {
 }
 
 /// The scores, over the problems that were measured only.
-pub fn report(results: &[BenchResult]) -> String {
+pub(crate) fn report(results: &[BenchResult]) -> String {
     let f = Figures::of(results);
     let mut out = String::new();
     if f.measured == 0 {
@@ -421,7 +421,7 @@ fn resources_line(results: &[BenchResult]) -> String {
 mod tests {
     use super::*;
 
-    pub fn result(task_id: &str, status: Status, first: bool, fin: bool) -> BenchResult {
+    pub(crate) fn result(task_id: &str, status: Status, first: bool, fin: bool) -> BenchResult {
         BenchResult {
             status,
             error: (status == Status::Error).then(|| "model call failed: HTTP 401".into()),

@@ -7,7 +7,7 @@ use super::html::{esc, listing};
 use crate::session::state::NodeState;
 
 /// The vote `node`'s iteration `it` was chosen by, if it was.
-pub fn block(node: &NodeState, it: u32) -> String {
+pub(crate) fn block(node: &NodeState, it: u32) -> String {
     let Some(c) = node.candidates.as_ref().filter(|c| c.iteration == it) else {
         return String::new();
     };

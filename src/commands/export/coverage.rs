@@ -12,7 +12,7 @@ use super::html::esc;
 
 /// The block beside a failure: the function `name` of `code` (the version
 /// the failure was found in), its lines marked; empty without coverage.
-pub fn block(location: &Location, code: &str, name: &str) -> String {
+pub(crate) fn block(location: &Location, code: &str, name: &str) -> String {
     if !location.has_coverage() {
         return String::new();
     }

@@ -71,7 +71,7 @@ fn layout(levels: &[Vec<String>], labels: &BTreeMap<String, String>) -> Layout {
 }
 
 /// The plan graph, or None when there is no valid plan to draw.
-pub fn svg(state: &State) -> Option<String> {
+pub(crate) fn svg(state: &State) -> Option<String> {
     let dag = Dag::new(state.specs.clone()).ok()?;
     let labels: BTreeMap<String, String> = state
         .nodes

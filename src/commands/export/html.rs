@@ -21,7 +21,7 @@ use crate::session::{NodeStatus, Purpose, RunRecord, State};
 const CSS: &str = include_str!("page.css");
 
 /// Text made safe for HTML content and attribute values.
-pub fn esc(text: &str) -> String {
+pub(crate) fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -37,7 +37,7 @@ pub fn esc(text: &str) -> String {
 }
 
 /// The CSS class of a node's status.
-pub fn status_class(status: NodeStatus) -> &'static str {
+pub(crate) fn status_class(status: NodeStatus) -> &'static str {
     match status {
         NodeStatus::Passed => "passed",
         NodeStatus::Failed => "failed",
@@ -60,12 +60,12 @@ pub(super) fn result_class(result: SessionResult) -> &'static str {
 }
 
 /// The whole page. `source` names the tape it was read from.
-pub fn page(state: &State, source: &str) -> String {
+pub(crate) fn page(state: &State, source: &str) -> String {
     page_with(state, source, "")
 }
 
 /// The whole page with `lineage` (a section, `export/lineage.rs`) after its header.
-pub fn page_with(state: &State, source: &str, lineage: &str) -> String {
+pub(crate) fn page_with(state: &State, source: &str, lineage: &str) -> String {
     let title = state.task.lines().next().unwrap_or("session");
     let mut out = String::new();
     let _ = write!(
@@ -373,7 +373,7 @@ fn results_list(run: &RunState) -> String {
 /// Code with line numbers; with `old`, a diff in full context (removed lines
 /// struck through, added ones marked). `mark` puts a failure at its line of
 /// the new code.
-pub fn listing(old: Option<&str>, new: &str, mark: Option<(u32, String)>) -> String {
+pub(crate) fn listing(old: Option<&str>, new: &str, mark: Option<(u32, String)>) -> String {
     let is_diff = old.is_some();
     let mut out = String::from("<table class=\"listing mono\">");
     let mut row = |tag: ChangeTag, old_no: Option<usize>, new_no: Option<usize>, text: &str| {

@@ -8,7 +8,7 @@ use codeloop_session::State;
 use super::html::esc;
 
 /// `<section id="inputs">` with one article per input, or nothing.
-pub fn section(state: &State, out: &mut String) {
+pub(crate) fn section(state: &State, out: &mut String) {
     if state.inputs.is_empty() {
         return;
     }

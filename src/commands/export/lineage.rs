@@ -20,39 +20,39 @@ use crate::session::index::{SessionResult, SessionSummary};
 use crate::session::{Event, Record, State, read_tape};
 
 /// The most branches a lineage shows (and writes pages for).
-pub const MOST: usize = 64;
+pub(crate) const MOST: usize = 64;
 
 /// One session of the lineage.
 #[derive(Debug, Clone)]
-pub struct Branch {
-    pub id: String,
+pub(crate) struct Branch {
+    pub(crate) id: String,
     /// The session it was forked from, and the parent's record it starts after.
-    pub parent: Option<(String, u64)>,
+    pub(crate) parent: Option<(String, u64)>,
     /// What that record was, in words ("total_len #1: its failure localized").
-    pub fork_point: Option<String>,
+    pub(crate) fork_point: Option<String>,
     /// None when its tape could not be read (then it has no page).
-    pub state: Option<State>,
+    pub(crate) state: Option<State>,
     /// Where its tape is.
-    pub tape: Option<PathBuf>,
+    pub(crate) tape: Option<PathBuf>,
     /// Why its tape could not be read.
-    pub unread: Option<String>,
+    pub(crate) unread: Option<String>,
 }
 
 impl Branch {
     /// The file its page is written to, beside the others.
-    pub fn page(&self) -> String {
+    pub(crate) fn page(&self) -> String {
         format!("{}.html", super::file_stem(&self.id))
     }
 }
 
 /// The tree: branches in order (each after its parent), with their depth.
 #[derive(Debug, Clone)]
-pub struct Lineage {
-    pub branches: Vec<(usize, Branch)>,
+pub(crate) struct Lineage {
+    pub(crate) branches: Vec<(usize, Branch)>,
     /// Branches left out past [`MOST`].
-    pub left_out: usize,
+    pub(crate) left_out: usize,
     /// The page asked for, when not named `codeloop-ID.html`: (id, file name).
-    pub asked: Option<(String, String)>,
+    pub(crate) asked: Option<(String, String)>,
 }
 
 impl Lineage {
@@ -67,7 +67,7 @@ impl Lineage {
 
 /// The lineage of the session folded into `state` from `records` (read
 /// from `tape`): None when it is no fork and has none.
-pub fn collect(
+pub(crate) fn collect(
     state: &State,
     records: &[Record],
     tape: Option<&Path>,
@@ -204,7 +204,7 @@ fn fork_points(lineage: &mut Lineage, current_records: &[Record], current: &Stat
 }
 
 /// The record numbered `at` in words, with what the session had then.
-pub fn describe_point(records: &[Record], at: u64) -> String {
+pub(crate) fn describe_point(records: &[Record], at: u64) -> String {
     let before: Vec<&Record> = records.iter().take_while(|r| r.seq <= at).collect();
     let Some(last) = before.last() else {
         return format!("record {at}");
@@ -251,7 +251,7 @@ pub fn describe_point(records: &[Record], at: u64) -> String {
 }
 
 /// The lineage as a section of the page of `current`.
-pub fn section(lineage: &Lineage, current: &str) -> String {
+pub(crate) fn section(lineage: &Lineage, current: &str) -> String {
     let mut out = String::from(
         "<section id=\"lineage\">\n<h2>Lineage</h2>\n<p class=\"none\">The sessions this one belongs to: where each was forked, how it ended. Each links to its own page, written beside this one.</p>\n<ul class=\"lineage\">\n",
     );

@@ -21,7 +21,7 @@ use crate::engine::runs;
 use crate::session::{State, report};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
+pub(crate) enum Format {
     /// The Markdown report
     Md,
     /// One self-contained page: the plan graph, each iteration as a diff, failures and reflections
@@ -34,12 +34,12 @@ pub enum Format {
 pub struct Args {
     /// The session: an id, a unique prefix of one, `last`, its folder, its tape, or a bundled demo
     #[arg(value_name = "SESSION")]
-    pub session: PathBuf,
+    pub(crate) session: PathBuf,
     #[arg(long, value_enum, default_value_t = Format::Md)]
-    pub format: Format,
+    pub(crate) format: Format,
     /// Where to write [default: codeloop-ID.md, codeloop-ID.html or the folder codeloop-ID/ here]
     #[arg(short = 'o', long = "output", value_name = "PATH")]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
 }
 
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
@@ -73,7 +73,12 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
 /// Write `state` as `format` to `path`; `source` names where its tape came
 /// from. A session in the sessions folder that is a fork or has forks gets
 /// its lineage on its HTML page, and its branches' pages beside it.
-pub fn write(state: &State, source: &str, format: Format, path: &Path) -> anyhow::Result<()> {
+pub(crate) fn write(
+    state: &State,
+    source: &str,
+    format: Format,
+    path: &Path,
+) -> anyhow::Result<()> {
     match format {
         Format::Md => write_file(path, &report::markdown(state)),
         Format::Html => {
@@ -141,7 +146,7 @@ fn write_html(
 }
 
 /// `codeloop-ID.md`, `codeloop-ID.html` or `codeloop-ID/`, in the current folder.
-pub fn default_path(state: &State, format: Format) -> PathBuf {
+pub(crate) fn default_path(state: &State, format: Format) -> PathBuf {
     let stem = file_stem(&state.session_id);
     match format {
         Format::Md => PathBuf::from(format!("{stem}.md")),
@@ -151,7 +156,7 @@ pub fn default_path(state: &State, format: Format) -> PathBuf {
 }
 
 /// `codeloop-ID`, the id kept to letters, digits, `-` and `_`.
-pub fn file_stem(session_id: &str) -> String {
+pub(crate) fn file_stem(session_id: &str) -> String {
     let id: String = session_id
         .chars()
         .map(|c| {

@@ -16,7 +16,7 @@ const EMBED_CAP: usize = 24 << 20;
 
 /// The section, empty when the session has no pictures. `source` is the
 /// tape's path; the pictures are beside it.
-pub fn section(state: &State, source: &str) -> String {
+pub(crate) fn section(state: &State, source: &str) -> String {
     if state.pictures.is_empty() {
         return String::new();
     }
@@ -94,7 +94,7 @@ fn run_label(run: Option<u64>) -> String {
 }
 
 /// Standard base64 with padding.
-pub fn base64(bytes: &[u8]) -> String {
+pub(crate) fn base64(bytes: &[u8]) -> String {
     const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {

@@ -11,7 +11,7 @@ use crate::session::state::NodeState;
 use crate::session::{ReviewVerdict, Severity, State};
 
 /// `<dt>Reviews</dt><dd>…</dd>` when the session reviewed any code.
-pub fn header_facts(state: &State) -> String {
+pub(crate) fn header_facts(state: &State) -> String {
     let (calls, tokens) = review_cost(state);
     if calls == 0 {
         return String::new();
@@ -23,7 +23,7 @@ pub fn header_facts(state: &State) -> String {
 }
 
 /// The review of `node`'s iteration `it`, if it was reviewed.
-pub fn block(node: &NodeState, it: u32) -> String {
+pub(crate) fn block(node: &NodeState, it: u32) -> String {
     let mut out = String::new();
     for r in node.reviews.iter().filter(|r| r.iteration == it) {
         let class = match (r.verdict, r.serious()) {

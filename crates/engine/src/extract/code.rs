@@ -288,7 +288,11 @@ fn candidates(answer: &str, parses: &dyn Fn(&str) -> bool) -> Vec<String> {
 }
 
 /// The code of a reply; see the module's doc.
-pub fn select(answer: &str, want: Option<&str>, parses: &dyn Fn(&str) -> bool) -> Option<String> {
+pub(crate) fn select(
+    answer: &str,
+    want: Option<&str>,
+    parses: &dyn Fn(&str) -> bool,
+) -> Option<String> {
     let blocks: Vec<Block> = candidates(answer, parses)
         .iter()
         .filter(|b| !is_doctest(b))

@@ -9,16 +9,16 @@ use codeloop_session::FunctionSpec;
 
 /// The plan read from code, and each function's code.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CodePlan {
-    pub specs: Vec<FunctionSpec>,
+pub(crate) struct CodePlan {
+    pub(crate) specs: Vec<FunctionSpec>,
     /// (function, its code) in plan order.
-    pub code: Vec<(String, String)>,
+    pub(crate) code: Vec<(String, String)>,
 }
 
 /// The plan of a reply that is code (reasoning already removed), if it
 /// defines top-level functions and nothing a node could not hold: no class
 /// (two nodes sharing it would each define it again).
-pub fn plan_from_code(answer: &str) -> Option<CodePlan> {
+pub(crate) fn plan_from_code(answer: &str) -> Option<CodePlan> {
     let code = select(answer, None, &looks_like_python)?;
     let items = block(&code).items;
     let is_def = |i: &Item| {

@@ -14,8 +14,8 @@ mod plan;
 mod pyparse;
 mod reasoning;
 
-pub use code_plan::CodePlan;
-pub use plan::{EXAMPLE_NAMES, Vetted, vet as vet_plan};
+pub(crate) use code_plan::CodePlan;
+pub(crate) use plan::{Vetted, vet as vet_plan};
 pub use pyparse::looks_like_python;
 pub use reasoning::strip_reasoning;
 
@@ -73,7 +73,7 @@ pub fn extract_plan(reply: &str) -> Result<Vec<FunctionSpec>, String> {
 
 /// A plan reply that is code rather than a plan, as a plan: its top-level
 /// functions with their signatures as specs, and each one's code.
-pub fn plan_from_code(reply: &str) -> Option<CodePlan> {
+pub(crate) fn plan_from_code(reply: &str) -> Option<CodePlan> {
     code_plan::plan_from_code(&answer_of(reply))
 }
 

@@ -198,7 +198,7 @@ fn candidate(text: &str) -> Candidate {
 }
 
 /// The function specs of a plan reply (reasoning already removed).
-pub fn plan(answer: &str) -> Result<Vec<FunctionSpec>, String> {
+pub(crate) fn plan(answer: &str) -> Result<Vec<FunctionSpec>, String> {
     // Starts inside ```json (or unnamed) blocks first, where the JSON ends
     // with the block, then every start in the whole text.
     let blocks: Vec<String> = fenced_blocks(answer)
@@ -228,11 +228,11 @@ pub fn plan(answer: &str) -> Result<Vec<FunctionSpec>, String> {
 
 /// The function names of the plan prompt's worked example (prompts/plan.md),
 /// a plan for another task: a plan of these names alone copied the example.
-pub const EXAMPLE_NAMES: &[&str] = &["parse_duration_parts", "duration_to_minutes"];
+pub(crate) const EXAMPLE_NAMES: &[&str] = &["parse_duration_parts", "duration_to_minutes"];
 /// The example's purposes, word for word: a function that says one of them
 /// was copied whatever its name (SmolLM2-135M planned "reverse the words in
 /// a sentence" as `parse_duration_parts`, "Add up the parts of a duration").
-pub const EXAMPLE_PURPOSES: &[&str] = &[
+pub(crate) const EXAMPLE_PURPOSES: &[&str] = &[
     "Split a duration such as '2h 15m' into (amount, unit) pairs.",
     "Add up the parts of a duration in minutes (h is 60, m is 1).",
 ];
@@ -288,9 +288,9 @@ fn about_durations(task: &str) -> bool {
 /// A plan read from a reply, before it is checked as a graph: the specs,
 /// with the dependencies dropped as safe to drop (one notice each).
 #[derive(Debug, PartialEq)]
-pub struct Vetted {
-    pub specs: Vec<FunctionSpec>,
-    pub dropped: Vec<String>,
+pub(crate) struct Vetted {
+    pub(crate) specs: Vec<FunctionSpec>,
+    pub(crate) dropped: Vec<String>,
 }
 
 /// What is wrong with a plan that copied the prompt instead of planning
@@ -298,7 +298,7 @@ pub struct Vetted {
 /// task itself names them). Dependencies no plan could hold are dropped
 /// (see `droppable`); an unknown dependency on a function of the task's own
 /// is left for the graph's check to report.
-pub fn vet(specs: Vec<FunctionSpec>, task: &str) -> Result<Vetted, String> {
+pub(crate) fn vet(specs: Vec<FunctionSpec>, task: &str) -> Result<Vetted, String> {
     if let Some(s) = specs
         .iter()
         .find(|s| PLACEHOLDER_NAMES.contains(&s.name.as_str()))

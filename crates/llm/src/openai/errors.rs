@@ -16,7 +16,7 @@ const EXCERPT_CHARS: usize = 300;
 /// and whether a prompt is checked before it is sent (Ollama cuts a prompt
 /// past its window silently).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServerKind {
+pub(crate) enum ServerKind {
     Ollama,
     /// llama.cpp's own `llama-server`.
     LlamaCpp,
@@ -29,7 +29,7 @@ pub enum ServerKind {
 
 impl ServerKind {
     /// The server's name in messages.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             ServerKind::Ollama => "Ollama",
             ServerKind::LlamaCpp => "llama.cpp's llama-server",
@@ -41,7 +41,7 @@ impl ServerKind {
     }
 
     /// What to do about a prompt that does not fit, on this server.
-    pub fn overflow_advice(self, model: &str) -> String {
+    pub(crate) fn overflow_advice(self, model: &str) -> String {
         let shorter = "or give the model a shorter prompt";
         match self {
             ServerKind::Ollama => format!(
@@ -65,12 +65,12 @@ impl ServerKind {
 
 /// What an overflow error body says, read for the figures in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Overflow {
-    pub detail: String,
-    pub window: Option<u64>,
-    pub prompt_tokens: Option<u64>,
+pub(crate) struct Overflow {
+    pub(crate) detail: String,
+    pub(crate) window: Option<u64>,
+    pub(crate) prompt_tokens: Option<u64>,
     /// The server the body's shape gives away, if any.
-    pub server: Option<ServerKind>,
+    pub(crate) server: Option<ServerKind>,
 }
 
 /// Whether an error body (or an error message from a stream) says the
@@ -82,7 +82,7 @@ pub struct Overflow {
 /// "the request exceeds the available context size" or "input is too large
 /// to process"), OpenAI (`context_length_exceeded`) and Ollama ("prompt too
 /// long; exceeded max context length by 100 tokens").
-pub fn overflow_in(raw: &str) -> Option<Overflow> {
+pub(crate) fn overflow_in(raw: &str) -> Option<Overflow> {
     let lower = raw.to_ascii_lowercase();
     const PHRASES: [&str; 12] = [
         "context_length_exceeded",
@@ -153,7 +153,7 @@ fn number_after(text: &str, phrase: &str) -> Option<u64> {
 }
 
 /// The message of an error object, in any of the shapes servers use.
-pub fn error_message(value: &Value) -> Option<String> {
+pub(crate) fn error_message(value: &Value) -> Option<String> {
     if let Some(error) = value.get("error") {
         return Some(match error {
             Value::String(s) => s.clone(),
@@ -191,7 +191,7 @@ pub fn error_message(value: &Value) -> Option<String> {
 
 /// What to quote from an error body: its error message when it has one, else
 /// the start of the text with whitespace collapsed.
-pub fn error_excerpt(raw: &str) -> String {
+pub(crate) fn error_excerpt(raw: &str) -> String {
     let from_json = serde_json::from_str::<Value>(raw).ok().and_then(|v| {
         error_message(&v).or_else(|| {
             // FastAPI-style servers say {"detail": ...}.
@@ -205,7 +205,7 @@ pub fn error_excerpt(raw: &str) -> String {
 }
 
 /// At most `EXCERPT_CHARS` characters, whitespace collapsed.
-pub fn excerpt(text: &str) -> String {
+pub(crate) fn excerpt(text: &str) -> String {
     let collapsed = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if collapsed.chars().count() <= EXCERPT_CHARS {
         return collapsed;
@@ -216,7 +216,7 @@ pub fn excerpt(text: &str) -> String {
 }
 
 /// Read at most `limit` bytes of a body, each piece within `timeout`.
-pub async fn read_limited(
+pub(crate) async fn read_limited(
     mut response: reqwest::Response,
     limit: usize,
     timeout: Duration,
@@ -239,7 +239,7 @@ pub async fn read_limited(
 /// The root cause of a transport error ("Connection refused (os error 111)",
 /// "unexpected EOF during chunk size line"): the outer layers only repeat the
 /// URL, which our own messages name already.
-pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut root = error;
     while let Some(cause) = root.source() {
         root = cause;

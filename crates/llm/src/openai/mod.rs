@@ -55,13 +55,13 @@ use super::{
     ChatFuture, ChatModel, ChatReply, ChatRequest, ContextFuture, Delta, LlmError, ReportFuture,
 };
 use decode::ReadError;
-pub use errors::ServerKind;
+pub(crate) use errors::ServerKind;
 use errors::{error_chain, error_excerpt, overflow_in, read_limited};
 pub use request::normalize_base_url;
 use request::{BodyFacts, Quirks, http_client};
 use retry::{Next, Retries, retry_after, whole_secs};
-pub use server::{OLLAMA_DEFAULT_NUM_CTX, ServerFacts, discover, list_models};
-pub use sse::{SseEvent, SseParser};
+pub use server::{OLLAMA_DEFAULT_NUM_CTX, list_models};
+pub(crate) use server::{ServerFacts, discover};
 
 /// Most of an error body read to quote from it.
 const MAX_ERROR_BODY_BYTES: usize = 16 << 10;
@@ -111,8 +111,8 @@ impl std::fmt::Debug for ApiKey {
 #[derive(Debug, Clone)]
 pub struct OpenAiOptions {
     /// e.g. http://localhost:11434/v1 (a trailing `/chat/completions` is dropped).
-    pub base_url: String,
-    pub model: String,
+    pub(crate) base_url: String,
+    pub(crate) model: String,
     pub api_key: Option<ApiKey>,
     /// The environment variable the key is read from, named in error hints.
     pub api_key_env: String,
@@ -121,13 +121,13 @@ pub struct OpenAiOptions {
     pub request_timeout: Duration,
     pub connect_timeout: Duration,
     /// The longest one whole reply may take, retries included.
-    pub reply_deadline: Duration,
+    pub(crate) reply_deadline: Duration,
     /// Retries on transient failures (so at most `retries + 1` attempts).
     pub retries: u32,
     /// First backoff delay; doubled at each retry, with jitter.
     pub backoff_base: Duration,
     /// Longest wait between two attempts; a Retry-After beyond it ends the call.
-    pub max_retry_wait: Duration,
+    pub(crate) max_retry_wait: Duration,
     /// Used when the request sets no temperature.
     pub temperature: Option<f32>,
     /// Used when the request sets no max_tokens.
@@ -212,17 +212,8 @@ impl OpenAiClient {
         })
     }
 
-    /// The shape a reply's schema is asked in now (learned from refusals).
-    pub fn structured(&self) -> crate::Structured {
-        self.quirks.structured()
-    }
-
-    pub fn options(&self) -> &OpenAiOptions {
-        &self.options
-    }
-
     /// What the server told about itself (asked at the first use, then kept).
-    pub async fn server_facts(&self) -> &ServerFacts {
+    pub(crate) async fn server_facts(&self) -> &ServerFacts {
         self.facts
             .get_or_init(|| {
                 discover(

@@ -30,9 +30,9 @@ pub(super) struct Quirks {
 
 /// What a body is built with beyond the request.
 pub(super) struct BodyFacts {
-    pub server: ServerKind,
+    pub(crate) server: ServerKind,
     /// The reply limit to send, fitted to the window where it is known.
-    pub max_tokens: Option<u32>,
+    pub(crate) max_tokens: Option<u32>,
 }
 
 impl Quirks {

@@ -36,19 +36,19 @@ pub const OLLAMA_DEFAULT_NUM_CTX: u64 = 4096;
 
 /// What the server told about itself.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerFacts {
-    pub server: ServerKind,
+pub(crate) struct ServerFacts {
+    pub(crate) server: ServerKind,
     /// The window the server runs the model with, when it says.
-    pub window: Option<ContextWindow>,
+    pub(crate) window: Option<ContextWindow>,
     /// The most the model itself supports, when the server says (Ollama).
-    pub model_max: Option<u64>,
+    pub(crate) model_max: Option<u64>,
     /// How many requests the server serves at once; None for no known limit.
-    pub slots: Option<usize>,
+    pub(crate) slots: Option<usize>,
 }
 
 /// Ask the server at `base_url` what it is and how large `model`'s context
 /// is. Each question gets `timeout`; one that fails is simply not answered.
-pub async fn discover(
+pub(crate) async fn discover(
     http: &reqwest::Client,
     base_url: &str,
     model: &str,

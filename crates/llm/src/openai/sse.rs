@@ -5,17 +5,17 @@ const MAX_LINE_BYTES: usize = 8 << 20;
 
 /// One server-sent event.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SseEvent {
+pub(crate) struct SseEvent {
     /// The `event:` field; empty for the default "message".
-    pub event: String,
+    pub(crate) event: String,
     /// The `data:` lines joined with newlines.
-    pub data: String,
+    pub(crate) data: String,
 }
 
 /// An incremental parser for `text/event-stream`: feed it bytes as they
 /// arrive, split anywhere (mid-line, mid-CRLF, mid-UTF-8 character).
 #[derive(Debug, Default)]
-pub struct SseParser {
+pub(crate) struct SseParser {
     line: Vec<u8>,
     /// The previous byte was a CR, so an LF right after it ends nothing.
     after_cr: bool,
@@ -26,12 +26,12 @@ pub struct SseParser {
 }
 
 impl SseParser {
-    pub fn new() -> SseParser {
+    pub(crate) fn new() -> SseParser {
         SseParser::default()
     }
 
     /// Feed bytes; returns the events they completed.
-    pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, String> {
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> Result<Vec<SseEvent>, String> {
         let mut events = Vec::new();
         for &b in bytes {
             match b {
@@ -58,7 +58,7 @@ impl SseParser {
 
     /// The stream ended: a last line without its newline, and an event
     /// without its blank line, still count (lenient, as curl is).
-    pub fn finish(&mut self) -> Vec<SseEvent> {
+    pub(crate) fn finish(&mut self) -> Vec<SseEvent> {
         let mut events = Vec::new();
         if !self.line.is_empty() {
             self.end_line(&mut events);

@@ -61,7 +61,7 @@ impl App {
         self.flash.as_ref()
     }
     /// Tell the person something in the status line.
-    pub fn say(&mut self, level: NoticeLevel, text: impl Into<String>) {
+    pub(crate) fn say(&mut self, level: NoticeLevel, text: impl Into<String>) {
         self.flash = Some((level, text.into()));
         self.dirty = true;
     }
@@ -125,7 +125,7 @@ impl App {
     pub fn quitting(&self) -> bool {
         self.quit
     }
-    pub fn keys_handled(&self) -> u64 {
+    pub(crate) fn keys_handled(&self) -> u64 {
         self.keys_handled
     }
     pub fn set_session_dir(&mut self, dir: PathBuf) {
@@ -138,14 +138,14 @@ impl App {
     }
 
     /// Something changed since the last frame.
-    pub fn is_dirty(&self) -> bool {
+    pub(crate) fn is_dirty(&self) -> bool {
         self.dirty
     }
-    pub fn mark_drawn(&mut self) {
+    pub(crate) fn mark_drawn(&mut self) {
         self.dirty = false;
     }
     /// The screen's size, as the last frame had it.
-    pub fn screen(&self) -> Rect {
+    pub(crate) fn screen(&self) -> Rect {
         self.screen
     }
     /// The screen's size, as the last frame had it.
@@ -160,14 +160,14 @@ impl App {
 
     /// The engine of a live session takes commands (it stays after the
     /// session finished, for edits and re-runs).
-    pub fn engine_alive(&self) -> bool {
+    pub(crate) fn engine_alive(&self) -> bool {
         matches!(&self.session.mode, Mode::Live(l) if l.started && l.ended.is_none())
     }
 
     /// What the live engine is paused before, whatever the cursor shows:
     /// reviewing the past of a live session, the engine still waits at
     /// the end of the tape. None outside a live session.
-    pub fn engine_paused(&self) -> Option<&codeloop_session::Step> {
+    pub(crate) fn engine_paused(&self) -> Option<&codeloop_session::Step> {
         if !self.engine_alive() {
             return None;
         }
@@ -199,7 +199,7 @@ impl App {
     }
 
     /// Which keymap tables apply.
-    pub fn mode_kind(&self) -> ModeKind {
+    pub(crate) fn mode_kind(&self) -> ModeKind {
         match &self.session.mode {
             Mode::Live(l) if !l.started => ModeKind::Welcome,
             Mode::Live(_) => ModeKind::Live,
@@ -209,7 +209,7 @@ impl App {
     }
 
     /// The running session's elapsed time as the last tick saw it.
-    pub fn elapsed_ms(&self) -> u64 {
+    pub(crate) fn elapsed_ms(&self) -> u64 {
         match &self.session.mode {
             Mode::Live(Live {
                 since: Some(since),

@@ -24,7 +24,7 @@ pub struct SessionChoices {
 
 impl SessionChoices {
     /// "profile local · 4 workers · no cache", for the status bar.
-    pub fn words(&self) -> Option<String> {
+    pub(crate) fn words(&self) -> Option<String> {
         let mut words = Vec::new();
         if let Some(p) = &self.profile {
             words.push(format!("profile {p}"));

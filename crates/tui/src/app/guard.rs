@@ -14,7 +14,7 @@ use codeloop_session::NoticeLevel;
 
 /// What waits for the person's yes.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Replacing {
+pub(crate) enum Replacing {
     Start(StartRequest),
     Open {
         tape: PathBuf,
@@ -31,7 +31,7 @@ pub enum Replacing {
 /// What a yes to a confirmation does: the confirm popup carries it
 /// (`Asking<OnYes>`), with the folder or the replacement it is about.
 #[derive(Debug, Clone, PartialEq)]
-pub enum OnYes {
+pub(crate) enum OnYes {
     /// Cancel the running session.
     Cancel,
     /// Cancel the running session and quit.
@@ -47,7 +47,7 @@ pub enum OnYes {
 impl Replacing {
     /// What a key on the welcome screen's session list starts or opens;
     /// a delete is not a replacement (its folder, for its own question).
-    pub fn for_session(intent: SessionIntent) -> Result<Replacing, PathBuf> {
+    pub(crate) fn for_session(intent: SessionIntent) -> Result<Replacing, PathBuf> {
         match intent {
             SessionIntent::Open(tape) => Ok(Replacing::Open {
                 tape,
@@ -122,7 +122,7 @@ impl App {
     }
 
     /// Typed work that would be lost: a task or an attachment not yet sent.
-    pub fn has_draft(&self) -> bool {
+    pub(crate) fn has_draft(&self) -> bool {
         self.welcome()
             && (!self.panes.task.text().trim().is_empty() || !self.panes.task.attached().is_empty())
     }

@@ -40,14 +40,14 @@ use super::timeline::Timeline;
 use codeloop_session::{Command, Event, NoticeLevel, Record, RunRecord, State, TapeContents};
 
 pub use super::panes::Focus;
-pub use super::panes::RerunMark;
+pub(crate) use super::panes::RerunMark;
 pub use super::panes::code::CodeTab;
 pub use super::panes::confirm::Confirm;
 pub use super::panes::editor::EditTarget;
-pub use super::panes::message::Message;
+pub(crate) use super::panes::message::Message;
 pub use super::panes::palette::ExportFormat;
 pub use super::panes::welcome::DemoEntry;
-pub use super::timeline::{OUTPUT_MEMORY_BUDGET, REPLAY_MAX_GAP_MS, ReplayClock as Replay};
+pub use super::timeline::{OUTPUT_MEMORY_BUDGET, ReplayClock as Replay};
 pub use choices::SessionChoices;
 pub use timetravel::{NOTHING_TO_RESUME, instead};
 
@@ -67,12 +67,12 @@ pub struct Live {
     /// A session was started (the task editor is closed).
     pub started: bool,
     /// Step mode chosen before the session started: it starts paused-before-steps.
-    pub step_armed: bool,
+    pub(crate) step_armed: bool,
     /// The engine ended (its result, or why it failed).
-    pub ended: Option<Result<(), String>>,
+    pub(crate) ended: Option<Result<(), String>>,
     /// When the running session's clock started, and the last tick.
-    pub since: Option<Instant>,
-    pub now: Option<Instant>,
+    pub(crate) since: Option<Instant>,
+    pub(crate) now: Option<Instant>,
 }
 
 /// What starting a session needs (the event loop and `commands::ui` do the rest).
@@ -240,7 +240,7 @@ pub struct DemoModel {
 }
 
 /// A popup over the panes: the top one takes every key while open.
-pub enum Popup {
+pub(crate) enum Popup {
     Help(super::panes::help::Help),
     /// A yes/no question, with what a yes acts on.
     Confirm(super::panes::confirm::Asking<guard::OnYes>),
@@ -258,7 +258,7 @@ pub enum Popup {
 
 /// The session on screen: how it was opened, the tape and its cursor,
 /// what is known around it, and its live re-runs.
-pub struct SessionView {
+pub(crate) struct SessionView {
     mode: Mode,
     info: Info,
     timeline: Timeline,
@@ -268,7 +268,7 @@ pub struct SessionView {
 impl SessionView {
     /// What the workbench shows: the welcome before a session, the
     /// session before its plan, or with it.
-    pub fn screen(&self) -> super::panes::Screen {
+    pub(crate) fn screen(&self) -> super::panes::Screen {
         use super::panes::Screen;
         match &self.mode {
             Mode::Live(l) if !l.started => Screen::Welcome,
@@ -281,7 +281,7 @@ impl SessionView {
 /// The popups over the panes (the top one takes every key), and the one
 /// waiting to open.
 #[derive(Default)]
-pub struct Popups {
+pub(crate) struct Popups {
     /// Open popups, the top one last.
     open: Vec<Popup>,
     /// `e` at a pause before a model call asked for its prompt: the editor

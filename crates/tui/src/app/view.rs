@@ -21,7 +21,7 @@ use codeloop_session::{NoticeLevel, Outcome};
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Areas {
     pub panes: Vec<(Focus, Rect)>,
-    pub status: Rect,
+    pub(crate) status: Rect,
 }
 
 impl Areas {
@@ -33,7 +33,7 @@ impl Areas {
             .map_or(Rect::default(), |(_, area)| *area)
     }
 
-    pub fn pane_at(&self, pos: Position) -> Option<Focus> {
+    pub(crate) fn pane_at(&self, pos: Position) -> Option<Focus> {
         self.panes
             .iter()
             .find(|(_, area)| area.contains(pos))
@@ -60,7 +60,7 @@ pub fn layout(app: &App, screen: Rect) -> Areas {
 }
 
 /// The panes on screen unzoomed, in `body`.
-pub fn tiled(app: &App, body: Rect) -> Vec<(Focus, Rect)> {
+pub(crate) fn tiled(app: &App, body: Rect) -> Vec<(Focus, Rect)> {
     // Before a session there is no code, output or history to show: the
     // task editor and the welcome (model, demos, sessions) share the
     // screen, so 80x24 shows every demo and the way to start.
@@ -92,10 +92,10 @@ pub fn tiled(app: &App, body: Rect) -> Vec<(Focus, Rect)> {
 /// code pane shows the program, the terminal's rows, its focus.
 #[derive(Clone, Copy)]
 pub(super) struct Seen<'a> {
-    pub selected: Option<&'a str>,
-    pub program: bool,
-    pub rows: u16,
-    pub focused: bool,
+    pub(crate) selected: Option<&'a str>,
+    pub(crate) program: bool,
+    pub(crate) rows: u16,
+    pub(crate) focused: bool,
 }
 
 impl App {
@@ -141,7 +141,7 @@ pub(super) fn ctx_of<'a>(session: &'a SessionView, theme: &'a Theme, seen: Seen<
 }
 
 /// What `pane` draws from.
-pub fn ctx(app: &App, pane: Focus) -> Ctx<'_> {
+pub(crate) fn ctx(app: &App, pane: Focus) -> Ctx<'_> {
     ctx_of(&app.session, &app.theme, app.seen(app.selected(), pane))
 }
 
@@ -197,7 +197,7 @@ pub fn render(app: &App, frame: &mut Frame) {
 }
 
 /// What the `?` help lists: the focused pane's keys, then the mode's.
-pub fn help_content(app: &App) -> HelpContent<'static> {
+pub(crate) fn help_content(app: &App) -> HelpContent<'static> {
     HelpContent {
         pane: app.panes.get(app.focus).title(),
         pane_rows: pane_rows(app),
@@ -211,12 +211,12 @@ pub fn help_content(app: &App) -> HelpContent<'static> {
 }
 
 /// The help rows of the focused pane's table.
-pub fn pane_rows(app: &App) -> Vec<Row> {
+pub(crate) fn pane_rows(app: &App) -> Vec<Row> {
     app.panes.get(app.focus).keymap(&ctx(app, app.focus))
 }
 
 /// The help rows of the workbench's tables in a mode.
-pub fn global_rows(mode: ModeKind) -> Vec<Row> {
+pub(crate) fn global_rows(mode: ModeKind) -> Vec<Row> {
     keymap::global(mode)
         .into_iter()
         .flat_map(keymap::rows)
@@ -483,7 +483,7 @@ fn paused_step(app: &App) -> Option<&codeloop_session::Step> {
 /// Tokens the session used, counting as replies stream: the usage of
 /// each finished call, and an estimate of each call still streaming (its
 /// prompt and what it wrote so far), which its real usage replaces.
-pub fn tokens_so_far(s: &codeloop_session::State) -> u64 {
+pub(crate) fn tokens_so_far(s: &codeloop_session::State) -> u64 {
     use codeloop_llm::tokens::{estimate_prompt_tokens, estimate_tokens};
     let streaming: u64 = s
         .calls

@@ -9,25 +9,25 @@ use super::{Graphics, Protocol, Setting};
 /// The variables the choice reads, read once.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Env {
-    pub term: Option<String>,
-    pub term_program: Option<String>,
-    pub lc_terminal: Option<String>,
-    pub kitty_window_id: bool,
-    pub iterm_session_id: bool,
+    pub(crate) term: Option<String>,
+    pub(crate) term_program: Option<String>,
+    pub(crate) lc_terminal: Option<String>,
+    pub(crate) kitty_window_id: bool,
+    pub(crate) iterm_session_id: bool,
     /// `WEZTERM_EXECUTABLE` or `WEZTERM_PANE`.
-    pub wezterm: bool,
-    pub konsole_version: Option<String>,
+    pub(crate) wezterm: bool,
+    pub(crate) konsole_version: Option<String>,
     /// `TMUX` (the socket of the tmux this runs in).
-    pub tmux: bool,
+    pub(crate) tmux: bool,
     /// `STY` (GNU screen's session).
-    pub screen: bool,
+    pub(crate) screen: bool,
     /// `NO_COLOR`, set and not empty.
-    pub no_color: bool,
+    pub(crate) no_color: bool,
 }
 
 impl Env {
     /// The environment as `get` tells it (tests give a map).
-    pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Env {
+    pub(crate) fn from_vars(get: impl Fn(&str) -> Option<String>) -> Env {
         let set = |name: &str| get(name).is_some_and(|v| !v.is_empty());
         let text = |name: &str| get(name).filter(|v| !v.is_empty());
         Env {
@@ -45,7 +45,7 @@ impl Env {
     }
 
     /// This process's environment.
-    pub fn from_process() -> Env {
+    pub(crate) fn from_process() -> Env {
         Env::from_vars(|name| std::env::var(name).ok())
     }
 
@@ -58,7 +58,7 @@ impl Env {
     }
 
     /// Inside tmux: `TMUX`, or a `TERM` or `TERM_PROGRAM` that says so.
-    pub fn in_tmux(&self) -> bool {
+    pub(crate) fn in_tmux(&self) -> bool {
         self.tmux || self.term().starts_with("tmux") || self.program() == "tmux"
     }
 
@@ -141,7 +141,7 @@ impl Env {
 /// The first step: a protocol with its reason, one the setting forces,
 /// or ask the terminal.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Choice {
+pub(crate) enum Choice {
     Use(Protocol, String),
     Forced(Protocol, String),
     Ask,
@@ -149,7 +149,7 @@ pub enum Choice {
 
 /// What the setting and the environment say. `passthrough`: inside tmux,
 /// whether its `allow-passthrough` is on (None: not known).
-pub fn choose(setting: Setting, env: &Env, passthrough: Option<bool>) -> Choice {
+pub(crate) fn choose(setting: Setting, env: &Env, passthrough: Option<bool>) -> Choice {
     if let Some(forced) = setting.forced() {
         return Choice::Forced(
             forced,
@@ -204,7 +204,7 @@ pub fn choose(setting: Setting, env: &Env, passthrough: Option<bool>) -> Choice 
 /// the cell size (`window`: from the window size in pixels, else the
 /// terminal's answer). A protocol but half-blocks needs a cell size: an
 /// unforced choice without one is half-blocks; a forced one guesses 8×16.
-pub fn settle(
+pub(crate) fn settle(
     first: Choice,
     env: &Env,
     window: Option<(u16, u16)>,
@@ -265,7 +265,7 @@ pub fn settle(
 
 /// Whether tmux passes escapes on (`allow-passthrough` on or all), asked
 /// of the tmux this runs in; None where it cannot be asked.
-pub fn tmux_passthrough() -> Option<bool> {
+pub(crate) fn tmux_passthrough() -> Option<bool> {
     let out = std::process::Command::new("tmux")
         .args(["show-options", "-gqv", "allow-passthrough"])
         .stdin(std::process::Stdio::null())

@@ -20,9 +20,9 @@
 //! kitty's Unicode placeholders, so the frame's diff erases it when the
 //! pane closes and redraws it when the picture or the size changes.
 
-pub mod detect;
-pub mod query;
-pub mod shown;
+pub(crate) mod detect;
+pub(crate) mod query;
+pub(crate) mod shown;
 
 use std::fmt;
 use std::str::FromStr;
@@ -45,7 +45,7 @@ impl Setting {
     /// The values the key and the flag take.
     pub const NAMES: [&'static str; 5] = ["auto", "kitty", "sixel", "iterm2", "halfblocks"];
 
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Setting::Auto => "auto",
             Setting::Kitty => "kitty",
@@ -56,7 +56,7 @@ impl Setting {
     }
 
     /// The protocol a setting forces (None: `auto`).
-    pub fn forced(self) -> Option<Protocol> {
+    pub(crate) fn forced(self) -> Option<Protocol> {
         match self {
             Setting::Auto => None,
             Setting::Kitty => Some(Protocol::Kitty),
@@ -133,7 +133,7 @@ impl Default for Graphics {
 }
 
 impl Graphics {
-    pub fn halfblocks(why: impl Into<String>) -> Graphics {
+    pub(crate) fn halfblocks(why: impl Into<String>) -> Graphics {
         Graphics {
             protocol: Protocol::Halfblocks,
             cell: None,
@@ -143,7 +143,7 @@ impl Graphics {
     }
 
     /// The cell size to draw with, where the protocol needs one.
-    pub fn cell_size(&self) -> Option<(u16, u16)> {
+    pub(crate) fn cell_size(&self) -> Option<(u16, u16)> {
         match self.protocol {
             Protocol::Halfblocks => None,
             _ => self.cell,

@@ -11,26 +11,26 @@ use std::io::{self, IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 /// How long a terminal is waited for.
-pub const TIMEOUT: Duration = Duration::from_millis(300);
+pub(crate) const TIMEOUT: Duration = Duration::from_millis(300);
 
 /// The query, in one write.
-pub const QUERY: &str = "\x1b_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA\x1b\\\x1b[16t\x1b[c";
+pub(crate) const QUERY: &str = "\x1b_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA\x1b\\\x1b[16t\x1b[c";
 
 /// What the terminal answered.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Answers {
+pub(crate) struct Answers {
     /// It answered the kitty graphics query with OK.
-    pub kitty: bool,
+    pub(crate) kitty: bool,
     /// Its device attributes include 4 (sixel).
-    pub sixel: bool,
+    pub(crate) sixel: bool,
     /// A cell's size in pixels (width, height), from `CSI 6 ; h ; w t`.
-    pub cell: Option<(u16, u16)>,
+    pub(crate) cell: Option<(u16, u16)>,
     /// The device attributes came: nothing more is to come.
-    pub complete: bool,
+    pub(crate) complete: bool,
 }
 
 /// Read the answers out of what the terminal sent.
-pub fn parse(bytes: &[u8]) -> Answers {
+pub(crate) fn parse(bytes: &[u8]) -> Answers {
     let mut a = Answers::default();
     let mut i = 0;
     while i < bytes.len() {
@@ -97,13 +97,13 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 }
 
 /// Standard input and output are both a terminal.
-pub fn is_terminal() -> bool {
+pub(crate) fn is_terminal() -> bool {
     io::stdin().is_terminal() && io::stdout().is_terminal()
 }
 
 /// A cell's size in pixels from the window's size (TIOCGWINSZ), where the
 /// terminal fills in the pixels (kitty, iTerm2, WezTerm, foot, xterm do).
-pub fn window_cell_size() -> Option<(u16, u16)> {
+pub(crate) fn window_cell_size() -> Option<(u16, u16)> {
     let size = crossterm::terminal::window_size().ok()?;
     if size.width == 0 || size.height == 0 || size.columns == 0 || size.rows == 0 {
         return None;
@@ -115,7 +115,7 @@ pub fn window_cell_size() -> Option<(u16, u16)> {
 /// Ask the terminal (raw mode is set for the question if it is not) and
 /// read its answers until the device attributes come or `timeout` passes.
 /// None where it could not be asked or answered nothing.
-pub fn ask(timeout: Duration) -> Option<Answers> {
+pub(crate) fn ask(timeout: Duration) -> Option<Answers> {
     let was_raw = crossterm::terminal::is_raw_mode_enabled().unwrap_or(false);
     if !was_raw {
         crossterm::terminal::enable_raw_mode().ok()?;

@@ -22,22 +22,22 @@ use crate::picture::Pixels;
 
 /// The kitty image id the workbench draws with: one picture at a time, so
 /// a new one replaces the last in the terminal's memory.
-pub const KITTY_ID: u32 = 0x00C0_DE01;
+pub(crate) const KITTY_ID: u32 = 0x00C0_DE01;
 
 /// The smallest area a protocol is used for; below it, half-blocks.
-pub const MIN_COLS: u16 = 8;
-pub const MIN_ROWS: u16 = 4;
+pub(crate) const MIN_COLS: u16 = 8;
+pub(crate) const MIN_ROWS: u16 = 4;
 
 /// The most pixels a picture is grown to (kitty's payload is raw RGBA:
 /// 4 MiB, 5.3 MiB in base64, sent once per picture and size).
-pub const MAX_PIXELS: u32 = 1 << 20;
+pub(crate) const MAX_PIXELS: u32 = 1 << 20;
 /// Sixel's encoder is the slowest: half that.
-pub const MAX_PIXELS_SIXEL: u32 = 1 << 19;
+pub(crate) const MAX_PIXELS_SIXEL: u32 = 1 << 19;
 
 /// How many times a `width` × `height` picture is grown in `body` at cells
 /// of `cell` pixels: the largest whole k that fits the body and `cap`
 /// pixels, at least 1 (a picture larger than the body is then fitted).
-pub fn growth(width: u32, height: u32, body: Rect, cell: (u16, u16), cap: u32) -> u32 {
+pub(crate) fn growth(width: u32, height: u32, body: Rect, cell: (u16, u16), cap: u32) -> u32 {
     if width == 0 || height == 0 {
         return 1;
     }
@@ -51,7 +51,7 @@ pub fn growth(width: u32, height: u32, body: Rect, cell: (u16, u16), cap: u32) -
 }
 
 /// Each pixel of `img` as a `k` × `k` square.
-pub fn grow(img: &RgbaImage, k: u32) -> RgbaImage {
+pub(crate) fn grow(img: &RgbaImage, k: u32) -> RgbaImage {
     if k <= 1 {
         return img.clone();
     }
@@ -63,7 +63,7 @@ pub fn grow(img: &RgbaImage, k: u32) -> RgbaImage {
 /// A picture encoded for an area.
 pub struct Shown {
     /// The area it was made for (the pane's body).
-    pub body: Rect,
+    pub(crate) body: Rect,
     /// Where in `body` it is drawn.
     pub at: Rect,
     pub protocol: Protocol,
@@ -82,7 +82,7 @@ impl std::fmt::Debug for Shown {
 
 /// The picture's pixels laid over `background` (every protocol draws it
 /// opaque, as half-blocks do).
-pub fn opaque(px: &Pixels, background: [u8; 3]) -> RgbaImage {
+pub(crate) fn opaque(px: &Pixels, background: [u8; 3]) -> RgbaImage {
     let mut img = RgbaImage::new(px.width, px.height);
     for (i, p) in img.pixels_mut().enumerate() {
         let s = px.rgba.get(i).copied().unwrap_or([0, 0, 0, 0]);
@@ -101,7 +101,12 @@ pub fn opaque(px: &Pixels, background: [u8; 3]) -> RgbaImage {
 /// Encode `px` for `body` with `graphics`. None where this protocol is
 /// not to be used here (half-blocks chosen, no cell size, an area too
 /// small), or the encoder failed: the caller draws half-blocks.
-pub fn encode(px: &Pixels, body: Rect, graphics: &Graphics, background: [u8; 3]) -> Option<Shown> {
+pub(crate) fn encode(
+    px: &Pixels,
+    body: Rect,
+    graphics: &Graphics,
+    background: [u8; 3],
+) -> Option<Shown> {
     let (cw, ch) = graphics.cell_size()?;
     if body.width < MIN_COLS || body.height < MIN_ROWS || cw == 0 || ch == 0 {
         return None;
@@ -144,7 +149,7 @@ pub fn encode(px: &Pixels, body: Rect, graphics: &Graphics, background: [u8; 3])
 
 impl Shown {
     /// Draw it (only into the area it was made for).
-    pub fn render(&self, frame: &mut Frame) {
+    pub(crate) fn render(&self, frame: &mut Frame) {
         frame.render_widget(Image::new(&self.encoded), self.at);
     }
 }

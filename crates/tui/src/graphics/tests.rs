@@ -112,7 +112,7 @@ fn base64(text: &str) -> Vec<u8> {
 }
 
 /// Kitty's APC commands in `text`: each one's keys and payload.
-pub fn kitty_commands(text: &str) -> Vec<(String, String)> {
+pub(crate) fn kitty_commands(text: &str) -> Vec<(String, String)> {
     text.split("\x1b_G")
         .skip(1)
         .map(|cmd| {
@@ -124,7 +124,7 @@ pub fn kitty_commands(text: &str) -> Vec<(String, String)> {
 }
 
 /// The image a kitty transmission carries: its keys, and its pixels.
-pub fn kitty_image(text: &str) -> (String, u32, u32, Vec<u8>) {
+pub(crate) fn kitty_image(text: &str) -> (String, u32, u32, Vec<u8>) {
     let commands = kitty_commands(text);
     let (first, _) = commands.first().expect("a kitty command");
     let key = |k: &str| -> u32 {
@@ -183,7 +183,7 @@ fn a_large_picture_is_sent_in_chunks_of_at_most_4096_characters() {
 }
 
 /// iTerm2's OSC 1337 in `text`: its arguments and the file it carries.
-pub fn iterm2_file(text: &str) -> (String, Vec<u8>) {
+pub(crate) fn iterm2_file(text: &str) -> (String, Vec<u8>) {
     let start = text.find("\x1b]1337;File=").expect("OSC 1337");
     let rest = &text[start + "\x1b]1337;File=".len()..];
     let end = rest.find('\x07').expect("BEL");
@@ -218,7 +218,7 @@ fn iterm2_sends_the_picture_as_an_inline_png() {
 
 /// A small sixel decoder: the pixels a DCS q ... ST paints, as RGB, with
 /// the colour registers it defines (`#n;2;r;g;b`, in percent).
-pub fn decode_sixel(text: &str) -> (u32, u32, Vec<Option<[u8; 3]>>) {
+pub(crate) fn decode_sixel(text: &str) -> (u32, u32, Vec<Option<[u8; 3]>>) {
     let start = text.find("\x1bP").expect("DCS");
     let body = &text[start + 2..];
     let q = body.find('q').expect("q");

@@ -16,7 +16,7 @@ use super::{MAX_LINE_BYTES, StyledLine, convert, trim_newline};
 /// Small, so an edit re-highlights few lines (from the checkpoint before
 /// it to the first one after it where the state is as it was); a state is
 /// a few small stacks, so 300 of them for 5,000 lines cost little.
-pub const CHECKPOINT_LINES: usize = 16;
+pub(crate) const CHECKPOINT_LINES: usize = 16;
 /// How often (in lines) a running job asks whether it was superseded.
 const ASK_EVERY: usize = 256;
 
@@ -29,7 +29,7 @@ struct LineState {
 
 /// A text highlighted before.
 #[derive(Debug, Default)]
-pub struct Document {
+pub(crate) struct Document {
     /// What it was highlighted with (a change starts over).
     theme: String,
     /// The source lines, line endings included.
@@ -44,12 +44,12 @@ pub struct Document {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Work {
     /// Lines highlighted (the others were kept).
-    pub highlighted: usize,
+    pub(crate) highlighted: usize,
 }
 
 impl Document {
     /// The styled lines of the text last highlighted.
-    pub fn lines(&self) -> &[StyledLine] {
+    pub(crate) fn lines(&self) -> &[StyledLine] {
         &self.styled
     }
 
@@ -58,7 +58,7 @@ impl Document {
     /// when the update goes on below them. Returns None, leaving the document as it
     /// was, if `superseded` says a newer request is waiting.
     #[allow(clippy::too_many_arguments)]
-    pub fn update(
+    pub(crate) fn update(
         &mut self,
         syntaxes: &SyntaxSet,
         syntax: &SyntaxReference,

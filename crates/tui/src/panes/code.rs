@@ -44,7 +44,7 @@ pub enum CodeTab {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CodeAct {
+pub(crate) enum CodeAct {
     Tab(CodeTab),
     Scroll(Scroll),
     /// Step through a failure's runtime values (forward or back).
@@ -53,7 +53,7 @@ pub enum CodeAct {
     Sideways(bool),
 }
 
-pub const KEYS: &[Binding<CodeAct>] = &[
+pub(crate) const KEYS: &[Binding<CodeAct>] = &[
     Binding {
         label: "t",
         does: "tests / code",
@@ -129,7 +129,7 @@ impl Default for CodePane {
 }
 
 impl CodePane {
-    pub fn help() -> Vec<Row> {
+    pub(crate) fn help() -> Vec<Row> {
         keymap::rows(KEYS).collect()
     }
 
@@ -138,11 +138,11 @@ impl CodePane {
     }
 
     /// Highlighting requests made so far (each replaces the one before).
-    pub fn highlight_requests(&self) -> u64 {
+    pub(crate) fn highlight_requests(&self) -> u64 {
         self.generation
     }
 
-    pub fn highlights_applied(&self) -> u64 {
+    pub(crate) fn highlights_applied(&self) -> u64 {
         self.applied
     }
 
@@ -216,7 +216,7 @@ impl CodePane {
     }
 
     /// The highlighted lines of `text`, if the worker has done them.
-    pub fn highlighted(&self, text: &str) -> Option<&[StyledLine]> {
+    pub(crate) fn highlighted(&self, text: &str) -> Option<&[StyledLine]> {
         let key = text_key(text);
         self.highlights
             .iter()
@@ -226,7 +226,7 @@ impl CodePane {
 
     /// Take a highlighting result. Latest wins: an older generation is stale
     /// unless it is for the text on screen right now (then it is still useful).
-    pub fn take_highlight(
+    pub(crate) fn take_highlight(
         &mut self,
         h: Highlighted,
         state: &State,
@@ -258,7 +258,7 @@ impl CodePane {
 
     /// Before a frame: ask for the text on screen to be highlighted, if it
     /// is not yet and has not been asked for.
-    pub fn ask_highlight(
+    pub(crate) fn ask_highlight(
         &mut self,
         state: &State,
         selected: Option<&str>,
@@ -332,7 +332,7 @@ impl CodePane {
 
     /// The tab a click at `pos` chose, if it fell on one in the title of
     /// the pane drawn at `area`.
-    pub fn tab_at(&self, ctx: &Ctx, area: Rect, pos: ratatui::layout::Position) -> Option<CodeTab> {
+    pub(crate) fn tab_at(&self, ctx: &Ctx, area: Rect, pos: ratatui::layout::Position) -> Option<CodeTab> {
         if pos.y != area.y || pos.x <= area.x {
             return None;
         }
@@ -343,7 +343,7 @@ impl CodePane {
     }
 
     /// Show `tab` (a click on it).
-    pub fn show_tab(&mut self, tab: CodeTab) {
+    pub(crate) fn show_tab(&mut self, tab: CodeTab) {
         if self.tab != tab {
             self.tab = tab;
             self.scroll = 0;
@@ -559,7 +559,7 @@ fn reflection_tail(text: &str) -> String {
 }
 
 /// The text the code pane shows on `tab`, if any (None: nothing yet).
-pub fn code_text(tab: CodeTab, state: &State, selected: Option<&str>) -> Option<String> {
+pub(crate) fn code_text(tab: CodeTab, state: &State, selected: Option<&str>) -> Option<String> {
     if tab == CodeTab::Program {
         return state.program.as_ref().map(|(code, _)| code.clone());
     }

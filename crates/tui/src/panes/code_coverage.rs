@@ -12,7 +12,7 @@ use crate::theme::Theme;
 use codeloop_session::state::NodeState;
 
 /// The gutter glyph of a line.
-pub fn glyph(run: LineRun) -> &'static str {
+pub(crate) fn glyph(run: LineRun) -> &'static str {
     match run {
         LineRun::Ran => "┃",
         LineRun::Missed => "✗",
@@ -21,7 +21,7 @@ pub fn glyph(run: LineRun) -> &'static str {
 }
 
 /// The gutter's style for a line without another mark.
-pub fn style(t: &Theme, run: LineRun) -> Style {
+pub(crate) fn style(t: &Theme, run: LineRun) -> Style {
     match run {
         LineRun::Ran => t.ok,
         LineRun::Missed => t.error,
@@ -31,13 +31,13 @@ pub fn style(t: &Theme, run: LineRun) -> Style {
 
 /// The failure whose coverage goes beside the node's current code: its
 /// latest localized failure, if found in the version shown, with coverage.
-pub fn failure_with_coverage(node: &NodeState) -> Option<&Location> {
+pub(crate) fn failure_with_coverage(node: &NodeState) -> Option<&Location> {
     node.current_failure().filter(|e| e.has_coverage())
 }
 
 /// What each line of `code` (0-based) did in the failing test: only the
 /// lines of the function `name`; None when it is not in `code`.
-pub fn line_runs(code: &str, name: &str, failure: &Location) -> Option<Vec<LineRun>> {
+pub(crate) fn line_runs(code: &str, name: &str, failure: &Location) -> Option<Vec<LineRun>> {
     let (first, last) = function_span(code, name)?;
     Some(
         (1..=code.lines().count() as u32)
@@ -53,7 +53,7 @@ pub fn line_runs(code: &str, name: &str, failure: &Location) -> Option<Vec<LineR
 }
 
 /// The legend under the code: how many lines of the function ran.
-pub fn legend(runs: &[LineRun]) -> String {
+pub(crate) fn legend(runs: &[LineRun]) -> String {
     let ran = runs.iter().filter(|r| **r == LineRun::Ran).count();
     let missed = runs.iter().filter(|r| **r == LineRun::Missed).count();
     format!("┃ ran {ran} · ✗ not run {missed}")

@@ -13,21 +13,21 @@ use codeloop_protocol::coverage::LineRun;
 
 /// A note drawn beside one line of code.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Mark {
+pub(crate) struct Mark {
     /// 0-based line of the text shown.
-    pub line: usize,
+    pub(crate) line: usize,
     /// The gutter sign.
-    pub sign: &'static str,
+    pub(crate) sign: &'static str,
     /// Drawn after the code.
-    pub note: String,
+    pub(crate) note: String,
     /// The note's style; `emphasis` also colours the whole line.
-    pub style: Style,
-    pub emphasis: bool,
+    pub(crate) style: Style,
+    pub(crate) emphasis: bool,
 }
 
 impl Mark {
     /// The failing line, with its error beside it.
-    pub fn failure(t: &Theme, line: usize, e: &Location) -> Mark {
+    pub(crate) fn failure(t: &Theme, line: usize, e: &Location) -> Mark {
         Mark {
             line,
             sign: "▶",
@@ -41,7 +41,7 @@ impl Mark {
 /// Numbered lines, highlighted when the worker has done them, marks beside
 /// them. Only the rows from `first` that fit `height` are built: a long file
 /// costs no more per frame than a short one.
-pub fn numbered<'a>(
+pub(crate) fn numbered<'a>(
     t: &Theme,
     code: &str,
     highlighted: Option<&[StyledLine]>,
@@ -55,7 +55,7 @@ pub fn numbered<'a>(
 /// `numbered`, with the coverage of the failing path in the gutter after
 /// each line's number (`super::code_coverage`): one more column, whose
 /// glyph says whether the line ran.
-pub fn numbered_covered<'a>(
+pub(crate) fn numbered_covered<'a>(
     t: &Theme,
     code: &str,
     highlighted: Option<&[StyledLine]>,
@@ -122,7 +122,7 @@ pub fn numbered_covered<'a>(
 }
 
 /// The reply as it streams: complete lines settled, the unfinished one dim.
-pub fn streaming<'a>(t: &Theme, text: &str) -> Vec<Line<'a>> {
+pub(crate) fn streaming<'a>(t: &Theme, text: &str) -> Vec<Line<'a>> {
     let (settled, tail) = match text.rfind('\n') {
         Some(i) => (&text[..i], &text[i + 1..]),
         None => ("", text),
@@ -142,7 +142,7 @@ pub fn streaming<'a>(t: &Theme, text: &str) -> Vec<Line<'a>> {
     lines
 }
 
-pub fn diff_lines<'a>(t: &Theme, old: &str, new: &str) -> Vec<Line<'a>> {
+pub(crate) fn diff_lines<'a>(t: &Theme, old: &str, new: &str) -> Vec<Line<'a>> {
     let diff = similar::TextDiff::from_lines(old, new);
     let mut lines = Vec::new();
     for change in diff.iter_all_changes() {
@@ -161,7 +161,7 @@ pub fn diff_lines<'a>(t: &Theme, old: &str, new: &str) -> Vec<Line<'a>> {
 }
 
 /// Lines added and removed from `old` to `new`.
-pub fn change_counts(old: &str, new: &str) -> (usize, usize) {
+pub(crate) fn change_counts(old: &str, new: &str) -> (usize, usize) {
     let diff = similar::TextDiff::from_lines(old, new);
     let mut added = 0;
     let mut removed = 0;
@@ -176,7 +176,7 @@ pub fn change_counts(old: &str, new: &str) -> (usize, usize) {
 }
 
 /// The localized error, in a few lines under the code.
-pub fn error_lines<'a>(t: &Theme, e: &Location) -> Vec<Line<'a>> {
+pub(crate) fn error_lines<'a>(t: &Theme, e: &Location) -> Vec<Line<'a>> {
     let mut lines = vec![Line::from(vec![
         Span::styled(format!("✗ {}", e.error_type), t.error),
         Span::styled(format!(" at {}", e.place_in()), t.dim),
@@ -200,7 +200,12 @@ pub fn error_lines<'a>(t: &Theme, e: &Location) -> Vec<Line<'a>> {
 
 /// A failure found in an earlier version of the code or tests than the one
 /// shown: named, never drawn on a line (that line may hold other code now).
-pub fn earlier_failure_line<'a>(t: &Theme, found_in: u32, shown: u32, e: &Location) -> Line<'a> {
+pub(crate) fn earlier_failure_line<'a>(
+    t: &Theme,
+    found_in: u32,
+    shown: u32,
+    e: &Location,
+) -> Line<'a> {
     let when = if found_in == shown {
         format!("before the tests changed, iteration {found_in}")
     } else {
@@ -213,7 +218,7 @@ pub fn earlier_failure_line<'a>(t: &Theme, found_in: u32, shown: u32, e: &Locati
     ])
 }
 
-pub fn first_line(s: &str) -> &str {
+pub(crate) fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
 }
 
@@ -221,7 +226,7 @@ pub fn first_line(s: &str) -> &str {
 /// is in the file the program ran (which may hold more than this node), so the
 /// line is found by its text from the context, nearest to the number; failing
 /// that, the number itself when it is in the node's own code.
-pub fn failing_line(code: &str, e: &Location) -> Option<usize> {
+pub(crate) fn failing_line(code: &str, e: &Location) -> Option<usize> {
     let line = e.line? as usize;
     let lines: Vec<&str> = code.lines().collect();
     if let Some((_, text)) = e.context.iter().find(|(n, _)| *n as usize == line) {

@@ -17,7 +17,7 @@ fn shown(n: &NodeState) -> Option<&ReviewInfo> {
 }
 
 /// A mark at each finding's line of `code` (lines past its end are left to the footer).
-pub fn marks(t: &Theme, n: &NodeState, code: &str) -> Vec<Mark> {
+pub(crate) fn marks(t: &Theme, n: &NodeState, code: &str) -> Vec<Mark> {
     let Some(review) = shown(n) else {
         return Vec::new();
     };
@@ -43,7 +43,7 @@ pub fn marks(t: &Theme, n: &NodeState, code: &str) -> Vec<Mark> {
 
 /// The candidates the version shown was chosen from (`--candidates N`),
 /// each with its agreement, in one line.
-pub fn candidates_line(t: &Theme, n: &NodeState) -> Option<Line<'static>> {
+pub(crate) fn candidates_line(t: &Theme, n: &NodeState) -> Option<Line<'static>> {
     let c = n
         .candidates
         .as_ref()
@@ -66,7 +66,7 @@ pub fn candidates_line(t: &Theme, n: &NodeState) -> Option<Line<'static>> {
 
 /// The verdict in one line, then the findings (those with a line too: a
 /// note beside code may be cut at the pane's edge), at most `most`.
-pub fn footer(t: &Theme, n: &NodeState, most: usize) -> Vec<Line<'static>> {
+pub(crate) fn footer(t: &Theme, n: &NodeState, most: usize) -> Vec<Line<'static>> {
     let Some(review) = shown(n) else {
         return Vec::new();
     };

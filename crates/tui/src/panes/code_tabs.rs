@@ -16,7 +16,7 @@ const TABS: [(CodeTab, &str); 4] = [
 ];
 
 /// The tabs as title spans, the one shown selected.
-pub fn tab_spans(t: &Theme, shown: CodeTab) -> Vec<Span<'static>> {
+pub(crate) fn tab_spans(t: &Theme, shown: CodeTab) -> Vec<Span<'static>> {
     let mut spans = Vec::new();
     for (tab, label) in TABS {
         let style = if shown == tab { t.selection } else { t.dim };
@@ -28,7 +28,7 @@ pub fn tab_spans(t: &Theme, shown: CodeTab) -> Vec<Span<'static>> {
 
 /// The tab under column `x` of a title whose tabs begin at column `start`
 /// (columns counted from the title's first one).
-pub fn tab_at(start: usize, x: usize) -> Option<CodeTab> {
+pub(crate) fn tab_at(start: usize, x: usize) -> Option<CodeTab> {
     let mut at = start;
     for (tab, label) in TABS {
         let width = label.chars().count() + 2;

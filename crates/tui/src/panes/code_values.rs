@@ -17,19 +17,19 @@ use super::code_lines::Mark;
 /// The failure whose values go beside the node's current code: the node's
 /// latest localized failure, if it was found in the version shown and
 /// recorded values.
-pub fn failure_with_values(node: &NodeState) -> Option<&Location> {
+pub(crate) fn failure_with_values(node: &NodeState) -> Option<&Location> {
     node.current_failure().filter(|e| !e.values.is_empty())
 }
 
 /// The snapshot shown as current: `step` (clamped), or the last one (where
 /// the code returned or raised) when the person has not stepped.
-pub fn current(values: &[Snapshot], step: Option<usize>) -> usize {
+pub(crate) fn current(values: &[Snapshot], step: Option<usize>) -> usize {
     let last = values.len().saturating_sub(1);
     step.map_or(last, |s| s.min(last))
 }
 
 /// The step after (or before) `step` among `count` snapshots, wrapping.
-pub fn step(count: usize, step: Option<usize>, forward: bool) -> Option<usize> {
+pub(crate) fn step(count: usize, step: Option<usize>, forward: bool) -> Option<usize> {
     if count == 0 {
         return None;
     }
@@ -47,7 +47,12 @@ pub fn step(count: usize, step: Option<usize>, forward: bool) -> Option<usize> {
 /// Marks beside `code` for the values up to the current snapshot: each line
 /// shows the variables its latest snapshot so far held; the current
 /// snapshot's line is marked. Lines outside the code are left out.
-pub fn value_marks(t: &Theme, code: &str, values: &[Snapshot], step: Option<usize>) -> Vec<Mark> {
+pub(crate) fn value_marks(
+    t: &Theme,
+    code: &str,
+    values: &[Snapshot],
+    step: Option<usize>,
+) -> Vec<Mark> {
     let lines = code.lines().count();
     let at = current(values, step);
     let mut marks: Vec<Mark> = Vec::new();
@@ -92,7 +97,11 @@ fn vars_text(snapshot: &Snapshot) -> String {
 }
 
 /// The line under the code: where the stepping is and how to move it.
-pub fn values_status(values: &[Snapshot], step: Option<usize>, note: Option<&str>) -> String {
+pub(crate) fn values_status(
+    values: &[Snapshot],
+    step: Option<usize>,
+    note: Option<&str>,
+) -> String {
     let at = current(values, step);
     let mut s = format!(
         "values {}/{} at line {} · v/V step",

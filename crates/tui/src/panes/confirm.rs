@@ -30,23 +30,23 @@ pub enum Confirm {
 /// payload (a session's folder, what would replace the screen), so nothing
 /// waits for the answer outside it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Asking<T> {
-    pub question: Confirm,
-    pub about: T,
+pub(crate) struct Asking<T> {
+    pub(crate) question: Confirm,
+    pub(crate) about: T,
 }
 
 impl<T> Asking<T> {
-    pub fn new(question: Confirm, about: T) -> Asking<T> {
+    pub(crate) fn new(question: Confirm, about: T) -> Asking<T> {
         Asking { question, about }
     }
 
-    pub fn render(&self, theme: &Theme, frame: &mut Frame) {
+    pub(crate) fn render(&self, theme: &Theme, frame: &mut Frame) {
         self.question.render(theme, frame);
     }
 }
 
 /// Yes; any other key is no.
-pub const KEYS: &[Binding<bool>] = &[Binding {
+pub(crate) const KEYS: &[Binding<bool>] = &[Binding {
     label: "y / Enter",
     does: "yes (any other key: no)",
     short: "yes",
@@ -55,11 +55,11 @@ pub const KEYS: &[Binding<bool>] = &[Binding {
 
 impl Confirm {
     /// Whether the key says yes.
-    pub fn answer(key: &KeyEvent) -> bool {
+    pub(crate) fn answer(key: &KeyEvent) -> bool {
         keymap::lookup(KEYS, key).unwrap_or(false)
     }
 
-    pub fn question(self) -> &'static str {
+    pub(crate) fn question(self) -> &'static str {
         match self {
             Confirm::CancelSession => "Cancel the session? What is done stays on the tape.  y / n",
             Confirm::Quit => "A session is running. Cancel it and quit?  y / n",
@@ -79,7 +79,7 @@ impl Confirm {
         }
     }
 
-    pub fn render(self, theme: &Theme, frame: &mut Frame) {
+    pub(crate) fn render(self, theme: &Theme, frame: &mut Frame) {
         let screen = frame.area();
         let area = popup_area(screen, 70, 10);
         // As many rows as the wrapped question needs (at 80 columns a long

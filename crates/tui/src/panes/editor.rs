@@ -11,7 +11,7 @@ use ratatui::widgets::{Block, Clear};
 use ratatui_textarea::TextArea;
 
 use super::{Handled, popup_area};
-use crate::keymap::{self, Binding, Key, Row};
+use crate::keymap::{self, Binding, Key};
 use crate::theme::Theme;
 
 /// What an open editor edits.
@@ -43,7 +43,7 @@ pub enum EditTarget {
 }
 
 impl EditTarget {
-    pub fn title(&self) -> String {
+    pub(crate) fn title(&self) -> String {
         match self {
             EditTarget::Code { node } => format!("Edit code of {node}"),
             EditTarget::Tests { node } => format!("Edit tests of {node}"),
@@ -69,7 +69,7 @@ impl EditTarget {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EditorIntent {
+pub(crate) enum EditorIntent {
     Send,
     Discard,
     /// Complete the path typed (the popup does it; the app never sees it).
@@ -77,7 +77,7 @@ pub enum EditorIntent {
 }
 
 /// Editing several lines (other keys edit the text).
-pub const MULTI_LINE: &[Binding<EditorIntent>] = &[
+pub(crate) const MULTI_LINE: &[Binding<EditorIntent>] = &[
     Binding {
         label: "Ctrl-S",
         does: "send to the engine",
@@ -93,7 +93,7 @@ pub const MULTI_LINE: &[Binding<EditorIntent>] = &[
 ];
 
 /// A path to attach.
-pub const SINGLE_LINE: &[Binding<EditorIntent>] = &[
+pub(crate) const SINGLE_LINE: &[Binding<EditorIntent>] = &[
     Binding {
         label: "Enter",
         does: "attach",
@@ -124,7 +124,7 @@ pub struct EditorPopup {
 }
 
 impl EditorPopup {
-    pub fn new(target: EditTarget, text: &str, theme: &Theme) -> EditorPopup {
+    pub(crate) fn new(target: EditTarget, text: &str, theme: &Theme) -> EditorPopup {
         let lines: Vec<String> = if text.is_empty() {
             vec![String::new()]
         } else {
@@ -150,7 +150,7 @@ impl EditorPopup {
     }
 
     /// Say why the text was refused (the popup stays, with the text).
-    pub fn with_error(mut self, message: String) -> EditorPopup {
+    pub(crate) fn with_error(mut self, message: String) -> EditorPopup {
         self.note = Some(message);
         self
     }
@@ -178,10 +178,6 @@ impl EditorPopup {
         }
     }
 
-    pub fn help(&self) -> Vec<Row> {
-        keymap::rows(self.keymap()).collect()
-    }
-
     pub fn target(&self) -> &EditTarget {
         &self.target
     }
@@ -195,13 +191,13 @@ impl EditorPopup {
     }
 
     /// The text as edited, and what it is for.
-    pub fn into_parts(self) -> (EditTarget, String) {
+    pub(crate) fn into_parts(self) -> (EditTarget, String) {
         let text = self.textarea.lines().join("\n");
         (self.target, text)
     }
 
     /// Its table, else the key edits the text.
-    pub fn on_key(&mut self, key: KeyEvent) -> Handled<EditorIntent> {
+    pub(crate) fn on_key(&mut self, key: KeyEvent) -> Handled<EditorIntent> {
         match keymap::lookup(self.keymap(), &key) {
             Some(EditorIntent::Complete) => {
                 self.complete();
@@ -219,11 +215,11 @@ impl EditorPopup {
         Handled::Done
     }
 
-    pub fn paste(&mut self, text: &str) {
+    pub(crate) fn paste(&mut self, text: &str) {
         self.textarea.insert_str(text);
     }
 
-    pub fn render(&self, theme: &Theme, frame: &mut Frame) {
+    pub(crate) fn render(&self, theme: &Theme, frame: &mut Frame) {
         let single = self.target.single_line();
         let area = popup_area(frame.area(), 80, if single { 10 } else { 75 });
         let extra = self.extra_lines(area.width.saturating_sub(2));

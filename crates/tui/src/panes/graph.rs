@@ -27,7 +27,7 @@ pub enum GraphAct {
     Follow,
 }
 
-pub const DEMO_KEYS: &[(Key, GraphAct)] = &[
+pub(crate) const DEMO_KEYS: &[(Key, GraphAct)] = &[
     (Key::ch('1'), GraphAct::Demo(0)),
     (Key::ch('2'), GraphAct::Demo(1)),
     (Key::ch('3'), GraphAct::Demo(2)),
@@ -39,7 +39,7 @@ pub const DEMO_KEYS: &[(Key, GraphAct)] = &[
     (Key::ch('9'), GraphAct::Demo(8)),
 ];
 
-pub const NODES: [Binding<GraphAct>; 3] = [
+pub(crate) const NODES: [Binding<GraphAct>; 3] = [
     Binding {
         label: "↑ / ↓",
         does: "select a node (its code and output show)",
@@ -66,11 +66,11 @@ pub const NODES: [Binding<GraphAct>; 3] = [
 ];
 
 /// During and after a session.
-pub const SESSION: &[Binding<GraphAct>] = &NODES;
+pub(crate) const SESSION: &[Binding<GraphAct>] = &NODES;
 
 /// One row of the graph pane.
 #[derive(Debug, Clone, PartialEq)]
-pub enum RowKind {
+pub(crate) enum RowKind {
     Level(usize),
     Node(String),
 }
@@ -83,7 +83,7 @@ pub struct GraphPane {
 }
 
 impl GraphPane {
-    pub fn selected(&self) -> Option<&str> {
+    pub(crate) fn selected(&self) -> Option<&str> {
         self.selected.as_deref()
     }
 
@@ -92,7 +92,7 @@ impl GraphPane {
     }
 
     /// Choose a node (the person did): it stays chosen while the engine moves on.
-    pub fn select(&mut self, name: String) -> Intent {
+    pub(crate) fn select(&mut self, name: String) -> Intent {
         let changed = self.selected.as_deref() != Some(&name);
         self.selected = Some(name);
         self.pinned = true;
@@ -100,20 +100,20 @@ impl GraphPane {
     }
 
     /// The cursor moved: show the engine's node unless the person chose one.
-    pub fn follow(&mut self, active: Option<&str>) {
+    pub(crate) fn follow(&mut self, active: Option<&str>) {
         if !self.pinned || self.selected.is_none() {
             self.selected = active.map(str::to_string);
         }
     }
 
     /// Follow the engine again.
-    pub fn unpin(&mut self, active: Option<&str>) {
+    pub(crate) fn unpin(&mut self, active: Option<&str>) {
         self.pinned = false;
         self.selected = active.map(str::to_string);
     }
 
     /// A click on `row` (0 = the first line inside the frame).
-    pub fn on_click_row(&mut self, state: &State, row: usize, pane_height: u16) -> Option<Intent> {
+    pub(crate) fn on_click_row(&mut self, state: &State, row: usize, pane_height: u16) -> Option<Intent> {
         let skip = self.scroll(state, pane_height);
         match rows(state).into_iter().nth(row + skip)? {
             RowKind::Node(n) => Some(self.select(n)),
@@ -332,7 +332,7 @@ impl Pane for GraphPane {
 }
 
 /// The rows in drawing order (shared with mouse hit tests).
-pub fn rows(state: &State) -> Vec<RowKind> {
+pub(crate) fn rows(state: &State) -> Vec<RowKind> {
     let specs = &state.specs;
     if specs.is_empty() {
         return Vec::new();

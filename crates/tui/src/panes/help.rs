@@ -14,21 +14,21 @@ use crate::keymap::{self, Binding, Row};
 use crate::theme::Theme;
 
 /// What the popup lists.
-pub struct HelpContent<'a> {
-    pub pane: &'a str,
-    pub pane_rows: Vec<Row>,
+pub(crate) struct HelpContent<'a> {
+    pub(crate) pane: &'a str,
+    pub(crate) pane_rows: Vec<Row>,
     /// "Everywhere (review: read-only)".
-    pub everywhere: &'a str,
-    pub global_rows: Vec<Row>,
+    pub(crate) everywhere: &'a str,
+    pub(crate) global_rows: Vec<Row>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HelpAct {
+pub(crate) enum HelpAct {
     Scroll(Scroll),
 }
 
 /// The keys that scroll a help taller than the screen.
-pub const KEYS: &[Binding<HelpAct>] = &[Binding {
+pub(crate) const KEYS: &[Binding<HelpAct>] = &[Binding {
     label: "↑ ↓ PgUp PgDn",
     does: "scroll the help",
     short: "more",
@@ -37,7 +37,7 @@ pub const KEYS: &[Binding<HelpAct>] = &[Binding {
 
 /// The open help: how far it is scrolled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Help {
+pub(crate) struct Help {
     top: usize,
 }
 
@@ -45,14 +45,9 @@ pub struct Help {
 const LABEL: usize = 16;
 
 impl Help {
-    /// The first line shown.
-    pub fn top(&self) -> usize {
-        self.top
-    }
-
     /// A key: true when it scrolled a help taller than the screen; false
     /// when it closes the help (any other key, or any key when it fits).
-    pub fn on_key(&mut self, key: &KeyEvent, content: &HelpContent, screen: Rect) -> bool {
+    pub(crate) fn on_key(&mut self, key: &KeyEvent, content: &HelpContent, screen: Rect) -> bool {
         let Some(HelpAct::Scroll(scroll)) = keymap::lookup(KEYS, key) else {
             return false;
         };
@@ -73,7 +68,7 @@ impl Help {
         true
     }
 
-    pub fn render(&self, theme: &Theme, content: &HelpContent, frame: &mut Frame) {
+    pub(crate) fn render(&self, theme: &Theme, content: &HelpContent, frame: &mut Frame) {
         let t = theme;
         let (area, shown) = area(frame.area(), content);
         let mut lines = lines(content, t, area.width);

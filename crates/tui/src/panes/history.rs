@@ -22,7 +22,7 @@ use crate::keymap::{self, Binding, Row};
 use codeloop_session::state::HistoryEntry;
 use codeloop_session::{Command, NoticeLevel, Outcome, ReviewVerdict, Severity, State};
 
-pub const KEYS: &[Binding<Scroll>] = &[Binding {
+pub(crate) const KEYS: &[Binding<Scroll>] = &[Binding {
     label: "↑ ↓ PgUp PgDn",
     does: "scroll the timeline",
     short: "scroll the timeline",
@@ -31,15 +31,15 @@ pub const KEYS: &[Binding<Scroll>] = &[Binding {
 
 /// What the history says about the tape itself.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct TapeNotes<'a> {
+pub(crate) struct TapeNotes<'a> {
     /// The tape's last line was cut off (line number).
-    pub truncated_line: Option<usize>,
+    pub(crate) truncated_line: Option<usize>,
     /// Older output was dropped from memory.
-    pub elided_output: bool,
+    pub(crate) elided_output: bool,
     /// The tape has no `finished` event: the session was killed or crashed.
-    pub unfinished: bool,
+    pub(crate) unfinished: bool,
     /// Lines that could not be read and were skipped (`damage_report`).
-    pub damage: Option<&'a str>,
+    pub(crate) damage: Option<&'a str>,
 }
 
 #[derive(Debug, Default)]
@@ -52,7 +52,7 @@ pub struct HistoryPane {
 }
 
 impl HistoryPane {
-    pub fn help() -> Vec<Row> {
+    pub(crate) fn help() -> Vec<Row> {
         keymap::rows(KEYS).collect()
     }
 
@@ -113,7 +113,7 @@ impl HistoryPane {
     }
 
     /// The timeline's lines at `width`; `compact`: notes cut to one line each.
-    pub fn lines(
+    pub(crate) fn lines(
         &self,
         ctx: &Ctx,
         notes: TapeNotes<'_>,

@@ -7,17 +7,17 @@ use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthChar;
 
 /// The right-edge mark of a line that goes on.
-pub const MORE_RIGHT: &str = "›";
+pub(crate) const MORE_RIGHT: &str = "›";
 /// The left-edge mark of a line scrolled sideways.
-pub const MORE_LEFT: &str = "‹";
+pub(crate) const MORE_LEFT: &str = "‹";
 
 /// Columns a horizontal scroll key moves.
-pub const STEP: usize = 8;
+pub(crate) const STEP: usize = 8;
 
 /// `line` as it fits `width` columns: its first `gutter` spans stay; the
 /// rest is shifted `left` columns and cut at the edge, with marks where
 /// text is hidden. The line's own style is kept.
-pub fn clip_line<'a>(line: Line<'a>, gutter: usize, left: usize, width: usize) -> Line<'a> {
+pub(crate) fn clip_line<'a>(line: Line<'a>, gutter: usize, left: usize, width: usize) -> Line<'a> {
     let style = line.style;
     let mut spans = line.spans;
     let body = spans.split_off(gutter.min(spans.len()));
@@ -67,7 +67,7 @@ pub fn clip_line<'a>(line: Line<'a>, gutter: usize, left: usize, width: usize) -
 /// The code pane's lines clipped to `width`: a numbered line (several
 /// spans) keeps its first span, the gutter with the line number and the
 /// failure's sign, in place; a line of one span (a diff, a message) scrolls whole.
-pub fn clip_lines<'a>(lines: Vec<Line<'a>>, left: usize, width: usize) -> Vec<Line<'a>> {
+pub(crate) fn clip_lines<'a>(lines: Vec<Line<'a>>, left: usize, width: usize) -> Vec<Line<'a>> {
     lines
         .into_iter()
         .map(|l| {
@@ -78,7 +78,7 @@ pub fn clip_lines<'a>(lines: Vec<Line<'a>>, left: usize, width: usize) -> Vec<Li
 }
 
 /// The offset after one sideways step, for text whose widest line is `widest`.
-pub fn step(left: usize, right: bool, widest: usize) -> usize {
+pub(crate) fn step(left: usize, right: bool, widest: usize) -> usize {
     if right {
         (left + STEP).min(widest.saturating_sub(STEP).next_multiple_of(STEP))
     } else {
@@ -88,7 +88,7 @@ pub fn step(left: usize, right: bool, widest: usize) -> usize {
 
 /// `text` cut into rows of `width` columns, every character kept
 /// (indentation too: output is not prose).
-pub fn hard_wrap(text: &str, width: usize) -> Vec<String> {
+pub(crate) fn hard_wrap(text: &str, width: usize) -> Vec<String> {
     let width = width.max(1);
     let mut rows = vec![String::new()];
     let mut col = 0;
@@ -107,7 +107,7 @@ pub fn hard_wrap(text: &str, width: usize) -> Vec<String> {
 }
 
 /// The widest line's text past the gutter, for how far `→` may go.
-pub fn max_left(widest: usize, room: usize) -> usize {
+pub(crate) fn max_left(widest: usize, room: usize) -> usize {
     widest.saturating_sub(room.saturating_sub(2))
 }
 

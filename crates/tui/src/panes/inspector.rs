@@ -17,7 +17,7 @@ use crate::theme::Theme;
 use codeloop_session::State;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InspectAct {
+pub(crate) enum InspectAct {
     Scroll(Scroll),
     Top,
     Bottom,
@@ -29,14 +29,14 @@ pub enum InspectAct {
 
 /// What the person asked of the app.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InspectorIntent {
+pub(crate) enum InspectorIntent {
     Close,
     /// Edit the prompt of the call the engine is paused before (or have
     /// it written first, when it is not yet).
     EditPrompt,
 }
 
-pub const KEYS: &[Binding<InspectAct>] = &[
+pub(crate) const KEYS: &[Binding<InspectAct>] = &[
     Binding {
         label: "[ / ]",
         does: "previous / next model call",
@@ -89,7 +89,7 @@ pub struct Inspector {
 }
 
 impl Inspector {
-    pub fn new(target: Target, live: bool) -> Inspector {
+    pub(crate) fn new(target: Target, live: bool) -> Inspector {
         Inspector {
             target,
             scroll: 0,
@@ -102,18 +102,14 @@ impl Inspector {
     }
 
     /// The keys the status bar names while the inspector is open.
-    pub fn status_rows() -> Vec<Row> {
+    pub(crate) fn status_rows() -> Vec<Row> {
         super::status_rows(KEYS, |a| {
             matches!(a, InspectAct::Scroll(_) | InspectAct::Top)
         })
     }
 
-    pub fn help() -> Vec<Row> {
-        keymap::rows(KEYS).collect()
-    }
-
     /// `screen`: the frame's size, for pages and the bottom line.
-    pub fn on_key(
+    pub(crate) fn on_key(
         &mut self,
         key: KeyEvent,
         state: &State,
@@ -170,7 +166,7 @@ impl Inspector {
             .saturating_sub(rows)
     }
 
-    pub fn render(&self, state: &State, theme: &Theme, frame: &mut Frame) {
+    pub(crate) fn render(&self, state: &State, theme: &Theme, frame: &mut Frame) {
         let t = theme;
         let area = Inspector::area(frame.area());
         let width = usize::from(area.width.saturating_sub(2));

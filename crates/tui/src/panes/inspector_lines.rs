@@ -26,7 +26,7 @@ pub enum Target {
 
 /// The calls in order, then the current one while the engine is paused
 /// before a call (live).
-pub fn targets(state: &State, live: bool) -> Vec<Target> {
+pub(crate) fn targets(state: &State, live: bool) -> Vec<Target> {
     let mut all: Vec<Target> = state.calls.keys().map(|id| Target::Call(*id)).collect();
     if live && paused_before_call(state) {
         all.push(Target::Current);
@@ -35,7 +35,7 @@ pub fn targets(state: &State, live: bool) -> Vec<Target> {
 }
 
 /// The engine waits before a model call (its prompt written or not).
-pub fn paused_before_call(state: &State) -> bool {
+pub(crate) fn paused_before_call(state: &State) -> bool {
     matches!(
         state.paused,
         Some(Step::ModelCall { .. } | Step::Prompt { .. })
@@ -44,7 +44,7 @@ pub fn paused_before_call(state: &State) -> bool {
 
 /// The call a target shows, when it is one on the tape (`Current` while
 /// nothing waits is the latest call).
-pub fn call_of(state: &State, target: Target) -> Option<u64> {
+pub(crate) fn call_of(state: &State, target: Target) -> Option<u64> {
     match target {
         Target::Call(id) => Some(id),
         Target::Current if paused_before_call(state) => None,
@@ -55,7 +55,7 @@ pub fn call_of(state: &State, target: Target) -> Option<u64> {
 /// Where the inspector opens: the call waiting (live), else the latest call
 /// of the selected node (at the cursor: the selected iteration's), else the
 /// latest call.
-pub fn opening(state: &State, node: Option<&str>, live: bool) -> Option<Target> {
+pub(crate) fn opening(state: &State, node: Option<&str>, live: bool) -> Option<Target> {
     if live && paused_before_call(state) {
         return Some(Target::Current);
     }
@@ -94,7 +94,7 @@ fn role_name(role: Role) -> &'static str {
 }
 
 /// The title: which call of how many.
-pub fn title(state: &State, target: Target) -> String {
+pub(crate) fn title(state: &State, target: Target) -> String {
     let total = state.calls.len();
     match (target, call_of(state, target)) {
         (Target::Current, None) => "the call the engine is paused before".into(),
@@ -112,7 +112,7 @@ pub fn title(state: &State, target: Target) -> String {
 }
 
 /// The lines for `target`, wrapped to `width`.
-pub fn lines(state: &State, target: Target, t: &Theme, width: usize) -> Vec<Line<'static>> {
+pub(crate) fn lines(state: &State, target: Target, t: &Theme, width: usize) -> Vec<Line<'static>> {
     let mut out = Vec::new();
     match (target, call_of(state, target)) {
         (_, Some(id)) => match state.calls.get(&id) {
@@ -395,7 +395,7 @@ pub fn prompt_text(messages: &[ChatMessage]) -> String {
 }
 
 /// The editor's text back into messages; an error says which line to fix.
-pub fn parse_prompt(text: &str) -> Result<Vec<ChatMessage>, String> {
+pub(crate) fn parse_prompt(text: &str) -> Result<Vec<ChatMessage>, String> {
     let mut parts: Vec<(Role, Vec<&str>)> = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let role = [Role::System, Role::User, Role::Assistant]

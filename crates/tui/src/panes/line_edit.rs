@@ -13,7 +13,7 @@ fn ctrl(key: &KeyEvent, c: char) -> bool {
 
 /// Edit a one-line input (typed at its end). Returns whether the key was
 /// an editing key; control keys that are not are left alone.
-pub fn edit_line(line: &mut String, key: &KeyEvent) -> bool {
+pub(crate) fn edit_line(line: &mut String, key: &KeyEvent) -> bool {
     if key.code == KeyCode::Backspace || ctrl(key, 'h') {
         line.pop();
     } else if ctrl(key, 'u') {
@@ -34,7 +34,7 @@ pub fn edit_line(line: &mut String, key: &KeyEvent) -> bool {
 }
 
 /// A key into a text area, with the readline meanings first.
-pub fn textarea_key(area: &mut TextArea<'static>, key: KeyEvent) {
+pub(crate) fn textarea_key(area: &mut TextArea<'static>, key: KeyEvent) {
     if ctrl(&key, 'u') {
         area.delete_line_by_head();
     } else if ctrl(&key, 'w') {

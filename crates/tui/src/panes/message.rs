@@ -15,7 +15,7 @@ pub struct Message {
 }
 
 impl Message {
-    pub fn render(&self, theme: &Theme, frame: &mut Frame) {
+    pub(crate) fn render(&self, theme: &Theme, frame: &mut Frame) {
         let mut lines: Vec<Line> = self
             .text
             .lines()

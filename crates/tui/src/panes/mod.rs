@@ -10,26 +10,26 @@
 //! recipe "Add a pane" in ARCHITECTURE.md). The popups are the app's
 //! (`app::Popup`), each carrying what it acts on.
 
-pub mod code_coverage;
-pub mod code_lines;
-pub mod code_review;
-pub mod code_tabs;
-pub mod code_values;
-pub mod confirm;
-pub mod editor;
-pub mod help;
-pub mod hscroll;
-pub mod inspector;
+pub(crate) mod code_coverage;
+pub(crate) mod code_lines;
+pub(crate) mod code_review;
+pub(crate) mod code_tabs;
+pub(crate) mod code_values;
+pub(crate) mod confirm;
+pub(crate) mod editor;
+pub(crate) mod help;
+pub(crate) mod hscroll;
+pub(crate) mod inspector;
 pub mod inspector_lines;
-pub mod line_edit;
-pub mod message;
-pub mod pager;
+pub(crate) mod line_edit;
+pub(crate) mod message;
+pub(crate) mod pager;
 pub mod palette;
-pub mod path_complete;
-pub mod pictures;
-pub mod plan_stream;
+pub(crate) mod path_complete;
+pub(crate) mod pictures;
+pub(crate) mod plan_stream;
 pub mod sessions;
-pub mod travel;
+pub(crate) mod travel;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -82,7 +82,7 @@ macro_rules! registry {
                 }
             }
 
-            pub fn get_mut(&mut self, pane: Focus) -> &mut dyn Pane {
+            pub(crate) fn get_mut(&mut self, pane: Focus) -> &mut dyn Pane {
                 match pane {
                     $(Focus::$id => &mut self.$field,)+
                 }
@@ -101,11 +101,11 @@ registry! {
 }
 
 impl Focus {
-    pub fn next(self) -> Focus {
+    pub(crate) fn next(self) -> Focus {
         let i = Focus::ALL.iter().position(|f| *f == self).unwrap_or(0);
         Focus::ALL[(i + 1) % Focus::ALL.len()]
     }
-    pub fn prev(self) -> Focus {
+    pub(crate) fn prev(self) -> Focus {
         let i = Focus::ALL.iter().position(|f| *f == self).unwrap_or(0);
         Focus::ALL[(i + Focus::ALL.len() - 1) % Focus::ALL.len()]
     }
@@ -186,7 +186,7 @@ pub enum Intent {
 
 /// What the workbench shows, which the panes are laid out for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Screen {
+pub(crate) enum Screen {
     /// The live workbench before a session: the task editor and the welcome.
     Welcome,
     /// A session with no plan yet: the workflow takes the code's place.
@@ -196,7 +196,7 @@ pub enum Screen {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Column {
+pub(crate) enum Column {
     Left,
     Right,
 }
@@ -204,19 +204,19 @@ pub enum Column {
 /// Where a pane goes on a screen.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Place {
-    pub column: Column,
+    pub(crate) column: Column,
     /// Its height in the column.
-    pub height: Constraint,
+    pub(crate) height: Constraint,
 }
 
 impl Place {
-    pub fn left(height: Constraint) -> Option<Place> {
+    pub(crate) fn left(height: Constraint) -> Option<Place> {
         Some(Place {
             column: Column::Left,
             height,
         })
     }
-    pub fn right(height: Constraint) -> Option<Place> {
+    pub(crate) fn right(height: Constraint) -> Option<Place> {
         Some(Place {
             column: Column::Right,
             height,
@@ -238,8 +238,8 @@ pub enum Handled<I> {
 /// A live re-run compared with the recording (replay --live).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RerunMark {
-    pub recorded: RunRecord,
-    pub live: Result<RunRecord, String>,
+    pub(crate) recorded: RunRecord,
+    pub(crate) live: Result<RunRecord, String>,
 }
 
 impl RerunMark {
@@ -256,48 +256,48 @@ impl RerunMark {
     }
 }
 
-pub type Reruns = BTreeMap<u64, RerunMark>;
+pub(crate) type Reruns = BTreeMap<u64, RerunMark>;
 
 /// What every pane draws from, besides its own state.
 #[derive(Clone, Copy)]
 pub struct Ctx<'a> {
     /// The session folded at the cursor.
-    pub state: &'a State,
-    pub theme: &'a Theme,
-    pub focused: bool,
+    pub(crate) state: &'a State,
+    pub(crate) theme: &'a Theme,
+    pub(crate) focused: bool,
     /// The node the code and output panes show.
-    pub selected: Option<&'a str>,
-    pub reruns: &'a Reruns,
+    pub(crate) selected: Option<&'a str>,
+    pub(crate) reruns: &'a Reruns,
     /// The session's folder, where the full output logs are.
-    pub session_dir: Option<&'a Path>,
+    pub(crate) session_dir: Option<&'a Path>,
     /// What the workbench shows (the welcome, a session before its plan, a session).
-    pub screen: Screen,
+    pub(crate) screen: Screen,
     /// The terminal's rows (a page of scrolling is a third of them).
-    pub rows: u16,
+    pub(crate) rows: u16,
     /// The code pane shows the whole program: the output shows its run.
-    pub program: bool,
+    pub(crate) program: bool,
     /// What the workbench knows beside the session.
-    pub around: Around<'a>,
+    pub(crate) around: Around<'a>,
 }
 
 /// What the workbench knows beside the session at the cursor: what the
 /// welcome offers, and what the history says of the tape itself.
 #[derive(Clone, Copy)]
-pub struct Around<'a> {
+pub(crate) struct Around<'a> {
     /// The model a new session starts on.
-    pub model_label: &'a str,
-    pub demos: &'a [welcome::DemoEntry],
+    pub(crate) model_label: &'a str,
+    pub(crate) demos: &'a [welcome::DemoEntry],
     /// Recent sessions, newest first.
-    pub sessions: &'a [SessionSummary],
+    pub(crate) sessions: &'a [SessionSummary],
     /// The sandbox's layers here (probed), and what is missing, if any.
-    pub sandbox_layers: &'a [String],
-    pub sandbox_warning: Option<&'a str>,
-    pub notes: history::TapeNotes<'a>,
+    pub(crate) sandbox_layers: &'a [String],
+    pub(crate) sandbox_warning: Option<&'a str>,
+    pub(crate) notes: history::TapeNotes<'a>,
 }
 
 impl<'a> Ctx<'a> {
     /// The frame of a pane: the focused one stands out.
-    pub fn block<'b>(&self, title: Line<'b>) -> Block<'b> {
+    pub(crate) fn block<'b>(&self, title: Line<'b>) -> Block<'b> {
         Block::bordered()
             .border_type(if self.focused {
                 BorderType::Thick
@@ -313,7 +313,7 @@ impl<'a> Ctx<'a> {
     }
 
     /// A title: the pane's name, then details.
-    pub fn title<'b>(&self, name: &'b str, detail: String) -> Line<'b> {
+    pub(crate) fn title<'b>(&self, name: &'b str, detail: String) -> Line<'b> {
         let mut spans = vec![Span::styled(format!(" {name} "), self.theme.title)];
         if !detail.is_empty() {
             spans.push(Span::styled(format!("{detail} "), self.theme.dim));
@@ -322,13 +322,13 @@ impl<'a> Ctx<'a> {
     }
 
     /// The selected node's state, if it has one.
-    pub fn selected_node(&self) -> Option<&'a codeloop_session::state::NodeState> {
+    pub(crate) fn selected_node(&self) -> Option<&'a codeloop_session::state::NodeState> {
         self.state.nodes.get(self.selected?)
     }
 }
 
 /// Wrap `text` to `width` columns (by characters' display width).
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
     use unicode_width::UnicodeWidthChar;
     let width = width.max(8);
     let mut out = Vec::new();
@@ -367,7 +367,7 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
 }
 
 /// A style for a node status.
-pub fn status_style(t: &Theme, status: NodeStatus) -> Style {
+pub(crate) fn status_style(t: &Theme, status: NodeStatus) -> Style {
     match status {
         NodeStatus::Pending | NodeStatus::NotRun => t.dim,
         NodeStatus::Skipped | NodeStatus::Cancelled => t.warning,
@@ -379,7 +379,7 @@ pub fn status_style(t: &Theme, status: NodeStatus) -> Style {
 }
 
 /// A style for what a session came to.
-pub fn outcome_style(t: &Theme, outcome: codeloop_session::Outcome) -> Style {
+pub(crate) fn outcome_style(t: &Theme, outcome: codeloop_session::Outcome) -> Style {
     use codeloop_session::Outcome;
     match outcome {
         Outcome::Passed => t.ok,
@@ -389,7 +389,7 @@ pub fn outcome_style(t: &Theme, outcome: codeloop_session::Outcome) -> Style {
     }
 }
 
-pub fn status_symbol(status: NodeStatus) -> &'static str {
+pub(crate) fn status_symbol(status: NodeStatus) -> &'static str {
     match status {
         NodeStatus::Pending => "·",
         NodeStatus::Generating => "✎",
@@ -406,13 +406,13 @@ pub fn status_symbol(status: NodeStatus) -> &'static str {
 }
 
 /// Lines to scroll for a page in a pane of `height` rows.
-pub fn page(height: u16) -> usize {
+pub(crate) fn page(height: u16) -> usize {
     usize::from(height / 3).max(1)
 }
 
 /// A scroll request the list-like panes share.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scroll {
+pub(crate) enum Scroll {
     Up,
     Down,
     PageUp,
@@ -454,7 +454,7 @@ macro_rules! scroll_keys {
 pub(crate) use scroll_keys;
 
 /// A centred area of the screen, `percent_x` wide and `percent_y` high.
-pub fn popup_area(
+pub(crate) fn popup_area(
     screen: ratatui::layout::Rect,
     percent_x: u16,
     percent_y: u16,
@@ -471,7 +471,7 @@ pub fn popup_area(
 
 /// `area` cut to the height `lines` take wrapped in it, with a border, and
 /// centred vertically where it was (a popup no taller than its text).
-pub fn fit_to_lines(
+pub(crate) fn fit_to_lines(
     area: ratatui::layout::Rect,
     lines: &[ratatui::text::Line],
 ) -> ratatui::layout::Rect {
@@ -489,7 +489,7 @@ pub fn fit_to_lines(
 /// covers the panes: those with a short name, but the ones whose keys
 /// `go_without_saying` (moving up and down, which would not fit 80
 /// columns beside the rest).
-pub fn status_rows<A>(
+pub(crate) fn status_rows<A>(
     table: &[crate::keymap::Binding<A>],
     go_without_saying: impl Fn(&A) -> bool,
 ) -> Vec<crate::keymap::Row> {

@@ -21,7 +21,7 @@ use codeloop_protocol::present::bytes;
 use codeloop_session::{NoticeLevel, RunKind, State};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OutputAct {
+pub(crate) enum OutputAct {
     Scroll(Scroll),
     Tail,
     Top,
@@ -31,7 +31,7 @@ pub enum OutputAct {
     OpenLog,
 }
 
-pub const KEYS: &[Binding<OutputAct>] = &[
+pub(crate) const KEYS: &[Binding<OutputAct>] = &[
     Binding {
         label: "↑ ↓ PgUp PgDn",
         does: "scroll (the tail is followed at the bottom)",
@@ -74,7 +74,7 @@ pub const KEYS: &[Binding<OutputAct>] = &[
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SearchAct {
+pub(crate) enum SearchAct {
     Find,
     Cancel,
 }
@@ -83,7 +83,7 @@ pub enum SearchAct {
 /// A key typed into a search prompt (`input`): `Some(query)` when it
 /// ends the prompt with a search (empty: the search is cleared), `None`
 /// while it edits (or Esc closed the prompt). Shared by the pane and the pager.
-pub fn search_input_key(input: &mut Option<String>, key: &KeyEvent) -> Option<String> {
+pub(crate) fn search_input_key(input: &mut Option<String>, key: &KeyEvent) -> Option<String> {
     let typed = input.as_mut()?;
     match keymap::lookup(SEARCH_INPUT, key) {
         Some(SearchAct::Find) => {
@@ -99,7 +99,7 @@ pub fn search_input_key(input: &mut Option<String>, key: &KeyEvent) -> Option<St
     None
 }
 
-pub const SEARCH_INPUT: &[Binding<SearchAct>] = &[
+pub(crate) const SEARCH_INPUT: &[Binding<SearchAct>] = &[
     Binding {
         label: "Enter",
         does: "search",
@@ -116,15 +116,15 @@ pub const SEARCH_INPUT: &[Binding<SearchAct>] = &[
 
 /// Something to tell the person (the app shows it in the status line).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Say(pub NoticeLevel, pub String);
+pub(crate) struct Say(pub NoticeLevel, pub String);
 
 /// Output lines of one run, sanitized, stderr kept apart.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct OutputLines {
-    pub run_id: Option<u64>,
+pub(crate) struct OutputLines {
+    pub(crate) run_id: Option<u64>,
     /// (dropped bytes, kept bytes, chunks) of the run when built.
-    pub version: (u64, usize, usize),
-    pub lines: Vec<(Stream, String)>,
+    pub(crate) version: (u64, usize, usize),
+    pub(crate) lines: Vec<(Stream, String)>,
 }
 
 #[derive(Debug, Default)]
@@ -140,7 +140,7 @@ pub struct OutputPane {
 }
 
 impl OutputPane {
-    pub fn help() -> Vec<Row> {
+    pub(crate) fn help() -> Vec<Row> {
         keymap::rows(KEYS).collect()
     }
 
@@ -153,13 +153,8 @@ impl OutputPane {
         self.back
     }
 
-    /// The run shown.
-    pub fn run_id(&self) -> Option<u64> {
-        self.output.run_id
-    }
-
     /// The pane's height in the coming frame (set before the frame is drawn).
-    pub fn set_area_height(&mut self, height: u16) {
+    pub(crate) fn set_area_height(&mut self, height: u16) {
         self.area_height = height;
     }
 
@@ -176,11 +171,6 @@ impl OutputPane {
             .saturating_sub(2 + self.notes_height(true))
             .max(1);
         self.output.lines.len().saturating_sub(usize::from(body))
-    }
-
-    /// The search is being typed: every key goes to it.
-    pub fn typing(&self) -> bool {
-        self.input.is_some()
     }
 
     /// Another node was chosen: follow its tail.
@@ -535,7 +525,7 @@ impl Pane for OutputPane {
 
 /// The run the output pane shows: the selected node's last run, the
 /// program's on the program tab, else the last run of all.
-pub fn run_to_show(state: &State, selected: Option<&str>, program: bool) -> Option<u64> {
+pub(crate) fn run_to_show(state: &State, selected: Option<&str>, program: bool) -> Option<u64> {
     if program {
         return state
             .run_order

@@ -23,7 +23,7 @@ use codeloop_protocol::present::bytes;
 use codeloop_session::NoticeLevel;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PagerAct {
+pub(crate) enum PagerAct {
     Scroll(Scroll),
     Top,
     Bottom,
@@ -38,7 +38,7 @@ pub enum PagerAct {
     Close,
 }
 
-pub const KEYS: &[Binding<PagerAct>] = &[
+pub(crate) const KEYS: &[Binding<PagerAct>] = &[
     Binding {
         label: "↑ ↓ PgUp PgDn",
         does: "scroll",
@@ -108,7 +108,7 @@ pub const KEYS: &[Binding<PagerAct>] = &[
 
 /// What the person meant in the pager.
 #[derive(Debug, Clone, PartialEq)]
-pub enum PagerIntent {
+pub(crate) enum PagerIntent {
     Close,
     /// Read the file again (the app asks the event loop).
     Reload,
@@ -147,7 +147,7 @@ pub struct Pager {
 
 impl Pager {
     /// A pager waiting for the log at `path` to be read.
-    pub fn open(title: String, path: PathBuf, stderr_ranges: Vec<(u64, u64)>) -> Pager {
+    pub(crate) fn open(title: String, path: PathBuf, stderr_ranges: Vec<(u64, u64)>) -> Pager {
         Pager {
             title,
             path,
@@ -162,16 +162,12 @@ impl Pager {
         }
     }
 
-    pub fn help() -> Vec<Row> {
-        keymap::rows(KEYS).collect()
-    }
-
     /// The keys the status bar names while the pager is open.
-    pub fn status_rows() -> Vec<Row> {
+    pub(crate) fn status_rows() -> Vec<Row> {
         super::status_rows(KEYS, |a| matches!(a, PagerAct::Scroll(_) | PagerAct::Top))
     }
 
-    pub fn path(&self) -> &std::path::Path {
+    pub(crate) fn path(&self) -> &std::path::Path {
         &self.path
     }
 
@@ -181,7 +177,7 @@ impl Pager {
     }
 
     /// The log arrived (or could not be read).
-    pub fn loaded(&mut self, result: Result<Arc<LogText>, String>) {
+    pub(crate) fn loaded(&mut self, result: Result<Arc<LogText>, String>) {
         self.content = match result {
             Ok(text) => {
                 let stderr = stderr_lines(&text, &self.stderr_ranges);
@@ -204,7 +200,7 @@ impl Pager {
         usize::from(height.saturating_sub(5)).max(1)
     }
 
-    pub fn on_key(&mut self, key: KeyEvent, screen: Rect) -> Handled<PagerIntent> {
+    pub(crate) fn on_key(&mut self, key: KeyEvent, screen: Rect) -> Handled<PagerIntent> {
         if self.input.is_some() {
             if let Some(q) = search_input_key(&mut self.input, &key) {
                 self.search = (!q.is_empty()).then_some(q);
@@ -311,7 +307,7 @@ impl Pager {
         self.lines().len().max(1).to_string().len() + 3
     }
 
-    pub fn render(&self, theme: &Theme, frame: &mut Frame) {
+    pub(crate) fn render(&self, theme: &Theme, frame: &mut Frame) {
         let t = theme;
         let full = frame.area();
         // The status bar stays below.

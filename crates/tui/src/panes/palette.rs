@@ -21,12 +21,12 @@ use crate::theme::Theme;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
     pub does: String,
-    pub act: PaletteAct,
+    pub(crate) act: PaletteAct,
 }
 
 /// What an entry does.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PaletteAct {
+pub(crate) enum PaletteAct {
     /// What this key does in the workbench's tables.
     Key(Key),
     /// What this key does in the focused pane's table.
@@ -72,7 +72,7 @@ pub enum ExportFormat {
 }
 
 impl ExportFormat {
-    pub fn words(self) -> &'static str {
+    pub(crate) fn words(self) -> &'static str {
         match self {
             ExportFormat::Md => "Markdown report (.md)",
             ExportFormat::Html => "HTML page: graph, diffs, failures (.html)",
@@ -82,22 +82,22 @@ impl ExportFormat {
 }
 
 /// Worker counts offered.
-pub const WORKER_CHOICES: [usize; 6] = [1, 2, 3, 4, 6, 8];
+pub(crate) const WORKER_CHOICES: [usize; 6] = [1, 2, 3, 4, 6, 8];
 
 /// What the palette offers beside the keys, as things stand.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Offers {
+pub(crate) struct Offers {
     /// The config's `[models.NAME]` profiles.
-    pub profiles: Vec<String>,
+    pub(crate) profiles: Vec<String>,
     /// The cache is off for the next task.
-    pub no_cache: bool,
+    pub(crate) no_cache: bool,
     /// There is a session to export.
-    pub export: bool,
+    pub(crate) export: bool,
 }
 
 /// What the person chose.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PaletteIntent {
+pub(crate) enum PaletteIntent {
     Run(PaletteAct),
     Close,
 }
@@ -116,7 +116,7 @@ pub struct Palette {
 impl Palette {
     /// From tables' rows (one entry per key of a row that has keys), then
     /// the actions no key does.
-    pub fn new<A>(tables: &[&[Binding<A>]]) -> Palette {
+    pub(crate) fn new<A>(tables: &[&[Binding<A>]]) -> Palette {
         let mut entries: Vec<Entry> = named_keys(tables)
             .into_iter()
             .map(|(does, key)| Entry {
@@ -140,7 +140,7 @@ impl Palette {
     /// With the focused pane's actions, one entry a row (by its first
     /// key), the pane named after the words ("go to its code (Workflow)")
     /// so a query matches what an action does before where it is.
-    pub fn with_pane(mut self, pane: &str, rows: &[crate::keymap::Row]) -> Palette {
+    pub(crate) fn with_pane(mut self, pane: &str, rows: &[crate::keymap::Row]) -> Palette {
         self.entries.extend(
             rows.iter()
                 .filter(|r| !r.does.is_empty())
@@ -154,7 +154,7 @@ impl Palette {
     }
 
     /// With the choices for the next session and the export.
-    pub fn with_offers(mut self, offers: Offers) -> Palette {
+    pub(crate) fn with_offers(mut self, offers: Offers) -> Palette {
         self.entries.extend([
             Entry {
                 does: "model profile for the next session…".into(),
@@ -245,7 +245,7 @@ impl Palette {
         scored.into_iter().map(|(_, _, e)| e).collect()
     }
 
-    pub fn on_key(&mut self, key: KeyEvent) -> Handled<PaletteIntent> {
+    pub(crate) fn on_key(&mut self, key: KeyEvent) -> Handled<PaletteIntent> {
         match key.code {
             // From a second list, back to the first.
             KeyCode::Esc => match self.values.take() {
@@ -283,7 +283,7 @@ impl Palette {
         }
     }
 
-    pub fn render(&self, theme: &Theme, frame: &mut Frame) {
+    pub(crate) fn render(&self, theme: &Theme, frame: &mut Frame) {
         let t = theme;
         let area = popup_area(frame.area(), 70, 70);
         let rows = usize::from(area.height.saturating_sub(3));
@@ -377,7 +377,7 @@ fn named_keys<A>(tables: &[&[Binding<A>]]) -> Vec<(&'static str, Key)> {
 
 /// A fuzzy match: the query's characters in order in `text` (case-folded);
 /// lower is better (the span the match covers, then where it starts).
-pub fn fuzzy_score(query: &str, text: &str) -> Option<usize> {
+pub(crate) fn fuzzy_score(query: &str, text: &str) -> Option<usize> {
     let text: Vec<char> = text.to_lowercase().chars().collect();
     let query: Vec<char> = query
         .to_lowercase()

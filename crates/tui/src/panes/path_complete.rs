@@ -4,21 +4,21 @@
 use std::path::{Path, PathBuf};
 
 /// At most this many candidates are listed.
-pub const MAX_CANDIDATES: usize = 60;
+pub(crate) const MAX_CANDIDATES: usize = 60;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Completion {
+pub(crate) struct Completion {
     /// The text with the completion applied (unchanged when nothing fits).
-    pub text: String,
+    pub(crate) text: String,
     /// The names that fit when more than one does (directories end in `/`).
-    pub candidates: Vec<String>,
+    pub(crate) candidates: Vec<String>,
     /// Why nothing was completed, when nothing was.
-    pub note: Option<String>,
+    pub(crate) note: Option<String>,
 }
 
 /// Complete `input`, a path typed so far (relative to the working directory,
 /// `~/` for the home folder).
-pub fn complete(input: &str) -> Completion {
+pub(crate) fn complete(input: &str) -> Completion {
     let (dir_part, prefix) = match input.rfind('/') {
         Some(i) => (&input[..=i], &input[i + 1..]),
         None => ("", input),

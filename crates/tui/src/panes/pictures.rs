@@ -25,15 +25,15 @@ use codeloop_session::State;
 
 /// One picture to show: what the tape says of it and where its file is.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Entry {
-    pub picture: Picture,
+pub(crate) struct Entry {
+    pub(crate) picture: Picture,
     /// Which run drew it, in words ("run 7", "the program's run").
-    pub from: String,
-    pub file: PathBuf,
+    pub(crate) from: String,
+    pub(crate) file: PathBuf,
 }
 
 /// The latest picture of each name, in the order the names first came.
-pub fn entries(state: &State, session_dir: &Path) -> Vec<Entry> {
+pub(crate) fn entries(state: &State, session_dir: &Path) -> Vec<Entry> {
     let mut out: Vec<Entry> = Vec::new();
     for (run, p) in &state.pictures {
         let entry = Entry {
@@ -54,7 +54,7 @@ pub fn entries(state: &State, session_dir: &Path) -> Vec<Entry> {
 
 /// What the person meant.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PicturesIntent {
+pub(crate) enum PicturesIntent {
     Close,
     /// Decode this file (off the UI thread).
     Load(PathBuf),
@@ -77,7 +77,7 @@ impl PictureView {
     /// The view of `entries` (at least one), the latest selected (what the
     /// program drew last, usually what it was asked for; ← goes back to
     /// earlier ones): load `selected_file()` next.
-    pub fn new(entries: Vec<Entry>) -> PictureView {
+    pub(crate) fn new(entries: Vec<Entry>) -> PictureView {
         PictureView {
             selected: entries.len().saturating_sub(1),
             entries,
@@ -88,7 +88,7 @@ impl PictureView {
     }
 
     /// Draw with `graphics` (half-blocks unless told).
-    pub fn with_graphics(mut self, graphics: Graphics) -> PictureView {
+    pub(crate) fn with_graphics(mut self, graphics: Graphics) -> PictureView {
         self.graphics = graphics;
         self
     }
@@ -96,7 +96,7 @@ impl PictureView {
     /// Encode the picture for the body it will be drawn in on `screen`,
     /// where the protocol is not half-blocks and the picture or the size
     /// changed (before a frame: render only draws).
-    pub fn prepare(&mut self, screen: Rect, background: [u8; 3]) {
+    pub(crate) fn prepare(&mut self, screen: Rect, background: [u8; 3]) {
         if self.graphics.protocol == Protocol::Halfblocks {
             return;
         }
@@ -119,23 +119,19 @@ impl PictureView {
         self.shown.as_ref().and_then(|(_, s)| s.as_ref())
     }
 
-    pub fn selected_file(&self) -> Option<&Path> {
+    pub(crate) fn selected_file(&self) -> Option<&Path> {
         self.entries.get(self.selected).map(|e| e.file.as_path())
     }
 
-    pub fn entries(&self) -> &[Entry] {
-        &self.entries
-    }
-
     /// A file was decoded: the view takes it if it is still the one shown.
-    pub fn loaded(&mut self, file: &Path, result: Result<Arc<Pixels>, String>) {
+    pub(crate) fn loaded(&mut self, file: &Path, result: Result<Arc<Pixels>, String>) {
         if self.selected_file() == Some(file) {
             self.decoded = Some(result);
             self.shown = None;
         }
     }
 
-    pub fn on_key(&mut self, key: KeyEvent) -> Handled<PicturesIntent> {
+    pub(crate) fn on_key(&mut self, key: KeyEvent) -> Handled<PicturesIntent> {
         let n = self.entries.len();
         let step = match key.code {
             KeyCode::Esc | KeyCode::Char('q') | KeyCode::Char('I') => {
@@ -157,7 +153,7 @@ impl PictureView {
         }
     }
 
-    pub fn render(&self, theme: &Theme, frame: &mut Frame) {
+    pub(crate) fn render(&self, theme: &Theme, frame: &mut Frame) {
         let area = popup_area(frame.area(), 90, 90);
         frame.render_widget(Clear, area);
         let Some(entry) = self.entries.get(self.selected) else {

@@ -16,7 +16,7 @@ use codeloop_session::state::CallState;
 use codeloop_session::{Command, Outcome, Purpose, State};
 
 /// Plans the engine asks for before it gives up.
-pub use codeloop_engine::PLAN_ATTEMPTS;
+pub(crate) use codeloop_engine::PLAN_ATTEMPTS;
 
 /// Which attempt a plan call is: its tag is `plan`, then `plan/2`, `plan/3`.
 fn attempt_of(call: &CallState) -> u32 {
@@ -28,7 +28,12 @@ fn attempt_of(call: &CallState) -> u32 {
 
 /// What the graph pane shows while the state has no plan, `width` wide
 /// and at most `height` lines.
-pub fn before_plan_lines<'a>(t: &Theme, s: &State, width: usize, height: usize) -> Vec<Line<'a>> {
+pub(crate) fn before_plan_lines<'a>(
+    t: &Theme,
+    s: &State,
+    width: usize,
+    height: usize,
+) -> Vec<Line<'a>> {
     let planning = s
         .calls
         .values()
@@ -139,7 +144,12 @@ fn no_plan_lines<'a>(t: &Theme, s: &State, width: usize) -> Vec<Line<'a>> {
 /// The lines the graph pane shows while the plan streams in, at most
 /// `height`, the reply wrapped at `width` (a small model often answers in
 /// long lines of prose).
-pub fn planning_lines<'a>(t: &Theme, reply: &str, width: usize, height: usize) -> Vec<Line<'a>> {
+pub(crate) fn planning_lines<'a>(
+    t: &Theme,
+    reply: &str,
+    width: usize,
+    height: usize,
+) -> Vec<Line<'a>> {
     let names = named_so_far(reply);
     let mut lines = vec![Line::styled(
         format!(
@@ -185,7 +195,7 @@ fn wrapped_stream<'a>(t: &Theme, reply: &str, width: usize) -> Vec<Line<'a>> {
 }
 
 /// The functions the reply has named so far: each complete `"name": "…"`.
-pub fn named_so_far(reply: &str) -> Vec<String> {
+pub(crate) fn named_so_far(reply: &str) -> Vec<String> {
     let mut names = Vec::new();
     let mut rest = reply;
     while let Some(i) = rest.find("\"name\"") {

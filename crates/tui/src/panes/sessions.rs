@@ -18,7 +18,7 @@ use codeloop_session::index::{SessionResult, SessionSummary};
 pub const RECENT: usize = 8;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SessionAct {
+pub(crate) enum SessionAct {
     Up,
     Down,
     Open,
@@ -40,7 +40,7 @@ pub enum SessionIntent {
     Delete(PathBuf),
 }
 
-pub const KEYS: &[Binding<SessionAct>] = &[
+pub(crate) const KEYS: &[Binding<SessionAct>] = &[
     Binding {
         label: "↑ / ↓",
         does: "select a recent session",
@@ -85,20 +85,20 @@ pub const KEYS: &[Binding<SessionAct>] = &[
 ];
 
 #[derive(Debug, Default)]
-pub struct SessionList {
+pub(crate) struct SessionList {
     selected: usize,
 }
 
 impl SessionList {
-    pub fn help() -> Vec<Row> {
+    pub(crate) fn help() -> Vec<Row> {
         keymap::rows(KEYS).collect()
     }
 
-    pub fn selected(&self) -> usize {
-        self.selected
-    }
-
-    pub fn on_key(&mut self, key: KeyEvent, sessions: &[SessionSummary]) -> Handled<SessionIntent> {
+    pub(crate) fn on_key(
+        &mut self,
+        key: KeyEvent,
+        sessions: &[SessionSummary],
+    ) -> Handled<SessionIntent> {
         if sessions.is_empty() {
             return Handled::NotMine;
         }
@@ -128,12 +128,12 @@ impl SessionList {
 
     /// Which of `lines` is the selected session (line 0 is the heading),
     /// when the list has the keys.
-    pub fn selected_line(&self, ctx: &Ctx, sessions: &[SessionSummary]) -> Option<usize> {
+    pub(crate) fn selected_line(&self, ctx: &Ctx, sessions: &[SessionSummary]) -> Option<usize> {
         (ctx.focused && !sessions.is_empty()).then(|| 1 + self.selected.min(sessions.len() - 1))
     }
 
     /// The list's lines for the welcome screen.
-    pub fn lines(&self, ctx: &Ctx, sessions: &[SessionSummary]) -> Vec<Line<'static>> {
+    pub(crate) fn lines(&self, ctx: &Ctx, sessions: &[SessionSummary]) -> Vec<Line<'static>> {
         let t = ctx.theme;
         if sessions.is_empty() {
             return Vec::new();
@@ -187,7 +187,7 @@ impl SessionList {
 
 /// A session's lineage in a few words: the session it was forked from (and
 /// where), and the sessions forked from it that the index knows.
-pub fn lineage(state: &State, sessions: &[SessionSummary]) -> Option<String> {
+pub(crate) fn lineage(state: &State, sessions: &[SessionSummary]) -> Option<String> {
     let mut parts = Vec::new();
     if let Some(p) = &state.parent {
         parts.push(format!("fork of {} at #{}", p.session_id, p.at_seq));

@@ -15,7 +15,7 @@ use crate::keymap::{self, Binding, Key, Row};
 
 /// What the person meant in the task editor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TaskIntent {
+pub(crate) enum TaskIntent {
     Submit,
     Attach,
     Leave,
@@ -24,7 +24,7 @@ pub enum TaskIntent {
 }
 
 /// The editor's keys (before a session starts).
-pub const EDITING: &[Binding<TaskIntent>] = &[
+pub(crate) const EDITING: &[Binding<TaskIntent>] = &[
     Binding {
         label: "type",
         does: "the task, several lines",
@@ -52,10 +52,10 @@ pub const EDITING: &[Binding<TaskIntent>] = &[
 ];
 
 /// What the empty editor says (wrapped to the pane, never cut off).
-pub const PLACEHOLDER: &str = "Describe what the program should do, in a few lines. Ctrl-S starts; Ctrl-O attaches an input file.";
+pub(crate) const PLACEHOLDER: &str = "Describe what the program should do, in a few lines. Ctrl-S starts; Ctrl-O attaches an input file.";
 
 /// After the start: the attached files' descriptions.
-pub const RECORDED: &[Binding<TaskIntent>] = &[
+pub(crate) const RECORDED: &[Binding<TaskIntent>] = &[
     Binding {
         label: "",
         does: "the task of this session (read-only)",
@@ -92,11 +92,11 @@ impl Default for TaskPane {
 }
 
 impl TaskPane {
-    pub fn keymap(editable: bool) -> &'static [Binding<TaskIntent>] {
+    pub(crate) fn keymap(editable: bool) -> &'static [Binding<TaskIntent>] {
         if editable { EDITING } else { RECORDED }
     }
 
-    pub fn help(editable: bool) -> Vec<Row> {
+    pub(crate) fn help(editable: bool) -> Vec<Row> {
         keymap::rows(Self::keymap(editable)).collect()
     }
 
@@ -293,7 +293,7 @@ impl TaskPane {
 
 /// What follows an attached file's name: its size and, where the session
 /// described it, its one-line summary.
-pub fn input_detail(f: &codeloop_session::InputFile) -> String {
+pub(crate) fn input_detail(f: &codeloop_session::InputFile) -> String {
     match &f.description {
         // A summary may hold the file's own words (a sheet's name): no
         // control sequence reaches the terminal.
@@ -305,7 +305,7 @@ pub fn input_detail(f: &codeloop_session::InputFile) -> String {
 }
 
 /// The rows the attached files take in a pane `width` wide.
-pub fn input_rows(inputs: &[codeloop_session::InputFile], width: usize) -> usize {
+pub(crate) fn input_rows(inputs: &[codeloop_session::InputFile], width: usize) -> usize {
     inputs
         .iter()
         .map(|f| super::wrap(&format!("attached {}{}", f.name, input_detail(f)), width).len())

@@ -14,7 +14,7 @@ use super::{fit_to_lines, popup_area};
 use crate::theme::Theme;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TravelKind {
+pub(crate) enum TravelKind {
     /// A new session from record `at` of the reviewed one.
     ForkHere,
     /// The live session cancelled, and a new branch from record `at`.
@@ -23,25 +23,25 @@ pub enum TravelKind {
 
 /// A fork or a rewind waiting for a yes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Travel {
-    pub kind: TravelKind,
+pub(crate) struct Travel {
+    pub(crate) kind: TravelKind,
     /// The tape the new session forks from.
-    pub tape: PathBuf,
+    pub(crate) tape: PathBuf,
     /// The record it forks at.
-    pub at: u64,
+    pub(crate) at: u64,
     /// What will happen, in words.
-    pub question: String,
+    pub(crate) question: String,
 }
 
 impl Travel {
-    pub fn title(&self) -> &'static str {
+    pub(crate) fn title(&self) -> &'static str {
         match self.kind {
             TravelKind::ForkHere => " Fork here? ",
             TravelKind::Rewind { .. } => " Rewind? ",
         }
     }
 
-    pub fn render(&self, theme: &Theme, frame: &mut Frame) {
+    pub(crate) fn render(&self, theme: &Theme, frame: &mut Frame) {
         let mut lines: Vec<Line> = self
             .question
             .lines()

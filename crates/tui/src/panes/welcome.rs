@@ -22,18 +22,18 @@ pub struct DemoEntry {
 }
 
 /// What the welcome screen shows in the graph's place.
-pub struct Welcome<'a> {
-    pub model_label: &'a str,
-    pub demos: &'a [DemoEntry],
+pub(crate) struct Welcome<'a> {
+    pub(crate) model_label: &'a str,
+    pub(crate) demos: &'a [DemoEntry],
     /// The recent sessions' lines, drawn under the demos.
-    pub sessions: Vec<Line<'static>>,
+    pub(crate) sessions: Vec<Line<'static>>,
     /// Which of `sessions` is the selected one (the list has the keys), so
     /// a welcome taller than its pane scrolls to show it.
-    pub selected_session: Option<usize>,
+    pub(crate) selected_session: Option<usize>,
     /// The sandbox new sessions run in, in a few words.
-    pub sandbox: String,
+    pub(crate) sandbox: String,
     /// What the keys of the welcome screen do, shown where there is room.
-    pub keys: Vec<Row>,
+    pub(crate) keys: Vec<Row>,
 }
 
 /// Its keys: the demos first, then the workflow's node keys, which it

@@ -1,0 +1,111 @@
+//! Input files in the workbench (issue 20): the attach prompt describes a
+//! file at once (its one-line summary under the task) and refuses what no
+//! run could read, keeping the typed path and saying why; once a session
+//! started, the Task pane shows each file's summary and `d` shows the
+//! descriptions the prompts were given.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
+
+mod tui_support;
+
+use codeloop_session::*;
+use codeloop_tui::app::Focus;
+use codeloop_tui::{App, Msg};
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use tui_support::*;
+
+fn key(c: KeyCode) -> Msg {
+    Msg::Term(TermEvent::Key(KeyEvent::new(c, KeyModifiers::NONE)))
+}
+fn ch(c: char) -> Msg {
+    key(KeyCode::Char(c))
+}
+fn ctrl(c: char) -> Msg {
+    Msg::Term(TermEvent::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::CONTROL,
+    )))
+}
+fn typed(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.update(ch(c));
+    }
+}
+
+#[test]
+fn the_attach_prompt_describes_a_file_and_refuses_a_folder_keeping_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data.csv");
+    std::fs::write(&data, "name,qty\napple,3\npear,5\nfig,1\n").unwrap();
+    let mut app = App::live(info(), theme());
+    app.update(ctrl('o'));
+    let folder = dir.path().display().to_string();
+    typed(&mut app, &folder);
+    app.update(key(KeyCode::Enter));
+    let editor = app.editor().expect("the prompt stays open");
+    assert_eq!(editor.textarea().lines().join(""), folder);
+    let note = editor.note().unwrap().to_string();
+    assert!(note.contains("is a folder, not a file"), "{note}");
+    assert!(note.contains("attach the files in it"), "{note}");
+    assert!(app.panes().task.attached().is_empty());
+    app.update(key(KeyCode::Esc));
+    app.update(ctrl('o'));
+    typed(&mut app, &data.display().to_string());
+    app.update(key(KeyCode::Enter));
+    assert_eq!(app.panes().task.attached(), std::slice::from_ref(&data));
+    let flash = &app.flash().unwrap().1;
+    assert!(
+        flash.ends_with("data.csv: CSV (comma), 2 columns, 3 rows"),
+        "{flash}"
+    );
+    let s = screen(&mut app, 100, 30);
+    assert!(s.contains("attached data.csv: CSV (comma), 2"), "{s}");
+    assert!(s.contains("columns, 3 rows"), "wrapped, not cut:\n{s}");
+}
+
+#[test]
+fn a_started_session_shows_each_file_summary_and_d_its_description() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("sales.csv");
+    std::fs::write(&data, "day,amount\n2024-01-02,3.5\n2024-01-03,4\n").unwrap();
+    let description = codeloop_inputs::describe(&data).unwrap();
+    let mut app = App::live(info(), theme());
+    app.task_mut().insert_str("Total sales per day.");
+    app.update(ctrl('s'));
+    app.update(Msg::Record(Record {
+        seq: 0,
+        t_ms: 0,
+        event: Event::SessionStarted {
+            version: TAPE_VERSION,
+            session_id: "s-inputs".into(),
+            started_at: "2026-11-25T01:00:00Z".into(),
+            task: "Total sales per day.".into(),
+            inputs: vec![InputFile {
+                name: "sales.csv".into(),
+                source_path: data.display().to_string(),
+                size_bytes: description.size_bytes,
+                preview: String::new(),
+                description: Some(description),
+            }],
+            config: ConfigSummary::default(),
+        },
+    }));
+    app.set_focus(Focus::Task);
+    let s = screen(&mut app, 120, 30);
+    assert!(
+        s.contains("attached sales.csv (39 B): CSV (comma), 2"),
+        "{s}"
+    );
+    assert!(s.contains("columns, 2 rows"), "the pane grew for it:\n{s}");
+    assert!(s.contains("d describe files"), "{s}");
+    app.update(ch('d'));
+    let m = app.message().expect("the descriptions");
+    assert_eq!(m.title, "Attached files");
+    assert!(
+        m.text.contains("- day: date, e.g. 2024-01-02, 2024-01-03"),
+        "{}",
+        m.text
+    );
+    assert!(m.text.contains("- amount: float"), "{}", m.text);
+    let s = screen(&mut app, 120, 30);
+    assert!(s.contains("- day: date, e.g. 2024-01-02"), "{s}");
+}

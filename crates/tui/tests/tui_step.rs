@@ -1,0 +1,211 @@
+//! Step mode in real use (issue 21): one `e` before a model call opens its
+//! prompt in the editor and Ctrl-S sends it; `x` on what the rest depends
+//! on asks first; F forks a live session from its past.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
+
+mod tui_support;
+
+use std::path::PathBuf;
+
+use codeloop_protocol::{ChatMessage, Role};
+use codeloop_session::*;
+use codeloop_tui::app::{Confirm, Focus, StartRequest};
+use codeloop_tui::{Action, App, Msg};
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use tui_support::*;
+
+fn key(c: KeyCode) -> Msg {
+    Msg::Term(TermEvent::Key(KeyEvent::new(c, KeyModifiers::NONE)))
+}
+fn ch(c: char) -> Msg {
+    key(KeyCode::Char(c))
+}
+fn ctrl(c: char) -> Msg {
+    Msg::Term(TermEvent::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::CONTROL,
+    )))
+}
+
+fn steers(actions: &[Action]) -> Vec<Command> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Steer(c) => Some(c.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A live app, started on a task, fed `events` after the scripted
+/// session's first (its start).
+fn live_with(events: Vec<Event>) -> App {
+    let mut app = App::live(info(), theme());
+    app.task_mut().insert_str("sum key=value lines");
+    app.update(ctrl('s'));
+    app.set_session_dir(PathBuf::from("/sessions/s-step"));
+    let first = records().into_iter().next().unwrap();
+    app.update(Msg::Record(first));
+    push(&mut app, events);
+    app
+}
+
+fn push(app: &mut App, events: Vec<Event>) -> Vec<Action> {
+    let mut actions = Vec::new();
+    for event in events {
+        let seq = app.records().len() as u64;
+        actions.extend(app.update(Msg::Record(Record {
+            seq,
+            t_ms: seq * 10,
+            event,
+        })));
+    }
+    actions
+}
+
+fn paused_before_plan() -> Event {
+    Event::Paused {
+        step: Step::ModelCall {
+            purpose: Purpose::Plan,
+        },
+    }
+}
+
+fn status_hint(app: &mut App) -> String {
+    let s = screen(app, 160, 48);
+    s.lines().last().unwrap().to_string()
+}
+
+#[test]
+fn one_e_before_a_model_call_opens_its_prompt_and_ctrl_s_sends_it() {
+    let mut app = live_with(vec![
+        Event::Steer {
+            command: Command::SetStepMode { on: true },
+        },
+        paused_before_plan(),
+    ]);
+    assert!(
+        status_hint(&mut app).contains("e edit the prompt"),
+        "{}",
+        status_hint(&mut app)
+    );
+    let actions = app.update(ch('e'));
+    assert_eq!(steers(&actions), vec![Command::ReviewPrompt]);
+    assert!(app.editor().is_none(), "the prompt is not written yet");
+    // The engine writes it and pauses again: the editor opens on it.
+    let messages = vec![ChatMessage {
+        role: Role::User,
+        content: "Plan the task.".into(),
+    }];
+    push(
+        &mut app,
+        vec![
+            Event::Steer {
+                command: Command::ReviewPrompt,
+            },
+            Event::Paused {
+                step: Step::Prompt {
+                    purpose: Purpose::Plan,
+                    tag: "plan".into(),
+                    messages: messages.clone(),
+                },
+            },
+        ],
+    );
+    let editor = app.editor().expect("one e opened the prompt in the editor");
+    let text = editor.textarea().lines().join("\n");
+    assert!(text.contains("Plan the task."), "{text}");
+    // What the person types is text, not keys: `a` does not approve.
+    assert!(steers(&app.update(ch('a'))).is_empty());
+    app.update(key(KeyCode::Backspace));
+    let actions = app.update(ctrl('s'));
+    let sent = steers(&actions);
+    assert!(
+        matches!(&sent[..], [Command::EditPrompt { messages }, Command::Approve]
+            if messages[0].content.contains("Plan the task.")),
+        "{sent:?}"
+    );
+}
+
+#[test]
+fn x_on_the_plan_or_a_run_asks_first_and_a_model_call_for_code_does_not() {
+    let mut app = live_with(vec![
+        Event::Steer {
+            command: Command::SetStepMode { on: true },
+        },
+        paused_before_plan(),
+    ]);
+    assert!(app.update(ch('x')).is_empty(), "asked first");
+    assert_eq!(app.confirm(), Some(Confirm::SkipPlan));
+    assert!(app.update(ch('n')).is_empty(), "no: nothing sent");
+    app.update(ch('x'));
+    assert_eq!(steers(&app.update(ch('y'))), vec![Command::Skip]);
+
+    // A function's run.
+    let mut app = live_with(vec![
+        Event::Plan {
+            specs: vec![spec("parse_line", "split one line", &[])],
+        },
+        Event::Steer {
+            command: Command::SetStepMode { on: true },
+        },
+        Event::Paused {
+            step: Step::Run {
+                node: Some("parse_line".into()),
+                iteration: 1,
+            },
+        },
+    ]);
+    assert!(app.update(ch('x')).is_empty());
+    assert_eq!(app.confirm(), Some(Confirm::SkipRun));
+    assert_eq!(steers(&app.update(ch('y'))), vec![Command::Skip]);
+
+    // Writing a function's code: skipped at once.
+    let mut app = live_with(vec![
+        Event::Plan {
+            specs: vec![spec("parse_line", "split one line", &[])],
+        },
+        Event::Steer {
+            command: Command::SetStepMode { on: true },
+        },
+        Event::Paused {
+            step: Step::ModelCall {
+                purpose: Purpose::Code {
+                    node: "parse_line".into(),
+                },
+            },
+        },
+    ]);
+    assert_eq!(steers(&app.update(ch('x'))), vec![Command::Skip]);
+}
+
+#[test]
+fn f_in_the_past_of_a_live_session_forks_there() {
+    let mut app = App::live(info(), theme());
+    app.task_mut().insert_str("sum key=value lines");
+    app.update(ctrl('s'));
+    app.set_session_dir(PathBuf::from("/sessions/s-step"));
+    let all = records();
+    // Still at work: every record but the last few.
+    for r in all.iter().take(all.len() - 3).cloned() {
+        app.update(Msg::Record(r));
+    }
+    app.set_focus(Focus::Graph);
+    app.update(key(KeyCode::Left));
+    let at = app.records()[app.cursor() - 1].seq;
+    assert!(app.update(ch('F')).is_empty(), "asked first");
+    let s = screen(&mut app, 80, 24);
+    assert!(s.contains("Fork session"), "{s}");
+    let actions = app.update(ch('y'));
+    assert_eq!(
+        actions,
+        vec![
+            Action::Steer(Command::Cancel),
+            Action::Start(StartRequest::ForkAt {
+                tape: PathBuf::from("/sessions/s-step/tape.jsonl"),
+                at,
+            })
+        ],
+        "the running session is left for the fork: it stops"
+    );
+}
