@@ -371,12 +371,20 @@ def run(job, waiting, marks):
         except OSError:
             pass
         kill_descendants()
+    # Reap them all: each was sent SIGKILL above, but one may still be dying
+    # (it shows in /proc until it is a zombie), and the next job must not
+    # see it. With no leftovers there is no child and nothing to wait for;
+    # a child that outlives the deadline is left to the next sweep.
+    deadline = time.monotonic() + 2.0
     while True:
         try:
-            if os.waitpid(-1, os.WNOHANG) == (0, 0):
-                break
+            if os.waitpid(-1, os.WNOHANG) != (0, 0):
+                continue
         except ChildProcessError:
             break
+        if time.monotonic() > deadline:
+            break
+        time.sleep(0.0005)
     marks.append(("sweep", time.monotonic()))
     keep = job["keep"]
     reply = {
