@@ -39,7 +39,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long past a job's own wall clock the server may take to answer.
 const REPLY_GRACE: Duration = Duration::from_secs(5);
 /// Jobs submitted to one server and not yet answered, at most.
-pub const MAX_QUEUED: usize = 8;
+pub(crate) const MAX_QUEUED: usize = 8;
 /// Bytes of the server's own stderr kept for error messages.
 const SERVER_STDERR_KEEP: usize = 4096;
 

@@ -9,12 +9,12 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// The most image files kept of one run.
-pub const MAX_IMAGES: usize = 8;
+pub(crate) const MAX_IMAGES: usize = 8;
 /// The largest image file kept, in bytes.
-pub const IMAGE_CAP: u64 = 8 << 20;
+pub(crate) const IMAGE_CAP: u64 = 8 << 20;
 
 /// Whether a file name names an image codeloop keeps, by its extension.
-pub fn is_image_name(name: &str) -> bool {
+pub(crate) fn is_image_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     [".png", ".jpg", ".jpeg", ".gif", ".svg"]
         .iter()
@@ -22,7 +22,7 @@ pub fn is_image_name(name: &str) -> bool {
 }
 
 /// The image files at the top of `dir`: names, sorted, at most `MAX_IMAGES`.
-pub fn image_names(dir: &Path) -> Vec<String> {
+pub(crate) fn image_names(dir: &Path) -> Vec<String> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };

@@ -27,6 +27,7 @@
 //! `sys`.
 
 #![deny(unsafe_code)]
+#![warn(unreachable_pub)]
 
 mod capture;
 pub mod check;
@@ -34,13 +35,13 @@ mod diskwatch;
 mod forkserver;
 pub mod harness;
 pub mod helper;
-pub mod images;
+mod images;
 mod layers;
 pub mod locate;
 mod mode;
-pub mod packages;
+mod packages;
 mod plan;
-pub mod policy;
+mod policy;
 pub mod probes;
 pub mod procstatus;
 mod run;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
-use codeloop_protocol::python::{Package, PythonEnvironment};
+use codeloop_protocol::python::PythonEnvironment;
 
 use super::Sandbox;
 
@@ -112,7 +112,7 @@ impl Sandbox {
 }
 
 /// Ask `interpreter` what it is and has (as runs start it: `-E -s`).
-pub fn probe_environment(interpreter: &Path) -> Result<PythonEnvironment, String> {
+pub(crate) fn probe_environment(interpreter: &Path) -> Result<PythonEnvironment, String> {
     let script = PROBE.replace("LIMIT", &MAX_PACKAGES.to_string());
     let output = Command::new(interpreter)
         .args(["-E", "-s", "-c", &script])
@@ -128,18 +128,4 @@ pub fn probe_environment(interpreter: &Path) -> Result<PythonEnvironment, String
     }
     serde_json::from_slice::<PythonEnvironment>(&output.stdout)
         .map_err(|e| format!("{} did not list its packages: {e}", interpreter.display()))
-}
-
-/// The names a program imports these packages by.
-pub fn import_names(packages: &[Package]) -> Vec<String> {
-    packages
-        .iter()
-        .flat_map(|p| {
-            if p.modules.is_empty() {
-                vec![p.name.clone()]
-            } else {
-                p.modules.clone()
-            }
-        })
-        .collect()
 }

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 /// The modules blocked unless the config says otherwise (today's advisory
 /// list), with why each is risky.
-pub const DEFAULT_BLOCKED: &[(&str, &str)] = &[
+pub(crate) const DEFAULT_BLOCKED: &[(&str, &str)] = &[
     ("subprocess", "starts processes"),
     (
         "socket",

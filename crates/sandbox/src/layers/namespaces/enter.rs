@@ -26,7 +26,7 @@ use crate::usage::{REPORT_LEN, Usage, of as usage_of, parse_report, report};
 
 /// What the helper builds before the program starts.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct NamespacePlan {
+pub(crate) struct NamespacePlan {
     /// Also create a user namespace (codeloop is not root).
     pub user: bool,
     /// Host paths made visible, read-only, at the same place.
@@ -89,7 +89,7 @@ fn write_file(path: &str, text: &str) -> Result<(), String> {
 ///
 /// With `report_fd`, the program's wait status and figures (`Usage`) are
 /// written there too, for codeloop.
-pub fn enter(workdir: &Path, plan: &NamespacePlan, report_fd: Option<i32>) -> Result<(), String> {
+pub(crate) fn enter(workdir: &Path, plan: &NamespacePlan, report_fd: Option<i32>) -> Result<(), String> {
     let (uid, gid) = (sys::uid(), sys::gid());
     die_with_parent();
     let host_dir = std::fs::File::open(workdir)
@@ -152,7 +152,7 @@ pub fn enter(workdir: &Path, plan: &NamespacePlan, report_fd: Option<i32>) -> Re
 
 /// Fork: the child returns to become the program; this process waits for
 /// it, writes its raw wait status to `fd`, and exits with its status.
-pub fn report_status(fd: i32) -> Result<(), String> {
+pub(crate) fn report_status(fd: i32) -> Result<(), String> {
     match sys::fork().map_err(|e| format!("cannot fork: {e}"))? {
         Forked::Child => {
             // The child has no use for the status descriptor.
