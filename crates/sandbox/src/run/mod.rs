@@ -64,11 +64,8 @@ impl Sandbox {
             interpreter: self.interpreter.display().to_string(),
             source,
         })?;
-        let mut streams = Streams::new(
-            spec.limits.output_keep_bytes,
-            spec.limits.output_bytes,
-            log,
-        );
+        let mut streams =
+            Streams::new(spec.limits.output_keep_bytes, spec.limits.output_bytes, log);
         let watch = Watch {
             spec: &spec,
             root: &root,
@@ -231,4 +228,3 @@ pub(crate) fn classify(
         None
     }
 }
-

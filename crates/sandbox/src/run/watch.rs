@@ -319,4 +319,3 @@ fn over_quota(dir: &Path, limits: &crate::Limits, shm_uid: Option<u32>) -> Optio
     }
     (total > limits.disk_bytes).then_some(Stop::Disk)
 }
-
