@@ -18,7 +18,7 @@
 //! and cleaning up after it); `Sandbox::run` gives each run its own.
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -182,65 +182,8 @@ impl Sandbox {
             .tempdir()
             .map_err(ExecError::Workdir)?;
         let root = workdir.path().to_path_buf();
-        // With namespaces the jobs live on the private, size-limited tmpfs
-        // /tmp (fast to create and wipe); jobs themselves may write only
-        // beneath their own directory there, and to the private /dev/shm
-        // (multiprocessing), which is wiped after each job.
-        let jobs = if self.has_namespaces() {
-            PathBuf::from("/tmp/codeloop-jobs")
-        } else {
-            root.join("jobs")
-        };
-        let jobdir = jobs.join("job");
-        let out = root.join("_out").display().to_string();
         let run_uid = self.drop_uid().then(next_run_uid);
-        let kill_all = self.has_namespaces() || run_uid.is_some();
-        let mut files = vec![(SERVER_FILE.to_string(), SERVER_SOURCE.to_string())];
-        if let Some(p) = prelude {
-            files.push((p.file.to_string(), p.source.to_string()));
-        }
-        // The import policy, where enforced: each child installs the guard
-        // before its job (the server itself imports what it needs first).
-        if self.import_policy.enforce {
-            files.push((
-                super::policy::GUARD_FILE.to_string(),
-                self.import_policy.guard_source(),
-            ));
-        }
-        let setup = Setup {
-            jobs: jobs.display().to_string(),
-            jobdir: jobdir.display().to_string(),
-            out,
-            kill_all,
-            private_shm: self.has_namespaces(),
-            prelude: prelude.map(|p| p.file),
-            ruleset: super::layers::landlock::job_ruleset(
-                self.landlock_abi,
-                &jobdir,
-                self.has_namespaces(),
-            ),
-            prctl: Prctl {
-                set_dumpable: libc::PR_SET_DUMPABLE,
-                set_child_subreaper: libc::PR_SET_CHILD_SUBREAPER,
-            },
-        };
-        let args = vec![
-            serde_json::to_string(&setup)
-                .map_err(|e| ExecError::Sandbox(format!("cannot encode the set-up: {e}")))?,
-        ];
-        let spec = RunSpec {
-            files,
-            script: SERVER_FILE.into(),
-            args,
-            limits: Limits {
-                // The server lives as long as its owner; the jobs have their own clocks.
-                cpu_secs: 24 * 3600,
-                ..limits
-            },
-            no_site: true,
-            unguarded: true,
-            ..RunSpec::default()
-        };
+        let spec = self.server_spec(&root, limits, prelude, run_uid.is_some())?;
         prepare_workdir(&root, &spec)?;
         if let Some(uid) = run_uid {
             chown_tree(&root, uid).map_err(ExecError::Workdir)?;
@@ -257,14 +200,7 @@ impl Sandbox {
         else {
             return Err(ExecError::Sandbox("the fork server has no pipes".into()));
         };
-        let stderr = tokio::spawn(async move {
-            let mut buf = Vec::new();
-            let _ = stderr
-                .take(SERVER_STDERR_KEEP as u64)
-                .read_to_end(&mut buf)
-                .await;
-            String::from_utf8_lossy(&buf).into_owned()
-        });
+        let stderr = tokio::spawn(server_stderr(stderr));
         let mut replies = BufReader::new(stdout).lines();
         let (jobs, pending) = mpsc::channel(MAX_QUEUED);
         tokio::spawn(write_jobs(stdin, pending));
@@ -299,6 +235,77 @@ impl Sandbox {
             }
             _ => Err(server.failure("the fork server did not start").await),
         }
+    }
+
+    /// The fork server's own run: its script, its prelude and the import
+    /// guard as files, and its set-up (where jobs run, how their leftovers
+    /// are killed, each job's Landlock ruleset) as its argument. `own_uid`:
+    /// the server runs as a uid of its own.
+    fn server_spec(
+        &self,
+        root: &Path,
+        limits: Limits,
+        prelude: Option<Prelude>,
+        own_uid: bool,
+    ) -> Result<RunSpec, ExecError> {
+        // With namespaces the jobs live on the private, size-limited tmpfs
+        // /tmp (fast to create and wipe); jobs themselves may write only
+        // beneath their own directory there, and to the private /dev/shm
+        // (multiprocessing), which is wiped after each job.
+        let jobs = if self.has_namespaces() {
+            PathBuf::from("/tmp/codeloop-jobs")
+        } else {
+            root.join("jobs")
+        };
+        let jobdir = jobs.join("job");
+        let out = root.join("_out").display().to_string();
+        let kill_all = self.has_namespaces() || own_uid;
+        let mut files = vec![(SERVER_FILE.to_string(), SERVER_SOURCE.to_string())];
+        if let Some(p) = prelude {
+            files.push((p.file.to_string(), p.source.to_string()));
+        }
+        // The import policy, where enforced: each child installs the guard
+        // before its job (the server itself imports what it needs first).
+        if self.import_policy.enforce {
+            files.push((
+                super::policy::GUARD_FILE.to_string(),
+                self.import_policy.guard_source(),
+            ));
+        }
+        let setup = Setup {
+            jobs: jobs.display().to_string(),
+            jobdir: jobdir.display().to_string(),
+            out,
+            kill_all,
+            private_shm: self.has_namespaces(),
+            prelude: prelude.map(|p| p.file),
+            ruleset: super::layers::landlock::job_ruleset(
+                self.landlock_abi,
+                &jobdir,
+                self.has_namespaces(),
+            ),
+            prctl: Prctl {
+                set_dumpable: libc::PR_SET_DUMPABLE,
+                set_child_subreaper: libc::PR_SET_CHILD_SUBREAPER,
+            },
+        };
+        let args = vec![
+            serde_json::to_string(&setup)
+                .map_err(|e| ExecError::Sandbox(format!("cannot encode the set-up: {e}")))?,
+        ];
+        Ok(RunSpec {
+            files,
+            script: SERVER_FILE.into(),
+            args,
+            limits: Limits {
+                // The server lives as long as its owner; the jobs have their own clocks.
+                cpu_secs: 24 * 3600,
+                ..limits
+            },
+            no_site: true,
+            unguarded: true,
+            ..RunSpec::default()
+        })
     }
 }
 
@@ -387,32 +394,10 @@ impl ForkServer {
         if self.broken {
             return Err(ExecError::Sandbox("the fork server has stopped".into()));
         }
-        let l = &job.limits;
         let since = self.last_reply.max(job.submitted);
-        let deadline = since + l.wall.saturating_add(REPLY_GRACE);
-        let reply = tokio::time::timeout_at(deadline.into(), self.replies.next_line()).await;
-        let mut reply: Reply = match reply {
-            Ok(Ok(Some(text))) => match serde_json::from_str(&text) {
-                Ok(r) => r,
-                Err(e) => {
-                    self.broken = true;
-                    return Err(ExecError::Sandbox(format!(
-                        "the fork server answered nonsense: {e}"
-                    )));
-                }
-            },
-            Ok(_) => {
-                self.broken = true;
-                return Err(self.failure("the fork server ended").await);
-            }
-            Err(_) => {
-                self.broken = true;
-                self.kill();
-                return Err(ExecError::Sandbox(
-                    "the fork server stopped answering and was killed".into(),
-                ));
-            }
-        };
+        let mut reply = self
+            .read_reply(since + job.limits.wall.saturating_add(REPLY_GRACE))
+            .await?;
         let now = Instant::now();
         self.phases = std::mem::take(&mut reply.phases);
         self.phases
@@ -424,52 +409,35 @@ impl ForkServer {
                 "the fork server answered out of turn".into(),
             ));
         }
-        let captured = |(head, tail, dropped, _total): (String, String, u64, u64)| Captured {
-            head,
-            tail,
-            dropped_bytes: dropped,
-        };
-        let stdout = captured(reply.stdout);
-        let stderr = captured(reply.stderr);
-        let limit_hit = if reply.timed_out {
-            Some(LimitHit::WallTimeout(l.wall))
-        } else if reply.disk_full {
-            Some(LimitHit::Disk(l.disk_bytes))
-        } else if reply.files_full {
-            Some(LimitHit::Files(l.max_files))
-        } else {
-            classify(
-                reply.exit_code,
-                reply.signal,
-                &stderr.text(),
-                &RunSpec {
-                    limits: l.clone(),
-                    ..RunSpec::default()
-                },
-            )
-        };
-        Ok(Outcome {
-            exit_code: reply.exit_code,
-            signal: reply.signal,
-            limit_hit,
-            duration: Duration::try_from_secs_f64(reply.duration).unwrap_or_default(),
-            stdout,
-            stderr,
-            layers: self.layers.clone(),
-            collected: reply
-                .collected
-                .into_iter()
-                .map(|(n, t)| (n, t.into_bytes()))
-                .collect(),
-            images: Vec::new(),
-            usage: match (reply.cpu, reply.maxrss_kib) {
-                (Some(cpu), Some(kib)) => Some(super::Usage {
-                    cpu_ms: (cpu.max(0.0) * 1000.0) as u64,
-                    peak_rss_bytes: kib * 1024,
-                }),
-                _ => None,
+        Ok(reply.into_outcome(&job.limits, self.layers.clone()))
+    }
+
+    /// The server's next reply, by `deadline`; the server is broken (and
+    /// killed where it went silent) when none comes or it is not one.
+    async fn read_reply(&mut self, deadline: Instant) -> Result<Reply, ExecError> {
+        let reply = tokio::time::timeout_at(deadline.into(), self.replies.next_line()).await;
+        match reply {
+            Ok(Ok(Some(text))) => match serde_json::from_str(&text) {
+                Ok(r) => Ok(r),
+                Err(e) => {
+                    self.broken = true;
+                    Err(ExecError::Sandbox(format!(
+                        "the fork server answered nonsense: {e}"
+                    )))
+                }
             },
-        })
+            Ok(_) => {
+                self.broken = true;
+                Err(self.failure("the fork server ended").await)
+            }
+            Err(_) => {
+                self.broken = true;
+                self.kill();
+                Err(ExecError::Sandbox(
+                    "the fork server stopped answering and was killed".into(),
+                ))
+            }
+        }
     }
 
     /// Where the last job's time went, in seconds: the server's phases in
@@ -504,8 +472,72 @@ impl ForkServer {
     }
 }
 
+impl Reply {
+    /// The job's outcome as the server reported it: how its child ended,
+    /// the limit it hit, its output, the files it left, its own figures.
+    fn into_outcome(self, limits: &Limits, layers: Vec<String>) -> Outcome {
+        let captured = |(head, tail, dropped, _total): (String, String, u64, u64)| Captured {
+            head,
+            tail,
+            dropped_bytes: dropped,
+        };
+        let stdout = captured(self.stdout);
+        let stderr = captured(self.stderr);
+        let limit_hit = if self.timed_out {
+            Some(LimitHit::WallTimeout(limits.wall))
+        } else if self.disk_full {
+            Some(LimitHit::Disk(limits.disk_bytes))
+        } else if self.files_full {
+            Some(LimitHit::Files(limits.max_files))
+        } else {
+            classify(
+                self.exit_code,
+                self.signal,
+                &stderr.text(),
+                &RunSpec {
+                    limits: limits.clone(),
+                    ..RunSpec::default()
+                },
+            )
+        };
+        Outcome {
+            exit_code: self.exit_code,
+            signal: self.signal,
+            limit_hit,
+            duration: Duration::try_from_secs_f64(self.duration).unwrap_or_default(),
+            stdout,
+            stderr,
+            layers,
+            collected: self
+                .collected
+                .into_iter()
+                .map(|(n, t)| (n, t.into_bytes()))
+                .collect(),
+            images: Vec::new(),
+            usage: match (self.cpu, self.maxrss_kib) {
+                (Some(cpu), Some(kib)) => Some(super::Usage {
+                    cpu_ms: (cpu.max(0.0) * 1000.0) as u64,
+                    peak_rss_bytes: kib * 1024,
+                }),
+                _ => None,
+            },
+        }
+    }
+}
+
 /// Write each framed job to the server in turn; when the jobs' sender goes
 /// (or the server does), the server's stdin closes and it ends.
+/// What the server wrote to its stderr, the first `SERVER_STDERR_KEEP`
+/// bytes (said when it fails).
+async fn server_stderr(stderr: tokio::process::ChildStderr) -> String {
+    let mut buf = Vec::new();
+    let _ = stderr
+        .take(SERVER_STDERR_KEEP as u64)
+        .read_to_end(&mut buf)
+        .await;
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
 async fn write_jobs(mut stdin: ChildStdin, mut pending: mpsc::Receiver<Vec<u8>>) {
     while let Some(framed) = pending.recv().await {
         if stdin.write_all(&framed).await.is_err() {
