@@ -259,12 +259,28 @@ pub(crate) fn seccomp_programs(
     reduced: bool,
 ) -> Result<Vec<BpfProgram>, String> {
     let arch = arch()?;
-    let cond = |arg: u8, len: SeccompCmpArgLen, op: SeccompCmpOp, value: u64| {
-        SeccompCondition::new(arg, len, op, value).map_err(|e| format!("seccomp rule: {e}"))
-    };
-    let rule = |conds: Vec<SeccompCondition>| {
-        SeccompRule::new(conds).map_err(|e| format!("seccomp rule: {e}"))
-    };
+    let mut denied = denied_outright(pin_process_group, reduced);
+    denied.extend(denied_by_argument()?);
+    let mut programs = Vec::new();
+    if reduced {
+        // posix_fallocate then falls back to writing, which RLIMIT_FSIZE bounds.
+        programs.push(program(
+            BTreeMap::from([(libc::SYS_fallocate, vec![])]),
+            libc::EOPNOTSUPP,
+            arch,
+        )?);
+    }
+    programs.push(program(denied, libc::EPERM, arch)?);
+    programs.push(program(
+        BTreeMap::from([(libc::SYS_clone3, vec![])]),
+        libc::ENOSYS,
+        arch,
+    )?);
+    Ok(programs)
+}
+
+/// The system calls refused whatever their arguments.
+fn denied_outright(pin_process_group: bool, reduced: bool) -> BTreeMap<i64, Vec<SeccompRule>> {
     let mut denied: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for &nr in DENIED_SYSCALLS {
         denied.insert(nr, vec![]);
@@ -285,107 +301,86 @@ pub(crate) fn seccomp_programs(
             denied.insert(nr, vec![]);
         }
     }
-    // Device nodes are never made (FIFOs still are).
-    let mut mknod_rules = Vec::new();
-    for kind in [libc::S_IFCHR, libc::S_IFBLK] {
-        mknod_rules.push(rule(vec![cond(
-            1,
+    denied
+}
+
+/// The system calls refused for some arguments: device nodes (FIFOs are
+/// still made), sockets but Unix ones, the terminal ioctls that type or
+/// read for someone else, clone into a new namespace.
+fn denied_by_argument() -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
+    let device = |arg: u8| -> Result<Vec<SeccompRule>, String> {
+        [libc::S_IFCHR, libc::S_IFBLK]
+            .into_iter()
+            .map(|kind| {
+                when(
+                    arg,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::MaskedEq(libc::S_IFMT as u64),
+                    kind as u64,
+                )
+            })
+            .collect()
+    };
+    let not_unix = || {
+        when(
+            0,
             SeccompCmpArgLen::Dword,
-            SeccompCmpOp::MaskedEq(libc::S_IFMT as u64),
-            kind as u64,
-        )?])?);
-    }
+            SeccompCmpOp::Ne,
+            libc::AF_UNIX as u64,
+        )
+    };
+    let mut denied = BTreeMap::new();
     #[cfg(target_arch = "x86_64")]
-    denied.insert(libc::SYS_mknod, mknod_rules);
-    #[cfg(not(target_arch = "x86_64"))]
-    drop(mknod_rules);
-    let mut mknodat_rules = Vec::new();
-    for kind in [libc::S_IFCHR, libc::S_IFBLK] {
-        mknodat_rules.push(rule(vec![cond(
-            2,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::MaskedEq(libc::S_IFMT as u64),
-            kind as u64,
-        )?])?);
-    }
-    denied.insert(libc::SYS_mknodat, mknodat_rules);
-    denied.insert(
-        libc::SYS_socket,
-        vec![rule(vec![cond(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Ne,
-            libc::AF_UNIX as u64,
-        )?])?],
-    );
-    denied.insert(
-        libc::SYS_socketpair,
-        vec![rule(vec![cond(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Ne,
-            libc::AF_UNIX as u64,
-        )?])?],
-    );
+    denied.insert(libc::SYS_mknod, device(1)?);
+    denied.insert(libc::SYS_mknodat, device(2)?);
+    denied.insert(libc::SYS_socket, vec![not_unix()?]);
+    denied.insert(libc::SYS_socketpair, vec![not_unix()?]);
     // The request type differs between C libraries (u64 on glibc, i32 on musl).
     #[allow(clippy::unnecessary_cast)]
     let tty_ioctls = [libc::TIOCSTI as u64, libc::TIOCLINUX as u64];
-    let mut ioctl_rules = Vec::new();
-    for req in tty_ioctls {
-        ioctl_rules.push(rule(vec![cond(
-            1,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Eq,
-            req,
-        )?])?);
-    }
-    denied.insert(libc::SYS_ioctl, ioctl_rules);
-    let mut clone_rules = Vec::new();
-    for &flag in NAMESPACE_FLAGS {
-        clone_rules.push(rule(vec![cond(
-            0,
-            SeccompCmpArgLen::Qword,
-            SeccompCmpOp::MaskedEq(flag),
-            flag,
-        )?])?);
-    }
-    denied.insert(libc::SYS_clone, clone_rules);
+    denied.insert(
+        libc::SYS_ioctl,
+        tty_ioctls
+            .into_iter()
+            .map(|req| when(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, req))
+            .collect::<Result<_, _>>()?,
+    );
+    denied.insert(
+        libc::SYS_clone,
+        NAMESPACE_FLAGS
+            .iter()
+            .map(|&flag| when(0, SeccompCmpArgLen::Qword, SeccompCmpOp::MaskedEq(flag), flag))
+            .collect::<Result<_, _>>()?,
+    );
+    Ok(denied)
+}
 
-    let eperm = SeccompFilter::new(
-        denied,
+/// A rule that matches when argument `arg` compares to `value` by `op`.
+fn when(
+    arg: u8,
+    len: SeccompCmpArgLen,
+    op: SeccompCmpOp,
+    value: u64,
+) -> Result<SeccompRule, String> {
+    let condition =
+        SeccompCondition::new(arg, len, op, value).map_err(|e| format!("seccomp rule: {e}"))?;
+    SeccompRule::new(vec![condition]).map_err(|e| format!("seccomp rule: {e}"))
+}
+
+/// One filter program: the calls in `rules` fail with `errno`, the rest pass.
+fn program(
+    rules: BTreeMap<i64, Vec<SeccompRule>>,
+    errno: i32,
+    arch: TargetArch,
+) -> Result<BpfProgram, String> {
+    let filter = SeccompFilter::new(
+        rules,
         SeccompAction::Allow,
-        SeccompAction::Errno(libc::EPERM as u32),
+        SeccompAction::Errno(errno as u32),
         arch,
     )
     .map_err(|e| format!("seccomp filter: {e}"))?;
-    let mut clone3: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    clone3.insert(libc::SYS_clone3, vec![]);
-    let mut programs = Vec::new();
-    if reduced {
-        // posix_fallocate then falls back to writing, which RLIMIT_FSIZE bounds.
-        let mut fallocate: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-        fallocate.insert(libc::SYS_fallocate, vec![]);
-        let eopnotsupp = SeccompFilter::new(
-            fallocate,
-            SeccompAction::Allow,
-            SeccompAction::Errno(libc::EOPNOTSUPP as u32),
-            arch,
-        )
-        .map_err(|e| format!("seccomp filter: {e}"))?;
-        programs
-            .push(BpfProgram::try_from(eopnotsupp).map_err(|e| format!("seccomp filter: {e}"))?);
-    }
-    let enosys = SeccompFilter::new(
-        clone3,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::ENOSYS as u32),
-        arch,
-    )
-    .map_err(|e| format!("seccomp filter: {e}"))?;
-    for filter in [eperm, enosys] {
-        programs.push(BpfProgram::try_from(filter).map_err(|e| format!("seccomp filter: {e}"))?);
-    }
-    Ok(programs)
+    BpfProgram::try_from(filter).map_err(|e| format!("seccomp filter: {e}"))
 }
 
 fn apply_seccomp(pin_process_group: bool, reduced: bool) -> Result<(), String> {
