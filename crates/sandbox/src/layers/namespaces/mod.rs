@@ -138,9 +138,8 @@ impl Sandbox {
     /// but no inode limit, where this way the working directory's measure
     /// (bytes and files) holds them too.
     pub(crate) fn bwrap_args(&self, workdir: &Path) -> Vec<OsString> {
-        let mut a: Vec<OsString> = Vec::new();
-        let mut push = |items: &[&str]| a.extend(items.iter().map(OsString::from));
-        push(&[
+        let mut args = BwrapArgs::default();
+        args.push(&[
             "--die-with-parent",
             "--new-session",
             "--unshare-ipc",
@@ -155,88 +154,116 @@ impl Sandbox {
             // Privileged bubblewrap: no user namespace; the helper drops to an
             // unprivileged uid itself, for which it needs these two (and loses
             // them, with every other capability, when it switches).
-            push(&["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]);
+            args.push(&["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]);
         } else {
-            push(&["--unshare-user", "--disable-userns"]);
+            args.push(&["--unshare-user", "--disable-userns"]);
         }
-        let mut bound: Vec<PathBuf> = Vec::new();
-        let mut made: Vec<PathBuf> = vec![PathBuf::from("/")];
+        args.system_dirs();
+        args.private_tmp(workdir);
+        let mut extra: Vec<PathBuf> = self.interp.paths.clone();
+        if let Some(h) = &self.helper {
+            extra.push(h.clone());
+        }
+        for p in extra {
+            args.ro_bind_unless_bound(p);
+        }
+        if workdir != Path::new("/") {
+            args.parents(workdir);
+            args.push_os(&["--bind".into(), workdir.into(), workdir.into()]);
+            args.push_os(&["--chdir".into(), workdir.into()]);
+        }
+        args.args
+    }
+}
+
+/// bubblewrap's arguments as they are made, with the paths bound
+/// read-only so far and the directories that exist in the new root.
+struct BwrapArgs {
+    args: Vec<OsString>,
+    bound: Vec<PathBuf>,
+    made: Vec<PathBuf>,
+}
+
+impl Default for BwrapArgs {
+    fn default() -> BwrapArgs {
+        BwrapArgs {
+            args: Vec::new(),
+            bound: Vec::new(),
+            made: vec![PathBuf::from("/")],
+        }
+    }
+}
+
+impl BwrapArgs {
+    fn push(&mut self, items: &[&str]) {
+        self.args.extend(items.iter().map(OsString::from));
+    }
+
+    fn push_os(&mut self, items: &[OsString]) {
+        self.args.extend(items.iter().cloned());
+    }
+
+    /// The system's read-only directories (a symlink among them stays one).
+    fn system_dirs(&mut self) {
         for dir in SYSTEM_READ_DIRS {
             let p = Path::new(dir);
             match std::fs::symlink_metadata(p) {
                 Ok(m) if m.file_type().is_symlink() => {
                     if let Ok(target) = std::fs::read_link(p) {
-                        a.push("--symlink".into());
-                        a.push(target.into_os_string());
-                        a.push(p.into());
+                        self.push_os(&["--symlink".into(), target.into_os_string(), p.into()]);
                     }
                 }
                 Ok(_) => {
-                    a.push("--ro-bind".into());
-                    a.push(p.into());
-                    a.push(p.into());
-                    bound.push(p.to_path_buf());
+                    self.push_os(&["--ro-bind".into(), p.into(), p.into()]);
+                    self.bound.push(p.to_path_buf());
                 }
                 Err(_) => {}
             }
         }
-        // The private /tmp and /dev/shm first: what is bound after them (the
-        // helper, the interpreter, the working directory) may live under /tmp
-        // and must stay visible on top of them.
-        a.push("--proc".into());
-        a.push("/proc".into());
-        a.push("--dev".into());
-        a.push("/dev".into());
+    }
+
+    /// A private /proc and /dev, and /tmp and /dev/shm of the run's own
+    /// (its working directory's .tmp, which its uid owns), made first:
+    /// what is bound after them (the helper, the interpreter, the working
+    /// directory) may live under /tmp and must stay visible on top.
+    fn private_tmp(&mut self, workdir: &Path) {
+        self.push(&["--proc", "/proc", "--dev", "/dev"]);
         for dir in ["/dev/shm", "/tmp"] {
             if workdir == Path::new("/") {
                 // The probe, which has no working directory.
-                a.push("--tmpfs".into());
+                self.push(&["--tmpfs", dir]);
             } else {
-                // The run's uid owns the working directory and its .tmp.
-                a.push("--bind".into());
-                a.push(workdir.join(".tmp").into());
+                self.push_os(&["--bind".into(), workdir.join(".tmp").into(), dir.into()]);
             }
-            a.push(dir.into());
         }
-        made.extend(["/tmp", "/dev", "/proc"].map(PathBuf::from));
-        let mut extra: Vec<PathBuf> = self.interp.paths.clone();
-        if let Some(h) = &self.helper {
-            extra.push(h.clone());
+        self.made
+            .extend(["/tmp", "/dev", "/proc"].map(PathBuf::from));
+    }
+
+    /// `p` bound read-only, unless a directory above it already is.
+    fn ro_bind_unless_bound(&mut self, p: PathBuf) {
+        if self.bound.iter().any(|b| p.starts_with(b)) {
+            return;
         }
-        // bubblewrap makes missing parents mode 0700, which an unprivileged
-        // uid cannot cross: make them 0755 first.
-        let parents = |a: &mut Vec<OsString>, p: &Path, made: &mut Vec<PathBuf>| {
-            let mut ancestors: Vec<&Path> = p.ancestors().skip(1).collect();
-            ancestors.reverse();
-            for dir in ancestors {
-                if made.iter().any(|m| m == dir) {
-                    continue;
-                }
-                a.extend(["--perms", "0755", "--dir"].map(OsString::from));
-                a.push(dir.into());
-                made.push(dir.to_path_buf());
-            }
-        };
-        for p in extra {
-            if bound.iter().any(|b| p.starts_with(b)) {
+        self.parents(&p);
+        self.push_os(&["--ro-bind".into(), p.clone().into(), p.clone().into()]);
+        self.made.push(p.clone());
+        self.bound.push(p);
+    }
+
+    /// bubblewrap makes missing parents mode 0700, which an unprivileged
+    /// uid cannot cross: make them 0755 first.
+    fn parents(&mut self, p: &Path) {
+        let mut ancestors: Vec<&Path> = p.ancestors().skip(1).collect();
+        ancestors.reverse();
+        for dir in ancestors {
+            if self.made.iter().any(|m| m == dir) {
                 continue;
             }
-            parents(&mut a, &p, &mut made);
-            a.push("--ro-bind".into());
-            a.push(p.clone().into());
-            a.push(p.clone().into());
-            made.push(p.clone());
-            bound.push(p);
+            self.push(&["--perms", "0755", "--dir"]);
+            self.args.push(dir.into());
+            self.made.push(dir.to_path_buf());
         }
-        if workdir != Path::new("/") {
-            parents(&mut a, workdir, &mut made);
-            a.push("--bind".into());
-            a.push(workdir.into());
-            a.push(workdir.into());
-            a.push("--chdir".into());
-            a.push(workdir.into());
-        }
-        a
     }
 }
 
