@@ -53,6 +53,51 @@ impl Sandbox {
         status_fd: Option<RawFd>,
     ) -> Result<tokio::process::Command, ExecError> {
         let semlock = self.semlocks_in_pipes();
+        let argv = self.python_argv(spec, semlock);
+        let mut cmd = match &self.helper {
+            Some(helper) => {
+                let mut plan = self.helper_plan(
+                    root,
+                    argv,
+                    &RunPlan {
+                        root,
+                        limits: &spec.limits,
+                        run_uid,
+                        collect: &spec.collect,
+                        collect_images: spec.collect_images,
+                    },
+                );
+                plan.status_fd = status_fd;
+                let json = serde_json::to_string(&plan)
+                    .map_err(|e| ExecError::Sandbox(format!("cannot encode the plan: {e}")))?;
+                let mut cmd = self.inside_bwrap(root, helper.as_os_str());
+                cmd.arg(HELPER_ARG).arg(json);
+                cmd
+            }
+            None => self.without_helper(root, &argv, &spec.limits),
+        };
+        cmd.current_dir(root).env_clear().envs(sandbox_env(root));
+        if semlock {
+            let dir = root.join(SEMLOCK_DIR);
+            std::fs::create_dir_all(&dir)
+                .and_then(|()| std::fs::write(dir.join("_multiprocessing.py"), SEMLOCK_PY))
+                .map_err(ExecError::Workdir)?;
+            cmd.env("PYTHONPATH", &dir);
+        }
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        // The child becomes the leader of its own session and process group,
+        // which is how the run is killed; the status pipe's write end goes on
+        // to the helper.
+        super::sys::own_session_before_exec(&mut cmd, status_fd);
+        Ok(cmd)
+    }
+
+    /// The interpreter's command line for the spec's script: its flags,
+    /// the import guard where enforced, the script and its arguments.
+    fn python_argv(&self, spec: &RunSpec, semlock: bool) -> Vec<OsString> {
         let mut argv: Vec<OsString> = vec![self.interpreter.clone().into_os_string()];
         // Not -I: that implies -P, and the harness imports the node's
         // module from the working directory. -E unless the environment
@@ -72,83 +117,44 @@ impl Sandbox {
         }
         argv.push(spec.script.clone().into());
         argv.extend(spec.args.iter().map(OsString::from));
-        let limits = &spec.limits;
-        let mut cmd = match &self.helper {
-            Some(helper) => {
-                let mut plan = self.helper_plan(
-                    root,
-                    argv,
-                    &RunPlan {
-                        root,
-                        limits,
-                        run_uid,
-                        collect: &spec.collect,
-                        collect_images: spec.collect_images,
-                    },
-                );
-                plan.status_fd = status_fd;
-                let json = serde_json::to_string(&plan)
-                    .map_err(|e| ExecError::Sandbox(format!("cannot encode the plan: {e}")))?;
-                let mut cmd = match self.bwrap() {
-                    Some(bwrap) => {
-                        let mut c = tokio::process::Command::new(bwrap);
-                        c.args(self.bwrap_args(root));
-                        c.arg("--").arg(helper);
-                        c
-                    }
-                    None => tokio::process::Command::new(helper),
-                };
-                cmd.arg(HELPER_ARG).arg(json);
-                cmd
-            }
-            None => {
-                // No helper binary: limits in the child before exec, no
-                // Landlock or seccomp (reported as inactive).
-                let mut c = match self.bwrap() {
-                    Some(bwrap) => {
-                        let mut c = tokio::process::Command::new(bwrap);
-                        c.args(self.bwrap_args(root));
-                        c.arg("--");
-                        c.args(&argv);
-                        c
-                    }
-                    None => {
-                        let mut c = tokio::process::Command::new(&argv[0]);
-                        c.args(&argv[1..]);
-                        c
-                    }
-                };
-                let r = rlimits::for_run(self, limits);
-                super::sys::limit_before_exec(
-                    &mut c,
-                    [
-                        (libc::RLIMIT_CPU, r.cpu_secs),
-                        (libc::RLIMIT_AS, r.address_space),
-                        (libc::RLIMIT_FSIZE, r.file_size),
-                        (libc::RLIMIT_NOFILE, r.open_files),
-                        (libc::RLIMIT_CORE, 0),
-                    ],
-                );
+        argv
+    }
+
+    /// `program`, inside bubblewrap where there is one.
+    fn inside_bwrap(&self, root: &Path, program: &std::ffi::OsStr) -> tokio::process::Command {
+        match self.bwrap() {
+            Some(bwrap) => {
+                let mut c = tokio::process::Command::new(bwrap);
+                c.args(self.bwrap_args(root));
+                c.arg("--").arg(program);
                 c
             }
-        };
-        cmd.current_dir(root).env_clear().envs(sandbox_env(root));
-        if semlock {
-            let dir = root.join(SEMLOCK_DIR);
-            std::fs::create_dir_all(&dir)
-                .and_then(|()| std::fs::write(dir.join("_multiprocessing.py"), SEMLOCK_PY))
-                .map_err(ExecError::Workdir)?;
-            cmd.env("PYTHONPATH", &dir);
+            None => tokio::process::Command::new(program),
         }
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        // The child becomes the leader of its own session and process group,
-        // which is how the run is killed; the status pipe's write end goes on
-        // to the helper.
-        super::sys::own_session_before_exec(&mut cmd, status_fd);
-        Ok(cmd)
+    }
+
+    /// No helper binary: limits set in the child before exec, no Landlock
+    /// or seccomp (reported as inactive).
+    fn without_helper(
+        &self,
+        root: &Path,
+        argv: &[OsString],
+        limits: &super::Limits,
+    ) -> tokio::process::Command {
+        let mut c = self.inside_bwrap(root, &argv[0]);
+        c.args(&argv[1..]);
+        let r = rlimits::for_run(self, limits);
+        super::sys::limit_before_exec(
+            &mut c,
+            [
+                (libc::RLIMIT_CPU, r.cpu_secs),
+                (libc::RLIMIT_AS, r.address_space),
+                (libc::RLIMIT_FSIZE, r.file_size),
+                (libc::RLIMIT_NOFILE, r.open_files),
+                (libc::RLIMIT_CORE, 0),
+            ],
+        );
+        c
     }
 
     /// Without a /dev/shm of its own and without a uid of its own, a run
