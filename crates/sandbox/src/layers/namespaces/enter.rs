@@ -300,75 +300,18 @@ fn bind(src: &Path, dst: &Path, read_only: bool) -> Result<(), String> {
 }
 
 fn build_root(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
-    let base = Path::new(BASE);
-    mount(
-        Some(Path::new("tmpfs")),
-        base,
-        Some("tmpfs"),
-        libc::MS_NOSUID | libc::MS_NODEV,
-        Some("mode=0755,size=1m"),
-    )?;
-    std::env::set_current_dir(base).map_err(|e| format!("cannot enter {BASE}: {e}"))?;
-    for d in ["newroot", "oldroot", "disk"] {
-        mkdirs(&base.join(d), 0o755)?;
-    }
-    pivot_root(".", "oldroot")?;
-    std::env::set_current_dir("/").map_err(|e| format!("cannot enter /: {e}"))?;
+    enter_assembly_area()?;
     let old = Path::new("/oldroot");
     let new = Path::new("/newroot");
     let disk = Path::new("/disk");
-    mount(
-        Some(Path::new("tmpfs")),
-        new,
-        Some("tmpfs"),
-        libc::MS_NOSUID | libc::MS_NODEV,
-        Some("mode=0755,size=4m"),
-    )?;
-    mount(
-        Some(Path::new("tmpfs")),
-        disk,
-        Some("tmpfs"),
-        libc::MS_NOSUID | libc::MS_NODEV,
-        Some(&format!(
-            "mode=0755,size={},nr_inodes={}",
-            plan.disk_bytes.max(1 << 20),
-            // Its root, work, tmp and shm, and the files copied in.
-            plan.max_files.saturating_add(crate::OWN_ENTRIES)
-        )),
-    )?;
-    let work = disk.join("work");
-    mkdirs(&work, 0o700)?;
-    for d in ["tmp", "shm"] {
-        mkdirs(&disk.join(d), 0o755)?;
-        std::fs::set_permissions(disk.join(d), std::fs::Permissions::from_mode(0o1777))
-            .map_err(|e| format!("cannot set up /{d}: {e}"))?;
-    }
+    tmpfs(new, "mode=0755,size=4m")?;
+    let work = scratch_disk(disk, plan)?;
     // /tmp first: what is bound later (the interpreter, the working
     // directory) may live under it and must stay visible on top of it.
     mkdirs(&new.join("tmp"), 0o755)?;
     bind(&disk.join("tmp"), &new.join("tmp"), false)?;
     for p in &plan.read_only {
-        let src = inside(old, p);
-        let dst = inside(new, p);
-        let Ok(meta) = std::fs::symlink_metadata(&src) else {
-            continue;
-        };
-        if let Some(parent) = dst.parent() {
-            mkdirs(parent, 0o755)?;
-        }
-        if meta.file_type().is_symlink() {
-            if let Ok(target) = std::fs::read_link(&src) {
-                let _ = std::os::unix::fs::symlink(target, &dst);
-            }
-            continue;
-        }
-        if meta.is_dir() {
-            mkdirs(&dst, 0o755)?;
-        } else if !dst.exists() {
-            std::fs::File::create(&dst)
-                .map_err(|e| format!("cannot create {}: {e}", dst.display()))?;
-        }
-        bind(&src, &dst, true)?;
+        bind_read_only(&inside(old, p), &inside(new, p))?;
     }
     build_dev(old, new, disk)?;
     mkdirs(&new.join("proc"), 0o555)?;
@@ -383,12 +326,86 @@ fn build_root(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
     mkdirs(&work_dst, 0o755)?;
     copy_tree(&inside(old, workdir), &work, plan.owner)?;
     bind(&work, &work_dst, false)?;
+    enter_new_root(new)
+}
+
+/// A small tmpfs to assemble the new root in, made the root (the host's
+/// is then at /oldroot), with /newroot and /disk in it.
+fn enter_assembly_area() -> Result<(), String> {
+    let base = Path::new(BASE);
+    tmpfs(base, "mode=0755,size=1m")?;
+    std::env::set_current_dir(base).map_err(|e| format!("cannot enter {BASE}: {e}"))?;
+    for d in ["newroot", "oldroot", "disk"] {
+        mkdirs(&base.join(d), 0o755)?;
+    }
+    pivot_root(".", "oldroot")?;
+    std::env::set_current_dir("/").map_err(|e| format!("cannot enter /: {e}"))
+}
+
+fn tmpfs(at: &Path, options: &str) -> Result<(), String> {
+    mount(
+        Some(Path::new("tmpfs")),
+        at,
+        Some("tmpfs"),
+        libc::MS_NOSUID | libc::MS_NODEV,
+        Some(options),
+    )
+}
+
+/// The run's own disk, of the quota's size and file count: its working
+/// directory (returned), /tmp and /dev/shm.
+fn scratch_disk(disk: &Path, plan: &NamespacePlan) -> Result<PathBuf, String> {
+    tmpfs(
+        disk,
+        &format!(
+            "mode=0755,size={},nr_inodes={}",
+            plan.disk_bytes.max(1 << 20),
+            // Its root, work, tmp and shm, and the files copied in.
+            plan.max_files.saturating_add(crate::OWN_ENTRIES)
+        ),
+    )?;
+    let work = disk.join("work");
+    mkdirs(&work, 0o700)?;
+    for d in ["tmp", "shm"] {
+        mkdirs(&disk.join(d), 0o755)?;
+        std::fs::set_permissions(disk.join(d), std::fs::Permissions::from_mode(0o1777))
+            .map_err(|e| format!("cannot set up /{d}: {e}"))?;
+    }
+    Ok(work)
+}
+
+/// The host's `src` at `dst` in the new root, read-only (a symlink is
+/// made again as one; what does not exist is left out).
+fn bind_read_only(src: &Path, dst: &Path) -> Result<(), String> {
+    let Ok(meta) = std::fs::symlink_metadata(src) else {
+        return Ok(());
+    };
+    if let Some(parent) = dst.parent() {
+        mkdirs(parent, 0o755)?;
+    }
+    if meta.file_type().is_symlink() {
+        if let Ok(target) = std::fs::read_link(src) {
+            let _ = std::os::unix::fs::symlink(target, dst);
+        }
+        return Ok(());
+    }
+    if meta.is_dir() {
+        mkdirs(dst, 0o755)?;
+    } else if !dst.exists() {
+        std::fs::File::create(dst).map_err(|e| format!("cannot create {}: {e}", dst.display()))?;
+    }
+    bind(src, dst, true)
+}
+
+/// Leave the host's root and the assembly area behind for the new root,
+/// then make it read-only: nothing outside the working directory, /tmp
+/// and /dev/shm is writable.
+fn enter_new_root(new: &Path) -> Result<(), String> {
     sys::unmount_detach(c"/oldroot").map_err(|e| format!("cannot detach the host's root: {e}"))?;
     std::env::set_current_dir(new).map_err(|e| format!("cannot enter the new root: {e}"))?;
     pivot_root(".", ".")?;
     sys::unmount_detach(c".").map_err(|e| format!("cannot detach the assembly area: {e}"))?;
     std::env::set_current_dir("/").map_err(|e| format!("cannot enter /: {e}"))?;
-    // Nothing outside the working directory, /tmp and /dev/shm is writable.
     mount(
         None,
         Path::new("/"),
@@ -402,8 +419,7 @@ fn build_root(workdir: &Path, plan: &NamespacePlan) -> Result<(), String> {
         None,
         libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NOEXEC,
         None,
-    )?;
-    Ok(())
+    )
 }
 
 /// A /dev with null, zero, full, random and urandom, the fd links and a
