@@ -106,51 +106,12 @@ pub fn locate(stderr: &str, sources: &[(String, String)]) -> Option<Location> {
         None => stderr,
     };
     let lines: Vec<&str> = text.lines().collect();
-    let mut frames: Vec<(String, u32, Option<String>)> = Vec::new();
-    let mut caret_col: Option<u32> = None;
-    let mut last_line_idx = 0;
-    for (i, l) in lines.iter().enumerate() {
-        let t = l.trim_start();
-        if let Some(rest) = t.strip_prefix("File \"") {
-            if let Some((path, after)) = rest.split_once('"') {
-                let line = after
-                    .split("line ")
-                    .nth(1)
-                    .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
-                    .and_then(|s| s.parse().ok());
-                let function = after.split(", in ").nth(1).map(|s| s.trim().to_string());
-                if let Some(line) = line {
-                    let file = path.rsplit('/').next().unwrap_or(path).to_string();
-                    frames.push((file, line, function));
-                    caret_col = None;
-                }
-            }
-            last_line_idx = i;
-        } else if !t.is_empty() && t.chars().all(|c| c == '^' || c == '~') && i > 0 {
-            // Python 3.11 marks the failing expression under the code line,
-            // which it prints with its own indentation stripped.
-            let code_line = lines[i - 1];
-            let code_start = code_line.len() - code_line.trim_start().len();
-            let mark = l.len() - t.len();
-            caret_col = mark.checked_sub(code_start).map(|c| c as u32);
-        }
-    }
-    // The exception line: the last non-empty line after the frames.
-    let exc_line = lines
-        .iter()
-        .skip(last_line_idx)
-        .rev()
-        .find(|l| !l.trim().is_empty() && !l.starts_with(' '))?;
-    let (error_type, message) = match exc_line.split_once(": ") {
-        Some((t, m)) if is_exception_name(t) => (t.to_string(), m.to_string()),
-        _ if is_exception_name(exc_line.trim()) => (exc_line.trim().to_string(), String::new()),
-        _ => return None,
-    };
-    let error_type = error_type
-        .rsplit('.')
-        .next()
-        .unwrap_or(&error_type)
-        .to_string();
+    let Traceback {
+        frames,
+        caret_col,
+        last_frame_line,
+    } = Traceback::read(&lines);
+    let (error_type, message) = exception_of(&lines[last_frame_line..])?;
     let known = |f: &str| sources.iter().any(|(n, _)| n == f);
     let blamed = frames
         .iter()
@@ -193,6 +154,74 @@ pub fn locate(stderr: &str, sources: &[(String, String)]) -> Option<Location> {
         loc.column = loc.column.map(|c| c + 1);
     }
     Some(loc)
+}
+
+/// A traceback's frames (file name, line, function), oldest first; the
+/// column Python 3.11 marks under the last frame's code; the line of the
+/// last frame.
+struct Traceback {
+    frames: Vec<(String, u32, Option<String>)>,
+    caret_col: Option<u32>,
+    last_frame_line: usize,
+}
+
+impl Traceback {
+    fn read(lines: &[&str]) -> Traceback {
+        let mut frames: Vec<(String, u32, Option<String>)> = Vec::new();
+        let mut caret_col: Option<u32> = None;
+        let mut last_frame_line = 0;
+        for (i, l) in lines.iter().enumerate() {
+            let t = l.trim_start();
+            if let Some(rest) = t.strip_prefix("File \"") {
+                if let Some((path, after)) = rest.split_once('"') {
+                    let line = after
+                        .split("line ")
+                        .nth(1)
+                        .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
+                        .and_then(|s| s.parse().ok());
+                    let function = after.split(", in ").nth(1).map(|s| s.trim().to_string());
+                    if let Some(line) = line {
+                        let file = path.rsplit('/').next().unwrap_or(path).to_string();
+                        frames.push((file, line, function));
+                        caret_col = None;
+                    }
+                }
+                last_frame_line = i;
+            } else if !t.is_empty() && t.chars().all(|c| c == '^' || c == '~') && i > 0 {
+                // Python 3.11 marks the failing expression under the code line,
+                // which it prints with its own indentation stripped.
+                let code_line = lines[i - 1];
+                let code_start = code_line.len() - code_line.trim_start().len();
+                let mark = l.len() - t.len();
+                caret_col = mark.checked_sub(code_start).map(|c| c as u32);
+            }
+        }
+        Traceback {
+            frames,
+            caret_col,
+            last_frame_line,
+        }
+    }
+}
+
+/// The exception's type (its last dotted part) and message: the last
+/// non-empty, unindented line of `after_frames`.
+fn exception_of(after_frames: &[&str]) -> Option<(String, String)> {
+    let exc_line = after_frames
+        .iter()
+        .rev()
+        .find(|l| !l.trim().is_empty() && !l.starts_with(' '))?;
+    let (error_type, message) = match exc_line.split_once(": ") {
+        Some((t, m)) if is_exception_name(t) => (t.to_string(), m.to_string()),
+        _ if is_exception_name(exc_line.trim()) => (exc_line.trim().to_string(), String::new()),
+        _ => return None,
+    };
+    let error_type = error_type
+        .rsplit('.')
+        .next()
+        .unwrap_or(&error_type)
+        .to_string();
+    Some((error_type, message))
 }
 
 fn is_exception_name(s: &str) -> bool {
