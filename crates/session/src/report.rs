@@ -4,16 +4,15 @@
 //! Pure functions of a `State`, so any session exports, finished or not.
 
 use super::event::{NodeStatus, RunKind, RunRecord};
-use super::state::{HistoryEntry, NodeState, RunState, State};
+use super::state::{HistoryEntry, NodeState, RunPicture, RunState, State};
 use codeloop_protocol::present::{count, plural};
 
 /// The run of the assembled program, the latest one that ended.
 pub fn program_run(state: &State) -> Option<(&RunState, &RunRecord)> {
     state
-        .run_order
-        .iter()
+        .runs_in_order()
         .rev()
-        .filter_map(|id| state.runs.get(id))
+        .map(|(_, r)| r)
         .filter(|r| r.kind == RunKind::Program)
         .find_map(|r| r.record.as_ref().map(|rec| (r, rec)))
 }
@@ -110,7 +109,7 @@ pub fn markdown(s: &State) -> String {
     }
     out.push_str("## Program\n\n");
     match &s.program {
-        Some((code, _)) => {
+        Some(program) => {
             match program_run(s) {
                 Some((_, record)) => out.push_str(&format!(
                     "Tests of the assembled program: {}{}\n\n",
@@ -122,7 +121,7 @@ pub fn markdown(s: &State) -> String {
                 )),
                 None => out.push_str("The assembled program was not run.\n\n"),
             }
-            out.push_str(&fenced("python", code));
+            out.push_str(&fenced("python", &program.code));
         }
         None => out.push_str("No program was assembled.\n\n"),
     }
@@ -149,8 +148,8 @@ fn pictures_section(s: &State, out: &mut String) {
         return;
     }
     out.push_str("## Pictures\n\nKept in the session's folder:\n\n");
-    for (run, p) in &s.pictures {
-        let from = match run {
+    for RunPicture { run_id, picture: p } in &s.pictures {
+        let from = match run_id {
             Some(id) => format!("run {id}"),
             None => "the program's run".to_string(),
         };
@@ -214,11 +213,9 @@ fn node_section(s: &State, n: &NodeState, out: &mut String) {
                 any = true;
             }
             HistoryEntry::Reflection {
-                node,
-                iteration,
-                text,
-                ..
+                node, iteration, ..
             } if *node == n.spec.name => {
+                let text = s.reflection(h).map_or("", |r| r.text);
                 out.push_str(&format!(
                     "- reflection on iteration {iteration}: {}\n",
                     text.trim().replace('\n', " ")

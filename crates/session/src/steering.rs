@@ -3,7 +3,7 @@
 //! `pause_after`, in the fold itself).
 
 use super::event::{Command, Step};
-use super::state::{HistoryEntry, State};
+use super::state::{HistoryEntry, PromptEdit, State};
 
 impl State {
     pub(super) fn steer(&mut self, command: &Command) {
@@ -49,7 +49,10 @@ impl State {
             // Only the prompt the engine is paused before can be edited.
             Command::EditPrompt { messages } => {
                 if let Some(Step::Prompt { purpose, .. }) = &self.paused {
-                    self.prompt_edit = Some((purpose.clone(), messages.clone()));
+                    self.prompt_edit = Some(PromptEdit {
+                        purpose: purpose.clone(),
+                        messages: messages.clone(),
+                    });
                 }
             }
             Command::EditTask { task } => {

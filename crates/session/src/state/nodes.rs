@@ -49,7 +49,6 @@ impl State {
                         code: code.clone(),
                         source: *source,
                     });
-                    n.streaming = None;
                     if *source != CodeSource::Edit {
                         n.run_approved = false;
                     }
@@ -202,28 +201,31 @@ impl State {
             } => {
                 // A reflection streamed through a Reflect call is already in the
                 // history; this event settles its text. Otherwise it is new.
+                let calls = &self.calls;
                 let existing = self.history.iter_mut().rev().find_map(|h| match h {
                     HistoryEntry::Reflection {
                         node: n,
-                        text: t,
-                        done,
                         iteration: i,
-                        ..
-                    } if n == node && (*i == *iteration || !*done) => Some((t, done, i)),
+                        call_id,
+                        recorded,
+                    } if n == node
+                        && (*i == *iteration
+                            || (recorded.is_none() && !replied(calls, *call_id))) =>
+                    {
+                        Some((i, recorded))
+                    }
                     _ => None,
                 });
                 match existing {
-                    Some((t, done, i)) => {
-                        *t = text.clone();
-                        *done = true;
+                    Some((i, recorded)) => {
+                        *recorded = Some(text.clone());
                         *i = *iteration;
                     }
                     None => self.history.push(HistoryEntry::Reflection {
                         node: node.clone(),
                         iteration: *iteration,
                         call_id: None,
-                        text: text.clone(),
-                        done: true,
+                        recorded: Some(text.clone()),
                     }),
                 }
             }
@@ -231,4 +233,11 @@ impl State {
             _ => {}
         }
     }
+}
+
+/// Whether the call's reply came (whole, not failed or cut by a stop).
+fn replied(calls: &BTreeMap<u64, CallState>, call_id: Option<u64>) -> bool {
+    call_id
+        .and_then(|id| calls.get(&id))
+        .is_some_and(|c| c.done && c.error.is_none())
 }

@@ -28,7 +28,6 @@ impl State {
                         record: None,
                     },
                 );
-                self.run_order.push(*run_id);
             }
             Event::Output {
                 run_id,
@@ -62,9 +61,17 @@ impl State {
                     });
                 }
             }
-            Event::Program { code, tests } => self.program = Some((code.clone(), tests.clone())),
+            Event::Program { code, tests } => {
+                self.program = Some(Program {
+                    code: code.clone(),
+                    tests: tests.clone(),
+                })
+            }
             Event::ProgramOutput { output } => self.program_output = Some(output.clone()),
-            Event::Picture { run_id, picture } => self.pictures.push((*run_id, picture.clone())),
+            Event::Picture { run_id, picture } => self.pictures.push(RunPicture {
+                run_id: *run_id,
+                picture: picture.clone(),
+            }),
             _ => {}
         }
     }

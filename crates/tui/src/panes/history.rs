@@ -224,13 +224,14 @@ impl HistoryPane {
                     node,
                     iteration,
                     call_id,
-                    text,
-                    done,
+                    ..
                 } => {
-                    let shown = if *done {
-                        text.trim().to_string()
-                    } else {
+                    let reflection = s.reflection(entry);
+                    let text = reflection.map_or("", |r| r.text);
+                    let shown = if reflection.is_some_and(|r| r.streaming) {
                         format!("{}▌", text.trim_start())
+                    } else {
+                        text.trim().to_string()
                     };
                     push_wrapped(&mut out, "    why:   ", &shown, t.text, width);
                     if let Some(call) = call_id.and_then(|id| s.calls.get(&id))
@@ -302,7 +303,9 @@ impl HistoryPane {
             }
         }
         let shown_notes = if compact { 1 } else { 3 };
-        for (level, message) in s.notices.iter().rev().take(shown_notes).rev() {
+        for codeloop_session::state::Notice { level, message } in
+            s.notices.iter().rev().take(shown_notes).rev()
+        {
             let style = match level {
                 NoticeLevel::Info => t.dim,
                 NoticeLevel::Warning => t.warning,
