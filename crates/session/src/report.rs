@@ -51,6 +51,18 @@ pub fn signature(node: &NodeState) -> String {
 /// its failures, reflections and final code, and the assembled program.
 pub fn markdown(s: &State) -> String {
     let mut out = String::from("# codeloop report\n\n");
+    summary_lines(s, &mut out);
+    task_and_plan(s, &mut out);
+    for n in s.nodes_in_order() {
+        node_section(s, n, &mut out);
+    }
+    program_section(s, &mut out);
+    pictures_section(s, &mut out);
+    out
+}
+
+/// The session in a few lines: its id, start, model, result, tokens, reviews and runs.
+fn summary_lines(s: &State, out: &mut String) {
     if !s.session_id.is_empty() {
         out.push_str(&format!("Session: {}  \n", s.session_id));
     }
@@ -79,6 +91,11 @@ pub fn markdown(s: &State) -> String {
         out.push_str(&format!("  \nRuns: {total}"));
     }
     out.push_str("\n\n");
+}
+
+/// The task, each input file as the prompts had it, and the plan (or why
+/// it could not be used).
+fn task_and_plan(s: &State, out: &mut String) {
     out.push_str(&format!("## Task\n\n{}\n\n", s.task.trim_end()));
     for f in &s.inputs {
         // A section per input: what it is, as the prompts had it.
@@ -104,9 +121,11 @@ pub fn markdown(s: &State) -> String {
         }
         out.push('\n');
     }
-    for n in s.nodes_in_order() {
-        node_section(s, n, &mut out);
-    }
+}
+
+/// The assembled program: its tests' result, its code, and what it printed
+/// run as a program.
+fn program_section(s: &State, out: &mut String) {
     out.push_str("## Program\n\n");
     match &s.program {
         Some(program) => {
@@ -138,8 +157,6 @@ pub fn markdown(s: &State) -> String {
             out.push_str(&format!("Run as a program it failed: {why}\n\n"));
         }
     }
-    pictures_section(s, &mut out);
-    out
 }
 
 /// The pictures the programs drew, each with where the session keeps it.
@@ -178,6 +195,20 @@ fn node_section(s: &State, n: &NodeState, out: &mut String) {
             f.runs
         ));
     }
+    node_story(s, n, out);
+    if let Some(code) = n.code() {
+        let label = match n.status {
+            NodeStatus::Passed => "Passing code",
+            _ => "Latest code",
+        };
+        out.push_str(&format!("{label} (iteration {iterations}):\n\n"));
+        out.push_str(&fenced("python", code));
+    }
+}
+
+/// What happened to a node, as a list: the vote its first code won, its
+/// failures, the reviews before running and the reflections.
+fn node_story(s: &State, n: &NodeState, out: &mut String) {
     let mut any = false;
     if let Some(c) = &n.candidates {
         out.push_str(&format!(
@@ -227,14 +258,6 @@ fn node_section(s: &State, n: &NodeState, out: &mut String) {
     }
     if any {
         out.push('\n');
-    }
-    if let Some(code) = n.code() {
-        let label = match n.status {
-            NodeStatus::Passed => "Passing code",
-            _ => "Latest code",
-        };
-        out.push_str(&format!("{label} (iteration {iterations}):\n\n"));
-        out.push_str(&fenced("python", code));
     }
 }
 

@@ -87,32 +87,33 @@ impl State {
     pub fn apply(&mut self, record: &Record) {
         self.events_applied += 1;
         self.t_ms = record.t_ms;
-        match &record.event {
-            Event::ModelRequest { .. }
-            | Event::ModelDelta { .. }
+        let event = &record.event;
+        match event {
+            // Model calls (`state/calls.rs`).
+            Event::ModelRequest { .. } => self.fold_request(record),
+            Event::ModelDelta { .. }
             | Event::ModelReasoning { .. }
             | Event::ModelRestart { .. }
-            | Event::ModelContinued { .. }
-            | Event::ModelReply { .. }
-            | Event::ModelError { .. } => self.fold_calls(record),
-            Event::Plan { .. }
-            | Event::PlanError { .. }
-            | Event::Tests { .. }
-            | Event::Code { .. }
-            | Event::Check { .. }
-            | Event::NodeStatus { .. }
-            | Event::Localized { .. }
-            | Event::Attempt { .. }
-            | Event::TestsChanged { .. }
-            | Event::Reflection { .. }
-            | Event::Review { .. }
-            | Event::Candidates { .. } => self.fold_nodes(record),
-            Event::RunStarted { .. }
-            | Event::Output { .. }
-            | Event::RunFinished { .. }
-            | Event::Program { .. }
-            | Event::ProgramOutput { .. }
-            | Event::Picture { .. } => self.fold_runs(record),
+            | Event::ModelContinued { .. } => self.fold_stream(event),
+            Event::ModelReply { .. } | Event::ModelError { .. } => self.fold_call_end(event),
+            // The plan and its nodes (`state/nodes.rs`).
+            Event::Plan { .. } | Event::PlanError { .. } => self.fold_plan(event),
+            Event::Tests { .. } | Event::TestsChanged { .. } => self.fold_tests(event),
+            Event::Code { .. } | Event::Check { .. } | Event::Candidates { .. } => {
+                self.fold_code(event)
+            }
+            Event::Review { .. } => self.fold_review(event),
+            Event::NodeStatus { node, status } => self.fold_status(node, *status),
+            Event::Localized { .. } | Event::Attempt { .. } => self.fold_failure(event),
+            Event::Reflection { .. } => self.fold_reflection(event),
+            // Runs and the program (`state/runs.rs`).
+            Event::RunStarted { .. } | Event::Output { .. } | Event::RunFinished { .. } => {
+                self.fold_runs(event)
+            }
+            Event::Program { .. } | Event::ProgramOutput { .. } | Event::Picture { .. } => {
+                self.fold_program(event)
+            }
+            // The session's own.
             Event::SessionStarted {
                 session_id,
                 started_at,

@@ -6,48 +6,31 @@
 use super::*;
 
 impl State {
-    pub(super) fn fold_calls(&mut self, record: &Record) {
-        match &record.event {
-            Event::ModelRequest {
-                call_id,
-                purpose,
-                messages,
-                tag,
-            } => self.request(*call_id, purpose, messages, tag, record.t_ms),
-            Event::ModelDelta { .. }
-            | Event::ModelReasoning { .. }
-            | Event::ModelRestart { .. }
-            | Event::ModelContinued { .. } => self.fold_stream(&record.event),
-            Event::ModelReply { .. } | Event::ModelError { .. } => {
-                self.fold_call_end(&record.event)
-            }
-            _ => {}
-        }
-    }
-
     /// A call begins; a reflection's begins its history entry.
-    fn request(
-        &mut self,
-        call_id: u64,
-        purpose: &Purpose,
-        messages: &[codeloop_protocol::ChatMessage],
-        tag: &str,
-        t_ms: u64,
-    ) {
+    pub(super) fn fold_request(&mut self, record: &Record) {
+        let Event::ModelRequest {
+            call_id,
+            purpose,
+            messages,
+            tag,
+        } = &record.event
+        else {
+            return;
+        };
         if let Purpose::Reflect { node } = purpose {
             let iteration = self.nodes.get(node).map(|n| n.iteration()).unwrap_or(0);
             self.history.push(HistoryEntry::Reflection {
                 node: node.clone(),
                 iteration,
-                call_id: Some(call_id),
+                call_id: Some(*call_id),
                 recorded: None,
             });
         }
         self.calls.insert(
-            call_id,
+            *call_id,
             CallState {
                 purpose: purpose.clone(),
-                messages: messages.to_vec(),
+                messages: messages.clone(),
                 reply: String::new(),
                 done: false,
                 error: None,
@@ -55,13 +38,13 @@ impl State {
                 reasoning: String::new(),
                 finish_reason: None,
                 usage_estimated: false,
-                tag: tag.to_string(),
+                tag: tag.clone(),
                 // The edit holds for this call and its retries.
                 edited: self
                     .prompt_edit
                     .as_ref()
                     .is_some_and(|e| e.purpose == *purpose),
-                started_ms: t_ms,
+                started_ms: record.t_ms,
                 duration_ms: None,
                 restarts: Vec::new(),
                 continuations: 0,
@@ -73,7 +56,7 @@ impl State {
 
     /// The reply as it streams: its pieces, its reasoning, a restart
     /// (what came before is void), a continuation after a cut.
-    fn fold_stream(&mut self, event: &Event) {
+    pub(super) fn fold_stream(&mut self, event: &Event) {
         match event {
             Event::ModelDelta { call_id, text } => {
                 if let Some(call) = self.calls.get_mut(call_id) {
@@ -102,7 +85,7 @@ impl State {
     }
 
     /// How a call ended: its whole reply, or an error; either way its usage.
-    fn fold_call_end(&mut self, event: &Event) {
+    pub(super) fn fold_call_end(&mut self, event: &Event) {
         match event {
             Event::ModelReply {
                 call_id,

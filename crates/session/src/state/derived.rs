@@ -17,6 +17,14 @@ pub struct ReflectionText<'a> {
     pub whole: bool,
 }
 
+impl CallState {
+    /// Its reply came: it ended, and not in an error (a call that failed,
+    /// or that a resume closed, has one).
+    pub fn replied(&self) -> bool {
+        self.done && self.error.is_none()
+    }
+}
+
 impl State {
     /// The reply being streamed for `node` right now: the text so far of
     /// its open model call (a node has one at a time), empty until the
@@ -49,7 +57,7 @@ impl State {
             (None, Some(call)) => ReflectionText {
                 text: &call.reply,
                 streaming: !call.done,
-                whole: call.done && call.error.is_none(),
+                whole: call.replied(),
             },
             (None, None) => ReflectionText {
                 text: "",

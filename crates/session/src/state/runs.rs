@@ -3,8 +3,9 @@
 use super::*;
 
 impl State {
-    pub(super) fn fold_runs(&mut self, record: &Record) {
-        match &record.event {
+    /// A run: started, its output, how it ended.
+    pub(super) fn fold_runs(&mut self, event: &Event) {
+        match event {
             Event::RunStarted {
                 run_id,
                 node,
@@ -61,6 +62,14 @@ impl State {
                     });
                 }
             }
+            _ => {}
+        }
+    }
+
+    /// The assembled program, what it printed through its entry point,
+    /// and the pictures runs left.
+    pub(super) fn fold_program(&mut self, event: &Event) {
+        match event {
             Event::Program { code, tests } => {
                 self.program = Some(Program {
                     code: code.clone(),
