@@ -161,7 +161,7 @@ mod tests {
     }
 
     /// What `streaming` says of `node` after each prefix of `events`.
-    fn streamed<'a>(events: &[Event], node: &str) -> Vec<Option<String>> {
+    fn streamed(events: &[Event], node: &str) -> Vec<Option<String>> {
         (1..=events.len())
             .map(|n| fold(&events[..n]).streaming(node).map(str::to_string))
             .collect()
