@@ -118,8 +118,11 @@ async fn a_failure_is_localized_reflected_on_repaired_and_passes() {
 
     // The reflection is the prose of the repair reply, and the repair prompt
     // carried the localized error.
-    assert!(state.history.iter().any(|h| matches!(h,
-        HistoryEntry::Reflection { text, done: true, .. } if text == "Floor division truncates 3 // 2 to 1.")));
+    assert!(state.history.iter().any(|h| {
+        state
+            .reflection(h)
+            .is_some_and(|r| r.whole && r.text == "Floor division truncates 3 // 2 to 1.")
+    }));
     let repair_prompt = state
         .calls
         .values()
@@ -131,10 +134,8 @@ async fn a_failure_is_localized_reflected_on_repaired_and_passes() {
 
     // Runs: iteration 1 failed, iteration 2 passed, then the program passed.
     let verdicts: Vec<(Option<String>, u32, bool)> = state
-        .run_order
-        .iter()
-        .map(|id| {
-            let r = &state.runs[id];
+        .runs_in_order()
+        .map(|(_, r)| {
             (
                 r.node.clone(),
                 r.iteration,
@@ -150,7 +151,7 @@ async fn a_failure_is_localized_reflected_on_repaired_and_passes() {
             (None, 0, true),
         ]
     );
-    let program_run = &state.runs[state.run_order.last().unwrap()];
+    let program_run = state.runs_in_order().next_back().unwrap().1;
     assert!(
         program_run
             .text(Stream::Stdout)
@@ -723,9 +724,8 @@ async fn code_edited_after_the_session_finished_runs_again_once_and_the_session_
         "the pass that ran the edit took it off the queue"
     );
     let node_runs: Vec<(u32, bool)> = state
-        .run_order
-        .iter()
-        .map(|id| &state.runs[id])
+        .runs_in_order()
+        .map(|(_, r)| r)
         .filter(|r| r.node.is_some())
         .map(|r| (r.iteration, r.record.as_ref().unwrap().passed))
         .collect();

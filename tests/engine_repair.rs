@@ -244,9 +244,8 @@ async fn a_test_the_reflection_blames_is_fixed_once_the_person_approves() {
     assert_eq!(node.applied_test_fixes(), 1);
     // The same code ran again against the fixed tests and passed.
     let runs: Vec<(u32, bool)> = state
-        .run_order
-        .iter()
-        .map(|id| &state.runs[id])
+        .runs_in_order()
+        .map(|(_, r)| r)
         .filter(|r| r.node.is_some())
         .map(|r| (r.iteration, r.record.as_ref().unwrap().passed))
         .collect();
@@ -484,9 +483,8 @@ async fn an_assembled_program_that_fails_is_localized_to_a_node_repaired_and_run
     let (state, result, records) = finish(replies, options, |_| Command::Approve).await;
     assert!(result.passed, "{}", result.summary);
     let program_runs: Vec<bool> = state
-        .run_order
-        .iter()
-        .map(|id| &state.runs[id])
+        .runs_in_order()
+        .map(|(_, r)| r)
         .filter(|r| r.node.is_none())
         .map(|r| r.record.as_ref().unwrap().passed)
         .collect();
@@ -507,7 +505,7 @@ async fn an_assembled_program_that_fails_is_localized_to_a_node_repaired_and_run
         state
             .notices
             .iter()
-            .any(|(_, m)| m.contains("failed in `a`"))
+            .any(|n| n.message.contains("failed in `a`"))
     );
 }
 
@@ -625,7 +623,7 @@ async fn a_test_that_contradicts_the_tasks_example_is_corrected_before_the_code_
         state
             .notices
             .iter()
-            .any(|(_, m)| m.contains("contradicted the task's own examples"))
+            .any(|n| n.message.contains("contradicted the task's own examples"))
     );
     // The code was never blamed: one version, and its first run passed.
     assert_eq!(state.nodes["double"].versions.len(), 1);

@@ -115,9 +115,8 @@ fn requests(records: &[Record]) -> Vec<&str> {
 /// Node runs as (iteration, passed), in order.
 fn node_runs(state: &State, node: &str) -> Vec<(u32, bool)> {
     state
-        .run_order
-        .iter()
-        .map(|id| &state.runs[id])
+        .runs_in_order()
+        .map(|(_, r)| r)
         .filter(|r| r.node.as_deref() == Some(node))
         .map(|r| (r.iteration, r.record.as_ref().is_some_and(|x| x.passed)))
         .collect()
@@ -183,7 +182,7 @@ async fn a_session_stopped_on_its_iteration_limit_resumes_on_its_tape_with_more_
     assert_eq!(config.max_iterations, 2);
     assert_eq!(state.resumes.len(), 1);
     assert!(
-        state.resumes[0].1.contains("gave up"),
+        state.resumes[0].after.contains("gave up"),
         "{:?}",
         state.resumes
     );
@@ -296,7 +295,7 @@ async fn a_session_cancelled_during_a_run_resumes_by_running_it_again_and_asks_n
     assert!(result.passed, "{}", result.summary);
     let (records, state) = fold(&dir);
     assert!(
-        state.resumes[0].1.starts_with("cancelled"),
+        state.resumes[0].after.starts_with("cancelled"),
         "{:?}",
         state.resumes
     );

@@ -225,10 +225,9 @@ async fn a_review_reply_that_does_not_parse_is_a_notice_and_the_code_runs() {
     assert!(reviews(&records).is_empty());
     assert_eq!(runs_of(&records)[0], 1);
     assert!(
-        state
-            .notices
-            .iter()
-            .any(|(_, m)| m.starts_with("the review of `total_len` could not be read")),
+        state.notices.iter().any(|n| n
+            .message
+            .starts_with("the review of `total_len` could not be read")),
         "{:?}",
         state.notices
     );

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use codeloop::session::state::RunPicture;
 use codeloop::session::{Event, State};
 
 const PNG_CODE: &str = r#"import struct
@@ -94,7 +95,10 @@ fn a_png_the_program_writes_is_kept_on_the_tape_and_in_the_html() {
     // The test run drew it; the program's runs drew the same bytes again,
     // which are not kept twice.
     assert_eq!(state.pictures.len(), 1, "{:?}", state.pictures);
-    let (run, last) = state.pictures.last().unwrap();
+    let RunPicture {
+        run_id: run,
+        picture: last,
+    } = state.pictures.last().unwrap();
     assert_eq!(*run, Some(1));
     assert_eq!(last.name, "chart.png");
     assert_eq!(last.format, "png");

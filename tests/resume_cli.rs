@@ -133,9 +133,8 @@ fn a_session_killed_while_waiting_for_the_model_resumes_with_exactly_the_calls_i
         ]
     );
     let runs: Vec<(Option<String>, u32)> = state
-        .run_order
-        .iter()
-        .map(|id| (state.runs[id].node.clone(), state.runs[id].iteration))
+        .runs_in_order()
+        .map(|(_, r)| (r.node.clone(), r.iteration))
         .collect();
     assert_eq!(
         runs,

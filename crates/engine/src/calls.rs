@@ -125,7 +125,7 @@ impl Core {
                 let call_id = s.next_call_id();
                 // The person's edit, made while paused before this prompt, is what is sent.
                 let messages = match &s.prompt_edit {
-                    Some((p, edited)) if *p == purpose => edited.clone(),
+                    Some(edit) if edit.purpose == purpose => edit.messages.clone(),
                     _ => messages,
                 };
                 let event = Event::ModelRequest {

@@ -234,11 +234,11 @@ pub async fn rerun(sandbox: &Sandbox, state: &State, run_id: u64) -> anyhow::Res
         Some(node) => runs::node_run(state, node, Some(run.iteration), limits)
             .map_err(|e| anyhow::anyhow!("cannot rebuild run {run_id}: {e}"))?,
         None => {
-            let (program, _) = state
+            let program = state
                 .program
                 .as_ref()
                 .ok_or_else(|| anyhow::anyhow!("the tape has no assembled program"))?;
-            runs::program_run(state, program, limits)
+            runs::program_run(state, &program.code, limits)
         }
     };
     let outcome = sandbox

@@ -30,8 +30,9 @@ impl Core {
                 s.pictures
                     .iter()
                     .rev()
-                    .find(|(_, p)| p.name == name)
-                    .map(|(_, p)| (p.size_bytes, p.path.clone()))
+                    .map(|p| &p.picture)
+                    .find(|p| p.name == name)
+                    .map(|p| (p.size_bytes, p.path.clone()))
             });
             let same = last.is_some_and(|(size, path)| {
                 size == bytes.len() as u64

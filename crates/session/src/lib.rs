@@ -4,6 +4,7 @@
 #![warn(unreachable_pub)]
 
 pub mod consensus;
+mod entries;
 mod event;
 pub mod figures;
 pub mod index;

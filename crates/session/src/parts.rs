@@ -17,8 +17,6 @@ pub struct NodeState {
     pub tests: Option<String>,
     /// Every code version, oldest first.
     pub versions: Vec<CodeVersion>,
-    /// Text of the model reply being streamed for this node right now.
-    pub streaming: Option<String>,
     /// The most recent run of this node.
     pub last_run: Option<u64>,
     /// The most recent localized failure (cleared when the node passes).
@@ -69,7 +67,6 @@ impl NodeState {
             status: NodeStatus::Pending,
             tests: None,
             versions: Vec::new(),
-            streaming: None,
             last_run: None,
             last_error: None,
             last_error_found: FoundIn::default(),
@@ -232,13 +229,18 @@ pub enum HistoryEntry {
         iteration: u32,
         location: Location,
     },
-    /// A reflection. `text` grows while the model streams it.
+    /// A reflection. Its text as it reads now is `State::reflection`'s:
+    /// the reply of its call (`call_id`) while the model streams it, then
+    /// what the engine recorded.
     Reflection {
         node: String,
         iteration: u32,
+        /// The `Reflect` call that writes it; None for one recorded without
+        /// a call the tape holds.
         call_id: Option<u64>,
-        text: String,
-        done: bool,
+        /// The reflection as the engine recorded it (`Event::Reflection`:
+        /// the prose before the code); None until then.
+        recorded: Option<String>,
     },
     Steer {
         command: Command,

@@ -4,16 +4,15 @@
 //! Pure functions of a `State`, so any session exports, finished or not.
 
 use super::event::{NodeStatus, RunKind, RunRecord};
-use super::state::{HistoryEntry, NodeState, RunState, State};
+use super::state::{HistoryEntry, NodeState, RunPicture, RunState, State};
 use codeloop_protocol::present::{count, plural};
 
 /// The run of the assembled program, the latest one that ended.
 pub fn program_run(state: &State) -> Option<(&RunState, &RunRecord)> {
     state
-        .run_order
-        .iter()
+        .runs_in_order()
         .rev()
-        .filter_map(|id| state.runs.get(id))
+        .map(|(_, r)| r)
         .filter(|r| r.kind == RunKind::Program)
         .find_map(|r| r.record.as_ref().map(|rec| (r, rec)))
 }
@@ -52,6 +51,18 @@ pub fn signature(node: &NodeState) -> String {
 /// its failures, reflections and final code, and the assembled program.
 pub fn markdown(s: &State) -> String {
     let mut out = String::from("# codeloop report\n\n");
+    summary_lines(s, &mut out);
+    task_and_plan(s, &mut out);
+    for n in s.nodes_in_order() {
+        node_section(s, n, &mut out);
+    }
+    program_section(s, &mut out);
+    pictures_section(s, &mut out);
+    out
+}
+
+/// The session in a few lines: its id, start, model, result, tokens, reviews and runs.
+fn summary_lines(s: &State, out: &mut String) {
     if !s.session_id.is_empty() {
         out.push_str(&format!("Session: {}  \n", s.session_id));
     }
@@ -80,6 +91,11 @@ pub fn markdown(s: &State) -> String {
         out.push_str(&format!("  \nRuns: {total}"));
     }
     out.push_str("\n\n");
+}
+
+/// The task, each input file as the prompts had it, and the plan (or why
+/// it could not be used).
+fn task_and_plan(s: &State, out: &mut String) {
     out.push_str(&format!("## Task\n\n{}\n\n", s.task.trim_end()));
     for f in &s.inputs {
         // A section per input: what it is, as the prompts had it.
@@ -105,12 +121,14 @@ pub fn markdown(s: &State) -> String {
         }
         out.push('\n');
     }
-    for n in s.nodes_in_order() {
-        node_section(s, n, &mut out);
-    }
+}
+
+/// The assembled program: its tests' result, its code, and what it printed
+/// run as a program.
+fn program_section(s: &State, out: &mut String) {
     out.push_str("## Program\n\n");
     match &s.program {
-        Some((code, _)) => {
+        Some(program) => {
             match program_run(s) {
                 Some((_, record)) => out.push_str(&format!(
                     "Tests of the assembled program: {}{}\n\n",
@@ -122,7 +140,7 @@ pub fn markdown(s: &State) -> String {
                 )),
                 None => out.push_str("The assembled program was not run.\n\n"),
             }
-            out.push_str(&fenced("python", code));
+            out.push_str(&fenced("python", &program.code));
         }
         None => out.push_str("No program was assembled.\n\n"),
     }
@@ -139,8 +157,6 @@ pub fn markdown(s: &State) -> String {
             out.push_str(&format!("Run as a program it failed: {why}\n\n"));
         }
     }
-    pictures_section(s, &mut out);
-    out
 }
 
 /// The pictures the programs drew, each with where the session keeps it.
@@ -149,8 +165,8 @@ fn pictures_section(s: &State, out: &mut String) {
         return;
     }
     out.push_str("## Pictures\n\nKept in the session's folder:\n\n");
-    for (run, p) in &s.pictures {
-        let from = match run {
+    for RunPicture { run_id, picture: p } in &s.pictures {
+        let from = match run_id {
             Some(id) => format!("run {id}"),
             None => "the program's run".to_string(),
         };
@@ -179,6 +195,20 @@ fn node_section(s: &State, n: &NodeState, out: &mut String) {
             f.runs
         ));
     }
+    node_story(s, n, out);
+    if let Some(code) = n.code() {
+        let label = match n.status {
+            NodeStatus::Passed => "Passing code",
+            _ => "Latest code",
+        };
+        out.push_str(&format!("{label} (iteration {iterations}):\n\n"));
+        out.push_str(&fenced("python", code));
+    }
+}
+
+/// What happened to a node, as a list: the vote its first code won, its
+/// failures, the reviews before running and the reflections.
+fn node_story(s: &State, n: &NodeState, out: &mut String) {
     let mut any = false;
     if let Some(c) = &n.candidates {
         out.push_str(&format!(
@@ -214,11 +244,9 @@ fn node_section(s: &State, n: &NodeState, out: &mut String) {
                 any = true;
             }
             HistoryEntry::Reflection {
-                node,
-                iteration,
-                text,
-                ..
+                node, iteration, ..
             } if *node == n.spec.name => {
+                let text = s.reflection(h).map_or("", |r| r.text);
                 out.push_str(&format!(
                     "- reflection on iteration {iteration}: {}\n",
                     text.trim().replace('\n', " ")
@@ -230,14 +258,6 @@ fn node_section(s: &State, n: &NodeState, out: &mut String) {
     }
     if any {
         out.push('\n');
-    }
-    if let Some(code) = n.code() {
-        let label = match n.status {
-            NodeStatus::Passed => "Passing code",
-            _ => "Latest code",
-        };
-        out.push_str(&format!("{label} (iteration {iterations}):\n\n"));
-        out.push_str(&fenced("python", code));
     }
 }
 

@@ -2,7 +2,7 @@
 //! where a forked session came from.
 
 use super::event::ConfigSummary;
-use super::state::{HistoryEntry, State};
+use super::state::{Resume, State};
 
 /// Where a forked session came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,15 +38,12 @@ impl State {
             call.done = true;
             call.error = Some("no reply: the session stopped before it came".into());
         }
-        for entry in &mut self.history {
-            if let HistoryEntry::Reflection { done, .. } = entry {
-                *done = true;
-            }
-        }
         for node in self.nodes.values_mut() {
-            node.streaming = None;
             node.carried_run = node.settled_run;
         }
-        self.resumes.push((seq, after.to_string()));
+        self.resumes.push(Resume {
+            seq,
+            after: after.to_string(),
+        });
     }
 }

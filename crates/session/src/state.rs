@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
+pub use super::entries::{Notice, Program, PromptEdit, Resume, RunPicture};
 use super::event::*;
 pub use super::parts::{CallState, CodeVersion, FoundIn, HistoryEntry, NodeState, RunState};
 pub use super::pause::pause_after;
@@ -13,8 +14,11 @@ pub use super::segments::ParentSession;
 use codeloop_protocol::Usage;
 
 mod calls;
+mod derived;
 mod nodes;
 mod runs;
+
+pub use derived::ReflectionText;
 
 /// Output kept per run in memory. Older bytes are dropped from the front
 /// (the full stream is in the on-disk log).
@@ -32,9 +36,9 @@ pub struct State {
     pub plan_error: Option<String>,
     pub nodes: BTreeMap<String, NodeState>,
     pub calls: BTreeMap<u64, CallState>,
+    /// Runs by id; ids count up in the order runs start, so this is also
+    /// their order (`State::runs_in_order`).
     pub runs: BTreeMap<u64, RunState>,
-    /// Runs in the order they started.
-    pub run_order: Vec<u64>,
     /// Iterations and reflections, in order: the history timeline.
     pub history: Vec<HistoryEntry>,
     pub usage: Usage,
@@ -49,21 +53,20 @@ pub struct State {
     pub prompt_review: Option<Purpose>,
     /// The prompt as the person edited it, for the call about to be made
     /// (its purpose: a parallel call does not take it).
-    pub prompt_edit: Option<(Purpose, Vec<codeloop_protocol::ChatMessage>)>,
-    pub notices: Vec<(NoticeLevel, String)>,
+    pub prompt_edit: Option<PromptEdit>,
+    pub notices: Vec<Notice>,
     pub steers: Vec<Command>,
-    pub program: Option<(String, String)>,
+    pub program: Option<Program>,
     /// What the program printed through its entry point, when it has one.
     pub program_output: Option<ProgramOutput>,
     /// The pictures runs left, in order, with the run that left each (None:
     /// the program's run through its entry point).
-    pub pictures: Vec<(Option<u64>, codeloop_protocol::picture::Picture)>,
+    pub pictures: Vec<RunPicture>,
     pub finished: Option<FinalResult>,
     /// The session this one was forked from, if it is a fork.
     pub parent: Option<ParentSession>,
-    /// Where each resumed segment began: the `Resumed` record's seq and how
-    /// the segment before it ended.
-    pub resumes: Vec<(u64, String)>,
+    /// Where each resumed segment began.
+    pub resumes: Vec<Resume>,
     /// Tokens the session may have used in all by the end of the current
     /// segment, as its `Resumed` event set it; 0 = none set (no limit, or the
     /// first segment's, which the tape does not keep).
@@ -84,32 +87,33 @@ impl State {
     pub fn apply(&mut self, record: &Record) {
         self.events_applied += 1;
         self.t_ms = record.t_ms;
-        match &record.event {
-            Event::ModelRequest { .. }
-            | Event::ModelDelta { .. }
+        let event = &record.event;
+        match event {
+            // Model calls (`state/calls.rs`).
+            Event::ModelRequest { .. } => self.fold_request(record),
+            Event::ModelDelta { .. }
             | Event::ModelReasoning { .. }
             | Event::ModelRestart { .. }
-            | Event::ModelContinued { .. }
-            | Event::ModelReply { .. }
-            | Event::ModelError { .. } => self.fold_calls(record),
-            Event::Plan { .. }
-            | Event::PlanError { .. }
-            | Event::Tests { .. }
-            | Event::Code { .. }
-            | Event::Check { .. }
-            | Event::NodeStatus { .. }
-            | Event::Localized { .. }
-            | Event::Attempt { .. }
-            | Event::TestsChanged { .. }
-            | Event::Reflection { .. }
-            | Event::Review { .. }
-            | Event::Candidates { .. } => self.fold_nodes(record),
-            Event::RunStarted { .. }
-            | Event::Output { .. }
-            | Event::RunFinished { .. }
-            | Event::Program { .. }
-            | Event::ProgramOutput { .. }
-            | Event::Picture { .. } => self.fold_runs(record),
+            | Event::ModelContinued { .. } => self.fold_stream(event),
+            Event::ModelReply { .. } | Event::ModelError { .. } => self.fold_call_end(event),
+            // The plan and its nodes (`state/nodes.rs`).
+            Event::Plan { .. } | Event::PlanError { .. } => self.fold_plan(event),
+            Event::Tests { .. } | Event::TestsChanged { .. } => self.fold_tests(event),
+            Event::Code { .. } | Event::Check { .. } | Event::Candidates { .. } => {
+                self.fold_code(event)
+            }
+            Event::Review { .. } => self.fold_review(event),
+            Event::NodeStatus { node, status } => self.fold_status(node, *status),
+            Event::Localized { .. } | Event::Attempt { .. } => self.fold_failure(event),
+            Event::Reflection { .. } => self.fold_reflection(event),
+            // Runs and the program (`state/runs.rs`).
+            Event::RunStarted { .. } | Event::Output { .. } | Event::RunFinished { .. } => {
+                self.fold_runs(event)
+            }
+            Event::Program { .. } | Event::ProgramOutput { .. } | Event::Picture { .. } => {
+                self.fold_program(event)
+            }
+            // The session's own.
             Event::SessionStarted {
                 session_id,
                 started_at,
@@ -127,7 +131,10 @@ impl State {
             }
             Event::Paused { .. } => {}
             Event::Steer { command } => self.steer(command),
-            Event::Notice { level, message } => self.notices.push((*level, message.clone())),
+            Event::Notice { level, message } => self.notices.push(Notice {
+                level: *level,
+                message: message.clone(),
+            }),
             Event::Finished { result } => {
                 self.finished = Some(result.clone());
                 self.settle_unfinished_nodes();
@@ -160,7 +167,7 @@ impl State {
     /// retries (the plan asked again after an unusable reply): it is spent
     /// once what the call asks for arrives, or the session ends.
     fn spend_prompt_edit(&mut self, event: &Event) {
-        let Some((purpose, _)) = &self.prompt_edit else {
+        let Some(PromptEdit { purpose, .. }) = &self.prompt_edit else {
             return;
         };
         let spent = match (event, purpose) {
@@ -186,12 +193,6 @@ impl State {
             state.apply(r);
         }
         state
-    }
-
-    fn reflection_for_call(&mut self, call_id: u64) -> Option<&mut HistoryEntry> {
-        self.history.iter_mut().rev().find(
-            |h| matches!(h, HistoryEntry::Reflection { call_id: Some(c), .. } if *c == call_id),
-        )
     }
 
     /// Nodes in plan order.
@@ -220,7 +221,7 @@ impl State {
 
     /// Whether a notice beginning with `opening` was given.
     pub fn noticed(&self, opening: &str) -> bool {
-        self.notices.iter().any(|(_, m)| m.starts_with(opening))
+        self.notices.iter().any(|n| n.message.starts_with(opening))
     }
 
     /// Total repair iterations so far: code versions beyond each node's

@@ -3,7 +3,7 @@
 //! `pause_after`, in the fold itself).
 
 use super::event::{Command, Step};
-use super::state::{HistoryEntry, State};
+use super::state::{HistoryEntry, NodeState, PromptEdit, State};
 
 impl State {
     pub(super) fn steer(&mut self, command: &Command) {
@@ -14,14 +14,37 @@ impl State {
             return;
         }
         match command {
+            Command::SetStepMode { .. }
+            | Command::Skip
+            | Command::Cancel
+            | Command::Approve
+            | Command::ReviewPrompt
+            | Command::EditPrompt { .. } => self.steer_step(command),
+            Command::EditTask { .. }
+            | Command::EditSpec { .. }
+            | Command::EditTests { .. }
+            | Command::Hint { .. }
+            | Command::RerunNode { .. }
+            | Command::EditCode { .. } => self.steer_work(command),
+        }
+        self.steers.push(command.clone());
+        // The pause this answers is still set (cleared after, by `pause_after`).
+        let review_skip =
+            matches!(command, Command::Skip) && matches!(self.paused, Some(Step::Review { .. }));
+        self.history.push(HistoryEntry::Steer {
+            command: command.clone(),
+            review_skip,
+        });
+    }
+
+    /// How the engine steps: step mode, and the answers to the pause it is
+    /// in (go on, skip, cancel, see the prompt, send it edited).
+    fn steer_step(&mut self, command: &Command) {
+        match command {
             Command::SetStepMode { on } => self.step_mode = *on,
             // The pause these end is cleared after this, by `pause_after`.
             Command::Skip => {
-                if let Some(Step::Run {
-                    node: Some(node), ..
-                }) = &self.paused
-                    && let Some(n) = self.nodes.get_mut(node)
-                {
+                if let Some(n) = self.node_paused_before_run() {
                     n.run_skipped = true;
                 }
                 self.prompt_review = None;
@@ -33,11 +56,7 @@ impl State {
                 self.prompt_edit = None;
             }
             Command::Approve => {
-                if let Some(Step::Run {
-                    node: Some(node), ..
-                }) = &self.paused
-                    && let Some(n) = self.nodes.get_mut(node)
-                {
+                if let Some(n) = self.node_paused_before_run() {
                     n.run_approved = true;
                 }
             }
@@ -49,9 +68,30 @@ impl State {
             // Only the prompt the engine is paused before can be edited.
             Command::EditPrompt { messages } => {
                 if let Some(Step::Prompt { purpose, .. }) = &self.paused {
-                    self.prompt_edit = Some((purpose.clone(), messages.clone()));
+                    self.prompt_edit = Some(PromptEdit {
+                        purpose: purpose.clone(),
+                        messages: messages.clone(),
+                    });
                 }
             }
+            _ => {}
+        }
+    }
+
+    /// The node whose run the engine is paused before, if it is.
+    fn node_paused_before_run(&mut self) -> Option<&mut NodeState> {
+        match &self.paused {
+            Some(Step::Run {
+                node: Some(node), ..
+            }) => self.nodes.get_mut(node),
+            _ => None,
+        }
+    }
+
+    /// What the person changes in the work: the task, a spec, tests,
+    /// hints, a node run again.
+    fn steer_work(&mut self, command: &Command) {
+        match command {
             Command::EditTask { task } => {
                 self.task = task.clone();
                 self.replan = true;
@@ -84,16 +124,8 @@ impl State {
                 }
             }
             // An edited code version arrives as a `Code` event with source `Edit`.
-            Command::EditCode { .. } => {}
+            _ => {}
         }
-        self.steers.push(command.clone());
-        // The pause this answers is still set (cleared after, by `pause_after`).
-        let review_skip =
-            matches!(command, Command::Skip) && matches!(self.paused, Some(Step::Review { .. }));
-        self.history.push(HistoryEntry::Steer {
-            command: command.clone(),
-            review_skip,
-        });
     }
 }
 

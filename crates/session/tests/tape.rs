@@ -187,10 +187,7 @@ fn the_fold_rebuilds_the_session() {
     let reflections: Vec<_> = state
         .history
         .iter()
-        .filter_map(|h| match h {
-            state::HistoryEntry::Reflection { text, done, .. } => Some((text.as_str(), *done)),
-            _ => None,
-        })
+        .filter_map(|h| state.reflection(h).map(|r| (r.text, r.whole)))
         .collect();
     assert_eq!(reflections, vec![("It adds instead of multiplying.", true)]);
 }
@@ -228,11 +225,12 @@ fn the_state_at_every_prefix_is_what_a_view_shows_then() {
         }
         // The reflection streams in: after the first delta its text is the first piece.
         if n == 11 {
-            let text = state.history.iter().find_map(|h| match h {
-                state::HistoryEntry::Reflection { text, done, .. } => Some((text.clone(), *done)),
-                _ => None,
-            });
-            assert_eq!(text, Some(("It adds ".to_string(), false)));
+            let text = state
+                .history
+                .iter()
+                .find_map(|h| state.reflection(h))
+                .map(|r| (r.text, r.streaming, r.whole));
+            assert_eq!(text, Some(("It adds ", true, false)));
         }
     }
     // Folding step by step equals folding at once.

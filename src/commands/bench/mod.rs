@@ -181,9 +181,8 @@ async fn solve(
     let result = handle.done.await.context("a bench session stopped")??;
     let node = state.nodes.get(&problem.entry_point);
     let first_run = state
-        .run_order
-        .iter()
-        .filter_map(|id| state.runs.get(id))
+        .runs_in_order()
+        .map(|(_, r)| r)
         .find(|r| r.node.is_some())
         // The first try is version 1: one a review sent to repair unrun never ran.
         .filter(|r| r.iteration == 1);

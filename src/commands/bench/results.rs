@@ -157,9 +157,8 @@ impl BenchResult {
     /// passed, tokens, model time, and its attempts by kind.
     pub(crate) fn measure(&mut self, state: &State, node: &str) {
         self.passed_at = state
-            .run_order
-            .iter()
-            .filter_map(|id| state.runs.get(id))
+            .runs_in_order()
+            .map(|(_, r)| r)
             .filter(|r| r.node.as_deref() == Some(node))
             .find(|r| r.record.as_ref().is_some_and(|r| r.passed))
             .map(|r| r.iteration);

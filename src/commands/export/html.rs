@@ -15,7 +15,7 @@ use super::graph;
 use crate::protocol::{Location, Stream};
 use crate::session::index::SessionResult;
 use crate::session::report::{outcome_line, program_run, signature, test_counts};
-use crate::session::state::{CodeVersion, HistoryEntry, NodeState, RunState};
+use crate::session::state::{CodeVersion, HistoryEntry, NodeState, Program, RunState};
 use crate::session::{NodeStatus, Purpose, RunRecord, State};
 
 const CSS: &str = include_str!("page.css");
@@ -275,20 +275,17 @@ fn iteration_block(
     }
     for h in &state.history {
         if let HistoryEntry::Reflection {
-            node: n,
-            iteration,
-            text,
-            done,
-            ..
+            node: n, iteration, ..
         } = h
             && n == name
             && *iteration == it
+            && let Some(reflection) = state.reflection(h)
         {
             let _ = writeln!(
                 out,
                 "<div class=\"reflection\"><h4>Reflection</h4><p>{}</p>{}</div>",
-                esc(text.trim()),
-                if *done {
+                esc(reflection.text.trim()),
+                if reflection.whole {
                     ""
                 } else {
                     "<p class=\"none\">(the reply was cut off here)</p>"
@@ -434,7 +431,7 @@ pub(crate) fn listing(old: Option<&str>, new: &str, mark: Option<(u32, String)>)
 
 fn program_section(state: &State, out: &mut String) {
     out.push_str("<section class=\"program\" id=\"program\">\n<h2>The program</h2>\n");
-    let Some((code, _)) = &state.program else {
+    let Some(Program { code, .. }) = &state.program else {
         let _ = write!(
             out,
             "<p class=\"none\">No program was assembled ({}).</p>\n</section>\n",

@@ -184,8 +184,8 @@ fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
 
 /// The program as it was assembled, or as the nodes' latest code assembles now.
 fn program_of(state: &State) -> anyhow::Result<String> {
-    if let Some((code, _)) = &state.program {
-        return Ok(code.clone());
+    if let Some(program) = &state.program {
+        return Ok(program.code.clone());
     }
     runs::assemble(state).map_err(|why| {
         anyhow::anyhow!(

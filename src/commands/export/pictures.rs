@@ -8,8 +8,8 @@ use std::fmt::Write;
 use std::path::Path;
 
 use super::html::esc;
-use crate::protocol::picture::Picture;
 use crate::session::State;
+use crate::session::state::RunPicture;
 
 /// Bytes of pictures embedded in one page at most.
 const EMBED_CAP: usize = 24 << 20;
@@ -25,18 +25,22 @@ pub(crate) fn section(state: &State, source: &str) -> String {
     let mut embedded = 0usize;
     // The latest picture of each name, in the order names first appeared.
     let mut names: Vec<&str> = Vec::new();
-    for (_, p) in &state.pictures {
+    for RunPicture { picture: p, .. } in &state.pictures {
         if !names.contains(&p.name.as_str()) {
             names.push(&p.name);
         }
     }
     for name in names {
-        let versions: Vec<&(Option<u64>, Picture)> = state
+        let versions: Vec<&RunPicture> = state
             .pictures
             .iter()
-            .filter(|(_, p)| p.name == name)
+            .filter(|p| p.picture.name == name)
             .collect();
-        let Some((run, latest)) = versions.last() else {
+        let Some(RunPicture {
+            run_id: run,
+            picture: latest,
+        }) = versions.last()
+        else {
             continue;
         };
         let bytes = dir.and_then(|d| std::fs::read(d.join(&latest.path)).ok());
@@ -72,7 +76,7 @@ pub(crate) fn section(state: &State, source: &str) -> String {
         if versions.len() > 1 {
             let earlier: Vec<String> = versions[..versions.len() - 1]
                 .iter()
-                .map(|(run, p)| format!("{} ({})", esc(&p.path), esc(&run_label(*run))))
+                .map(|p| format!("{} ({})", esc(&p.picture.path), esc(&run_label(p.run_id))))
                 .collect();
             let _ = writeln!(
                 out,

@@ -1,66 +1,66 @@
 //! The fold of model calls: a request, its streamed reply and reasoning, how it ended.
+//!
+//! A call's reply is kept here only: what a node is streaming and a
+//! reflection's text are read from it (`state/derived.rs`).
 
 use super::*;
 
 impl State {
-    pub(super) fn fold_calls(&mut self, record: &Record) {
-        match &record.event {
-            Event::ModelRequest {
-                call_id,
-                purpose,
-                messages,
-                tag,
-            } => {
-                if let Some(node) = purpose.node().and_then(|n| self.nodes.get_mut(n)) {
-                    node.streaming = Some(String::new());
-                }
-                if let Purpose::Reflect { node } = purpose {
-                    let iteration = self.nodes.get(node).map(|n| n.iteration()).unwrap_or(0);
-                    self.history.push(HistoryEntry::Reflection {
-                        node: node.clone(),
-                        iteration,
-                        call_id: Some(*call_id),
-                        text: String::new(),
-                        done: false,
-                    });
-                }
-                self.calls.insert(
-                    *call_id,
-                    CallState {
-                        purpose: purpose.clone(),
-                        messages: messages.clone(),
-                        reply: String::new(),
-                        done: false,
-                        error: None,
-                        usage: None,
-                        reasoning: String::new(),
-                        finish_reason: None,
-                        usage_estimated: false,
-                        tag: tag.clone(),
-                        // The edit holds for this call and its retries.
-                        edited: self.prompt_edit.as_ref().is_some_and(|(p, _)| p == purpose),
-                        started_ms: record.t_ms,
-                        duration_ms: None,
-                        restarts: Vec::new(),
-                        continuations: 0,
-                        structured: None,
-                    },
-                );
-                self.prompt_review = None;
-            }
+    /// A call begins; a reflection's begins its history entry.
+    pub(super) fn fold_request(&mut self, record: &Record) {
+        let Event::ModelRequest {
+            call_id,
+            purpose,
+            messages,
+            tag,
+        } = &record.event
+        else {
+            return;
+        };
+        if let Purpose::Reflect { node } = purpose {
+            let iteration = self.nodes.get(node).map(|n| n.iteration()).unwrap_or(0);
+            self.history.push(HistoryEntry::Reflection {
+                node: node.clone(),
+                iteration,
+                call_id: Some(*call_id),
+                recorded: None,
+            });
+        }
+        self.calls.insert(
+            *call_id,
+            CallState {
+                purpose: purpose.clone(),
+                messages: messages.clone(),
+                reply: String::new(),
+                done: false,
+                error: None,
+                usage: None,
+                reasoning: String::new(),
+                finish_reason: None,
+                usage_estimated: false,
+                tag: tag.clone(),
+                // The edit holds for this call and its retries.
+                edited: self
+                    .prompt_edit
+                    .as_ref()
+                    .is_some_and(|e| e.purpose == *purpose),
+                started_ms: record.t_ms,
+                duration_ms: None,
+                restarts: Vec::new(),
+                continuations: 0,
+                structured: None,
+            },
+        );
+        self.prompt_review = None;
+    }
+
+    /// The reply as it streams: its pieces, its reasoning, a restart
+    /// (what came before is void), a continuation after a cut.
+    pub(super) fn fold_stream(&mut self, event: &Event) {
+        match event {
             Event::ModelDelta { call_id, text } => {
                 if let Some(call) = self.calls.get_mut(call_id) {
                     call.reply.push_str(text);
-                    if let Some(node) = call.purpose.node().and_then(|n| self.nodes.get_mut(n)) {
-                        node.streaming
-                            .get_or_insert_with(String::new)
-                            .push_str(text);
-                    }
-                }
-                if let Some(HistoryEntry::Reflection { text: t, .. }) =
-                    self.reflection_for_call(*call_id)
-                {
-                    t.push_str(text);
                 }
             }
             Event::ModelReasoning { call_id, text } => {
@@ -73,14 +73,6 @@ impl State {
                     call.restarts.push(reason.clone());
                     call.reply.clear();
                     call.reasoning.clear();
-                    if let Some(node) = call.purpose.node().and_then(|n| self.nodes.get_mut(n)) {
-                        node.streaming = None;
-                    }
-                }
-                if let Some(HistoryEntry::Reflection { text: t, .. }) =
-                    self.reflection_for_call(*call_id)
-                {
-                    t.clear();
                 }
             }
             Event::ModelContinued { call_id } => {
@@ -88,6 +80,13 @@ impl State {
                     call.continuations += 1;
                 }
             }
+            _ => {}
+        }
+    }
+
+    /// How a call ended: its whole reply, or an error; either way its usage.
+    pub(super) fn fold_call_end(&mut self, event: &Event) {
+        match event {
             Event::ModelReply {
                 call_id,
                 text,
@@ -108,18 +107,9 @@ impl State {
                     call.usage_estimated = *usage_estimated;
                     call.duration_ms = Some(*duration_ms);
                     call.structured = structured.clone();
-                    if let Some(node) = call.purpose.node().and_then(|n| self.nodes.get_mut(n)) {
-                        node.streaming = None;
-                    }
                 }
                 if let Some(u) = usage {
                     self.usage = self.usage + *u;
-                }
-                if let Some(HistoryEntry::Reflection { text: t, done, .. }) =
-                    self.reflection_for_call(*call_id)
-                {
-                    *t = text.clone();
-                    *done = true;
                 }
             }
             Event::ModelError {
@@ -134,9 +124,6 @@ impl State {
                     call.done = true;
                     call.error = Some(message.clone());
                     call.usage = *usage;
-                    if let Some(node) = call.purpose.node().and_then(|n| self.nodes.get_mut(n)) {
-                        node.streaming = None;
-                    }
                 }
             }
             _ => {}

@@ -1,10 +1,14 @@
-//! The fold of the plan and its nodes: tests, code, checks, statuses, failures, attempts, reflections.
+//! The fold of the plan and its nodes, a family of events each: the plan,
+//! tests, code (with its check and the candidates it was chosen from), the
+//! review before running, statuses, a failure and the attempt after it,
+//! reflections.
 
 use super::*;
 
 impl State {
-    pub(super) fn fold_nodes(&mut self, record: &Record) {
-        match &record.event {
+    /// The plan, or why there is none.
+    pub(super) fn fold_plan(&mut self, event: &Event) {
+        match event {
             Event::Plan { specs } => {
                 self.specs = specs.clone();
                 self.plan_error = None;
@@ -32,11 +36,49 @@ impl State {
                 self.plan_error = Some(message.clone());
                 self.replan = false;
             }
+            _ => {}
+        }
+    }
+
+    /// A node's tests: written, or a change the model proposed (applied or not).
+    pub(super) fn fold_tests(&mut self, event: &Event) {
+        match event {
             Event::Tests { node, code, .. } => {
                 if let Some(n) = self.nodes.get_mut(node) {
                     n.set_tests(code);
                 }
             }
+            Event::TestsChanged {
+                node,
+                iteration,
+                old,
+                new,
+                reason,
+                applied,
+                rejected_because,
+            } => {
+                if let Some(n) = self.nodes.get_mut(node) {
+                    if *applied {
+                        n.set_tests(new);
+                    }
+                    n.test_changes.push(TestChange {
+                        iteration: *iteration,
+                        old: old.clone(),
+                        new: new.clone(),
+                        reason: reason.clone(),
+                        applied: *applied,
+                        rejected_because: rejected_because.clone(),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A code version, what its check found, and the candidates it was
+    /// chosen from.
+    pub(super) fn fold_code(&mut self, event: &Event) {
+        match event {
             Event::Code {
                 node,
                 iteration,
@@ -49,7 +91,6 @@ impl State {
                         code: code.clone(),
                         source: *source,
                     });
-                    n.streaming = None;
                     if *source != CodeSource::Edit {
                         n.run_approved = false;
                     }
@@ -70,34 +111,93 @@ impl State {
                     n.findings = findings.clone();
                 }
             }
-            Event::NodeStatus { node, status } => {
+            Event::Candidates {
+                node,
+                iteration,
+                candidates,
+                inputs,
+                proposed,
+                chosen,
+                note,
+            } => {
                 if let Some(n) = self.nodes.get_mut(node) {
-                    n.status = match status {
-                        // A tape from before `Skipped` says a skipped run passed.
-                        NodeStatus::Passed if n.run_skipped => NodeStatus::Skipped,
-                        _ => *status,
-                    };
-                    n.run_skipped = false;
-                    let status = n.status;
-                    if status.is_terminal() {
-                        n.carried_run = None;
-                    }
-                    match status {
-                        NodeStatus::Passed => n.last_error = None,
-                        // A pass has taken the node.
-                        NodeStatus::Pending => n.queued = false,
-                        NodeStatus::Generating
-                        | NodeStatus::Checking
-                        | NodeStatus::Running
-                        | NodeStatus::Failed
-                        | NodeStatus::Blocked
-                        | NodeStatus::GaveUp
-                        | NodeStatus::Skipped
-                        | NodeStatus::Cancelled
-                        | NodeStatus::NotRun => {}
-                    }
+                    n.candidates = Some(crate::consensus::CandidatesInfo {
+                        iteration: *iteration,
+                        candidates: candidates.clone(),
+                        inputs: *inputs,
+                        proposed: *proposed,
+                        chosen: *chosen,
+                        note: note.clone(),
+                    });
                 }
             }
+            _ => {}
+        }
+    }
+
+    /// The review of a code version before it ran.
+    pub(super) fn fold_review(&mut self, event: &Event) {
+        let Event::Review {
+            node,
+            iteration,
+            verdict,
+            findings,
+            call_id,
+        } = event
+        else {
+            return;
+        };
+        if let Some(n) = self.nodes.get_mut(node) {
+            n.reviews.push(crate::review::ReviewInfo {
+                iteration: *iteration,
+                verdict: *verdict,
+                findings: findings.clone(),
+                call_id: *call_id,
+            });
+        }
+        self.history.push(HistoryEntry::Review {
+            node: node.clone(),
+            iteration: *iteration,
+            verdict: *verdict,
+            findings: findings.clone(),
+        });
+    }
+
+    /// A node's new status, and what it ends: a pass clears the failure,
+    /// a pass taking the node takes it off the queue.
+    pub(super) fn fold_status(&mut self, node: &str, status: NodeStatus) {
+        let Some(n) = self.nodes.get_mut(node) else {
+            return;
+        };
+        n.status = match status {
+            // A tape from before `Skipped` says a skipped run passed.
+            NodeStatus::Passed if n.run_skipped => NodeStatus::Skipped,
+            _ => status,
+        };
+        n.run_skipped = false;
+        let status = n.status;
+        if status.is_terminal() {
+            n.carried_run = None;
+        }
+        match status {
+            NodeStatus::Passed => n.last_error = None,
+            // A pass has taken the node.
+            NodeStatus::Pending => n.queued = false,
+            NodeStatus::Generating
+            | NodeStatus::Checking
+            | NodeStatus::Running
+            | NodeStatus::Failed
+            | NodeStatus::Blocked
+            | NodeStatus::GaveUp
+            | NodeStatus::Skipped
+            | NodeStatus::Cancelled
+            | NodeStatus::NotRun => {}
+        }
+    }
+
+    /// A failure localized, and the attempt that follows it.
+    pub(super) fn fold_failure(&mut self, event: &Event) {
+        match event {
             Event::Localized {
                 node,
                 iteration,
@@ -130,105 +230,49 @@ impl State {
                     });
                 }
             }
-            Event::TestsChanged {
-                node,
-                iteration,
-                old,
-                new,
-                reason,
-                applied,
-                rejected_because,
-            } => {
-                if let Some(n) = self.nodes.get_mut(node) {
-                    if *applied {
-                        n.set_tests(new);
-                    }
-                    n.test_changes.push(TestChange {
-                        iteration: *iteration,
-                        old: old.clone(),
-                        new: new.clone(),
-                        reason: reason.clone(),
-                        applied: *applied,
-                        rejected_because: rejected_because.clone(),
-                    });
-                }
-            }
-            Event::Review {
-                node,
-                iteration,
-                verdict,
-                findings,
-                call_id,
-            } => {
-                if let Some(n) = self.nodes.get_mut(node) {
-                    n.reviews.push(crate::review::ReviewInfo {
-                        iteration: *iteration,
-                        verdict: *verdict,
-                        findings: findings.clone(),
-                        call_id: *call_id,
-                    });
-                }
-                self.history.push(HistoryEntry::Review {
-                    node: node.clone(),
-                    iteration: *iteration,
-                    verdict: *verdict,
-                    findings: findings.clone(),
-                });
-            }
-            Event::Candidates {
-                node,
-                iteration,
-                candidates,
-                inputs,
-                proposed,
-                chosen,
-                note,
-            } => {
-                if let Some(n) = self.nodes.get_mut(node) {
-                    n.candidates = Some(crate::consensus::CandidatesInfo {
-                        iteration: *iteration,
-                        candidates: candidates.clone(),
-                        inputs: *inputs,
-                        proposed: *proposed,
-                        chosen: *chosen,
-                        note: note.clone(),
-                    });
-                }
-            }
-            Event::Reflection {
-                node,
-                iteration,
-                text,
-            } => {
-                // A reflection streamed through a Reflect call is already in the
-                // history; this event settles its text. Otherwise it is new.
-                let existing = self.history.iter_mut().rev().find_map(|h| match h {
-                    HistoryEntry::Reflection {
-                        node: n,
-                        text: t,
-                        done,
-                        iteration: i,
-                        ..
-                    } if n == node && (*i == *iteration || !*done) => Some((t, done, i)),
-                    _ => None,
-                });
-                match existing {
-                    Some((t, done, i)) => {
-                        *t = text.clone();
-                        *done = true;
-                        *i = *iteration;
-                    }
-                    None => self.history.push(HistoryEntry::Reflection {
-                        node: node.clone(),
-                        iteration: *iteration,
-                        call_id: None,
-                        text: text.clone(),
-                        done: true,
-                    }),
-                }
-            }
-            // The pause itself is folded below, by `pause_after`.
             _ => {}
+        }
+    }
+
+    /// A reflection as the engine recorded it. One streamed through a
+    /// `Reflect` call is already in the history: this settles its text.
+    /// Otherwise it is new.
+    pub(super) fn fold_reflection(&mut self, event: &Event) {
+        let Event::Reflection {
+            node,
+            iteration,
+            text,
+        } = event
+        else {
+            return;
+        };
+        let calls = &self.calls;
+        let replied = |id: Option<u64>| {
+            id.and_then(|id| calls.get(&id))
+                .is_some_and(CallState::replied)
+        };
+        let existing = self.history.iter_mut().rev().find_map(|h| match h {
+            HistoryEntry::Reflection {
+                node: n,
+                iteration: i,
+                call_id,
+                recorded,
+            } if n == node && (*i == *iteration || (recorded.is_none() && !replied(*call_id))) => {
+                Some((i, recorded))
+            }
+            _ => None,
+        });
+        match existing {
+            Some((i, recorded)) => {
+                *recorded = Some(text.clone());
+                *i = *iteration;
+            }
+            None => self.history.push(HistoryEntry::Reflection {
+                node: node.clone(),
+                iteration: *iteration,
+                call_id: None,
+                recorded: Some(text.clone()),
+            }),
         }
     }
 }

@@ -3,8 +3,9 @@
 use super::*;
 
 impl State {
-    pub(super) fn fold_runs(&mut self, record: &Record) {
-        match &record.event {
+    /// A run: started, its output, how it ended.
+    pub(super) fn fold_runs(&mut self, event: &Event) {
+        match event {
             Event::RunStarted {
                 run_id,
                 node,
@@ -28,7 +29,6 @@ impl State {
                         record: None,
                     },
                 );
-                self.run_order.push(*run_id);
             }
             Event::Output {
                 run_id,
@@ -62,9 +62,25 @@ impl State {
                     });
                 }
             }
-            Event::Program { code, tests } => self.program = Some((code.clone(), tests.clone())),
+            _ => {}
+        }
+    }
+
+    /// The assembled program, what it printed through its entry point,
+    /// and the pictures runs left.
+    pub(super) fn fold_program(&mut self, event: &Event) {
+        match event {
+            Event::Program { code, tests } => {
+                self.program = Some(Program {
+                    code: code.clone(),
+                    tests: tests.clone(),
+                })
+            }
             Event::ProgramOutput { output } => self.program_output = Some(output.clone()),
-            Event::Picture { run_id, picture } => self.pictures.push((*run_id, picture.clone())),
+            Event::Picture { run_id, picture } => self.pictures.push(RunPicture {
+                run_id: *run_id,
+                picture: picture.clone(),
+            }),
             _ => {}
         }
     }

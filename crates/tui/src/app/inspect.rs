@@ -72,7 +72,7 @@ impl App {
         let state = self.state();
         match &state.paused {
             Some(Step::Prompt { tag, messages, .. }) => {
-                let shown = state.prompt_edit.as_ref().map_or(messages, |(_, m)| m);
+                let shown = state.prompt_edit.as_ref().map_or(messages, |e| &e.messages);
                 let text = prompt_text(shown);
                 let tag = tag.clone();
                 self.open_editor(EditTarget::Prompt { tag }, text);

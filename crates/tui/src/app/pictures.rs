@@ -26,7 +26,11 @@ impl App {
             return;
         }
         let Some(dir) = self.session.info.session_dir.clone() else {
-            let names: Vec<String> = state.pictures.iter().map(|(_, p)| p.path.clone()).collect();
+            let names: Vec<String> = state
+                .pictures
+                .iter()
+                .map(|p| p.picture.path.clone())
+                .collect();
             self.say(
                 NoticeLevel::Info,
                 format!(

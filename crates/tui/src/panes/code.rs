@@ -269,8 +269,9 @@ impl CodePane {
             return None;
         }
         let streaming = selected
-            .and_then(|s| state.nodes.get(s))
-            .is_some_and(|n| n.streaming.is_some());
+            .filter(|s| state.nodes.contains_key(*s))
+            .and_then(|s| state.streaming(s))
+            .is_some();
         if streaming && self.tab == CodeTab::Code {
             return None;
         }
@@ -361,9 +362,9 @@ impl CodePane {
         let n = match (self.tab, node) {
             (CodeTab::Program, _) => {
                 match &ctx.state.program {
-                    Some((code, _)) => {
+                    Some(program) => {
                         v.detail = "assembled program".into();
-                        v.body = numbered_here(code, &[]);
+                        v.body = numbered_here(&program.code, &[]);
                     }
                     None => v.body.push(Line::styled(
                         "no program yet: it is assembled when every node passes",
@@ -414,7 +415,7 @@ impl CodePane {
                     v.detail = format!("{name} · the model is reflecting on the failure");
                     v.reflection = Some(reflection_tail(&call.reply));
                 }
-                if let Some(stream) = n.streaming.as_ref().filter(|_| !reflecting) {
+                if let Some(stream) = ctx.state.streaming(name).filter(|_| !reflecting) {
                     v.detail = format!("{name} · the model is writing…");
                     v.body = streaming(t, stream);
                 } else if let Some(code) = n.code() {
@@ -561,7 +562,7 @@ fn reflection_tail(text: &str) -> String {
 /// The text the code pane shows on `tab`, if any (None: nothing yet).
 pub(crate) fn code_text(tab: CodeTab, state: &State, selected: Option<&str>) -> Option<String> {
     if tab == CodeTab::Program {
-        return state.program.as_ref().map(|(code, _)| code.clone());
+        return state.program.as_ref().map(|p| p.code.clone());
     }
     let node = state.nodes.get(selected?)?;
     match tab {
@@ -628,7 +629,10 @@ mod tests {
 
     fn program(text: &str) -> State {
         State {
-            program: Some((text.to_string(), String::new())),
+            program: Some(codeloop_session::state::Program {
+                code: text.to_string(),
+                tests: String::new(),
+            }),
             ..State::default()
         }
     }

@@ -20,7 +20,10 @@ use crate::highlight::HighlightRequest;
 use crate::describe::{describe_command, source_label};
 use crate::keymap::{self, Binding, Row};
 use codeloop_session::state::HistoryEntry;
-use codeloop_session::{Command, NoticeLevel, Outcome, ReviewVerdict, Severity, State};
+use crate::theme::Theme;
+use codeloop_session::{
+    CodeSource, Command, NoticeLevel, Outcome, ReviewFinding, ReviewVerdict, Severity, State,
+};
 
 pub(crate) const KEYS: &[Binding<Scroll>] = &[Binding {
     label: "↑ ↓ PgUp PgDn",
@@ -123,202 +126,35 @@ impl HistoryPane {
         let t = ctx.theme;
         let s = ctx.state;
         let mut out: Vec<Line<'static>> = Vec::new();
-        if notes.unfinished {
-            push_wrapped(
-                &mut out,
-                "! ",
-                "did not finish: the tape has no end (the session was killed, crashed, or is still running); shown up to its last event",
-                t.warning,
-                width,
-            );
-        }
-        if let Some(damage) = notes.damage {
-            push_wrapped(
-                &mut out,
-                "! ",
-                &format!("tape damage: {damage}"),
-                t.warning,
-                width,
-            );
-        }
-        if let Some(line) = notes.truncated_line {
-            push_wrapped(
-                &mut out,
-                "! ",
-                &format!(
-                    "the tape was cut off at line {line} (the session crashed or is still being written): shown up to the last complete event"
-                ),
-                t.warning,
-                width,
-            );
-        }
-        if notes.elided_output {
-            push_wrapped(
-                &mut out,
-                "! ",
-                "older output was dropped from memory; the tape on disk keeps it",
-                t.dim,
-                width,
-            );
-        }
-        let mut last_repeat: Option<(usize, String)> = None;
-        let mut last_repeat_line = usize::MAX;
+        tape_note_lines(&mut out, notes, t, width);
+        let mut repeat: Option<Repeat> = None;
         for entry in &s.history {
             match entry {
                 HistoryEntry::Attempt {
                     node,
                     iteration,
                     source,
-                } => {
-                    let mut spans = vec![
-                        Span::styled(format!("● {node}"), t.title),
-                        Span::styled(format!(" attempt {iteration}"), t.text),
-                        Span::styled(format!(" ({})", source_label(*source)), t.dim),
-                    ];
-                    if let Some(kind) = s.nodes.get(node).and_then(|n| n.attempt_kind(*iteration)) {
-                        spans.push(Span::styled(format!(" · {}", kind.label()), t.accent));
-                    }
-                    if let Some((a, r)) = self.changes.get(&(node.clone(), *iteration)) {
-                        spans.push(Span::styled(format!(" changed +{a} -{r}"), t.accent));
-                    }
-                    out.push(Line::from(spans));
-                }
+                } => out.push(self.attempt_line(ctx, node, *iteration, *source)),
                 HistoryEntry::RunResult {
                     node,
                     iteration: _,
                     run_id,
                     passed,
-                } => {
-                    let what = match node {
-                        Some(_) => "tests",
-                        None => "the program",
-                    };
-                    let mut spans = vec![if *passed {
-                        Span::styled(format!("  ✓ {what} passed"), t.ok)
-                    } else {
-                        Span::styled(format!("  ✗ {what} failed"), t.error)
-                    }];
-                    spans.push(Span::styled(format!(" · run {run_id}"), t.dim));
-                    // The live re-run's mark before the figures: a narrow
-                    // pane cuts the line's end, and the mark is what it is for.
-                    if let Some(mark) = ctx.reruns.get(run_id) {
-                        spans.push(if mark.differs() {
-                            Span::styled(" ≠live", t.warning)
-                        } else {
-                            Span::styled(" =live", t.ok)
-                        });
-                    }
-                    if let Some(res) = s
-                        .runs
-                        .get(run_id)
-                        .and_then(|r| r.record.as_ref()?.resources)
-                    {
-                        spans.push(Span::styled(format!(" · {}", res.short()), t.dim));
-                    }
-                    out.push(Line::from(spans));
-                }
+                } => out.push(run_line(ctx, node.is_some(), *run_id, *passed)),
                 HistoryEntry::Failure { location: e, .. } => {
                     push_wrapped(&mut out, "    where: ", &e.headline(), t.error, width);
                 }
-                HistoryEntry::Reflection {
-                    node,
-                    iteration,
-                    call_id,
-                    text,
-                    done,
-                } => {
-                    let shown = if *done {
-                        text.trim().to_string()
-                    } else {
-                        format!("{}▌", text.trim_start())
-                    };
-                    push_wrapped(&mut out, "    why:   ", &shown, t.text, width);
-                    if let Some(call) = call_id.and_then(|id| s.calls.get(&id))
-                        && !call.reasoning.is_empty()
-                    {
-                        out.push(Line::styled(
-                            format!(
-                                "    thought: {} characters of reasoning, kept apart (never used as code)",
-                                call.reasoning.chars().count()
-                            ),
-                            t.dim,
-                        ));
-                    }
-                    if let Some(n) = s.nodes.get(node) {
-                        for change in n.test_changes.iter().filter(|c| c.iteration == *iteration) {
-                            test_change_lines(&mut out, change, t, width);
-                        }
-                    }
-                }
+                HistoryEntry::Reflection { .. } => reflection_lines(&mut out, ctx, entry, width),
                 HistoryEntry::Review {
                     verdict, findings, ..
-                } => {
-                    let summary = codeloop_session::review::summary(*verdict, findings);
-                    let style = match verdict {
-                        ReviewVerdict::Ok => t.ok,
-                        ReviewVerdict::Concerns
-                            if findings.iter().any(|f| f.severity == Severity::Serious) =>
-                        {
-                            t.error
-                        }
-                        ReviewVerdict::Concerns => t.warning,
-                    };
-                    out.push(Line::from(vec![
-                        Span::styled("  ◆ review ", style),
-                        Span::styled(summary, style),
-                    ]));
-                    for f in findings {
-                        push_wrapped(&mut out, "    ◆ ", &f.line_text(), t.text, width);
-                    }
-                }
+                } => review_lines(&mut out, t, *verdict, findings, width),
                 HistoryEntry::Steer {
                     command,
                     review_skip,
-                } => {
-                    let what = if *review_skip {
-                        "sent the code to a repair, unrun".to_string()
-                    } else {
-                        describe_command(command)
-                    };
-                    // Approvals come one per step in step mode: count them on one line.
-                    if matches!(command, Command::Approve | Command::Skip) {
-                        if let Some((n, prev)) = last_repeat.as_mut()
-                            && *prev == what
-                            && out.len() == last_repeat_line
-                        {
-                            *n += 1;
-                            if let Some(line) = out.last_mut() {
-                                *line = Line::styled(format!("  ⚑ you: {what} ×{n}"), t.dim);
-                            }
-                            continue;
-                        }
-                        out.push(Line::styled(format!("  ⚑ you: {what}"), t.dim));
-                        last_repeat = Some((1, what));
-                        last_repeat_line = out.len();
-                        continue;
-                    }
-                    push_wrapped(&mut out, "  ⚑ you: ", &what, t.accent, width);
-                }
+                } => steer_lines(&mut out, &mut repeat, t, command, *review_skip, width),
             }
         }
-        let shown_notes = if compact { 1 } else { 3 };
-        for (level, message) in s.notices.iter().rev().take(shown_notes).rev() {
-            let style = match level {
-                NoticeLevel::Info => t.dim,
-                NoticeLevel::Warning => t.warning,
-                NoticeLevel::Error => t.error,
-            };
-            if compact {
-                let more = s.notices.len() - 1;
-                let prefix = match more {
-                    0 => "  note: ".to_string(),
-                    n => format!("  note (+{n}): "),
-                };
-                out.push(Line::styled(cut(&prefix, message, width), style));
-            } else {
-                push_wrapped(&mut out, "  note: ", message, style, width);
-            }
-        }
+        notice_lines(&mut out, s, t, width, compact);
         let outcome = Outcome::of(s);
         if s.finished.is_some() && outcome.ended() {
             let style = super::outcome_style(t, outcome);
@@ -334,6 +170,243 @@ impl HistoryPane {
             out.push(Line::styled("iterations and reflections show here", t.dim));
         }
         out
+    }
+
+    /// A code version written: its node, iteration, who wrote it, the kind
+    /// of attempt and how much it changed.
+    fn attempt_line(
+        &self,
+        ctx: &Ctx,
+        node: &str,
+        iteration: u32,
+        source: CodeSource,
+    ) -> Line<'static> {
+        let t = ctx.theme;
+        let mut spans = vec![
+            Span::styled(format!("● {node}"), t.title),
+            Span::styled(format!(" attempt {iteration}"), t.text),
+            Span::styled(format!(" ({})", source_label(source)), t.dim),
+        ];
+        if let Some(kind) = ctx
+            .state
+            .nodes
+            .get(node)
+            .and_then(|n| n.attempt_kind(iteration))
+        {
+            spans.push(Span::styled(format!(" · {}", kind.label()), t.accent));
+        }
+        if let Some((a, r)) = self.changes.get(&(node.to_string(), iteration)) {
+            spans.push(Span::styled(format!(" changed +{a} -{r}"), t.accent));
+        }
+        Line::from(spans)
+    }
+}
+
+/// What the history says about the tape itself: no end, damage, a cut
+/// last line, output dropped from memory.
+fn tape_note_lines(out: &mut Vec<Line<'static>>, notes: TapeNotes<'_>, t: &Theme, width: usize) {
+    if notes.unfinished {
+        push_wrapped(
+            out,
+            "! ",
+            "did not finish: the tape has no end (the session was killed, crashed, or is still running); shown up to its last event",
+            t.warning,
+            width,
+        );
+    }
+    if let Some(damage) = notes.damage {
+        push_wrapped(
+            out,
+            "! ",
+            &format!("tape damage: {damage}"),
+            t.warning,
+            width,
+        );
+    }
+    if let Some(line) = notes.truncated_line {
+        push_wrapped(
+            out,
+            "! ",
+            &format!(
+                "the tape was cut off at line {line} (the session crashed or is still being written): shown up to the last complete event"
+            ),
+            t.warning,
+            width,
+        );
+    }
+    if notes.elided_output {
+        push_wrapped(
+            out,
+            "! ",
+            "older output was dropped from memory; the tape on disk keeps it",
+            t.dim,
+            width,
+        );
+    }
+}
+
+/// A run that ended: of a node's tests or of the program, its verdict,
+/// the live re-run's mark and what it used.
+fn run_line(ctx: &Ctx, of_node: bool, run_id: u64, passed: bool) -> Line<'static> {
+    let t = ctx.theme;
+    let what = if of_node { "tests" } else { "the program" };
+    let mut spans = vec![if passed {
+        Span::styled(format!("  ✓ {what} passed"), t.ok)
+    } else {
+        Span::styled(format!("  ✗ {what} failed"), t.error)
+    }];
+    spans.push(Span::styled(format!(" · run {run_id}"), t.dim));
+    // The live re-run's mark before the figures: a narrow
+    // pane cuts the line's end, and the mark is what it is for.
+    if let Some(mark) = ctx.reruns.get(&run_id) {
+        spans.push(if mark.differs() {
+            Span::styled(" ≠live", t.warning)
+        } else {
+            Span::styled(" =live", t.ok)
+        });
+    }
+    if let Some(res) = ctx
+        .state
+        .runs
+        .get(&run_id)
+        .and_then(|r| r.record.as_ref()?.resources)
+    {
+        spans.push(Span::styled(format!(" · {}", res.short()), t.dim));
+    }
+    Line::from(spans)
+}
+
+/// A reflection (with a cursor while the model writes it), how much the
+/// model reasoned apart, and the test changes of its iteration.
+fn reflection_lines(out: &mut Vec<Line<'static>>, ctx: &Ctx, entry: &HistoryEntry, width: usize) {
+    let (t, s) = (ctx.theme, ctx.state);
+    let HistoryEntry::Reflection {
+        node,
+        iteration,
+        call_id,
+        ..
+    } = entry
+    else {
+        return;
+    };
+    let reflection = s.reflection(entry);
+    let text = reflection.map_or("", |r| r.text);
+    let shown = if reflection.is_some_and(|r| r.streaming) {
+        format!("{}▌", text.trim_start())
+    } else {
+        text.trim().to_string()
+    };
+    push_wrapped(out, "    why:   ", &shown, t.text, width);
+    if let Some(call) = call_id.and_then(|id| s.calls.get(&id))
+        && !call.reasoning.is_empty()
+    {
+        out.push(Line::styled(
+            format!(
+                "    thought: {} characters of reasoning, kept apart (never used as code)",
+                call.reasoning.chars().count()
+            ),
+            t.dim,
+        ));
+    }
+    if let Some(n) = s.nodes.get(node) {
+        for change in n.test_changes.iter().filter(|c| c.iteration == *iteration) {
+            test_change_lines(out, change, t, width);
+        }
+    }
+}
+
+/// The review of a code version before it ran: its verdict and findings.
+fn review_lines(
+    out: &mut Vec<Line<'static>>,
+    t: &Theme,
+    verdict: ReviewVerdict,
+    findings: &[ReviewFinding],
+    width: usize,
+) {
+    let summary = codeloop_session::review::summary(verdict, findings);
+    let style = match verdict {
+        ReviewVerdict::Ok => t.ok,
+        ReviewVerdict::Concerns if findings.iter().any(|f| f.severity == Severity::Serious) => {
+            t.error
+        }
+        ReviewVerdict::Concerns => t.warning,
+    };
+    out.push(Line::from(vec![
+        Span::styled("  ◆ review ", style),
+        Span::styled(summary, style),
+    ]));
+    for f in findings {
+        push_wrapped(out, "    ◆ ", &f.line_text(), t.text, width);
+    }
+}
+
+/// An approval or skip repeated on the line just before: counted there.
+struct Repeat {
+    count: usize,
+    what: String,
+    /// The number of lines when it was written: it is the last line.
+    line: usize,
+}
+
+/// What the person did. Approvals come one per step in step mode: those
+/// in a row are counted on one line.
+fn steer_lines(
+    out: &mut Vec<Line<'static>>,
+    repeat: &mut Option<Repeat>,
+    t: &Theme,
+    command: &Command,
+    review_skip: bool,
+    width: usize,
+) {
+    let what = if review_skip {
+        "sent the code to a repair, unrun".to_string()
+    } else {
+        describe_command(command)
+    };
+    if !matches!(command, Command::Approve | Command::Skip) {
+        push_wrapped(out, "  ⚑ you: ", &what, t.accent, width);
+        return;
+    }
+    if let Some(r) = repeat.as_mut()
+        && r.what == what
+        && out.len() == r.line
+    {
+        r.count += 1;
+        if let Some(line) = out.last_mut() {
+            *line = Line::styled(format!("  ⚑ you: {what} ×{}", r.count), t.dim);
+        }
+        return;
+    }
+    out.push(Line::styled(format!("  ⚑ you: {what}"), t.dim));
+    *repeat = Some(Repeat {
+        count: 1,
+        what,
+        line: out.len(),
+    });
+}
+
+/// The latest notices (one when `compact`, cut to a line, with how many
+/// more there are).
+fn notice_lines(out: &mut Vec<Line<'static>>, s: &State, t: &Theme, width: usize, compact: bool) {
+    let shown_notes = if compact { 1 } else { 3 };
+    for codeloop_session::state::Notice { level, message } in
+        s.notices.iter().rev().take(shown_notes).rev()
+    {
+        let style = match level {
+            NoticeLevel::Info => t.dim,
+            NoticeLevel::Warning => t.warning,
+            NoticeLevel::Error => t.error,
+        };
+        if compact {
+            let more = s.notices.len() - 1;
+            let prefix = match more {
+                0 => "  note: ".to_string(),
+                n => format!("  note (+{n}): "),
+            };
+            out.push(Line::styled(cut(&prefix, message, width), style));
+        } else {
+            push_wrapped(out, "  note: ", message, style, width);
+        }
     }
 }
 
@@ -370,7 +443,7 @@ fn push_wrapped<'a>(out: &mut Vec<Line<'a>>, prefix: &str, text: &str, style: St
 fn test_change_lines(
     out: &mut Vec<Line<'static>>,
     change: &codeloop_session::state::TestChange,
-    t: &crate::theme::Theme,
+    t: &Theme,
     width: usize,
 ) {
     const SHOWN: usize = 8;

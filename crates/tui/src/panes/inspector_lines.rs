@@ -246,7 +246,9 @@ fn pending_lines(state: &State, t: &Theme, width: usize, out: &mut Vec<Line<'sta
                 out,
             );
             match &state.prompt_edit {
-                Some((_, edited)) => {
+                Some(codeloop_session::state::PromptEdit {
+                    messages: edited, ..
+                }) => {
                     out.push(Line::styled(
                         "• edited by you: this is what a sends",
                         t.warning,

@@ -528,20 +528,14 @@ impl Pane for OutputPane {
 pub(crate) fn run_to_show(state: &State, selected: Option<&str>, program: bool) -> Option<u64> {
     if program {
         return state
-            .run_order
-            .iter()
+            .runs_in_order()
             .rev()
-            .find(|id| {
-                state
-                    .runs
-                    .get(id)
-                    .is_some_and(|r| r.kind == RunKind::Program)
-            })
-            .copied();
+            .find(|(_, r)| r.kind == RunKind::Program)
+            .map(|(id, _)| id);
     }
     match selected.and_then(|s| state.nodes.get(s)) {
         Some(node) => node.last_run,
-        None => state.run_order.last().copied(),
+        None => state.runs_in_order().next_back().map(|(id, _)| id),
     }
 }
 

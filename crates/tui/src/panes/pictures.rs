@@ -22,6 +22,7 @@ use crate::picture::{self, Pixels};
 use crate::theme::Theme;
 use codeloop_protocol::picture::Picture;
 use codeloop_session::State;
+use codeloop_session::state::RunPicture;
 
 /// One picture to show: what the tape says of it and where its file is.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,10 +36,10 @@ pub(crate) struct Entry {
 /// The latest picture of each name, in the order the names first came.
 pub(crate) fn entries(state: &State, session_dir: &Path) -> Vec<Entry> {
     let mut out: Vec<Entry> = Vec::new();
-    for (run, p) in &state.pictures {
+    for RunPicture { run_id, picture: p } in &state.pictures {
         let entry = Entry {
             picture: p.clone(),
-            from: match run {
+            from: match run_id {
                 Some(id) => format!("run {id}"),
                 None => "the program's run".into(),
             },

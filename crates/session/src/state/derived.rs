@@ -1,0 +1,321 @@
+//! What views read that the fold keeps in one place only: the reply
+//! streaming for a node and a reflection's text are its model call's
+//! (`State::calls`); the runs in order are `State::runs` by id.
+
+use super::*;
+
+/// A reflection as it reads now (`State::reflection`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReflectionText<'a> {
+    /// What the engine recorded, else what its call's reply holds so far.
+    pub text: &'a str,
+    /// Its call is open: the model is writing it now.
+    pub streaming: bool,
+    /// Whole: the engine recorded it, or its call's reply came. Not whole
+    /// while it streams, or once cut off (the call failed, or the session
+    /// stopped before the reply came).
+    pub whole: bool,
+}
+
+impl CallState {
+    /// Its reply came: it ended, and not in an error (a call that failed,
+    /// or that a resume closed, has one).
+    pub fn replied(&self) -> bool {
+        self.done && self.error.is_none()
+    }
+}
+
+impl State {
+    /// The reply being streamed for `node` right now: the text so far of
+    /// its open model call (a node has one at a time), empty until the
+    /// first piece comes and again after a restart. None when no call for
+    /// it is open.
+    pub fn streaming(&self, node: &str) -> Option<&str> {
+        self.calls
+            .values()
+            .rev()
+            .find(|c| !c.done && c.purpose.node() == Some(node))
+            .map(|c| c.reply.as_str())
+    }
+
+    /// A reflection's text and whether it is still coming; None for an
+    /// entry that is not a reflection.
+    pub fn reflection<'a>(&'a self, entry: &'a HistoryEntry) -> Option<ReflectionText<'a>> {
+        let HistoryEntry::Reflection {
+            call_id, recorded, ..
+        } = entry
+        else {
+            return None;
+        };
+        let call = call_id.and_then(|id| self.calls.get(&id));
+        Some(match (recorded, call) {
+            (Some(text), _) => ReflectionText {
+                text,
+                streaming: false,
+                whole: true,
+            },
+            (None, Some(call)) => ReflectionText {
+                text: &call.reply,
+                streaming: !call.done,
+                whole: call.replied(),
+            },
+            (None, None) => ReflectionText {
+                text: "",
+                streaming: false,
+                whole: false,
+            },
+        })
+    }
+
+    /// The runs in the order they started, with their ids (ids count up
+    /// in start order).
+    pub fn runs_in_order(&self) -> impl DoubleEndedIterator<Item = (u64, &RunState)> {
+        self.runs.iter().map(|(id, run)| (*id, run))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codeloop_protocol::Usage;
+
+    /// The state after `events`, one record each.
+    fn fold(events: &[Event]) -> State {
+        let records: Vec<Record> = events
+            .iter()
+            .enumerate()
+            .map(|(seq, event)| Record {
+                seq: seq as u64,
+                t_ms: seq as u64,
+                event: event.clone(),
+            })
+            .collect();
+        State::from_records(&records)
+    }
+
+    fn plan() -> Event {
+        let spec = |name: &str| FunctionSpec {
+            name: name.into(),
+            purpose: "p".into(),
+            inputs: String::new(),
+            output: String::new(),
+            depends_on: vec![],
+        };
+        Event::Plan {
+            specs: vec![spec("f"), spec("g")],
+        }
+    }
+
+    fn request(call_id: u64, purpose: Purpose) -> Event {
+        Event::ModelRequest {
+            call_id,
+            purpose,
+            tag: format!("call/{call_id}"),
+            messages: vec![],
+        }
+    }
+
+    fn code(node: &str) -> Purpose {
+        Purpose::Code { node: node.into() }
+    }
+
+    fn reflect(node: &str) -> Purpose {
+        Purpose::Reflect { node: node.into() }
+    }
+
+    fn delta(call_id: u64, text: &str) -> Event {
+        Event::ModelDelta {
+            call_id,
+            text: text.into(),
+        }
+    }
+
+    fn restart(call_id: u64) -> Event {
+        Event::ModelRestart {
+            call_id,
+            reason: "the stream broke".into(),
+        }
+    }
+
+    fn reply(call_id: u64, text: &str) -> Event {
+        Event::ModelReply {
+            call_id,
+            text: text.into(),
+            usage: Some(Usage::new(10, 5)),
+            reasoning: String::new(),
+            finish_reason: None,
+            usage_estimated: false,
+            duration_ms: 100,
+            structured: None,
+        }
+    }
+
+    fn resumed() -> Event {
+        Event::Resumed {
+            from_seq: 0,
+            after: "killed".into(),
+            config: ConfigSummary::default(),
+            token_budget: 0,
+            started_at: String::new(),
+        }
+    }
+
+    /// What `streaming` says of `node` after each prefix of `events`.
+    fn streamed(events: &[Event], node: &str) -> Vec<Option<String>> {
+        (1..=events.len())
+            .map(|n| fold(&events[..n]).streaming(node).map(str::to_string))
+            .collect()
+    }
+
+    #[test]
+    fn a_node_streams_its_open_calls_reply_which_a_restart_clears_and_the_reply_ends() {
+        let events = [
+            plan(),
+            request(1, code("f")),
+            delta(1, "def f("),
+            delta(1, "):"),
+            restart(1),
+            delta(1, "def f2"),
+            reply(1, "def f2(): pass"),
+        ];
+        let some = |s: &str| Some(s.to_string());
+        assert_eq!(
+            streamed(&events, "f"),
+            [
+                None,
+                some(""),
+                some("def f("),
+                some("def f():"),
+                some(""),
+                some("def f2"),
+                None
+            ]
+        );
+        // Another node's call is not this node's stream.
+        assert_eq!(streamed(&events, "g"), vec![None; 7]);
+    }
+
+    #[test]
+    fn a_call_that_fails_or_a_resume_closes_ends_the_stream() {
+        let opening = vec![plan(), request(1, code("f")), delta(1, "def")];
+        assert_eq!(fold(&opening).streaming("f"), Some("def"));
+        let failed = Event::ModelError {
+            call_id: 1,
+            message: "the server went away".into(),
+            usage: None,
+        };
+        assert_eq!(
+            fold(&[opening.clone(), vec![failed]].concat()).streaming("f"),
+            None
+        );
+        assert_eq!(
+            fold(&[opening.clone(), vec![resumed()]].concat()).streaming("f"),
+            None
+        );
+        // The next call after a closed one streams again, from nothing.
+        let next = vec![resumed(), request(2, code("f")), delta(2, "x")];
+        assert_eq!(fold(&[opening, next].concat()).streaming("f"), Some("x"));
+    }
+
+    /// The one reflection of the history after `events`: its text, whether
+    /// it is streaming, whether it is whole.
+    fn reflection_after(events: &[Event]) -> (String, bool, bool) {
+        let state = fold(events);
+        let texts: Vec<_> = state
+            .history
+            .iter()
+            .filter_map(|h| state.reflection(h))
+            .map(|r| (r.text.to_string(), r.streaming, r.whole))
+            .collect();
+        assert_eq!(texts.len(), 1, "one reflection: {texts:?}");
+        texts[0].clone()
+    }
+
+    #[test]
+    fn a_reflections_text_follows_its_call_through_delta_restart_and_reply() {
+        let reply_text = "It adds.\n```python\ndef f(): pass\n```";
+        let recorded = Event::Reflection {
+            node: "f".into(),
+            iteration: 0,
+            text: "It adds.".into(),
+        };
+        let events = [
+            plan(),
+            request(1, reflect("f")),
+            delta(1, "It "),
+            delta(1, "adds"),
+            restart(1),
+            delta(1, "It"),
+            reply(1, reply_text),
+            recorded,
+        ];
+        let seen: Vec<(String, bool, bool)> = (2..=events.len())
+            .map(|n| reflection_after(&events[..n]))
+            .collect();
+        let at = |text: &str, streaming, whole| (text.to_string(), streaming, whole);
+        assert_eq!(
+            seen,
+            [
+                at("", true, false),
+                at("It ", true, false),
+                at("It adds", true, false),
+                at("", true, false),
+                at("It", true, false),
+                // The reply whole, then the prose the engine recorded from it.
+                at(reply_text, false, true),
+                at("It adds.", false, true),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_reflection_cut_off_is_neither_streaming_nor_whole() {
+        let opening = vec![plan(), request(1, reflect("f")), delta(1, "It adds")];
+        let failed = Event::ModelError {
+            call_id: 1,
+            message: "the server went away".into(),
+            usage: None,
+        };
+        let cut = |tail: Event| reflection_after(&[opening.clone(), vec![tail]].concat());
+        assert_eq!(cut(failed), ("It adds".to_string(), false, false));
+        assert_eq!(cut(resumed()), ("It adds".to_string(), false, false));
+    }
+
+    #[test]
+    fn a_reflection_recorded_without_a_call_keeps_its_own_text() {
+        let events = [
+            plan(),
+            Event::Reflection {
+                node: "f".into(),
+                iteration: 1,
+                text: "Off by one.".into(),
+            },
+        ];
+        assert_eq!(
+            reflection_after(&events),
+            ("Off by one.".to_string(), false, true)
+        );
+    }
+
+    #[test]
+    fn runs_in_order_are_the_runs_as_they_started() {
+        let started = |run_id: u64, node: Option<&str>| Event::RunStarted {
+            run_id,
+            node: node.map(str::to_string),
+            iteration: 1,
+            kind: RunKind::NodeTests,
+        };
+        let state = fold(&[
+            plan(),
+            started(1, Some("f")),
+            started(2, Some("g")),
+            started(3, None),
+        ]);
+        let order: Vec<(u64, Option<&str>)> = state
+            .runs_in_order()
+            .map(|(id, r)| (id, r.node.as_deref()))
+            .collect();
+        assert_eq!(order, [(1, Some("f")), (2, Some("g")), (3, None)]);
+        assert_eq!(state.runs_in_order().next_back().map(|(id, _)| id), Some(3));
+    }
+}
