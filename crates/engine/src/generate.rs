@@ -3,7 +3,6 @@
 //! prompt context it is written from, read from the state when the call is
 //! approved.
 
-use codeloop_protocol::present::plural;
 use serde::Serialize;
 
 use super::context::{Core, Stop};
@@ -12,7 +11,6 @@ use super::examples;
 use super::extract;
 use super::prompts::{PromptInput, prompt_inputs};
 use super::testfix;
-use codeloop_llm::tokens;
 use codeloop_protocol::{ChatMessage, Location, Role};
 use codeloop_session::state::HistoryEntry;
 use codeloop_session::{
@@ -21,9 +19,6 @@ use codeloop_session::{
 
 /// Lines of a failed run's output shown to the repair.
 const OUTPUT_LINES: usize = 30;
-/// Tokens left for a repair's reply when its prompt is fitted to the model's
-/// context window (a quarter of the window, at most this).
-const REPLY_ALLOWANCE: u64 = 2048;
 
 /// A dependency as the prompts show it.
 #[derive(Serialize)]
@@ -44,12 +39,6 @@ pub(super) struct NodeCtx {
     pub(super) inputs: Vec<PromptInput>,
     pub(super) plan: Vec<FunctionSpec>,
     pub(super) tests: Option<String>,
-}
-
-#[derive(Serialize)]
-struct HistoryCtx {
-    iteration: u32,
-    error: String,
 }
 
 /// What a repair is written from.
@@ -407,7 +396,7 @@ impl Core {
         // Go on with the conversation that wrote this code, when it still
         // holds; else begin again from the node's code prompt, followed by
         // the code as the model's turn.
-        let mut conversation = self.read(|s| {
+        let conversation = self.read(|s| {
             conversation::so_far(s, name, iteration, &code, tests.as_deref(), &deps, |c| {
                 self.with_prelude(name, c)
             })
@@ -420,83 +409,27 @@ impl Core {
             messages.push(conversation::code_turn(&code));
             messages
         };
-        // The failures the prompt lists in a line each: in a conversation,
-        // the earlier turns hold them; else every failure before this one.
-        let earlier = |failures: &[(u32, Location)]| -> Vec<HistoryCtx> {
-            failures[..failures.len().saturating_sub(1)]
-                .iter()
-                .map(|(it, l)| HistoryCtx {
-                    iteration: *it,
-                    error: Location::prompt_line(l),
-                })
-                .collect()
+        let turns = conversation::RepairTurns {
+            conversation,
+            opening,
+            earlier: conversation::earlier(&failures),
+            output,
         };
-        let mut history = match conversation {
-            Some(_) => Vec::new(),
-            None => earlier(&failures),
-        };
-        let mut output = output;
         let window = self.model.context_window().await.map(|w| w.tokens);
-        let (mut dropped_failures, mut dropped_output, mut dropped_turns) = (0, false, false);
-        let messages = loop {
-            let turn = self.prompts.render(
+        let fitted = conversation::fit(turns, window, |history, output| {
+            self.prompts.render(
                 "repair.md",
                 minijinja::context! {
                     spec, tests, iteration, code, error, values,
                     coverage, output, history, hints, different_approach, review,
                     tests_may_change => may_fix_tests, tests_rejected,
                 },
-            )?;
-            let mut messages = conversation.clone().unwrap_or_else(|| opening.clone());
-            messages.push(ChatMessage {
-                role: Role::User,
-                content: turn,
-            });
-            let Some(window) = window else { break messages };
-            let reply = (window / 4).min(REPLY_ALLOWANCE);
-            if tokens::fits(tokens::estimate_prompt_tokens(&messages), reply, window) {
-                break messages;
-            }
-            // Left out first: the conversation's earlier turns, then the
-            // oldest failures (never this one), then the run's output.
-            if conversation.is_some() {
-                conversation = None;
-                history = earlier(&failures);
-                dropped_turns = true;
-            } else if !history.is_empty() {
-                history.remove(0);
-                dropped_failures += 1;
-            } else if !output.is_empty() {
-                output.clear();
-                dropped_output = true;
-            } else {
-                break messages;
-            }
-        };
-        if dropped_turns || dropped_failures > 0 || dropped_output {
-            let mut left_out = Vec::new();
-            if dropped_turns {
-                left_out.push("the earlier turns of the conversation".to_string());
-            }
-            if dropped_failures > 0 {
-                left_out.push(format!(
-                    "the {dropped_failures} oldest failure{}",
-                    plural(dropped_failures)
-                ));
-            }
-            if dropped_output {
-                left_out.push("the run's output".to_string());
-            }
-            self.notice(
-                NoticeLevel::Warning,
-                format!(
-                    "the repair prompt for `{name}` did not fit the model's context window ({} tokens): left out {}",
-                    window.unwrap_or(0),
-                    left_out.join(" and ")
-                ),
             )
-            .await?;
+        })?;
+        if let Some(message) = fitted.dropped.notice(name, window.unwrap_or(0)) {
+            self.notice(NoticeLevel::Warning, message).await?;
         }
+        let messages = fitted.messages;
         let next = iteration + 1;
         self.record(Event::Attempt {
             node: name.to_string(),
