@@ -18,6 +18,7 @@ use super::extract;
 use super::prompts::PromptError;
 use super::schemas;
 use super::steering::GateAnswer;
+use super::tag::Tag;
 use codeloop_llm::repetition::{self, Repetition};
 use codeloop_llm::{ChatReply, ChatRequest, Delta, FinishReason, LlmError, tokens};
 use codeloop_protocol::{ChatMessage, Role, Usage};
@@ -100,10 +101,11 @@ impl Core {
     pub(crate) async fn call(
         &self,
         purpose: Purpose,
-        tag: String,
+        tag: Tag,
         messages: Vec<ChatMessage>,
         temperature: Option<f32>,
     ) -> Result<String, Stop> {
+        let tag = tag.to_string();
         if self.read(|s| s.prompt_review.as_ref() == Some(&purpose)) {
             let step = Step::Prompt {
                 purpose: purpose.clone(),
@@ -386,7 +388,7 @@ impl Core {
     pub(crate) async fn call_for_code(
         &self,
         purpose: Purpose,
-        tag: String,
+        tag: Tag,
         mut messages: Vec<ChatMessage>,
         want: Option<&str>,
         temperature: Option<f32>,
@@ -410,7 +412,7 @@ impl Core {
             role: Role::User,
             content: "Your reply had no code. Reply with exactly one ```python block holding the whole code.".into(),
         });
-        let retry = format!("{tag}/retry");
+        let retry = tag.retry();
         let reply = self
             .call(purpose, retry.clone(), messages, temperature)
             .await?;

@@ -13,6 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::context::{Core, Stop};
+use super::tag::Tag;
 use codeloop_protocol::ChatMessage;
 use codeloop_sandbox::{ExecError, RunSpec};
 use codeloop_session::consensus::{choose, scores};
@@ -65,12 +66,12 @@ impl Core {
         messages: Vec<ChatMessage>,
         first: String,
     ) -> Result<String, Stop> {
-        let wanted = self.opts.candidates.max(1) as usize;
+        let wanted = self.opts.candidates.max(1);
         let has_tests = self.read(|s| s.nodes.get(name).is_some_and(|n| n.tests.is_some()));
         if wanted < 2 || !has_tests {
             return Ok(first);
         }
-        let first_call = self.call_of(&format!("code/{name}/1"));
+        let first_call = self.read(|s| Tag::first_code(name).latest_call(s));
         let mut codes = vec![(self.with_prelude(name, first), first_call)];
         for k in 2..=wanted {
             let purpose = Purpose::Code {
@@ -82,7 +83,11 @@ impl Core {
                 Err(Stop::Skipped | Stop::Budget) => break,
                 Err(e) => return Err(e),
             }
-            let tag = format!("code/{name}/1/c{k}");
+            let tag = Tag::Code {
+                node: name.to_string(),
+                iteration: 1,
+                candidate: k,
+            };
             match self
                 .call_for_code(
                     purpose,
@@ -93,7 +98,10 @@ impl Core {
                 )
                 .await
             {
-                Ok((_, code)) => codes.push((self.with_prelude(name, code), self.call_of(&tag))),
+                Ok((_, code)) => codes.push((
+                    self.with_prelude(name, code),
+                    self.read(|s| tag.latest_call(s)),
+                )),
                 Err(Stop::Failed | Stop::Skipped | Stop::Budget) => {}
                 Err(e) => return Err(e),
             }
@@ -153,7 +161,14 @@ impl Core {
         )?;
         let messages = self.messages(prompt)?;
         let reply = match self
-            .call(purpose, format!("inputs/{name}"), messages, None)
+            .call(
+                purpose,
+                Tag::Inputs {
+                    node: name.to_string(),
+                },
+                messages,
+                None,
+            )
             .await
         {
             Ok(reply) => reply,
@@ -171,17 +186,6 @@ impl Core {
                 Ok(Vec::new())
             }
         }
-    }
-
-    /// The id of the latest call tagged `tag`.
-    fn call_of(&self, tag: &str) -> Option<u64> {
-        self.read(|s| {
-            s.calls
-                .iter()
-                .rev()
-                .find(|(_, c)| c.tag == tag)
-                .map(|(id, _)| *id)
-        })
     }
 
     /// Run every candidate on the tests' inputs and score their agreement.

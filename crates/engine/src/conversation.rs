@@ -24,6 +24,7 @@ use serde::Serialize;
 
 use super::extract;
 use super::generate::DepCtx;
+use super::tag::Tag;
 
 /// Tokens left for a repair's reply when its prompt is fitted to the model's
 /// context window (a quarter of the window, at most this).
@@ -32,10 +33,29 @@ const REPLY_ALLOWANCE: u64 = 2048;
 /// Whether `tag` is of a call that wrote `iteration` of `name`: its first
 /// code, a repair or a fresh start, or the retry of one of them.
 fn wrote(tag: &str, name: &str, iteration: u32) -> bool {
-    let tag = tag.strip_suffix("/retry").unwrap_or(tag);
-    (iteration == 1 && tag == format!("code/{name}/1"))
-        || tag == format!("repair/{name}/{iteration}")
-        || tag == format!("fresh/{name}/{iteration}")
+    let Some(tag) = Tag::parse(tag) else {
+        return false;
+    };
+    match tag.without_retry() {
+        Tag::Code {
+            node,
+            iteration: 1,
+            candidate: 1,
+        } => iteration == 1 && node == name,
+        Tag::Repair { node, iteration: i } | Tag::Fresh { node, iteration: i } => {
+            *i == iteration && node == name
+        }
+        _ => false,
+    }
+}
+
+/// Whether `tag` is of a call that wrote `name`'s tests (the first time, or
+/// again), or the retry of one.
+fn wrote_tests(tag: &str, name: &str) -> bool {
+    matches!(
+        Tag::parse(tag).as_ref().map(Tag::without_retry),
+        Some(Tag::Tests { node, .. }) if node == name
+    )
 }
 
 /// The conversation that wrote `code`, `iteration` of `name`, with the
@@ -76,15 +96,11 @@ pub(super) fn after_tests(
     tests: &str,
     deps: &[DepCtx],
 ) -> Option<Vec<ChatMessage>> {
-    let wrote_tests = |tag: &str| {
-        let tag = tag.strip_suffix("/retry").unwrap_or(tag);
-        tag == format!("tests/{name}") || tag == format!("tests/{name}/2")
-    };
     let call = s
         .calls
         .values()
         .rev()
-        .find(|c| c.done && wrote_tests(&c.tag))?;
+        .find(|c| c.done && wrote_tests(&c.tag, name))?;
     if call.error.is_some() || call.messages.len() < 2 {
         return None;
     }

@@ -8,6 +8,7 @@ use super::context::{Core, Stop};
 use super::conversation;
 use super::examples;
 use super::prompts::{PromptInput, prompt_inputs};
+use super::tag::Tag;
 use codeloop_protocol::{ChatMessage, Role};
 use codeloop_session::{CodeSource, Event, FunctionSpec, NoticeLevel, Purpose, State};
 
@@ -56,8 +57,8 @@ pub(super) fn node_ctx(s: &State, name: &str) -> Option<NodeCtx> {
 }
 
 impl Core {
-    /// Ask for `name`'s tests; `tag` is a pattern in which `{name}` is replaced.
-    pub(crate) async fn write_tests(&self, name: &str, tag: &str) -> Result<(), Stop> {
+    /// Ask for `name`'s tests (`again`: once more, as they did not load).
+    pub(crate) async fn write_tests(&self, name: &str, again: bool) -> Result<(), Stop> {
         let purpose = Purpose::Tests {
             node: name.to_string(),
         };
@@ -79,7 +80,16 @@ impl Core {
         )?;
         let messages = self.messages(prompt)?;
         let (_, code) = self
-            .call_for_code(purpose, tag.replace("{name}", name), messages, None, None)
+            .call_for_code(
+                purpose,
+                Tag::Tests {
+                    node: name.to_string(),
+                    again,
+                },
+                messages,
+                None,
+                None,
+            )
             .await?;
         // Tests that define a planned function themselves test their own
         // copy, never the code (SmolLM2's tests redefined the function and
@@ -158,7 +168,7 @@ impl Core {
         let (_, code) = self
             .call_for_code(
                 purpose,
-                format!("code/{name}/1"),
+                Tag::first_code(name),
                 messages.clone(),
                 Some(name),
                 None,

@@ -32,6 +32,8 @@
 //! - `examples`: the examples a task states, ground truth for the tests.
 //! - `calls`: model calls: budget, gate, streamed onto the tape, asked again
 //!   without code; a looping reply stopped, a failed call's tokens counted.
+//! - `tag`: a call's tag (`plan`, `tests/NAME`, `repair/NAME/3`, ...),
+//!   written and read back by one type.
 //! - `schemas`: the JSON schema of each reply read as data, and the reply
 //!   limit of each kind of call.
 //! - `plan`: the plan given, cached or asked for, and a spec edit, validated as a DAG.
@@ -73,6 +75,7 @@ pub mod runs;
 mod schedule;
 mod schemas;
 mod steering;
+mod tag;
 mod testfix;
 
 use std::collections::BTreeMap;

@@ -8,6 +8,7 @@ use super::execute;
 use super::review::AfterReview;
 use super::runs::{self, NO_TEST_RAN};
 use super::steering::GateAnswer;
+use super::tag::Tag;
 use codeloop_sandbox::harness::tests_file_name;
 use codeloop_session::{Event, NodeStatus, NoticeLevel, RunKind, RunRecord, Step};
 
@@ -43,7 +44,7 @@ impl Core {
         });
         if !has_tests {
             self.status(name, NodeStatus::Generating).await?;
-            match self.write_tests(name, "tests/{name}").await {
+            match self.write_tests(name, false).await {
                 Ok(()) => {}
                 Err(Stop::Skipped) => {
                     self.notice(
@@ -139,8 +140,11 @@ impl Core {
             if now != iteration {
                 continue; // edited while it ran: run the edit
             }
-            let retag = format!("tests/{name}/2");
-            let tests_rewritten = self.read(|s| s.calls.values().any(|c| c.tag == retag));
+            let retag = Tag::Tests {
+                node: name.to_string(),
+                again: true,
+            };
+            let tests_rewritten = self.read(|s| retag.latest_call(s).is_some());
             if tests_broken && !tests_rewritten && !self.tests_given(name) {
                 // The tests themselves do not load: no code change can fix
                 // that. Ask for the tests again, once (the tape says whether
@@ -151,7 +155,7 @@ impl Core {
                 )
                 .await?;
                 self.status(name, NodeStatus::Generating).await?;
-                match self.write_tests(name, "tests/{name}/2").await {
+                match self.write_tests(name, true).await {
                     Ok(()) => continue,
                     Err(e) => return self.give_up(name, e).await,
                 }

@@ -9,6 +9,7 @@ use super::cache;
 use super::context::{Core, EngineError, Stop};
 use super::extract;
 use super::prompts::prompt_inputs;
+use super::tag::Tag;
 use codeloop_session::{CodeSource, Dag, Event, FunctionSpec, NoticeLevel, Purpose, TapeError};
 
 /// Plans asked for before giving up on an unusable one.
@@ -94,7 +95,7 @@ impl Core {
             }
             return Ok(true);
         }
-        self.ask_for_plan("plan").await
+        self.ask_for_plan(false).await
     }
 
     /// The task was edited: plan it again. Nodes whose specs did not change
@@ -102,7 +103,7 @@ impl Core {
     /// for the edited task, the plan there is stays (recorded again, so the
     /// tape says the re-plan is over).
     pub(crate) async fn replan(&self) -> Result<(), EngineError> {
-        if self.ask_for_plan("replan").await? {
+        if self.ask_for_plan(true).await? {
             return Ok(());
         }
         self.notice(
@@ -115,8 +116,9 @@ impl Core {
         Ok(())
     }
 
-    /// Ask for a plan (calls tagged `tag`, `tag/2`, ...) until one is a valid DAG.
-    async fn ask_for_plan(&self, tag: &str) -> Result<bool, EngineError> {
+    /// Ask for a plan (calls tagged `plan`, `plan/2`, ..., or `replan`,
+    /// `replan/2`, ... for an edited task) until one is a valid DAG.
+    async fn ask_for_plan(&self, replan: bool) -> Result<bool, EngineError> {
         let mut error: Option<String> = None;
         for attempt in 1..=PLAN_ATTEMPTS {
             match self.may_ask(&Purpose::Plan).await {
@@ -132,10 +134,10 @@ impl Core {
                 "plan.md",
                 minijinja::context! { task, inputs, error => &error },
             )?;
-            let tag = if attempt == 1 {
-                tag.to_string()
+            let tag = if replan {
+                Tag::Replan { attempt }
             } else {
-                format!("{tag}/{attempt}")
+                Tag::Plan { attempt }
             };
             let reply = match self
                 .call(Purpose::Plan, tag, self.messages(prompt)?, None)
@@ -199,7 +201,7 @@ impl Core {
                 }
             }
         }
-        if tag != "plan" {
+        if replan {
             return Ok(false);
         }
         // Every attempt was answered, and none was a plan: a small model

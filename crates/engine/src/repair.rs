@@ -10,6 +10,7 @@ use super::context::{Core, Stop};
 use super::conversation;
 use super::extract;
 use super::generate::{NodeCtx, node_ctx};
+use super::tag::Tag;
 use super::testfix;
 use codeloop_protocol::{ChatMessage, Location};
 use codeloop_session::state::HistoryEntry;
@@ -231,7 +232,10 @@ impl Core {
         let (reply, code) = self
             .call_for_code(
                 purpose,
-                format!("repair/{name}/{next}"),
+                Tag::Repair {
+                    node: name.to_string(),
+                    iteration: next,
+                },
                 prompt.messages,
                 want,
                 different_approach.then_some(0.8),
@@ -433,7 +437,10 @@ impl Core {
         let (_, code) = self
             .call_for_code(
                 purpose,
-                format!("fresh/{name}/{next}"),
+                Tag::Fresh {
+                    node: name.to_string(),
+                    iteration: next,
+                },
                 messages,
                 Some(name),
                 None,

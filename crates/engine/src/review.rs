@@ -15,6 +15,7 @@ use super::context::{Core, Stop};
 use super::extract;
 use super::generate::node_ctx;
 use super::steering::GateAnswer;
+use super::tag::Tag;
 use codeloop_protocol::Location;
 use codeloop_session::review::{REVIEW_ERROR, review_failure};
 use codeloop_session::state::HistoryEntry;
@@ -145,7 +146,10 @@ impl Core {
             },
         )?;
         let messages = self.messages(prompt)?;
-        let tag = format!("review/{name}/{iteration}");
+        let tag = Tag::Review {
+            node: name.to_string(),
+            iteration,
+        };
         let reply = match self.call(purpose, tag.clone(), messages, None).await {
             Ok(reply) => reply,
             // The call's failure is on the tape with its notice.
@@ -159,13 +163,7 @@ impl Core {
             }
             Err(e) => return Err(e),
         };
-        let call_id = self.read(|s| {
-            s.calls
-                .iter()
-                .rev()
-                .find(|(_, c)| c.tag == tag)
-                .map(|(id, _)| *id)
-        });
+        let call_id = self.read(|s| tag.latest_call(s));
         match parse(&reply) {
             Ok((verdict, findings)) => {
                 self.record(Event::Review {
