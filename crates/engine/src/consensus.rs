@@ -329,7 +329,7 @@ impl Core {
 /// The calls of `name` in a reply to `prompts/inputs.md`: `{"calls": [...]}`
 /// (bare, fenced or amid prose), each a string that calls `name`; at most
 /// `schemas::MAX_PROPOSED_INPUTS`. The script checks each parses as one call.
-pub(crate) fn proposed_calls(reply: &str, name: &str) -> Result<Vec<String>, String> {
+fn proposed_calls(reply: &str, name: &str) -> Result<Vec<String>, String> {
     let (answer, _) = super::extract::strip_reasoning(reply);
     let object = answer
         .char_indices()

@@ -143,8 +143,8 @@ pub(super) fn code_turn(code: &str) -> ChatMessage {
 /// An earlier failure as the repair prompt lists it, in a line.
 #[derive(Serialize, Clone, Debug, PartialEq)]
 pub(super) struct HistoryCtx {
-    pub(super) iteration: u32,
-    pub(super) error: String,
+    iteration: u32,
+    error: String,
 }
 
 /// Every failure before the last of `failures` (oldest first), in a line each.
@@ -177,11 +177,11 @@ pub(super) struct RepairTurns {
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct Dropped {
     /// The conversation's earlier turns.
-    pub(super) turns: bool,
+    turns: bool,
     /// The oldest failures listed, how many.
-    pub(super) failures: usize,
+    failures: usize,
     /// The run's output.
-    pub(super) output: bool,
+    output: bool,
 }
 
 impl Dropped {

@@ -15,8 +15,8 @@ use codeloop_session::{CodeSource, Event, FunctionSpec, NoticeLevel, Purpose, St
 /// A dependency as the prompts show it.
 #[derive(Serialize)]
 pub(super) struct DepCtx {
-    pub(super) name: String,
-    pub(super) purpose: String,
+    name: String,
+    purpose: String,
     pub(super) code: String,
 }
 

@@ -253,7 +253,7 @@ impl Core {
 /// The plan of a task the model could not plan: one function doing the
 /// whole task, named from the task's words (`count_vowels_string` for
 /// "count the vowels in a string").
-pub(crate) fn one_function_plan(task: &str) -> FunctionSpec {
+fn one_function_plan(task: &str) -> FunctionSpec {
     const SMALL: [&str; 20] = [
         "a", "an", "the", "of", "in", "on", "to", "for", "and", "or", "with", "from", "by", "its",
         "is", "are", "be", "whether", "if", "given",

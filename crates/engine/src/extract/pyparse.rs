@@ -8,7 +8,7 @@
 
 /// A token, without its position.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Tok {
+pub(super) enum Tok {
     Name(String),
     Number,
     /// A string literal with its quotes and prefix.
@@ -18,18 +18,18 @@ pub(crate) enum Tok {
 
 /// One logical line: its tokens, the physical lines it spans and its indent.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Logical {
-    pub(crate) first_line: usize,
-    pub(crate) last_line: usize,
-    pub(crate) indent: usize,
-    pub(crate) tokens: Vec<Tok>,
+pub(super) struct Logical {
+    first_line: usize,
+    pub(super) last_line: usize,
+    pub(super) indent: usize,
+    pub(super) tokens: Vec<Tok>,
 }
 
 /// The logical lines of a source, and the first thing that cannot be Python.
 /// Lexing goes on past an error, so the lines serve even broken code.
-pub(crate) struct Lexed {
-    pub(crate) lines: Vec<Logical>,
-    pub(crate) error: Option<String>,
+pub(super) struct Lexed {
+    pub(super) lines: Vec<Logical>,
+    pub(super) error: Option<String>,
 }
 
 const KEYWORDS: [&str; 32] = [
@@ -52,7 +52,7 @@ const OPS1: [&str; 22] = [
 ];
 const OP_EQ: &str = "=";
 
-pub(crate) fn is_keyword(name: &str) -> bool {
+pub(super) fn is_keyword(name: &str) -> bool {
     KEYWORDS.contains(&name)
 }
 
@@ -157,7 +157,7 @@ impl Lexer {
 }
 
 /// The tokens of `src`, as logical lines.
-pub(crate) fn lex(src: &str) -> Lexed {
+pub(super) fn lex(src: &str) -> Lexed {
     let mut lx = Lexer {
         chars: src.chars().collect(),
         i: 0,
@@ -325,7 +325,7 @@ pub fn looks_like_python(src: &str) -> bool {
 }
 
 /// Why `src` cannot be Python, if a check finds a reason.
-pub(crate) fn check(src: &str) -> Result<(), String> {
+pub(super) fn check(src: &str) -> Result<(), String> {
     let lexed = lex(src);
     if let Some(e) = lexed.error {
         return Err(e);
@@ -415,7 +415,7 @@ fn begins_operand(t: &Tok) -> bool {
 }
 
 /// Checks one logical line; says whether it opens a block.
-pub(crate) fn statement(tokens: &[Tok]) -> Result<bool, String> {
+pub(super) fn statement(tokens: &[Tok]) -> Result<bool, String> {
     let Some(first) = tokens.first() else {
         return Ok(false);
     };
