@@ -121,84 +121,13 @@ impl Core {
     async fn ask_for_plan(&self, replan: bool) -> Result<bool, EngineError> {
         let mut error: Option<String> = None;
         for attempt in 1..=PLAN_ATTEMPTS {
-            match self.may_ask(&Purpose::Plan).await {
-                Ok(()) => {}
-                Err(Stop::Tape(e)) => return Err(e.into()),
-                Err(Stop::Prompt(e)) => return Err(e.into()),
-                Err(Stop::Skipped | Stop::Cancelled | Stop::Budget | Stop::Failed) => {
-                    return Ok(false);
-                }
-            }
-            let (task, inputs) = self.read(|s| (s.task.clone(), prompt_inputs(&s.inputs)));
-            let prompt = self.prompts.render(
-                "plan.md",
-                minijinja::context! { task, inputs, error => &error },
-            )?;
-            let tag = if replan {
-                Tag::Replan { attempt }
-            } else {
-                Tag::Plan { attempt }
-            };
-            let reply = match self
-                .call(Purpose::Plan, tag, self.messages(prompt)?, None)
-                .await
-            {
-                Ok(r) => r,
-                Err(Stop::Tape(e)) => return Err(e.into()),
-                Err(Stop::Prompt(e)) => return Err(e.into()),
-                Err(Stop::Skipped | Stop::Cancelled | Stop::Budget | Stop::Failed) => {
-                    return Ok(false);
-                }
+            let Some(reply) = self.plan_call(replan, attempt, &error).await? else {
+                return Ok(false);
             };
             let task = self.read(|s| s.task.clone());
-            match read_plan(&reply, &task) {
-                Ok(PlanReply::Plan { specs, dropped }) => {
-                    for message in dropped {
-                        self.notice(NoticeLevel::Warning, message).await?;
-                    }
-                    self.record(Event::Plan { specs }).await?;
-                    return Ok(true);
-                }
-                Ok(PlanReply::Code(plan)) => {
-                    let names: Vec<String> =
-                        plan.specs.iter().map(|s| format!("`{}`", s.name)).collect();
-                    self.notice(
-                        NoticeLevel::Warning,
-                        format!(
-                            "the plan reply was code, not a plan: its functions ({}) are the plan, with their signatures as specs and the reply's code as their first version",
-                            names.join(", ")
-                        ),
-                    )
-                    .await?;
-                    self.record(Event::Plan { specs: plan.specs }).await?;
-                    // A node a re-plan kept keeps its code.
-                    self.tape
-                        .append_with(move |s| {
-                            let events = plan
-                                .code
-                                .into_iter()
-                                .filter(|(node, _)| {
-                                    s.nodes.get(node).is_some_and(|n| n.versions.is_empty())
-                                })
-                                .map(|(node, code)| Event::Code {
-                                    node,
-                                    iteration: 1,
-                                    code,
-                                    source: CodeSource::PlanReply,
-                                })
-                                .collect();
-                            (events, ())
-                        })
-                        .await?;
-                    return Ok(true);
-                }
-                Err(message) => {
-                    self.record(Event::PlanError {
-                        message: message.clone(),
-                    })
-                    .await?;
-                    error = Some(message);
-                }
+            match self.take_plan(read_plan(&reply, &task)).await? {
+                None => return Ok(true),
+                Some(message) => error = Some(message),
             }
         }
         if replan {
@@ -219,6 +148,105 @@ impl Core {
         .await?;
         self.record(Event::Plan { specs: vec![spec] }).await?;
         Ok(true)
+    }
+
+    /// The reply to the plan call of `attempt` (`error`: what was wrong
+    /// with the last reply); `None` when the call is not made (skipped,
+    /// cancelled, out of budget) or fails: there is no plan to be had.
+    async fn plan_call(
+        &self,
+        replan: bool,
+        attempt: u32,
+        error: &Option<String>,
+    ) -> Result<Option<String>, EngineError> {
+        /// A step that stopped: the tape's and the prompts' errors are the
+        /// session's; any other stop means no plan.
+        fn no_plan(stop: Stop) -> Result<Option<String>, EngineError> {
+            match stop {
+                Stop::Tape(e) => Err(e.into()),
+                Stop::Prompt(e) => Err(e.into()),
+                Stop::Skipped | Stop::Cancelled | Stop::Budget | Stop::Failed => Ok(None),
+            }
+        }
+        if let Err(stop) = self.may_ask(&Purpose::Plan).await {
+            return no_plan(stop);
+        }
+        let (task, inputs) = self.read(|s| (s.task.clone(), prompt_inputs(&s.inputs)));
+        let prompt = self.prompts.render(
+            "plan.md",
+            minijinja::context! { task, inputs, error => error },
+        )?;
+        let tag = if replan {
+            Tag::Replan { attempt }
+        } else {
+            Tag::Plan { attempt }
+        };
+        match self
+            .call(Purpose::Plan, tag, self.messages(prompt)?, None)
+            .await
+        {
+            Ok(reply) => Ok(Some(reply)),
+            Err(stop) => no_plan(stop),
+        }
+    }
+
+    /// What a plan reply gave, on the tape: the plan (with a notice for
+    /// each dependency dropped), or the plan of its code with that code as
+    /// the first versions. `Some(message)`: what was wrong, recorded as a
+    /// `PlanError`, to be said when the plan is asked for again.
+    async fn take_plan(
+        &self,
+        read: Result<PlanReply, String>,
+    ) -> Result<Option<String>, EngineError> {
+        match read {
+            Ok(PlanReply::Plan { specs, dropped }) => {
+                for message in dropped {
+                    self.notice(NoticeLevel::Warning, message).await?;
+                }
+                self.record(Event::Plan { specs }).await?;
+                Ok(None)
+            }
+            Ok(PlanReply::Code(plan)) => {
+                let names: Vec<String> =
+                    plan.specs.iter().map(|s| format!("`{}`", s.name)).collect();
+                self.notice(
+                    NoticeLevel::Warning,
+                    format!(
+                        "the plan reply was code, not a plan: its functions ({}) are the plan, with their signatures as specs and the reply's code as their first version",
+                        names.join(", ")
+                    ),
+                )
+                .await?;
+                self.record(Event::Plan { specs: plan.specs }).await?;
+                // A node a re-plan kept keeps its code.
+                self.tape
+                    .append_with(move |s| {
+                        let events = plan
+                            .code
+                            .into_iter()
+                            .filter(|(node, _)| {
+                                s.nodes.get(node).is_some_and(|n| n.versions.is_empty())
+                            })
+                            .map(|(node, code)| Event::Code {
+                                node,
+                                iteration: 1,
+                                code,
+                                source: CodeSource::PlanReply,
+                            })
+                            .collect();
+                        (events, ())
+                    })
+                    .await?;
+                Ok(None)
+            }
+            Err(message) => {
+                self.record(Event::PlanError {
+                    message: message.clone(),
+                })
+                .await?;
+                Ok(Some(message))
+            }
+        }
     }
 
     /// Record the edit of `node`'s spec (`steer`) and, decided on the same

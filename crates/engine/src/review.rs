@@ -16,7 +16,7 @@ use super::extract;
 use super::generate::node_ctx;
 use super::steering::GateAnswer;
 use super::tag::Tag;
-use codeloop_protocol::Location;
+use codeloop_protocol::{ChatMessage, Location};
 use codeloop_session::review::{REVIEW_ERROR, review_failure};
 use codeloop_session::state::HistoryEntry;
 use codeloop_session::{
@@ -103,6 +103,30 @@ impl Core {
         self.read(|s| s.nodes.get(name).map(|n| n.iteration()).unwrap_or(0))
     }
 
+    /// The review's prompt: the node's context and its code at
+    /// `iteration`, its lines numbered.
+    fn review_prompt(&self, name: &str, iteration: u32) -> Result<Option<Vec<ChatMessage>>, Stop> {
+        let Some(ctx) = self.read(|s| node_ctx(s, name)) else {
+            return Ok(None);
+        };
+        let code = self.read(|s| {
+            s.nodes
+                .get(name)
+                .and_then(|n| n.code())
+                .unwrap_or("")
+                .to_string()
+        });
+        let prompt = self.prompts.render(
+            "review.md",
+            minijinja::context! {
+                task => ctx.task, inputs => ctx.inputs, plan => ctx.plan, spec => ctx.spec,
+                deps => ctx.deps, tests => self.shown_tests(ctx.tests), iteration,
+                numbered => numbered(&code),
+            },
+        )?;
+        Ok(Some(self.messages(prompt)?))
+    }
+
     /// The review call and its verdict on the tape; None when there is
     /// none to go by (said in a notice).
     async fn ask_review(
@@ -127,25 +151,9 @@ impl Core {
             Err(Stop::Budget) => return Ok(None),
             Err(e) => return Err(e),
         }
-        let Some(ctx) = self.read(|s| node_ctx(s, name)) else {
+        let Some(messages) = self.review_prompt(name, iteration)? else {
             return Ok(None);
         };
-        let code = self.read(|s| {
-            s.nodes
-                .get(name)
-                .and_then(|n| n.code())
-                .unwrap_or("")
-                .to_string()
-        });
-        let prompt = self.prompts.render(
-            "review.md",
-            minijinja::context! {
-                task => ctx.task, inputs => ctx.inputs, plan => ctx.plan, spec => ctx.spec,
-                deps => ctx.deps, tests => self.shown_tests(ctx.tests), iteration,
-                numbered => numbered(&code),
-            },
-        )?;
-        let messages = self.messages(prompt)?;
         let tag = Tag::Review {
             node: name.to_string(),
             iteration,
