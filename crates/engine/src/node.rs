@@ -20,7 +20,7 @@ enum Tried {
     /// It ran (or could not, and is repaired unrun): passed, or where it failed.
     Judged {
         passed: bool,
-        location: Option<Location>,
+        location: Box<Option<Location>>,
     },
     /// The code was edited meanwhile: check it first.
     Edited,
@@ -60,7 +60,7 @@ impl Core {
             self.status(name, NodeStatus::Checking).await?;
             self.check(name, iteration).await?;
             let (passed, location) = match self.try_version(name, iteration).await? {
-                Tried::Judged { passed, location } => (passed, location),
+                Tried::Judged { passed, location } => (passed, *location),
                 // Edited while paused: check the new code first.
                 Tried::Edited => continue,
                 Tried::Ended => return Ok(()),
@@ -139,7 +139,7 @@ impl Core {
         if let Some(location) = self.read(|s| execute::blocking_failure(s, name)) {
             return Ok(Tried::Judged {
                 passed: false,
-                location: Some(location),
+                location: Box::new(Some(location)),
             });
         }
         // The review before running (when asked for), which may send the
@@ -152,14 +152,14 @@ impl Core {
         let tried = match reviewed {
             AfterReview::Repair(location) => Tried::Judged {
                 passed: false,
-                location: Some(*location),
+                location: Box::new(Some(*location)),
             },
             AfterReview::Edited => Tried::Edited,
             AfterReview::Run { approved } => {
                 match self.run_node(name, iteration, approved).await? {
                     NodeRun::Ran(record, location) => Tried::Judged {
                         passed: record.passed,
-                        location: *location,
+                        location,
                     },
                     NodeRun::Edited => Tried::Edited,
                     NodeRun::Accepted => Tried::Ended,

@@ -197,6 +197,10 @@ fn candidate(text: &str) -> Candidate {
     }
 }
 
+/// What is said of a reply with no JSON plan in it.
+const NO_PLAN: &str =
+    r#"the reply holds no JSON plan: reply with one ```json block holding {"functions": [...]}"#;
+
 /// The function specs of a plan reply (reasoning already removed).
 pub(super) fn plan(answer: &str) -> Result<Vec<FunctionSpec>, String> {
     // Starts inside ```json (or unnamed) blocks first, where the JSON ends
@@ -219,11 +223,7 @@ pub(super) fn plan(answer: &str) -> Result<Vec<FunctionSpec>, String> {
             }
         }
     }
-    Err(broken.unwrap_or_else(|| {
-        "the reply holds no JSON plan: reply with one ```json block holding \
-         {\"functions\": [...]}"
-            .to_string()
-    }))
+    Err(broken.unwrap_or_else(|| NO_PLAN.to_string()))
 }
 
 /// The function names of the plan prompt's worked example (prompts/plan.md),
