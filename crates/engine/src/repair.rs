@@ -34,19 +34,22 @@ struct RepairCtx {
     task: String,
 }
 
+/// Every localized failure of `name`, oldest first, with its iteration.
+fn failures_of<'a>(s: &'a State, name: &str) -> impl Iterator<Item = (u32, &'a Location)> {
+    s.history.iter().filter_map(move |h| match h {
+        HistoryEntry::Failure {
+            node,
+            iteration,
+            location,
+        } if node == name => Some((*iteration, location)),
+        _ => None,
+    })
+}
+
 fn repair_ctx(s: &State, name: &str) -> Option<RepairCtx> {
     let n = s.nodes.get(name)?;
-    let failures = s
-        .history
-        .iter()
-        .filter_map(|h| match h {
-            HistoryEntry::Failure {
-                node,
-                iteration,
-                location,
-            } if node == name => Some((*iteration, location.clone())),
-            _ => None,
-        })
+    let failures = failures_of(s, name)
+        .map(|(it, l)| (it, l.clone()))
         .collect();
     let output = n
         .last_run
@@ -112,18 +115,7 @@ enum RepairReply {
 /// try and two repairs) have failed; then a fresh start. Without: a repair,
 /// another approach when the last two failures are the same.
 fn attempt_kind(s: &State, name: &str, fresh_start: bool) -> AttemptKind {
-    let failures: Vec<(u32, &Location)> = s
-        .history
-        .iter()
-        .filter_map(|h| match h {
-            HistoryEntry::Failure {
-                node,
-                iteration,
-                location,
-            } if node == name => Some((*iteration, location)),
-            _ => None,
-        })
-        .collect();
+    let failures: Vec<(u32, &Location)> = failures_of(s, name).collect();
     if fresh_start {
         let since = s
             .nodes
