@@ -18,6 +18,7 @@ use super::extract;
 use super::prompts::PromptError;
 use super::schemas;
 use super::steering::GateAnswer;
+use super::tag::Tag;
 use codeloop_llm::repetition::{self, Repetition};
 use codeloop_llm::{ChatReply, ChatRequest, Delta, FinishReason, LlmError, tokens};
 use codeloop_protocol::{ChatMessage, Role, Usage};
@@ -46,6 +47,15 @@ struct Streamed {
     /// count of a call that failed after streaming).
     answer: String,
     reasoning: String,
+    /// The reply fell into a loop and was stopped: what repeats.
+    looped: Option<String>,
+}
+
+/// A reply streamed and continued until it was whole (or could not be).
+struct Whole {
+    reply: Result<ChatReply, LlmError>,
+    /// The tokens every request of it spent.
+    spent: Usage,
     /// The reply fell into a loop and was stopped: what repeats.
     looped: Option<String>,
 }
@@ -100,10 +110,71 @@ impl Core {
     pub(crate) async fn call(
         &self,
         purpose: Purpose,
-        tag: String,
+        tag: Tag,
         messages: Vec<ChatMessage>,
         temperature: Option<f32>,
     ) -> Result<String, Stop> {
+        let (call_id, request) = self.request(purpose, tag, messages, temperature).await?;
+        let started = Instant::now();
+        let whole = self.stream_whole(call_id, &request).await?;
+        match whole.reply {
+            Ok(reply) => self.replied(call_id, &request, reply, started).await,
+            // The reply looped: stopped, never continued, and not used. The
+            // caller takes it as a reply with nothing in it (a plan is asked
+            // for again; code is asked for once more).
+            Err(LlmError::Cancelled) if whole.looped.is_some() => {
+                let what = whole.looped.unwrap_or_default();
+                self.record(Event::ModelError {
+                    call_id,
+                    message: what.clone(),
+                    usage: Some(whole.spent),
+                })
+                .await?;
+                self.notice(
+                    NoticeLevel::Warning,
+                    format!(
+                        "{what}: the reply to {} was stopped and is not used",
+                        request.tag
+                    ),
+                )
+                .await?;
+                self.name_hollow_replies().await?;
+                Ok(String::new())
+            }
+            // Only the session's cancel token ends a call this way.
+            Err(LlmError::Cancelled) => {
+                self.record(Event::ModelError {
+                    call_id,
+                    message: "cancelled".into(),
+                    usage: Some(whole.spent),
+                })
+                .await?;
+                Err(Stop::Cancelled)
+            }
+            Err(e) => {
+                self.record(Event::ModelError {
+                    call_id,
+                    message: e.to_string(),
+                    usage: Some(whole.spent),
+                })
+                .await?;
+                self.notice(NoticeLevel::Error, format!("model call failed: {e}"))
+                    .await?;
+                Err(Stop::Failed)
+            }
+        }
+    }
+
+    /// The request of a call on the tape, as it goes to the model: shown
+    /// first when the person asked to see its prompt, and as they edited it.
+    async fn request(
+        &self,
+        purpose: Purpose,
+        tag: Tag,
+        messages: Vec<ChatMessage>,
+        temperature: Option<f32>,
+    ) -> Result<(u64, ChatRequest), Stop> {
+        let tag = tag.to_string();
         if self.read(|s| s.prompt_review.as_ref() == Some(&purpose)) {
             let step = Step::Prompt {
                 purpose: purpose.clone(),
@@ -144,15 +215,20 @@ impl Core {
             messages,
             temperature,
         };
-        let started = Instant::now();
+        Ok((call_id, request))
+    }
+
+    /// `request` streamed under `call_id`, and a reply cut off at the token
+    /// limit continued (at most `CONTINUATIONS` times) into one. A reply
+    /// held to a schema is not continued: the server would hold the
+    /// continuation to the schema too and start a new object. Its cut text
+    /// goes back to the caller, whose check says what is wrong.
+    async fn stream_whole(&self, call_id: u64, request: &ChatRequest) -> Result<Whole, Stop> {
         let streamed = self.stream(call_id, request.clone()).await?;
         let mut spent = streamed.spent(&request.messages);
         let mut looped = streamed.looped;
         let mut reply = streamed.reply;
         let mut continued = 0;
-        // A reply held to a schema is not continued: the server would hold
-        // the continuation to the schema too and start a new object. Its
-        // cut text goes back to the caller, whose check says what is wrong.
         let data = request.schema.is_some();
         while let Ok(cut) = &reply
             && cut.is_cut_off()
@@ -183,95 +259,65 @@ impl Core {
                 (_, Err(e)) | (Err(e), _) => Err(e),
             };
         }
-        match reply {
-            Ok(reply) => {
-                if reply.usage_estimated {
-                    self.notice_once(NoticeLevel::Info, USAGE_ESTIMATED, USAGE_ESTIMATED.into())
-                        .await?;
-                }
-                let finish_reason = (reply.finish_reason != FinishReason::Stop)
-                    .then(|| reply.finish_reason.as_str().to_string());
-                self.record(Event::ModelReply {
-                    call_id,
-                    text: reply.text.clone(),
-                    usage: reply.usage,
-                    duration_ms: started.elapsed().as_millis() as u64,
-                    reasoning: reply.reasoning.clone(),
-                    finish_reason,
-                    usage_estimated: reply.usage_estimated,
-                    structured: reply.structured.map(|s| s.as_str().to_string()),
-                })
+        Ok(Whole {
+            reply,
+            spent,
+            looped,
+        })
+    }
+
+    /// The reply to `request` on the tape under `call_id`, and its text,
+    /// unless it is still cut off (a reply held to a schema is checked as
+    /// it is).
+    async fn replied(
+        &self,
+        call_id: u64,
+        request: &ChatRequest,
+        reply: ChatReply,
+        started: Instant,
+    ) -> Result<String, Stop> {
+        if reply.usage_estimated {
+            self.notice_once(NoticeLevel::Info, USAGE_ESTIMATED, USAGE_ESTIMATED.into())
                 .await?;
-                if reply.text.trim().is_empty() {
-                    self.name_hollow_replies().await?;
-                }
-                if reply.is_cut_off() && data {
-                    self.notice(
-                        NoticeLevel::Warning,
-                        format!(
-                            "the reply to {} was cut off at the token limit: it is checked as it is, not continued",
-                            request.tag
-                        ),
-                    )
-                    .await?;
-                } else if reply.is_cut_off() {
-                    // Half a function is never compiled.
-                    self.notice(
-                        NoticeLevel::Error,
-                        format!(
-                            "the reply to {} was still cut off after {CONTINUATIONS} continuations: it is not used. Raise the reply limit (`--max-tokens`, or `max_tokens` in the model's profile)",
-                            request.tag
-                        ),
-                    )
-                    .await?;
-                    return Err(Stop::Failed);
-                }
-                Ok(reply.text)
-            }
-            // The reply looped: stopped, never continued, and not used. The
-            // caller takes it as a reply with nothing in it (a plan is asked
-            // for again; code is asked for once more).
-            Err(LlmError::Cancelled) if looped.is_some() => {
-                let what = looped.unwrap_or_default();
-                self.record(Event::ModelError {
-                    call_id,
-                    message: what.clone(),
-                    usage: Some(spent),
-                })
-                .await?;
-                self.notice(
-                    NoticeLevel::Warning,
-                    format!(
-                        "{what}: the reply to {} was stopped and is not used",
-                        request.tag
-                    ),
-                )
-                .await?;
-                self.name_hollow_replies().await?;
-                Ok(String::new())
-            }
-            // Only the session's cancel token ends a call this way.
-            Err(LlmError::Cancelled) => {
-                self.record(Event::ModelError {
-                    call_id,
-                    message: "cancelled".into(),
-                    usage: Some(spent),
-                })
-                .await?;
-                Err(Stop::Cancelled)
-            }
-            Err(e) => {
-                self.record(Event::ModelError {
-                    call_id,
-                    message: e.to_string(),
-                    usage: Some(spent),
-                })
-                .await?;
-                self.notice(NoticeLevel::Error, format!("model call failed: {e}"))
-                    .await?;
-                Err(Stop::Failed)
-            }
         }
+        let finish_reason = (reply.finish_reason != FinishReason::Stop)
+            .then(|| reply.finish_reason.as_str().to_string());
+        self.record(Event::ModelReply {
+            call_id,
+            text: reply.text.clone(),
+            usage: reply.usage,
+            duration_ms: started.elapsed().as_millis() as u64,
+            reasoning: reply.reasoning.clone(),
+            finish_reason,
+            usage_estimated: reply.usage_estimated,
+            structured: reply.structured.map(|s| s.as_str().to_string()),
+        })
+        .await?;
+        if reply.text.trim().is_empty() {
+            self.name_hollow_replies().await?;
+        }
+        if reply.is_cut_off() && request.schema.is_some() {
+            self.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "the reply to {} was cut off at the token limit: it is checked as it is, not continued",
+                    request.tag
+                ),
+            )
+            .await?;
+        } else if reply.is_cut_off() {
+            // Half a function is never compiled.
+            self.notice(
+                NoticeLevel::Error,
+                format!(
+                    "the reply to {} was still cut off after {CONTINUATIONS} continuations: it is not used. Raise the reply limit (`--max-tokens`, or `max_tokens` in the model's profile)",
+                    request.tag
+                ),
+            )
+            .await?;
+            return Err(Stop::Failed);
+        }
+        Ok(reply.text)
     }
 
     /// Stream one request onto the tape under `call_id`: answer pieces as
@@ -386,7 +432,7 @@ impl Core {
     pub(crate) async fn call_for_code(
         &self,
         purpose: Purpose,
-        tag: String,
+        tag: Tag,
         mut messages: Vec<ChatMessage>,
         want: Option<&str>,
         temperature: Option<f32>,
@@ -410,7 +456,7 @@ impl Core {
             role: Role::User,
             content: "Your reply had no code. Reply with exactly one ```python block holding the whole code.".into(),
         });
-        let retry = format!("{tag}/retry");
+        let retry = tag.retry();
         let reply = self
             .call(purpose, retry.clone(), messages, temperature)
             .await?;

@@ -13,8 +13,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::context::{Core, Stop};
+use super::tag::Tag;
 use codeloop_protocol::ChatMessage;
-use codeloop_sandbox::{ExecError, RunSpec};
+use codeloop_sandbox::{ExecError, Limits, RunSpec};
 use codeloop_session::consensus::{choose, scores};
 use codeloop_session::{Candidate, Dag, Event, NoticeLevel, Purpose};
 
@@ -65,12 +66,12 @@ impl Core {
         messages: Vec<ChatMessage>,
         first: String,
     ) -> Result<String, Stop> {
-        let wanted = self.opts.candidates.max(1) as usize;
+        let wanted = self.opts.candidates.max(1);
         let has_tests = self.read(|s| s.nodes.get(name).is_some_and(|n| n.tests.is_some()));
         if wanted < 2 || !has_tests {
             return Ok(first);
         }
-        let first_call = self.call_of(&format!("code/{name}/1"));
+        let first_call = self.read(|s| Tag::first_code(name).latest_call(s));
         let mut codes = vec![(self.with_prelude(name, first), first_call)];
         for k in 2..=wanted {
             let purpose = Purpose::Code {
@@ -82,7 +83,11 @@ impl Core {
                 Err(Stop::Skipped | Stop::Budget) => break,
                 Err(e) => return Err(e),
             }
-            let tag = format!("code/{name}/1/c{k}");
+            let tag = Tag::Code {
+                node: name.to_string(),
+                iteration: 1,
+                candidate: k,
+            };
             match self
                 .call_for_code(
                     purpose,
@@ -93,7 +98,10 @@ impl Core {
                 )
                 .await
             {
-                Ok((_, code)) => codes.push((self.with_prelude(name, code), self.call_of(&tag))),
+                Ok((_, code)) => codes.push((
+                    self.with_prelude(name, code),
+                    self.read(|s| tag.latest_call(s)),
+                )),
                 Err(Stop::Failed | Stop::Skipped | Stop::Budget) => {}
                 Err(e) => return Err(e),
             }
@@ -153,7 +161,14 @@ impl Core {
         )?;
         let messages = self.messages(prompt)?;
         let reply = match self
-            .call(purpose, format!("inputs/{name}"), messages, None)
+            .call(
+                purpose,
+                Tag::Inputs {
+                    node: name.to_string(),
+                },
+                messages,
+                None,
+            )
             .await
         {
             Ok(reply) => reply,
@@ -173,17 +188,6 @@ impl Core {
         }
     }
 
-    /// The id of the latest call tagged `tag`.
-    fn call_of(&self, tag: &str) -> Option<u64> {
-        self.read(|s| {
-            s.calls
-                .iter()
-                .rev()
-                .find(|(_, c)| c.tag == tag)
-                .map(|(id, _)| *id)
-        })
-    }
-
     /// Run every candidate on the tests' inputs and score their agreement.
     async fn vote(
         &self,
@@ -191,23 +195,8 @@ impl Core {
         codes: &[(String, Option<u64>)],
         proposed: &[String],
     ) -> Result<Vote, Stop> {
-        let unvoted = |note: &str| Vote {
-            candidates: codes
-                .iter()
-                .map(|(code, call_id)| Candidate {
-                    code: code.clone(),
-                    loaded: false,
-                    score: 0,
-                    call_id: *call_id,
-                })
-                .collect(),
-            inputs: 0,
-            proposed: 0,
-            chosen: 0,
-            note: Some(note.to_string()),
-        };
         if codes.len() < 2 {
-            return Ok(unvoted("only one candidate was written"));
+            return Ok(unvoted(codes, "only one candidate was written"));
         }
         let Some((tests, deps)) = self.read(|s| {
             let tests = s.nodes.get(name)?.tests.clone()?;
@@ -220,43 +209,10 @@ impl Core {
                 .join("\n\n");
             Some((tests, deps))
         }) else {
-            return Ok(unvoted("the node has no tests to take inputs from"));
+            return Ok(unvoted(codes, "the node has no tests to take inputs from"));
         };
-        let limits = self.limits();
-        let per_call =
-            (limits.wall.as_secs_f64() / (2.0 * codes.len() as f64 * 4.0)).clamp(0.2, 2.0);
-        let mut files: Vec<(String, String)> = codes
-            .iter()
-            .enumerate()
-            .map(|(i, (code, _))| (format!("candidate_{}.py", i + 1), code.clone()))
-            .collect();
-        let manifest = Manifest {
-            name,
-            tests: "consensus_tests.py",
-            deps: (!deps.is_empty()).then_some("consensus_deps.py"),
-            candidates: files.iter().map(|(f, _)| f.clone()).collect(),
-            proposed,
-            most_inputs: MOST_INPUTS,
-            load_secs: per_call * 2.0,
-            call_secs: per_call,
-        };
-        files.push(("consensus_tests.py".into(), tests));
-        if !deps.is_empty() {
-            files.push(("consensus_deps.py".into(), deps));
-        }
-        files.push((
-            "consensus_manifest.json".into(),
-            serde_json::to_string(&manifest).unwrap_or_default(),
-        ));
-        files.push(("consensus.py".into(), SCRIPT.into()));
-        let spec = RunSpec {
-            files,
-            script: "consensus.py".into(),
-            limits,
-            collect: vec![REPORT.into()],
-            inputs: self.read(super::runs::input_paths),
-            ..RunSpec::default()
-        };
+        let mut spec = vote_run(name, codes, proposed, tests, deps, self.limits());
+        spec.inputs = self.read(super::runs::input_paths);
         let outcome = match self
             .sandbox
             .run(spec, None, self.cancel.child_token())
@@ -264,7 +220,12 @@ impl Core {
         {
             Ok(o) => o,
             Err(ExecError::Cancelled) => return Err(Stop::Cancelled),
-            Err(e) => return Ok(unvoted(&format!("the candidates could not run: {e}"))),
+            Err(e) => {
+                return Ok(unvoted(
+                    codes,
+                    &format!("the candidates could not run: {e}"),
+                ));
+            }
         };
         let report = outcome
             .collected
@@ -272,60 +233,131 @@ impl Core {
             .find(|(f, _)| f == REPORT)
             .and_then(|(_, bytes)| serde_json::from_slice::<Report>(bytes).ok());
         let Some(report) = report else {
-            return Ok(unvoted("the candidates' run gave no report"));
+            return Ok(unvoted(codes, "the candidates' run gave no report"));
         };
-        // Inputs every loaded candidate raised NameError on were built from
-        // the tests' own variables: they say nothing.
-        let keep: Vec<usize> = (0..report.inputs.len())
-            .filter(|k| {
-                !report
-                    .outputs
-                    .iter()
-                    .flatten()
-                    .all(|o| o.get(*k).is_some_and(|v| v == "raise NameError"))
-            })
-            .collect();
-        let outputs: Vec<Option<Vec<String>>> = report
-            .outputs
+        Ok(tally(codes, &report))
+    }
+}
+
+/// The vote not held, for `note`: every candidate unscored, the first kept.
+fn unvoted(codes: &[(String, Option<u64>)], note: &str) -> Vote {
+    Vote {
+        candidates: codes
             .iter()
-            .map(|o| {
-                o.as_ref()
-                    .map(|o| keep.iter().filter_map(|k| o.get(*k).cloned()).collect())
-            })
-            .collect();
-        if keep.is_empty() {
-            return Ok(unvoted(
-                "the tests make no call of the function to take inputs from",
-            ));
-        }
-        let first_proposed = report.inputs.len().saturating_sub(report.proposed);
-        let proposed_kept = keep.iter().filter(|k| **k >= first_proposed).count() as u32;
-        let scored = scores(&outputs);
-        let candidates: Vec<Candidate> = codes
-            .iter()
-            .enumerate()
-            .map(|(i, (code, call_id))| Candidate {
+            .map(|(code, call_id)| Candidate {
                 code: code.clone(),
-                loaded: outputs.get(i).is_some_and(Option::is_some),
-                score: scored.get(i).copied().unwrap_or(0),
+                loaded: false,
+                score: 0,
                 call_id: *call_id,
             })
-            .collect();
-        let chosen = choose(&candidates);
-        Ok(Vote {
-            candidates,
-            inputs: keep.len() as u32,
-            proposed: proposed_kept,
-            chosen,
-            note: None,
+            .collect(),
+        inputs: 0,
+        proposed: 0,
+        chosen: 0,
+        note: Some(note.to_string()),
+    }
+}
+
+/// The run that tries every candidate on the calls of `name` its `tests`
+/// make and on the `proposed` ones (`consensus.py`, with the dependencies'
+/// code `deps`), each call given a share of the run's wall-clock limit.
+fn vote_run(
+    name: &str,
+    codes: &[(String, Option<u64>)],
+    proposed: &[String],
+    tests: String,
+    deps: String,
+    limits: Limits,
+) -> RunSpec {
+    let per_call = (limits.wall.as_secs_f64() / (2.0 * codes.len() as f64 * 4.0)).clamp(0.2, 2.0);
+    let mut files: Vec<(String, String)> = codes
+        .iter()
+        .enumerate()
+        .map(|(i, (code, _))| (format!("candidate_{}.py", i + 1), code.clone()))
+        .collect();
+    let manifest = Manifest {
+        name,
+        tests: "consensus_tests.py",
+        deps: (!deps.is_empty()).then_some("consensus_deps.py"),
+        candidates: files.iter().map(|(f, _)| f.clone()).collect(),
+        proposed,
+        most_inputs: MOST_INPUTS,
+        load_secs: per_call * 2.0,
+        call_secs: per_call,
+    };
+    files.push(("consensus_tests.py".into(), tests));
+    if !deps.is_empty() {
+        files.push(("consensus_deps.py".into(), deps));
+    }
+    files.push((
+        "consensus_manifest.json".into(),
+        serde_json::to_string(&manifest).unwrap_or_default(),
+    ));
+    files.push(("consensus.py".into(), SCRIPT.into()));
+    RunSpec {
+        files,
+        script: "consensus.py".into(),
+        limits,
+        collect: vec![REPORT.into()],
+        ..RunSpec::default()
+    }
+}
+
+/// The vote from the run's `report`: each candidate scored by how many
+/// others its outputs agree with, on the inputs that tell something.
+fn tally(codes: &[(String, Option<u64>)], report: &Report) -> Vote {
+    // Inputs every loaded candidate raised NameError on were built from
+    // the tests' own variables: they say nothing.
+    let keep: Vec<usize> = (0..report.inputs.len())
+        .filter(|k| {
+            !report
+                .outputs
+                .iter()
+                .flatten()
+                .all(|o| o.get(*k).is_some_and(|v| v == "raise NameError"))
         })
+        .collect();
+    let outputs: Vec<Option<Vec<String>>> = report
+        .outputs
+        .iter()
+        .map(|o| {
+            o.as_ref()
+                .map(|o| keep.iter().filter_map(|k| o.get(*k).cloned()).collect())
+        })
+        .collect();
+    if keep.is_empty() {
+        return unvoted(
+            codes,
+            "the tests make no call of the function to take inputs from",
+        );
+    }
+    let first_proposed = report.inputs.len().saturating_sub(report.proposed);
+    let proposed_kept = keep.iter().filter(|k| **k >= first_proposed).count() as u32;
+    let scored = scores(&outputs);
+    let candidates: Vec<Candidate> = codes
+        .iter()
+        .enumerate()
+        .map(|(i, (code, call_id))| Candidate {
+            code: code.clone(),
+            loaded: outputs.get(i).is_some_and(Option::is_some),
+            score: scored.get(i).copied().unwrap_or(0),
+            call_id: *call_id,
+        })
+        .collect();
+    let chosen = choose(&candidates);
+    Vote {
+        candidates,
+        inputs: keep.len() as u32,
+        proposed: proposed_kept,
+        chosen,
+        note: None,
     }
 }
 
 /// The calls of `name` in a reply to `prompts/inputs.md`: `{"calls": [...]}`
 /// (bare, fenced or amid prose), each a string that calls `name`; at most
 /// `schemas::MAX_PROPOSED_INPUTS`. The script checks each parses as one call.
-pub(crate) fn proposed_calls(reply: &str, name: &str) -> Result<Vec<String>, String> {
+fn proposed_calls(reply: &str, name: &str) -> Result<Vec<String>, String> {
     let (answer, _) = super::extract::strip_reasoning(reply);
     let object = answer
         .char_indices()

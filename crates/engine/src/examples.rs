@@ -4,13 +4,13 @@
 //! is corrected to it before any code runs, and no test fix may change them.
 
 /// Name of the test function that holds the task's examples.
-pub(crate) const EXAMPLES_TEST: &str = "test_task_examples";
+const EXAMPLES_TEST: &str = "test_task_examples";
 
 /// One example: a call of the function and the value the task says it returns.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Example {
-    pub(crate) call: String,
-    pub(crate) expected: String,
+    call: String,
+    expected: String,
 }
 
 /// The text from `start` (an opening bracket or quote) to its match, if it closes.

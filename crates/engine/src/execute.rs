@@ -3,6 +3,7 @@
 //! judged and localized (`runs::judge`).
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::Duration;
 
 use tokio::sync::mpsc;
@@ -117,35 +118,8 @@ impl Core {
         spec.collect_images = true;
         let log = self.dir.join("logs").join(format!("run-{run_id}.log"));
         spec.log_path = Some(log.clone());
-        let (tx, mut rx) = mpsc::channel::<OutputChunk>(256);
-        let forward = async {
-            let mut on_tape = 0usize;
-            let mut dropped = 0u64;
-            while let Some(chunk) = rx.recv().await {
-                if on_tape >= OUTPUT_ON_TAPE {
-                    dropped += chunk.text.len() as u64;
-                    continue;
-                }
-                on_tape += chunk.text.len();
-                self.record(Event::Output {
-                    run_id,
-                    stream: chunk.stream,
-                    text: chunk.text,
-                })
-                .await?;
-            }
-            if dropped > 0 {
-                self.notice(
-                    NoticeLevel::Info,
-                    format!(
-                        "run {run_id} printed {dropped} more bytes than the tape keeps; the whole output is in {}",
-                        log.display()
-                    ),
-                )
-                .await?;
-            }
-            Ok::<(), TapeError>(())
-        };
+        let (tx, rx) = mpsc::channel::<OutputChunk>(256);
+        let forward = self.forward_output(run_id, rx, &log);
         let run = self.sandbox.run(spec, Some(tx), self.cancel.child_token());
         let (outcome, forwarded) = tokio::join!(run, forward);
         forwarded?;
@@ -155,27 +129,7 @@ impl Core {
                     .await?;
                 runs::judge(&outcome, &prepared)
             }
-            Err(e) => {
-                let (error_type, message) = match &e {
-                    ExecError::Cancelled => ("Cancelled", "the run was cancelled".to_string()),
-                    other => ("SandboxError", other.to_string()),
-                };
-                (
-                    RunRecord {
-                        passed: false,
-                        exit_code: None,
-                        signal: None,
-                        limit_hit: None,
-                        duration_ms: 0,
-                        dropped_bytes: 0,
-                        layers: Vec::new(),
-                        tests_passed: None,
-                        tests_failed: None,
-                        resources: None,
-                    },
-                    Some(codeloop_sandbox::locate::from_limit(error_type, message)),
-                )
-            }
+            Err(e) => unrun(&e),
         };
         self.record(Event::RunFinished {
             run_id,
@@ -184,6 +138,67 @@ impl Core {
         .await?;
         Ok((record, location))
     }
+
+    /// The output of run `run_id` onto the tape as it comes, up to
+    /// `OUTPUT_ON_TAPE` bytes; past that, a notice says how much more is
+    /// in its `log` only.
+    async fn forward_output(
+        &self,
+        run_id: u64,
+        mut rx: mpsc::Receiver<OutputChunk>,
+        log: &Path,
+    ) -> Result<(), TapeError> {
+        let mut on_tape = 0usize;
+        let mut dropped = 0u64;
+        while let Some(chunk) = rx.recv().await {
+            if on_tape >= OUTPUT_ON_TAPE {
+                dropped += chunk.text.len() as u64;
+                continue;
+            }
+            on_tape += chunk.text.len();
+            self.record(Event::Output {
+                run_id,
+                stream: chunk.stream,
+                text: chunk.text,
+            })
+            .await?;
+        }
+        if dropped > 0 {
+            self.notice(
+                NoticeLevel::Info,
+                format!(
+                    "run {run_id} printed {dropped} more bytes than the tape keeps; the whole output is in {}",
+                    log.display()
+                ),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+}
+
+/// The record of a run the sandbox could not make (or that was cancelled),
+/// and its failure.
+fn unrun(e: &ExecError) -> (RunRecord, Option<Location>) {
+    let (error_type, message) = match e {
+        ExecError::Cancelled => ("Cancelled", "the run was cancelled".to_string()),
+        other => ("SandboxError", other.to_string()),
+    };
+    (
+        RunRecord {
+            passed: false,
+            exit_code: None,
+            signal: None,
+            limit_hit: None,
+            duration_ms: 0,
+            dropped_bytes: 0,
+            layers: Vec::new(),
+            tests_passed: None,
+            tests_failed: None,
+            resources: None,
+        },
+        Some(codeloop_sandbox::locate::from_limit(error_type, message)),
+    )
 }
 
 /// The top-level functions and classes of every node but `name`, with the

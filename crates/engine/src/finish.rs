@@ -17,96 +17,36 @@ use codeloop_session::{
 /// Rounds of repair after the assembled program failed though every node passed.
 const PROGRAM_REPAIRS: u32 = 2;
 
+/// The assembled program and how its check went.
+struct Checked {
+    /// None when the plan cannot be assembled.
+    program: Option<String>,
+    /// Each node's tests, by file.
+    tests: Vec<(String, String)>,
+    nodes_total: u32,
+    nodes_passed: u32,
+    /// It ran against every node's tests and passed.
+    passed: bool,
+    /// What the summary says of it ("; the assembled program passed ...").
+    note: String,
+}
+
 impl Core {
     /// Assemble the program, run it against every node's tests when every node
     /// passed, export it, and record the result.
     pub(crate) async fn finish(&self, cache_key: Option<&str>) -> Result<FinalResult, EngineError> {
-        let mut program_repairs = 0;
-        let (program, tests, nodes_total, nodes_passed, program_passed, program_note) = loop {
-            let (program, tests, nodes_total, nodes_passed) = self.read(|s| {
-                (
-                    runs::assemble(s).ok(),
-                    runs::program_tests(s),
-                    s.nodes.len() as u32,
-                    s.nodes
-                        .values()
-                        .filter(|n| n.status == NodeStatus::Passed)
-                        .count() as u32,
-                )
-            });
-            let all_nodes_passed = nodes_total > 0 && nodes_passed == nodes_total;
-            let mut program_passed = false;
-            let mut program_note = String::new();
-            let mut failure = None;
-            if let Some(code) = &program {
-                let joined = tests
-                    .iter()
-                    .map(|(file, t)| format!("# --- {file} ---\n{t}"))
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                self.record(Event::Program {
-                    code: code.clone(),
-                    tests: joined,
-                })
-                .await?;
-                if all_nodes_passed && !self.cancel.is_cancelled() {
-                    let prepared = self.read(|s| runs::program_run(s, code, self.limits()));
-                    let (record, location) =
-                        self.execute(None, 0, RunKind::Program, prepared).await?;
-                    program_passed = record.passed;
-                    if let Some(l) = location {
-                        program_note = format!("; the assembled program failed: {l}");
-                        failure = Some(l);
-                    } else if let (Some(p), Some(f)) = (record.tests_passed, record.tests_failed) {
-                        program_note = if f == 0 {
-                            format!("; the assembled program passed all {p} tests")
-                        } else {
-                            format!("; the assembled program passed {p} tests, {f} failed")
-                        };
-                    }
-                }
-            }
-            if let (Some(code), Some(location)) = (&program, failure)
-                && program_repairs < PROGRAM_REPAIRS
-                && !self.cancel.is_cancelled()
-            {
-                program_repairs += 1;
-                if self.repair_in_program(code, location).await? {
-                    continue; // every node passes again: assemble and run once more
-                }
-            }
-            break (
-                program,
-                tests,
-                nodes_total,
-                nodes_passed,
-                program_passed,
-                program_note,
-            );
-        };
+        let Checked {
+            program,
+            tests,
+            nodes_total,
+            nodes_passed,
+            passed: program_passed,
+            mut note,
+        } = self.check_program().await?;
         let all_nodes_passed = nodes_total > 0 && nodes_passed == nodes_total;
         let mut passed = all_nodes_passed && program_passed;
-        let mut program_note = program_note;
-        if passed
-            && let Some(code) = &program
-            && self.read(|s| s.nodes.contains_key(runs::ENTRY))
-            && let Some(output) = self.run_entry(code).await?
-        {
-            if output.succeeded() {
-                let printed = output.stdout.trim();
-                if !printed.is_empty() {
-                    program_note.push_str(&format!("; it printed: {}", one_line(printed)));
-                }
-            } else {
-                passed = false;
-                program_note.push_str(&format!(
-                    "; but run as a program it failed: {}",
-                    output
-                        .limit_hit
-                        .clone()
-                        .unwrap_or_else(|| one_line(output.stderr.trim()))
-                ));
-            }
+        if passed && let Some(code) = &program {
+            passed = self.run_as_program(code, &mut note).await?;
         }
         let (output_dir, mut unwritten) = match self.export(program.as_deref(), &tests).await {
             Ok(dir) => (dir, None),
@@ -119,7 +59,7 @@ impl Core {
         let summary = if self.cancel.is_cancelled() {
             format!("cancelled: {nodes_passed} of {nodes_total} functions passed before it stopped")
         } else {
-            summary(&state, passed, (nodes_passed, nodes_total), &program_note)
+            summary(&state, passed, (nodes_passed, nodes_total), &note)
         };
         let result = FinalResult {
             passed,
@@ -149,6 +89,110 @@ impl Core {
             Some(why) => Err(EngineError::Output(why)),
             None => Ok(result),
         }
+    }
+
+    /// The program assembled and, when every node passed, run against
+    /// every node's tests; a failure there repaired in the node it belongs
+    /// to, and the program assembled and run again (`PROGRAM_REPAIRS`
+    /// rounds at most).
+    async fn check_program(&self) -> Result<Checked, EngineError> {
+        let mut program_repairs = 0;
+        loop {
+            let (checked, failure) = self.assemble_and_run().await?;
+            if let (Some(code), Some(location)) = (&checked.program, failure)
+                && program_repairs < PROGRAM_REPAIRS
+                && !self.cancel.is_cancelled()
+            {
+                program_repairs += 1;
+                if self.repair_in_program(code, location).await? {
+                    continue; // every node passes again: assemble and run once more
+                }
+            }
+            return Ok(checked);
+        }
+    }
+
+    /// The program assembled from the state and on the tape, and run
+    /// against every node's tests when every node passed; where it failed.
+    async fn assemble_and_run(&self) -> Result<(Checked, Option<Location>), EngineError> {
+        let (program, tests, nodes_total, nodes_passed) = self.read(|s| {
+            (
+                runs::assemble(s).ok(),
+                runs::program_tests(s),
+                s.nodes.len() as u32,
+                s.nodes
+                    .values()
+                    .filter(|n| n.status == NodeStatus::Passed)
+                    .count() as u32,
+            )
+        });
+        let all_nodes_passed = nodes_total > 0 && nodes_passed == nodes_total;
+        let mut passed = false;
+        let mut note = String::new();
+        let mut failure = None;
+        if let Some(code) = &program {
+            let joined = tests
+                .iter()
+                .map(|(file, t)| format!("# --- {file} ---\n{t}"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            self.record(Event::Program {
+                code: code.clone(),
+                tests: joined,
+            })
+            .await?;
+            if all_nodes_passed && !self.cancel.is_cancelled() {
+                let prepared = self.read(|s| runs::program_run(s, code, self.limits()));
+                let (record, location) = self.execute(None, 0, RunKind::Program, prepared).await?;
+                passed = record.passed;
+                if let Some(l) = location {
+                    note = format!("; the assembled program failed: {l}");
+                    failure = Some(l);
+                } else if let (Some(p), Some(f)) = (record.tests_passed, record.tests_failed) {
+                    note = if f == 0 {
+                        format!("; the assembled program passed all {p} tests")
+                    } else {
+                        format!("; the assembled program passed {p} tests, {f} failed")
+                    };
+                }
+            }
+        }
+        let checked = Checked {
+            program,
+            tests,
+            nodes_total,
+            nodes_passed,
+            passed,
+            note,
+        };
+        Ok((checked, failure))
+    }
+
+    /// The passing program run as a program, when the plan has an entry
+    /// point: what it printed, or how it failed, said in `note`; false when
+    /// it failed.
+    async fn run_as_program(&self, program: &str, note: &mut String) -> Result<bool, EngineError> {
+        if !self.read(|s| s.nodes.contains_key(runs::ENTRY)) {
+            return Ok(true);
+        }
+        let Some(output) = self.run_entry(program).await? else {
+            return Ok(true);
+        };
+        if output.succeeded() {
+            let printed = output.stdout.trim();
+            if !printed.is_empty() {
+                note.push_str(&format!("; it printed: {}", one_line(printed)));
+            }
+            return Ok(true);
+        }
+        note.push_str(&format!(
+            "; but run as a program it failed: {}",
+            output
+                .limit_hit
+                .clone()
+                .unwrap_or_else(|| one_line(output.stderr.trim()))
+        ));
+        Ok(false)
     }
 
     /// The assembled program failed although every node passed: localize

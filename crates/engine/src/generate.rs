@@ -1,35 +1,22 @@
-//! Generation: a node's tests, its first code, and a repair (the reflection
-//! on a localized failure and the next iteration, in one call), each with the
-//! prompt context it is written from, read from the state when the call is
-//! approved.
+//! Generation: a node's tests and its first code, with the prompt context
+//! every prompt about a node is written from (`node_ctx`), read from the
+//! state when the call is approved. What follows a failure is `repair`.
 
-use codeloop_protocol::present::plural;
 use serde::Serialize;
 
 use super::context::{Core, Stop};
 use super::conversation;
 use super::examples;
-use super::extract;
 use super::prompts::{PromptInput, prompt_inputs};
-use super::testfix;
-use codeloop_llm::tokens;
-use codeloop_protocol::{ChatMessage, Location, Role};
-use codeloop_session::state::HistoryEntry;
-use codeloop_session::{
-    AttemptKind, CodeSource, Event, FunctionSpec, NodeStatus, NoticeLevel, Purpose, State,
-};
-
-/// Lines of a failed run's output shown to the repair.
-const OUTPUT_LINES: usize = 30;
-/// Tokens left for a repair's reply when its prompt is fitted to the model's
-/// context window (a quarter of the window, at most this).
-const REPLY_ALLOWANCE: u64 = 2048;
+use super::tag::Tag;
+use codeloop_protocol::{ChatMessage, Role};
+use codeloop_session::{CodeSource, Event, FunctionSpec, NoticeLevel, Purpose, State};
 
 /// A dependency as the prompts show it.
 #[derive(Serialize)]
 pub(super) struct DepCtx {
-    pub(super) name: String,
-    pub(super) purpose: String,
+    name: String,
+    purpose: String,
     pub(super) code: String,
 }
 
@@ -44,25 +31,6 @@ pub(super) struct NodeCtx {
     pub(super) inputs: Vec<PromptInput>,
     pub(super) plan: Vec<FunctionSpec>,
     pub(super) tests: Option<String>,
-}
-
-#[derive(Serialize)]
-struct HistoryCtx {
-    iteration: u32,
-    error: String,
-}
-
-/// What a repair is written from.
-struct RepairCtx {
-    spec: FunctionSpec,
-    code: String,
-    tests: Option<String>,
-    hints: Vec<String>,
-    /// Every localized failure of the node, oldest first.
-    failures: Vec<(u32, Location)>,
-    /// The end of the last run's output.
-    output: String,
-    task: String,
 }
 
 pub(super) fn node_ctx(s: &State, name: &str) -> Option<NodeCtx> {
@@ -88,99 +56,9 @@ pub(super) fn node_ctx(s: &State, name: &str) -> Option<NodeCtx> {
     })
 }
 
-fn repair_ctx(s: &State, name: &str) -> Option<RepairCtx> {
-    let n = s.nodes.get(name)?;
-    let failures = s
-        .history
-        .iter()
-        .filter_map(|h| match h {
-            HistoryEntry::Failure {
-                node,
-                iteration,
-                location,
-            } if node == name => Some((*iteration, location.clone())),
-            _ => None,
-        })
-        .collect();
-    let output = n
-        .last_run
-        .and_then(|r| s.runs.get(&r))
-        .map(|r| {
-            let all: String = r.chunks.iter().map(|(_, t)| t.as_str()).collect();
-            let lines: Vec<&str> = all.lines().collect();
-            lines[lines.len().saturating_sub(OUTPUT_LINES)..].join("\n")
-        })
-        .unwrap_or_default();
-    Some(RepairCtx {
-        spec: n.spec.clone(),
-        code: n.code().unwrap_or("").to_string(),
-        tests: n.tests.clone(),
-        hints: n.hints.clone(),
-        failures,
-        output,
-        task: s.task.clone(),
-    })
-}
-
-/// What a repair call brought.
-enum RepairReply {
-    /// The next version of the code.
-    Code(String),
-    /// New tests: the reflection blamed the tests (`reason`).
-    Tests { tests: String, reason: String },
-}
-
-/// The kind of the attempt after `name`'s latest failure. With fresh starts:
-/// a repair, until three code versions since the last fresh start (the first
-/// try and two repairs) have failed; then a fresh start. Without: a repair,
-/// another approach when the last two failures are the same.
-fn attempt_kind(s: &State, name: &str, fresh_start: bool) -> AttemptKind {
-    let failures: Vec<(u32, &Location)> = s
-        .history
-        .iter()
-        .filter_map(|h| match h {
-            HistoryEntry::Failure {
-                node,
-                iteration,
-                location,
-            } if node == name => Some((*iteration, location)),
-            _ => None,
-        })
-        .collect();
-    if fresh_start {
-        let since = s
-            .nodes
-            .get(name)
-            .and_then(|n| {
-                n.attempts
-                    .iter()
-                    .rev()
-                    .find(|a| a.kind == AttemptKind::FreshStart)
-            })
-            .map(|a| a.iteration)
-            .unwrap_or(1);
-        let mut failed: Vec<u32> = failures
-            .iter()
-            .map(|(it, _)| *it)
-            .filter(|it| *it >= since)
-            .collect();
-        failed.dedup();
-        return if failed.len() >= 3 {
-            AttemptKind::FreshStart
-        } else {
-            AttemptKind::Repair
-        };
-    }
-    let signature = |l: &Location| (l.error_type.clone(), l.line, l.test.clone());
-    match failures.as_slice() {
-        [.., (_, a), (_, b)] if signature(a) == signature(b) => AttemptKind::DifferentApproach,
-        _ => AttemptKind::Repair,
-    }
-}
-
 impl Core {
-    /// Ask for `name`'s tests; `tag` is a pattern in which `{name}` is replaced.
-    pub(crate) async fn write_tests(&self, name: &str, tag: &str) -> Result<(), Stop> {
+    /// Ask for `name`'s tests (`again`: once more, as they did not load).
+    pub(crate) async fn write_tests(&self, name: &str, again: bool) -> Result<(), Stop> {
         let purpose = Purpose::Tests {
             node: name.to_string(),
         };
@@ -202,7 +80,16 @@ impl Core {
         )?;
         let messages = self.messages(prompt)?;
         let (_, code) = self
-            .call_for_code(purpose, tag.replace("{name}", name), messages, None, None)
+            .call_for_code(
+                purpose,
+                Tag::Tests {
+                    node: name.to_string(),
+                    again,
+                },
+                messages,
+                None,
+                None,
+            )
             .await?;
         // Tests that define a planned function themselves test their own
         // copy, never the code (SmolLM2's tests redefined the function and
@@ -281,7 +168,7 @@ impl Core {
         let (_, code) = self
             .call_for_code(
                 purpose,
-                format!("code/{name}/1"),
+                Tag::first_code(name),
                 messages.clone(),
                 Some(name),
                 None,
@@ -304,326 +191,6 @@ impl Core {
                     vec![Event::Code {
                         node,
                         iteration: 1,
-                        code,
-                        source: CodeSource::Model,
-                    }]
-                };
-                (events, ())
-            })
-            .await?;
-        Ok(())
-    }
-
-    /// Write iteration + 1 after the localized failure of `iteration`: a
-    /// repair (the reflection and the fix in one call, or a fix of the tests
-    /// when the reflection blames them), or a fresh start (see `attempt_kind`).
-    pub(crate) async fn repair(&self, name: &str, iteration: u32) -> Result<(), Stop> {
-        let kind = self.read(|s| attempt_kind(s, name, self.opts.fresh_start));
-        if kind == AttemptKind::FreshStart {
-            return self.fresh_start(name, iteration).await;
-        }
-        let may_fix_tests =
-            !self.tests_given(name) && self.read(|s| testfix::may_fix_tests(s, name));
-        let reply = self
-            .repair_call(name, iteration, kind, may_fix_tests, None)
-            .await?;
-        let reply = match reply {
-            RepairReply::Code(code) => code,
-            RepairReply::Tests { tests, reason } => {
-                match self.test_fix(name, iteration, tests, reason).await? {
-                    None => return Ok(()), // applied: the same code runs the new tests
-                    Some(why) => {
-                        match self
-                            .repair_call(name, iteration, kind, false, Some(why))
-                            .await?
-                        {
-                            RepairReply::Code(code) => code,
-                            // Not offered: a reply that blames the tests again fixes nothing.
-                            RepairReply::Tests { .. } => return Err(Stop::Failed),
-                        }
-                    }
-                }
-            }
-        };
-        self.write_version(name, iteration, reply).await
-    }
-
-    /// One repair call: the prompt, its attempt and its reflection on the
-    /// tape; the code of the reply, or its tests when the reflection's
-    /// verdict blames them (only when `may_fix_tests`).
-    async fn repair_call(
-        &self,
-        name: &str,
-        iteration: u32,
-        kind: AttemptKind,
-        may_fix_tests: bool,
-        tests_rejected: Option<String>,
-    ) -> Result<RepairReply, Stop> {
-        let purpose = Purpose::Reflect {
-            node: name.to_string(),
-        };
-        self.may_ask(&purpose).await?;
-        let Some((
-            NodeCtx {
-                deps, inputs, plan, ..
-            },
-            RepairCtx {
-                spec,
-                code,
-                tests,
-                hints,
-                failures,
-                output,
-                task,
-            },
-        )) = self.read(|s| Some((node_ctx(s, name)?, repair_ctx(s, name)?)))
-        else {
-            return Err(Stop::Failed);
-        };
-        let last = failures.last().map(|(_, l)| l);
-        let error = last
-            .map(Location::render)
-            .unwrap_or_else(|| "the tests failed (no location)".into());
-        let values = match last {
-            Some(l) if self.opts.runtime_values => l.values_trace(),
-            _ => String::new(),
-        };
-        // The same trace's coverage: the function with what ran marked.
-        let coverage = match last {
-            Some(l) if self.opts.runtime_values => l.executed_blocks(&code, name),
-            _ => String::new(),
-        };
-        // What the review before running found in this version, if it was reviewed.
-        let review: Vec<String> = self.read(|s| {
-            s.nodes
-                .get(name)
-                .and_then(|n| n.reviews.iter().rev().find(|r| r.iteration == iteration))
-                .map(|r| r.findings.iter().map(|f| f.line_text()).collect())
-                .unwrap_or_default()
-        });
-        let different_approach = kind == AttemptKind::DifferentApproach;
-        let first_test = tests.as_deref().and_then(testfix::first_test_name);
-        let tests = self.shown_tests(tests);
-        // Go on with the conversation that wrote this code, when it still
-        // holds; else begin again from the node's code prompt, followed by
-        // the code as the model's turn.
-        let mut conversation = self.read(|s| {
-            conversation::so_far(s, name, iteration, &code, tests.as_deref(), &deps, |c| {
-                self.with_prelude(name, c)
-            })
-        });
-        let opening = {
-            let mut messages = self.messages(self.prompts.render(
-                "code.md",
-                minijinja::context! { task, inputs, plan, spec, deps, tests },
-            )?)?;
-            messages.push(conversation::code_turn(&code));
-            messages
-        };
-        // The failures the prompt lists in a line each: in a conversation,
-        // the earlier turns hold them; else every failure before this one.
-        let earlier = |failures: &[(u32, Location)]| -> Vec<HistoryCtx> {
-            failures[..failures.len().saturating_sub(1)]
-                .iter()
-                .map(|(it, l)| HistoryCtx {
-                    iteration: *it,
-                    error: Location::prompt_line(l),
-                })
-                .collect()
-        };
-        let mut history = match conversation {
-            Some(_) => Vec::new(),
-            None => earlier(&failures),
-        };
-        let mut output = output;
-        let window = self.model.context_window().await.map(|w| w.tokens);
-        let (mut dropped_failures, mut dropped_output, mut dropped_turns) = (0, false, false);
-        let messages = loop {
-            let turn = self.prompts.render(
-                "repair.md",
-                minijinja::context! {
-                    spec, tests, iteration, code, error, values,
-                    coverage, output, history, hints, different_approach, review,
-                    tests_may_change => may_fix_tests, tests_rejected,
-                },
-            )?;
-            let mut messages = conversation.clone().unwrap_or_else(|| opening.clone());
-            messages.push(ChatMessage {
-                role: Role::User,
-                content: turn,
-            });
-            let Some(window) = window else { break messages };
-            let reply = (window / 4).min(REPLY_ALLOWANCE);
-            if tokens::fits(tokens::estimate_prompt_tokens(&messages), reply, window) {
-                break messages;
-            }
-            // Left out first: the conversation's earlier turns, then the
-            // oldest failures (never this one), then the run's output.
-            if conversation.is_some() {
-                conversation = None;
-                history = earlier(&failures);
-                dropped_turns = true;
-            } else if !history.is_empty() {
-                history.remove(0);
-                dropped_failures += 1;
-            } else if !output.is_empty() {
-                output.clear();
-                dropped_output = true;
-            } else {
-                break messages;
-            }
-        };
-        if dropped_turns || dropped_failures > 0 || dropped_output {
-            let mut left_out = Vec::new();
-            if dropped_turns {
-                left_out.push("the earlier turns of the conversation".to_string());
-            }
-            if dropped_failures > 0 {
-                left_out.push(format!(
-                    "the {dropped_failures} oldest failure{}",
-                    plural(dropped_failures)
-                ));
-            }
-            if dropped_output {
-                left_out.push("the run's output".to_string());
-            }
-            self.notice(
-                NoticeLevel::Warning,
-                format!(
-                    "the repair prompt for `{name}` did not fit the model's context window ({} tokens): left out {}",
-                    window.unwrap_or(0),
-                    left_out.join(" and ")
-                ),
-            )
-            .await?;
-        }
-        let next = iteration + 1;
-        self.record(Event::Attempt {
-            node: name.to_string(),
-            iteration: next,
-            kind,
-            runtime_values: !values.is_empty(),
-        })
-        .await?;
-        if different_approach {
-            self.notice(
-                NoticeLevel::Info,
-                format!("`{name}` failed the same way twice: asking for a different approach"),
-            )
-            .await?;
-        }
-        self.status(name, NodeStatus::Generating).await?;
-        let want = (!may_fix_tests).then_some(name);
-        let (reply, code) = self
-            .call_for_code(
-                purpose,
-                format!("repair/{name}/{next}"),
-                messages,
-                want,
-                different_approach.then_some(0.8),
-            )
-            .await?;
-        let reflection = extract::prose_before_code(&reply);
-        self.record(Event::Reflection {
-            node: name.to_string(),
-            iteration,
-            text: reflection.clone(),
-        })
-        .await?;
-        if may_fix_tests && testfix::verdict(&reflection) == testfix::Verdict::Tests {
-            // The block that holds the tests, should the reply have code too.
-            let tests = first_test
-                .and_then(|t| extract::extract_code(&reply, Some(&t)))
-                .unwrap_or(code);
-            return Ok(RepairReply::Tests {
-                tests,
-                reason: reflection,
-            });
-        }
-        let code = match want {
-            Some(_) => code,
-            None => extract::extract_code(&reply, Some(name)).unwrap_or(code),
-        };
-        Ok(RepairReply::Code(code))
-    }
-
-    /// Write iteration + 1 from the spec, the tests and the failures seen so
-    /// far, without the failing code.
-    async fn fresh_start(&self, name: &str, iteration: u32) -> Result<(), Stop> {
-        let purpose = Purpose::Code {
-            node: name.to_string(),
-        };
-        self.may_ask(&purpose).await?;
-        let Some((
-            NodeCtx {
-                spec,
-                deps,
-                task,
-                inputs,
-                plan,
-                tests,
-            },
-            RepairCtx {
-                hints, failures, ..
-            },
-        )) = self.read(|s| Some((node_ctx(s, name)?, repair_ctx(s, name)?)))
-        else {
-            return Err(Stop::Failed);
-        };
-        let failures: Vec<String> = failures
-            .iter()
-            .map(|(it, l)| format!("iteration {it}: {}", Location::prompt_line(l)))
-            .collect();
-        let prompt = self.prompts.render(
-            "fresh.md",
-            minijinja::context! {
-                task, inputs, plan, spec, deps, tests => self.shown_tests(tests), failures, hints,
-            },
-        )?;
-        let messages = self.messages(prompt)?;
-        let next = iteration + 1;
-        self.record(Event::Attempt {
-            node: name.to_string(),
-            iteration: next,
-            kind: AttemptKind::FreshStart,
-            runtime_values: false,
-        })
-        .await?;
-        self.notice(
-            NoticeLevel::Info,
-            format!("`{name}` failed after two repairs: starting fresh from the spec"),
-        )
-        .await?;
-        self.status(name, NodeStatus::Generating).await?;
-        let (_, code) = self
-            .call_for_code(
-                purpose,
-                format!("fresh/{name}/{next}"),
-                messages,
-                Some(name),
-                None,
-            )
-            .await?;
-        self.write_version(name, iteration, code).await
-    }
-
-    /// Record `code` as iteration + 1, unless an edit arrived meanwhile (it wins).
-    async fn write_version(&self, name: &str, iteration: u32, code: String) -> Result<(), Stop> {
-        let code = self.with_prelude(name, code);
-        let node = name.to_string();
-        let next = iteration + 1;
-        self.tape
-            .append_with(move |s| {
-                let edited = s
-                    .nodes
-                    .get(&node)
-                    .is_some_and(|n| n.iteration() != iteration);
-                let events = if edited {
-                    Vec::new()
-                } else {
-                    vec![Event::Code {
-                        node,
-                        iteration: next,
                         code,
                         source: CodeSource::Model,
                     }]

@@ -32,11 +32,17 @@
 //! - `examples`: the examples a task states, ground truth for the tests.
 //! - `calls`: model calls: budget, gate, streamed onto the tape, asked again
 //!   without code; a looping reply stopped, a failed call's tokens counted.
+//! - `tag`: a call's tag (`plan`, `tests/NAME`, `repair/NAME/3`, ...),
+//!   written and read back by one type.
 //! - `schemas`: the JSON schema of each reply read as data, and the reply
 //!   limit of each kind of call.
 //! - `plan`: the plan given, cached or asked for, and a spec edit, validated as a DAG.
-//! - `generate`: the tests, code, repair and fresh-start prompts and the
-//!   context they are written from; which kind of attempt follows a failure.
+//! - `generate`: a node's tests and first code, and the context every
+//!   prompt about a node is written from.
+//! - `repair`: what follows a failure: which kind of attempt, the repair's
+//!   prompt, call and reply (code, or the tests blamed), a fresh start.
+//! - `conversation`: a repair as the next turn of the conversation that
+//!   wrote the code; its prompt fitted to the context window.
 //! - `execute`: the static check and a sandboxed run, recorded.
 //! - `runs`: what a run executes, derived from the state, and how its result is judged.
 //! - `finish`: the assembled program, its run (a failure repaired in the node
@@ -62,12 +68,14 @@ mod pictures;
 mod plan;
 mod prompts;
 mod recorder;
+mod repair;
 mod resume;
 mod review;
 pub mod runs;
 mod schedule;
 mod schemas;
 mod steering;
+mod tag;
 mod testfix;
 
 use std::collections::BTreeMap;

@@ -3,17 +3,34 @@
 //! turn reads the node from the state, so an edit made meanwhile (while
 //! paused, while the model wrote, while it ran) is what runs next.
 
+use std::ops::ControlFlow;
+
 use super::context::{Core, Stop};
 use super::execute;
 use super::review::AfterReview;
 use super::runs::{self, NO_TEST_RAN};
 use super::steering::GateAnswer;
+use super::tag::Tag;
+use codeloop_protocol::Location;
 use codeloop_sandbox::harness::tests_file_name;
 use codeloop_session::{Event, NodeStatus, NoticeLevel, RunKind, RunRecord, Step};
 
+/// How one try of a version went.
+enum Tried {
+    /// It ran (or could not, and is repaired unrun): passed, or where it failed.
+    Judged {
+        passed: bool,
+        location: Box<Option<Location>>,
+    },
+    /// The code was edited meanwhile: check it first.
+    Edited,
+    /// The node's life ended (its run skipped, or it cannot run).
+    Ended,
+}
+
 /// How a node's run went.
 enum NodeRun {
-    Ran(RunRecord, Box<Option<codeloop_protocol::Location>>),
+    Ran(RunRecord, Box<Option<Location>>),
     /// The code was edited while the run waited at the gate: check it first.
     Edited,
     /// The person skipped the run: the node's code is kept, untested.
@@ -35,6 +52,39 @@ impl Core {
         if self.carried_over(name).await? {
             return Ok(());
         }
+        if self.first_versions(name).await?.is_break() {
+            return Ok(());
+        }
+        loop {
+            let iteration = self.iteration_of(name);
+            self.status(name, NodeStatus::Checking).await?;
+            self.check(name, iteration).await?;
+            let (passed, location) = match self.try_version(name, iteration).await? {
+                Tried::Judged { passed, location } => (passed, *location),
+                // Edited while paused: check the new code first.
+                Tried::Edited => continue,
+                Tried::Ended => return Ok(()),
+            };
+            if self.cancel.is_cancelled() {
+                return Err(Stop::Cancelled);
+            }
+            if passed {
+                self.status(name, NodeStatus::Passed).await?;
+                return Ok(());
+            }
+            if self
+                .after_failure(name, iteration, location)
+                .await?
+                .is_break()
+            {
+                return Ok(());
+            }
+        }
+    }
+
+    /// The node's tests and first code, each asked for unless it has them.
+    /// `Break` when the node's life ended here (given up).
+    async fn first_versions(&self, name: &str) -> Result<ControlFlow<()>, Stop> {
         let (has_tests, has_code) = self.read(|s| {
             s.nodes
                 .get(name)
@@ -43,7 +93,7 @@ impl Core {
         });
         if !has_tests {
             self.status(name, NodeStatus::Generating).await?;
-            match self.write_tests(name, "tests/{name}").await {
+            match self.write_tests(name, false).await {
                 Ok(()) => {}
                 Err(Stop::Skipped) => {
                     self.notice(
@@ -66,113 +116,136 @@ impl Core {
                     )
                     .await?
                 }
-                Err(e) => return self.give_up(name, e).await,
+                Err(e) => return self.ended(name, e).await,
             }
         }
         if !has_code {
             self.status(name, NodeStatus::Generating).await?;
             if let Err(e) = self.write_code(name).await {
-                return self.give_up(name, e).await;
+                return self.ended(name, e).await;
             }
         }
-        loop {
-            let iteration = self.iteration_of(name);
-            self.status(name, NodeStatus::Checking).await?;
-            self.check(name, iteration).await?;
-            // The person approved a run and edited the code while it
-            // waited: the approval was for their edit, so it runs once
-            // checked, unasked again (`NodeState::run_approved`).
-            let approved = self.read(|s| s.nodes.get(name).is_some_and(|n| n.run_approved));
-            let (passed, location) = match self.read(|s| execute::blocking_failure(s, name)) {
-                // Code that cannot run is repaired unrun (in step mode, unasked).
-                Some(location) => (false, Some(location)),
-                None => {
-                    // The review before running (when asked for), which may
-                    // send the code to a repair unrun.
-                    let reviewed = if approved {
-                        AfterReview::Run { approved: true }
-                    } else {
-                        self.review_before_run(name, iteration).await?
-                    };
-                    match reviewed {
-                        AfterReview::Repair(location) => (false, Some(*location)),
-                        AfterReview::Edited => continue,
-                        AfterReview::Run { approved } => {
-                            match self.run_node(name, iteration, approved).await? {
-                                NodeRun::Ran(record, location) => (record.passed, *location),
-                                // Edited while paused: check the new code first.
-                                NodeRun::Edited => continue,
-                                NodeRun::Accepted => return Ok(()),
-                                NodeRun::CannotRun => {
-                                    return self.give_up(name, Stop::Failed).await;
-                                }
-                            }
-                        }
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// One try of the checked `iteration`: repaired unrun when it cannot
+    /// run, else reviewed (when asked for) and run.
+    async fn try_version(&self, name: &str, iteration: u32) -> Result<Tried, Stop> {
+        // The person approved a run and edited the code while it
+        // waited: the approval was for their edit, so it runs once
+        // checked, unasked again (`NodeState::run_approved`).
+        let approved = self.read(|s| s.nodes.get(name).is_some_and(|n| n.run_approved));
+        // Code that cannot run is repaired unrun (in step mode, unasked).
+        if let Some(location) = self.read(|s| execute::blocking_failure(s, name)) {
+            return Ok(Tried::Judged {
+                passed: false,
+                location: Box::new(Some(location)),
+            });
+        }
+        // The review before running (when asked for), which may send the
+        // code to a repair unrun.
+        let reviewed = if approved {
+            AfterReview::Run { approved: true }
+        } else {
+            self.review_before_run(name, iteration).await?
+        };
+        let tried = match reviewed {
+            AfterReview::Repair(location) => Tried::Judged {
+                passed: false,
+                location: Box::new(Some(*location)),
+            },
+            AfterReview::Edited => Tried::Edited,
+            AfterReview::Run { approved } => {
+                match self.run_node(name, iteration, approved).await? {
+                    NodeRun::Ran(record, location) => Tried::Judged {
+                        passed: record.passed,
+                        location,
+                    },
+                    NodeRun::Edited => Tried::Edited,
+                    NodeRun::Accepted => Tried::Ended,
+                    NodeRun::CannotRun => {
+                        self.give_up(name, Stop::Failed).await?;
+                        Tried::Ended
                     }
                 }
-            };
-            if self.cancel.is_cancelled() {
-                return Err(Stop::Cancelled);
             }
-            if passed {
-                self.status(name, NodeStatus::Passed).await?;
-                return Ok(());
-            }
-            let now = self.iteration_of(name);
-            self.status(name, NodeStatus::Failed).await?;
-            let tests_broken = location
-                .as_ref()
-                .is_some_and(|l| l.file == tests_file_name(name) && l.test.is_none());
-            // The code loaded and there is no test to run: a repair has
-            // nothing to go by, so none is asked for (it would be a wasted call).
-            let nothing_to_repair = self
-                .read(|s| s.nodes.get(name).is_some_and(|n| n.tests.is_none()))
-                && location.as_ref().is_some_and(|l| l.message == NO_TEST_RAN);
-            if let Some(location) = location {
-                self.record(Event::Localized {
-                    node: name.to_string(),
-                    iteration,
-                    location,
-                })
-                .await?;
-            }
-            if now != iteration {
-                continue; // edited while it ran: run the edit
-            }
-            let retag = format!("tests/{name}/2");
-            let tests_rewritten = self.read(|s| s.calls.values().any(|c| c.tag == retag));
-            if tests_broken && !tests_rewritten && !self.tests_given(name) {
-                // The tests themselves do not load: no code change can fix
-                // that. Ask for the tests again, once (the tape says whether
-                // they were, so a resume asks no more).
-                self.notice(
-                    NoticeLevel::Warning,
-                    format!("the tests of `{name}` do not load: asking for new tests"),
-                )
-                .await?;
-                self.status(name, NodeStatus::Generating).await?;
-                match self.write_tests(name, "tests/{name}/2").await {
-                    Ok(()) => continue,
-                    Err(e) => return self.give_up(name, e).await,
-                }
-            }
-            if nothing_to_repair {
-                self.notice(
-                    NoticeLevel::Warning,
-                    format!(
-                        "`{name}` has no tests, so no repair is asked for: write its tests in the Code pane and run it again"
-                    ),
-                )
-                .await?;
-                return self.give_up(name, Stop::Failed).await;
-            }
-            if self.given_up_at_limit(name, iteration).await? {
-                return Ok(());
-            }
-            if let Err(e) = self.repair(name, iteration).await {
-                return self.give_up(name, e).await;
-            }
+        };
+        Ok(tried)
+    }
+
+    /// After `iteration` failed at `location`: the failure on the tape,
+    /// then what comes next: the edit made meanwhile, new tests when the
+    /// tests do not load, or a repair, unless nothing can be repaired or
+    /// the node is at its limit. `Break` when the node's life ended.
+    async fn after_failure(
+        &self,
+        name: &str,
+        iteration: u32,
+        location: Option<Location>,
+    ) -> Result<ControlFlow<()>, Stop> {
+        let now = self.iteration_of(name);
+        self.status(name, NodeStatus::Failed).await?;
+        let tests_broken = location
+            .as_ref()
+            .is_some_and(|l| l.file == tests_file_name(name) && l.test.is_none());
+        // The code loaded and there is no test to run: a repair has
+        // nothing to go by, so none is asked for (it would be a wasted call).
+        let nothing_to_repair = self.read(|s| s.nodes.get(name).is_some_and(|n| n.tests.is_none()))
+            && location.as_ref().is_some_and(|l| l.message == NO_TEST_RAN);
+        if let Some(location) = location {
+            self.record(Event::Localized {
+                node: name.to_string(),
+                iteration,
+                location,
+            })
+            .await?;
         }
+        if now != iteration {
+            return Ok(ControlFlow::Continue(())); // edited while it ran: run the edit
+        }
+        let retag = Tag::Tests {
+            node: name.to_string(),
+            again: true,
+        };
+        let tests_rewritten = self.read(|s| retag.latest_call(s).is_some());
+        if tests_broken && !tests_rewritten && !self.tests_given(name) {
+            // The tests themselves do not load: no code change can fix
+            // that. Ask for the tests again, once (the tape says whether
+            // they were, so a resume asks no more).
+            self.notice(
+                NoticeLevel::Warning,
+                format!("the tests of `{name}` do not load: asking for new tests"),
+            )
+            .await?;
+            self.status(name, NodeStatus::Generating).await?;
+            return match self.write_tests(name, true).await {
+                Ok(()) => Ok(ControlFlow::Continue(())),
+                Err(e) => self.ended(name, e).await,
+            };
+        }
+        if nothing_to_repair {
+            self.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "`{name}` has no tests, so no repair is asked for: write its tests in the Code pane and run it again"
+                ),
+            )
+            .await?;
+            return self.ended(name, Stop::Failed).await;
+        }
+        if self.given_up_at_limit(name, iteration).await? {
+            return Ok(ControlFlow::Break(()));
+        }
+        if let Err(e) = self.repair(name, iteration).await {
+            return self.ended(name, e).await;
+        }
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// The node given up for `why` (`give_up`): its life ended.
+    async fn ended(&self, name: &str, why: Stop) -> Result<ControlFlow<()>, Stop> {
+        self.give_up(name, why).await?;
+        Ok(ControlFlow::Break(()))
     }
 
     /// The run of `name`'s tests at `iteration`, after the step-mode gate

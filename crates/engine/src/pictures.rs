@@ -12,7 +12,7 @@ use codeloop_session::{Event, NoticeLevel, TapeError};
 use super::context::Core;
 
 /// The folder of a session where pictures are kept.
-pub(crate) const PICTURES_DIR: &str = "pictures";
+const PICTURES_DIR: &str = "pictures";
 
 impl Core {
     /// Keep the images a run left: `run_id` None is the program's run

@@ -9,6 +9,7 @@ use super::cache;
 use super::context::{Core, EngineError, Stop};
 use super::extract;
 use super::prompts::prompt_inputs;
+use super::tag::Tag;
 use codeloop_session::{CodeSource, Dag, Event, FunctionSpec, NoticeLevel, Purpose, TapeError};
 
 /// Plans asked for before giving up on an unusable one.
@@ -94,7 +95,7 @@ impl Core {
             }
             return Ok(true);
         }
-        self.ask_for_plan("plan").await
+        self.ask_for_plan(false).await
     }
 
     /// The task was edited: plan it again. Nodes whose specs did not change
@@ -102,7 +103,7 @@ impl Core {
     /// for the edited task, the plan there is stays (recorded again, so the
     /// tape says the re-plan is over).
     pub(crate) async fn replan(&self) -> Result<(), EngineError> {
-        if self.ask_for_plan("replan").await? {
+        if self.ask_for_plan(true).await? {
             return Ok(());
         }
         self.notice(
@@ -115,91 +116,21 @@ impl Core {
         Ok(())
     }
 
-    /// Ask for a plan (calls tagged `tag`, `tag/2`, ...) until one is a valid DAG.
-    async fn ask_for_plan(&self, tag: &str) -> Result<bool, EngineError> {
+    /// Ask for a plan (calls tagged `plan`, `plan/2`, ..., or `replan`,
+    /// `replan/2`, ... for an edited task) until one is a valid DAG.
+    async fn ask_for_plan(&self, replan: bool) -> Result<bool, EngineError> {
         let mut error: Option<String> = None;
         for attempt in 1..=PLAN_ATTEMPTS {
-            match self.may_ask(&Purpose::Plan).await {
-                Ok(()) => {}
-                Err(Stop::Tape(e)) => return Err(e.into()),
-                Err(Stop::Prompt(e)) => return Err(e.into()),
-                Err(Stop::Skipped | Stop::Cancelled | Stop::Budget | Stop::Failed) => {
-                    return Ok(false);
-                }
-            }
-            let (task, inputs) = self.read(|s| (s.task.clone(), prompt_inputs(&s.inputs)));
-            let prompt = self.prompts.render(
-                "plan.md",
-                minijinja::context! { task, inputs, error => &error },
-            )?;
-            let tag = if attempt == 1 {
-                tag.to_string()
-            } else {
-                format!("{tag}/{attempt}")
-            };
-            let reply = match self
-                .call(Purpose::Plan, tag, self.messages(prompt)?, None)
-                .await
-            {
-                Ok(r) => r,
-                Err(Stop::Tape(e)) => return Err(e.into()),
-                Err(Stop::Prompt(e)) => return Err(e.into()),
-                Err(Stop::Skipped | Stop::Cancelled | Stop::Budget | Stop::Failed) => {
-                    return Ok(false);
-                }
+            let Some(reply) = self.plan_call(replan, attempt, &error).await? else {
+                return Ok(false);
             };
             let task = self.read(|s| s.task.clone());
-            match read_plan(&reply, &task) {
-                Ok(PlanReply::Plan { specs, dropped }) => {
-                    for message in dropped {
-                        self.notice(NoticeLevel::Warning, message).await?;
-                    }
-                    self.record(Event::Plan { specs }).await?;
-                    return Ok(true);
-                }
-                Ok(PlanReply::Code(plan)) => {
-                    let names: Vec<String> =
-                        plan.specs.iter().map(|s| format!("`{}`", s.name)).collect();
-                    self.notice(
-                        NoticeLevel::Warning,
-                        format!(
-                            "the plan reply was code, not a plan: its functions ({}) are the plan, with their signatures as specs and the reply's code as their first version",
-                            names.join(", ")
-                        ),
-                    )
-                    .await?;
-                    self.record(Event::Plan { specs: plan.specs }).await?;
-                    // A node a re-plan kept keeps its code.
-                    self.tape
-                        .append_with(move |s| {
-                            let events = plan
-                                .code
-                                .into_iter()
-                                .filter(|(node, _)| {
-                                    s.nodes.get(node).is_some_and(|n| n.versions.is_empty())
-                                })
-                                .map(|(node, code)| Event::Code {
-                                    node,
-                                    iteration: 1,
-                                    code,
-                                    source: CodeSource::PlanReply,
-                                })
-                                .collect();
-                            (events, ())
-                        })
-                        .await?;
-                    return Ok(true);
-                }
-                Err(message) => {
-                    self.record(Event::PlanError {
-                        message: message.clone(),
-                    })
-                    .await?;
-                    error = Some(message);
-                }
+            match self.take_plan(read_plan(&reply, &task)).await? {
+                None => return Ok(true),
+                Some(message) => error = Some(message),
             }
         }
-        if tag != "plan" {
+        if replan {
             return Ok(false);
         }
         // Every attempt was answered, and none was a plan: a small model
@@ -217,6 +148,105 @@ impl Core {
         .await?;
         self.record(Event::Plan { specs: vec![spec] }).await?;
         Ok(true)
+    }
+
+    /// The reply to the plan call of `attempt` (`error`: what was wrong
+    /// with the last reply); `None` when the call is not made (skipped,
+    /// cancelled, out of budget) or fails: there is no plan to be had.
+    async fn plan_call(
+        &self,
+        replan: bool,
+        attempt: u32,
+        error: &Option<String>,
+    ) -> Result<Option<String>, EngineError> {
+        /// A step that stopped: the tape's and the prompts' errors are the
+        /// session's; any other stop means no plan.
+        fn no_plan(stop: Stop) -> Result<Option<String>, EngineError> {
+            match stop {
+                Stop::Tape(e) => Err(e.into()),
+                Stop::Prompt(e) => Err(e.into()),
+                Stop::Skipped | Stop::Cancelled | Stop::Budget | Stop::Failed => Ok(None),
+            }
+        }
+        if let Err(stop) = self.may_ask(&Purpose::Plan).await {
+            return no_plan(stop);
+        }
+        let (task, inputs) = self.read(|s| (s.task.clone(), prompt_inputs(&s.inputs)));
+        let prompt = self.prompts.render(
+            "plan.md",
+            minijinja::context! { task, inputs, error => error },
+        )?;
+        let tag = if replan {
+            Tag::Replan { attempt }
+        } else {
+            Tag::Plan { attempt }
+        };
+        match self
+            .call(Purpose::Plan, tag, self.messages(prompt)?, None)
+            .await
+        {
+            Ok(reply) => Ok(Some(reply)),
+            Err(stop) => no_plan(stop),
+        }
+    }
+
+    /// What a plan reply gave, on the tape: the plan (with a notice for
+    /// each dependency dropped), or the plan of its code with that code as
+    /// the first versions. `Some(message)`: what was wrong, recorded as a
+    /// `PlanError`, to be said when the plan is asked for again.
+    async fn take_plan(
+        &self,
+        read: Result<PlanReply, String>,
+    ) -> Result<Option<String>, EngineError> {
+        match read {
+            Ok(PlanReply::Plan { specs, dropped }) => {
+                for message in dropped {
+                    self.notice(NoticeLevel::Warning, message).await?;
+                }
+                self.record(Event::Plan { specs }).await?;
+                Ok(None)
+            }
+            Ok(PlanReply::Code(plan)) => {
+                let names: Vec<String> =
+                    plan.specs.iter().map(|s| format!("`{}`", s.name)).collect();
+                self.notice(
+                    NoticeLevel::Warning,
+                    format!(
+                        "the plan reply was code, not a plan: its functions ({}) are the plan, with their signatures as specs and the reply's code as their first version",
+                        names.join(", ")
+                    ),
+                )
+                .await?;
+                self.record(Event::Plan { specs: plan.specs }).await?;
+                // A node a re-plan kept keeps its code.
+                self.tape
+                    .append_with(move |s| {
+                        let events = plan
+                            .code
+                            .into_iter()
+                            .filter(|(node, _)| {
+                                s.nodes.get(node).is_some_and(|n| n.versions.is_empty())
+                            })
+                            .map(|(node, code)| Event::Code {
+                                node,
+                                iteration: 1,
+                                code,
+                                source: CodeSource::PlanReply,
+                            })
+                            .collect();
+                        (events, ())
+                    })
+                    .await?;
+                Ok(None)
+            }
+            Err(message) => {
+                self.record(Event::PlanError {
+                    message: message.clone(),
+                })
+                .await?;
+                Ok(Some(message))
+            }
+        }
     }
 
     /// Record the edit of `node`'s spec (`steer`) and, decided on the same
@@ -251,7 +281,7 @@ impl Core {
 /// The plan of a task the model could not plan: one function doing the
 /// whole task, named from the task's words (`count_vowels_string` for
 /// "count the vowels in a string").
-pub(crate) fn one_function_plan(task: &str) -> FunctionSpec {
+fn one_function_plan(task: &str) -> FunctionSpec {
     const SMALL: [&str; 20] = [
         "a", "an", "the", "of", "in", "on", "to", "for", "and", "or", "with", "from", "by", "its",
         "is", "are", "be", "whether", "if", "given",

@@ -15,7 +15,8 @@ use super::context::{Core, Stop};
 use super::extract;
 use super::generate::node_ctx;
 use super::steering::GateAnswer;
-use codeloop_protocol::Location;
+use super::tag::Tag;
+use codeloop_protocol::{ChatMessage, Location};
 use codeloop_session::review::{REVIEW_ERROR, review_failure};
 use codeloop_session::state::HistoryEntry;
 use codeloop_session::{
@@ -102,6 +103,30 @@ impl Core {
         self.read(|s| s.nodes.get(name).map(|n| n.iteration()).unwrap_or(0))
     }
 
+    /// The review's prompt: the node's context and its code at
+    /// `iteration`, its lines numbered.
+    fn review_prompt(&self, name: &str, iteration: u32) -> Result<Option<Vec<ChatMessage>>, Stop> {
+        let Some(ctx) = self.read(|s| node_ctx(s, name)) else {
+            return Ok(None);
+        };
+        let code = self.read(|s| {
+            s.nodes
+                .get(name)
+                .and_then(|n| n.code())
+                .unwrap_or("")
+                .to_string()
+        });
+        let prompt = self.prompts.render(
+            "review.md",
+            minijinja::context! {
+                task => ctx.task, inputs => ctx.inputs, plan => ctx.plan, spec => ctx.spec,
+                deps => ctx.deps, tests => self.shown_tests(ctx.tests), iteration,
+                numbered => numbered(&code),
+            },
+        )?;
+        Ok(Some(self.messages(prompt)?))
+    }
+
     /// The review call and its verdict on the tape; None when there is
     /// none to go by (said in a notice).
     async fn ask_review(
@@ -126,26 +151,13 @@ impl Core {
             Err(Stop::Budget) => return Ok(None),
             Err(e) => return Err(e),
         }
-        let Some(ctx) = self.read(|s| node_ctx(s, name)) else {
+        let Some(messages) = self.review_prompt(name, iteration)? else {
             return Ok(None);
         };
-        let code = self.read(|s| {
-            s.nodes
-                .get(name)
-                .and_then(|n| n.code())
-                .unwrap_or("")
-                .to_string()
-        });
-        let prompt = self.prompts.render(
-            "review.md",
-            minijinja::context! {
-                task => ctx.task, inputs => ctx.inputs, plan => ctx.plan, spec => ctx.spec,
-                deps => ctx.deps, tests => self.shown_tests(ctx.tests), iteration,
-                numbered => numbered(&code),
-            },
-        )?;
-        let messages = self.messages(prompt)?;
-        let tag = format!("review/{name}/{iteration}");
+        let tag = Tag::Review {
+            node: name.to_string(),
+            iteration,
+        };
         let reply = match self.call(purpose, tag.clone(), messages, None).await {
             Ok(reply) => reply,
             // The call's failure is on the tape with its notice.
@@ -159,13 +171,7 @@ impl Core {
             }
             Err(e) => return Err(e),
         };
-        let call_id = self.read(|s| {
-            s.calls
-                .iter()
-                .rev()
-                .find(|(_, c)| c.tag == tag)
-                .map(|(id, _)| *id)
-        });
+        let call_id = self.read(|s| tag.latest_call(s));
         match parse(&reply) {
             Ok((verdict, findings)) => {
                 self.record(Event::Review {

@@ -13,9 +13,9 @@ use codeloop_session::{Dag, RunRecord, State};
 pub(crate) struct PreparedRun {
     pub(crate) spec: RunSpec,
     /// Files that count as code under test (blamed before test files).
-    pub(crate) code_files: Vec<String>,
+    code_files: Vec<String>,
     /// The file of the node under test.
-    pub(crate) target_file: String,
+    target_file: String,
 }
 
 /// The failure of a run whose code loaded but that had no test to run.

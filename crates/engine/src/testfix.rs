@@ -85,7 +85,7 @@ fn counts(tests: &str) -> (usize, usize) {
 
 /// Why `new` may not replace `old`, if it may not: it drops a test
 /// function or an assertion without putting another in its place.
-pub(crate) fn removes_assertions(old: &str, new: &str) -> Option<String> {
+fn removes_assertions(old: &str, new: &str) -> Option<String> {
     if let Some(block) = super::examples::examples_block(old)
         && super::examples::examples_block(new) != Some(block)
     {

@@ -288,7 +288,7 @@ fn candidates(answer: &str, parses: &dyn Fn(&str) -> bool) -> Vec<String> {
 }
 
 /// The code of a reply; see the module's doc.
-pub(crate) fn select(
+pub(super) fn select(
     answer: &str,
     want: Option<&str>,
     parses: &dyn Fn(&str) -> bool,

@@ -18,7 +18,7 @@ pub(crate) struct CodePlan {
 /// The plan of a reply that is code (reasoning already removed), if it
 /// defines top-level functions and nothing a node could not hold: no class
 /// (two nodes sharing it would each define it again).
-pub(crate) fn plan_from_code(answer: &str) -> Option<CodePlan> {
+pub(super) fn plan_from_code(answer: &str) -> Option<CodePlan> {
     let code = select(answer, None, &looks_like_python)?;
     let items = block(&code).items;
     let is_def = |i: &Item| {

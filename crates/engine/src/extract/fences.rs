@@ -6,11 +6,11 @@
 /// A fenced block: its language (the info string's first word, lowercased,
 /// `{.python}` read as `python`), its body, and the lines it spans.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Fenced {
-    pub(crate) lang: String,
-    pub(crate) body: String,
+pub(super) struct Fenced {
+    pub(super) lang: String,
+    pub(super) body: String,
     /// Index of the opening fence line and one past the closing one.
-    pub(crate) lines: (usize, usize),
+    pub(super) lines: (usize, usize),
 }
 
 struct Fence {
@@ -57,12 +57,12 @@ fn language(info: &str) -> String {
 }
 
 /// Whether a block's language is Python (or unnamed, which models use for code).
-pub(crate) fn is_python(lang: &str) -> bool {
+pub(super) fn is_python(lang: &str) -> bool {
     matches!(lang, "" | "python" | "py" | "python3" | "py3")
 }
 
 /// Every fenced block of `text`, in order.
-pub(crate) fn fenced_blocks(text: &str) -> Vec<Fenced> {
+pub(super) fn fenced_blocks(text: &str) -> Vec<Fenced> {
     let lines: Vec<&str> = text.lines().collect();
     let mut blocks = Vec::new();
     let mut i = 0;
@@ -97,7 +97,7 @@ fn strip_indent(line: &str, n: usize) -> &str {
 }
 
 /// Whether a line opens a fenced block.
-pub(crate) fn is_fence_line(line: &str) -> bool {
+pub(super) fn is_fence_line(line: &str) -> bool {
     opening(line).is_some()
 }
 

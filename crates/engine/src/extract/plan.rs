@@ -197,8 +197,12 @@ fn candidate(text: &str) -> Candidate {
     }
 }
 
+/// What is said of a reply with no JSON plan in it.
+const NO_PLAN: &str =
+    r#"the reply holds no JSON plan: reply with one ```json block holding {"functions": [...]}"#;
+
 /// The function specs of a plan reply (reasoning already removed).
-pub(crate) fn plan(answer: &str) -> Result<Vec<FunctionSpec>, String> {
+pub(super) fn plan(answer: &str) -> Result<Vec<FunctionSpec>, String> {
     // Starts inside ```json (or unnamed) blocks first, where the JSON ends
     // with the block, then every start in the whole text.
     let blocks: Vec<String> = fenced_blocks(answer)
@@ -219,20 +223,16 @@ pub(crate) fn plan(answer: &str) -> Result<Vec<FunctionSpec>, String> {
             }
         }
     }
-    Err(broken.unwrap_or_else(|| {
-        "the reply holds no JSON plan: reply with one ```json block holding \
-         {\"functions\": [...]}"
-            .to_string()
-    }))
+    Err(broken.unwrap_or_else(|| NO_PLAN.to_string()))
 }
 
 /// The function names of the plan prompt's worked example (prompts/plan.md),
 /// a plan for another task: a plan of these names alone copied the example.
-pub(crate) const EXAMPLE_NAMES: &[&str] = &["parse_duration_parts", "duration_to_minutes"];
+const EXAMPLE_NAMES: &[&str] = &["parse_duration_parts", "duration_to_minutes"];
 /// The example's purposes, word for word: a function that says one of them
 /// was copied whatever its name (SmolLM2-135M planned "reverse the words in
 /// a sentence" as `parse_duration_parts`, "Add up the parts of a duration").
-pub(crate) const EXAMPLE_PURPOSES: &[&str] = &[
+const EXAMPLE_PURPOSES: &[&str] = &[
     "Split a duration such as '2h 15m' into (amount, unit) pairs.",
     "Add up the parts of a duration in minutes (h is 60, m is 1).",
 ];

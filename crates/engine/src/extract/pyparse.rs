@@ -8,7 +8,7 @@
 
 /// A token, without its position.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Tok {
+pub(super) enum Tok {
     Name(String),
     Number,
     /// A string literal with its quotes and prefix.
@@ -18,18 +18,18 @@ pub(crate) enum Tok {
 
 /// One logical line: its tokens, the physical lines it spans and its indent.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Logical {
-    pub(crate) first_line: usize,
-    pub(crate) last_line: usize,
-    pub(crate) indent: usize,
-    pub(crate) tokens: Vec<Tok>,
+pub(super) struct Logical {
+    first_line: usize,
+    pub(super) last_line: usize,
+    pub(super) indent: usize,
+    pub(super) tokens: Vec<Tok>,
 }
 
 /// The logical lines of a source, and the first thing that cannot be Python.
 /// Lexing goes on past an error, so the lines serve even broken code.
-pub(crate) struct Lexed {
-    pub(crate) lines: Vec<Logical>,
-    pub(crate) error: Option<String>,
+pub(super) struct Lexed {
+    pub(super) lines: Vec<Logical>,
+    pub(super) error: Option<String>,
 }
 
 const KEYWORDS: [&str; 32] = [
@@ -52,7 +52,7 @@ const OPS1: [&str; 22] = [
 ];
 const OP_EQ: &str = "=";
 
-pub(crate) fn is_keyword(name: &str) -> bool {
+pub(super) fn is_keyword(name: &str) -> bool {
     KEYWORDS.contains(&name)
 }
 
@@ -142,6 +142,84 @@ impl Lexer {
         }
     }
 
+    /// The indent of the line that starts at `self.i` (a tab to the next
+    /// multiple of 8), past it.
+    fn indent(&mut self) -> usize {
+        let mut width = 0;
+        while let Some(c) = self.peek(0).filter(|c| matches!(c, ' ' | '\t' | '\x0c')) {
+            width = if c == '\t' {
+                (width / 8 + 1) * 8
+            } else {
+                width + 1
+            };
+            self.i += 1;
+        }
+        width
+    }
+
+    /// Past a comment, to the end of its line.
+    fn comment(&mut self) {
+        while self.peek(0).is_some_and(|c| c != '\n') {
+            self.i += 1;
+        }
+    }
+
+    /// Past a backslash at `self.i`: true when it joins the next line to
+    /// this one; else it is an error, and only it is passed.
+    fn backslash(&mut self) -> bool {
+        let skip = match (self.peek(1), self.peek(2)) {
+            (Some('\n'), _) => 2,
+            (Some('\r'), Some('\n')) => 3,
+            _ => 0,
+        };
+        if skip == 0 {
+            self.fail("a backslash outside a string".into());
+            self.i += 1;
+            return false;
+        }
+        self.i += skip;
+        self.line += 1;
+        true
+    }
+
+    /// Past a number (digits, a point, an exponent and its sign, a suffix).
+    fn number(&mut self) {
+        while let Some(d) = self.peek(0) {
+            if d.is_alphanumeric() || d == '_' || d == '.' {
+                self.i += 1;
+                if matches!(d, 'e' | 'E') && matches!(self.peek(0), Some('+' | '-')) {
+                    self.i += 1;
+                }
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// A name at `self.i`, or a string with its prefix (`rb"..."`, `f'...'`).
+    fn name_or_string(&mut self) -> Tok {
+        let from = self.i;
+        while self
+            .peek(0)
+            .is_some_and(|d| d.is_alphanumeric() || d == '_')
+        {
+            self.i += 1;
+        }
+        let name: String = self.chars[from..self.i].iter().collect();
+        let lower = name.to_ascii_lowercase();
+        let prefix = lower.len() <= 2 && lower.chars().all(|p| "rbuft".contains(p));
+        if prefix && matches!(self.peek(0), Some('\'' | '"')) {
+            self.string(lower.contains('f') || lower.contains('t'));
+            Tok::Str(
+                self.chars[from..self.i.min(self.chars.len())]
+                    .iter()
+                    .collect(),
+            )
+        } else {
+            Tok::Name(name)
+        }
+    }
+
     fn op(&mut self) -> Option<&'static str> {
         let rest: String = self.chars[self.i..].iter().take(3).collect();
         let found = OPS3
@@ -157,7 +235,7 @@ impl Lexer {
 }
 
 /// The tokens of `src`, as logical lines.
-pub(crate) fn lex(src: &str) -> Lexed {
+pub(super) fn lex(src: &str) -> Lexed {
     let mut lx = Lexer {
         chars: src.chars().collect(),
         i: 0,
@@ -172,15 +250,7 @@ pub(crate) fn lex(src: &str) -> Lexed {
         if at_line_start {
             at_line_start = false;
             if lx.brackets.is_empty() && !continued {
-                let mut width = 0;
-                while let Some(c) = lx.peek(0).filter(|c| matches!(c, ' ' | '\t' | '\x0c')) {
-                    width = if c == '\t' {
-                        (width / 8 + 1) * 8
-                    } else {
-                        width + 1
-                    };
-                    lx.i += 1;
-                }
+                let width = lx.indent();
                 if !matches!(lx.peek(0), None | Some('\n' | '\r' | '#')) {
                     lines.push(Logical {
                         first_line: lx.line,
@@ -193,88 +263,15 @@ pub(crate) fn lex(src: &str) -> Lexed {
             continued = false;
             continue;
         }
-        let c = lx.chars[lx.i];
         let start_line = lx.line;
-        let tok = match c {
-            '\n' => {
-                lx.line += 1;
-                lx.i += 1;
+        let tok = match lx.next() {
+            Next::Token(tok) => tok,
+            Next::Nothing => continue,
+            Next::LineEnd { joined } => {
                 at_line_start = true;
+                continued |= joined;
                 continue;
             }
-            ' ' | '\t' | '\r' | '\x0c' => {
-                lx.i += 1;
-                continue;
-            }
-            '#' => {
-                while lx.peek(0).is_some_and(|c| c != '\n') {
-                    lx.i += 1;
-                }
-                continue;
-            }
-            '\\' => {
-                let skip = match (lx.peek(1), lx.peek(2)) {
-                    (Some('\n'), _) => 2,
-                    (Some('\r'), Some('\n')) => 3,
-                    _ => 0,
-                };
-                if skip == 0 {
-                    lx.fail("a backslash outside a string".into());
-                    lx.i += 1;
-                } else {
-                    lx.i += skip;
-                    lx.line += 1;
-                    at_line_start = true;
-                    continued = true;
-                }
-                continue;
-            }
-            '\'' | '"' => {
-                let from = lx.i;
-                lx.string(false);
-                Tok::Str(lx.chars[from..lx.i.min(lx.chars.len())].iter().collect())
-            }
-            c if c.is_ascii_digit()
-                || (c == '.' && lx.peek(1).is_some_and(|d| d.is_ascii_digit())) =>
-            {
-                while let Some(d) = lx.peek(0) {
-                    if d.is_alphanumeric() || d == '_' || d == '.' {
-                        lx.i += 1;
-                        if matches!(d, 'e' | 'E') && matches!(lx.peek(0), Some('+' | '-')) {
-                            lx.i += 1;
-                        }
-                    } else {
-                        break;
-                    }
-                }
-                Tok::Number
-            }
-            c if c.is_alphabetic() || c == '_' => {
-                let from = lx.i;
-                while lx.peek(0).is_some_and(|d| d.is_alphanumeric() || d == '_') {
-                    lx.i += 1;
-                }
-                let name: String = lx.chars[from..lx.i].iter().collect();
-                let lower = name.to_ascii_lowercase();
-                let prefix = lower.len() <= 2 && lower.chars().all(|p| "rbuft".contains(p));
-                if prefix && matches!(lx.peek(0), Some('\'' | '"')) {
-                    lx.string(lower.contains('f') || lower.contains('t'));
-                    Tok::Str(lx.chars[from..lx.i.min(lx.chars.len())].iter().collect())
-                } else {
-                    Tok::Name(name)
-                }
-            }
-            _ => match lx.op() {
-                Some(op) => {
-                    bracket(&mut lx, op);
-                    Tok::Op(op)
-                }
-                None => {
-                    lx.fail(format!("{c:?} is not Python"));
-                    lx.i += 1;
-                    continue;
-                }
-            },
         };
         if lines.is_empty() {
             lines.push(Logical {
@@ -298,6 +295,75 @@ pub(crate) fn lex(src: &str) -> Lexed {
     Lexed {
         lines,
         error: lx.error,
+    }
+}
+
+/// What the lexer found at its position.
+enum Next {
+    Token(Tok),
+    /// Blanks, a comment, or what is not Python (an error).
+    Nothing,
+    /// The end of a physical line; `joined` when a backslash joins the
+    /// next one to it.
+    LineEnd {
+        joined: bool,
+    },
+}
+
+impl Lexer {
+    /// What starts at `self.i`, past it.
+    fn next(&mut self) -> Next {
+        let c = self.chars[self.i];
+        let tok = match c {
+            '\n' => {
+                self.line += 1;
+                self.i += 1;
+                return Next::LineEnd { joined: false };
+            }
+            ' ' | '\t' | '\r' | '\x0c' => {
+                self.i += 1;
+                return Next::Nothing;
+            }
+            '#' => {
+                self.comment();
+                return Next::Nothing;
+            }
+            '\\' => {
+                return if self.backslash() {
+                    Next::LineEnd { joined: true }
+                } else {
+                    Next::Nothing
+                };
+            }
+            '\'' | '"' => {
+                let from = self.i;
+                self.string(false);
+                Tok::Str(
+                    self.chars[from..self.i.min(self.chars.len())]
+                        .iter()
+                        .collect(),
+                )
+            }
+            c if c.is_ascii_digit()
+                || (c == '.' && self.peek(1).is_some_and(|d| d.is_ascii_digit())) =>
+            {
+                self.number();
+                Tok::Number
+            }
+            c if c.is_alphabetic() || c == '_' => self.name_or_string(),
+            _ => match self.op() {
+                Some(op) => {
+                    bracket(self, op);
+                    Tok::Op(op)
+                }
+                None => {
+                    self.fail(format!("{c:?} is not Python"));
+                    self.i += 1;
+                    return Next::Nothing;
+                }
+            },
+        };
+        Next::Token(tok)
     }
 }
 
@@ -325,7 +391,7 @@ pub fn looks_like_python(src: &str) -> bool {
 }
 
 /// Why `src` cannot be Python, if a check finds a reason.
-pub(crate) fn check(src: &str) -> Result<(), String> {
+pub(super) fn check(src: &str) -> Result<(), String> {
     let lexed = lex(src);
     if let Some(e) = lexed.error {
         return Err(e);
@@ -415,7 +481,7 @@ fn begins_operand(t: &Tok) -> bool {
 }
 
 /// Checks one logical line; says whether it opens a block.
-pub(crate) fn statement(tokens: &[Tok]) -> Result<bool, String> {
+pub(super) fn statement(tokens: &[Tok]) -> Result<bool, String> {
     let Some(first) = tokens.first() else {
         return Ok(false);
     };

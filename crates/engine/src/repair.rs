@@ -1,0 +1,470 @@
+//! A repair: what follows a node's localized failure. The kind of attempt
+//! (`attempt_kind`: a repair, another approach, or a fresh start), the
+//! repair's prompt (the failure, its runtime values and coverage, the
+//! review's findings, as the next turn of the conversation that wrote the
+//! code, fitted to the context window by `conversation::fit`), its call,
+//! and its reply read as the next code or, when the reflection blames
+//! them, new tests; a fresh start from the spec and the failures.
+
+use super::context::{Core, Stop};
+use super::conversation;
+use super::extract;
+use super::generate::{NodeCtx, node_ctx};
+use super::tag::Tag;
+use super::testfix;
+use codeloop_protocol::{ChatMessage, Location};
+use codeloop_session::state::HistoryEntry;
+use codeloop_session::{
+    AttemptKind, CodeSource, Event, FunctionSpec, NodeStatus, NoticeLevel, Purpose, State,
+};
+
+/// Lines of a failed run's output shown to the repair.
+const OUTPUT_LINES: usize = 30;
+
+/// What a repair is written from.
+struct RepairCtx {
+    spec: FunctionSpec,
+    code: String,
+    tests: Option<String>,
+    hints: Vec<String>,
+    /// Every localized failure of the node, oldest first.
+    failures: Vec<(u32, Location)>,
+    /// The end of the last run's output.
+    output: String,
+    task: String,
+}
+
+/// Every localized failure of `name`, oldest first, with its iteration.
+fn failures_of<'a>(s: &'a State, name: &str) -> impl Iterator<Item = (u32, &'a Location)> {
+    s.history.iter().filter_map(move |h| match h {
+        HistoryEntry::Failure {
+            node,
+            iteration,
+            location,
+        } if node == name => Some((*iteration, location)),
+        _ => None,
+    })
+}
+
+fn repair_ctx(s: &State, name: &str) -> Option<RepairCtx> {
+    let n = s.nodes.get(name)?;
+    let failures = failures_of(s, name)
+        .map(|(it, l)| (it, l.clone()))
+        .collect();
+    let output = n
+        .last_run
+        .and_then(|r| s.runs.get(&r))
+        .map(|r| {
+            let all: String = r.chunks.iter().map(|(_, t)| t.as_str()).collect();
+            let lines: Vec<&str> = all.lines().collect();
+            lines[lines.len().saturating_sub(OUTPUT_LINES)..].join("\n")
+        })
+        .unwrap_or_default();
+    Some(RepairCtx {
+        spec: n.spec.clone(),
+        code: n.code().unwrap_or("").to_string(),
+        tests: n.tests.clone(),
+        hints: n.hints.clone(),
+        failures,
+        output,
+        task: s.task.clone(),
+    })
+}
+
+/// What a repair asks for beyond the fix.
+struct RepairAsk {
+    /// The last two failures were the same: another approach.
+    different_approach: bool,
+    /// The reflection may blame the tests and fix them.
+    may_fix_tests: bool,
+    /// Why the tests the last reply proposed were refused.
+    tests_rejected: Option<String>,
+}
+
+/// What a repair prompt shows of the failure it repairs.
+struct FailureShown {
+    /// The failure, located, in several lines.
+    error: String,
+    /// The runtime values along the failing path (none without `runtime_values`).
+    values: String,
+    /// The function with the lines that ran marked (likewise).
+    coverage: String,
+    /// What the review before running found in the failing version.
+    review: Vec<String>,
+}
+
+/// A repair's prompt, and what reading its reply needs.
+struct RepairPrompt {
+    messages: Vec<ChatMessage>,
+    /// The prompt shows the runtime values at the failure.
+    runtime_values: bool,
+    /// The first test of the node's tests: the block of a reply that fixes them.
+    first_test: Option<String>,
+}
+
+/// What a repair call brought.
+enum RepairReply {
+    /// The next version of the code.
+    Code(String),
+    /// New tests: the reflection blamed the tests (`reason`).
+    Tests { tests: String, reason: String },
+}
+
+/// The kind of the attempt after `name`'s latest failure. With fresh starts:
+/// a repair, until three code versions since the last fresh start (the first
+/// try and two repairs) have failed; then a fresh start. Without: a repair,
+/// another approach when the last two failures are the same.
+fn attempt_kind(s: &State, name: &str, fresh_start: bool) -> AttemptKind {
+    let failures: Vec<(u32, &Location)> = failures_of(s, name).collect();
+    if fresh_start {
+        let since = s
+            .nodes
+            .get(name)
+            .and_then(|n| {
+                n.attempts
+                    .iter()
+                    .rev()
+                    .find(|a| a.kind == AttemptKind::FreshStart)
+            })
+            .map(|a| a.iteration)
+            .unwrap_or(1);
+        let mut failed: Vec<u32> = failures
+            .iter()
+            .map(|(it, _)| *it)
+            .filter(|it| *it >= since)
+            .collect();
+        failed.dedup();
+        return if failed.len() >= 3 {
+            AttemptKind::FreshStart
+        } else {
+            AttemptKind::Repair
+        };
+    }
+    let signature = |l: &Location| (l.error_type.clone(), l.line, l.test.clone());
+    match failures.as_slice() {
+        [.., (_, a), (_, b)] if signature(a) == signature(b) => AttemptKind::DifferentApproach,
+        _ => AttemptKind::Repair,
+    }
+}
+
+impl Core {
+    /// Write iteration + 1 after the localized failure of `iteration`: a
+    /// repair (the reflection and the fix in one call, or a fix of the tests
+    /// when the reflection blames them), or a fresh start (see `attempt_kind`).
+    pub(crate) async fn repair(&self, name: &str, iteration: u32) -> Result<(), Stop> {
+        let kind = self.read(|s| attempt_kind(s, name, self.opts.fresh_start));
+        if kind == AttemptKind::FreshStart {
+            return self.fresh_start(name, iteration).await;
+        }
+        let may_fix_tests =
+            !self.tests_given(name) && self.read(|s| testfix::may_fix_tests(s, name));
+        let reply = self
+            .repair_call(name, iteration, kind, may_fix_tests, None)
+            .await?;
+        let reply = match reply {
+            RepairReply::Code(code) => code,
+            RepairReply::Tests { tests, reason } => {
+                match self.test_fix(name, iteration, tests, reason).await? {
+                    None => return Ok(()), // applied: the same code runs the new tests
+                    Some(why) => {
+                        match self
+                            .repair_call(name, iteration, kind, false, Some(why))
+                            .await?
+                        {
+                            RepairReply::Code(code) => code,
+                            // Not offered: a reply that blames the tests again fixes nothing.
+                            RepairReply::Tests { .. } => return Err(Stop::Failed),
+                        }
+                    }
+                }
+            }
+        };
+        self.write_version(name, iteration, reply).await
+    }
+
+    /// One repair call: the prompt, its attempt and its reflection on the
+    /// tape; the code of the reply, or its tests when the reflection's
+    /// verdict blames them (only when `may_fix_tests`).
+    async fn repair_call(
+        &self,
+        name: &str,
+        iteration: u32,
+        kind: AttemptKind,
+        may_fix_tests: bool,
+        tests_rejected: Option<String>,
+    ) -> Result<RepairReply, Stop> {
+        let purpose = Purpose::Reflect {
+            node: name.to_string(),
+        };
+        self.may_ask(&purpose).await?;
+        let different_approach = kind == AttemptKind::DifferentApproach;
+        let asked = RepairAsk {
+            different_approach,
+            may_fix_tests,
+            tests_rejected,
+        };
+        let prompt = self.repair_prompt(name, iteration, asked).await?;
+        let next = iteration + 1;
+        self.record(Event::Attempt {
+            node: name.to_string(),
+            iteration: next,
+            kind,
+            runtime_values: prompt.runtime_values,
+        })
+        .await?;
+        if different_approach {
+            self.notice(
+                NoticeLevel::Info,
+                format!("`{name}` failed the same way twice: asking for a different approach"),
+            )
+            .await?;
+        }
+        self.status(name, NodeStatus::Generating).await?;
+        let want = (!may_fix_tests).then_some(name);
+        let (reply, code) = self
+            .call_for_code(
+                purpose,
+                Tag::Repair {
+                    node: name.to_string(),
+                    iteration: next,
+                },
+                prompt.messages,
+                want,
+                different_approach.then_some(0.8),
+            )
+            .await?;
+        let reflection = extract::prose_before_code(&reply);
+        self.record(Event::Reflection {
+            node: name.to_string(),
+            iteration,
+            text: reflection.clone(),
+        })
+        .await?;
+        if may_fix_tests && testfix::verdict(&reflection) == testfix::Verdict::Tests {
+            // The block that holds the tests, should the reply have code too.
+            let tests = prompt
+                .first_test
+                .and_then(|t| extract::extract_code(&reply, Some(&t)))
+                .unwrap_or(code);
+            return Ok(RepairReply::Tests {
+                tests,
+                reason: reflection,
+            });
+        }
+        let code = match want {
+            Some(_) => code,
+            None => extract::extract_code(&reply, Some(name)).unwrap_or(code),
+        };
+        Ok(RepairReply::Code(code))
+    }
+
+    /// The prompt of the repair after `iteration`'s failure, read from the
+    /// state and fitted to the model's context window (a notice says what
+    /// was left out).
+    async fn repair_prompt(
+        &self,
+        name: &str,
+        iteration: u32,
+        asked: RepairAsk,
+    ) -> Result<RepairPrompt, Stop> {
+        let Some((
+            NodeCtx {
+                deps, inputs, plan, ..
+            },
+            RepairCtx {
+                spec,
+                code,
+                tests,
+                hints,
+                failures,
+                output,
+                task,
+            },
+        )) = self.read(|s| Some((node_ctx(s, name)?, repair_ctx(s, name)?)))
+        else {
+            return Err(Stop::Failed);
+        };
+        let RepairAsk {
+            different_approach,
+            may_fix_tests,
+            tests_rejected,
+        } = asked;
+        let FailureShown {
+            error,
+            values,
+            coverage,
+            review,
+        } = self.failure_shown(name, iteration, &code, &failures);
+        let first_test = tests.as_deref().and_then(testfix::first_test_name);
+        let tests = self.shown_tests(tests);
+        // Go on with the conversation that wrote this code, when it still
+        // holds; else begin again from the node's code prompt, followed by
+        // the code as the model's turn.
+        let conversation = self.read(|s| {
+            conversation::so_far(s, name, iteration, &code, tests.as_deref(), &deps, |c| {
+                self.with_prelude(name, c)
+            })
+        });
+        let opening = {
+            let mut messages = self.messages(self.prompts.render(
+                "code.md",
+                minijinja::context! { task, inputs, plan, spec, deps, tests },
+            )?)?;
+            messages.push(conversation::code_turn(&code));
+            messages
+        };
+        let turns = conversation::RepairTurns {
+            conversation,
+            opening,
+            earlier: conversation::earlier(&failures),
+            output,
+        };
+        let window = self.model.context_window().await.map(|w| w.tokens);
+        let fitted = conversation::fit(turns, window, |history, output| {
+            self.prompts.render(
+                "repair.md",
+                minijinja::context! {
+                    spec, tests, iteration, code, error, values,
+                    coverage, output, history, hints, different_approach, review,
+                    tests_may_change => may_fix_tests, tests_rejected,
+                },
+            )
+        })?;
+        if let Some(message) = fitted.dropped.notice(name, window.unwrap_or(0)) {
+            self.notice(NoticeLevel::Warning, message).await?;
+        }
+        Ok(RepairPrompt {
+            messages: fitted.messages,
+            runtime_values: !values.is_empty(),
+            first_test,
+        })
+    }
+
+    /// What the repair prompt shows of `iteration`'s failure, the last of
+    /// `failures`, in `code`.
+    fn failure_shown(
+        &self,
+        name: &str,
+        iteration: u32,
+        code: &str,
+        failures: &[(u32, Location)],
+    ) -> FailureShown {
+        let last = failures.last().map(|(_, l)| l);
+        let error = last
+            .map(Location::render)
+            .unwrap_or_else(|| "the tests failed (no location)".into());
+        let values = match last {
+            Some(l) if self.opts.runtime_values => l.values_trace(),
+            _ => String::new(),
+        };
+        // The same trace's coverage: the function with what ran marked.
+        let coverage = match last {
+            Some(l) if self.opts.runtime_values => l.executed_blocks(code, name),
+            _ => String::new(),
+        };
+        // What the review before running found in this version, if it was reviewed.
+        let review: Vec<String> = self.read(|s| {
+            s.nodes
+                .get(name)
+                .and_then(|n| n.reviews.iter().rev().find(|r| r.iteration == iteration))
+                .map(|r| r.findings.iter().map(|f| f.line_text()).collect())
+                .unwrap_or_default()
+        });
+        FailureShown {
+            error,
+            values,
+            coverage,
+            review,
+        }
+    }
+
+    /// Write iteration + 1 from the spec, the tests and the failures seen so
+    /// far, without the failing code.
+    async fn fresh_start(&self, name: &str, iteration: u32) -> Result<(), Stop> {
+        let purpose = Purpose::Code {
+            node: name.to_string(),
+        };
+        self.may_ask(&purpose).await?;
+        let Some((
+            NodeCtx {
+                spec,
+                deps,
+                task,
+                inputs,
+                plan,
+                tests,
+            },
+            RepairCtx {
+                hints, failures, ..
+            },
+        )) = self.read(|s| Some((node_ctx(s, name)?, repair_ctx(s, name)?)))
+        else {
+            return Err(Stop::Failed);
+        };
+        let failures: Vec<String> = failures
+            .iter()
+            .map(|(it, l)| format!("iteration {it}: {}", Location::prompt_line(l)))
+            .collect();
+        let prompt = self.prompts.render(
+            "fresh.md",
+            minijinja::context! {
+                task, inputs, plan, spec, deps, tests => self.shown_tests(tests), failures, hints,
+            },
+        )?;
+        let messages = self.messages(prompt)?;
+        let next = iteration + 1;
+        self.record(Event::Attempt {
+            node: name.to_string(),
+            iteration: next,
+            kind: AttemptKind::FreshStart,
+            runtime_values: false,
+        })
+        .await?;
+        self.notice(
+            NoticeLevel::Info,
+            format!("`{name}` failed after two repairs: starting fresh from the spec"),
+        )
+        .await?;
+        self.status(name, NodeStatus::Generating).await?;
+        let (_, code) = self
+            .call_for_code(
+                purpose,
+                Tag::Fresh {
+                    node: name.to_string(),
+                    iteration: next,
+                },
+                messages,
+                Some(name),
+                None,
+            )
+            .await?;
+        self.write_version(name, iteration, code).await
+    }
+
+    /// Record `code` as iteration + 1, unless an edit arrived meanwhile (it wins).
+    async fn write_version(&self, name: &str, iteration: u32, code: String) -> Result<(), Stop> {
+        let code = self.with_prelude(name, code);
+        let node = name.to_string();
+        let next = iteration + 1;
+        self.tape
+            .append_with(move |s| {
+                let edited = s
+                    .nodes
+                    .get(&node)
+                    .is_some_and(|n| n.iteration() != iteration);
+                let events = if edited {
+                    Vec::new()
+                } else {
+                    vec![Event::Code {
+                        node,
+                        iteration: next,
+                        code,
+                        source: CodeSource::Model,
+                    }]
+                };
+                (events, ())
+            })
+            .await?;
+        Ok(())
+    }
+}
