@@ -233,7 +233,14 @@ async fn a_plan_cut_at_the_token_limit_is_checked_as_it_is_not_continued() {
         "a plan was continued"
     );
     assert_eq!(state.calls[&1].continuations, 0);
-    assert_eq!(run.server.chat_requests(), 1);
+    // Every request the server saw was a call of its own (the plan asked
+    // again after its check may be one, if it went out before the cancel).
+    assert!(
+        run.server.chat_requests() <= state.calls.len(),
+        "{} requests for {} calls",
+        run.server.chat_requests(),
+        state.calls.len()
+    );
     assert_eq!(state.calls[&1].finish_reason.as_deref(), Some("length"));
     let notices: Vec<&str> = run
         .records
