@@ -48,36 +48,8 @@ pub struct Args {
 }
 
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
-    let code = std::fs::read_to_string(&args.file)
-        .with_context(|| format!("cannot read {}", args.file.display()))?;
-    let name = file_name(&args.file)?;
-    let mut limits = Limits {
-        wall: Duration::from_secs(config.run.timeout_secs.max(1)),
-        // CPU time is a backstop a second past the wall clock, so a busy
-        // loop reads as the timeout the user set.
-        cpu_secs: config.run.timeout_secs.max(1) + 1,
-        memory_bytes: config.run.memory_mb.saturating_mul(1 << 20),
-        ..Limits::default()
-    };
-    if let Some(t) = args.timeout {
-        if !(t.is_finite() && t > 0.0 && t <= 86_400.0) {
-            anyhow::bail!("--timeout must be a number of seconds between 0 and 86400, e.g. 5");
-        }
-        limits.wall = Duration::from_secs_f64(t);
-        limits.cpu_secs = t.ceil() as u64 + 1;
-    }
-    if let Some(m) = args.memory {
-        if m == 0 {
-            anyhow::bail!("--memory must be a positive number of MiB, e.g. 512");
-        }
-        limits.memory_bytes = m.saturating_mul(1 << 20);
-    }
-    let mut files = vec![(name.clone(), code)];
-    for extra in &args.with {
-        let text = std::fs::read_to_string(extra)
-            .with_context(|| format!("cannot read {} (given with --with)", extra.display()))?;
-        files.push((file_name(extra)?, text));
-    }
+    let (name, files) = files_of(&args)?;
+    let limits = limits_of(&args, &config)?;
     let options = config.sandbox.clone();
     let sandbox = tokio::task::spawn_blocking(move || Sandbox::probe(&options))
         .await
@@ -87,19 +59,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     }
     warn_inactive_layers(&sandbox, args.verbose);
     if args.verbose {
-        eprintln!(
-            "codeloop: {} (Python {}), layers: {}; {} wall, {} s CPU, {} memory",
-            sandbox.interpreter.display(),
-            sandbox.interpreter_version(),
-            sandbox.active_layers().join(", "),
-            crate::exec::LimitHit::WallTimeout(limits.wall)
-                .describe()
-                .trim_start_matches("wall-clock timeout of "),
-            limits.cpu_secs,
-            crate::exec::LimitHit::Memory(limits.memory_bytes)
-                .describe()
-                .trim_start_matches("memory limit of "),
-        );
+        say_setup(&sandbox, &limits);
     }
     let spec = RunSpec {
         files: files.clone(),
@@ -109,28 +69,8 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         log_path: args.log.clone(),
         ..RunSpec::default()
     };
-
-    let (tx, mut rx) = mpsc::channel(64);
-    let raw = args.raw;
-    let printer = tokio::spawn(async move {
-        let mut stdout = std::io::stdout();
-        let mut stderr = std::io::stderr();
-        // One filter per stream: a sequence cut between two chunks goes whole.
-        let mut filters = [Sanitizer::new(Tabs::Keep), Sanitizer::new(Tabs::Keep)];
-        while let Some(chunk) = rx.recv().await {
-            let chunk: crate::exec::OutputChunk = chunk;
-            let (out, filter): (&mut dyn Write, _) = match chunk.stream {
-                Stream::Stdout => (&mut stdout, &mut filters[0]),
-                Stream::Stderr => (&mut stderr, &mut filters[1]),
-            };
-            let text = if raw {
-                chunk.text
-            } else {
-                filter.push(&chunk.text)
-            };
-            let _ = out.write_all(text.as_bytes()).and(out.flush());
-        }
-    });
+    let (tx, rx) = mpsc::channel(64);
+    let printer = tokio::spawn(pass_on(rx, args.raw));
     let cancel = CancellationToken::new();
     let on_ctrl_c = cancel.clone();
     let ctrl_c = tokio::spawn(async move {
@@ -155,6 +95,85 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         eprintln!("\n{}", sanitize::for_terminal(&explanation));
     }
     Ok(exit_code(&outcome))
+}
+
+/// The program's file (its name, the script run) and those given with
+/// `--with`, each with its text.
+fn files_of(args: &Args) -> anyhow::Result<(String, Vec<(String, String)>)> {
+    let code = std::fs::read_to_string(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let name = file_name(&args.file)?;
+    let mut files = vec![(name.clone(), code)];
+    for extra in &args.with {
+        let text = std::fs::read_to_string(extra)
+            .with_context(|| format!("cannot read {} (given with --with)", extra.display()))?;
+        files.push((file_name(extra)?, text));
+    }
+    Ok((name, files))
+}
+
+/// The run's limits: the config's `[run]`, or `--timeout` and `--memory`.
+fn limits_of(args: &Args, config: &Config) -> anyhow::Result<Limits> {
+    let mut limits = Limits {
+        wall: Duration::from_secs(config.run.timeout_secs.max(1)),
+        // CPU time is a backstop a second past the wall clock, so a busy
+        // loop reads as the timeout the user set.
+        cpu_secs: config.run.timeout_secs.max(1) + 1,
+        memory_bytes: config.run.memory_mb.saturating_mul(1 << 20),
+        ..Limits::default()
+    };
+    if let Some(t) = args.timeout {
+        if !(t.is_finite() && t > 0.0 && t <= 86_400.0) {
+            anyhow::bail!("--timeout must be a number of seconds between 0 and 86400, e.g. 5");
+        }
+        limits.wall = Duration::from_secs_f64(t);
+        limits.cpu_secs = t.ceil() as u64 + 1;
+    }
+    if let Some(m) = args.memory {
+        if m == 0 {
+            anyhow::bail!("--memory must be a positive number of MiB, e.g. 512");
+        }
+        limits.memory_bytes = m.saturating_mul(1 << 20);
+    }
+    Ok(limits)
+}
+
+/// `--verbose`: the interpreter, the layers and the limits, before the run.
+fn say_setup(sandbox: &Sandbox, limits: &Limits) {
+    eprintln!(
+        "codeloop: {} (Python {}), layers: {}; {} wall, {} s CPU, {} memory",
+        sandbox.interpreter.display(),
+        sandbox.interpreter_version(),
+        sandbox.active_layers().join(", "),
+        crate::exec::LimitHit::WallTimeout(limits.wall)
+            .describe()
+            .trim_start_matches("wall-clock timeout of "),
+        limits.cpu_secs,
+        crate::exec::LimitHit::Memory(limits.memory_bytes)
+            .describe()
+            .trim_start_matches("memory limit of "),
+    );
+}
+
+/// The program's output passed on as it comes, each stream to its own,
+/// control sequences removed unless `raw`.
+async fn pass_on(mut rx: mpsc::Receiver<crate::exec::OutputChunk>, raw: bool) {
+    let mut stdout = std::io::stdout();
+    let mut stderr = std::io::stderr();
+    // One filter per stream: a sequence cut between two chunks goes whole.
+    let mut filters = [Sanitizer::new(Tabs::Keep), Sanitizer::new(Tabs::Keep)];
+    while let Some(chunk) = rx.recv().await {
+        let (out, filter): (&mut dyn Write, _) = match chunk.stream {
+            Stream::Stdout => (&mut stdout, &mut filters[0]),
+            Stream::Stderr => (&mut stderr, &mut filters[1]),
+        };
+        let text = if raw {
+            chunk.text
+        } else {
+            filter.push(&chunk.text)
+        };
+        let _ = out.write_all(text.as_bytes()).and(out.flush());
+    }
 }
 
 fn file_name(path: &std::path::Path) -> anyhow::Result<String> {
