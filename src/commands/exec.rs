@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use anyhow::Context;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::exec::{Limits, Outcome, RunSpec, Sandbox, locate};
@@ -50,13 +49,7 @@ pub struct Args {
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     let (name, files) = files_of(&args)?;
     let limits = limits_of(&args, &config)?;
-    let options = config.sandbox.clone();
-    let sandbox = tokio::task::spawn_blocking(move || Sandbox::probe(&options))
-        .await
-        .context("the sandbox probe did not finish")?;
-    if let Some(problem) = sandbox.interpreter_problem() {
-        anyhow::bail!("{problem}");
-    }
+    let sandbox = super::probe_for_programs(config.sandbox.clone()).await?;
     warn_inactive_layers(&sandbox, args.verbose);
     if args.verbose {
         say_setup(&sandbox, &limits);
@@ -71,13 +64,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     };
     let (tx, rx) = mpsc::channel(64);
     let printer = tokio::spawn(pass_on(rx, args.raw));
-    let cancel = CancellationToken::new();
-    let on_ctrl_c = cancel.clone();
-    let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_ctrl_c.cancel();
-        }
-    });
+    let (cancel, ctrl_c) = super::cancel_on_ctrl_c();
     let result = sandbox.run(spec, Some(tx), cancel).await;
     ctrl_c.abort();
     let _ = printer.await;
