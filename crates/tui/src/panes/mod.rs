@@ -28,6 +28,7 @@ pub mod palette;
 pub(crate) mod path_complete;
 pub(crate) mod pictures;
 pub(crate) mod plan_stream;
+pub(crate) mod popup;
 pub mod sessions;
 pub(crate) mod travel;
 

@@ -451,3 +451,12 @@ fn contains_ignore_case(text: &str, query: &str) -> bool {
         text.to_lowercase().contains(&query.to_lowercase())
     }
 }
+
+impl super::popup::PopupView for Pager {
+    fn render(&self, cx: &super::popup::PopupCtx, frame: &mut Frame) {
+        Self::render(self, cx.theme, frame);
+    }
+    fn footer(&self) -> Option<(&'static str, Vec<Row>)> {
+        Some(("Log", Self::status_rows()))
+    }
+}
