@@ -61,10 +61,48 @@ impl Progress {
     }
 
     /// The words of one event, folded already, or None for an event `run`
-    /// does not print.
+    /// does not print: each family of events to its own words.
     fn line(&self, record: &Record) -> Option<String> {
-        Some(match &record.event {
-            // The session and its segments.
+        let event = &record.event;
+        match event {
+            Event::SessionStarted { .. } | Event::Forked { .. } | Event::Resumed { .. } => {
+                self.segment(event)
+            }
+            Event::Notice { .. } | Event::ModelError { .. } | Event::ModelRestart { .. } => {
+                self.said(event)
+            }
+            Event::Plan { .. }
+            | Event::PlanError { .. }
+            | Event::Tests { .. }
+            | Event::TestsChanged { .. } => self.planning(event),
+            Event::Code { .. }
+            | Event::Check { .. }
+            | Event::Candidates { .. }
+            | Event::Review { .. } => self.coding(event),
+            Event::RunFinished { .. }
+            | Event::Localized { .. }
+            | Event::Attempt { .. }
+            | Event::Reflection { .. }
+            | Event::ProgramOutput { .. }
+            | Event::Picture { .. } => self.running(event),
+            Event::NodeStatus { node, status } => self.node_status(node, *status),
+            Event::Finished { result } => Some(self.finished(result)),
+            Event::ModelRequest { .. }
+            | Event::ModelDelta { .. }
+            | Event::ModelReasoning { .. }
+            | Event::ModelContinued { .. }
+            | Event::ModelReply { .. }
+            | Event::RunStarted { .. }
+            | Event::Output { .. }
+            | Event::Paused { .. }
+            | Event::Steer { .. }
+            | Event::Program { .. } => None,
+        }
+    }
+
+    /// The session and its segments: its start, a fork, a resume.
+    fn segment(&self, event: &Event) -> Option<String> {
+        Some(match event {
             Event::SessionStarted {
                 session_id,
                 config,
@@ -81,7 +119,14 @@ impl Progress {
                 config,
                 ..
             } => self.resumed(*from_seq, after, config),
-            // Notices and the model.
+            _ => return None,
+        })
+    }
+
+    /// What the engine and the model say: notices, a model's error, a
+    /// reply that starts again.
+    fn said(&self, event: &Event) -> Option<String> {
+        Some(match event {
             Event::Notice { level, message } => self.notice(*level, message),
             Event::ModelError { message, .. } => {
                 self.paint(RED, &format!("model error: {message}"))
@@ -89,7 +134,13 @@ impl Progress {
             Event::ModelRestart { reason, .. } => {
                 format!("{MORE}the model's reply starts again: {reason}")
             }
-            // The plan and the tests.
+            _ => return None,
+        })
+    }
+
+    /// The plan and the tests.
+    fn planning(&self, event: &Event) -> Option<String> {
+        Some(match event {
             Event::Plan { specs } => plan(specs),
             Event::PlanError { message } => self.paint(RED, &format!("plan rejected: {message}")),
             Event::Tests { node, code, source } => tests(node, code, *source),
@@ -101,7 +152,13 @@ impl Progress {
                 rejected_because,
                 ..
             } => self.tests_changed(node, *iteration, reason, *applied, rejected_because),
-            // The code, and what is said of it before it runs.
+            _ => return None,
+        })
+    }
+
+    /// The code, and what is said of it before it runs.
+    fn coding(&self, event: &Event) -> Option<String> {
+        Some(match event {
             Event::Code {
                 node,
                 iteration,
@@ -121,7 +178,13 @@ impl Progress {
                 findings,
                 call_id,
             } => self.review(node, *iteration, *verdict, findings, *call_id),
-            // The runs, and the repairs they lead to.
+            _ => return None,
+        })
+    }
+
+    /// The runs, and the repairs they lead to.
+    fn running(&self, event: &Event) -> Option<String> {
+        Some(match event {
             Event::RunFinished { run_id, record } => self.run_finished(*run_id, record)?,
             Event::Localized { location, .. } => indented(&location.render()),
             Event::Attempt {
@@ -142,26 +205,13 @@ impl Progress {
             Event::Picture { picture, .. } => {
                 format!("picture {} kept as {}", picture.describe(), picture.path)
             }
-            // The end: of a function, of the session.
-            Event::NodeStatus { node, status } => self.node_status(node, *status)?,
-            Event::Finished { result } => self.finished(result),
-            Event::ModelRequest { .. }
-            | Event::ModelDelta { .. }
-            | Event::ModelReasoning { .. }
-            | Event::ModelContinued { .. }
-            | Event::ModelReply { .. }
-            | Event::Check { .. }
-            | Event::RunStarted { .. }
-            | Event::Output { .. }
-            | Event::Paused { .. }
-            | Event::Steer { .. }
-            | Event::Program { .. } => return None,
+            _ => return None,
         })
     }
 }
 
 /// The session and its segments: where it starts, where a fork or a resume
-/// goes on from.
+/// goes on from; notices.
 impl Progress {
     fn started(
         &self,
