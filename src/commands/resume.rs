@@ -9,7 +9,6 @@
 //! up at the limit, none otherwise); the token budget counts from what the
 //! session has used (`--token-budget N` more, default the configured budget).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -232,7 +231,6 @@ async fn follow(
     let session_dir = handle.session_dir.clone();
     let mut printer = Progress::new(description);
     let mut live = false;
-    let stdout = std::io::stdout();
     while let Some(record) = handle.events.recv().await {
         // The history comes first: folded quietly, shown from the fork or the resume on.
         live |= matches!(record.event, Event::Forked { .. } | Event::Resumed { .. });
@@ -241,10 +239,7 @@ async fn follow(
             continue;
         }
         if json {
-            let mut out = stdout.lock();
-            if let Ok(line) = serde_json::to_string(&record) {
-                let _ = writeln!(out, "{line}");
-            }
+            super::run::print_json(&record);
         }
         printer.show(&record);
     }

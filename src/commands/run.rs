@@ -146,58 +146,19 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         bail!("the input file {refusal}");
     }
     let selected = select_model(&config, &args.model).await?;
-    let task = task_of(&args, &selected)?;
-    if let Some(demo) = selected.demo
-        && task.trim() != demo.task.trim()
-    {
-        // Authored replies for another task would pass off a demo as an answer.
-        bail!(
-            "{}",
-            no_model_for_own_task(&selected, args.model.demo.is_some())
-        );
-    }
-    let mut inputs = args.inputs.clone();
-    let mut options = engine_options(&config, &args);
-    // A demo brings its own input files and shows what its replies show.
-    if let Some(demo) = selected.demo {
-        if inputs.is_empty() {
-            inputs = demo.input_files(&config.paths.data_dir).with_context(|| {
-                format!(
-                    "cannot write the demo's input files under {}",
-                    config.paths.data_dir.display()
-                )
-            })?;
-        }
-        options.review |= demo.review;
-    }
-    let sandbox = super::sandbox_for_generated_code(&config.sandbox)?;
-    let session_dir = engine::new_session_dir(&config.sessions_dir());
+    let setup = setup(&args, &config, &selected)?;
+    let session_dir = setup.session_dir.clone();
     let tape = session_dir.join("tape.jsonl");
-    let setup = EngineSetup {
-        task,
-        inputs,
-        model: selected.model.clone(),
-        sandbox: Arc::new(sandbox),
-        options,
-        session_dir: session_dir.clone(),
-        prompt_overrides: Some(config.paths.config_dir.join("prompts")),
-        given: None,
-    };
     let mut signals = StopSignals::install()?;
     let mut handle = engine::start(setup)?;
     let mut printer = Progress::new(&selected.description);
-    let stdout = std::io::stdout();
     let mut stopped: Option<StopSignal> = None;
     loop {
         tokio::select! {
             record = handle.events.recv() => {
                 let Some(record) = record else { break };
                 if args.json {
-                    let mut out = stdout.lock();
-                    if let Ok(line) = serde_json::to_string(&record) {
-                        // A closed stdout (piped into `head`) must not stop the session.
-                        let _ = writeln!(out, "{line}");
-                    }
+                    print_json(&record);
                 }
                 printer.show(&record);
             }
@@ -231,6 +192,55 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         None if result.passed => 0,
         None => 1,
     })
+}
+
+/// The session to start: its task (a demo's model answers only its own),
+/// its input files (a demo brings its own), the options, the sandbox and a
+/// new folder.
+fn setup(args: &Args, config: &Config, selected: &Selected) -> anyhow::Result<EngineSetup> {
+    let task = task_of(args, selected)?;
+    if let Some(demo) = selected.demo
+        && task.trim() != demo.task.trim()
+    {
+        // Authored replies for another task would pass off a demo as an answer.
+        bail!(
+            "{}",
+            no_model_for_own_task(selected, args.model.demo.is_some())
+        );
+    }
+    let mut inputs = args.inputs.clone();
+    let mut options = engine_options(config, args);
+    // A demo brings its own input files and shows what its replies show.
+    if let Some(demo) = selected.demo {
+        if inputs.is_empty() {
+            inputs = demo.input_files(&config.paths.data_dir).with_context(|| {
+                format!(
+                    "cannot write the demo's input files under {}",
+                    config.paths.data_dir.display()
+                )
+            })?;
+        }
+        options.review |= demo.review;
+    }
+    let sandbox = super::sandbox_for_generated_code(&config.sandbox)?;
+    Ok(EngineSetup {
+        task,
+        inputs,
+        model: selected.model.clone(),
+        sandbox: Arc::new(sandbox),
+        options,
+        session_dir: engine::new_session_dir(&config.sessions_dir()),
+        prompt_overrides: Some(config.paths.config_dir.join("prompts")),
+        given: None,
+    })
+}
+
+/// `--json`: a record as a line on stdout. A closed stdout (piped into
+/// `head`) must not stop the session.
+pub(crate) fn print_json(record: &crate::session::Record) {
+    if let Ok(line) = serde_json::to_string(record) {
+        let _ = writeln!(std::io::stdout().lock(), "{line}");
+    }
 }
 
 /// A line on stderr. A terminal that went away (SIGHUP) or a closed pipe
