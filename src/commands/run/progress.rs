@@ -8,7 +8,7 @@
 use std::io::IsTerminal;
 
 use super::say;
-use crate::protocol::present::count;
+use crate::protocol::present::{bytes, count};
 use crate::session::review::{review_cost, summary as review_summary};
 use crate::session::{
     AttemptKind, CodeSource, ConfigSummary, Event, FinalResult, Finding, FunctionSpec, InputFile,
@@ -246,7 +246,7 @@ impl Progress {
             out.push_str(&format!(
                 "\n  input:   {} ({}): {}",
                 f.name,
-                codeloop_inputs::bytes(f.size_bytes),
+                bytes(f.size_bytes),
                 f.summary()
             ));
         }
