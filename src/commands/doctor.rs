@@ -33,6 +33,41 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         .await
         .context("the sandbox probe did not finish")?;
     println!("codeloop doctor: the sandbox on this machine\n");
+    say_python(&sandbox).await;
+    println!("{}", super::python::describe_policy(&policy));
+    let root = crate::exec::is_root();
+    println!(
+        "running as   {}",
+        if root { "root" } else { "an ordinary user" }
+    );
+    println!(
+        "{}",
+        graphics_line(config.ui.graphics.parse().unwrap_or_default())
+    );
+    say_mode(&sandbox, reduced_chosen);
+    let inactive = say_layers(&sandbox);
+    if sandbox.interpreter_problem().is_some() {
+        println!("\nNo probes run: codeloop cannot run Python here.");
+        return Ok(1);
+    }
+    if args.layers_only {
+        return Ok(if inactive == 0 { 0 } else { 1 });
+    }
+    let failures = run_probes(&sandbox).await;
+    println!();
+    if failures == 0 && inactive == 0 {
+        println!("Every layer is active and every probe behaved.");
+        Ok(0)
+    } else {
+        println!(
+            "{inactive} layer(s) inactive, {failures} probe(s) misbehaved: see the advice above."
+        );
+        Ok(1)
+    }
+}
+
+/// The interpreter, and its packages when it runs.
+async fn say_python(sandbox: &Sandbox) {
     match sandbox.interpreter_problem() {
         None => println!(
             "interpreter  {} (Python {})",
@@ -53,16 +88,10 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             Err(e) => println!("packages     UNKNOWN: the probe did not finish: {e}"),
         }
     }
-    println!("{}", super::python::describe_policy(&policy));
-    let root = crate::exec::is_root();
-    println!(
-        "running as   {}",
-        if root { "root" } else { "an ordinary user" }
-    );
-    println!(
-        "{}",
-        graphics_line(config.ui.graphics.parse().unwrap_or_default())
-    );
+}
+
+/// The sandbox's mode, what it misses, and whether runs are refused.
+fn say_mode(sandbox: &Sandbox, reduced_chosen: bool) {
     let missing = sandbox.missing_layers();
     println!(
         "mode         {}{}{}\n",
@@ -78,6 +107,10 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             "; runs are refused unless --sandbox reduced is chosen"
         }
     );
+}
+
+/// Each layer, active or not, with its advice; how many are not.
+fn say_layers(sandbox: &Sandbox) -> usize {
     println!("layers:");
     let mut inactive = 0;
     for layer in sandbox.layer_reports() {
@@ -90,16 +123,15 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             inactive += 1;
         }
     }
-    if sandbox.interpreter_problem().is_some() {
-        println!("\nNo probes run: codeloop cannot run Python here.");
-        return Ok(1);
-    }
-    if args.layers_only {
-        return Ok(if inactive == 0 { 0 } else { 1 });
-    }
+    inactive
+}
+
+/// The hostile and harmless programs, each with its verdict; how many
+/// misbehaved.
+async fn run_probes(sandbox: &Sandbox) -> usize {
     println!("\nprobes (hostile programs must be contained, harmless ones must work):");
-    let mut results = probes::run_all(&sandbox).await;
-    results.extend(probes::run_fork_server(&sandbox).await);
+    let mut results = probes::run_all(sandbox).await;
+    results.extend(probes::run_fork_server(sandbox).await);
     let mut failures = 0;
     for r in &results {
         let verdict = match (r.hostile, r.ok) {
@@ -113,16 +145,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         }
         println!("  {verdict:<13}  {:<38} {}", r.name, r.detail);
     }
-    println!();
-    if failures == 0 && inactive == 0 {
-        println!("Every layer is active and every probe behaved.");
-        Ok(0)
-    } else {
-        println!(
-            "{inactive} layer(s) inactive, {failures} probe(s) misbehaved: see the advice above."
-        );
-        Ok(1)
-    }
+    failures
 }
 
 /// What the workbench would draw pictures with here, and why.

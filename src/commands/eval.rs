@@ -4,9 +4,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::eval::{self, EvalOptions};
@@ -53,27 +51,8 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     if args.k.contains(&0) {
         anyhow::bail!("--k values must be positive, e.g. --k 1,10,100");
     }
-    let problems = eval::read_problems(&args.problems)?;
-    if problems.is_empty() {
-        anyhow::bail!("{} holds no problems", args.problems.display());
-    }
-    let samples = eval::read_samples(&args.samples)?;
-    let missing = eval::missing_problems(&problems, &samples);
-    if !missing.is_empty() && !args.ignore_incomplete {
-        return Err(eval::EvalError::Incomplete {
-            missing: missing.len(),
-            total: problems.len(),
-            example: missing[0].to_string(),
-        }
-        .into());
-    }
-    let options = config.sandbox.clone();
-    let sandbox = tokio::task::spawn_blocking(move || Sandbox::probe(&options))
-        .await
-        .context("the sandbox probe did not finish")?;
-    if let Some(problem) = sandbox.interpreter_problem() {
-        anyhow::bail!("{problem}");
-    }
+    let (problems, samples) = read_inputs(&args)?;
+    let sandbox = super::probe_for_programs(config.sandbox.clone()).await?;
     if let Some(warning) = sandbox.warning_red() {
         eprintln!("codeloop eval: {warning}");
     }
@@ -90,43 +69,11 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         anyhow::bail!("--workers must be at least 1");
     }
     if !args.quiet {
-        eprintln!(
-            "codeloop eval: {} samples of {} problems, {} workers, {} s timeout, {}; {} sandbox, layers: {}",
-            samples.len(),
-            problems.len(),
-            options.workers,
-            args.timeout,
-            if options.fork_server && !options.site_packages {
-                "forked from warm interpreters"
-            } else {
-                "a fresh interpreter per sample"
-            },
-            sandbox.mode().name(),
-            sandbox.active_layers().join(", ")
-        );
+        say_start(&args, &options, &sandbox, samples.len(), problems.len());
     }
-    let (tx, mut rx) = mpsc::channel::<usize>(64);
-    let total = samples.len();
-    let quiet = args.quiet;
-    let progress = tokio::spawn(async move {
-        let mut last_print = Instant::now();
-        while let Some(done) = rx.recv().await {
-            if !quiet && (last_print.elapsed() > Duration::from_millis(500) || done == total) {
-                eprint!("\r  {done}/{total} samples run");
-                last_print = Instant::now();
-            }
-        }
-        if !quiet {
-            eprintln!();
-        }
-    });
-    let cancel = CancellationToken::new();
-    let on_ctrl_c = cancel.clone();
-    let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_ctrl_c.cancel();
-        }
-    });
+    let (tx, rx) = mpsc::channel::<usize>(64);
+    let progress = tokio::spawn(count_samples(rx, samples.len(), args.quiet));
+    let (cancel, ctrl_c) = super::cancel_on_ctrl_c();
     let started = Instant::now();
     let results = eval::evaluate(&sandbox, &problems, &samples, &options, Some(tx), cancel).await;
     ctrl_c.abort();
@@ -151,4 +98,60 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         .collect();
     println!("{{{}}}", rendered.join(", "));
     Ok(0)
+}
+
+/// The problems and the samples; a sample missing for a problem is refused
+/// unless `--ignore-incomplete`.
+fn read_inputs(args: &Args) -> anyhow::Result<(Vec<eval::Problem>, Vec<eval::Sample>)> {
+    let problems = eval::read_problems(&args.problems)?;
+    if problems.is_empty() {
+        anyhow::bail!("{} holds no problems", args.problems.display());
+    }
+    let samples = eval::read_samples(&args.samples)?;
+    let missing = eval::missing_problems(&problems, &samples);
+    if !missing.is_empty() && !args.ignore_incomplete {
+        return Err(eval::EvalError::Incomplete {
+            missing: missing.len(),
+            total: problems.len(),
+            example: missing[0].to_string(),
+        }
+        .into());
+    }
+    Ok((problems, samples))
+}
+
+/// What is about to run, and how.
+fn say_start(
+    args: &Args,
+    options: &EvalOptions,
+    sandbox: &Sandbox,
+    samples: usize,
+    problems: usize,
+) {
+    eprintln!(
+        "codeloop eval: {samples} samples of {problems} problems, {} workers, {} s timeout, {}; {} sandbox, layers: {}",
+        options.workers,
+        args.timeout,
+        if options.fork_server && !options.site_packages {
+            "forked from warm interpreters"
+        } else {
+            "a fresh interpreter per sample"
+        },
+        sandbox.mode().name(),
+        sandbox.active_layers().join(", ")
+    );
+}
+
+/// The samples run so far, on one line redrawn at most twice a second.
+async fn count_samples(mut rx: mpsc::Receiver<usize>, total: usize, quiet: bool) {
+    let mut last_print = Instant::now();
+    while let Some(done) = rx.recv().await {
+        if !quiet && (last_print.elapsed() > Duration::from_millis(500) || done == total) {
+            eprint!("\r  {done}/{total} samples run");
+            last_print = Instant::now();
+        }
+    }
+    if !quiet {
+        eprintln!();
+    }
 }

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use anyhow::Context;
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::exec::{Limits, Outcome, RunSpec, Sandbox, locate};
@@ -48,9 +47,60 @@ pub struct Args {
 }
 
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
+    let (name, files) = files_of(&args)?;
+    let limits = limits_of(&args, &config)?;
+    let sandbox = super::probe_for_programs(config.sandbox.clone()).await?;
+    warn_inactive_layers(&sandbox, args.verbose);
+    if args.verbose {
+        say_setup(&sandbox, &limits);
+    }
+    let spec = RunSpec {
+        files: files.clone(),
+        script: name,
+        args: args.args.clone(),
+        limits,
+        log_path: args.log.clone(),
+        ..RunSpec::default()
+    };
+    let (tx, rx) = mpsc::channel(64);
+    let printer = tokio::spawn(pass_on(rx, args.raw));
+    let (cancel, ctrl_c) = super::cancel_on_ctrl_c();
+    let result = sandbox.run(spec, Some(tx), cancel).await;
+    ctrl_c.abort();
+    let _ = printer.await;
+    let outcome = match result {
+        Ok(o) => o,
+        Err(crate::exec::ExecError::Cancelled) => {
+            eprintln!("codeloop: interrupted; the program and everything it started were stopped");
+            return Ok(130);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let explanation = explain(&outcome, &files);
+    if !explanation.is_empty() {
+        // Its lines quote the program's source and error: never raw.
+        eprintln!("\n{}", sanitize::for_terminal(&explanation));
+    }
+    Ok(exit_code(&outcome))
+}
+
+/// The program's file (its name, the script run) and those given with
+/// `--with`, each with its text.
+fn files_of(args: &Args) -> anyhow::Result<(String, Vec<(String, String)>)> {
     let code = std::fs::read_to_string(&args.file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
     let name = file_name(&args.file)?;
+    let mut files = vec![(name.clone(), code)];
+    for extra in &args.with {
+        let text = std::fs::read_to_string(extra)
+            .with_context(|| format!("cannot read {} (given with --with)", extra.display()))?;
+        files.push((file_name(extra)?, text));
+    }
+    Ok((name, files))
+}
+
+/// The run's limits: the config's `[run]`, or `--timeout` and `--memory`.
+fn limits_of(args: &Args, config: &Config) -> anyhow::Result<Limits> {
     let mut limits = Limits {
         wall: Duration::from_secs(config.run.timeout_secs.max(1)),
         // CPU time is a backstop a second past the wall clock, so a busy
@@ -72,89 +122,45 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         }
         limits.memory_bytes = m.saturating_mul(1 << 20);
     }
-    let mut files = vec![(name.clone(), code)];
-    for extra in &args.with {
-        let text = std::fs::read_to_string(extra)
-            .with_context(|| format!("cannot read {} (given with --with)", extra.display()))?;
-        files.push((file_name(extra)?, text));
-    }
-    let options = config.sandbox.clone();
-    let sandbox = tokio::task::spawn_blocking(move || Sandbox::probe(&options))
-        .await
-        .context("the sandbox probe did not finish")?;
-    if let Some(problem) = sandbox.interpreter_problem() {
-        anyhow::bail!("{problem}");
-    }
-    warn_inactive_layers(&sandbox, args.verbose);
-    if args.verbose {
-        eprintln!(
-            "codeloop: {} (Python {}), layers: {}; {} wall, {} s CPU, {} memory",
-            sandbox.interpreter.display(),
-            sandbox.interpreter_version(),
-            sandbox.active_layers().join(", "),
-            crate::exec::LimitHit::WallTimeout(limits.wall)
-                .describe()
-                .trim_start_matches("wall-clock timeout of "),
-            limits.cpu_secs,
-            crate::exec::LimitHit::Memory(limits.memory_bytes)
-                .describe()
-                .trim_start_matches("memory limit of "),
-        );
-    }
-    let spec = RunSpec {
-        files: files.clone(),
-        script: name,
-        args: args.args.clone(),
-        limits,
-        log_path: args.log.clone(),
-        ..RunSpec::default()
-    };
+    Ok(limits)
+}
 
-    let (tx, mut rx) = mpsc::channel(64);
-    let raw = args.raw;
-    let printer = tokio::spawn(async move {
-        let mut stdout = std::io::stdout();
-        let mut stderr = std::io::stderr();
-        // One filter per stream: a sequence cut between two chunks goes whole.
-        let mut filters = [Sanitizer::new(Tabs::Keep), Sanitizer::new(Tabs::Keep)];
-        while let Some(chunk) = rx.recv().await {
-            let chunk: crate::exec::OutputChunk = chunk;
-            let (out, filter): (&mut dyn Write, _) = match chunk.stream {
-                Stream::Stdout => (&mut stdout, &mut filters[0]),
-                Stream::Stderr => (&mut stderr, &mut filters[1]),
-            };
-            let text = if raw {
-                chunk.text
-            } else {
-                filter.push(&chunk.text)
-            };
-            let _ = out.write_all(text.as_bytes()).and(out.flush());
-        }
-    });
-    let cancel = CancellationToken::new();
-    let on_ctrl_c = cancel.clone();
-    let ctrl_c = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            on_ctrl_c.cancel();
-        }
-    });
-    let result = sandbox.run(spec, Some(tx), cancel).await;
-    ctrl_c.abort();
-    let _ = printer.await;
-    let outcome = match result {
-        Ok(o) => o,
-        Err(crate::exec::ExecError::Cancelled) => {
-            eprintln!("codeloop: interrupted; the program and everything it started were stopped");
-            return Ok(130);
-        }
-        Err(e) => return Err(e.into()),
-    };
-    let explanation = explain(&outcome, &files);
-    if !explanation.is_empty() {
-        // Its lines quote the program's source and error: never raw.
-        eprintln!("\n{}", sanitize::for_terminal(&explanation));
+/// `--verbose`: the interpreter, the layers and the limits, before the run.
+fn say_setup(sandbox: &Sandbox, limits: &Limits) {
+    eprintln!(
+        "codeloop: {} (Python {}), layers: {}; {} wall, {} s CPU, {} memory",
+        sandbox.interpreter.display(),
+        sandbox.interpreter_version(),
+        sandbox.active_layers().join(", "),
+        crate::exec::LimitHit::WallTimeout(limits.wall)
+            .describe()
+            .trim_start_matches("wall-clock timeout of "),
+        limits.cpu_secs,
+        crate::exec::LimitHit::Memory(limits.memory_bytes)
+            .describe()
+            .trim_start_matches("memory limit of "),
+    );
+}
+
+/// The program's output passed on as it comes, each stream to its own,
+/// control sequences removed unless `raw`.
+async fn pass_on(mut rx: mpsc::Receiver<crate::exec::OutputChunk>, raw: bool) {
+    let mut stdout = std::io::stdout();
+    let mut stderr = std::io::stderr();
+    // One filter per stream: a sequence cut between two chunks goes whole.
+    let mut filters = [Sanitizer::new(Tabs::Keep), Sanitizer::new(Tabs::Keep)];
+    while let Some(chunk) = rx.recv().await {
+        let (out, filter): (&mut dyn Write, _) = match chunk.stream {
+            Stream::Stdout => (&mut stdout, &mut filters[0]),
+            Stream::Stderr => (&mut stderr, &mut filters[1]),
+        };
+        let text = if raw {
+            chunk.text
+        } else {
+            filter.push(&chunk.text)
+        };
+        let _ = out.write_all(text.as_bytes()).and(out.flush());
     }
-    Ok(exit_code(&outcome))
 }
 
 fn file_name(path: &std::path::Path) -> anyhow::Result<String> {

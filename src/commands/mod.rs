@@ -17,6 +17,9 @@ pub mod ui;
 
 use std::io::IsTerminal;
 
+use anyhow::Context;
+use tokio_util::sync::CancellationToken;
+
 use crate::exec::{Sandbox, SandboxOptions};
 
 /// The sandbox for a command that runs generated code (`run`, `bench`,
@@ -38,6 +41,30 @@ pub(crate) fn sandbox_for_generated_code(options: &SandboxOptions) -> anyhow::Re
         eprintln!("codeloop: {warning}");
     }
     Ok(sandbox)
+}
+
+/// The sandbox for a person's own programs (`exec`, `eval`): probed off
+/// the async threads, and refused only when it cannot run Python.
+pub(crate) async fn probe_for_programs(options: SandboxOptions) -> anyhow::Result<Sandbox> {
+    let sandbox = tokio::task::spawn_blocking(move || Sandbox::probe(&options))
+        .await
+        .context("the sandbox probe did not finish")?;
+    if let Some(problem) = sandbox.interpreter_problem() {
+        anyhow::bail!("{problem}");
+    }
+    Ok(sandbox)
+}
+
+/// A cancellation Ctrl-C gives, listened for until the handle is aborted.
+pub(crate) fn cancel_on_ctrl_c() -> (CancellationToken, tokio::task::JoinHandle<()>) {
+    let cancel = CancellationToken::new();
+    let on_ctrl_c = cancel.clone();
+    let listening = tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
+        }
+    });
+    (cancel, listening)
 }
 
 /// A count that must be at least 1 (0 is refused, as everywhere, never

@@ -9,7 +9,6 @@
 //! up at the limit, none otherwise); the token budget counts from what the
 //! session has used (`--token-budget N` more, default the configured budget).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -146,7 +145,41 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         None => State::from_records(&contents.records),
     };
     let commands = changes(&args)?;
-    for command in &commands {
+    check_nodes(&commands, &state)?;
+    let chosen =
+        args.model.base_url.is_some() || args.model.demo.is_some() || args.model.scripted.is_some();
+    let model_args = if chosen {
+        args.model.clone()
+    } else {
+        recorded_model(&state.config, &args.model)?
+    };
+    let selected = select_model(&config, &model_args).await?;
+    let sandbox = super::sandbox_for_generated_code(&config.sandbox)?;
+    let with = ContinueSetup {
+        model: selected.model.clone(),
+        sandbox: Arc::new(sandbox),
+        options: engine::segment_options(
+            &state,
+            recorded_options(&args, &config, &state),
+            args.max_iterations,
+            args.token_budget,
+        ),
+        prompt_overrides: Some(config.paths.config_dir.join("prompts")),
+        commands,
+    };
+    let handle = match args.at {
+        Some(at) => {
+            let dir = engine::new_session_dir(&config.sessions_dir());
+            engine::fork(&tape, at, &dir, with)?
+        }
+        None => engine::resume(&tape, with)?,
+    };
+    follow(handle, &selected.description, args.json).await
+}
+
+/// Each change names a function the session has at that point.
+fn check_nodes(commands: &[Command], state: &State) -> anyhow::Result<()> {
+    for command in commands {
         if let Command::EditCode { node, .. }
         | Command::EditTests { node, .. }
         | Command::Hint { node, .. } = command
@@ -163,19 +196,15 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             );
         }
     }
-    let chosen =
-        args.model.base_url.is_some() || args.model.demo.is_some() || args.model.scripted.is_some();
-    let model_args = if chosen {
-        args.model.clone()
-    } else {
-        recorded_model(&state.config, &args.model)?
-    };
-    let selected = select_model(&config, &model_args).await?;
-    let sandbox = super::sandbox_for_generated_code(&config.sandbox)?;
-    // The session's own settings where its tape keeps them.
+    Ok(())
+}
+
+/// The engine's options: the session's own settings where its tape keeps
+/// them, the config's and the flags' otherwise.
+fn recorded_options(args: &Args, config: &Config, state: &State) -> EngineOptions {
     let recorded = |n: u64, otherwise: u64| if n > 0 { n } else { otherwise };
-    let extras = super::loop_args::extras_of(&config, args.model.profile.as_deref(), None);
-    let base = EngineOptions {
+    let extras = super::loop_args::extras_of(config, args.model.profile.as_deref(), None);
+    EngineOptions {
         max_iterations: state.config.max_iterations.max(1),
         workers: recorded(state.config.workers.into(), config.run.workers as u64).max(1) as usize,
         run_timeout_secs: recorded(state.config.timeout_secs, config.run.timeout_secs).max(1),
@@ -189,25 +218,19 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         review_repairs: extras.review_repairs,
         candidates: extras.candidates,
         ..EngineOptions::default()
-    };
-    let with = ContinueSetup {
-        model: selected.model.clone(),
-        sandbox: Arc::new(sandbox),
-        options: engine::segment_options(&state, base, args.max_iterations, args.token_budget),
-        prompt_overrides: Some(config.paths.config_dir.join("prompts")),
-        commands,
-    };
-    let mut handle = match args.at {
-        Some(at) => {
-            let dir = engine::new_session_dir(&config.sessions_dir());
-            engine::fork(&tape, at, &dir, with)?
-        }
-        None => engine::resume(&tape, with)?,
-    };
+    }
+}
+
+/// `run`'s progress (and `--json`'s records) from the fork or the resume
+/// on, the history before it folded quietly; the exit code: 0 once passed.
+async fn follow(
+    mut handle: engine::EngineHandle,
+    description: &str,
+    json: bool,
+) -> anyhow::Result<i32> {
     let session_dir = handle.session_dir.clone();
-    let mut printer = Progress::new(&selected.description);
+    let mut printer = Progress::new(description);
     let mut live = false;
-    let stdout = std::io::stdout();
     while let Some(record) = handle.events.recv().await {
         // The history comes first: folded quietly, shown from the fork or the resume on.
         live |= matches!(record.event, Event::Forked { .. } | Event::Resumed { .. });
@@ -215,11 +238,8 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             printer.absorb(&record);
             continue;
         }
-        if args.json {
-            let mut out = stdout.lock();
-            if let Ok(line) = serde_json::to_string(&record) {
-                let _ = writeln!(out, "{line}");
-            }
+        if json {
+            super::run::print_json(&record);
         }
         printer.show(&record);
     }

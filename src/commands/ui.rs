@@ -1,7 +1,12 @@
 //! The TUI entry points: the workbench (default), `open` and `replay`.
-//! `open`'s view, its forks and the sessions begun from it: `ui/open.rs`.
+//! `open`'s view, its forks and the sessions begun from it: `ui/open.rs`;
+//! the live workbench: `ui/live.rs`; how its sessions start: `ui/start.rs`.
 
+mod live;
 mod open;
+mod start;
+
+use start::{Continue, continue_session, start_session};
 
 pub use open::open_view;
 
@@ -10,16 +15,11 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-use crate::commands::model::{ModelArgs, Selected, select_model};
+use crate::commands::model::{ModelArgs, Selected};
 use crate::config::Config;
-use crate::engine::{EngineHandle, EngineOptions, EngineSetup, GivenPlan};
 use crate::exec::{Sandbox, SandboxOptions};
-use crate::llm::ChatModel;
-use crate::llm::scripted::{Pacing, ScriptedModel};
 use crate::session::{TapeContents, index, parse_tape, read_tape};
-use crate::tui::app::{
-    DemoEntry, DemoModel, ExportFormat, NOTHING_TO_RESUME, SessionChoices, StartRequest,
-};
+use crate::tui::app::{DemoEntry, DemoModel, ExportFormat};
 use crate::tui::event_loop::{self, Hooks};
 use crate::tui::loader::{self, Opening};
 use crate::tui::{App, Info, Theme};
@@ -58,7 +58,7 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
         exporter: Some(Box::new(export_session)),
         ..Hooks::default()
     };
-    let mut app = match mode {
+    let app = match mode {
         UiMode::Open { tape } => {
             let (app, opened) = open_view(&tape, &config, theme, demos)?;
             hooks = Hooks {
@@ -73,134 +73,56 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
             live,
             paused,
         } => {
-            // Read like `open`'s: the first frame from the first records,
-            // the rest while it plays.
-            let (opening, source) = open_tape(&tape, &config.sessions_dir())?;
-            let mut info = info(source, demos);
-            if live {
-                let sandbox = probe_sandbox(config.sandbox.clone()).await?;
-                info.sandbox_layers = sandbox.active_layers();
-                info.sandbox_warning = sandbox.warning();
-                let sandbox = Arc::new(sandbox);
-                hooks.rerunner = Some(Arc::new(move |run_id, state| {
-                    let sandbox = Arc::clone(&sandbox);
-                    Box::pin(async move {
-                        crate::engine::rerun(&sandbox, &state, run_id)
-                            .await
-                            .map_err(|e| format!("{e:#}"))
-                    })
-                }));
-            }
             let clock = crate::tui::app::Replay::new(speed, !paused, live);
-            let (app, loading) = App::open_replay(opening, info, theme, clock);
-            hooks.loading = loading;
-            app
+            replay_view(&tape, clock, live, &config, theme, demos, &mut hooks).await?
         }
         UiMode::Live { task, model } => {
-            let asked_profile = model.profile.clone();
-            let asked_model = model.model.clone();
-            // The model and the sandbox are chosen before the screen opens, so a
-            // configured server that does not answer is said plainly on stderr.
-            let (selected, sandbox) = tokio::join!(
-                select_model(&config, &model),
-                probe_sandbox(config.sandbox.clone())
-            );
-            let selected = selected?;
-            let sandbox = Arc::new(sandbox?);
-            // The recent sessions, read once from the index's cached summaries.
-            let sessions = recent_sessions(&config, crate::tui::panes::sessions::RECENT);
-            let (model_label, demo_model) =
-                welcome_model(&selected, model.demo.is_some(), demos.len());
-            let mut app = App::live(
-                Info {
-                    model_label,
-                    sandbox_layers: sandbox.active_layers(),
-                    sandbox_warning: sandbox.warning(),
-                    source: config.sessions_dir().display().to_string(),
-                    demo_model,
-                    demos,
-                    sessions,
-                    notify: config.ui.notify,
-                    profiles: config.models.keys().cloned().collect(),
-                    ..Info::default()
-                },
-                theme,
-            );
-            match (task, selected.demo) {
-                (Some(task), _) => {
-                    app.task_mut().insert_str(&task);
-                    hooks.initial = app.submit_task_now();
-                }
-                // `--demo NAME`: its replies fit its own task, so offer that task.
-                (None, Some(demo)) if model.demo.is_some() => {
-                    app.task_mut().insert_str(demo.task);
-                    // And its input files, attached as the person would.
-                    for path in demo.input_files(&config.paths.data_dir).with_context(|| {
-                        format!(
-                            "cannot write the demo's input files under {}",
-                            config.paths.data_dir.display()
-                        )
-                    })? {
-                        if let Err(refusal) = app.task_mut().attach(path) {
-                            anyhow::bail!("the demo's input file {refusal}");
-                        }
-                    }
-                    app.set_focus(crate::tui::Focus::Task);
-                }
-                _ => {}
-            }
-            // `--demo NAME` of a demo with a review: its task, started
-            // from the Task pane, is reviewed as the demo's replies expect.
-            let demo_review = model.demo.is_some() && selected.demo.is_some_and(|d| d.review);
-            let model: Arc<dyn ChatModel> = selected.model;
-            let listing = config.clone();
-            hooks.sessions = Some(Box::new(move || {
-                recent_sessions(&listing, crate::tui::panes::sessions::RECENT)
-            }));
-            // The palette's choices, handed over before each start.
-            let choices = Arc::new(std::sync::Mutex::new(SessionChoices::default()));
-            let chosen = Arc::clone(&choices);
-            hooks.configure = Some(Box::new(move |c| {
-                if let Ok(mut held) = chosen.lock() {
-                    *held = c;
-                }
-            }));
-            hooks.starter = Some(Box::new(move |request| {
-                // The cache bypass is for the next session alone.
-                let choices = choices
-                    .lock()
-                    .map(|mut c| {
-                        let now = c.clone();
-                        c.no_cache = false;
-                        now
-                    })
-                    .unwrap_or_default();
-                // A demo answers with its own replies, whatever the profile.
-                let model = match &choices.profile {
-                    Some(name) if !matches!(request, StartRequest::Demo { .. }) => {
-                        profile_model(&config, name)?
-                    }
-                    _ => Arc::clone(&model),
-                };
-                // The review and the candidates: the chosen profile's, else `[run]`'s.
-                let mut extras = crate::commands::loop_args::extras_of(
-                    &config,
-                    choices.profile.as_deref().or(asked_profile.as_deref()),
-                    asked_model.as_deref(),
-                );
-                extras.review |= demo_review;
-                start_session(
-                    &config,
-                    model,
-                    Arc::clone(&sandbox),
-                    request,
-                    &choices,
-                    extras,
-                )
-            }));
-            app
+            live::live_view(task, model, config, theme, demos, &mut hooks).await?
         }
     };
+    show(app, graphics, hooks).await
+}
+
+/// `replay`'s view, read like `open`'s: the first frame from the first
+/// records, the rest while it plays. `live`: the recorded runs are run
+/// again, in a sandbox probed here.
+async fn replay_view(
+    tape: &Path,
+    clock: crate::tui::app::Replay,
+    live: bool,
+    config: &Config,
+    theme: Theme,
+    demos: Vec<DemoEntry>,
+    hooks: &mut Hooks,
+) -> anyhow::Result<App> {
+    let (opening, source) = open_tape(tape, &config.sessions_dir())?;
+    let mut info = info(source, demos);
+    if live {
+        let sandbox = probe_sandbox(config.sandbox.clone()).await?;
+        info.sandbox_layers = sandbox.active_layers();
+        info.sandbox_warning = sandbox.warning();
+        let sandbox = Arc::new(sandbox);
+        hooks.rerunner = Some(Arc::new(move |run_id, state| {
+            let sandbox = Arc::clone(&sandbox);
+            Box::pin(async move {
+                crate::engine::rerun(&sandbox, &state, run_id)
+                    .await
+                    .map_err(|e| format!("{e:#}"))
+            })
+        }));
+    }
+    let (app, loading) = App::open_replay(opening, info, theme, clock);
+    hooks.loading = loading;
+    Ok(app)
+}
+
+/// The app in the terminal until it quits; then, the terminal back, where
+/// the session is kept and how to come back to it.
+async fn show(
+    mut app: App,
+    graphics: crate::tui::graphics::Setting,
+    mut hooks: Hooks,
+) -> anyhow::Result<i32> {
     let (mut terminal, guard) = crate::tui::terminal::enter()?;
     // How pictures are drawn: asked of the terminal, if need be, before
     // the first frame and before anything reads its input.
@@ -217,8 +139,6 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
     hooks.editor = Some(crate::tui::external_editor::terminal_hook(input.clone()));
     let result = event_loop::run(&mut terminal, &mut app, input, None, hooks).await;
     drop(guard);
-    // The terminal is back: say where the session is kept, and how to
-    // come back to it.
     if let Some(dir) = app.info().session_dir.as_ref() {
         println!(
             "{}",
@@ -325,108 +245,6 @@ async fn probe_sandbox(options: SandboxOptions) -> anyhow::Result<Sandbox> {
     Ok(sandbox)
 }
 
-/// Start the engine on a task, or on a bundled demo with its own model.
-fn start_session(
-    config: &Config,
-    model: Arc<dyn ChatModel>,
-    sandbox: Arc<Sandbox>,
-    request: StartRequest,
-    choices: &SessionChoices,
-    extras: crate::commands::loop_args::Extras,
-) -> anyhow::Result<EngineHandle> {
-    let mut review_demo = false;
-    let (task, inputs, model, cache_dir, step_mode, plan) = match request {
-        StartRequest::Task {
-            task,
-            inputs,
-            step_mode,
-            plan,
-        } => (
-            task,
-            inputs,
-            model,
-            (!choices.no_cache).then(|| config.paths.cache_dir.clone()),
-            step_mode,
-            plan,
-        ),
-        StartRequest::Demo { name, step_mode } => {
-            let (task, model) = demo_model(&name)?;
-            let demo = crate::demos::find(&name);
-            let inputs = match demo {
-                Some(d) => d.input_files(&config.paths.data_dir).with_context(|| {
-                    format!(
-                        "cannot write the demo's input files under {}",
-                        config.paths.data_dir.display()
-                    )
-                })?,
-                None => Vec::new(),
-            };
-            review_demo = demo.is_some_and(|d| d.review);
-            // No cache: a demo is there to show its failure and repair.
-            (task, inputs, model, None, step_mode, None)
-        }
-        StartRequest::Resume { tape } => {
-            return continue_session(config, model, sandbox, tape, Continue::Resume, None);
-        }
-        StartRequest::Fork { tape } => {
-            return continue_session(config, model, sandbox, tape, Continue::Fork(None), None);
-        }
-        StartRequest::ForkAt { tape, at } => {
-            let how = Continue::Fork(Some(at));
-            return continue_session(config, model, sandbox, tape, how, None);
-        }
-    };
-    let sessions = config.sessions_dir();
-    std::fs::create_dir_all(&sessions)
-        .with_context(|| format!("cannot create the sessions folder {}", sessions.display()))?;
-    let prompts = config.paths.config_dir.join("prompts");
-    let run = &config.run;
-    crate::engine::start(EngineSetup {
-        task,
-        inputs,
-        model,
-        sandbox,
-        options: EngineOptions {
-            max_iterations: run.max_iterations,
-            workers: choices.workers.unwrap_or(run.workers),
-            run_timeout_secs: run.timeout_secs,
-            memory_mb: run.memory_mb,
-            token_budget: run.token_budget,
-            step_mode: run.step_mode || step_mode,
-            // The workbench keeps the engine for edits and re-runs after the end.
-            keep_alive: true,
-            cache_dir,
-            output_dir: None,
-            review: extras.review || review_demo,
-            review_repairs: extras.review_repairs,
-            candidates: extras.candidates,
-            ..EngineOptions::default()
-        },
-        session_dir: crate::engine::new_session_dir(&sessions),
-        prompt_overrides: prompts.is_dir().then_some(prompts),
-        // The person's plan: the model writes the tests and code only.
-        given: plan.map(|specs| GivenPlan {
-            specs,
-            ..GivenPlan::default()
-        }),
-    })
-}
-
-/// The model of a `[models.NAME]` profile (the palette's choice). The
-/// starter is synchronous: the choice is made on this worker thread, which
-/// the runtime is told may block (a server's model list is asked for).
-fn profile_model(config: &Config, name: &str) -> anyhow::Result<Arc<dyn ChatModel>> {
-    let args = ModelArgs {
-        profile: Some(name.to_string()),
-        ..ModelArgs::default()
-    };
-    let selected = tokio::task::block_in_place(|| {
-        tokio::runtime::Handle::current().block_on(select_model(config, &args))
-    })
-    .with_context(|| format!("the model profile {name} cannot be used"))?;
-    Ok(selected.model)
-}
-
 /// The palette's export: into the session's folder (`export/`), or here.
 fn export_session(
     format: ExportFormat,
@@ -449,96 +267,6 @@ fn export_session(
     };
     export::write(state, source, format, &path)?;
     Ok(path)
-}
-
-/// A bundled demo's task and its model of authored replies.
-fn demo_model(name: &str) -> anyhow::Result<(String, Arc<dyn ChatModel>)> {
-    let demo = crate::demos::find(name)
-        .ok_or_else(|| anyhow::anyhow!("there is no bundled demo called `{name}`"))?;
-    let model = ScriptedModel::demo(demo.name, demo.replies, Pacing::demo())
-        .with_context(|| format!("the bundled demo `{name}` is damaged"))?;
-    Ok((demo.task.to_string(), Arc::new(model)))
-}
-
-/// How a recorded session goes on.
-#[derive(Debug, Clone, Copy)]
-enum Continue {
-    /// On its own tape, from its end.
-    Resume,
-    /// As a new session, forked at this record (None: at its end).
-    Fork(Option<u64>),
-}
-
-/// Go on with a recorded session. A demo's session goes on with the demo's
-/// own replies; any other with `model` (the workbench's). A fork's tape
-/// says which (`note`, or the choice made here).
-fn continue_session(
-    config: &Config,
-    model: Arc<dyn ChatModel>,
-    sandbox: Arc<Sandbox>,
-    tape: PathBuf,
-    how: Continue,
-    note: Option<String>,
-) -> anyhow::Result<EngineHandle> {
-    let contents = read_tape(&tape)?;
-    let state = crate::session::State::from_records(&contents.records);
-    let (model, chosen) = match state.config.model.strip_prefix("demo:") {
-        Some(name) if state.config.provider == "demo" => (
-            demo_model(name)?.1,
-            format!("going on with the demo's own replies (demo:{name})"),
-        ),
-        _ => {
-            let said = format!(
-                "going on with the workbench's model ({} {})",
-                model.provider(),
-                model.model_name()
-            );
-            (model, said)
-        }
-    };
-    let run = &config.run;
-    let extras = crate::commands::loop_args::extras_of(config, None, None);
-    let base = EngineOptions {
-        max_iterations: state.config.max_iterations.max(1),
-        workers: run.workers,
-        run_timeout_secs: run.timeout_secs,
-        memory_mb: run.memory_mb,
-        token_budget: run.token_budget,
-        step_mode: false,
-        keep_alive: true,
-        cache_dir: None,
-        output_dir: None,
-        review: extras.review,
-        review_repairs: extras.review_repairs,
-        candidates: extras.candidates,
-        ..EngineOptions::default()
-    };
-    let prompts = config.paths.config_dir.join("prompts");
-    let with = crate::engine::ContinueSetup {
-        model,
-        sandbox,
-        options: crate::engine::segment_options(&state, base, None, None),
-        prompt_overrides: prompts.is_dir().then_some(prompts),
-        commands: Vec::new(),
-    };
-    Ok(match how {
-        Continue::Fork(at) => {
-            let dir = crate::engine::new_session_dir(&config.sessions_dir());
-            let at = at.unwrap_or_else(|| contents.records.last().map_or(0, |r| r.seq));
-            let note = note.unwrap_or(chosen);
-            crate::engine::fork_noting(&tape, at, &dir, with, Some(note))?
-        }
-        Continue::Resume => {
-            if let Some(why) = crate::engine::nothing_left(&state, &with.options) {
-                let id = &state.session_id;
-                anyhow::bail!(
-                    "{NOTHING_TO_RESUME}: session {id} {why}.\n\n{}",
-                    crate::tui::app::instead(id)
-                );
-            }
-            crate::engine::resume(&tape, with)?
-        }
-    })
 }
 
 /// `load_tape` for `open`: a tape file is read in the background (its

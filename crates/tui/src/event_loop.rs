@@ -16,10 +16,12 @@ use ratatui::Terminal;
 use ratatui::backend::Backend;
 use tokio::sync::mpsc;
 
+mod actions;
+
 use super::app::view;
 use super::app::{Action, App, Msg, StartRequest};
 use super::external_editor::EditorHook;
-use super::highlight::Highlighter;
+use super::highlight::{Highlighted, Highlighter};
 use super::loader::Loaded;
 use codeloop_engine::EngineHandle;
 use codeloop_session::{Command, NoticeLevel, RunRecord, State};
@@ -94,7 +96,7 @@ pub async fn run<B, S>(
     terminal: &mut Terminal<B>,
     app: &mut App,
     mut input: S,
-    mut engine: Option<EngineHandle>,
+    engine: Option<EngineHandle>,
     mut hooks: Hooks,
 ) -> anyhow::Result<()>
 where
@@ -102,232 +104,194 @@ where
     B::Error: Send + Sync + 'static,
     S: Stream<Item = std::io::Result<TermEvent>> + Unpin,
 {
-    let (hl_tx, mut hl_rx) = mpsc::channel(4);
-    let highlighter = Highlighter::spawn(hl_tx)
-        .map_err(|e| anyhow::anyhow!("cannot start the highlighting thread: {e}"))?;
-    let (rerun_tx, mut rerun_rx) = mpsc::channel::<(u64, Result<RunRecord, String>)>(16);
-    let rerun_gate = Arc::new(tokio::sync::Semaphore::new(1));
-    let (log_tx, mut log_rx) = mpsc::channel::<Msg>(4);
-    let mut clock = tokio::time::interval(Duration::from_secs(1));
-    clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-
+    let mut sources = Sources::new(engine, &mut hooks)?;
     if let Ok(size) = terminal.size() {
         app.update(Msg::Term(TermEvent::Resize(size.width, size.height)));
     }
-    let mut last_frame = draw(terminal, app, &highlighter, &mut hooks)?;
-    let mut initial = std::mem::take(&mut hooks.initial);
-    let mut loading = hooks.loading.take();
-    let mut messages = hooks.messages.take();
-
+    let mut last_frame = draw(terminal, app, &sources.highlighter, &mut hooks)?;
     loop {
-        let now = Instant::now();
-        let replay_due = app.replay_deadline(now);
-        let min_frame = if loading.is_some() {
+        let min_frame = sources.min_frame();
+        let frame_due = app.is_dirty().then(|| last_frame + min_frame);
+        let Some(woke) = sources.wait(app, &mut input, frame_due).await? else {
+            break;
+        };
+        let draw_now = sources.perform(terminal, app, &mut hooks, woke).await;
+        if app.quitting() {
+            break;
+        }
+        if sources.loading.is_some() && app.info().loading.is_none() {
+            // The tape being read is no longer on screen (a new session):
+            // stop its reading thread.
+            sources.loading = None;
+        }
+        if app.is_dirty() && (draw_now || last_frame.elapsed() >= min_frame) {
+            last_frame = draw(terminal, app, &sources.highlighter, &mut hooks)?;
+        }
+    }
+    Ok(())
+}
+
+/// What the loop listens to beside the terminal's input, and the work it
+/// started in the background whose results come back to it.
+struct Sources {
+    /// The live session's engine: its records, then its end.
+    engine: Option<EngineHandle>,
+    /// Actions to perform first (a task given on the command line).
+    initial: Vec<Action>,
+    /// The rest of a tape being read.
+    loading: Option<mpsc::Receiver<Loaded>>,
+    /// Messages from work started before the loop.
+    messages: Option<mpsc::Receiver<Msg>>,
+    highlighter: Highlighter,
+    highlighted: mpsc::Receiver<Highlighted>,
+    /// Files read off the UI thread (a run's log, a picture): where their
+    /// readers send, and where the loop hears.
+    reads: mpsc::Sender<Msg>,
+    read: mpsc::Receiver<Msg>,
+    /// Re-runs (replay --live), one at a time, and their outcomes.
+    reruns: mpsc::Sender<(u64, Result<RunRecord, String>)>,
+    rerun: mpsc::Receiver<(u64, Result<RunRecord, String>)>,
+    rerun_gate: Arc<tokio::sync::Semaphore>,
+    /// The second hand of a running session's clock.
+    clock: tokio::time::Interval,
+}
+
+/// What woke the loop: what the app asks for in answer, and whether the
+/// frame is drawn at once (a key, a highlighting result).
+#[derive(Default)]
+struct Woke {
+    actions: Vec<Action>,
+    draw_now: bool,
+}
+
+impl Sources {
+    fn new(engine: Option<EngineHandle>, hooks: &mut Hooks) -> anyhow::Result<Sources> {
+        let (hl_tx, highlighted) = mpsc::channel(4);
+        let highlighter = Highlighter::spawn(hl_tx)
+            .map_err(|e| anyhow::anyhow!("cannot start the highlighting thread: {e}"))?;
+        let (reruns, rerun) = mpsc::channel(16);
+        let (reads, read) = mpsc::channel(4);
+        let mut clock = tokio::time::interval(Duration::from_secs(1));
+        clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        Ok(Sources {
+            engine,
+            initial: std::mem::take(&mut hooks.initial),
+            loading: hooks.loading.take(),
+            messages: hooks.messages.take(),
+            highlighter,
+            highlighted,
+            reads,
+            read,
+            reruns,
+            rerun,
+            rerun_gate: Arc::new(tokio::sync::Semaphore::new(1)),
+            clock,
+        })
+    }
+
+    /// The shortest time between two frames now.
+    fn min_frame(&self) -> Duration {
+        if self.loading.is_some() {
             LOADING_FRAME
         } else {
             MIN_FRAME
-        };
-        let frame_due = app.is_dirty().then(|| last_frame + min_frame);
-        let running = app.session_running();
-        let mut draw_now = false;
-        let mut actions = Vec::new();
+        }
+    }
 
+    /// Wait for the next thing that happens and hand it to the app: the
+    /// input, the engine's records, the background work's results, the
+    /// replay's and the session's clocks, a frame falling due. None: the
+    /// input ended.
+    async fn wait<S>(
+        &mut self,
+        app: &mut App,
+        input: &mut S,
+        frame_due: Option<Instant>,
+    ) -> anyhow::Result<Option<Woke>>
+    where
+        S: Stream<Item = std::io::Result<TermEvent>> + Unpin,
+    {
+        let replay_due = app.replay_deadline(Instant::now());
+        let running = app.session_running();
+        let mut woke = Woke::default();
         tokio::select! {
             biased;
-            _ = std::future::ready(()), if !initial.is_empty() => {
-                actions = std::mem::take(&mut initial);
+            _ = std::future::ready(()), if !self.initial.is_empty() => {
+                woke.actions = std::mem::take(&mut self.initial);
             }
             ev = input.next() => match ev {
                 Some(Ok(ev)) => {
                     let is_key = matches!(ev, TermEvent::Key(_));
-                    actions = app.update(Msg::Term(ev));
-                    draw_now = is_key;
+                    woke.actions = app.update(Msg::Term(ev));
+                    woke.draw_now = is_key;
                 }
                 Some(Err(e)) => return Err(anyhow::anyhow!("cannot read the terminal: {e}")),
-                None => break,
+                None => return Ok(None),
             },
-            rec = recv_record(&mut engine) => match rec {
-                Some(r) => {
-                    actions = app.update(Msg::Record(r));
-                    // Take what else is waiting, so one frame serves many records.
-                    if let Some(h) = engine.as_mut() {
-                        for _ in 0..DRAIN_BATCH {
-                            match h.events.try_recv() {
-                                Ok(r) => actions.extend(app.update(Msg::Record(r))),
-                                Err(_) => break,
-                            }
-                        }
-                    }
-                }
+            rec = recv_record(&mut self.engine) => match rec {
+                Some(r) => woke.actions = self.records(app, r),
                 None => {
-                    if let Some(h) = engine.take() {
+                    if let Some(h) = self.engine.take() {
                         let result = match h.done.await {
                             Ok(Ok(_)) => Ok(()),
                             Ok(Err(e)) => Err(format!("{e:#}")),
                             Err(e) => Err(format!("the engine task failed: {e}")),
                         };
-                        actions = app.update(Msg::EngineDone(result));
+                        woke.actions = app.update(Msg::EngineDone(result));
                     }
                 }
             },
-            Some(m) = log_rx.recv() => actions = app.update(m),
-            m = recv_message(&mut messages) => match m {
-                Some(m) => actions = app.update(m),
-                None => messages = None,
+            Some(m) = self.read.recv() => woke.actions = app.update(m),
+            m = recv_message(&mut self.messages) => match m {
+                Some(m) => woke.actions = app.update(m),
+                None => self.messages = None,
             },
-            Some(h) = hl_rx.recv() => {
-                actions = app.update(Msg::Highlighted(h));
+            Some(h) = self.highlighted.recv() => {
+                woke.actions = app.update(Msg::Highlighted(h));
                 // At most two results a request (the screen first, then all):
                 // shown at once, not a frame interval after the plain frame.
-                draw_now = true;
+                woke.draw_now = true;
             }
-            loaded = recv_loaded(&mut loading) => match loaded {
-                Some(Loaded::Records { records, progress }) => app.load_records(records, progress),
-                Some(Loaded::End(end)) => {
-                    app.load_finished(end);
-                    loading = None;
-                }
-                None => {
-                    app.load_finished(Err("the reading thread stopped".into()));
-                    loading = None;
-                }
-            },
-            Some((run_id, outcome)) = rerun_rx.recv() => {
-                actions = app.update(Msg::Rerun { run_id, outcome });
+            loaded = recv_loaded(&mut self.loading) => self.loaded(app, loaded),
+            Some((run_id, outcome)) = self.rerun.recv() => {
+                woke.actions = app.update(Msg::Rerun { run_id, outcome });
             }
-            _ = sleep_until(replay_due) => actions = app.update(Msg::Tick(Instant::now())),
-            _ = sleep_until(frame_due) => draw_now = true,
-            _ = clock.tick(), if running => actions = app.update(Msg::Tick(Instant::now())),
+            _ = sleep_until(replay_due) => woke.actions = app.update(Msg::Tick(Instant::now())),
+            _ = sleep_until(frame_due) => woke.draw_now = true,
+            _ = self.clock.tick(), if running => woke.actions = app.update(Msg::Tick(Instant::now())),
         }
+        Ok(Some(woke))
+    }
 
-        let mut pending = std::collections::VecDeque::from(actions);
-        while let Some(action) = pending.pop_front() {
-            match action {
-                Action::Quit => {}
-                Action::Notify(text) => {
-                    write_raw(terminal, &super::notify::Desktop::from_env().escape(&text));
-                }
-                Action::Copy(text) => write_raw(terminal, &super::notify::osc52(&text)),
-                Action::ReadLog(path) => {
-                    let tx = log_tx.clone();
-                    tokio::task::spawn_blocking(move || {
-                        let result = super::log_reader::read_log(&path).map(Arc::new);
-                        let _ = tx.blocking_send(Msg::LogRead { path, result });
-                    });
-                }
-                Action::ReadPicture(path) => {
-                    let tx = log_tx.clone();
-                    tokio::task::spawn_blocking(move || {
-                        let result = super::picture::decode(&path).map(Arc::new);
-                        let _ = tx.blocking_send(Msg::PictureRead { path, result });
-                    });
-                }
-                Action::Steer(command) => steer(app, engine.as_ref(), command),
-                Action::Configure(choices) => {
-                    if let Some(configure) = hooks.configure.as_mut() {
-                        configure(choices);
-                    }
-                }
-                Action::Export {
-                    format,
-                    state,
-                    session_dir,
-                    source,
-                } => match hooks.exporter.as_mut() {
-                    Some(export) => match export(format, &state, session_dir.as_deref(), &source) {
-                        Ok(path) => {
-                            app.say(NoticeLevel::Info, format!("exported to {}", path.display()))
-                        }
-                        Err(e) => app.say(NoticeLevel::Error, format!("export failed: {e:#}")),
-                    },
-                    None => app.say(NoticeLevel::Warning, "this view cannot export"),
-                },
-                Action::Start(request) => match hooks.starter.as_mut() {
-                    Some(start) => match start(request) {
-                        Ok(handle) => {
-                            app.set_session_dir(handle.session_dir.clone());
-                            engine = Some(handle);
-                        }
-                        Err(e) => {
-                            app.update(Msg::StartFailed(format!(
-                                "cannot start the session: {e:#}"
-                            )));
-                        }
-                    },
-                    None => {
-                        app.update(Msg::StartFailed("this view cannot start sessions".into()));
-                    }
-                },
-                Action::Open { tape, replay } => {
-                    if let Some(rest) = open_session(app, &tape, replay) {
-                        loading = Some(rest);
-                    }
-                }
-                Action::ListSessions => {
-                    if let Some(list) = hooks.sessions.as_mut() {
-                        app.set_sessions(list());
-                    }
-                }
-                Action::DeleteSession(dir) => match std::fs::remove_dir_all(&dir) {
-                    Ok(()) => {
-                        app.forget_session(&dir);
-                        app.say(NoticeLevel::Info, format!("deleted {}", dir.display()));
-                    }
-                    Err(e) => app.say(
-                        NoticeLevel::Error,
-                        format!(
-                            "cannot delete {}: {e} (check its permissions, or delete it by hand)",
-                            dir.display()
-                        ),
-                    ),
-                },
-                Action::OpenEditor(edit) => {
-                    let outcome = match hooks.editor.as_mut() {
-                        Some(open) => {
-                            let outcome = open(edit.text).await;
-                            // The hook cleared the screen; forget both frames so the
-                            // next draw is whole (`clear()` would read the cursor
-                            // position, racing the terminal input reader).
-                            terminal.swap_buffers();
-                            terminal.swap_buffers();
-                            outcome
-                        }
-                        None => crate::external_editor::EditorOutcome::Failed {
-                            message: "this view cannot open an editor".into(),
-                            text: None,
-                        },
-                    };
-                    let target = edit.target;
-                    pending.extend(app.update(Msg::EditorDone { target, outcome }));
-                    draw_now = true;
-                }
-                Action::Rerun { run_id, state } => {
-                    if let Some(rerun) = hooks.rerunner.clone() {
-                        let tx = rerun_tx.clone();
-                        let gate = Arc::clone(&rerun_gate);
-                        tokio::spawn(async move {
-                            // One re-run at a time: they are real processes.
-                            let _permit = gate.acquire_owned().await;
-                            let outcome = rerun(run_id, state).await;
-                            let _ = tx.send((run_id, outcome)).await;
-                        });
-                    }
+    /// A record from the engine, and what else is waiting, so one frame
+    /// serves many records.
+    fn records(&mut self, app: &mut App, first: codeloop_session::Record) -> Vec<Action> {
+        let mut actions = app.update(Msg::Record(first));
+        if let Some(h) = self.engine.as_mut() {
+            for _ in 0..DRAIN_BATCH {
+                match h.events.try_recv() {
+                    Ok(r) => actions.extend(app.update(Msg::Record(r))),
+                    Err(_) => break,
                 }
             }
         }
-        if app.quitting() {
-            break;
-        }
-        if loading.is_some() && app.info().loading.is_none() {
-            // The tape being read is no longer on screen (a new session):
-            // stop its reading thread.
-            loading = None;
-        }
-        if app.is_dirty() && (draw_now || last_frame.elapsed() >= min_frame) {
-            last_frame = draw(terminal, app, &highlighter, &mut hooks)?;
+        actions
+    }
+
+    /// A batch of the tape being read, or its end.
+    fn loaded(&mut self, app: &mut App, loaded: Option<Loaded>) {
+        match loaded {
+            Some(Loaded::Records { records, progress }) => app.load_records(records, progress),
+            Some(Loaded::End(end)) => {
+                app.load_finished(end);
+                self.loading = None;
+            }
+            None => {
+                app.load_finished(Err("the reading thread stopped".into()));
+                self.loading = None;
+            }
         }
     }
-    Ok(())
 }
 
 /// Open a recorded session in place of the welcome screen: review, or a

@@ -33,22 +33,14 @@ pub(crate) fn rates(results: &[BenchResult]) -> Vec<f64> {
 /// The chart: pass@1 (0 to 100%) against the repair round (0 = the first
 /// try), one line a series, each point marked and labelled with its value.
 pub(crate) fn svg(series: &[(String, Vec<f64>)]) -> String {
-    let rounds = series
-        .iter()
-        .map(|(_, r)| r.len())
-        .max()
-        .unwrap_or(0)
-        .max(1);
-    let plot_w = WIDTH - LEFT - RIGHT;
-    let plot_h = HEIGHT - TOP - BOTTOM;
-    let x = |k: usize| {
-        if rounds == 1 {
-            LEFT + plot_w / 2.0
-        } else {
-            LEFT + plot_w * k as f64 / (rounds - 1) as f64
-        }
+    let plot = Plot {
+        rounds: series
+            .iter()
+            .map(|(_, r)| r.len())
+            .max()
+            .unwrap_or(0)
+            .max(1),
     };
-    let y = |pct: f64| TOP + plot_h * (1.0 - pct.clamp(0.0, 100.0) / 100.0);
     let mut out = String::new();
     // One legend row a series, below the chart.
     let total = HEIGHT + 16.0 * series.len().saturating_sub(1) as f64;
@@ -56,43 +48,76 @@ pub(crate) fn svg(series: &[(String, Vec<f64>)]) -> String {
         out,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" viewBox=\"0 0 {WIDTH} {total}\" width=\"{WIDTH}\" height=\"{total}\" role=\"img\" aria-label=\"pass@1 by repair round\">"
     );
-    for pct in [0.0, 25.0, 50.0, 75.0, 100.0] {
-        let _ = writeln!(
-            out,
-            "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#ddd\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" fill=\"#555\">{pct:.0}%</text>",
-            WIDTH - RIGHT,
-            y(pct),
-            y(pct),
-            LEFT - 6.0,
-            y(pct) + 4.0
-        );
-    }
-    for k in 0..rounds {
-        let label = if k == 0 {
-            "first try".to_string()
-        } else {
-            format!("repair {k}")
-        };
-        let _ = writeln!(
-            out,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" fill=\"#555\">{label}</text>",
-            x(k),
-            HEIGHT - BOTTOM + 18.0
-        );
-    }
-    let _ = writeln!(
-        out,
-        "<text x=\"14\" y=\"{:.1}\" font-size=\"11\" fill=\"#555\" transform=\"rotate(-90 14 {:.1})\" text-anchor=\"middle\">pass@1</text>",
-        TOP + plot_h / 2.0,
-        TOP + plot_h / 2.0
-    );
+    plot.axes(&mut out);
     for (i, (name, rates)) in series.iter().enumerate() {
+        plot.series(&mut out, i, name, rates);
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+/// Where the chart's points go: rounds across, pass@1 up.
+struct Plot {
+    rounds: usize,
+}
+
+impl Plot {
+    fn x(&self, k: usize) -> f64 {
+        let plot_w = WIDTH - LEFT - RIGHT;
+        if self.rounds == 1 {
+            LEFT + plot_w / 2.0
+        } else {
+            LEFT + plot_w * k as f64 / (self.rounds - 1) as f64
+        }
+    }
+
+    fn y(&self, pct: f64) -> f64 {
+        TOP + (HEIGHT - TOP - BOTTOM) * (1.0 - pct.clamp(0.0, 100.0) / 100.0)
+    }
+
+    /// The grid at each quarter with its percentages, the rounds' names
+    /// under it, the axis's name beside it.
+    fn axes(&self, out: &mut String) {
+        for pct in [0.0, 25.0, 50.0, 75.0, 100.0] {
+            let _ = writeln!(
+                out,
+                "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#ddd\"/>\
+                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\" fill=\"#555\">{pct:.0}%</text>",
+                WIDTH - RIGHT,
+                self.y(pct),
+                self.y(pct),
+                LEFT - 6.0,
+                self.y(pct) + 4.0
+            );
+        }
+        for k in 0..self.rounds {
+            let label = if k == 0 {
+                "first try".to_string()
+            } else {
+                format!("repair {k}")
+            };
+            let _ = writeln!(
+                out,
+                "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\" fill=\"#555\">{label}</text>",
+                self.x(k),
+                HEIGHT - BOTTOM + 18.0
+            );
+        }
+        let middle = TOP + (HEIGHT - TOP - BOTTOM) / 2.0;
+        let _ = writeln!(
+            out,
+            "<text x=\"14\" y=\"{:.1}\" font-size=\"11\" fill=\"#555\" transform=\"rotate(-90 14 {:.1})\" text-anchor=\"middle\">pass@1</text>",
+            middle, middle
+        );
+    }
+
+    /// Series `i`: its line, each point marked and labelled, its legend row.
+    fn series(&self, out: &mut String, i: usize, name: &str, rates: &[f64]) {
         let colour = COLOURS[i % COLOURS.len()];
         let points: Vec<String> = rates
             .iter()
             .enumerate()
-            .map(|(k, r)| format!("{:.1},{:.1}", x(k), y(*r)))
+            .map(|(k, r)| format!("{:.1},{:.1}", self.x(k), self.y(*r)))
             .collect();
         let _ = writeln!(
             out,
@@ -105,11 +130,11 @@ pub(crate) fn svg(series: &[(String, Vec<f64>)]) -> String {
                 out,
                 "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\" fill=\"{colour}\"><title>{}: {r:.1}% after {k} repair round(s)</title></circle>\
                  <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"10\" fill=\"{colour}\">{r:.0}%</text>",
-                x(k),
-                y(*r),
+                self.x(k),
+                self.y(*r),
                 esc(name),
-                x(k),
-                y(*r) - 7.0 - 11.0 * i as f64
+                self.x(k),
+                self.y(*r) - 7.0 - 11.0 * i as f64
             );
         }
         let _ = writeln!(
@@ -123,8 +148,6 @@ pub(crate) fn svg(series: &[(String, Vec<f64>)]) -> String {
             esc(name)
         );
     }
-    out.push_str("</svg>\n");
-    out
 }
 
 /// The whole page: each named result set's chart line, figures, problems.

@@ -42,8 +42,28 @@ fn outcome(r: &BenchResult) -> String {
 
 /// The two result sets side by side: the figures, then the problems whose outcome differs.
 pub(crate) fn compare(a_name: &str, a: &[BenchResult], b_name: &str, b: &[BenchResult]) -> String {
-    let (fa, fb) = (Figures::of(a), Figures::of(b));
-    let mut rows: Vec<(String, String, String)> = Vec::new();
+    let rows = figure_rows(&Figures::of(a), &Figures::of(b));
+    let mut out = table(a_name, b_name, &rows);
+    let differ = differing(a, b);
+    if differ.is_empty() {
+        out.push_str("every problem ended the same way in both\n");
+    } else {
+        out.push_str(&format!(
+            "problems that differ ({}):\n{}\n",
+            differ.len(),
+            differ.join("\n")
+        ));
+    }
+    out
+}
+
+/// A figure's name and its value on each side.
+type Row = (String, String, String);
+
+/// The figures of both sides, a row each: pass@1 by round, tokens, calls,
+/// the vote and the review when either side had them, time, repairs.
+fn figure_rows(fa: &Figures, fb: &Figures) -> Vec<Row> {
+    let mut rows: Vec<Row> = Vec::new();
     rows.push((
         "problems measured".into(),
         fa.measured.to_string(),
@@ -65,7 +85,7 @@ pub(crate) fn compare(a_name: &str, a: &[BenchResult], b_name: &str, b: &[BenchR
         } else {
             format!("pass@1 after repair {k}")
         };
-        rows.push((name, at(&fa), at(&fb)));
+        rows.push((name, at(fa), at(fb)));
     }
     rows.push((
         "pass@1 final".into(),
@@ -73,7 +93,7 @@ pub(crate) fn compare(a_name: &str, a: &[BenchResult], b_name: &str, b: &[BenchR
         fb.rate(fb.passed_final),
     ));
     let tokens = |f: &Figures| (f.prompt_tokens + f.completion_tokens).to_string();
-    rows.push(("tokens".into(), tokens(&fa), tokens(&fb)));
+    rows.push(("tokens".into(), tokens(fa), tokens(fb)));
     rows.push((
         "model calls".into(),
         fa.calls.to_string(),
@@ -97,19 +117,24 @@ pub(crate) fn compare(a_name: &str, a: &[BenchResult], b_name: &str, b: &[BenchR
             ("  sent to repair unrun", |f| f.review_repairs.into()),
             ("  review tokens", |f| f.review_tokens),
         ] {
-            rows.push((name.into(), get(&fa).to_string(), get(&fb).to_string()));
+            rows.push((name.into(), get(fa).to_string(), get(fb).to_string()));
         }
     }
     let secs = |f: &Figures| format!("{:.1} s", f.model_ms as f64 / 1000.0);
-    rows.push(("model time".into(), secs(&fa), secs(&fb)));
+    rows.push(("model time".into(), secs(fa), secs(fb)));
     for (name, get) in [
         ("repairs", (|f: &Figures| f.repairs) as fn(&Figures) -> u32),
         ("  with runtime values", |f| f.repairs_with_values),
         ("fresh starts", |f| f.fresh_starts),
         ("test fixes", |f| f.test_fixes),
     ] {
-        rows.push((name.into(), get(&fa).to_string(), get(&fb).to_string()));
+        rows.push((name.into(), get(fa).to_string(), get(fb).to_string()));
     }
+    rows
+}
+
+/// The rows in columns under the two names, `*` where the sides differ.
+fn table(a_name: &str, b_name: &str, rows: &[Row]) -> String {
     let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     let w1 = rows
         .iter()
@@ -118,10 +143,15 @@ pub(crate) fn compare(a_name: &str, a: &[BenchResult], b_name: &str, b: &[BenchR
         .max()
         .unwrap_or(0);
     let mut out = format!("{:<w0$}  {:<w1$}  {}\n", "", a_name, b_name);
-    for (name, x, y) in &rows {
+    for (name, x, y) in rows {
         let mark = if x == y { "" } else { "  *" };
         out.push_str(&format!("{name:<w0$}  {x:<w1$}  {y}{mark}\n").replace("  \n", "\n"));
     }
+    out
+}
+
+/// The problems whose outcome differs, or that only one side ran, a line each.
+fn differing(a: &[BenchResult], b: &[BenchResult]) -> Vec<String> {
     let by_id: BTreeMap<&str, &BenchResult> = b.iter().map(|r| (r.task_id.as_str(), r)).collect();
     let mut differ = Vec::new();
     for ra in a {
@@ -140,16 +170,7 @@ pub(crate) fn compare(a_name: &str, a: &[BenchResult], b_name: &str, b: &[BenchR
     for rb in b.iter().filter(|r| !in_a.contains(r.task_id.as_str())) {
         differ.push(format!("  {}: not run | {}", rb.task_id, outcome(rb)));
     }
-    if differ.is_empty() {
-        out.push_str("every problem ended the same way in both\n");
-    } else {
-        out.push_str(&format!(
-            "problems that differ ({}):\n{}\n",
-            differ.len(),
-            differ.join("\n")
-        ));
-    }
-    out
+    differ
 }
 
 #[cfg(test)]

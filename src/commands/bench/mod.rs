@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
@@ -222,26 +222,7 @@ async fn solve(
 
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     if let Some([a, b]) = args.compare.as_deref() {
-        let name = |p: &PathBuf| p.display().to_string();
-        let text = compare::compare(
-            &name(a),
-            &compare::read_results(a)?,
-            &name(b),
-            &compare::read_results(b)?,
-        );
-        let _ = write!(
-            std::io::stdout(),
-            "{}",
-            crate::protocol::sanitize::for_terminal(&text)
-        );
-        if let Some(html) = &args.html {
-            let sets = vec![
-                (name(a), compare::read_results(a)?),
-                (name(b), compare::read_results(b)?),
-            ];
-            write_html(html, &sets)?;
-        }
-        return Ok(0);
+        return compare_files(a, b, args.html.as_deref());
     }
     let Some(problems_file) = args.problems.clone() else {
         anyhow::bail!("give a problems file (or --compare A.jsonl B.jsonl)");
@@ -261,28 +242,99 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             no_model_for_own_task(&selected, args.model.demo.is_some())
         );
     }
-    let sandbox = super::sandbox_for_generated_code(&config.sandbox)?;
-    let sandbox = Arc::new(sandbox);
-    let out = args.out.clone().unwrap_or_else(|| {
-        let name = problems_file
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "problems".into());
-        let stem = name
-            .trim_end_matches(".gz")
-            .trim_end_matches(".jsonl")
-            .to_string();
-        problems_file.with_file_name(format!("{stem}_bench.jsonl"))
-    });
+    let sandbox = Arc::new(super::sandbox_for_generated_code(&config.sandbox)?);
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| results_beside(&problems_file));
+    let base = engine::new_session_dir(&config.paths.data_dir.join("bench"));
+    say(&format!(
+        "codeloop bench: {} problems, model: {}\n  sessions in {}",
+        problems.len(),
+        selected.description,
+        base.display()
+    ));
+    let mut file = std::fs::File::create(&out)
+        .with_context(|| format!("cannot write the results file {}", out.display()))?;
+    let sessions = Sessions {
+        model: selected.model,
+        sandbox,
+        options: engine_options(&args, &config),
+        base,
+    };
+    let (results, stopped) = solve_all(&problems, &sessions, args.workers).await?;
+    for r in &results {
+        writeln!(file, "{}", serde_json::to_string(r)?)?;
+    }
+    // A terminal gone away (SIGHUP) must not turn the end into a panic.
+    let _ = writeln!(
+        std::io::stdout(),
+        "{}results: {}",
+        crate::protocol::sanitize::for_terminal(&report(&results)),
+        out.display()
+    );
+    if stopped.is_some() {
+        say(&format!("  sessions (tapes): {}", sessions.base.display()));
+    }
+    if let Some(html) = &args.html {
+        write_html(html, &[(out.display().to_string(), results.clone())])?;
+    }
+    let errored = results.iter().any(|r| r.status == Status::Error);
+    Ok(match stopped {
+        Some(signal) => signal.exit_code(),
+        None if errored => 1,
+        None => 0,
+    })
+}
+
+/// `--compare A B`: two results files side by side (and on a page).
+fn compare_files(a: &Path, b: &Path, html: Option<&Path>) -> anyhow::Result<i32> {
+    let name = |p: &Path| p.display().to_string();
+    let text = compare::compare(
+        &name(a),
+        &compare::read_results(a)?,
+        &name(b),
+        &compare::read_results(b)?,
+    );
+    let _ = write!(
+        std::io::stdout(),
+        "{}",
+        crate::protocol::sanitize::for_terminal(&text)
+    );
+    if let Some(html) = html {
+        let sets = vec![
+            (name(a), compare::read_results(a)?),
+            (name(b), compare::read_results(b)?),
+        ];
+        write_html(html, &sets)?;
+    }
+    Ok(0)
+}
+
+/// The results file's default: `NAME_bench.jsonl` beside the problems.
+fn results_beside(problems_file: &Path) -> PathBuf {
+    let name = problems_file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "problems".into());
+    let stem = name
+        .trim_end_matches(".gz")
+        .trim_end_matches(".jsonl")
+        .to_string();
+    problems_file.with_file_name(format!("{stem}_bench.jsonl"))
+}
+
+/// One session a problem, each with one worker: the flags over the config.
+fn engine_options(args: &Args, config: &Config) -> EngineOptions {
     let extras = args.extras.extras(
-        &config,
+        config,
         args.model.profile.as_deref(),
         args.model
             .model
             .as_deref()
             .or(Some(config.model.model.as_str())),
     );
-    let options = EngineOptions {
+    EngineOptions {
         max_iterations: args
             .max_iterations
             .unwrap_or(config.run.max_iterations)
@@ -297,19 +349,30 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         review_repairs: extras.review_repairs,
         candidates: extras.candidates,
         ..EngineOptions::default()
-    };
-    let base = engine::new_session_dir(&config.paths.data_dir.join("bench"));
-    say(&format!(
-        "codeloop bench: {} problems, model: {}\n  sessions in {}",
-        problems.len(),
-        selected.description,
-        base.display()
-    ));
-    let mut file = std::fs::File::create(&out)
-        .with_context(|| format!("cannot write the results file {}", out.display()))?;
+    }
+}
+
+/// What every problem's session shares: the model, the sandbox, the
+/// options, and the folder their sessions go in.
+struct Sessions {
+    model: Arc<dyn crate::llm::ChatModel>,
+    sandbox: Arc<Sandbox>,
+    options: EngineOptions,
+    base: PathBuf,
+}
+
+/// Every problem solved, `workers` at a time, a line said as each ends; a
+/// stop signal cancels every session (the same signal again quits at
+/// once). The results in the problems' order, and the signal if one came.
+async fn solve_all(
+    problems: &[Problem],
+    sessions: &Sessions,
+    workers: usize,
+) -> anyhow::Result<(Vec<BenchResult>, Option<StopSignal>)> {
+    let base = &sessions.base;
     let mut signals = StopSignals::install()?;
     let cancel = CancellationToken::new();
-    let limit = Arc::new(tokio::sync::Semaphore::new(args.workers.max(1)));
+    let limit = Arc::new(tokio::sync::Semaphore::new(workers.max(1)));
     let mut tasks = tokio::task::JoinSet::new();
     for (i, problem) in problems.iter().cloned().enumerate() {
         let dir = base.join(format!(
@@ -318,9 +381,9 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         ));
         let setup = setup_for(
             &problem,
-            selected.model.clone(),
-            sandbox.clone(),
-            options.clone(),
+            sessions.model.clone(),
+            sessions.sandbox.clone(),
+            sessions.options.clone(),
             dir,
         );
         let limit = limit.clone();
@@ -355,29 +418,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             }
         }
     }
-    let results: Vec<BenchResult> = results.into_iter().flatten().collect();
-    for r in &results {
-        writeln!(file, "{}", serde_json::to_string(r)?)?;
-    }
-    // A terminal gone away (SIGHUP) must not turn the end into a panic.
-    let _ = writeln!(
-        std::io::stdout(),
-        "{}results: {}",
-        crate::protocol::sanitize::for_terminal(&report(&results)),
-        out.display()
-    );
-    if stopped.is_some() {
-        say(&format!("  sessions (tapes): {}", base.display()));
-    }
-    if let Some(html) = &args.html {
-        write_html(html, &[(out.display().to_string(), results.clone())])?;
-    }
-    let errored = results.iter().any(|r| r.status == Status::Error);
-    Ok(match stopped {
-        Some(signal) => signal.exit_code(),
-        None if errored => 1,
-        None => 0,
-    })
+    Ok((results.into_iter().flatten().collect(), stopped))
 }
 
 /// Write the bench's page (`chart.rs`) and say where.

@@ -203,25 +203,14 @@ fn node_section(state: &State, node: &NodeState, out: &mut String) {
     out.push_str("</section>\n");
 }
 
-/// One iteration: its code (as a diff from the one before) with the failure
-/// marked at its line, and beside it the run, the failure, the values and
-/// the reflection that led to the next iteration.
-fn iteration_block(
-    state: &State,
-    node: &NodeState,
-    previous: Option<&CodeVersion>,
-    version: &CodeVersion,
-    out: &mut String,
-) {
-    let name = &node.spec.name;
-    let it = version.iteration;
-    // The failures of the run shown (its latest): an iteration run again
-    // (a fork with new tests) shows the new run's results, not beside them
-    // the failures of the run before.
+/// The failures of the run an iteration shows (its latest): an iteration
+/// run again (a fork with new tests) shows the new run's results, not
+/// beside them the failures of the run before.
+fn shown_failures<'s>(state: &'s State, name: &str, it: u32) -> Vec<&'s Location> {
     let shown_run_at = state.history.iter().rposition(|h| {
         matches!(h, HistoryEntry::RunResult { node: Some(n), iteration, .. } if n == name && *iteration == it)
     });
-    let failures: Vec<&Location> = state
+    state
         .history
         .iter()
         .enumerate()
@@ -235,19 +224,50 @@ fn iteration_block(
             } if n == name && *iteration == it => Some(location),
             _ => None,
         })
-        .collect();
-    let own_file = format!("{name}.py");
-    let mark = failures
-        .iter()
-        .find(|l| l.file == own_file)
-        .and_then(|l| l.line.map(|line| (line, l.what())));
-    let source = match version.source {
+        .collect()
+}
+
+/// Where a code version came from, in words.
+fn source_words(source: crate::session::CodeSource) -> &'static str {
+    match source {
         crate::session::CodeSource::Model => "written by the model",
         crate::session::CodeSource::Edit => "edited by hand",
         crate::session::CodeSource::Cache => "from the cache",
         crate::session::CodeSource::Given => "given with the task",
         crate::session::CodeSource::PlanReply => "written by the model as its plan reply",
-    };
+    }
+}
+
+/// A failure: where and what, the values along its path, the lines that ran.
+fn failure_block(location: &Location, code: &str, name: &str, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "<div class=\"failure\"><h4>Failure</h4><pre>{}</pre></div>",
+        esc(&location.render())
+    );
+    out.push_str(&values_block(location));
+    out.push_str(&super::coverage::block(location, code, name));
+}
+
+/// One iteration: its code (as a diff from the one before) with the failure
+/// marked at its line, and beside it the run, the failure, the values and
+/// the reflection that led to the next iteration.
+fn iteration_block(
+    state: &State,
+    node: &NodeState,
+    previous: Option<&CodeVersion>,
+    version: &CodeVersion,
+    out: &mut String,
+) {
+    let name = &node.spec.name;
+    let it = version.iteration;
+    let failures = shown_failures(state, name, it);
+    let own_file = format!("{name}.py");
+    let mark = failures
+        .iter()
+        .find(|l| l.file == own_file)
+        .and_then(|l| l.line.map(|line| (line, l.what())));
+    let source = source_words(version.source);
     let what = match previous {
         Some(p) => format!("changes from iteration {}", p.iteration),
         None => "first version".to_string(),
@@ -265,13 +285,7 @@ fn iteration_block(
         None => out.push_str("<div><p class=\"none\">Not run.</p></div>\n"),
     }
     for location in &failures {
-        let _ = writeln!(
-            out,
-            "<div class=\"failure\"><h4>Failure</h4><pre>{}</pre></div>",
-            esc(&location.render())
-        );
-        out.push_str(&values_block(location));
-        out.push_str(&super::coverage::block(location, &version.code, name));
+        failure_block(location, &version.code, name, out);
     }
     for h in &state.history {
         if let HistoryEntry::Reflection {

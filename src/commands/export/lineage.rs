@@ -74,64 +74,14 @@ pub(crate) fn collect(
     sessions: &[SessionSummary],
 ) -> Option<Lineage> {
     let id = state.session_id.clone();
-    // Every session's parent, as the index knows it, and this one's own.
-    let mut parent_of: BTreeMap<String, (String, u64)> = sessions
-        .iter()
-        .filter_map(|s| {
-            let (p, at) = s.parent.as_deref()?.rsplit_once('@')?;
-            Some((s.id.clone(), (p.to_string(), at.parse().ok()?)))
-        })
-        .collect();
-    if let Some(p) = &state.parent {
-        parent_of.insert(id.clone(), (p.session_id.clone(), p.at_seq));
-    }
+    let parent_of = parents(state, sessions);
     let has_forks = parent_of.values().any(|(p, _)| *p == id);
     if state.parent.is_none() && !has_forks {
         return None;
     }
-    // Up to the first forebear (a cycle, which no fork makes, stops the walk).
-    let mut root = id.clone();
-    let mut seen = BTreeSet::from([root.clone()]);
-    while let Some((p, _)) = parent_of.get(&root) {
-        if !seen.insert(p.clone()) {
-            break;
-        }
-        root = p.clone();
-    }
-    let mut children: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (child, (p, _)) in &parent_of {
-        children.entry(p.as_str()).or_default().push(child.as_str());
-    }
     let by_id: BTreeMap<&str, &SessionSummary> =
         sessions.iter().map(|s| (s.id.as_str(), s)).collect();
-    // Children in the order they were started.
-    for kids in children.values_mut() {
-        kids.sort_by_key(|k| {
-            by_id
-                .get(k)
-                .map(|s| s.started_at.clone())
-                .unwrap_or_default()
-        });
-    }
-    let mut order: Vec<(usize, String)> = Vec::new();
-    let mut stack = vec![(0usize, root.clone())];
-    let mut visited = BTreeSet::new();
-    let mut left_out = 0;
-    while let Some((depth, node)) = stack.pop() {
-        if !visited.insert(node.clone()) {
-            continue;
-        }
-        if order.len() >= MOST {
-            left_out += 1;
-            continue;
-        }
-        order.push((depth, node.clone()));
-        if let Some(kids) = children.get(node.as_str()) {
-            for k in kids.iter().rev() {
-                stack.push((depth + 1, k.to_string()));
-            }
-        }
-    }
+    let (order, left_out) = tree_order(&root_of(&id, &parent_of), &parent_of, &by_id);
     let branches = order
         .into_iter()
         .map(|(depth, bid)| {
@@ -167,6 +117,78 @@ pub(crate) fn collect(
     };
     fork_points(&mut lineage, records, state);
     Some(lineage)
+}
+
+/// A session's parent and the record it forked at.
+type Parents = BTreeMap<String, (String, u64)>;
+
+/// Every session's parent, as the index knows it, and this one's own.
+fn parents(state: &State, sessions: &[SessionSummary]) -> Parents {
+    let mut parent_of: Parents = sessions
+        .iter()
+        .filter_map(|s| {
+            let (p, at) = s.parent.as_deref()?.rsplit_once('@')?;
+            Some((s.id.clone(), (p.to_string(), at.parse().ok()?)))
+        })
+        .collect();
+    if let Some(p) = &state.parent {
+        parent_of.insert(state.session_id.clone(), (p.session_id.clone(), p.at_seq));
+    }
+    parent_of
+}
+
+/// Up to the first forebear (a cycle, which no fork makes, stops the walk).
+fn root_of(id: &str, parent_of: &Parents) -> String {
+    let mut root = id.to_string();
+    let mut seen = BTreeSet::from([root.clone()]);
+    while let Some((p, _)) = parent_of.get(&root) {
+        if !seen.insert(p.clone()) {
+            break;
+        }
+        root = p.clone();
+    }
+    root
+}
+
+/// The tree from `root` depth first, each session with its depth, children
+/// in the order they were started; at most `MOST`, and how many were left out.
+fn tree_order(
+    root: &str,
+    parent_of: &Parents,
+    by_id: &BTreeMap<&str, &SessionSummary>,
+) -> (Vec<(usize, String)>, usize) {
+    let mut children: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (child, (p, _)) in parent_of {
+        children.entry(p.as_str()).or_default().push(child.as_str());
+    }
+    for kids in children.values_mut() {
+        kids.sort_by_key(|k| {
+            by_id
+                .get(k)
+                .map(|s| s.started_at.clone())
+                .unwrap_or_default()
+        });
+    }
+    let mut order: Vec<(usize, String)> = Vec::new();
+    let mut stack = vec![(0usize, root.to_string())];
+    let mut visited = BTreeSet::new();
+    let mut left_out = 0;
+    while let Some((depth, node)) = stack.pop() {
+        if !visited.insert(node.clone()) {
+            continue;
+        }
+        if order.len() >= MOST {
+            left_out += 1;
+            continue;
+        }
+        order.push((depth, node.clone()));
+        if let Some(kids) = children.get(node.as_str()) {
+            for k in kids.iter().rev() {
+                stack.push((depth + 1, k.to_string()));
+            }
+        }
+    }
+    (order, left_out)
 }
 
 fn read_branch(id: String, parent: Option<(String, u64)>, tape: Option<PathBuf>) -> Branch {

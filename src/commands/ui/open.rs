@@ -104,54 +104,18 @@ fn fork_starter(
     chosen: tokio::sync::mpsc::Sender<Msg>,
     demos: usize,
 ) -> crate::tui::event_loop::Starter {
-    struct Ready {
-        fork: Result<(Arc<dyn ChatModel>, String), String>,
-        workbench: Result<Arc<dyn ChatModel>, String>,
-        sandbox: Result<Arc<Sandbox>, String>,
-    }
     let slot: Arc<std::sync::Mutex<Option<Arc<Ready>>>> = Arc::default();
     let filled = Arc::clone(&slot);
     let background = config.clone();
     tokio::spawn(async move {
-        // The welcome screen is told as soon as its model and the sandbox
-        // are known, not after the fork's model (a server that may be slow
-        // to answer).
-        let workbench_and_sandbox = async {
-            let asked = ModelArgs::default();
-            let (workbench, sandbox) = tokio::join!(
-                select_model(&background, &asked),
-                probe_sandbox(background.sandbox.clone())
-            );
-            let (label, demo_model) = match &workbench {
-                Ok(selected) => welcome_model(selected, false, demos),
-                Err(e) => (format!("none usable ({e:#})"), None),
-            };
-            let (sandbox_layers, sandbox_warning) = match &sandbox {
-                Ok(sandbox) => (sandbox.active_layers(), sandbox.warning()),
-                Err(_) => (Vec::new(), None),
-            };
-            let told = Msg::ModelChosen {
-                label,
-                demo_model,
-                sandbox_layers,
-                sandbox_warning,
-            };
-            let _ = chosen.send(told).await;
-            (workbench, sandbox)
-        };
-        let (fork, (workbench, sandbox)) =
-            tokio::join!(fork_model(&background, &tape), workbench_and_sandbox);
-        let ready = Ready {
-            fork,
-            workbench: workbench.map(|s| s.model).map_err(|e| format!("{e:#}")),
-            sandbox: sandbox.map(Arc::new).map_err(|e| format!("{e:#}")),
-        };
+        let ready = choose(&background, &tape, chosen, demos).await;
         *filled.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::new(ready));
     });
     Box::new(move |request| {
         let ready = slot.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let Some(ready) = ready else {
-            match request {
+        match ready {
+            Some(ready) => start(&config, &ready, request),
+            None => match request {
                 StartRequest::Task { .. } | StartRequest::Demo { .. } => anyhow::bail!(
                     "still choosing the model and probing the sandbox: start it again in a moment"
                 ),
@@ -160,37 +124,95 @@ fn fork_starter(
                 | StartRequest::Resume { .. } => anyhow::bail!(
                     "still choosing the model and probing the sandbox for the fork: press F again in a moment"
                 ),
-            }
-        };
-        let sandbox = match &ready.sandbox {
-            Ok(sandbox) => Arc::clone(sandbox),
-            Err(e) => anyhow::bail!("{e}"),
-        };
-        let (tape, how) = match request {
-            StartRequest::ForkAt { tape, at } => (tape, Continue::Fork(Some(at))),
-            StartRequest::Fork { tape } => (tape, Continue::Fork(None)),
-            StartRequest::Resume { tape } => (tape, Continue::Resume),
-            // A demo answers with its own replies; a task goes to the
-            // workbench's model, the one the welcome screen names.
-            request @ (StartRequest::Task { .. } | StartRequest::Demo { .. }) => {
-                let model = match &ready.workbench {
-                    Ok(model) => Arc::clone(model),
-                    Err(e) => anyhow::bail!("no model for a new session: {e}"),
-                };
-                return start_session(
-                    &config,
-                    model,
-                    sandbox,
-                    request,
-                    &SessionChoices::default(),
-                    crate::commands::loop_args::extras_of(&config, None, None),
-                );
-            }
-        };
-        let (model, note) = match &ready.fork {
-            Ok((model, note)) => (Arc::clone(model), note.clone()),
-            Err(e) => anyhow::bail!("{e}"),
-        };
-        continue_session(&config, model, sandbox, tape, how, Some(note))
+            },
+        }
     })
+}
+
+/// What `open`'s starts go on with, once chosen (or why each cannot be).
+struct Ready {
+    /// The fork's model, and the note its tape gets of the choice.
+    fork: Result<(Arc<dyn ChatModel>, String), String>,
+    /// The model a new session starts on.
+    workbench: Result<Arc<dyn ChatModel>, String>,
+    sandbox: Result<Arc<Sandbox>, String>,
+}
+
+/// The fork's model, the workbench's and the sandbox, chosen side by side.
+/// The welcome screen is told as soon as its model and the sandbox are
+/// known, not after the fork's model (a server that may be slow to answer).
+async fn choose(
+    config: &Config,
+    tape: &Path,
+    chosen: tokio::sync::mpsc::Sender<Msg>,
+    demos: usize,
+) -> Ready {
+    let workbench_and_sandbox = async {
+        let asked = ModelArgs::default();
+        let (workbench, sandbox) = tokio::join!(
+            select_model(config, &asked),
+            probe_sandbox(config.sandbox.clone())
+        );
+        let (label, demo_model) = match &workbench {
+            Ok(selected) => welcome_model(selected, false, demos),
+            Err(e) => (format!("none usable ({e:#})"), None),
+        };
+        let (sandbox_layers, sandbox_warning) = match &sandbox {
+            Ok(sandbox) => (sandbox.active_layers(), sandbox.warning()),
+            Err(_) => (Vec::new(), None),
+        };
+        let told = Msg::ModelChosen {
+            label,
+            demo_model,
+            sandbox_layers,
+            sandbox_warning,
+        };
+        let _ = chosen.send(told).await;
+        (workbench, sandbox)
+    };
+    let (fork, (workbench, sandbox)) =
+        tokio::join!(fork_model(config, tape), workbench_and_sandbox);
+    Ready {
+        fork,
+        workbench: workbench.map(|s| s.model).map_err(|e| format!("{e:#}")),
+        sandbox: sandbox.map(Arc::new).map_err(|e| format!("{e:#}")),
+    }
+}
+
+/// A start once everything is chosen: a fork or a resume goes on with the
+/// fork's model; a demo answers with its own replies; a task goes to the
+/// workbench's model, the one the welcome screen names.
+fn start(
+    config: &Config,
+    ready: &Ready,
+    request: StartRequest,
+) -> anyhow::Result<crate::engine::EngineHandle> {
+    let sandbox = match &ready.sandbox {
+        Ok(sandbox) => Arc::clone(sandbox),
+        Err(e) => anyhow::bail!("{e}"),
+    };
+    let (tape, how) = match request {
+        StartRequest::ForkAt { tape, at } => (tape, Continue::Fork(Some(at))),
+        StartRequest::Fork { tape } => (tape, Continue::Fork(None)),
+        StartRequest::Resume { tape } => (tape, Continue::Resume),
+        request @ (StartRequest::Task { .. } | StartRequest::Demo { .. }) => {
+            let model = match &ready.workbench {
+                Ok(model) => Arc::clone(model),
+                Err(e) => anyhow::bail!("no model for a new session: {e}"),
+            };
+            return start_session(
+                config,
+                model,
+                sandbox,
+                request,
+                &SessionChoices::default(),
+                crate::commands::loop_args::extras_of(config, None, None),
+            );
+        }
+    };
+    let (model, note) = match &ready.fork {
+        Ok((model, note)) => (Arc::clone(model), note.clone()),
+        Err(e) => anyhow::bail!("{e}"),
+    };
+    continue_session(config, model, sandbox, tape, how, Some(note))
 }

@@ -74,25 +74,13 @@ impl App {
     pub fn editor(&self) -> Option<&EditorPopup> {
         self.popups.iter().rev().find_map(|p| match p {
             Popup::Editor(e) => Some(e.as_ref()),
-            Popup::Help(_)
-            | Popup::Confirm(_)
-            | Popup::Palette(_)
-            | Popup::Message(_)
-            | Popup::Travel(_)
-            | Popup::Inspector(_) => None,
-            Popup::Pager(_) | Popup::Pictures(_) => None,
+            _ => None,
         })
     }
     pub fn editor_mut(&mut self) -> Option<&mut EditorPopup> {
         self.popups.iter_mut().rev().find_map(|p| match p {
             Popup::Editor(e) => Some(e.as_mut()),
-            Popup::Help(_)
-            | Popup::Confirm(_)
-            | Popup::Palette(_)
-            | Popup::Message(_)
-            | Popup::Travel(_)
-            | Popup::Inspector(_) => None,
-            Popup::Pager(_) | Popup::Pictures(_) => None,
+            _ => None,
         })
     }
     /// The open command palette, if it is on top.

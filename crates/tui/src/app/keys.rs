@@ -370,48 +370,24 @@ impl App {
 
     pub(super) fn on_steer(&mut self, act: SteerAct, actions: &mut Vec<Action>) {
         let started = matches!(&self.session.mode, Mode::Live(l) if l.started);
-        if act == SteerAct::NewSession {
-            if !started {
+        match act {
+            SteerAct::NewSession => return self.ask_new_session(started, actions),
+            SteerAct::WritePlan => {
+                if started {
+                    self.write_plan();
+                }
                 return;
             }
-            if self.session_running() {
-                self.say(
-                    NoticeLevel::Warning,
-                    "a session is running: c cancels it first",
-                );
-            } else {
-                self.replace(Replacing::NewSession, actions);
+            // On the welcome screen the demos' keys are the graph pane's.
+            SteerAct::Demo(i) => {
+                if started {
+                    self.leave_for_demo(i, actions);
+                }
+                return;
             }
-            return;
+            _ => {}
         }
-        if act == SteerAct::WritePlan {
-            if started {
-                self.write_plan();
-            }
-            return;
-        }
-        // On the welcome screen the demos' keys are the graph pane's.
-        if let SteerAct::Demo(i) = act {
-            if started {
-                self.leave_for_demo(i, actions);
-            }
-            return;
-        }
-        if act == SteerAct::StepMode
-            && !self.engine_alive()
-            && let Mode::Live(live) = &mut self.session.mode
-            && !live.started
-        {
-            live.step_armed = !live.step_armed;
-            let on = live.step_armed;
-            self.say(
-                NoticeLevel::Info,
-                if on {
-                    "step mode on: the session will pause before each model call and run"
-                } else {
-                    "step mode off"
-                },
-            );
+        if act == SteerAct::StepMode && self.arm_step_mode() {
             return;
         }
         if !self.engine_alive() {
@@ -419,13 +395,6 @@ impl App {
             return;
         }
         let paused = self.engine_paused().is_some();
-        let node = self.selected().map(str::to_string);
-        let need_node = |app: &mut App| {
-            app.say(
-                NoticeLevel::Warning,
-                "select a node first (Workflow pane, ↑/↓)",
-            );
-        };
         match act {
             SteerAct::StepMode => {
                 let on = !self.state().step_mode;
@@ -459,45 +428,91 @@ impl App {
                 let task = self.state().task.clone();
                 self.open_editor(EditTarget::Task, task);
             }
-            SteerAct::EditCode => match node {
-                Some(node) => {
-                    let (target, text) = self.code_target(node);
-                    self.open_editor(target, text);
-                }
-                None => need_node(self),
-            },
-            SteerAct::OpenEditor => match node {
-                Some(node) => {
-                    let (target, text) = self.code_target(node);
-                    actions.push(Action::OpenEditor(ExternalEdit { target, text }));
-                }
-                None => need_node(self),
-            },
-            SteerAct::EditSpec => match node {
-                Some(node) => {
-                    let text = self
-                        .state()
-                        .nodes
-                        .get(&node)
-                        .map(|n| spec_text(&n.spec))
-                        .unwrap_or_default();
-                    self.open_editor(EditTarget::Spec { node }, text);
-                }
-                None => need_node(self),
-            },
-            SteerAct::Hint => match node {
-                Some(node) => self.open_editor(EditTarget::Hint { node }, String::new()),
-                None => need_node(self),
-            },
-            SteerAct::Rerun => match node {
-                Some(node) => {
-                    self.say(NoticeLevel::Info, format!("re-running {node}"));
-                    actions.push(Action::Steer(Command::RerunNode { node }));
-                }
-                None => need_node(self),
-            },
+            SteerAct::EditCode
+            | SteerAct::OpenEditor
+            | SteerAct::EditSpec
+            | SteerAct::Hint
+            | SteerAct::Rerun => self.on_node_act(act, actions),
             SteerAct::Cancel => self.ask(Confirm::CancelSession, OnYes::Cancel),
             SteerAct::NewSession | SteerAct::WritePlan | SteerAct::Demo(_) => {}
+        }
+    }
+
+    /// `n`: a new session, once this one is not running (the welcome
+    /// screen's own keys start one before).
+    fn ask_new_session(&mut self, started: bool, actions: &mut Vec<Action>) {
+        if !started {
+            return;
+        }
+        if self.session_running() {
+            self.say(
+                NoticeLevel::Warning,
+                "a session is running: c cancels it first",
+            );
+        } else {
+            self.replace(Replacing::NewSession, actions);
+        }
+    }
+
+    /// `s` before a live session starts: step mode armed for it, or no
+    /// longer. False when there is an engine or a started session to ask.
+    fn arm_step_mode(&mut self) -> bool {
+        if self.engine_alive() {
+            return false;
+        }
+        let Mode::Live(live) = &mut self.session.mode else {
+            return false;
+        };
+        if live.started {
+            return false;
+        }
+        live.step_armed = !live.step_armed;
+        let on = live.step_armed;
+        self.say(
+            NoticeLevel::Info,
+            if on {
+                "step mode on: the session will pause before each model call and run"
+            } else {
+                "step mode off"
+            },
+        );
+        true
+    }
+
+    /// What acts on the selected node: its code or tests edited (here or
+    /// in `$EDITOR`), its spec edited, a hint, a re-run.
+    fn on_node_act(&mut self, act: SteerAct, actions: &mut Vec<Action>) {
+        let Some(node) = self.selected().map(str::to_string) else {
+            self.say(
+                NoticeLevel::Warning,
+                "select a node first (Workflow pane, ↑/↓)",
+            );
+            return;
+        };
+        match act {
+            SteerAct::EditCode => {
+                let (target, text) = self.code_target(node);
+                self.open_editor(target, text);
+            }
+            SteerAct::OpenEditor => {
+                let (target, text) = self.code_target(node);
+                actions.push(Action::OpenEditor(ExternalEdit { target, text }));
+            }
+            SteerAct::EditSpec => {
+                let text = self
+                    .state()
+                    .nodes
+                    .get(&node)
+                    .map(|n| spec_text(&n.spec))
+                    .unwrap_or_default();
+                self.open_editor(EditTarget::Spec { node }, text);
+            }
+            SteerAct::Hint => self.open_editor(EditTarget::Hint { node }, String::new()),
+            SteerAct::Rerun => {
+                self.say(NoticeLevel::Info, format!("re-running {node}"));
+                actions.push(Action::Steer(Command::RerunNode { node }));
+            }
+            _ => {}
         }
     }
 

@@ -17,6 +17,7 @@ mod keys;
 mod loading;
 mod log_pager;
 mod pictures;
+mod popups;
 mod steer_live;
 mod step;
 mod timetravel;
@@ -38,6 +39,7 @@ use super::panes::task::TaskPane;
 use super::theme::Theme;
 use super::timeline::Timeline;
 use codeloop_session::{Command, Event, NoticeLevel, Record, RunRecord, State, TapeContents};
+pub(crate) use popups::Popup;
 
 pub use super::panes::Focus;
 pub(crate) use super::panes::RerunMark;
@@ -239,23 +241,6 @@ pub struct DemoModel {
     pub refusal: String,
 }
 
-/// A popup over the panes: the top one takes every key while open.
-pub(crate) enum Popup {
-    Help(super::panes::help::Help),
-    /// A yes/no question, with what a yes acts on.
-    Confirm(super::panes::confirm::Asking<guard::OnYes>),
-    Editor(Box<EditorPopup>),
-    Palette(Box<super::panes::palette::Palette>),
-    Message(Message),
-    /// Fork or rewind, asked first (`timetravel.rs`).
-    Travel(super::panes::travel::Travel),
-    Pager(Box<super::panes::pager::Pager>),
-    /// The pictures the programs drew (`pictures.rs`).
-    Pictures(Box<super::panes::pictures::PictureView>),
-    /// The model-call inspector.
-    Inspector(Box<super::panes::inspector::Inspector>),
-}
-
 /// The session on screen: how it was opened, the tape and its cursor,
 /// what is known around it, and its live re-runs.
 pub(crate) struct SessionView {
@@ -424,57 +409,8 @@ impl App {
     pub fn update(&mut self, msg: Msg) -> Vec<Action> {
         let mut actions = Vec::new();
         match msg {
-            Msg::Term(TermEvent::Key(key)) => {
-                if key.kind != KeyEventKind::Release {
-                    self.keys_handled += 1;
-                    self.dirty = true;
-                    self.on_key(key, &mut actions);
-                }
-            }
-            Msg::Term(TermEvent::Mouse(m)) => self.on_mouse(m),
-            Msg::Term(TermEvent::Resize(w, h)) => {
-                self.screen = Rect::new(0, 0, w, h);
-                self.dirty = true;
-            }
-            Msg::Term(TermEvent::Paste(text)) => {
-                if let Some(Popup::Editor(ed)) = self.popups.last_mut() {
-                    ed.paste(&text);
-                } else if self.focus == Focus::Task && self.welcome() {
-                    self.panes.task.insert_str(&text);
-                }
-                self.dirty = true;
-            }
-            Msg::Term(TermEvent::FocusGained | TermEvent::FocusLost) => {}
-            Msg::Record(r) => {
-                self.travelled_from = None;
-                let follow = self.at_end();
-                // An info line about the last act gives way when the engine moves on.
-                if matches!(r.event, Event::SessionStarted { .. } | Event::Paused { .. })
-                    && matches!(&self.flash, Some((NoticeLevel::Info, _)))
-                {
-                    self.flash = None;
-                }
-                if self.session.info.notify
-                    && let Some(text) = super::notify::notice_for(&r.event)
-                {
-                    actions.push(Action::Notify(text));
-                }
-                let paused_at = match &r.event {
-                    Event::Paused { step } => {
-                        Some(matches!(step, codeloop_session::Step::Prompt { .. }))
-                    }
-                    Event::Finished { .. } => Some(false),
-                    _ => None,
-                };
-                self.session.timeline.push(r);
-                if follow {
-                    self.set_cursor(self.session.timeline.records().len());
-                }
-                if let Some(prompt) = paused_at {
-                    self.prompt_written(prompt, &mut actions);
-                }
-                self.dirty = true;
-            }
+            Msg::Term(ev) => self.on_term(ev, &mut actions),
+            Msg::Record(r) => self.on_record(r, &mut actions),
             Msg::EngineDone(result) => {
                 if let Mode::Live(live) = &mut self.session.mode {
                     if let Err(e) = &result {
@@ -518,26 +454,87 @@ impl App {
             Msg::EditorDone { target, outcome } => {
                 self.on_editor_done(target, outcome, &mut actions);
             }
-            Msg::Rerun { run_id, outcome } => {
-                if let Some(recorded) = self
-                    .state()
-                    .runs
-                    .get(&run_id)
-                    .and_then(|r| r.record.clone())
-                    .or_else(|| self.session.timeline.recorded_run(run_id))
-                {
-                    self.session.reruns.insert(
-                        run_id,
-                        RerunMark {
-                            recorded,
-                            live: outcome,
-                        },
-                    );
+            Msg::Rerun { run_id, outcome } => self.on_rerun(run_id, outcome),
+        }
+        actions
+    }
+
+    /// The terminal: a key, the mouse, a new size, a paste.
+    fn on_term(&mut self, ev: TermEvent, actions: &mut Vec<Action>) {
+        match ev {
+            TermEvent::Key(key) => {
+                if key.kind != KeyEventKind::Release {
+                    self.keys_handled += 1;
+                    self.dirty = true;
+                    self.on_key(key, actions);
+                }
+            }
+            TermEvent::Mouse(m) => self.on_mouse(m),
+            TermEvent::Resize(w, h) => {
+                self.screen = Rect::new(0, 0, w, h);
+                self.dirty = true;
+            }
+            TermEvent::Paste(text) => {
+                if let Some(Popup::Editor(ed)) = self.popups.last_mut() {
+                    ed.paste(&text);
+                } else if self.focus == Focus::Task && self.welcome() {
+                    self.panes.task.insert_str(&text);
                 }
                 self.dirty = true;
             }
+            TermEvent::FocusGained | TermEvent::FocusLost => {}
         }
-        actions
+    }
+
+    /// A record of the live session: on the timeline (the cursor follows
+    /// it from the end), a desktop notice, a pause's prompt.
+    fn on_record(&mut self, r: Record, actions: &mut Vec<Action>) {
+        self.travelled_from = None;
+        let follow = self.at_end();
+        // An info line about the last act gives way when the engine moves on.
+        if matches!(r.event, Event::SessionStarted { .. } | Event::Paused { .. })
+            && matches!(&self.flash, Some((NoticeLevel::Info, _)))
+        {
+            self.flash = None;
+        }
+        if self.session.info.notify
+            && let Some(text) = super::notify::notice_for(&r.event)
+        {
+            actions.push(Action::Notify(text));
+        }
+        let paused_at = match &r.event {
+            Event::Paused { step } => Some(matches!(step, codeloop_session::Step::Prompt { .. })),
+            Event::Finished { .. } => Some(false),
+            _ => None,
+        };
+        self.session.timeline.push(r);
+        if follow {
+            self.set_cursor(self.session.timeline.records().len());
+        }
+        if let Some(prompt) = paused_at {
+            self.prompt_written(prompt, actions);
+        }
+        self.dirty = true;
+    }
+
+    /// A recorded run run again (replay --live), marked beside its record.
+    fn on_rerun(&mut self, run_id: u64, outcome: Result<RunRecord, String>) {
+        if let Some(recorded) = self
+            .state()
+            .runs
+            .get(&run_id)
+            .and_then(|r| r.record.clone())
+            .or_else(|| self.session.timeline.recorded_run(run_id))
+        {
+            self.session.reruns.insert(
+                run_id,
+                RerunMark {
+                    recorded,
+                    live: outcome,
+                },
+            );
+        }
+        self.dirty = true;
     }
 
     fn tick(&mut self, now: Instant, actions: &mut Vec<Action>) {

@@ -7,11 +7,12 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{App, Focus, Mode, Popup, SessionView};
+use super::{App, Focus, Mode, SessionView};
 use crate::describe::{describe_step, model_label};
 use crate::keymap::{self, GlobalAct, ModeKind, Row, SteerAct};
 use crate::panes::help::HelpContent;
 use crate::panes::history::TapeNotes;
+use crate::panes::popup::PopupCtx;
 use crate::panes::{Around, Column, Ctx, Screen};
 use crate::theme::Theme;
 use codeloop_session::{NoticeLevel, Outcome};
@@ -180,18 +181,14 @@ pub fn render(app: &App, frame: &mut Frame) {
         }
     }
     status_bar(app, areas.status, frame);
+    let help = || help_content(app);
+    let cx = PopupCtx {
+        theme: &app.theme,
+        state: app.state(),
+        help: &help,
+    };
     for popup in app.popups.iter() {
-        match popup {
-            Popup::Editor(editor) => editor.render(&app.theme, frame),
-            Popup::Confirm(c) => c.render(&app.theme, frame),
-            Popup::Palette(p) => p.render(&app.theme, frame),
-            Popup::Message(m) => m.render(&app.theme, frame),
-            Popup::Travel(t) => t.render(&app.theme, frame),
-            Popup::Pager(p) => p.render(&app.theme, frame),
-            Popup::Pictures(p) => p.render(&app.theme, frame),
-            Popup::Inspector(i) => i.render(app.state(), &app.theme, frame),
-            Popup::Help(h) => h.render(&app.theme, &help_content(app), frame),
-        }
+        popup.view().render(&cx, frame);
     }
     app.theme.fill_background(frame.buffer_mut());
 }
@@ -226,54 +223,8 @@ pub(crate) fn global_rows(mode: ModeKind) -> Vec<Row> {
 fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
     let t = &app.theme;
     let s = app.state();
-    let mut spans: Vec<Span> = Vec::new();
-    let (cursor, total) = (app.cursor(), app.records().len());
-    let badge = match &app.session.mode {
-        Mode::Live(_) if !app.at_end() => format!(" REVIEWING {cursor}/{total} · End: live "),
-        Mode::Live(l) => live_badge(l, s),
-        Mode::Review => format!(" REVIEW {cursor}/{total} "),
-        Mode::Replay(r) => format!(
-            " REPLAY {} ×{} {cursor}/{total} ",
-            if r.playing { "▶" } else { "⏸" },
-            fmt_speed(r.speed),
-        ),
-    };
-    spans.push(Span::styled(badge, t.selection));
-    if let Some(percent) = app.session.info.loading {
-        spans.push(Span::styled(format!(" loading {percent}% "), t.accent));
-    }
-    if app.session.info.sandbox_warning.is_some() {
-        // First, so no width cuts it off: generated code runs with fewer protections.
-        spans.push(Span::styled(
-            " REDUCED SANDBOX ",
-            t.error.add_modifier(Modifier::REVERSED),
-        ));
-    }
-    if paused_step(app).is_some() {
-        spans.push(Span::styled(
-            " ⏸ PAUSED ",
-            t.warning.add_modifier(Modifier::REVERSED),
-        ));
-    }
-    // Early, so no width cuts it off: what the next session starts with.
-    if let Some(next) = app.session_choices().words() {
-        spans.push(Span::styled(format!(" next: {next} "), t.accent));
-    }
-    if app.session.info.unfinished {
-        spans.push(Span::styled(
-            " did not finish ",
-            t.warning.add_modifier(Modifier::REVERSED),
-        ));
-    }
-    if let Some(line) = app.session.info.truncated_line {
-        spans.push(Span::styled(
-            format!(" tape cut off at line {line} "),
-            t.warning,
-        ));
-    }
-    if let Some(lineage) = crate::panes::sessions::lineage(s, &app.session.info.sessions) {
-        spans.push(Span::styled(format!(" {lineage} "), t.accent));
-    }
+    let mut spans = vec![Span::styled(badge(app), t.selection)];
+    spans.extend(flags(app));
     let model = if s.config.provider.is_empty() {
         app.session.info.model_label.clone()
     } else {
@@ -294,24 +245,7 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
     } else {
         &s.config.sandbox_layers
     };
-    // Nor which sandbox its runs had: nothing to warn of yet.
-    let unknown = layers.is_empty()
-        && s.events_applied == 0
-        && matches!(app.session.mode, Mode::Review | Mode::Replay(_));
-    let said = match &app.session.info.sandbox_warning {
-        Some(warning) => Some(Span::styled(format!(" {warning} "), t.error)),
-        None if unknown => None,
-        None if layers.is_empty() => Some(Span::styled(" none reported ", t.warning)),
-        None => Some(Span::styled(format!(" {} ", layers.join("+")), t.ok)),
-    };
-    let mut layers_at = None;
-    if let Some(said) = said {
-        spans.push(Span::styled("│ sandbox ", t.status));
-        if app.session.info.sandbox_warning.is_none() && !layers.is_empty() {
-            layers_at = Some(spans.len());
-        }
-        spans.push(said);
-    }
+    let layers_at = sandbox_spans(app, layers, &mut spans);
     spans.push(Span::styled(
         format!(" │ {} ", fmt_elapsed(app.elapsed_ms())),
         t.status,
@@ -328,6 +262,92 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
     );
     let first = Line::from(spans).style(t.status);
     frame.render_widget(Paragraph::new(vec![first, hint_line(app)]), area);
+}
+
+/// The badge: the mode, and where the cursor is on the tape.
+fn badge(app: &App) -> String {
+    let (cursor, total) = (app.cursor(), app.records().len());
+    match &app.session.mode {
+        Mode::Live(_) if !app.at_end() => format!(" REVIEWING {cursor}/{total} · End: live "),
+        Mode::Live(l) => live_badge(l, app.state()),
+        Mode::Review => format!(" REVIEW {cursor}/{total} "),
+        Mode::Replay(r) => format!(
+            " REPLAY {} ×{} {cursor}/{total} ",
+            if r.playing { "▶" } else { "⏸" },
+            fmt_speed(r.speed),
+        ),
+    }
+}
+
+/// What the status line says early, so no width cuts it off: the tape
+/// being read, a reduced sandbox, a pause, what the next session starts
+/// with, a tape that did not finish or was cut off, the session's lineage.
+fn flags(app: &App) -> Vec<Span<'static>> {
+    let t = &app.theme;
+    let info = &app.session.info;
+    let mut spans = Vec::new();
+    if let Some(percent) = info.loading {
+        spans.push(Span::styled(format!(" loading {percent}% "), t.accent));
+    }
+    if info.sandbox_warning.is_some() {
+        // First, so no width cuts it off: generated code runs with fewer protections.
+        spans.push(Span::styled(
+            " REDUCED SANDBOX ",
+            t.error.add_modifier(Modifier::REVERSED),
+        ));
+    }
+    if paused_step(app).is_some() {
+        spans.push(Span::styled(
+            " ⏸ PAUSED ",
+            t.warning.add_modifier(Modifier::REVERSED),
+        ));
+    }
+    // Early, so no width cuts it off: what the next session starts with.
+    if let Some(next) = app.session_choices().words() {
+        spans.push(Span::styled(format!(" next: {next} "), t.accent));
+    }
+    if info.unfinished {
+        spans.push(Span::styled(
+            " did not finish ",
+            t.warning.add_modifier(Modifier::REVERSED),
+        ));
+    }
+    if let Some(line) = info.truncated_line {
+        spans.push(Span::styled(
+            format!(" tape cut off at line {line} "),
+            t.warning,
+        ));
+    }
+    if let Some(lineage) = crate::panes::sessions::lineage(app.state(), &info.sessions) {
+        spans.push(Span::styled(format!(" {lineage} "), t.accent));
+    }
+    spans
+}
+
+/// The sandbox's part of the status line: its warning, or its layers (or
+/// that none were reported); nothing where a tape not read yet cannot
+/// say. Where the layers' span is, for `fit_status` to shorten.
+fn sandbox_spans(app: &App, layers: &[String], spans: &mut Vec<Span<'static>>) -> Option<usize> {
+    let t = &app.theme;
+    // Nor which sandbox its runs had: nothing to warn of yet.
+    let unknown = layers.is_empty()
+        && app.state().events_applied == 0
+        && matches!(app.session.mode, Mode::Review | Mode::Replay(_));
+    let said = match &app.session.info.sandbox_warning {
+        Some(warning) => Some(Span::styled(format!(" {warning} "), t.error)),
+        None if unknown => None,
+        None if layers.is_empty() => Some(Span::styled(" none reported ", t.warning)),
+        None => Some(Span::styled(format!(" {} ", layers.join("+")), t.ok)),
+    };
+    let mut layers_at = None;
+    if let Some(said) = said {
+        spans.push(Span::styled("│ sandbox ", t.status));
+        if app.session.info.sandbox_warning.is_none() && !layers.is_empty() {
+            layers_at = Some(spans.len());
+        }
+        spans.push(said);
+    }
+    layers_at
 }
 
 /// A status line wider than the screen gives way where it says least: the
@@ -363,7 +383,6 @@ fn fit_status(
 /// or the keys of the focused pane.
 fn hint_line(app: &App) -> Line<'static> {
     let t = &app.theme;
-    let paused = app.engine_paused();
     if let Some((level, text)) = &app.flash {
         return Line::styled(
             format!(" {text}"),
@@ -374,63 +393,12 @@ fn hint_line(app: &App) -> Line<'static> {
             },
         );
     }
-    if let Some(step) = paused {
-        let before_a_call = matches!(
-            step,
-            codeloop_session::Step::ModelCall { .. } | codeloop_session::Step::Prompt { .. }
-        );
-        let edit = GlobalAct::Steer(SteerAct::EditCode);
-        let mut offers: Vec<String> = keymap::WHILE_PAUSED
-            .iter()
-            .flat_map(|act| {
-                keymap::act_hints(keymap::STEER, std::slice::from_ref(act))
-                    .into_iter()
-                    .map(move |(k, s)| match act {
-                        // Before a model call, e edits its prompt.
-                        a if *a == edit && before_a_call => format!("{k} edit the prompt"),
-                        _ => format!("{k} {s}"),
-                    })
-            })
-            .collect();
-        // Before a model call: its prompt, to see and edit (the inspector).
-        if let (
-            codeloop_session::Step::ModelCall { .. } | codeloop_session::Step::Prompt { .. },
-            Some(m),
-        ) = (
-            step,
-            keymap::label_of(keymap::INSPECT, &keymap::GlobalAct::Inspect),
-        ) {
-            offers.insert(0, format!("{m} its prompt"));
-        }
-        return Line::styled(
-            format!(
-                " ⏸ paused before {}: {}",
-                describe_step(step),
-                offers.join(" · ")
-            ),
-            t.warning,
-        );
+    if let Some(step) = app.engine_paused() {
+        return Line::styled(paused_hint(step), t.warning);
     }
     // The log pager and the inspector cover the panes and take every key:
     // their keys, not the focused pane's nor the workbench's.
-    let covering = match app.popups.last() {
-        Some(Popup::Pager(_)) => Some(("Log", crate::panes::pager::Pager::status_rows())),
-        Some(Popup::Inspector(_)) => Some((
-            "Model call",
-            crate::panes::inspector::Inspector::status_rows(),
-        )),
-        Some(
-            Popup::Help(_)
-            | Popup::Confirm(_)
-            | Popup::Editor(_)
-            | Popup::Palette(_)
-            | Popup::Message(_)
-            | Popup::Travel(_)
-            | Popup::Pictures(_),
-        )
-        | None => None,
-    };
-    if let Some((title, rows)) = covering {
+    if let Some((title, rows)) = app.popups.last().and_then(|p| p.view().footer()) {
         let mut spans = vec![Span::styled(format!(" {title} "), t.title)];
         for (i, row) in rows.iter().enumerate() {
             let sep = if i + 1 < rows.len() { " · " } else { "" };
@@ -455,6 +423,40 @@ fn hint_line(app: &App) -> Line<'static> {
         .collect();
     spans.push(Span::styled(always.join(" · "), t.dim));
     Line::from(spans)
+}
+
+/// What the paused engine waits before, and the keys that answer it
+/// (before a model call: its prompt, to see and edit).
+fn paused_hint(step: &codeloop_session::Step) -> String {
+    let before_a_call = matches!(
+        step,
+        codeloop_session::Step::ModelCall { .. } | codeloop_session::Step::Prompt { .. }
+    );
+    let edit = GlobalAct::Steer(SteerAct::EditCode);
+    let mut offers: Vec<String> = keymap::WHILE_PAUSED
+        .iter()
+        .flat_map(|act| {
+            keymap::act_hints(keymap::STEER, std::slice::from_ref(act))
+                .into_iter()
+                .map(move |(k, s)| match act {
+                    // Before a model call, e edits its prompt.
+                    a if *a == edit && before_a_call => format!("{k} edit the prompt"),
+                    _ => format!("{k} {s}"),
+                })
+        })
+        .collect();
+    // Before a model call: its prompt, to see and edit (the inspector).
+    if let (true, Some(m)) = (
+        before_a_call,
+        keymap::label_of(keymap::INSPECT, &keymap::GlobalAct::Inspect),
+    ) {
+        offers.insert(0, format!("{m} its prompt"));
+    }
+    format!(
+        " ⏸ paused before {}: {}",
+        describe_step(step),
+        offers.join(" · ")
+    )
 }
 
 /// The live badge: ready, at work, or what the session came to (the same

@@ -25,6 +25,9 @@ use super::{Ctx, Handled, Intent, Pane, Place, Screen, Scroll, page, scroll_keys
 use crate::describe::source_label;
 use crate::highlight::{HighlightRequest, Highlighted, StyledLine, text_key};
 use crate::keymap::{self, Binding, Key, Row};
+use crate::theme::Theme;
+use codeloop_protocol::Location;
+use codeloop_session::state::NodeState;
 use codeloop_session::{NodeStatus, Purpose, State};
 
 /// Lines below the scroll position highlighted first (more than a screen).
@@ -355,35 +358,9 @@ impl CodePane {
     fn view<'a>(&self, ctx: &Ctx<'a>, height: usize) -> View<'a> {
         let t = ctx.theme;
         let mut v = View::default();
-        let numbered_here = |code: &str, marks: &[Mark]| {
-            numbered(t, code, self.highlighted(code), marks, self.scroll, height)
-        };
-        let node = ctx.selected_node();
-        let n = match (self.tab, node) {
-            (CodeTab::Program, _) => {
-                match &ctx.state.program {
-                    Some(program) => {
-                        v.detail = "assembled program".into();
-                        v.body = numbered_here(&program.code, &[]);
-                    }
-                    None => v.body.push(Line::styled(
-                        "no program yet: it is assembled when every node passes",
-                        t.dim,
-                    )),
-                }
-                return v;
-            }
-            (_, None) => {
-                v.body.push(Line::styled(
-                    if ctx.state.specs.is_empty() {
-                        "the selected node's code shows here"
-                    } else {
-                        "select a node in the Workflow pane (↑/↓)"
-                    },
-                    t.dim,
-                ));
-                return v;
-            }
+        let n = match (self.tab, ctx.selected_node()) {
+            (CodeTab::Program, _) => return self.program_view(ctx, height),
+            (_, None) => return no_node_view(ctx),
             (_, Some(n)) => n,
         };
         let name = &n.spec.name;
@@ -399,9 +376,6 @@ impl CodePane {
         // on a later version it is only named, under the code.
         let failure = n
             .current_failure()
-            .filter(|_| n.status != NodeStatus::Passed);
-        let earlier = n
-            .earlier_failure()
             .filter(|_| n.status != NodeStatus::Passed);
         match self.tab {
             CodeTab::Code => {
@@ -419,44 +393,7 @@ impl CodePane {
                     v.detail = format!("{name} · the model is writing…");
                     v.body = streaming(t, stream);
                 } else if let Some(code) = n.code() {
-                    // The values first: beside the code, before the error's note.
-                    let mut marks: Vec<Mark> = Vec::new();
-                    if let Some(e) = failure_with_values(n) {
-                        marks = value_marks(t, code, &e.values, self.values_step);
-                        v.values = Some(values_status(
-                            &e.values,
-                            self.values_step,
-                            e.values_note.as_deref(),
-                        ));
-                    }
-                    marks.extend(
-                        failure.and_then(|e| failing_line(code, e).map(|l| Mark::failure(t, l, e))),
-                    );
-                    // The review's findings, on lines no failure or value marks.
-                    let review: Vec<Mark> = super::code_review::marks(t, n, code)
-                        .into_iter()
-                        .filter(|r| !marks.iter().any(|m| m.line == r.line))
-                        .collect();
-                    marks.extend(review);
-                    // Which lines of the function ran, in the gutter.
-                    let runs = super::code_coverage::failure_with_coverage(n)
-                        .and_then(|e| super::code_coverage::line_runs(code, name, e));
-                    if let Some(runs) = &runs {
-                        let legend = super::code_coverage::legend(runs);
-                        v.values = Some(match v.values.take() {
-                            Some(values) => format!("{values} · {legend}"),
-                            None => legend,
-                        });
-                    }
-                    v.body = numbered_covered(
-                        t,
-                        code,
-                        self.highlighted(code),
-                        &marks,
-                        self.scroll,
-                        height,
-                        runs.as_deref(),
-                    );
+                    self.code_body(t, n, code, failure, height, &mut v);
                 } else {
                     v.body
                         .push(Line::styled(format!("no code for {name} yet"), t.dim));
@@ -470,38 +407,107 @@ impl CodePane {
                         .and_then(|e| failing_line(tests, e).map(|l| Mark::failure(t, l, e)))
                         .into_iter()
                         .collect();
-                    v.body = numbered_here(tests, &marks);
+                    v.body = numbered(t, tests, self.highlighted(tests), &marks, self.scroll, height);
                 }
                 None => v
                     .body
                     .push(Line::styled(format!("no tests for {name} yet"), t.dim)),
             },
-            CodeTab::Diff => {
-                let k = n.versions.len();
-                if k < 2 {
-                    v.body.push(Line::styled(
-                        "only one iteration so far: nothing to compare",
-                        t.dim,
-                    ));
-                } else {
-                    let (old, new) = (&n.versions[k - 2], &n.versions[k - 1]);
-                    v.detail = format!("{name} · iteration {} → {}", old.iteration, new.iteration);
-                    v.body = diff_lines(t, &old.code, &new.code);
-                    v.first_change = v.body.iter().position(|l| {
-                        l.spans
-                            .first()
-                            .is_some_and(|s| s.content.starts_with(['+', '-']))
-                    });
-                }
-            }
+            CodeTab::Diff => diff_body(t, n, &mut v),
             CodeTab::Program => {}
         }
+        self.notes(t, n, failure, &mut v);
+        v
+    }
+
+    /// The Program tab: the assembled program, once there is one.
+    fn program_view<'a>(&self, ctx: &Ctx<'a>, height: usize) -> View<'a> {
+        let t = ctx.theme;
+        let mut v = View::default();
+        match &ctx.state.program {
+            Some(program) => {
+                let code = &program.code;
+                v.detail = "assembled program".into();
+                v.body = numbered(t, code, self.highlighted(code), &[], self.scroll, height);
+            }
+            None => v.body.push(Line::styled(
+                "no program yet: it is assembled when every node passes",
+                t.dim,
+            )),
+        }
+        v
+    }
+
+    /// A node's code with its marks: the runtime values beside their
+    /// lines, the failure at its line, the review's findings, and the
+    /// failing path's coverage in the gutter.
+    fn code_body<'a>(
+        &self,
+        t: &'a Theme,
+        n: &NodeState,
+        code: &str,
+        failure: Option<&Location>,
+        height: usize,
+        v: &mut View<'a>,
+    ) {
+        let name = &n.spec.name;
+        // The values first: beside the code, before the error's note.
+        let mut marks: Vec<Mark> = Vec::new();
+        if let Some(e) = failure_with_values(n) {
+            marks = value_marks(t, code, &e.values, self.values_step);
+            v.values = Some(values_status(
+                &e.values,
+                self.values_step,
+                e.values_note.as_deref(),
+            ));
+        }
+        marks.extend(failure.and_then(|e| failing_line(code, e).map(|l| Mark::failure(t, l, e))));
+        // The review's findings, on lines no failure or value marks.
+        let review: Vec<Mark> = super::code_review::marks(t, n, code)
+            .into_iter()
+            .filter(|r| !marks.iter().any(|m| m.line == r.line))
+            .collect();
+        marks.extend(review);
+        // Which lines of the function ran, in the gutter.
+        let runs = super::code_coverage::failure_with_coverage(n)
+            .and_then(|e| super::code_coverage::line_runs(code, name, e));
+        if let Some(runs) = &runs {
+            let legend = super::code_coverage::legend(runs);
+            v.values = Some(match v.values.take() {
+                Some(values) => format!("{values} · {legend}"),
+                None => legend,
+            });
+        }
+        v.body = numbered_covered(
+            t,
+            code,
+            self.highlighted(code),
+            &marks,
+            self.scroll,
+            height,
+            runs.as_deref(),
+        );
+    }
+
+    /// The notes under the code: the failure, an earlier one, the
+    /// reflection streaming in, where the values are, and on the Code tab
+    /// the vote, the review and the check's findings.
+    fn notes<'a>(
+        &self,
+        t: &'a Theme,
+        n: &NodeState,
+        failure: Option<&Location>,
+        v: &mut View<'a>,
+    ) {
         if let Some(e) = failure
             && self.tab != CodeTab::Diff
         {
             v.footer = error_lines(t, e);
         }
-        if let Some((iteration, e)) = earlier {
+        if let Some((iteration, e)) = n
+            .earlier_failure()
+            .filter(|_| n.status != NodeStatus::Passed)
+        {
             v.footer
                 .push(earlier_failure_line(t, iteration, n.iteration(), e));
         }
@@ -530,8 +536,44 @@ impl CodePane {
                 ));
             }
         }
-        v
     }
+}
+
+/// No node selected: where its code will show, or how to select one.
+fn no_node_view<'a>(ctx: &Ctx<'a>) -> View<'a> {
+    let mut v = View::default();
+    v.body.push(Line::styled(
+        if ctx.state.specs.is_empty() {
+            "the selected node's code shows here"
+        } else {
+            "select a node in the Workflow pane (↑/↓)"
+        },
+        ctx.theme.dim,
+    ));
+    v
+}
+
+/// The Diff tab: the last two versions compared, opening on the first change.
+fn diff_body<'a>(t: &'a Theme, n: &NodeState, v: &mut View<'a>) {
+    let k = n.versions.len();
+    if k < 2 {
+        v.body.push(Line::styled(
+            "only one iteration so far: nothing to compare",
+            t.dim,
+        ));
+        return;
+    }
+    let (old, new) = (&n.versions[k - 2], &n.versions[k - 1]);
+    v.detail = format!(
+        "{} · iteration {} → {}",
+        n.spec.name, old.iteration, new.iteration
+    );
+    v.body = diff_lines(t, &old.code, &new.code);
+    v.first_change = v.body.iter().position(|l| {
+        l.spans
+            .first()
+            .is_some_and(|s| s.content.starts_with(['+', '-']))
+    });
 }
 
 #[derive(Default)]

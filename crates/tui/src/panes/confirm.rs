@@ -39,9 +39,11 @@ impl<T> Asking<T> {
     pub(crate) fn new(question: Confirm, about: T) -> Asking<T> {
         Asking { question, about }
     }
+}
 
-    pub(crate) fn render(&self, theme: &Theme, frame: &mut Frame) {
-        self.question.render(theme, frame);
+impl<T> super::popup::PopupView for Asking<T> {
+    fn render(&self, cx: &super::popup::PopupCtx, frame: &mut Frame) {
+        self.question.render(cx.theme, frame);
     }
 }
 

@@ -286,3 +286,9 @@ impl EditorPopup {
         lines
     }
 }
+
+impl super::popup::PopupView for EditorPopup {
+    fn render(&self, cx: &super::popup::PopupCtx, frame: &mut Frame) {
+        Self::render(self, cx.theme, frame);
+    }
+}

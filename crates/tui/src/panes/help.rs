@@ -134,3 +134,9 @@ fn lines<'a>(content: &HelpContent, t: &Theme, width: u16) -> Vec<Line<'a>> {
     lines.push(Line::styled("any key closes this help", t.dim));
     lines
 }
+
+impl super::popup::PopupView for Help {
+    fn render(&self, cx: &super::popup::PopupCtx, frame: &mut Frame) {
+        Self::render(self, cx.theme, &(cx.help)(), frame);
+    }
+}

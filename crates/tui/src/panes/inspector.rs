@@ -205,3 +205,12 @@ impl Inspector {
         );
     }
 }
+
+impl super::popup::PopupView for Inspector {
+    fn render(&self, cx: &super::popup::PopupCtx, frame: &mut Frame) {
+        Self::render(self, cx.state, cx.theme, frame);
+    }
+    fn footer(&self) -> Option<(&'static str, Vec<Row>)> {
+        Some(("Model call", Self::status_rows()))
+    }
+}

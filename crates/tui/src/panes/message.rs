@@ -36,3 +36,9 @@ impl Message {
         );
     }
 }
+
+impl super::popup::PopupView for Message {
+    fn render(&self, cx: &super::popup::PopupCtx, frame: &mut Frame) {
+        Self::render(self, cx.theme, frame);
+    }
+}

@@ -7,8 +7,9 @@
 //!
 //! The panes on screen implement `Pane` and are listed once, in
 //! `registry!` below: a new pane is its file and one line there (the
-//! recipe "Add a pane" in ARCHITECTURE.md). The popups are the app's
-//! (`app::Popup`), each carrying what it acts on.
+//! recipe "Add a pane" in ARCHITECTURE.md). The popups implement
+//! `popup::PopupView`, each carrying what it acts on, and are listed once
+//! in the app's `popups!` (`app/popups.rs`; the recipe "Add a popup").
 
 pub(crate) mod code_coverage;
 pub(crate) mod code_lines;
@@ -28,6 +29,7 @@ pub mod palette;
 pub(crate) mod path_complete;
 pub(crate) mod pictures;
 pub(crate) mod plan_stream;
+pub(crate) mod popup;
 pub mod sessions;
 pub(crate) mod travel;
 

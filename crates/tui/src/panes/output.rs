@@ -18,6 +18,7 @@ use crate::keymap::{self, Binding, Key, Row};
 use crate::sanitize::sanitize;
 use codeloop_protocol::Stream;
 use codeloop_protocol::present::bytes;
+use codeloop_session::state::RunState;
 use codeloop_session::{NoticeLevel, RunKind, State};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -325,104 +326,55 @@ impl OutputPane {
     }
 
     fn draw(&self, ctx: &Ctx, area: Rect, frame: &mut Frame) {
-        let t = ctx.theme;
         let run = self
             .output
             .run_id
             .and_then(|id| ctx.state.runs.get(&id).map(|r| (id, r)));
-        let mut title_line = ctx.title("Output", String::new());
-        if let Some((id, r)) = run {
-            title_line = ctx.title(
-                "Output",
-                match &r.node {
-                    Some(n) => format!("run {id} · {n} it {}", r.iteration),
-                    None => format!("run {id} · program"),
-                },
-            );
-            title_line.spans.push(match &r.record {
-                None => Span::styled("running ", t.running),
-                Some(rec) if rec.passed => Span::styled(
-                    format!("passed{} ", tests_note(rec.tests_passed, rec.tests_failed)),
-                    t.ok,
-                ),
-                Some(rec) => Span::styled(
-                    format!(
-                        "failed{}{} ",
-                        match (&rec.limit_hit, rec.exit_code, rec.signal) {
-                            (Some(l), _, _) => format!(": {l}"),
-                            (None, Some(c), _) => format!(" (exit {c})"),
-                            (None, None, Some(s)) => format!(" (signal {s})"),
-                            (None, None, None) => String::new(),
-                        },
-                        tests_note(rec.tests_passed, rec.tests_failed)
-                    ),
-                    t.error,
-                ),
-            });
-        }
-        // The run's figures in the title where they fit, else on the
-        // bottom border.
-        let mut figures_below = None;
-        if let Some(res) = run.and_then(|(_, r)| r.record.as_ref()?.resources) {
-            let room = usize::from(area.width.saturating_sub(2)).saturating_sub(title_line.width());
-            let text = format!("· {} ", res.short());
-            if text.chars().count() <= room {
-                title_line.spans.push(Span::styled(text, t.dim));
-            } else {
-                figures_below =
-                    Some(Line::styled(format!(" {} ", res.short()), t.dim).right_aligned());
-            }
-        }
-        if let Some(mark) = run.and_then(|(id, _)| ctx.reruns.get(&id)) {
-            title_line.spans.push(if mark.differs() {
-                Span::styled(format!("≠ live re-run: {} ", live_outcome(mark)), t.warning)
-            } else {
-                Span::styled("= live re-run agrees ", t.ok)
-            });
-        }
-        let mut outer = ctx.block(title_line);
-        if let Some(line) = figures_below {
-            outer = outer.title_bottom(line);
-        }
+        let outer = run_block(ctx, run, area.width);
         let inner = outer.inner(area);
         frame.render_widget(outer, area);
-
-        let lines = &self.output.lines;
         let dropped = run.map(|(_, r)| r.dropped_bytes).unwrap_or(0);
         let notes_h = self.notes_height(self.back > 0);
         let [body, notes] =
             Layout::vertical([Constraint::Fill(1), Constraint::Length(notes_h)]).areas(inner);
-
         if run.is_none() {
-            frame.render_widget(Paragraph::new(Line::styled("no run yet", t.dim)), body);
+            frame.render_widget(Paragraph::new(Line::styled("no run yet", ctx.theme.dim)), body);
         } else {
-            let height = usize::from(body.height);
-            let end = lines.len().saturating_sub(self.back);
-            let start = end.saturating_sub(height);
-            let query = self.search.as_ref().map(|q| q.to_lowercase());
-            let visible: Vec<Line> = lines[start..end]
-                .iter()
-                .map(|(stream, text)| {
-                    let (bar, style) = match stream {
-                        Stream::Stdout => (Span::raw("  "), t.text),
-                        Stream::Stderr => (Span::styled("┃ ", t.stderr), t.stderr),
-                    };
-                    let text_style = match &query {
-                        Some(q) if !q.is_empty() && text.to_lowercase().contains(q.as_str()) => {
-                            t.search_match
-                        }
-                        _ => style,
-                    };
-                    Line::from(vec![bar, Span::styled(text.clone(), text_style)])
-                })
-                .collect();
-            let empty = visible.is_empty();
-            frame.render_widget(Paragraph::new(visible), body);
-            if empty {
-                frame.render_widget(Paragraph::new(Line::styled("(no output)", t.dim)), body);
-            }
+            self.draw_lines(ctx, body, frame);
         }
         frame.render_widget(Paragraph::new(self.note_lines(ctx, dropped)), notes);
+    }
+
+    /// The lines of the output that fit `body`, `back` lines up from the
+    /// end, stderr marked, the search's matches lit.
+    fn draw_lines(&self, ctx: &Ctx, body: Rect, frame: &mut Frame) {
+        let t = ctx.theme;
+        let lines = &self.output.lines;
+        let height = usize::from(body.height);
+        let end = lines.len().saturating_sub(self.back);
+        let start = end.saturating_sub(height);
+        let query = self.search.as_ref().map(|q| q.to_lowercase());
+        let visible: Vec<Line> = lines[start..end]
+            .iter()
+            .map(|(stream, text)| {
+                let (bar, style) = match stream {
+                    Stream::Stdout => (Span::raw("  "), t.text),
+                    Stream::Stderr => (Span::styled("┃ ", t.stderr), t.stderr),
+                };
+                let text_style = match &query {
+                    Some(q) if !q.is_empty() && text.to_lowercase().contains(q.as_str()) => {
+                        t.search_match
+                    }
+                    _ => style,
+                };
+                Line::from(vec![bar, Span::styled(text.clone(), text_style)])
+            })
+            .collect();
+        let empty = visible.is_empty();
+        frame.render_widget(Paragraph::new(visible), body);
+        if empty {
+            frame.render_widget(Paragraph::new(Line::styled("(no output)", t.dim)), body);
+        }
     }
 
     fn note_lines<'a>(&self, ctx: &Ctx<'a>, dropped: u64) -> Vec<Line<'a>> {
@@ -563,4 +515,66 @@ fn live_outcome(mark: &RerunMark) -> String {
         ),
         Err(e) => format!("could not re-run: {e}"),
     }
+}
+
+/// The pane's frame: which run, how it ended, its figures (in the title
+/// where they fit, else on the bottom border), and a live re-run's verdict.
+fn run_block<'a>(
+    ctx: &Ctx<'a>,
+    run: Option<(u64, &RunState)>,
+    width: u16,
+) -> ratatui::widgets::Block<'a> {
+    let t = ctx.theme;
+    let mut title_line = ctx.title("Output", String::new());
+    if let Some((id, r)) = run {
+        title_line = ctx.title(
+            "Output",
+            match &r.node {
+                Some(n) => format!("run {id} · {n} it {}", r.iteration),
+                None => format!("run {id} · program"),
+            },
+        );
+        title_line.spans.push(match &r.record {
+            None => Span::styled("running ", t.running),
+            Some(rec) if rec.passed => Span::styled(
+                format!("passed{} ", tests_note(rec.tests_passed, rec.tests_failed)),
+                t.ok,
+            ),
+            Some(rec) => Span::styled(
+                format!(
+                    "failed{}{} ",
+                    match (&rec.limit_hit, rec.exit_code, rec.signal) {
+                        (Some(l), _, _) => format!(": {l}"),
+                        (None, Some(c), _) => format!(" (exit {c})"),
+                        (None, None, Some(s)) => format!(" (signal {s})"),
+                        (None, None, None) => String::new(),
+                    },
+                    tests_note(rec.tests_passed, rec.tests_failed)
+                ),
+                t.error,
+            ),
+        });
+    }
+    let mut figures_below = None;
+    if let Some(res) = run.and_then(|(_, r)| r.record.as_ref()?.resources) {
+        let room = usize::from(width.saturating_sub(2)).saturating_sub(title_line.width());
+        let text = format!("· {} ", res.short());
+        if text.chars().count() <= room {
+            title_line.spans.push(Span::styled(text, t.dim));
+        } else {
+            figures_below = Some(Line::styled(format!(" {} ", res.short()), t.dim).right_aligned());
+        }
+    }
+    if let Some(mark) = run.and_then(|(id, _)| ctx.reruns.get(&id)) {
+        title_line.spans.push(if mark.differs() {
+            Span::styled(format!("≠ live re-run: {} ", live_outcome(mark)), t.warning)
+        } else {
+            Span::styled("= live re-run agrees ", t.ok)
+        });
+    }
+    let mut outer = ctx.block(title_line);
+    if let Some(line) = figures_below {
+        outer = outer.title_bottom(line);
+    }
+    outer
 }

@@ -316,19 +316,7 @@ impl Pager {
             ..full
         };
         frame.render_widget(Clear, area);
-        let size = match &self.content {
-            Content::Ready { text, .. } => {
-                format!(" · {} lines · {}", text.lines.len(), bytes(text.bytes))
-            }
-            Content::Reading | Content::Failed(_) => String::new(),
-        };
-        let block = Block::bordered()
-            .border_style(t.border_focused)
-            .title(Line::from(vec![
-                Span::styled(" Log ", t.title),
-                Span::styled(format!("{}{size} ", self.title), t.dim),
-            ]))
-            .title_bottom(Line::styled(format!(" {} ", self.path.display()), t.dim));
+        let block = self.block(t);
         let inner = block.inner(area);
         frame.render_widget(block, area);
         let [body, foot] =
@@ -355,6 +343,36 @@ impl Pager {
             }
             Content::Ready { text, stderr } => (text, stderr),
         };
+        frame.render_widget(Paragraph::new(self.log_rows(t, text, stderr, body)), body);
+        frame.render_widget(Paragraph::new(self.footer(t, text)), foot);
+    }
+
+    /// The frame: which run's log, its size, its path at the bottom.
+    fn block<'a>(&self, t: &Theme) -> Block<'a> {
+        let size = match &self.content {
+            Content::Ready { text, .. } => {
+                format!(" · {} lines · {}", text.lines.len(), bytes(text.bytes))
+            }
+            Content::Reading | Content::Failed(_) => String::new(),
+        };
+        Block::bordered()
+            .border_style(t.border_focused)
+            .title(Line::from(vec![
+                Span::styled(" Log ", t.title),
+                Span::styled(format!("{}{size} ", self.title), t.dim),
+            ]))
+            .title_bottom(Line::styled(format!(" {} ", self.path.display()), t.dim))
+    }
+
+    /// The log's rows that fit `body` from `top`: each line numbered,
+    /// stderr marked, the search's matches lit, wrapped or cut at the edge.
+    fn log_rows<'a>(
+        &self,
+        t: &Theme,
+        text: &LogText,
+        stderr: &[bool],
+        body: Rect,
+    ) -> Vec<Line<'a>> {
         let width = usize::from(body.width);
         let digits = text.lines.len().max(1).to_string().len();
         let query = self.search.as_deref();
@@ -399,8 +417,7 @@ impl Pager {
             }
         }
         rows.truncate(usize::from(body.height));
-        frame.render_widget(Paragraph::new(rows), body);
-        frame.render_widget(Paragraph::new(self.footer(t, text)), foot);
+        rows
     }
 
     fn footer<'a>(&self, t: &Theme, text: &LogText) -> Line<'a> {
@@ -449,5 +466,14 @@ fn contains_ignore_case(text: &str, query: &str) -> bool {
         q.is_empty() || t.windows(q.len()).any(|w| w.eq_ignore_ascii_case(q))
     } else {
         text.to_lowercase().contains(&query.to_lowercase())
+    }
+}
+
+impl super::popup::PopupView for Pager {
+    fn render(&self, cx: &super::popup::PopupCtx, frame: &mut Frame) {
+        Self::render(self, cx.theme, frame);
+    }
+    fn footer(&self) -> Option<(&'static str, Vec<Row>)> {
+        Some(("Log", Self::status_rows()))
     }
 }

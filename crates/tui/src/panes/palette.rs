@@ -405,6 +405,12 @@ pub(crate) fn fuzzy_score(query: &str, text: &str) -> Option<usize> {
         .min()
 }
 
+impl super::popup::PopupView for Palette {
+    fn render(&self, cx: &super::popup::PopupCtx, frame: &mut Frame) {
+        Self::render(self, cx.theme, frame);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -257,3 +257,9 @@ fn draw(px: &Pixels, area: Rect, theme: &Theme, frame: &mut Frame) {
         }
     }
 }
+
+impl super::popup::PopupView for PictureView {
+    fn render(&self, cx: &super::popup::PopupCtx, frame: &mut Frame) {
+        Self::render(self, cx.theme, frame);
+    }
+}

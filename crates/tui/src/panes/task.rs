@@ -204,91 +204,103 @@ impl Pane for TaskPane {
 
 impl TaskPane {
     fn draw(&self, ctx: &Ctx, editable: bool, area: Rect, frame: &mut Frame) {
-        let t = ctx.theme;
         if editable {
-            let detail = if ctx.focused {
-                "Ctrl-S start · Ctrl-O attach".to_string()
-            } else {
-                "i or Tab to write".to_string()
-            };
-            let outer = ctx.block(ctx.title("Task", detail));
-            let inner = outer.inner(area);
-            frame.render_widget(outer, area);
-            let width = usize::from(inner.width.max(1));
-            let rows: usize = self
-                .attached
-                .iter()
-                .zip(&self.summaries)
-                .map(|(p, summary)| {
-                    let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-                    let line = format!("attached {}: {summary}", name.unwrap_or_default());
-                    super::wrap(&line, width).len()
-                })
-                .sum();
-            let shown = (rows as u16).min(inner.height / 2);
-            let [edit, files] =
-                Layout::vertical([Constraint::Fill(1), Constraint::Length(shown)]).areas(inner);
-            frame.render_widget(&self.editor, edit);
-            if self.text().is_empty() {
-                // Beside the cursor, wrapped: the editor's own placeholder is one line.
-                let hint = Rect {
-                    x: edit.x + 1,
-                    width: edit.width.saturating_sub(1),
-                    ..edit
-                };
-                let lines: Vec<Line> = super::wrap(PLACEHOLDER, usize::from(hint.width))
-                    .into_iter()
-                    .map(|l| Line::styled(l, t.dim))
-                    .collect();
-                frame.render_widget(Paragraph::new(lines), hint);
-            }
-            let lines: Vec<Line> = self
-                .attached
-                .iter()
-                .zip(&self.summaries)
-                .map(|(p, summary)| {
-                    let name = p
-                        .file_name()
-                        .map(|n| n.to_string_lossy().into_owned())
-                        .unwrap_or_default();
-                    Line::from(vec![
-                        Span::styled("attached ", t.dim),
-                        Span::styled(name, t.accent),
-                        Span::styled(format!(": {summary}"), t.dim),
-                    ])
-                })
-                .collect();
-            frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), files);
-            return;
-        }
-        let s = ctx.state;
-        let mut lines: Vec<Line> = s
-            .task
-            .lines()
-            .map(|l| Line::styled(l.to_string(), t.text))
-            .collect();
-        if s.task.is_empty() {
-            lines.push(Line::styled("starting…", t.dim));
-        }
-        for f in &s.inputs {
-            lines.push(Line::from(vec![
-                Span::styled("attached ", t.dim),
-                Span::styled(crate::sanitize::sanitize(&f.name), t.accent),
-                Span::styled(input_detail(f), t.dim),
-            ]));
-        }
-        let detail = if s.inputs.is_empty() {
-            String::new()
-        } else if ctx.focused {
-            "d describe files".to_string()
+            self.draw_editor(ctx, area, frame);
         } else {
-            String::new()
-        };
-        let p = Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(ctx.block(ctx.title("Task", detail)));
-        frame.render_widget(p, area);
+            draw_recorded(ctx, area, frame);
+        }
     }
+
+    /// The task being written: the editor (its placeholder beside the
+    /// cursor while empty), the attached files under it.
+    fn draw_editor(&self, ctx: &Ctx, area: Rect, frame: &mut Frame) {
+        let t = ctx.theme;
+        let detail = if ctx.focused {
+            "Ctrl-S start · Ctrl-O attach".to_string()
+        } else {
+            "i or Tab to write".to_string()
+        };
+        let outer = ctx.block(ctx.title("Task", detail));
+        let inner = outer.inner(area);
+        frame.render_widget(outer, area);
+        let width = usize::from(inner.width.max(1));
+        let rows: usize = self
+            .attached
+            .iter()
+            .zip(&self.summaries)
+            .map(|(p, summary)| {
+                let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+                let line = format!("attached {}: {summary}", name.unwrap_or_default());
+                super::wrap(&line, width).len()
+            })
+            .sum();
+        let shown = (rows as u16).min(inner.height / 2);
+        let [edit, files] =
+            Layout::vertical([Constraint::Fill(1), Constraint::Length(shown)]).areas(inner);
+        frame.render_widget(&self.editor, edit);
+        if self.text().is_empty() {
+            // Beside the cursor, wrapped: the editor's own placeholder is one line.
+            let hint = Rect {
+                x: edit.x + 1,
+                width: edit.width.saturating_sub(1),
+                ..edit
+            };
+            let lines: Vec<Line> = super::wrap(PLACEHOLDER, usize::from(hint.width))
+                .into_iter()
+                .map(|l| Line::styled(l, t.dim))
+                .collect();
+            frame.render_widget(Paragraph::new(lines), hint);
+        }
+        let lines: Vec<Line> = self
+            .attached
+            .iter()
+            .zip(&self.summaries)
+            .map(|(p, summary)| {
+                let name = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                Line::from(vec![
+                    Span::styled("attached ", t.dim),
+                    Span::styled(name, t.accent),
+                    Span::styled(format!(": {summary}"), t.dim),
+                ])
+            })
+            .collect();
+        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), files);
+    }
+}
+
+/// The session's task, as the tape has it, with its input files.
+fn draw_recorded(ctx: &Ctx, area: Rect, frame: &mut Frame) {
+    let t = ctx.theme;
+    let s = ctx.state;
+    let mut lines: Vec<Line> = s
+        .task
+        .lines()
+        .map(|l| Line::styled(l.to_string(), t.text))
+        .collect();
+    if s.task.is_empty() {
+        lines.push(Line::styled("starting…", t.dim));
+    }
+    for f in &s.inputs {
+        lines.push(Line::from(vec![
+            Span::styled("attached ", t.dim),
+            Span::styled(crate::sanitize::sanitize(&f.name), t.accent),
+            Span::styled(input_detail(f), t.dim),
+        ]));
+    }
+    let detail = if s.inputs.is_empty() {
+        String::new()
+    } else if ctx.focused {
+        "d describe files".to_string()
+    } else {
+        String::new()
+    };
+    let p = Paragraph::new(lines)
+        .wrap(Wrap { trim: false })
+        .block(ctx.block(ctx.title("Task", detail)));
+    frame.render_widget(p, area);
 }
 
 /// What follows an attached file's name: its size and, where the session

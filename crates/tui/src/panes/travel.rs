@@ -70,3 +70,9 @@ impl Travel {
         );
     }
 }
+
+impl super::popup::PopupView for Travel {
+    fn render(&self, cx: &super::popup::PopupCtx, frame: &mut Frame) {
+        Self::render(self, cx.theme, frame);
+    }
+}

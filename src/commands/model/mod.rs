@@ -1,0 +1,137 @@
+//! Choosing the model: the flags every model-using command flattens into its
+//! own `Args`, and the rules that turn them and the config into a model.
+//!
+//! In order: `--scripted FILE` wins, then `--demo NAME`, then `--base-url`,
+//! then the config's provider. A model profile (`[models.NAME]` in the
+//! config, chosen by `--profile NAME`, `[model] profile`, or a `--model` /
+//! `[model] model` that names a profile) replaces the `[model]` settings it
+//! gives; flags still win over it. With provider "auto", a configured base URL
+//! (config file, OPENAI_BASE_URL, CODELOOP_BASE_URL) is used; with none, Ollama
+//! on localhost is probed briefly and used if it answers; failing that, the
+//! bundled demo model. A configured server that cannot be reached is an error,
+//! never a silent fallback to the demo.
+
+//!
+//! By idea: `profile.rs` (the profile a choice names, laid over the
+//! config), `provider.rs` (the config's provider, and what "auto" finds on
+//! this machine), `server.rs` (an OpenAI-compatible server: asked for its
+//! models, the model picked, the client built), `offline.rs` (the scripted
+//! and the demo models).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::config::Config;
+use crate::demos::{self, Demo};
+use crate::llm::ChatModel;
+
+mod offline;
+mod profile;
+mod provider;
+mod server;
+#[cfg(test)]
+mod tests;
+
+/// Where Ollama listens when nothing else is configured.
+pub(crate) const OLLAMA_URL: &str = "http://localhost:11434/v1";
+/// How long the unconfigured Ollama probe may take: short, since the usual
+/// answer on a machine without Ollama is a refused connection.
+const OLLAMA_PROBE: Duration = Duration::from_millis(300);
+
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ModelArgs {
+    /// Base URL of an OpenAI-compatible server (Ollama, vLLM, llama.cpp, LM Studio, OpenAI), e.g. http://localhost:11434/v1
+    #[arg(long, value_name = "URL")]
+    pub(crate) base_url: Option<String>,
+    /// The model's name on that server [default: the first one the server lists]
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Use the demo model with the authored replies of the bundled demo NAME (offline, no key)
+    #[arg(long, value_name = "NAME")]
+    pub(crate) demo: Option<String>,
+    /// Answer from recorded replies: a replies file (JSON Lines of {"tag", "text"}) or a session's tape
+    #[arg(long, value_name = "FILE")]
+    pub(crate) scripted: Option<PathBuf>,
+    /// Environment variable that holds the API key [default: OPENAI_API_KEY, or the config's api_key_env]
+    #[arg(long, value_name = "VAR")]
+    pub(crate) api_key_env: Option<String>,
+    /// Speed of demo and scripted replies, characters a second; 0 = instant [default: 400 for demos, instant for --scripted]
+    #[arg(long, value_name = "CHARS")]
+    pub(crate) pace: Option<u32>,
+    /// The model profile to use: a [models.NAME] section of the config
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// The longest reply, in tokens [default: the config's max_tokens, else the server's]
+    #[arg(long, value_name = "TOKENS")]
+    pub(crate) max_tokens: Option<u32>,
+}
+
+/// The chosen model and how to describe it to the person watching.
+pub struct Selected {
+    pub(crate) model: Arc<dyn ChatModel>,
+    /// One line for the UI, e.g. "demo model: authored replies, offline (demo \"csv\")".
+    pub description: String,
+    /// The bundled demo whose replies the model answers with, if it is the
+    /// demo model: its replies fit its own task, so callers offer that task.
+    pub(crate) demo: Option<&'static Demo>,
+    /// Why `select_model` fell back to the demo model when no model was
+    /// asked for (None when the model was chosen, or asked for with --demo).
+    pub(crate) fallback_reason: Option<String>,
+}
+
+impl std::fmt::Debug for Selected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Selected")
+            .field("provider", &self.model.provider())
+            .field("model", &self.model.model_name())
+            .field("endpoint", &self.model.endpoint())
+            .field("description", &self.description)
+            .field("demo", &self.demo.map(|d| d.name))
+            .field("fallback_reason", &self.fallback_reason)
+            .finish()
+    }
+}
+
+/// Choose the model for `config` and the command line's `args` (see the module comment).
+pub async fn select_model(config: &Config, args: &ModelArgs) -> anyhow::Result<Selected> {
+    select_with(config, args, demos::all(), OLLAMA_URL, OLLAMA_PROBE).await
+}
+
+/// What a choice falls back on when nothing is configured: the bundled
+/// demos, and Ollama where it would listen on this machine (the tests put
+/// their own of each here).
+struct Local<'a> {
+    demos: &'static [Demo],
+    ollama_url: &'a str,
+    ollama_probe: Duration,
+}
+
+/// The rules in their order (see the module comment): a scripted model, a
+/// demo, a `--base-url`, then the config's provider.
+async fn select_with(
+    config: &Config,
+    args: &ModelArgs,
+    demos: &'static [Demo],
+    ollama_url: &str,
+    ollama_probe: Duration,
+) -> anyhow::Result<Selected> {
+    if let Some(path) = &args.scripted {
+        return offline::scripted(path, args);
+    }
+    if let Some(name) = &args.demo {
+        return offline::demo_model(offline::find_demo(demos, name)?, args, None);
+    }
+    let (config, model_flag) = profile::profiled(config, args)?;
+    let config = config.as_ref();
+    let wanted = server::Wanted::of(config, args, model_flag)?;
+    if let Some(base_url) = &args.base_url {
+        return server::connect(config, base_url, None, &wanted).await;
+    }
+    let local = Local {
+        demos,
+        ollama_url,
+        ollama_probe,
+    };
+    provider::from_config(config, args, &wanted, &local).await
+}

@@ -1,0 +1,433 @@
+//! The rules of choosing a model, against servers on loopback.
+use super::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+static DEMOS: [Demo; 2] = [
+    Demo {
+        name: "csv",
+        title: "parse a CSV line",
+        task: "Parse a CSV line.",
+        replies: "{\"tag\":\"plan\",\"text\":\"a plan\"}\n",
+        tape: "",
+        inputs: &[],
+        review: false,
+    },
+    Demo {
+        name: "dates",
+        title: "parse dates",
+        task: "Parse dates.",
+        replies: "{\"tag\":\"plan\",\"text\":\"another plan\"}\n",
+        tape: "",
+        inputs: &[],
+        review: false,
+    },
+];
+
+/// A server that answers every request with `body` (HTTP 200, JSON), and
+/// counts the requests.
+async fn model_list_server(body: &'static str) -> (String, Arc<std::sync::Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let paths = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = paths.clone();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut buf = vec![0u8; 8192];
+            let n = socket.read(&mut buf).await.unwrap_or(0);
+            let head = String::from_utf8_lossy(&buf[..n]).into_owned();
+            let path = head.split(' ').nth(1).unwrap_or("").to_string();
+            seen.lock().unwrap().push(path);
+            let response = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = socket.write_all(response.as_bytes()).await;
+        }
+    });
+    (url, paths)
+}
+
+fn refused_url() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    format!("http://127.0.0.1:{}/v1", l.local_addr().unwrap().port())
+}
+
+#[tokio::test]
+async fn scripted_wins_then_demo() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("r.jsonl");
+    std::fs::write(&file, "{\"tag\":\"plan\",\"text\":\"x\"}\n").unwrap();
+    let args = ModelArgs {
+        scripted: Some(file),
+        demo: Some("csv".into()),
+        base_url: Some(refused_url()),
+        ..Default::default()
+    };
+    let s = select_with(
+        &Config::default(),
+        &args,
+        &DEMOS,
+        &refused_url(),
+        OLLAMA_PROBE,
+    )
+    .await
+    .unwrap();
+    assert_eq!(s.model.provider(), "scripted");
+    assert!(
+        s.description.contains("1 recorded replies"),
+        "{}",
+        s.description
+    );
+
+    let args = ModelArgs {
+        demo: Some("dates".into()),
+        base_url: Some(refused_url()),
+        ..Default::default()
+    };
+    let s = select_with(
+        &Config::default(),
+        &args,
+        &DEMOS,
+        &refused_url(),
+        OLLAMA_PROBE,
+    )
+    .await
+    .unwrap();
+    assert_eq!(s.model.provider(), "demo");
+    assert_eq!(s.demo.map(|d| d.name), Some("dates"));
+    assert!(
+        s.description
+            .starts_with("demo model: authored replies, offline"),
+        "{}",
+        s.description
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_demo_lists_the_ones_there_are() {
+    let args = ModelArgs {
+        demo: Some("nope".into()),
+        ..Default::default()
+    };
+    let err = select_with(
+        &Config::default(),
+        &args,
+        &DEMOS,
+        &refused_url(),
+        OLLAMA_PROBE,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("\"nope\"") && err.contains("csv, dates"),
+        "{err}"
+    );
+    let err = select_with(&Config::default(), &args, &[], &refused_url(), OLLAMA_PROBE)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("no bundled demos"), "{err}");
+}
+
+#[tokio::test]
+async fn an_unreachable_configured_server_is_an_error_not_a_fallback() {
+    let url = refused_url();
+    let mut config = Config::default();
+    config.model.base_url = Some(url.clone());
+    config.model.model = "m".into();
+    let err = select_with(
+        &config,
+        &ModelArgs::default(),
+        &DEMOS,
+        &refused_url(),
+        OLLAMA_PROBE,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains(&url), "{err}");
+    assert!(
+        err.contains("Start the server") && err.contains("--demo"),
+        "{err}"
+    );
+
+    let args = ModelArgs {
+        base_url: Some(url.clone()),
+        ..Default::default()
+    };
+    let err = select_with(
+        &Config::default(),
+        &args,
+        &DEMOS,
+        &refused_url(),
+        OLLAMA_PROBE,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains(&url), "{err}");
+}
+
+#[tokio::test]
+async fn auto_uses_ollama_when_it_answers_with_its_first_model() {
+    let (ollama, paths) = model_list_server(
+        r#"{"object":"list","data":[{"id":"qwen2.5-coder:7b"},{"id":"llama3.2:latest"}]}"#,
+    )
+    .await;
+    let s = select_with(
+        &Config::default(),
+        &ModelArgs::default(),
+        &DEMOS,
+        &ollama,
+        OLLAMA_PROBE,
+    )
+    .await
+    .unwrap();
+    assert_eq!(s.model.provider(), "openai-compatible");
+    assert_eq!(s.model.model_name(), "qwen2.5-coder:7b");
+    assert_eq!(s.model.endpoint(), ollama);
+    assert!(
+        s.description.contains("Ollama, found running"),
+        "{}",
+        s.description
+    );
+    assert!(s.demo.is_none());
+    assert!(paths.lock().unwrap().iter().all(|p| p == "/v1/models"));
+
+    let args = ModelArgs {
+        model: Some("llama3.2:latest".into()),
+        ..Default::default()
+    };
+    let s = select_with(&Config::default(), &args, &DEMOS, &ollama, OLLAMA_PROBE)
+        .await
+        .unwrap();
+    assert_eq!(s.model.model_name(), "llama3.2:latest");
+}
+
+#[tokio::test]
+async fn auto_falls_back_to_the_demo_and_says_so() {
+    let s = select_with(
+        &Config::default(),
+        &ModelArgs::default(),
+        &DEMOS,
+        &refused_url(),
+        OLLAMA_PROBE,
+    )
+    .await
+    .unwrap();
+    assert_eq!(s.model.provider(), "demo");
+    assert_eq!(s.demo.map(|d| d.name), Some("csv"));
+    assert!(
+        s.description
+            .starts_with("demo model: authored replies, offline")
+    );
+    assert!(
+        s.description.contains("Ollama does not answer"),
+        "{}",
+        s.description
+    );
+    assert!(
+        s.fallback_reason
+            .as_deref()
+            .is_some_and(|why| why.contains("Ollama does not answer")),
+        "{:?}",
+        s.fallback_reason
+    );
+
+    let (empty_ollama, _) = model_list_server(r#"{"object":"list","data":[]}"#).await;
+    let s = select_with(
+        &Config::default(),
+        &ModelArgs::default(),
+        &DEMOS,
+        &empty_ollama,
+        OLLAMA_PROBE,
+    )
+    .await
+    .unwrap();
+    assert_eq!(s.model.provider(), "demo");
+    assert!(s.description.contains("ollama pull"), "{}", s.description);
+
+    // No demo to fall back on: a clear error saying what to do.
+    let err = select_with(
+        &Config::default(),
+        &ModelArgs::default(),
+        &[],
+        &refused_url(),
+        OLLAMA_PROBE,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("no bundled demo model") && err.contains("--base-url"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_configured_server_without_a_model_name_uses_the_first_it_lists() {
+    let (url, _) = model_list_server(r#"{"data":[{"id":"Qwen/Qwen2.5-Coder-7B-Instruct"}]}"#).await;
+    let mut config = Config::default();
+    config.model.base_url = Some(format!("{url}/"));
+    config.model.api_key_env = "CODELOOP_TEST_UNSET_KEY_VARIABLE".into();
+    let s = select_with(
+        &config,
+        &ModelArgs::default(),
+        &DEMOS,
+        &refused_url(),
+        OLLAMA_PROBE,
+    )
+    .await
+    .unwrap();
+    assert_eq!(s.model.model_name(), "Qwen/Qwen2.5-Coder-7B-Instruct");
+    assert_eq!(s.model.endpoint(), url);
+    assert_eq!(
+        s.description,
+        format!("Qwen/Qwen2.5-Coder-7B-Instruct at {url}")
+    );
+}
+
+#[tokio::test]
+async fn a_named_key_variable_that_is_unset_is_an_error() {
+    let args = ModelArgs {
+        base_url: Some(refused_url()),
+        api_key_env: Some("CODELOOP_TEST_UNSET_KEY_VARIABLE".into()),
+        ..Default::default()
+    };
+    let err = select_with(
+        &Config::default(),
+        &args,
+        &DEMOS,
+        &refused_url(),
+        OLLAMA_PROBE,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("CODELOOP_TEST_UNSET_KEY_VARIABLE is not set"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_base_url_missing_v1_is_pointed_out() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let root = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut buf = vec![0u8; 8192];
+            let _ = socket.read(&mut buf).await;
+            let _ = socket
+                .write_all(b"HTTP/1.1 404 Not Found\r\ncontent-length: 18\r\nconnection: close\r\n\r\n404 page not found")
+                .await;
+        }
+    });
+    let args = ModelArgs {
+        base_url: Some(root.clone()),
+        model: Some("m".into()),
+        ..Default::default()
+    };
+    let err = select_with(
+        &Config::default(),
+        &args,
+        &DEMOS,
+        &refused_url(),
+        OLLAMA_PROBE,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains(&format!("try --base-url {root}/v1")), "{err}");
+}
+
+#[tokio::test]
+async fn a_profile_is_chosen_by_flag_or_by_model_name_and_flags_still_win() {
+    let (url, _) =
+        model_list_server(r#"{"data":[{"id":"qwen2.5-coder:7b"},{"id":"llama3.2"}]}"#).await;
+    let mut config = Config::from_toml(&format!(
+        "[models.local]\nbase_url = \"{url}\"\nmodel = \"qwen2.5-coder:7b\"\ncontext = 16384\n"
+    ))
+    .unwrap();
+    config.model.api_key_env = "CODELOOP_TEST_UNSET_KEY_VARIABLE".into();
+    for args in [
+        ModelArgs {
+            profile: Some("local".into()),
+            ..Default::default()
+        },
+        ModelArgs {
+            model: Some("local".into()),
+            ..Default::default()
+        },
+    ] {
+        let s = select_with(&config, &args, &DEMOS, &refused_url(), OLLAMA_PROBE)
+            .await
+            .unwrap();
+        assert_eq!(s.model.model_name(), "qwen2.5-coder:7b", "{args:?}");
+        assert_eq!(s.model.endpoint(), url);
+        assert!(
+            s.description.contains("profile \"local\""),
+            "{}",
+            s.description
+        );
+        // The configured window is known without asking the server.
+        assert_eq!(
+            s.model.context_window().await.map(|w| w.tokens),
+            Some(16384)
+        );
+    }
+    let args = ModelArgs {
+        profile: Some("local".into()),
+        model: Some("llama3.2".into()),
+        ..Default::default()
+    };
+    let s = select_with(&config, &args, &DEMOS, &refused_url(), OLLAMA_PROBE)
+        .await
+        .unwrap();
+    assert_eq!(s.model.model_name(), "llama3.2");
+    // A name the server does not list is refused, with the names it does.
+    let args = ModelArgs {
+        profile: Some("local".into()),
+        model: Some("gpt-99".into()),
+        ..Default::default()
+    };
+    let err = select_with(&config, &args, &DEMOS, &refused_url(), OLLAMA_PROBE)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("\"gpt-99\"") && err.contains("qwen2.5-coder:7b, llama3.2"),
+        "{err}"
+    );
+    let args = ModelArgs {
+        profile: Some("hosted".into()),
+        ..Default::default()
+    };
+    let err = select_with(&config, &args, &DEMOS, &refused_url(), OLLAMA_PROBE)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("\"hosted\"") && err.contains("local"), "{err}");
+}
+
+#[tokio::test]
+async fn an_unknown_provider_is_named() {
+    let mut config = Config::default();
+    config.model.provider = "anthropic".into();
+    let err = select_with(
+        &config,
+        &ModelArgs::default(),
+        &DEMOS,
+        &refused_url(),
+        OLLAMA_PROBE,
+    )
+    .await
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("\"anthropic\"") && err.contains("\"auto\""),
+        "{err}"
+    );
+}

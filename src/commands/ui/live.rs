@@ -1,0 +1,153 @@
+//! The live workbench: the model and the sandbox chosen before the screen
+//! opens, the task offered (given on the command line, or a `--demo`'s
+//! own), and the hooks through which its sessions start.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+
+use super::start::{profile_model, start_session};
+use super::{probe_sandbox, recent_sessions, welcome_model};
+use crate::commands::model::{ModelArgs, Selected, select_model};
+use crate::config::Config;
+use crate::exec::Sandbox;
+use crate::llm::ChatModel;
+use crate::tui::app::{DemoEntry, SessionChoices, StartRequest};
+use crate::tui::event_loop::Hooks;
+use crate::tui::{App, Info, Theme};
+
+pub(super) async fn live_view(
+    task: Option<String>,
+    model: ModelArgs,
+    config: Config,
+    theme: Theme,
+    demos: Vec<DemoEntry>,
+    hooks: &mut Hooks,
+) -> anyhow::Result<App> {
+    // The model and the sandbox are chosen before the screen opens, so a
+    // configured server that does not answer is said plainly on stderr.
+    let (selected, sandbox) = tokio::join!(
+        select_model(&config, &model),
+        probe_sandbox(config.sandbox.clone())
+    );
+    let selected = selected?;
+    let sandbox = Arc::new(sandbox?);
+    // The recent sessions, read once from the index's cached summaries.
+    let sessions = recent_sessions(&config, crate::tui::panes::sessions::RECENT);
+    let (model_label, demo_model) = welcome_model(&selected, model.demo.is_some(), demos.len());
+    let mut app = App::live(
+        Info {
+            model_label,
+            sandbox_layers: sandbox.active_layers(),
+            sandbox_warning: sandbox.warning(),
+            source: config.sessions_dir().display().to_string(),
+            demo_model,
+            demos,
+            sessions,
+            notify: config.ui.notify,
+            profiles: config.models.keys().cloned().collect(),
+            ..Info::default()
+        },
+        theme,
+    );
+    offer_task(&mut app, task, &selected, &model, &config, hooks)?;
+    // `--demo NAME` of a demo with a review: its task, started
+    // from the Task pane, is reviewed as the demo's replies expect.
+    let demo_review = model.demo.is_some() && selected.demo.is_some_and(|d| d.review);
+    session_hooks(hooks, config, &model, selected.model, sandbox, demo_review);
+    Ok(app)
+}
+
+/// The task the workbench opens with: one given on the command line starts
+/// at once; a `--demo NAME`'s own task (its replies fit it) waits in the
+/// Task pane with its input files attached, as the person would.
+fn offer_task(
+    app: &mut App,
+    task: Option<String>,
+    selected: &Selected,
+    model: &ModelArgs,
+    config: &Config,
+    hooks: &mut Hooks,
+) -> anyhow::Result<()> {
+    match (task, selected.demo) {
+        (Some(task), _) => {
+            app.task_mut().insert_str(&task);
+            hooks.initial = app.submit_task_now();
+        }
+        (None, Some(demo)) if model.demo.is_some() => {
+            app.task_mut().insert_str(demo.task);
+            for path in demo.input_files(&config.paths.data_dir).with_context(|| {
+                format!(
+                    "cannot write the demo's input files under {}",
+                    config.paths.data_dir.display()
+                )
+            })? {
+                if let Err(refusal) = app.task_mut().attach(path) {
+                    anyhow::bail!("the demo's input file {refusal}");
+                }
+            }
+            app.set_focus(crate::tui::Focus::Task);
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The hooks of a live workbench: the session list read again, the
+/// palette's choices held for the next start, and the starter.
+fn session_hooks(
+    hooks: &mut Hooks,
+    config: Config,
+    asked: &ModelArgs,
+    model: Arc<dyn ChatModel>,
+    sandbox: Arc<Sandbox>,
+    demo_review: bool,
+) {
+    let asked_profile = asked.profile.clone();
+    let asked_model = asked.model.clone();
+    let listing = config.clone();
+    hooks.sessions = Some(Box::new(move || {
+        recent_sessions(&listing, crate::tui::panes::sessions::RECENT)
+    }));
+    // The palette's choices, handed over before each start.
+    let choices = Arc::new(std::sync::Mutex::new(SessionChoices::default()));
+    let chosen = Arc::clone(&choices);
+    hooks.configure = Some(Box::new(move |c| {
+        if let Ok(mut held) = chosen.lock() {
+            *held = c;
+        }
+    }));
+    hooks.starter = Some(Box::new(move |request| {
+        // The cache bypass is for the next session alone.
+        let choices = choices
+            .lock()
+            .map(|mut c| {
+                let now = c.clone();
+                c.no_cache = false;
+                now
+            })
+            .unwrap_or_default();
+        // A demo answers with its own replies, whatever the profile.
+        let model = match &choices.profile {
+            Some(name) if !matches!(request, StartRequest::Demo { .. }) => {
+                profile_model(&config, name)?
+            }
+            _ => Arc::clone(&model),
+        };
+        // The review and the candidates: the chosen profile's, else `[run]`'s.
+        let mut extras = crate::commands::loop_args::extras_of(
+            &config,
+            choices.profile.as_deref().or(asked_profile.as_deref()),
+            asked_model.as_deref(),
+        );
+        extras.review |= demo_review;
+        start_session(
+            &config,
+            model,
+            Arc::clone(&sandbox),
+            request,
+            &choices,
+            extras,
+        )
+    }));
+}
