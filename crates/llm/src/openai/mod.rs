@@ -278,112 +278,143 @@ impl OpenAiClient {
                 }
             };
             self.reached.store(true, Ordering::Relaxed);
-            let status = response.status();
-            if status.is_success() {
-                let error = match self
-                    .read_reply(response, &request.messages, &deltas, started)
+            let attempt = if response.status().is_success() {
+                match self
+                    .on_reply(response, &request, &deltas, started, &sent, &mut retries)
                     .await
                 {
-                    Ok(mut reply) => {
-                        reply.structured = structured;
-                        return Ok(reply);
-                    }
-                    Err(ReadError::Final(e)) => return Err(e),
-                    Err(ReadError::Empty) => match self.probe_overflow(&sent).await {
-                        Some(overflow) => return Err(overflow),
-                        None => match retries.after_failure(None) {
-                            Next::Wait(wait) => {
-                                let _ = deltas
-                                    .send(Delta::Restart(
-                                        "the server sent an empty stream; asking again".into(),
-                                    ))
-                                    .await;
-                                tokio::time::sleep(wait).await;
-                                continue;
-                            }
-                            Next::GiveUp { .. } | Next::TooLong { .. } => self.stream_cut(
-                                "the server sent an empty stream on each attempt".into(),
-                            ),
-                        },
-                    },
-                    Err(ReadError::CutEarly(e)) => match retries.after_failure(None) {
-                        Next::Wait(wait) => {
-                            // Nothing of the reply came, but the tape says
-                            // why the call is made again.
-                            let _ = deltas
-                                .send(Delta::Restart(format!("{e}; asking the model again")))
-                                .await;
-                            tokio::time::sleep(wait).await;
-                            continue;
-                        }
-                        Next::GiveUp { .. } | Next::TooLong { .. } => e,
-                    },
-                    Err(ReadError::CutLate(e)) => match retries.after_cut_reply() {
-                        Next::Wait(_) => {
-                            let _ = deltas
-                                .send(Delta::Restart(format!("{e}; asking the model again")))
-                                .await;
-                            continue;
-                        }
-                        Next::GiveUp { .. } | Next::TooLong { .. } => e,
-                    },
-                };
-                return Err(match error {
-                    LlmError::StreamCut { url, message } if retries.failed() > 1 => {
-                        LlmError::StreamCut {
-                            url,
-                            message: format!(
-                                "{message}; it broke on each of {} attempts",
-                                retries.failed()
-                            ),
-                        }
-                    }
+                    Attempt::Done(Ok(reply)) => Attempt::Done(Ok(ChatReply {
+                        structured,
+                        ..reply
+                    })),
                     other => other,
-                });
-            }
-            let asked = retry_after(response.headers());
-            let raw = read_limited(response, MAX_ERROR_BODY_BYTES, self.options.request_timeout)
-                .await
-                .unwrap_or_default();
-            let raw = String::from_utf8_lossy(&raw).into_owned();
-            let code = status.as_u16();
-            if let Some(overflow) = overflow_in(&raw) {
-                return Err(self.overflow(overflow));
-            }
-            if self.quirks.learn(&sent, code, &raw) {
-                continue;
-            }
-            let body = self.scrub(&error_excerpt(&raw));
-            // OpenAI answers 429 for an exhausted quota too: waiting does not help.
-            let out_of_quota = code == 429 && raw.contains("insufficient_quota");
-            if out_of_quota || !(code == 429 || status.is_server_error()) {
-                return Err(LlmError::Status {
-                    url: self.chat_url.clone(),
-                    status: code,
-                    body: self.with_hint(code, body),
-                });
-            }
-            match retries.after_failure(asked) {
-                Next::Wait(wait) => tokio::time::sleep(wait).await,
-                Next::GiveUp { attempts } => {
-                    return Err(LlmError::RetriesExhausted {
-                        url: self.chat_url.clone(),
-                        status: code,
-                        attempts,
-                        body,
-                    });
                 }
-                Next::TooLong { asked } => {
-                    return Err(LlmError::RetryTooLong {
-                        url: self.chat_url.clone(),
-                        status: code,
-                        wait_secs: asked.as_secs_f64().ceil() as u64,
-                        max_secs: whole_secs(self.options.max_retry_wait),
-                        body,
-                    });
-                }
+            } else {
+                self.on_status(response, &sent, &mut retries).await
+            };
+            match attempt {
+                Attempt::Done(result) => return result,
+                Attempt::Again => continue,
             }
         }
+    }
+
+    /// A reply the server began (a success status): read whole, or what
+    /// its cut or empty stream means: the call again (the tape told why),
+    /// an overflow found by probing, or the error once the retries are
+    /// spent.
+    async fn on_reply(
+        &self,
+        response: reqwest::Response,
+        request: &ChatRequest,
+        deltas: &mpsc::Sender<Delta>,
+        started: Instant,
+        sent: &Value,
+        retries: &mut Retries,
+    ) -> Attempt {
+        let restart = |why: String| async move {
+            let _ = deltas.send(Delta::Restart(why)).await;
+        };
+        let error = match self
+            .read_reply(response, &request.messages, deltas, started)
+            .await
+        {
+            Ok(reply) => return Attempt::Done(Ok(reply)),
+            Err(ReadError::Final(e)) => return Attempt::Done(Err(e)),
+            Err(ReadError::Empty) => match self.probe_overflow(sent).await {
+                Some(overflow) => return Attempt::Done(Err(overflow)),
+                None => match retries.after_failure(None) {
+                    Next::Wait(wait) => {
+                        restart("the server sent an empty stream; asking again".into()).await;
+                        tokio::time::sleep(wait).await;
+                        return Attempt::Again;
+                    }
+                    Next::GiveUp { .. } | Next::TooLong { .. } => {
+                        self.stream_cut("the server sent an empty stream on each attempt".into())
+                    }
+                },
+            },
+            Err(ReadError::CutEarly(e)) => match retries.after_failure(None) {
+                Next::Wait(wait) => {
+                    // Nothing of the reply came, but the tape says why the
+                    // call is made again.
+                    restart(format!("{e}; asking the model again")).await;
+                    tokio::time::sleep(wait).await;
+                    return Attempt::Again;
+                }
+                Next::GiveUp { .. } | Next::TooLong { .. } => e,
+            },
+            Err(ReadError::CutLate(e)) => match retries.after_cut_reply() {
+                Next::Wait(_) => {
+                    restart(format!("{e}; asking the model again")).await;
+                    return Attempt::Again;
+                }
+                Next::GiveUp { .. } | Next::TooLong { .. } => e,
+            },
+        };
+        Attempt::Done(Err(match error {
+            LlmError::StreamCut { url, message } if retries.failed() > 1 => LlmError::StreamCut {
+                url,
+                message: format!(
+                    "{message}; it broke on each of {} attempts",
+                    retries.failed()
+                ),
+            },
+            other => other,
+        }))
+    }
+
+    /// An error status: an overflow said in words, a quirk learnt (the call
+    /// again, changed), a refusal, or a wait before the next attempt
+    /// (429, 5xx) until the retries are spent.
+    async fn on_status(
+        &self,
+        response: reqwest::Response,
+        sent: &Value,
+        retries: &mut Retries,
+    ) -> Attempt {
+        let status = response.status();
+        let asked = retry_after(response.headers());
+        let raw = read_limited(response, MAX_ERROR_BODY_BYTES, self.options.request_timeout)
+            .await
+            .unwrap_or_default();
+        let raw = String::from_utf8_lossy(&raw).into_owned();
+        let code = status.as_u16();
+        if let Some(overflow) = overflow_in(&raw) {
+            return Attempt::Done(Err(self.overflow(overflow)));
+        }
+        if self.quirks.learn(sent, code, &raw) {
+            return Attempt::Again;
+        }
+        let body = self.scrub(&error_excerpt(&raw));
+        // OpenAI answers 429 for an exhausted quota too: waiting does not help.
+        let out_of_quota = code == 429 && raw.contains("insufficient_quota");
+        if out_of_quota || !(code == 429 || status.is_server_error()) {
+            return Attempt::Done(Err(LlmError::Status {
+                url: self.chat_url.clone(),
+                status: code,
+                body: self.with_hint(code, body),
+            }));
+        }
+        Attempt::Done(Err(match retries.after_failure(asked) {
+            Next::Wait(wait) => {
+                tokio::time::sleep(wait).await;
+                return Attempt::Again;
+            }
+            Next::GiveUp { attempts } => LlmError::RetriesExhausted {
+                url: self.chat_url.clone(),
+                status: code,
+                attempts,
+                body,
+            },
+            Next::TooLong { asked } => LlmError::RetryTooLong {
+                url: self.chat_url.clone(),
+                status: code,
+                wait_secs: asked.as_secs_f64().ceil() as u64,
+                max_secs: whole_secs(self.options.max_retry_wait),
+                body,
+            },
+        }))
     }
 
     /// Send the request and wait for the answer's head.
@@ -451,6 +482,12 @@ impl OpenAiClient {
             format!("{body} ({hint})")
         }
     }
+}
+
+/// What one attempt at a call came to: its end, or another attempt.
+enum Attempt {
+    Done(Result<ChatReply, LlmError>),
+    Again,
 }
 
 /// Why a request got no answer head.
