@@ -87,6 +87,47 @@ impl ReplyState {
     }
 }
 
+/// The start of an answer's body, until its kind is told by its first
+/// byte that is not whitespace: `{` is one JSON completion (a server that
+/// ignored `stream: true`), anything else an event stream (content types
+/// are only quoted).
+#[derive(Default)]
+struct Body {
+    /// The first bytes, to quote when the body turns out not to be SSE.
+    head: Vec<u8>,
+    /// What came while the kind is not told yet.
+    undecided: Option<Vec<u8>>,
+    decided: bool,
+    /// The whole body, where it is one JSON completion.
+    whole_json: Option<Vec<u8>>,
+}
+
+impl Body {
+    /// Take a chunk: the bytes to read now (what waited with it, once the
+    /// kind is told), or None while the body is still only whitespace.
+    fn take(&mut self, chunk: Vec<u8>) -> Option<Vec<u8>> {
+        if self.head.len() < 512 {
+            let room = 512 - self.head.len();
+            self.head.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        }
+        if self.decided {
+            return Some(chunk);
+        }
+        let mut pending = self.undecided.take().unwrap_or_default();
+        pending.extend_from_slice(&chunk);
+        match pending.iter().find(|b| !b.is_ascii_whitespace()) {
+            None => {
+                self.undecided = Some(pending);
+                return None;
+            }
+            Some(b'{') => self.whole_json = Some(Vec::new()),
+            Some(_) => {}
+        }
+        self.decided = true;
+        Some(pending)
+    }
+}
+
 impl OpenAiClient {
     pub(super) async fn read_reply(
         &self,
@@ -101,15 +142,9 @@ impl OpenAiClient {
             .and_then(|v| v.to_str().ok())
             .unwrap_or("")
             .to_string();
+        let mut body = Body::default();
         let mut parser = SseParser::new();
         let mut reply = ReplyState::default();
-        // The first bytes, to quote when the body turns out not to be SSE.
-        let mut head: Vec<u8> = Vec::new();
-        // The kind of body is told by its first byte that is not whitespace:
-        // `{` is one JSON completion (a server that ignored `stream: true`),
-        // anything else an event stream. Content types are only quoted.
-        let mut undecided: Option<Vec<u8>> = Some(Vec::new());
-        let mut whole_json: Option<Vec<u8>> = None;
         let mut cut: Option<String> = None;
         loop {
             let grace = reply.finish_reason.is_some().then_some(FINISH_GRACE);
@@ -121,26 +156,11 @@ impl OpenAiClient {
                     break;
                 }
             };
-            if head.len() < 512 {
-                head.extend_from_slice(&chunk[..chunk.len().min(512 - head.len())]);
-            }
-            let chunk = match undecided.take() {
-                Some(mut pending) => {
-                    pending.extend_from_slice(&chunk);
-                    match pending.iter().find(|b| !b.is_ascii_whitespace()) {
-                        None => {
-                            undecided = Some(pending);
-                            continue;
-                        }
-                        Some(b'{') => whole_json = Some(Vec::new()),
-                        Some(_) => {}
-                    }
-                    pending
-                }
-                None => chunk,
+            let Some(chunk) = body.take(chunk) else {
+                continue;
             };
-            if let Some(body) = whole_json.as_mut() {
-                if body.len() + chunk.len() > MAX_REPLY_BYTES {
+            if let Some(json) = body.whole_json.as_mut() {
+                if json.len() + chunk.len() > MAX_REPLY_BYTES {
                     return Err(self
                         .protocol(format!(
                             "the answer is larger than {} MiB",
@@ -148,7 +168,7 @@ impl OpenAiClient {
                         ))
                         .into());
                 }
-                body.extend_from_slice(&chunk);
+                json.extend_from_slice(&chunk);
                 continue;
             }
             let events = parser.push(&chunk).map_err(|m| self.protocol(m))?;
@@ -159,12 +179,12 @@ impl OpenAiClient {
                 }
             }
         }
-        if let Some(body) = whole_json {
+        if let Some(json) = body.whole_json {
             if let Some(message) = cut {
                 return Err(ReadError::CutEarly(self.stream_cut(message)));
             }
             return self
-                .whole_completion(&body, &content_type, messages, deltas)
+                .whole_completion(&json, &content_type, messages, deltas)
                 .await;
         }
         // After a clean end, a last event missing its blank line still counts;
@@ -191,31 +211,44 @@ impl OpenAiClient {
         if reply.finish_reason.is_some() {
             return self.finish(reply, messages, deltas).await;
         }
-        if reply.events == 0 && cut.is_none() && head.iter().all(u8::is_ascii_whitespace) {
-            return Err(ReadError::Empty);
+        Err(self.unfinished(&reply, cut, &body.head, &content_type))
+    }
+
+    /// A stream that ended with no `[DONE]` and no finish_reason: empty,
+    /// not an event stream at all, or cut (early or late, with what came).
+    fn unfinished(
+        &self,
+        reply: &ReplyState,
+        cut: Option<String>,
+        head: &[u8],
+        content_type: &str,
+    ) -> ReadError {
+        let blank = head.iter().all(u8::is_ascii_whitespace);
+        if reply.events == 0 && cut.is_none() && blank {
+            return ReadError::Empty;
         }
         if reply.events == 0 {
             let shown = if content_type.is_empty() {
                 "no content type".to_string()
             } else {
-                content_type.clone()
+                content_type.to_string()
             };
-            let what = if head.iter().all(u8::is_ascii_whitespace) {
+            let what = if blank {
                 "an empty body".to_string()
             } else {
                 format!(
                     "\"{}\"",
-                    self.scrub(&excerpt(&String::from_utf8_lossy(&head)))
+                    self.scrub(&excerpt(&String::from_utf8_lossy(head)))
                 )
             };
-            return Err(match cut {
+            return match cut {
                 Some(message) => ReadError::CutEarly(self.protocol(format!(
                     "the answer ({shown}) broke off before any event arrived ({message}); it began with {what}"
                 ))),
                 None => ReadError::Final(self.protocol(format!(
                     "expected a stream of server-sent events, got {shown} holding {what}. Is the base URL the server's API (it usually ends in /v1)?"
                 ))),
-            });
+            };
         }
         let got = format!(
             "after {} event(s) and {} characters of reply",
@@ -226,7 +259,7 @@ impl OpenAiClient {
             Some(message) => format!("{message} ({got})"),
             None => format!("the stream ended without [DONE] or a finish_reason {got}"),
         };
-        Err(self.cut_at(&reply, message))
+        self.cut_at(reply, message)
     }
 
     /// The stream said `[DONE]`. Without a `finish_reason` (where a choice
