@@ -55,90 +55,30 @@ pub(crate) async fn discover(
     api_key: Option<&ApiKey>,
     timeout: Duration,
 ) -> ServerFacts {
-    let root = root_url(base_url);
-    let get = |url: String| async move {
-        let mut builder = http.get(url);
-        if let Some(key) = api_key {
-            builder = builder.bearer_auth(key.expose());
-        }
-        json_of(builder, timeout).await
-    };
-    if let Some(list) = get(format!("{base_url}/models")).await
-        && let Some(len) = model_entry(&list, model)
-            .and_then(|m| m.get("max_model_len"))
-            .and_then(Value::as_u64)
-    {
-        return ServerFacts {
-            server: ServerKind::Vllm,
-            window: Some(ContextWindow {
-                tokens: len,
-                source: "vLLM's max_model_len".into(),
-            }),
-            model_max: Some(len),
-            slots: None,
-        };
-    }
-    if let Some(version) = get(format!("{root}/api/version")).await
-        && version.get("version").and_then(Value::as_str).is_some()
-    {
-        let show = json_of(
-            http.post(format!("{root}/api/show"))
-                .json(&json!({ "model": model })),
-            timeout,
-        )
-        .await;
-        let num_ctx = show
-            .as_ref()
-            .and_then(|s| s.get("parameters"))
-            .and_then(Value::as_str)
-            .and_then(num_ctx_in);
-        let model_max = show.as_ref().and_then(trained_context);
-        let window = match num_ctx {
-            Some(n) => ContextWindow {
-                tokens: n,
-                source: format!("Ollama's num_ctx for {model}"),
-            },
-            None => ContextWindow {
-                tokens: OLLAMA_DEFAULT_NUM_CTX,
-                source: "Ollama's default num_ctx (assumed: the model sets none)".into(),
-            },
-        };
-        return ServerFacts {
-            server: ServerKind::Ollama,
-            window: Some(window),
-            model_max,
-            slots: None,
-        };
-    }
-    if let Some(props) = get(format!("{root}/props")).await {
-        let n_ctx = props
-            .get("default_generation_settings")
-            .and_then(|s| s.get("n_ctx"))
-            .or_else(|| props.get("n_ctx"))
-            .and_then(Value::as_u64);
-        if let Some(n_ctx) = n_ctx {
-            let slots = props
-                .get("total_slots")
-                .and_then(Value::as_u64)
-                .map(|n| n.max(1) as usize);
-            return ServerFacts {
-                server: ServerKind::LlamaCpp,
-                window: Some(ContextWindow {
-                    tokens: n_ctx,
-                    source: "llama.cpp's n_ctx (/props)".into(),
-                }),
-                model_max: None,
-                slots,
-            };
-        }
-    }
-    let counted = json_of(
-        http.post(format!("{root}/extras/tokenize/count"))
-            .json(&json!({ "input": "codeloop" })),
+    let ask = Asker {
+        http,
+        api_key,
         timeout,
-    )
-    .await;
-    if counted.is_some_and(|c| c.get("count").and_then(Value::as_u64).is_some()) {
+    };
+    let root = root_url(base_url);
+    if let Some(facts) = ask
+        .get(format!("{base_url}/models"))
+        .await
+        .and_then(|list| vllm(&list, model))
+    {
+        return facts;
+    }
+    if let Some(facts) = ollama(&ask, root, model).await {
+        return facts;
+    }
+    if let Some(facts) = ask
+        .get(format!("{root}/props"))
+        .await
+        .and_then(|props| llama_cpp(&props))
+    {
+        return facts;
+    }
+    if llama_cpp_python(&ask, root).await {
         return ServerFacts {
             server: ServerKind::LlamaCppPython,
             window: None,
@@ -158,6 +98,106 @@ pub(crate) async fn discover(
         model_max: None,
         slots: local.then_some(1),
     }
+}
+
+/// How discovery asks: the client, the key, each question's time.
+struct Asker<'a> {
+    http: &'a reqwest::Client,
+    api_key: Option<&'a ApiKey>,
+    timeout: Duration,
+}
+
+impl Asker<'_> {
+    async fn get(&self, url: String) -> Option<Value> {
+        let mut builder = self.http.get(url);
+        if let Some(key) = self.api_key {
+            builder = builder.bearer_auth(key.expose());
+        }
+        json_of(builder, self.timeout).await
+    }
+
+    async fn post(&self, url: String, body: Value) -> Option<Value> {
+        json_of(self.http.post(url).json(&body), self.timeout).await
+    }
+}
+
+/// vLLM: its model list gives the model's `max_model_len`.
+fn vllm(list: &Value, model: &str) -> Option<ServerFacts> {
+    let len = model_entry(list, model)?
+        .get("max_model_len")
+        .and_then(Value::as_u64)?;
+    Some(ServerFacts {
+        server: ServerKind::Vllm,
+        window: Some(ContextWindow {
+            tokens: len,
+            source: "vLLM's max_model_len".into(),
+        }),
+        model_max: Some(len),
+        slots: None,
+    })
+}
+
+/// Ollama: it has a version; the model's num_ctx (or Ollama's default)
+/// is the window, its trained context the most it could be.
+async fn ollama(ask: &Asker<'_>, root: &str, model: &str) -> Option<ServerFacts> {
+    let version = ask.get(format!("{root}/api/version")).await?;
+    version.get("version").and_then(Value::as_str)?;
+    let show = ask
+        .post(format!("{root}/api/show"), json!({ "model": model }))
+        .await;
+    let num_ctx = show
+        .as_ref()
+        .and_then(|s| s.get("parameters"))
+        .and_then(Value::as_str)
+        .and_then(num_ctx_in);
+    let window = match num_ctx {
+        Some(n) => ContextWindow {
+            tokens: n,
+            source: format!("Ollama's num_ctx for {model}"),
+        },
+        None => ContextWindow {
+            tokens: OLLAMA_DEFAULT_NUM_CTX,
+            source: "Ollama's default num_ctx (assumed: the model sets none)".into(),
+        },
+    };
+    Some(ServerFacts {
+        server: ServerKind::Ollama,
+        window: Some(window),
+        model_max: show.as_ref().and_then(trained_context),
+        slots: None,
+    })
+}
+
+/// llama.cpp's server: /props gives n_ctx and its slots.
+fn llama_cpp(props: &Value) -> Option<ServerFacts> {
+    let n_ctx = props
+        .get("default_generation_settings")
+        .and_then(|s| s.get("n_ctx"))
+        .or_else(|| props.get("n_ctx"))
+        .and_then(Value::as_u64)?;
+    let slots = props
+        .get("total_slots")
+        .and_then(Value::as_u64)
+        .map(|n| n.max(1) as usize);
+    Some(ServerFacts {
+        server: ServerKind::LlamaCpp,
+        window: Some(ContextWindow {
+            tokens: n_ctx,
+            source: "llama.cpp's n_ctx (/props)".into(),
+        }),
+        model_max: None,
+        slots,
+    })
+}
+
+/// llama-cpp-python's server: it counts tokens (and serves one at a time).
+async fn llama_cpp_python(ask: &Asker<'_>, root: &str) -> bool {
+    ask.post(
+        format!("{root}/extras/tokenize/count"),
+        json!({ "input": "codeloop" }),
+    )
+    .await
+    .is_some_and(|c| c.get("count").and_then(Value::as_u64).is_some())
 }
 
 /// The body of a successful answer, as JSON; None for anything else.
