@@ -362,104 +362,124 @@ pub fn parse_script(text: &str, source: &str) -> Result<Vec<ScriptedReply>, LlmE
 }
 
 fn parse_recorded(text: &str, source: &str) -> Result<Vec<Recorded>, LlmError> {
-    let error = |line: usize, message: String| LlmError::Script {
-        path: source.to_string(),
-        message: format!("line {line}: {message}"),
-    };
     let lines: Vec<&str> = text.lines().collect();
     let complete = text.ends_with('\n');
-    let mut is_tape = false;
-    // (position in the file, reply): replies file lines and tape requests,
-    // ordered where they appear.
-    let mut ordered: Vec<(usize, Recorded)> = Vec::new();
-    let mut requests: Vec<(usize, u64, String, Option<Vec<ChatMessage>>)> = Vec::new();
-    let mut tape_replies: HashMap<u64, Recorded> = HashMap::new();
+    let mut read = Reading::default();
     for (index, line) in lines.iter().enumerate() {
-        let number = index + 1;
         let line = line.trim();
         if line.is_empty() {
             continue;
         }
+        let at = |message: String| LlmError::Script {
+            path: source.to_string(),
+            message: format!("line {}: {message}", index + 1),
+        };
         let value: Value = match serde_json::from_str(line) {
             Ok(value) => value,
             // A tape's last line may have been cut off mid-write: what came
             // before it still stands.
-            Err(_) if is_tape && index + 1 == lines.len() && !complete => break,
-            Err(e) => return Err(error(number, format!("not JSON ({e})"))),
+            Err(_) if read.is_tape && index + 1 == lines.len() && !complete => break,
+            Err(e) => return Err(at(format!("not JSON ({e})"))),
         };
-        if let Some(kind) = value.get("type").and_then(Value::as_str) {
-            is_tape = true;
-            match kind {
-                "model_request" => {
-                    let call_id = call_id(&value)
-                        .ok_or_else(|| error(number, "a model_request without a call_id".into()))?;
-                    let tag = value
-                        .get("tag")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string();
-                    let messages = match value.get("messages") {
+        match value.get("type").and_then(Value::as_str) {
+            Some(kind) => read.tape_event(index, kind, &value),
+            None => read.reply_line(index, &value),
+        }
+        .map_err(at)?;
+    }
+    read.into_replies(source)
+}
+
+/// What a replies file or a tape holds, as it is read line by line: the
+/// replies (a replies file's lines, a tape's requests) by where they stand.
+#[derive(Default)]
+struct Reading {
+    is_tape: bool,
+    ordered: Vec<(usize, Recorded)>,
+    /// A tape's requests: (line index, call id, tag, messages).
+    requests: Vec<(usize, u64, String, Option<Vec<ChatMessage>>)>,
+    /// A tape's replies by call id.
+    tape_replies: HashMap<u64, Recorded>,
+}
+
+impl Reading {
+    /// One tape event: a model request or reply (others are not replies).
+    fn tape_event(&mut self, index: usize, kind: &str, value: &Value) -> Result<(), String> {
+        self.is_tape = true;
+        match kind {
+            "model_request" => {
+                let call_id =
+                    call_id(value).ok_or("a model_request without a call_id".to_string())?;
+                let tag = value
+                    .get("tag")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                let messages =
+                    match value.get("messages") {
                         None | Some(Value::Null) => None,
                         Some(m) => Some(serde_json::from_value(m.clone()).map_err(|e| {
-                            error(
-                                number,
-                                format!("a model_request's messages are unreadable ({e})"),
-                            )
+                            format!("a model_request's messages are unreadable ({e})")
                         })?),
                     };
-                    requests.push((index, call_id, tag, messages));
-                }
-                "model_reply" => {
-                    let call_id = call_id(&value)
-                        .ok_or_else(|| error(number, "a model_reply without a call_id".into()))?;
-                    let text = value
-                        .get("text")
-                        .and_then(Value::as_str)
-                        .ok_or_else(|| error(number, "a model_reply without its text".into()))?;
-                    let mut reply = Recorded::new("", text);
-                    recorded_fields(&value, &mut reply).map_err(|m| error(number, m))?;
-                    tape_replies.insert(call_id, reply);
-                }
-                _ => {}
+                self.requests.push((index, call_id, tag, messages));
             }
-            continue;
+            "model_reply" => {
+                let call_id =
+                    call_id(value).ok_or("a model_reply without a call_id".to_string())?;
+                let text = value
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .ok_or("a model_reply without its text".to_string())?;
+                let mut reply = Recorded::new("", text);
+                recorded_fields(value, &mut reply)?;
+                self.tape_replies.insert(call_id, reply);
+            }
+            _ => {}
         }
-        let tag = value.get("tag").and_then(Value::as_str).ok_or_else(|| {
-            error(
-                number,
-                "a reply needs a \"tag\" (string), e.g. {\"tag\": \"plan\", \"text\": \"...\"}"
-                    .into(),
-            )
-        })?;
-        let text = value.get("text").and_then(Value::as_str).ok_or_else(|| {
-            error(
-                number,
-                format!("the reply tagged \"{tag}\" has no \"text\" (string)"),
-            )
-        })?;
+        Ok(())
+    }
+
+    /// One line of a replies file: a tag and its text.
+    fn reply_line(&mut self, index: usize, value: &Value) -> Result<(), String> {
+        let tag = value.get("tag").and_then(Value::as_str).ok_or(
+            "a reply needs a \"tag\" (string), e.g. {\"tag\": \"plan\", \"text\": \"...\"}"
+                .to_string(),
+        )?;
+        let text = value
+            .get("text")
+            .and_then(Value::as_str)
+            .ok_or_else(|| format!("the reply tagged \"{tag}\" has no \"text\" (string)"))?;
         let mut reply = Recorded::new(tag, text);
-        recorded_fields(&value, &mut reply).map_err(|m| error(number, m))?;
-        ordered.push((index, reply));
+        recorded_fields(value, &mut reply)?;
+        self.ordered.push((index, reply));
+        Ok(())
     }
-    for (index, call_id, tag, messages) in requests {
-        if let Some(mut recorded) = tape_replies.remove(&call_id) {
-            recorded.reply.tag = tag;
-            recorded.prompt = messages;
-            ordered.push((index, recorded));
+
+    /// The replies in the order they stand (a tape's at its requests, with
+    /// their tags and prompts); none is an error.
+    fn into_replies(mut self, source: &str) -> Result<Vec<Recorded>, LlmError> {
+        for (index, call_id, tag, messages) in self.requests {
+            if let Some(mut recorded) = self.tape_replies.remove(&call_id) {
+                recorded.reply.tag = tag;
+                recorded.prompt = messages;
+                self.ordered.push((index, recorded));
+            }
         }
+        if self.ordered.is_empty() {
+            return Err(LlmError::Script {
+                path: source.to_string(),
+                message: if self.is_tape {
+                    "the tape holds no model replies".into()
+                } else {
+                    "it holds no replies (one JSON object a line: {\"tag\": ..., \"text\": ...})"
+                        .into()
+                },
+            });
+        }
+        self.ordered.sort_by_key(|(index, _)| *index);
+        Ok(self.ordered.into_iter().map(|(_, reply)| reply).collect())
     }
-    if ordered.is_empty() {
-        return Err(LlmError::Script {
-            path: source.to_string(),
-            message: if is_tape {
-                "the tape holds no model replies".into()
-            } else {
-                "it holds no replies (one JSON object a line: {\"tag\": ..., \"text\": ...})".into()
-            },
-        });
-    }
-    ordered.sort_by_key(|(index, _)| *index);
-    Ok(ordered.into_iter().map(|(_, reply)| reply).collect())
 }
 
 fn call_id(value: &Value) -> Option<u64> {
