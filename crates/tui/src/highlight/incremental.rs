@@ -77,38 +77,13 @@ impl Document {
             };
         }
         let old_len = self.lines.len();
-        let prefix = self
-            .lines
-            .iter()
-            .zip(&new)
-            .take_while(|(a, b)| a.as_str() == **b)
-            .count();
-        let room = old_len.min(new.len()) - prefix;
-        let suffix = self
-            .lines
-            .iter()
-            .rev()
-            .zip(new.iter().rev())
-            .take(room)
-            .take_while(|(a, b)| a.as_str() == **b)
-            .count();
+        let (prefix, suffix) = self.unchanged(&new);
         if prefix == old_len && old_len == new.len() {
             return Some(Work { highlighted: 0 });
         }
         let colours = Highlighter::new(theme);
         // Resume from the last checkpoint not after the first change.
-        let kept_cps = self.checkpoints.partition_point(|(at, _)| *at <= prefix);
-        let (start, mut state) = match kept_cps.checked_sub(1) {
-            Some(i) => (self.checkpoints[i].0, self.checkpoints[i].1.clone()),
-            None => (
-                0,
-                LineState {
-                    parse: ParseState::new(syntax),
-                    highlight: HighlightState::new(&colours, ScopeStack::new()),
-                },
-            ),
-        };
-        let kept_cps = kept_cps.saturating_sub(1);
+        let (start, mut state, kept_cps) = self.resume_at(prefix, syntax, &colours);
         // Old checkpoints in the unchanged tail, as new line numbers.
         let tail_from_old = old_len - suffix;
         let shift = |old: usize| old + new.len() - old_len;
@@ -154,7 +129,71 @@ impl Document {
             }
         }
 
-        // Commit: splice the new middle into the old.
+        let end_new = rejoined.map_or(new.len(), |(i, _)| i);
+        self.commit(&new, start, styled, cps, rejoined, kept_cps);
+        Some(Work {
+            highlighted: end_new - start,
+        })
+    }
+
+    /// How many lines at the start and at the end of `new` are those of
+    /// the text last highlighted (the end's never overlapping the start's).
+    fn unchanged(&self, new: &[&str]) -> (usize, usize) {
+        let prefix = self
+            .lines
+            .iter()
+            .zip(new)
+            .take_while(|(a, b)| a.as_str() == **b)
+            .count();
+        let room = self.lines.len().min(new.len()) - prefix;
+        let suffix = self
+            .lines
+            .iter()
+            .rev()
+            .zip(new.iter().rev())
+            .take(room)
+            .take_while(|(a, b)| a.as_str() == **b)
+            .count();
+        (prefix, suffix)
+    }
+
+    /// Where highlighting resumes for a change at line `prefix`: the last
+    /// checkpoint not after it (or the start), its state, and how many
+    /// checkpoints before it are kept.
+    fn resume_at(
+        &self,
+        prefix: usize,
+        syntax: &SyntaxReference,
+        colours: &Highlighter,
+    ) -> (usize, LineState, usize) {
+        let kept_cps = self.checkpoints.partition_point(|(at, _)| *at <= prefix);
+        let (start, state) = match kept_cps.checked_sub(1) {
+            Some(i) => (self.checkpoints[i].0, self.checkpoints[i].1.clone()),
+            None => (
+                0,
+                LineState {
+                    parse: ParseState::new(syntax),
+                    highlight: HighlightState::new(colours, ScopeStack::new()),
+                },
+            ),
+        };
+        (start, state, kept_cps.saturating_sub(1))
+    }
+
+    /// Splice the newly highlighted middle (from `start` to where it
+    /// `rejoined` the old tail, or the end) into the old lines and
+    /// checkpoints; the old tail's checkpoints move to their new lines.
+    fn commit(
+        &mut self,
+        new: &[&str],
+        start: usize,
+        styled: Vec<StyledLine>,
+        cps: Vec<(usize, LineState)>,
+        rejoined: Option<(usize, usize)>,
+        kept_cps: usize,
+    ) {
+        let old_len = self.lines.len();
+        let shift = |old: usize| old + new.len() - old_len;
         let (end_new, tail_cps) = match rejoined {
             Some((i, cp)) => (i, cp),
             None => (new.len(), self.checkpoints.len()),
@@ -175,9 +214,6 @@ impl Document {
             start..end_old,
             new[start..end_new].iter().map(|l| l.to_string()),
         );
-        Some(Work {
-            highlighted: end_new - start,
-        })
     }
 }
 
