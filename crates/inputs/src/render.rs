@@ -4,7 +4,10 @@
 use codeloop_protocol::present::bytes;
 
 use crate::json::Shape;
-use crate::{Column, Count, Counted, InputDescription, RENDER_CHARS, What};
+use crate::{
+    Column, Count, Counted, InputDescription, Json, JsonLines, Parquet, RENDER_CHARS, Table, What,
+    Workbook,
+};
 
 /// 41234567 as "41,234,567".
 fn grouped(n: u64) -> String {
@@ -186,78 +189,11 @@ impl InputDescription {
             self.summary()
         )];
         match &self.what {
-            What::Table(t) => {
-                lines.push(format!(
-                    "{} encoding; {}; types from the first {} rows:",
-                    t.encoding,
-                    if t.header {
-                        "the first row is a header"
-                    } else {
-                        "no header row (columns by position)"
-                    },
-                    t.sampled_rows
-                ));
-                lines.extend(t.columns.iter().map(column_line));
-            }
-            What::Json(j) => match &j.shape {
-                Shape::Array { items: Some(i), .. } if matches!(**i, Shape::Object { .. }) => {
-                    lines.push("each item is an object:".into());
-                    field_lines(i, &mut lines);
-                }
-                s @ Shape::Object { .. } => {
-                    lines.push("the top is an object:".into());
-                    field_lines(s, &mut lines);
-                }
-                s => lines.push(format!("the top is {}", shape_inline(s))),
-            },
-            What::JsonLines(j) => {
-                lines.push(format!(
-                    "shape of the first {} records{}:",
-                    j.sampled,
-                    if j.invalid > 0 {
-                        format!(" ({} of them not JSON)", j.invalid)
-                    } else {
-                        String::new()
-                    }
-                ));
-                if matches!(j.shape, Shape::Object { .. }) {
-                    field_lines(&j.shape, &mut lines);
-                } else {
-                    lines.push(format!("- {}", shape_inline(&j.shape)));
-                }
-            }
-            What::Excel(w) => {
-                for s in &w.sheets {
-                    lines.push(format!(
-                        "sheet \"{}\": {}{}",
-                        s.name,
-                        s.rows
-                            .map(|r| count(Count::exact(r), "rows used"))
-                            .unwrap_or_else(|| "rows not counted".into()),
-                        if s.columns.is_empty() {
-                            String::new()
-                        } else if s.header {
-                            ", the first row is a header; columns:".into()
-                        } else {
-                            ", no header row; columns:".into()
-                        }
-                    ));
-                    lines.extend(s.columns.iter().map(|c| format!("  {}", column_line(c))));
-                }
-            }
-            What::Parquet(p) => {
-                if let Some(g) = p.row_groups {
-                    lines.push(format!("{g} row groups; columns:"));
-                }
-                lines.extend(p.columns.iter().map(|c| {
-                    format!(
-                        "- {}: {}{}",
-                        c.name,
-                        c.kind,
-                        if c.optional { " (nullable)" } else { "" }
-                    )
-                }));
-            }
+            What::Table(t) => table_lines(t, &mut lines),
+            What::Json(j) => json_lines(j, &mut lines),
+            What::JsonLines(j) => json_lines_lines(j, &mut lines),
+            What::Excel(w) => workbook_lines(w, &mut lines),
+            What::Parquet(p) => parquet_lines(p, &mut lines),
             What::Pdf(p) => {
                 if let Some(v) = &p.version {
                     lines.push(format!("PDF version {v}"));
@@ -273,6 +209,90 @@ impl InputDescription {
         lines.extend(self.notes.iter().map(|n| format!("note: {n}")));
         bounded(lines)
     }
+}
+
+/// A table: its encoding, its header, each column.
+fn table_lines(t: &Table, lines: &mut Vec<String>) {
+    lines.push(format!(
+        "{} encoding; {}; types from the first {} rows:",
+        t.encoding,
+        if t.header {
+            "the first row is a header"
+        } else {
+            "no header row (columns by position)"
+        },
+        t.sampled_rows
+    ));
+    lines.extend(t.columns.iter().map(column_line));
+}
+
+/// A JSON document: the fields of its top object (or of its array's items).
+fn json_lines(j: &Json, lines: &mut Vec<String>) {
+    match &j.shape {
+        Shape::Array { items: Some(i), .. } if matches!(**i, Shape::Object { .. }) => {
+            lines.push("each item is an object:".into());
+            field_lines(i, lines);
+        }
+        s @ Shape::Object { .. } => {
+            lines.push("the top is an object:".into());
+            field_lines(s, lines);
+        }
+        s => lines.push(format!("the top is {}", shape_inline(s))),
+    }
+}
+
+/// JSON Lines: the shape of the records sampled (and how many were not JSON).
+fn json_lines_lines(j: &JsonLines, lines: &mut Vec<String>) {
+    lines.push(format!(
+        "shape of the first {} records{}:",
+        j.sampled,
+        if j.invalid > 0 {
+            format!(" ({} of them not JSON)", j.invalid)
+        } else {
+            String::new()
+        }
+    ));
+    if matches!(j.shape, Shape::Object { .. }) {
+        field_lines(&j.shape, lines);
+    } else {
+        lines.push(format!("- {}", shape_inline(&j.shape)));
+    }
+}
+
+/// A workbook: each sheet, its rows, its header and columns.
+fn workbook_lines(w: &Workbook, lines: &mut Vec<String>) {
+    for s in &w.sheets {
+        lines.push(format!(
+            "sheet \"{}\": {}{}",
+            s.name,
+            s.rows
+                .map(|r| count(Count::exact(r), "rows used"))
+                .unwrap_or_else(|| "rows not counted".into()),
+            if s.columns.is_empty() {
+                String::new()
+            } else if s.header {
+                ", the first row is a header; columns:".into()
+            } else {
+                ", no header row; columns:".into()
+            }
+        ));
+        lines.extend(s.columns.iter().map(|c| format!("  {}", column_line(c))));
+    }
+}
+
+/// Parquet: its row groups and typed columns.
+fn parquet_lines(p: &Parquet, lines: &mut Vec<String>) {
+    if let Some(g) = p.row_groups {
+        lines.push(format!("{g} row groups; columns:"));
+    }
+    lines.extend(p.columns.iter().map(|c| {
+        format!(
+            "- {}: {}{}",
+            c.name,
+            c.kind,
+            if c.optional { " (nullable)" } else { "" }
+        )
+    }));
 }
 
 fn top_shape(s: &Shape) -> String {
