@@ -161,30 +161,8 @@ pub(crate) fn describe(
         return Ok(None);
     }
     let header = has_header(&rows);
-    let width = rows
-        .iter()
-        .map(Vec::len)
-        .max()
-        .unwrap_or(0)
-        .min(MAX_COLUMNS);
     let data_rows = if header { &rows[1..] } else { &rows[..] };
-    let mut builders: Vec<ColumnBuilder> = (0..width).map(|_| ColumnBuilder::default()).collect();
-    for r in data_rows {
-        for (i, b) in builders.iter_mut().enumerate() {
-            b.add(r.get(i).map(String::as_str).unwrap_or(""));
-        }
-    }
-    let columns = builders
-        .into_iter()
-        .enumerate()
-        .map(|(i, b)| {
-            let name = match rows[0].get(i) {
-                Some(n) if header => cell::sample(n),
-                _ => format!("column {}", i + 1),
-            };
-            b.finish(name)
-        })
-        .collect();
+    let columns = typed_columns(&rows, header);
     if rows.iter().map(Vec::len).max().unwrap_or(0) > MAX_COLUMNS {
         notes.push(format!(
             "only the first {MAX_COLUMNS} columns are described"
@@ -209,6 +187,35 @@ pub(crate) fn describe(
             encoding.to_string()
         },
     }))
+}
+
+/// Each column (the first `MAX_COLUMNS`) typed from the sampled rows, named
+/// by the header where there is one.
+fn typed_columns(rows: &[Vec<String>], header: bool) -> Vec<crate::Column> {
+    let width = rows
+        .iter()
+        .map(Vec::len)
+        .max()
+        .unwrap_or(0)
+        .min(MAX_COLUMNS);
+    let data_rows = if header { &rows[1..] } else { rows };
+    let mut builders: Vec<ColumnBuilder> = (0..width).map(|_| ColumnBuilder::default()).collect();
+    for r in data_rows {
+        for (i, b) in builders.iter_mut().enumerate() {
+            b.add(r.get(i).map(String::as_str).unwrap_or(""));
+        }
+    }
+    builders
+        .into_iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let name = match rows[0].get(i) {
+                Some(n) if header => cell::sample(n),
+                _ => format!("column {}", i + 1),
+            };
+            b.finish(name)
+        })
+        .collect()
 }
 
 /// Records from `data` to its end, quotes kept in mind (a newline inside
