@@ -149,6 +149,40 @@ fn facts(items: Vec<(&str, String)>, t: &Theme, width: usize, out: &mut Vec<Line
 }
 
 fn call_lines(call: &CallState, t: &Theme, width: usize, out: &mut Vec<Line<'static>>) {
+    facts(call_facts(call), t, width, out);
+    for n in call_notes(call) {
+        note(&format!("• {n}"), t.warning, width, out);
+    }
+    messages_lines("prompt", &call.messages, t, width, out);
+    heading(
+        &format!("reasoning ({} characters)", call.reasoning.chars().count()),
+        t,
+        out,
+    );
+    if call.reasoning.is_empty() {
+        out.push(Line::styled(
+            "  none (the model gave no reasoning apart)",
+            t.dim,
+        ));
+    } else {
+        body(&call.reasoning, t.dim, width, false, out);
+    }
+    heading(
+        &format!(
+            "reply, raw as the model sent it ({} characters)",
+            call.reply.chars().count()
+        ),
+        t,
+        out,
+    );
+    body(&call.reply, t.text, width, false, out);
+    if !call.done {
+        out.push(Line::styled("  ▍ the model is writing…", t.running));
+    }
+}
+
+/// A call's facts: what it is for, its state, when, its tokens, its finish.
+fn call_facts(call: &CallState) -> Vec<(&'static str, String)> {
     let state_words = match (&call.error, call.done) {
         (Some(e), _) => format!("failed: {e}"),
         (None, true) => match call.duration_ms {
@@ -181,7 +215,12 @@ fn call_lines(call: &CallState, t: &Theme, width: usize, out: &mut Vec<Line<'sta
         (None, false) => "-".into(),
     };
     items.push(("finish", finish));
-    facts(items, t, width, out);
+    items
+}
+
+/// What happened to a call on its way: the person's edit, restarts,
+/// continuations.
+fn call_notes(call: &CallState) -> Vec<String> {
     let mut notes = Vec::new();
     if call.edited {
         notes.push("the prompt was edited by you before it was sent".to_string());
@@ -199,35 +238,7 @@ fn call_lines(call: &CallState, t: &Theme, width: usize, out: &mut Vec<Line<'sta
             call.continuations
         ));
     }
-    for n in notes {
-        note(&format!("• {n}"), t.warning, width, out);
-    }
-    messages_lines("prompt", &call.messages, t, width, out);
-    heading(
-        &format!("reasoning ({} characters)", call.reasoning.chars().count()),
-        t,
-        out,
-    );
-    if call.reasoning.is_empty() {
-        out.push(Line::styled(
-            "  none (the model gave no reasoning apart)",
-            t.dim,
-        ));
-    } else {
-        body(&call.reasoning, t.dim, width, false, out);
-    }
-    heading(
-        &format!(
-            "reply, raw as the model sent it ({} characters)",
-            call.reply.chars().count()
-        ),
-        t,
-        out,
-    );
-    body(&call.reply, t.text, width, false, out);
-    if !call.done {
-        out.push(Line::styled("  ▍ the model is writing…", t.running));
-    }
+    notes
 }
 
 fn pending_lines(state: &State, t: &Theme, width: usize, out: &mut Vec<Line<'static>>) {
