@@ -6,6 +6,7 @@
 mod watch;
 mod workdir;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
@@ -66,24 +67,7 @@ impl Sandbox {
         })?;
         let mut streams =
             Streams::new(spec.limits.output_keep_bytes, spec.limits.output_bytes, log);
-        let watch = Watch {
-            spec: &spec,
-            root: &root,
-            pgid: child.id().map(|id| id as i32),
-            // A wall clock too far out for the platform's clock is a year.
-            deadline: tokio::time::Instant::from_std(
-                started
-                    .checked_add(spec.limits.wall)
-                    .unwrap_or(started + Duration::from_secs(365 * 86_400)),
-            ),
-            disk_watch: if self.has_namespaces() {
-                None
-            } else {
-                DiskWatch::new(&root)
-            },
-            shm_uid: run_uid.filter(|_| !self.has_namespaces()),
-            interpreter: &self.interpreter,
-        };
+        let watch = self.watch_for(&spec, &root, &child, started, run_uid);
         let watched = watch
             .watch(&mut child, &mut streams, output.as_ref(), &cancel)
             .await?;
@@ -118,6 +102,36 @@ impl Sandbox {
             images,
             ..outcome
         })
+    }
+
+    /// What the started `child` is held to: its group, its wall clock,
+    /// the disk watch and /dev/shm where there is no mount namespace.
+    fn watch_for<'a>(
+        &'a self,
+        spec: &'a RunSpec,
+        root: &'a Path,
+        child: &tokio::process::Child,
+        started: Instant,
+        run_uid: Option<u32>,
+    ) -> Watch<'a> {
+        Watch {
+            spec,
+            root,
+            pgid: child.id().map(|id| id as i32),
+            // A wall clock too far out for the platform's clock is a year.
+            deadline: tokio::time::Instant::from_std(
+                started
+                    .checked_add(spec.limits.wall)
+                    .unwrap_or(started + Duration::from_secs(365 * 86_400)),
+            ),
+            disk_watch: if self.has_namespaces() {
+                None
+            } else {
+                DiskWatch::new(root)
+            },
+            shm_uid: run_uid.filter(|_| !self.has_namespaces()),
+            interpreter: &self.interpreter,
+        }
     }
 
     /// How a watched run ended: its exit code or signal (as the helper saw
