@@ -126,6 +126,19 @@ impl Body {
         self.decided = true;
         Some(pending)
     }
+
+    /// More of a body that is one JSON completion, up to `MAX_REPLY_BYTES`.
+    fn push_json(&mut self, chunk: &[u8]) -> Result<(), String> {
+        let json = self.whole_json.get_or_insert_with(Vec::new);
+        if json.len() + chunk.len() > MAX_REPLY_BYTES {
+            return Err(format!(
+                "the answer is larger than {} MiB",
+                MAX_REPLY_BYTES >> 20
+            ));
+        }
+        json.extend_from_slice(chunk);
+        Ok(())
+    }
 }
 
 impl OpenAiClient {
@@ -159,16 +172,8 @@ impl OpenAiClient {
             let Some(chunk) = body.take(chunk) else {
                 continue;
             };
-            if let Some(json) = body.whole_json.as_mut() {
-                if json.len() + chunk.len() > MAX_REPLY_BYTES {
-                    return Err(self
-                        .protocol(format!(
-                            "the answer is larger than {} MiB",
-                            MAX_REPLY_BYTES >> 20
-                        ))
-                        .into());
-                }
-                json.extend_from_slice(&chunk);
+            if body.whole_json.is_some() {
+                body.push_json(&chunk).map_err(|m| self.protocol(m))?;
                 continue;
             }
             let events = parser.push(&chunk).map_err(|m| self.protocol(m))?;
