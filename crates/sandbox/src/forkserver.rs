@@ -171,16 +171,7 @@ impl Sandbox {
         limits: Limits,
         prelude: Option<Prelude>,
     ) -> Result<ForkServer, ExecError> {
-        if self.interpreter.as_os_str().is_empty() {
-            return Err(ExecError::NoInterpreter);
-        }
-        self.refuse_unless_allowed()?;
-        // As for a run: nothing of codeloop's uid reads its /proc entries.
-        super::sys::forbid_same_uid_inspection();
-        let workdir = tempfile::Builder::new()
-            .prefix("codeloop-forkserver-")
-            .tempdir()
-            .map_err(ExecError::Workdir)?;
+        let workdir = self.fresh_workdir("codeloop-forkserver-")?;
         let root = workdir.path().to_path_buf();
         let run_uid = self.drop_uid().then(next_run_uid);
         let spec = self.server_spec(&root, limits, prelude, run_uid.is_some())?;

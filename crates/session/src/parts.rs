@@ -195,6 +195,36 @@ pub struct CallState {
     pub structured: Option<String>,
 }
 
+impl CallState {
+    /// A call just asked for (`purpose`, `messages`, `tag`, at `started_ms`),
+    /// nothing of its reply yet.
+    pub fn asked(
+        purpose: Purpose,
+        messages: Vec<ChatMessage>,
+        tag: String,
+        started_ms: u64,
+    ) -> Self {
+        CallState {
+            purpose,
+            messages,
+            reply: String::new(),
+            done: false,
+            error: None,
+            usage: None,
+            reasoning: String::new(),
+            finish_reason: None,
+            usage_estimated: false,
+            tag,
+            edited: false,
+            started_ms,
+            duration_ms: None,
+            restarts: Vec::new(),
+            continuations: 0,
+            structured: None,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunState {
     pub node: Option<String>,

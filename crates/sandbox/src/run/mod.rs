@@ -38,17 +38,7 @@ impl Sandbox {
         output: Option<mpsc::Sender<OutputChunk>>,
         cancel: CancellationToken,
     ) -> Result<Outcome, ExecError> {
-        if self.interpreter.as_os_str().is_empty() {
-            return Err(ExecError::NoInterpreter);
-        }
-        self.refuse_unless_allowed()?;
-        // Runs without a pid namespace share codeloop's uid: its /proc
-        // entries (the environment, with API keys) must stay out of reach.
-        super::sys::forbid_same_uid_inspection();
-        let workdir = tempfile::Builder::new()
-            .prefix("codeloop-run-")
-            .tempdir()
-            .map_err(ExecError::Workdir)?;
+        let workdir = self.fresh_workdir("codeloop-run-")?;
         let root = workdir.path().to_path_buf();
         prepare_workdir(&root, &spec)?;
         let run_uid = self.drop_uid().then(next_run_uid);
@@ -102,6 +92,23 @@ impl Sandbox {
             images,
             ..outcome
         })
+    }
+
+    /// Before anything of a run (or a fork server) starts: an interpreter,
+    /// the sandbox allowed as it is, codeloop's own /proc entries out of
+    /// reach, and a fresh directory (named from `prefix`) to work in.
+    pub(crate) fn fresh_workdir(&self, prefix: &str) -> Result<tempfile::TempDir, ExecError> {
+        if self.interpreter.as_os_str().is_empty() {
+            return Err(ExecError::NoInterpreter);
+        }
+        self.refuse_unless_allowed()?;
+        // Runs without a pid namespace share codeloop's uid: its /proc
+        // entries (the environment, with API keys) must stay out of reach.
+        super::sys::forbid_same_uid_inspection();
+        tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir()
+            .map_err(ExecError::Workdir)
     }
 
     /// What the started `child` is held to: its group, its wall clock,

@@ -26,31 +26,14 @@ impl State {
                 recorded: None,
             });
         }
-        self.calls.insert(
-            *call_id,
-            CallState {
-                purpose: purpose.clone(),
-                messages: messages.clone(),
-                reply: String::new(),
-                done: false,
-                error: None,
-                usage: None,
-                reasoning: String::new(),
-                finish_reason: None,
-                usage_estimated: false,
-                tag: tag.clone(),
-                // The edit holds for this call and its retries.
-                edited: self
-                    .prompt_edit
-                    .as_ref()
-                    .is_some_and(|e| e.purpose == *purpose),
-                started_ms: record.t_ms,
-                duration_ms: None,
-                restarts: Vec::new(),
-                continuations: 0,
-                structured: None,
-            },
-        );
+        let mut call =
+            CallState::asked(purpose.clone(), messages.clone(), tag.clone(), record.t_ms);
+        // The edit holds for this call and its retries.
+        call.edited = self
+            .prompt_edit
+            .as_ref()
+            .is_some_and(|e| e.purpose == *purpose);
+        self.calls.insert(*call_id, call);
         self.prompt_review = None;
     }
 

@@ -225,24 +225,7 @@ mod tests {
 
     #[test]
     fn the_attempt_is_read_from_the_call_tag() {
-        let mut call = CallState {
-            purpose: Purpose::Plan,
-            messages: vec![],
-            reply: String::new(),
-            done: false,
-            error: None,
-            usage: None,
-            reasoning: String::new(),
-            finish_reason: None,
-            usage_estimated: false,
-            tag: "plan".into(),
-            edited: false,
-            started_ms: 0,
-            duration_ms: None,
-            restarts: vec![],
-            continuations: 0,
-            structured: None,
-        };
+        let mut call = CallState::asked(Purpose::Plan, vec![], "plan".into(), 0);
         assert_eq!(attempt_of(&call), 1);
         call.tag = "replan/3".into();
         assert_eq!(attempt_of(&call), 3);
