@@ -3,7 +3,7 @@
 //! exported with its tests and a markdown report, a solved task cached, and
 //! the result recorded.
 
-use codeloop_protocol::present::plural;
+use codeloop_protocol::present::{count, plural};
 use std::path::PathBuf;
 
 use super::cache::{self, Solved};
@@ -149,11 +149,7 @@ impl Core {
                     note = format!("; the assembled program failed: {l}");
                     failure = Some(l);
                 } else if let (Some(p), Some(f)) = (record.tests_passed, record.tests_failed) {
-                    note = if f == 0 {
-                        format!("; the assembled program passed all {p} tests")
-                    } else {
-                        format!("; the assembled program passed {p} tests, {f} failed")
-                    };
+                    note = program_tests_note(p, f);
                 }
             }
         }
@@ -435,5 +431,42 @@ fn one_line(text: &str) -> String {
     match joined.char_indices().nth(MAX) {
         Some((i, _)) => format!("{}...", &joined[..i]),
         None => joined,
+    }
+}
+
+/// What the assembled program's tests came to, as the summary says it.
+fn program_tests_note(passed: u32, failed: u32) -> String {
+    match (passed, failed) {
+        (1, 0) => "; the assembled program passed its 1 test".into(),
+        (p, 0) => format!("; the assembled program passed all {p} tests"),
+        (p, f) => format!(
+            "; the assembled program passed {}, {f} failed",
+            count(p, "test")
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::program_tests_note;
+
+    #[test]
+    fn the_programs_tests_are_counted_in_words() {
+        assert_eq!(
+            program_tests_note(1, 0),
+            "; the assembled program passed its 1 test"
+        );
+        assert_eq!(
+            program_tests_note(7, 0),
+            "; the assembled program passed all 7 tests"
+        );
+        assert_eq!(
+            program_tests_note(1, 2),
+            "; the assembled program passed 1 test, 2 failed"
+        );
+        assert_eq!(
+            program_tests_note(0, 3),
+            "; the assembled program passed 0 tests, 3 failed"
+        );
     }
 }
