@@ -8,35 +8,8 @@ mod tui_support;
 use codeloop::session::{Command, Event, Record, Step};
 use codeloop::tui::app::{CodeTab, Confirm, Focus, Mode, StartRequest};
 use codeloop::tui::{Action, App, Msg};
-use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::{Event as TermEvent, KeyCode, KeyModifiers};
 use tui_support::*;
-
-fn key(c: KeyCode) -> Msg {
-    Msg::Term(TermEvent::Key(KeyEvent::new(c, KeyModifiers::NONE)))
-}
-fn ch(c: char) -> Msg {
-    key(KeyCode::Char(c))
-}
-fn ctrl(c: char) -> Msg {
-    Msg::Term(TermEvent::Key(KeyEvent::new(
-        KeyCode::Char(c),
-        KeyModifiers::CONTROL,
-    )))
-}
-
-fn press(app: &mut App, msgs: impl IntoIterator<Item = Msg>) -> Vec<Action> {
-    msgs.into_iter().flat_map(|m| app.update(m)).collect()
-}
-
-fn steers(actions: &[Action]) -> Vec<Command> {
-    actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::Steer(c) => Some(c.clone()),
-            _ => None,
-        })
-        .collect()
-}
 
 /// A live app fed with the first `n` records of the scripted session.
 fn live_after(n: usize) -> App {

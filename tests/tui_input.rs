@@ -10,16 +10,6 @@ use codeloop::tui::{Action, App, Msg};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use tui_support::*;
 
-fn key(c: KeyCode) -> Msg {
-    Msg::Term(TermEvent::Key(KeyEvent::new(c, KeyModifiers::NONE)))
-}
-fn ch(c: char) -> Msg {
-    key(KeyCode::Char(c))
-}
-fn press(app: &mut App, msgs: impl IntoIterator<Item = Msg>) -> Vec<Action> {
-    msgs.into_iter().flat_map(|m| app.update(m)).collect()
-}
-
 fn welcome_with_demos() -> App {
     let mut i = info();
     i.demos = (1..=4)

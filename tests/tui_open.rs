@@ -13,7 +13,7 @@ use codeloop::session::{Event, Record, State, TapeError, read_tape};
 use codeloop::tui::App;
 use codeloop::tui::app::{Mode, Msg, Replay};
 use codeloop::tui::loader::{self, BATCH, FIRST_BATCH, Loaded};
-use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use tui_support::*;
 
 /// The scripted session with `extra` output records inside its first run,
@@ -227,10 +227,6 @@ fn play_out(app: &mut App, mut now: std::time::Instant) -> std::time::Instant {
         app.update(Msg::Tick(now));
     }
     now
-}
-
-fn key(c: KeyCode) -> Msg {
-    Msg::Term(TermEvent::Key(KeyEvent::new(c, KeyModifiers::NONE)))
 }
 
 fn playing(app: &App) -> bool {

@@ -13,10 +13,6 @@ use codeloop::tui::{App, Msg};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use tui_support::*;
 
-fn key(c: KeyCode) -> Msg {
-    Msg::Term(TermEvent::Key(KeyEvent::new(c, KeyModifiers::NONE)))
-}
-
 fn summary(id: &str, task: &str, result: SessionResult, parent: Option<&str>) -> SessionSummary {
     SessionSummary {
         id: id.into(),

@@ -8,12 +8,8 @@ mod tui_support;
 use codeloop::session::Event;
 use codeloop::tui::app::{CodeTab, Focus};
 use codeloop::tui::{App, Msg};
-use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use tui_support::*;
-
-fn key(c: KeyCode) -> Msg {
-    Msg::Term(TermEvent::Key(KeyEvent::new(c, KeyModifiers::NONE)))
-}
 
 fn review() -> App {
     App::review(tape(), info(), theme())

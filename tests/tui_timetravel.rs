@@ -14,7 +14,7 @@ use codeloop::session::Command;
 use codeloop::session::index::{SessionResult, SessionSummary};
 use codeloop::tui::app::{Action, StartRequest};
 use codeloop::tui::{App, Msg};
-use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use tui_support::*;
 
 /// The workbench's info with one demo (the welcome screen's list has focus).
@@ -25,14 +25,6 @@ fn with_demo() -> codeloop::tui::Info {
         title: "roman numerals (subtractive pairs)".into(),
     }];
     i
-}
-
-fn key(c: KeyCode) -> Msg {
-    Msg::Term(TermEvent::Key(KeyEvent::new(c, KeyModifiers::NONE)))
-}
-
-fn ch(c: char) -> Msg {
-    key(KeyCode::Char(c))
 }
 
 const DIR: &str = "/sessions/20261123-010000-b";

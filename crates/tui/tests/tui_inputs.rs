@@ -10,21 +10,9 @@ mod tui_support;
 use codeloop_session::*;
 use codeloop_tui::app::Focus;
 use codeloop_tui::{App, Msg};
-use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use tui_support::*;
 
-fn key(c: KeyCode) -> Msg {
-    Msg::Term(TermEvent::Key(KeyEvent::new(c, KeyModifiers::NONE)))
-}
-fn ch(c: char) -> Msg {
-    key(KeyCode::Char(c))
-}
-fn ctrl(c: char) -> Msg {
-    Msg::Term(TermEvent::Key(KeyEvent::new(
-        KeyCode::Char(c),
-        KeyModifiers::CONTROL,
-    )))
-}
 fn typed(app: &mut App, text: &str) {
     for c in text.chars() {
         app.update(ch(c));

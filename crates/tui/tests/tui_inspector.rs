@@ -12,35 +12,8 @@ use codeloop_session::*;
 use codeloop_tui::app::{EditTarget, StartRequest};
 use codeloop_tui::panes::inspector_lines::{Target, prompt_text};
 use codeloop_tui::{Action, App, Msg};
-use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
-use tui_support::{info, screen, spec, theme};
-
-fn key(c: KeyCode) -> Msg {
-    Msg::Term(TermEvent::Key(KeyEvent::new(c, KeyModifiers::NONE)))
-}
-fn ch(c: char) -> Msg {
-    key(KeyCode::Char(c))
-}
-fn ctrl(c: char) -> Msg {
-    Msg::Term(TermEvent::Key(KeyEvent::new(
-        KeyCode::Char(c),
-        KeyModifiers::CONTROL,
-    )))
-}
-
-fn press(app: &mut App, msgs: impl IntoIterator<Item = Msg>) -> Vec<Action> {
-    msgs.into_iter().flat_map(|m| app.update(m)).collect()
-}
-
-fn steers(actions: &[Action]) -> Vec<Command> {
-    actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::Steer(c) => Some(c.clone()),
-            _ => None,
-        })
-        .collect()
-}
+use crossterm::event::KeyCode;
+use tui_support::{ch, ctrl, info, key, press, screen, spec, steers, theme};
 
 fn records(events: Vec<Event>) -> Vec<Record> {
     events

@@ -10,21 +10,7 @@ use codeloop_protocol::{ChatMessage, Role, Usage};
 use codeloop_session::*;
 use codeloop_tui::app::{Focus, Mode, StartRequest};
 use codeloop_tui::{Action, App, Msg};
-use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use tui_support::*;
-
-fn key(c: KeyCode) -> Msg {
-    Msg::Term(TermEvent::Key(KeyEvent::new(c, KeyModifiers::NONE)))
-}
-fn ch(c: char) -> Msg {
-    key(KeyCode::Char(c))
-}
-fn ctrl(c: char) -> Msg {
-    Msg::Term(TermEvent::Key(KeyEvent::new(
-        KeyCode::Char(c),
-        KeyModifiers::CONTROL,
-    )))
-}
 
 const PROSE: &str = "I think the task is to count words. First, split the text on whitespace, then count each word with a dictionary.";
 const TOLD: &str =

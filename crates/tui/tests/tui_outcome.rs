@@ -12,10 +12,6 @@ use codeloop_tui::{Action, App, Msg};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use tui_support::*;
 
-fn key(c: KeyCode) -> Msg {
-    Msg::Term(TermEvent::Key(KeyEvent::new(c, KeyModifiers::NONE)))
-}
-
 fn index_of(pred: impl Fn(&Event) -> bool) -> usize {
     records().iter().position(|r| pred(&r.event)).unwrap()
 }

@@ -9,22 +9,9 @@ mod tui_support;
 use codeloop_session::Event;
 use codeloop_tui::app::{CodeTab, ExportFormat, Focus, SessionChoices, StartRequest};
 use codeloop_tui::panes::palette::ValueKind;
-use codeloop_tui::{Action, App, Info, Msg};
-use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use codeloop_tui::{Action, App, Info};
+use crossterm::event::KeyCode;
 use tui_support::*;
-
-fn key(c: KeyCode) -> Msg {
-    Msg::Term(TermEvent::Key(KeyEvent::new(c, KeyModifiers::NONE)))
-}
-fn ch(c: char) -> Msg {
-    key(KeyCode::Char(c))
-}
-fn ctrl(c: char) -> Msg {
-    Msg::Term(TermEvent::Key(KeyEvent::new(
-        KeyCode::Char(c),
-        KeyModifiers::CONTROL,
-    )))
-}
 
 /// Open the palette, type `query`, press Enter.
 fn choose(app: &mut App, query: &str) -> Vec<Action> {

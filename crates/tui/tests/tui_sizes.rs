@@ -15,14 +15,6 @@ use tui_support::*;
 const WIDTHS: [u16; 12] = [1, 2, 9, 20, 40, 59, 60, 61, 80, 100, 160, 200];
 const HEIGHTS: [u16; 9] = [1, 2, 5, 15, 16, 17, 24, 30, 60];
 
-fn key(c: KeyCode) -> Msg {
-    Msg::Term(TermEvent::Key(KeyEvent::new(c, KeyModifiers::NONE)))
-}
-
-fn ch(c: char) -> Msg {
-    key(KeyCode::Char(c))
-}
-
 fn draw_everywhere(app: &mut App, what: &str) {
     for w in WIDTHS {
         for h in HEIGHTS {

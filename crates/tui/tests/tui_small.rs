@@ -16,10 +16,6 @@ use crossterm::event::{
 use ratatui::layout::Rect;
 use tui_support::*;
 
-fn key(c: KeyCode) -> Msg {
-    Msg::Term(TermEvent::Key(KeyEvent::new(c, KeyModifiers::NONE)))
-}
-
 fn click(column: u16, row: u16) -> Msg {
     Msg::Term(TermEvent::Mouse(MouseEvent {
         kind: MouseEventKind::Down(MouseButton::Left),

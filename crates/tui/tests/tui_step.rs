@@ -11,31 +11,8 @@ use codeloop_protocol::{ChatMessage, Role};
 use codeloop_session::*;
 use codeloop_tui::app::{Confirm, Focus, StartRequest};
 use codeloop_tui::{Action, App, Msg};
-use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyCode;
 use tui_support::*;
-
-fn key(c: KeyCode) -> Msg {
-    Msg::Term(TermEvent::Key(KeyEvent::new(c, KeyModifiers::NONE)))
-}
-fn ch(c: char) -> Msg {
-    key(KeyCode::Char(c))
-}
-fn ctrl(c: char) -> Msg {
-    Msg::Term(TermEvent::Key(KeyEvent::new(
-        KeyCode::Char(c),
-        KeyModifiers::CONTROL,
-    )))
-}
-
-fn steers(actions: &[Action]) -> Vec<Command> {
-    actions
-        .iter()
-        .filter_map(|a| match a {
-            Action::Steer(c) => Some(c.clone()),
-            _ => None,
-        })
-        .collect()
-}
 
 /// A live app, started on a task, fed `events` after the scripted
 /// session's first (its start).

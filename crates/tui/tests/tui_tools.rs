@@ -18,13 +18,6 @@ fn ch(c: char) -> Msg {
     )))
 }
 
-fn ctrl(c: char) -> Msg {
-    Msg::Term(TermEvent::Key(KeyEvent::new(
-        KeyCode::Char(c),
-        KeyModifiers::CONTROL,
-    )))
-}
-
 /// A live app fed with the scripted session up to its first localized failure.
 fn live_at_failure() -> App {
     let mut app = App::live(info(), theme());

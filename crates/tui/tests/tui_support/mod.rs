@@ -5,9 +5,44 @@
 
 use codeloop_protocol::*;
 use codeloop_session::*;
-use codeloop_tui::{App, Info, Theme};
+use codeloop_tui::{Action, App, Info, Msg, Theme};
+use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+
+/// A key pressed without modifiers.
+pub fn key(c: KeyCode) -> Msg {
+    Msg::Term(TermEvent::Key(KeyEvent::new(c, KeyModifiers::NONE)))
+}
+
+/// A character typed.
+pub fn ch(c: char) -> Msg {
+    key(KeyCode::Char(c))
+}
+
+/// Ctrl and a character.
+pub fn ctrl(c: char) -> Msg {
+    Msg::Term(TermEvent::Key(KeyEvent::new(
+        KeyCode::Char(c),
+        KeyModifiers::CONTROL,
+    )))
+}
+
+/// What the app asked for, for these messages in turn.
+pub fn press(app: &mut App, msgs: impl IntoIterator<Item = Msg>) -> Vec<Action> {
+    msgs.into_iter().flat_map(|m| app.update(m)).collect()
+}
+
+/// The engine commands among `actions`.
+pub fn steers(actions: &[Action]) -> Vec<Command> {
+    actions
+        .iter()
+        .filter_map(|a| match a {
+            Action::Steer(c) => Some(c.clone()),
+            _ => None,
+        })
+        .collect()
+}
 
 pub fn spec(name: &str, purpose: &str, deps: &[&str]) -> FunctionSpec {
     FunctionSpec {
