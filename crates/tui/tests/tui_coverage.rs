@@ -9,7 +9,6 @@ mod tui_support;
 use codeloop_protocol::resources::Resources;
 use codeloop_session::{Event, TapeContents};
 use codeloop_tui::App;
-use codeloop_tui::app::Focus;
 use tui_support::*;
 
 /// The scripted session: its failure with the coverage of its path (line 2
@@ -34,17 +33,9 @@ fn tape_with_coverage() -> TapeContents {
     tape
 }
 
+/// Reviewing at the failure, the code pane focused.
 fn at_failure() -> App {
-    let mut app = App::review(tape_with_coverage(), info(), theme());
-    let n = app
-        .records()
-        .iter()
-        .position(|r| matches!(r.event, Event::Localized { .. }))
-        .unwrap()
-        + 1;
-    app.set_cursor(n);
-    app.set_focus(Focus::Code);
-    app
+    tui_support::at_failure(tape_with_coverage())
 }
 
 #[test]

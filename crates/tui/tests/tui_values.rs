@@ -7,7 +7,6 @@ mod tui_support;
 
 use codeloop_protocol::Snapshot;
 use codeloop_session::{Event, TapeContents};
-use codeloop_tui::app::Focus;
 use codeloop_tui::{App, Msg};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use tui_support::*;
@@ -47,16 +46,7 @@ fn tape_with_values() -> TapeContents {
 
 /// Reviewing at the failure, the code pane focused.
 fn at_failure() -> App {
-    let mut app = App::review(tape_with_values(), info(), theme());
-    let n = app
-        .records()
-        .iter()
-        .position(|r| matches!(r.event, Event::Localized { .. }))
-        .unwrap()
-        + 1;
-    app.set_cursor(n);
-    app.set_focus(Focus::Code);
-    app
+    tui_support::at_failure(tape_with_values())
 }
 
 #[test]

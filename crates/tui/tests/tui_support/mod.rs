@@ -351,3 +351,17 @@ pub fn write_tape(dir: &std::path::Path) -> std::path::PathBuf {
     std::fs::write(&path, tape_text()).unwrap();
     path
 }
+
+/// `tape` reviewed at its first localized failure, the code pane focused.
+pub fn at_failure(tape: TapeContents) -> App {
+    let mut app = App::review(tape, info(), theme());
+    let n = app
+        .records()
+        .iter()
+        .position(|r| matches!(r.event, Event::Localized { .. }))
+        .expect("the tape has a localized failure")
+        + 1;
+    app.set_cursor(n);
+    app.set_focus(codeloop_tui::app::Focus::Code);
+    app
+}
