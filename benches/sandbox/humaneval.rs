@@ -65,16 +65,18 @@ pub(crate) async fn job_breakdown(sandbox: &Sandbox, problems: &[eval::Problem])
     // Each job's own figures (`Outcome::usage`): CPU ms summed, peaks.
     let (mut fig_cpu, mut fig_peak_sum, mut fig_peak_max, mut fig_n) = (0u64, 0u64, 0u64, 0u64);
     let before = load();
-    // The first pass warms the server (its compiled runner); the second counts.
+    // The first pass warms the server (its compiled runner, each problem
+    // learned, as for a problem's later samples); the second counts.
     for pass in 0..2 {
         let cpu_before = own_cpu_time();
         for p in problems {
-            let (spec, token) = eval::sample_job(
+            let (mut spec, token) = eval::sample_job(
                 p,
                 p.canonical_solution.as_deref().unwrap_or(""),
                 &options,
                 eval::Runner::Prelude,
             );
+            eval::server_learns(&mut spec);
             let outcome = match server.run(&spec).await {
                 Ok(o) => o,
                 Err(e) => {
@@ -147,7 +149,7 @@ pub(crate) async fn job_breakdown(sandbox: &Sandbox, problems: &[eval::Problem])
     );
     say(
         "prefork (previous)",
-        "after the reply: fork of the next job's child (overlaps codeloop's side)",
+        "after the reply: learning the problem, fork of the next job's child (overlaps codeloop's side)",
     );
     println!("  CPU per job:");
     say("cpu server", "the server (fork included)");
@@ -457,11 +459,12 @@ pub(crate) async fn humaneval(
         return;
     };
     let runner_path = runner.path().display().to_string();
+    let copies_arg = copies.to_string();
     let Some(runner_floor) = forked_floor(
         python,
         include_str!("runner_floor.py"),
         problems_path,
-        &[runner_path.as_str()],
+        &[runner_path.as_str(), copies_arg.as_str()],
     )
     .await
     else {
@@ -469,7 +472,7 @@ pub(crate) async fn humaneval(
         return;
     };
     println!(
-        "  runner floor: the same through codeloop's runner (three-part compile, audit hook, token, verdict file), no sandbox or server: {:.2} ms of CPU ({:.0} page faults a child), {:.2} s on {workers} cores at best",
+        "  runner floor: the same {n} samples through codeloop's runner (the parts compiled, or learned after a problem's first sample; audit hook, token, verdict file), no sandbox or server: {:.2} ms of CPU ({:.0} page faults a child), {:.2} s on {workers} cores at best",
         runner_floor.0,
         runner_floor.1,
         per_core(runner_floor.0),

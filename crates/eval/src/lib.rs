@@ -297,6 +297,19 @@ pub fn sample_job(
     (spec, token)
 }
 
+/// The argument that tells a fork server's runner to learn the job's
+/// problem once the job is done.
+const LEARN_ARG: &str = "learn";
+
+/// Have the fork server (started with `RUNNER_PRELUDE`) learn this job's
+/// problem after it: the prompt's statements and the test parsed and
+/// compiled there once, so the children of later samples of the problem
+/// compile only their own part. Worth it only when more samples of the
+/// problem follow on the same server.
+pub fn server_learns(spec: &mut RunSpec) {
+    spec.args.push(LEARN_ARG.into());
+}
+
 /// Evaluate every sample (in sample order); `progress` receives the count of
 /// finished samples.
 pub async fn evaluate(

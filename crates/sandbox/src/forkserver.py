@@ -490,12 +490,19 @@ def main():
     os.dup2(null, 1)
     probe = {"ready": True, "confined": RULESET is not None, "pid": os.getpid()}
     proto.write(json.dumps(probe) + "\n")
+    learn = None
     if PRELUDE:
         prelude = types.ModuleType("_codeloop_prelude")
         prelude.__file__ = os.path.abspath(PRELUDE)
         sys.modules["_codeloop_prelude"] = prelude
         with open(PRELUDE, "rb") as f:
             exec(compile(f.read(), prelude.__file__, "exec"), prelude.__dict__)
+        # A prelude may learn from each finished job, here in the server
+        # and before the next fork, what later children then find made:
+        # learn(files, args) says whether it kept anything. It never runs
+        # a job's code (the evaluator compiles a problem's own prompt and
+        # test, once for all the samples of it).
+        learn = getattr(prelude, "learn", None)
     # What is alive now lives as long as the server: out of the collector's
     # sight, a child's collections do not touch (and copy) its pages.
     gc.collect()
@@ -522,6 +529,15 @@ def main():
         t1 = time.monotonic()
         proto.write(json.dumps(reply) + "\n")
         reply_t = time.monotonic() - t1
+        if learn is not None:
+            try:
+                kept = learn(job["files"], job["args"])
+            except Exception:
+                kept = False
+            if kept:
+                # Out of the collector's sight, as the prelude is.
+                gc.collect()
+                gc.freeze()
         # The next child is forked with no job's files in this memory.
         job = reply = None
         waiting = fork_waiting()
