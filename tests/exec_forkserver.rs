@@ -237,3 +237,47 @@ async fn queued_jobs_run_in_order_and_none_sees_what_the_one_before_left() {
     assert_eq!(server.queued(), 0);
     assert!(server.is_alive());
 }
+
+/// A job that changes its own directory (its mode, what is in it; its
+/// name and what stands at its path, where it can) leaves the next job the
+/// server's one directory, empty, with its mode, and confined to it. Where
+/// the kernel has Landlock, each job's nested domain refuses the rename
+/// (and so it is here); where it has none, the server makes the directory
+/// anew.
+#[tokio::test]
+async fn a_job_that_changes_its_own_directory_leaves_the_next_a_fresh_one() {
+    let changes = job(
+        "import os\nhere = os.getcwd()\nopen('left.txt', 'w').write('x')\nos.makedirs('locked/inner')\nos.chmod('locked', 0)\ntry:\n    os.rename(here, here + '-moved')\n    os.symlink('/tmp', here)\n    print('moved')\nexcept OSError as e:\n    print('kept', type(e).__name__)\nos.chmod('.', 0)\n",
+    );
+    let looks = job(
+        "import os\nprint(sorted(os.listdir('.')), oct(os.stat('.').st_mode & 0o777), os.path.islink(os.getcwd()))\ntry:\n    open('../escape.txt', 'w').write('x')\n    print('escaped')\nexcept OSError as e:\n    print('denied', type(e).__name__)\n",
+    );
+    let sandbox = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env());
+    let confined = sandbox
+        .layer_reports()
+        .iter()
+        .any(|l| l.name == "landlock" && l.active);
+    let mut server = sandbox.fork_server(Limits::default()).await.unwrap();
+    for round in 0..2 {
+        let first = server.run(&changes).await.unwrap();
+        let said = first.stdout.text();
+        if confined {
+            assert_eq!(said, "kept PermissionError\n", "{}", first.stderr.text());
+        } else {
+            assert!(said == "moved\n" || said.starts_with("kept"), "{said}");
+        }
+        let next = server.run(&looks).await.unwrap();
+        let text = next.stdout.text();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines.first().copied(),
+            Some("['.tmp', 'main.py'] 0o755 False"),
+            "round {round}: {}",
+            next.stderr.text()
+        );
+        if confined {
+            assert_eq!(lines.get(1).copied(), Some("denied PermissionError"));
+        }
+    }
+    assert!(server.is_alive());
+}

@@ -53,15 +53,20 @@ class PathBeneath(ctypes.Structure):
     _fields_ = [("allowed", ctypes.c_uint64), ("fd", ctypes.c_int32)]
 
 
-def confine():
-    """Enter the nested Landlock domain codeloop built (RULESET)."""
+def build_ruleset():
+    """The nested Landlock domain codeloop built (RULESET), made once in
+    the server as a ruleset fd each job's child restricts itself with:
+    (fd, None), or (None, what failed). Its rules hold their paths by
+    inode: the job directory, /dev/null, /dev/shm where it is the
+    sandbox's own; the job directory is emptied between jobs, never
+    replaced (reset_jobdir), so the rules stay true."""
     if RULESET is None:
-        return "landlock unavailable"
-    create, add_rule, restrict = RULESET["syscalls"]
+        return None, "landlock unavailable"
+    create, add_rule, _ = RULESET["syscalls"]
     attr = RulesetAttr(RULESET["handled_fs"], 0, RULESET["scoped"])
     fd = libc.syscall(create, ctypes.byref(attr), RULESET["attr_size"], 0)
     if fd < 0:
-        return "landlock_create_ruleset failed"
+        return None, "landlock_create_ruleset failed"
     for path, access in RULESET["rules"]:
         try:
             pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
@@ -70,10 +75,53 @@ def confine():
         rule = PathBeneath(access, pfd)
         libc.syscall(add_rule, fd, RULESET["rule_type"], ctypes.byref(rule), 0)
         os.close(pfd)
-    if libc.syscall(restrict, fd, 0) != 0:
-        return "landlock_restrict_self failed"
+    return fd, None
+
+
+# The ruleset (build_ruleset()), made in main() and after a job directory
+# had to be made anew; and the job directory's (st_dev, st_ino).
+RULES = (None, "not built yet")
+JOBDIR_ID = None
+
+
+def confine():
+    """Enter the nested Landlock domain (RULES), and close its fd."""
+    fd, problem = RULES
+    if fd is None:
+        return problem
+    restricted = libc.syscall(RULESET["syscalls"][2], fd, 0) == 0
     os.close(fd)
-    return None
+    return None if restricted else "landlock_restrict_self failed"
+
+
+def make_jobdir():
+    """The job directory made anew (all of JOBS wiped first), with the
+    ruleset that holds it."""
+    global RULES, JOBDIR_ID
+    wipe(JOBS)
+    os.mkdir(JOBDIR, 0o755)
+    st = os.lstat(JOBDIR)
+    JOBDIR_ID = (st.st_dev, st.st_ino)
+    if RULES[0] is not None:
+        os.close(RULES[0])
+    RULES = build_ruleset()
+
+
+def reset_jobdir():
+    """After a job: the job directory emptied and its mode given back,
+    anything else in JOBS removed. Where it is not the directory made
+    (a job with no Landlock could rename or replace it), it is made anew."""
+    try:
+        st = os.lstat(JOBDIR)
+    except OSError:
+        st = None
+    if st is None or not stat.S_ISDIR(st.st_mode) or (st.st_dev, st.st_ino) != JOBDIR_ID:
+        make_jobdir()
+        return
+    if stat.S_IMODE(st.st_mode) != 0o755:
+        os.chmod(JOBDIR, 0o755, follow_symlinks=False)
+    wipe(JOBDIR)
+    wipe(JOBS, keep={os.path.basename(JOBDIR)})
 
 
 def wipe(path, keep=()):
@@ -93,17 +141,18 @@ def wipe(path, keep=()):
                 os.unlink(entry.path)
         except OSError:
             # A directory the job made unreadable or unwritable: give the
-            # whole tree back its modes, then try once more.
+            # whole tree back its modes (each before the walk lists it),
+            # then try once more.
+            try:
+                os.chmod(entry.path, 0o700, follow_symlinks=False)
+            except OSError:
+                pass
             for base, dirs, _ in os.walk(entry.path):
                 for name in dirs:
                     try:
                         os.chmod(os.path.join(base, name), 0o700, follow_symlinks=False)
                     except OSError:
                         pass
-            try:
-                os.chmod(entry.path, 0o700, follow_symlinks=False)
-            except OSError:
-                pass
             if entry.is_dir(follow_symlinks=False):
                 shutil.rmtree(entry.path)
             else:
@@ -189,6 +238,7 @@ def child(job, jobdir, out_path, err_path, timing):
         os.dup2(err, 2)
         for fd in (out, err, null):
             os.close(fd)
+        problem = confine()
         os.closerange(3, timing)
         os.closerange(timing + 1, 1024)
         os.chdir(jobdir)
@@ -200,7 +250,6 @@ def child(job, jobdir, out_path, err_path, timing):
             (resource.RLIMIT_NOFILE, nofile, nofile),
         ):
             resource.setrlimit(res, (soft, hard))
-        problem = confine()
         if problem and require_confinement:
             os.write(2, ("codeloop fork server: " + problem + "\n").encode())
             os._exit(125)
@@ -296,12 +345,7 @@ def remember_compiled(job, jobdir):
 
 
 def run(job, waiting, marks):
-    jobdir = JOBDIR
-    try:
-        os.mkdir(jobdir, 0o755)
-    except FileExistsError:
-        wipe(JOBS)  # never left by the job before: wiped then
-        os.mkdir(jobdir, 0o755)
+    jobdir = JOBDIR  # made in main(), emptied after each job (reset_jobdir)
     os.mkdir(os.path.join(jobdir, ".tmp"), 0o755)
     for name, text in job["files"]:
         dest = os.path.join(jobdir, name)
@@ -406,7 +450,7 @@ def run(job, waiting, marks):
         if text is not None:
             reply["collected"].append([name, text])
     marks.append(("collect", time.monotonic()))
-    wipe(JOBS)
+    reset_jobdir()
     remember_compiled(job, jobdir)
     if PRIVATE_SHM:
         wipe("/dev/shm", keep={os.path.basename(JOBS)} if JOBS.startswith("/dev/shm/") else ())
@@ -479,6 +523,7 @@ def main():
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     os.makedirs(JOBS, exist_ok=True)
     os.makedirs(OUT, exist_ok=True)
+    make_jobdir()
     # Every job runs in the same place (emptied between jobs).
     jobdir = JOBDIR
     os.environ["TMPDIR"] = os.path.join(jobdir, ".tmp")
