@@ -3,9 +3,9 @@
 # verdict file) in a child forked from a warm interpreter that ran the
 # runner as its prelude, as a fork server does, but with no sandbox, no
 # server loop and no codeloop on the other end. Each program runs
-# `copies` times (the third argument), and after each job the parent
-# learns its problem as a fork server does when more samples of it follow
-# (so copies after the first compile only the sample's part). Between the
+# `copies` times (the third argument); with more than one, after each job
+# the parent learns its problem as a fork server does when more samples
+# of it follow (so copies after the first compile only the sample's part). Between the
 # fork floor (fork_floor.py) and `codeloop eval`, it tells the evaluator's
 # work from the isolation's. Prints the CPU time per program of the parent
 # and its children (per copy), their page faults, and how many passed with
@@ -21,8 +21,10 @@ lines = lambda text: len(re.findall(r"\r\n|\r|\n", text))  # noqa: E731 (as comp
 work = []
 for p in ps:
     head = p["prompt"] + p["canonical_solution"] + "\n"
-    work.append((head + p["test"] + "\n", [p["entry_point"], str(lines(p["prompt"]) + 1), str(lines(head) + 1), "learn"]))
+    work.append((head + p["test"] + "\n", [p["entry_point"], str(lines(p["prompt"]) + 1), str(lines(head) + 1)]))
 copies = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+if copies > 1:  # as codeloop asks a server to learn only a problem with more samples
+    work = [(program, args + ["learn"]) for program, args in work]
 os.chdir(tempfile.mkdtemp(prefix="codeloop-runner-floor-"))
 runner = types.ModuleType("_codeloop_prelude")
 runner.__file__ = sys.argv[2]
