@@ -7,7 +7,7 @@
 #
 # python3 learned_parts.py RUNNER HUMANEVAL_JSONL_GZ; prints "ok N M" (N
 # samples compared, M verdicts) or fails with what differed.
-import gzip, json, os, re, sys, tempfile, types
+import gzip, json, os, re, shutil, sys, tempfile, types
 
 runner_path, problems_path = sys.argv[1], sys.argv[2]
 runner = types.ModuleType("_codeloop_prelude")
@@ -136,7 +136,8 @@ verdict_cases = []
 for p in problems[:40] + hand_made:
     for completion in (p["canonical_solution"], "    return None\n", "    return (\n", "    # a note\n" + p["canonical_solution"]):
         verdict_cases.append(job(p, completion))
-os.chdir(tempfile.mkdtemp(prefix="codeloop-learned-parts-"))
+work = tempfile.mkdtemp(prefix="codeloop-learned-parts-")
+os.chdir(work)
 
 
 def verdict_of(program, args, forget):
@@ -161,4 +162,6 @@ def verdict_of(program, args, forget):
 for program, args in verdict_cases:
     whole, learnt = verdict_of(program, args, True), verdict_of(program, args, False)
     assert whole == learnt, f"{args}: compiled whole {whole}, learned {learnt}"
+os.chdir("/")
+shutil.rmtree(work)
 print("ok", compared, len(verdict_cases))
