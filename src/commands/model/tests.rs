@@ -48,6 +48,19 @@ async fn model_list_server(body: &'static str) -> (String, Arc<std::sync::Mutex<
     (url, paths)
 }
 
+/// `select_with` with the default config, the test's demos and no Ollama
+/// to find.
+async fn select(args: &ModelArgs) -> anyhow::Result<Selected> {
+    select_with(
+        &Config::default(),
+        args,
+        &DEMOS,
+        &refused_url(),
+        OLLAMA_PROBE,
+    )
+    .await
+}
+
 fn refused_url() -> String {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     format!("http://127.0.0.1:{}/v1", l.local_addr().unwrap().port())
@@ -64,15 +77,7 @@ async fn scripted_wins_then_demo() {
         base_url: Some(refused_url()),
         ..Default::default()
     };
-    let s = select_with(
-        &Config::default(),
-        &args,
-        &DEMOS,
-        &refused_url(),
-        OLLAMA_PROBE,
-    )
-    .await
-    .unwrap();
+    let s = select(&args).await.unwrap();
     assert_eq!(s.model.provider(), "scripted");
     assert!(
         s.description.contains("1 recorded replies"),
@@ -85,15 +90,7 @@ async fn scripted_wins_then_demo() {
         base_url: Some(refused_url()),
         ..Default::default()
     };
-    let s = select_with(
-        &Config::default(),
-        &args,
-        &DEMOS,
-        &refused_url(),
-        OLLAMA_PROBE,
-    )
-    .await
-    .unwrap();
+    let s = select(&args).await.unwrap();
     assert_eq!(s.model.provider(), "demo");
     assert_eq!(s.demo.map(|d| d.name), Some("dates"));
     assert!(
@@ -110,16 +107,7 @@ async fn an_unknown_demo_lists_the_ones_there_are() {
         demo: Some("nope".into()),
         ..Default::default()
     };
-    let err = select_with(
-        &Config::default(),
-        &args,
-        &DEMOS,
-        &refused_url(),
-        OLLAMA_PROBE,
-    )
-    .await
-    .unwrap_err()
-    .to_string();
+    let err = select(&args).await.unwrap_err().to_string();
     assert!(
         err.contains("\"nope\"") && err.contains("csv, dates"),
         "{err}"
@@ -157,16 +145,7 @@ async fn an_unreachable_configured_server_is_an_error_not_a_fallback() {
         base_url: Some(url.clone()),
         ..Default::default()
     };
-    let err = select_with(
-        &Config::default(),
-        &args,
-        &DEMOS,
-        &refused_url(),
-        OLLAMA_PROBE,
-    )
-    .await
-    .unwrap_err()
-    .to_string();
+    let err = select(&args).await.unwrap_err().to_string();
     assert!(err.contains(&url), "{err}");
 }
 
@@ -296,16 +275,7 @@ async fn a_named_key_variable_that_is_unset_is_an_error() {
         api_key_env: Some("CODELOOP_TEST_UNSET_KEY_VARIABLE".into()),
         ..Default::default()
     };
-    let err = select_with(
-        &Config::default(),
-        &args,
-        &DEMOS,
-        &refused_url(),
-        OLLAMA_PROBE,
-    )
-    .await
-    .unwrap_err()
-    .to_string();
+    let err = select(&args).await.unwrap_err().to_string();
     assert!(
         err.contains("CODELOOP_TEST_UNSET_KEY_VARIABLE is not set"),
         "{err}"
@@ -330,16 +300,7 @@ async fn a_base_url_missing_v1_is_pointed_out() {
         model: Some("m".into()),
         ..Default::default()
     };
-    let err = select_with(
-        &Config::default(),
-        &args,
-        &DEMOS,
-        &refused_url(),
-        OLLAMA_PROBE,
-    )
-    .await
-    .unwrap_err()
-    .to_string();
+    let err = select(&args).await.unwrap_err().to_string();
     assert!(err.contains(&format!("try --base-url {root}/v1")), "{err}");
 }
 
