@@ -606,7 +606,9 @@ def _codeloop_runner():
             tests = known[4]
             if test_line in tests or len(tests) >= placed_most:
                 return False
-            above = max(line for line in tests if line < test_line)
+            above = max((line for line in tests if line < test_line), default=None)
+            if above is None:
+                return False
             tests[test_line] = placed(*tests[above], above, test_line)
             return True
         if len(learned) >= learned_most:
