@@ -44,6 +44,19 @@ PRCTL = SETUP["prctl"]
 libc = ctypes.CDLL(None, use_errno=True)
 
 
+def settle():
+    """What is alive now lives as long as the server: out of the
+    collector's sight, so a child's collections do not touch (and copy)
+    its pages; and the memory freed on the way (the prelude's compiling,
+    say) given back, so no fork maps it and no child's exit unmaps it
+    (glibc's malloc_trim; about 1.5 MiB of the evaluator's server)."""
+    gc.collect()
+    gc.freeze()
+    trim = getattr(libc, "malloc_trim", None)  # glibc only
+    if trim is not None:
+        trim(0)
+
+
 class RulesetAttr(ctypes.Structure):
     _fields_ = [("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
 
@@ -548,10 +561,7 @@ def main():
         # a job's code (the evaluator compiles a problem's own prompt and
         # test, once for all the samples of it).
         learn = getattr(prelude, "learn", None)
-    # What is alive now lives as long as the server: out of the collector's
-    # sight, a child's collections do not touch (and copy) its pages.
-    gc.collect()
-    gc.freeze()
+    settle()
     waiting = fork_waiting()
     prefork = 0.0
     while True:
@@ -580,9 +590,7 @@ def main():
             except Exception:
                 kept = False
             if kept:
-                # Out of the collector's sight, as the prelude is.
-                gc.collect()
-                gc.freeze()
+                settle()
         # The next child is forked with no job's files in this memory.
         job = reply = None
         waiting = fork_waiting()
