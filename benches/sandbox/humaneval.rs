@@ -152,7 +152,10 @@ pub(crate) async fn job_breakdown(sandbox: &Sandbox, problems: &[eval::Problem])
         "after the reply: learning the problem, fork of the next job's child (overlaps codeloop's side)",
     );
     println!("  CPU per job:");
-    say("cpu server", "the server (fork included)");
+    say(
+        "cpu server",
+        "the server, from the reply before: that reply, learning, the fork, the job",
+    );
     say(
         "cpu child",
         "the job's child: set-up, runner, sample, exit (page copies included)",
@@ -451,8 +454,8 @@ pub(crate) async fn humaneval(
         theirs_time.as_secs_f64() / per_core(fork_floor.0).max(1e-9)
     );
     // The evaluator's own floor: the same, each program through the runner
-    // (no sandbox, no server, no codeloop): what is left above it is the
-    // isolation and the transport, what lies between the floors the runner.
+    // (no sandbox, no server, no codeloop): what lies between the floors
+    // is the runner's.
     let Ok(runner) = tempfile::NamedTempFile::new()
         .and_then(|f| std::fs::write(f.path(), eval::RUNNER_PRELUDE.source).map(|()| f))
     else {
@@ -477,13 +480,72 @@ pub(crate) async fn humaneval(
         runner_floor.1,
         per_core(runner_floor.0),
     );
-    if let Some(ours) = last_ours {
+    // What the forking parent's size costs each child (the fork copies
+    // its page tables, the exit tears them down): a trivial child of the
+    // floor's parent, of one with the runner set up, of one 8 MiB larger.
+    if let Some(f) = script_figures(
+        python,
+        include_str!("fork_size.py"),
+        problems_path,
+        &[runner_path.as_str()],
+    )
+    .await
+        && f.len() == 6
+    {
+        let mib = |kib: f64| kib / 1024.0;
+        let per_mib = (f[5] - f[3]) / mib(f[4] - f[2]).max(1e-9);
         println!(
-            "  codeloop eval (last round) {:.2} s = {:.2}x the fork floor: the runner {:.2}x, isolation and transport {:.2}x on top",
+            "  fork size: a trivial child costs {:.0} us of CPU forked from the floor's parent ({:.1} MiB resident), {:.0} us from one with the runner set up ({:.1} MiB), {:.0} us from one {:.1} MiB larger: {per_mib:.0} us a child for each MiB the forking parent holds",
+            f[1],
+            mib(f[0]),
+            f[3],
+            mib(f[2]),
+            f[5],
+            mib(f[4] - f[2]),
+        );
+    }
+    // The fork server's floor: the same samples through forkserver.py
+    // itself, driven as codeloop drives it, with no sandbox around it:
+    // above the runner floor, the server's own work per job; above it,
+    // the isolation and codeloop's side.
+    let Ok(server) = tempfile::NamedTempFile::new().and_then(|f| {
+        std::fs::write(
+            f.path(),
+            include_str!("../../crates/sandbox/src/forkserver.py"),
+        )
+        .map(|()| f)
+    }) else {
+        return;
+    };
+    let server_path = server.path().display().to_string();
+    let server_floor = forked_floor(
+        python,
+        include_str!("server_floor.py"),
+        problems_path,
+        &[
+            runner_path.as_str(),
+            server_path.as_str(),
+            copies_arg.as_str(),
+        ],
+    )
+    .await;
+    match server_floor {
+        Some(s) => println!(
+            "  server floor: the same {n} samples through the fork server with the runner (its files, hand-over, sweep and reply; the fork of its larger self), no sandbox or codeloop: {:.2} ms of CPU ({:.0} page faults a job, the server's with its child's), {:.2} s on {workers} cores at best",
+            s.0,
+            s.1,
+            per_core(s.0),
+        ),
+        None => println!("  server floor: the script failed"),
+    }
+    if let (Some(ours), Some(server_floor)) = (last_ours, server_floor) {
+        println!(
+            "  codeloop eval (last round) {:.2} s = {:.2}x the fork floor: the runner {:.2}x, the fork server's work {:.2}x on top, isolation and codeloop's side {:.2}x on top",
             ours.as_secs_f64(),
             ours.as_secs_f64() / per_core(fork_floor.0).max(1e-9),
             runner_floor.0 / fork_floor.0.max(1e-9),
-            ours.as_secs_f64() / per_core(runner_floor.0).max(1e-9),
+            server_floor.0 / runner_floor.0.max(1e-9),
+            ours.as_secs_f64() / per_core(server_floor.0).max(1e-9),
         );
     }
 }

@@ -10,7 +10,7 @@
 # work from the isolation's. Prints the CPU time per program of the parent
 # and its children (per copy), their page faults, and how many passed with
 # their token.
-import gzip, json, os, re, resource, sys, tempfile
+import gzip, json, os, re, resource, shutil, sys, tempfile
 import typing, math, collections, itertools, functools, string, heapq  # noqa: F401,E401
 import bisect, random, fractions, decimal, copy, statistics, io, types, builtins  # noqa: F401,E401
 import gc
@@ -25,7 +25,9 @@ for p in ps:
 copies = int(sys.argv[3]) if len(sys.argv) > 3 else 1
 if copies > 1:  # as codeloop asks a server to learn only a problem with more samples
     work = [(program, args + ["learn"]) for program, args in work]
-os.chdir(tempfile.mkdtemp(prefix="codeloop-runner-floor-"))
+# On a tmpfs where there is one, as a fork server's job directory is.
+scratch = tempfile.mkdtemp(prefix="codeloop-runner-floor-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+os.chdir(scratch)
 runner = types.ModuleType("_codeloop_prelude")
 runner.__file__ = sys.argv[2]
 sys.modules["_codeloop_prelude"] = runner
@@ -56,4 +58,6 @@ for program, args in [w for _ in range(copies) for w in work]:
         gc.freeze()
 t1 = os.times()
 faults = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt - f0
+os.chdir("/")
+shutil.rmtree(scratch, ignore_errors=True)
 print((sum(t1[:4]) - sum(t0[:4])) / copies, faults / len(work) / copies, passed, len(work) * copies)

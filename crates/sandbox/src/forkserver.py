@@ -562,6 +562,9 @@ def main():
         # test, once for all the samples of it).
         learn = getattr(prelude, "learn", None)
     settle()
+    # The server's CPU for a job runs from the reply before it: writing
+    # that reply, learning, forking this job's child, reading this job.
+    cpu0 = os.times()
     waiting = fork_waiting()
     prefork = 0.0
     while True:
@@ -569,7 +572,6 @@ def main():
         if job is None:
             break
         t0 = time.monotonic()
-        cpu0 = os.times()
         faults0 = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
         marks = [("start", t0)]
         reply = run(job, waiting, marks)
@@ -581,6 +583,7 @@ def main():
         # A count, not seconds: the page faults of the job's processes.
         phases.append(["faults child", resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt - faults0])
         reply["phases"] = phases
+        cpu0 = os.times()
         t1 = time.monotonic()
         proto.write(json.dumps(reply) + "\n")
         reply_t = time.monotonic() - t1
