@@ -26,7 +26,10 @@ copies = int(sys.argv[3]) if len(sys.argv) > 3 else 1
 if copies > 1:  # as codeloop asks a server to learn only a problem with more samples
     work = [(program, args + ["learn"]) for program, args in work]
 # On a tmpfs where there is one, as a fork server's job directory is.
-scratch = tempfile.mkdtemp(prefix="codeloop-runner-floor-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+try:
+    scratch = tempfile.mkdtemp(prefix="codeloop-runner-floor-", dir="/dev/shm")
+except OSError:  # none, or not writable: the default temporary directory
+    scratch = tempfile.mkdtemp(prefix="codeloop-runner-floor-")
 os.chdir(scratch)
 runner = types.ModuleType("_codeloop_prelude")
 runner.__file__ = sys.argv[2]

@@ -16,7 +16,10 @@ opener = gzip.open if problems.endswith(".gz") else open
 ps = [json.loads(line) for line in opener(problems, "rt") if line.strip()]
 lines = lambda text: len(re.findall(r"\r\n|\r|\n", text))  # noqa: E731 (as compile counts them)
 # On a tmpfs where there is one, as the sandbox's job directories are.
-root = tempfile.mkdtemp(prefix="codeloop-server-floor-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+try:
+    root = tempfile.mkdtemp(prefix="codeloop-server-floor-", dir="/dev/shm")
+except OSError:  # none, or not writable: the default temporary directory
+    root = tempfile.mkdtemp(prefix="codeloop-server-floor-")
 shutil.copy(server, os.path.join(root, "_codeloop_forkserver.py"))
 shutil.copy(runner, os.path.join(root, "_codeloop_eval_prelude.py"))
 setup = {
