@@ -1,0 +1,20 @@
+//! A copy of codeloop's binary, written by `cp` in a process of its own.
+//! Written from the test's process, the copy's write descriptor is
+//! inherited by any child another test's thread forks at that moment, and
+//! running the copy then fails with "Text file busy" (ETXTBSY) until that
+//! child has exec'd; `cp`'s descriptor is in no process the tests fork.
+use std::path::Path;
+use std::process::Command;
+
+pub fn copy_binary(to: &Path) {
+    let status = Command::new("cp")
+        .arg(env!("CARGO_BIN_EXE_codeloop"))
+        .arg(to)
+        .status()
+        .expect("cp runs");
+    assert!(
+        status.success(),
+        "cp could not copy codeloop to {}",
+        to.display()
+    );
+}
