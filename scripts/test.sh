@@ -29,5 +29,10 @@ bash scripts/real_servers.sh >/dev/null
 # The compiler's rules first: formatting, and clippy with warnings denied
 # (unwrap, expect and panic are denied outside tests by [workspace.lints]).
 cargo fmt --all --check
+# cargo fmt formats only the modules cargo reaches through plain `mod`
+# lines; every .rs file in the tree (tests' shared modules, benches, anything
+# a macro declares) is checked as well.
+find . -name '*.rs' -not -path './target/*' -not -path './.git/*' -print0 \
+  | xargs -0 rustfmt --edition 2024 --check
 cargo clippy --locked --workspace --all-targets -- -D warnings
 cargo test --locked --workspace --all-targets

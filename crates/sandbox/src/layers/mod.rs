@@ -1,7 +1,7 @@
 //! The sandbox's layers, one file each, all registered in `layers!` below.
 //!
 //! A new layer is `layers/NAME.rs` with a unit struct implementing
-//! [`LayerImpl`], plus one line in `layers!`.
+//! [`LayerImpl`], plus its `mod` line and one line in `layers!`.
 //!
 //! A layer is one implementation of [`LayerImpl`]: it is probed once, with
 //! the options, when `Sandbox::probe` runs (`probe`: what this machine
@@ -14,6 +14,14 @@
 //!
 //! The registry's order is the order of the reports (and of a run's
 //! `layers`), of the probes, and of the steps within a stage.
+
+// The registered layers (`layers!`), declared here where rustfmt sees them.
+pub(crate) mod hygiene;
+pub(crate) mod landlock;
+pub(crate) mod namespaces;
+pub(crate) mod rlimits;
+pub(crate) mod seccomp;
+pub(crate) mod uid;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -113,12 +121,10 @@ pub struct LayerReport {
 /// The registry: one line per layer, `Variant in module;`. The module is
 /// `layers/module.rs` (or `layers/module/mod.rs`), its `LayerImpl` the unit
 /// struct `module::Variant`, and its name the module's (the variant is
-/// that name in CamelCase). It declares the modules and makes the `Layer`
-/// enum, its names and its implementations.
+/// that name in CamelCase), declared above it where rustfmt sees it. It
+/// makes the `Layer` enum, its names and its implementations.
 macro_rules! layers {
     ($($(#[$doc:meta])* $variant:ident in $module:ident;)+) => {
-        $(pub(crate) mod $module;)+
-
         /// One isolation layer (see `layers/`).
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
         #[serde(rename_all = "snake_case")]

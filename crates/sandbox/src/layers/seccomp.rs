@@ -349,7 +349,14 @@ fn denied_by_argument() -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
         libc::SYS_clone,
         NAMESPACE_FLAGS
             .iter()
-            .map(|&flag| when(0, SeccompCmpArgLen::Qword, SeccompCmpOp::MaskedEq(flag), flag))
+            .map(|&flag| {
+                when(
+                    0,
+                    SeccompCmpArgLen::Qword,
+                    SeccompCmpOp::MaskedEq(flag),
+                    flag,
+                )
+            })
             .collect::<Result<_, _>>()?,
     );
     Ok(denied)

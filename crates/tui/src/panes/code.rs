@@ -336,7 +336,12 @@ impl CodePane {
 
     /// The tab a click at `pos` chose, if it fell on one in the title of
     /// the pane drawn at `area`.
-    pub(crate) fn tab_at(&self, ctx: &Ctx, area: Rect, pos: ratatui::layout::Position) -> Option<CodeTab> {
+    pub(crate) fn tab_at(
+        &self,
+        ctx: &Ctx,
+        area: Rect,
+        pos: ratatui::layout::Position,
+    ) -> Option<CodeTab> {
         if pos.y != area.y || pos.x <= area.x {
             return None;
         }
@@ -407,7 +412,14 @@ impl CodePane {
                         .and_then(|e| failing_line(tests, e).map(|l| Mark::failure(t, l, e)))
                         .into_iter()
                         .collect();
-                    v.body = numbered(t, tests, self.highlighted(tests), &marks, self.scroll, height);
+                    v.body = numbered(
+                        t,
+                        tests,
+                        self.highlighted(tests),
+                        &marks,
+                        self.scroll,
+                        height,
+                    );
                 }
                 None => v
                     .body
@@ -492,13 +504,7 @@ impl CodePane {
     /// The notes under the code: the failure, an earlier one, the
     /// reflection streaming in, where the values are, and on the Code tab
     /// the vote, the review and the check's findings.
-    fn notes<'a>(
-        &self,
-        t: &'a Theme,
-        n: &NodeState,
-        failure: Option<&Location>,
-        v: &mut View<'a>,
-    ) {
+    fn notes<'a>(&self, t: &'a Theme, n: &NodeState, failure: Option<&Location>, v: &mut View<'a>) {
         if let Some(e) = failure
             && self.tab != CodeTab::Diff
         {
@@ -641,7 +647,12 @@ impl Pane for CodePane {
     }
 
     /// A click on a tab of its title shows that tab.
-    fn on_click(&mut self, ctx: &Ctx, area: Rect, pos: ratatui::layout::Position) -> Handled<Intent> {
+    fn on_click(
+        &mut self,
+        ctx: &Ctx,
+        area: Rect,
+        pos: ratatui::layout::Position,
+    ) -> Handled<Intent> {
         match self.tab_at(ctx, area, pos) {
             Some(tab) => {
                 self.show_tab(tab);

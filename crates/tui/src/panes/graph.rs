@@ -113,7 +113,12 @@ impl GraphPane {
     }
 
     /// A click on `row` (0 = the first line inside the frame).
-    pub(crate) fn on_click_row(&mut self, state: &State, row: usize, pane_height: u16) -> Option<Intent> {
+    pub(crate) fn on_click_row(
+        &mut self,
+        state: &State,
+        row: usize,
+        pane_height: u16,
+    ) -> Option<Intent> {
         let skip = self.scroll(state, pane_height);
         match rows(state).into_iter().nth(row + skip)? {
             RowKind::Node(n) => Some(self.select(n)),

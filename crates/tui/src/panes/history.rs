@@ -16,11 +16,11 @@ use super::code_lines::change_counts;
 use ratatui::layout::Constraint;
 
 use super::{Ctx, Handled, Intent, Pane, Place, Screen, Scroll, page, scroll_keys, wrap};
-use crate::highlight::HighlightRequest;
 use crate::describe::{describe_command, source_label};
+use crate::highlight::HighlightRequest;
 use crate::keymap::{self, Binding, Row};
-use codeloop_session::state::HistoryEntry;
 use crate::theme::Theme;
+use codeloop_session::state::HistoryEntry;
 use codeloop_session::{
     CodeSource, Command, NoticeLevel, Outcome, ReviewFinding, ReviewVerdict, Severity, State,
 };

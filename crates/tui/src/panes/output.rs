@@ -338,7 +338,10 @@ impl OutputPane {
         let [body, notes] =
             Layout::vertical([Constraint::Fill(1), Constraint::Length(notes_h)]).areas(inner);
         if run.is_none() {
-            frame.render_widget(Paragraph::new(Line::styled("no run yet", ctx.theme.dim)), body);
+            frame.render_widget(
+                Paragraph::new(Line::styled("no run yet", ctx.theme.dim)),
+                body,
+            );
         } else {
             self.draw_lines(ctx, body, frame);
         }
@@ -463,10 +466,7 @@ impl Pane for OutputPane {
     /// program's while the code pane shows the program), for its height.
     fn prepare(&mut self, ctx: &Ctx, area: Rect) -> Option<HighlightRequest> {
         self.set_area_height(area.height);
-        self.settle(
-            ctx.state,
-            run_to_show(ctx.state, ctx.selected, ctx.program),
-        );
+        self.settle(ctx.state, run_to_show(ctx.state, ctx.selected, ctx.program));
         None
     }
 

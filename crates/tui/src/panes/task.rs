@@ -177,10 +177,9 @@ impl Pane for TaskPane {
     fn place(&self, ctx: &Ctx, columns: [Rect; 2]) -> Option<Place> {
         match ctx.screen {
             Screen::Welcome => Place::left(Constraint::Fill(1)),
-            Screen::BeforePlan | Screen::Session => Place::left(Constraint::Length(task_height(
-                ctx.state,
-                columns[0].width,
-            ))),
+            Screen::BeforePlan | Screen::Session => {
+                Place::left(Constraint::Length(task_height(ctx.state, columns[0].width)))
+            }
         }
     }
 

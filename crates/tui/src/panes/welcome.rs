@@ -38,14 +38,12 @@ pub(crate) struct Welcome<'a> {
 
 /// Its keys: the demos first, then the workflow's node keys, which it
 /// takes in the workflow's place (there are no nodes yet: they do nothing).
-pub const KEYS: &[Binding<GraphAct>] = &[
-    Binding {
-        label: "1-5",
-        does: "run a bundled demo",
-        short: "run a bundled demo",
-        keys: graph::DEMO_KEYS,
-    },
-];
+pub const KEYS: &[Binding<GraphAct>] = &[Binding {
+    label: "1-5",
+    does: "run a bundled demo",
+    short: "run a bundled demo",
+    keys: graph::DEMO_KEYS,
+}];
 
 /// The graph's node keys, which mean nothing here: taken, so they do not
 /// fall through to the app, and not offered.
@@ -71,9 +69,9 @@ impl WelcomePane {
             keymap::STEER
                 .iter()
                 .filter(|b| {
-                    b.keys.iter().any(|(_, a)| {
-                        *a == keymap::GlobalAct::Steer(keymap::SteerAct::StepMode)
-                    })
+                    b.keys
+                        .iter()
+                        .any(|(_, a)| *a == keymap::GlobalAct::Steer(keymap::SteerAct::StepMode))
                 })
                 .map(Binding::row),
         );
@@ -332,4 +330,3 @@ fn scroll_to_show(lines: &[Line], selected: Option<usize>, width: usize, visible
         .saturating_sub(visible)
         .min(total.saturating_sub(visible))
 }
-

@@ -89,7 +89,11 @@ fn write_file(path: &str, text: &str) -> Result<(), String> {
 ///
 /// With `report_fd`, the program's wait status and figures (`Usage`) are
 /// written there too, for codeloop.
-pub(crate) fn enter(workdir: &Path, plan: &NamespacePlan, report_fd: Option<i32>) -> Result<(), String> {
+pub(crate) fn enter(
+    workdir: &Path,
+    plan: &NamespacePlan,
+    report_fd: Option<i32>,
+) -> Result<(), String> {
     let (uid, gid) = (sys::uid(), sys::gid());
     die_with_parent();
     let host_dir = std::fs::File::open(workdir)
