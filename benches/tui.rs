@@ -116,7 +116,7 @@ fn live_app(theme: Theme) -> App {
 
 fn session_records(node: &str) -> Vec<Event> {
     vec![
-        Event::SessionStarted {
+        Event::SessionStarted(SessionStartedEvent {
             version: TAPE_VERSION,
             session_id: "bench".into(),
             started_at: "2026-11-23T00:00:00Z".into(),
@@ -126,8 +126,8 @@ fn session_records(node: &str) -> Vec<Event> {
                 provider: "demo".into(),
                 ..ConfigSummary::default()
             },
-        },
-        Event::Plan {
+        }),
+        Event::Plan(PlanEvent {
             specs: vec![FunctionSpec {
                 name: node.into(),
                 purpose: "bench".into(),
@@ -135,7 +135,7 @@ fn session_records(node: &str) -> Vec<Event> {
                 output: String::new(),
                 depends_on: vec![],
             }],
-        },
+        }),
     ]
 }
 
@@ -365,12 +365,12 @@ async fn flood() {
         let _ = records.send(seq.record(e)).await;
     }
     let _ = records
-        .send(seq.record(Event::RunStarted {
+        .send(seq.record(Event::RunStarted(RunStartedEvent {
             run_id: 1,
             node: Some("flood".into()),
             iteration: 1,
             kind: RunKind::NodeTests,
-        }))
+        })))
         .await;
 
     let spec = RunSpec {
@@ -448,16 +448,16 @@ async fn flood() {
         bytes_sent += chunk.text.len() as u64;
         let stream = chunk.stream;
         let _ = records
-            .send(seq.record(Event::Output {
+            .send(seq.record(Event::Output(OutputEvent {
                 run_id: 1,
                 stream,
                 text: chunk.text,
-            }))
+            })))
             .await;
     }
     let outcome = run.await.expect("the run task").expect("the run");
     let _ = records
-        .send(seq.record(Event::RunFinished {
+        .send(seq.record(Event::RunFinished(RunFinishedEvent {
             run_id: 1,
             record: RunRecord {
                 passed: outcome.exit_code == Some(0),
@@ -471,7 +471,7 @@ async fn flood() {
                 tests_failed: None,
                 resources: None,
             },
-        }))
+        })))
         .await;
     let total_records = seq.0 as usize;
     // Wait for the frame that shows the last record.
@@ -599,12 +599,12 @@ async fn highlight_while_typing() {
         let _ = records.send(seq.record(e)).await;
     }
     let _ = records
-        .send(seq.record(Event::Code {
+        .send(seq.record(Event::Code(CodeEvent {
             node: "big".into(),
             iteration: 1,
             code: code.clone(),
             source: CodeSource::Model,
-        }))
+        })))
         .await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let _ = keys.send(key(KeyCode::Char('h')));
@@ -623,12 +623,12 @@ async fn highlight_while_typing() {
             version += 1;
             let changed = code.replacen("total = 0", &format!("total = {version}"), 1);
             let _ = records
-                .send(seq.record(Event::Code {
+                .send(seq.record(Event::Code(CodeEvent {
                     node: "big".into(),
                     iteration: version,
                     code: changed,
                     source: CodeSource::Model,
-                }))
+                })))
                 .await;
         }
         sent.push(Instant::now());
@@ -752,12 +752,12 @@ async fn edit_to_highlighted_frame() {
     }
     let sent = Instant::now();
     let _ = records
-        .send(seq.record(Event::Code {
+        .send(seq.record(Event::Code(CodeEvent {
             node: "big".into(),
             iteration: 1,
             code: code.clone(),
             source: CodeSource::Model,
-        }))
+        })))
         .await;
     let first = frame_when(&frames, |f| f.highlights_applied > 0).await;
     // Let the whole file finish (the first screen may come ahead of it).
@@ -773,12 +773,12 @@ async fn edit_to_highlighted_frame() {
         let changed = edited(&code, version);
         let sent = Instant::now();
         let _ = records
-            .send(seq.record(Event::Code {
+            .send(seq.record(Event::Code(CodeEvent {
                 node: "big".into(),
                 iteration: version,
                 code: changed,
                 source: CodeSource::Model,
-            }))
+            })))
             .await;
         if let Some(at) =
             frame_when(&frames, |f| f.at >= sent && f.highlights_applied > before).await
@@ -819,29 +819,29 @@ fn big_tape(dir: &Path) -> std::path::PathBuf {
     for e in session_records("big") {
         w.append(e).expect("written");
     }
-    w.append(Event::Code {
+    w.append(Event::Code(CodeEvent {
         node: "big".into(),
         iteration: 1,
         code: "def big():\n    for i in range(400000):\n        print(i)\n".into(),
         source: CodeSource::Model,
-    })
+    }))
     .expect("written");
     // The output belongs to a run, so folding it is real work (the state
     // keeps a bounded tail of it), as it is in a recorded session.
-    w.append(Event::RunStarted {
+    w.append(Event::RunStarted(RunStartedEvent {
         run_id: 1,
         node: Some("big".into()),
         iteration: 1,
         kind: RunKind::NodeTests,
-    })
+    }))
     .expect("written");
     let filler = "x".repeat(96);
     for i in 0..BIG_TAPE_EVENTS {
-        w.append(Event::Output {
+        w.append(Event::Output(OutputEvent {
             run_id: 1,
             stream: codeloop::protocol::Stream::Stdout,
             text: format!("line {i:>8} of the big run's output {filler}\n"),
-        })
+        }))
         .expect("written");
     }
     w.flush().expect("flushed");

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use codeloop::session::{Event, read_tape};
+use codeloop::session::{Event, ModelRequestEvent, read_tape};
 
 #[test]
 fn bench_reports_first_try_and_after_repair_and_never_shows_the_tests() {
@@ -96,7 +96,7 @@ fn bench_reports_first_try_and_after_repair_and_never_shows_the_tests() {
         .records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::ModelRequest { messages, .. } => Some(
+            Event::ModelRequest(ModelRequestEvent { messages, .. }) => Some(
                 messages
                     .iter()
                     .map(|m| m.content.clone())

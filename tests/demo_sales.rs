@@ -7,7 +7,7 @@
 use std::process::Command;
 
 use codeloop::session::state::HistoryEntry;
-use codeloop::session::{Event, State, read_tape};
+use codeloop::session::{Event, PictureEvent, State, read_tape};
 
 #[test]
 fn the_sales_demo_shows_every_part_of_a_data_task() {
@@ -72,5 +72,5 @@ fn the_sales_demo_shows_every_part_of_a_data_task() {
             .all(|r| r.record.as_ref().is_some_and(|r| r.resources.is_some()))
     );
     assert!(records.iter().any(|r| matches!(&r.event,
-        Event::Picture { picture, .. } if picture.name == "chart.png")));
+        Event::Picture(PictureEvent { picture, .. }) if picture.name == "chart.png")));
 }

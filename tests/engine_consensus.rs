@@ -80,7 +80,7 @@ fn tags(records: &[Record]) -> Vec<String> {
     records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::ModelRequest { tag, .. } => Some(tag.clone()),
+            Event::ModelRequest(ModelRequestEvent { tag, .. }) => Some(tag.clone()),
             _ => None,
         })
         .collect()
@@ -119,10 +119,10 @@ async fn the_candidate_most_others_agree_with_is_kept() {
     // The Candidates event comes just before the chosen code.
     let at = records
         .iter()
-        .position(|r| matches!(r.event, Event::Candidates { .. }))
+        .position(|r| matches!(r.event, Event::Candidates(_)))
         .unwrap();
     assert!(
-        matches!(&records[at + 1].event, Event::Code { code, iteration: 1, .. } if code == SUM)
+        matches!(&records[at + 1].event, Event::Code(CodeEvent { code, iteration: 1, .. }) if code == SUM)
     );
     let md = report::markdown(&state);
     assert!(

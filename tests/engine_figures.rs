@@ -58,9 +58,9 @@ fn prompt_of(records: &[Record], tag: &str) -> String {
     records
         .iter()
         .find_map(|r| match &r.event {
-            Event::ModelRequest {
+            Event::ModelRequest(ModelRequestEvent {
                 tag: t, messages, ..
-            } if t == tag => Some(messages.last().unwrap().content.clone()),
+            }) if t == tag => Some(messages.last().unwrap().content.clone()),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no request tagged {tag}"))
@@ -90,7 +90,7 @@ async fn the_repair_prompt_marks_the_lines_of_the_failing_path() {
     let location = records
         .iter()
         .find_map(|r| match &r.event {
-            Event::Localized { location, .. } => Some(location.clone()),
+            Event::Localized(LocalizedEvent { location, .. }) => Some(location.clone()),
             _ => None,
         })
         .unwrap();
@@ -128,7 +128,7 @@ async fn every_run_on_the_tape_has_its_figures() {
     let runs: Vec<&RunRecord> = records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::RunFinished { record, .. } => Some(record),
+            Event::RunFinished(RunFinishedEvent { record, .. }) => Some(record),
             _ => None,
         })
         .collect();

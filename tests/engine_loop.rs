@@ -187,7 +187,7 @@ async fn a_plan_with_a_cycle_is_reported_and_asked_again() {
     let error = records
         .iter()
         .find_map(|r| match &r.event {
-            Event::PlanError { message } => Some(message.clone()),
+            Event::PlanError(PlanErrorEvent { message }) => Some(message.clone()),
             _ => None,
         })
         .unwrap();
@@ -227,7 +227,7 @@ async fn a_reply_without_code_is_asked_again_and_a_failing_node_blocks_its_depen
         "a blocked node is never written"
     );
     assert!(records.iter().any(|r| matches!(&r.event,
-        Event::Notice { message, .. } if message.contains("had no code in it"))));
+        Event::Notice(NoticeEvent { message, .. }) if message.contains("had no code in it"))));
     assert!(
         result.summary.contains("1 of 2") || result.summary.contains("0 of 2"),
         "{}",
@@ -251,7 +251,7 @@ async fn step_mode_pauses_and_an_edit_made_while_paused_is_what_runs() {
     let mut records = Vec::new();
     let mut edited = false;
     while let Some(r) = s.handle.events.recv().await {
-        if let Event::Paused { step } = &r.event {
+        if let Event::Paused(PausedEvent { step }) = &r.event {
             match step {
                 Step::Run {
                     node: Some(n),
@@ -289,7 +289,7 @@ async fn step_mode_pauses_and_an_edit_made_while_paused_is_what_runs() {
     assert_eq!(node_runs, vec![(2, true)]);
     let pauses = records
         .iter()
-        .filter(|r| matches!(r.event, Event::Paused { .. }))
+        .filter(|r| matches!(r.event, Event::Paused(_)))
         .count();
     // plan, tests, code, the run of #1 (edited), the run of #2, and the program needs no pause.
     assert!(pauses >= 4, "{pauses} pauses");
@@ -314,7 +314,7 @@ async fn cancel_stops_the_session_and_keeps_what_was_done() {
     );
     let mut records = Vec::new();
     while let Some(r) = s.handle.events.recv().await {
-        if let Event::Paused { step } = &r.event {
+        if let Event::Paused(PausedEvent { step }) = &r.event {
             let cmd = if matches!(step, Step::Run { .. }) {
                 Command::Cancel
             } else {
@@ -356,12 +356,12 @@ async fn a_hint_reaches_the_repair_prompt_and_rerun_runs_a_node_again() {
     let mut finished = 0;
     while let Some(r) = s.handle.events.recv().await {
         match &r.event {
-            Event::Paused {
+            Event::Paused(PausedEvent {
                 step:
                     Step::ModelCall {
                         purpose: Purpose::Reflect { .. },
                     },
-            } => {
+            }) => {
                 s.handle
                     .commands
                     .send(Command::Hint {
@@ -376,8 +376,8 @@ async fn a_hint_reaches_the_repair_prompt_and_rerun_runs_a_node_again() {
                     .await
                     .unwrap();
             }
-            Event::Paused { .. } => s.handle.commands.send(Command::Approve).await.unwrap(),
-            Event::Finished { .. } => {
+            Event::Paused(_) => s.handle.commands.send(Command::Approve).await.unwrap(),
+            Event::Finished(_) => {
                 finished += 1;
                 if finished == 1 {
                     s.handle
@@ -416,7 +416,7 @@ async fn a_hint_reaches_the_repair_prompt_and_rerun_runs_a_node_again() {
     // The cancel that let the idle engine go, after the session passed,
     // is not on the tape (issue 21): it still reads as passed.
     assert!(
-        matches!(records.last().unwrap().event, Event::Finished { .. }),
+        matches!(records.last().unwrap().event, Event::Finished(_)),
         "{:?}",
         records.last().unwrap().event
     );
@@ -450,16 +450,18 @@ fn max_parallel_runs(records: &[Record]) -> usize {
     let mut node_runs = std::collections::BTreeSet::new();
     for r in records {
         match &r.event {
-            Event::RunStarted {
+            Event::RunStarted(RunStartedEvent {
                 run_id,
                 node: Some(_),
                 ..
-            } => {
+            }) => {
                 node_runs.insert(*run_id);
                 now += 1;
                 max = max.max(now);
             }
-            Event::RunFinished { run_id, .. } if node_runs.contains(run_id) => now -= 1,
+            Event::RunFinished(RunFinishedEvent { run_id, .. }) if node_runs.contains(run_id) => {
+                now -= 1
+            }
             _ => {}
         }
     }
@@ -510,7 +512,7 @@ async fn a_spent_token_budget_stops_model_calls_with_a_notice() {
     assert_eq!(state.nodes["mean"].status, NodeStatus::GaveUp);
     assert_eq!(state.calls.len(), 1, "only the plan was asked for");
     assert!(records.iter().any(|r| matches!(&r.event,
-        Event::Notice { message, .. } if message.contains("token budget (500 tokens) is spent"))));
+        Event::Notice(NoticeEvent { message, .. }) if message.contains("token budget (500 tokens) is spent"))));
 }
 
 #[tokio::test]
@@ -587,7 +589,7 @@ async fn a_bad_spec_edit_is_refused_on_the_tape_and_the_session_goes_on_with_the
     let mut records = Vec::new();
     let mut edited = false;
     while let Some(r) = s.handle.events.recv().await {
-        if let Event::Paused { step } = &r.event {
+        if let Event::Paused(PausedEvent { step }) = &r.event {
             if matches!(step, Step::ModelCall { purpose: Purpose::Tests { node } } if node == "a")
                 && !edited
             {
@@ -621,7 +623,7 @@ async fn a_bad_spec_edit_is_refused_on_the_tape_and_the_session_goes_on_with_the
     let refused: Vec<String> = records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::PlanError { message } => Some(message.clone()),
+            Event::PlanError(PlanErrorEvent { message }) => Some(message.clone()),
             _ => None,
         })
         .collect();
@@ -649,7 +651,7 @@ async fn a_bad_spec_edit_is_refused_on_the_tape_and_the_session_goes_on_with_the
     let notices = records
         .iter()
         .filter(|r| matches!(&r.event,
-            Event::Notice { level: NoticeLevel::Error, message }
+            Event::Notice(NoticeEvent { level: NoticeLevel::Error, message })
                 if message.contains("is refused") && message.contains("goes on with the spec it had")))
         .count();
     assert_eq!(notices, 4);
@@ -698,7 +700,7 @@ async fn code_edited_after_the_session_finished_runs_again_once_and_the_session_
     let mut records = Vec::new();
     let mut results = Vec::new();
     while let Some(r) = s.handle.events.recv().await {
-        if let Event::Finished { result } = &r.event {
+        if let Event::Finished(FinishedEvent { result }) = &r.event {
             results.push(result.clone());
             let next = if results.len() == 1 {
                 Command::EditCode {
@@ -754,7 +756,7 @@ async fn a_spent_budget_is_noticed_once_however_many_nodes_it_stops() {
         .iter()
         .filter(|r| {
             matches!(&r.event,
-            Event::Notice { message, .. } if message.contains("token budget (500 tokens) is spent"))
+            Event::Notice(NoticeEvent { message, .. }) if message.contains("token budget (500 tokens) is spent"))
         })
         .count();
     assert_eq!(budget_notices, 1);

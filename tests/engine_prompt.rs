@@ -77,19 +77,19 @@ async fn run_with(
         // Only the plan call is looked at; any pause after it cancels the
         // session (which may have ended by then: sends may find it gone).
         let command = match &r.event {
-            Event::Paused {
+            Event::Paused(PausedEvent {
                 step:
                     Step::ModelCall {
                         purpose: Purpose::Plan,
                     },
-            } => vec![Command::ReviewPrompt],
-            Event::Paused {
+            }) => vec![Command::ReviewPrompt],
+            Event::Paused(PausedEvent {
                 step: Step::Prompt { messages, .. },
-            } if shown.is_empty() => {
+            }) if shown.is_empty() => {
                 shown = messages.clone();
                 at_prompt(messages)
             }
-            Event::Paused { .. } | Event::ModelReply { .. } | Event::ModelError { .. } => {
+            Event::Paused(_) | Event::ModelReply(_) | Event::ModelError(_) => {
                 vec![Command::Cancel]
             }
             _ => Vec::new(),
@@ -161,12 +161,12 @@ async fn an_edited_prompt_is_what_the_model_receives_and_the_tape_keeps() {
     let edit_at = run
         .records
         .iter()
-        .position(|r| matches!(&r.event, Event::Steer { command: Command::EditPrompt { messages } } if messages[1].content.starts_with(MARKER)))
+        .position(|r| matches!(&r.event, Event::Steer(SteerEvent { command: Command::EditPrompt { messages } }) if messages[1].content.starts_with(MARKER)))
         .expect("the edit is on the tape");
     let request_at = run
         .records
         .iter()
-        .position(|r| matches!(&r.event, Event::ModelRequest { messages, .. } if messages[1].content.starts_with(MARKER)))
+        .position(|r| matches!(&r.event, Event::ModelRequest(ModelRequestEvent { messages, .. }) if messages[1].content.starts_with(MARKER)))
         .expect("the request holds the edited prompt");
     assert!(edit_at < request_at);
 
@@ -246,7 +246,7 @@ async fn a_plan_cut_at_the_token_limit_is_checked_as_it_is_not_continued() {
         .records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::Notice { message, .. } => Some(message.as_str()),
+            Event::Notice(NoticeEvent { message, .. }) => Some(message.as_str()),
             _ => None,
         })
         .collect();
@@ -287,26 +287,26 @@ async fn a_stream_broken_mid_reply_is_a_restart_with_its_reason() {
 fn a_prompt_edit_left_by_a_stopped_segment_is_not_sent_by_the_next() {
     let plan = Purpose::Plan;
     let events = vec![
-        Event::Paused {
+        Event::Paused(PausedEvent {
             step: Step::ModelCall {
                 purpose: plan.clone(),
             },
-        },
-        Event::Steer {
+        }),
+        Event::Steer(SteerEvent {
             command: Command::ReviewPrompt,
-        },
-        Event::Paused {
+        }),
+        Event::Paused(PausedEvent {
             step: Step::Prompt {
                 purpose: plan,
                 tag: "plan".into(),
                 messages: vec![ChatMessage::user("written")],
             },
-        },
-        Event::Steer {
+        }),
+        Event::Steer(SteerEvent {
             command: Command::EditPrompt {
                 messages: vec![ChatMessage::user("edited")],
             },
-        },
+        }),
     ];
     let mut state = State::default();
     for (i, event) in events.into_iter().enumerate() {
@@ -321,13 +321,13 @@ fn a_prompt_edit_left_by_a_stopped_segment_is_not_sent_by_the_next() {
     state.apply(&Record {
         seq: 10,
         t_ms: 0,
-        event: Event::Resumed {
+        event: Event::Resumed(ResumedEvent {
             from_seq: 4,
             after: "killed".into(),
             config: ConfigSummary::default(),
             token_budget: 0,
             started_at: String::new(),
-        },
+        }),
     });
     assert_eq!(state.prompt_review, None);
     assert_eq!(state.prompt_edit, None);
@@ -339,11 +339,11 @@ fn an_edit_when_no_prompt_waits_changes_nothing() {
     let edit = Record {
         seq: 1,
         t_ms: 0,
-        event: Event::Steer {
+        event: Event::Steer(SteerEvent {
             command: Command::EditPrompt {
                 messages: vec![ChatMessage::user("stray")],
             },
-        },
+        }),
     };
     state.apply(&edit);
     assert_eq!(state.prompt_edit, None);
@@ -380,30 +380,30 @@ async fn an_edited_plan_prompt_holds_for_the_plan_asked_again() {
     let mut reviewed = false;
     while let Some(r) = handle.events.recv().await {
         let command = match &r.event {
-            Event::Paused {
+            Event::Paused(PausedEvent {
                 step:
                     Step::ModelCall {
                         purpose: Purpose::Plan,
                     },
-            } if !reviewed => {
+            }) if !reviewed => {
                 reviewed = true;
                 vec![Command::ReviewPrompt]
             }
-            Event::Paused {
+            Event::Paused(PausedEvent {
                 step: Step::Prompt { messages, .. },
-            } => vec![
+            }) => vec![
                 Command::EditPrompt {
                     messages: edited(messages),
                 },
                 Command::Approve,
             ],
-            Event::Paused {
+            Event::Paused(PausedEvent {
                 step:
                     Step::ModelCall {
                         purpose: Purpose::Plan,
                     },
-            } => vec![Command::Approve],
-            Event::Plan { .. } | Event::Paused { .. } => vec![Command::Cancel],
+            }) => vec![Command::Approve],
+            Event::Plan(_) | Event::Paused(_) => vec![Command::Cancel],
             _ => Vec::new(),
         };
         for c in command {
@@ -415,7 +415,9 @@ async fn an_edited_plan_prompt_holds_for_the_plan_asked_again() {
     let requests: Vec<(&str, &Vec<ChatMessage>)> = records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::ModelRequest { tag, messages, .. } => Some((tag.as_str(), messages)),
+            Event::ModelRequest(ModelRequestEvent { tag, messages, .. }) => {
+                Some((tag.as_str(), messages))
+            }
             _ => None,
         })
         .collect();

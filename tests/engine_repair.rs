@@ -70,7 +70,7 @@ async fn finish(
     let (_dir, mut handle) = start(replies, options);
     let mut records = Vec::new();
     while let Some(r) = handle.events.recv().await {
-        if let Event::Paused { step } = &r.event {
+        if let Event::Paused(PausedEvent { step }) = &r.event {
             handle.commands.send(on_pause(step)).await.unwrap();
         }
         records.push(r);
@@ -84,9 +84,9 @@ fn prompt_of(records: &[Record], tag: &str) -> String {
     records
         .iter()
         .find_map(|r| match &r.event {
-            Event::ModelRequest {
+            Event::ModelRequest(ModelRequestEvent {
                 tag: t, messages, ..
-            } if t == tag => Some(messages.last().unwrap().content.clone()),
+            }) if t == tag => Some(messages.last().unwrap().content.clone()),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no request tagged {tag}"))
@@ -96,12 +96,12 @@ fn attempts(records: &[Record]) -> Vec<(String, u32, AttemptKind, bool)> {
     records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::Attempt {
+            Event::Attempt(AttemptEvent {
                 node,
                 iteration,
                 kind,
                 runtime_values,
-            } => Some((node.clone(), *iteration, *kind, *runtime_values)),
+            }) => Some((node.clone(), *iteration, *kind, *runtime_values)),
             _ => None,
         })
         .collect()
@@ -134,7 +134,7 @@ async fn the_repair_prompt_carries_the_runtime_values_at_the_failing_line() {
     let location = records
         .iter()
         .find_map(|r| match &r.event {
-            Event::Localized { location, .. } => Some(location.clone()),
+            Event::Localized(LocalizedEvent { location, .. }) => Some(location.clone()),
             _ => None,
         })
         .unwrap();
@@ -221,17 +221,17 @@ async fn a_test_the_reflection_blames_is_fixed_once_the_person_approves() {
     assert!(result.passed, "{}", result.summary);
     // The fix waited at the gate, with the old and the new tests.
     assert!(records.iter().any(|r| matches!(&r.event,
-        Event::Paused { step: Step::TestFix { node, old, new, .. } }
+        Event::Paused(PausedEvent { step: Step::TestFix { node, old, new, .. } })
             if node == "double" && old == DOUBLE_WRONG_TESTS && new == DOUBLE_FIXED_TESTS)));
     let change = records
         .iter()
         .find_map(|r| match &r.event {
-            Event::TestsChanged {
+            Event::TestsChanged(TestsChangedEvent {
                 applied,
                 reason,
                 iteration,
                 ..
-            } => Some((*applied, reason.clone(), *iteration)),
+            }) => Some((*applied, reason.clone(), *iteration)),
             _ => None,
         })
         .unwrap();
@@ -266,7 +266,7 @@ async fn a_rejected_test_fix_leaves_the_tests_and_asks_for_the_code() {
     .await;
     assert!(result.passed, "{}", result.summary);
     assert!(records.iter().any(|r| matches!(&r.event,
-        Event::TestsChanged { applied: false, rejected_because: Some(why), .. } if why.contains("rejected"))));
+        Event::TestsChanged(TestsChangedEvent { applied: false, rejected_because: Some(why), .. }) if why.contains("rejected"))));
     let node = &state.nodes["double"];
     assert_eq!(node.tests.as_deref(), Some(DOUBLE_WRONG_TESTS));
     assert_eq!(node.versions.len(), 2);
@@ -274,7 +274,9 @@ async fn a_rejected_test_fix_leaves_the_tests_and_asks_for_the_code() {
     let second = records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::ModelRequest { tag, messages, .. } if tag == "repair/double/2" => {
+            Event::ModelRequest(ModelRequestEvent { tag, messages, .. })
+                if tag == "repair/double/2" =>
+            {
                 Some(messages.last().unwrap().content.clone())
             }
             _ => None,
@@ -305,7 +307,7 @@ async fn a_fix_that_drops_an_assertion_is_rejected_without_asking() {
     let (state, result, records) = finish(replies, options, |_| Command::Approve).await;
     assert!(!result.passed);
     assert!(records.iter().any(|r| matches!(&r.event,
-        Event::TestsChanged { applied: false, rejected_because: Some(why), .. } if why.contains("removes"))));
+        Event::TestsChanged(TestsChangedEvent { applied: false, rejected_because: Some(why), .. }) if why.contains("removes"))));
     assert_eq!(
         state.nodes["double"].tests.as_deref(),
         Some(DOUBLE_WRONG_TESTS)
@@ -414,11 +416,11 @@ async fn a_node_that_redefines_its_dependency_is_caught_before_it_runs_and_repai
     let check = records
         .iter()
         .find_map(|r| match &r.event {
-            Event::Check {
+            Event::Check(CheckEvent {
                 node,
                 iteration: 1,
                 findings,
-            } if node == "top" => Some(findings.clone()),
+            }) if node == "top" => Some(findings.clone()),
             _ => None,
         })
         .unwrap();
@@ -431,7 +433,9 @@ async fn a_node_that_redefines_its_dependency_is_caught_before_it_runs_and_repai
     let location = records
         .iter()
         .find_map(|r| match &r.event {
-            Event::Localized { node, location, .. } if node == "top" => Some(location.clone()),
+            Event::Localized(LocalizedEvent { node, location, .. }) if node == "top" => {
+                Some(location.clone())
+            }
             _ => None,
         })
         .unwrap();
@@ -492,7 +496,9 @@ async fn an_assembled_program_that_fails_is_localized_to_a_node_repaired_and_run
     let (node, location) = records
         .iter()
         .find_map(|r| match &r.event {
-            Event::Localized { node, location, .. } => Some((node.clone(), location.clone())),
+            Event::Localized(LocalizedEvent { node, location, .. }) => {
+                Some((node.clone(), location.clone()))
+            }
             _ => None,
         })
         .unwrap();
@@ -574,7 +580,7 @@ async fn the_entry_point_runs_and_its_output_is_on_the_tape_and_in_the_report() 
     let output = records
         .iter()
         .find_map(|r| match &r.event {
-            Event::ProgramOutput { output } => Some(output.clone()),
+            Event::ProgramOutput(ProgramOutputEvent { output }) => Some(output.clone()),
             _ => None,
         })
         .unwrap();
@@ -658,7 +664,9 @@ async fn a_helper_another_node_defines_is_a_redefinition_too() {
     let location = records
         .iter()
         .find_map(|r| match &r.event {
-            Event::Localized { node, location, .. } if node == "b" => Some(location.clone()),
+            Event::Localized(LocalizedEvent { node, location, .. }) if node == "b" => {
+                Some(location.clone())
+            }
             _ => None,
         })
         .unwrap();
@@ -752,9 +760,9 @@ async fn a_repair_prompt_too_big_for_the_context_window_leaves_out_the_oldest_fa
         records
             .iter()
             .find_map(|r| match &r.event {
-                Event::ModelRequest {
+                Event::ModelRequest(ModelRequestEvent {
                     tag: t, messages, ..
-                } if t == tag => Some(messages.clone()),
+                }) if t == tag => Some(messages.clone()),
                 _ => None,
             })
             .unwrap()
@@ -772,7 +780,7 @@ async fn a_repair_prompt_too_big_for_the_context_window_leaves_out_the_oldest_fa
         records
             .iter()
             .filter_map(|r| match &r.event {
-                Event::Notice { message, .. } => Some(message.clone()),
+                Event::Notice(NoticeEvent { message, .. }) => Some(message.clone()),
                 _ => None,
             })
             .collect()

@@ -106,7 +106,7 @@ fn requests(records: &[Record]) -> Vec<&str> {
     records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::ModelRequest { tag, .. } => Some(tag.as_str()),
+            Event::ModelRequest(ModelRequestEvent { tag, .. }) => Some(tag.as_str()),
             _ => None,
         })
         .collect()
@@ -169,9 +169,9 @@ async fn a_session_stopped_on_its_iteration_limit_resumes_on_its_tape_with_more_
     let (records, state) = fold(&dir);
     assert_eq!(seen, records);
     assert_eq!(&records[..before.len()], &before[..]);
-    let Event::Resumed {
+    let Event::Resumed(ResumedEvent {
         from_seq, config, ..
-    } = &records[before.len()].event
+    }) = &records[before.len()].event
     else {
         panic!(
             "the segment opens with `resumed`: {:?}",
@@ -271,7 +271,7 @@ async fn a_session_cancelled_during_a_run_resumes_by_running_it_again_and_asks_n
         EngineOptions::default(),
     );
     while let Some(r) = live.events.recv().await {
-        if matches!(r.event, Event::RunStarted { .. }) {
+        if matches!(r.event, Event::RunStarted(_)) {
             live.commands.send(Command::Cancel).await.unwrap();
         }
     }
@@ -333,7 +333,10 @@ async fn a_fork_at_an_earlier_iteration_with_an_edited_node_diverges_and_both_se
     let at = engine::rewind_point(&parent_records, "mean").unwrap();
     let at_record = parent_records.iter().find(|r| r.seq == at).unwrap();
     assert!(
-        matches!(&at_record.event, Event::Localized { iteration: 1, .. }),
+        matches!(
+            &at_record.event,
+            Event::Localized(LocalizedEvent { iteration: 1, .. })
+        ),
         "{at_record:?}"
     );
     let fork_dir = tmp.path().join("fork");
@@ -356,7 +359,8 @@ async fn a_fork_at_an_earlier_iteration_with_an_edited_node_diverges_and_both_se
     let (fork_records, fork_state) = fold(&fork_dir);
     let copied = at as usize + 1;
     assert_eq!(&fork_records[1..copied], &parent_records[1..copied]);
-    let Event::SessionStarted { session_id, .. } = &fork_records[0].event else {
+    let Event::SessionStarted(SessionStartedEvent { session_id, .. }) = &fork_records[0].event
+    else {
         panic!("{:?}", fork_records[0]);
     };
     assert_eq!(session_id, "fork");
@@ -400,7 +404,7 @@ async fn rewind_stops_the_live_session_and_asks_the_repair_again_with_a_hint() {
     .await;
     // Wait until it has finished its work (it stays alive, idle).
     while let Some(r) = live.events.recv().await {
-        if matches!(r.event, Event::Finished { .. }) {
+        if matches!(r.event, Event::Finished(_)) {
             break;
         }
     }
@@ -428,7 +432,7 @@ async fn rewind_stops_the_live_session_and_asks_the_repair_again_with_a_hint() {
     // keeps its result: no cancel is written to a finished tape (issue 21).
     let (left_records, left) = fold(&parent_dir);
     assert!(
-        matches!(left_records.last().unwrap().event, Event::Finished { .. }),
+        matches!(left_records.last().unwrap().event, Event::Finished(_)),
         "{:?}",
         left_records.last().unwrap().event
     );
@@ -502,7 +506,7 @@ async fn an_edited_task_is_planned_again_and_unchanged_nodes_keep_their_tests_an
     let mut records = Vec::new();
     let mut finished = 0;
     while let Some(r) = live.events.recv().await {
-        if matches!(r.event, Event::Finished { .. }) {
+        if matches!(r.event, Event::Finished(_)) {
             finished += 1;
             let next = if finished == 1 {
                 Command::EditTask {
@@ -522,9 +526,9 @@ async fn an_edited_task_is_planned_again_and_unchanged_nodes_keep_their_tests_an
         .position(|r| {
             matches!(
                 r.event,
-                Event::Steer {
+                Event::Steer(SteerEvent {
                     command: Command::EditTask { .. }
-                }
+                })
             )
         })
         .unwrap();
@@ -559,13 +563,13 @@ fn a_tape_cut_off_mid_line_is_reopened_clean_for_a_new_segment() {
     let path = tmp.path().join("tape.jsonl");
     {
         let mut w = TapeWriter::create(&path).unwrap();
-        w.append(Event::PlanError {
+        w.append(Event::PlanError(PlanErrorEvent {
             message: "one".into(),
-        })
+        }))
         .unwrap();
-        w.append(Event::PlanError {
+        w.append(Event::PlanError(PlanErrorEvent {
             message: "two".into(),
-        })
+        }))
         .unwrap();
     }
     let mut bytes = std::fs::read(&path).unwrap();
@@ -576,9 +580,9 @@ fn a_tape_cut_off_mid_line_is_reopened_clean_for_a_new_segment() {
     {
         let mut w = TapeWriter::reopen(&path, &contents).unwrap();
         let r = w
-            .append(Event::PlanError {
+            .append(Event::PlanError(PlanErrorEvent {
                 message: "three".into(),
-            })
+            }))
             .unwrap();
         assert_eq!(r.seq, 2);
     }

@@ -85,7 +85,7 @@ async fn finish(
     let mut handle = engine::start(setup).unwrap();
     let mut records = Vec::new();
     while let Some(r) = handle.events.recv().await {
-        if let Event::Paused { step } = &r.event {
+        if let Event::Paused(PausedEvent { step }) = &r.event {
             for c in on_pause(step) {
                 handle.commands.send(c).await.unwrap();
             }
@@ -100,9 +100,9 @@ fn prompt_of(records: &[Record], tag: &str) -> String {
     records
         .iter()
         .find_map(|r| match &r.event {
-            Event::ModelRequest {
+            Event::ModelRequest(ModelRequestEvent {
                 tag: t, messages, ..
-            } if t == tag => Some(messages.last().unwrap().content.clone()),
+            }) if t == tag => Some(messages.last().unwrap().content.clone()),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no request tagged {tag}"))
@@ -112,11 +112,11 @@ fn runs_of(records: &[Record]) -> Vec<u32> {
     records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::RunStarted {
+            Event::RunStarted(RunStartedEvent {
                 node: Some(_),
                 iteration,
                 ..
-            } => Some(*iteration),
+            }) => Some(*iteration),
             _ => None,
         })
         .collect()
@@ -126,12 +126,12 @@ fn reviews(records: &[Record]) -> Vec<(u32, ReviewVerdict, Vec<ReviewFinding>)> 
     records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::Review {
+            Event::Review(ReviewEvent {
                 iteration,
                 verdict,
                 findings,
                 ..
-            } => Some((*iteration, *verdict, findings.clone())),
+            }) => Some((*iteration, *verdict, findings.clone())),
             _ => None,
         })
         .collect()
@@ -156,7 +156,7 @@ async fn a_serious_finding_goes_to_a_repair_without_a_run() {
     let localized = records
         .iter()
         .find_map(|r| match &r.event {
-            Event::Localized { location, .. } => Some(location.clone()),
+            Event::Localized(LocalizedEvent { location, .. }) => Some(location.clone()),
             _ => None,
         })
         .unwrap();
@@ -241,10 +241,10 @@ async fn with_review_off_no_review_is_asked_for() {
     assert!(reviews(&records).is_empty());
     assert!(!records.iter().any(|r| matches!(
         &r.event,
-        Event::ModelRequest {
+        Event::ModelRequest(ModelRequestEvent {
             purpose: Purpose::Review { .. },
             ..
-        }
+        })
     )));
 }
 
@@ -274,7 +274,7 @@ async fn in_step_mode_the_review_is_a_pause_whose_skip_sends_the_code_to_repair(
     let paused: Vec<&Step> = records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::Paused { step } => Some(step),
+            Event::Paused(PausedEvent { step }) => Some(step),
             _ => None,
         })
         .collect();
@@ -336,5 +336,5 @@ async fn code_edited_at_the_review_pause_runs_unreviewed() {
     assert_eq!(reviews(&records).len(), 1);
     assert_eq!(state.nodes["total_len"].code(), Some(FIXED));
     assert!(!records.iter().any(|r| matches!(&r.event,
-        Event::ModelRequest { tag, .. } if tag.starts_with("repair/"))));
+        Event::ModelRequest(ModelRequestEvent { tag, .. }) if tag.starts_with("repair/"))));
 }

@@ -47,7 +47,7 @@ async fn finish(
     let mut handle = engine::start(setup).unwrap();
     let mut records = Vec::new();
     while let Some(r) = handle.events.recv().await {
-        if let Event::Paused { step } = &r.event {
+        if let Event::Paused(PausedEvent { step }) = &r.event {
             handle.commands.send(on_pause(step)).await.unwrap();
         }
         records.push(r);
@@ -61,9 +61,9 @@ fn prompt_of(records: &[Record], tag: &str) -> String {
     records
         .iter()
         .find_map(|r| match &r.event {
-            Event::ModelRequest {
+            Event::ModelRequest(ModelRequestEvent {
                 tag: t, messages, ..
-            } if t == tag => Some(messages.last().unwrap().content.clone()),
+            }) if t == tag => Some(messages.last().unwrap().content.clone()),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no request tagged {tag}"))
@@ -73,9 +73,9 @@ fn messages_of(records: &[Record], tag: &str) -> Vec<codeloop::llm::ChatMessage>
     records
         .iter()
         .find_map(|r| match &r.event {
-            Event::ModelRequest {
+            Event::ModelRequest(ModelRequestEvent {
                 tag: t, messages, ..
-            } if t == tag => Some(messages.clone()),
+            }) if t == tag => Some(messages.clone()),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no request tagged {tag}"))
@@ -85,7 +85,7 @@ fn notices(records: &[Record]) -> Vec<String> {
     records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::Notice { message, .. } => Some(message.clone()),
+            Event::Notice(NoticeEvent { message, .. }) => Some(message.clone()),
             _ => None,
         })
         .collect()
@@ -95,7 +95,7 @@ fn plan_errors(records: &[Record]) -> Vec<String> {
     records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::PlanError { message } => Some(message.clone()),
+            Event::PlanError(PlanErrorEvent { message }) => Some(message.clone()),
             _ => None,
         })
         .collect()
@@ -219,9 +219,9 @@ async fn a_plan_reply_that_is_code_becomes_the_plan_and_its_first_version() {
     let code: Vec<(u32, CodeSource)> = records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::Code {
+            Event::Code(CodeEvent {
                 iteration, source, ..
-            } => Some((*iteration, *source)),
+            }) => Some((*iteration, *source)),
             _ => None,
         })
         .collect();
@@ -273,11 +273,11 @@ async fn code_the_check_knows_cannot_run_is_repaired_unrun_and_unasked() {
     let localized: Vec<(u32, String, Option<u32>)> = records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::Localized {
+            Event::Localized(LocalizedEvent {
                 iteration,
                 location,
                 ..
-            } => Some((*iteration, location.error_type.clone(), location.line)),
+            }) => Some((*iteration, location.error_type.clone(), location.line)),
             _ => None,
         })
         .collect();
@@ -299,13 +299,13 @@ async fn code_the_check_knows_cannot_run_is_repaired_unrun_and_unasked() {
     let asked: Vec<u32> = records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::Paused {
+            Event::Paused(PausedEvent {
                 step:
                     Step::Run {
                         node: Some(_),
                         iteration,
                     },
-            } => Some(*iteration),
+            }) => Some(*iteration),
             _ => None,
         })
         .collect();

@@ -49,7 +49,7 @@ async fn an_edit_made_while_paused_before_a_run_runs_after_one_approval() {
     let mut records = Vec::new();
     let mut edited = false;
     while let Some(r) = handle.events.recv().await {
-        if let Event::Paused { step } = &r.event {
+        if let Event::Paused(PausedEvent { step }) = &r.event {
             if matches!(step, Step::Run { .. }) && !edited {
                 edited = true;
                 handle
@@ -70,9 +70,9 @@ async fn an_edit_made_while_paused_before_a_run_runs_after_one_approval() {
     let run_pauses: Vec<&Step> = records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::Paused {
+            Event::Paused(PausedEvent {
                 step: s @ Step::Run { .. },
-            } => Some(s),
+            }) => Some(s),
             _ => None,
         })
         .collect();

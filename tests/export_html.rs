@@ -419,21 +419,21 @@ fn the_page_of_a_session_with_no_plan_shows_the_models_replies() {
     let dir = work.path().join("noplan");
     std::fs::create_dir_all(&dir).unwrap();
     let events = vec![
-        Event::SessionStarted {
+        Event::SessionStarted(SessionStartedEvent {
             version: TAPE_VERSION,
             session_id: "noplan".into(),
             started_at: "2026-11-25T01:00:00Z".into(),
             task: "Count the words.".into(),
             inputs: vec![],
             config: ConfigSummary::default(),
-        },
-        Event::ModelRequest {
+        }),
+        Event::ModelRequest(ModelRequestEvent {
             call_id: 1,
             purpose: Purpose::Plan,
             tag: "plan".into(),
             messages: vec![],
-        },
-        Event::ModelReply {
+        }),
+        Event::ModelReply(ModelReplyEvent {
             call_id: 1,
             text: "I would split the text on whitespace.".into(),
             usage: Some(Usage::default()),
@@ -442,11 +442,11 @@ fn the_page_of_a_session_with_no_plan_shows_the_models_replies() {
             finish_reason: None,
             usage_estimated: false,
             structured: None,
-        },
-        Event::PlanError {
+        }),
+        Event::PlanError(PlanErrorEvent {
             message: "the reply holds no JSON plan".into(),
-        },
-        Event::Finished {
+        }),
+        Event::Finished(FinishedEvent {
             result: FinalResult {
                 passed: false,
                 nodes_passed: 0,
@@ -456,7 +456,7 @@ fn the_page_of_a_session_with_no_plan_shows_the_models_replies() {
                 summary: "no usable plan: the model was asked 1 time".into(),
                 output_dir: None,
             },
-        },
+        }),
     ];
     let tape: String = events
         .into_iter()
@@ -521,32 +521,32 @@ fn an_iteration_run_again_shows_its_last_run_without_the_failure_before() {
         depends_on: vec![],
     };
     let events = vec![
-        Event::SessionStarted {
+        Event::SessionStarted(SessionStartedEvent {
             version: TAPE_VERSION,
             session_id: "rerun".into(),
             started_at: "2026-11-25T01:00:00Z".into(),
             task: "Double a number.".into(),
             inputs: vec![],
             config: ConfigSummary::default(),
-        },
-        Event::Plan { specs: vec![spec] },
-        Event::Code {
+        }),
+        Event::Plan(PlanEvent { specs: vec![spec] }),
+        Event::Code(CodeEvent {
             node: "double".into(),
             iteration: 1,
             code: "def double(x):\n    return x * 2\n".into(),
             source: CodeSource::Model,
-        },
-        Event::RunStarted {
+        }),
+        Event::RunStarted(RunStartedEvent {
             run_id: 1,
             node: Some("double".into()),
             iteration: 1,
             kind: RunKind::NodeTests,
-        },
-        Event::RunFinished {
+        }),
+        Event::RunFinished(RunFinishedEvent {
             run_id: 1,
             record: run(false),
-        },
-        Event::Localized {
+        }),
+        Event::Localized(LocalizedEvent {
             node: "double".into(),
             iteration: 1,
             location: Location {
@@ -555,18 +555,18 @@ fn an_iteration_run_again_shows_its_last_run_without_the_failure_before() {
                 message: "THE OLD TESTS' FAILURE".into(),
                 ..Default::default()
             },
-        },
-        Event::RunStarted {
+        }),
+        Event::RunStarted(RunStartedEvent {
             run_id: 2,
             node: Some("double".into()),
             iteration: 1,
             kind: RunKind::NodeTests,
-        },
-        Event::RunFinished {
+        }),
+        Event::RunFinished(RunFinishedEvent {
             run_id: 2,
             record: run(true),
-        },
-        Event::Finished {
+        }),
+        Event::Finished(FinishedEvent {
             result: FinalResult {
                 passed: true,
                 nodes_passed: 1,
@@ -576,7 +576,7 @@ fn an_iteration_run_again_shows_its_last_run_without_the_failure_before() {
                 summary: "the function passes its tests".into(),
                 output_dir: None,
             },
-        },
+        }),
     ];
     let work = tempfile::tempdir().unwrap();
     let dir = work.path().join("rerun");

@@ -7,7 +7,10 @@ use std::time::{Duration, Instant};
 use codeloop::llm::scripted::{Pacing, ScriptedModel};
 use codeloop::llm::{ChatModel, ChatRequest, LlmError};
 use codeloop::protocol::{ChatMessage, Role, Usage};
-use codeloop::session::{Event, Purpose, TapeWriter};
+use codeloop::session::{
+    Event, ModelDeltaEvent, ModelErrorEvent, ModelReplyEvent, ModelRequestEvent, Purpose,
+    TapeWriter,
+};
 use tokio::sync::mpsc;
 
 fn request(tag: &str) -> ChatRequest {
@@ -182,28 +185,32 @@ async fn a_recorded_tape_is_a_script() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tape.jsonl");
     let mut tape = TapeWriter::create(&path).unwrap();
-    let req = |call_id, tag: &str, purpose| Event::ModelRequest {
-        call_id,
-        purpose,
-        tag: tag.into(),
-        // The prompt `request()` asks: a tape answers by the prompt.
-        messages: request("").messages,
+    let req = |call_id, tag: &str, purpose| {
+        Event::ModelRequest(ModelRequestEvent {
+            call_id,
+            purpose,
+            tag: tag.into(),
+            // The prompt `request()` asks: a tape answers by the prompt.
+            messages: request("").messages,
+        })
     };
-    let reply = |call_id, text: &str, usage| Event::ModelReply {
-        call_id,
-        text: text.into(),
-        usage,
-        duration_ms: 5,
-        reasoning: String::new(),
-        finish_reason: None,
-        usage_estimated: false,
-        structured: None,
+    let reply = |call_id, text: &str, usage| {
+        Event::ModelReply(ModelReplyEvent {
+            call_id,
+            text: text.into(),
+            usage,
+            duration_ms: 5,
+            reasoning: String::new(),
+            finish_reason: None,
+            usage_estimated: false,
+            structured: None,
+        })
     };
     tape.append(req(1, "plan", Purpose::Plan)).unwrap();
-    tape.append(Event::ModelDelta {
+    tape.append(Event::ModelDelta(ModelDeltaEvent {
         call_id: 1,
         text: "pl".into(),
-    })
+    }))
     .unwrap();
     tape.append(reply(1, "plan text", Some(Usage::new(7, 2))))
         .unwrap();
@@ -218,11 +225,11 @@ async fn a_recorded_tape_is_a_script() {
     // A call that failed: no reply, so nothing to replay.
     tape.append(req(4, "code/parse/2", Purpose::Repair { node: node() }))
         .unwrap();
-    tape.append(Event::ModelError {
+    tape.append(Event::ModelError(ModelErrorEvent {
         call_id: 4,
         message: "timeout".into(),
         usage: None,
-    })
+    }))
     .unwrap();
     tape.append(req(5, "code/parse/2", Purpose::Repair { node: node() }))
         .unwrap();
@@ -358,7 +365,7 @@ fn tape_with_prompts(dir: &tempfile::TempDir, calls: &[(&str, &str, &str)]) -> s
     let mut tape = TapeWriter::create(&path).unwrap();
     for (i, (tag, prompt, answer)) in calls.iter().enumerate() {
         let call_id = i as u64 + 1;
-        tape.append(Event::ModelRequest {
+        tape.append(Event::ModelRequest(ModelRequestEvent {
             call_id,
             purpose: Purpose::Plan,
             tag: (*tag).into(),
@@ -366,9 +373,9 @@ fn tape_with_prompts(dir: &tempfile::TempDir, calls: &[(&str, &str, &str)]) -> s
                 ChatMessage::system("You write small Python functions."),
                 ChatMessage::user(*prompt),
             ],
-        })
+        }))
         .unwrap();
-        tape.append(Event::ModelReply {
+        tape.append(Event::ModelReply(ModelReplyEvent {
             call_id,
             text: (*answer).into(),
             usage: None,
@@ -377,7 +384,7 @@ fn tape_with_prompts(dir: &tempfile::TempDir, calls: &[(&str, &str, &str)]) -> s
             finish_reason: None,
             usage_estimated: false,
             structured: None,
-        })
+        }))
         .unwrap();
     }
     tape.flush().unwrap();

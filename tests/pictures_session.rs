@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use codeloop::session::state::RunPicture;
-use codeloop::session::{Event, State};
+use codeloop::session::{CheckEvent, Event, LocalizedEvent, ModelRequestEvent, State};
 
 const PNG_CODE: &str = r#"import struct
 import zlib
@@ -186,11 +186,11 @@ fn an_enforced_import_policy_fails_the_check_and_the_code_is_repaired() {
     let (progress, session) = run_session(dir.path(), &replies, &[]);
     assert!(progress.contains("PASSED"), "{progress}");
     let (_, events) = state_of(&session);
-    let blocked = events.iter().any(|e| matches!(e, Event::Check { findings, .. }
+    let blocked = events.iter().any(|e| matches!(e, Event::Check(CheckEvent { findings, .. })
         if findings.iter().any(|f| f.kind == "blocked" && f.message.contains("import of 'socket' is blocked by the import policy (config [imports])"))));
     assert!(blocked, "{progress}");
     // The first version never ran: the check sent it to repair.
-    let localized = events.iter().any(|e| matches!(e, Event::Localized { location, .. } if location.error_type == "BlockedImport"));
+    let localized = events.iter().any(|e| matches!(e, Event::Localized(LocalizedEvent { location, .. }) if location.error_type == "BlockedImport"));
     assert!(localized);
 }
 
@@ -243,7 +243,7 @@ fn the_prompts_name_the_packages_of_the_chosen_interpreter() {
     let prompts: Vec<String> = events
         .iter()
         .filter_map(|e| match e {
-            Event::ModelRequest { messages, .. } => Some(
+            Event::ModelRequest(ModelRequestEvent { messages, .. }) => Some(
                 messages
                     .iter()
                     .map(|m| m.content.clone())
@@ -290,10 +290,10 @@ fn the_plain_python3_on_the_path_offers_no_packages_to_the_model() {
     assert!(!state.config.python.unwrap().chosen);
     let asked = events
         .iter()
-        .filter(|e| matches!(e, Event::ModelRequest { .. }))
+        .filter(|e| matches!(e, Event::ModelRequest(_)))
         .count();
     assert!(asked > 0);
     assert!(!events.iter().any(|e| matches!(e,
-        Event::ModelRequest { messages, .. }
+        Event::ModelRequest(ModelRequestEvent { messages, .. })
             if messages.iter().any(|m| m.content.contains("installed packages")))));
 }

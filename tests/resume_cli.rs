@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use codeloop::session::{Event, State, read_tape};
+use codeloop::session::{Event, ModelRequestEvent, State, read_tape};
 
 #[path = "support/prompt_server.rs"]
 mod prompt_server;
@@ -54,7 +54,7 @@ fn tags(records: &[codeloop::session::Record]) -> Vec<String> {
     records
         .iter()
         .filter_map(|r| match &r.event {
-            Event::ModelRequest { tag, .. } => Some(tag.clone()),
+            Event::ModelRequest(ModelRequestEvent { tag, .. }) => Some(tag.clone()),
             _ => None,
         })
         .collect()

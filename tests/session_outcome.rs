@@ -63,7 +63,7 @@ async fn step_session(
     let mut handle = engine::start(setup).unwrap();
     let mut records = Vec::new();
     while let Some(r) = handle.events.recv().await {
-        if let Event::Paused { step } = &r.event {
+        if let Event::Paused(PausedEvent { step }) = &r.event {
             handle.commands.send(answer(step)).await.unwrap();
         }
         records.push(r);

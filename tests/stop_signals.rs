@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use codeloop::session::{Command as Steer, Event, read_tape};
+use codeloop::session::{Command as Steer, Event, FinishedEvent, SteerEvent, read_tape};
 
 /// Every process below `root`, from /proc: (pid, command name).
 fn descendants(root: u32) -> Vec<(u32, String)> {
@@ -134,14 +134,14 @@ fn stop_mid_run(mut command: Command, data: &Path, signal: i32) -> (String, Path
     assert!(
         records.iter().any(|r| matches!(
             &r.event,
-            Event::Steer {
+            Event::Steer(SteerEvent {
                 command: Steer::Cancel
-            }
+            })
         )),
         "no cancel on the tape"
     );
     match &records.last().unwrap().event {
-        Event::Finished { result } => {
+        Event::Finished(FinishedEvent { result }) => {
             assert!(!result.passed);
             assert!(
                 result.summary.starts_with("cancelled"),

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use codeloop::session::{Event, Record, State, read_tape};
+use codeloop::session::{Event, ForkedEvent, NoticeEvent, Record, State, read_tape};
 
 struct Tmux {
     session: String,
@@ -163,11 +163,11 @@ fn assert_forked_from(fork: &[Record], parent: &[Record], parent_id: &str, at: u
         "the history up to #{at} is the parent's"
     );
     match &fork[n].event {
-        Event::Forked {
+        Event::Forked(ForkedEvent {
             parent_id: p,
             at_seq,
             ..
-        } => assert_eq!((p.as_str(), *at_seq), (parent_id, at)),
+        }) => assert_eq!((p.as_str(), *at_seq), (parent_id, at)),
         other => panic!("record {n} is {other:?}, not the fork's"),
     }
 }
@@ -235,7 +235,7 @@ fn f_at_an_earlier_moment_forks_there_live_and_both_sessions_open() {
     // It diverges: its own segment, with the model it went on with said.
     assert!(fork.iter().any(|r| matches!(
         &r.event,
-        Event::Notice { message, .. } if message.contains("going on with")
+        Event::Notice(NoticeEvent { message, .. }) if message.contains("going on with")
     )));
     assert_ne!(fork.len(), parent.len() + 1);
     assert_eq!(
@@ -358,7 +358,7 @@ fn a_fork_whose_model_is_gone_goes_on_with_its_tape_as_the_script() {
     let said: Vec<String> = tape(dir.path(), fork_id)
         .into_iter()
         .filter_map(|r| match r.event {
-            Event::Notice { message, .. } => Some(message),
+            Event::Notice(NoticeEvent { message, .. }) => Some(message),
             _ => None,
         })
         .collect();

@@ -5,7 +5,10 @@
 #[path = "../crates/tui/tests/tui_support/mod.rs"]
 mod tui_support;
 
-use codeloop::session::{Command, Event, Record, Step};
+use codeloop::session::{
+    Command, Event, OutputEvent, PausedEvent, Record, RunFinishedEvent, RunStartedEvent,
+    SteerEvent, Step,
+};
 use codeloop::tui::app::{CodeTab, Confirm, Focus, Mode, StartRequest};
 use codeloop::tui::{Action, App, Msg};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyModifiers};
@@ -110,12 +113,12 @@ fn step_mode_approve_skip_and_cancel_become_commands() {
     app.update(Msg::Record(Record {
         seq: 100,
         t_ms: 1,
-        event: Event::Paused {
+        event: Event::Paused(PausedEvent {
             step: Step::Run {
                 node: Some("parse_line".into()),
                 iteration: 1,
             },
-        },
+        }),
     }));
     assert_eq!(steers(&app.update(ch('a'))), vec![Command::Approve]);
     // Skipping a run asks first (issue 21).
@@ -129,7 +132,7 @@ fn step_mode_approve_skip_and_cancel_become_commands() {
 
 #[test]
 fn editing_the_code_in_place_sends_the_edited_code() {
-    let n = index_of(|e| matches!(e, Event::Localized { .. })) + 1;
+    let n = index_of(|e| matches!(e, Event::Localized(_))) + 1;
     let mut app = live_after(n);
     assert_eq!(app.selected(), Some("parse_line"));
     app.update(ch('e'));
@@ -158,7 +161,7 @@ fn editing_the_code_in_place_sends_the_edited_code() {
 
 #[test]
 fn tests_tab_edits_the_tests_and_escape_discards() {
-    let n = index_of(|e| matches!(e, Event::Localized { .. })) + 1;
+    let n = index_of(|e| matches!(e, Event::Localized(_))) + 1;
     let mut app = live_after(n);
     app.set_focus(Focus::Code);
     app.update(ch('t'));
@@ -176,7 +179,7 @@ fn tests_tab_edits_the_tests_and_escape_discards() {
 
 #[test]
 fn hint_spec_and_rerun_name_the_selected_node() {
-    let n = index_of(|e| matches!(e, Event::Localized { .. })) + 1;
+    let n = index_of(|e| matches!(e, Event::Localized(_))) + 1;
     let mut app = live_after(n);
     app.update(ch('h'));
     app.editor_mut()
@@ -213,7 +216,7 @@ fn hint_spec_and_rerun_name_the_selected_node() {
 
 #[test]
 fn selecting_another_node_pins_it_and_l_follows_the_engine_again() {
-    let n = index_of(|e| matches!(e, Event::Plan { .. })) + 1;
+    let n = index_of(|e| matches!(e, Event::Plan(_))) + 1;
     let mut app = live_after(n);
     app.set_focus(Focus::Graph);
     app.update(key(KeyCode::Down));
@@ -336,7 +339,7 @@ fn replay_live_asks_to_rerun_each_finished_run_and_marks_differences() {
     let mut now_fails = records()
         .iter()
         .find_map(|r| match &r.event {
-            Event::RunFinished { run_id: 2, record } => Some(record.clone()),
+            Event::RunFinished(RunFinishedEvent { run_id: 2, record }) => Some(record.clone()),
             _ => None,
         })
         .unwrap();
@@ -365,28 +368,28 @@ fn output_follows_the_tail_unless_scrolled_up_and_search_finds_lines() {
             event,
         })
     };
-    app.update(rec(Event::RunStarted {
+    app.update(rec(Event::RunStarted(RunStartedEvent {
         run_id: 50,
         node: None,
         iteration: 1,
         kind: RunKind::Program,
-    }));
+    })));
     let chunk: String = (0..100).map(|i| format!("line {i}\n")).collect();
-    app.update(rec(Event::Output {
+    app.update(rec(Event::Output(OutputEvent {
         run_id: 50,
         stream: Stream::Stdout,
         text: chunk,
-    }));
+    })));
     app.prepare();
     assert_eq!(app.panes().output.lines().len(), 100);
     app.set_focus(Focus::Output);
     press(&mut app, [key(KeyCode::Up), key(KeyCode::Up)]);
     assert_eq!(app.panes().output.back(), 2);
-    app.update(rec(Event::Output {
+    app.update(rec(Event::Output(OutputEvent {
         run_id: 50,
         stream: Stream::Stderr,
         text: "more\nand more\n".into(),
-    }));
+    })));
     app.prepare();
     assert_eq!(
         app.panes().output.back(),
@@ -414,30 +417,30 @@ fn a_flood_of_output_keeps_memory_bounded() {
     app.update(Msg::Record(Record {
         seq: 1,
         t_ms: 1,
-        event: Event::RunStarted {
+        event: Event::RunStarted(RunStartedEvent {
             run_id: 77,
             node: None,
             iteration: 1,
             kind: RunKind::Program,
-        },
+        }),
     }));
     let chunk = "x".repeat(64 * 1024);
     for i in 0..1000 {
         app.update(Msg::Record(Record {
             seq: 2 + i,
             t_ms: 2,
-            event: Event::Output {
+            event: Event::Output(OutputEvent {
                 run_id: 77,
                 stream: Stream::Stdout,
                 text: chunk.clone(),
-            },
+            }),
         }));
     }
     let held: usize = app
         .records()
         .iter()
         .map(|r| match &r.event {
-            Event::Output { text, .. } => text.len(),
+            Event::Output(OutputEvent { text, .. }) => text.len(),
             _ => 0,
         })
         .sum();
@@ -573,18 +576,18 @@ fn stepping_back_through_a_long_tape_gives_the_state_of_that_prefix() {
     recs.push(Record {
         seq: n0,
         t_ms: 10_000,
-        event: Event::RunStarted {
+        event: Event::RunStarted(RunStartedEvent {
             run_id: 90,
             node: None,
             iteration: 1,
             kind: RunKind::Program,
-        },
+        }),
     });
     for i in 0..20_000u64 {
         recs.push(Record {
             seq: n0 + 1 + i,
             t_ms: 10_000 + i,
-            event: Event::Output {
+            event: Event::Output(OutputEvent {
                 run_id: 90,
                 stream: if i % 7 == 0 {
                     Stream::Stderr
@@ -592,7 +595,7 @@ fn stepping_back_through_a_long_tape_gives_the_state_of_that_prefix() {
                     Stream::Stdout
                 },
                 text: format!("line {i}\n"),
-            },
+            }),
         });
     }
     let contents = codeloop::session::TapeContents {
@@ -614,7 +617,7 @@ fn stepping_back_through_a_long_tape_gives_the_state_of_that_prefix() {
 
 #[test]
 fn saying_no_to_quit_keeps_the_open_editor_and_its_draft() {
-    let n = index_of(|e| matches!(e, Event::Localized { .. })) + 1;
+    let n = index_of(|e| matches!(e, Event::Localized(_))) + 1;
     let mut app = live_after(n);
     app.update(ch('h'));
     app.editor_mut()
@@ -731,9 +734,9 @@ fn once_a_session_ended_the_demo_keys_leave_it_for_a_demo_and_step_mode_stays() 
         Record {
             seq: 0,
             t_ms: 0,
-            event: Event::Steer {
+            event: Event::Steer(SteerEvent {
                 command: Command::SetStepMode { on: true },
-            },
+            }),
         },
     );
     for r in recs {
@@ -756,9 +759,9 @@ fn once_a_session_ended_the_demo_keys_leave_it_for_a_demo_and_step_mode_stays() 
     again.update(Msg::Record(Record {
         seq: 0,
         t_ms: 0,
-        event: Event::Steer {
+        event: Event::Steer(SteerEvent {
             command: Command::SetStepMode { on: true },
-        },
+        }),
     }));
     for r in records().into_iter().skip(1) {
         again.update(Msg::Record(r));

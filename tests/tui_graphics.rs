@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use codeloop::protocol::picture::Picture;
-use codeloop::session::{Event, Record};
+use codeloop::session::{Event, PictureEvent, Record};
 use codeloop::tui::graphics::{Graphics, Protocol};
 use codeloop::tui::{App, Msg};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
@@ -96,10 +96,10 @@ fn with_pictures(pictures: &[Picture]) -> Vec<Record> {
             Record {
                 seq: 0,
                 t_ms: 0,
-                event: Event::Picture {
+                event: Event::Picture(PictureEvent {
                     run_id: Some(i as u64 + 1),
                     picture: p.clone(),
-                },
+                }),
             },
         );
     }

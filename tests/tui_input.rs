@@ -111,11 +111,16 @@ fn opening_resuming_or_forking_a_listed_session_asks_before_the_draft_is_dropped
 /// The scripted session with `extra` more output lines in run 3 (sum_by_key).
 fn review_with_long_output(extra: usize) -> App {
     use codeloop::protocol::Stream;
-    use codeloop::session::{Event, Record};
+    use codeloop::session::{Event, OutputEvent, Record, RunFinishedEvent};
     let mut records = records();
     let at = records
         .iter()
-        .position(|r| matches!(r.event, Event::RunFinished { run_id: 3, .. }))
+        .position(|r| {
+            matches!(
+                r.event,
+                Event::RunFinished(RunFinishedEvent { run_id: 3, .. })
+            )
+        })
         .unwrap();
     let text: String = (1..=extra).map(|i| format!("line {i:03}\n")).collect();
     records.insert(
@@ -123,11 +128,11 @@ fn review_with_long_output(extra: usize) -> App {
         Record {
             seq: 0,
             t_ms: 0,
-            event: Event::Output {
+            event: Event::Output(OutputEvent {
                 run_id: 3,
                 stream: Stream::Stdout,
                 text,
-            },
+            }),
         },
     );
     for (i, r) in records.iter_mut().enumerate() {
@@ -195,13 +200,13 @@ fn g_in_the_output_pane_shows_a_full_page_from_the_first_line() {
 /// A review of the scripted session with its folder, and run 1's log on
 /// disk: what the tape recorded, then `more` lines the tape did not keep.
 fn review_with_log(dir: &std::path::Path, more: usize) -> (App, std::path::PathBuf) {
-    use codeloop::session::Event;
+    use codeloop::session::{Event, OutputEvent, RunFinishedEvent};
     let recorded: String = records()
         .iter()
         .filter_map(|r| match &r.event {
-            Event::Output {
+            Event::Output(OutputEvent {
                 run_id: 1, text, ..
-            } => Some(text.clone()),
+            }) => Some(text.clone()),
             _ => None,
         })
         .collect();
@@ -219,7 +224,12 @@ fn review_with_log(dir: &std::path::Path, more: usize) -> (App, std::path::PathB
     // The moment run 1 ended: parse_line's last run is run 1.
     let after_run_1 = records()
         .iter()
-        .position(|r| matches!(r.event, Event::RunFinished { run_id: 1, .. }))
+        .position(|r| {
+            matches!(
+                r.event,
+                Event::RunFinished(RunFinishedEvent { run_id: 1, .. })
+            )
+        })
         .unwrap();
     app.set_cursor(after_run_1 + 1);
     app.select_node("parse_line".into());
@@ -429,16 +439,16 @@ fn the_welcome_shows_every_demo_and_the_whole_placeholder_at_80x24_and_100x30() 
 
 #[test]
 fn a_long_code_line_is_marked_where_it_is_cut_and_scrolls_sideways_with_its_number_and_marker() {
-    use codeloop::session::{Event, TapeContents};
+    use codeloop::session::{CodeEvent, Event, TapeContents};
     let long = "    key, value = line.split(\"=\")  # the separator is the first equals sign; a blank line has none, so this unpacks one value";
     let mut records = records();
     for r in &mut records {
-        if let Event::Code {
+        if let Event::Code(CodeEvent {
             iteration: 1,
             node,
             code,
             ..
-        } = &mut r.event
+        }) = &mut r.event
             && node == "parse_line"
         {
             *code = PARSE_V1.replace("    key, value = line.split(\"=\")", long);
@@ -450,7 +460,7 @@ fn a_long_code_line_is_marked_where_it_is_cut_and_scrolls_sideways_with_its_numb
         skipped: Vec::new(),
     };
     let mut app = App::review(tape, info(), theme());
-    app.set_cursor(records_len_until(|e| matches!(e, Event::Localized { .. })));
+    app.set_cursor(records_len_until(|e| matches!(e, Event::Localized(_))));
     app.select_node("parse_line".into());
     app.set_focus(Focus::Code);
     let row = |s: &str| {

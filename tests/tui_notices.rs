@@ -5,7 +5,10 @@
 #[path = "../crates/tui/tests/tui_support/mod.rs"]
 mod tui_support;
 
-use codeloop::session::{Event, Purpose, SkippedLine, Step, TapeContents};
+use codeloop::session::{
+    AttemptEvent, CodeEvent, Event, FinishedEvent, ModelReplyEvent, PausedEvent, Purpose,
+    SkippedLine, Step, TapeContents, TestsChangedEvent,
+};
 use codeloop::tui::app::DemoModel;
 use codeloop::tui::notify::Desktop;
 use codeloop::tui::{Action, App, Msg};
@@ -57,7 +60,7 @@ fn the_demo_model_never_answers_the_persons_own_task() {
 #[test]
 fn a_tape_without_its_end_opens_marked_did_not_finish_with_its_damage() {
     let mut records = tape().records;
-    records.retain(|r| !matches!(r.event, Event::Finished { .. }));
+    records.retain(|r| !matches!(r.event, Event::Finished(_)));
     let contents = TapeContents {
         records,
         truncated_tail: None,
@@ -94,11 +97,11 @@ fn notices(notify: bool) -> Vec<String> {
     let mut records = records();
     // The engine pauses for approval before the first model call.
     let mut paused = records[0].clone();
-    paused.event = Event::Paused {
+    paused.event = Event::Paused(PausedEvent {
         step: Step::ModelCall {
             purpose: Purpose::Plan,
         },
-    };
+    });
     records.insert(1, paused);
     for r in records {
         for a in app.update(Msg::Record(r)) {
@@ -189,7 +192,7 @@ fn y_copies_the_selected_nodes_code_through_osc52() {
 fn the_end_of_a_session_says_where_the_program_tests_report_and_tape_are() {
     let mut contents = tape();
     for r in &mut contents.records {
-        if let Event::Finished { result } = &mut r.event {
+        if let Event::Finished(FinishedEvent { result }) = &mut r.event {
             result.output_dir = Some("/data/s1/out".into());
         }
     }
@@ -216,12 +219,12 @@ fn the_persons_own_edits_are_not_counted_as_repairs() {
     contents.records.push(Record {
         seq: last.seq + 1,
         t_ms: last.t_ms,
-        event: Event::Code {
+        event: Event::Code(CodeEvent {
             node: "sum_by_key".into(),
             iteration: 2,
             code: "def sum_by_key(lines):\n    return {}\n".into(),
             source: CodeSource::Edit,
-        },
+        }),
     });
     let mut app = App::review(contents, info(), theme());
     assert_eq!(
@@ -249,18 +252,18 @@ fn history_shows_a_fresh_start_the_reasoning_kept_apart_and_a_test_changed_by_th
     let mut events = events();
     let reflection = events
         .iter()
-        .position(|e| matches!(e, Event::Reflection { .. }))
+        .position(|e| matches!(e, Event::Reflection(_)))
         .unwrap();
-    if let Some(Event::ModelReply { reasoning, .. }) = events[..reflection]
+    if let Some(Event::ModelReply(ModelReplyEvent { reasoning, .. })) = events[..reflection]
         .iter_mut()
         .rev()
-        .find(|e| matches!(e, Event::ModelReply { .. }))
+        .find(|e| matches!(e, Event::ModelReply(_)))
     {
         *reasoning = "maybe split?".into();
     }
     events.insert(
         reflection,
-        Event::TestsChanged {
+        Event::TestsChanged(TestsChangedEvent {
             node: "parse_line".into(),
             iteration: 1,
             old: "assert parse_line('') == ('', 0)\n".into(),
@@ -268,20 +271,20 @@ fn history_shows_a_fresh_start_the_reasoning_kept_apart_and_a_test_changed_by_th
             reason: "a blank line has no value".into(),
             applied: true,
             rejected_because: None,
-        },
+        }),
     );
     let code2 = events
         .iter()
-        .position(|e| matches!(e, Event::Code { iteration: 2, .. }))
+        .position(|e| matches!(e, Event::Code(CodeEvent { iteration: 2, .. })))
         .unwrap();
     events.insert(
         code2,
-        Event::Attempt {
+        Event::Attempt(AttemptEvent {
             node: "parse_line".into(),
             iteration: 2,
             kind: AttemptKind::FreshStart,
             runtime_values: true,
-        },
+        }),
     );
     let records = events
         .into_iter()

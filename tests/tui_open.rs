@@ -9,7 +9,7 @@ mod tmux_server;
 mod tui_support;
 
 use codeloop::protocol::Stream;
-use codeloop::session::{Event, Record, State, TapeError, read_tape};
+use codeloop::session::{Event, OutputEvent, Record, RunStartedEvent, State, TapeError, read_tape};
 use codeloop::tui::App;
 use codeloop::tui::app::{Mode, Msg, Replay};
 use codeloop::tui::loader::{self, BATCH, FIRST_BATCH, Loaded};
@@ -22,20 +22,22 @@ fn long_records(extra: usize) -> Vec<Record> {
     let mut events = events();
     let run = events
         .iter()
-        .position(|e| matches!(e, Event::RunStarted { .. }))
+        .position(|e| matches!(e, Event::RunStarted(_)))
         .unwrap();
     let run_id = match &events[run] {
-        Event::RunStarted { run_id, .. } => *run_id,
+        Event::RunStarted(RunStartedEvent { run_id, .. }) => *run_id,
         _ => unreachable!(),
     };
-    let output = (0..extra).map(|i| Event::Output {
-        run_id,
-        stream: if i % 5 == 0 {
-            Stream::Stderr
-        } else {
-            Stream::Stdout
-        },
-        text: format!("line {i} of a long run's output\n"),
+    let output = (0..extra).map(|i| {
+        Event::Output(OutputEvent {
+            run_id,
+            stream: if i % 5 == 0 {
+                Stream::Stderr
+            } else {
+                Stream::Stdout
+            },
+            text: format!("line {i} of a long run's output\n"),
+        })
     });
     events.splice(run + 1..run + 1, output);
     events

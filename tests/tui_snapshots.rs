@@ -5,7 +5,9 @@
 #[path = "../crates/tui/tests/tui_support/mod.rs"]
 mod tui_support;
 
-use codeloop::session::Event;
+use codeloop::session::{
+    Event, ModelDeltaEvent, ModelRequestEvent, NodeStatusEvent, RunFinishedEvent,
+};
 use codeloop::tui::app::{CodeTab, Focus};
 use codeloop::tui::{App, Msg};
 use crossterm::event::KeyCode;
@@ -38,7 +40,7 @@ fn graph_pane_zoomed_while_the_first_node_fails() {
     let mut app = review();
     let n = after(
         &app,
-        |e| matches!(e, Event::NodeStatus { node, .. } if node == "sum_by_key"),
+        |e| matches!(e, Event::NodeStatus(NodeStatusEvent { node, .. }) if node == "sum_by_key"),
     );
     app.set_cursor(n);
     app.set_focus(Focus::Graph);
@@ -49,7 +51,7 @@ fn graph_pane_zoomed_while_the_first_node_fails() {
 #[test]
 fn code_pane_marks_the_failing_line_with_its_error() {
     let mut app = review();
-    let n = after(&app, |e| matches!(e, Event::Localized { .. }));
+    let n = after(&app, |e| matches!(e, Event::Localized(_)));
     app.set_cursor(n);
     app.set_focus(Focus::Code);
     app.set_zoom(true);
@@ -72,7 +74,7 @@ fn code_pane_diff_against_the_previous_iteration() {
 fn code_pane_streams_the_reply_settled_lines_then_the_live_tail() {
     use codeloop::session::{Purpose, Record};
     let mut app = review();
-    let n = after(&app, |e| matches!(e, Event::Localized { .. }));
+    let n = after(&app, |e| matches!(e, Event::Localized(_)));
     app.set_cursor(n);
     // A repair call starts streaming after the failure (not on the recorded tape).
     let base = app.records().len() as u64;
@@ -86,18 +88,18 @@ fn code_pane_streams_the_reply_settled_lines_then_the_live_tail() {
         theme(),
     );
     for (i, event) in [
-        Event::ModelRequest {
+        Event::ModelRequest(ModelRequestEvent {
             call_id: 9,
             purpose: Purpose::Repair {
                 node: "parse_line".into(),
             },
             tag: "repair/parse_line/1".into(),
             messages: vec![],
-        },
-        Event::ModelDelta {
+        }),
+        Event::ModelDelta(ModelDeltaEvent {
             call_id: 9,
             text: "def parse_line(line):\n    if \"=\" not in line:\n        ret".into(),
-        },
+        }),
     ]
     .into_iter()
     .enumerate()
@@ -116,7 +118,9 @@ fn code_pane_streams_the_reply_settled_lines_then_the_live_tail() {
 #[test]
 fn output_pane_sets_stderr_apart_and_strips_control_sequences() {
     let mut app = review();
-    let n = after(&app, |e| matches!(e, Event::RunFinished { run_id: 1, .. }));
+    let n = after(&app, |e| {
+        matches!(e, Event::RunFinished(RunFinishedEvent { run_id: 1, .. }))
+    });
     app.set_cursor(n);
     app.set_focus(Focus::Output);
     app.set_zoom(true);

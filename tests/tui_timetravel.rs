@@ -227,19 +227,19 @@ fn a_new_session_reads_the_list_again_and_shows_the_one_just_ended() {
 /// streams them: the parent's records up to there, `Forked`, the notice
 /// saying which model it goes on with.
 fn fork_records(at: u64) -> Vec<codeloop::session::Record> {
-    use codeloop::session::{Event, NoticeLevel, Record};
+    use codeloop::session::{Event, ForkedEvent, NoticeEvent, NoticeLevel, Record};
     let mut out: Vec<Record> = records().into_iter().filter(|r| r.seq <= at).collect();
     let t_ms = out.last().map_or(0, |r| r.t_ms);
     for event in [
-        Event::Forked {
+        Event::Forked(ForkedEvent {
             parent_id: "s-test".into(),
             parent_tape: format!("{DIR}/tape.jsonl"),
             at_seq: at,
-        },
-        Event::Notice {
+        }),
+        Event::Notice(NoticeEvent {
             level: NoticeLevel::Info,
             message: "going on with the demo's own replies (demo:roman)".into(),
-        },
+        }),
     ] {
         out.push(Record {
             seq: out.len() as u64,

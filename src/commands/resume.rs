@@ -233,7 +233,7 @@ async fn follow(
     let mut live = false;
     while let Some(record) = handle.events.recv().await {
         // The history comes first: folded quietly, shown from the fork or the resume on.
-        live |= matches!(record.event, Event::Forked { .. } | Event::Resumed { .. });
+        live |= matches!(record.event, Event::Forked(_) | Event::Resumed(_));
         if !live {
             printer.absorb(&record);
             continue;

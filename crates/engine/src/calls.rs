@@ -22,7 +22,11 @@ use super::tag::Tag;
 use codeloop_llm::repetition::{self, Repetition};
 use codeloop_llm::{ChatReply, ChatRequest, Delta, FinishReason, LlmError, tokens};
 use codeloop_protocol::{ChatMessage, Role, Usage};
-use codeloop_session::{Event, NoticeLevel, Purpose, State, Step, TapeError};
+use codeloop_session::{
+    Event, ModelContinuedEvent, ModelDeltaEvent, ModelErrorEvent, ModelReasoningEvent,
+    ModelReplyEvent, ModelRequestEvent, ModelRestartEvent, NoticeLevel, Purpose, State, Step,
+    TapeError,
+};
 
 /// Streamed reply text is recorded in pieces of about this size or age.
 const DELTA_BYTES: usize = 256;
@@ -124,11 +128,11 @@ impl Core {
             // for again; code is asked for once more).
             Err(LlmError::Cancelled) if whole.looped.is_some() => {
                 let what = whole.looped.unwrap_or_default();
-                self.record(Event::ModelError {
+                self.record(Event::ModelError(ModelErrorEvent {
                     call_id,
                     message: what.clone(),
                     usage: Some(whole.spent),
-                })
+                }))
                 .await?;
                 self.notice(
                     NoticeLevel::Warning,
@@ -143,20 +147,20 @@ impl Core {
             }
             // Only the session's cancel token ends a call this way.
             Err(LlmError::Cancelled) => {
-                self.record(Event::ModelError {
+                self.record(Event::ModelError(ModelErrorEvent {
                     call_id,
                     message: "cancelled".into(),
                     usage: Some(whole.spent),
-                })
+                }))
                 .await?;
                 Err(Stop::Cancelled)
             }
             Err(e) => {
-                self.record(Event::ModelError {
+                self.record(Event::ModelError(ModelErrorEvent {
                     call_id,
                     message: e.to_string(),
                     usage: Some(whole.spent),
-                })
+                }))
                 .await?;
                 self.notice(NoticeLevel::Error, format!("model call failed: {e}"))
                     .await?;
@@ -199,12 +203,12 @@ impl Core {
                     Some(edit) if edit.purpose == purpose => edit.messages.clone(),
                     _ => messages,
                 };
-                let event = Event::ModelRequest {
+                let event = Event::ModelRequest(ModelRequestEvent {
                     call_id,
                     purpose,
                     tag,
                     messages: messages.clone(),
-                };
+                });
                 (vec![event], (call_id, messages))
             })
             .await?;
@@ -237,7 +241,8 @@ impl Core {
             && !data
         {
             continued += 1;
-            self.record(Event::ModelContinued { call_id }).await?;
+            self.record(Event::ModelContinued(ModelContinuedEvent { call_id }))
+                .await?;
             self.notice(
                 NoticeLevel::Warning,
                 format!(
@@ -282,7 +287,7 @@ impl Core {
         }
         let finish_reason = (reply.finish_reason != FinishReason::Stop)
             .then(|| reply.finish_reason.as_str().to_string());
-        self.record(Event::ModelReply {
+        self.record(Event::ModelReply(ModelReplyEvent {
             call_id,
             text: reply.text.clone(),
             usage: reply.usage,
@@ -291,7 +296,7 @@ impl Core {
             finish_reason,
             usage_estimated: reply.usage_estimated,
             structured: reply.structured.map(|s| s.as_str().to_string()),
-        })
+        }))
         .await?;
         if reply.text.trim().is_empty() {
             self.name_hollow_replies().await?;
@@ -356,7 +361,8 @@ impl Core {
                         all_answer.clear();
                         all_reasoning.clear();
                         watch.reset();
-                        self.record(Event::ModelRestart { call_id, reason }).await?;
+                        self.record(Event::ModelRestart(ModelRestartEvent { call_id, reason }))
+                            .await?;
                         continue;
                     }
                 }
@@ -418,11 +424,13 @@ impl Core {
     ) -> Result<(), TapeError> {
         if !reasoning.is_empty() {
             let text = std::mem::take(reasoning);
-            self.record(Event::ModelReasoning { call_id, text }).await?;
+            self.record(Event::ModelReasoning(ModelReasoningEvent { call_id, text }))
+                .await?;
         }
         if !answer.is_empty() {
             let text = std::mem::take(answer);
-            self.record(Event::ModelDelta { call_id, text }).await?;
+            self.record(Event::ModelDelta(ModelDeltaEvent { call_id, text }))
+                .await?;
         }
         Ok(())
     }

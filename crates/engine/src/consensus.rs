@@ -17,7 +17,7 @@ use super::tag::Tag;
 use codeloop_protocol::ChatMessage;
 use codeloop_sandbox::{ExecError, Limits, RunSpec};
 use codeloop_session::consensus::{choose, scores};
-use codeloop_session::{Candidate, Dag, Event, NoticeLevel, Purpose};
+use codeloop_session::{Candidate, CandidatesEvent, Dag, Event, NoticeLevel, Purpose};
 
 const SCRIPT: &str = include_str!("consensus.py");
 const REPORT: &str = "consensus.json";
@@ -117,7 +117,7 @@ impl Core {
             .map(|(c, _)| c.clone())
             .unwrap_or_default();
         let iteration = 1;
-        self.record(Event::Candidates {
+        self.record(Event::Candidates(CandidatesEvent {
             node: name.to_string(),
             iteration,
             candidates: vote.candidates,
@@ -125,7 +125,7 @@ impl Core {
             proposed: vote.proposed,
             chosen: vote.chosen,
             note: vote.note.clone(),
-        })
+        }))
         .await?;
         if let Some(note) = vote.note {
             self.notice(

@@ -16,8 +16,8 @@ use super::{EngineOptions, EngineSetup, GivenPlan};
 use codeloop_llm::ChatModel;
 use codeloop_sandbox::Sandbox;
 use codeloop_session::{
-    Command, ConfigSummary, Event, FinalResult, InputFile, NodeStatus, NoticeLevel, Record, State,
-    TAPE_VERSION, TapeError,
+    Command, ConfigSummary, Event, FinalResult, InputFile, NodeStatus, NodeStatusEvent,
+    NoticeEvent, NoticeLevel, Record, SessionStartedEvent, State, TAPE_VERSION, TapeError,
 };
 
 #[derive(Debug, thiserror::Error)]
@@ -118,7 +118,7 @@ impl Engine {
         let inputs = super::inputs::describe_all(&setup.inputs).map_err(EngineError::Input)?;
         let mut prompts = Prompts::load(setup.prompt_overrides.as_deref())?;
         let started = session_started(&setup, &dir, inputs);
-        if let Event::SessionStarted { config, .. } = &started {
+        if let Event::SessionStarted(SessionStartedEvent { config, .. }) = &started {
             prompts.set_python(config.python.as_deref().filter(|p| p.chosen));
         }
         let opening = Opening::Fresh {
@@ -191,7 +191,7 @@ impl Core {
             .append_with(move |s| {
                 let changed = s.nodes.get(&node).map(|n| n.status) != Some(status);
                 let events = if changed {
-                    vec![Event::NodeStatus { node, status }]
+                    vec![Event::NodeStatus(NodeStatusEvent { node, status })]
                 } else {
                     Vec::new()
                 };
@@ -206,7 +206,7 @@ impl Core {
         level: NoticeLevel,
         message: String,
     ) -> Result<(), TapeError> {
-        self.record(Event::Notice { level, message })
+        self.record(Event::Notice(NoticeEvent { level, message }))
             .await
             .map(|_| ())
     }
@@ -223,7 +223,7 @@ impl Core {
                 let events = if s.noticed(opening) {
                     Vec::new()
                 } else {
-                    vec![Event::Notice { level, message }]
+                    vec![Event::Notice(NoticeEvent { level, message })]
                 };
                 (events, ())
             })
@@ -233,14 +233,14 @@ impl Core {
 }
 
 fn session_started(setup: &EngineSetup, dir: &Path, inputs: Vec<InputFile>) -> Event {
-    Event::SessionStarted {
+    Event::SessionStarted(SessionStartedEvent {
         version: TAPE_VERSION,
         session_id: session_id_of(dir),
         started_at: now_rfc3339(),
         task: setup.task.clone(),
         inputs,
         config: config_summary(&setup.model, &setup.sandbox, &setup.options),
-    }
+    })
 }
 
 /// What a session (or a segment of one) runs with, as the tape keeps it.

@@ -13,7 +13,10 @@ use super::runs::{self, PreparedRun};
 use codeloop_protocol::Location;
 use codeloop_sandbox::check::{self, CheckInput};
 use codeloop_sandbox::{ExecError, Limits, OutputChunk};
-use codeloop_session::{Event, Finding, NoticeLevel, RunKind, RunRecord, State, TapeError};
+use codeloop_session::{
+    CheckEvent, Event, Finding, NoticeLevel, OutputEvent, RunFinishedEvent, RunKind, RunRecord,
+    RunStartedEvent, State, TapeError,
+};
 
 /// Output of one run recorded on the tape at most; the rest is in the run's log file.
 const OUTPUT_ON_TAPE: usize = 1 << 20;
@@ -83,11 +86,11 @@ impl Core {
                 message: format!("the static check could not run: {e}"),
             }],
         };
-        self.record(Event::Check {
+        self.record(Event::Check(CheckEvent {
             node: name.to_string(),
             iteration,
             findings,
-        })
+        }))
         .await
         .map(|_| ())
     }
@@ -105,12 +108,12 @@ impl Core {
             .tape
             .append_with(move |s| {
                 let run_id = s.next_run_id();
-                let event = Event::RunStarted {
+                let event = Event::RunStarted(RunStartedEvent {
                     run_id,
                     node: run_node,
                     iteration,
                     kind,
-                };
+                });
                 (vec![event], run_id)
             })
             .await?;
@@ -131,10 +134,10 @@ impl Core {
             }
             Err(e) => unrun(&e),
         };
-        self.record(Event::RunFinished {
+        self.record(Event::RunFinished(RunFinishedEvent {
             run_id,
             record: record.clone(),
-        })
+        }))
         .await?;
         Ok((record, location))
     }
@@ -156,11 +159,11 @@ impl Core {
                 continue;
             }
             on_tape += chunk.text.len();
-            self.record(Event::Output {
+            self.record(Event::Output(OutputEvent {
                 run_id,
                 stream: chunk.stream,
                 text: chunk.text,
-            })
+            }))
             .await?;
         }
         if dropped > 0 {

@@ -11,7 +11,8 @@ use super::context::{Core, EngineError, Stop};
 use super::runs;
 use codeloop_protocol::Location;
 use codeloop_session::{
-    Event, FinalResult, NodeStatus, NoticeLevel, ProgramOutput, RunKind, State, TapeError,
+    Event, FinalResult, FinishedEvent, LocalizedEvent, NodeStatus, NoticeLevel, ProgramEvent,
+    ProgramOutput, ProgramOutputEvent, RunKind, State, TapeError,
 };
 
 /// Rounds of repair after the assembled program failed though every node passed.
@@ -72,9 +73,9 @@ impl Core {
                 .as_ref()
                 .map(|p| p.to_string_lossy().into_owned()),
         };
-        self.record(Event::Finished {
+        self.record(Event::Finished(FinishedEvent {
             result: result.clone(),
-        })
+        }))
         .await?;
         if let Some(dir) = &output_dir
             && let Err(why) = self.write_report(dir).await
@@ -136,10 +137,10 @@ impl Core {
                 .map(|(file, t)| format!("# --- {file} ---\n{t}"))
                 .collect::<Vec<_>>()
                 .join("\n");
-            self.record(Event::Program {
+            self.record(Event::Program(ProgramEvent {
                 code: code.clone(),
                 tests: joined,
-            })
+            }))
             .await?;
             if all_nodes_passed && !self.cancel.is_cancelled() {
                 let prepared = self.read(|s| runs::program_run(s, code, self.limits()));
@@ -228,11 +229,11 @@ impl Core {
             missed_lines: Vec::new(),
             ..location
         };
-        self.record(Event::Localized {
+        self.record(Event::Localized(LocalizedEvent {
             node: name.clone(),
             iteration,
             location,
-        })
+        }))
         .await?;
         let stopped = |e: Stop| match e {
             Stop::Tape(e) => Err(EngineError::Tape(e)),
@@ -290,9 +291,9 @@ impl Core {
                 limit_hit: None,
             },
         };
-        self.record(Event::ProgramOutput {
+        self.record(Event::ProgramOutput(ProgramOutputEvent {
             output: output.clone(),
-        })
+        }))
         .await?;
         Ok(Some(output))
     }

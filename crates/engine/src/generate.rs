@@ -10,7 +10,9 @@ use super::examples;
 use super::prompts::{PromptInput, prompt_inputs};
 use super::tag::Tag;
 use codeloop_protocol::{ChatMessage, Role};
-use codeloop_session::{CodeSource, Event, FunctionSpec, NoticeLevel, Purpose, State};
+use codeloop_session::{
+    CodeEvent, CodeSource, Event, FunctionSpec, NoticeLevel, Purpose, State, TestsEvent,
+};
 
 /// A dependency as the prompts show it.
 #[derive(Serialize)]
@@ -117,11 +119,11 @@ impl Core {
             )
             .await?;
         }
-        self.record(Event::Tests {
+        self.record(Event::Tests(TestsEvent {
             node: name.to_string(),
             code,
             source: CodeSource::Model,
-        })
+        }))
         .await?;
         Ok(())
     }
@@ -188,12 +190,12 @@ impl Core {
                 let events = if edited {
                     Vec::new()
                 } else {
-                    vec![Event::Code {
+                    vec![Event::Code(CodeEvent {
                         node,
                         iteration: 1,
                         code,
                         source: CodeSource::Model,
-                    }]
+                    })]
                 };
                 (events, ())
             })

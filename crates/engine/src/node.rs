@@ -13,7 +13,7 @@ use super::steering::GateAnswer;
 use super::tag::Tag;
 use codeloop_protocol::Location;
 use codeloop_sandbox::harness::tests_file_name;
-use codeloop_session::{Event, NodeStatus, NoticeLevel, RunKind, RunRecord, Step};
+use codeloop_session::{Event, LocalizedEvent, NodeStatus, NoticeLevel, RunKind, RunRecord, Step};
 
 /// How one try of a version went.
 enum Tried {
@@ -193,11 +193,11 @@ impl Core {
         let nothing_to_repair = self.read(|s| s.nodes.get(name).is_some_and(|n| n.tests.is_none()))
             && location.as_ref().is_some_and(|l| l.message == NO_TEST_RAN);
         if let Some(location) = location {
-            self.record(Event::Localized {
+            self.record(Event::Localized(LocalizedEvent {
                 node: name.to_string(),
                 iteration,
                 location,
-            })
+            }))
             .await?;
         }
         if now != iteration {

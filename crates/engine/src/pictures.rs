@@ -7,7 +7,7 @@
 //! cannot be written is a notice, never a failed run.
 
 use codeloop_protocol::picture::{self, Picture};
-use codeloop_session::{Event, NoticeLevel, TapeError};
+use codeloop_session::{Event, NoticeLevel, PictureEvent, TapeError};
 
 use super::context::Core;
 
@@ -59,7 +59,7 @@ impl Core {
                 .await?;
                 continue;
             }
-            self.record(Event::Picture {
+            self.record(Event::Picture(PictureEvent {
                 run_id,
                 picture: Picture {
                     name,
@@ -69,7 +69,7 @@ impl Core {
                     width: size.map(|s| s.0),
                     height: size.map(|s| s.1),
                 },
-            })
+            }))
             .await?;
         }
         Ok(())

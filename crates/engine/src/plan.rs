@@ -10,7 +10,10 @@ use super::context::{Core, EngineError, Stop};
 use super::extract;
 use super::prompts::prompt_inputs;
 use super::tag::Tag;
-use codeloop_session::{CodeSource, Dag, Event, FunctionSpec, NoticeLevel, Purpose, TapeError};
+use codeloop_session::{
+    CodeEvent, CodeSource, Dag, Event, FunctionSpec, NoticeEvent, NoticeLevel, PlanErrorEvent,
+    PlanEvent, Purpose, TapeError, TestsEvent,
+};
 
 /// Plans asked for before giving up on an unusable one.
 pub const PLAN_ATTEMPTS: u32 = 3;
@@ -49,16 +52,16 @@ impl Core {
     /// The plan: given, cached, or asked for. False when there is none.
     pub(crate) async fn plan(&self, cache_key: Option<&str>) -> Result<bool, EngineError> {
         if let Some(given) = &self.given {
-            self.record(Event::Plan {
+            self.record(Event::Plan(PlanEvent {
                 specs: given.specs.clone(),
-            })
+            }))
             .await?;
             for (node, code) in &given.tests {
-                self.record(Event::Tests {
+                self.record(Event::Tests(TestsEvent {
                     node: node.clone(),
                     code: code.clone(),
                     source: CodeSource::Given,
-                })
+                }))
                 .await?;
             }
             return Ok(true);
@@ -72,25 +75,25 @@ impl Core {
                 "this task was solved before with the same model and prompts: replaying the cached solution (its tests run again)".into(),
             )
             .await?;
-            self.record(Event::Plan {
+            self.record(Event::Plan(PlanEvent {
                 specs: solved.specs.clone(),
-            })
+            }))
             .await?;
             for (node, code) in solved.tests {
-                self.record(Event::Tests {
+                self.record(Event::Tests(TestsEvent {
                     node,
                     code,
                     source: CodeSource::Cache,
-                })
+                }))
                 .await?;
             }
             for (node, code) in solved.code {
-                self.record(Event::Code {
+                self.record(Event::Code(CodeEvent {
                     node,
                     iteration: 1,
                     code,
                     source: CodeSource::Cache,
-                })
+                }))
                 .await?;
             }
             return Ok(true);
@@ -112,7 +115,7 @@ impl Core {
         )
         .await?;
         let specs = self.read(|s| s.specs.clone());
-        self.record(Event::Plan { specs }).await?;
+        self.record(Event::Plan(PlanEvent { specs })).await?;
         Ok(())
     }
 
@@ -146,7 +149,8 @@ impl Core {
             ),
         )
         .await?;
-        self.record(Event::Plan { specs: vec![spec] }).await?;
+        self.record(Event::Plan(PlanEvent { specs: vec![spec] }))
+            .await?;
         Ok(true)
     }
 
@@ -203,7 +207,7 @@ impl Core {
                 for message in dropped {
                     self.notice(NoticeLevel::Warning, message).await?;
                 }
-                self.record(Event::Plan { specs }).await?;
+                self.record(Event::Plan(PlanEvent { specs })).await?;
                 Ok(None)
             }
             Ok(PlanReply::Code(plan)) => {
@@ -217,7 +221,8 @@ impl Core {
                     ),
                 )
                 .await?;
-                self.record(Event::Plan { specs: plan.specs }).await?;
+                self.record(Event::Plan(PlanEvent { specs: plan.specs }))
+                    .await?;
                 // A node a re-plan kept keeps its code.
                 self.tape
                     .append_with(move |s| {
@@ -227,11 +232,13 @@ impl Core {
                             .filter(|(node, _)| {
                                 s.nodes.get(node).is_some_and(|n| n.versions.is_empty())
                             })
-                            .map(|(node, code)| Event::Code {
-                                node,
-                                iteration: 1,
-                                code,
-                                source: CodeSource::PlanReply,
+                            .map(|(node, code)| {
+                                Event::Code(CodeEvent {
+                                    node,
+                                    iteration: 1,
+                                    code,
+                                    source: CodeSource::PlanReply,
+                                })
                             })
                             .collect();
                         (events, ())
@@ -240,9 +247,9 @@ impl Core {
                 Ok(None)
             }
             Err(message) => {
-                self.record(Event::PlanError {
+                self.record(Event::PlanError(PlanErrorEvent {
                     message: message.clone(),
-                })
+                }))
                 .await?;
                 Ok(Some(message))
             }
@@ -263,13 +270,13 @@ impl Core {
                 let mut events = vec![steer];
                 if let Err(e) = codeloop_session::edit_spec(&s.specs, &node, &spec) {
                     let message = format!("the edited spec of `{node}` is refused: {e}");
-                    events.push(Event::PlanError {
+                    events.push(Event::PlanError(PlanErrorEvent {
                         message: message.clone(),
-                    });
-                    events.push(Event::Notice {
+                    }));
+                    events.push(Event::Notice(NoticeEvent {
                         level: NoticeLevel::Error,
                         message: format!("{message}; the session goes on with the spec it had"),
-                    });
+                    }));
                 }
                 (events, ())
             })

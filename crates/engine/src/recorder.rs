@@ -194,20 +194,14 @@ impl Writer {
 /// code/NODE/N.py, tests/test_NODE.py. Best effort: the tape, not these
 /// copies, is the record.
 pub(crate) fn write_side_file(dir: &Path, event: &Event) {
-    let (path, text) = match event {
-        Event::Code {
-            node,
-            iteration,
-            code,
-            ..
-        } => (
-            dir.join("code").join(node).join(format!("{iteration}.py")),
-            code,
-        ),
-        Event::Tests { node, code, .. } => {
-            (dir.join("tests").join(format!("test_{node}.py")), code)
-        }
-        _ => return,
+    let (path, text) = if let Event::Code(e) = event {
+        let file = format!("{}.py", e.iteration);
+        (dir.join("code").join(&e.node).join(file), &e.code)
+    } else if let Event::Tests(e) = event {
+        let file = format!("test_{}.py", e.node);
+        (dir.join("tests").join(file), &e.code)
+    } else {
+        return;
     };
     if let Some(parent) = path.parent() {
         let _ = std::fs::create_dir_all(parent);

@@ -15,7 +15,8 @@ use super::testfix;
 use codeloop_protocol::{ChatMessage, Location};
 use codeloop_session::state::HistoryEntry;
 use codeloop_session::{
-    AttemptKind, CodeSource, Event, FunctionSpec, NodeStatus, NoticeLevel, Purpose, State,
+    AttemptEvent, AttemptKind, CodeEvent, CodeSource, Event, FunctionSpec, NodeStatus, NoticeLevel,
+    Purpose, ReflectionEvent, State,
 };
 
 /// Lines of a failed run's output shown to the repair.
@@ -205,12 +206,12 @@ impl Core {
         };
         let prompt = self.repair_prompt(name, iteration, asked).await?;
         let next = iteration + 1;
-        self.record(Event::Attempt {
+        self.record(Event::Attempt(AttemptEvent {
             node: name.to_string(),
             iteration: next,
             kind,
             runtime_values: prompt.runtime_values,
-        })
+        }))
         .await?;
         if different_approach {
             self.notice(
@@ -234,11 +235,11 @@ impl Core {
             )
             .await?;
         let reflection = extract::prose_before_code(&reply);
-        self.record(Event::Reflection {
+        self.record(Event::Reflection(ReflectionEvent {
             node: name.to_string(),
             iteration,
             text: reflection.clone(),
-        })
+        }))
         .await?;
         if may_fix_tests && testfix::verdict(&reflection) == testfix::Verdict::Tests {
             // The block that holds the tests, should the reply have code too.
@@ -413,12 +414,12 @@ impl Core {
         )?;
         let messages = self.messages(prompt)?;
         let next = iteration + 1;
-        self.record(Event::Attempt {
+        self.record(Event::Attempt(AttemptEvent {
             node: name.to_string(),
             iteration: next,
             kind: AttemptKind::FreshStart,
             runtime_values: false,
-        })
+        }))
         .await?;
         self.notice(
             NoticeLevel::Info,
@@ -455,12 +456,12 @@ impl Core {
                 let events = if edited {
                     Vec::new()
                 } else {
-                    vec![Event::Code {
+                    vec![Event::Code(CodeEvent {
                         node,
                         iteration: next,
                         code,
                         source: CodeSource::Model,
-                    }]
+                    })]
                 };
                 (events, ())
             })

@@ -33,7 +33,8 @@ use codeloop_llm::ChatModel;
 use codeloop_sandbox::Sandbox;
 use codeloop_sandbox::harness::tests_file_name;
 use codeloop_session::{
-    Command, Event, NodeStatus, NoticeLevel, Record, State, TapeError, TapeWriter, read_tape,
+    Command, Event, ForkedEvent, NodeStatus, NoticeEvent, NoticeLevel, Record, ResumedEvent,
+    SessionStartedEvent, State, TapeError, TapeWriter, read_tape,
 };
 
 /// What a continued session runs with.
@@ -171,11 +172,11 @@ pub fn fork_noting(
     for (i, mut record) in prefix.into_iter().enumerate() {
         // The fork's first record is the parent's, under the fork's own name.
         if i == 0
-            && let Event::SessionStarted {
+            && let Event::SessionStarted(SessionStartedEvent {
                 session_id,
                 started_at,
                 ..
-            } = &mut record.event
+            }) = &mut record.event
         {
             *session_id = session_id_of(dir);
             *started_at = now_rfc3339();
@@ -185,17 +186,17 @@ pub fn fork_noting(
         writer.continue_clock(record.t_ms);
         history.push(record);
     }
-    let forked = writer.append(Event::Forked {
+    let forked = writer.append(Event::Forked(ForkedEvent {
         parent_id: parent.session_id.clone(),
         parent_tape: tape.display().to_string(),
         at_seq: at,
-    })?;
+    }))?;
     history.push(forked);
     if let Some(message) = note {
-        history.push(writer.append(Event::Notice {
+        history.push(writer.append(Event::Notice(NoticeEvent {
             level: NoticeLevel::Info,
             message,
-        })?);
+        }))?);
     }
     let after = format!("forked from session {} at record {at}", parent.session_id);
     start(dir.to_path_buf(), writer, history, at, after, with)
@@ -242,42 +243,33 @@ pub fn rewind_point(records: &[Record], node: &str) -> Result<u64, String> {
     if current == 0 {
         return Err("it has no code yet: there is no earlier iteration".into());
     }
-    let is_current_code = |r: &Record| match &r.event {
-        Event::Code {
-            node: n, iteration, ..
-        } => n == node && *iteration == current,
-        _ => false,
-    };
+    let is_current_code =
+        |r: &Record| matches!(&r.event, Event::Code(e) if e.node == node && e.iteration == current);
     let Some(made) = records.iter().position(is_current_code) else {
         return Err("its code is not on the tape".into());
     };
     let before = &records[..made];
     if current >= 2 {
-        let ran = before.iter().rposition(|r| match &r.event {
-            Event::RunFinished { run_id, .. } => state.runs.get(run_id).is_some_and(|run| {
+        let ran = before.iter().rposition(|r| {
+            let Event::RunFinished(e) = &r.event else {
+                return false;
+            };
+            state.runs.get(&e.run_id).is_some_and(|run| {
                 run.node.as_deref() == Some(node) && run.iteration == current - 1
-            }),
-            _ => false,
+            })
         });
         if let Some(ran) = ran {
-            let localized = |r: &&Record| match &r.event {
-                Event::Localized {
-                    node: n, iteration, ..
-                } => n == node && *iteration == current - 1,
-                _ => false,
-            };
+            let localized = |r: &&Record| matches!(&r.event, Event::Localized(e) if e.node == node && e.iteration == current - 1);
             let end = before[ran..].iter().rev().find(localized).map(|r| r.seq);
             return Ok(end.unwrap_or(before[ran].seq));
         }
     }
     // No run of the previous iteration: go back to before the call (or the
     // edit) that made the current one.
-    let asked = before.iter().rposition(|r| match &r.event {
-        Event::ModelRequest { purpose, .. } => {
-            purpose.node() == Some(node)
-                && !matches!(purpose, codeloop_session::Purpose::Tests { .. })
-        }
-        _ => false,
+    let asked = before.iter().rposition(|r| {
+        matches!(&r.event, Event::ModelRequest(e)
+            if e.purpose.node() == Some(node)
+                && !matches!(e.purpose, codeloop_session::Purpose::Tests { .. }))
     });
     let start = asked.unwrap_or(made);
     match start.checked_sub(1) {
@@ -327,13 +319,13 @@ fn start(
     let mut prompts = Prompts::load(with.prompt_overrides.as_deref()).map_err(EngineError::from)?;
     let config = config_summary(&with.model, &with.sandbox, &with.options);
     prompts.set_python(config.python.as_deref().filter(|p| p.chosen));
-    let resumed = Event::Resumed {
+    let resumed = Event::Resumed(ResumedEvent {
         from_seq,
         after,
         config,
         token_budget: with.options.token_budget,
         started_at: now_rfc3339(),
-    };
+    });
     let (events_tx, events_rx) = mpsc::channel(VIEW_BUFFER);
     let (commands_tx, commands_rx) = mpsc::channel(COMMAND_BUFFER);
     let tape = Recorder::start(&dir, writer, history, events_tx)?;

@@ -20,7 +20,8 @@ use codeloop_protocol::{ChatMessage, Location};
 use codeloop_session::review::{REVIEW_ERROR, review_failure};
 use codeloop_session::state::HistoryEntry;
 use codeloop_session::{
-    CodeSource, Event, NoticeLevel, Purpose, ReviewFinding, ReviewVerdict, Severity, State, Step,
+    CodeSource, Event, NoticeLevel, Purpose, ReviewEvent, ReviewFinding, ReviewVerdict, Severity,
+    State, Step,
 };
 
 /// What follows a node's review.
@@ -174,13 +175,13 @@ impl Core {
         let call_id = self.read(|s| tag.latest_call(s));
         match parse(&reply) {
             Ok((verdict, findings)) => {
-                self.record(Event::Review {
+                self.record(Event::Review(ReviewEvent {
                     node: name.to_string(),
                     iteration,
                     verdict,
                     findings: findings.clone(),
                     call_id,
-                })
+                }))
                 .await?;
                 Ok(Some((verdict, findings)))
             }

@@ -10,7 +10,9 @@
 use tokio::sync::{Mutex, Notify, oneshot};
 
 use super::context::Core;
-use codeloop_session::{CodeSource, Command, Event, Step, TapeError};
+use codeloop_session::{
+    CodeEvent, CodeSource, Command, Event, PausedEvent, SteerEvent, Step, TapeError,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum GateAnswer {
@@ -54,9 +56,9 @@ impl Core {
     }
 
     async fn act_on(&self, cmd: Command) -> Result<(), TapeError> {
-        let steer = Event::Steer {
+        let steer = Event::Steer(SteerEvent {
             command: cmd.clone(),
-        };
+        });
         match cmd {
             // Step mode itself is read from the state the Steer event folds into.
             Command::SetStepMode { on } => {
@@ -125,12 +127,12 @@ impl Core {
             .append_with(move |s| {
                 let mut events = vec![steer];
                 if let Some(n) = s.nodes.get(&node) {
-                    events.push(Event::Code {
+                    events.push(Event::Code(CodeEvent {
                         iteration: n.iteration() + 1,
                         node,
                         code,
                         source: CodeSource::Edit,
-                    });
+                    }));
                 }
                 (events, ())
             })
@@ -157,7 +159,11 @@ impl Core {
             self.steering.take_waiter();
             return GateAnswer::Go;
         }
-        if self.record(Event::Paused { step }).await.is_err() {
+        if self
+            .record(Event::Paused(PausedEvent { step }))
+            .await
+            .is_err()
+        {
             // A tape that cannot record stops the session.
             self.cancel.cancel();
             return GateAnswer::Cancel;

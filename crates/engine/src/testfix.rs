@@ -5,7 +5,7 @@
 
 use super::context::{Core, Stop};
 use super::steering::GateAnswer;
-use codeloop_session::{Command, Event, NoticeLevel, State, Step};
+use codeloop_session::{Command, Event, NoticeLevel, State, Step, TestsChangedEvent};
 
 /// Whether the reflection says the code or the test is wrong.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,7 +145,7 @@ impl Core {
             )
             .await?;
         }
-        self.record(Event::TestsChanged {
+        self.record(Event::TestsChanged(TestsChangedEvent {
             node: name.to_string(),
             iteration,
             old,
@@ -153,7 +153,7 @@ impl Core {
             reason,
             applied: rejected.is_none(),
             rejected_because: rejected.clone(),
-        })
+        }))
         .await?;
         Ok(rejected)
     }

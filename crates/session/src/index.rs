@@ -374,7 +374,7 @@ mod tests {
 
     #[test]
     fn a_session_that_never_got_a_plan_is_listed_as_no_plan() {
-        let finished = crate::event::Event::Finished {
+        let finished = crate::event::Event::Finished(crate::event::FinishedEvent {
             result: crate::event::FinalResult {
                 passed: false,
                 nodes_passed: 0,
@@ -384,7 +384,7 @@ mod tests {
                 summary: "no usable plan".into(),
                 output_dir: None,
             },
-        };
+        });
         let state = State::from_records(&[crate::event::Record {
             seq: 0,
             t_ms: 0,

@@ -126,7 +126,7 @@ mod tests {
     }
 
     fn finished(passed: bool, summary: &str) -> Event {
-        Event::Finished {
+        Event::Finished(FinishedEvent {
             result: FinalResult {
                 passed,
                 nodes_passed: 0,
@@ -136,14 +136,14 @@ mod tests {
                 summary: summary.into(),
                 output_dir: None,
             },
-        }
+        })
     }
 
     fn planned() -> Vec<Record> {
         vec![
             record(
                 0,
-                Event::Plan {
+                Event::Plan(PlanEvent {
                     specs: vec![FunctionSpec {
                         name: "f".into(),
                         purpose: "p".into(),
@@ -151,14 +151,14 @@ mod tests {
                         output: String::new(),
                         depends_on: vec![],
                     }],
-                },
+                }),
             ),
             record(
                 1,
-                Event::NodeStatus {
+                Event::NodeStatus(NodeStatusEvent {
                     node: "f".into(),
                     status: NodeStatus::Checking,
-                },
+                }),
             ),
         ]
     }
@@ -168,9 +168,9 @@ mod tests {
         let mut records = planned();
         records.push(record(
             2,
-            Event::Steer {
+            Event::Steer(SteerEvent {
                 command: Command::Cancel,
-            },
+            }),
         ));
         let state = State::from_records(&records);
         assert_eq!(Outcome::of(&state), Outcome::Cancelled);
@@ -189,9 +189,9 @@ mod tests {
         records.push(record(2, finished(true, "all pass")));
         records.push(record(
             3,
-            Event::Steer {
+            Event::Steer(SteerEvent {
                 command: Command::Cancel,
-            },
+            }),
         ));
         let state = State::from_records(&records);
         assert_eq!(Outcome::of(&state), Outcome::Passed);
@@ -202,16 +202,16 @@ mod tests {
         records.pop();
         records.push(record(
             3,
-            Event::NodeStatus {
+            Event::NodeStatus(NodeStatusEvent {
                 node: "f".into(),
                 status: NodeStatus::Running,
-            },
+            }),
         ));
         records.push(record(
             4,
-            Event::Steer {
+            Event::Steer(SteerEvent {
                 command: Command::Cancel,
-            },
+            }),
         ));
         assert_eq!(
             Outcome::of(&State::from_records(&records)),
@@ -234,10 +234,10 @@ mod tests {
         assert_eq!(Outcome::of(&state), Outcome::Passed);
         records.push(record(
             3,
-            Event::NodeStatus {
+            Event::NodeStatus(NodeStatusEvent {
                 node: "f".into(),
                 status: NodeStatus::Running,
-            },
+            }),
         ));
         let state = State::from_records(&records);
         assert_eq!(Outcome::of(&state), Outcome::Working);

@@ -87,75 +87,65 @@ impl State {
     pub fn apply(&mut self, record: &Record) {
         self.events_applied += 1;
         self.t_ms = record.t_ms;
-        let event = &record.event;
-        match event {
+        match &record.event {
             // Model calls (`state/calls.rs`).
-            Event::ModelRequest { .. } => self.fold_request(record),
-            Event::ModelDelta { .. }
-            | Event::ModelReasoning { .. }
-            | Event::ModelRestart { .. }
-            | Event::ModelContinued { .. } => self.fold_stream(event),
-            Event::ModelReply { .. } | Event::ModelError { .. } => self.fold_call_end(event),
+            Event::ModelRequest(e) => self.fold_request(e, record.t_ms),
+            Event::ModelDelta(e) => self.fold_delta(e),
+            Event::ModelReasoning(e) => self.fold_reasoning(e),
+            Event::ModelRestart(e) => self.fold_restart(e),
+            Event::ModelContinued(e) => self.fold_continued(e),
+            Event::ModelReply(e) => self.fold_reply(e),
+            Event::ModelError(e) => self.fold_model_error(e),
             // The plan and its nodes (`state/nodes.rs`).
-            Event::Plan { .. } | Event::PlanError { .. } => self.fold_plan(event),
-            Event::Tests { .. } | Event::TestsChanged { .. } => self.fold_tests(event),
-            Event::Code { .. } | Event::Check { .. } | Event::Candidates { .. } => {
-                self.fold_code(event)
-            }
-            Event::Review { .. } => self.fold_review(event),
-            Event::NodeStatus { node, status } => self.fold_status(node, *status),
-            Event::Localized { .. } | Event::Attempt { .. } => self.fold_failure(event),
-            Event::Reflection { .. } => self.fold_reflection(event),
+            Event::Plan(e) => self.fold_plan(e),
+            Event::PlanError(e) => self.fold_plan_error(e),
+            Event::Tests(e) => self.fold_tests(e),
+            Event::TestsChanged(e) => self.fold_tests_changed(e),
+            Event::Code(e) => self.fold_code(e),
+            Event::Check(e) => self.fold_check(e),
+            Event::Candidates(e) => self.fold_candidates(e),
+            Event::Review(e) => self.fold_review(e),
+            Event::NodeStatus(e) => self.fold_status(&e.node, e.status),
+            Event::Localized(e) => self.fold_localized(e),
+            Event::Attempt(e) => self.fold_attempt(e),
+            Event::Reflection(e) => self.fold_reflection(e),
             // Runs and the program (`state/runs.rs`).
-            Event::RunStarted { .. } | Event::Output { .. } | Event::RunFinished { .. } => {
-                self.fold_runs(event)
-            }
-            Event::Program { .. } | Event::ProgramOutput { .. } | Event::Picture { .. } => {
-                self.fold_program(event)
-            }
-            // The session's own.
-            Event::SessionStarted {
-                session_id,
-                started_at,
-                task,
-                inputs,
-                config,
-                ..
-            } => {
-                self.session_id = session_id.clone();
-                self.started_at = started_at.clone();
-                self.task = task.clone();
-                self.inputs = inputs.clone();
-                self.step_mode = config.step_mode;
-                self.config = config.clone();
-            }
-            Event::Paused { .. } => {}
-            Event::Steer { command } => self.steer(command),
-            Event::Notice { level, message } => self.notices.push(Notice {
-                level: *level,
-                message: message.clone(),
+            Event::RunStarted(e) => self.fold_run_started(e),
+            Event::Output(e) => self.fold_output(e),
+            Event::RunFinished(e) => self.fold_run_finished(e),
+            Event::Program(e) => self.fold_program(e),
+            Event::ProgramOutput(e) => self.program_output = Some(e.output.clone()),
+            Event::Picture(e) => self.pictures.push(RunPicture {
+                run_id: e.run_id,
+                picture: e.picture.clone(),
             }),
-            Event::Finished { result } => {
-                self.finished = Some(result.clone());
+            // The session's own.
+            Event::SessionStarted(e) => {
+                self.session_id = e.session_id.clone();
+                self.started_at = e.started_at.clone();
+                self.task = e.task.clone();
+                self.inputs = e.inputs.clone();
+                self.step_mode = e.config.step_mode;
+                self.config = e.config.clone();
+            }
+            Event::Paused(_) => {}
+            Event::Steer(e) => self.steer(&e.command),
+            Event::Notice(e) => self.notices.push(Notice {
+                level: e.level,
+                message: e.message.clone(),
+            }),
+            Event::Finished(e) => {
+                self.finished = Some(e.result.clone());
                 self.settle_unfinished_nodes();
             }
-            Event::Forked {
-                parent_id,
-                parent_tape,
-                at_seq,
-            } => {
+            Event::Forked(e) => {
                 self.parent = Some(ParentSession {
-                    session_id: parent_id.clone(),
-                    tape: parent_tape.clone(),
-                    at_seq: *at_seq,
+                    session_id: e.parent_id.clone(),
+                    tape: e.parent_tape.clone(),
+                    at_seq: e.at_seq,
                 });
             }
-            Event::Resumed {
-                after,
-                config,
-                token_budget,
-                ..
-            } => self.resume(record.seq, after, config, *token_budget),
+            Event::Resumed(e) => self.resume(record.seq, &e.after, &e.config, e.token_budget),
         }
         if let Some(paused) = pause_after(&record.event) {
             self.paused = paused.cloned();
@@ -170,16 +160,46 @@ impl State {
         let Some(PromptEdit { purpose, .. }) = &self.prompt_edit else {
             return;
         };
-        let spent = match (event, purpose) {
-            (Event::Plan { .. }, Purpose::Plan) | (Event::Finished { .. }, _) => true,
-            (Event::Tests { node, .. }, Purpose::Tests { node: n })
-            | (Event::Code { node, .. }, Purpose::Code { node: n } | Purpose::Repair { node: n })
+        let for_node = |node: &str| purpose.node() == Some(node);
+        let spent = match event {
+            Event::Plan(_) => *purpose == Purpose::Plan,
+            Event::Finished(_) => true,
+            Event::Tests(e) => matches!(purpose, Purpose::Tests { .. }) && for_node(&e.node),
+            Event::Code(e) => {
+                matches!(purpose, Purpose::Code { .. } | Purpose::Repair { .. })
+                    && for_node(&e.node)
+            }
             // A repair that fixed the tests instead of the code.
-            | (Event::TestsChanged { node, .. }, Purpose::Repair { node: n })
-            | (Event::Reflection { node, .. }, Purpose::Reflect { node: n })
-            | (Event::Review { node, .. }, Purpose::Review { node: n })
-            | (Event::Candidates { node, .. }, Purpose::Inputs { node: n }) => n == node,
-            _ => false,
+            Event::TestsChanged(e) => {
+                matches!(purpose, Purpose::Repair { .. }) && for_node(&e.node)
+            }
+            Event::Reflection(e) => matches!(purpose, Purpose::Reflect { .. }) && for_node(&e.node),
+            Event::Review(e) => matches!(purpose, Purpose::Review { .. }) && for_node(&e.node),
+            Event::Candidates(e) => matches!(purpose, Purpose::Inputs { .. }) && for_node(&e.node),
+            Event::SessionStarted(_)
+            | Event::ModelRequest(_)
+            | Event::ModelDelta(_)
+            | Event::ModelReasoning(_)
+            | Event::ModelRestart(_)
+            | Event::ModelContinued(_)
+            | Event::ModelReply(_)
+            | Event::ModelError(_)
+            | Event::PlanError(_)
+            | Event::Check(_)
+            | Event::RunStarted(_)
+            | Event::Output(_)
+            | Event::RunFinished(_)
+            | Event::NodeStatus(_)
+            | Event::Localized(_)
+            | Event::Attempt(_)
+            | Event::Paused(_)
+            | Event::Steer(_)
+            | Event::Notice(_)
+            | Event::Program(_)
+            | Event::ProgramOutput(_)
+            | Event::Picture(_)
+            | Event::Forked(_)
+            | Event::Resumed(_) => false,
         };
         if spent {
             self.prompt_edit = None;

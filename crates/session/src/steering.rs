@@ -13,20 +13,7 @@ impl State {
         if matches!(command, Command::Cancel) && self.ended() {
             return;
         }
-        match command {
-            Command::SetStepMode { .. }
-            | Command::Skip
-            | Command::Cancel
-            | Command::Approve
-            | Command::ReviewPrompt
-            | Command::EditPrompt { .. } => self.steer_step(command),
-            Command::EditTask { .. }
-            | Command::EditSpec { .. }
-            | Command::EditTests { .. }
-            | Command::Hint { .. }
-            | Command::RerunNode { .. }
-            | Command::EditCode { .. } => self.steer_work(command),
-        }
+        self.steer_with(command);
         self.steers.push(command.clone());
         // The pause this answers is still set (cleared after, by `pause_after`).
         let review_skip =
@@ -37,9 +24,11 @@ impl State {
         });
     }
 
-    /// How the engine steps: step mode, and the answers to the pause it is
-    /// in (go on, skip, cancel, see the prompt, send it edited).
-    fn steer_step(&mut self, command: &Command) {
+    /// What the command changes: how the engine steps (step mode, and the
+    /// answers to the pause it is in: go on, skip, cancel, see the prompt,
+    /// send it edited), and the work (the task, a spec, tests, hints, a
+    /// node run again).
+    fn steer_with(&mut self, command: &Command) {
         match command {
             Command::SetStepMode { on } => self.step_mode = *on,
             // The pause these end is cleared after this, by `pause_after`.
@@ -74,24 +63,6 @@ impl State {
                     });
                 }
             }
-            _ => {}
-        }
-    }
-
-    /// The node whose run the engine is paused before, if it is.
-    fn node_paused_before_run(&mut self) -> Option<&mut NodeState> {
-        match &self.paused {
-            Some(Step::Run {
-                node: Some(node), ..
-            }) => self.nodes.get_mut(node),
-            _ => None,
-        }
-    }
-
-    /// What the person changes in the work: the task, a spec, tests,
-    /// hints, a node run again.
-    fn steer_work(&mut self, command: &Command) {
-        match command {
             Command::EditTask { task } => {
                 self.task = task.clone();
                 self.replan = true;
@@ -124,14 +95,28 @@ impl State {
                 }
             }
             // An edited code version arrives as a `Code` event with source `Edit`.
-            _ => {}
+            Command::EditCode { .. } => {}
         }
+    }
+
+    /// The node whose run the engine is paused before, if it is.
+    fn node_paused_before_run(&mut self) -> Option<&mut NodeState> {
+        let Some(Step::Run {
+            node: Some(node), ..
+        }) = &self.paused
+        else {
+            return None;
+        };
+        self.nodes.get_mut(node)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::event::{CodeSource, Event, FunctionSpec, Record, RunKind};
+    use crate::event::{
+        CodeEvent, CodeSource, Event, FunctionSpec, PausedEvent, PlanEvent, Record, RunKind,
+        RunStartedEvent, SteerEvent,
+    };
 
     use super::*;
 
@@ -149,19 +134,19 @@ mod tests {
     }
 
     fn code(source: CodeSource, iteration: u32) -> Event {
-        Event::Code {
+        Event::Code(CodeEvent {
             node: "f".into(),
             iteration,
             code: "def f(): pass\n".into(),
             source,
-        }
+        })
     }
 
     #[test]
     fn an_approved_run_is_on_the_tape_until_it_runs_or_the_model_writes_new_code() {
         let opening = || {
             vec![
-                Event::Plan {
+                Event::Plan(PlanEvent {
                     specs: vec![FunctionSpec {
                         name: "f".into(),
                         purpose: "p".into(),
@@ -169,17 +154,17 @@ mod tests {
                         output: String::new(),
                         depends_on: vec![],
                     }],
-                },
+                }),
                 code(CodeSource::Model, 1),
-                Event::Paused {
+                Event::Paused(PausedEvent {
                     step: Step::Run {
                         node: Some("f".into()),
                         iteration: 1,
                     },
-                },
-                Event::Steer {
+                }),
+                Event::Steer(SteerEvent {
                     command: Command::Approve,
-                },
+                }),
             ]
         };
         let approved = |events: Vec<Event>| fold(events).nodes["f"].run_approved;
@@ -193,20 +178,20 @@ mod tests {
             [opening(), vec![code(CodeSource::Model, 2)]].concat()
         ));
         // The run spends it.
-        let run = Event::RunStarted {
+        let run = Event::RunStarted(RunStartedEvent {
             run_id: 1,
             node: Some("f".into()),
             iteration: 1,
             kind: RunKind::NodeTests,
-        };
+        });
         assert!(!approved([opening(), vec![run]].concat()));
         // Approving another step approves no run.
         let mut other = opening();
-        other[2] = Event::Paused {
+        other[2] = Event::Paused(PausedEvent {
             step: Step::ModelCall {
                 purpose: crate::event::Purpose::Code { node: "f".into() },
             },
-        };
+        });
         assert!(!approved(other));
     }
 }

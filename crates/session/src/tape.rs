@@ -212,7 +212,39 @@ fn lock(file: &File) -> bool {
 /// else marks the end of a step and is flushed at once, so a crash loses
 /// at most the chunks of the step in progress.
 fn is_step_boundary(event: &Event) -> bool {
-    !matches!(event, Event::ModelDelta { .. } | Event::Output { .. })
+    match event {
+        Event::ModelDelta(_) | Event::Output(_) => false,
+        Event::SessionStarted(_)
+        | Event::ModelRequest(_)
+        | Event::ModelReasoning(_)
+        | Event::ModelRestart(_)
+        | Event::ModelContinued(_)
+        | Event::ModelReply(_)
+        | Event::ModelError(_)
+        | Event::Plan(_)
+        | Event::PlanError(_)
+        | Event::Tests(_)
+        | Event::Code(_)
+        | Event::Check(_)
+        | Event::RunStarted(_)
+        | Event::RunFinished(_)
+        | Event::NodeStatus(_)
+        | Event::Localized(_)
+        | Event::Attempt(_)
+        | Event::TestsChanged(_)
+        | Event::Review(_)
+        | Event::Candidates(_)
+        | Event::Reflection(_)
+        | Event::Paused(_)
+        | Event::Steer(_)
+        | Event::Notice(_)
+        | Event::Program(_)
+        | Event::ProgramOutput(_)
+        | Event::Picture(_)
+        | Event::Finished(_)
+        | Event::Forked(_)
+        | Event::Resumed(_) => true,
+    }
 }
 
 /// What reading a tape found.
@@ -248,7 +280,7 @@ impl TapeContents {
     pub fn finished(&self) -> bool {
         self.records
             .iter()
-            .any(|r| matches!(r.event, Event::Finished { .. }))
+            .any(|r| matches!(r.event, Event::Finished(_)))
     }
 
     /// One line for the person opening the tape about what could not be

@@ -11,20 +11,18 @@
 //! has its two numbers read by hand and the event parsed from the same line
 //! (its variant ignores the two fields it does not know), and the events a
 //! long tape is mostly made of (output, streamed deltas and reasoning) are
-//! read straight into their fields. Any other line, and any line this fast
-//! path cannot read, goes through the derived `Record`, so what is accepted
-//! and every error message are the same as before.
+//! read straight into their payload structs (`OutputEvent`, ...). Any other
+//! line, and any line this fast path cannot read, goes through the derived
+//! `Record`, so what is accepted and every error message are the same as
+//! before.
 
 use codeloop_protocol::present::plural;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-
 use super::event::{Event, Record, TAPE_VERSION};
 use super::tape::{SkippedLine, TapeError};
-use codeloop_protocol::Stream;
 
 /// Bytes the file reader asks the disk for at once.
 const READ_BUFFER: usize = 1 << 20;
@@ -132,7 +130,7 @@ impl LineReader {
         match decode(&line[..end]) {
             Ok(record) => {
                 self.records += 1;
-                self.end.finished |= matches!(record.event, Event::Finished { .. });
+                self.end.finished |= matches!(record.event, Event::Finished(_));
                 Ok(Some(record))
             }
             Err(message) => {
@@ -187,9 +185,9 @@ fn declared_version(line: &str) -> Option<u64> {
 fn decode(line: &[u8]) -> Result<Record, String> {
     if let Some((seq, t_ms, rest)) = head(line) {
         let event = match tag(rest) {
-            Some(b"output") => typed::<OutputFields>(line).map(Event::from),
-            Some(b"model_delta") => typed::<DeltaFields>(line).map(DeltaFields::delta),
-            Some(b"model_reasoning") => typed::<DeltaFields>(line).map(DeltaFields::reasoning),
+            Some(b"output") => typed(line).map(Event::Output),
+            Some(b"model_delta") => typed(line).map(Event::ModelDelta),
+            Some(b"model_reasoning") => typed(line).map(Event::ModelReasoning),
             _ => serde_json::from_slice::<Event>(line).ok(),
         };
         if let Some(event) = event {
@@ -237,48 +235,6 @@ fn tag(rest: &[u8]) -> Option<&[u8]> {
     let rest = rest.strip_prefix(br#""type":""#)?;
     let end = rest.iter().position(|b| *b == b'"')?;
     matches!(rest.get(end + 1), Some(b',' | b'}')).then(|| &rest[..end])
-}
-
-/// `Event::Output`'s fields, read without the tagged enum's buffering.
-/// Building the event names every field, so a field added to the variant
-/// does not compile until it is added here too.
-#[derive(Deserialize)]
-struct OutputFields {
-    run_id: u64,
-    stream: Stream,
-    text: String,
-}
-
-impl From<OutputFields> for Event {
-    fn from(f: OutputFields) -> Event {
-        Event::Output {
-            run_id: f.run_id,
-            stream: f.stream,
-            text: f.text,
-        }
-    }
-}
-
-/// The fields of `Event::ModelDelta` and `Event::ModelReasoning`.
-#[derive(Deserialize)]
-struct DeltaFields {
-    call_id: u64,
-    text: String,
-}
-
-impl DeltaFields {
-    fn delta(self) -> Event {
-        Event::ModelDelta {
-            call_id: self.call_id,
-            text: self.text,
-        }
-    }
-    fn reasoning(self) -> Event {
-        Event::ModelReasoning {
-            call_id: self.call_id,
-            text: self.text,
-        }
-    }
 }
 
 /// A tape file read in batches of records, in one pass, as the disk gives it.
@@ -352,7 +308,11 @@ impl TapeStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Event, NoticeLevel, Record};
+    use crate::{
+        Event, ModelDeltaEvent, ModelReasoningEvent, NoticeEvent, NoticeLevel, OutputEvent,
+        PlanErrorEvent, Record,
+    };
+    use codeloop_protocol::Stream;
 
     fn record(seq: u64, event: Event) -> Record {
         Record {
@@ -371,38 +331,38 @@ mod tests {
         let records = [
             record(
                 0,
-                Event::Output {
+                Event::Output(OutputEvent {
                     run_id: 3,
                     stream: Stream::Stderr,
                     text: "a \"quoted\"\tline\n\u{1b}[31mred\u{1b}[0m é\n".into(),
-                },
+                }),
             ),
             record(
                 1,
-                Event::ModelDelta {
+                Event::ModelDelta(ModelDeltaEvent {
                     call_id: 9,
                     text: "def f(x):\n".into(),
-                },
+                }),
             ),
             record(
                 2,
-                Event::ModelReasoning {
+                Event::ModelReasoning(ModelReasoningEvent {
                     call_id: 9,
                     text: String::new(),
-                },
+                }),
             ),
             record(
                 3,
-                Event::Notice {
+                Event::Notice(NoticeEvent {
                     level: NoticeLevel::Warning,
                     message: "other events go through the enum".into(),
-                },
+                }),
             ),
             record(
                 u64::MAX,
-                Event::PlanError {
+                Event::PlanError(PlanErrorEvent {
                     message: "x".into(),
-                },
+                }),
             ),
         ];
         for r in &records {
@@ -448,11 +408,11 @@ mod tests {
         for i in 0..100u64 {
             let r = record(
                 i,
-                Event::Output {
+                Event::Output(OutputEvent {
                     run_id: 1,
                     stream: Stream::Stdout,
                     text: format!("{i}\n"),
-                },
+                }),
             );
             text += &serde_json::to_string(&r).unwrap();
             text += if i == 40 { "\n\nnot a record\n" } else { "\n" };

@@ -32,7 +32,7 @@ fn session_events() -> Vec<Event> {
         resources: None,
     };
     vec![
-        Event::SessionStarted {
+        Event::SessionStarted(SessionStartedEvent {
             version: TAPE_VERSION,
             session_id: "s1".into(),
             started_at: "2026-11-22T15:00:00Z".into(),
@@ -43,40 +43,40 @@ fn session_events() -> Vec<Event> {
                 model: "fixture".into(),
                 ..Default::default()
             },
-        },
-        Event::Plan {
+        }),
+        Event::Plan(PlanEvent {
             specs: vec![spec("double", &[]), spec("double_all", &["double"])],
-        },
-        Event::NodeStatus {
+        }),
+        Event::NodeStatus(NodeStatusEvent {
             node: "double".into(),
             status: NodeStatus::Generating,
-        },
-        Event::Code {
+        }),
+        Event::Code(CodeEvent {
             node: "double".into(),
             iteration: 1,
             code: "def double(x):\n    return x + 2\n".into(),
             source: CodeSource::Model,
-        },
-        Event::RunStarted {
+        }),
+        Event::RunStarted(RunStartedEvent {
             run_id: 1,
             node: Some("double".into()),
             iteration: 1,
             kind: RunKind::NodeTests,
-        },
-        Event::Output {
+        }),
+        Event::Output(OutputEvent {
             run_id: 1,
             stream: Stream::Stderr,
             text: "AssertionError: assert 5 == 6\n".into(),
-        },
-        Event::RunFinished {
+        }),
+        Event::RunFinished(RunFinishedEvent {
             run_id: 1,
             record: failing,
-        },
-        Event::NodeStatus {
+        }),
+        Event::NodeStatus(NodeStatusEvent {
             node: "double".into(),
             status: NodeStatus::Failed,
-        },
-        Event::Localized {
+        }),
+        Event::Localized(LocalizedEvent {
             node: "double".into(),
             iteration: 1,
             location: Location {
@@ -89,8 +89,8 @@ fn session_events() -> Vec<Event> {
                 in_node_code: true,
                 ..Default::default()
             },
-        },
-        Event::ModelRequest {
+        }),
+        Event::ModelRequest(ModelRequestEvent {
             call_id: 7,
             purpose: Purpose::Reflect {
                 node: "double".into(),
@@ -100,16 +100,16 @@ fn session_events() -> Vec<Event> {
                 role: Role::User,
                 content: "why?".into(),
             }],
-        },
-        Event::ModelDelta {
+        }),
+        Event::ModelDelta(ModelDeltaEvent {
             call_id: 7,
             text: "It adds ".into(),
-        },
-        Event::ModelDelta {
+        }),
+        Event::ModelDelta(ModelDeltaEvent {
             call_id: 7,
             text: "instead of multiplying.".into(),
-        },
-        Event::ModelReply {
+        }),
+        Event::ModelReply(ModelReplyEvent {
             call_id: 7,
             text: "It adds instead of multiplying.".into(),
             usage: Some(Usage::new(10, 6)),
@@ -118,22 +118,22 @@ fn session_events() -> Vec<Event> {
             finish_reason: None,
             usage_estimated: false,
             structured: None,
-        },
-        Event::Reflection {
+        }),
+        Event::Reflection(ReflectionEvent {
             node: "double".into(),
             iteration: 1,
             text: "It adds instead of multiplying.".into(),
-        },
-        Event::Code {
+        }),
+        Event::Code(CodeEvent {
             node: "double".into(),
             iteration: 2,
             code: "def double(x):\n    return x * 2\n".into(),
             source: CodeSource::Model,
-        },
-        Event::NodeStatus {
+        }),
+        Event::NodeStatus(NodeStatusEvent {
             node: "double".into(),
             status: NodeStatus::Passed,
-        },
+        }),
     ]
 }
 
@@ -368,7 +368,7 @@ fn a_session_without_a_finished_event_did_not_finish() {
         writer.append(event).unwrap();
     }
     writer
-        .append(Event::Finished {
+        .append(Event::Finished(FinishedEvent {
             result: FinalResult {
                 passed: true,
                 nodes_passed: 1,
@@ -378,7 +378,7 @@ fn a_session_without_a_finished_event_did_not_finish() {
                 summary: "done".into(),
                 output_dir: None,
             },
-        })
+        }))
         .unwrap();
     writer.flush().unwrap();
     assert!(read_tape(&path).unwrap().finished());
@@ -433,23 +433,23 @@ fn output_kept_in_memory_is_bounded_and_counts_what_it_dropped() {
     };
     push(
         &mut state,
-        Event::RunStarted {
+        Event::RunStarted(RunStartedEvent {
             run_id: 1,
             node: None,
             iteration: 1,
             kind: RunKind::Program,
-        },
+        }),
     );
     let line = "x".repeat(1023) + "\n";
     let total = 4 * state::OUTPUT_KEEP_BYTES;
     for _ in 0..total / line.len() {
         push(
             &mut state,
-            Event::Output {
+            Event::Output(OutputEvent {
                 run_id: 1,
                 stream: Stream::Stdout,
                 text: line.clone(),
-            },
+            }),
         );
     }
     let run = &state.runs[&1];

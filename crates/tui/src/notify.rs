@@ -65,21 +65,50 @@ impl Desktop {
 /// What a live event rings the terminal with, if anything.
 pub(crate) fn notice_for(event: &Event) -> Option<String> {
     match event {
-        Event::Paused { step } => Some(format!(
+        Event::Paused(e) => Some(format!(
             "waiting for you: paused before {}",
-            super::describe::describe_step(step)
+            super::describe::describe_step(&e.step)
         )),
-        Event::Finished { result } => Some(format!(
+        Event::Finished(e) => Some(format!(
             "session ended: {} ({}/{} functions pass)",
-            if result.passed {
+            if e.result.passed {
                 "passed"
             } else {
                 "not passed"
             },
-            result.nodes_passed,
-            result.nodes_total
+            e.result.nodes_passed,
+            e.result.nodes_total
         )),
-        _ => None,
+        Event::SessionStarted(_)
+        | Event::ModelRequest(_)
+        | Event::ModelDelta(_)
+        | Event::ModelReasoning(_)
+        | Event::ModelRestart(_)
+        | Event::ModelContinued(_)
+        | Event::ModelReply(_)
+        | Event::ModelError(_)
+        | Event::Plan(_)
+        | Event::PlanError(_)
+        | Event::Tests(_)
+        | Event::Code(_)
+        | Event::Check(_)
+        | Event::RunStarted(_)
+        | Event::Output(_)
+        | Event::RunFinished(_)
+        | Event::NodeStatus(_)
+        | Event::Localized(_)
+        | Event::Attempt(_)
+        | Event::TestsChanged(_)
+        | Event::Review(_)
+        | Event::Candidates(_)
+        | Event::Reflection(_)
+        | Event::Steer(_)
+        | Event::Notice(_)
+        | Event::Program(_)
+        | Event::ProgramOutput(_)
+        | Event::Picture(_)
+        | Event::Forked(_)
+        | Event::Resumed(_) => None,
     }
 }
 

@@ -6,7 +6,11 @@
 
 use std::time::{Duration, Instant};
 
-use codeloop_session::{Event, NodeStatus, Record, State};
+use codeloop_session::{
+    AttemptEvent, CandidatesEvent, CheckEvent, CodeEvent, Event, LocalizedEvent, ModelRequestEvent,
+    NodeStatus, NodeStatusEvent, Record, ReflectionEvent, ReviewEvent, RunStartedEvent, State,
+    TestsChangedEvent, TestsEvent,
+};
 
 /// Output text held in memory beyond which the oldest output is elided
 /// (the tape on disk keeps it all). Keeps a flood from growing memory.
@@ -91,9 +95,9 @@ impl Timeline {
     }
 
     /// Add a record at the end (the cursor stays where it is).
-    pub fn push(&mut self, mut r: Record) {
-        if let Event::Output { text, .. } = &mut r.event {
-            self.output_held += text.len();
+    pub fn push(&mut self, r: Record) {
+        if let Event::Output(e) = &r.event {
+            self.output_held += e.text.len();
         }
         if let Some(head) = &mut self.head {
             head.apply(&r);
@@ -110,9 +114,9 @@ impl Timeline {
     fn elide_output(&mut self) {
         let target = OUTPUT_MEMORY_BUDGET / 2;
         while self.output_held > target && self.elide_from < self.records.len() {
-            if let Event::Output { text, .. } = &mut self.records[self.elide_from].event {
-                self.output_held -= text.len();
-                *text = String::new();
+            if let Event::Output(e) = &mut self.records[self.elide_from].event {
+                self.output_held -= e.text.len();
+                e.text = String::new();
                 self.elided_output = true;
             }
             self.elide_from += 1;
@@ -186,7 +190,7 @@ impl Timeline {
 
     /// To the next/previous new code version (an iteration of some node).
     pub(crate) fn jump_iteration(&mut self, forward: bool) -> Jump {
-        let is_code = |r: &Record| matches!(r.event, Event::Code { .. });
+        let is_code = |r: &Record| matches!(r.event, Event::Code(_));
         let target = if forward {
             self.records[self.cursor.min(self.records.len())..]
                 .iter()
@@ -205,16 +209,15 @@ impl Timeline {
 
     /// To the first failed run, with the localization that follows it.
     pub(crate) fn jump_first_failure(&mut self) -> Jump {
-        let first = self.records.iter().position(|r| match &r.event {
-            Event::RunFinished { record, .. } => !record.passed,
-            Event::Localized { .. } => true,
-            _ => false,
+        let first = self.records.iter().position(|r| {
+            matches!(&r.event, Event::Localized(_))
+                || matches!(&r.event, Event::RunFinished(e) if !e.record.passed)
         });
         let target = first.map(|i| {
             let localized = self.records[i + 1..]
                 .iter()
                 .take(6)
-                .position(|r| matches!(r.event, Event::Localized { .. }));
+                .position(|r| matches!(r.event, Event::Localized(_)));
             match localized {
                 Some(k) => i + 1 + k + 1,
                 None => i + 1,
@@ -235,9 +238,11 @@ impl Timeline {
 
     /// The record of a finished run, wherever it is on the tape.
     pub(crate) fn recorded_run(&self, run_id: u64) -> Option<codeloop_session::RunRecord> {
-        self.records.iter().find_map(|r| match &r.event {
-            Event::RunFinished { run_id: id, record } if *id == run_id => Some(record.clone()),
-            _ => None,
+        self.records.iter().find_map(|r| {
+            let Event::RunFinished(e) = &r.event else {
+                return None;
+            };
+            (e.run_id == run_id).then(|| e.record.clone())
         })
     }
 
@@ -343,9 +348,10 @@ impl ReplayClock {
             // The next record is due relative to this one's due time.
             self.next_due = Some(due + timeline.gap(before, before + 1, self.speed));
             if self.live
-                && let Event::RunFinished { run_id, .. } = &timeline.records()[before].event
+                && let Event::RunFinished(e) = &timeline.records()[before].event
             {
-                tick.finished_runs.push((*run_id, timeline.state().clone()));
+                tick.finished_runs
+                    .push((e.run_id, timeline.state().clone()));
             }
         }
         if timeline.at_end() && self.playing {
@@ -372,47 +378,47 @@ fn active_at(records: &[Record]) -> Option<String> {
 
 fn active_node(event: &Event) -> Option<&str> {
     match event {
-        Event::ModelRequest { purpose, .. } => purpose.node(),
-        Event::Tests { node, .. }
-        | Event::Code { node, .. }
-        | Event::Check { node, .. }
-        | Event::Localized { node, .. }
-        | Event::Attempt { node, .. }
-        | Event::TestsChanged { node, .. }
-        | Event::Reflection { node, .. }
-        | Event::Review { node, .. }
-        | Event::Candidates { node, .. } => Some(node),
-        Event::RunStarted { node, .. } => node.as_deref(),
-        Event::NodeStatus { node, status } => {
+        Event::ModelRequest(ModelRequestEvent { purpose, .. }) => purpose.node(),
+        Event::Tests(TestsEvent { node, .. })
+        | Event::Code(CodeEvent { node, .. })
+        | Event::Check(CheckEvent { node, .. })
+        | Event::Localized(LocalizedEvent { node, .. })
+        | Event::Attempt(AttemptEvent { node, .. })
+        | Event::TestsChanged(TestsChangedEvent { node, .. })
+        | Event::Reflection(ReflectionEvent { node, .. })
+        | Event::Review(ReviewEvent { node, .. })
+        | Event::Candidates(CandidatesEvent { node, .. }) => Some(node),
+        Event::RunStarted(RunStartedEvent { node, .. }) => node.as_deref(),
+        Event::NodeStatus(NodeStatusEvent { node, status }) => {
             (!matches!(status, NodeStatus::Blocked)).then_some(node.as_str())
         }
-        Event::SessionStarted { .. }
-        | Event::ModelDelta { .. }
-        | Event::ModelReasoning { .. }
-        | Event::ModelRestart { .. }
-        | Event::ModelContinued { .. }
-        | Event::ModelReply { .. }
-        | Event::ModelError { .. }
-        | Event::Plan { .. }
-        | Event::PlanError { .. }
-        | Event::Output { .. }
-        | Event::RunFinished { .. }
-        | Event::Paused { .. }
-        | Event::Steer { .. }
-        | Event::Notice { .. }
-        | Event::Program { .. }
-        | Event::ProgramOutput { .. }
-        | Event::Picture { .. }
-        | Event::Finished { .. }
-        | Event::Forked { .. }
-        | Event::Resumed { .. } => None,
+        Event::SessionStarted(_)
+        | Event::ModelDelta(_)
+        | Event::ModelReasoning(_)
+        | Event::ModelRestart(_)
+        | Event::ModelContinued(_)
+        | Event::ModelReply(_)
+        | Event::ModelError(_)
+        | Event::Plan(_)
+        | Event::PlanError(_)
+        | Event::Output(_)
+        | Event::RunFinished(_)
+        | Event::Paused(_)
+        | Event::Steer(_)
+        | Event::Notice(_)
+        | Event::Program(_)
+        | Event::ProgramOutput(_)
+        | Event::Picture(_)
+        | Event::Finished(_)
+        | Event::Forked(_)
+        | Event::Resumed(_) => None,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use codeloop_session::{Event, NoticeLevel, Record};
+    use codeloop_session::{Event, NoticeEvent, NoticeLevel, Record};
 
     fn notices(gaps_ms: &[u64]) -> Timeline {
         let mut t = Timeline::default();
@@ -422,10 +428,10 @@ mod tests {
             t.push(Record {
                 seq: i as u64,
                 t_ms: at,
-                event: Event::Notice {
+                event: Event::Notice(NoticeEvent {
                     level: NoticeLevel::Info,
                     message: format!("n{i}"),
-                },
+                }),
             });
         }
         t
@@ -486,10 +492,10 @@ mod tests {
         t.push(Record {
             seq: 2,
             t_ms: 400,
-            event: Event::Notice {
+            event: Event::Notice(NoticeEvent {
                 level: NoticeLevel::Info,
                 message: "n2".into(),
-            },
+            }),
         });
         let arrived = late + Duration::from_secs(5);
         assert_eq!(

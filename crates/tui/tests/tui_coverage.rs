@@ -7,7 +7,7 @@
 mod tui_support;
 
 use codeloop_protocol::resources::Resources;
-use codeloop_session::{Event, TapeContents};
+use codeloop_session::{CodeEvent, Event, LocalizedEvent, RunFinishedEvent, TapeContents};
 use codeloop_tui::App;
 use tui_support::*;
 
@@ -17,11 +17,11 @@ fn tape_with_coverage() -> TapeContents {
     let mut tape = tape();
     for r in &mut tape.records {
         match &mut r.event {
-            Event::Localized { location, .. } => {
+            Event::Localized(LocalizedEvent { location, .. }) => {
                 location.executed_lines = vec![2];
                 location.missed_lines = vec![3];
             }
-            Event::RunFinished { run_id, record } => {
+            Event::RunFinished(RunFinishedEvent { run_id, record }) => {
                 record.resources = Some(Resources {
                     cpu_ms: 40 + *run_id,
                     peak_rss_bytes: (16 << 20) + (*run_id << 20),
@@ -69,7 +69,7 @@ fn no_gutter_on_a_later_version() {
     let n = app
         .records()
         .iter()
-        .position(|r| matches!(&r.event, Event::Code { iteration: 2, .. }))
+        .position(|r| matches!(&r.event, Event::Code(CodeEvent { iteration: 2, .. })))
         .unwrap()
         + 1;
     app.set_cursor(n);

@@ -62,7 +62,7 @@ fn a_started_session_shows_each_file_summary_and_d_its_description() {
     app.update(Msg::Record(Record {
         seq: 0,
         t_ms: 0,
-        event: Event::SessionStarted {
+        event: Event::SessionStarted(SessionStartedEvent {
             version: TAPE_VERSION,
             session_id: "s-inputs".into(),
             started_at: "2026-11-25T01:00:00Z".into(),
@@ -75,7 +75,7 @@ fn a_started_session_shows_each_file_summary_and_d_its_description() {
                 description: Some(description),
             }],
             config: ConfigSummary::default(),
-        },
+        }),
     }));
     app.set_focus(Focus::Task);
     let s = screen(&mut app, 120, 30);

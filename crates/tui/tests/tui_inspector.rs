@@ -41,7 +41,7 @@ const RAW_REPLY: &str = "Here is the plan, with a remark the extraction drops.\n
 /// streaming.
 fn session() -> Vec<Event> {
     vec![
-        Event::SessionStarted {
+        Event::SessionStarted(SessionStartedEvent {
             version: TAPE_VERSION,
             session_id: "s-inspect".into(),
             started_at: "2026-11-23T01:00:00Z".into(),
@@ -58,27 +58,27 @@ fn session() -> Vec<Event> {
                 step_mode: false,
                 ..Default::default()
             },
-        },
-        Event::ModelRequest {
+        }),
+        Event::ModelRequest(ModelRequestEvent {
             call_id: 1,
             purpose: Purpose::Plan,
             tag: "plan".into(),
             messages: plan_prompt(),
-        },
-        Event::ModelDelta {
+        }),
+        Event::ModelDelta(ModelDeltaEvent {
             call_id: 1,
             text: "broken start".into(),
-        },
-        Event::ModelRestart {
+        }),
+        Event::ModelRestart(ModelRestartEvent {
             call_id: 1,
             reason: "the stream broke".into(),
-        },
-        Event::ModelReasoning {
+        }),
+        Event::ModelReasoning(ModelReasoningEvent {
             call_id: 1,
             text: "One function is enough.".into(),
-        },
-        Event::ModelContinued { call_id: 1 },
-        Event::ModelReply {
+        }),
+        Event::ModelContinued(ModelContinuedEvent { call_id: 1 }),
+        Event::ModelReply(ModelReplyEvent {
             call_id: 1,
             text: RAW_REPLY.into(),
             usage: Some(Usage::new(40, 30)),
@@ -87,11 +87,11 @@ fn session() -> Vec<Event> {
             finish_reason: Some("length".into()),
             usage_estimated: true,
             structured: None,
-        },
-        Event::Plan {
+        }),
+        Event::Plan(PlanEvent {
             specs: vec![spec("double", "twice x", &[])],
-        },
-        Event::ModelRequest {
+        }),
+        Event::ModelRequest(ModelRequestEvent {
             call_id: 2,
             purpose: Purpose::Code {
                 node: "double".into(),
@@ -101,11 +101,11 @@ fn session() -> Vec<Event> {
                 ChatMessage::system("You are a careful Python engineer."),
                 ChatMessage::user("Write double(x)."),
             ],
-        },
-        Event::ModelDelta {
+        }),
+        Event::ModelDelta(ModelDeltaEvent {
             call_id: 2,
             text: "```python\ndef double(x):\n".into(),
-        },
+        }),
     ]
 }
 
@@ -200,10 +200,10 @@ fn a_call_being_streamed_grows_in_the_open_inspector() {
     app.update(Msg::Record(Record {
         seq: 100,
         t_ms: 5000,
-        event: Event::ModelDelta {
+        event: Event::ModelDelta(ModelDeltaEvent {
             call_id: 2,
             text: "    return x * 2  # streamed later\n".into(),
-        },
+        }),
     }));
     let s = screen(&mut app, 160, 48);
     assert!(s.contains("return x * 2  # streamed later"), "{s}");
@@ -212,14 +212,14 @@ fn a_call_being_streamed_grows_in_the_open_inspector() {
 #[test]
 fn in_step_mode_the_prompt_is_shown_edited_and_sent_as_edited() {
     let mut events = session()[..1].to_vec();
-    events.push(Event::Steer {
+    events.push(Event::Steer(SteerEvent {
         command: Command::SetStepMode { on: true },
-    });
-    events.push(Event::Paused {
+    }));
+    events.push(Event::Paused(PausedEvent {
         step: Step::ModelCall {
             purpose: Purpose::Plan,
         },
-    });
+    }));
     let mut app = live(events);
     // The footer offers the prompt while the engine waits before a call.
     let s = screen(&mut app, 160, 48);
@@ -240,19 +240,19 @@ fn in_step_mode_the_prompt_is_shown_edited_and_sent_as_edited() {
     for (seq, event) in [
         (
             50,
-            Event::Steer {
+            Event::Steer(SteerEvent {
                 command: Command::ReviewPrompt,
-            },
+            }),
         ),
         (
             51,
-            Event::Paused {
+            Event::Paused(PausedEvent {
                 step: Step::Prompt {
                     purpose: Purpose::Plan,
                     tag: "plan".into(),
                     messages: plan_prompt(),
                 },
-            },
+            }),
         ),
     ] {
         app.update(Msg::Record(Record {
@@ -293,16 +293,16 @@ fn in_step_mode_the_prompt_is_shown_edited_and_sent_as_edited() {
 #[test]
 fn a_broken_prompt_edit_is_not_sent_and_the_text_is_kept() {
     let mut events = session()[..1].to_vec();
-    events.push(Event::Steer {
+    events.push(Event::Steer(SteerEvent {
         command: Command::SetStepMode { on: true },
-    });
-    events.push(Event::Paused {
+    }));
+    events.push(Event::Paused(PausedEvent {
         step: Step::Prompt {
             purpose: Purpose::Plan,
             tag: "plan".into(),
             messages: plan_prompt(),
         },
-    });
+    }));
     let mut app = live(events);
     press(&mut app, [ch('m'), ch('e')]);
     let area = app.editor_mut().unwrap().textarea_mut();

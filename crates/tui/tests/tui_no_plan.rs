@@ -17,7 +17,7 @@ const TOLD: &str =
     "the reply holds no JSON plan: reply with one ```json block holding {\"functions\": [...]}";
 
 fn request(call_id: u64, tag: &str) -> Event {
-    Event::ModelRequest {
+    Event::ModelRequest(ModelRequestEvent {
         call_id,
         purpose: Purpose::Plan,
         tag: tag.into(),
@@ -25,11 +25,11 @@ fn request(call_id: u64, tag: &str) -> Event {
             role: Role::User,
             content: "x".repeat(400),
         }],
-    }
+    })
 }
 
 fn reply(call_id: u64) -> Event {
-    Event::ModelReply {
+    Event::ModelReply(ModelReplyEvent {
         call_id,
         text: PROSE.into(),
         usage: Some(Usage::new(100, 30)),
@@ -38,13 +38,13 @@ fn reply(call_id: u64) -> Event {
         finish_reason: None,
         usage_estimated: false,
         structured: None,
-    }
+    })
 }
 
 /// A session whose model never gives a plan: three prose replies, each
 /// rejected, then the end. `upto` events of it.
 fn no_plan_events(input: &std::path::Path) -> Vec<Event> {
-    let mut events = vec![Event::SessionStarted {
+    let mut events = vec![Event::SessionStarted(SessionStartedEvent {
         version: TAPE_VERSION,
         session_id: "s-noplan".into(),
         started_at: "2026-11-25T01:00:00Z".into(),
@@ -67,19 +67,19 @@ fn no_plan_events(input: &std::path::Path) -> Vec<Event> {
             step_mode: false,
             ..Default::default()
         },
-    }];
+    })];
     for (id, tag) in [(1, "plan"), (2, "plan/2"), (3, "plan/3")] {
         events.push(request(id, tag));
-        events.push(Event::ModelDelta {
+        events.push(Event::ModelDelta(ModelDeltaEvent {
             call_id: id,
             text: PROSE.into(),
-        });
+        }));
         events.push(reply(id));
-        events.push(Event::PlanError {
+        events.push(Event::PlanError(PlanErrorEvent {
             message: TOLD.into(),
-        });
+        }));
     }
-    events.push(Event::Finished {
+    events.push(Event::Finished(FinishedEvent {
         result: FinalResult {
             passed: false,
             nodes_passed: 0,
@@ -89,7 +89,7 @@ fn no_plan_events(input: &std::path::Path) -> Vec<Event> {
             summary: "no usable plan: the model was asked 3 times and no reply held a plan codeloop can use".into(),
             output_dir: None,
         },
-    });
+    }));
     events
 }
 

@@ -37,7 +37,7 @@ fn live_with(n: usize, more: Vec<Event>) -> App {
 }
 
 fn finished(passed: bool, summary: &str) -> Event {
-    Event::Finished {
+    Event::Finished(FinishedEvent {
         result: FinalResult {
             passed,
             nodes_passed: 0,
@@ -47,14 +47,14 @@ fn finished(passed: bool, summary: &str) -> Event {
             summary: summary.into(),
             output_dir: None,
         },
-    }
+    })
 }
 
 /// Reviewing the scripted session just after the repair wrote iteration 2,
 /// before it ran, the code pane focused.
 fn after_the_repair() -> App {
     let mut app = App::review(tape(), info(), theme());
-    let n = index_of(|e| matches!(e, Event::Code { iteration: 2, .. })) + 1;
+    let n = index_of(|e| matches!(e, Event::Code(CodeEvent { iteration: 2, .. }))) + 1;
     app.set_cursor(n);
     app.set_focus(Focus::Code);
     app
@@ -80,7 +80,7 @@ fn the_failure_of_iteration_1_is_not_drawn_on_the_lines_of_iteration_2() {
     );
     // On the code it was found in, the failure is on its line.
     let mut app = App::review(tape(), info(), theme());
-    app.set_cursor(index_of(|e| matches!(e, Event::Localized { .. })) + 1);
+    app.set_cursor(index_of(|e| matches!(e, Event::Localized(_))) + 1);
     let screen = draw(&mut app, 160, 48);
     assert!(
         screen
@@ -96,14 +96,14 @@ fn draw(app: &mut App, w: u16, h: u16) -> String {
 
 #[test]
 fn new_tests_make_the_failure_one_of_an_earlier_version_too() {
-    let n = index_of(|e| matches!(e, Event::Localized { .. })) + 1;
+    let n = index_of(|e| matches!(e, Event::Localized(_))) + 1;
     let mut app = live_with(
         n,
-        vec![Event::Tests {
+        vec![Event::Tests(TestsEvent {
             node: "parse_line".into(),
             code: PARSE_TESTS.replace("a=1", "b=2"),
             source: CodeSource::Edit,
-        }],
+        })],
     );
     app.set_focus(Focus::Code);
     app.update(key(KeyCode::Char('t')));
@@ -122,13 +122,13 @@ fn status_row(screen: &str, h: usize) -> &str {
 #[test]
 fn a_cancelled_session_says_cancelled_in_the_badge_the_graph_and_the_history() {
     // Cancelled while parse_line ran.
-    let n = index_of(|e| matches!(e, Event::RunStarted { .. }));
+    let n = index_of(|e| matches!(e, Event::RunStarted(_)));
     let mut app = live_with(
         n,
         vec![
-            Event::Steer {
+            Event::Steer(SteerEvent {
                 command: Command::Cancel,
-            },
+            }),
             finished(
                 false,
                 "cancelled: 0 of 2 functions passed before it stopped",
@@ -157,9 +157,9 @@ fn a_session_without_a_plan_says_no_usable_plan_not_done() {
     let mut app = live_with(
         2,
         vec![
-            Event::PlanError {
+            Event::PlanError(PlanErrorEvent {
                 message: "a cycle: a -> b -> a".into(),
-            },
+            }),
             finished(false, "no usable plan: a cycle: a -> b -> a"),
         ],
     );
@@ -171,10 +171,10 @@ fn a_session_without_a_plan_says_no_usable_plan_not_done() {
 
 #[test]
 fn a_rerun_after_the_result_is_live_work_not_a_result_beside_a_checking_node() {
-    let more = vec![Event::NodeStatus {
+    let more = vec![Event::NodeStatus(NodeStatusEvent {
         node: "sum_by_key".into(),
         status: NodeStatus::Checking,
-    }];
+    })];
     let mut app = live_with(events().len(), more);
     let screen = draw(&mut app, 160, 48);
     let status = status_row(&screen, 48);
@@ -188,23 +188,23 @@ fn a_rerun_after_the_result_is_live_work_not_a_result_beside_a_checking_node() {
 #[test]
 fn a_skipped_run_shows_skipped_and_is_not_counted_as_passing() {
     // A tape from before `skipped` existed: the skip was recorded as a pass.
-    let n = index_of(|e| matches!(e, Event::RunStarted { .. }));
+    let n = index_of(|e| matches!(e, Event::RunStarted(_)));
     let mut app = live_with(
         n,
         vec![
-            Event::Paused {
+            Event::Paused(PausedEvent {
                 step: Step::Run {
                     node: Some("parse_line".into()),
                     iteration: 1,
                 },
-            },
-            Event::Steer {
+            }),
+            Event::Steer(SteerEvent {
                 command: Command::Skip,
-            },
-            Event::NodeStatus {
+            }),
+            Event::NodeStatus(NodeStatusEvent {
                 node: "parse_line".into(),
                 status: NodeStatus::Passed,
-            },
+            }),
         ],
     );
     let screen = draw(&mut app, 160, 48);
@@ -214,19 +214,19 @@ fn a_skipped_run_shows_skipped_and_is_not_counted_as_passing() {
 
 #[test]
 fn approving_while_reviewing_the_past_of_a_live_session_goes_to_the_live_engine() {
-    let n = index_of(|e| matches!(e, Event::RunStarted { .. }));
+    let n = index_of(|e| matches!(e, Event::RunStarted(_)));
     let mut app = live_with(
         n,
         vec![
-            Event::Steer {
+            Event::Steer(SteerEvent {
                 command: Command::SetStepMode { on: true },
-            },
-            Event::Paused {
+            }),
+            Event::Paused(PausedEvent {
                 step: Step::Run {
                     node: Some("parse_line".into()),
                     iteration: 1,
                 },
-            },
+            }),
         ],
     );
     for _ in 0..3 {
@@ -254,22 +254,22 @@ fn at_80x24_the_diff_opens_on_its_first_change_above_the_earlier_failure() {
     let v2 = format!(
         "def parse_line(line):\n{head}    if \"=\" not in line:\n        return None\n    return line.split(\"=\", 1)\n"
     );
-    let n = index_of(|e| matches!(e, Event::Localized { .. })) + 1;
+    let n = index_of(|e| matches!(e, Event::Localized(_))) + 1;
     let mut app = live_with(
         n,
         vec![
-            Event::Code {
+            Event::Code(CodeEvent {
                 node: "parse_line".into(),
                 iteration: 2,
                 code: v1,
                 source: CodeSource::Model,
-            },
-            Event::Code {
+            }),
+            Event::Code(CodeEvent {
                 node: "parse_line".into(),
                 iteration: 3,
                 code: v2,
                 source: CodeSource::Model,
-            },
+            }),
         ],
     );
     app.set_focus(Focus::Code);

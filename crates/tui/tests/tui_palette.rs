@@ -218,7 +218,7 @@ fn the_focused_panes_actions_are_in_the_palette_by_name() {
     app.set_cursor(
         app.records()
             .iter()
-            .position(|r| matches!(r.event, Event::Localized { .. }))
+            .position(|r| matches!(r.event, Event::Localized(_)))
             .unwrap()
             + 1,
     );

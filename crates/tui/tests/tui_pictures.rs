@@ -6,7 +6,7 @@
 mod tui_support;
 
 use codeloop_protocol::picture::Picture;
-use codeloop_session::{Event, Record};
+use codeloop_session::{Event, PictureEvent, Record};
 use codeloop_tui::theme::Theme;
 use codeloop_tui::{Action, App, Msg};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
@@ -26,10 +26,10 @@ fn with_pictures(pictures: &[Picture]) -> Vec<Record> {
             Record {
                 seq: 0,
                 t_ms: 0,
-                event: Event::Picture {
+                event: Event::Picture(PictureEvent {
                     run_id: Some(i as u64 + 1),
                     picture: p.clone(),
-                },
+                }),
             },
         );
     }

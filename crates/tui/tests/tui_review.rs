@@ -5,7 +5,9 @@
 
 mod tui_support;
 
-use codeloop_session::{Event, Record, ReviewFinding, ReviewVerdict, Severity, TapeContents};
+use codeloop_session::{
+    CodeEvent, Event, Record, ReviewEvent, ReviewFinding, ReviewVerdict, Severity, TapeContents,
+};
 use codeloop_tui::App;
 use codeloop_tui::app::Focus;
 use tui_support::*;
@@ -16,11 +18,11 @@ fn tape_with_review() -> TapeContents {
     let mut events = events();
     let at = events
         .iter()
-        .position(|e| matches!(e, Event::Code { node, iteration: 1, .. } if node == "parse_line"))
+        .position(|e| matches!(e, Event::Code(CodeEvent { node, iteration: 1, .. }) if node == "parse_line"))
         .unwrap();
     events.insert(
         at + 1,
-        Event::Review {
+        Event::Review(ReviewEvent {
             node: "parse_line".into(),
             iteration: 1,
             verdict: ReviewVerdict::Concerns,
@@ -37,7 +39,7 @@ fn tape_with_review() -> TapeContents {
                 },
             ],
             call_id: None,
-        },
+        }),
     );
     TapeContents {
         records: events
@@ -64,7 +66,7 @@ fn at(pred: impl Fn(&Event) -> bool) -> App {
 
 #[test]
 fn the_findings_are_beside_their_lines_and_the_verdict_under_the_code() {
-    let mut app = at(|e| matches!(e, Event::Review { .. }));
+    let mut app = at(|e| matches!(e, Event::Review(_)));
     let s = screen(&mut app, 160, 48);
     assert!(
         s.contains("◆2     key, value = line.split(\"=\")  ◆ review: a blank line has no '=' and the unpacking fails"),
@@ -78,8 +80,9 @@ fn the_findings_are_beside_their_lines_and_the_verdict_under_the_code() {
 
 #[test]
 fn a_later_version_is_not_marked_with_an_earlier_review() {
-    let mut app =
-        at(|e| matches!(e, Event::Code { node, iteration: 2, .. } if node == "parse_line"));
+    let mut app = at(
+        |e| matches!(e, Event::Code(CodeEvent { node, iteration: 2, .. }) if node == "parse_line"),
+    );
     let s = screen(&mut app, 160, 48);
     assert!(!s.contains("◆ review: a blank line"), "{s}");
     assert!(!s.contains("review: concerns"), "{s}");

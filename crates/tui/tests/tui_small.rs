@@ -42,7 +42,7 @@ fn column_of(screen: &str, row: u16, needle: &str) -> u16 {
 #[test]
 fn clicking_a_tab_in_the_code_pane_title_shows_that_tab() {
     let mut app = App::review(tape(), info(), theme());
-    app.set_cursor(index_of(|e| matches!(e, Event::Localized { .. })) + 1);
+    app.set_cursor(index_of(|e| matches!(e, Event::Localized(_))) + 1);
     let screen = screen(&mut app, 160, 48);
     let code = layout(&app, Rect::new(0, 0, 160, 48)).of(Focus::Code);
     let x = column_of(&screen, code.y, "[t tests]");
@@ -80,7 +80,7 @@ fn a_zoomed_pane_is_titled_by_the_pane_shown_as_focus_moves() {
 
 #[test]
 fn at_80x24_the_notes_do_not_push_the_reflection_out_of_history() {
-    let n = index_of(|e| matches!(e, Event::Code { iteration: 2, .. }));
+    let n = index_of(|e| matches!(e, Event::Code(CodeEvent { iteration: 2, .. })));
     let mut app = App::live(info(), theme());
     app.task_mut().insert_str("sum key=value lines");
     app.update(Msg::Term(TermEvent::Key(KeyEvent::new(
@@ -93,10 +93,10 @@ fn at_80x24_the_notes_do_not_push_the_reflection_out_of_history() {
         "token counts are estimated (about 4 characters a token): the model does not report its usage",
         "the sandbox has every layer this machine offers",
     ] {
-        events.push(Event::Notice {
+        events.push(Event::Notice(NoticeEvent {
             level: NoticeLevel::Info,
             message: message.into(),
-        });
+        }));
     }
     for (i, event) in events.into_iter().enumerate() {
         app.update(Msg::Record(Record {
@@ -125,20 +125,20 @@ fn the_plan_streams_into_the_graphs_place() {
     let first = events().into_iter().next().unwrap();
     let events = vec![
         first,
-        Event::ModelRequest {
+        Event::ModelRequest(ModelRequestEvent {
             call_id: 1,
             purpose: Purpose::Plan,
             tag: "plan".into(),
             messages: vec![],
-        },
-        Event::ModelDelta {
+        }),
+        Event::ModelDelta(ModelDeltaEvent {
             call_id: 1,
             text: "```json\n{\"functions\": [\n  {\"name\": \"tokenize\", \"purpose\": \"split words\"},\n".into(),
-        },
-        Event::ModelDelta {
+        }),
+        Event::ModelDelta(ModelDeltaEvent {
             call_id: 1,
             text: "  {\"name\": \"top_wo".into(),
-        },
+        }),
     ];
     for (i, event) in events.into_iter().enumerate() {
         app.update(Msg::Record(Record {
@@ -160,7 +160,9 @@ fn the_plan_streams_into_the_graphs_place() {
 #[test]
 fn zoomed_on_the_code_while_the_model_reflects_the_title_names_no_hidden_pane() {
     let mut app = App::review(tape(), info(), theme());
-    app.set_cursor(index_of(|e| matches!(e, Event::ModelDelta { call_id: 2, .. })) + 1);
+    app.set_cursor(
+        index_of(|e| matches!(e, Event::ModelDelta(ModelDeltaEvent { call_id: 2, .. }))) + 1,
+    );
     app.set_focus(Focus::Code);
     app.set_zoom(true);
     let screen = screen(&mut app, 80, 24);
@@ -202,7 +204,7 @@ fn tab_visits_the_panes_each_screen_shows_zoomed_or_not() {
         app.set_focus(Focus::Task);
         app
     };
-    let plan = index_of(|e| matches!(e, Event::Plan { .. }));
+    let plan = index_of(|e| matches!(e, Event::Plan(_)));
     let mut welcome = App::live(info(), theme());
     welcome.set_focus(Focus::Task);
     let screens = [

@@ -41,11 +41,11 @@ fn push(app: &mut App, events: Vec<Event>) -> Vec<Action> {
 }
 
 fn paused_before_plan() -> Event {
-    Event::Paused {
+    Event::Paused(PausedEvent {
         step: Step::ModelCall {
             purpose: Purpose::Plan,
         },
-    }
+    })
 }
 
 fn status_hint(app: &mut App) -> String {
@@ -56,9 +56,9 @@ fn status_hint(app: &mut App) -> String {
 #[test]
 fn one_e_before_a_model_call_opens_its_prompt_and_ctrl_s_sends_it() {
     let mut app = live_with(vec![
-        Event::Steer {
+        Event::Steer(SteerEvent {
             command: Command::SetStepMode { on: true },
-        },
+        }),
         paused_before_plan(),
     ]);
     assert!(
@@ -77,16 +77,16 @@ fn one_e_before_a_model_call_opens_its_prompt_and_ctrl_s_sends_it() {
     push(
         &mut app,
         vec![
-            Event::Steer {
+            Event::Steer(SteerEvent {
                 command: Command::ReviewPrompt,
-            },
-            Event::Paused {
+            }),
+            Event::Paused(PausedEvent {
                 step: Step::Prompt {
                     purpose: Purpose::Plan,
                     tag: "plan".into(),
                     messages: messages.clone(),
                 },
-            },
+            }),
         ],
     );
     let editor = app.editor().expect("one e opened the prompt in the editor");
@@ -107,9 +107,9 @@ fn one_e_before_a_model_call_opens_its_prompt_and_ctrl_s_sends_it() {
 #[test]
 fn x_on_the_plan_or_a_run_asks_first_and_a_model_call_for_code_does_not() {
     let mut app = live_with(vec![
-        Event::Steer {
+        Event::Steer(SteerEvent {
             command: Command::SetStepMode { on: true },
-        },
+        }),
         paused_before_plan(),
     ]);
     assert!(app.update(ch('x')).is_empty(), "asked first");
@@ -120,18 +120,18 @@ fn x_on_the_plan_or_a_run_asks_first_and_a_model_call_for_code_does_not() {
 
     // A function's run.
     let mut app = live_with(vec![
-        Event::Plan {
+        Event::Plan(PlanEvent {
             specs: vec![spec("parse_line", "split one line", &[])],
-        },
-        Event::Steer {
+        }),
+        Event::Steer(SteerEvent {
             command: Command::SetStepMode { on: true },
-        },
-        Event::Paused {
+        }),
+        Event::Paused(PausedEvent {
             step: Step::Run {
                 node: Some("parse_line".into()),
                 iteration: 1,
             },
-        },
+        }),
     ]);
     assert!(app.update(ch('x')).is_empty());
     assert_eq!(app.confirm(), Some(Confirm::SkipRun));
@@ -139,19 +139,19 @@ fn x_on_the_plan_or_a_run_asks_first_and_a_model_call_for_code_does_not() {
 
     // Writing a function's code: skipped at once.
     let mut app = live_with(vec![
-        Event::Plan {
+        Event::Plan(PlanEvent {
             specs: vec![spec("parse_line", "split one line", &[])],
-        },
-        Event::Steer {
+        }),
+        Event::Steer(SteerEvent {
             command: Command::SetStepMode { on: true },
-        },
-        Event::Paused {
+        }),
+        Event::Paused(PausedEvent {
             step: Step::ModelCall {
                 purpose: Purpose::Code {
                     node: "parse_line".into(),
                 },
             },
-        },
+        }),
     ]);
     assert_eq!(steers(&app.update(ch('x'))), vec![Command::Skip]);
 }

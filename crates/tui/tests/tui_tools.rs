@@ -29,7 +29,7 @@ fn live_at_failure() -> App {
     ));
     let n = records()
         .iter()
-        .position(|r| matches!(r.event, Event::Localized { .. }))
+        .position(|r| matches!(r.event, Event::Localized(_)))
         .unwrap()
         + 1;
     for r in records().into_iter().take(n) {

@@ -6,7 +6,7 @@
 mod tui_support;
 
 use codeloop_protocol::Snapshot;
-use codeloop_session::{Event, TapeContents};
+use codeloop_session::{CodeEvent, Event, LocalizedEvent, TapeContents};
 use codeloop_tui::{App, Msg};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use tui_support::*;
@@ -33,7 +33,7 @@ fn snap(line: u32, vars: &[(&str, &str)]) -> Snapshot {
 fn tape_with_values() -> TapeContents {
     let mut tape = tape();
     for r in &mut tape.records {
-        if let Event::Localized { location, .. } = &mut r.event {
+        if let Event::Localized(LocalizedEvent { location, .. }) = &mut r.event {
             location.values = vec![
                 snap(1, &[("line", "''")]),
                 snap(2, &[("line", "''"), ("parts", "['']")]),
@@ -91,7 +91,7 @@ fn values_are_not_drawn_on_a_later_version() {
     let n = app
         .records()
         .iter()
-        .position(|r| matches!(&r.event, Event::Code { iteration: 2, .. }))
+        .position(|r| matches!(&r.event, Event::Code(CodeEvent { iteration: 2, .. })))
         .unwrap()
         + 1;
     app.set_cursor(n);

@@ -432,21 +432,21 @@ fn write_html(path: &std::path::Path, sets: &[(String, Vec<BenchResult>)]) -> an
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::{Event, Purpose, Record};
+    use crate::session::{Event, ModelErrorEvent, ModelRequestEvent, Purpose, Record};
 
     fn failed_call(message: &str) -> State {
         let events = [
-            Event::ModelRequest {
+            Event::ModelRequest(ModelRequestEvent {
                 call_id: 1,
                 purpose: Purpose::Code { node: "f".into() },
                 tag: "code/f/1".into(),
                 messages: vec![],
-            },
-            Event::ModelError {
+            }),
+            Event::ModelError(ModelErrorEvent {
                 call_id: 1,
                 message: message.into(),
                 usage: None,
-            },
+            }),
         ];
         let records: Vec<Record> = events
             .into_iter()

@@ -233,37 +233,52 @@ pub(crate) fn describe_point(records: &[Record], at: u64) -> String {
     };
     let state = State::from_records(before.iter().copied());
     let what = match &last.event {
-        Event::Code {
-            node, iteration, ..
-        } => format!("{node} #{iteration} written"),
-        Event::Localized {
-            node, iteration, ..
-        } => format!("{node} #{iteration}: its failure localized"),
-        Event::Reflection {
-            node, iteration, ..
-        } => format!("{node} #{iteration}: the reflection on its failure"),
-        Event::Review {
-            node, iteration, ..
-        } => format!("{node} #{iteration}: its review"),
-        Event::Tests { node, .. } => format!("{node}: its tests written"),
-        Event::Check {
-            node, iteration, ..
-        } => format!("{node} #{iteration}: its static check"),
-        Event::RunFinished { run_id, record } => match state.runs.get(run_id) {
+        Event::Code(e) => format!("{} #{} written", e.node, e.iteration),
+        Event::Localized(e) => format!("{} #{}: its failure localized", e.node, e.iteration),
+        Event::Reflection(e) => {
+            format!("{} #{}: the reflection on its failure", e.node, e.iteration)
+        }
+        Event::Review(e) => format!("{} #{}: its review", e.node, e.iteration),
+        Event::Tests(e) => format!("{}: its tests written", e.node),
+        Event::Check(e) => format!("{} #{}: its static check", e.node, e.iteration),
+        Event::RunFinished(e) => match state.runs.get(&e.run_id) {
             Some(run) => format!(
                 "the run of {} #{} {}",
                 run.node.as_deref().unwrap_or("the program"),
                 run.iteration,
-                if record.passed { "passed" } else { "failed" }
+                if e.record.passed { "passed" } else { "failed" }
             ),
             None => "a run ended".into(),
         },
-        Event::NodeStatus { node, status } => format!("{node} {}", status.label()),
-        Event::Plan { specs } => {
-            format!("the plan: {} function{}", specs.len(), plural(specs.len()))
+        Event::NodeStatus(e) => format!("{} {}", e.node, e.status.label()),
+        Event::Plan(e) => {
+            let n = e.specs.len();
+            format!("the plan: {n} function{}", plural(n))
         }
-        Event::Finished { .. } => "the end of the session".into(),
-        other => other.kind().replace('_', " "),
+        Event::Finished(_) => "the end of the session".into(),
+        // The others by their kind ("model reply").
+        Event::SessionStarted(_)
+        | Event::ModelRequest(_)
+        | Event::ModelDelta(_)
+        | Event::ModelReasoning(_)
+        | Event::ModelRestart(_)
+        | Event::ModelContinued(_)
+        | Event::ModelReply(_)
+        | Event::ModelError(_)
+        | Event::PlanError(_)
+        | Event::RunStarted(_)
+        | Event::Output(_)
+        | Event::Attempt(_)
+        | Event::TestsChanged(_)
+        | Event::Candidates(_)
+        | Event::Paused(_)
+        | Event::Steer(_)
+        | Event::Notice(_)
+        | Event::Program(_)
+        | Event::ProgramOutput(_)
+        | Event::Picture(_)
+        | Event::Forked(_)
+        | Event::Resumed(_) => last.event.kind().replace('_', " "),
     };
     let versions: u32 = state.nodes.values().map(|n| n.iteration()).sum();
     format!(

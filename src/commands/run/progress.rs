@@ -1,6 +1,6 @@
 //! `run`'s progress: the tape's events as lines on stderr, one view of the
-//! tape (`resume` borrows it). `Progress::line` sends each event to the
-//! words of its family: the session's segments, notices and the model,
+//! tape (`resume` borrows it). `Progress::line` gives each event its words,
+//! one arm an event, by family: the session's segments, notices and the model,
 //! the plan and its tests, the code and what is said of it before it runs
 //! (check, vote, review), the runs and the repairs they lead to, the end.
 //! Counts and plurals come from `protocol::present`.
@@ -11,9 +11,10 @@ use super::say;
 use crate::protocol::present::{bytes, count};
 use crate::session::review::{review_cost, summary as review_summary};
 use crate::session::{
-    AttemptKind, CodeSource, ConfigSummary, Event, FinalResult, Finding, FunctionSpec, InputFile,
-    NodeStatus, NoticeLevel, Outcome, ProgramOutput, Record, ReviewFinding, ReviewVerdict, RunKind,
-    RunRecord, Severity, State,
+    AttemptEvent, CheckEvent, Event, FinalResult, ForkedEvent, FunctionSpec, NodeStatus,
+    NodeStatusEvent, NoticeEvent, NoticeLevel, Outcome, ProgramOutput, Record, ResumedEvent,
+    ReviewEvent, ReviewVerdict, RunFinishedEvent, RunKind, SessionStartedEvent, Severity, State,
+    TestsChangedEvent, TestsEvent,
 };
 
 /// The colours a line is painted in on a terminal (SGR codes).
@@ -61,151 +62,60 @@ impl Progress {
     }
 
     /// The words of one event, folded already, or None for an event `run`
-    /// does not print: each family of events to its own words.
+    /// does not print: one arm an event, in families.
     fn line(&self, record: &Record) -> Option<String> {
-        let event = &record.event;
-        match event {
-            Event::SessionStarted { .. } | Event::Forked { .. } | Event::Resumed { .. } => {
-                self.segment(event)
+        Some(match &record.event {
+            // The session and its segments.
+            Event::SessionStarted(e) => self.started(e),
+            Event::Forked(e) => self.forked(e),
+            Event::Resumed(e) => self.resumed(e),
+            // What the engine and the model say.
+            Event::Notice(e) => self.notice(e),
+            Event::ModelError(e) => self.paint(RED, &format!("model error: {}", e.message)),
+            Event::ModelRestart(e) => {
+                format!("{MORE}the model's reply starts again: {}", e.reason)
             }
-            Event::Notice { .. } | Event::ModelError { .. } | Event::ModelRestart { .. } => {
-                self.said(event)
-            }
-            Event::Plan { .. }
-            | Event::PlanError { .. }
-            | Event::Tests { .. }
-            | Event::TestsChanged { .. } => self.planning(event),
-            Event::Code { .. }
-            | Event::Check { .. }
-            | Event::Candidates { .. }
-            | Event::Review { .. } => self.coding(event),
-            Event::RunFinished { .. }
-            | Event::Localized { .. }
-            | Event::Attempt { .. }
-            | Event::Reflection { .. }
-            | Event::ProgramOutput { .. }
-            | Event::Picture { .. } => self.running(event),
-            Event::NodeStatus { node, status } => self.node_status(node, *status),
-            Event::Finished { result } => Some(self.finished(result)),
-            Event::ModelRequest { .. }
-            | Event::ModelDelta { .. }
-            | Event::ModelReasoning { .. }
-            | Event::ModelContinued { .. }
-            | Event::ModelReply { .. }
-            | Event::RunStarted { .. }
-            | Event::Output { .. }
-            | Event::Paused { .. }
-            | Event::Steer { .. }
-            | Event::Program { .. } => None,
-        }
-    }
-
-    /// The session and its segments: its start, a fork, a resume.
-    fn segment(&self, event: &Event) -> Option<String> {
-        Some(match event {
-            Event::SessionStarted {
-                session_id,
-                config,
-                task,
-                inputs,
-                ..
-            } => self.started(session_id, config, task, inputs),
-            Event::Forked {
-                parent_id, at_seq, ..
-            } => self.forked(parent_id, *at_seq),
-            Event::Resumed {
-                from_seq,
-                after,
-                config,
-                ..
-            } => self.resumed(*from_seq, after, config),
-            _ => return None,
-        })
-    }
-
-    /// What the engine and the model say: notices, a model's error, a
-    /// reply that starts again.
-    fn said(&self, event: &Event) -> Option<String> {
-        Some(match event {
-            Event::Notice { level, message } => self.notice(*level, message),
-            Event::ModelError { message, .. } => {
-                self.paint(RED, &format!("model error: {message}"))
-            }
-            Event::ModelRestart { reason, .. } => {
-                format!("{MORE}the model's reply starts again: {reason}")
-            }
-            _ => return None,
-        })
-    }
-
-    /// The plan and the tests.
-    fn planning(&self, event: &Event) -> Option<String> {
-        Some(match event {
-            Event::Plan { specs } => plan(specs),
-            Event::PlanError { message } => self.paint(RED, &format!("plan rejected: {message}")),
-            Event::Tests { node, code, source } => tests(node, code, *source),
-            Event::TestsChanged {
-                node,
-                iteration,
-                reason,
-                applied,
-                rejected_because,
-                ..
-            } => self.tests_changed(node, *iteration, reason, *applied, rejected_because),
-            _ => return None,
-        })
-    }
-
-    /// The code, and what is said of it before it runs.
-    fn coding(&self, event: &Event) -> Option<String> {
-        Some(match event {
-            Event::Code {
-                node,
-                iteration,
-                source,
-                ..
-            } => format!("code    {node} #{iteration} ({source:?})"),
-            Event::Check {
-                node,
-                iteration,
-                findings,
-            } if !findings.is_empty() => check(node, *iteration, findings),
-            Event::Candidates { node, .. } => self.vote(node)?,
-            Event::Review {
-                node,
-                iteration,
-                verdict,
-                findings,
-                call_id,
-            } => self.review(node, *iteration, *verdict, findings, *call_id),
-            _ => return None,
-        })
-    }
-
-    /// The runs, and the repairs they lead to.
-    fn running(&self, event: &Event) -> Option<String> {
-        Some(match event {
-            Event::RunFinished { run_id, record } => self.run_finished(*run_id, record)?,
-            Event::Localized { location, .. } => indented(&location.render()),
-            Event::Attempt {
-                node,
-                iteration,
-                kind,
-                runtime_values,
-            } => attempt(node, *iteration, *kind, *runtime_values),
-            Event::Reflection {
-                node,
-                iteration,
-                text,
-            } => format!(
-                "reflect {node} (after #{iteration}): {}",
-                text.replace('\n', " ")
+            // The plan and the tests.
+            Event::Plan(e) => plan(&e.specs),
+            Event::PlanError(e) => self.paint(RED, &format!("plan rejected: {}", e.message)),
+            Event::Tests(e) => tests(e),
+            Event::TestsChanged(e) => self.tests_changed(e),
+            // The code, and what is said of it before it runs.
+            Event::Code(e) => format!("code    {} #{} ({:?})", e.node, e.iteration, e.source),
+            Event::Check(e) => check(e)?,
+            Event::Candidates(e) => self.vote(&e.node)?,
+            Event::Review(e) => self.review(e),
+            // The runs, and the repairs they lead to.
+            Event::RunFinished(e) => self.run_finished(e)?,
+            Event::Localized(e) => indented(&e.location.render()),
+            Event::Attempt(e) => attempt(e),
+            Event::Reflection(e) => format!(
+                "reflect {} (after #{}): {}",
+                e.node,
+                e.iteration,
+                e.text.replace('\n', " ")
             ),
-            Event::ProgramOutput { output } => self.program_output(output),
-            Event::Picture { picture, .. } => {
-                format!("picture {} kept as {}", picture.describe(), picture.path)
+            Event::ProgramOutput(e) => self.program_output(&e.output),
+            Event::Picture(e) => {
+                format!(
+                    "picture {} kept as {}",
+                    e.picture.describe(),
+                    e.picture.path
+                )
             }
-            _ => return None,
+            // The end.
+            Event::NodeStatus(e) => self.node_status(e)?,
+            Event::Finished(e) => self.finished(&e.result),
+            Event::ModelRequest(_)
+            | Event::ModelDelta(_)
+            | Event::ModelReasoning(_)
+            | Event::ModelContinued(_)
+            | Event::ModelReply(_)
+            | Event::RunStarted(_)
+            | Event::Output(_)
+            | Event::Paused(_)
+            | Event::Steer(_)
+            | Event::Program(_) => return None,
         })
     }
 }
@@ -213,13 +123,14 @@ impl Progress {
 /// The session and its segments: where it starts, where a fork or a resume
 /// goes on from; notices.
 impl Progress {
-    fn started(
-        &self,
-        session_id: &str,
-        config: &ConfigSummary,
-        task: &str,
-        inputs: &[InputFile],
-    ) -> String {
+    fn started(&self, e: &SessionStartedEvent) -> String {
+        let SessionStartedEvent {
+            session_id,
+            config,
+            task,
+            inputs,
+            ..
+        } = e;
         let layers = if config.sandbox_layers.is_empty() {
             "none active (run `codeloop doctor`)".to_string()
         } else {
@@ -253,24 +164,27 @@ impl Progress {
         out
     }
 
-    fn forked(&self, parent_id: &str, at_seq: u64) -> String {
+    fn forked(&self, e: &ForkedEvent) -> String {
         format!(
-            "codeloop: session {}, forked from session {parent_id} at record {at_seq}",
-            self.state.session_id
+            "codeloop: session {}, forked from session {} at record {}",
+            self.state.session_id, e.parent_id, e.at_seq
         )
     }
 
-    fn resumed(&self, from_seq: u64, after: &str, config: &ConfigSummary) -> String {
+    fn resumed(&self, e: &ResumedEvent) -> String {
         format!(
-            "codeloop: session {} resumed after record {from_seq} ({after})\n  model:   {}\n  limit:   {} a function",
+            "codeloop: session {} resumed after record {} ({})\n  model:   {}\n  limit:   {} a function",
             self.state.session_id,
+            e.from_seq,
+            e.after,
             self.description,
-            count(config.max_iterations, "iteration")
+            count(e.config.max_iterations, "iteration")
         )
     }
 
-    fn notice(&self, level: NoticeLevel, message: &str) -> String {
-        match level {
+    fn notice(&self, e: &NoticeEvent) -> String {
+        let message = &e.message;
+        match e.level {
             NoticeLevel::Info => format!("  note: {message}"),
             NoticeLevel::Warning => self.paint(YELLOW, &format!("  warning: {message}")),
             NoticeLevel::Error => self.paint(RED, &format!("  error: {message}")),
@@ -296,24 +210,31 @@ fn plan(specs: &[FunctionSpec]) -> String {
 }
 
 /// A function's tests: how many test functions, written by whom.
-fn tests(node: &str, code: &str, source: CodeSource) -> String {
-    let n = code
+fn tests(e: &TestsEvent) -> String {
+    let n = e
+        .code
         .lines()
         .filter(|l| l.trim_start().starts_with("def test"))
         .count();
-    format!("tests   {node}: {} ({source:?})", count(n, "test function"))
+    format!(
+        "tests   {}: {} ({:?})",
+        e.node,
+        count(n, "test function"),
+        e.source
+    )
 }
 
 impl Progress {
     /// Tests the model proposed to change, and whether they were.
-    fn tests_changed(
-        &self,
-        node: &str,
-        iteration: u32,
-        reason: &str,
-        applied: bool,
-        rejected_because: &Option<String>,
-    ) -> String {
+    fn tests_changed(&self, e: &TestsChangedEvent) -> String {
+        let TestsChangedEvent {
+            node,
+            iteration,
+            reason,
+            applied,
+            rejected_because,
+            ..
+        } = e;
         let verdict = match (applied, rejected_because) {
             (true, _) => "applied".to_string(),
             (false, Some(why)) => format!("rejected: {why}"),
@@ -330,15 +251,25 @@ impl Progress {
 }
 
 /// What the static check found in a code version.
-fn check(node: &str, iteration: u32, findings: &[Finding]) -> String {
-    let items: Vec<String> = findings
+/// Nothing when it found nothing.
+fn check(e: &CheckEvent) -> Option<String> {
+    if e.findings.is_empty() {
+        return None;
+    }
+    let items: Vec<String> = e
+        .findings
         .iter()
         .map(|f| match f.line {
             Some(l) => format!("{} (line {l}): {}", f.kind, f.message),
             None => format!("{}: {}", f.kind, f.message),
         })
         .collect();
-    format!("check   {node} #{iteration}: {}", items.join("; "))
+    Some(format!(
+        "check   {} #{}: {}",
+        e.node,
+        e.iteration,
+        items.join("; ")
+    ))
 }
 
 /// The code before it runs: the vote among candidates, the review.
@@ -362,14 +293,15 @@ impl Progress {
         ))
     }
 
-    fn review(
-        &self,
-        node: &str,
-        iteration: u32,
-        verdict: ReviewVerdict,
-        findings: &[ReviewFinding],
-        call_id: Option<u64>,
-    ) -> String {
+    fn review(&self, e: &ReviewEvent) -> String {
+        let ReviewEvent {
+            node,
+            iteration,
+            verdict,
+            findings,
+            call_id,
+        } = e;
+        let verdict = *verdict;
         let tokens = call_id
             .and_then(|id| self.state.calls.get(&id))
             .and_then(|c| c.usage)
@@ -394,8 +326,9 @@ impl Progress {
 
 /// The runs: a run's verdict and figures, the program's own output.
 impl Progress {
-    fn run_finished(&self, run_id: u64, record: &RunRecord) -> Option<String> {
-        let run = self.state.runs.get(&run_id)?;
+    fn run_finished(&self, e: &RunFinishedEvent) -> Option<String> {
+        let record = &e.record;
+        let run = self.state.runs.get(&e.run_id)?;
         let who = match (&run.kind, &run.node) {
             (RunKind::Program, _) | (_, None) => "program".to_string(),
             (RunKind::NodeTests, Some(n)) => format!("{n} #{}", run.iteration),
@@ -453,11 +386,13 @@ fn indented(text: &str) -> String {
 }
 
 /// What the next code version of a function will be after a failure.
-fn attempt(node: &str, iteration: u32, kind: AttemptKind, runtime_values: bool) -> String {
+fn attempt(e: &AttemptEvent) -> String {
     format!(
-        "attempt {node} #{iteration}: {}{}",
-        kind.label(),
-        if runtime_values {
+        "attempt {} #{}: {}{}",
+        e.node,
+        e.iteration,
+        e.kind.label(),
+        if e.runtime_values {
             " (with runtime values)"
         } else {
             ""
@@ -467,8 +402,9 @@ fn attempt(node: &str, iteration: u32, kind: AttemptKind, runtime_values: bool) 
 
 /// The end: a function given up or blocked, the session's result.
 impl Progress {
-    fn node_status(&self, node: &str, status: NodeStatus) -> Option<String> {
-        match status {
+    fn node_status(&self, e: &NodeStatusEvent) -> Option<String> {
+        let node = &e.node;
+        match e.status {
             NodeStatus::Blocked => Some(self.paint(YELLOW, &format!("blocked {node}"))),
             NodeStatus::GaveUp => Some(self.paint(RED, &format!("gave up {node}"))),
             _ => None,

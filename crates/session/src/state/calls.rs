@@ -6,110 +6,84 @@
 use super::*;
 
 impl State {
-    /// A call begins; a reflection's begins its history entry.
-    pub(super) fn fold_request(&mut self, record: &Record) {
-        let Event::ModelRequest {
-            call_id,
-            purpose,
-            messages,
-            tag,
-        } = &record.event
-        else {
-            return;
-        };
-        if let Purpose::Reflect { node } = purpose {
+    /// A call begins (at `t_ms`); a reflection's begins its history entry.
+    pub(super) fn fold_request(&mut self, e: &ModelRequestEvent, t_ms: u64) {
+        if let Purpose::Reflect { node } = &e.purpose {
             let iteration = self.nodes.get(node).map(|n| n.iteration()).unwrap_or(0);
             self.history.push(HistoryEntry::Reflection {
                 node: node.clone(),
                 iteration,
-                call_id: Some(*call_id),
+                call_id: Some(e.call_id),
                 recorded: None,
             });
         }
-        let mut call =
-            CallState::asked(purpose.clone(), messages.clone(), tag.clone(), record.t_ms);
+        let mut call = CallState::asked(e.purpose.clone(), e.messages.clone(), e.tag.clone(), t_ms);
         // The edit holds for this call and its retries.
         call.edited = self
             .prompt_edit
             .as_ref()
-            .is_some_and(|e| e.purpose == *purpose);
-        self.calls.insert(*call_id, call);
+            .is_some_and(|edit| edit.purpose == e.purpose);
+        self.calls.insert(e.call_id, call);
         self.prompt_review = None;
     }
 
-    /// The reply as it streams: its pieces, its reasoning, a restart
-    /// (what came before is void), a continuation after a cut.
-    pub(super) fn fold_stream(&mut self, event: &Event) {
-        match event {
-            Event::ModelDelta { call_id, text } => {
-                if let Some(call) = self.calls.get_mut(call_id) {
-                    call.reply.push_str(text);
-                }
-            }
-            Event::ModelReasoning { call_id, text } => {
-                if let Some(call) = self.calls.get_mut(call_id) {
-                    call.reasoning.push_str(text);
-                }
-            }
-            Event::ModelRestart { call_id, reason } => {
-                if let Some(call) = self.calls.get_mut(call_id) {
-                    call.restarts.push(reason.clone());
-                    call.reply.clear();
-                    call.reasoning.clear();
-                }
-            }
-            Event::ModelContinued { call_id } => {
-                if let Some(call) = self.calls.get_mut(call_id) {
-                    call.continuations += 1;
-                }
-            }
-            _ => {}
+    /// A piece of the reply as it streams.
+    pub(super) fn fold_delta(&mut self, e: &ModelDeltaEvent) {
+        if let Some(call) = self.calls.get_mut(&e.call_id) {
+            call.reply.push_str(&e.text);
         }
     }
 
-    /// How a call ended: its whole reply, or an error; either way its usage.
-    pub(super) fn fold_call_end(&mut self, event: &Event) {
-        match event {
-            Event::ModelReply {
-                call_id,
-                text,
-                usage,
-                reasoning,
-                finish_reason,
-                usage_estimated,
-                duration_ms,
-                structured,
-            } => {
-                self.model_ms += duration_ms;
-                if let Some(call) = self.calls.get_mut(call_id) {
-                    call.reply = text.clone();
-                    call.done = true;
-                    call.usage = *usage;
-                    call.reasoning = reasoning.clone();
-                    call.finish_reason = finish_reason.clone();
-                    call.usage_estimated = *usage_estimated;
-                    call.duration_ms = Some(*duration_ms);
-                    call.structured = structured.clone();
-                }
-                if let Some(u) = usage {
-                    self.usage = self.usage + *u;
-                }
-            }
-            Event::ModelError {
-                call_id,
-                message,
-                usage,
-            } => {
-                if let Some(u) = usage {
-                    self.usage = self.usage + *u;
-                }
-                if let Some(call) = self.calls.get_mut(call_id) {
-                    call.done = true;
-                    call.error = Some(message.clone());
-                    call.usage = *usage;
-                }
-            }
-            _ => {}
+    /// A piece of the reasoning as it streams.
+    pub(super) fn fold_reasoning(&mut self, e: &ModelReasoningEvent) {
+        if let Some(call) = self.calls.get_mut(&e.call_id) {
+            call.reasoning.push_str(&e.text);
+        }
+    }
+
+    /// A restart: what streamed before is void.
+    pub(super) fn fold_restart(&mut self, e: &ModelRestartEvent) {
+        if let Some(call) = self.calls.get_mut(&e.call_id) {
+            call.restarts.push(e.reason.clone());
+            call.reply.clear();
+            call.reasoning.clear();
+        }
+    }
+
+    /// A continuation after a cut: what streams next extends the reply.
+    pub(super) fn fold_continued(&mut self, e: &ModelContinuedEvent) {
+        if let Some(call) = self.calls.get_mut(&e.call_id) {
+            call.continuations += 1;
+        }
+    }
+
+    /// The whole reply, and its usage.
+    pub(super) fn fold_reply(&mut self, e: &ModelReplyEvent) {
+        self.model_ms += e.duration_ms;
+        if let Some(call) = self.calls.get_mut(&e.call_id) {
+            call.reply = e.text.clone();
+            call.done = true;
+            call.usage = e.usage;
+            call.reasoning = e.reasoning.clone();
+            call.finish_reason = e.finish_reason.clone();
+            call.usage_estimated = e.usage_estimated;
+            call.duration_ms = Some(e.duration_ms);
+            call.structured = e.structured.clone();
+        }
+        if let Some(u) = e.usage {
+            self.usage = self.usage + u;
+        }
+    }
+
+    /// A call failed for good; what it spent all the same.
+    pub(super) fn fold_model_error(&mut self, e: &ModelErrorEvent) {
+        if let Some(u) = e.usage {
+            self.usage = self.usage + u;
+        }
+        if let Some(call) = self.calls.get_mut(&e.call_id) {
+            call.done = true;
+            call.error = Some(e.message.clone());
+            call.usage = e.usage;
         }
     }
 }

@@ -101,18 +101,18 @@ mod tests {
             output: String::new(),
             depends_on: vec![],
         };
-        Event::Plan {
+        Event::Plan(PlanEvent {
             specs: vec![spec("f"), spec("g")],
-        }
+        })
     }
 
     fn request(call_id: u64, purpose: Purpose) -> Event {
-        Event::ModelRequest {
+        Event::ModelRequest(ModelRequestEvent {
             call_id,
             purpose,
             tag: format!("call/{call_id}"),
             messages: vec![],
-        }
+        })
     }
 
     fn code(node: &str) -> Purpose {
@@ -124,21 +124,21 @@ mod tests {
     }
 
     fn delta(call_id: u64, text: &str) -> Event {
-        Event::ModelDelta {
+        Event::ModelDelta(ModelDeltaEvent {
             call_id,
             text: text.into(),
-        }
+        })
     }
 
     fn restart(call_id: u64) -> Event {
-        Event::ModelRestart {
+        Event::ModelRestart(ModelRestartEvent {
             call_id,
             reason: "the stream broke".into(),
-        }
+        })
     }
 
     fn reply(call_id: u64, text: &str) -> Event {
-        Event::ModelReply {
+        Event::ModelReply(ModelReplyEvent {
             call_id,
             text: text.into(),
             usage: Some(Usage::new(10, 5)),
@@ -147,17 +147,17 @@ mod tests {
             usage_estimated: false,
             duration_ms: 100,
             structured: None,
-        }
+        })
     }
 
     fn resumed() -> Event {
-        Event::Resumed {
+        Event::Resumed(ResumedEvent {
             from_seq: 0,
             after: "killed".into(),
             config: ConfigSummary::default(),
             token_budget: 0,
             started_at: String::new(),
-        }
+        })
     }
 
     /// What `streaming` says of `node` after each prefix of `events`.
@@ -199,11 +199,11 @@ mod tests {
     fn a_call_that_fails_or_a_resume_closes_ends_the_stream() {
         let opening = vec![plan(), request(1, code("f")), delta(1, "def")];
         assert_eq!(fold(&opening).streaming("f"), Some("def"));
-        let failed = Event::ModelError {
+        let failed = Event::ModelError(ModelErrorEvent {
             call_id: 1,
             message: "the server went away".into(),
             usage: None,
-        };
+        });
         assert_eq!(
             fold(&[opening.clone(), vec![failed]].concat()).streaming("f"),
             None
@@ -234,11 +234,11 @@ mod tests {
     #[test]
     fn a_reflections_text_follows_its_call_through_delta_restart_and_reply() {
         let reply_text = "It adds.\n```python\ndef f(): pass\n```";
-        let recorded = Event::Reflection {
+        let recorded = Event::Reflection(ReflectionEvent {
             node: "f".into(),
             iteration: 0,
             text: "It adds.".into(),
-        };
+        });
         let events = [
             plan(),
             request(1, reflect("f")),
@@ -271,11 +271,11 @@ mod tests {
     #[test]
     fn a_reflection_cut_off_is_neither_streaming_nor_whole() {
         let opening = vec![plan(), request(1, reflect("f")), delta(1, "It adds")];
-        let failed = Event::ModelError {
+        let failed = Event::ModelError(ModelErrorEvent {
             call_id: 1,
             message: "the server went away".into(),
             usage: None,
-        };
+        });
         let cut = |tail: Event| reflection_after(&[opening.clone(), vec![tail]].concat());
         assert_eq!(cut(failed), ("It adds".to_string(), false, false));
         assert_eq!(cut(resumed()), ("It adds".to_string(), false, false));
@@ -285,11 +285,11 @@ mod tests {
     fn a_reflection_recorded_without_a_call_keeps_its_own_text() {
         let events = [
             plan(),
-            Event::Reflection {
+            Event::Reflection(ReflectionEvent {
                 node: "f".into(),
                 iteration: 1,
                 text: "Off by one.".into(),
-            },
+            }),
         ];
         assert_eq!(
             reflection_after(&events),
@@ -299,11 +299,13 @@ mod tests {
 
     #[test]
     fn runs_in_order_are_the_runs_as_they_started() {
-        let started = |run_id: u64, node: Option<&str>| Event::RunStarted {
-            run_id,
-            node: node.map(str::to_string),
-            iteration: 1,
-            kind: RunKind::NodeTests,
+        let started = |run_id: u64, node: Option<&str>| {
+            Event::RunStarted(RunStartedEvent {
+                run_id,
+                node: node.map(str::to_string),
+                iteration: 1,
+                kind: RunKind::NodeTests,
+            })
         };
         let state = fold(&[
             plan(),

@@ -1,165 +1,125 @@
-//! The fold of the plan and its nodes, a family of events each: the plan,
-//! tests, code (with its check and the candidates it was chosen from), the
-//! review before running, statuses, a failure and the attempt after it,
-//! reflections.
+//! The fold of the plan and its nodes: the plan, tests, code (with its
+//! check and the candidates it was chosen from), the review before running,
+//! statuses, a failure and the attempt after it, reflections.
 
 use super::*;
 
 impl State {
-    /// The plan, or why there is none.
-    pub(super) fn fold_plan(&mut self, event: &Event) {
-        match event {
-            Event::Plan { specs } => {
-                self.specs = specs.clone();
-                self.plan_error = None;
-                // Keep what is known of nodes that survive a re-plan.
-                let mut nodes = BTreeMap::new();
-                for spec in specs {
-                    // A re-plan (the task was edited) keeps the tests and code
-                    // of a node whose spec did not change; a changed one starts afresh.
-                    let node = match self.nodes.remove(&spec.name) {
-                        // One the last pass never got to is work for the next.
-                        Some(mut n) if n.spec == *spec => {
-                            if matches!(n.status, NodeStatus::NotRun | NodeStatus::Cancelled) {
-                                n.status = NodeStatus::Pending;
-                            }
-                            n
-                        }
-                        Some(_) | None => NodeState::new(spec.clone()),
-                    };
-                    nodes.insert(spec.name.clone(), node);
+    /// The plan.
+    pub(super) fn fold_plan(&mut self, e: &PlanEvent) {
+        self.specs = e.specs.clone();
+        self.plan_error = None;
+        // Keep what is known of nodes that survive a re-plan.
+        let mut nodes = BTreeMap::new();
+        for spec in &e.specs {
+            // A re-plan (the task was edited) keeps the tests and code
+            // of a node whose spec did not change; a changed one starts afresh.
+            let node = match self.nodes.remove(&spec.name) {
+                // One the last pass never got to is work for the next.
+                Some(mut n) if n.spec == *spec => {
+                    if matches!(n.status, NodeStatus::NotRun | NodeStatus::Cancelled) {
+                        n.status = NodeStatus::Pending;
+                    }
+                    n
                 }
-                self.nodes = nodes;
-                self.replan = false;
-            }
-            Event::PlanError { message } => {
-                self.plan_error = Some(message.clone());
-                self.replan = false;
-            }
-            _ => {}
+                Some(_) | None => NodeState::new(spec.clone()),
+            };
+            nodes.insert(spec.name.clone(), node);
+        }
+        self.nodes = nodes;
+        self.replan = false;
+    }
+
+    /// Why there is no plan.
+    pub(super) fn fold_plan_error(&mut self, e: &PlanErrorEvent) {
+        self.plan_error = Some(e.message.clone());
+        self.replan = false;
+    }
+
+    /// A node's tests, written.
+    pub(super) fn fold_tests(&mut self, e: &TestsEvent) {
+        if let Some(n) = self.nodes.get_mut(&e.node) {
+            n.set_tests(&e.code);
         }
     }
 
-    /// A node's tests: written, or a change the model proposed (applied or not).
-    pub(super) fn fold_tests(&mut self, event: &Event) {
-        match event {
-            Event::Tests { node, code, .. } => {
-                if let Some(n) = self.nodes.get_mut(node) {
-                    n.set_tests(code);
-                }
+    /// A change of a node's tests the model proposed, applied or not.
+    pub(super) fn fold_tests_changed(&mut self, e: &TestsChangedEvent) {
+        if let Some(n) = self.nodes.get_mut(&e.node) {
+            if e.applied {
+                n.set_tests(&e.new);
             }
-            Event::TestsChanged {
-                node,
-                iteration,
-                old,
-                new,
-                reason,
-                applied,
-                rejected_because,
-            } => {
-                if let Some(n) = self.nodes.get_mut(node) {
-                    if *applied {
-                        n.set_tests(new);
-                    }
-                    n.test_changes.push(TestChange {
-                        iteration: *iteration,
-                        old: old.clone(),
-                        new: new.clone(),
-                        reason: reason.clone(),
-                        applied: *applied,
-                        rejected_because: rejected_because.clone(),
-                    });
-                }
-            }
-            _ => {}
+            n.test_changes.push(TestChange {
+                iteration: e.iteration,
+                old: e.old.clone(),
+                new: e.new.clone(),
+                reason: e.reason.clone(),
+                applied: e.applied,
+                rejected_because: e.rejected_because.clone(),
+            });
         }
     }
 
-    /// A code version, what its check found, and the candidates it was
-    /// chosen from.
-    pub(super) fn fold_code(&mut self, event: &Event) {
-        match event {
-            Event::Code {
-                node,
-                iteration,
-                code,
-                source,
-            } => {
-                if let Some(n) = self.nodes.get_mut(node) {
-                    n.versions.push(CodeVersion {
-                        iteration: *iteration,
-                        code: code.clone(),
-                        source: *source,
-                    });
-                    if *source != CodeSource::Edit {
-                        n.run_approved = false;
-                    }
-                    n.findings.clear();
-                    n.unsettle();
-                    if *source == CodeSource::Edit {
-                        n.queue_edit();
-                    }
-                }
-                self.history.push(HistoryEntry::Attempt {
-                    node: node.clone(),
-                    iteration: *iteration,
-                    source: *source,
-                });
+    /// A code version.
+    pub(super) fn fold_code(&mut self, e: &CodeEvent) {
+        if let Some(n) = self.nodes.get_mut(&e.node) {
+            n.versions.push(CodeVersion {
+                iteration: e.iteration,
+                code: e.code.clone(),
+                source: e.source,
+            });
+            if e.source != CodeSource::Edit {
+                n.run_approved = false;
             }
-            Event::Check { node, findings, .. } => {
-                if let Some(n) = self.nodes.get_mut(node) {
-                    n.findings = findings.clone();
-                }
+            n.findings.clear();
+            n.unsettle();
+            if e.source == CodeSource::Edit {
+                n.queue_edit();
             }
-            Event::Candidates {
-                node,
-                iteration,
-                candidates,
-                inputs,
-                proposed,
-                chosen,
-                note,
-            } => {
-                if let Some(n) = self.nodes.get_mut(node) {
-                    n.candidates = Some(crate::consensus::CandidatesInfo {
-                        iteration: *iteration,
-                        candidates: candidates.clone(),
-                        inputs: *inputs,
-                        proposed: *proposed,
-                        chosen: *chosen,
-                        note: note.clone(),
-                    });
-                }
-            }
-            _ => {}
+        }
+        self.history.push(HistoryEntry::Attempt {
+            node: e.node.clone(),
+            iteration: e.iteration,
+            source: e.source,
+        });
+    }
+
+    /// What the static check found in a code version.
+    pub(super) fn fold_check(&mut self, e: &CheckEvent) {
+        if let Some(n) = self.nodes.get_mut(&e.node) {
+            n.findings = e.findings.clone();
+        }
+    }
+
+    /// The candidates a code version was chosen from.
+    pub(super) fn fold_candidates(&mut self, e: &CandidatesEvent) {
+        if let Some(n) = self.nodes.get_mut(&e.node) {
+            n.candidates = Some(crate::consensus::CandidatesInfo {
+                iteration: e.iteration,
+                candidates: e.candidates.clone(),
+                inputs: e.inputs,
+                proposed: e.proposed,
+                chosen: e.chosen,
+                note: e.note.clone(),
+            });
         }
     }
 
     /// The review of a code version before it ran.
-    pub(super) fn fold_review(&mut self, event: &Event) {
-        let Event::Review {
-            node,
-            iteration,
-            verdict,
-            findings,
-            call_id,
-        } = event
-        else {
-            return;
-        };
-        if let Some(n) = self.nodes.get_mut(node) {
+    pub(super) fn fold_review(&mut self, e: &ReviewEvent) {
+        if let Some(n) = self.nodes.get_mut(&e.node) {
             n.reviews.push(crate::review::ReviewInfo {
-                iteration: *iteration,
-                verdict: *verdict,
-                findings: findings.clone(),
-                call_id: *call_id,
+                iteration: e.iteration,
+                verdict: e.verdict,
+                findings: e.findings.clone(),
+                call_id: e.call_id,
             });
         }
         self.history.push(HistoryEntry::Review {
-            node: node.clone(),
-            iteration: *iteration,
-            verdict: *verdict,
-            findings: findings.clone(),
+            node: e.node.clone(),
+            iteration: e.iteration,
+            verdict: e.verdict,
+            findings: e.findings.clone(),
         });
     }
 
@@ -195,57 +155,42 @@ impl State {
         }
     }
 
-    /// A failure localized, and the attempt that follows it.
-    pub(super) fn fold_failure(&mut self, event: &Event) {
-        match event {
-            Event::Localized {
-                node,
-                iteration,
-                location,
-            } => {
-                if let Some(n) = self.nodes.get_mut(node) {
-                    n.last_error = Some(location.clone());
-                    n.last_error_found = FoundIn {
-                        iteration: *iteration,
-                        tests: n.tests_version,
-                    };
-                }
-                self.history.push(HistoryEntry::Failure {
-                    node: node.clone(),
-                    iteration: *iteration,
-                    location: location.clone(),
-                });
-            }
-            Event::Attempt {
-                node,
-                iteration,
-                kind,
-                runtime_values,
-            } => {
-                if let Some(n) = self.nodes.get_mut(node) {
-                    n.attempts.push(AttemptInfo {
-                        iteration: *iteration,
-                        kind: *kind,
-                        runtime_values: *runtime_values,
-                    });
-                }
-            }
-            _ => {}
+    /// A failure localized.
+    pub(super) fn fold_localized(&mut self, e: &LocalizedEvent) {
+        if let Some(n) = self.nodes.get_mut(&e.node) {
+            n.last_error = Some(e.location.clone());
+            n.last_error_found = FoundIn {
+                iteration: e.iteration,
+                tests: n.tests_version,
+            };
+        }
+        self.history.push(HistoryEntry::Failure {
+            node: e.node.clone(),
+            iteration: e.iteration,
+            location: e.location.clone(),
+        });
+    }
+
+    /// The attempt that follows a failure.
+    pub(super) fn fold_attempt(&mut self, e: &AttemptEvent) {
+        if let Some(n) = self.nodes.get_mut(&e.node) {
+            n.attempts.push(AttemptInfo {
+                iteration: e.iteration,
+                kind: e.kind,
+                runtime_values: e.runtime_values,
+            });
         }
     }
 
     /// A reflection as the engine recorded it. One streamed through a
     /// `Reflect` call is already in the history: this settles its text.
     /// Otherwise it is new.
-    pub(super) fn fold_reflection(&mut self, event: &Event) {
-        let Event::Reflection {
+    pub(super) fn fold_reflection(&mut self, e: &ReflectionEvent) {
+        let ReflectionEvent {
             node,
             iteration,
             text,
-        } = event
-        else {
-            return;
-        };
+        } = e;
         let calls = &self.calls;
         let replied = |id: Option<u64>| {
             id.and_then(|id| calls.get(&id))

@@ -492,7 +492,7 @@ impl App {
         self.travelled_from = None;
         let follow = self.at_end();
         // An info line about the last act gives way when the engine moves on.
-        if matches!(r.event, Event::SessionStarted { .. } | Event::Paused { .. })
+        if matches!(r.event, Event::SessionStarted(_) | Event::Paused(_))
             && matches!(&self.flash, Some((NoticeLevel::Info, _)))
         {
             self.flash = None;
@@ -502,10 +502,11 @@ impl App {
         {
             actions.push(Action::Notify(text));
         }
-        let paused_at = match &r.event {
-            Event::Paused { step } => Some(matches!(step, codeloop_session::Step::Prompt { .. })),
-            Event::Finished { .. } => Some(false),
-            _ => None,
+        // A pause, and whether it is before a prompt; the end is none.
+        let paused_at = if let Event::Paused(e) = &r.event {
+            Some(matches!(e.step, codeloop_session::Step::Prompt { .. }))
+        } else {
+            matches!(r.event, Event::Finished(_)).then_some(false)
         };
         self.session.timeline.push(r);
         if follow {

@@ -42,7 +42,14 @@ impl App {
                 ..
             }) => Some(Confirm::SkipPlan),
             Some(Step::Run { node: Some(_), .. }) => Some(Confirm::SkipRun),
-            _ => None,
+            Some(
+                Step::ModelCall { .. }
+                | Step::Prompt { .. }
+                | Step::Run { node: None, .. }
+                | Step::TestFix { .. }
+                | Step::Review { .. },
+            )
+            | None => None,
         };
         match question {
             Some(confirm) => self.ask(confirm, super::guard::OnYes::Skip),

@@ -95,7 +95,7 @@ pub fn events() -> Vec<Event> {
         ..Default::default()
     };
     vec![
-        Event::SessionStarted {
+        Event::SessionStarted(SessionStartedEvent {
             version: TAPE_VERSION,
             session_id: "s-test".into(),
             started_at: "2026-11-23T01:00:00Z".into(),
@@ -112,14 +112,14 @@ pub fn events() -> Vec<Event> {
                 step_mode: false,
                 ..Default::default()
             },
-        },
-        Event::ModelRequest {
+        }),
+        Event::ModelRequest(ModelRequestEvent {
             call_id: 1,
             purpose: Purpose::Plan,
             tag: "plan".into(),
             messages: vec![],
-        },
-        Event::ModelReply {
+        }),
+        Event::ModelReply(ModelReplyEvent {
             call_id: 1,
             text: "plan".into(),
             usage: Some(Usage::new(300, 120)),
@@ -128,87 +128,87 @@ pub fn events() -> Vec<Event> {
             finish_reason: None,
             usage_estimated: false,
             structured: None,
-        },
-        Event::Plan {
+        }),
+        Event::Plan(PlanEvent {
             specs: vec![
                 spec("parse_line", "split one key=value line", &[]),
                 spec("sum_by_key", "total the values per key", &["parse_line"]),
             ],
-        },
-        Event::Tests {
+        }),
+        Event::Tests(TestsEvent {
             node: "parse_line".into(),
             code: PARSE_TESTS.into(),
             source: CodeSource::Model,
-        },
-        Event::NodeStatus {
+        }),
+        Event::NodeStatus(NodeStatusEvent {
             node: "parse_line".into(),
             status: NodeStatus::Generating,
-        },
-        Event::Code {
+        }),
+        Event::Code(CodeEvent {
             node: "parse_line".into(),
             iteration: 1,
             code: PARSE_V1.into(),
             source: CodeSource::Model,
-        },
-        Event::NodeStatus {
+        }),
+        Event::NodeStatus(NodeStatusEvent {
             node: "parse_line".into(),
             status: NodeStatus::Running,
-        },
-        Event::RunStarted {
+        }),
+        Event::RunStarted(RunStartedEvent {
             run_id: 1,
             node: Some("parse_line".into()),
             iteration: 1,
             kind: RunKind::NodeTests,
-        },
-        Event::Output {
+        }),
+        Event::Output(OutputEvent {
             run_id: 1,
             stream: Stream::Stdout,
             text: "test_simple ... ok\n\x1b]0;owned title\x07test_blank ... ".into(),
-        },
-        Event::Output {
+        }),
+        Event::Output(OutputEvent {
             run_id: 1,
             stream: Stream::Stdout,
             text: "FAIL\n".into(),
-        },
-        Event::Output {
+        }),
+        Event::Output(OutputEvent {
             run_id: 1,
             stream: Stream::Stderr,
             text: "Traceback (most recent call last):\n  File \"solution.py\", line 2, in parse_line\n\x1b[31mValueError: not enough values to unpack (expected 2, got 1)\x1b[0m\n".into(),
-        },
-        Event::RunFinished {
+        }),
+        Event::RunFinished(RunFinishedEvent {
             run_id: 1,
             record: run_record(false, 1, 1, 1),
-        },
-        Event::NodeStatus {
+        }),
+        Event::NodeStatus(NodeStatusEvent {
             node: "parse_line".into(),
             status: NodeStatus::Failed,
-        },
-        Event::NodeStatus {
+        }),
+        Event::NodeStatus(NodeStatusEvent {
             node: "sum_by_key".into(),
             status: NodeStatus::Blocked,
-        },
-        Event::Localized {
+        }),
+        Event::Localized(LocalizedEvent {
             node: "parse_line".into(),
             iteration: 1,
             location: failure,
-        },
-        Event::ModelRequest {
+        }),
+        Event::ModelRequest(ModelRequestEvent {
             call_id: 2,
             purpose: Purpose::Reflect {
                 node: "parse_line".into(),
             },
             tag: "reflect/parse_line/1".into(),
             messages: vec![],
-        },
-        Event::ModelDelta {
+        }),
+        Event::ModelDelta(ModelDeltaEvent {
             call_id: 2,
             text: "A blank line has no '=', so the split ".into(),
-        },
-        Event::ModelDelta {
+        }),
+        Event::ModelDelta(ModelDeltaEvent {
             call_id: 2,
             text: "gives one value. Return None for lines without '='.".into(),
-        },
-        Event::ModelReply {
+        }),
+        Event::ModelReply(ModelReplyEvent {
             call_id: 2,
             text: "A blank line has no '=', so the split gives one value. Return None for lines without '='.".into(),
             usage: Some(Usage::new(500, 40)),
@@ -217,67 +217,67 @@ pub fn events() -> Vec<Event> {
             finish_reason: None,
             usage_estimated: false,
             structured: None,
-        },
-        Event::Reflection {
+        }),
+        Event::Reflection(ReflectionEvent {
             node: "parse_line".into(),
             iteration: 1,
             text: "A blank line has no '=', so the split gives one value. Return None for lines without '='.".into(),
-        },
-        Event::Code {
+        }),
+        Event::Code(CodeEvent {
             node: "parse_line".into(),
             iteration: 2,
             code: PARSE_V2.into(),
             source: CodeSource::Model,
-        },
-        Event::RunStarted {
+        }),
+        Event::RunStarted(RunStartedEvent {
             run_id: 2,
             node: Some("parse_line".into()),
             iteration: 2,
             kind: RunKind::NodeTests,
-        },
-        Event::Output {
+        }),
+        Event::Output(OutputEvent {
             run_id: 2,
             stream: Stream::Stdout,
             text: "test_simple ... ok\ntest_blank ... ok\n".into(),
-        },
-        Event::RunFinished {
+        }),
+        Event::RunFinished(RunFinishedEvent {
             run_id: 2,
             record: run_record(true, 0, 2, 0),
-        },
-        Event::NodeStatus {
+        }),
+        Event::NodeStatus(NodeStatusEvent {
             node: "parse_line".into(),
             status: NodeStatus::Passed,
-        },
-        Event::Code {
+        }),
+        Event::Code(CodeEvent {
             node: "sum_by_key".into(),
             iteration: 1,
             code: SUM_V1.into(),
             source: CodeSource::Model,
-        },
-        Event::RunStarted {
+        }),
+        Event::RunStarted(RunStartedEvent {
             run_id: 3,
             node: Some("sum_by_key".into()),
             iteration: 1,
             kind: RunKind::NodeTests,
-        },
-        Event::Output {
+        }),
+        Event::Output(OutputEvent {
             run_id: 3,
             stream: Stream::Stdout,
             text: "test_totals ... ok\n".into(),
-        },
-        Event::RunFinished {
+        }),
+        Event::RunFinished(RunFinishedEvent {
             run_id: 3,
             record: run_record(true, 0, 1, 0),
-        },
-        Event::NodeStatus {
+        }),
+        Event::NodeStatus(NodeStatusEvent {
             node: "sum_by_key".into(),
             status: NodeStatus::Passed,
-        },
-        Event::Program {
+        }),
+        Event::Program(ProgramEvent {
             code: format!("{PARSE_V2}\n\n{SUM_V1}"),
             tests: PARSE_TESTS.into(),
-        },
-        Event::Finished {
+        }),
+        Event::Finished(FinishedEvent {
             result: FinalResult {
                 passed: true,
                 nodes_passed: 2,
@@ -287,7 +287,7 @@ pub fn events() -> Vec<Event> {
                 summary: "every node and the program passed after 1 repair".into(),
                 output_dir: None,
             },
-        },
+        }),
     ]
 }
 
@@ -358,7 +358,7 @@ pub fn at_failure(tape: TapeContents) -> App {
     let n = app
         .records()
         .iter()
-        .position(|r| matches!(r.event, Event::Localized { .. }))
+        .position(|r| matches!(r.event, Event::Localized(_)))
         .expect("the tape has a localized failure")
         + 1;
     app.set_cursor(n);

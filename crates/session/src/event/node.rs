@@ -1,0 +1,267 @@
+//! The events of the plan and its nodes: the plan, tests, code (its check,
+//! the candidates it was chosen from, the review before it runs), statuses,
+//! a failure and the attempt after it, reflections; and what they carry.
+
+use serde::{Deserialize, Serialize};
+
+use codeloop_protocol::Location;
+
+use crate::consensus::Candidate;
+use crate::review::{ReviewFinding, ReviewVerdict};
+
+/// `Event::Plan`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanEvent {
+    pub specs: Vec<FunctionSpec>,
+}
+
+/// `Event::PlanError`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanErrorEvent {
+    pub message: String,
+}
+
+/// `Event::Tests`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestsEvent {
+    pub node: String,
+    pub code: String,
+    pub source: CodeSource,
+}
+
+/// `Event::Code`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CodeEvent {
+    pub node: String,
+    pub iteration: u32,
+    pub code: String,
+    pub source: CodeSource,
+}
+
+/// `Event::Check`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckEvent {
+    pub node: String,
+    pub iteration: u32,
+    pub findings: Vec<Finding>,
+}
+
+/// `Event::NodeStatus`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeStatusEvent {
+    pub node: String,
+    pub status: NodeStatus,
+}
+
+/// `Event::Localized`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LocalizedEvent {
+    pub node: String,
+    pub iteration: u32,
+    pub location: Location,
+}
+
+/// `Event::Attempt`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptEvent {
+    pub node: String,
+    pub iteration: u32,
+    pub kind: AttemptKind,
+    /// The prompt shows the runtime values at the failure.
+    #[serde(default)]
+    pub runtime_values: bool,
+}
+
+/// `Event::TestsChanged`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestsChangedEvent {
+    pub node: String,
+    /// The iteration whose failure the model blamed on the tests.
+    pub iteration: u32,
+    pub old: String,
+    pub new: String,
+    pub reason: String,
+    pub applied: bool,
+    /// Why it was not applied, when it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rejected_because: Option<String>,
+}
+
+/// `Event::Review`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReviewEvent {
+    pub node: String,
+    /// The code version reviewed.
+    pub iteration: u32,
+    pub verdict: ReviewVerdict,
+    #[serde(default)]
+    pub findings: Vec<ReviewFinding>,
+    /// The model call that made it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call_id: Option<u64>,
+}
+
+/// `Event::Candidates`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CandidatesEvent {
+    pub node: String,
+    pub iteration: u32,
+    pub candidates: Vec<Candidate>,
+    /// The inputs they were run on.
+    pub inputs: u32,
+    /// Of them, those the model proposed (the rest are its tests' calls).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub proposed: u32,
+    pub chosen: usize,
+    /// Why the first was kept without a vote (the run failed, no inputs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// `Event::Reflection`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReflectionEvent {
+    pub node: String,
+    pub iteration: u32,
+    pub text: String,
+}
+
+/// One planned function.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FunctionSpec {
+    /// A Python identifier; unique in the plan.
+    pub name: String,
+    pub purpose: String,
+    /// e.g. "text: str, n: int"
+    #[serde(default)]
+    pub inputs: String,
+    /// e.g. "list[str]"
+    #[serde(default)]
+    pub output: String,
+    /// Names of functions this one calls.
+    #[serde(default)]
+    pub depends_on: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CodeSource {
+    /// Written by the model.
+    Model,
+    /// Edited by the person at the keyboard.
+    Edit,
+    /// Replayed from the cache of solved tasks.
+    Cache,
+    /// Given with the task (e.g. a benchmark's tests).
+    Given,
+    /// The model's reply to the plan prompt, which was code rather than a
+    /// plan: its functions became the plan, and their code this version.
+    PlanReply,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    /// "syntax", "import", "name", ...
+    pub kind: String,
+    pub line: Option<u32>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NodeStatus {
+    Pending,
+    Generating,
+    Checking,
+    Running,
+    Passed,
+    Failed,
+    /// A dependency failed; this node cannot run.
+    Blocked,
+    /// Out of iterations; failed for good.
+    GaveUp,
+    /// The person skipped its run: its code is kept, but nothing says it
+    /// works. Never counted as passing; its dependents still run.
+    Skipped,
+    /// It was at work when the person cancelled the session.
+    Cancelled,
+    /// The session ended before its turn came (or while it waited).
+    NotRun,
+}
+
+impl NodeStatus {
+    pub fn label(self) -> &'static str {
+        match self {
+            NodeStatus::Pending => "pending",
+            NodeStatus::Generating => "generating",
+            NodeStatus::Checking => "checking",
+            NodeStatus::Running => "running",
+            NodeStatus::Passed => "passed",
+            NodeStatus::Failed => "failed",
+            NodeStatus::Blocked => "blocked",
+            NodeStatus::GaveUp => "gave up",
+            NodeStatus::Skipped => "skipped",
+            NodeStatus::Cancelled => "cancelled",
+            NodeStatus::NotRun => "not run",
+        }
+    }
+    /// The node's part of a pass is over.
+    pub fn is_terminal(self) -> bool {
+        match self {
+            NodeStatus::Passed
+            | NodeStatus::Blocked
+            | NodeStatus::GaveUp
+            | NodeStatus::Skipped
+            | NodeStatus::Cancelled
+            | NodeStatus::NotRun => true,
+            NodeStatus::Pending
+            | NodeStatus::Generating
+            | NodeStatus::Checking
+            | NodeStatus::Running
+            | NodeStatus::Failed => false,
+        }
+    }
+    /// Its code may be used by the nodes that depend on it: it passed, or
+    /// the person accepted it without a run (skipped).
+    pub fn usable(self) -> bool {
+        matches!(self, NodeStatus::Passed | NodeStatus::Skipped)
+    }
+    /// At work: the engine has taken it and not finished with it.
+    pub fn in_flight(self) -> bool {
+        matches!(
+            self,
+            NodeStatus::Pending
+                | NodeStatus::Generating
+                | NodeStatus::Checking
+                | NodeStatus::Running
+        )
+    }
+}
+
+/// What a code version after a failure is written from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptKind {
+    /// The failing code, its localized failure, and a request to fix it.
+    Repair,
+    /// A repair that asks for another approach (the same failure came back);
+    /// the schedule without fresh starts only.
+    DifferentApproach,
+    /// The spec, the tests and the failures seen so far, without the
+    /// failing code: repairs decay, a new start from the spec recovers.
+    FreshStart,
+}
+
+impl AttemptKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            AttemptKind::Repair => "repair",
+            AttemptKind::DifferentApproach => "different approach",
+            AttemptKind::FreshStart => "fresh start",
+        }
+    }
+}

@@ -1,0 +1,159 @@
+//! The session's own events: its start, a fork, a resume, its end; notices,
+//! pauses and steering; and what they carry (the inputs, the configuration,
+//! the result).
+
+use serde::{Deserialize, Serialize};
+
+use codeloop_protocol::Usage;
+
+use super::{Command, Step};
+
+/// `Event::SessionStarted`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionStartedEvent {
+    pub version: u32,
+    pub session_id: String,
+    /// RFC 3339 wall-clock time the session started.
+    pub started_at: String,
+    pub task: String,
+    #[serde(default)]
+    pub inputs: Vec<InputFile>,
+    pub config: ConfigSummary,
+}
+
+/// `Event::Paused`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PausedEvent {
+    pub step: Step,
+}
+
+/// `Event::Steer`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SteerEvent {
+    pub command: Command,
+}
+
+/// `Event::Notice`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NoticeEvent {
+    pub level: NoticeLevel,
+    pub message: String,
+}
+
+/// `Event::Finished`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FinishedEvent {
+    pub result: FinalResult,
+}
+
+/// `Event::Forked`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ForkedEvent {
+    pub parent_id: String,
+    /// The parent's tape, as it was found when the fork was made.
+    pub parent_tape: String,
+    /// The last of the parent's records the fork starts from.
+    pub at_seq: u64,
+}
+
+/// `Event::Resumed`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResumedEvent {
+    /// The last record the segment builds on.
+    pub from_seq: u64,
+    /// How the previous segment ended, in words ("killed", "cancelled: ...", "forked").
+    pub after: String,
+    /// What this segment runs with (its model, its iteration limit).
+    pub config: ConfigSummary,
+    /// Tokens the session may have used in all by the end of this segment; 0 = no limit.
+    #[serde(default)]
+    pub token_budget: u64,
+    /// RFC 3339 wall-clock time the segment started.
+    pub started_at: String,
+}
+
+/// A file attached to the task: described to the model, copied into each run's directory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputFile {
+    /// File name as the program sees it (in its working directory).
+    pub name: String,
+    /// Where it was read from on the user's machine.
+    pub source_path: String,
+    pub size_bytes: u64,
+    /// The first lines (text) or a note that it is binary. Sessions
+    /// recorded before `description` have only this.
+    pub preview: String,
+    /// What the file is (a table's columns, a JSON shape, an image's size,
+    /// ...), read with bounded buffers when the session started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<codeloop_inputs::InputDescription>,
+}
+
+impl InputFile {
+    /// What the file is in one line: its description's summary, or for a
+    /// session recorded before descriptions, its size.
+    pub fn summary(&self) -> String {
+        match &self.description {
+            Some(d) => d.summary(),
+            None => codeloop_inputs::bytes(self.size_bytes),
+        }
+    }
+
+    /// The description for a prompt or a report (bounded), or for a
+    /// session recorded before descriptions, the name, size and preview.
+    pub fn described(&self) -> String {
+        match &self.description {
+            Some(d) => d.render(),
+            None => format!(
+                "{} ({} bytes). First lines:\n{}",
+                self.name, self.size_bytes, self.preview
+            ),
+        }
+    }
+}
+
+/// What the session ran with; never secrets.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ConfigSummary {
+    /// "openai-compatible", "scripted" or "demo".
+    pub provider: String,
+    pub model: String,
+    /// Base URL for HTTP models, the replies file for scripted ones.
+    pub endpoint: String,
+    pub max_iterations: u32,
+    pub workers: u32,
+    pub timeout_secs: u64,
+    /// Sandbox layers active on this machine, e.g. ["hygiene", "rlimits", "landlock"].
+    #[serde(default)]
+    pub sandbox_layers: Vec<String>,
+    #[serde(default)]
+    pub step_mode: bool,
+    /// The Python runs use and its third-party packages, probed once when
+    /// the session (or segment) started; none on older tapes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python: Option<Box<codeloop_protocol::python::PythonEnvironment>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeLevel {
+    Info,
+    Warning,
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FinalResult {
+    /// Every node passed and the assembled program passed its tests.
+    pub passed: bool,
+    pub nodes_passed: u32,
+    pub nodes_total: u32,
+    /// Repair iterations used in all.
+    pub iterations: u32,
+    pub usage: Usage,
+    /// Why the session ended, in plain words.
+    pub summary: String,
+    /// Folder the program, tests and report were written to, if any.
+    #[serde(default)]
+    pub output_dir: Option<String>,
+}

@@ -1,0 +1,96 @@
+//! Steering: the steps the engine can pause before, and the commands the
+//! person at the keyboard gives. Their variants keep their fields inline:
+//! each is matched in one place per consumer, and a payload struct each
+//! would only add a name to the many places that write them.
+
+use serde::{Deserialize, Serialize};
+
+use codeloop_protocol::ChatMessage;
+
+use super::{FunctionSpec, Purpose};
+
+/// A step the engine can pause before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Step {
+    ModelCall {
+        purpose: Purpose,
+    },
+    Run {
+        node: Option<String>,
+        iteration: u32,
+    },
+    /// Replace a node's tests with the model's fix (approve applies it,
+    /// skip rejects it).
+    TestFix {
+        node: String,
+        iteration: u32,
+        old: String,
+        new: String,
+        reason: String,
+    },
+    /// A model call's prompt, written and not yet sent (the person asked to
+    /// see it, `Command::ReviewPrompt`): approve sends it (as edited, if it
+    /// was), skip does not make the call.
+    Prompt {
+        purpose: Purpose,
+        tag: String,
+        messages: Vec<ChatMessage>,
+    },
+    /// A node's code was reviewed before it runs (its `Event::Review` is
+    /// just before): approve runs it, skip sends it to a repair with the
+    /// review's findings, unrun; an edit of the code or a hint meanwhile
+    /// is taken as always.
+    Review {
+        node: String,
+        iteration: u32,
+    },
+}
+
+/// Steering: what the person at the keyboard asks of the engine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "cmd", rename_all = "snake_case")]
+pub enum Command {
+    /// Pause before every model call and every run.
+    SetStepMode {
+        on: bool,
+    },
+    /// Do the step the engine is paused before.
+    Approve,
+    /// Skip the step the engine is paused before (a run counts as not run; a model call is not made).
+    Skip,
+    EditTask {
+        task: String,
+    },
+    EditSpec {
+        node: String,
+        spec: FunctionSpec,
+    },
+    EditCode {
+        node: String,
+        code: String,
+    },
+    EditTests {
+        node: String,
+        code: String,
+    },
+    /// Goes into the node's next reflection and repair prompt.
+    Hint {
+        node: String,
+        text: String,
+    },
+    /// Run this node's tests again (and then its dependents).
+    RerunNode {
+        node: String,
+    },
+    /// Stop the session; what is done stays on the tape.
+    Cancel,
+    /// Paused before a model call: go on, and pause again once its prompt
+    /// is written (a `Step::Prompt`), so the person sees it and may edit it.
+    ReviewPrompt,
+    /// Paused before a prompt is sent (`Step::Prompt`): send these messages
+    /// instead (the next approve sends them).
+    EditPrompt {
+        messages: Vec<ChatMessage>,
+    },
+}
