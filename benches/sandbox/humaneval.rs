@@ -511,7 +511,10 @@ pub(crate) async fn humaneval(
     let Ok(server) = tempfile::NamedTempFile::new().and_then(|f| {
         std::fs::write(
             f.path(),
-            include_str!("../../crates/sandbox/src/forkserver.py"),
+            concat!(
+                include_str!("../../crates/sandbox/src/forkserver_files.py"),
+                include_str!("../../crates/sandbox/src/forkserver.py")
+            ),
         )
         .map(|()| f)
     }) else {

@@ -5,7 +5,7 @@
 # may write only beneath its own directory and may signal nothing outside
 # itself. After each job
 # every other process in the sandbox is killed and the scratch areas wiped.
-import ctypes, gc, json, marshal, os, resource, select, shutil, signal, stat, struct, sys, time
+import ctypes, gc, json, marshal, os, resource, select, signal, stat, struct, sys, time
 
 # Warm the modules test programs use most, so a fork starts with them loaded
 # (and the evaluator's runner finds the modules it watches already there).
@@ -137,105 +137,7 @@ def reset_jobdir():
     wipe(JOBS, keep={os.path.basename(JOBDIR)})
 
 
-def wipe(path, keep=()):
-    """Remove everything in `path` (but the names in `keep`), whatever
-    modes a job left on it; raise if something stays."""
-    try:
-        entries = list(os.scandir(path))
-    except OSError:
-        return
-    for entry in entries:
-        if entry.name in keep:
-            continue
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
-            else:
-                os.unlink(entry.path)
-        except OSError:
-            # A directory the job made unreadable or unwritable: give the
-            # whole tree back its modes (each before the walk lists it),
-            # then try once more.
-            try:
-                os.chmod(entry.path, 0o700, follow_symlinks=False)
-            except OSError:
-                pass
-            for base, dirs, _ in os.walk(entry.path):
-                for name in dirs:
-                    try:
-                        os.chmod(os.path.join(base, name), 0o700, follow_symlinks=False)
-                    except OSError:
-                        pass
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
-            else:
-                os.unlink(entry.path)
-
-
 DISK_POLL = 0.1
-
-
-def dir_usage(path, most):
-    """(bytes in files, entries) under path; the walk stops past `most`
-    entries."""
-    total = entries = 0
-    for base, dirs, files in os.walk(path):
-        entries += len(dirs) + len(files)
-        if entries > most:
-            break
-        for name in files:
-            try:
-                st = os.lstat(os.path.join(base, name))
-                total += max(st.st_size, st.st_blocks * 512)
-            except OSError:
-                pass
-    return total, entries
-
-
-def read_at_most(fd, n):
-    chunks = []
-    while n > 0:
-        chunk = os.read(fd, min(n, 1 << 20))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
-
-
-def read_kept(path, keep):
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return "", "", 0, 0
-    try:
-        size = os.fstat(fd).st_size
-        if size <= 2 * keep:
-            return read_at_most(fd, size).decode("utf-8", "replace"), "", 0, size
-        head = read_at_most(fd, keep)
-        os.lseek(fd, size - keep, os.SEEK_SET)
-        tail = read_at_most(fd, keep)
-        return head.decode("utf-8", "replace"), tail.decode("utf-8", "replace"), size - 2 * keep, size
-    except OSError:
-        return "", "", 0, 0
-    finally:
-        os.close(fd)
-
-
-def read_collected(path):
-    """A regular file the job left, up to 1 MiB, never through a symlink."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return read_at_most(fd, 1 << 20).decode("utf-8", "replace")
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def child(job, jobdir, out_path, err_path, timing):

@@ -33,7 +33,11 @@ use super::run::{chown_tree, classify, prepare_workdir};
 use super::{Captured, ExecError, LimitHit, Limits, Outcome, RunSpec, Sandbox};
 
 const SERVER_FILE: &str = "_codeloop_forkserver.py";
-const SERVER_SOURCE: &str = include_str!("forkserver.py");
+/// The server's one script: its file helpers, then the server.
+const SERVER_SOURCE: &str = concat!(
+    include_str!("forkserver_files.py"),
+    include_str!("forkserver.py")
+);
 /// How long the server may take to start and say it is ready.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long past a job's own wall clock the server may take to answer.
