@@ -70,14 +70,18 @@ pub(crate) async fn job_breakdown(sandbox: &Sandbox, problems: &[eval::Problem])
     for pass in 0..2 {
         let cpu_before = own_cpu_time();
         for p in problems {
-            let (mut spec, token) = eval::sample_job(
+            let mut job = eval::sample_job(
                 p,
                 p.canonical_solution.as_deref().unwrap_or(""),
                 &options,
                 eval::Runner::Prelude,
             );
-            eval::server_learns(&mut spec);
-            let outcome = match server.run(&spec).await {
+            eval::server_learns(&mut job.spec);
+            let outcome = match server.submit_judged(&job.spec, &job.judge) {
+                Ok(()) => server.next_outcome().await,
+                Err(e) => Err(e),
+            };
+            let outcome = match outcome {
                 Ok(o) => o,
                 Err(e) => {
                     println!("  a job failed: {e}");
@@ -87,7 +91,7 @@ pub(crate) async fn job_breakdown(sandbox: &Sandbox, problems: &[eval::Problem])
             if pass == 0 {
                 continue;
             }
-            wrong += usize::from(!eval::verdict(&p.task_id, &outcome, &token).passed);
+            wrong += usize::from(!eval::verdict(&p.task_id, &outcome, &job.token).passed);
             if let Some(u) = outcome.usage {
                 fig_cpu += u.cpu_ms;
                 fig_peak_sum += u.peak_rss_bytes;
