@@ -14,7 +14,9 @@
 //! fails the sample, whatever the check does with it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use codeloop::eval::Problem;
+use codeloop::eval::{self, EvalOptions, Problem};
+use codeloop::exec::Sandbox;
+use tokio_util::sync::CancellationToken;
 
 #[path = "support/eval_cases.rs"]
 mod eval_cases;
@@ -316,4 +318,45 @@ async fn the_judge_keeps_human_evals_verdicts_in_fork_servers() {
 #[tokio::test]
 async fn the_judge_keeps_human_evals_verdicts_in_fresh_interpreters() {
     the_judge_keeps_human_evals_verdicts(false).await;
+}
+
+/// With the import policy enforced, the sample's process is guarded (its
+/// blocked import fails, saying so) and the judge is not (it imports what
+/// it needs: sockets to the sample's process), in both modes.
+#[tokio::test]
+async fn an_enforced_import_policy_guards_the_sample_not_the_judge() {
+    let options = codeloop::exec::SandboxOptions::from_env();
+    let sandbox = Sandbox::probe(&codeloop::exec::SandboxOptions {
+        import_policy: codeloop::exec::ImportPolicy {
+            enforce: true,
+            ..options.import_policy.clone()
+        },
+        ..options
+    });
+    let samples = [
+        eval_cases::sample("t/0", "    return 2 * x\n"),
+        eval_cases::sample("t/0", "    import socket\n    return 2 * x\n"),
+    ];
+    for fork_server in [true, false] {
+        let results = eval::evaluate(
+            &sandbox,
+            &[double()],
+            &samples,
+            &EvalOptions {
+                workers: 2,
+                fork_server,
+                ..EvalOptions::default()
+            },
+            None,
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(results[0].result, "passed", "fork server {fork_server}");
+        assert_eq!(
+            results[1].result,
+            "failed: import of 'socket' is blocked by the import policy (config [imports])",
+            "fork server {fork_server}"
+        );
+    }
 }

@@ -35,6 +35,7 @@
 # fresh sandboxed interpreter per sample), main() forks the sample's
 # process first, then reads the judge's file and removes it, then lets
 # the sample's process load the sample.
+import builtins as _builtins
 import io as _io
 import os as _os
 import random as _random
@@ -343,6 +344,17 @@ def serve_job():
     serve(fd, _sys.argv[1], int(_sys.argv[2]))
 
 
+def _guard():
+    """The import policy's guard, where codeloop gave one (this run is
+    unguarded): installed in the sample's process before it loads the
+    sample, as a fork server installs it in each child."""
+    try:
+        source = _read_file("_codeloop_guard.py")
+    except FileNotFoundError:
+        return
+    exec(compile(source, "<codeloop import guard>", "exec"), {"__builtins__": _builtins})
+
+
 def _undumpable():
     """No same-uid process (the sample's) may open this one's /proc files."""
     try:
@@ -366,6 +378,7 @@ def main():
         _os.close(go_r)
         if go != b"go":
             _exit(0)
+        _guard()
         serve(sample_end, _sys.argv[1], int(_sys.argv[2]))
     _os.close(sample_end)
     _os.close(go_r)

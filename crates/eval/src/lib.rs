@@ -228,6 +228,8 @@ const VERDICT_FILE: &str = "verdict.json";
 /// What a fresh interpreter's judge reads (and removes before the
 /// sample's process loads the sample).
 const JUDGE_FILE: &str = "judge.json";
+/// The import policy's guard, for a fresh interpreter's sample's process.
+const GUARD_FILE: &str = "_codeloop_guard.py";
 const STARTUP_ALLOWANCE: Duration = Duration::from_millis(250);
 
 /// A fresh secret for one sample: only its judge is given it, and writes
@@ -328,6 +330,18 @@ pub fn sample_job(
     SampleJob { spec, judge, token }
 }
 
+/// Where the import policy is enforced, a fresh interpreter's runner (the
+/// judge) runs without its guard and installs it in the sample's process
+/// before the sample loads, as a fork server installs it in each child:
+/// the guard is for the sample, not for the judge's own imports.
+fn guard_the_sample(spec: &mut RunSpec, sandbox: &Sandbox) {
+    let policy = sandbox.import_policy();
+    if policy.enforce {
+        spec.unguarded = true;
+        spec.files.push((GUARD_FILE.into(), policy.guard_source()));
+    }
+}
+
 /// The argument that tells a fork server's runner to learn the job's
 /// problem once the job is done.
 const LEARN_ARG: &str = "learn";
@@ -374,7 +388,8 @@ pub async fn evaluate(
                 let Some(problem) = problem else {
                     return (i, Err("unknown task".to_string()));
                 };
-                let job = sample_job(problem, &s.completion, options, Runner::Script);
+                let mut job = sample_job(problem, &s.completion, options, Runner::Script);
+                guard_the_sample(&mut job.spec, sandbox);
                 let r = sandbox.run(job.spec, None, cancel).await;
                 (i, r.map(|o| (o, job.token)).map_err(|e| e.to_string()))
             }
