@@ -165,7 +165,7 @@ class _Channel:
         if kind == "X" and len(fields) == 5:
             raise rebuild_exception(*fields[1:])
         if kind == "N" and len(fields) == 2:
-            what = fields[1] if type(fields[1]) is str and fields[1] else "object"
+            what = fields[1][:100] if type(fields[1]) is str and fields[1] else "object"
             article = "an" if what[0] in "aeiouAEIOU" else "a"
             self.failure = (
                 f"the candidate returned {article} {what}, which is not plain data (codeloop eval compares "
@@ -264,7 +264,7 @@ def whole_program_error(data, part_error):
         compile(program, "<string>", "exec")
     except BaseException as e:
         return _text(e)
-    return part_error
+    return f"{part_error}"
 
 
 def verdict_text(result, token):
