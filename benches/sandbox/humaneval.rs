@@ -70,14 +70,18 @@ pub(crate) async fn job_breakdown(sandbox: &Sandbox, problems: &[eval::Problem])
     for pass in 0..2 {
         let cpu_before = own_cpu_time();
         for p in problems {
-            let (mut spec, token) = eval::sample_job(
+            let mut job = eval::sample_job(
                 p,
                 p.canonical_solution.as_deref().unwrap_or(""),
                 &options,
                 eval::Runner::Prelude,
             );
-            eval::server_learns(&mut spec);
-            let outcome = match server.run(&spec).await {
+            eval::server_learns(&mut job.spec);
+            let outcome = match server.submit_judged(&job.spec, &job.judge) {
+                Ok(()) => server.next_outcome().await,
+                Err(e) => Err(e),
+            };
+            let outcome = match outcome {
                 Ok(o) => o,
                 Err(e) => {
                     println!("  a job failed: {e}");
@@ -87,7 +91,7 @@ pub(crate) async fn job_breakdown(sandbox: &Sandbox, problems: &[eval::Problem])
             if pass == 0 {
                 continue;
             }
-            wrong += usize::from(!eval::verdict(&p.task_id, &outcome, &token).passed);
+            wrong += usize::from(!eval::verdict(&p.task_id, &outcome, &job.token).passed);
             if let Some(u) = outcome.usage {
                 fig_cpu += u.cpu_ms;
                 fig_peak_sum += u.peak_rss_bytes;
@@ -122,10 +126,13 @@ pub(crate) async fn job_breakdown(sandbox: &Sandbox, problems: &[eval::Problem])
     );
     say(
         "child run",
-        "the runner and the sample, to the child's exit and reaping",
+        "the sample's process and the judge's check, to the verdict and the child's exit",
     );
     say("sweep", "kill whatever the job left running; reap");
-    say("collect", "read its output and its verdict file");
+    say(
+        "collect",
+        "read its output (and a verdict file, with no judge)",
+    );
     say("wipe", "remove its directory and /dev/shm's files");
     let in_server: f64 = [
         "files",
@@ -158,7 +165,11 @@ pub(crate) async fn job_breakdown(sandbox: &Sandbox, problems: &[eval::Problem])
     );
     say(
         "cpu child",
-        "the job's child: set-up, runner, sample, exit (page copies included)",
+        "the job's child, the sample's process: set-up, sample, answers, exit (page copies included)",
+    );
+    say(
+        "cpu judge",
+        "the server's judge: the job's frame, the problem's helpers and test, the check and its calls",
     );
     println!(
         "  {:>7.3} ms  {:<19} this process (tokio, JSON, verdict)",
@@ -475,7 +486,7 @@ pub(crate) async fn humaneval(
         return;
     };
     println!(
-        "  runner floor: the same {n} samples through codeloop's runner (the parts compiled, or learned after a problem's first sample; audit hook, token, verdict file), no sandbox or server: {:.2} ms of CPU ({:.0} page faults a child), {:.2} s on {workers} cores at best",
+        "  runner floor: the same {n} samples through codeloop's runner (the sample's process forked per sample, its parts compiled or learned after a problem's first sample, answering the judge's calls; the judge, this process, running the check), no sandbox or server: {:.2} ms of CPU ({:.0} page faults a child), {:.2} s on {workers} cores at best",
         runner_floor.0,
         runner_floor.1,
         per_core(runner_floor.0),
@@ -511,7 +522,10 @@ pub(crate) async fn humaneval(
     let Ok(server) = tempfile::NamedTempFile::new().and_then(|f| {
         std::fs::write(
             f.path(),
-            include_str!("../../crates/sandbox/src/forkserver.py"),
+            concat!(
+                include_str!("../../crates/sandbox/src/forkserver_files.py"),
+                include_str!("../../crates/sandbox/src/forkserver.py")
+            ),
         )
         .map(|()| f)
     }) else {

@@ -1,13 +1,15 @@
 # The fork server's own floor: every sample through codeloop's fork server
-# (forkserver.py, with the evaluator's runner as its prelude) as codeloop
-# drives it (length-first JSON jobs, the next queued while one runs), but
+# (forkserver.py, with the evaluator's runner as its prelude and its judge)
+# as codeloop drives it (length-first JSON jobs, each followed by its
+# judge's frame, the next queued while one runs), but
 # with no sandbox around it: no namespaces, seccomp, Landlock or rlimits of
 # the sandbox, no codeloop. Between the runner floor (runner_floor.py) and
 # `codeloop eval`, it tells the server's work per job (files, hand-over,
 # sweep, reply) from the isolation's and codeloop's side. Arguments: the
 # problems file, the runner's source, the server's source, the copies.
-# Prints the CPU time per program of the server and its children (per
-# copy), their page faults per job, and how many passed with their token.
+# Prints the CPU time per program of the server and its children, the
+# judge among them (per copy), their page faults per job, and how many
+# passed with their token.
 import gzip, json, os, re, resource, shutil, subprocess, sys, tempfile
 
 problems, runner, server = sys.argv[1:4]
@@ -30,23 +32,23 @@ setup = {
 jobs = []
 for _ in range(copies):
     for p in ps:
-        head = p["prompt"] + p["canonical_solution"] + "\n"
         token = os.urandom(16).hex()
-        args = [p["entry_point"], str(lines(p["prompt"]) + 1), str(lines(head) + 1)]
+        args = [p["entry_point"], str(lines(p["prompt"]) + 1)]
         if copies > 1:  # as codeloop asks a server to learn only a problem with more samples
             args.append("learn")
         files = [
-            ["program.py", head + p["test"] + "\n"],
-            ["_codeloop_eval.py", "import _codeloop_prelude\n_codeloop_prelude.run()\n"],
-            ["pass.token", token],
+            ["program.py", p["prompt"] + p["canonical_solution"] + "\n"],
+            ["_codeloop_eval.py", "import _codeloop_prelude\n_codeloop_prelude.serve_job()\n"],
         ]
         job = {
             "id": len(jobs) + 1, "files": files, "script": "_codeloop_eval.py", "args": args,
             "wall": 3.25, "cpu": 5, "mem": 1 << 30, "fsize": 1 << 26, "nofile": 256, "keep": 4096,
-            "collect": ["verdict.json"], "disk": 1 << 26, "entries": 1000, "require_confinement": False,
+            "collect": [], "disk": 1 << 26, "entries": 1000, "require_confinement": False, "judged": True,
         }
-        body = json.dumps(job).encode()
-        jobs.append((b"%08x" % len(body) + body, token))
+        judge = {"token": token, "entry": p["entry_point"], "prompt": p["prompt"],
+                 "completion": p["canonical_solution"], "test": p["test"]}
+        body, frame = json.dumps(job).encode(), json.dumps(judge).encode()
+        jobs.append((b"%08x" % len(body) + body + b"%08x" % len(frame) + frame, token))
 t0 = os.times()
 f0 = resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt
 srv = subprocess.Popen(
@@ -62,7 +64,7 @@ if json.loads(srv.stdout.readline()).get("ready"):
             srv.stdin.write(jobs[i + 1][0])
             srv.stdin.flush()
         reply = json.loads(srv.stdout.readline())
-        verdict = dict(reply["collected"]).get("verdict.json")
+        verdict = reply.get("judged")
         passed += bool(verdict) and json.loads(verdict) == {"result": "passed", "token": token}
 srv.stdin.close()
 srv.wait()

@@ -163,15 +163,14 @@ impl Worker {
                         .map_err(|e| shared.run_error(index, e.to_string()))?,
                 ),
             };
-            let (mut spec, token) =
-                sample_job(problem, &sample.completion, shared.options, Runner::Prelude);
+            let mut job = sample_job(problem, &sample.completion, shared.options, Runner::Prelude);
             if shared.repeated.contains(sample.task_id.as_str()) {
-                server_learns(&mut spec);
+                server_learns(&mut job.spec);
             }
-            match s.submit(&spec) {
+            match s.submit_judged(&job.spec, &job.judge) {
                 Ok(()) => self.pending.push_back(Pending {
                     index,
-                    token,
+                    token: job.token,
                     retried,
                 }),
                 // The server is gone: what is queued on it reports so

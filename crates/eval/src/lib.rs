@@ -2,7 +2,10 @@
 //! OpenAI human-eval's `evaluate_functional_correctness`: the same check
 //! program (prompt + completion + test + `check(entry_point)`), the same
 //! verdicts ("passed", "timed out", "failed: <exception>"), the same results
-//! file and pass@k estimator. Each sample runs in its own sandboxed process.
+//! file and pass@k estimator. Each sample runs in its own sandboxed process,
+//! and its verdict is decided in another: the problem's check runs in a
+//! trusted judge that sends each call of the candidate to the sample's
+//! process and takes back plain data only (see `eval_runner.py`).
 #![warn(unreachable_pub)]
 
 use std::collections::{BTreeMap, HashMap};
@@ -187,18 +190,24 @@ pub fn read_samples(path: &Path) -> Result<Vec<Sample>, EvalError> {
     Ok(samples)
 }
 
-/// Runs the sample the way human-eval's `unsafe_execute` does and calls
-/// `check` itself; see the file's own header for what it refuses. Its
-/// verdict counts as "passed" only with the pass token it alone was given.
-const RUNNER: &str = include_str!("eval_runner.py");
+/// The runner: what crosses between the judge and the sample's process,
+/// the programs in parts, and the two sides (see `eval_runner.py`'s
+/// header), as one module.
+const RUNNER: &str = concat!(
+    include_str!("eval_wire.py"),
+    include_str!("eval_parts.py"),
+    include_str!("eval_runner.py")
+);
 
 const RUNNER_FILE: &str = "_codeloop_eval.py";
-/// A job's script on a fork server started with `RUNNER_PRELUDE`.
-const PRELUDE_SCRIPT: &str = "import _codeloop_prelude\n_codeloop_prelude.run()\n";
+/// A job's script on a fork server started with `RUNNER_PRELUDE`: its
+/// child is the sample's process.
+const PRELUDE_SCRIPT: &str = "import _codeloop_prelude\n_codeloop_prelude.serve_job()\n";
 
-/// The runner as a fork server's prelude: set up once in the server (its
-/// audit hook installed unarmed), armed and run in each job's child. Jobs
-/// for such a server come from `sample_job(.., Runner::Prelude)`.
+/// The runner as a fork server's prelude: set up once in the server; its
+/// judge a long-lived child of the server; each job's child the sample's
+/// process. Jobs for such a server come from `sample_job(.., Runner::Prelude)`
+/// and go by `ForkServer::submit_judged`.
 pub const RUNNER_PRELUDE: Prelude = Prelude {
     file: "_codeloop_eval_prelude.py",
     source: RUNNER,
@@ -207,17 +216,25 @@ pub const RUNNER_PRELUDE: Prelude = Prelude {
 /// How a sample's job finds the runner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Runner {
-    /// The runner is the job's script (a fresh interpreter, or any server).
+    /// The runner is the job's script (a fresh interpreter): the judge is
+    /// its process, the sample's a child it forks.
     Script,
-    /// The server runs `RUNNER_PRELUDE`; the job's script calls it.
+    /// The server runs `RUNNER_PRELUDE` and its judge; the job's script
+    /// serves the sample.
     Prelude,
 }
+/// The verdict a fresh interpreter's judge writes.
 const VERDICT_FILE: &str = "verdict.json";
-const TOKEN_FILE: &str = "pass.token";
+/// What a fresh interpreter's judge reads (and removes before the
+/// sample's process loads the sample).
+const JUDGE_FILE: &str = "judge.json";
+/// The import policy's guard, for a fresh interpreter's sample's process.
+const GUARD_FILE: &str = "_codeloop_guard.py";
 const STARTUP_ALLOWANCE: Duration = Duration::from_millis(250);
 
-/// A fresh secret for one sample: the runner writes it only when `check`
-/// returned, so nothing else the sample does can read as passed.
+/// A fresh secret for one sample: only its judge is given it, and writes
+/// it only when `check` returned, so nothing the sample does reads as
+/// passed.
 fn pass_token() -> String {
     let mut bytes = [0u8; 16];
     // SAFETY: getrandom writes at most `bytes.len()` bytes into the buffer.
@@ -244,44 +261,60 @@ fn python_lines(text: &str) -> usize {
         .count()
 }
 
-/// The run of one sample, and the fresh pass token only its check can
-/// report (give both to `verdict`).
+/// One sample's job: the run of its process, what its judge is told, and
+/// the pass token only the judge holds (give it to `verdict`).
+#[derive(Debug, Clone)]
+pub struct SampleJob {
+    pub spec: RunSpec,
+    /// The judge's frame (JSON: the problem's prompt and test, the entry
+    /// point, the completion, the token): for a fork server, the argument
+    /// of `ForkServer::submit_judged`; for a fresh interpreter, a file of
+    /// `spec` already.
+    pub judge: String,
+    pub token: String,
+}
+
+/// The job of one sample. Its process is given the prompt and the
+/// completion (never the test, never the token); its judge the rest.
 pub fn sample_job(
     problem: &Problem,
     completion: &str,
     options: &EvalOptions,
     runner: Runner,
-) -> (RunSpec, String) {
+) -> SampleJob {
     let token = pass_token();
     // The CPU limit is a backstop a second past the wall clock, so a spinning
     // sample reads "timed out" as in human-eval.
     let secs = (options.timeout + STARTUP_ALLOWANCE).as_secs_f64().ceil() as u64 + 1;
-    // human-eval's check program but for the final `check(entry)`, which
-    // the runner makes itself; it is told where the completion and the test
-    // begin (their first lines), to run the prompt's, the sample's and the
-    // test's statements apart.
-    let head = format!("{}{}\n", problem.prompt, completion);
+    // human-eval's check program is prompt + completion + test +
+    // check(entry); the sample's process runs the first two (told where
+    // the completion begins), the judge the rest.
+    let program = format!("{}{}\n", problem.prompt, completion);
     let completion_line = python_lines(&problem.prompt) + 1;
-    let test_line = python_lines(&head) + 1;
+    let judge = serde_json::json!({
+        "token": token,
+        "entry": problem.entry_point,
+        "prompt": problem.prompt,
+        "completion": completion,
+        "test": problem.test,
+    })
+    .to_string();
+    let mut files = vec![("program.py".to_string(), program)];
+    let collect = match runner {
+        Runner::Script => {
+            files.push((RUNNER_FILE.into(), RUNNER.into()));
+            files.push((JUDGE_FILE.into(), judge.clone()));
+            vec![VERDICT_FILE.into()]
+        }
+        Runner::Prelude => {
+            files.push((RUNNER_FILE.into(), PRELUDE_SCRIPT.into()));
+            Vec::new()
+        }
+    };
     let spec = RunSpec {
-        files: vec![
-            ("program.py".into(), format!("{head}{}\n", problem.test)),
-            (
-                RUNNER_FILE.into(),
-                match runner {
-                    Runner::Script => RUNNER,
-                    Runner::Prelude => PRELUDE_SCRIPT,
-                }
-                .into(),
-            ),
-            (TOKEN_FILE.into(), token.clone()),
-        ],
+        files,
         script: RUNNER_FILE.into(),
-        args: vec![
-            problem.entry_point.clone(),
-            completion_line.to_string(),
-            test_line.to_string(),
-        ],
+        args: vec![problem.entry_point.clone(), completion_line.to_string()],
         limits: Limits {
             // human-eval times the exec alone; the interpreter start comes on top.
             wall: options.timeout + STARTUP_ALLOWANCE,
@@ -290,11 +323,23 @@ pub fn sample_job(
             output_keep_bytes: 4 << 10,
             ..Limits::default()
         },
-        collect: vec![VERDICT_FILE.into()],
+        collect,
         no_site: !options.site_packages,
         ..RunSpec::default()
     };
-    (spec, token)
+    SampleJob { spec, judge, token }
+}
+
+/// Where the import policy is enforced, a fresh interpreter's runner (the
+/// judge) runs without its guard and installs it in the sample's process
+/// before the sample loads, as a fork server installs it in each child:
+/// the guard is for the sample, not for the judge's own imports.
+fn guard_the_sample(spec: &mut RunSpec, sandbox: &Sandbox) {
+    let policy = sandbox.import_policy();
+    if policy.enforce {
+        spec.unguarded = true;
+        spec.files.push((GUARD_FILE.into(), policy.guard_source()));
+    }
 }
 
 /// The argument that tells a fork server's runner to learn the job's
@@ -302,10 +347,10 @@ pub fn sample_job(
 const LEARN_ARG: &str = "learn";
 
 /// Have the fork server (started with `RUNNER_PRELUDE`) learn this job's
-/// problem after it: the prompt's statements and the test parsed and
-/// compiled there once, so the children of later samples of the problem
-/// compile only their own part. Worth it only when more samples of the
-/// problem follow on the same server.
+/// problem after it: the prompt's statements parsed and compiled there
+/// once, so the children of later samples of the problem compile only
+/// their own part (the judge learns the test by itself). Worth it only
+/// when more samples of the problem follow on the same server.
 pub fn server_learns(spec: &mut RunSpec) {
     spec.args.push(LEARN_ARG.into());
 }
@@ -343,9 +388,10 @@ pub async fn evaluate(
                 let Some(problem) = problem else {
                     return (i, Err("unknown task".to_string()));
                 };
-                let (spec, token) = sample_job(problem, &s.completion, options, Runner::Script);
-                let r = sandbox.run(spec, None, cancel).await;
-                (i, r.map(|o| (o, token)).map_err(|e| e.to_string()))
+                let mut job = sample_job(problem, &s.completion, options, Runner::Script);
+                guard_the_sample(&mut job.spec, sandbox);
+                let r = sandbox.run(job.spec, None, cancel).await;
+                (i, r.map(|o| (o, job.token)).map_err(|e| e.to_string()))
             }
         })
         .buffer_unordered(workers);
@@ -365,7 +411,8 @@ pub async fn evaluate(
     Ok(results.into_iter().flatten().collect())
 }
 
-/// The verdict: the runner's, when it wrote one; "passed" only with the
+/// The verdict: the judge's, when it had one (a fork server's answer, or
+/// the file a fresh interpreter's judge wrote); "passed" only with the
 /// sample's pass token.
 pub fn verdict(task_id: &str, outcome: &codeloop_sandbox::Outcome, token: &str) -> SampleResult {
     #[derive(Deserialize)]
@@ -373,11 +420,19 @@ pub fn verdict(task_id: &str, outcome: &codeloop_sandbox::Outcome, token: &str) 
         result: String,
         token: String,
     }
+    let written = || {
+        outcome
+            .collected
+            .iter()
+            .find(|(name, _)| name == VERDICT_FILE)
+            .map(|(_, bytes)| bytes.as_slice())
+    };
     let reported = outcome
-        .collected
-        .iter()
-        .find(|(name, _)| name == VERDICT_FILE)
-        .and_then(|(_, bytes)| serde_json::from_slice::<Reported>(bytes).ok())
+        .judged
+        .as_deref()
+        .map(str::as_bytes)
+        .or_else(written)
+        .and_then(|bytes| serde_json::from_slice::<Reported>(bytes).ok())
         .map(|r| {
             if r.result == "passed" && r.token != token {
                 "failed: the verdict was not written by the evaluator (forged)".to_string()

@@ -5,7 +5,7 @@
 # may write only beneath its own directory and may signal nothing outside
 # itself. After each job
 # every other process in the sandbox is killed and the scratch areas wiped.
-import ctypes, gc, json, marshal, os, resource, select, shutil, signal, stat, struct, sys, time
+import ctypes, gc, json, marshal, os, resource, select, signal, socket, stat, struct, sys, time
 
 # Warm the modules test programs use most, so a fork starts with them loaded
 # (and the evaluator's runner finds the modules it watches already there).
@@ -137,110 +137,14 @@ def reset_jobdir():
     wipe(JOBS, keep={os.path.basename(JOBDIR)})
 
 
-def wipe(path, keep=()):
-    """Remove everything in `path` (but the names in `keep`), whatever
-    modes a job left on it; raise if something stays."""
-    try:
-        entries = list(os.scandir(path))
-    except OSError:
-        return
-    for entry in entries:
-        if entry.name in keep:
-            continue
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
-            else:
-                os.unlink(entry.path)
-        except OSError:
-            # A directory the job made unreadable or unwritable: give the
-            # whole tree back its modes (each before the walk lists it),
-            # then try once more.
-            try:
-                os.chmod(entry.path, 0o700, follow_symlinks=False)
-            except OSError:
-                pass
-            for base, dirs, _ in os.walk(entry.path):
-                for name in dirs:
-                    try:
-                        os.chmod(os.path.join(base, name), 0o700, follow_symlinks=False)
-                    except OSError:
-                        pass
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
-            else:
-                os.unlink(entry.path)
-
-
 DISK_POLL = 0.1
 
 
-def dir_usage(path, most):
-    """(bytes in files, entries) under path; the walk stops past `most`
-    entries."""
-    total = entries = 0
-    for base, dirs, files in os.walk(path):
-        entries += len(dirs) + len(files)
-        if entries > most:
-            break
-        for name in files:
-            try:
-                st = os.lstat(os.path.join(base, name))
-                total += max(st.st_size, st.st_blocks * 512)
-            except OSError:
-                pass
-    return total, entries
-
-
-def read_at_most(fd, n):
-    chunks = []
-    while n > 0:
-        chunk = os.read(fd, min(n, 1 << 20))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
-
-
-def read_kept(path, keep):
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    except OSError:
-        return "", "", 0, 0
-    try:
-        size = os.fstat(fd).st_size
-        if size <= 2 * keep:
-            return read_at_most(fd, size).decode("utf-8", "replace"), "", 0, size
-        head = read_at_most(fd, keep)
-        os.lseek(fd, size - keep, os.SEEK_SET)
-        tail = read_at_most(fd, keep)
-        return head.decode("utf-8", "replace"), tail.decode("utf-8", "replace"), size - 2 * keep, size
-    except OSError:
-        return "", "", 0, 0
-    finally:
-        os.close(fd)
-
-
-def read_collected(path):
-    """A regular file the job left, up to 1 MiB, never through a symlink."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return read_at_most(fd, 1 << 20).decode("utf-8", "replace")
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-
-
-def child(job, jobdir, out_path, err_path, timing):
+def child(job, jobdir, out_path, err_path, timing, channel):
     """Become the job: `job` holds only what the child needs (limits,
-    script, args), never the job's files (a pass token among them)."""
+    script, args), never the job's files. `channel`: its end of the socket
+    to the judge (None where the server has none), named to the job in
+    CODELOOP_JUDGE_FD."""
     cpu, mem, fsize, nofile, script, args, require_confinement = job
     try:
         out = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -252,8 +156,11 @@ def child(job, jobdir, out_path, err_path, timing):
         for fd in (out, err, null):
             os.close(fd)
         problem = confine()
-        os.closerange(3, timing)
-        os.closerange(timing + 1, 1024)
+        kept = sorted(fd for fd in (timing, channel) if fd is not None)
+        for low, high in zip([3] + [fd + 1 for fd in kept], kept + [1024]):
+            os.closerange(low, high)
+        if channel is not None:
+            os.environ["CODELOOP_JUDGE_FD"] = str(channel)
         os.chdir(jobdir)
         cpu = max(1, int(cpu))
         for res, soft, hard in (
@@ -313,13 +220,18 @@ def child(job, jobdir, out_path, err_path, timing):
 def fork_waiting():
     """Fork the next job's child before the server has read its job, so the
     child's memory holds nothing of it: the child waits on a pipe for its
-    limits, script and args, then becomes the job."""
+    limits, script and args, then becomes the job. With a judge, the child
+    and the judge get the two ends of a socket made here."""
     r, w = os.pipe()
     tr, tw = os.pipe()
+    ends = [s.detach() for s in socket.socketpair()] if JUDGE else [None, None]
     pid = os.fork()
     if pid == 0:
         os.close(w)
         os.close(tr)
+        if JUDGE:
+            os.close(ends[1])
+            JUDGE[1].close()  # the server's end: the judge's alone to answer
         try:
             os.setpgid(0, 0)
         except OSError:
@@ -333,10 +245,12 @@ def fork_waiting():
         if not chunks:
             os._exit(0)
         jobdir = JOBDIR
-        child(marshal.loads(b"".join(chunks)), jobdir, os.path.join(OUT, "stdout"), os.path.join(OUT, "stderr"), tw)
+        child(marshal.loads(b"".join(chunks)), jobdir, os.path.join(OUT, "stdout"), os.path.join(OUT, "stderr"), tw, ends[0])
     os.close(r)
     os.close(tw)
-    return pid, w, tr
+    if ends[0] is not None:
+        os.close(ends[0])
+    return pid, w, tr, ends[1]
 
 
 # Scripts seen before (the evaluation runner, the same for every sample),
@@ -357,6 +271,82 @@ def remember_compiled(job, jobdir):
                     pass
 
 
+# The prelude's judge, where it has one (judge(control, read_frame)): a
+# long-lived child of this server, forked after the prelude and before any
+# job, that decides what a judged job's child could not forge (the
+# evaluator's verdict). (pid, this server's end of their control socket).
+# Its own frame of each judged job comes from codeloop on stdin, right
+# after the job's, and is read by the judge alone: nothing in it ever is in
+# this server's memory, so no child forked from it holds any.
+JUDGE = None
+# How long the judge may take to answer once its job's child is gone.
+JUDGE_GRACE = 2.0
+
+
+def start_judge(judge):
+    global JUDGE
+    mine, its = socket.socketpair()
+    pid = os.fork()
+    if pid == 0:
+        mine.close()
+        control = its.detach()
+        for low, high in ((3, control), (control + 1, 1024)):
+            os.closerange(low, high)
+        try:
+            judge(control, lambda: read_exact(int(read_exact(8), 16)))
+        finally:
+            os._exit(0)
+    its.close()
+    JUDGE = (pid, mine)
+
+
+def stop_judge():
+    """The judge is gone or stopped answering: killed, and this server ends
+    after its reply (the judge's frame may be unread on stdin)."""
+    global JUDGE
+    pid, control = JUDGE
+    JUDGE = None
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except OSError:
+        pass
+    control.close()
+
+
+def tell_judge(wall, channel):
+    """Hand the judge a job: its time and its end of the child's socket.
+    Whether the judge took it."""
+    if JUDGE is None or channel is None:
+        return False
+    body = json.dumps({"wall": wall}).encode()
+    try:
+        socket.send_fds(JUDGE[1], [b"%08x" % len(body) + body], [channel])
+        return True
+    except OSError:
+        stop_judge()
+        return False
+
+
+def judge_answer(wait=None):
+    """The judge's answer to the job it was handed ({"verdict", "cpu"}),
+    waiting at most `wait` seconds for it to begin; None (and the judge
+    stopped) when it does not come."""
+    control = JUDGE[1].fileno()
+    if wait is not None and not select.select([control], [], [], wait)[0]:
+        stop_judge()
+        return None
+    try:
+        head = read_exact(8, control)
+        answer = json.loads(read_exact(int(head, 16), control)) if head else None
+    except (OSError, ValueError):
+        answer = None
+    if not isinstance(answer, dict):
+        stop_judge()
+        return None
+    return answer
+
+
 def run(job, waiting, marks):
     jobdir = JOBDIR  # made in main(), emptied after each job (reset_jobdir)
     os.mkdir(os.path.join(jobdir, ".tmp"), 0o755)
@@ -373,23 +363,35 @@ def run(job, waiting, marks):
             os.close(fd)
     out_path = os.path.join(OUT, "stdout")
     err_path = os.path.join(OUT, "stderr")
-    pid, handoff, timing = waiting
+    pid, handoff, timing, channel = waiting
     marks.append(("files", time.monotonic()))
     started = time.monotonic()
     handed = (job["cpu"], job["mem"], job["fsize"], job["nofile"], job["script"], job["args"], job["require_confinement"])
     os.write(handoff, marshal.dumps(handed))
     os.close(handoff)
+    # A judged job: its judge reads the job's own frame (stdin, next) and
+    # talks to the child on `channel`; its answer ends the job.
+    judging = bool(job.get("judged")) and tell_judge(job["wall"], channel)
+    if channel is not None:
+        os.close(channel)
     pidfd = os.pidfd_open(pid)
     deadline = started + job["wall"]
-    timed_out = disk_full = files_full = False
-    while True:
+    timed_out = disk_full = files_full = exited = False
+    judged = None
+    while not exited or judging:
         left = deadline - time.monotonic()
         if left <= 0:
-            timed_out = True
+            # A child still there after its judge answered is no timeout.
+            timed_out = judged is None
             break
-        ready, _, _ = select.select([pidfd], [], [], min(left, DISK_POLL))
+        watched = ([] if exited else [pidfd]) + ([JUDGE[1]] if judging else [])
+        ready, _, _ = select.select(watched, [], [], min(left, DISK_POLL))
+        if pidfd in ready:
+            exited = True
+        if judging and JUDGE[1] in ready:
+            judged, judging = judge_answer(), False
         if ready:
-            break
+            continue
         used, entries = dir_usage(jobdir, job["entries"])
         if entries > job["entries"]:
             files_full = True
@@ -397,12 +399,15 @@ def run(job, waiting, marks):
         if used > job["disk"]:
             disk_full = True
             break
-    if timed_out or disk_full or files_full:
+    if not exited:
         for kill in (os.killpg, os.kill):
             try:
                 kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+    if judging:
+        # Its child is gone: the judge answers at once, or is stopped.
+        judged = judge_answer(JUDGE_GRACE)
     # The job's own figures: its child's rusage (with what it waited for),
     # never the server's RUSAGE_CHILDREN, which holds every job's.
     _, status, usage = os.wait4(pid, 0)
@@ -417,7 +422,11 @@ def run(job, waiting, marks):
     # Everything the job left running goes (pid 1 and this server excepted).
     # Only where every other process of this uid belongs to the sandbox: a
     # pid namespace, or a uid of its own.
-    if KILL_ALL:
+    # With a judge (a child of this server that must live on), the job's
+    # processes are found as this server's descendants (orphans come back
+    # here, a subreaper), as they are where the uid is not the sandbox's.
+    spare = {JUDGE[0]} if JUDGE else set()
+    if KILL_ALL and not spare:
         try:
             os.kill(-1, signal.SIGKILL)
         except OSError:
@@ -427,11 +436,12 @@ def run(job, waiting, marks):
             os.killpg(pid, signal.SIGKILL)
         except OSError:
             pass
-        kill_descendants()
+        kill_descendants(spare)
     # Reap them all: each was sent SIGKILL above, but one may still be dying
     # (it shows in /proc until it is a zombie), and the next job must not
-    # see it. With no leftovers there is no child and nothing to wait for;
-    # a child that outlives the deadline is left to the next sweep.
+    # see it. With no leftovers there is no child (but the judge) and
+    # nothing to wait for; a child that outlives the deadline is left to
+    # the next sweep.
     deadline = time.monotonic() + 2.0
     while True:
         try:
@@ -439,7 +449,7 @@ def run(job, waiting, marks):
                 continue
         except ChildProcessError:
             break
-        if time.monotonic() > deadline:
+        if not children() - spare or time.monotonic() > deadline:
             break
         time.sleep(0.0005)
     marks.append(("sweep", time.monotonic()))
@@ -457,7 +467,10 @@ def run(job, waiting, marks):
         "stdout": read_kept(out_path, keep),
         "stderr": read_kept(err_path, keep),
         "collected": [],
+        "judged": judged and judged.get("verdict"),
     }
+    if judged:
+        reply["judge_cpu"] = judged.get("cpu", 0.0)
     for name in job["collect"]:
         text = read_collected(os.path.join(jobdir, name))
         if text is not None:
@@ -487,13 +500,13 @@ def children():
     return pids
 
 
-def kill_descendants():
-    """Everything below the server, generation by generation: the server is
-    a child subreaper, so what a killed process leaves running comes back to
-    it as a child, to be killed in the next round. For where a job cannot
-    have a process group of its own (no pid namespace, setpgid refused)."""
+def kill_descendants(spare):
+    """Everything below the server but `spare` (its judge), generation by
+    generation: the server is a child subreaper, so what a killed process
+    leaves running comes back to it as a child, to be killed in the next
+    round."""
     for _ in range(100000):
-        kids = children()
+        kids = children() - spare
         if not kids:
             return
         for kid in kids:
@@ -508,12 +521,12 @@ def kill_descendants():
                 pass
 
 
-def read_exact(n):
+def read_exact(n, fd=0):
     """Exactly `n` bytes of stdin (b"" at its end): the server never reads
     ahead, so a child forked now holds no job that comes later."""
     data = b""
     while len(data) < n:
-        chunk = os.read(0, n - len(data))
+        chunk = os.read(fd, n - len(data))
         if not chunk:
             return b""
         data += chunk
@@ -546,9 +559,7 @@ def main():
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     null = os.open("/dev/null", os.O_WRONLY)
     os.dup2(null, 1)
-    probe = {"ready": True, "confined": RULESET is not None, "pid": os.getpid()}
-    proto.write(json.dumps(probe) + "\n")
-    learn = None
+    learn = judge = None
     if PRELUDE:
         prelude = types.ModuleType("_codeloop_prelude")
         prelude.__file__ = os.path.abspath(PRELUDE)
@@ -561,6 +572,11 @@ def main():
         # a job's code (the evaluator compiles a problem's own prompt and
         # test, once for all the samples of it).
         learn = getattr(prelude, "learn", None)
+        judge = getattr(prelude, "judge", None)
+    if judge is not None:
+        start_judge(judge)
+    probe = {"ready": True, "confined": RULESET is not None, "judge": JUDGE is not None, "pid": os.getpid()}
+    proto.write(json.dumps(probe) + "\n")
     settle()
     # The server's CPU for a job runs from the reply before it: writing
     # that reply, learning, forking this job's child, reading this job.
@@ -580,6 +596,8 @@ def main():
         phases.append(["prefork (previous)", prefork])
         phases.append(["cpu server", cpu1[0] + cpu1[1] - cpu0[0] - cpu0[1]])
         phases.append(["cpu child", cpu1[2] + cpu1[3] - cpu0[2] - cpu0[3]])
+        if "judge_cpu" in reply:
+            phases.append(["cpu judge", reply.pop("judge_cpu")])
         # A count, not seconds: the page faults of the job's processes.
         phases.append(["faults child", resource.getrusage(resource.RUSAGE_CHILDREN).ru_minflt - faults0])
         reply["phases"] = phases
@@ -587,6 +605,8 @@ def main():
         t1 = time.monotonic()
         proto.write(json.dumps(reply) + "\n")
         reply_t = time.monotonic() - t1
+        if judge is not None and JUDGE is None:
+            break  # the judge is gone: codeloop starts a new server
         if learn is not None:
             try:
                 kept = learn(job["files"], job["args"])
@@ -598,6 +618,11 @@ def main():
         job = reply = None
         waiting = fork_waiting()
         prefork = time.monotonic() - t1 - reply_t
+    if JUDGE is not None:
+        # Its control socket closed, the judge ends; reaped, its CPU time
+        # is the server's children's, as the jobs' is.
+        JUDGE[1].close()
+        os.waitpid(JUDGE[0], 0)
 
 
 main()

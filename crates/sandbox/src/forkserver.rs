@@ -33,7 +33,11 @@ use super::run::{chown_tree, classify, prepare_workdir};
 use super::{Captured, ExecError, LimitHit, Limits, Outcome, RunSpec, Sandbox};
 
 const SERVER_FILE: &str = "_codeloop_forkserver.py";
-const SERVER_SOURCE: &str = include_str!("forkserver.py");
+/// The server's one script: its file helpers, then the server.
+const SERVER_SOURCE: &str = concat!(
+    include_str!("forkserver_files.py"),
+    include_str!("forkserver.py")
+);
 /// How long the server may take to start and say it is ready.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long past a job's own wall clock the server may take to answer.
@@ -56,6 +60,8 @@ pub struct ForkServer {
     next_id: u64,
     layers: Vec<String>,
     broken: bool,
+    /// Whether its prelude has a judge (`submit_judged`).
+    judges: bool,
     /// Where the last job's time went: the server's phases, then the round
     /// trip as this side saw it.
     phases: Vec<(String, f64)>,
@@ -68,6 +74,14 @@ pub struct ForkServer {
 /// A module a fork server runs once, before any fork, as
 /// `_codeloop_prelude`: its jobs' scripts call into it, so what it sets up
 /// is made once per server, not once per job (the evaluator's runner).
+/// Its `learn(files, args)`, if it has one, runs in the server after each
+/// job (never a job's code). Its `judge(control, read_frame)`, if it has
+/// one, is a long-lived child of the server, forked before any job, that
+/// answers for each judged job (`ForkServer::submit_judged`): it reads the
+/// job's own frame from the server's stdin (never read by the server, so
+/// never in a child forked from it) and talks to the job's child over a
+/// socket pair (the child's end named in `CODELOOP_JUDGE_FD`); its answer
+/// is the job's `Outcome::judged`.
 #[derive(Debug, Clone, Copy)]
 pub struct Prelude {
     /// Its file name in the server's directory.
@@ -99,6 +113,8 @@ struct Job<'a> {
     /// Entries the job's directory may hold.
     entries: u64,
     require_confinement: bool,
+    /// Its judge's frame follows it on the server's stdin.
+    judged: bool,
 }
 
 #[derive(Deserialize)]
@@ -119,6 +135,9 @@ struct Reply {
     stdout: (String, String, u64, u64),
     stderr: (String, String, u64, u64),
     collected: Vec<(String, String)>,
+    /// The judge's answer for a judged job (none when it had none).
+    #[serde(default)]
+    judged: Option<String>,
     #[serde(default)]
     phases: Vec<(String, f64)>,
 }
@@ -128,6 +147,9 @@ struct Ready {
     ready: bool,
     /// Whether its jobs enter a Landlock domain (it was given a ruleset).
     confined: bool,
+    /// Whether its prelude's judge runs.
+    #[serde(default)]
+    judge: bool,
 }
 
 /// What the server is told at its start (its one argument, as JSON).
@@ -207,6 +229,7 @@ impl Sandbox {
             next_id: 0,
             layers: self.active_layers(),
             broken: false,
+            judges: false,
             phases: Vec::new(),
             sweep_uid: run_uid.filter(|_| !self.has_namespaces()),
             _workdir: workdir,
@@ -222,6 +245,7 @@ impl Sandbox {
                         "the fork server cannot confine its jobs with Landlock".into(),
                     ));
                 }
+                server.judges = r.judge;
                 Ok(server)
             }
             _ => Err(server.failure("the fork server did not start").await),
@@ -314,6 +338,22 @@ impl ForkServer {
     /// and cleaned up. Queueing the next job while one runs keeps the server
     /// from waiting on this side between jobs.
     pub fn submit(&mut self, spec: &RunSpec) -> Result<(), ExecError> {
+        self.submit_framed(spec, None)
+    }
+
+    /// Queue a job its prelude's judge answers for (`Outcome::judged`):
+    /// `judge` is the judge's own frame, which goes to the judge alone
+    /// (the server never reads it, the job's child never holds it).
+    pub fn submit_judged(&mut self, spec: &RunSpec, judge: &str) -> Result<(), ExecError> {
+        if !self.judges {
+            return Err(ExecError::Sandbox(
+                "this fork server has no judge (its prelude defines none)".into(),
+            ));
+        }
+        self.submit_framed(spec, Some(judge))
+    }
+
+    fn submit_framed(&mut self, spec: &RunSpec, judge: Option<&str>) -> Result<(), ExecError> {
         if self.broken {
             return Err(ExecError::Sandbox("the fork server has stopped".into()));
         }
@@ -344,17 +384,23 @@ impl ForkServer {
             disk: l.disk_bytes,
             entries: l.max_files.saturating_add(super::OWN_ENTRIES),
             require_confinement: true,
+            judged: judge.is_some(),
         };
         let body = serde_json::to_string(&job)
             .map_err(|e| ExecError::Sandbox(format!("cannot encode a job: {e}")))?;
-        if body.len() > u32::MAX as usize {
-            return Err(ExecError::Sandbox(format!(
-                "a job of {} bytes is too large for the fork server (4 GiB at most)",
-                body.len()
-            )));
+        // Each frame its length first: the server reads exactly one job at
+        // a time, and the judge exactly its own frame after it.
+        let mut framed = Vec::new();
+        for frame in std::iter::once(body.as_str()).chain(judge) {
+            if frame.len() > u32::MAX as usize {
+                return Err(ExecError::Sandbox(format!(
+                    "a job of {} bytes is too large for the fork server (4 GiB at most)",
+                    frame.len()
+                )));
+            }
+            framed.extend_from_slice(format!("{:08x}", frame.len()).as_bytes());
+            framed.extend_from_slice(frame.as_bytes());
         }
-        // Its length first: the server reads exactly one job at a time.
-        let framed = format!("{:08x}{body}", body.len()).into_bytes();
         if self.jobs.try_send(framed).is_err() {
             self.broken = true;
             return Err(ExecError::Sandbox("the fork server is gone".into()));
@@ -505,6 +551,7 @@ impl Reply {
                 .map(|(n, t)| (n, t.into_bytes()))
                 .collect(),
             images: Vec::new(),
+            judged: self.judged,
             usage: match (self.cpu, self.maxrss_kib) {
                 (Some(cpu), Some(kib)) => Some(super::Usage {
                     cpu_ms: (cpu.max(0.0) * 1000.0) as u64,

@@ -196,6 +196,10 @@ pub struct Outcome {
     /// (not for a run ended from outside: a wall-clock kill ends its
     /// measurer too).
     pub usage: Option<Usage>,
+    /// What a fork server's judge answered for the job
+    /// (`ForkServer::submit_judged`); None for every other run, and for a
+    /// judged job whose judge had no answer.
+    pub judged: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]

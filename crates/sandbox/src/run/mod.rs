@@ -187,6 +187,7 @@ impl Sandbox {
             collected: Vec::new(),
             images: Vec::new(),
             usage,
+            judged: None,
         })
     }
 
