@@ -17,6 +17,15 @@ const MAX_FIELDS: usize = 40;
 const SAMPLE_ITEMS: u64 = 50;
 /// Lines of JSON Lines sampled.
 const SAMPLE_LINES: usize = 1000;
+/// Levels below the top whose array items are recorded.
+const ARRAY_DEPTH: usize = MAX_DEPTH + 2;
+/// Keys recorded in one document (or the lines sampled together), at most;
+/// the rest are counted. The rendered text shows far fewer.
+const FIELD_BUDGET: usize = 512;
+/// Levels parsed one inside another; a value nested deeper is skipped
+/// without recursion (its items counted), so no nesting a file holds can
+/// exhaust the stack.
+const MAX_NESTING: usize = 64;
 
 /// The shape of a JSON value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -68,6 +77,15 @@ impl Shape {
             Shape::Array { .. } => "array",
             Shape::Object { .. } => "object",
             Shape::Mixed { .. } => "mixed",
+        }
+    }
+
+    /// The keys recorded in this shape, at every level.
+    pub(crate) fn fields(&self) -> usize {
+        match self {
+            Shape::Object { fields, .. } => fields.iter().map(|f| 1 + f.shape.fields()).sum(),
+            Shape::Array { items: Some(i), .. } => i.fields(),
+            _ => 0,
         }
     }
 
@@ -166,6 +184,10 @@ struct Parser<R: Read> {
     budget: u64,
     /// The budget ran out inside a value: every level returns what it has.
     stopped: bool,
+    /// Keys that may still be recorded (`FIELD_BUDGET`).
+    fields_left: usize,
+    /// A value nested deeper than `MAX_NESTING` was skipped.
+    too_deep: bool,
 }
 
 impl<R: Read> Parser<R> {
@@ -175,6 +197,8 @@ impl<R: Read> Parser<R> {
             pos: 0,
             budget,
             stopped: false,
+            fields_left: FIELD_BUDGET,
+            too_deep: false,
         }
     }
 
@@ -264,6 +288,14 @@ impl<R: Read> Parser<R> {
 
     fn value(&mut self, depth: usize, record: bool) -> Result<Shape, Stop> {
         match self.ws()? {
+            Some(b'{') if depth >= MAX_NESTING => Ok(Shape::Object {
+                fields: Vec::new(),
+                more: self.skip_nested()?,
+            }),
+            Some(b'[') if depth >= MAX_NESTING => Ok(Shape::Array {
+                len: Count::exact(self.skip_nested()?),
+                items: None,
+            }),
             Some(b'{') => self.object(depth, record),
             Some(b'[') => self.array(depth, record),
             Some(b'"') => {
@@ -291,6 +323,44 @@ impl<R: Read> Parser<R> {
         }
     }
 
+    /// Past the object or array that begins here, in a loop (no recursion
+    /// however deep it goes): the values (or keys) of its own level.
+    fn skip_nested(&mut self) -> Result<u64, Stop> {
+        self.too_deep = true;
+        let mut depth = 0usize;
+        let mut commas = 0u64;
+        let mut any = false;
+        loop {
+            match self.peek()? {
+                None => return Err(Stop::Syntax(self.pos)),
+                Some(b'"') => {
+                    any |= depth == 1;
+                    self.string(0)?;
+                }
+                Some(b'{' | b'[') => {
+                    any |= depth == 1;
+                    depth += 1;
+                    self.bump();
+                }
+                Some(b'}' | b']') => {
+                    self.bump();
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return Ok(if any { commas + 1 } else { 0 });
+                    }
+                }
+                Some(b',') => {
+                    commas += u64::from(depth == 1);
+                    self.bump();
+                }
+                Some(b) => {
+                    any |= depth == 1 && !b.is_ascii_whitespace();
+                    self.bump();
+                }
+            }
+        }
+    }
+
     fn object(&mut self, depth: usize, record: bool) -> Result<Shape, Stop> {
         self.bump();
         let mut fields: Vec<Field> = Vec::new();
@@ -302,7 +372,13 @@ impl<R: Read> Parser<R> {
         loop {
             let step = (|| -> Result<bool, Stop> {
                 self.ws()?;
-                let keep = record && depth <= MAX_DEPTH && fields.len() < MAX_FIELDS;
+                let keep = record
+                    && depth <= MAX_DEPTH
+                    && fields.len() < MAX_FIELDS
+                    && self.fields_left > 0;
+                if keep {
+                    self.fields_left -= 1;
+                }
                 let name = self.string(if keep { 64 } else { 0 })?;
                 if self.ws()? != Some(b':') {
                     return Err(Stop::Syntax(self.pos));
@@ -355,7 +431,7 @@ impl<R: Read> Parser<R> {
         }
         loop {
             let step = (|| -> Result<bool, Stop> {
-                let keep = record && len < SAMPLE_ITEMS;
+                let keep = record && len < SAMPLE_ITEMS && depth < ARRAY_DEPTH;
                 let shape = self.value(depth + 1, keep)?;
                 len += 1;
                 if keep {
@@ -432,6 +508,11 @@ pub(crate) fn describe(
             return Ok(None);
         }
     };
+    if p.too_deep {
+        notes.push(format!(
+            "it nests values more than {MAX_NESTING} levels deep: what lies deeper is counted, not described"
+        ));
+    }
     if !p.stopped {
         match p.ws() {
             Ok(None) | Err(Stop::Budget) => {}
@@ -502,6 +583,7 @@ pub(crate) fn describe_lines(
     let mut shape: Option<Shape> = None;
     let mut sampled = 0u64;
     let mut invalid = 0u64;
+    let mut too_deep = false;
     for line in complete
         .split(|&b| b == b'\n')
         .map(|l| l.trim_ascii())
@@ -512,13 +594,26 @@ pub(crate) fn describe_lines(
         let mut p = Parser::new(line, line.len() as u64 + 1);
         match p.value(0, true) {
             Ok(s) if !p.stopped && matches!(p.ws(), Ok(None) | Err(Stop::Budget)) => {
-                shape = Some(match shape.take() {
+                let merged = match shape.take() {
                     Some(a) => a.merge(s),
                     None => s,
-                });
+                };
+                // The records merged so far hold as many keys as are kept:
+                // the lines after are counted, not merged.
+                let full = merged.fields() >= FIELD_BUDGET;
+                shape = Some(merged);
+                if full {
+                    break;
+                }
             }
             _ => invalid += 1,
         }
+        too_deep |= p.too_deep;
+    }
+    if too_deep {
+        notes.push(format!(
+            "some records nest values more than {MAX_NESTING} levels deep: what lies deeper is counted, not described"
+        ));
     }
     let Some(shape) = shape else {
         return Ok(None);

@@ -76,6 +76,15 @@ pub(crate) enum What {
     Text(Text),
     /// Anything else: its first bytes and a guess.
     Other(Other),
+    /// A file whose description failed (the describing process crashed,
+    /// ran out of its memory or time): only its name and size are known.
+    Undescribed(Undescribed),
+}
+
+/// Why a file could not be described.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Undescribed {
+    pub(crate) why: String,
 }
 
 /// A number counted, estimated or known to be at least this.
@@ -236,6 +245,27 @@ pub(crate) struct Other {
     pub(crate) hex_head: String,
 }
 
+impl InputDescription {
+    /// A file that could not be described, and why: its name and size are
+    /// all that is said of it (it is attached and copied all the same).
+    pub fn undescribed(name: String, size_bytes: u64, why: String) -> InputDescription {
+        InputDescription {
+            name,
+            size_bytes,
+            what: What::Undescribed(Undescribed { why }),
+            notes: Vec::new(),
+        }
+    }
+
+    /// Why the file could not be described, if it could not.
+    pub fn failure(&self) -> Option<&str> {
+        match &self.what {
+            What::Undescribed(u) => Some(&u.why),
+            _ => None,
+        }
+    }
+}
+
 /// Describe the file at `path`, reading only what the description needs.
 /// A path no run could read is refused, with why and what to do.
 pub fn describe(path: &Path) -> Result<InputDescription, Refusal> {
@@ -275,9 +305,7 @@ fn classify(src: &mut read::Source, path: &Path, notes: &mut Vec<String>) -> std
         return parquet::describe(src, notes);
     }
     if excel::is_workbook(&head, &ext) {
-        return Ok(
-            excel::describe(path, &ext, src.size, notes).unwrap_or_else(|| binary::describe(&head))
-        );
+        return Ok(excel::describe(src, &ext, notes).unwrap_or_else(|| binary::describe(&head)));
     }
     let encoding = text::encoding(&head);
     let Some(encoding) = encoding else {

@@ -1,14 +1,26 @@
 //! Parquet: the schema, row count and row groups from the footer (the
 //! file's last bytes: a Thrift compact `FileMetaData`), read by a small
 //! reader of that encoding here; the data pages are never read.
+//!
+//! Nothing the footer states is trusted as a size: at most `FOOTER_READ`
+//! of it is read (a longer one gives its schema and rows, which come
+//! first), a list is never longer than the bytes left to hold it (each
+//! element takes at least one), at most `MAX_ELEMENTS` schema elements
+//! are kept and `MAX_NESTING` levels named, and names are cut short.
 
 use std::io;
 
 use crate::read::Source;
 use crate::{Parquet, ParquetColumn, What};
 
-/// A footer larger than this is not read.
-const MAX_FOOTER: u64 = 16 << 20;
+/// The most of a footer read (its start: the schema and the rows).
+const FOOTER_READ: u64 = 4 << 20;
+/// Schema elements kept, at most, and columns listed; levels of nesting
+/// named in a column's path; a name's bytes kept.
+const MAX_ELEMENTS: usize = 4096;
+const MAX_COLUMNS: usize = 1000;
+const MAX_NESTING: usize = 32;
+const NAME_BYTES: usize = 256;
 
 pub(crate) fn describe(src: &Source, notes: &mut Vec<String>) -> io::Result<What> {
     let unread = |why: String, notes: &mut Vec<String>| {
@@ -28,15 +40,26 @@ pub(crate) fn describe(src: &Source, notes: &mut Vec<String>) -> io::Result<What
         ));
     }
     let len = u64::from(u32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]));
-    if len > MAX_FOOTER || len + 12 > src.size {
+    if len + 12 > src.size {
         return Ok(unread(
-            format!("its footer says {len} bytes, more than is read"),
+            format!("its footer says {len} bytes, more than the file holds"),
             notes,
         ));
     }
-    let footer = src.window(src.size - 8 - len, len as usize)?;
-    match meta(&footer) {
-        Some(p) => Ok(What::Parquet(p)),
+    let read = len.min(FOOTER_READ);
+    let footer = src.window(src.size - 8 - len, read as usize)?;
+    let cut = read < len;
+    match meta(&footer, notes) {
+        Some(p) => {
+            if cut {
+                notes.push(format!(
+                    "its footer is {}: the first {} read (its schema and rows; its row groups not counted)",
+                    crate::bytes(len),
+                    crate::bytes(read)
+                ));
+            }
+            Ok(What::Parquet(p))
+        }
         None => Ok(unread("its footer could not be decoded".into(), notes)),
     }
 }
@@ -92,13 +115,30 @@ impl Compact<'_> {
         *last = id;
         Some(Some((id, h & 0x0f)))
     }
+    /// A list's length and element type. A length the bytes left could
+    /// not hold (each element takes at least one) is a lie: None.
     fn list_header(&mut self) -> Option<(u64, u8)> {
         let h = self.byte()?;
         let n = match h >> 4 {
             15 => self.varint()?,
             n => u64::from(n),
         };
+        self.holds(n)?;
         Some((n, h & 0x0f))
+    }
+
+    /// Some when `n` elements of at least a byte each fit in what is left.
+    fn holds(&self, n: u64) -> Option<()> {
+        (n <= (self.b.len() - self.at.min(self.b.len())) as u64).then_some(())
+    }
+
+    /// An element of a list, set or map: a boolean there takes a byte.
+    fn skip_element(&mut self, t: u8) -> Option<()> {
+        if t == 1 || t == 2 {
+            self.byte().map(drop)
+        } else {
+            self.skip(t)
+        }
     }
     fn skip(&mut self, t: u8) -> Option<()> {
         self.depth += 1;
@@ -120,20 +160,17 @@ impl Compact<'_> {
             9 | 10 => {
                 let (n, et) = self.list_header()?;
                 for _ in 0..n {
-                    if et == 1 || et == 2 {
-                        self.byte()?;
-                    } else {
-                        self.skip(et)?;
-                    }
+                    self.skip_element(et)?;
                 }
             }
             11 => {
                 let n = self.varint()?;
                 if n > 0 {
                     let kv = self.byte()?;
+                    self.holds(n.saturating_mul(2))?;
                     for _ in 0..n {
-                        self.skip(kv >> 4)?;
-                        self.skip(kv & 0x0f)?;
+                        self.skip_element(kv >> 4)?;
+                        self.skip_element(kv & 0x0f)?;
                     }
                 }
             }
@@ -174,7 +211,7 @@ fn element(c: &mut Compact) -> Option<Element> {
         match (id, t) {
             (1, 5) => e.physical = Some(c.int()?),
             (3, 5) => e.repetition = Some(c.int()?),
-            (4, 8) => e.name = String::from_utf8_lossy(c.binary()?).into_owned(),
+            (4, 8) => e.name = name_of(c.binary()?),
             (5, 5) => e.children = c.int()?,
             (6, 5) => e.converted = Some(c.int()?),
             (10, 12) => {
@@ -192,6 +229,14 @@ fn element(c: &mut Compact) -> Option<Element> {
         }
     }
     Some(e)
+}
+
+/// A name as kept: cut to `NAME_BYTES`, on one line.
+fn name_of(raw: &[u8]) -> String {
+    String::from_utf8_lossy(&raw[..raw.len().min(NAME_BYTES)])
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 fn kind(e: &Element) -> String {
@@ -231,71 +276,108 @@ fn kind(e: &Element) -> String {
     logical.or(converted).unwrap_or(physical).to_string()
 }
 
-fn meta(footer: &[u8]) -> Option<Parquet> {
+/// The footer's `FileMetaData`: None when it cannot be decoded; what was
+/// read when it is cut after the schema (a footer longer than is read).
+fn meta(footer: &[u8], notes: &mut Vec<String>) -> Option<Parquet> {
     let mut c = Compact {
         b: footer,
         at: 0,
         depth: 0,
     };
     let mut elements = Vec::new();
+    let mut declared = 0u64;
     let mut rows = None;
     let mut row_groups = None;
     let mut created_by = None;
     let mut last = 0;
-    while let Some((id, t)) = c.field(&mut last)? {
-        match (id, t) {
-            (2, 9) => {
+    loop {
+        let Some(field) = c.field(&mut last) else {
+            // Cut: what came before the cut still tells, once the schema did.
+            if elements.is_empty() {
+                return None;
+            }
+            break;
+        };
+        let Some((id, t)) = field else { break };
+        let read = match (id, t) {
+            (2, 9) => (|| {
                 let (n, _) = c.list_header()?;
-                for _ in 0..n {
-                    elements.push(element(&mut c)?);
+                declared = n;
+                for i in 0..n {
+                    let e = element(&mut c)?;
+                    if (i as usize) < MAX_ELEMENTS {
+                        elements.push(e);
+                    }
                 }
-            }
-            (3, 6) => rows = u64::try_from(c.int()?).ok(),
-            (4, 9) => {
+                Some(())
+            })(),
+            (3, 6) => c.int().map(|n| rows = u64::try_from(n).ok()),
+            (4, 9) => (|| {
                 let (n, et) = c.list_header()?;
-                row_groups = Some(n);
                 for _ in 0..n {
-                    c.skip(et)?;
+                    c.skip_element(et)?;
                 }
+                row_groups = Some(n);
+                Some(())
+            })(),
+            (6, 8) => c.binary().map(|b| created_by = Some(name_of(b))),
+            (_, t) => c.skip(t),
+        };
+        if read.is_none() {
+            if elements.is_empty() || (id == 2 && t == 9) {
+                return None;
             }
-            (6, 8) => created_by = Some(String::from_utf8_lossy(c.binary()?).into_owned()),
-            (_, t) => c.skip(t)?,
+            break;
         }
+    }
+    if declared > MAX_ELEMENTS as u64 {
+        notes.push(format!(
+            "its schema has {declared} elements; the first {MAX_ELEMENTS} are read"
+        ));
     }
     // The schema is the tree flattened depth first; the root comes first.
     let mut columns = Vec::new();
+    let mut listed = 0u64;
     let mut stack: Vec<(String, i64)> = Vec::new();
     for (i, e) in elements.iter().enumerate() {
         if i == 0 {
             stack.push((String::new(), e.children));
             continue;
         }
-        while stack.last().is_some_and(|(_, left)| *left == 0) {
+        while stack.last().is_some_and(|(_, left)| *left <= 0) && stack.len() > 1 {
             stack.pop();
         }
-        let prefix = stack
-            .iter()
-            .skip(1)
-            .map(|(n, _)| n.as_str())
-            .collect::<Vec<_>>()
-            .join(".");
         if let Some(top) = stack.last_mut() {
             top.1 -= 1;
         }
-        let name = if prefix.is_empty() {
-            e.name.clone()
-        } else {
-            format!("{prefix}.{}", e.name)
-        };
-        if e.children > 0 {
+        if e.children > 0 && stack.len() < MAX_NESTING {
             stack.push((e.name.clone(), e.children));
-        } else {
+            continue;
+        }
+        listed += 1;
+        if columns.len() < MAX_COLUMNS {
+            let prefix = stack
+                .iter()
+                .skip(1)
+                .map(|(n, _)| n.as_str())
+                .collect::<Vec<_>>()
+                .join(".");
+            let name = if prefix.is_empty() {
+                e.name.clone()
+            } else {
+                format!("{prefix}.{}", e.name)
+            };
             columns.push(ParquetColumn {
                 name,
                 kind: kind(e),
                 optional: e.repetition == Some(1),
             });
         }
+    }
+    if listed > MAX_COLUMNS as u64 {
+        notes.push(format!(
+            "{listed} columns; the first {MAX_COLUMNS} are listed"
+        ));
     }
     Some(Parquet {
         rows,

@@ -11,96 +11,182 @@ use crate::{Count, HEAD_BYTES, Pdf};
 const SCAN_HEAD: usize = 4 * HEAD_BYTES;
 const SCAN_TAIL: usize = HEAD_BYTES;
 
-fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
-    hay.get(from..)?
-        .windows(needle.len())
-        .position(|w| w == needle)
-        .map(|p| p + from)
+/// Inflated object streams looked into, at most (bytes, all together),
+/// and object streams looked into, at most.
+const INFLATE_MAX: u64 = 4 << 20;
+const MAX_STREAMS: usize = 1024;
+/// Dictionaries open inside one another that are followed; deeper ones
+/// are passed over.
+const MAX_DICTS: usize = 64;
+
+/// One dictionary open while scanning: what it has said so far.
+#[derive(Default)]
+struct Dict {
+    pages: bool,
+    count: Option<u64>,
+    linearized: bool,
+    n: Option<u64>,
+    objstm: bool,
+    flate: bool,
 }
 
-/// The number after `key` (e.g. "/Count") in `dict`.
-fn number_after(dict: &[u8], key: &[u8]) -> Option<u64> {
-    let at = find(dict, key, 0)? + key.len();
-    let rest = &dict[at..];
-    let start = rest.iter().position(|b| !b.is_ascii_whitespace())?;
-    let digits: Vec<u8> = rest[start..]
+/// What one pass over PDF bytes finds: the largest /Count of a
+/// `/Type /Pages` dictionary (the root holds them all), a linearization
+/// dictionary's /N, and where the Flate-compressed object streams' data
+/// lie. One pass, each byte looked at a bounded number of times: a file of
+/// a million page-tree nodes costs what its bytes cost.
+#[derive(Default)]
+struct Found {
+    pages: Option<u64>,
+    linearized: Option<u64>,
+    streams: Vec<(usize, usize)>,
+}
+
+fn is_delimiter(b: u8) -> bool {
+    b.is_ascii_whitespace() || b"()<>[]{}/%".contains(&b)
+}
+
+/// The number that starts at `at` (after whitespace), if any.
+fn number_at(hay: &[u8], mut at: usize) -> Option<u64> {
+    while hay.get(at).is_some_and(u8::is_ascii_whitespace) {
+        at += 1;
+    }
+    let digits = hay[at.min(hay.len())..]
         .iter()
+        .take(19)
         .take_while(|b| b.is_ascii_digit())
-        .copied()
-        .collect();
-    std::str::from_utf8(&digits).ok()?.parse().ok()
+        .count();
+    std::str::from_utf8(&hay[at..at + digits]).ok()?.parse().ok()
 }
 
-/// The dictionary around position `at`: from the "<<" before it to the ">>" after.
-fn dict_around(hay: &[u8], at: usize) -> &[u8] {
-    let from = at.saturating_sub(4096);
-    let start = hay[from..at]
-        .windows(2)
-        .rposition(|w| w == b"<<")
-        .map_or(at.saturating_sub(512), |p| p + from);
-    let end = find(hay, b">>", at).unwrap_or((at + 512).min(hay.len()));
-    &hay[start..end.min(hay.len())]
-}
-
-/// The largest /Count of a /Type /Pages dictionary in `hay` (the root
-/// holds them all), or the /N of a linearization dictionary.
-fn pages_in(hay: &[u8]) -> Option<u64> {
-    let mut best: Option<u64> = None;
-    let mut from = 0;
-    while let Some(at) = find(hay, b"/Pages", from) {
-        from = at + 6;
-        let dict = dict_around(hay, at);
-        let typed =
-            find(dict, b"/Type/Pages", 0).is_some() || find(dict, b"/Type /Pages", 0).is_some();
-        if typed && let Some(n) = number_after(dict, b"/Count") {
-            best = Some(best.map_or(n, |b| b.max(n)));
+fn scan(hay: &[u8]) -> Found {
+    let mut found = Found::default();
+    let mut dicts: Vec<Dict> = Vec::new();
+    let mut deeper = 0usize;
+    // The last name read, when it was /Type (its value names the kind).
+    let mut after_type = false;
+    // A dictionary just closed was a Flate object stream's: its data follow.
+    let mut objstm_next = false;
+    let mut i = 0;
+    while i < hay.len() {
+        match hay[i] {
+            b'%' => {
+                while i < hay.len() && hay[i] != b'\n' && hay[i] != b'\r' {
+                    i += 1;
+                }
+            }
+            b'(' => {
+                let mut depth = 0usize;
+                while i < hay.len() {
+                    match hay[i] {
+                        b'\\' => i += 1,
+                        b'(' => depth += 1,
+                        b')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'<' if hay.get(i + 1) == Some(&b'<') => {
+                if dicts.len() < MAX_DICTS {
+                    dicts.push(Dict::default());
+                } else {
+                    deeper += 1;
+                }
+                i += 2;
+            }
+            b'>' if hay.get(i + 1) == Some(&b'>') => {
+                if deeper > 0 {
+                    deeper -= 1;
+                } else if let Some(d) = dicts.pop() {
+                    if d.pages && let Some(n) = d.count {
+                        found.pages = Some(found.pages.map_or(n, |b| b.max(n)));
+                    }
+                    if d.linearized && found.linearized.is_none() {
+                        found.linearized = d.n;
+                    }
+                    objstm_next = d.objstm && d.flate;
+                }
+                i += 2;
+            }
+            b'/' => {
+                let start = i + 1;
+                i = start;
+                while i < hay.len() && !is_delimiter(hay[i]) {
+                    i += 1;
+                }
+                let name = &hay[start..i];
+                let was_type = std::mem::take(&mut after_type);
+                if let Some(d) = dicts.last_mut() {
+                    match name {
+                        b"Pages" if was_type => d.pages = true,
+                        b"ObjStm" if was_type => d.objstm = true,
+                        b"Type" => after_type = true,
+                        b"Count" => d.count = number_at(hay, i),
+                        b"Linearized" => d.linearized = true,
+                        b"N" => d.n = number_at(hay, i),
+                        b"FlateDecode" => d.flate = true,
+                        _ => {}
+                    }
+                }
+            }
+            b's' if hay[i..].starts_with(b"stream")
+                && (i == 0 || is_delimiter(hay[i - 1]))
+                && hay.get(i + 6).is_none_or(|&b| b == b'\r' || b == b'\n') =>
+            {
+                let mut start = i + 6;
+                if hay.get(start) == Some(&b'\r') {
+                    start += 1;
+                }
+                if hay.get(start) == Some(&b'\n') {
+                    start += 1;
+                }
+                // Data are passed over whole: what they hold is not PDF.
+                let end = hay[start..]
+                    .windows(9)
+                    .position(|w| w == b"endstream")
+                    .map_or(hay.len(), |p| start + p);
+                if std::mem::take(&mut objstm_next) && found.streams.len() < MAX_STREAMS {
+                    found.streams.push((start, end));
+                }
+                i = end + 9;
+            }
+            b if b.is_ascii_whitespace() => i += 1,
+            _ => {
+                after_type = false;
+                i += 1;
+            }
         }
     }
-    if best.is_none()
-        && let Some(at) = find(hay, b"/Linearized", 0)
-    {
-        best = number_after(dict_around(hay, at), b"/N");
-    }
-    best
+    found
 }
 
-/// Inflated object streams looked into, at most (bytes, all together).
-const INFLATE_MAX: u64 = 16 << 20;
-
-/// The contents of the Flate-compressed object streams (`/Type /ObjStm`)
-/// in `hay`, inflated (bounded): where PDF 1.5 and later keep the page tree.
-fn object_streams(hay: &[u8]) -> Vec<u8> {
+/// The page count of the Flate-compressed object streams' contents (where
+/// PDF 1.5 and later keep the page tree), each inflated in turn, bounded.
+fn pages_in_object_streams(hay: &[u8], streams: &[(usize, usize)]) -> Option<u64> {
     use std::io::Read;
-    let mut out = Vec::new();
-    let mut from = 0;
-    while let Some(at) = find(hay, b"/ObjStm", from) {
-        from = at + 7;
-        let dict = dict_around(hay, at);
-        if find(dict, b"/FlateDecode", 0).is_none() {
-            continue;
-        }
-        let Some(s) = find(hay, b"stream", at) else {
-            break;
-        };
-        let mut start = s + 6;
-        if hay.get(start) == Some(&b'\r') {
-            start += 1;
-        }
-        if hay.get(start) == Some(&b'\n') {
-            start += 1;
-        }
-        let end = find(hay, b"endstream", start).unwrap_or(hay.len());
-        let room = INFLATE_MAX.saturating_sub(out.len() as u64);
+    let mut room = INFLATE_MAX;
+    let mut best: Option<u64> = None;
+    for &(start, end) in streams {
         if room == 0 {
             break;
         }
-        let mut z = flate2::read::ZlibDecoder::new(&hay[start..end]).take(room);
+        let mut out = Vec::new();
+        let mut z = flate2::read::ZlibDecoder::new(&hay[start..end.min(hay.len())]).take(room);
         // A stream cut at the scan's edge inflates as far as it goes.
         let _ = z.read_to_end(&mut out);
-        out.push(b'\n');
-        from = end;
+        room -= out.len() as u64;
+        if let Some(n) = scan(&out).pages {
+            best = Some(best.map_or(n, |b| b.max(n)));
+        }
     }
-    out
+    best
 }
 
 pub(crate) fn describe(src: &Source, head: &[u8], notes: &mut Vec<String>) -> io::Result<Pdf> {
@@ -109,13 +195,22 @@ pub(crate) fn describe(src: &Source, head: &[u8], notes: &mut Vec<String>) -> io
         .and_then(|v| std::str::from_utf8(v).ok())
         .filter(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
         .map(str::to_string);
-    let mut scan = src.window(0, SCAN_HEAD)?;
-    let whole = scan.len() as u64 >= src.size;
+    // The head and the tail in one buffer of their size.
+    let whole = src.size <= SCAN_HEAD as u64;
+    let mut bytes = Vec::with_capacity(if whole {
+        src.size as usize
+    } else {
+        SCAN_HEAD + SCAN_TAIL
+    });
+    src.append(0, SCAN_HEAD, &mut bytes)?;
     if !whole {
-        scan.extend(src.tail(SCAN_TAIL)?);
+        src.append(src.size.saturating_sub(SCAN_TAIL as u64), SCAN_TAIL, &mut bytes)?;
     }
-    let pages = pages_in(&scan)
-        .or_else(|| pages_in(&object_streams(&scan)))
+    let found = scan(&bytes);
+    let pages = found
+        .pages
+        .or_else(|| pages_in_object_streams(&bytes, &found.streams))
+        .or(found.linearized)
         .map(Count::exact);
     if pages.is_none() {
         notes.push(if whole {

@@ -38,19 +38,29 @@ impl Source {
 
     /// Up to `len` bytes from `offset` (fewer at the end of the file).
     pub(crate) fn window(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        let mut buf = Vec::new();
+        self.append(offset, len, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// Up to `len` bytes from `offset` added to `out` (which should have
+    /// room for them: it grows by exactly what is read).
+    pub(crate) fn append(&self, offset: u64, len: usize, out: &mut Vec<u8>) -> io::Result<()> {
         let want = (self.size.saturating_sub(offset)).min(len as u64) as usize;
-        let mut buf = vec![0u8; want];
+        let start = out.len();
+        out.reserve_exact(want);
+        out.resize(start + want, 0);
         let mut got = 0;
         while got < want {
-            match self.file.read_at(&mut buf[got..], offset + got as u64) {
+            match self.file.read_at(&mut out[start + got..], offset + got as u64) {
                 Ok(0) => break,
                 Ok(n) => got += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }
         }
-        buf.truncate(got);
-        Ok(buf)
+        out.truncate(start + got);
+        Ok(())
     }
 
     /// The last `len` bytes.

@@ -176,6 +176,7 @@ impl InputDescription {
             },
             What::Text(t) => format!("text ({}), {}", t.encoding, count(t.lines, "lines")),
             What::Other(o) => o.guess.clone(),
+            What::Undescribed(u) => format!("could not be described ({})", u.why),
         }
     }
 
@@ -204,6 +205,9 @@ impl InputDescription {
                 lines.extend(t.first_lines.iter().map(|l| format!("  {l}")));
             }
             What::Other(o) => lines.push(format!("first bytes: {}", o.hex_head)),
+            What::Undescribed(_) => lines.push(
+                "it is in the working directory all the same: a program can open it and see what it holds".into(),
+            ),
             What::Image(_) => {}
         }
         lines.extend(self.notes.iter().map(|n| format!("note: {n}")));

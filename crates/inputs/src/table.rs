@@ -11,45 +11,63 @@ use crate::{Count, EXACT_BYTES, Table};
 const SAMPLE_ROWS: usize = 1000;
 /// Columns described, at most.
 const MAX_COLUMNS: usize = 256;
+/// Cells kept of the rows sampled, at most (a row of a million columns
+/// keeps `MAX_COLUMNS` + 1 of them, the last standing for the rest).
+const MAX_CELLS: usize = 50_000;
+/// A field's bytes kept, at most (samples are cut far shorter).
+const FIELD_BYTES: usize = 1024;
 const CANDIDATES: &[u8] = b",\t;|";
 
 /// The records of `data` split on `delim` (quotes as in RFC 4180), at most
-/// `max`; with the bytes the whole records took.
+/// `max` (and `MAX_CELLS` cells in all); with the bytes the whole records
+/// took. A row keeps its first `MAX_COLUMNS` + 1 fields, each cut to
+/// `FIELD_BYTES`: what a line holds beyond is read past, never kept.
 fn records(data: &[u8], delim: u8, max: usize) -> (Vec<Vec<String>>, usize) {
     let mut out = Vec::new();
     let mut row: Vec<String> = Vec::new();
     let mut field: Vec<u8> = Vec::new();
     let mut in_quotes = false;
     let mut consumed = 0;
+    let mut cells = 0;
     let mut i = 0;
-    while i < data.len() && out.len() < max {
+    let keep = |field: &mut Vec<u8>, b: u8| {
+        if field.len() < FIELD_BYTES {
+            field.push(b);
+        }
+    };
+    let end_field = |row: &mut Vec<String>, field: &mut Vec<u8>| {
+        if row.len() <= MAX_COLUMNS {
+            row.push(String::from_utf8_lossy(field).into_owned());
+        }
+        field.clear();
+    };
+    while i < data.len() && out.len() < max && cells < MAX_CELLS {
         let b = data[i];
         if in_quotes {
             if b == b'"' {
                 if data.get(i + 1) == Some(&b'"') {
-                    field.push(b'"');
+                    keep(&mut field, b'"');
                     i += 1;
                 } else {
                     in_quotes = false;
                 }
             } else {
-                field.push(b);
+                keep(&mut field, b);
             }
         } else if b == b'"' && field.is_empty() {
             in_quotes = true;
         } else if b == delim {
-            row.push(String::from_utf8_lossy(&field).into_owned());
-            field.clear();
+            end_field(&mut row, &mut field);
         } else if b == b'\n' {
             if field.last() == Some(&b'\r') {
                 field.pop();
             }
-            row.push(String::from_utf8_lossy(&field).into_owned());
-            field.clear();
+            end_field(&mut row, &mut field);
+            cells += row.len();
             out.push(std::mem::take(&mut row));
             consumed = i + 1;
-        } else if row.len() < MAX_COLUMNS * 4 {
-            field.push(b);
+        } else {
+            keep(&mut field, b);
         }
         i += 1;
     }
