@@ -447,3 +447,89 @@ fn a_csv_of_a_million_columns_keeps_its_first() {
     assert_eq!(t.columns.len(), 256);
     assert!(peak < 8 << 20, "{peak}");
 }
+
+/// A BIFF12 record: its type and size as variable-length numbers.
+fn brt(kind: u32, data: &[u8]) -> Vec<u8> {
+    let mut r = Vec::new();
+    let mut v = kind;
+    loop {
+        let b = (v & 0x7F) as u8;
+        v >>= 7;
+        if v == 0 {
+            r.push(b);
+            break;
+        }
+        r.push(b | 0x80);
+    }
+    let mut n = data.len() as u32;
+    loop {
+        let b = (n & 0x7F) as u8;
+        n >>= 7;
+        if n == 0 {
+            r.push(b);
+            break;
+        }
+        r.push(b | 0x80);
+    }
+    r.extend_from_slice(data);
+    r
+}
+
+fn wide(s: &str) -> Vec<u8> {
+    let units: Vec<u16> = s.encode_utf16().collect();
+    let mut out = (units.len() as u32).to_le_bytes().to_vec();
+    for u in units {
+        out.extend_from_slice(&u.to_le_bytes());
+    }
+    out
+}
+
+#[test]
+fn an_xlsb_has_its_sheet_and_typed_columns_and_a_record_that_lies_is_skipped() {
+    let mut sheet_rec = vec![0u8; 8];
+    sheet_rec.extend(wide("rId1"));
+    sheet_rec.extend(wide("Data"));
+    let book = brt(0x9C, &sheet_rec);
+    let cell = |col: u32, kind: u32, value: &[u8]| {
+        let mut d = col.to_le_bytes().to_vec();
+        d.extend_from_slice(&0u32.to_le_bytes());
+        d.extend_from_slice(value);
+        brt(kind, &d)
+    };
+    let row = |r: u32| brt(0x00, &r.to_le_bytes());
+    let mut sheet = Vec::new();
+    let mut dim = 0u32.to_le_bytes().to_vec();
+    dim.extend_from_slice(&999_999u32.to_le_bytes());
+    dim.extend_from_slice(&0u32.to_le_bytes());
+    dim.extend_from_slice(&1u32.to_le_bytes());
+    sheet.extend(brt(0x94, &dim));
+    sheet.extend(row(0));
+    sheet.extend(cell(0, 0x07, &0u32.to_le_bytes()));
+    sheet.extend(cell(1, 0x07, &1u32.to_le_bytes()));
+    sheet.extend(row(1));
+    sheet.extend(cell(0, 0x06, &wide("Oslo")));
+    sheet.extend(cell(1, 0x05, &12.5f64.to_le_bytes()));
+    // A record stating 256 MiB: read past by its length, never allocated
+    // (the part ends first, and so does the sheet).
+    sheet.extend_from_slice(&[0x05, 0xFF, 0xFF, 0xFF, 0x7F]);
+    let mut strings = Vec::new();
+    for s in ["city", "amount"] {
+        let mut d = vec![0u8];
+        d.extend(wide(s));
+        strings.extend(brt(0x13, &d));
+    }
+    let rels = r#"<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet1.bin"/><Relationship Id="rS" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/sharedStrings" Target="sharedStrings.bin"/></Relationships>"#;
+    let top = r#"<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.bin"/></Relationships>"#;
+    let file = zip_of(&[
+        ("_rels/.rels", top.as_bytes()),
+        ("xl/workbook.bin", &book),
+        ("xl/_rels/workbook.bin.rels", rels.as_bytes()),
+        ("xl/worksheets/sheet1.bin", &sheet),
+        ("xl/sharedStrings.bin", &strings),
+    ]);
+    let (d, _) = described("b.xlsb", &file);
+    let s = &workbook(&d).sheets[0];
+    assert_eq!((s.name.as_str(), s.rows, s.header), ("Data", Some(1_000_000), true));
+    let kinds: Vec<(&str, CellKind)> = s.columns.iter().map(|c| (c.name.as_str(), c.kind)).collect();
+    assert_eq!(kinds, [("city", CellKind::Text), ("amount", CellKind::Float)]);
+}
