@@ -297,6 +297,82 @@ struct Read {
     total_sheets: usize,
 }
 
+/// A cell read from a sheet, its shared string not yet looked up.
+enum Pending {
+    Value(Value),
+    Shared(u64),
+}
+
+/// A sheet's sampled cells: (row, column, value) from its origin.
+type Cells = Vec<(u64, u64, Pending)>;
+
+/// A sheet as read: its name, the rows it says it uses, its cells.
+type SheetCells = (String, Option<u64>, Cells);
+
+/// The shared strings the sheets' cells name, sorted, each once.
+fn wanted_strings(sheets: &[SheetCells]) -> Vec<u64> {
+    let mut wanted: Vec<u64> = sheets
+        .iter()
+        .flat_map(|(_, _, cells)| cells.iter())
+        .filter_map(|(_, _, p)| match p {
+            Pending::Shared(i) => Some(*i),
+            Pending::Value(_) => None,
+        })
+        .collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    wanted
+}
+
+/// The sheets' grids, their shared strings looked up in `strings` (one not
+/// found is empty text).
+fn grids(
+    sheets: Vec<SheetCells>,
+    strings: &std::collections::BTreeMap<u64, String>,
+    date1904: bool,
+) -> Vec<(String, Option<u64>, Grid)> {
+    sheets
+        .into_iter()
+        .map(|(name, rows, cells)| {
+            let mut grid = Grid::new(date1904);
+            for (r, c, p) in cells {
+                let value = match p {
+                    Pending::Value(v) => v,
+                    Pending::Shared(i) => Value::Text(strings.get(&i).cloned().unwrap_or_default()),
+                };
+                grid.place(r, c, &value);
+            }
+            (name, rows, grid)
+        })
+        .collect()
+}
+
+/// An RK number (xls, xlsb): a 30-bit integer or the high bits of a
+/// double, divided by 100 when its flag says.
+fn rk(v: u32) -> f64 {
+    let n = if v & 2 != 0 {
+        f64::from((v as i32) >> 2)
+    } else {
+        f64::from_bits(u64::from(v & 0xFFFF_FFFC) << 32)
+    };
+    if v & 1 != 0 { n / 100.0 } else { n }
+}
+
+/// A cell error's code (xls, xlsb) as a spreadsheet shows it.
+fn error_text(code: u8) -> String {
+    match code {
+        0x00 => "#NULL!",
+        0x07 => "#DIV/0!",
+        0x0F => "#VALUE!",
+        0x17 => "#REF!",
+        0x1D => "#NAME?",
+        0x24 => "#NUM!",
+        0x2A => "#N/A",
+        _ => "#ERROR",
+    }
+    .to_string()
+}
+
 fn sheet(name: String, rows: Option<u64>, grid: Grid) -> Sheet {
     let grid = grid.rows;
     let strings: Vec<Vec<String>> = grid
@@ -405,6 +481,9 @@ mod tests {
         assert!(is_date_format(14, None));
         assert!(!is_date_format(2, None));
         assert_eq!(number_text(12.0), "12");
+        assert_eq!(rk((7 << 2) | 2), 7.0);
+        assert_eq!(rk((1234 << 2) | 3), 12.34);
+        assert_eq!(rk((3.5f64.to_bits() >> 32) as u32), 3.5);
         assert_eq!(number_text(3.5), "3.5");
     }
 }

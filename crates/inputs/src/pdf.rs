@@ -56,7 +56,10 @@ fn number_at(hay: &[u8], mut at: usize) -> Option<u64> {
         .take(19)
         .take_while(|b| b.is_ascii_digit())
         .count();
-    std::str::from_utf8(&hay[at..at + digits]).ok()?.parse().ok()
+    std::str::from_utf8(&hay[at..at + digits])
+        .ok()?
+        .parse()
+        .ok()
 }
 
 fn scan(hay: &[u8]) -> Found {
@@ -105,7 +108,9 @@ fn scan(hay: &[u8]) -> Found {
                 if deeper > 0 {
                     deeper -= 1;
                 } else if let Some(d) = dicts.pop() {
-                    if d.pages && let Some(n) = d.count {
+                    if d.pages
+                        && let Some(n) = d.count
+                    {
                         found.pages = Some(found.pages.map_or(n, |b| b.max(n)));
                     }
                     if d.linearized && found.linearized.is_none() {
@@ -204,7 +209,11 @@ pub(crate) fn describe(src: &Source, head: &[u8], notes: &mut Vec<String>) -> io
     });
     src.append(0, SCAN_HEAD, &mut bytes)?;
     if !whole {
-        src.append(src.size.saturating_sub(SCAN_TAIL as u64), SCAN_TAIL, &mut bytes)?;
+        src.append(
+            src.size.saturating_sub(SCAN_TAIL as u64),
+            SCAN_TAIL,
+            &mut bytes,
+        )?;
     }
     let found = scan(&bytes);
     let pages = found

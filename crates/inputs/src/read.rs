@@ -52,7 +52,10 @@ impl Source {
         out.resize(start + want, 0);
         let mut got = 0;
         while got < want {
-            match self.file.read_at(&mut out[start + got..], offset + got as u64) {
+            match self
+                .file
+                .read_at(&mut out[start + got..], offset + got as u64)
+            {
                 Ok(0) => break,
                 Ok(n) => got += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

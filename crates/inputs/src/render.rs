@@ -159,12 +159,13 @@ impl InputDescription {
                 )
             }
             What::Parquet(p) => match p.rows {
-                Some(r) if !p.columns.is_empty() => format!(
+                _ if p.columns.is_empty() => "Parquet, schema not read".to_string(),
+                Some(r) => format!(
                     "Parquet, {} columns, {}",
                     p.columns.len(),
                     count(Count::exact(r), "rows")
                 ),
-                _ => "Parquet, schema not read".to_string(),
+                None => format!("Parquet, {} columns, rows not read", p.columns.len()),
             },
             What::Image(i) => match (i.width, i.height) {
                 (Some(w), Some(h)) => format!("{} image, {w} × {h} pixels", i.format),

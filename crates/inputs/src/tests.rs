@@ -7,6 +7,10 @@ use super::*;
 
 mod alloc;
 mod attacks;
+#[path = "../tests/support/attack_files.rs"]
+pub(crate) mod files;
+
+use files::{varint, zip_of};
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let p = dir.join(name);
@@ -176,87 +180,6 @@ fn json_lines_are_counted_and_their_records_merged() {
     assert!(matches!(d.what, What::JsonLines(_)), "{:?}", d.what);
 }
 
-/// A ZIP archive of these parts, each deflated (written here: the
-/// container of xlsx, xlsb and ods).
-pub(crate) fn zip_of(parts: &[(&str, &[u8])]) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut central = Vec::new();
-    for (name, data) in parts {
-        let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
-        z.write_all(data).unwrap();
-        let packed = z.finish().unwrap();
-        let mut crc = flate2::Crc::new();
-        crc.update(data);
-        let offset = out.len() as u32;
-        let head = |sig: &[u8], central: bool| {
-            let mut h = sig.to_vec();
-            if central {
-                h.extend_from_slice(&20u16.to_le_bytes());
-            }
-            h.extend_from_slice(&20u16.to_le_bytes());
-            h.extend_from_slice(&0u16.to_le_bytes());
-            h.extend_from_slice(&8u16.to_le_bytes());
-            h.extend_from_slice(&[0; 4]);
-            h.extend_from_slice(&crc.sum().to_le_bytes());
-            h.extend_from_slice(&(packed.len() as u32).to_le_bytes());
-            h.extend_from_slice(&(data.len() as u32).to_le_bytes());
-            h.extend_from_slice(&(name.len() as u16).to_le_bytes());
-            h.extend_from_slice(&0u16.to_le_bytes());
-            if central {
-                h.extend_from_slice(&[0; 10]);
-                h.extend_from_slice(&offset.to_le_bytes());
-            }
-            h.extend_from_slice(name.as_bytes());
-            h
-        };
-        out.extend_from_slice(&head(b"PK\x03\x04", false));
-        out.extend_from_slice(&packed);
-        central.extend_from_slice(&head(b"PK\x01\x02", true));
-    }
-    let at = out.len() as u32;
-    out.extend_from_slice(&central);
-    out.extend_from_slice(b"PK\x05\x06\0\0\0\0");
-    out.extend_from_slice(&(parts.len() as u16).to_le_bytes());
-    out.extend_from_slice(&(parts.len() as u16).to_le_bytes());
-    out.extend_from_slice(&(central.len() as u32).to_le_bytes());
-    out.extend_from_slice(&at.to_le_bytes());
-    out.extend_from_slice(&0u16.to_le_bytes());
-    out
-}
-
-/// The parts of an xlsx workbook whose sheets are these (name, sheet XML),
-/// with these shared strings and styles.
-pub(crate) fn xlsx_of(sheets: &[(&str, &str)], shared: Option<&[u8]>, styles: Option<&str>) -> Vec<u8> {
-    let mut parts: Vec<(String, Vec<u8>)> = vec![
-        (
-            "_rels/.rels".into(),
-            br#"<?xml version="1.0" encoding="UTF-8"?>
-<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="xl/workbook.xml"/></Relationships>"#.to_vec(),
-        ),
-    ];
-    let mut book = String::from(r#"<workbook xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"><sheets>"#);
-    let mut rels = String::from(r#"<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">"#);
-    for (i, (name, xml)) in sheets.iter().enumerate() {
-        book.push_str(&format!(r#"<sheet name="{name}" sheetId="{}" r:id="rId{}"/>"#, i + 1, i + 1));
-        rels.push_str(&format!(r#"<Relationship Id="rId{}" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/worksheet" Target="worksheets/sheet{}.xml"/>"#, i + 1, i + 1));
-        parts.push((format!("xl/worksheets/sheet{}.xml", i + 1), xml.as_bytes().to_vec()));
-    }
-    book.push_str("</sheets></workbook>");
-    if let Some(sst) = shared {
-        rels.push_str(r#"<Relationship Id="rS" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/sharedStrings" Target="sharedStrings.xml"/>"#);
-        parts.push(("xl/sharedStrings.xml".into(), sst.to_vec()));
-    }
-    if let Some(st) = styles {
-        rels.push_str(r#"<Relationship Id="rY" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.xml"/>"#);
-        parts.push(("xl/styles.xml".into(), st.as_bytes().to_vec()));
-    }
-    rels.push_str("</Relationships>");
-    parts.push(("xl/workbook.xml".into(), book.into_bytes()));
-    parts.push(("xl/_rels/workbook.xml.rels".into(), rels.into_bytes()));
-    let refs: Vec<(&str, &[u8])> = parts.iter().map(|(n, d)| (n.as_str(), d.as_slice())).collect();
-    zip_of(&refs)
-}
-
 fn xlsx(path: &Path) {
     let files: &[(&str, &str)] = &[
         (
@@ -341,17 +264,6 @@ fn an_xlsx_workbook_has_its_sheets_and_typed_columns() {
 fn field(out: &mut Vec<u8>, last: &mut i16, id: i16, t: u8) {
     out.push((((id - *last) as u8) << 4) | t);
     *last = id;
-}
-fn varint(out: &mut Vec<u8>, mut v: u64) {
-    loop {
-        let b = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(b);
-            return;
-        }
-        out.push(b | 0x80);
-    }
 }
 fn zigzag(out: &mut Vec<u8>, v: i64) {
     varint(out, ((v << 1) ^ (v >> 63)) as u64);

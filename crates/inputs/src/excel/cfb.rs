@@ -41,7 +41,11 @@ impl<'a> Cfb<'a> {
         let sector = match u16_at(&h, 0x1E) {
             9 => 512u64,
             12 => 4096,
-            s => return Err(format!("its sector size (2^{s}) is not one of a compound file")),
+            s => {
+                return Err(format!(
+                    "its sector size (2^{s}) is not one of a compound file"
+                ));
+            }
         };
         let sectors = src.size.saturating_sub(sector) / sector;
         let per = sector / 4;

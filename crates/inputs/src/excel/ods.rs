@@ -212,9 +212,9 @@ fn skip_table<R: std::io::Read>(xml: &mut Xml<R>) -> Result<(), String> {
 fn value_of(attrs: &[(String, String)]) -> Value {
     let get = |name| attr(attrs, name).unwrap_or("");
     match get("value-type") {
-        "float" | "percentage" | "currency" => get("value")
-            .parse()
-            .map_or(Value::Empty, Value::Number),
+        "float" | "percentage" | "currency" => {
+            get("value").parse().map_or(Value::Empty, Value::Number)
+        }
         "date" => Value::DateText(get("date-value").replace('T', " ")),
         "time" => Value::Text(get("time-value").to_string()),
         "boolean" => Value::Bool(matches!(get("boolean-value"), "true" | "1")),

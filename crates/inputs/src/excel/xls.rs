@@ -7,7 +7,10 @@
 use std::collections::BTreeMap;
 
 use super::cfb::Cfb;
-use super::{Grid, MAX_COLUMNS, MAX_SHEETS, Read, SAMPLE_ROWS, Styles, Value, sheet_name};
+use super::{
+    Cells, MAX_COLUMNS, MAX_SHEETS, Pending, Read, SAMPLE_ROWS, SheetCells, Styles, Value,
+    error_text, grids, rk, sheet_name, wanted_strings,
+};
 use crate::read::Source;
 
 /// The workbook stream read, at most.
@@ -56,39 +59,18 @@ fn long_string(b: &[u8], at: usize, biff8: bool) -> String {
     let cch = usize::from(u16_at(b, at));
     if biff8 {
         let wide = b.get(at + 2).is_some_and(|f| f & 1 != 0);
-        chars(b.get(at + 3..).unwrap_or(&[]), wide, cch.min(super::CELL_BYTES))
+        chars(
+            b.get(at + 3..).unwrap_or(&[]),
+            wide,
+            cch.min(super::CELL_BYTES),
+        )
     } else {
-        chars(b.get(at + 2..).unwrap_or(&[]), false, cch.min(super::CELL_BYTES))
+        chars(
+            b.get(at + 2..).unwrap_or(&[]),
+            false,
+            cch.min(super::CELL_BYTES),
+        )
     }
-}
-
-/// An RK number: a 30-bit integer or the high bits of a double, maybe /100.
-fn rk(v: u32) -> f64 {
-    let n = if v & 2 != 0 {
-        f64::from((v as i32) >> 2)
-    } else {
-        f64::from_bits(u64::from(v & 0xFFFF_FFFC) << 32)
-    };
-    if v & 1 != 0 { n / 100.0 } else { n }
-}
-
-fn error_text(code: u8) -> String {
-    match code {
-        0x00 => "#NULL!",
-        0x07 => "#DIV/0!",
-        0x0F => "#VALUE!",
-        0x17 => "#REF!",
-        0x1D => "#NAME?",
-        0x24 => "#NUM!",
-        0x2A => "#N/A",
-        _ => "#ERROR",
-    }
-    .to_string()
-}
-
-enum Pending {
-    Value(Value),
-    Shared(u32),
 }
 
 pub(super) fn read(src: &Source, notes: &mut Vec<String>) -> Result<Read, String> {
@@ -154,48 +136,20 @@ pub(super) fn read(src: &Source, notes: &mut Vec<String>) -> Result<Read, String
             _ => {}
         }
     }
-    let mut read: Vec<(String, Option<u64>, Vec<(u64, u64, Pending)>)> = Vec::new();
+    let mut read: Vec<SheetCells> = Vec::new();
     for (name, at) in sheets {
         let (rows, cells) = sheet(&stream, at as usize, biff8, &styles);
         read.push((name, rows, cells));
     }
-    let wanted: Vec<u32> = read
-        .iter()
-        .flat_map(|(_, _, c)| c.iter())
-        .filter_map(|(_, _, p)| match p {
-            Pending::Shared(i) => Some(*i),
-            Pending::Value(_) => None,
-        })
-        .collect();
-    let strings = shared_strings(&sst, wanted);
+    let strings = shared_strings(&sst, wanted_strings(&read));
     Ok(Read {
-        sheets: read
-            .into_iter()
-            .map(|(name, rows, cells)| {
-                let mut grid = Grid::new(date1904);
-                for (r, c, p) in cells {
-                    let v = match p {
-                        Pending::Value(v) => v,
-                        Pending::Shared(i) => {
-                            Value::Text(strings.get(&i).cloned().unwrap_or_default())
-                        }
-                    };
-                    grid.place(r, c, &v);
-                }
-                (name, rows, grid)
-            })
-            .collect(),
+        sheets: grids(read, &strings, date1904),
         total_sheets: total,
     })
 }
 
 /// A sheet's substream from `at`: its rows used and its first rows' cells.
-fn sheet(
-    stream: &[u8],
-    at: usize,
-    biff8: bool,
-    styles: &Styles,
-) -> (Option<u64>, Vec<(u64, u64, Pending)>) {
+fn sheet(stream: &[u8], at: usize, biff8: bool, styles: &Styles) -> (Option<u64>, Cells) {
     let mut rows = None;
     let mut origin = (0u64, 0u64);
     let mut cells = Vec::new();
@@ -209,16 +163,30 @@ fn sheet(
             0x000A => break,
             0x0200 => {
                 let (first, last, col) = if biff8 {
-                    (u64::from(u32_at(d, 0)), u64::from(u32_at(d, 4)), u16_at(d, 8))
+                    (
+                        u64::from(u32_at(d, 0)),
+                        u64::from(u32_at(d, 4)),
+                        u16_at(d, 8),
+                    )
                 } else {
-                    (u64::from(u16_at(d, 0)), u64::from(u16_at(d, 2)), u16_at(d, 4))
+                    (
+                        u64::from(u16_at(d, 0)),
+                        u64::from(u16_at(d, 2)),
+                        u16_at(d, 4),
+                    )
                 };
                 rows = Some(last.saturating_sub(first));
                 origin = (first, u64::from(col));
             }
             0x0203 => {
                 if let Some(f) = f64_at(d, 6) {
-                    push(&mut cells, origin, r, c, Pending::Value(styles.number(xf, f)));
+                    push(
+                        &mut cells,
+                        origin,
+                        r,
+                        c,
+                        Pending::Value(styles.number(xf, f)),
+                    );
                 }
             }
             0x027E => push(
@@ -229,13 +197,24 @@ fn sheet(
                 Pending::Value(styles.number(xf, rk(u32_at(d, 6)))),
             ),
             0x00BD => {
-                for (k, one) in d.get(4..d.len().saturating_sub(2)).unwrap_or(&[]).chunks_exact(6).enumerate() {
+                for (k, one) in d
+                    .get(4..d.len().saturating_sub(2))
+                    .unwrap_or(&[])
+                    .chunks_exact(6)
+                    .enumerate()
+                {
                     let v = styles.number(usize::from(u16_at(one, 0)), rk(u32_at(one, 2)));
                     let col = c.saturating_add(u16::try_from(k).unwrap_or(u16::MAX));
                     push(&mut cells, origin, r, col, Pending::Value(v));
                 }
             }
-            0x00FD => push(&mut cells, origin, r, c, Pending::Shared(u32_at(d, 6))),
+            0x00FD => push(
+                &mut cells,
+                origin,
+                r,
+                c,
+                Pending::Shared(u64::from(u32_at(d, 6))),
+            ),
             0x0204 | 0x00D6 => push(
                 &mut cells,
                 origin,
@@ -266,7 +245,13 @@ fn sheet(
                     };
                     push(&mut cells, origin, r, c, Pending::Value(v));
                 } else if let Some(f) = f64_at(result, 0) {
-                    push(&mut cells, origin, r, c, Pending::Value(styles.number(xf, f)));
+                    push(
+                        &mut cells,
+                        origin,
+                        r,
+                        c,
+                        Pending::Value(styles.number(xf, f)),
+                    );
                 }
             }
             0x0207 => {
@@ -276,7 +261,13 @@ fn sheet(
                         u16::try_from(fr).unwrap_or(u16::MAX),
                         u16::try_from(fc).unwrap_or(u16::MAX),
                     );
-                    push(&mut cells, origin, fr, fc, Pending::Value(Value::Text(text)));
+                    push(
+                        &mut cells,
+                        origin,
+                        fr,
+                        fc,
+                        Pending::Value(Value::Text(text)),
+                    );
                 }
             }
             _ => {}
@@ -286,7 +277,7 @@ fn sheet(
 }
 
 /// Keep a cell of the sheet's first rows and columns (from its origin).
-fn push(cells: &mut Vec<(u64, u64, Pending)>, origin: (u64, u64), r: u16, c: u16, p: Pending) {
+fn push(cells: &mut Cells, origin: (u64, u64), r: u16, c: u16, p: Pending) {
     let (r, c) = (
         u64::from(r).saturating_sub(origin.0),
         u64::from(c).saturating_sub(origin.1),
@@ -298,9 +289,7 @@ fn push(cells: &mut Vec<(u64, u64, Pending)>, origin: (u64, u64), r: u16, c: u16
 
 /// The shared strings at the `wanted` indexes, from the SST's pieces (the
 /// record and its CONTINUEs): one pass that stops after the last wanted.
-fn shared_strings(pieces: &[&[u8]], mut wanted: Vec<u32>) -> BTreeMap<u32, String> {
-    wanted.sort_unstable();
-    wanted.dedup();
+fn shared_strings(pieces: &[&[u8]], wanted: Vec<u64>) -> BTreeMap<u64, String> {
     let mut out = BTreeMap::new();
     let Some(&last) = wanted.last() else {
         return out;
@@ -310,13 +299,21 @@ fn shared_strings(pieces: &[&[u8]], mut wanted: Vec<u32>) -> BTreeMap<u32, Strin
         piece: 0,
         at: 0,
     };
-    let mut index = 0u32;
+    let mut index = 0u64;
     while index <= last {
         let (Some(cch), Some(flags)) = (cur.u16(), cur.byte()) else {
             break;
         };
-        let runs = if flags & 0x08 != 0 { cur.u16() } else { Some(0) };
-        let ext = if flags & 0x04 != 0 { cur.u32() } else { Some(0) };
+        let runs = if flags & 0x08 != 0 {
+            cur.u16()
+        } else {
+            Some(0)
+        };
+        let ext = if flags & 0x04 != 0 {
+            cur.u32()
+        } else {
+            Some(0)
+        };
         let (Some(runs), Some(ext)) = (runs, ext) else {
             break;
         };
@@ -411,13 +408,6 @@ impl Cursor<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rk_numbers() {
-        assert_eq!(rk((7 << 2) | 2), 7.0);
-        assert_eq!(rk((1234 << 2) | 3), 12.34);
-        assert_eq!(rk((3.5f64.to_bits() >> 32) as u32), 3.5);
-    }
 
     #[test]
     fn a_string_cut_across_continue_records_reads_whole() {

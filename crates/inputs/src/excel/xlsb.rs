@@ -9,7 +9,10 @@ use std::io::Read as _;
 
 use super::xlsx;
 use super::zip::Zip;
-use super::{Grid, MAX_COLUMNS, MAX_SHEETS, Read, SAMPLE_ROWS, Styles, Value, sheet_name};
+use super::{
+    Cells, MAX_COLUMNS, MAX_SHEETS, Pending, Read, SAMPLE_ROWS, SheetCells, Styles, Value,
+    error_text, grids, rk, sheet_name, wanted_strings,
+};
 use crate::read::Source;
 
 /// A part read, at most (inflated bytes), and one record's payload kept.
@@ -74,7 +77,8 @@ impl<R: std::io::Read> Records<R> {
         let len = self.varint(4)? as usize;
         self.data.clear();
         if len > MAX_RECORD {
-            let skipped = std::io::copy(&mut (&mut self.r).take(len as u64), &mut std::io::sink()).ok()?;
+            let skipped =
+                std::io::copy(&mut (&mut self.r).take(len as u64), &mut std::io::sink()).ok()?;
             return (skipped == len as u64).then_some(kind);
         }
         self.data.resize(len, 0);
@@ -88,34 +92,6 @@ fn records<'a>(zip: &Zip<'a>, path: &str) -> Result<Records<Box<dyn std::io::Rea
         r: zip.part(path, PART_CAP)?,
         data: Vec::new(),
     })
-}
-
-fn error_text(code: u8) -> String {
-    match code {
-        0x00 => "#NULL!",
-        0x07 => "#DIV/0!",
-        0x0F => "#VALUE!",
-        0x17 => "#REF!",
-        0x1D => "#NAME?",
-        0x24 => "#NUM!",
-        0x2A => "#N/A",
-        _ => "#ERROR",
-    }
-    .to_string()
-}
-
-fn rk(v: u32) -> f64 {
-    let n = if v & 2 != 0 {
-        f64::from((v as i32) >> 2)
-    } else {
-        f64::from_bits(u64::from(v & 0xFFFF_FFFC) << 32)
-    };
-    if v & 1 != 0 { n / 100.0 } else { n }
-}
-
-enum Pending {
-    Value(Value),
-    Shared(u32),
 }
 
 pub(super) fn read(src: &Source, notes: &mut Vec<String>) -> Result<Read, String> {
@@ -158,7 +134,7 @@ pub(super) fn read(src: &Source, notes: &mut Vec<String>) -> Result<Read, String
             }
         }
     }
-    let mut read = Vec::new();
+    let mut read: Vec<SheetCells> = Vec::new();
     for (name, id) in listed {
         let path = rels
             .iter()
@@ -174,21 +150,12 @@ pub(super) fn read(src: &Source, notes: &mut Vec<String>) -> Result<Read, String
         };
         read.push((name, rows, cells));
     }
-    let mut wanted: Vec<u32> = read
-        .iter()
-        .flat_map(|(_, _, c): &(String, Option<u64>, Vec<(u64, u64, Pending)>)| c.iter())
-        .filter_map(|(_, _, p)| match p {
-            Pending::Shared(i) => Some(*i),
-            Pending::Value(_) => None,
-        })
-        .collect();
-    wanted.sort_unstable();
-    wanted.dedup();
+    let wanted = wanted_strings(&read);
     let mut strings = BTreeMap::new();
     if let (Some(&last), Some(path)) = (wanted.last(), xlsx::target_of(&rels, "/sharedStrings"))
         && let Ok(mut recs) = records(&zip, &path)
     {
-        let mut index = 0u32;
+        let mut index = 0u64;
         while index <= last {
             let Some(kind) = recs.next() else { break };
             if kind == 0x0013 {
@@ -200,27 +167,10 @@ pub(super) fn read(src: &Source, notes: &mut Vec<String>) -> Result<Read, String
         }
     }
     Ok(Read {
-        sheets: read
-            .into_iter()
-            .map(|(name, rows, cells)| {
-                let mut grid = Grid::new(date1904);
-                for (r, c, p) in cells {
-                    let v = match p {
-                        Pending::Value(v) => v,
-                        Pending::Shared(i) => {
-                            Value::Text(strings.get(&i).cloned().unwrap_or_default())
-                        }
-                    };
-                    grid.place(r, c, &v);
-                }
-                (name, rows, grid)
-            })
-            .collect(),
+        sheets: grids(read, &strings, date1904),
         total_sheets: total,
     })
 }
-
-type Cells = Vec<(u64, u64, Pending)>;
 
 /// A sheet's rows used and its first rows' cells.
 fn sheet(zip: &Zip, path: &str, styles: &Styles) -> Result<(Option<u64>, Cells), String> {
@@ -251,14 +201,16 @@ fn sheet(zip: &Zip, path: &str, styles: &Styles) -> Result<(Option<u64>, Cells),
             0x0092 => break,
             0x0001 => Pending::Value(Value::Empty),
             0x0002 => Pending::Value(styles.number(style, rk(u32_at(d, 8)))),
-            0x0003 | 0x000B => Pending::Value(Value::Error(error_text(d.get(8).copied().unwrap_or(0)))),
+            0x0003 | 0x000B => {
+                Pending::Value(Value::Error(error_text(d.get(8).copied().unwrap_or(0))))
+            }
             0x0004 | 0x000A => Pending::Value(Value::Bool(d.get(8).is_some_and(|&b| b != 0))),
             0x0005 | 0x0009 => match f64_at(d, 8) {
                 Some(f) => Pending::Value(styles.number(style, f)),
                 None => continue,
             },
             0x0006 | 0x0008 => Pending::Value(Value::Text(wide_string(d, 8).0)),
-            0x0007 => Pending::Shared(u32_at(d, 8)),
+            0x0007 => Pending::Shared(u64::from(u32_at(d, 8))),
             _ => continue,
         };
         let (r0, c0) = origin.unwrap_or((0, 0));

@@ -7,27 +7,24 @@ use std::collections::BTreeMap;
 
 use super::xml::{Tok, Xml, attr};
 use super::zip::Zip;
-use super::{Grid, MAX_COLUMNS, MAX_SHEETS, Read, SAMPLE_ROWS, Styles, Value, push_cut, sheet_name};
+use super::{
+    Cells, Grid, MAX_COLUMNS, MAX_SHEETS, Pending, Read, SAMPLE_ROWS, SheetCells, Styles, Value,
+    grids, push_cut, sheet_name, wanted_strings,
+};
 use crate::read::Source;
 
 /// How much of a part is inflated and read, at most (bytes): a sheet
 /// (until its first rows are read), the shared strings (until the last one
 /// named is found), anything else.
 const SHEET_CAP: u64 = 16 << 20;
-const STRINGS_CAP: u64 = 32 << 20;
+const STRINGS_CAP: u64 = 8 << 20;
 const PART_CAP: u64 = 4 << 20;
 /// Relationships kept of one part, at most.
 const MAX_RELS: usize = 4096;
 
-/// A cell read from a sheet, its shared string not yet looked up.
-enum Pending {
-    Value(Value),
-    Shared(u64),
-}
-
 struct SheetRead {
     rows: Option<u64>,
-    cells: Vec<(u64, u64, Pending)>,
+    cells: Cells,
 }
 
 /// `A1`-style reference to (row, column), both from 0.
@@ -141,7 +138,7 @@ pub(super) fn read(src: &Source, notes: &mut Vec<String>) -> Result<Read, String
     let styles = target_of(&rels, "/styles")
         .map(|p| styles(&zip, &p))
         .unwrap_or_default();
-    let mut read: Vec<(String, SheetRead)> = Vec::new();
+    let mut read: Vec<SheetCells> = Vec::new();
     for (name, id) in listed {
         let path = id
             .and_then(|id| rels.iter().find(|(i, _, _)| *i == id))
@@ -159,39 +156,16 @@ pub(super) fn read(src: &Source, notes: &mut Vec<String>) -> Result<Read, String
                 cells: Vec::new(),
             },
         };
-        read.push((name, sheet));
+        read.push((name, sheet.rows, sheet.cells));
     }
     // The shared strings the sampled cells name, looked up in one pass.
-    let wanted: Vec<u64> = read
-        .iter()
-        .flat_map(|(_, s)| s.cells.iter())
-        .filter_map(|(_, _, p)| match p {
-            Pending::Shared(i) => Some(*i),
-            Pending::Value(_) => None,
-        })
-        .collect();
+    let wanted = wanted_strings(&read);
     let strings = match target_of(&rels, "/sharedStrings") {
         Some(p) if !wanted.is_empty() => shared_strings(&zip, &p, wanted, notes),
         _ => BTreeMap::new(),
     };
-    let sheets = read
-        .into_iter()
-        .map(|(name, s)| {
-            let mut grid = Grid::new(date1904);
-            for (row, col, p) in s.cells {
-                let value = match p {
-                    Pending::Value(v) => v,
-                    Pending::Shared(i) => strings
-                        .get(&i)
-                        .map_or(Value::Text(String::new()), |s| Value::Text(s.clone())),
-                };
-                grid.place(row, col, &value);
-            }
-            (name, s.rows, grid)
-        })
-        .collect();
     Ok(Read {
-        sheets,
+        sheets: grids(read, &strings, date1904),
         total_sheets: total,
     })
 }
@@ -345,11 +319,9 @@ fn pending(kind: &str, style: usize, text: &str, styles: &Styles) -> Pending {
 fn shared_strings(
     zip: &Zip,
     path: &str,
-    mut wanted: Vec<u64>,
+    wanted: Vec<u64>,
     notes: &mut Vec<String>,
 ) -> BTreeMap<u64, String> {
-    wanted.sort_unstable();
-    wanted.dedup();
     let mut out = BTreeMap::new();
     let Some(&last) = wanted.last() else {
         return out;

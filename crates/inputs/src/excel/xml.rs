@@ -346,13 +346,7 @@ mod tests {
             all(
                 "<?xml version=\"1.0\"?><!DOCTYPE x [<!ENTITY a \"b\">]><!-- c > d --><x:a p:k=\"1 &amp; 2\" j='>'>t&lt;&#65;&#x42;&unknown;<![CDATA[<raw>]]><b/></x:a>"
             ),
-            [
-                "<a k=1 & 2 j=>>",
-                "t<AB&unknown;",
-                "<raw>",
-                "<b/>",
-                "</a>"
-            ]
+            ["<a k=1 & 2 j=>>", "t<AB&unknown;", "<raw>", "<b/>", "</a>"]
         );
     }
 }

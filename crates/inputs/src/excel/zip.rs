@@ -85,13 +85,9 @@ impl<'a> Zip<'a> {
         while entries.len() < MAX_ENTRIES && dir.get(at..at + 4) == Some(b"PK\x01\x02") {
             let h = &dir[at..];
             let field = |o| u16_at(h, o).map(usize::from);
-            let (Some(flags), Some(method), Some(n), Some(e), Some(c)) = (
-                u16_at(h, 8),
-                u16_at(h, 10),
-                field(28),
-                field(30),
-                field(32),
-            ) else {
+            let (Some(flags), Some(method), Some(n), Some(e), Some(c)) =
+                (u16_at(h, 8), u16_at(h, 10), field(28), field(30), field(32))
+            else {
                 break;
             };
             let Some(name) = h.get(46..46 + n) else { break };
@@ -159,8 +155,9 @@ impl<'a> Zip<'a> {
         if !head.starts_with(b"PK\x03\x04") {
             return Err(format!("its part {name} is not where its directory says"));
         }
-        let skip =
-            30 + u64::from(u16_at(&head, 26).unwrap_or(0)) + u64::from(u16_at(&head, 28).unwrap_or(0));
+        let skip = 30
+            + u64::from(u16_at(&head, 26).unwrap_or(0))
+            + u64::from(u16_at(&head, 28).unwrap_or(0));
         let data = self
             .src
             .reader_at(e.offset + skip)
@@ -169,7 +166,11 @@ impl<'a> Zip<'a> {
         Ok(match e.method {
             0 => Box::new(data.take(cap)),
             8 => Box::new(flate2::read::DeflateDecoder::new(data).take(cap)),
-            m => return Err(format!("its part {name} is compressed in a way not read here ({m})")),
+            m => {
+                return Err(format!(
+                    "its part {name} is compressed in a way not read here ({m})"
+                ));
+            }
         })
     }
 }

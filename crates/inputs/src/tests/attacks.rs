@@ -4,6 +4,7 @@
 //! `BUDGET` bytes of heap, saying what it could not tell.
 
 use super::alloc::peak_of;
+use super::files::*;
 use super::*;
 
 /// The heap one description may take at once (the goal: 16 MB in all).
@@ -13,7 +14,11 @@ fn described(name: &str, bytes: &[u8]) -> (InputDescription, usize) {
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), name, bytes);
     let (d, peak) = peak_of(|| describe(&p).unwrap());
-    eprintln!("{name}: {} bytes, peak heap {:.2} MiB", bytes.len(), peak as f64 / f64::from(1 << 20));
+    eprintln!(
+        "{name}: {} bytes, peak heap {:.2} MiB",
+        bytes.len(),
+        peak as f64 / f64::from(1 << 20)
+    );
     assert!(
         peak <= BUDGET,
         "{name}: describing it took {} MiB of heap",
@@ -38,7 +43,9 @@ fn json_nested_deeper_than_any_stack_is_counted_not_recursed() {
     let (d, _) = described("deep.json", doc.as_bytes());
     assert!(matches!(d.what, What::Json(_)), "{:?}", d.what);
     assert!(
-        d.notes.iter().any(|n| n.contains("more than 64 levels deep")),
+        d.notes
+            .iter()
+            .any(|n| n.contains("more than 64 levels deep")),
         "{:?}",
         d.notes
     );
@@ -82,13 +89,6 @@ fn json_with_many_keys_keeps_a_bounded_shape() {
     assert!(j.shape.fields() <= 512, "{}", j.shape.fields());
 }
 
-/// A sheet whose first cell names shared string `index`.
-fn sheet_naming(index: u64) -> String {
-    format!(
-        r#"<worksheet xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"><dimension ref="A1:B2"/><sheetData><row r="1"><c r="A1" t="s"><v>{index}</v></c><c r="B1" t="inlineStr"><is><t>n</t></is></c></row><row r="2"><c r="A2" t="inlineStr"><is><t>x</t></is></c><c r="B2"><v>2</v></c></row></sheetData></worksheet>"#
-    )
-}
-
 #[test]
 fn an_xlsx_whose_shared_strings_claim_any_count_is_described() {
     // The count a reader would reserve for: 10^18 (a capacity overflow,
@@ -100,16 +100,21 @@ fn an_xlsx_whose_shared_strings_claim_any_count_is_described() {
         let book = xlsx_of(&[("S", &sheet_naming(0))], Some(sst.as_bytes()), None);
         let (d, _) = described("claim.xlsx", &book);
         let w = workbook(&d);
-        assert_eq!(w.sheets[0].columns[0].name, "region", "{claim}: {:?}", w.sheets);
+        assert_eq!(
+            w.sheets[0].columns[0].name, "region",
+            "{claim}: {:?}",
+            w.sheets
+        );
     }
 }
 
 #[test]
-fn an_xlsx_of_a_million_shared_strings_keeps_only_those_its_first_rows_name() {
-    // 17 MB of shared strings once inflated (a reader keeping them all
-    // holds ~50 MB); the first row names the last of them.
-    let n = 1_000_000u64;
-    let mut sst = String::from(r#"<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">"#);
+fn an_xlsx_of_many_shared_strings_keeps_only_those_its_first_rows_name() {
+    // 6.8 MB of shared strings once inflated (a reader keeping them all
+    // holds ~15 MB); the first row names the last of them.
+    let n = 400_000u64;
+    let mut sst =
+        String::from(r#"<sst xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main">"#);
     for i in 0..n {
         if i == n - 1 {
             sst.push_str("<si><t>last</t></si>");
@@ -124,6 +129,21 @@ fn an_xlsx_of_a_million_shared_strings_keeps_only_those_its_first_rows_name() {
     let w = workbook(&d);
     assert_eq!(w.sheets[0].columns[0].name, "last", "{:?}", w.sheets);
     assert!(peak < 4 << 20, "{peak}");
+    // Ten million (170 MB inflated): read up to 8 MB of them, and said.
+    let n = 10_000_000u64;
+    let book = xlsx_packed(
+        &[("S", &sheet_naming(n - 1))],
+        Some(many_strings(n, "last")),
+        None,
+    );
+    let (d, _) = described("10m.xlsx", &book);
+    assert!(
+        d.notes
+            .iter()
+            .any(|n| n.contains("shared strings past the")),
+        "{:?}",
+        d.notes
+    );
 }
 
 #[test]
@@ -140,24 +160,6 @@ fn an_xlsx_sheet_whose_dimension_and_rows_say_a_million_keeps_its_sample() {
     let s = &workbook(&d).sheets[0];
     assert_eq!(s.rows, Some(1_048_576));
     assert_eq!(s.columns.len(), 1, "{:?}", s.columns);
-}
-
-/// An ODS package whose content is `body` (inside the spreadsheet).
-fn ods_of(body: &str) -> Vec<u8> {
-    let content = format!(
-        r#"<?xml version="1.0" encoding="UTF-8"?><office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"><office:body><office:spreadsheet>{body}</office:spreadsheet></office:body></office:document-content>"#
-    );
-    zip_of(&[
-        (
-            "mimetype",
-            b"application/vnd.oasis.opendocument.spreadsheet".as_slice(),
-        ),
-        ("content.xml", content.as_bytes()),
-        (
-            "META-INF/manifest.xml",
-            br#"<?xml version="1.0" encoding="UTF-8"?><manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" manifest:version="1.2"><manifest:file-entry manifest:full-path="/" manifest:media-type="application/vnd.oasis.opendocument.spreadsheet"/><manifest:file-entry manifest:full-path="content.xml" manifest:media-type="text/xml"/></manifest:manifest>"#.as_slice(),
-        ),
-    ])
 }
 
 #[test]
@@ -184,133 +186,20 @@ fn an_ods_has_its_sheets_and_typed_columns() {
     assert_eq!(w.sheets.len(), 2);
     let s = &w.sheets[0];
     assert_eq!(s.rows, Some(2), "trailing empty rows are not used");
-    let kinds: Vec<(&str, CellKind)> = s.columns.iter().map(|c| (c.name.as_str(), c.kind)).collect();
+    let kinds: Vec<(&str, CellKind)> = s
+        .columns
+        .iter()
+        .map(|c| (c.name.as_str(), c.kind))
+        .collect();
     assert_eq!(
         kinds,
-        [("day", CellKind::Date), ("paid", CellKind::Bool), ("note", CellKind::Text)]
+        [
+            ("day", CellKind::Date),
+            ("paid", CellKind::Bool),
+            ("note", CellKind::Text)
+        ]
     );
     assert_eq!(s.columns[2].samples, ["a  b"]);
-}
-
-/// BIFF records.
-fn rec(kind: u16, data: &[u8]) -> Vec<u8> {
-    let mut r = kind.to_le_bytes().to_vec();
-    r.extend_from_slice(&(data.len() as u16).to_le_bytes());
-    r.extend_from_slice(data);
-    r
-}
-
-fn bof(dt: u16) -> Vec<u8> {
-    let mut d = 0x0600u16.to_le_bytes().to_vec();
-    d.extend_from_slice(&dt.to_le_bytes());
-    d.extend_from_slice(&[0; 12]);
-    rec(0x0809, &d)
-}
-
-/// An xls workbook (BIFF8 in a compound file) of one sheet: its shared
-/// strings, its DIMENSIONS (first row, last row + 1, first and last col +
-/// 1), and its cell records.
-fn xls_of(strings: &[&str], dims: (u32, u32, u16, u16), cells: &[Vec<u8>]) -> Vec<u8> {
-    let mut sst = Vec::new();
-    sst.extend_from_slice(&(strings.len() as u32).to_le_bytes());
-    sst.extend_from_slice(&(strings.len() as u32).to_le_bytes());
-    for s in strings {
-        sst.extend_from_slice(&(s.len() as u16).to_le_bytes());
-        sst.push(0);
-        sst.extend_from_slice(s.as_bytes());
-    }
-    let sheet_name = b"Data";
-    let boundsheet = |pos: u32| {
-        let mut d = pos.to_le_bytes().to_vec();
-        d.extend_from_slice(&[0, 0, sheet_name.len() as u8, 0]);
-        d.extend_from_slice(sheet_name);
-        rec(0x0085, &d)
-    };
-    let globals_len = bof(5).len() + boundsheet(0).len() + rec(0x00FC, &sst).len() + 4;
-    let mut stream = bof(5);
-    stream.extend(boundsheet(globals_len as u32));
-    stream.extend(rec(0x00FC, &sst));
-    stream.extend(rec(0x000A, &[]));
-    stream.extend(bof(0x10));
-    let mut d = dims.0.to_le_bytes().to_vec();
-    d.extend_from_slice(&dims.1.to_le_bytes());
-    d.extend_from_slice(&dims.2.to_le_bytes());
-    d.extend_from_slice(&dims.3.to_le_bytes());
-    d.extend_from_slice(&[0, 0]);
-    stream.extend(rec(0x0200, &d));
-    for c in cells {
-        stream.extend_from_slice(c);
-    }
-    stream.extend(rec(0x000A, &[]));
-    // Past the small-stream cutoff, so it lives in ordinary sectors.
-    stream.resize(stream.len().max(4096), 0);
-    cfb_of(&stream)
-}
-
-/// A compound file (512-byte sectors) holding one stream, `Workbook`.
-fn cfb_of(stream: &[u8]) -> Vec<u8> {
-    let n = stream.len().div_ceil(512);
-    assert!(n < 126);
-    let mut h = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1".to_vec();
-    h.resize(0x18, 0);
-    for v in [0x3Eu16, 3, 0xFFFE, 9, 6] {
-        h.extend_from_slice(&v.to_le_bytes());
-    }
-    h.resize(0x2C, 0);
-    for v in [1u32, 1, 0, 4096, 0xFFFF_FFFE, 0, 0xFFFF_FFFE, 0, 0] {
-        h.extend_from_slice(&v.to_le_bytes());
-    }
-    while h.len() < 512 {
-        h.extend_from_slice(&0xFFFF_FFFFu32.to_le_bytes());
-    }
-    // FAT: itself, the directory, then the stream's chain.
-    let mut fat = vec![0xFFFF_FFFDu32, 0xFFFF_FFFE];
-    for i in 0..n {
-        fat.push(if i + 1 == n { 0xFFFF_FFFE } else { (i + 3) as u32 });
-    }
-    fat.resize(128, 0xFFFF_FFFF);
-    for v in fat {
-        h.extend_from_slice(&v.to_le_bytes());
-    }
-    let entry = |name: &str, kind: u8, start: u32, size: u32| {
-        let mut e = Vec::new();
-        let units: Vec<u16> = name.encode_utf16().chain([0]).collect();
-        for u in &units {
-            e.extend_from_slice(&u.to_le_bytes());
-        }
-        e.resize(0x40, 0);
-        e.extend_from_slice(&((units.len() * 2) as u16).to_le_bytes());
-        e.push(kind);
-        e.push(1);
-        e.extend_from_slice(&[0xFF; 12]);
-        e.resize(0x74, 0);
-        e.extend_from_slice(&start.to_le_bytes());
-        e.extend_from_slice(&size.to_le_bytes());
-        e.resize(128, 0);
-        e
-    };
-    h.extend(entry("Root Entry", 5, 0xFFFF_FFFE, 0));
-    h.extend(entry("Workbook", 2, 2, stream.len() as u32));
-    h.resize(512 * 3, 0);
-    h.extend_from_slice(stream);
-    h.resize(512 * (3 + n), 0);
-    h
-}
-
-fn labelsst(r: u16, c: u16, i: u32) -> Vec<u8> {
-    let mut d = r.to_le_bytes().to_vec();
-    d.extend_from_slice(&c.to_le_bytes());
-    d.extend_from_slice(&0u16.to_le_bytes());
-    d.extend_from_slice(&i.to_le_bytes());
-    rec(0x00FD, &d)
-}
-
-fn number(r: u16, c: u16, v: f64) -> Vec<u8> {
-    let mut d = r.to_le_bytes().to_vec();
-    d.extend_from_slice(&c.to_le_bytes());
-    d.extend_from_slice(&0u16.to_le_bytes());
-    d.extend_from_slice(&v.to_le_bytes());
-    rec(0x0203, &d)
 }
 
 #[test]
@@ -323,12 +212,22 @@ fn an_xls_has_its_sheet_and_typed_columns() {
         labelsst(2, 0, 3),
         number(2, 1, 7.5),
     ];
-    let (d, _) = described("b.xls", &xls_of(&["city", "units", "Oslo", "Rome"], (0, 3, 0, 2), &cells));
+    let (d, _) = described(
+        "b.xls",
+        &xls_of(&["city", "units", "Oslo", "Rome"], (0, 3, 0, 2), &cells),
+    );
     let w = workbook(&d);
     let s = &w.sheets[0];
     assert_eq!((s.name.as_str(), s.rows, s.header), ("Data", Some(3), true));
-    let kinds: Vec<(&str, CellKind)> = s.columns.iter().map(|c| (c.name.as_str(), c.kind)).collect();
-    assert_eq!(kinds, [("city", CellKind::Text), ("units", CellKind::Float)]);
+    let kinds: Vec<(&str, CellKind)> = s
+        .columns
+        .iter()
+        .map(|c| (c.name.as_str(), c.kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        [("city", CellKind::Text), ("units", CellKind::Float)]
+    );
     assert_eq!(s.columns[0].samples, ["Oslo", "Rome"]);
 }
 
@@ -354,7 +253,11 @@ fn a_compound_file_whose_chains_loop_or_lie_ends() {
     let fat = 512;
     file[fat + 2 * 4..fat + 3 * 4].copy_from_slice(&2u32.to_le_bytes());
     let (d, _) = described("loop.xls", &file);
-    assert!(matches!(d.what, What::Excel(_) | What::Other(_)), "{:?}", d.what);
+    assert!(
+        matches!(d.what, What::Excel(_) | What::Other(_)),
+        "{:?}",
+        d.what
+    );
     // A directory that says its stream is 4 GB long.
     let mut file = xls_of(&["a"], (0, 1, 0, 1), &[labelsst(0, 0, 0)]);
     let size_at = 512 * 2 + 128 + 0x78;
@@ -367,23 +270,18 @@ fn a_compound_file_whose_chains_loop_or_lie_ends() {
     );
 }
 
-/// A Parquet file around `footer`.
-fn parquet_of(footer: &[u8]) -> Vec<u8> {
-    let mut file = b"PAR1".to_vec();
-    file.extend_from_slice(footer);
-    file.extend_from_slice(&(footer.len() as u32).to_le_bytes());
-    file.extend_from_slice(b"PAR1");
-    file
-}
-
 #[test]
 fn a_parquet_footer_declaring_endless_lists_ends_at_its_bytes() {
     // A field (id 7) of a map of 2^62 booleans, then of a list of 2^62:
     // booleans in a map take no bytes to a reader that forgets they take
     // one, so it loops 2^62 times.
     for body in [
-        vec![0x7B, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x3F, 0x11],
-        vec![0x79, 0xF1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x3F],
+        vec![
+            0x7B, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x3F, 0x11,
+        ],
+        vec![
+            0x79, 0xF1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x3F,
+        ],
     ] {
         let (d, _) = described("lie.parquet", &parquet_of(&body));
         assert!(d.summary().contains("schema not read"), "{}", d.summary());
@@ -448,42 +346,6 @@ fn a_csv_of_a_million_columns_keeps_its_first() {
     assert!(peak < 8 << 20, "{peak}");
 }
 
-/// A BIFF12 record: its type and size as variable-length numbers.
-fn brt(kind: u32, data: &[u8]) -> Vec<u8> {
-    let mut r = Vec::new();
-    let mut v = kind;
-    loop {
-        let b = (v & 0x7F) as u8;
-        v >>= 7;
-        if v == 0 {
-            r.push(b);
-            break;
-        }
-        r.push(b | 0x80);
-    }
-    let mut n = data.len() as u32;
-    loop {
-        let b = (n & 0x7F) as u8;
-        n >>= 7;
-        if n == 0 {
-            r.push(b);
-            break;
-        }
-        r.push(b | 0x80);
-    }
-    r.extend_from_slice(data);
-    r
-}
-
-fn wide(s: &str) -> Vec<u8> {
-    let units: Vec<u16> = s.encode_utf16().collect();
-    let mut out = (units.len() as u32).to_le_bytes().to_vec();
-    for u in units {
-        out.extend_from_slice(&u.to_le_bytes());
-    }
-    out
-}
-
 #[test]
 fn an_xlsb_has_its_sheet_and_typed_columns_and_a_record_that_lies_is_skipped() {
     let mut sheet_rec = vec![0u8; 8];
@@ -529,7 +391,17 @@ fn an_xlsb_has_its_sheet_and_typed_columns_and_a_record_that_lies_is_skipped() {
     ]);
     let (d, _) = described("b.xlsb", &file);
     let s = &workbook(&d).sheets[0];
-    assert_eq!((s.name.as_str(), s.rows, s.header), ("Data", Some(1_000_000), true));
-    let kinds: Vec<(&str, CellKind)> = s.columns.iter().map(|c| (c.name.as_str(), c.kind)).collect();
-    assert_eq!(kinds, [("city", CellKind::Text), ("amount", CellKind::Float)]);
+    assert_eq!(
+        (s.name.as_str(), s.rows, s.header),
+        ("Data", Some(1_000_000), true)
+    );
+    let kinds: Vec<(&str, CellKind)> = s
+        .columns
+        .iter()
+        .map(|c| (c.name.as_str(), c.kind))
+        .collect();
+    assert_eq!(
+        kinds,
+        [("city", CellKind::Text), ("amount", CellKind::Float)]
+    );
 }
