@@ -97,11 +97,20 @@ enum Cmd {
 fn main() -> ExitCode {
     // The sandbox helper mode: codeloop re-executes itself to set up a run's
     // isolation before it execs Python (see exec::helper). Checked before clap.
-    if std::env::args_os()
-        .nth(1)
+    let first = std::env::args_os().nth(1);
+    if first
+        .as_ref()
         .is_some_and(|a| a == codeloop::exec::helper::HELPER_ARG)
     {
         return codeloop::exec::helper::main();
+    }
+    // An input file described in a child under limits (engine::inputs):
+    // its parsers' crash is this process's, never the workbench's.
+    if first
+        .as_ref()
+        .is_some_and(|a| a == codeloop::engine::inputs::DESCRIBE_ARG)
+    {
+        return codeloop::engine::inputs::describe_main();
     }
     codeloop::exec::helper::this_binary_is_the_helper();
     let cli = Cli::parse();

@@ -491,7 +491,9 @@ fn an_attached_file_goes_with_the_task_and_a_bad_path_is_named() {
     app.update(key(KeyCode::Esc));
     app.update(ctrl('o'));
     press(&mut app, data.to_string_lossy().chars().map(ch));
-    app.update(key(KeyCode::Enter));
+    // Described off the UI thread (issue 33), then attached.
+    let asked = app.update(key(KeyCode::Enter));
+    assert_eq!(describe_asked(&mut app, asked), 1);
     assert_eq!(app.panes().task.attached(), vec![data.clone()]);
     app.task_mut().insert_str("mean temperature per city");
     let actions = app.update(ctrl('s'));

@@ -386,8 +386,9 @@ fn tab_completes_the_attach_path_and_a_bad_path_keeps_the_prompt_open() {
     let s = screen(&mut app, 100, 30);
     assert!(s.contains("weather-2025.csvx does not exist"), "{s}");
     app.update(key(KeyCode::Backspace));
-    app.update(key(KeyCode::Enter));
+    let asked = app.update(key(KeyCode::Enter));
     assert!(app.editor().is_none());
+    assert_eq!(describe_asked(&mut app, asked), 1);
     assert_eq!(
         app.panes().task.attached(),
         vec![dir.path().join("weather-2025.csv")]

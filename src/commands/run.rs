@@ -142,8 +142,21 @@ pub(crate) fn no_model_for_own_task(selected: &Selected, explicit: bool) -> Stri
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     // Before any model is asked: a file no run could read or hold is
     // refused here, with why and what to do.
-    if let Err(refusal) = engine::inputs::describe_all(&args.inputs) {
-        bail!("the input file {refusal}");
+    match engine::inputs::describe_all(&args.inputs) {
+        Err(refusal) => bail!("the input file {refusal}"),
+        // A file whose description failed (in its child process) is used
+        // all the same: said, with what to do.
+        Ok(files) => {
+            for file in &files {
+                if let Some(why) = file.description.as_ref().and_then(|d| d.failure()) {
+                    say(&format!(
+                        "codeloop: could not describe this file: {}: {why}; {}",
+                        file.name,
+                        engine::inputs::UNDESCRIBED_TODO
+                    ));
+                }
+            }
+        }
     }
     let selected = select_model(&config, &args.model).await?;
     let setup = setup(&args, &config, &selected)?;

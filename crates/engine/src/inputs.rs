@@ -2,12 +2,159 @@
 //! (`codeloop-inputs`, bounded reads), and refused, before any model is
 //! asked, when no run could read it or hold it: every run gets a copy in
 //! its working directory, whose disk quota the inputs must fit.
+//!
+//! A file is described where a parser's crash cannot take codeloop down:
+//! in a child process, codeloop's own binary started with
+//! [`DESCRIBE_ARG`] under rlimits and a wall clock
+//! (`codeloop_sandbox::contained`). The worst a file can do is not be
+//! described: it is attached and copied all the same, and its description
+//! says why ("could not be described: ...") and what to do. What no run
+//! could read (missing, a folder, a FIFO ...) is refused here first, from
+//! its metadata.
 
-use std::io::Read;
+use std::ffi::OsStr;
+use std::io::{Read, Write};
 use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
 
-use codeloop_inputs::Refusal;
+use codeloop_inputs::{InputDescription, Refusal};
+use codeloop_sandbox::contained::{self, ContainedLimits, ContainedRun};
 use codeloop_session::InputFile;
+use serde::{Deserialize, Serialize};
+
+/// The first argument that makes the `codeloop` binary describe the file
+/// named after it and print the description as JSON (the child's side).
+pub const DESCRIBE_ARG: &str = "__codeloop-describe";
+
+/// What describing one file may use: the parsers keep to a few MB
+/// (`cargo bench --bench inputs`); the address space holds the binary's
+/// own mapping besides.
+pub fn describe_limits() -> ContainedLimits {
+    ContainedLimits {
+        address_space: 256 << 20,
+        cpu_secs: 5,
+        wall: Duration::from_secs(15),
+        output_bytes: 1 << 20,
+    }
+}
+
+/// What the child prints.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Answer {
+    Described {
+        description: InputDescription,
+        /// The child's own peak resident memory (its VmHWM, KiB), read
+        /// just before it answers.
+        peak_rss_kib: Option<u64>,
+    },
+    Refused {
+        why: String,
+        todo: String,
+    },
+}
+
+/// This process's peak resident memory (VmHWM), in KiB.
+fn own_peak_kib() -> Option<u64> {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()?
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// The child's side: describe the file named on the command line and print
+/// the answer as JSON on standard output.
+pub fn describe_main() -> ExitCode {
+    let Some(path) = std::env::args_os().nth(2) else {
+        eprintln!("{DESCRIBE_ARG} needs a file (this mode is started by codeloop itself)");
+        return ExitCode::from(2);
+    };
+    let answer = match codeloop_inputs::describe(Path::new(&path)) {
+        Ok(description) => Answer::Described {
+            description,
+            peak_rss_kib: own_peak_kib(),
+        },
+        Err(r) => Answer::Refused {
+            why: r.why,
+            todo: r.todo,
+        },
+    };
+    let Ok(json) = serde_json::to_vec(&answer) else {
+        return ExitCode::from(2);
+    };
+    let mut out = std::io::stdout().lock();
+    if out.write_all(&json).and_then(|()| out.flush()).is_err() {
+        return ExitCode::from(2);
+    }
+    ExitCode::SUCCESS
+}
+
+/// What describing a file in its child cost (`cargo bench --bench inputs`).
+#[derive(Debug, Clone)]
+pub struct DescribeCost {
+    /// The child's peak resident memory, as it said (0 when it did not).
+    pub peak_rss_bytes: u64,
+    pub cpu: Duration,
+    pub wall: Duration,
+}
+
+/// `path` described in a child under `limits`: the description, or one
+/// that says why there is none; a refusal for what no run could read.
+pub fn describe_contained(
+    path: &Path,
+    limits: &ContainedLimits,
+) -> Result<(InputDescription, Option<DescribeCost>), Refusal> {
+    let file = codeloop_inputs::open(path)?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    drop(file);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "input".into());
+    let failed = |why: String| (InputDescription::undescribed(name.clone(), size, why), None);
+    let explicit = codeloop_sandbox::SandboxOptions::from_env().helper;
+    let binary = match contained::own_binary(explicit.as_deref()) {
+        Ok(b) => b,
+        Err(e) => {
+            return Ok(failed(format!(
+                "found no codeloop binary to describe it in: {e}"
+            )));
+        }
+    };
+    let args = [OsStr::new(DESCRIBE_ARG), path.as_os_str()];
+    let run: ContainedRun = match contained::run(&binary, &args, limits) {
+        Ok(run) => run,
+        Err(e) => return Ok(failed(format!("its describing process {e}"))),
+    };
+    match serde_json::from_slice::<Answer>(&run.stdout) {
+        Ok(Answer::Described {
+            description: mut d,
+            peak_rss_kib,
+        }) => {
+            // The name as codeloop sees it, not as the child said.
+            d.name = name;
+            let cost = DescribeCost {
+                peak_rss_bytes: peak_rss_kib.unwrap_or(0) * 1024,
+                cpu: run.cpu,
+                wall: run.wall,
+            };
+            Ok((d, Some(cost)))
+        }
+        Ok(Answer::Refused { why, todo }) => Err(Refusal {
+            path: path.to_path_buf(),
+            why,
+            todo,
+        }),
+        Err(e) => Ok(failed(format!(
+            "its describing process gave no description ({e})"
+        ))),
+    }
+}
 
 /// What a run's working directory holds (its disk quota): the inputs
 /// together must fit in it, with room to spare for what the program writes.
@@ -60,10 +207,21 @@ pub fn describe_all(paths: &[std::path::PathBuf]) -> Result<Vec<InputFile>, Refu
     Ok(files)
 }
 
+/// What to do about a file that could not be described.
+pub const UNDESCRIBED_TODO: &str = "the file is attached and copied into every run all the same; say in the task what it holds, or attach a smaller or simpler copy";
+
 /// An input file described by what it is, reading only what the
-/// description needs (never the whole file).
+/// description needs (never the whole file), in a child process
+/// ([`describe_contained`]).
 pub fn describe(path: &Path) -> Result<InputFile, Refusal> {
-    let description = codeloop_inputs::describe(path)?;
+    let (description, _) = describe_contained(path, &describe_limits())?;
+    input_file(path, description)
+}
+
+/// The tape's `InputFile` of `path` and its description: where it was read
+/// from, its size, and its first lines as sessions before descriptions had
+/// them.
+pub(crate) fn input_file(path: &Path, description: InputDescription) -> Result<InputFile, Refusal> {
     let abs = std::fs::canonicalize(path).map_err(|e| Refusal {
         path: path.to_path_buf(),
         why: format!("cannot be resolved to a full path ({e})"),

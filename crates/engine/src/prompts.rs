@@ -186,7 +186,8 @@ mod tests {
             .map(|i| {
                 let p = dir.path().join(format!("t{i}.csv"));
                 std::fs::write(&p, &csv).unwrap();
-                crate::inputs::describe(&p).unwrap()
+                // The library the describing child runs, here in-process.
+                crate::inputs::input_file(&p, codeloop_inputs::describe(&p).unwrap()).unwrap()
             })
             .collect();
         let shown = prompt_inputs(&files);

@@ -31,6 +31,7 @@
 
 mod capture;
 pub mod check;
+pub mod contained;
 mod diskwatch;
 mod forkserver;
 pub mod harness;

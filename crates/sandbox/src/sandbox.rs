@@ -288,7 +288,7 @@ pub(crate) fn find_on_path(name: &str) -> Option<PathBuf> {
 }
 
 /// The binary that understands `HELPER_ARG`: checked by asking it.
-fn find_helper(explicit: Option<&Path>) -> Result<PathBuf, String> {
+pub(crate) fn find_helper(explicit: Option<&Path>) -> Result<PathBuf, String> {
     let mut candidates: Vec<PathBuf> = Vec::new();
     if let Some(p) = explicit {
         candidates.push(p.to_path_buf());

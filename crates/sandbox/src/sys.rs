@@ -431,3 +431,105 @@ pub(crate) fn inotify_event(bytes: &[u8]) -> Option<libc::inotify_event> {
     // buffer's alignment, and any bytes are a valid inotify_event.
     Some(unsafe { std::ptr::read_unaligned(bytes.as_ptr().cast()) })
 }
+
+/// The child of `cmd`, before it execs: in a session and process group of
+/// its own (killed as a whole), killed when the thread that started it
+/// ends, and held to these rlimits (CPU time with a second's grace before
+/// SIGKILL; each no higher than its current hard limit).
+pub(crate) fn contain_before_exec(
+    cmd: &mut std::process::Command,
+    limits: [(libc::__rlimit_resource_t, u64); 5],
+) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: only async-signal-safe calls (setsid, prctl, getrlimit,
+    // setrlimit) run in the child between fork and exec.
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::setsid();
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            );
+            for (res, v) in limits {
+                let mut cur = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                let max = if libc::getrlimit(res, &mut cur) == 0 {
+                    cur.rlim_max
+                } else {
+                    libc::RLIM_INFINITY
+                };
+                let soft = (v as libc::rlim_t).min(max);
+                let hard = if res == libc::RLIMIT_CPU {
+                    soft.saturating_add(1).min(max)
+                } else {
+                    soft
+                };
+                let lim = libc::rlimit {
+                    rlim_cur: soft,
+                    rlim_max: hard,
+                };
+                if libc::setrlimit(res, &lim) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+/// How a child ended: its exit code, or the signal that killed it.
+pub(crate) struct Ended {
+    pub(crate) code: Option<i32>,
+    pub(crate) signal: Option<i32>,
+}
+
+/// What a child used, as `wait4` tells (its CPU time).
+pub(crate) struct Used {
+    pub(crate) cpu: std::time::Duration,
+}
+
+/// Wait for the child `pid` (at once with `nohang`: None while it runs).
+pub(crate) fn wait_pid(pid: libc::pid_t, nohang: bool) -> io::Result<Option<(Ended, Used)>> {
+    loop {
+        let mut status = 0;
+        // SAFETY: rusage is plain data; all zeroes is a valid value.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        let flags = if nohang { libc::WNOHANG } else { 0 };
+        // SAFETY: wait4 writes the status and the rusage we pass.
+        let r = unsafe { libc::wait4(pid, &mut status, flags, &mut ru) };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if r == 0 {
+            return Ok(None);
+        }
+        let ended = if libc::WIFSIGNALED(status) {
+            Ended {
+                code: None,
+                signal: Some(libc::WTERMSIG(status)),
+            }
+        } else {
+            Ended {
+                code: Some(libc::WEXITSTATUS(status)),
+                signal: None,
+            }
+        };
+        let tv = |t: libc::timeval| {
+            std::time::Duration::from_secs(t.tv_sec.max(0) as u64)
+                + std::time::Duration::from_micros(t.tv_usec.max(0) as u64)
+        };
+        let used = Used {
+            cpu: tv(ru.ru_utime) + tv(ru.ru_stime),
+        };
+        return Ok(Some((ended, used)));
+    }
+}

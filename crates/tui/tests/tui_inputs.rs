@@ -1,15 +1,18 @@
-//! Input files in the workbench (issue 20): the attach prompt describes a
-//! file at once (its one-line summary under the task) and refuses what no
-//! run could read, keeping the typed path and saying why; once a session
-//! started, the Task pane shows each file's summary and `d` shows the
-//! descriptions the prompts were given.
+//! Input files in the workbench (issue 20): the attach prompt refuses at
+//! once what no run could read, keeping the typed path and saying why; a
+//! file is described off the UI thread (in a child process: issue 33) and
+//! attached when its description comes back (its one-line summary under
+//! the task); one that could not be described is attached all the same,
+//! with why and what to do. Once a session started, the Task pane shows
+//! each file's summary and `d` shows the descriptions the prompts were
+//! given.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 mod tui_support;
 
 use codeloop_session::*;
-use codeloop_tui::app::Focus;
-use codeloop_tui::{App, Msg};
+use codeloop_tui::app::{AttachFrom, Focus};
+use codeloop_tui::{Action, App, Msg};
 use crossterm::event::KeyCode;
 use tui_support::*;
 
@@ -38,7 +41,24 @@ fn the_attach_prompt_describes_a_file_and_refuses_a_folder_keeping_the_path() {
     app.update(key(KeyCode::Esc));
     app.update(ctrl('o'));
     typed(&mut app, &data.display().to_string());
-    app.update(key(KeyCode::Enter));
+    let actions = app.update(key(KeyCode::Enter));
+    // Asked of the event loop, off the UI thread; nothing attached yet, and
+    // a start waits for it.
+    assert!(
+        actions
+            .iter()
+            .any(|a| matches!(a, Action::DescribeInput { path, .. } if *path == data)),
+        "{actions:?}"
+    );
+    assert!(app.panes().task.attached().is_empty());
+    assert_eq!(app.panes().task.pending(), std::slice::from_ref(&data));
+    let s = screen(&mut app, 100, 30);
+    assert!(s.contains("attaching data.csv: being described…"), "{s}");
+    app.task_mut().insert_str("Sum the qty column.");
+    let started = app.update(ctrl('s'));
+    assert!(!started.iter().any(|a| matches!(a, Action::Start(_))));
+    assert!(app.flash().unwrap().1.contains("is still being described"));
+    assert_eq!(describe_asked(&mut app, actions), 1);
     assert_eq!(app.panes().task.attached(), std::slice::from_ref(&data));
     let flash = &app.flash().unwrap().1;
     assert!(
@@ -48,6 +68,46 @@ fn the_attach_prompt_describes_a_file_and_refuses_a_folder_keeping_the_path() {
     let s = screen(&mut app, 100, 30);
     assert!(s.contains("attached data.csv: CSV (comma), 2"), "{s}");
     assert!(s.contains("columns, 3 rows"), "wrapped, not cut:\n{s}");
+}
+
+#[test]
+fn a_file_that_could_not_be_described_is_attached_with_why_and_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("odd.xlsx");
+    std::fs::write(&data, "PK\x03\x04").unwrap();
+    let mut app = App::live(info(), theme());
+    app.update(ctrl('o'));
+    typed(&mut app, &data.display().to_string());
+    app.update(key(KeyCode::Enter));
+    let why = "describing it needed more memory than the 256 MiB allowed";
+    app.update(Msg::InputDescribed {
+        path: data.clone(),
+        from: AttachFrom::Prompt(data.display().to_string()),
+        result: Ok(InputFile {
+            name: "odd.xlsx".into(),
+            source_path: data.display().to_string(),
+            size_bytes: 4,
+            preview: String::new(),
+            description: Some(codeloop_inputs::InputDescription::undescribed(
+                "odd.xlsx".into(),
+                4,
+                why.into(),
+            )),
+        }),
+    });
+    assert_eq!(app.panes().task.attached(), std::slice::from_ref(&data));
+    let (level, flash) = app.flash().unwrap();
+    assert_eq!(*level, NoticeLevel::Warning);
+    assert!(
+        flash.contains(&format!("could not describe this file: {why}")),
+        "{flash}"
+    );
+    assert!(
+        flash.contains("attached and copied into every run all the same"),
+        "{flash}"
+    );
+    let s = screen(&mut app, 100, 30);
+    assert!(s.contains("attached odd.xlsx: could not be"), "{s}");
 }
 
 #[test]

@@ -165,9 +165,12 @@ fn n_after_a_failed_session_starts_from_its_task_and_files() {
     app.update(Msg::EngineDone(Ok(())));
     app.set_focus(Focus::Graph);
     app.update(ch('n'));
-    app.update(ch('y'));
+    let asked = app.update(ch('y'));
     assert!(matches!(app.mode(), Mode::Live(l) if !l.started));
     assert_eq!(app.panes().task.text(), "Count the words of a text.");
+    // Its file described again, off the UI thread, then attached.
+    assert_eq!(app.panes().task.pending(), std::slice::from_ref(&input));
+    assert_eq!(describe_asked(&mut app, asked), 1);
     assert_eq!(app.panes().task.attached(), std::slice::from_ref(&input));
     assert_eq!(app.focus(), Focus::Task, "ready to edit");
     // Sent again as it is.

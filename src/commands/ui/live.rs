@@ -82,7 +82,11 @@ fn offer_task(
                     config.paths.data_dir.display()
                 )
             })? {
-                if let Err(refusal) = app.task_mut().attach(path) {
+                // Before the screen opens: described here (in a child
+                // process, as every input file is), then attached.
+                let attached = crate::engine::inputs::describe(&path)
+                    .and_then(|file| app.task_mut().attach_described(path, &file));
+                if let Err(refusal) = attached {
                     anyhow::bail!("the demo's input file {refusal}");
                 }
             }

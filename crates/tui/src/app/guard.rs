@@ -5,10 +5,9 @@
 
 use std::path::PathBuf;
 
-use super::{Action, App, Focus, Message, Popup, StartRequest};
+use super::{Action, App, Message, Popup, StartRequest};
 use crate::panes::confirm::{Asking, Confirm};
 
-use crate::panes::editor::{EditTarget, EditorPopup};
 use crate::panes::sessions::SessionIntent;
 use codeloop_session::NoticeLevel;
 
@@ -82,26 +81,6 @@ impl App {
         self.replace(Replacing::LeaveFor(request), actions);
     }
 
-    /// Attach the file at the path typed, or keep the prompt open with the
-    /// path and why it was refused.
-    pub(super) fn attach(&mut self, text: String) {
-        let path = PathBuf::from(text.trim());
-        let shown = path.display().to_string();
-        let why = match self.panes.task.attach(path) {
-            Ok(summary) => {
-                self.say(NoticeLevel::Info, format!("attached {shown}: {summary}"));
-                self.focus = Focus::Task;
-                return;
-            }
-            // Refused before anything is sent: why, and what to do.
-            Err(refusal) => refusal.to_string(),
-        };
-        self.say(NoticeLevel::Error, why.clone());
-        let editor = EditorPopup::new(EditTarget::Attach, &text, &self.theme);
-        self.popups
-            .push(Popup::Editor(Box::new(editor.with_error(why))));
-    }
-
     /// The attached files' descriptions (as the prompts have them), in a
     /// message; the session at the cursor's.
     pub(super) fn describe_inputs(&mut self) {
@@ -124,7 +103,9 @@ impl App {
     /// Typed work that would be lost: a task or an attachment not yet sent.
     pub(crate) fn has_draft(&self) -> bool {
         self.welcome()
-            && (!self.panes.task.text().trim().is_empty() || !self.panes.task.attached().is_empty())
+            && (!self.panes.task.text().trim().is_empty()
+                || !self.panes.task.attached().is_empty()
+                || !self.panes.task.pending().is_empty())
     }
 
     /// Do `what` now, or first ask when it would drop a draft or leave the
@@ -196,12 +177,12 @@ impl App {
             Replacing::Start(request) => self.start(request, actions),
             Replacing::Open { tape, replay } => actions.push(Action::Open { tape, replay }),
             Replacing::NewSession => {
-                self.new_session();
+                self.new_session(actions);
                 // The welcome screen lists the session just left.
                 actions.push(Action::ListSessions);
             }
             Replacing::LeaveFor(request) => {
-                self.new_session();
+                self.new_session(actions);
                 self.start(request, actions);
             }
             Replacing::Quit => {

@@ -214,6 +214,14 @@ impl App {
     }
 
     pub(super) fn submit_task(&mut self, actions: &mut Vec<Action>) {
+        if let Some(path) = self.panes.task.pending().first() {
+            let shown = crate::sanitize::sanitize(&path.display().to_string());
+            self.say(
+                NoticeLevel::Warning,
+                format!("{shown} is still being described: start once it is attached (a moment)"),
+            );
+            return;
+        }
         let task = self.panes.task.text().trim().to_string();
         if task.is_empty() {
             self.say(
@@ -356,7 +364,7 @@ impl App {
                 }
             }
             EditTarget::Attach => {
-                self.attach(text);
+                self.attach(text, actions);
                 return;
             }
             EditTarget::Plan => return self.send_plan(text, actions),

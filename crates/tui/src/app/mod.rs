@@ -8,6 +8,7 @@
 //! channel and never reads the clock: time comes in with `Msg::Tick`.
 
 mod access;
+mod attach;
 mod choices;
 mod external;
 mod focus;
@@ -50,6 +51,7 @@ pub(crate) use super::panes::message::Message;
 pub use super::panes::palette::ExportFormat;
 pub use super::panes::welcome::DemoEntry;
 pub use super::timeline::{OUTPUT_MEMORY_BUDGET, ReplayClock as Replay};
+pub use attach::AttachFrom;
 pub use choices::SessionChoices;
 pub use timetravel::{NOTHING_TO_RESUME, instead};
 
@@ -138,6 +140,12 @@ pub enum Action {
     ReadLog(PathBuf),
     /// Decode a picture off the UI thread (`Msg::PictureRead` back).
     ReadPicture(PathBuf),
+    /// Describe an input file off the UI thread, in a child process
+    /// (`Msg::InputDescribed` back).
+    DescribeInput {
+        path: PathBuf,
+        from: AttachFrom,
+    },
     /// What the next session starts with (given before each `Start`).
     Configure(SessionChoices),
     /// Write the session (`state`, folded to its end) in `format`, into
@@ -176,6 +184,13 @@ pub enum Msg {
     LogRead {
         path: PathBuf,
         result: Result<std::sync::Arc<super::log_reader::LogText>, String>,
+    },
+    /// An input file asked for with `Action::DescribeInput` was described
+    /// (or refused).
+    InputDescribed {
+        path: PathBuf,
+        from: AttachFrom,
+        result: Result<codeloop_session::InputFile, codeloop_inputs::Refusal>,
     },
     /// A picture asked for with `Action::ReadPicture` was decoded.
     PictureRead {
@@ -359,7 +374,7 @@ impl App {
 
     /// Back to the welcome screen for another session (the finished one
     /// stays on its tape).
-    fn new_session(&mut self) {
+    fn new_session(&mut self, actions: &mut Vec<Action>) {
         let info = Info {
             session_dir: None,
             loading: None,
@@ -369,7 +384,7 @@ impl App {
         fresh.screen = self.screen;
         fresh.keys_handled = self.keys_handled;
         let left = self.session.timeline.head().unwrap_or(self.state());
-        fresh.carry_over(left);
+        let carried = fresh.carry_over(left);
         // Step mode stays on for the next session.
         if let Mode::Live(live) = &mut fresh.session.mode {
             live.step_armed = left.step_mode;
@@ -384,6 +399,9 @@ impl App {
             fresh.focus = Focus::Task;
         }
         *self = fresh;
+        for path in carried {
+            self.describe_file(path, AttachFrom::Carried, actions);
+        }
     }
 
     /// Review a tape read-only; the cursor starts at the end.
@@ -451,6 +469,9 @@ impl App {
             }
             Msg::LogRead { path, result } => self.on_log_read(path, result),
             Msg::PictureRead { path, result } => self.on_picture_read(path, result),
+            Msg::InputDescribed { path, from, result } => {
+                self.on_input_described(path, from, result);
+            }
             Msg::EditorDone { target, outcome } => {
                 self.on_editor_done(target, outcome, &mut actions);
             }

@@ -64,21 +64,15 @@ impl App {
     }
 
     /// A new session after one that did not pass starts from its task and
-    /// its files, ready to edit and send again.
-    pub(super) fn carry_over(&mut self, left: &State) {
+    /// its files, ready to edit and send again: the files to describe again
+    /// (each attached once its description comes back).
+    pub(super) fn carry_over(&mut self, left: &State) -> Vec<PathBuf> {
         if Outcome::of(left) == Outcome::Passed || left.task.trim().is_empty() {
-            return;
+            return Vec::new();
         }
         let (task, files) = task_and_files(left);
         self.panes.task.insert_str(&task);
-        for file in files {
-            if let Err(refusal) = self.panes.task.attach(file) {
-                self.say(
-                    NoticeLevel::Warning,
-                    format!("not attached again: the input file {refusal}"),
-                );
-            }
-        }
+        files
     }
 }
 

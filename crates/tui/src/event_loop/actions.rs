@@ -38,6 +38,10 @@ impl Sources {
                     let result = crate::log_reader::read_log(&path).map(Arc::new);
                     Msg::LogRead { path, result }
                 }),
+                Action::DescribeInput { path, from } => self.read_off_thread(move || {
+                    let result = codeloop_engine::inputs::describe(&path);
+                    Msg::InputDescribed { path, from, result }
+                }),
                 Action::ReadPicture(path) => self.read_off_thread(move || {
                     let result = crate::picture::decode(&path).map(Arc::new);
                     Msg::PictureRead { path, result }

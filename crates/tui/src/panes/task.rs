@@ -72,6 +72,8 @@ pub(crate) const RECORDED: &[Binding<TaskIntent>] = &[
 
 pub struct TaskPane {
     editor: TextArea<'static>,
+    /// Files being described, attached once their description comes.
+    pending: Vec<PathBuf>,
     attached: Vec<PathBuf>,
     /// Each attached file's one-line summary (described when attached).
     summaries: Vec<String>,
@@ -84,6 +86,7 @@ impl Default for TaskPane {
         editor.set_wrap_mode(ratatui_textarea::WrapMode::WordOrGlyph);
         TaskPane {
             editor,
+            pending: Vec::new(),
             attached: Vec::new(),
             summaries: Vec::new(),
             sizes: Vec::new(),
@@ -118,10 +121,31 @@ impl TaskPane {
         &self.attached
     }
 
-    /// Attach a file, described at once (bounded reads); a file no run
-    /// could read or hold is refused with why and what to do.
-    pub fn attach(&mut self, path: PathBuf) -> Result<String, codeloop_inputs::Refusal> {
-        let file = codeloop_engine::inputs::describe(&path)?;
+    /// Files being described (attached once their description comes).
+    pub fn pending(&self) -> &[PathBuf] {
+        &self.pending
+    }
+
+    /// A file is being described in the background.
+    pub(crate) fn describing(&mut self, path: PathBuf) {
+        self.pending.push(path);
+    }
+
+    /// A file's description came back refused: it is no longer waited for.
+    pub(crate) fn not_described(&mut self, path: &std::path::Path) {
+        if let Some(i) = self.pending.iter().position(|p| p == path) {
+            self.pending.remove(i);
+        }
+    }
+
+    /// Attach a file once described: refused with why and what to do when
+    /// no run could hold it with the files already attached.
+    pub fn attach_described(
+        &mut self,
+        path: PathBuf,
+        file: &codeloop_session::InputFile,
+    ) -> Result<String, codeloop_inputs::Refusal> {
+        self.not_described(&path);
         codeloop_engine::inputs::check_room(&path, file.size_bytes, self.sizes.iter().sum())?;
         let summary = crate::sanitize::sanitize(&file.summary());
         self.attached.push(path);
@@ -223,15 +247,20 @@ impl TaskPane {
         let inner = outer.inner(area);
         frame.render_widget(outer, area);
         let width = usize::from(inner.width.max(1));
-        let rows: usize = self
+        let listed: Vec<(&str, String, String)> = self
             .attached
             .iter()
             .zip(&self.summaries)
-            .map(|(p, summary)| {
-                let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-                let line = format!("attached {}: {summary}", name.unwrap_or_default());
-                super::wrap(&line, width).len()
-            })
+            .map(|(p, summary)| ("attached ", file_name(p), format!(": {summary}")))
+            .chain(
+                self.pending
+                    .iter()
+                    .map(|p| ("attaching ", file_name(p), ": being described…".to_string())),
+            )
+            .collect();
+        let rows: usize = listed
+            .iter()
+            .map(|(what, name, rest)| super::wrap(&format!("{what}{name}{rest}"), width).len())
             .sum();
         let shown = (rows as u16).min(inner.height / 2);
         let [edit, files] =
@@ -250,24 +279,27 @@ impl TaskPane {
                 .collect();
             frame.render_widget(Paragraph::new(lines), hint);
         }
-        let lines: Vec<Line> = self
-            .attached
-            .iter()
-            .zip(&self.summaries)
-            .map(|(p, summary)| {
-                let name = p
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
+        let lines: Vec<Line> = listed
+            .into_iter()
+            .map(|(what, name, rest)| {
                 Line::from(vec![
-                    Span::styled("attached ", t.dim),
+                    Span::styled(what, t.dim),
                     Span::styled(name, t.accent),
-                    Span::styled(format!(": {summary}"), t.dim),
+                    Span::styled(rest, t.dim),
                 ])
             })
             .collect();
         frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), files);
     }
+}
+
+/// A path's file name, as shown (control characters removed).
+fn file_name(p: &std::path::Path) -> String {
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    crate::sanitize::sanitize(&name)
 }
 
 /// The session's task, as the tape has it, with its input files.

@@ -34,6 +34,27 @@ pub fn press(app: &mut App, msgs: impl IntoIterator<Item = Msg>) -> Vec<Action> 
 }
 
 /// The engine commands among `actions`.
+/// The event loop's part for the input files the app asked to describe:
+/// each described (by the library the describing child process runs, here
+/// in the test's own) and handed back; how many were.
+pub fn describe_asked(app: &mut App, actions: Vec<Action>) -> usize {
+    let mut n = 0;
+    for action in actions {
+        if let Action::DescribeInput { path, from } = action {
+            let result = codeloop_inputs::describe(&path).map(|d| InputFile {
+                name: d.name.clone(),
+                source_path: path.display().to_string(),
+                size_bytes: d.size_bytes,
+                preview: String::new(),
+                description: Some(d),
+            });
+            app.update(Msg::InputDescribed { path, from, result });
+            n += 1;
+        }
+    }
+    n
+}
+
 pub fn steers(actions: &[Action]) -> Vec<Command> {
     actions
         .iter()
