@@ -155,6 +155,54 @@ fn a_png_the_program_writes_is_kept_on_the_tape_and_in_the_html() {
     );
 }
 
+/// A program that writes a 16000 × 16000 PNG of 244 KiB (1 GiB decoded).
+const HUGE_PNG_CODE: &str = r#"import struct
+import zlib
+
+
+def main():
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    side = 16000
+    z = zlib.compressobj(1)
+    row = bytes(side + 1)
+    data = b"".join(z.compress(row) for _ in range(side)) + z.flush()
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", side, side, 8, 0, 0, 0, 0))
+    png += chunk(b"IDAT", data) + chunk(b"IEND", b"")
+    with open("chart.png", "wb") as f:
+        f.write(png)
+    return "chart.png"
+"#;
+
+#[test]
+fn a_picture_too_large_to_show_is_kept_and_named_not_embedded() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.toml"), "").unwrap();
+    let replies = replies(dir.path(), HUGE_PNG_CODE);
+    let (progress, session) = run_session(dir.path(), &replies, &[]);
+    assert!(progress.contains("PASSED"), "{progress}");
+    let (state, _) = state_of(&session);
+    let last = &state.pictures.last().unwrap().picture;
+    assert_eq!((last.width, last.height), (Some(16000), Some(16000)));
+    let html_path = dir.path().join("page.html");
+    let export = Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .args(["--config", "/dev/null", "export", "--format", "html", "-o"])
+        .arg(&html_path)
+        .arg(session.join("tape.jsonl"))
+        .output()
+        .unwrap();
+    assert!(export.status.success());
+    let html = std::fs::read_to_string(&html_path).unwrap();
+    assert!(
+        html.contains("Not drawn here: it is 16000 × 16000 pixels, too large to show here"),
+        "{html}"
+    );
+    assert!(
+        !html.contains("data:image/png;base64,"),
+        "embedded all the same"
+    );
+}
+
 fn base64(bytes: &[u8]) -> String {
     const ABC: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::new();

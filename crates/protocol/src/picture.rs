@@ -49,6 +49,33 @@ impl Picture {
     }
 }
 
+/// The most pixels a picture is decoded for (the workbench) or embedded
+/// for (the HTML page): 4096 × 4096. A program can write a 16000 × 16000
+/// PNG in 244 KiB; decoded, it takes 1 GiB.
+pub const MAX_SHOWN_PIXELS: u64 = 4096 * 4096;
+
+/// Why a picture of `width` × `height` pixels is not shown, and what to do;
+/// None when it may be.
+pub fn too_large_to_show(width: u32, height: u32) -> Option<String> {
+    let pixels = u64::from(width) * u64::from(height);
+    (pixels > MAX_SHOWN_PIXELS).then(|| {
+        format!(
+            "it is {width} × {height} pixels, too large to show here (at most {:.1} million pixels): open the file",
+            MAX_SHOWN_PIXELS as f64 / 1e6
+        )
+    })
+}
+
+impl Picture {
+    /// Why this picture is not shown, from the size its header states.
+    pub fn too_large(&self) -> Option<String> {
+        match (self.width, self.height) {
+            (Some(w), Some(h)) if self.format != "svg" => too_large_to_show(w, h),
+            _ => None,
+        }
+    }
+}
+
 /// The format and, where the header gives it, the size in pixels of an
 /// image file's bytes; None when they are none of PNG, JPEG, GIF, SVG.
 pub fn sniff(bytes: &[u8]) -> Option<(&'static str, Option<(u32, u32)>)> {

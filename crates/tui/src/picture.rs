@@ -7,7 +7,10 @@
 //! A file is decoded off the UI thread (`decode`, PNG, JPEG and GIF by the
 //! `image` crate; an SVG is not drawn, only named with its path), shrunk
 //! once to at most `MAX_SIDE` pixels a side; each frame then only samples
-//! those pixels into cells (`cells`), which does no I/O.
+//! those pixels into cells (`cells`), which does no I/O. A picture whose
+//! header states more than `MAX_SHOWN_PIXELS` is not decoded (said with its
+//! size, and to open the file), and the decoder is held to limits of side
+//! and allocation whatever the file says after its header.
 
 use std::path::Path;
 
@@ -50,48 +53,84 @@ pub fn decode(path: &Path) -> Result<Pixels, String> {
         .map_err(|e| format!("cannot read it: {e}"))?
         .with_guessed_format()
         .map_err(|e| format!("cannot read it: {e}"))?;
+    // The size its header states is checked before a pixel is decoded;
+    // the decoder is held to the same bounds (and to what one decoded
+    // picture may allocate), whatever the file says later.
+    let side = MAX_SHOWN_SIDE;
     let mut limits = image::Limits::default();
-    limits.max_image_width = Some(16_384);
-    limits.max_image_height = Some(16_384);
-    limits.max_alloc = Some(256 << 20);
+    limits.max_image_width = Some(side);
+    limits.max_image_height = Some(side);
+    limits.max_alloc = Some(MAX_DECODED_BYTES);
     reader.limits(limits);
-    let img = reader
-        .decode()
-        .map_err(|e| format!("cannot decode it: {e}"))?
-        .into_rgba8();
+    let decoder = reader.into_decoder().map_err(|e| match e {
+        image::ImageError::Limits(_) => too_large_words(path),
+        e => format!("cannot decode it: {e}"),
+    })?;
+    let (w, h) = image::ImageDecoder::dimensions(&decoder);
+    if let Some(why) = codeloop_protocol::picture::too_large_to_show(w, h) {
+        return Err(why);
+    }
+    let img = image::DynamicImage::from_decoder(decoder).map_err(|e| match e {
+        image::ImageError::Limits(_) => {
+            format!("it is {w} × {h} pixels, more than is decoded here: open the file")
+        }
+        e => format!("cannot decode it: {e}"),
+    })?;
+    let img = img.into_rgba8();
     let (w, h) = img.dimensions();
     if w == 0 || h == 0 {
         return Err("it has no pixels".into());
     }
-    let full = Pixels {
-        width: w,
-        height: h,
-        rgba: img.pixels().map(|p| p.0).collect(),
-    };
     let scale = (MAX_SIDE as f64 / w.max(h) as f64).min(1.0);
     let (tw, th) = (
         ((w as f64 * scale).round() as u32).max(1),
         ((h as f64 * scale).round() as u32).max(1),
     );
-    Ok(if (tw, th) == (w, h) {
-        full
-    } else {
-        resample(&full, tw, th)
-    })
+    // Shrunk straight from the decoded image: no second copy of it.
+    Ok(resample_from(w, h, |x, y| img.get_pixel(x, y).0, tw, th))
+}
+
+/// A picture's side, at most, and what decoding one may allocate.
+const MAX_SHOWN_SIDE: u32 = 16_384;
+const MAX_DECODED_BYTES: u64 = 96 << 20;
+
+/// Words for a picture the decoder's limits refused before its size was
+/// known (a side longer than `MAX_SHOWN_SIDE`).
+fn too_large_words(path: &Path) -> String {
+    match std::fs::read(path)
+        .ok()
+        .and_then(|b| codeloop_protocol::picture::sniff(&b))
+        .and_then(|(_, size)| size)
+    {
+        Some((w, h)) => format!("it is {w} × {h} pixels, too large to show here: open the file"),
+        None => "it is too large to show here: open the file".into(),
+    }
 }
 
 /// `src` at `tw` × `th`: each target pixel the average of the source
 /// pixels under it (or the one it falls in, when growing).
 pub(crate) fn resample(src: &Pixels, tw: u32, th: u32) -> Pixels {
+    resample_from(src.width, src.height, |x, y| src.at(x, y), tw, th)
+}
+
+/// A `width` × `height` picture whose pixel at (x, y) is `at(x, y)`,
+/// resampled to `tw` × `th`.
+fn resample_from(
+    width: u32,
+    height: u32,
+    at: impl Fn(u32, u32) -> [u8; 4],
+    tw: u32,
+    th: u32,
+) -> Pixels {
     let mut rgba = Vec::with_capacity((tw * th) as usize);
     for y in 0..th {
-        let (y0, y1) = span(y, th, src.height);
+        let (y0, y1) = span(y, th, height);
         for x in 0..tw {
-            let (x0, x1) = span(x, tw, src.width);
+            let (x0, x1) = span(x, tw, width);
             let mut sum = [0u64; 4];
             for sy in y0..y1 {
                 for sx in x0..x1 {
-                    let p = src.at(sx, sy);
+                    let p = at(sx, sy);
                     for c in 0..4 {
                         sum[c] += u64::from(p[c]);
                     }
@@ -244,5 +283,57 @@ mod tests {
         );
         std::fs::write(dir.path().join("c.png"), "not a png").unwrap();
         assert!(decode(&dir.path().join("c.png")).is_err());
+    }
+
+    /// A valid PNG of `w` × `h` grey pixels, all black, written a row at a
+    /// time (a 16000 × 16000 one is 244 KiB).
+    fn black_png(w: u32, h: u32) -> Vec<u8> {
+        use std::io::Write;
+        let chunk = |out: &mut Vec<u8>, kind: &[u8], data: &[u8]| {
+            out.extend_from_slice(&(data.len() as u32).to_be_bytes());
+            let mut crc = flate2::Crc::new();
+            crc.update(kind);
+            crc.update(data);
+            out.extend_from_slice(kind);
+            out.extend_from_slice(data);
+            out.extend_from_slice(&crc.sum().to_be_bytes());
+        };
+        let mut ihdr = w.to_be_bytes().to_vec();
+        ihdr.extend_from_slice(&h.to_be_bytes());
+        ihdr.extend_from_slice(&[8, 0, 0, 0, 0]);
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        let row = vec![0u8; w as usize + 1];
+        for _ in 0..h {
+            z.write_all(&row).unwrap();
+        }
+        let data = z.finish().unwrap();
+        let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+        chunk(&mut png, b"IHDR", &ihdr);
+        chunk(&mut png, b"IDAT", &data);
+        chunk(&mut png, b"IEND", &[]);
+        png
+    }
+
+    #[test]
+    fn a_picture_too_large_to_show_is_said_so_and_not_decoded() {
+        // A program's 16000 × 16000 PNG of 244 KiB: 1 GiB once decoded.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge.png");
+        let png = black_png(16_000, 16_000);
+        assert!(png.len() < 300 << 10, "{}", png.len());
+        std::fs::write(&path, &png).unwrap();
+        let why = decode(&path).unwrap_err();
+        assert!(why.contains("16000 × 16000 pixels"), "{why}");
+        assert!(why.contains("open the file"), "{why}");
+        // Past the decoder's side limit, the size is said all the same.
+        let path = dir.path().join("wide.png");
+        std::fs::write(&path, black_png(40_000, 1)).unwrap();
+        let why = decode(&path).unwrap_err();
+        assert!(why.contains("40000 × 1 pixels"), "{why}");
+        // One that may be shown still is.
+        let path = dir.path().join("fine.png");
+        std::fs::write(&path, black_png(1000, 600)).unwrap();
+        let p = decode(&path).unwrap();
+        assert_eq!((p.width, p.height), (480, 288));
     }
 }

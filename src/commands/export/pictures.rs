@@ -51,7 +51,13 @@ pub(crate) fn section(state: &State, source: &str) -> String {
             esc(&run_label(*run)),
             esc(&latest.path)
         );
+        // A browser would decode it whole: 16000 × 16000 pixels is 1 GiB.
+        let too_large = latest.too_large();
         match bytes {
+            Some(_) if too_large.is_some() => {
+                let why = too_large.unwrap_or_default();
+                let _ = writeln!(out, "<p class=\"none\">Not drawn here: {}.</p>", esc(&why));
+            }
             Some(b) if embedded + b.len() <= EMBED_CAP => {
                 embedded += b.len();
                 let _ = writeln!(
