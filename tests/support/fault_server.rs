@@ -59,6 +59,10 @@ pub enum Answer {
     /// connection open this long (a server that sends its finishing chunk
     /// and never `[DONE]`), then closes it.
     SseHold { events: Vec<String>, hold: Duration },
+    /// An event stream of SSE comments alone (`: keep-alive`), one every
+    /// `every`, for `total`, then closed: a server that holds a call
+    /// without sending any data.
+    Comments { every: Duration, total: Duration },
 }
 
 struct Shared {
@@ -209,6 +213,20 @@ async fn serve(mut socket: TcpStream, shared: Arc<Mutex<Shared>>) {
                 let _ = socket.set_linger(Some(Duration::ZERO));
             }
             drop(socket);
+        }
+        Answer::Comments { every, total } => {
+            let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+            if socket.write_all(head.as_bytes()).await.is_ok() {
+                let until = tokio::time::Instant::now() + total;
+                let comment = ": keep-alive\n\n";
+                while tokio::time::Instant::now() < until {
+                    let framed = format!("{:x}\r\n{comment}\r\n", comment.len());
+                    if socket.write_all(framed.as_bytes()).await.is_err() {
+                        break;
+                    }
+                    tokio::time::sleep(every).await;
+                }
+            }
         }
         Answer::SseHold { events, hold } => {
             if write_events(&mut socket, &events).await {

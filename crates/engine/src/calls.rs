@@ -365,6 +365,12 @@ impl Core {
                             .await?;
                         continue;
                     }
+                    // The call waits for the server's turn (or keeps it
+                    // within this process): said as a notice.
+                    Delta::Status(words) => {
+                        self.notice(NoticeLevel::Info, words).await?;
+                        continue;
+                    }
                 }
                 if answer.len() + reasoning.len() >= DELTA_BYTES || since.elapsed() >= DELTA_AGE {
                     self.flush_deltas(call_id, &mut answer, &mut reasoning)

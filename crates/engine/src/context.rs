@@ -39,6 +39,23 @@ pub enum EngineError {
     /// not be written where they were to go: the result is not whole.
     #[error("{0}")]
     Output(String),
+    /// A part of codeloop stopped on a bug of its own (a task panicked):
+    /// the session stops, what happened before is on the tape.
+    #[error(
+        "codeloop stopped on an internal error ({0}): this is a bug; what happened before it is on the tape, and `codeloop resume` goes on from there"
+    )]
+    Internal(String),
+}
+
+/// A task that ends with the scope that holds it: when that scope ends,
+/// by returning or by a panic's unwinding, the task is aborted, so nothing
+/// it holds (the session's core, its tape) outlives it.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// Why a step gave nothing to work with.
@@ -149,7 +166,7 @@ impl Engine {
     ) -> anyhow::Result<FinalResult> {
         let core = self.core;
         let steer = core.clone();
-        let steering = tokio::spawn(async move {
+        let steering = AbortOnDrop(tokio::spawn(async move {
             while let Some(cmd) = commands.recv().await {
                 steer.steer(cmd).await;
             }
@@ -158,9 +175,9 @@ impl Engine {
                 steer.cancel.cancel();
                 steer.steering.release(GateAnswer::Cancel);
             }
-        });
+        }));
         let result = core.session(self.opening).await;
-        steering.abort();
+        drop(steering);
         core.tape.flush().await?;
         Ok(result?)
     }

@@ -114,10 +114,9 @@ impl Core {
                 }
                 Err(join) => {
                     self.cancel.cancel();
-                    first_err.get_or_insert(EngineError::Tape(TapeError::Write {
-                        path: self.dir.join("tape.jsonl"),
-                        source: std::io::Error::other(format!("a node task failed: {join}")),
-                    }));
+                    first_err.get_or_insert(EngineError::Internal(format!(
+                        "a node's task failed: {join}"
+                    )));
                 }
             }
         }

@@ -21,7 +21,7 @@ pub enum LlmError {
     )]
     Timeout { url: String, secs: u64 },
     #[error(
-        "the model at {url} went silent for {secs} s in the middle of its reply (raise `request_timeout_secs` in the config if the model is just slow)"
+        "the model at {url} sent no data for {secs} s in the middle of its reply (keep-alive comments are not data; raise `request_timeout_secs` in the config if the model is just slow)"
     )]
     Stalled { url: String, secs: u64 },
     #[error(

@@ -193,6 +193,9 @@ pub enum Delta {
     /// and the call is made again, and when the reply turns out to have begun
     /// inside a reasoning block (its start is sent again as reasoning). Says why.
     Restart(String),
+    /// A word for the person about the call, not part of the reply: it
+    /// waits for the server's turn, or keeps the turn within this process.
+    Status(String),
 }
 
 /// The model's context window: prompt and reply together, in tokens.

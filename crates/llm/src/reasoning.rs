@@ -174,6 +174,7 @@ pub(crate) fn split_reasoning(text: &str) -> (String, String) {
                 answer.clear();
                 reasoning.clear();
             }
+            Delta::Status(_) => {}
         }
     }
     (answer, reasoning)
@@ -229,6 +230,7 @@ mod tests {
                     answer.clear();
                     reasoning.clear();
                 }
+                Delta::Status(_) => {}
             }
         }
         (answer, reasoning)

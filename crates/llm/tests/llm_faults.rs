@@ -73,6 +73,7 @@ fn shown(deltas: &[Delta]) -> (String, String) {
                 answer.clear();
                 reasoning.clear();
             }
+            Delta::Status(_) => {}
         }
     }
     (answer, reasoning)
@@ -587,4 +588,84 @@ async fn errors_say_whether_the_model_call_failed_or_was_cancelled() {
     let err = ask(&model, request()).await.0.unwrap_err();
     assert_eq!(err.kind(), LlmErrorKind::Unreachable);
     assert!(err.is_unrecoverable());
+}
+
+#[tokio::test]
+async fn a_stream_of_keep_alive_comments_alone_is_silence() {
+    // Comments every 100 ms for 30 s, the silence allowed 1 s: only data
+    // counts as the server being at work, so the call ends as stalled
+    // (not when the server lets go, with the stream ended).
+    let server = FaultServer::start(ANSWER).await;
+    server.queue([Answer::Comments {
+        every: Duration::from_millis(100),
+        total: Duration::from_secs(30),
+    }]);
+    let mut o = options(&server);
+    o.request_timeout = Duration::from_secs(1);
+    o.retries = 0;
+    let model = OpenAiClient::new(o).unwrap();
+    let (result, _) = ask(&model, request()).await;
+    let err = result.unwrap_err();
+    assert!(matches!(err, LlmError::Stalled { secs: 1, .. }), "{err}");
+    assert!(
+        err.to_string().contains("keep-alive comments are not data"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn numbers_a_lying_server_states_are_bounded() {
+    // llama.cpp's /props saying 2^64-1 slots (a semaphore of that many
+    // panics) and a window of 2^64-1 tokens; usage past any real count.
+    let server = FaultServer::start(ANSWER).await;
+    server.route(
+        "GET /props",
+        json_answer(
+            200,
+            json!({"default_generation_settings": {"n_ctx": u64::MAX}, "total_slots": u64::MAX}),
+        ),
+    );
+    let mut events = vec![content(ANSWER), finish("stop")];
+    events.push(event(json!({
+        "choices": [],
+        "usage": {"prompt_tokens": u64::MAX, "completion_tokens": u64::MAX},
+        "timings": {"prompt_n": u64::MAX, "cache_n": u64::MAX}
+    })));
+    events.push(done());
+    server.queue([Answer::Sse(events)]);
+    let mut o = options(&server);
+    o.learn_context = true;
+    let model = OpenAiClient::new(o).unwrap();
+    assert_eq!(model.max_parallel().await, Some(256));
+    assert_eq!(
+        model.context_window().await,
+        None,
+        "a window of 2^64-1 is not believed"
+    );
+    let (result, _) = ask(&model, request()).await;
+    let reply = result.unwrap();
+    assert_eq!(reply.text, ANSWER);
+    assert!(reply.usage_estimated, "{:?}", reply.usage);
+}
+
+#[tokio::test]
+async fn a_retry_after_of_any_length_is_a_wait_too_long_not_a_panic() {
+    for (header, value) in [
+        ("retry-after", "1e300"),
+        ("retry-after-ms", "1e308"),
+        ("retry-after", "18446744073709551616"),
+    ] {
+        let server = FaultServer::start(ANSWER).await;
+        server.queue([Answer::Whole(
+            429,
+            format!("{header}: {value}\r\n"),
+            "{\"error\": {\"message\": \"slow down\"}}".into(),
+        )]);
+        let (result, _) = ask(&client(&server), request()).await;
+        let err = result.unwrap_err();
+        assert!(
+            err.to_string().contains("slow down") || err.to_string().contains("wait"),
+            "{header}: {err}"
+        );
+    }
 }

@@ -80,6 +80,7 @@ impl ReplyState {
                     self.text.clear();
                     self.reasoning.clear();
                 }
+                Delta::Status(_) => {}
             }
             // A closed receiver is not an error: nobody is watching the stream.
             let _ = deltas.send(piece).await;
@@ -159,9 +160,15 @@ impl OpenAiClient {
         let mut parser = SseParser::new();
         let mut reply = ReplyState::default();
         let mut cut: Option<String> = None;
+        // Only data counts as the server being at work: comments, blank
+        // lines and fields of no event (keep-alives) do not hold a call.
+        let mut last_data = Instant::now();
         loop {
             let grace = reply.finish_reason.is_some().then_some(FINISH_GRACE);
-            let chunk = match self.next_chunk(&mut response, started, grace).await? {
+            let chunk = match self
+                .next_chunk(&mut response, started, last_data, grace)
+                .await?
+            {
                 Ok(Some(chunk)) => chunk,
                 Ok(None) => break,
                 Err(message) => {
@@ -174,9 +181,13 @@ impl OpenAiClient {
             };
             if body.whole_json.is_some() {
                 body.push_json(&chunk).map_err(|m| self.protocol(m))?;
+                last_data = Instant::now();
                 continue;
             }
             let events = parser.push(&chunk).map_err(|m| self.protocol(m))?;
+            if !events.is_empty() {
+                last_data = Instant::now();
+            }
             for event in events {
                 self.apply_event(event, &mut reply, deltas).await?;
                 if reply.done {
@@ -310,19 +321,25 @@ impl OpenAiClient {
     }
 
     /// The next piece of the body: `Ok(None)` at its end, `Err(message)` when
-    /// the transport broke (a cut-off stream), an `LlmError` on a timeout.
+    /// the transport broke (a cut-off stream), an `LlmError` on a timeout:
+    /// the reply's deadline, or `request_timeout` since the last data.
     /// With a `grace`, the reply is already whole: a silence that long ends it.
     async fn next_chunk(
         &self,
         response: &mut reqwest::Response,
         started: Instant,
+        last_data: Instant,
         grace: Option<std::time::Duration>,
     ) -> Result<Result<Option<Vec<u8>>, String>, LlmError> {
         let left = self
             .options
             .reply_deadline
             .saturating_sub(started.elapsed());
-        let silence = self.options.request_timeout.min(left);
+        let quiet_left = self
+            .options
+            .request_timeout
+            .saturating_sub(last_data.elapsed());
+        let silence = quiet_left.min(left);
         if let Some(grace) = grace {
             return match tokio::time::timeout(grace.min(silence), response.chunk()).await {
                 Err(_) => Ok(Ok(None)),
@@ -332,7 +349,7 @@ impl OpenAiClient {
             };
         }
         match tokio::time::timeout(silence, response.chunk()).await {
-            Err(_) if silence < self.options.request_timeout => Err(LlmError::Timeout {
+            Err(_) if left < quiet_left => Err(LlmError::Timeout {
                 url: self.chat_url.clone(),
                 secs: whole_secs(self.options.reply_deadline),
             }),
@@ -579,9 +596,7 @@ fn first_choice(chunk: &Value) -> Option<&Value> {
 /// from its timings.
 fn usage_of(chunk: &Value) -> Option<Usage> {
     let count = |v: Option<&Value>, path: &[&str]| {
-        path.iter()
-            .try_fold(v?, |v, key| v.get(key))
-            .and_then(Value::as_u64)
+        super::numbers::tokens(path.iter().try_fold(v?, |v, key| v.get(key)))
     };
     let timings = chunk.get("timings");
     let cache_n = count(timings, &["cache_n"]);
@@ -603,7 +618,7 @@ fn usage_of(chunk: &Value) -> Option<Usage> {
     }
     let prompt_n = count(timings, &["prompt_n"])?;
     Some(Usage {
-        prompt_tokens: prompt_n + cache_n.unwrap_or(0),
+        prompt_tokens: prompt_n.saturating_add(cache_n.unwrap_or(0)),
         completion_tokens: count(timings, &["predicted_n"]).unwrap_or(0),
         cached_tokens: cache_n,
     })

@@ -108,6 +108,7 @@ pub(crate) fn overflow_in(raw: &str) -> Option<Overflow> {
                 .and_then(|e| e.get(name))
                 .or_else(|| v.get(name))
                 .and_then(Value::as_u64)
+                .and_then(super::numbers::plausible)
         })
     };
     let window = field("n_ctx")
@@ -149,7 +150,7 @@ fn number_after(text: &str, phrase: &str) -> Option<u64> {
         .take_while(|c| c.is_ascii_digit() || *c == ',')
         .filter(char::is_ascii_digit)
         .collect();
-    digits.parse().ok()
+    digits.parse().ok().and_then(super::numbers::plausible)
 }
 
 /// The message of an error object, in any of the shapes servers use.

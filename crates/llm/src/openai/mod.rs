@@ -35,6 +35,7 @@
 
 mod decode;
 mod errors;
+mod numbers;
 mod report;
 mod request;
 mod retry;
@@ -258,7 +259,7 @@ impl OpenAiClient {
             // A server of one slot has one turn for every process on this
             // machine (see `turn`).
             let _turn = match &slots {
-                Some(_) if self.one_slot() => turn::take(&self.options.base_url).await,
+                Some(_) if self.one_slot() => turn::take(&self.options.base_url, &deltas).await,
                 _ => None,
             };
             let response = match self.send(&sent).await {

@@ -101,17 +101,17 @@ pub(super) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 }
 
 fn retry_after_at(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    if let Some(ms) = headers
+    if let Some(wait) = headers
         .get("retry-after-ms")
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<f64>().ok())
-        .filter(|ms| ms.is_finite() && *ms >= 0.0)
+        .and_then(|ms| super::numbers::seconds(ms / 1000.0))
     {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
+        return Some(wait);
     }
     let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
     if let Ok(secs) = value.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+        return super::numbers::seconds(secs);
     }
     let at = httpdate::parse_http_date(value).ok()?;
     // A date in the past means now.

@@ -26,6 +26,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::errors::{ServerKind, error_chain, error_excerpt, excerpt, read_limited};
+use super::numbers;
 use super::request::{http_client, normalize_base_url, root_url};
 use super::retry::whole_secs;
 use super::{ApiKey, LlmError};
@@ -123,9 +124,7 @@ impl Asker<'_> {
 
 /// vLLM: its model list gives the model's `max_model_len`.
 fn vllm(list: &Value, model: &str) -> Option<ServerFacts> {
-    let len = model_entry(list, model)?
-        .get("max_model_len")
-        .and_then(Value::as_u64)?;
+    let len = numbers::tokens(model_entry(list, model)?.get("max_model_len"))?;
     Some(ServerFacts {
         server: ServerKind::Vllm,
         window: Some(ContextWindow {
@@ -170,23 +169,21 @@ async fn ollama(ask: &Asker<'_>, root: &str, model: &str) -> Option<ServerFacts>
 
 /// llama.cpp's server: /props gives n_ctx and its slots.
 fn llama_cpp(props: &Value) -> Option<ServerFacts> {
+    // /props with an n_ctx at all is llama.cpp's; what it says is believed
+    // only within bounds (`numbers`).
     let n_ctx = props
         .get("default_generation_settings")
         .and_then(|s| s.get("n_ctx"))
-        .or_else(|| props.get("n_ctx"))
-        .and_then(Value::as_u64)?;
-    let slots = props
-        .get("total_slots")
-        .and_then(Value::as_u64)
-        .map(|n| n.max(1) as usize);
+        .or_else(|| props.get("n_ctx"))?;
+    let window = numbers::tokens(Some(n_ctx)).map(|tokens| ContextWindow {
+        tokens,
+        source: "llama.cpp's n_ctx (/props)".into(),
+    });
     Some(ServerFacts {
         server: ServerKind::LlamaCpp,
-        window: Some(ContextWindow {
-            tokens: n_ctx,
-            source: "llama.cpp's n_ctx (/props)".into(),
-        }),
+        window,
         model_max: None,
-        slots,
+        slots: numbers::slots(props.get("total_slots")),
     })
 }
 
@@ -228,7 +225,7 @@ fn num_ctx_in(parameters: &str) -> Option<u64> {
     parameters.lines().find_map(|line| {
         let mut words = line.split_whitespace();
         (words.next() == Some("num_ctx"))
-            .then(|| words.next()?.parse().ok())
+            .then(|| words.next()?.parse().ok().and_then(numbers::plausible))
             .flatten()
     })
 }
@@ -237,7 +234,7 @@ fn num_ctx_in(parameters: &str) -> Option<u64> {
 fn trained_context(show: &Value) -> Option<u64> {
     let info = show.get("model_info")?;
     let arch = info.get("general.architecture")?.as_str()?;
-    info.get(format!("{arch}.context_length"))?.as_u64()
+    numbers::tokens(info.get(format!("{arch}.context_length")))
 }
 
 /// The model names the server offers (`GET {base_url}/models`), in its order.
