@@ -80,8 +80,9 @@ async fn say_python(sandbox: &Sandbox) {
         let probe = sandbox.clone();
         match tokio::task::spawn_blocking(move || probe.python_environment()).await {
             Ok(Ok(env)) => {
+                // Package names come from the interpreter's site-packages.
                 for line in super::python::describe_environment(&env) {
-                    println!("{line}");
+                    println!("{}", crate::protocol::sanitize::for_terminal(&line));
                 }
             }
             Ok(Err(e)) => println!("packages     UNKNOWN: {e}"),

@@ -15,45 +15,53 @@ pub struct Args {
     pub model: ModelArgs,
 }
 
+/// A line on stdout: what the server said (its model ids, its software's
+/// name) stripped of control sequences, never raw.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        println!("{}", crate::protocol::sanitize::for_terminal(&format!($($arg)*)))
+    };
+}
+
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     let selected = select_model(&config, &args.model).await?;
     let model = selected.model;
-    println!("model        {}", selected.description);
+    say!("model        {}", selected.description);
     if let Some(why) = &selected.fallback_reason {
-        println!("             (the demo model: {why})");
+        say!("             (the demo model: {why})");
     }
     let started = Instant::now();
     let Some(report) = model.server_report().await else {
-        println!(
+        say!(
             "server       none: the {} model answers from recorded replies, offline",
             model.provider()
         );
         return Ok(0);
     };
-    println!("server       {} at {}", report.server, model.endpoint());
+    say!("server       {} at {}", report.server, model.endpoint());
     if !report.models.is_empty() {
-        println!("lists        {}", report.models.join(", "));
+        say!("lists        {}", report.models.join(", "));
     }
     match &report.window {
-        Some(w) => println!("window       {} tokens ({})", w.tokens, w.source),
-        None => println!(
+        Some(w) => say!("window       {} tokens ({})", w.tokens, w.source),
+        None => say!(
             "window       not told by the server (learned from its first overflow; `context = N` in the config sets it)"
         ),
     }
     match report.slots {
         Some(n) => {
-            println!("requests at once: {n} (codeloop sends no more, whatever --workers says)")
+            say!("requests at once: {n} (codeloop sends no more, whatever --workers says)")
         }
-        None => println!("requests at once: no limit known"),
+        None => say!("requests at once: no limit known"),
     }
     match &report.structured {
-        Ok(shape) => println!(
+        Ok(shape) => say!(
             "structured replies: {} (tried in {:.1} s)",
             shape.as_str(),
             started.elapsed().as_secs_f64()
         ),
         Err(e) => {
-            println!("structured replies: the trial call failed: {e}");
+            say!("structured replies: the trial call failed: {e}");
             return Ok(1);
         }
     }

@@ -49,6 +49,8 @@ pub fn signature(node: &NodeState) -> String {
 
 /// The session as a Markdown report: the task, the plan, each function with
 /// its failures, reflections and final code, and the assembled program.
+/// People `cat` it: every control sequence a model, a program or a file
+/// name put in it is stripped (`codeloop_protocol::sanitize`).
 pub fn markdown(s: &State) -> String {
     let mut out = String::from("# codeloop report\n\n");
     summary_lines(s, &mut out);
@@ -58,7 +60,7 @@ pub fn markdown(s: &State) -> String {
     }
     program_section(s, &mut out);
     pictures_section(s, &mut out);
-    out
+    codeloop_protocol::sanitize::for_terminal(&out)
 }
 
 /// The session in a few lines: its id, start, model, result, tokens, reviews and runs.
