@@ -210,6 +210,90 @@ for how in ("import", "importlib", "dunder", "meta_path cleared"):
 print(json.dumps(results))
 "#;
 
+/// Ways around the guard a reviewer found (issue 33), and the next ones
+/// after them: each must end refused, by the import policy.
+const ATTACKS: &str = r#"
+import sys, importlib, json
+results = []
+
+class Liar(str):
+    # Says it is not what the guard looks for, to every question.
+    def split(self, *a, **k): return ["os"]
+    def startswith(self, *a, **k): return False
+    def __eq__(self, other): return False
+    def __hash__(self): return str.__hash__(self)
+
+def liar(name):
+    __import__(Liar(name))
+
+def meta_path_emptied():
+    sys.meta_path[:] = [f for f in sys.meta_path if "Policy" not in type(f).__name__ and "Policy" not in getattr(f, "__name__", "")]
+    importlib.import_module("shutil")
+
+def by_hand():
+    import importlib.util, os
+    path = os.path.join(os.path.dirname(os.__file__), "shutil.py")
+    spec = importlib.util.spec_from_file_location("not_shutil", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+def globals_shadowed():
+    # The guard was installed in these globals: its names must not be ours.
+    g = sys.modules["__main__"].__dict__
+    g["isinstance"] = lambda *a: False
+    g["ImportError"] = KeyError
+    try:
+        import subprocess
+    finally:
+        del g["isinstance"], g["ImportError"]
+
+def finder_emptied():
+    # Every list of the finder's closures emptied: the hook keeps its own.
+    def empty(f, depth):
+        for cell in getattr(f, "__closure__", None) or ():
+            value = cell.cell_contents
+            if isinstance(value, tuple):
+                cell.cell_contents = ()
+            elif callable(value) and depth < 4:
+                empty(value, depth + 1)
+    empty(sys.meta_path[0].find_spec, 0)
+    import socket
+
+def gc_reached():
+    import gc
+    gc.get_objects()
+
+# The finder emptied first: every attempt after it meets the hook alone.
+for how, attempt in [
+    ("finder emptied", finder_emptied),
+    ("liar subprocess", lambda: liar("subprocess")),
+    ("liar socket", lambda: liar("socket")),
+    ("liar shutil", lambda: liar("shutil")),
+    ("meta_path emptied", meta_path_emptied),
+    ("a spec by hand", by_hand),
+    ("globals shadowed", globals_shadowed),
+    ("gc reached", gc_reached),
+]:
+    try:
+        attempt()
+        results.append((how, "imported"))
+    except BaseException as e:
+        results.append((how, "%s: %s" % (type(e).__name__, e)))
+print(json.dumps(results))
+"#;
+
+fn assert_attacks_refused(stdout: &str) {
+    let results: Vec<(String, String)> = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(results.len(), 8, "{stdout}");
+    for (how, said) in results {
+        assert!(
+            said.contains("blocked by the import policy (config [imports])")
+                || said.contains("refused while the import policy is enforced"),
+            "{how}: {said}"
+        );
+    }
+}
+
 fn assert_all_refused(stdout: &str) {
     let results: Vec<(String, String)> = serde_json::from_str(stdout.trim()).unwrap();
     assert_eq!(results.len(), 4);
@@ -225,6 +309,12 @@ async fn refused_in(sandbox: &Sandbox) {
         .unwrap();
     assert_eq!(o.exit_code, Some(0), "{}", o.stderr.text());
     assert_all_refused(&o.stdout.text());
+    let o = sandbox
+        .run(spec(ATTACKS), None, CancellationToken::new())
+        .await
+        .unwrap();
+    assert_eq!(o.exit_code, Some(0), "{}", o.stderr.text());
+    assert_attacks_refused(&o.stdout.text());
     // The error as the program sees it, uncaught.
     let o = sandbox
         .run(
@@ -307,6 +397,9 @@ async fn an_enforced_policy_refuses_a_blocked_import_in_a_fork_servers_jobs() {
         let o = server.run(&spec(TRIES)).await.unwrap();
         assert_eq!(o.exit_code, Some(0), "{}", o.stderr.text());
         assert_all_refused(&o.stdout.text());
+        let o = server.run(&spec(ATTACKS)).await.unwrap();
+        assert_eq!(o.exit_code, Some(0), "{}", o.stderr.text());
+        assert_attacks_refused(&o.stdout.text());
     }
     let o = server
         .run(&spec("import math\nprint(math.factorial(5))\n"))
