@@ -1,20 +1,30 @@
-//! Describing large input files, measured and printed (not asserted): the
-//! time and the peak memory of `codeloop_inputs::describe` on a 2 GB CSV
-//! and a 2 GB JSON Lines file, each written into a temporary folder by
-//! repeating a block (and removed after). The goal: at most 200 ms and
-//! 16 MB each.
+//! Describing input files, measured and printed (not asserted).
 //!
-//! Run: `cargo bench --bench inputs` (both), or `-- csv` / `-- jsonl`.
-//! Peak memory is the process's VmHWM, reset through /proc/self/clear_refs
-//! just before the description (so the writing does not count); the
-//! growth is that peak less the resident size before it.
+//! - A 2 GB CSV and a 2 GB JSON Lines file, each written into a temporary
+//!   folder by repeating a block (and removed after): the time and peak
+//!   memory of the library's `describe` in this process (as before issue
+//!   33), and of the description as codeloop makes it now, in its child
+//!   process. The goal: at most 200 ms and 16 MB each.
+//! - The attack files of issue 33 (`crates/inputs/tests/support/
+//!   attack_files.rs`), each described in its child: the child's peak
+//!   resident memory (its own VmHWM, which it reports), its CPU time, the
+//!   wall time codeloop waited, and codeloop's own peak growth (this
+//!   process's VmHWM, reset before each).
+//!
+//! Run: `cargo bench --bench inputs` (all), or `-- csv`, `-- jsonl`,
+//! `-- attacks`. The describing child is the `codeloop` binary beside this
+//! bench (`cargo bench` builds it).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a bench program stops on what it cannot measure
 
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
+use codeloop::engine::inputs::{describe_contained, describe_limits};
 use codeloop::inputs;
+
+#[path = "../crates/inputs/tests/support/attack_files.rs"]
+mod attack_files;
 
 const SIZE: u64 = 2 << 30;
 
@@ -25,6 +35,17 @@ fn status_kb(field: &str) -> u64 {
         .and_then(|l| l.split_whitespace().nth(1))
         .and_then(|v| v.parse().ok())
         .unwrap_or(0)
+}
+
+/// Reset this process's peak (what came before does not count); whether
+/// the kernel allowed it, and the resident size now (KiB).
+fn reset_peak() -> (bool, u64) {
+    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+    (reset, status_kb("VmRSS:"))
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
 }
 
 /// Write `SIZE` bytes: the header, then `block` again and again.
@@ -46,28 +67,56 @@ fn write_file(path: &Path, header: &str, block: &str) {
 }
 
 fn measure(label: &str, path: &Path, rows: u64) {
-    // Reset the peak: what the writing used does not count.
-    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
-    let before = status_kb("VmRSS:");
+    // In this process, as the library alone (how it was before issue 33).
+    let (reset, before) = reset_peak();
     let started = Instant::now();
     let d = inputs::describe(path).unwrap();
     let took = started.elapsed();
     let peak = status_kb("VmHWM:");
     println!("{label}: {}", d.summary());
     println!(
-        "  described in {:.1} ms; peak memory {:.1} MB (VmHWM{}), {:.1} MB above the {:.1} MB resident before; goal 200 ms, 16 MB",
+        "  in this process: {:.1} ms; peak memory {:.1} MB (VmHWM{}), {:.1} MB above the {:.1} MB resident before; goal 200 ms, 16 MB",
         took.as_secs_f64() * 1000.0,
-        peak as f64 / 1024.0,
+        mib(peak),
         if reset {
             ", reset before"
         } else {
             ", since start: clear_refs refused"
         },
-        peak.saturating_sub(before) as f64 / 1024.0,
-        before as f64 / 1024.0,
+        mib(peak.saturating_sub(before)),
+        mib(before),
     );
+    in_child(path);
     println!("  rows written: {rows}");
     println!("{}", indent(&d.render()));
+}
+
+/// `path` described as codeloop does, in its child: the child's figures
+/// and this process's growth.
+fn in_child(path: &Path) {
+    let (_, before) = reset_peak();
+    let started = Instant::now();
+    let (d, cost) = describe_contained(path, &describe_limits()).unwrap();
+    let took = started.elapsed();
+    let peak = status_kb("VmHWM:");
+    match cost {
+        Some(cost) => println!(
+            "  in its child: {:.1} ms waited ({:.1} ms of the child's CPU); the child's peak {:.1} MB; codeloop's peak {:.1} MB above the {:.1} MB before{}",
+            took.as_secs_f64() * 1000.0,
+            cost.cpu.as_secs_f64() * 1000.0,
+            cost.peak_rss_bytes as f64 / f64::from(1 << 20),
+            mib(peak.saturating_sub(before)),
+            mib(before),
+            d.failure()
+                .map(|why| format!("; NOT DESCRIBED: {why}"))
+                .unwrap_or_default()
+        ),
+        None => println!(
+            "  in its child: {:.1} ms; NOT DESCRIBED: {}",
+            took.as_secs_f64() * 1000.0,
+            d.failure().unwrap_or("?")
+        ),
+    }
 }
 
 fn indent(s: &str) -> String {
@@ -81,6 +130,18 @@ fn main() {
         .collect();
     let want = |name: &str| args.is_empty() || args.iter().any(|a| a == name);
     let dir = tempfile::tempdir().unwrap();
+    if want("attacks") {
+        println!("The attack files of issue 33, each described in its child:");
+        for (name, bytes) in attack_files::all() {
+            let path = dir.path().join(name);
+            std::fs::write(&path, &bytes).unwrap();
+            let (d, _) = describe_contained(&path, &describe_limits()).unwrap();
+            println!("{name} ({} bytes): {}", bytes.len(), d.summary());
+            in_child(&path);
+            std::fs::remove_file(&path).unwrap();
+        }
+        println!();
+    }
     if want("csv") {
         let mut block = String::new();
         for i in 0..1000 {
