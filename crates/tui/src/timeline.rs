@@ -18,7 +18,7 @@ pub(crate) const CHECKPOINT_EVERY: usize = 4096;
 const MAX_CHECKPOINTS: usize = 32;
 /// A replay shortens pauses longer than this (the person was away), so a
 /// recording of a step-mode session does not stand still for minutes.
-pub(crate) const REPLAY_MAX_GAP_MS: u64 = 2_000;
+pub const REPLAY_MAX_GAP_MS: u64 = 2_000;
 /// Records a replay applies at most in one tick (a tick never stalls the UI).
 const MAX_PER_TICK: usize = 10_000;
 
