@@ -64,7 +64,7 @@ impl History {
     }
 
     /// What changed since the page was last told: (lines kept, lines after them).
-    pub(super) fn changes(&mut self) -> Option<(usize, Vec<Val>)> {
+    pub(super) fn changes(&mut self) -> Option<Change> {
         let from = self.changed.take()?;
         let keep: usize = self.entries[..from].iter().map(Vec::len).sum();
         let after: Vec<Val> = self.entries[from..].iter().flatten().copied().collect();
@@ -79,8 +79,26 @@ impl History {
         if keep == self.shown.len() && after.is_empty() {
             return None;
         }
+        // The last line only grew (a reflection streaming in).
+        let last = self.shown.len().checked_sub(1);
+        if let ([grown], Some(last)) = (after.as_slice(), last)
+            && keep == last
+            && let Some(by) = grown.growth_from(self.shown[last])
+        {
+            self.shown[last] = *grown;
+            return Some(Change::Grow(by));
+        }
         self.shown.truncate(keep);
         self.shown.extend(after.iter().copied());
-        Some((keep, after))
+        Some(Change::Lines(keep, after))
     }
+}
+
+/// How the history's lines changed.
+#[derive(Debug, PartialEq)]
+pub(super) enum Change {
+    /// Keep the first so many lines, then these.
+    Lines(usize, Vec<Val>),
+    /// The last line, a prefix, grew by so much.
+    Grow(u32),
 }

@@ -81,7 +81,7 @@ fn data(records: &[Record], source: &str, full: bool) -> (State, String) {
             "gap",
             crate::tui::timeline::REPLAY_MAX_GAP_MS.to_string(),
         ),
-        ("kept", view::OUTPUT_KEPT.to_string()),
+        ("kept", views.kept.to_string()),
     ];
     let json = views.store.json(&extra);
     (state, json)
@@ -219,7 +219,7 @@ mod tests {
                     let prefix: String = String::from_utf16_lossy(
                         &text.encode_utf16().take(len).collect::<Vec<u16>>(),
                     );
-                    format!("{prefix:?} {:?}", &p[2..])
+                    format!("{prefix:?} {}", Value::from(p[2..].to_vec()))
                 }
                 other => other.to_string(),
             }
@@ -245,7 +245,11 @@ mod tests {
                 for pair in f.chunks(2) {
                     let slot = pair[0].as_u64().unwrap() as usize;
                     let v = &pair[1];
-                    if slot == 0 {
+                    if slot == 0 && v.is_number() {
+                        let last = lines.last_mut().unwrap();
+                        let grown = last[1].as_i64().unwrap() - v.as_i64().unwrap();
+                        last[1] = grown.into();
+                    } else if slot == 0 {
                         let op = v.as_array().unwrap();
                         lines.truncate(op[0].as_u64().unwrap() as usize);
                         lines.extend(op[1..].iter().cloned());
@@ -264,6 +268,71 @@ mod tests {
             out.push(snapshot(&now, &lines));
         }
         out
+    }
+
+    /// A run that prints a lot: the page keeps its first and last
+    /// `OUTPUT_KEPT` bytes; in between it shows the first with a flag, and
+    /// at the end the last with the bytes before them.
+    #[test]
+    fn a_long_output_keeps_its_head_and_its_tail() {
+        use crate::session::*;
+        let mut events = vec![
+            Event::SessionStarted(SessionStartedEvent {
+                version: TAPE_VERSION,
+                session_id: "s".into(),
+                started_at: String::new(),
+                task: "t".into(),
+                inputs: vec![],
+                config: ConfigSummary::default(),
+            }),
+            Event::Plan(PlanEvent {
+                specs: vec![FunctionSpec {
+                    name: "f".into(),
+                    purpose: "p".into(),
+                    inputs: String::new(),
+                    output: String::new(),
+                    depends_on: vec![],
+                }],
+            }),
+            Event::RunStarted(RunStartedEvent {
+                run_id: 1,
+                node: Some("f".into()),
+                iteration: 1,
+                kind: RunKind::NodeTests,
+            }),
+        ];
+        let line = |i: usize| format!("line {i:>6} {}\n", "x".repeat(87));
+        let lines = 3 * view::OUTPUT_KEPT as usize / 100;
+        for i in 0..lines {
+            events.push(Event::Output(OutputEvent {
+                run_id: 1,
+                stream: crate::protocol::Stream::Stdout,
+                text: line(i),
+            }));
+        }
+        let records: Vec<Record> = events
+            .into_iter()
+            .enumerate()
+            .map(|(i, event)| Record {
+                seq: i as u64,
+                t_ms: i as u64,
+                event,
+            })
+            .collect();
+        let (_, json) = data(&records, "t", false);
+        let seen = views(&json);
+        let total = (lines * 100) as u64;
+        let kept = view::OUTPUT_KEPT;
+        // Early on, all of it; in the middle, the first bytes and a flag.
+        let first: String = (0..10).map(line).collect();
+        assert_eq!(seen[13]["o/1"], format!("{first:?} []"));
+        let middle = &seen[3 + lines / 2]["o/1"];
+        assert!(middle.ends_with(" [0,1]"), "{}", &middle[middle.len() - 40..]);
+        // At the end, the last bytes, and how many came before them.
+        let end = &seen[records.len()]["o/1"];
+        assert!(end.ends_with(&format!("[{}]", total - kept)), "{}", &end[end.len() - 40..]);
+        assert!(end.contains(&line(lines - 1)[..20]));
+        assert!(!end.contains("line      0 "));
     }
 
     /// Every tape in the repository: the page's frames made the fast way

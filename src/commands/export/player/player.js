@@ -66,20 +66,25 @@
     if (f === 0) return;
     for (let j = 0; j < f.length; j += 2) {
       const s = f[j], v = f[j + 1];
-      if (s === HISTORY) {
+      if (s === HISTORY && typeof v === 'number') {
+        lines[lines.length - 1] = grow(lines[lines.length - 1], v);
+      } else if (s === HISTORY) {
         lines.length = v[0];
         for (let k = 1; k < v.length; k++) lines.push(v[k]);
       } else if (v === null) {
         slots[s] = undefined;
       } else if (typeof v === 'number' && v < 0) {
-        const old = slots[s];
-        const grown = old.slice();
-        grown[1] = old[1] - v;
-        slots[s] = grown;
+        slots[s] = grow(slots[s], v);
       } else {
         slots[s] = v;
       }
     }
+  }
+  // A prefix grown by -by (a frame writes growth as a negative number).
+  function grow(prefix, by) {
+    const grown = prefix.slice();
+    grown[1] = prefix[1] - by;
+    return grown;
   }
   function seek(c) {
     c = Math.max(0, Math.min(N, c));
@@ -198,9 +203,10 @@
     tabs.append(b);
   });
   codePane.querySelector('h2').append(tabs);
+  const codeSpec = el('p', 'spec');
   const codeBody = el('div', 'code-body');
   const codeNotes = el('div', 'notes');
-  codePane.append(codeBody, codeNotes);
+  codePane.append(codeSpec, codeBody, codeNotes);
   const outputPane = pane('output', 'Output');
   const outputBody = el('div', 'output-body mono');
   const outputNote = el('p', 'note');
@@ -346,6 +352,9 @@
       if (plan) {
         // The plan's SVG is codeloop's own markup, its texts escaped.
         graph.innerHTML = D.texts[plan.svg];
+        // Drawn for 15 px text: it grows with the page's text (a projector's).
+        const svg = graph.querySelector('svg');
+        if (svg) svg.style.width = (svg.width.baseVal.value / 15) + 'rem';
         graph.querySelectorAll('g[data-node]').forEach((g) => {
           g.addEventListener('click', () => { pinned = g.dataset.node; draw(); });
         });
@@ -382,8 +391,11 @@
     const prog = val('prog');
     Object.entries(tabButtons).forEach(([k, b]) => b.classList.toggle('on', k === tab));
     let detail = '';
-    const key = keyOf(tab, name, raw('n/' + name), stream && stream[0], stream && stream[1], tab === 'program' && prog);
+    const spec = name ? val('i/' + name) : undefined;
+    const key = keyOf(tab, name, raw('n/' + name), raw('i/' + name), stream && stream[0], stream && stream[1], tab === 'program' && prog);
     if (!changed('code', key)) return;
+    codeSpec.textContent = '';
+    if (spec && tab !== 'program') codeSpec.append(el('code', '', spec.sig), ': ' + spec.what);
     codeBody.textContent = '';
     codeNotes.textContent = '';
     codePane.dataset.node = name || '';

@@ -12,9 +12,15 @@
 use std::collections::HashMap;
 use std::fmt::Write;
 
+use super::history::Change;
+
 /// A text longer than this (a code version, tests, a reply) is cut in the
 /// page, with a note of how much is left out.
 pub(super) const TEXT_CAP: usize = 256 << 10;
+/// The texts of one page in all, at most (bytes): past it, a text is
+/// replaced by a note and a growing text stops growing, so any tape's page
+/// stays one a browser opens.
+pub(super) const TEXT_BUDGET: usize = 48 << 20;
 
 /// What a slot holds at a moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +35,29 @@ pub(super) enum Val {
         more: u64,
         flag: u8,
     },
+}
+
+impl Val {
+    /// How much this prefix grew from `before`, if it is `before` grown.
+    pub(super) fn growth_from(self, before: Val) -> Option<u32> {
+        match (self, before) {
+            (
+                Val::Prefix {
+                    text,
+                    len,
+                    more,
+                    flag,
+                },
+                Val::Prefix {
+                    text: t0,
+                    len: l0,
+                    more: m0,
+                    flag: f0,
+                },
+            ) if text == t0 && more == m0 && flag == f0 && len > l0 => Some(len - l0),
+            _ => None,
+        }
+    }
 }
 
 /// A text being written as the tape goes (a reply, a run's output).
@@ -49,6 +78,8 @@ pub(super) struct Store {
     text_ids: HashMap<String, u32>,
     /// UTF-16 length of each text (those interned; growing ones in `growing`).
     lens: Vec<u32>,
+    /// Bytes of text held, against `TEXT_BUDGET`.
+    held: usize,
     growing: HashMap<u32, Growing>,
     /// Per output text, where stderr begins and ends.
     pub(super) streams: HashMap<u32, Streams>,
@@ -63,8 +94,8 @@ pub(super) struct Store {
     /// The slots changed in the frame being made, in order, with what
     /// each held before it.
     pending: Vec<(u32, Option<Val>)>,
-    /// The history's change in the frame being made: keep so many lines, then these.
-    history: Option<(usize, Vec<Val>)>,
+    /// The history's changes in the frame being made, as written.
+    history: Vec<String>,
 }
 
 /// The history's slot: its value is the list of lines, changed by `[keep, line...]`.
@@ -82,7 +113,16 @@ impl Store {
         if let Some(&id) = self.text_ids.get(text) {
             return id;
         }
-        let kept = cut(text);
+        let kept = if self.held + text.len().min(TEXT_CAP) > TEXT_BUDGET {
+            format!(
+                "({} bytes not in this page: the page holds {} MB of text at most)",
+                text.len(),
+                TEXT_BUDGET >> 20
+            )
+        } else {
+            cut(text)
+        };
+        self.held += kept.len();
         let id = self.texts.len() as u32;
         self.lens.push(utf16(&kept));
         self.texts.push(kept);
@@ -117,9 +157,12 @@ impl Store {
             return (0, false);
         };
         let text = &mut self.texts[id as usize];
-        let room = TEXT_CAP.saturating_sub(text.len());
+        let room = TEXT_CAP
+            .saturating_sub(text.len())
+            .min(TEXT_BUDGET.saturating_sub(self.held));
         let kept = floor_boundary(piece, room);
         text.push_str(&piece[..kept]);
+        self.held += kept;
         g.len16 += utf16(&piece[..kept]);
         g.cut += (piece.len() - kept) as u64;
         (g.len16, g.cut > 0)
@@ -188,16 +231,19 @@ impl Store {
         }
     }
 
-    /// The history's lines changed: keep the first `keep`, then `lines`.
-    pub(super) fn history(&mut self, keep: usize, lines: Vec<Val>) {
-        self.history = Some(match self.history.take() {
-            // Two changes in one frame: the second applies to the first's result.
-            Some((k0, mut l0)) if keep >= k0 => {
-                l0.truncate(keep - k0);
-                l0.extend(lines);
-                (k0, l0)
+    /// The history's lines changed: the page is told `change` (as
+    /// `[keep, line...]`, or minus the last line's growth).
+    pub(super) fn history(&mut self, change: Change) {
+        self.history.push(match change {
+            Change::Grow(by) => format!("-{by}"),
+            Change::Lines(keep, lines) => {
+                let mut out = format!("[{keep}");
+                for l in lines {
+                    let _ = write!(out, ",{}", value_json(Some(l), None));
+                }
+                out.push(']');
+                out
             }
-            _ => (keep, lines),
         });
     }
 
@@ -211,12 +257,8 @@ impl Store {
             }
             let _ = write!(out, "{slot},{},", value_json(now, before));
         }
-        if let Some((keep, lines)) = self.history.take() {
-            let _ = write!(out, "0,[{keep}");
-            for l in lines {
-                let _ = write!(out, ",{}", value_json(Some(l), None));
-            }
-            out.push_str("],");
+        for change in std::mem::take(&mut self.history) {
+            let _ = write!(out, "0,{change},");
         }
         if out.is_empty() {
             self.frames.push("0".into());
@@ -271,32 +313,20 @@ impl Store {
 /// A value as a frame writes it: a shared value's id, a prefix as an
 /// array, a prefix grown from `previous` as minus its growth, null for none.
 fn value_json(value: Option<Val>, previous: Option<Val>) -> String {
-    match (value, previous) {
-        (None, _) => "null".into(),
-        (Some(Val::Shared(id)), _) => id.to_string(),
-        (
-            Some(Val::Prefix {
-                text,
-                len,
-                more,
-                flag,
-            }),
-            Some(Val::Prefix {
-                text: t0,
-                len: l0,
-                more: m0,
-                flag: f0,
-            }),
-        ) if text == t0 && more == m0 && flag == f0 && len > l0 => format!("-{}", len - l0),
-        (
-            Some(Val::Prefix {
-                text,
-                len,
-                more,
-                flag,
-            }),
-            _,
-        ) => match (more, flag) {
+    let Some(value) = value else {
+        return "null".into();
+    };
+    if let Some(by) = previous.and_then(|p| value.growth_from(p)) {
+        return format!("-{by}");
+    }
+    match value {
+        Val::Shared(id) => id.to_string(),
+        Val::Prefix {
+            text,
+            len,
+            more,
+            flag,
+        } => match (more, flag) {
             (0, 0) => format!("[{text},{len}]"),
             (more, 0) => format!("[{text},{len},{more}]"),
             (more, flag) => format!("[{text},{len},{more},{flag}]"),

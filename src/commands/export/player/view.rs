@@ -28,8 +28,12 @@ use crate::session::state::HistoryEntry;
 use crate::session::{CodeSource, Event, NodeStatus, Outcome, Purpose, Record, State, moments};
 
 /// A run's output kept in the page: its first bytes and its last, each at
-/// most this much (the run's log on disk has the rest).
+/// most this much (the run's log on disk has the rest)...
 pub(super) const OUTPUT_KEPT: u64 = 64 << 10;
+/// ...and the outputs of all runs at most this much: past it, each run
+/// keeps less (`Views::new`), never under `OUTPUT_KEPT_LEAST` at each end.
+const OUTPUT_BUDGET: u64 = 16 << 20;
+const OUTPUT_KEPT_LEAST: u64 = 4 << 10;
 
 /// A prefix's flags: a reply still streaming; a text whole.
 pub(super) const STREAMING: u8 = 1;
@@ -146,6 +150,8 @@ struct Output {
     seen: u64,
     /// Raw bytes the run printed in all (read ahead from the tape).
     total: u64,
+    /// Raw bytes kept at each end of a long output.
+    kept: u64,
     /// Each text's last stream, to mark where stderr begins and ends.
     last_stream: HashMap<u32, u8>,
 }
@@ -153,10 +159,19 @@ struct Output {
 impl Output {
     /// Where the tail begins (raw bytes): all of it is kept when it is small.
     fn tail_from(&self) -> u64 {
-        if self.total <= 2 * OUTPUT_KEPT {
+        if self.total <= 2 * self.kept {
             u64::MAX
         } else {
-            self.total - OUTPUT_KEPT
+            self.total - self.kept
+        }
+    }
+
+    /// Where the head ends (raw bytes).
+    fn head_end(&self) -> u64 {
+        if self.tail_from() == u64::MAX {
+            u64::MAX
+        } else {
+            self.kept
         }
     }
 }
@@ -168,9 +183,6 @@ struct NodeView {
     st: &'static str,
     sl: &'static str,
     sub: String,
-    /// `name(inputs) -> output` and its purpose.
-    sig: String,
-    what: String,
     it: u32,
     #[serde(skip_serializing_if = "Option::is_none")]
     src: Option<&'static str>,
@@ -207,6 +219,13 @@ struct NodeView {
     /// The model is reflecting on the failure now.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     why: bool,
+}
+
+/// What a node is: its signature and purpose.
+#[derive(Serialize)]
+struct Spec {
+    sig: String,
+    what: String,
 }
 
 /// A failure as the code pane marks it.
@@ -267,6 +286,8 @@ pub(super) struct Views {
     outputs: HashMap<u64, Output>,
     /// Raw output bytes of each run in all.
     totals: HashMap<u64, u64>,
+    /// Raw bytes a run's output keeps at each end, within the budget.
+    pub(super) kept: u64,
     code_ids: HashMap<(String, usize), u32>,
     diffs: HashMap<(u32, u32), u32>,
     plan: Option<(Vec<crate::session::FunctionSpec>, Val)>,
@@ -282,6 +303,13 @@ impl Views {
                 *totals.entry(e.run_id).or_default() += e.text.len() as u64;
             }
         }
+        let wanted: u64 = totals.values().map(|t| (*t).min(2 * OUTPUT_KEPT)).sum();
+        let kept = if wanted <= OUTPUT_BUDGET {
+            OUTPUT_KEPT
+        } else {
+            let long = totals.values().filter(|t| **t > 2 * OUTPUT_KEPT_LEAST).count() as u64;
+            (OUTPUT_BUDGET / (2 * long.max(1))).clamp(OUTPUT_KEPT_LEAST, OUTPUT_KEPT)
+        };
         Views {
             store: Store::new(),
             full,
@@ -289,6 +317,7 @@ impl Views {
             replies: HashMap::new(),
             outputs: HashMap::new(),
             totals,
+            kept,
             code_ids: HashMap::new(),
             diffs: HashMap::new(),
             plan: None,
@@ -328,7 +357,7 @@ impl Views {
                 for stale in self.store.held("n/") {
                     let name = &stale[2..];
                     if !state.nodes.contains_key(name) {
-                        for slot in ["n/", "s/", "w/"] {
+                        for slot in ["n/", "i/", "s/", "w/"] {
                             self.store.set(&format!("{slot}{name}"), None);
                         }
                     }
@@ -554,12 +583,23 @@ impl Views {
         let view = self.node_view(state, name);
         let planned = view.is_some();
         self.store.set(&format!("n/{name}"), view);
+        // What it is: `name(inputs) -> output` and its purpose.
+        let spec = state
+            .nodes
+            .get(name)
+            .map(|n| Spec {
+                sig: signature(n),
+                what: n.spec.purpose.clone(),
+            })
+            .map(|s| self.store.shared(&s));
+        self.store.set(&format!("i/{name}"), spec);
         if planned {
             self.streaming(state, name);
             self.reflection(state, name);
         } else {
             self.store.set(&format!("s/{name}"), None);
             self.store.set(&format!("w/{name}"), None);
+            self.store.set(&format!("i/{name}"), None);
         }
     }
 
@@ -631,8 +671,6 @@ impl Views {
             st: status_class(n.status),
             sl: n.status.label(),
             sub: graph::sub_label(n),
-            sig: signature(n),
-            what: n.spec.purpose.clone(),
             it: n.iteration(),
             src: n.versions.last().map(|v| source_label(v.source)),
             c,
@@ -754,6 +792,7 @@ impl Views {
                     tail: None,
                     seen: 0,
                     total,
+                    kept: self.kept,
                     last_stream: HashMap::new(),
                 },
             );
@@ -796,7 +835,7 @@ impl Views {
                 text: out.head,
                 len: self.store.len_of(out.head),
                 more: 0,
-                flag: u8::from(seen > OUTPUT_KEPT),
+                flag: u8::from(seen > out.head_end()),
             })
         };
         self.store.set(&format!("o/{id}"), value);
@@ -809,11 +848,7 @@ impl Views {
             return;
         };
         let tail_from = out.tail_from();
-        let head_end = if tail_from == u64::MAX {
-            u64::MAX
-        } else {
-            OUTPUT_KEPT
-        };
+        let head_end = out.head_end();
         let end = at + piece.len() as u64;
         let mut parts: Vec<(u32, &str)> = Vec::new();
         if at < head_end {
@@ -867,8 +902,8 @@ impl Views {
             );
             self.history.put(i, lines, open);
         }
-        if let Some((keep, lines)) = self.history.changes() {
-            self.store.history(keep, lines);
+        if let Some(change) = self.history.changes() {
+            self.store.history(change);
         }
     }
 
