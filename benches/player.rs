@@ -41,14 +41,20 @@ fn main() {
     let mut tapes: Vec<(String, PathBuf)> = Vec::new();
     for demo in ["collatz", "csvmeans", "roman", "sales", "wordfreq"] {
         if wanted(demo) {
-            tapes.push((demo.into(), root.join("assets/demos").join(demo).join("tape.jsonl")));
+            tapes.push((
+                demo.into(),
+                root.join("assets/demos").join(demo).join("tape.jsonl"),
+            ));
         }
     }
     if wanted("output") {
         tapes.push(("output".into(), output_tape(&dir)));
     }
     if wanted("streams") {
-        tapes.push(("streams".into(), streams_tape(&dir, &root.join("assets/demos/roman/tape.jsonl"))));
+        tapes.push((
+            "streams".into(),
+            streams_tape(&dir, &root.join("assets/demos/roman/tape.jsonl")),
+        ));
     }
     let mut browser = cdp::chromium().map(|path| cdp::Browser::launch(&path, 1280, 900));
     if browser.is_none() {
@@ -73,7 +79,11 @@ fn main() {
             .output()
             .unwrap();
         let export = start.elapsed();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let page_bytes = std::fs::metadata(&page).map(|m| m.len()).unwrap_or(0);
         let mut row = format!(
             "{name:<9} {events:>8} {:>10} {:>10} {:>9}",

@@ -94,9 +94,10 @@ fn expected(records: &[Record], cursor: usize) -> Seen {
         .collect();
     statuses.sort();
     let n = state.nodes.get(&node);
-    let reflecting = state.calls.values().any(
-        |c| !c.done && matches!(&c.purpose, Purpose::Reflect { node: r } if *r == node),
-    );
+    let reflecting = state
+        .calls
+        .values()
+        .any(|c| !c.done && matches!(&c.purpose, Purpose::Reflect { node: r } if *r == node));
     let stream = n
         .and_then(|_| state.streaming(&node))
         .filter(|_| !reflecting)
@@ -104,15 +105,19 @@ fn expected(records: &[Record], cursor: usize) -> Seen {
     let code_text = n.and_then(|n| n.code()).filter(|_| stream.is_none());
     let fail = n
         .and_then(|n| {
-            let e = n.current_failure().filter(|_| n.status != NodeStatus::Passed)?;
+            let e = n
+                .current_failure()
+                .filter(|_| n.status != NodeStatus::Passed)?;
             e.line_in(code_text?)
         })
         .map_or(-1, |l| l as i64);
-    let output_end = n.and_then(|_| state.run_to_show(Some(&node), false)).map(|id| {
-        let run = &state.runs[&id];
-        let text: String = run.chunks.iter().map(|(_, t)| sanitize(t)).collect();
-        text.lines().last().unwrap_or("(no output)").to_string()
-    });
+    let output_end = n
+        .and_then(|_| state.run_to_show(Some(&node), false))
+        .map(|id| {
+            let run = &state.runs[&id];
+            let text: String = run.chunks.iter().map(|(_, t)| sanitize(t)).collect();
+            text.lines().last().unwrap_or("(no output)").to_string()
+        });
     let reflection = state
         .history
         .iter()
@@ -265,7 +270,11 @@ fn every_demo_replays_with_the_keys_as_the_fold_says() {
         // It opens at the end, like review.
         let n = records.len();
         let mut check = |b: &mut cdp::Browser, cursor: usize| {
-            assert_eq!(seen(b, cursor), expected(&records, cursor), "{demo} at {cursor}");
+            assert_eq!(
+                seen(b, cursor),
+                expected(&records, cursor),
+                "{demo} at {cursor}"
+            );
             compared += 1;
         };
         check(&mut b, n);
@@ -375,7 +384,8 @@ fn markup_tape(dir: &Path) -> PathBuf {
     let first = tape.lines().next().unwrap();
     let mut started: Value = serde_json::from_str(first).unwrap();
     let task = started["task"].as_str().unwrap().to_string();
-    started["task"] = format!("{task} </script><script>document.title='pwned'</script> & \"quoted\"").into();
+    started["task"] =
+        format!("{task} </script><script>document.title='pwned'</script> & \"quoted\"").into();
     let rest: String = tape.lines().skip(1).map(|l| format!("{l}\n")).collect();
     let path = dir.join("markup.jsonl");
     std::fs::write(&path, format!("{started}\n{rest}")).unwrap();
@@ -390,7 +400,10 @@ fn the_page_holds_everything_and_shows_text_as_text() {
     assert!(!html.contains("http://") && !html.contains("https://"));
     assert!(!html.contains("src=") && !html.contains("@import"));
     assert!(html.contains("Content-Security-Policy\" content=\"default-src 'none'"));
-    assert!(html.contains("script-src 'sha256-"), "only its own script runs");
+    assert!(
+        html.contains("script-src 'sha256-"),
+        "only its own script runs"
+    );
     assert!(
         !html.contains("</script><script>document.title"),
         "the tape's text cannot end the data's script element"
@@ -404,7 +417,9 @@ fn the_page_holds_everything_and_shows_text_as_text() {
     assert_eq!(b.eval("document.title === 'pwned'"), Value::Bool(false));
     let task = b.eval("document.querySelector('.task-text').textContent");
     assert!(
-        task.as_str().unwrap().contains("</script><script>document.title='pwned'</script> & \"quoted\""),
+        task.as_str()
+            .unwrap()
+            .contains("</script><script>document.title='pwned'</script> & \"quoted\""),
         "{task}"
     );
 }
@@ -421,7 +436,11 @@ fn screenshots_of_a_failure_on_a_phone_a_laptop_and_a_projector() {
     let first = moments::first_failure(&records).unwrap();
     let seq = records[first - 1].seq;
     let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("player-shots");
-    for (name, w, h) in [("phone", 412, 915), ("laptop", 1280, 800), ("projector", 1920, 1080)] {
+    for (name, w, h) in [
+        ("phone", 412, 915),
+        ("laptop", 1280, 800),
+        ("projector", 1920, 1080),
+    ] {
         b.size(w, h);
         b.open(&url(&page, &format!("#seq={seq}")), READY);
         seen(&mut b, first);

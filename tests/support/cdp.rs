@@ -6,8 +6,8 @@
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
 use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -143,7 +143,9 @@ impl Browser {
     pub fn wait(&mut self, expr: &str) {
         let start = Instant::now();
         loop {
-            let probe = format!("(() => {{ try {{ return !!({expr}); }} catch (e) {{ return false; }} }})()");
+            let probe = format!(
+                "(() => {{ try {{ return !!({expr}); }} catch (e) {{ return false; }} }})()"
+            );
             if self.eval(&probe) == Value::Bool(true) {
                 return;
             }
@@ -169,9 +171,17 @@ impl Browser {
             " " => ("Space", 32, " "),
             "[" => ("BracketLeft", 219, "["),
             "]" => ("BracketRight", 221, "]"),
-            other => ("", other.chars().next().unwrap().to_ascii_uppercase() as u32, other),
+            other => (
+                "",
+                other.chars().next().unwrap().to_ascii_uppercase() as u32,
+                other,
+            ),
         };
-        let kind = if text.is_empty() { "rawKeyDown" } else { "keyDown" };
+        let kind = if text.is_empty() {
+            "rawKeyDown"
+        } else {
+            "keyDown"
+        };
         self.call(
             "Input.dispatchKeyEvent",
             json!({"type": kind, "key": key, "code": code, "windowsVirtualKeyCode": vk, "text": text}),

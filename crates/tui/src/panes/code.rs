@@ -16,8 +16,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::code_lines::{
-    Mark, diff_lines, earlier_failure_line, error_lines, numbered, numbered_covered,
-    streaming,
+    Mark, diff_lines, earlier_failure_line, error_lines, numbered, numbered_covered, streaming,
 };
 use super::code_tabs;
 use super::code_values::{failure_with_values, value_marks, values_status};

@@ -77,10 +77,7 @@ fn data(records: &[Record], source: &str, full: bool) -> (State, String) {
     let extra = [
         ("head", head.to_string()),
         ("moments", moments_json(records)),
-        (
-            "gap",
-            crate::tui::timeline::REPLAY_MAX_GAP_MS.to_string(),
-        ),
+        ("gap", crate::tui::timeline::REPLAY_MAX_GAP_MS.to_string()),
         ("kept", views.kept.to_string()),
     ];
     let json = views.store.json(&extra);
@@ -212,7 +209,9 @@ mod tests {
         }
         let shown = |v: &Value| -> String {
             match v {
-                Value::Number(n) => resolve(&vals[n.as_u64().unwrap() as usize], &texts).to_string(),
+                Value::Number(n) => {
+                    resolve(&vals[n.as_u64().unwrap() as usize], &texts).to_string()
+                }
                 Value::Array(p) => {
                     let text = &texts[p[0].as_u64().unwrap() as usize];
                     let len = p[1].as_u64().unwrap() as usize;
@@ -327,10 +326,18 @@ mod tests {
         let first: String = (0..10).map(line).collect();
         assert_eq!(seen[13]["o/1"], format!("{first:?} []"));
         let middle = &seen[3 + lines / 2]["o/1"];
-        assert!(middle.ends_with(" [0,1]"), "{}", &middle[middle.len() - 40..]);
+        assert!(
+            middle.ends_with(" [0,1]"),
+            "{}",
+            &middle[middle.len() - 40..]
+        );
         // At the end, the last bytes, and how many came before them.
         let end = &seen[records.len()]["o/1"];
-        assert!(end.ends_with(&format!("[{}]", total - kept)), "{}", &end[end.len() - 40..]);
+        assert!(
+            end.ends_with(&format!("[{}]", total - kept)),
+            "{}",
+            &end[end.len() - 40..]
+        );
         assert!(end.contains(&line(lines - 1)[..20]));
         assert!(!end.contains("line      0 "));
     }
@@ -342,7 +349,11 @@ mod tests {
     fn the_frames_computed_by_scope_are_those_computed_in_full() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut tapes: Vec<std::path::PathBuf> = Vec::new();
-        for dir in ["assets/demos", "tests/fixtures", "crates/session/tests/fixtures"] {
+        for dir in [
+            "assets/demos",
+            "tests/fixtures",
+            "crates/session/tests/fixtures",
+        ] {
             let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
                 continue;
             };

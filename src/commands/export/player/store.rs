@@ -352,7 +352,10 @@ pub(super) fn floor_boundary(text: &str, at: usize) -> usize {
     if at >= text.len() {
         return text.len();
     }
-    (0..=at).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0)
+    (0..=at)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0)
 }
 
 /// The length of `text` in UTF-16 units.

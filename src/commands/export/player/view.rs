@@ -307,7 +307,10 @@ impl Views {
         let kept = if wanted <= OUTPUT_BUDGET {
             OUTPUT_KEPT
         } else {
-            let long = totals.values().filter(|t| **t > 2 * OUTPUT_KEPT_LEAST).count() as u64;
+            let long = totals
+                .values()
+                .filter(|t| **t > 2 * OUTPUT_KEPT_LEAST)
+                .count() as u64;
             (OUTPUT_BUDGET / (2 * long.max(1))).clamp(OUTPUT_KEPT_LEAST, OUTPUT_KEPT)
         };
         Views {
@@ -384,7 +387,10 @@ impl Views {
             return;
         };
         // A node the plan does not have (yet) shows nothing.
-        if c.purpose.node().is_some_and(|n| !state.nodes.contains_key(n)) {
+        if c.purpose
+            .node()
+            .is_some_and(|n| !state.nodes.contains_key(n))
+        {
             return;
         }
         match &c.purpose {
@@ -455,9 +461,11 @@ impl Views {
 
     /// The node's latest reflection: streaming from its call, or whole.
     fn reflection(&mut self, state: &State, node: &str) {
-        let entry = state.history.iter().rev().find(
-            |h| matches!(h, HistoryEntry::Reflection { node: n, .. } if n == node),
-        );
+        let entry = state
+            .history
+            .iter()
+            .rev()
+            .find(|h| matches!(h, HistoryEntry::Reflection { node: n, .. } if n == node));
         let value = entry.and_then(|h| self.reflection_val(state, h));
         self.store.set(&format!("w/{node}"), value);
     }
@@ -664,9 +672,10 @@ impl Views {
             .map(|e| e.values_trace());
         let v = v.map(|trace| self.store.text(&trace));
         let t = n.tests.clone().map(|tests| self.store.text(&tests));
-        let why = state.calls.values().any(
-            |c| !c.done && matches!(&c.purpose, Purpose::Reflect { node } if node == name),
-        );
+        let why = state
+            .calls
+            .values()
+            .any(|c| !c.done && matches!(&c.purpose, Purpose::Reflect { node } if node == name));
         let view = NodeView {
             st: status_class(n.status),
             sl: n.status.label(),
@@ -682,7 +691,9 @@ impl Views {
             e,
             v,
             run: state.run_to_show(Some(name), false),
-            rev: n.current_review().map(|r| format!("review: {}", r.summary())),
+            rev: n
+                .current_review()
+                .map(|r| format!("review: {}", r.summary())),
             chk: n
                 .findings
                 .iter()
@@ -716,24 +727,27 @@ impl Views {
         if let Some(&id) = self.diffs.get(&(old, new)) {
             return id;
         }
-        let tags: String = similar::TextDiff::from_lines(
-            self.store.text_of(old),
-            self.store.text_of(new),
-        )
-        .iter_all_changes()
-        .map(|c| match c.tag() {
-            similar::ChangeTag::Equal => '=',
-            similar::ChangeTag::Delete => '-',
-            similar::ChangeTag::Insert => '+',
-        })
-        .collect();
+        let tags: String =
+            similar::TextDiff::from_lines(self.store.text_of(old), self.store.text_of(new))
+                .iter_all_changes()
+                .map(|c| match c.tag() {
+                    similar::ChangeTag::Equal => '=',
+                    similar::ChangeTag::Delete => '-',
+                    similar::ChangeTag::Insert => '+',
+                })
+                .collect();
         let id = self.store.text(&tags);
         self.diffs.insert((old, new), id);
         id
     }
 
     /// Lines added and removed from a node's version before `iteration` to it.
-    fn change_counts(&mut self, state: &State, node: &str, iteration: u32) -> Option<(usize, usize)> {
+    fn change_counts(
+        &mut self,
+        state: &State,
+        node: &str,
+        iteration: u32,
+    ) -> Option<(usize, usize)> {
         let n = state.nodes.get(node)?;
         let i = n.versions.iter().rposition(|v| v.iteration == iteration)?;
         let before = i.checked_sub(1)?;
@@ -879,7 +893,11 @@ impl Views {
             let last = out.last_stream.get(&text).copied().unwrap_or(0);
             if last != code {
                 let start = self.store.len_of(text);
-                self.store.streams.entry(text).or_default().push((start, code));
+                self.store
+                    .streams
+                    .entry(text)
+                    .or_default()
+                    .push((start, code));
                 out.last_stream.insert(text, code);
             }
             self.store.append(text, &clean);
