@@ -313,6 +313,8 @@ fn every_demo_replays_with_the_keys_as_the_fold_says() {
         }
     }
     assert!(compared > 500, "{compared} moments compared");
+    // Nothing fetched, nothing thrown, nothing refused by its policy.
+    assert_eq!(b.trouble(), Vec::<String>::new());
 }
 
 #[test]

@@ -19,6 +19,8 @@ pub struct Browser {
     from: BufReader<ChildStdout>,
     next: u64,
     session: String,
+    /// The events the page sent (method, params), oldest first.
+    events: Vec<(String, Value)>,
     _profile: tempfile::TempDir,
 }
 
@@ -61,6 +63,7 @@ impl Browser {
             from,
             next: 1,
             session: String::new(),
+            events: Vec::new(),
             _profile: profile,
         };
         let target = b.browser_call("Target.createTarget", json!({"url": "about:blank"}));
@@ -71,6 +74,10 @@ impl Browser {
         );
         b.session = attached["sessionId"].as_str().unwrap().to_string();
         b.size(width, height);
+        // What the page asks of the network, what it throws, what it logs.
+        b.call("Network.enable", json!({}));
+        b.call("Runtime.enable", json!({}));
+        b.call("Log.enable", json!({}));
         b
     }
 
@@ -90,6 +97,11 @@ impl Browser {
             assert!(n > 0, "the browser closed its pipe during {method}");
             buf.pop();
             let answer: Value = serde_json::from_slice(&buf).unwrap();
+            if let Some(method) = answer["method"].as_str() {
+                self.events
+                    .push((method.to_string(), answer["params"].clone()));
+                continue;
+            }
             if answer["id"].as_u64() == Some(id) {
                 assert!(
                     answer.get("error").is_none(),
@@ -103,6 +115,45 @@ impl Browser {
 
     fn browser_call(&mut self, method: &str, params: Value) -> Value {
         self.send(method, params, false)
+    }
+
+    /// The events of `method` the page sent so far.
+    pub fn events(&self, method: &str) -> Vec<Value> {
+        self.events
+            .iter()
+            .filter(|(m, _)| m == method)
+            .map(|(_, p)| p.clone())
+            .collect()
+    }
+
+    /// The URLs the page asked for that are not files, and what it threw
+    /// or logged as an error (a refused script or style included).
+    pub fn trouble(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .events("Network.requestWillBeSent")
+            .iter()
+            .filter_map(|e| e["request"]["url"].as_str().map(str::to_string))
+            .filter(|url| !url.starts_with("file:") && !url.starts_with("about:"))
+            .map(|url| format!("fetched {url}"))
+            .collect();
+        out.extend(
+            self.events("Runtime.exceptionThrown")
+                .iter()
+                .map(|e| format!("threw {}", e["exceptionDetails"])),
+        );
+        out.extend(
+            self.events("Log.entryAdded")
+                .iter()
+                .filter(|e| e["entry"]["level"] == "error")
+                .map(|e| format!("logged {}", e["entry"]["text"])),
+        );
+        out.extend(
+            self.events("Runtime.consoleAPICalled")
+                .iter()
+                .filter(|e| e["type"] == "error")
+                .map(|e| format!("console {}", e["args"])),
+        );
+        out
     }
 
     /// A command to the page.

@@ -28,7 +28,7 @@ use super::html::esc;
 use super::pictures::base64;
 use crate::session::{Record, State, moments};
 
-const CSS: &str = include_str!("player.css");
+const CSS: &str = concat!(include_str!("player.css"), include_str!("../graph.css"));
 const JS: &str = include_str!("player.js");
 
 /// The whole page of the session whose tape held `records`, read from `source`.

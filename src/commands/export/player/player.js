@@ -287,10 +287,15 @@
   }
   function keyOf(...xs) { return JSON.stringify(xs); }
 
-  function listing(text, mark, note) {
-    const table = el('table', 'listing mono');
+  // A text's lines, as Rust's `str::lines` counts them (no last empty one).
+  function linesOf(text) {
     const rows = text.split('\n');
     if (rows.length && rows[rows.length - 1] === '') rows.pop();
+    return rows;
+  }
+  function listing(text, mark, note) {
+    const table = el('table', 'listing mono');
+    const rows = linesOf(text);
     const shown = Math.min(rows.length, CODE_LINES);
     for (let i = 0; i < shown; i++) {
       const tr = el('tr');
@@ -310,8 +315,7 @@
   }
   function diffListing(oldText, newText, tags) {
     const table = el('table', 'listing diff mono');
-    const split = (t) => { const r = t.split('\n'); if (r.length && r[r.length - 1] === '') r.pop(); return r; };
-    const a = split(oldText), b = split(newText);
+    const a = linesOf(oldText), b = linesOf(newText);
     let i = 0, j = 0;
     for (const tag of tags) {
       const tr = el('tr');
@@ -472,8 +476,7 @@
     } else {
       const text = prefix(o);
       const ranges = stderrRanges(o[0]);
-      const all = text.split('\n');
-      if (all.length && all[all.length - 1] === '') all.pop();
+      const all = linesOf(text);
       const from = Math.max(0, all.length - SHOWN_LINES);
       let offset = 0;
       for (let i = 0; i < from; i++) offset += all[i].length + 1;
