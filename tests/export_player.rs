@@ -313,7 +313,9 @@ fn every_demo_replays_with_the_keys_as_the_fold_says() {
         }
     }
     assert!(compared > 500, "{compared} moments compared");
-    // Nothing fetched, nothing thrown, nothing refused by its policy.
+    // Nothing fetched, nothing thrown, nothing refused by its policy (the
+    // pages themselves were asked for, so the requests are seen).
+    assert!(!b.events("Network.requestWillBeSent").is_empty());
     assert_eq!(b.trouble(), Vec::<String>::new());
 }
 
@@ -417,6 +419,24 @@ fn the_page_holds_everything_and_shows_text_as_text() {
     };
     b.open(&url(&page, ""), READY);
     assert_eq!(b.eval("document.title === 'pwned'"), Value::Bool(false));
+    assert_eq!(b.trouble(), Vec::<String>::new());
+    // What the browser reports as trouble is seen: a script the page's
+    // policy does not allow is refused, and said so.
+    b.eval("const s = document.createElement('script'); s.textContent = 'document.title = 1'; document.body.append(s);");
+    let start = std::time::Instant::now();
+    while !b
+        .trouble()
+        .iter()
+        .any(|t| t.contains("Content Security Policy"))
+    {
+        assert!(
+            start.elapsed().as_secs() < 10,
+            "no refusal seen: {:?}",
+            b.trouble()
+        );
+        b.eval("1");
+    }
+    assert_ne!(b.eval("document.title"), Value::String("1".into()));
     let task = b.eval("document.querySelector('.task-text').textContent");
     assert!(
         task.as_str()
