@@ -379,6 +379,15 @@
       if (sub && sub.textContent !== words) sub.textContent = words;
     });
     graphPane.querySelector('.detail').textContent = plan ? passed + '/' + all + ' passed' : '';
+    // The selected node stays in sight in a long plan.
+    if (changed('graphSelected', node)) {
+      const g = node && [...graph.querySelectorAll('g[data-node]')].find((x) => x.dataset.node === node);
+      if (g) {
+        const box = graph.getBoundingClientRect(), at = g.getBoundingClientRect();
+        if (at.top < box.top || at.bottom > box.bottom) graph.scrollTop += at.top - box.top - box.height / 3;
+        if (at.left < box.left || at.right > box.right) graph.scrollLeft += at.left - box.left - 16;
+      }
+    }
     const error = val('plan_error');
     const stream = raw('plan_stream');
     let text = '';
