@@ -476,3 +476,53 @@ fn screenshots_of_a_failure_on_a_phone_a_laptop_and_a_projector() {
         eprintln!("{}", path.display());
     }
 }
+
+#[test]
+fn the_diff_tab_shows_what_the_last_repair_changed() {
+    let work = tempfile::tempdir().unwrap();
+    let Some(mut b) = browser(1280, 900) else {
+        return;
+    };
+    let tape = demo_tape("roman");
+    let records = records(&tape);
+    let page = export(&tape, work.path(), "roman");
+    b.open(&url(&page, ""), READY);
+    seen(&mut b, records.len());
+    // The plan's first node, then the next: roman_to_int, repaired twice.
+    b.key("ArrowUp");
+    b.key("ArrowUp");
+    b.key("ArrowDown");
+    b.key("d");
+    b.wait("document.getElementById('app').dataset.node === 'roman_to_int'");
+    b.wait("document.querySelector('#code table.diff') !== null");
+    let rows = b.eval(
+        "[...document.querySelectorAll('#code table.diff tr')].map((tr) => \
+         tr.querySelector('td.sign').textContent + tr.querySelector('td.text').textContent)",
+    );
+    let state = State::from_records(&records);
+    let versions = &state.nodes["roman_to_int"].versions;
+    let [.., old, new] = versions.as_slice() else {
+        panic!("two versions at least: {versions:?}");
+    };
+    let expected: Vec<String> = similar::TextDiff::from_lines(&old.code, &new.code)
+        .iter_all_changes()
+        .map(|c| {
+            let sign = match c.tag() {
+                similar::ChangeTag::Equal => ' ',
+                similar::ChangeTag::Delete => '-',
+                similar::ChangeTag::Insert => '+',
+            };
+            format!("{sign}{}", c.value().trim_end_matches(['\n', '\r']))
+        })
+        .collect();
+    assert_eq!(rows, serde_json::json!(expected));
+    assert!(expected.iter().any(|l| l.starts_with('+')));
+    let title = b.eval("document.querySelector('#code .detail').textContent");
+    assert_eq!(
+        title,
+        Value::String(format!(
+            "roman_to_int · iteration {} → {}",
+            old.iteration, new.iteration
+        ))
+    );
+}
