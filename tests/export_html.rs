@@ -2,6 +2,8 @@
 //! HTML page opened in a real browser (headless Chromium from Debian).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
+#[path = "support/cdp.rs"]
+mod cdp;
 mod sessions_support;
 
 use std::path::{Path, PathBuf};
@@ -190,17 +192,6 @@ fn the_page_escapes_the_tape_and_refers_to_nothing_outside_itself() {
     assert!(html.contains("Content-Security-Policy\" content=\"default-src 'none'"));
 }
 
-fn chromium() -> Option<PathBuf> {
-    ["chromium", "chromium-browser"].iter().find_map(|name| {
-        let out = Command::new("sh")
-            .args(["-c", &format!("command -v {name}")])
-            .output()
-            .ok()?;
-        let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        (out.status.success() && !path.is_empty()).then(|| PathBuf::from(path))
-    })
-}
-
 /// Chromium, headless, with every name resolving to nothing, on a page;
 /// `extra` adds its own flags. Returns stdout.
 fn open_in_chromium(browser: &Path, page: &Path, extra: &[String]) -> String {
@@ -250,7 +241,7 @@ fn page_requests(net_log: &Path) -> Vec<String> {
 
 #[test]
 fn the_page_in_headless_chromium_shows_the_graph_the_diffs_and_the_results() {
-    let Some(browser) = chromium() else {
+    let Some(browser) = cdp::chromium() else {
         println!(
             "SKIPPED: no chromium on this machine (scripts/test.sh installs Debian's `chromium`)"
         );

@@ -195,6 +195,32 @@ impl Location {
         }
     }
 
+    /// The 0-based line of `code` (a node's code or its tests) this failure
+    /// points at, for every view that marks it (the code pane, the
+    /// browser's player). The location's line number is in the file the
+    /// program ran (which may hold more than this node), so the line is
+    /// found by its text from the context, nearest to the number; failing
+    /// that, the number itself when it is in the node's own code.
+    pub fn line_in(&self, code: &str) -> Option<usize> {
+        let line = self.line? as usize;
+        let lines: Vec<&str> = code.lines().collect();
+        if let Some((_, text)) = self.context.iter().find(|(n, _)| *n as usize == line) {
+            let want = text.trim();
+            if !want.is_empty() {
+                let best = lines
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, l)| l.trim() == want)
+                    .min_by_key(|(i, _)| (*i as i64 - (line as i64 - 1)).unsigned_abs())
+                    .map(|(i, _)| i);
+                if best.is_some() {
+                    return best;
+                }
+            }
+        }
+        (self.in_node_code && line >= 1 && line <= lines.len()).then(|| line - 1)
+    }
+
     /// `ErrorType: message`, or the type alone.
     pub fn what(&self) -> String {
         if self.message.is_empty() {
@@ -332,6 +358,26 @@ mod tests {
             ..Location::default()
         };
         assert_eq!(bare.to_string(), "Timeout");
+    }
+
+    #[test]
+    fn a_failure_is_found_in_a_text_by_its_line_nearest_its_number() {
+        // The program's file holds more than the node: line 9 there is the
+        // node's line 3, found by its text; of two equal lines, the nearest.
+        let at = |line, text: &str, own| Location {
+            line: Some(line),
+            context: vec![(line, text.into())],
+            in_node_code: own,
+            ..Location::default()
+        };
+        let code = "def f(x):\n    y = x\n    return y[0]\n    return y[0]\n";
+        assert_eq!(at(9, "return y[0]", true).line_in(code), Some(3));
+        assert_eq!(at(3, "return y[0]", true).line_in(code), Some(2));
+        // A line not in the text: its number, only in the node's own code.
+        assert_eq!(at(2, "other()", true).line_in(code), Some(1));
+        assert_eq!(at(2, "other()", false).line_in(code), None);
+        assert_eq!(at(9, "other()", true).line_in(code), None);
+        assert_eq!(Location::default().line_in(code), None);
     }
 
     #[test]

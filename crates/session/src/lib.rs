@@ -8,6 +8,7 @@ mod entries;
 mod event;
 pub mod figures;
 pub mod index;
+pub mod moments;
 pub mod outcome;
 mod parts;
 mod pause;

@@ -134,7 +134,7 @@ pub(crate) fn parse_plan(text: &str) -> Result<Vec<FunctionSpec>, String> {
 }
 
 /// A command in a few words, for the flash line and the history.
-pub(crate) fn describe_command(command: &Command) -> String {
+pub fn describe_command(command: &Command) -> String {
     match command {
         Command::SetStepMode { on: true } => "step mode on".into(),
         Command::SetStepMode { on: false } => "step mode off".into(),
@@ -161,7 +161,7 @@ pub(crate) fn describe_command(command: &Command) -> String {
 }
 
 /// The label of a code version's origin.
-pub(crate) fn source_label(source: CodeSource) -> &'static str {
+pub fn source_label(source: CodeSource) -> &'static str {
     match source {
         CodeSource::Model => "model",
         CodeSource::Edit => "edited by you",

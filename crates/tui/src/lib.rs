@@ -10,7 +10,7 @@
 #![warn(unreachable_pub)]
 
 pub mod app;
-mod describe;
+pub mod describe;
 pub mod event_loop;
 pub mod external_editor;
 pub mod graphics;

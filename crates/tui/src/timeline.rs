@@ -6,11 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use codeloop_session::{
-    AttemptEvent, CandidatesEvent, CheckEvent, CodeEvent, Event, LocalizedEvent, ModelRequestEvent,
-    NodeStatus, NodeStatusEvent, Record, ReflectionEvent, ReviewEvent, RunStartedEvent, State,
-    TestsChangedEvent, TestsEvent,
-};
+use codeloop_session::{Event, Record, State, moments};
 
 /// Output text held in memory beyond which the oldest output is elided
 /// (the tape on disk keeps it all). Keeps a flood from growing memory.
@@ -22,7 +18,7 @@ pub(crate) const CHECKPOINT_EVERY: usize = 4096;
 const MAX_CHECKPOINTS: usize = 32;
 /// A replay shortens pauses longer than this (the person was away), so a
 /// recording of a step-mode session does not stand still for minutes.
-pub(crate) const REPLAY_MAX_GAP_MS: u64 = 2_000;
+pub const REPLAY_MAX_GAP_MS: u64 = 2_000;
 /// Records a replay applies at most in one tick (a tick never stalls the UI).
 const MAX_PER_TICK: usize = 10_000;
 
@@ -132,7 +128,7 @@ impl Timeline {
         {
             self.state = *head;
             self.cursor = n;
-            self.active = active_at(&self.records[..n]);
+            self.active = moments::active_at(&self.records[..n]).map(str::to_string);
             return;
         }
         let refold = n < self.cursor;
@@ -155,7 +151,7 @@ impl Timeline {
         for i in self.cursor..n {
             let r = &self.records[i];
             self.state.apply(r);
-            if let Some(node) = active_node(&r.event) {
+            if let Some(node) = moments::active_node(&r.event) {
                 self.active = Some(node.to_string());
             }
             let at = i + 1;
@@ -173,7 +169,7 @@ impl Timeline {
         }
         if refold || self.cursor == 0 {
             // Refolded: find the node active at the cursor.
-            self.active = active_at(&self.records[..n]);
+            self.active = moments::active_at(&self.records[..n]).map(str::to_string);
         }
         self.cursor = n;
     }
@@ -190,40 +186,12 @@ impl Timeline {
 
     /// To the next/previous new code version (an iteration of some node).
     pub(crate) fn jump_iteration(&mut self, forward: bool) -> Jump {
-        let is_code = |r: &Record| matches!(r.event, Event::Code(_));
-        let target = if forward {
-            self.records[self.cursor.min(self.records.len())..]
-                .iter()
-                .position(is_code)
-                .map(|i| self.cursor + i + 1)
-        } else {
-            // The cursor sits just after a code record: skip it.
-            let before = self.cursor.saturating_sub(1);
-            self.records[..before]
-                .iter()
-                .rposition(is_code)
-                .map(|i| i + 1)
-        };
-        self.go(target)
+        self.go(moments::iteration_from(&self.records, self.cursor, forward))
     }
 
     /// To the first failed run, with the localization that follows it.
     pub(crate) fn jump_first_failure(&mut self) -> Jump {
-        let first = self.records.iter().position(|r| {
-            matches!(&r.event, Event::Localized(_))
-                || matches!(&r.event, Event::RunFinished(e) if !e.record.passed)
-        });
-        let target = first.map(|i| {
-            let localized = self.records[i + 1..]
-                .iter()
-                .take(6)
-                .position(|r| matches!(r.event, Event::Localized(_)));
-            match localized {
-                Some(k) => i + 1 + k + 1,
-                None => i + 1,
-            }
-        });
-        self.go(target)
+        self.go(moments::first_failure(&self.records))
     }
 
     fn go(&mut self, target: Option<usize>) -> Jump {
@@ -363,55 +331,6 @@ impl ReplayClock {
             }
         }
         tick
-    }
-}
-
-/// The node an event is about, for following the engine's activity.
-/// The node the engine touched last in `records`.
-fn active_at(records: &[Record]) -> Option<String> {
-    records
-        .iter()
-        .rev()
-        .find_map(|r| active_node(&r.event))
-        .map(str::to_string)
-}
-
-fn active_node(event: &Event) -> Option<&str> {
-    match event {
-        Event::ModelRequest(ModelRequestEvent { purpose, .. }) => purpose.node(),
-        Event::Tests(TestsEvent { node, .. })
-        | Event::Code(CodeEvent { node, .. })
-        | Event::Check(CheckEvent { node, .. })
-        | Event::Localized(LocalizedEvent { node, .. })
-        | Event::Attempt(AttemptEvent { node, .. })
-        | Event::TestsChanged(TestsChangedEvent { node, .. })
-        | Event::Reflection(ReflectionEvent { node, .. })
-        | Event::Review(ReviewEvent { node, .. })
-        | Event::Candidates(CandidatesEvent { node, .. }) => Some(node),
-        Event::RunStarted(RunStartedEvent { node, .. }) => node.as_deref(),
-        Event::NodeStatus(NodeStatusEvent { node, status }) => {
-            (!matches!(status, NodeStatus::Blocked)).then_some(node.as_str())
-        }
-        Event::SessionStarted(_)
-        | Event::ModelDelta(_)
-        | Event::ModelReasoning(_)
-        | Event::ModelRestart(_)
-        | Event::ModelContinued(_)
-        | Event::ModelReply(_)
-        | Event::ModelError(_)
-        | Event::Plan(_)
-        | Event::PlanError(_)
-        | Event::Output(_)
-        | Event::RunFinished(_)
-        | Event::Paused(_)
-        | Event::Steer(_)
-        | Event::Notice(_)
-        | Event::Program(_)
-        | Event::ProgramOutput(_)
-        | Event::Picture(_)
-        | Event::Finished(_)
-        | Event::Forked(_)
-        | Event::Resumed(_) => None,
     }
 }
 

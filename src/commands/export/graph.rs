@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 use super::html::{esc, status_class};
 use crate::session::state::NodeState;
-use crate::session::{Dag, State};
+use crate::session::{Dag, FunctionSpec, State};
 
 const BOX_H: usize = 46;
 const GAP_X: usize = 56;
@@ -27,7 +27,7 @@ struct Layout {
 }
 
 /// The line under a node's name: `passed · 3 iterations`.
-fn sub_label(node: &NodeState) -> String {
+pub(crate) fn sub_label(node: &NodeState) -> String {
     let iterations = node.iteration();
     format!(
         "{} · {iterations} iteration{}",
@@ -70,13 +70,50 @@ fn layout(levels: &[Vec<String>], labels: &BTreeMap<String, String>) -> Layout {
     }
 }
 
+/// How one node's box looks: its status class, the line under its name,
+/// and where a click on it goes (None: the box is no link).
+pub(crate) struct Look {
+    pub(crate) class: &'static str,
+    pub(crate) sub: String,
+    pub(crate) href: Option<String>,
+}
+
 /// The plan graph, or None when there is no valid plan to draw.
 pub(crate) fn svg(state: &State) -> Option<String> {
-    let dag = Dag::new(state.specs.clone()).ok()?;
-    let labels: BTreeMap<String, String> = state
-        .nodes
+    draw(&state.specs, |name| {
+        state.nodes.get(name).map(|node| Look {
+            class: status_class(node.status),
+            sub: sub_label(node),
+            href: Some(format!("#node-{}", esc(name))),
+        })
+    })
+}
+
+/// The plan `specs` drawn for the player: each box pending, marked with
+/// `data-node`, its look set by the page at each moment. Laid out for
+/// the longest line under a name the page writes.
+pub(crate) fn player_svg(specs: &[FunctionSpec]) -> Option<String> {
+    draw(specs, |_| {
+        Some(Look {
+            class: "pending",
+            sub: "generating · 10 iterations".to_string(),
+            href: None,
+        })
+    })
+}
+
+/// The graph of `specs`, each node drawn as `look` says (a node it gives
+/// no look is left out).
+fn draw(specs: &[FunctionSpec], look: impl Fn(&str) -> Option<Look>) -> Option<String> {
+    let dag = Dag::new(specs.to_vec()).ok()?;
+    let looks: BTreeMap<String, Look> = dag
+        .specs()
         .iter()
-        .map(|(name, node)| (name.clone(), sub_label(node)))
+        .filter_map(|s| look(&s.name).map(|l| (s.name.clone(), l)))
+        .collect();
+    let labels: BTreeMap<String, String> = looks
+        .iter()
+        .map(|(name, l)| (name.clone(), l.sub.clone()))
         .collect();
     let l = layout(&dag.levels(), &labels);
     let mut out = String::new();
@@ -107,23 +144,26 @@ pub(crate) fn svg(state: &State) -> Option<String> {
         }
     }
     for spec in dag.specs() {
-        let (Some(&(x, y)), Some(node)) = (l.boxes.get(&spec.name), state.nodes.get(&spec.name))
-        else {
+        let (Some(&(x, y)), Some(look)) = (l.boxes.get(&spec.name), looks.get(&spec.name)) else {
             continue;
         };
-        let _ = write!(
-            out,
-            r##"<a href="#node-{id}"><g class="node {class}"><title>{purpose}</title><rect x="{x}" y="{y}" width="{w}" height="{BOX_H}" rx="6"/><text x="{tx}" y="{ny}" class="name">{name}</text><text x="{tx}" y="{sy}" class="sub">{sub}</text></g></a>"##,
-            id = esc(&spec.name),
-            class = status_class(node.status),
+        let node = format!(
+            r#"<g class="node {class}" data-node="{name}"><title>{purpose}</title><rect x="{x}" y="{y}" width="{w}" height="{BOX_H}" rx="6"/><text x="{tx}" y="{ny}" class="name">{name}</text><text x="{tx}" y="{sy}" class="sub">{sub}</text></g>"#,
+            class = look.class,
             purpose = esc(&spec.purpose),
             w = l.box_w,
             tx = x + PAD,
             ny = y + 19,
             sy = y + 36,
             name = esc(&spec.name),
-            sub = esc(&sub_label(node)),
+            sub = esc(&look.sub),
         );
+        match &look.href {
+            Some(href) => {
+                let _ = write!(out, r#"<a href="{href}">{node}</a>"#);
+            }
+            None => out.push_str(&node),
+        }
     }
     out.push_str("</svg>");
     Some(out)

@@ -18,7 +18,7 @@ use crate::session::report::{outcome_line, program_run, signature, test_counts};
 use crate::session::state::{CodeVersion, HistoryEntry, NodeState, Program, RunState};
 use crate::session::{NodeStatus, Purpose, RunRecord, State};
 
-const CSS: &str = include_str!("page.css");
+const CSS: &str = concat!(include_str!("page.css"), include_str!("graph.css"));
 
 /// Text made safe for HTML content and attribute values.
 pub(crate) fn esc(text: &str) -> String {

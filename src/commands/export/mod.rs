@@ -9,6 +9,7 @@ pub(crate) mod html;
 mod inputs;
 mod lineage;
 mod pictures;
+mod player;
 mod review;
 
 use std::path::{Path, PathBuf};
@@ -37,9 +38,12 @@ pub struct Args {
     pub(crate) session: PathBuf,
     #[arg(long, value_enum, default_value_t = Format::Md)]
     pub(crate) format: Format,
-    /// Where to write [default: codeloop-ID.md, codeloop-ID.html or the folder codeloop-ID/ here]
+    /// Where to write [default: codeloop-ID.md, codeloop-ID.html, codeloop-ID-player.html or the folder codeloop-ID/ here]
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     pub(crate) output: Option<PathBuf>,
+    /// With `--format html`: a page that replays the session as review does (a timeline, every pane at the cursor, a link to any moment), one file with its script
+    #[arg(long)]
+    pub(crate) player: bool,
 }
 
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
@@ -48,6 +52,19 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         eprintln!("codeloop: {source}: {damage}; exporting the rest");
     }
     let state = State::from_records(&contents.records);
+    if args.player {
+        if args.format != Format::Html {
+            anyhow::bail!(
+                "--player makes an HTML page: add `--format html` (or leave `--player` out)"
+            );
+        }
+        let path = args.output.clone().unwrap_or_else(|| {
+            PathBuf::from(format!("{}-player.html", file_stem(&state.session_id)))
+        });
+        write_file(&path, &player::page(&contents.records, &source))?;
+        println!("{}", path.display());
+        return Ok(0);
+    }
     let path = args
         .output
         .clone()

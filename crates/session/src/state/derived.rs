@@ -26,6 +26,22 @@ impl CallState {
 }
 
 impl State {
+    /// The run a view of the output shows: the selected node's last run,
+    /// the program's while the program is shown, else the last run of all.
+    pub fn run_to_show(&self, selected: Option<&str>, program: bool) -> Option<u64> {
+        if program {
+            return self
+                .runs_in_order()
+                .rev()
+                .find(|(_, r)| r.kind == RunKind::Program)
+                .map(|(id, _)| id);
+        }
+        match selected.and_then(|s| self.nodes.get(s)) {
+            Some(node) => node.last_run,
+            None => self.runs_in_order().next_back().map(|(id, _)| id),
+        }
+    }
+
     /// The reply being streamed for `node` right now: the text so far of
     /// its open model call (a node has one at a time), empty until the
     /// first piece comes and again after a restart. None when no call for

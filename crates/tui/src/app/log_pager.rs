@@ -10,7 +10,6 @@ use crossterm::event::KeyEvent;
 use super::{Action, App, Popup};
 use crate::log_reader::{LogText, log_path, stderr_ranges};
 use crate::panes::Handled;
-use crate::panes::output::run_to_show;
 use crate::panes::pager::{Pager, PagerIntent};
 use codeloop_session::NoticeLevel;
 
@@ -18,11 +17,11 @@ impl App {
     /// Open the pager over the output pane's run.
     pub(super) fn open_log(&mut self, actions: &mut Vec<Action>) {
         let program = self.panes.code.tab() == super::CodeTab::Program;
-        let shown = run_to_show(
-            self.session.timeline.state(),
-            self.panes.graph.selected(),
-            program,
-        );
+        let shown = self
+            .session
+            .timeline
+            .state()
+            .run_to_show(self.panes.graph.selected(), program);
         let Some(run_id) = shown else {
             self.say(
                 NoticeLevel::Info,

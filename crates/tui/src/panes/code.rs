@@ -16,8 +16,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Paragraph, Wrap};
 
 use super::code_lines::{
-    Mark, diff_lines, earlier_failure_line, error_lines, failing_line, numbered, numbered_covered,
-    streaming,
+    Mark, diff_lines, earlier_failure_line, error_lines, numbered, numbered_covered, streaming,
 };
 use super::code_tabs;
 use super::code_values::{failure_with_values, value_marks, values_status};
@@ -409,7 +408,7 @@ impl CodePane {
                     v.detail = format!("{name} · tests");
                     let marks: Vec<Mark> = failure
                         .filter(|e| !e.in_node_code)
-                        .and_then(|e| failing_line(tests, e).map(|l| Mark::failure(t, l, e)))
+                        .and_then(|e| e.line_in(tests).map(|l| Mark::failure(t, l, e)))
                         .into_iter()
                         .collect();
                     v.body = numbered(
@@ -473,7 +472,7 @@ impl CodePane {
                 e.values_note.as_deref(),
             ));
         }
-        marks.extend(failure.and_then(|e| failing_line(code, e).map(|l| Mark::failure(t, l, e))));
+        marks.extend(failure.and_then(|e| e.line_in(code).map(|l| Mark::failure(t, l, e))));
         // The review's findings, on lines no failure or value marks.
         let review: Vec<Mark> = super::code_review::marks(t, n, code)
             .into_iter()

@@ -221,27 +221,3 @@ pub(crate) fn earlier_failure_line<'a>(
 pub(crate) fn first_line(s: &str) -> &str {
     s.lines().next().unwrap_or("")
 }
-
-/// The 0-based line of `code` the error points at. The location's line number
-/// is in the file the program ran (which may hold more than this node), so the
-/// line is found by its text from the context, nearest to the number; failing
-/// that, the number itself when it is in the node's own code.
-pub(crate) fn failing_line(code: &str, e: &Location) -> Option<usize> {
-    let line = e.line? as usize;
-    let lines: Vec<&str> = code.lines().collect();
-    if let Some((_, text)) = e.context.iter().find(|(n, _)| *n as usize == line) {
-        let want = text.trim();
-        if !want.is_empty() {
-            let best = lines
-                .iter()
-                .enumerate()
-                .filter(|(_, l)| l.trim() == want)
-                .min_by_key(|(i, _)| (*i as i64 - (line as i64 - 1)).unsigned_abs())
-                .map(|(i, _)| i);
-            if best.is_some() {
-                return best;
-            }
-        }
-    }
-    (e.in_node_code && line >= 1 && line <= lines.len()).then(|| line - 1)
-}

@@ -19,7 +19,7 @@ use crate::sanitize::sanitize;
 use codeloop_protocol::Stream;
 use codeloop_protocol::present::bytes;
 use codeloop_session::state::RunState;
-use codeloop_session::{NoticeLevel, RunKind, State};
+use codeloop_session::{NoticeLevel, State};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum OutputAct {
@@ -466,28 +466,12 @@ impl Pane for OutputPane {
     /// program's while the code pane shows the program), for its height.
     fn prepare(&mut self, ctx: &Ctx, area: Rect) -> Option<HighlightRequest> {
         self.set_area_height(area.height);
-        self.settle(ctx.state, run_to_show(ctx.state, ctx.selected, ctx.program));
+        self.settle(ctx.state, ctx.state.run_to_show(ctx.selected, ctx.program));
         None
     }
 
     fn render(&self, ctx: &Ctx, area: Rect, frame: &mut Frame) {
         self.draw(ctx, area, frame);
-    }
-}
-
-/// The run the output pane shows: the selected node's last run, the
-/// program's on the program tab, else the last run of all.
-pub(crate) fn run_to_show(state: &State, selected: Option<&str>, program: bool) -> Option<u64> {
-    if program {
-        return state
-            .runs_in_order()
-            .rev()
-            .find(|(_, r)| r.kind == RunKind::Program)
-            .map(|(id, _)| id);
-    }
-    match selected.and_then(|s| state.nodes.get(s)) {
-        Some(node) => node.last_run,
-        None => state.runs_in_order().next_back().map(|(id, _)| id),
     }
 }
 

@@ -1,0 +1,1027 @@
+//! The view at each moment of the tape, from the real fold: after each
+//! record is applied to the `State`, the slots of the view it changed are
+//! computed from that state and written to the store as the record's
+//! frame. What a slot holds is what the workbench's panes read from the
+//! same state: each node's status and code (the version shown, the diff
+//! against the one before, the failing line by `Location::line_in`), the
+//! reply streaming in, the run it shows (`State::run_to_show`) and its
+//! output, the reflection, the runtime values, the history.
+//!
+//! Only what a record can change is computed again (`scope`): a streamed
+//! piece of a reply touches its call's node, a piece of output its run,
+//! an event about a node that node, and the rest everything. A test
+//! builds every tape in the repository both ways, this and everything at
+//! every record, and compares the pages.
+
+use std::collections::HashMap;
+
+use serde::Serialize;
+
+use super::history::History;
+use super::store::{Store, Val, floor_boundary};
+use crate::commands::export::graph;
+use crate::commands::export::html::status_class;
+use crate::protocol::Stream;
+use crate::protocol::sanitize::sanitize;
+use crate::session::report::{signature, test_counts};
+use crate::session::state::HistoryEntry;
+use crate::session::{CodeSource, Event, NodeStatus, Outcome, Purpose, Record, State, moments};
+
+/// A run's output kept in the page: its first bytes and its last, each at
+/// most this much (the run's log on disk has the rest)...
+pub(super) const OUTPUT_KEPT: u64 = 64 << 10;
+/// ...and the outputs of all runs at most this much: past it, each run
+/// keeps less (`Views::new`), never under `OUTPUT_KEPT_LEAST` at each end.
+const OUTPUT_BUDGET: u64 = 16 << 20;
+const OUTPUT_KEPT_LEAST: u64 = 4 << 10;
+
+/// A prefix's flags: a reply still streaming; a text whole.
+pub(super) const STREAMING: u8 = 1;
+
+/// What a record can change.
+enum Scope {
+    /// A model call's reply grew: its node's stream and reflection.
+    Stream(u64),
+    /// A run's output grew.
+    Output(u64),
+    /// An event about one node (and a call's or a run's, when it has one).
+    Node {
+        node: Option<String>,
+        call: Option<u64>,
+        run: Option<u64>,
+    },
+    /// Anything else: every slot.
+    All,
+}
+
+/// The node a record is about, and its call or run: what it can change.
+fn scope(event: &Event, state: &State) -> Scope {
+    let call_node = |id: u64| {
+        state
+            .calls
+            .get(&id)
+            .and_then(|c| c.purpose.node())
+            .map(str::to_string)
+    };
+    let run_node = |id: u64| state.runs.get(&id).and_then(|r| r.node.clone());
+    let node = |n: &str| Scope::Node {
+        node: Some(n.to_string()),
+        call: None,
+        run: None,
+    };
+    match event {
+        Event::ModelDelta(e) => Scope::Stream(e.call_id),
+        // The reasoning is not shown (nor counted here).
+        Event::ModelReasoning(e) => Scope::Stream(e.call_id),
+        Event::Output(e) => Scope::Output(e.run_id),
+        Event::ModelRequest(e) => Scope::Node {
+            node: e.purpose.node().map(str::to_string),
+            call: Some(e.call_id),
+            run: None,
+        },
+        Event::ModelRestart(e) => Scope::Node {
+            node: call_node(e.call_id),
+            call: Some(e.call_id),
+            run: None,
+        },
+        Event::ModelContinued(e) => Scope::Node {
+            node: call_node(e.call_id),
+            call: Some(e.call_id),
+            run: None,
+        },
+        Event::ModelReply(e) => Scope::Node {
+            node: call_node(e.call_id),
+            call: Some(e.call_id),
+            run: None,
+        },
+        Event::ModelError(e) => Scope::Node {
+            node: call_node(e.call_id),
+            call: Some(e.call_id),
+            run: None,
+        },
+        Event::Tests(e) => node(&e.node),
+        Event::TestsChanged(e) => node(&e.node),
+        Event::Code(e) => node(&e.node),
+        Event::Check(e) => node(&e.node),
+        Event::Candidates(e) => node(&e.node),
+        Event::Review(e) => node(&e.node),
+        Event::NodeStatus(e) => node(&e.node),
+        Event::Localized(e) => node(&e.node),
+        Event::Attempt(e) => node(&e.node),
+        Event::Reflection(e) => node(&e.node),
+        Event::RunStarted(e) => Scope::Node {
+            node: e.node.clone(),
+            call: None,
+            run: Some(e.run_id),
+        },
+        Event::RunFinished(e) => Scope::Node {
+            node: run_node(e.run_id),
+            call: None,
+            run: Some(e.run_id),
+        },
+        Event::SessionStarted(_)
+        | Event::Plan(_)
+        | Event::PlanError(_)
+        | Event::Paused(_)
+        | Event::Steer(_)
+        | Event::Notice(_)
+        | Event::Program(_)
+        | Event::ProgramOutput(_)
+        | Event::Picture(_)
+        | Event::Finished(_)
+        | Event::Forked(_)
+        | Event::Resumed(_) => Scope::All,
+    }
+}
+
+/// A reply copied into the page as it streams.
+struct Reply {
+    text: u32,
+    /// Bytes of the reply copied (or cut).
+    bytes: usize,
+}
+
+/// A run's output copied into the page: its first `OUTPUT_KEPT` bytes and
+/// its last (raw bytes, counted as the state counts them).
+struct Output {
+    head: u32,
+    tail: Option<u32>,
+    /// Raw bytes of the run's output seen.
+    seen: u64,
+    /// Raw bytes the run printed in all (read ahead from the tape).
+    total: u64,
+    /// Raw bytes kept at each end of a long output.
+    kept: u64,
+    /// Each text's last stream, to mark where stderr begins and ends.
+    last_stream: HashMap<u32, u8>,
+}
+
+impl Output {
+    /// Where the tail begins (raw bytes): all of it is kept when it is small.
+    fn tail_from(&self) -> u64 {
+        if self.total <= 2 * self.kept {
+            u64::MAX
+        } else {
+            self.total - self.kept
+        }
+    }
+
+    /// Where the head ends (raw bytes).
+    fn head_end(&self) -> u64 {
+        if self.tail_from() == u64::MAX {
+            u64::MAX
+        } else {
+            self.kept
+        }
+    }
+}
+
+/// What the code pane shows of a node at a moment.
+#[derive(Serialize)]
+struct NodeView {
+    /// The status's class and word, and the graph's line under the name.
+    st: &'static str,
+    sl: &'static str,
+    sub: String,
+    it: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    src: Option<&'static str>,
+    /// The latest code (text id), the one before it and its iteration, and
+    /// the diff between them (a text of `=`, `-`, `+`, one a line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    c: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    p: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pit: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    d: Option<u32>,
+    /// The tests.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    t: Option<u32>,
+    /// The failure of the version shown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    f: Option<FailView>,
+    /// A failure of an earlier version, named only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    e: Option<String>,
+    /// The runtime values along the failing path (text id).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    v: Option<u32>,
+    /// The run the output pane shows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run: Option<u64>,
+    /// The review of the version shown, the check's findings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rev: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    chk: Vec<String>,
+    /// The model is reflecting on the failure now.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    why: bool,
+}
+
+/// What a node is: its signature and purpose.
+#[derive(Serialize)]
+struct Spec {
+    sig: String,
+    what: String,
+}
+
+/// A failure as the code pane marks it.
+#[derive(Serialize)]
+struct FailView {
+    /// In one line, for people (`Location::headline`).
+    h: String,
+    /// Beside its line: `ErrorType: message`.
+    w: String,
+    /// Its 0-based line in the code, and in the tests (a failure in them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cl: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tl: Option<usize>,
+    /// The test, what it expected and what it got.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    more: String,
+}
+
+/// A run as the output pane's title says it.
+#[derive(Serialize)]
+struct RunView {
+    title: String,
+    cls: &'static str,
+    verdict: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    fig: String,
+}
+
+#[derive(Serialize)]
+struct PlanView {
+    svg: u32,
+    names: Vec<String>,
+}
+
+#[derive(Serialize)]
+struct Badge {
+    cls: &'static str,
+    label: &'static str,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    line: String,
+}
+
+#[derive(Serialize)]
+struct ProgramView {
+    c: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    run: Option<u64>,
+}
+
+/// Builds each record's frame from the state after it.
+pub(super) struct Views {
+    pub(super) store: Store,
+    /// Every slot at every record (the reference the fast way is tested against).
+    full: bool,
+    active: Option<String>,
+    replies: HashMap<u64, Reply>,
+    outputs: HashMap<u64, Output>,
+    /// Raw output bytes of each run in all.
+    totals: HashMap<u64, u64>,
+    /// Raw bytes a run's output keeps at each end, within the budget.
+    pub(super) kept: u64,
+    code_ids: HashMap<(String, usize), u32>,
+    diffs: HashMap<(u32, u32), u32>,
+    plan: Option<(Vec<crate::session::FunctionSpec>, Val)>,
+    history: History,
+}
+
+impl Views {
+    /// Views of `records` (read ahead for what each run prints in all).
+    pub(super) fn new(records: &[Record], full: bool) -> Views {
+        let mut totals: HashMap<u64, u64> = HashMap::new();
+        for r in records {
+            if let Event::Output(e) = &r.event {
+                *totals.entry(e.run_id).or_default() += e.text.len() as u64;
+            }
+        }
+        let wanted: u64 = totals.values().map(|t| (*t).min(2 * OUTPUT_KEPT)).sum();
+        let kept = if wanted <= OUTPUT_BUDGET {
+            OUTPUT_KEPT
+        } else {
+            let long = totals
+                .values()
+                .filter(|t| **t > 2 * OUTPUT_KEPT_LEAST)
+                .count() as u64;
+            (OUTPUT_BUDGET / (2 * long.max(1))).clamp(OUTPUT_KEPT_LEAST, OUTPUT_KEPT)
+        };
+        Views {
+            store: Store::new(),
+            full,
+            active: None,
+            replies: HashMap::new(),
+            outputs: HashMap::new(),
+            totals,
+            kept,
+            code_ids: HashMap::new(),
+            diffs: HashMap::new(),
+            plan: None,
+            history: History::default(),
+        }
+    }
+
+    /// The frame of `record`, just applied to `state`.
+    pub(super) fn frame(&mut self, state: &State, record: &Record) {
+        if let Some(node) = moments::active_node(&record.event) {
+            self.active = Some(node.to_string());
+        }
+        let scope = if self.full {
+            Scope::All
+        } else {
+            scope(&record.event, state)
+        };
+        match scope {
+            Scope::Stream(call) => self.stream(state, call),
+            Scope::Output(run) => self.output(state, run),
+            Scope::Node { node, call, run } => {
+                self.globals(state);
+                if let Some(node) = node {
+                    self.node(state, &node);
+                }
+                if let Some(call) = call {
+                    self.stream(state, call);
+                }
+                if let Some(run) = run {
+                    self.run(state, run);
+                    self.output(state, run);
+                }
+                self.history(state, None);
+            }
+            Scope::All => {
+                self.globals(state);
+                for stale in self.store.held("n/") {
+                    let name = &stale[2..];
+                    if !state.nodes.contains_key(name) {
+                        for slot in ["n/", "i/", "s/", "w/"] {
+                            self.store.set(&format!("{slot}{name}"), None);
+                        }
+                    }
+                }
+                let names: Vec<String> = state.nodes.keys().cloned().collect();
+                for name in &names {
+                    self.node(state, name);
+                }
+                let runs: Vec<u64> = state.runs.keys().copied().collect();
+                for run in runs {
+                    self.run(state, run);
+                    self.output(state, run);
+                }
+                self.history(state, None);
+            }
+        }
+        self.store.end_frame();
+    }
+
+    /// A call's reply changed: its node's stream and reflection, the plan
+    /// streaming in, the history's reflection.
+    fn stream(&mut self, state: &State, call: u64) {
+        let Some(c) = state.calls.get(&call) else {
+            return;
+        };
+        // A node the plan does not have (yet) shows nothing.
+        if c.purpose
+            .node()
+            .is_some_and(|n| !state.nodes.contains_key(n))
+        {
+            return;
+        }
+        match &c.purpose {
+            Purpose::Plan => self.plan_stream(state),
+            Purpose::Reflect { node } => {
+                let node = node.clone();
+                self.streaming(state, &node);
+                self.reflection(state, &node);
+                self.history(state, Some(call));
+            }
+            Purpose::Tests { node }
+            | Purpose::Code { node }
+            | Purpose::Repair { node }
+            | Purpose::Review { node }
+            | Purpose::Inputs { node } => {
+                let node = node.clone();
+                self.streaming(state, &node);
+            }
+        }
+    }
+
+    /// The prefix of a call's reply as it is now, copied into its text.
+    fn reply(&mut self, call: u64, reply: &str, flag: u8) -> Val {
+        let fresh = match self.replies.get(&call) {
+            Some(r) => {
+                let kept = self.store.text_of(r.text);
+                !(reply.len() >= r.bytes
+                    && reply.is_char_boundary(r.bytes)
+                    && reply.as_bytes().starts_with(kept.as_bytes()))
+            }
+            None => true,
+        };
+        if fresh {
+            let text = self.store.grow_new();
+            self.replies.insert(call, Reply { text, bytes: 0 });
+        }
+        let (text, from) = match self.replies.get(&call) {
+            Some(r) => (r.text, r.bytes),
+            None => return Val::Shared(0),
+        };
+        let (len, cut) = self.store.append(text, &reply[from..]);
+        if let Some(r) = self.replies.get_mut(&call) {
+            r.bytes = reply.len();
+        }
+        Val::Prefix {
+            text,
+            len,
+            more: u64::from(cut),
+            flag,
+        }
+    }
+
+    /// What the model is writing for `node` now (not its reflection,
+    /// which shows apart), as the code pane streams it.
+    fn streaming(&mut self, state: &State, node: &str) {
+        let open = state
+            .calls
+            .iter()
+            .rev()
+            .find(|(_, c)| !c.done && c.purpose.node() == Some(node));
+        let value = match open {
+            Some((_, c)) if matches!(c.purpose, Purpose::Reflect { .. }) => None,
+            Some((&id, c)) => Some(self.reply(id, &c.reply, STREAMING)),
+            None => None,
+        };
+        self.store.set(&format!("s/{node}"), value);
+    }
+
+    /// The node's latest reflection: streaming from its call, or whole.
+    fn reflection(&mut self, state: &State, node: &str) {
+        let entry = state
+            .history
+            .iter()
+            .rev()
+            .find(|h| matches!(h, HistoryEntry::Reflection { node: n, .. } if n == node));
+        let value = entry.and_then(|h| self.reflection_val(state, h));
+        self.store.set(&format!("w/{node}"), value);
+    }
+
+    /// A reflection's text as a prefix: of its call's reply while that is
+    /// what it reads, else the recorded text whole.
+    pub(super) fn reflection_val(&mut self, state: &State, entry: &HistoryEntry) -> Option<Val> {
+        let text = state.reflection(entry)?;
+        let HistoryEntry::Reflection {
+            call_id, recorded, ..
+        } = entry
+        else {
+            return None;
+        };
+        let flag = if text.streaming { STREAMING } else { 0 } | if text.whole { 2 } else { 0 };
+        Some(match (recorded, call_id) {
+            (None, Some(call)) => self.reply(*call, text.text, flag),
+            _ => self.store.whole(text.text, flag),
+        })
+    }
+
+    /// The plan as it streams in, before there is one.
+    fn plan_stream(&mut self, state: &State) {
+        let value = if state.specs.is_empty() {
+            let last = state
+                .calls
+                .iter()
+                .rev()
+                .find(|(_, c)| c.purpose == Purpose::Plan);
+            match last {
+                Some((&id, c)) => {
+                    let flag = if c.done { 0 } else { STREAMING };
+                    Some(self.reply(id, &c.reply, flag))
+                }
+                None => None,
+            }
+        } else {
+            None
+        };
+        self.store.set("plan_stream", value);
+    }
+
+    /// What the whole screen shows: the plan, the node the engine is on,
+    /// the result, the tokens, the notices, the program.
+    fn globals(&mut self, state: &State) {
+        let plan = match &self.plan {
+            Some((specs, val)) if *specs == state.specs => Some(*val),
+            _ if state.specs.is_empty() => None,
+            _ => graph::player_svg(&state.specs).map(|svg| {
+                let svg = self.store.text(&svg);
+                let names = crate::session::Dag::new(state.specs.clone())
+                    .map(|d| d.levels().concat())
+                    .unwrap_or_else(|_| state.specs.iter().map(|s| s.name.clone()).collect());
+                let val = self.store.shared(&PlanView { svg, names });
+                self.plan = Some((state.specs.clone(), val));
+                val
+            }),
+        };
+        self.store.set("plan", plan);
+        let error = state
+            .plan_error
+            .as_ref()
+            .map(|e| self.store.shared(&e.as_str()));
+        self.store.set("plan_error", error);
+        self.plan_stream(state);
+        let active = self.active.as_ref().map(|a| self.store.shared(&a.as_str()));
+        self.store.set("act", active);
+        let outcome = Outcome::of(state);
+        let badge = if state.finished.is_some() && outcome.ended() {
+            Badge {
+                cls: match outcome {
+                    Outcome::Passed => "passed",
+                    Outcome::NoPlan => "no-plan",
+                    Outcome::Cancelled => "cancelled",
+                    Outcome::Failed | Outcome::Working => "failed",
+                },
+                label: outcome.label(),
+                line: crate::session::outcome::line(state),
+            }
+        } else {
+            Badge {
+                cls: "working",
+                label: if state.events_applied == 0 {
+                    "not started"
+                } else {
+                    outcome.label()
+                },
+                line: String::new(),
+            }
+        };
+        let badge = self.store.shared(&badge);
+        self.store.set("badge", Some(badge));
+        let tokens = self.store.shared(&state.usage.total());
+        self.store.set("tokens", Some(tokens));
+        let notes: Vec<(&str, &str)> = state
+            .notices
+            .iter()
+            .rev()
+            .take(3)
+            .rev()
+            .map(|n| {
+                let level = match n.level {
+                    crate::session::NoticeLevel::Info => "info",
+                    crate::session::NoticeLevel::Warning => "warning",
+                    crate::session::NoticeLevel::Error => "error",
+                };
+                (level, n.message.as_str())
+            })
+            .collect();
+        let notes = (!notes.is_empty()).then(|| self.store.shared(&notes));
+        self.store.set("notes", notes);
+        let program = state.program.as_ref().map(|p| p.code.clone());
+        let program = program.map(|code| {
+            let c = self.store.text(&code);
+            let run = state.run_to_show(None, true);
+            self.store.shared(&ProgramView { c, run })
+        });
+        self.store.set("prog", program);
+    }
+
+    /// A node's view, its stream and its reflection.
+    fn node(&mut self, state: &State, name: &str) {
+        let view = self.node_view(state, name);
+        let planned = view.is_some();
+        self.store.set(&format!("n/{name}"), view);
+        // What it is: `name(inputs) -> output` and its purpose.
+        let spec = state
+            .nodes
+            .get(name)
+            .map(|n| Spec {
+                sig: signature(n),
+                what: n.spec.purpose.clone(),
+            })
+            .map(|s| self.store.shared(&s));
+        self.store.set(&format!("i/{name}"), spec);
+        if planned {
+            self.streaming(state, name);
+            self.reflection(state, name);
+        } else {
+            self.store.set(&format!("s/{name}"), None);
+            self.store.set(&format!("w/{name}"), None);
+            self.store.set(&format!("i/{name}"), None);
+        }
+    }
+
+    fn node_view(&mut self, state: &State, name: &str) -> Option<Val> {
+        let n = state.nodes.get(name)?;
+        let k = n.versions.len();
+        let c = k
+            .checked_sub(1)
+            .map(|i| self.code_text(name, i, &n.versions[i].code));
+        let (p, pit) = match k.checked_sub(2) {
+            Some(i) => (
+                Some(self.code_text(name, i, &n.versions[i].code)),
+                Some(n.versions[i].iteration),
+            ),
+            None => (None, None),
+        };
+        let d = match (p, c) {
+            (Some(p), Some(c)) => Some(self.diff(p, c)),
+            _ => None,
+        };
+        let failure = n
+            .current_failure()
+            .filter(|_| n.status != NodeStatus::Passed);
+        let f = failure.map(|e| {
+            let mut more = Vec::new();
+            if let Some(test) = &e.test {
+                more.push(format!("test {test}"));
+            }
+            if let Some(x) = &e.expected {
+                more.push(format!("expected {x}"));
+            }
+            if let Some(x) = &e.actual {
+                more.push(format!("got {x}"));
+            }
+            FailView {
+                h: e.headline(),
+                w: e.what().lines().next().unwrap_or_default().to_string(),
+                cl: n.code().and_then(|code| e.line_in(code)),
+                tl: n
+                    .tests
+                    .as_deref()
+                    .filter(|_| !e.in_node_code)
+                    .and_then(|tests| e.line_in(tests)),
+                more: more.join(" · "),
+            }
+        });
+        let e = n
+            .earlier_failure()
+            .filter(|_| n.status != NodeStatus::Passed)
+            .map(|(found, e)| {
+                let now = n.iteration();
+                let when = if found == now {
+                    format!("before the tests changed, iteration {found}")
+                } else {
+                    format!("iteration {found}, now {now}")
+                };
+                format!("previous iteration's failure ({when}): {}", e.headline())
+            });
+        let v = n
+            .current_failure()
+            .filter(|e| !e.values.is_empty())
+            .map(|e| e.values_trace());
+        let v = v.map(|trace| self.store.text(&trace));
+        let t = n.tests.clone().map(|tests| self.store.text(&tests));
+        let why = state
+            .calls
+            .values()
+            .any(|c| !c.done && matches!(&c.purpose, Purpose::Reflect { node } if node == name));
+        let view = NodeView {
+            st: status_class(n.status),
+            sl: n.status.label(),
+            sub: graph::sub_label(n),
+            it: n.iteration(),
+            src: n.versions.last().map(|v| source_label(v.source)),
+            c,
+            p,
+            pit,
+            d,
+            t,
+            f,
+            e,
+            v,
+            run: state.run_to_show(Some(name), false),
+            rev: n
+                .current_review()
+                .map(|r| format!("review: {}", r.summary())),
+            chk: n
+                .findings
+                .iter()
+                .take(2)
+                .map(|f| {
+                    format!(
+                        "check: {}{}: {}",
+                        f.kind,
+                        f.line.map(|l| format!(" line {l}")).unwrap_or_default(),
+                        f.message
+                    )
+                })
+                .collect(),
+            why,
+        };
+        Some(self.store.shared(&view))
+    }
+
+    /// The text id of a node's code version (versions never change).
+    fn code_text(&mut self, node: &str, index: usize, code: &str) -> u32 {
+        if let Some(&id) = self.code_ids.get(&(node.to_string(), index)) {
+            return id;
+        }
+        let id = self.store.text(code);
+        self.code_ids.insert((node.to_string(), index), id);
+        id
+    }
+
+    /// The diff of two texts, a line's change a letter (`=`, `-`, `+`), as a text.
+    pub(super) fn diff(&mut self, old: u32, new: u32) -> u32 {
+        if let Some(&id) = self.diffs.get(&(old, new)) {
+            return id;
+        }
+        let tags: String =
+            similar::TextDiff::from_lines(self.store.text_of(old), self.store.text_of(new))
+                .iter_all_changes()
+                .map(|c| match c.tag() {
+                    similar::ChangeTag::Equal => '=',
+                    similar::ChangeTag::Delete => '-',
+                    similar::ChangeTag::Insert => '+',
+                })
+                .collect();
+        let id = self.store.text(&tags);
+        self.diffs.insert((old, new), id);
+        id
+    }
+
+    /// Lines added and removed from a node's version before `iteration` to it.
+    fn change_counts(
+        &mut self,
+        state: &State,
+        node: &str,
+        iteration: u32,
+    ) -> Option<(usize, usize)> {
+        let n = state.nodes.get(node)?;
+        let i = n.versions.iter().rposition(|v| v.iteration == iteration)?;
+        let before = i.checked_sub(1)?;
+        let old = self.code_text(node, before, &n.versions[before].code);
+        let new = self.code_text(node, i, &n.versions[i].code);
+        let tags = self.diff(old, new);
+        let tags = self.store.text_of(tags);
+        Some((tags.matches('+').count(), tags.matches('-').count()))
+    }
+
+    /// A run's title in the output pane.
+    fn run(&mut self, state: &State, id: u64) {
+        let value = state.runs.get(&id).map(|r| {
+            let title = match &r.node {
+                Some(n) => format!("run {id} · {n} it {}", r.iteration),
+                None => format!("run {id} · program"),
+            };
+            let (cls, verdict, fig) = match &r.record {
+                None => ("running", "running".to_string(), String::new()),
+                Some(rec) => (
+                    if rec.passed { "passed" } else { "failed" },
+                    format!(
+                        "{} · {}",
+                        if rec.passed { "passed" } else { "failed" },
+                        test_counts(rec)
+                    ),
+                    rec.resources.map(|res| res.short()).unwrap_or_default(),
+                ),
+            };
+            RunView {
+                title,
+                cls,
+                verdict,
+                fig,
+            }
+        });
+        let value = value.map(|v| self.store.shared(&v));
+        self.store.set(&format!("r/{id}"), value);
+    }
+
+    /// A run's output as it is now: what the page keeps of it, and flags
+    /// for what it does not (1: more came than its first bytes kept; as
+    /// `more`, the bytes before its last ones).
+    fn output(&mut self, state: &State, id: u64) {
+        let Some(run) = state.runs.get(&id) else {
+            self.store.set(&format!("o/{id}"), None);
+            return;
+        };
+        if !self.outputs.contains_key(&id) {
+            let head = self.store.grow_new();
+            let total = self.totals.get(&id).copied().unwrap_or(0);
+            self.outputs.insert(
+                id,
+                Output {
+                    head,
+                    tail: None,
+                    seen: 0,
+                    total,
+                    kept: self.kept,
+                    last_stream: HashMap::new(),
+                },
+            );
+        }
+        let seen = run.kept_bytes as u64 + run.dropped_bytes;
+        let Some(out) = self.outputs.get(&id) else {
+            return;
+        };
+        let mut need = seen.saturating_sub(out.seen) as usize;
+        // The new output is the last chunks' (one a record).
+        let mut pieces: Vec<(Stream, &str)> = Vec::new();
+        for (stream, text) in run.chunks.iter().rev() {
+            if need == 0 {
+                break;
+            }
+            let take = need.min(text.len());
+            let from = floor_boundary(text, text.len() - take);
+            pieces.push((*stream, &text[from..]));
+            need = need.saturating_sub(text.len() - from);
+        }
+        pieces.reverse();
+        let mut at = out.seen;
+        for (stream, piece) in pieces {
+            self.output_piece(id, at, stream, piece);
+            at += piece.len() as u64;
+        }
+        let Some(out) = self.outputs.get_mut(&id) else {
+            return;
+        };
+        out.seen = seen;
+        let value = if seen >= out.tail_from() {
+            out.tail.map(|tail| Val::Prefix {
+                text: tail,
+                len: self.store.len_of(tail),
+                more: out.tail_from(),
+                flag: 0,
+            })
+        } else {
+            Some(Val::Prefix {
+                text: out.head,
+                len: self.store.len_of(out.head),
+                more: 0,
+                flag: u8::from(seen > out.head_end()),
+            })
+        };
+        self.store.set(&format!("o/{id}"), value);
+    }
+
+    /// A piece of a run's output at raw offset `at`, into the head, the
+    /// tail, or neither (the middle of a long output).
+    fn output_piece(&mut self, id: u64, at: u64, stream: Stream, piece: &str) {
+        let Some(out) = self.outputs.get_mut(&id) else {
+            return;
+        };
+        let tail_from = out.tail_from();
+        let head_end = out.head_end();
+        let end = at + piece.len() as u64;
+        let mut parts: Vec<(u32, &str)> = Vec::new();
+        if at < head_end {
+            let upto = floor_boundary(piece, (head_end - at).min(piece.len() as u64) as usize);
+            parts.push((out.head, &piece[..upto]));
+        }
+        if end > tail_from {
+            let tail = match out.tail {
+                Some(t) => t,
+                None => {
+                    let t = self.store.grow_new();
+                    out.tail = Some(t);
+                    t
+                }
+            };
+            let from = floor_boundary(piece, tail_from.saturating_sub(at) as usize);
+            parts.push((tail, &piece[from..]));
+        }
+        let code = match stream {
+            Stream::Stdout => 0,
+            Stream::Stderr => 1,
+        };
+        for (text, part) in parts {
+            if part.is_empty() {
+                continue;
+            }
+            let clean = sanitize(part);
+            let last = out.last_stream.get(&text).copied().unwrap_or(0);
+            if last != code {
+                let start = self.store.len_of(text);
+                self.store
+                    .streams
+                    .entry(text)
+                    .or_default()
+                    .push((start, code));
+                out.last_stream.insert(text, code);
+            }
+            self.store.append(text, &clean);
+        }
+    }
+
+    /// The history's lines: the entries that may have changed rendered
+    /// again (`call`: only the reflection of that call streaming).
+    fn history(&mut self, state: &State, call: Option<u64>) {
+        let stale = if self.full {
+            (0..state.history.len()).collect()
+        } else {
+            self.history.stale(state, call)
+        };
+        for i in stale {
+            let lines = self.entry_lines(state, i);
+            let open = matches!(
+                &state.history[i],
+                HistoryEntry::Reflection { recorded: None, .. }
+            );
+            self.history.put(i, lines, open);
+        }
+        if let Some(change) = self.history.changes() {
+            self.store.history(change);
+        }
+    }
+
+    /// The lines of one history entry: `[class, text]` values, and a
+    /// reflection's text as a prefix.
+    fn entry_lines(&mut self, state: &State, i: usize) -> Vec<Val> {
+        let entry = &state.history[i];
+        let line = |store: &mut Store, class: &str, text: String| store.shared(&(class, text));
+        match entry {
+            HistoryEntry::Attempt {
+                node,
+                iteration,
+                source,
+            } => {
+                let mut text = format!("● {node} attempt {iteration} ({})", source_label(*source));
+                if let Some(kind) = state
+                    .nodes
+                    .get(node)
+                    .and_then(|n| n.attempt_kind(*iteration))
+                {
+                    text.push_str(&format!(" · {}", kind.label()));
+                }
+                if let Some((a, r)) = self.change_counts(state, node, *iteration) {
+                    text.push_str(&format!(" changed +{a} -{r}"));
+                }
+                vec![line(&mut self.store, "attempt", text)]
+            }
+            HistoryEntry::RunResult {
+                node,
+                run_id,
+                passed,
+                ..
+            } => {
+                let what = if node.is_some() {
+                    "tests"
+                } else {
+                    "the program"
+                };
+                let mut text = if *passed {
+                    format!("  ✓ {what} passed")
+                } else {
+                    format!("  ✗ {what} failed")
+                };
+                text.push_str(&format!(" · run {run_id}"));
+                if let Some(res) = state
+                    .runs
+                    .get(run_id)
+                    .and_then(|r| r.record.as_ref()?.resources)
+                {
+                    text.push_str(&format!(" · {}", res.short()));
+                }
+                let class = if *passed { "pass" } else { "fail" };
+                vec![line(&mut self.store, class, text)]
+            }
+            HistoryEntry::Failure { location, .. } => {
+                vec![line(
+                    &mut self.store,
+                    "fail",
+                    format!("    where: {}", location.headline()),
+                )]
+            }
+            HistoryEntry::Reflection { .. } => {
+                self.reflection_val(state, entry).into_iter().collect()
+            }
+            HistoryEntry::Review {
+                verdict, findings, ..
+            } => {
+                let mut lines = vec![line(
+                    &mut self.store,
+                    "review",
+                    format!(
+                        "  ◆ review {}",
+                        crate::session::review::summary(*verdict, findings)
+                    ),
+                )];
+                for f in findings {
+                    lines.push(line(
+                        &mut self.store,
+                        "note",
+                        format!("    ◆ {}", f.line_text()),
+                    ));
+                }
+                lines
+            }
+            HistoryEntry::Steer {
+                command,
+                review_skip,
+            } => {
+                let what = if *review_skip {
+                    "sent the code to a repair, unrun".to_string()
+                } else {
+                    crate::tui::describe::describe_command(command)
+                };
+                vec![line(&mut self.store, "you", format!("  ⚑ you: {what}"))]
+            }
+        }
+    }
+}
+
+/// Where a code version came from, in a word or two (as the workbench says it).
+fn source_label(source: CodeSource) -> &'static str {
+    crate::tui::describe::source_label(source)
+}
