@@ -8,8 +8,6 @@
 //! completions, completed by a real bash, and the man pages, read by man.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "support/copy_binary.rs"]
-mod copy_binary;
 #[path = "support/ordinary_user.rs"]
 mod ordinary_user;
 #[path = "support/tmux_server.rs"]
@@ -201,7 +199,7 @@ fn the_binary_alone_runs_and_replays_a_demo_from_anywhere() {
     let installed = tempfile::tempdir().unwrap();
     let bin = installed.path().join("bin/codeloop");
     std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
-    copy_binary::copy_binary(&bin);
+    ordinary_user::copy_binary::copy_binary(&bin);
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let place = Place {
@@ -288,7 +286,10 @@ fn bash_completes_the_subcommands_from_the_generated_script() {
 
 #[test]
 fn zsh_and_fish_scripts_name_the_subcommands() {
-    for (shell, marker) in [("zsh", "#compdef codeloop"), ("fish", "complete -c codeloop")] {
+    for (shell, marker) in [
+        ("zsh", "#compdef codeloop"),
+        ("fish", "complete -c codeloop"),
+    ] {
         let out = Command::new(env!("CARGO_BIN_EXE_codeloop"))
             .args(["completions", shell])
             .output()
@@ -315,7 +316,12 @@ fn the_man_pages_read_in_man() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
-    for page in ["codeloop.1", "codeloop-run.1", "codeloop-models.1", "codeloop-man.1"] {
+    for page in [
+        "codeloop.1",
+        "codeloop-run.1",
+        "codeloop-models.1",
+        "codeloop-man.1",
+    ] {
         assert!(dir.path().join(page).is_file(), "{page} written");
     }
     let Ok(rendered) = Command::new("man")
