@@ -38,12 +38,10 @@ pub struct FoundServer {
 }
 
 impl SessionChoices {
-    /// "profile local · 4 workers · no cache", for the status bar.
+    /// "profile local · 4 workers · no cache", for the status bar (a server
+    /// chosen is the welcome's model label already).
     pub(crate) fn words(&self) -> Option<String> {
         let mut words = Vec::new();
-        if let Some(s) = &self.server {
-            words.push(format!("{} at {}", s.model, s.base_url));
-        }
         if let Some(p) = &self.profile {
             words.push(format!("profile {p}"));
         }
