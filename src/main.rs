@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use codeloop::commands::{self, ui::UiMode};
 use codeloop::config::Config;
 
@@ -92,6 +92,10 @@ enum Cmd {
     Models(commands::models::Args),
     /// Print the effective configuration as TOML (every setting, no secrets).
     Config,
+    /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
+    Completions(commands::docs::CompletionsArgs),
+    /// Print the man page (or write every page into a folder with --dir).
+    Man(commands::docs::ManArgs),
 }
 
 fn main() -> ExitCode {
@@ -114,6 +118,22 @@ fn main() -> ExitCode {
     }
     codeloop::exec::helper::this_binary_is_the_helper();
     let cli = Cli::parse();
+    // What an install puts in place: made from the command line alone,
+    // before any config is read.
+    let docs = match &cli.command {
+        Some(Cmd::Completions(args)) => Some(commands::docs::completions(args, Cli::command())),
+        Some(Cmd::Man(args)) => Some(commands::docs::man(args, Cli::command())),
+        _ => None,
+    };
+    if let Some(result) = docs {
+        return match result {
+            Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+            Err(e) => {
+                eprintln!("codeloop: {e:#}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let mut config = match Config::load(cli.config.as_deref()) {
         Ok(c) => c,
         Err(e) => {
@@ -228,5 +248,7 @@ async fn dispatch(cli: Cli, config: Config) -> anyhow::Result<i32> {
             print!("{}", config.to_toml());
             Ok(0)
         }
+        // Written by `main` before the config is read.
+        Some(Cmd::Completions(_) | Cmd::Man(_)) => Ok(0),
     }
 }

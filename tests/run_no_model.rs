@@ -26,11 +26,11 @@ fn run(args: &[&str], data: &std::path::Path) -> (Option<i32>, String) {
 #[test]
 fn a_task_of_ones_own_with_no_model_is_refused_with_what_to_do() {
     let dir = tempfile::tempdir().unwrap();
-    // Nothing listens on Ollama's port here, so no model is found.
+    // Nothing listens on the local servers' default ports here, so no model is found.
     let (code, stderr) = run(&["run", "reverse the words of a sentence"], dir.path());
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
-        stderr.starts_with("codeloop: no model is available for your task: no model server is configured and Ollama does not answer at http://localhost:11434/v1.\n"),
+        stderr.starts_with("codeloop: no model is available for your task: no model server is configured and none answers on this machine (Ollama, llama-server, LM Studio, llama-cpp-python and vLLM were looked for on their default ports).\n"),
         "{stderr}"
     );
     for needle in [

@@ -2,6 +2,7 @@
 //! and an entry point `run(args, config) -> anyhow::Result<i32>` (the exit code).
 
 pub mod bench;
+pub mod docs;
 pub mod doctor;
 pub mod eval;
 pub mod exec;

@@ -2,12 +2,15 @@
 //! session relies on it: the models it lists, its software, its context
 //! window, how many requests it serves at once (codeloop never sends more),
 //! and the shape of structured reply it took, tried with one tiny request.
+//! With nothing configured, first what each well-known local port answered;
+//! several servers: the list, and how to choose one.
 
 use std::time::Instant;
 
 use crate::config::Config;
+use crate::llm::openai::{Probe, WELL_KNOWN};
 
-use super::model::{ModelArgs, select_model};
+use super::model::{ModelArgs, SeveralServers, found_words, select_model};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -24,7 +27,23 @@ macro_rules! say {
 }
 
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
-    let selected = select_model(&config, &args.model).await?;
+    let selected = match select_model(&config, &args.model).await {
+        Ok(selected) => selected,
+        Err(e) => match e.downcast::<SeveralServers>() {
+            Ok(several) => {
+                print_probed(&several.probed);
+                let first = several.servers().first().map(|s| s.base_url.clone());
+                println!(
+                    "{} model servers answer: choose one with --base-url (`codeloop models --base-url {}` tells what it takes)",
+                    several.servers().len(),
+                    first.as_deref().unwrap_or("URL")
+                );
+                return Ok(0);
+            }
+            Err(e) => return Err(e),
+        },
+    };
+    print_probed(&selected.probed);
     let model = selected.model;
     say!("model        {}", selected.description);
     if let Some(why) = &selected.fallback_reason {
@@ -66,4 +85,39 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// What each local port answered, one line a port (nothing when they were
+/// not asked: a server or profile is configured).
+fn print_probed(probed: &[Probe]) {
+    if probed.is_empty() {
+        return;
+    }
+    println!("looked for model servers on this machine (none is configured):");
+    let width = probed.iter().map(|p| p.base_url().len()).max().unwrap_or(0);
+    for probe in probed {
+        let said = match probe {
+            Probe::Server(server) => found_words(server),
+            Probe::Nothing { .. } => format!("nothing listens{}", usually(probe.base_url())),
+            Probe::Silent { waited, .. } => format!(
+                "something listens but said nothing in {:.1} s (busy with another request?){}",
+                waited.as_secs_f64(),
+                usually(probe.base_url())
+            ),
+            Probe::NotAModelServer { why, .. } => format!("not a model server: {why}"),
+        };
+        println!("  {:width$}  {said}", probe.base_url());
+    }
+}
+
+/// " (default port of Ollama)": who listens on this URL's port by default.
+fn usually(base_url: &str) -> String {
+    let port = reqwest::Url::parse(base_url)
+        .ok()
+        .and_then(|u| u.port_or_known_default());
+    WELL_KNOWN
+        .iter()
+        .find(|w| Some(w.port) == port)
+        .map(|w| format!(" (default port of {})", w.usually))
+        .unwrap_or_default()
 }

@@ -133,7 +133,7 @@ pub(crate) fn no_model_for_own_task(selected: &Selected, explicit: bool) -> Stri
         format!("no model is available for your task: {why}")
     };
     format!(
-        "{head}.\nConfigure a model:\n  - Ollama: `ollama serve`, then `ollama pull qwen2.5-coder:7b` (codeloop finds it on localhost:11434 by itself)\n  - any OpenAI-compatible server (vLLM, llama.cpp, LM Studio, OpenAI): --base-url URL [--model NAME] [--api-key-env VAR]\n  - or base_url and model under [model] in {}\nTo watch a bundled demo instead, with its own task: `codeloop run --demo NAME` ({}).",
+        "{head}.\nConfigure a model:\n  - start a local server on its default port and codeloop finds it by itself: Ollama (`ollama serve`, then `ollama pull qwen2.5-coder:7b`), llama.cpp's llama-server, LM Studio, llama-cpp-python or vLLM\n  - any OpenAI-compatible server, anywhere (vLLM, llama.cpp, LM Studio, OpenAI): --base-url URL [--model NAME] [--api-key-env VAR]\n  - or base_url and model under [model] in {}\nTo watch a bundled demo instead, with its own task: `codeloop run --demo NAME` ({}).",
         Config::default_file().display(),
         names.join(", ")
     )

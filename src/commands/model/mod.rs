@@ -6,10 +6,14 @@
 //! config, chosen by `--profile NAME`, `[model] profile`, or a `--model` /
 //! `[model] model` that names a profile) replaces the `[model]` settings it
 //! gives; flags still win over it. With provider "auto", a configured base URL
-//! (config file, OPENAI_BASE_URL, CODELOOP_BASE_URL) is used; with none, Ollama
-//! on localhost is probed briefly and used if it answers; failing that, the
-//! bundled demo model. A configured server that cannot be reached is an error,
-//! never a silent fallback to the demo.
+//! (config file, OPENAI_BASE_URL, CODELOOP_BASE_URL) is used; with none, the
+//! ports of the well-known local servers (Ollama, llama-server, LM Studio,
+//! llama-cpp-python, vLLM) are asked at once and briefly, and the one that
+//! answers with a model is used; several are `SeveralServers`, an error that
+//! names them (the workbench asks which instead); none, the bundled demo
+//! model. A configured server that cannot be reached is an error, never a
+//! silent fallback to the demo, and a configured server or profile means
+//! nothing is probed.
 
 //!
 //! By idea: `profile.rs` (the profile a choice names, laid over the
@@ -20,11 +24,11 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::config::Config;
 use crate::demos::{self, Demo};
 use crate::llm::ChatModel;
+use crate::llm::openai::{LocalServer, Probe, well_known_urls};
 
 mod offline;
 mod profile;
@@ -33,11 +37,8 @@ mod server;
 #[cfg(test)]
 mod tests;
 
-/// Where Ollama listens when nothing else is configured.
+/// Where Ollama listens (the provider "ollama" without a base URL).
 pub(crate) const OLLAMA_URL: &str = "http://localhost:11434/v1";
-/// How long the unconfigured Ollama probe may take: short, since the usual
-/// answer on a machine without Ollama is a refused connection.
-const OLLAMA_PROBE: Duration = Duration::from_millis(300);
 
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ModelArgs {
@@ -78,6 +79,73 @@ pub struct Selected {
     /// Why `select_model` fell back to the demo model when no model was
     /// asked for (None when the model was chosen, or asked for with --demo).
     pub(crate) fallback_reason: Option<String>,
+    /// What each local port answered, when nothing was configured and they
+    /// were asked (empty otherwise).
+    pub(crate) probed: Vec<Probe>,
+}
+
+/// With nothing configured, more than one model server answers on this
+/// machine: which one is the person's to say. `run`, `bench`, `resume`
+/// and `models` fail with this (its words name them and how to choose);
+/// the workbench asks.
+#[derive(Debug)]
+pub struct SeveralServers {
+    /// What each port answered (at least two serve a model).
+    pub(crate) probed: Vec<Probe>,
+}
+
+impl SeveralServers {
+    /// The servers that answered with a model, in the order asked.
+    pub(crate) fn servers(&self) -> Vec<&LocalServer> {
+        self.probed.iter().filter_map(Probe::serving).collect()
+    }
+}
+
+impl std::fmt::Display for SeveralServers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let servers = self.servers();
+        writeln!(
+            f,
+            "{} model servers answer on this machine, and none is configured:",
+            servers.len()
+        )?;
+        let width = servers.iter().map(|s| s.base_url.len()).max().unwrap_or(0);
+        for s in &servers {
+            writeln!(f, "  {:width$}  {}", s.base_url, found_words(s))?;
+        }
+        let first = servers.first().map_or("URL", |s| s.base_url.as_str());
+        write!(
+            f,
+            "Choose one with --base-url (e.g. --base-url {first}), or set base_url under [model] in {}",
+            Config::default_file().display()
+        )
+    }
+}
+
+impl std::error::Error for SeveralServers {}
+
+/// What a found server is and serves: "llama.cpp's llama-server, serves
+/// smollm2".
+pub(crate) fn found_words(s: &LocalServer) -> String {
+    let serves = match (&s.model, s.models.len()) {
+        (Some(m), 0 | 1) => format!("serves {m}"),
+        (Some(m), n) => format!("serves {m} (of {n} models)"),
+        (None, _) => "lists no model".to_string(),
+    };
+    format!("{}, {serves}", s.server)
+}
+
+/// The demo model a workbench offers while several servers wait for the
+/// person's choice: its demos play; a task of one's own waits for the choice.
+pub(crate) fn before_choosing(several: &SeveralServers) -> anyhow::Result<Selected> {
+    let why = format!(
+        "{} model servers answer on this machine: choose one first",
+        several.servers().len()
+    );
+    let demo = offline::default_demo(demos::all(), &why)?;
+    let mut selected = offline::demo_model(demo, &ModelArgs::default(), Some(why))?;
+    selected.probed = several.probed.clone();
+    Ok(selected)
 }
 
 impl std::fmt::Debug for Selected {
@@ -89,22 +157,24 @@ impl std::fmt::Debug for Selected {
             .field("description", &self.description)
             .field("demo", &self.demo.map(|d| d.name))
             .field("fallback_reason", &self.fallback_reason)
+            .field("probed", &self.probed)
             .finish()
     }
 }
 
-/// Choose the model for `config` and the command line's `args` (see the module comment).
+/// Choose the model for `config` and the command line's `args` (see the
+/// module comment). Several local servers and nothing configured: a
+/// `SeveralServers` error (`downcast_ref` finds it).
 pub async fn select_model(config: &Config, args: &ModelArgs) -> anyhow::Result<Selected> {
-    select_with(config, args, demos::all(), OLLAMA_URL, OLLAMA_PROBE).await
+    select_with(config, args, demos::all(), &well_known_urls()).await
 }
 
 /// What a choice falls back on when nothing is configured: the bundled
-/// demos, and Ollama where it would listen on this machine (the tests put
+/// demos, and the base URLs local servers would answer at (the tests put
 /// their own of each here).
 struct Local<'a> {
     demos: &'static [Demo],
-    ollama_url: &'a str,
-    ollama_probe: Duration,
+    urls: &'a [String],
 }
 
 /// The rules in their order (see the module comment): a scripted model, a
@@ -113,8 +183,7 @@ async fn select_with(
     config: &Config,
     args: &ModelArgs,
     demos: &'static [Demo],
-    ollama_url: &str,
-    ollama_probe: Duration,
+    local_urls: &[String],
 ) -> anyhow::Result<Selected> {
     if let Some(path) = &args.scripted {
         return offline::scripted(path, args);
@@ -130,8 +199,7 @@ async fn select_with(
     }
     let local = Local {
         demos,
-        ollama_url,
-        ollama_probe,
+        urls: local_urls,
     };
     provider::from_config(config, args, &wanted, &local).await
 }

@@ -26,6 +26,7 @@ pub(super) fn scripted(path: &Path, args: &ModelArgs) -> anyhow::Result<Selected
         description,
         demo: None,
         fallback_reason: None,
+        probed: Vec::new(),
     })
 }
 
@@ -53,6 +54,7 @@ pub(super) fn demo_model(
         description,
         demo: Some(demo),
         fallback_reason: why,
+        probed: Vec::new(),
     })
 }
 

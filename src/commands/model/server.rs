@@ -19,6 +19,7 @@ pub(super) const OPENAI_URL: &str = "https://api.openai.com/v1";
 const MAX_RETRIES: u32 = 10;
 
 /// What is asked of a server, whichever server it is.
+#[derive(Debug, Clone)]
 pub(super) struct Wanted {
     /// The model's name, if the flags or the config give one.
     model: Option<String>,
@@ -51,6 +52,19 @@ impl Wanted {
                 .unwrap_or_else(|| config.model.api_key_env.clone()),
             max_tokens: args.max_tokens.or(config.model.max_tokens),
         })
+    }
+
+    /// The model's name, if one is asked for.
+    pub(super) fn model(&self) -> Option<&str> {
+        self.model.as_deref()
+    }
+
+    /// The same, with `model` when no model is named.
+    pub(super) fn or_model(&self, model: Option<&str>) -> Wanted {
+        Wanted {
+            model: self.model.clone().or_else(|| model.map(str::to_string)),
+            ..self.clone()
+        }
     }
 }
 
@@ -90,6 +104,7 @@ pub(super) async fn connect(
         description,
         demo: None,
         fallback_reason: None,
+        probed: Vec::new(),
     })
 }
 
@@ -165,7 +180,7 @@ fn client(
 
 /// Whether a server that lists `names` serves `model` (Ollama serves
 /// `name` as `name:latest`).
-fn serves(names: &[String], model: &str) -> bool {
+pub(super) fn serves(names: &[String], model: &str) -> bool {
     names
         .iter()
         .any(|n| n == model || n.strip_suffix(":latest") == Some(model))

@@ -24,24 +24,36 @@ static DEMOS: [Demo; 2] = [
     },
 ];
 
-/// A server that answers every request with `body` (HTTP 200, JSON), and
-/// counts the requests.
+/// A server that answers `GET /v1/models` with `body` (HTTP 200, JSON)
+/// and every other path with 404, and logs the paths asked.
 async fn model_list_server(body: &'static str) -> (String, Arc<std::sync::Mutex<Vec<String>>>) {
+    routed_server(&[("/v1/models", body)]).await
+}
+
+/// A server that answers each of `routes`' paths with its JSON body, any
+/// other with 404, and logs the paths asked.
+async fn routed_server(
+    routes: &[(&'static str, &'static str)],
+) -> (String, Arc<std::sync::Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/v1", listener.local_addr().unwrap());
     let paths = Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = paths.clone();
+    let routes = routes.to_vec();
     tokio::spawn(async move {
         while let Ok((mut socket, _)) = listener.accept().await {
             let mut buf = vec![0u8; 8192];
             let n = socket.read(&mut buf).await.unwrap_or(0);
             let head = String::from_utf8_lossy(&buf[..n]).into_owned();
             let path = head.split(' ').nth(1).unwrap_or("").to_string();
-            seen.lock().unwrap().push(path);
-            let response = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
+            seen.lock().unwrap().push(path.clone());
+            let response = match routes.iter().find(|(p, _)| *p == path) {
+                Some((_, body)) => format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                ),
+                None => "HTTP/1.1 404 Not Found\r\ncontent-length: 9\r\nconnection: close\r\n\r\nnot found".to_string(),
+            };
             let _ = socket.write_all(response.as_bytes()).await;
         }
     });
@@ -51,14 +63,7 @@ async fn model_list_server(body: &'static str) -> (String, Arc<std::sync::Mutex<
 /// `select_with` with the default config, the test's demos and no Ollama
 /// to find.
 async fn select(args: &ModelArgs) -> anyhow::Result<Selected> {
-    select_with(
-        &Config::default(),
-        args,
-        &DEMOS,
-        &refused_url(),
-        OLLAMA_PROBE,
-    )
-    .await
+    select_with(&Config::default(), args, &DEMOS, &[refused_url()]).await
 }
 
 fn refused_url() -> String {
@@ -112,7 +117,7 @@ async fn an_unknown_demo_lists_the_ones_there_are() {
         err.contains("\"nope\"") && err.contains("csv, dates"),
         "{err}"
     );
-    let err = select_with(&Config::default(), &args, &[], &refused_url(), OLLAMA_PROBE)
+    let err = select_with(&Config::default(), &args, &[], &[refused_url()])
         .await
         .unwrap_err()
         .to_string();
@@ -125,16 +130,10 @@ async fn an_unreachable_configured_server_is_an_error_not_a_fallback() {
     let mut config = Config::default();
     config.model.base_url = Some(url.clone());
     config.model.model = "m".into();
-    let err = select_with(
-        &config,
-        &ModelArgs::default(),
-        &DEMOS,
-        &refused_url(),
-        OLLAMA_PROBE,
-    )
-    .await
-    .unwrap_err()
-    .to_string();
+    let err = select_with(&config, &ModelArgs::default(), &DEMOS, &[refused_url()])
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(err.contains(&url), "{err}");
     assert!(
         err.contains("Start the server") && err.contains("--demo"),
@@ -150,17 +149,20 @@ async fn an_unreachable_configured_server_is_an_error_not_a_fallback() {
 }
 
 #[tokio::test]
-async fn auto_uses_ollama_when_it_answers_with_its_first_model() {
-    let (ollama, paths) = model_list_server(
-        r#"{"object":"list","data":[{"id":"qwen2.5-coder:7b"},{"id":"llama3.2:latest"}]}"#,
-    )
+async fn auto_uses_the_one_local_server_that_answers_with_its_first_model() {
+    let (ollama, paths) = routed_server(&[
+        (
+            "/v1/models",
+            r#"{"object":"list","data":[{"id":"qwen2.5-coder:7b"},{"id":"llama3.2:latest"}]}"#,
+        ),
+        ("/api/version", r#"{"version":"0.6.2"}"#),
+    ])
     .await;
     let s = select_with(
         &Config::default(),
         &ModelArgs::default(),
         &DEMOS,
-        &ollama,
-        OLLAMA_PROBE,
+        &[refused_url(), ollama.clone(), refused_url()],
     )
     .await
     .unwrap();
@@ -168,20 +170,29 @@ async fn auto_uses_ollama_when_it_answers_with_its_first_model() {
     assert_eq!(s.model.model_name(), "qwen2.5-coder:7b");
     assert_eq!(s.model.endpoint(), ollama);
     assert!(
-        s.description.contains("Ollama, found running"),
+        s.description
+            .contains("(Ollama, found running on this machine)"),
         "{}",
         s.description
     );
+    // What each place answered is kept for `codeloop models`.
+    assert_eq!(s.probed.len(), 3);
+    assert!(s.probed[1].serving().is_some());
     assert!(s.demo.is_none());
-    assert!(paths.lock().unwrap().iter().all(|p| p == "/v1/models"));
+    assert_eq!(paths.lock().unwrap()[0], "/v1/models");
 
     let args = ModelArgs {
         model: Some("llama3.2:latest".into()),
         ..Default::default()
     };
-    let s = select_with(&Config::default(), &args, &DEMOS, &ollama, OLLAMA_PROBE)
-        .await
-        .unwrap();
+    let s = select_with(
+        &Config::default(),
+        &args,
+        &DEMOS,
+        std::slice::from_ref(&ollama),
+    )
+    .await
+    .unwrap();
     assert_eq!(s.model.model_name(), "llama3.2:latest");
 }
 
@@ -191,8 +202,7 @@ async fn auto_falls_back_to_the_demo_and_says_so() {
         &Config::default(),
         &ModelArgs::default(),
         &DEMOS,
-        &refused_url(),
-        OLLAMA_PROBE,
+        &[refused_url()],
     )
     .await
     .unwrap();
@@ -203,25 +213,29 @@ async fn auto_falls_back_to_the_demo_and_says_so() {
             .starts_with("demo model: authored replies, offline")
     );
     assert!(
-        s.description.contains("Ollama does not answer"),
+        s.description.contains("none answers on this machine"),
         "{}",
         s.description
     );
     assert!(
         s.fallback_reason
             .as_deref()
-            .is_some_and(|why| why.contains("Ollama does not answer")),
+            .is_some_and(|why| why.contains("none answers on this machine")
+                && why.contains("on their default ports")),
         "{:?}",
         s.fallback_reason
     );
 
-    let (empty_ollama, _) = model_list_server(r#"{"object":"list","data":[]}"#).await;
+    let (empty_ollama, _) = routed_server(&[
+        ("/v1/models", r#"{"object":"list","data":[]}"#),
+        ("/api/version", r#"{"version":"0.6.2"}"#),
+    ])
+    .await;
     let s = select_with(
         &Config::default(),
         &ModelArgs::default(),
         &DEMOS,
-        &empty_ollama,
-        OLLAMA_PROBE,
+        std::slice::from_ref(&empty_ollama),
     )
     .await
     .unwrap();
@@ -233,8 +247,7 @@ async fn auto_falls_back_to_the_demo_and_says_so() {
         &Config::default(),
         &ModelArgs::default(),
         &[],
-        &refused_url(),
-        OLLAMA_PROBE,
+        &[refused_url()],
     )
     .await
     .unwrap_err()
@@ -251,15 +264,9 @@ async fn a_configured_server_without_a_model_name_uses_the_first_it_lists() {
     let mut config = Config::default();
     config.model.base_url = Some(format!("{url}/"));
     config.model.api_key_env = "CODELOOP_TEST_UNSET_KEY_VARIABLE".into();
-    let s = select_with(
-        &config,
-        &ModelArgs::default(),
-        &DEMOS,
-        &refused_url(),
-        OLLAMA_PROBE,
-    )
-    .await
-    .unwrap();
+    let s = select_with(&config, &ModelArgs::default(), &DEMOS, &[refused_url()])
+        .await
+        .unwrap();
     assert_eq!(s.model.model_name(), "Qwen/Qwen2.5-Coder-7B-Instruct");
     assert_eq!(s.model.endpoint(), url);
     assert_eq!(
@@ -323,7 +330,7 @@ async fn a_profile_is_chosen_by_flag_or_by_model_name_and_flags_still_win() {
             ..Default::default()
         },
     ] {
-        let s = select_with(&config, &args, &DEMOS, &refused_url(), OLLAMA_PROBE)
+        let s = select_with(&config, &args, &DEMOS, &[refused_url()])
             .await
             .unwrap();
         assert_eq!(s.model.model_name(), "qwen2.5-coder:7b", "{args:?}");
@@ -344,7 +351,7 @@ async fn a_profile_is_chosen_by_flag_or_by_model_name_and_flags_still_win() {
         model: Some("llama3.2".into()),
         ..Default::default()
     };
-    let s = select_with(&config, &args, &DEMOS, &refused_url(), OLLAMA_PROBE)
+    let s = select_with(&config, &args, &DEMOS, &[refused_url()])
         .await
         .unwrap();
     assert_eq!(s.model.model_name(), "llama3.2");
@@ -354,7 +361,7 @@ async fn a_profile_is_chosen_by_flag_or_by_model_name_and_flags_still_win() {
         model: Some("gpt-99".into()),
         ..Default::default()
     };
-    let err = select_with(&config, &args, &DEMOS, &refused_url(), OLLAMA_PROBE)
+    let err = select_with(&config, &args, &DEMOS, &[refused_url()])
         .await
         .unwrap_err()
         .to_string();
@@ -366,7 +373,7 @@ async fn a_profile_is_chosen_by_flag_or_by_model_name_and_flags_still_win() {
         profile: Some("hosted".into()),
         ..Default::default()
     };
-    let err = select_with(&config, &args, &DEMOS, &refused_url(), OLLAMA_PROBE)
+    let err = select_with(&config, &args, &DEMOS, &[refused_url()])
         .await
         .unwrap_err()
         .to_string();
@@ -377,18 +384,121 @@ async fn a_profile_is_chosen_by_flag_or_by_model_name_and_flags_still_win() {
 async fn an_unknown_provider_is_named() {
     let mut config = Config::default();
     config.model.provider = "anthropic".into();
-    let err = select_with(
-        &config,
-        &ModelArgs::default(),
-        &DEMOS,
-        &refused_url(),
-        OLLAMA_PROBE,
-    )
-    .await
-    .unwrap_err()
-    .to_string();
+    let err = select_with(&config, &ModelArgs::default(), &DEMOS, &[refused_url()])
+        .await
+        .unwrap_err()
+        .to_string();
     assert!(
         err.contains("\"anthropic\"") && err.contains("\"auto\""),
         "{err}"
+    );
+}
+
+#[tokio::test]
+async fn several_local_servers_are_named_with_how_to_choose_never_chosen() {
+    let (llama, _) = routed_server(&[
+        ("/v1/models", r#"{"data":[{"id":"smollm2"}]}"#),
+        (
+            "/props",
+            r#"{"default_generation_settings":{"n_ctx":2048},"total_slots":1}"#,
+        ),
+    ])
+    .await;
+    let (python, _) = model_list_server(r#"{"data":[{"id":"local"}]}"#).await;
+    let err = select_with(
+        &Config::default(),
+        &ModelArgs::default(),
+        &DEMOS,
+        &[llama.clone(), refused_url(), python.clone()],
+    )
+    .await
+    .unwrap_err();
+    let several = err.downcast_ref::<SeveralServers>().unwrap();
+    assert_eq!(several.servers().len(), 2);
+    let said = err.to_string();
+    assert!(
+        said.starts_with("2 model servers answer on this machine, and none is configured:"),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "{llama}  llama.cpp's llama-server, serves smollm2"
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!(
+            "{python}  an OpenAI-compatible server, serves local"
+        )),
+        "{said}"
+    );
+    assert!(said.contains(&format!("--base-url {llama}")), "{said}");
+
+    // A model named that one of them serves chooses it.
+    let args = ModelArgs {
+        model: Some("local".into()),
+        ..Default::default()
+    };
+    let s = select_with(
+        &Config::default(),
+        &args,
+        &DEMOS,
+        &[llama.clone(), python.clone()],
+    )
+    .await
+    .unwrap();
+    assert_eq!(s.model.endpoint(), python);
+    assert_eq!(s.model.model_name(), "local");
+}
+
+#[tokio::test]
+async fn a_configured_server_or_profile_wins_and_nothing_is_probed() {
+    let (local, asked) = model_list_server(r#"{"data":[{"id":"smollm2"}]}"#).await;
+    let (configured, _) = model_list_server(r#"{"data":[{"id":"qwen"}]}"#).await;
+    // A base URL in the config.
+    let mut config = Config::default();
+    config.model.base_url = Some(configured.clone());
+    config.model.api_key_env = "CODELOOP_TEST_UNSET_KEY_VARIABLE".into();
+    let s = select_with(
+        &config,
+        &ModelArgs::default(),
+        &DEMOS,
+        std::slice::from_ref(&local),
+    )
+    .await
+    .unwrap();
+    assert_eq!(s.model.endpoint(), configured);
+    assert!(s.probed.is_empty());
+    // A profile.
+    let mut config = Config::from_toml(&format!(
+        "[models.mine]\nbase_url = \"{configured}\"\nmodel = \"qwen\"\n"
+    ))
+    .unwrap();
+    config.model.api_key_env = "CODELOOP_TEST_UNSET_KEY_VARIABLE".into();
+    let args = ModelArgs {
+        profile: Some("mine".into()),
+        ..Default::default()
+    };
+    let s = select_with(&config, &args, &DEMOS, std::slice::from_ref(&local))
+        .await
+        .unwrap();
+    assert_eq!(s.model.endpoint(), configured);
+    // --base-url.
+    let args = ModelArgs {
+        base_url: Some(configured.clone()),
+        ..Default::default()
+    };
+    select_with(
+        &Config::default(),
+        &args,
+        &DEMOS,
+        std::slice::from_ref(&local),
+    )
+    .await
+    .unwrap();
+    assert!(
+        asked.lock().unwrap().is_empty(),
+        "the local server was asked: {:?}",
+        asked.lock().unwrap()
     );
 }

@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-use super::start::{profile_model, start_session};
+use super::start::{profile_model, server_model, start_session};
 use super::{probe_sandbox, recent_sessions, welcome_model};
-use crate::commands::model::{ModelArgs, Selected, select_model};
+use crate::commands::model::{ModelArgs, Selected, SeveralServers, before_choosing, select_model};
 use crate::config::Config;
 use crate::exec::Sandbox;
 use crate::llm::ChatModel;
-use crate::tui::app::{DemoEntry, SessionChoices, StartRequest};
+use crate::tui::app::{DemoEntry, FoundServer, SessionChoices, StartRequest};
 use crate::tui::event_loop::Hooks;
 use crate::tui::{App, Info, Theme};
 
@@ -30,7 +30,15 @@ pub(super) async fn live_view(
         select_model(&config, &model),
         probe_sandbox(config.sandbox.clone())
     );
-    let selected = selected?;
+    // Several servers answer here and none is configured: the workbench
+    // asks which (the demo model stands in until then).
+    let (selected, servers) = match selected {
+        Ok(selected) => (selected, Vec::new()),
+        Err(e) => match e.downcast::<SeveralServers>() {
+            Ok(several) => (before_choosing(&several)?, found_servers(&several)),
+            Err(e) => return Err(e),
+        },
+    };
     let sandbox = Arc::new(sandbox?);
     // The recent sessions, read once from the index's cached summaries.
     let sessions = recent_sessions(&config, crate::tui::panes::sessions::RECENT);
@@ -46,10 +54,12 @@ pub(super) async fn live_view(
             sessions,
             notify: config.ui.notify,
             profiles: config.models.keys().cloned().collect(),
+            servers,
             ..Info::default()
         },
         theme,
     );
+    app.ask_which_server();
     offer_task(&mut app, task, &selected, &model, &config, hooks)?;
     // `--demo NAME` of a demo with a review: its task, started
     // from the Task pane, is reviewed as the demo's replies expect.
@@ -132,10 +142,10 @@ fn session_hooks(
             })
             .unwrap_or_default();
         // A demo answers with its own replies, whatever the profile.
-        let model = match &choices.profile {
-            Some(name) if !matches!(request, StartRequest::Demo { .. }) => {
-                profile_model(&config, name)?
-            }
+        let demo = matches!(request, StartRequest::Demo { .. });
+        let model = match (&choices.server, &choices.profile) {
+            (Some(server), _) if !demo => server_model(&config, server)?,
+            (None, Some(name)) if !demo => profile_model(&config, name)?,
             _ => Arc::clone(&model),
         };
         // The review and the candidates: the chosen profile's, else `[run]`'s.
@@ -154,4 +164,19 @@ fn session_hooks(
             extras,
         )
     }));
+}
+
+/// The servers the workbench offers when several answer.
+fn found_servers(several: &SeveralServers) -> Vec<FoundServer> {
+    several
+        .servers()
+        .into_iter()
+        .filter_map(|s| {
+            Some(FoundServer {
+                base_url: s.base_url.clone(),
+                server: s.server.clone(),
+                model: s.model.clone()?,
+            })
+        })
+        .collect()
 }

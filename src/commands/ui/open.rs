@@ -9,7 +9,7 @@ use super::{
     Continue, continue_session, info, open_tape, probe_sandbox, recent_sessions, start_session,
     welcome_model,
 };
-use crate::commands::model::{ModelArgs, select_model};
+use crate::commands::model::{ModelArgs, SeveralServers, select_model};
 use crate::config::Config;
 use crate::exec::Sandbox;
 use crate::llm::ChatModel;
@@ -155,7 +155,16 @@ async fn choose(
         );
         let (label, demo_model) = match &workbench {
             Ok(selected) => welcome_model(selected, false, demos),
-            Err(e) => (format!("none usable ({e:#})"), None),
+            Err(e) => match e.downcast_ref::<SeveralServers>() {
+                Some(several) => (
+                    format!(
+                        "none chosen: {} model servers answer on this machine (`codeloop` asks which; or --base-url URL)",
+                        several.servers().len()
+                    ),
+                    None,
+                ),
+                None => (format!("none usable ({e:#})"), None),
+            },
         };
         let (sandbox_layers, sandbox_warning) = match &sandbox {
             Ok(sandbox) => (sandbox.active_layers(), sandbox.warning()),

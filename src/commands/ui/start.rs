@@ -15,7 +15,7 @@ use crate::exec::Sandbox;
 use crate::llm::ChatModel;
 use crate::llm::scripted::{Pacing, ScriptedModel};
 use crate::session::{FunctionSpec, read_tape};
-use crate::tui::app::{NOTHING_TO_RESUME, SessionChoices, StartRequest};
+use crate::tui::app::{FoundServer, NOTHING_TO_RESUME, SessionChoices, StartRequest};
 
 /// Start the engine on a task, or on a bundled demo with its own model; a
 /// recorded session goes on with `continue_session`.
@@ -152,6 +152,25 @@ pub(super) fn profile_model(config: &Config, name: &str) -> anyhow::Result<Arc<d
         tokio::runtime::Handle::current().block_on(select_model(config, &args))
     })
     .with_context(|| format!("the model profile {name} cannot be used"))?;
+    Ok(selected.model)
+}
+
+/// The model of a server found on this machine, chosen when several answer
+/// (as `--base-url URL --model NAME` would choose it; blocking, like
+/// `profile_model`).
+pub(super) fn server_model(
+    config: &Config,
+    server: &FoundServer,
+) -> anyhow::Result<Arc<dyn ChatModel>> {
+    let args = ModelArgs {
+        base_url: Some(server.base_url.clone()),
+        model: Some(server.model.clone()),
+        ..ModelArgs::default()
+    };
+    let selected = tokio::task::block_in_place(|| {
+        tokio::runtime::Handle::current().block_on(select_model(config, &args))
+    })
+    .with_context(|| format!("the model server at {} cannot be used", server.base_url))?;
     Ok(selected.model)
 }
 

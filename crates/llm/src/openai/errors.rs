@@ -22,6 +22,8 @@ pub(crate) enum ServerKind {
     LlamaCpp,
     /// llama-cpp-python's `python -m llama_cpp.server`.
     LlamaCppPython,
+    /// LM Studio's server (its own API beside the OpenAI one: `/api/v0`).
+    LmStudio,
     Vllm,
     OpenAi,
     Unknown,
@@ -34,6 +36,7 @@ impl ServerKind {
             ServerKind::Ollama => "Ollama",
             ServerKind::LlamaCpp => "llama.cpp's llama-server",
             ServerKind::LlamaCppPython => "llama-cpp-python's server",
+            ServerKind::LmStudio => "LM Studio",
             ServerKind::Vllm => "vLLM",
             ServerKind::OpenAi => "OpenAI",
             ServerKind::Unknown => "an OpenAI-compatible server",
@@ -52,6 +55,9 @@ impl ServerKind {
             ),
             ServerKind::LlamaCppPython => format!(
                 "Start llama-cpp-python's server with a larger context (`python -m llama_cpp.server --n_ctx 8192`, up to what the model was trained for), lower --max-tokens, {shorter}"
+            ),
+            ServerKind::LmStudio => format!(
+                "Load the model in LM Studio with a larger context length (its load settings, or `lms load {model} --context-length 16384`), lower --max-tokens, {shorter}"
             ),
             ServerKind::Vllm => format!(
                 "Start vLLM with a larger --max-model-len (up to what the model supports), lower --max-tokens, {shorter}"

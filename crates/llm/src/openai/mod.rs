@@ -35,6 +35,7 @@
 
 mod decode;
 mod errors;
+mod local;
 mod numbers;
 mod report;
 mod request;
@@ -58,6 +59,10 @@ use super::{
 use decode::ReadError;
 pub(crate) use errors::ServerKind;
 use errors::{error_chain, error_excerpt, overflow_in, read_limited};
+pub use local::{
+    LocalServer, PROBE_ANSWER, PROBE_WHOLE, Probe, WELL_KNOWN, WellKnown, probe_local,
+    well_known_urls,
+};
 pub use request::normalize_base_url;
 use request::{BodyFacts, Quirks, http_client};
 use retry::{Next, Retries, retry_after, whole_secs};

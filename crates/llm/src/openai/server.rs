@@ -15,6 +15,10 @@
 //! - llama-cpp-python's server: answers `POST {root}/extras/tokenize/count`;
 //!   it tells no window (learned from its first overflow, see `decode`) and
 //!   serves one request at a time: a second one cuts the first's stream.
+//! - LM Studio: `GET {root}/api/v0/models` lists every model it has with its
+//!   `type` (`llm`, `vlm`, `embeddings`) and `state` (`loaded` or not); its
+//!   `/v1/models` lists them all alike, embedding models included, so the
+//!   model used when none is named is the first loaded LLM (`lm_studio_model`).
 //!
 //! How many requests may be in flight (`ServerFacts::slots`): what llama.cpp
 //! says; one for llama-cpp-python and for an unknown server on this machine
@@ -82,6 +86,18 @@ pub(crate) async fn discover(
     if llama_cpp_python(&ask, root).await {
         return ServerFacts {
             server: ServerKind::LlamaCppPython,
+            window: None,
+            model_max: None,
+            slots: Some(1),
+        };
+    }
+    if ask
+        .get(format!("{root}/api/v0/models"))
+        .await
+        .is_some_and(|list| is_lm_studio(&list))
+    {
+        return ServerFacts {
+            server: ServerKind::LmStudio,
             window: None,
             model_max: None,
             slots: Some(1),
@@ -195,6 +211,47 @@ async fn llama_cpp_python(ask: &Asker<'_>, root: &str) -> bool {
     )
     .await
     .is_some_and(|c| c.get("count").and_then(Value::as_u64).is_some())
+}
+
+/// LM Studio's own model list: each entry says its type and whether it is loaded.
+fn is_lm_studio(list: &Value) -> bool {
+    list.get("data")
+        .and_then(Value::as_array)
+        .and_then(|models| models.first())
+        .is_some_and(|m| m.get("state").is_some() && m.get("type").is_some())
+}
+
+/// The model LM Studio at `base_url` would answer best with: the first
+/// loaded LLM (or vision model), else the first LLM it has; None when it
+/// does not say (or is not LM Studio).
+pub(crate) async fn lm_studio_model(
+    http: &reqwest::Client,
+    base_url: &str,
+    timeout: Duration,
+) -> Option<String> {
+    let ask = Asker {
+        http,
+        api_key: None,
+        timeout,
+    };
+    let list = ask
+        .get(format!("{}/api/v0/models", root_url(base_url)))
+        .await?;
+    let models = list.get("data")?.as_array()?;
+    let chat = |m: &&Value| {
+        matches!(
+            m.get("type").and_then(Value::as_str),
+            Some("llm") | Some("vlm")
+        )
+    };
+    let loaded = |m: &&Value| m.get("state").and_then(Value::as_str) == Some("loaded");
+    models
+        .iter()
+        .filter(chat)
+        .find(loaded)
+        .or_else(|| models.iter().find(chat))
+        .and_then(|m| m.get("id")?.as_str())
+        .map(str::to_string)
 }
 
 /// The body of a successful answer, as JSON; None for anything else.

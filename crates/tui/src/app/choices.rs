@@ -2,9 +2,10 @@
 //! the theme, the choices for the next session (model profile, workers, the
 //! cache) and the export of the open session.
 
-use super::{Action, App, Mode, view};
+use super::{Action, App, Mode, Popup, view};
 use crate::keymap;
 use crate::panes::palette::{Offers, Palette, PaletteAct};
+use crate::panes::servers::{ServerAnswer, ServerChoice};
 use codeloop_protocol::present::{count, plural};
 use codeloop_session::{NoticeLevel, State};
 
@@ -14,6 +15,8 @@ use codeloop_session::{NoticeLevel, State};
 /// a session started with it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SessionChoices {
+    /// A model server found on this machine (when several answer).
+    pub server: Option<FoundServer>,
     /// A `[models.NAME]` profile of the config.
     pub profile: Option<String>,
     /// Parallel nodes.
@@ -22,8 +25,21 @@ pub struct SessionChoices {
     pub no_cache: bool,
 }
 
+/// A model server found running on this machine, as the workbench offers
+/// it when several answer and none is configured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundServer {
+    /// Its base URL (`http://localhost:8080/v1`).
+    pub base_url: String,
+    /// What it is, in words ("llama.cpp's llama-server").
+    pub server: String,
+    /// The model a session would use there.
+    pub model: String,
+}
+
 impl SessionChoices {
-    /// "profile local · 4 workers · no cache", for the status bar.
+    /// "profile local · 4 workers · no cache", for the status bar (a server
+    /// chosen is the welcome's model label already).
     pub(crate) fn words(&self) -> Option<String> {
         let mut words = Vec::new();
         if let Some(p) = &self.profile {
@@ -43,6 +59,7 @@ impl App {
     /// What the palette offers beside the keys.
     pub(super) fn palette_offers(&self) -> Offers {
         Offers {
+            servers: self.session.info.servers.len() > 1,
             profiles: self.session.info.profiles.clone(),
             no_cache: self.choices.no_cache,
             export: !self.welcome() && !self.session.timeline.records().is_empty(),
@@ -83,7 +100,12 @@ impl App {
             PaletteAct::Theme(name) => self.set_theme(name),
             // The palette opens the second list itself.
             PaletteAct::Values(_) => {}
-            PaletteAct::Profile(_) | PaletteAct::Workers(_) | PaletteAct::Cache(_) if !live => {
+            PaletteAct::Profile(_)
+            | PaletteAct::Workers(_)
+            | PaletteAct::Cache(_)
+            | PaletteAct::Servers
+                if !live =>
+            {
                 self.say(
                     NoticeLevel::Warning,
                     "this is a recorded session: choices for a next session are made in the workbench (`codeloop`)",
@@ -95,8 +117,11 @@ impl App {
                     format!("the next session uses the model profile {name}"),
                 );
                 self.choices.profile = Some(name);
+                // A profile names its own server.
+                self.choices.server = None;
                 actions.push(Action::Configure(self.choices.clone()));
             }
+            PaletteAct::Servers => self.ask_server(false),
             PaletteAct::Workers(n) => {
                 let running = if self.session_running() {
                     format!(
@@ -141,6 +166,55 @@ impl App {
                     source: self.session.info.source.clone(),
                 });
             }
+        }
+    }
+}
+
+impl App {
+    /// Ask which of the model servers found on this machine the next
+    /// session uses (`then_submit`: the task sent waits for the answer).
+    pub(super) fn ask_server(&mut self, then_submit: bool) {
+        let mut choice = ServerChoice::new(
+            self.session.info.servers.clone(),
+            self.choices.server.as_ref(),
+        );
+        choice.then_submit = then_submit;
+        self.popups.push(Popup::Servers(choice));
+    }
+
+    /// The answer to `ask_server`.
+    pub(super) fn on_server_answer(
+        &mut self,
+        choice: ServerChoice,
+        answer: ServerAnswer,
+        actions: &mut Vec<Action>,
+    ) {
+        let ServerAnswer::Use(server) = answer else {
+            self.say(
+                NoticeLevel::Info,
+                "no model server chosen yet: the demos play; `:` model server… chooses one",
+            );
+            return;
+        };
+        let found = self.session.info.servers.len();
+        self.session.info.model_label = format!(
+            "{} at {} ({}, chosen of {found} found running on this machine)",
+            server.model, server.base_url, server.server
+        );
+        // The demo model stood in until now: a task of one's own goes to the server.
+        self.session.info.demo_model = None;
+        self.say(
+            NoticeLevel::Info,
+            format!(
+                "the next session uses {} at {} ({})",
+                server.model, server.base_url, server.server
+            ),
+        );
+        self.choices.server = Some(server);
+        self.choices.profile = None;
+        actions.push(Action::Configure(self.choices.clone()));
+        if choice.then_submit {
+            self.submit_task(actions);
         }
     }
 }

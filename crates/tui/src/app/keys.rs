@@ -58,6 +58,10 @@ impl App {
                 }
             }
             Popup::Travel(travel) => self.on_travel_answer(travel, Confirm::answer(&key), actions),
+            Popup::Servers(mut choice) => match choice.on_key(&key) {
+                Handled::Intent(answer) => self.on_server_answer(choice, answer, actions),
+                Handled::Done | Handled::NotMine => self.popups.push(Popup::Servers(choice)),
+            },
             Popup::Pager(pager) => self.on_pager_key(pager, key, actions),
             Popup::Pictures(view) => self.on_pictures_key(view, key, actions),
             Popup::Confirm(asked) => self.on_confirm_answer(asked, Confirm::answer(&key), actions),
@@ -228,6 +232,14 @@ impl App {
                 NoticeLevel::Warning,
                 "write a task first (or pick a demo in the Workflow pane)",
             );
+            return;
+        }
+        if let Some(demo) = &self.session.info.demo_model
+            && demo.task.trim() != task
+            && self.session.info.servers.len() > 1
+        {
+            // Several servers answer here: the task waits for the choice.
+            self.ask_server(true);
             return;
         }
         if let Some(demo) = &self.session.info.demo_model

@@ -89,6 +89,7 @@ impl App {
             | Popup::Palette(_)
             | Popup::Message(_)
             | Popup::Travel(_)
+            | Popup::Servers(_)
             | Popup::Pictures(_)
             | Popup::Inspector(_) => None,
         })

@@ -52,7 +52,7 @@ pub use super::panes::palette::ExportFormat;
 pub use super::panes::welcome::DemoEntry;
 pub use super::timeline::{OUTPUT_MEMORY_BUDGET, ReplayClock as Replay};
 pub use attach::AttachFrom;
-pub use choices::SessionChoices;
+pub use choices::{FoundServer, SessionChoices};
 pub use timetravel::{NOTHING_TO_RESUME, instead};
 
 /// How the app was opened.
@@ -242,6 +242,9 @@ pub struct Info {
     pub notify: bool,
     /// The config's `[models.NAME]` profiles (the palette offers them).
     pub profiles: Vec<String>,
+    /// The model servers found on this machine when several answer and
+    /// none is configured: the workbench asks which (empty otherwise).
+    pub servers: Vec<FoundServer>,
     /// The tape is still being read: how much of it, in percent.
     pub loading: Option<u8>,
     /// How pictures are drawn in this terminal (`graphics::detect`).
@@ -372,6 +375,14 @@ impl App {
         app
     }
 
+    /// Several model servers answer on this machine and none is configured:
+    /// ask which one the next session uses (the live workbench does, as it opens).
+    pub fn ask_which_server(&mut self) {
+        if self.session.info.servers.len() > 1 {
+            self.ask_server(false);
+        }
+    }
+
     /// Back to the welcome screen for another session (the finished one
     /// stays on its tape).
     fn new_session(&mut self, actions: &mut Vec<Action>) {
@@ -381,6 +392,8 @@ impl App {
             ..self.session.info.clone()
         };
         let mut fresh = App::live(info, self.theme.clone());
+        // The starter holds the choices for the next session still.
+        fresh.choices = self.choices.clone();
         fresh.screen = self.screen;
         fresh.keys_handled = self.keys_handled;
         let left = self.session.timeline.head().unwrap_or(self.state());

@@ -103,6 +103,7 @@ impl App {
             | Popup::Palette(_)
             | Popup::Message(_)
             | Popup::Travel(_)
+            | Popup::Servers(_)
             | Popup::Pager(_)
             | Popup::Inspector(_) => None,
         })

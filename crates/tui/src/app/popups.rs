@@ -31,6 +31,8 @@ popups! {
     Editor(Box<crate::panes::editor::EditorPopup>),
     Palette(Box<crate::panes::palette::Palette>),
     Message(crate::panes::message::Message),
+    /// Which model server, of several found on this machine (`choices.rs`).
+    Servers(crate::panes::servers::ServerChoice),
     /// Fork or rewind, asked first (`timetravel.rs`).
     Travel(crate::panes::travel::Travel),
     Pager(Box<crate::panes::pager::Pager>),

@@ -38,6 +38,7 @@ pub(crate) mod path_complete;
 pub(crate) mod pictures;
 pub(crate) mod plan_stream;
 pub(crate) mod popup;
+pub(crate) mod servers;
 pub mod sessions;
 pub(crate) mod travel;
 

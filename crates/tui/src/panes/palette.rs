@@ -37,6 +37,8 @@ pub(crate) enum PaletteAct {
     Values(ValueKind),
     /// The `[models.NAME]` profile of the next session.
     Profile(String),
+    /// Ask which model server found on this machine the next session uses.
+    Servers,
     /// The parallel nodes of the next session.
     Workers(usize),
     /// Use the cache of solved tasks for the next task, or not.
@@ -87,6 +89,8 @@ pub(crate) const WORKER_CHOICES: [usize; 6] = [1, 2, 3, 4, 6, 8];
 /// What the palette offers beside the keys, as things stand.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Offers {
+    /// Several model servers answer on this machine: one is to be chosen.
+    pub(crate) servers: bool,
     /// The config's `[models.NAME]` profiles.
     pub(crate) profiles: Vec<String>,
     /// The cache is off for the next task.
@@ -155,6 +159,12 @@ impl Palette {
 
     /// With the choices for the next session and the export.
     pub(crate) fn with_offers(mut self, offers: Offers) -> Palette {
+        if offers.servers {
+            self.entries.push(Entry {
+                does: "model server for the next session (several answer here)…".into(),
+                act: PaletteAct::Servers,
+            });
+        }
         self.entries.extend([
             Entry {
                 does: "model profile for the next session…".into(),
@@ -319,6 +329,7 @@ impl Palette {
                 PaletteAct::Theme(_)
                 | PaletteAct::Values(_)
                 | PaletteAct::Profile(_)
+                | PaletteAct::Servers
                 | PaletteAct::Workers(_)
                 | PaletteAct::Cache(_)
                 | PaletteAct::Export(_) => String::new(),
