@@ -219,6 +219,9 @@ async fn planted_fifos_held_locks_and_links_are_harmless() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+// The guard is the ordinary user's turn: held on purpose for the whole test,
+// across its awaits, so no other test uses that user meanwhile.
+#[allow(clippy::await_holding_lock)]
 async fn planted_fifos_held_locks_and_links_are_harmless_for_an_ordinary_user() {
     let Some((_turn, python, dir, bin)) = ordinary_user::ordinary_user("turn") else {
         return;
