@@ -3,6 +3,7 @@
 //! This module knows nothing of models, processes or terminals.
 #![warn(unreachable_pub)]
 
+pub mod call_figures;
 pub mod consensus;
 mod entries;
 mod event;
@@ -23,6 +24,7 @@ mod steering;
 mod tape;
 mod tape_read;
 
+pub use call_figures::{CallFigure, Waste};
 pub use consensus::{Candidate, CandidatesInfo};
 pub use event::*;
 pub use outcome::Outcome;

@@ -6,6 +6,12 @@
 //! message's role and content, in order): an estimate of the share of
 //! prompt tokens a cache that keeps earlier prompts and replies would not
 //! compute again.
+//!
+//! Across sessions (`shared_with_earlier`): of each session's first request,
+//! the longest prefix it shares with an earlier session's first request.
+//! That is what a server's cache could keep from one bench problem to the
+//! next (the system prompt, the instructions, any examples), replies aside:
+//! no session goes on from another's.
 
 use codeloop_protocol::{ChatMessage, Role};
 
@@ -62,6 +68,29 @@ pub fn prefix_reuse<'a>(
     reuse
 }
 
+/// For each request in order, its characters and the longest prefix it
+/// shares with any earlier request of the list (see the module doc).
+pub fn shared_with_earlier<'a>(
+    requests: impl IntoIterator<Item = &'a [ChatMessage]>,
+) -> Vec<PrefixReuse> {
+    let mut earlier: Vec<Vec<char>> = Vec::new();
+    let mut out = Vec::new();
+    for messages in requests {
+        let text = request_text(messages);
+        let shared = earlier
+            .iter()
+            .map(|e| common_prefix(e, &text))
+            .max()
+            .unwrap_or(0);
+        out.push(PrefixReuse {
+            reused_chars: shared as u64,
+            prompt_chars: text.len() as u64,
+        });
+        earlier.push(text);
+    }
+    out
+}
+
 impl State {
     /// The prefix reuse of this session's model requests (see the module doc).
     pub fn prefix_reuse(&self) -> PrefixReuse {
@@ -108,6 +137,24 @@ mod tests {
             }
         );
         assert_eq!(prefix_reuse(std::iter::empty()).prompt_chars, 0);
+    }
+
+    #[test]
+    fn across_sessions_each_first_request_counts_its_longest_prefix_with_an_earlier_one() {
+        let a = msgs("sys", "Complete add(a, b)");
+        let b = msgs("sys", "Complete max3(a, b, c)");
+        let c = msgs("sys", "Complete addition(x)");
+        let d = msgs("other", "Complete add(a, b)");
+        let across = shared_with_earlier([a.as_slice(), b.as_slice(), c.as_slice(), d.as_slice()]);
+        let opening = "system\nsys\nuser\nComplete ".len() as u64;
+        let reused: Vec<u64> = across.iter().map(|r| r.reused_chars).collect();
+        // c shares "Complete add" with a, longer than "Complete " with b; d
+        // differs from the first character of its system prompt's text on.
+        assert_eq!(
+            reused,
+            vec![0, opening, opening + 3, "system\n".len() as u64]
+        );
+        assert_eq!(across[0].prompt_chars, request_text(&a).len() as u64);
     }
 
     #[test]
