@@ -295,3 +295,123 @@ fn compare_prints_two_results_files_side_by_side() {
         "{stdout}"
     );
 }
+
+/// Each call's figures, per problem and over the set, from scripted
+/// replies: the first reply to T/0 has no code and is asked once more (a
+/// wasted call); T/1 fails, is repaired and passes. The times to first
+/// token are scripted (instant), so only their presence is asserted.
+#[test]
+fn bench_keeps_each_calls_figures_and_the_wasted_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("results.jsonl");
+    let page = dir.path().join("bench.html");
+    let replies = dir.path().join("replies.jsonl");
+    let lines = [
+        serde_json::json!({"tag": "code/total/1", "text": "I would add them up with a loop.",
+            "usage": {"prompt_tokens": 200, "completion_tokens": 9}}),
+        serde_json::json!({"tag": "code/total/1/retry",
+            "text": "```python\ndef total(xs: List[int]) -> int:\n    return sum(xs)\n```",
+            "usage": {"prompt_tokens": 240, "completion_tokens": 20}}),
+        serde_json::json!({"tag": "code/middle/1",
+            "text": "```python\ndef middle(xs):\n    return xs[len(xs) // 2 + 1]\n```",
+            "usage": {"prompt_tokens": 180, "completion_tokens": 21}}),
+        serde_json::json!({"tag": "repair/middle/2",
+            "text": "Off by one.\n```python\ndef middle(xs):\n    return xs[len(xs) // 2]\n```",
+            "usage": {"prompt_tokens": 400, "completion_tokens": 25}}),
+    ];
+    std::fs::write(
+        &replies,
+        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
+    )
+    .unwrap();
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    let output = Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .args(["bench", &format!("{fixtures}/bench_problems.jsonl")])
+        .arg("--scripted")
+        .arg(&replies)
+        .args(["--workers", "1"])
+        .arg("--out")
+        .arg(&out)
+        .arg("--html")
+        .arg(&page)
+        .env("CODELOOP_DATA_DIR", dir.path().join("data"))
+        .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    let results: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let (t0, t1) = (&results[0], &results[1]);
+    // T/0: the reply with no code was not used; the one asked again was.
+    let calls = t0["per_call"].as_array().unwrap();
+    assert_eq!(calls.len(), 2, "{t0}");
+    assert_eq!(calls[0]["tag"], "code/total/1");
+    assert_eq!(calls[0]["waste"], "unused");
+    assert_eq!(calls[0]["prompt_tokens"], 200);
+    assert_eq!(calls[1]["tag"], "code/total/1/retry");
+    assert!(calls[1].get("waste").is_none(), "{t0}");
+    assert_eq!(calls[1]["prompt_tokens"], 240);
+    assert_eq!(t0["wasted_calls"], 1);
+    assert_eq!(
+        (
+            t0["prompt_tokens"].as_u64(),
+            t0["completion_tokens"].as_u64()
+        ),
+        (Some(440), Some(29))
+    );
+    for call in calls {
+        assert!(call["first_token_ms"].is_u64(), "{call}");
+    }
+    assert!(t0["first_token_median_ms"].is_u64() && t0["first_token_p90_ms"].is_u64());
+    // T/1: two calls, both used: the first code, then its repair.
+    assert_eq!(t1["wasted_calls"], 0);
+    let tags: Vec<&str> = t1["per_call"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["tag"].as_str().unwrap())
+        .collect();
+    assert_eq!(tags, ["code/middle/1", "repair/middle/2"]);
+    // The prefix across problems: T/0 had nothing before it; T/1's first
+    // request begins as T/0's did (the system prompt, the instructions).
+    assert_eq!(t0["first_request_shared_chars"], 0);
+    assert!(t0["first_request_chars"].as_u64().unwrap() > 0);
+    let (shared, of) = (
+        t1["first_request_shared_chars"].as_u64().unwrap(),
+        t1["first_request_chars"].as_u64().unwrap(),
+    );
+    assert!(shared > 100 && shared < of, "{t1}");
+    // The summary says it over the set, and each problem's line its own.
+    assert!(
+        stdout.contains("calls: 4, 1 wasted (1 unusable or refused)\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("; prompt tokens per call: median 200, most 400\n"),
+        "{stdout}"
+    );
+    let across = 100.0 * shared as f64 / (of + t0["first_request_chars"].as_u64().unwrap()) as f64;
+    assert!(
+        stdout.contains(&format!("prompt prefix across problems: {across:.0}% of ")),
+        "{stdout}"
+    );
+    assert!(
+        stderr.contains(") · 2 calls, 1 wasted, first token "),
+        "{stderr}"
+    );
+    // The page shows them beside the chart.
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<tr><th>wasted calls</th><td>1 wasted (1 unusable or refused)</td></tr>"),
+        "{html}"
+    );
+    assert!(
+        html.contains("<tr><th>tokens in</th><td>1020</td></tr>"),
+        "{html}"
+    );
+}

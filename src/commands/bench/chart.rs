@@ -1,12 +1,15 @@
 //! `bench --html FILE`: one self-contained page of a bench's results: pass@1
 //! by repair round drawn as a chart (inline SVG; no script, nothing
-//! fetched), the figures beside it, and each problem's outcome. With
-//! `--compare A B` both result sets are drawn on the one chart.
+//! fetched), the figures beside it (outcomes, calls and the wasted ones,
+//! tokens, time to first token, the prefix shared across problems), and
+//! each problem's outcome and calls. With `--compare A B` both result sets
+//! are drawn on the one chart.
 
 use std::fmt::Write;
 
-use super::results::{BenchResult, Figures, Status};
+use super::results::{BenchResult, Figures, Status, share};
 use crate::commands::export::html::esc;
+use crate::protocol::resources::cpu_time;
 
 const WIDTH: f64 = 560.0;
 const HEIGHT: f64 = 300.0;
@@ -162,14 +165,17 @@ pub(crate) fn page(sets: &[(String, Vec<BenchResult>)]) -> String {
          <title>codeloop bench</title>\n<style>\
          body{font-family:sans-serif;margin:2em;color:#222}table{border-collapse:collapse}\
          td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}.passed{color:#1b7f3b}\
-         .failed{color:#b00020}.error,.cancelled{color:#8a6d00}</style>\n</head>\n<body>\n\
-         <h1>pass@1 by repair round</h1>\n",
+         .failed{color:#b00020}.error,.cancelled{color:#8a6d00}\
+         .top{display:flex;flex-wrap:wrap;gap:2em;align-items:flex-start}td.n{text-align:right}</style>\n\
+         </head>\n<body>\n<h1>pass@1 by repair round</h1>\n<div class=\"top\">\n",
     );
     if series.iter().all(|(_, r)| r.is_empty()) {
         out.push_str("<p>No problem was measured.</p>\n");
     } else {
         out.push_str(&svg(&series));
     }
+    out.push_str(&calls_table(sets));
+    out.push_str("</div>\n");
     out.push_str("<h2>Figures</h2>\n<table>\n<tr><th>results</th><th>measured</th>");
     let rounds = series.iter().map(|(_, r)| r.len()).max().unwrap_or(0);
     for k in 0..rounds {
@@ -199,7 +205,9 @@ pub(crate) fn page(sets: &[(String, Vec<BenchResult>)]) -> String {
     for (name, results) in sets {
         let _ = write!(
             out,
-            "<h2>Problems: {}</h2>\n<table>\n<tr><th>problem</th><th>outcome</th><th>passed at version</th><th>versions</th><th>summary</th></tr>\n",
+            "<h2>Problems: {}</h2>\n<table>\n<tr><th>problem</th><th>outcome</th><th>passed at version</th><th>versions</th>\
+             <th>fresh starts</th><th>calls</th><th>wasted</th><th>tokens in</th><th>tokens out</th>\
+             <th>first token, median</th><th>first token, p90</th><th>first prompt shared with earlier problems</th><th>summary</th></tr>\n",
             esc(name)
         );
         for r in results {
@@ -211,16 +219,95 @@ pub(crate) fn page(sets: &[(String, Vec<BenchResult>)]) -> String {
             };
             let _ = writeln!(
                 out,
-                "<tr><td>{}</td><td class=\"{status}\">{status}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr><td>{}</td><td class=\"{status}\">{status}</td><td>{}</td><td>{}</td>\
+                 <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
+                 <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
                 esc(&r.task_id),
                 r.passed_at.map_or("-".to_string(), |v| v.to_string()),
                 r.iterations,
+                r.fresh_starts,
+                r.calls,
+                if r.per_call.is_empty() {
+                    "-".to_string()
+                } else {
+                    r.wasted_calls.to_string()
+                },
+                r.prompt_tokens,
+                r.completion_tokens,
+                time(r.first_token_median_ms),
+                time(r.first_token_p90_ms),
+                shared(r.first_request_shared_chars, r.first_request_chars),
                 esc(r.error.as_deref().unwrap_or(&r.summary))
             );
         }
         out.push_str("</table>\n");
     }
     out.push_str("</body>\n</html>\n");
+    out
+}
+
+/// `2.10 s`, or `-`.
+fn time(ms: Option<u64>) -> String {
+    ms.map_or("-".to_string(), cpu_time)
+}
+
+/// `78% of 1234 characters`, or `-`.
+fn shared(part: u64, total: u64) -> String {
+    if total == 0 {
+        return "-".into();
+    }
+    format!("{} of {total} characters", share(part, total))
+}
+
+/// A row of the figures beside the chart: its cell for a result set.
+type Cell = fn(&Figures) -> String;
+
+/// The figures beside the chart, a column a result set: outcomes, calls
+/// and the wasted ones, tokens, time to first token, prompt tokens per
+/// call, the prefix shared across problems.
+fn calls_table(sets: &[(String, Vec<BenchResult>)]) -> String {
+    let figures: Vec<Figures> = sets.iter().map(|(_, r)| Figures::of(r)).collect();
+    let mut out = String::from("<table class=\"calls\">\n<tr><th></th>");
+    for (name, _) in sets {
+        let _ = write!(out, "<th>{}</th>", esc(name));
+    }
+    out.push_str("</tr>\n");
+    let rows: [(&str, Cell); 12] = [
+        ("first try", |f| {
+            f.rate(f.by_round.first().copied().unwrap_or(0))
+        }),
+        ("after repair", |f| f.rate(f.passed_final)),
+        ("fresh starts", |f| f.fresh_starts.to_string()),
+        ("model calls", |f| f.calls.to_string()),
+        ("wasted calls", |f| {
+            if f.figured_calls == 0 {
+                "-".into()
+            } else {
+                f.wasted_words()
+            }
+        }),
+        ("tokens in", |f| f.prompt_tokens.to_string()),
+        ("tokens out", |f| f.completion_tokens.to_string()),
+        ("first token, median", |f| time(f.first_token_median_ms)),
+        ("first token, p90", |f| time(f.first_token_p90_ms)),
+        ("prompt tokens a call, median", |f| {
+            f.call_prompt_median.map_or("-".into(), |t| t.to_string())
+        }),
+        ("prompt tokens a call, most", |f| {
+            f.call_prompt_max.map_or("-".into(), |t| t.to_string())
+        }),
+        ("first prompt shared with earlier problems", |f| {
+            shared(f.first_request_shared_chars, f.first_request_chars)
+        }),
+    ];
+    for (name, cell) in rows {
+        let _ = write!(out, "<tr><th>{name}</th>");
+        for f in &figures {
+            let _ = write!(out, "<td>{}</td>", esc(&cell(f)));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>\n");
     out
 }
 

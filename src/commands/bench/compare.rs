@@ -8,7 +8,8 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use super::results::{BenchResult, Figures, Status};
+use super::results::{BenchResult, Figures, Status, share};
+use crate::protocol::resources::cpu_time;
 
 /// The results in a file written by `codeloop bench`.
 pub(crate) fn read_results(path: &Path) -> anyhow::Result<Vec<BenchResult>> {
@@ -120,6 +121,27 @@ fn figure_rows(fa: &Figures, fb: &Figures) -> Vec<Row> {
             rows.push((name.into(), get(fa).to_string(), get(fb).to_string()));
         }
     }
+    // The call figures, when either side has them.
+    if fa.figured_calls + fb.figured_calls > 0 {
+        let time = |v: Option<u64>| v.map_or("-".to_string(), cpu_time);
+        rows.push((
+            "wasted calls".into(),
+            fa.wasted_calls().to_string(),
+            fb.wasted_calls().to_string(),
+        ));
+        rows.push((
+            "first token, median".into(),
+            time(fa.first_token_median_ms),
+            time(fb.first_token_median_ms),
+        ));
+        rows.push((
+            "first token, p90".into(),
+            time(fa.first_token_p90_ms),
+            time(fb.first_token_p90_ms),
+        ));
+        let across = |f: &Figures| share(f.first_request_shared_chars, f.first_request_chars);
+        rows.push(("prefix across problems".into(), across(fa), across(fb)));
+    }
     let secs = |f: &Figures| format!("{:.1} s", f.model_ms as f64 / 1000.0);
     rows.push(("model time".into(), secs(fa), secs(fb)));
     for (name, get) in [
@@ -192,6 +214,41 @@ mod tests {
             repairs_with_values: with_values,
             ..BenchResult::not_started(id.into())
         }
+    }
+
+    #[test]
+    fn the_call_figures_are_compared_when_either_side_has_them() {
+        let mut with = r("T/0", Some(1), 1, 0);
+        with.keep_calls(vec![crate::session::CallFigure {
+            call_id: 1,
+            tag: "code/f/1".into(),
+            prompt_tokens: Some(100),
+            completion_tokens: Some(10),
+            cached_tokens: None,
+            first_token_ms: Some(1_500),
+            total_ms: Some(3_000),
+            waste: Some(crate::session::Waste::Cut),
+        }]);
+        let old = r("T/0", Some(1), 1, 0);
+        let text = compare("after", &[with], "before", std::slice::from_ref(&old));
+        let row = |name: &str| {
+            text.lines()
+                .find(|l| l.starts_with(name))
+                .map(|l| l[name.len()..].split_whitespace().collect::<Vec<_>>())
+        };
+        assert_eq!(row("wasted calls"), Some(vec!["1", "0", "*"]), "{text}");
+        assert_eq!(
+            row("first token, median"),
+            Some(vec!["1.50", "s", "-", "*"]),
+            "{text}"
+        );
+        let text = compare(
+            "a",
+            std::slice::from_ref(&old),
+            "b",
+            std::slice::from_ref(&old),
+        );
+        assert!(!text.contains("wasted calls"), "{text}");
     }
 
     #[test]

@@ -31,8 +31,11 @@ use crate::config::Config;
 use crate::engine::{self, EngineOptions, EngineSetup, GivenPlan};
 use crate::eval::{self, Problem};
 use crate::exec::Sandbox;
+use crate::protocol::ChatMessage;
+use crate::session::call_figures::call_figures;
+use crate::session::prefix::shared_with_earlier;
 use crate::session::state::HistoryEntry;
-use crate::session::{Command, FunctionSpec, State};
+use crate::session::{Command, Event, FunctionSpec, State};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -156,19 +159,25 @@ fn unmeasured(state: &State) -> Option<String> {
     })
 }
 
+/// One problem's session to its end: its result, and its first request
+/// (for the prefix shared across problems).
 async fn solve(
     problem: Problem,
     setup: EngineSetup,
     cancel: CancellationToken,
-) -> anyhow::Result<BenchResult> {
+) -> anyhow::Result<(BenchResult, Vec<ChatMessage>)> {
     let tape = setup.session_dir.join("tape.jsonl");
     let mut handle = engine::start(setup)?;
     let mut state = State::default();
+    let mut records = Vec::new();
     let mut cancel_sent = false;
     loop {
         tokio::select! {
             r = handle.events.recv() => match r {
-                Some(r) => state.apply(&r),
+                Some(r) => {
+                    state.apply(&r);
+                    records.push(r);
+                }
                 None => break,
             },
             _ = cancel.cancelled(), if !cancel_sent => {
@@ -217,7 +226,17 @@ async fn solve(
         ..BenchResult::not_started(problem.task_id.clone())
     };
     measured.measure(&state, &problem.entry_point);
-    Ok(measured)
+    measured.keep_calls(call_figures(&records, |message| {
+        message.starts_with(crate::llm::repetition::LOOP_MESSAGE)
+    }));
+    let first_request = records
+        .into_iter()
+        .find_map(|r| match r.event {
+            Event::ModelRequest { messages, .. } => Some(messages),
+            _ => None,
+        })
+        .unwrap_or_default();
+    Ok((measured, first_request))
 }
 
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
@@ -391,21 +410,25 @@ async fn solve_all(
         tasks.spawn(async move {
             let _permit = limit.acquire_owned().await;
             if cancel.is_cancelled() {
-                return (i, Ok(BenchResult::not_started(problem.task_id)));
+                return (
+                    i,
+                    Ok((BenchResult::not_started(problem.task_id), Vec::new())),
+                );
             }
             (i, solve(problem, setup, cancel).await)
         });
     }
-    let mut results: Vec<Option<BenchResult>> = (0..problems.len()).map(|_| None).collect();
+    let mut results: Vec<Option<(BenchResult, Vec<ChatMessage>)>> =
+        (0..problems.len()).map(|_| None).collect();
     let mut stopped: Option<StopSignal> = None;
     loop {
         tokio::select! {
             joined = tasks.join_next() => {
                 let Some(joined) = joined else { break };
                 let (i, result) = joined.context("a bench task failed")?;
-                let result = result?;
+                let (result, first_request) = result?;
                 say(&progress_line(&result));
-                results[i] = Some(result);
+                results[i] = Some((result, first_request));
             }
             signal = signals.next() => {
                 if stopped.is_some() {
@@ -418,7 +441,32 @@ async fn solve_all(
             }
         }
     }
-    Ok((results.into_iter().flatten().collect(), stopped))
+    let results: Vec<(BenchResult, Vec<ChatMessage>)> = results.into_iter().flatten().collect();
+    Ok((with_prefix_across(results), stopped))
+}
+
+/// The results, each with the prefix its first request shares with an
+/// earlier problem's first request (in the problems' order; a problem that
+/// made no request shares nothing and takes no part).
+fn with_prefix_across(results: Vec<(BenchResult, Vec<ChatMessage>)>) -> Vec<BenchResult> {
+    let asked: Vec<&[ChatMessage]> = results
+        .iter()
+        .map(|(_, m)| m.as_slice())
+        .filter(|m| !m.is_empty())
+        .collect();
+    let mut across = shared_with_earlier(asked).into_iter();
+    results
+        .into_iter()
+        .map(|(mut r, first_request)| {
+            if !first_request.is_empty()
+                && let Some(shared) = across.next()
+            {
+                r.first_request_chars = shared.prompt_chars;
+                r.first_request_shared_chars = shared.reused_chars;
+            }
+            r
+        })
+        .collect()
 }
 
 /// Write the bench's page (`chart.rs`) and say where.

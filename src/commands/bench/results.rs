@@ -1,14 +1,18 @@
 //! One problem's outcome as the results file keeps it, measured from its
 //! session's state, and the scores over a set: pass@1 at the first try,
 //! after each repair round and at the end; tokens and model time; how the
-//! repairs went (with runtime values, fresh starts, test fixes).
+//! repairs went (with runtime values, fresh starts, test fixes); each
+//! model call's prompt tokens and time to first token, and the calls whose
+//! reply was not used (`session::call_figures`); the prompt prefix a
+//! server could keep from one problem to the next.
 
 use crate::protocol::present::{count, plural};
 use serde::{Deserialize, Serialize};
 
 use crate::protocol::Location;
 use crate::protocol::resources::{Resources, cpu_time, memory};
-use crate::session::{AttemptKind, State};
+use crate::session::call_figures::percentile;
+use crate::session::{AttemptKind, CallFigure, State, Waste};
 
 /// How a problem ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,6 +99,26 @@ pub(crate) struct BenchResult {
     /// Candidates of the first code voted on (`--candidates N`; 0: no vote).
     #[serde(default)]
     pub(crate) candidates: u32,
+    /// Each model call, in the order asked: its tokens, its time to first
+    /// token, why its reply was not used when it was not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) per_call: Vec<CallFigure>,
+    /// Calls whose reply was not used (of `per_call`).
+    #[serde(default)]
+    pub(crate) wasted_calls: u32,
+    /// The time to first token of the calls that streamed: the median and
+    /// the 90th percentile (nearest rank), milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) first_token_median_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) first_token_p90_ms: Option<u64>,
+    /// The session's first request: its characters, and the longest prefix
+    /// it shares with an earlier problem's first request (in the problems'
+    /// order): what a server's cache could keep from problem to problem.
+    #[serde(default)]
+    pub(crate) first_request_chars: u64,
+    #[serde(default)]
+    pub(crate) first_request_shared_chars: u64,
 }
 
 impl BenchResult {
@@ -134,7 +158,22 @@ impl BenchResult {
             review_repairs: 0,
             review_tokens: 0,
             candidates: 0,
+            per_call: Vec::new(),
+            wasted_calls: 0,
+            first_token_median_ms: None,
+            first_token_p90_ms: None,
+            first_request_chars: 0,
+            first_request_shared_chars: 0,
         }
+    }
+
+    /// Keep the session's call figures, and what they add up to.
+    pub(crate) fn keep_calls(&mut self, per_call: Vec<CallFigure>) {
+        self.wasted_calls = per_call.iter().filter(|c| c.waste.is_some()).count() as u32;
+        let firsts = first_tokens(&per_call);
+        self.first_token_median_ms = percentile(&firsts, 50);
+        self.first_token_p90_ms = percentile(&firsts, 90);
+        self.per_call = per_call;
     }
 
     /// The code version that first passed; for results written before
@@ -207,7 +246,7 @@ impl BenchResult {
 pub(crate) fn progress_line(r: &BenchResult) -> String {
     match r.status {
         Status::Passed | Status::Failed => format!(
-            "  {:<16} first try {:<4} after repair {:<4} ({} iteration{}; prompt prefix reused {}{}){}",
+            "  {:<16} first try {:<4} after repair {:<4} ({} iteration{}; prompt prefix reused {}{}){}{}",
             r.task_id,
             if r.passed_first { "pass" } else { "FAIL" },
             if r.passed_final { "pass" } else { "FAIL" },
@@ -218,6 +257,7 @@ pub(crate) fn progress_line(r: &BenchResult) -> String {
                 Some(c) => format!("; server cache {}", share(c, r.prompt_tokens)),
                 None => String::new(),
             },
+            calls_words(r),
             r.resources
                 .map(|res| format!(" · {}, {}", count(r.runs, "run"), res.short()))
                 .unwrap_or_default()
@@ -231,8 +271,30 @@ pub(crate) fn progress_line(r: &BenchResult) -> String {
     }
 }
 
+/// ` · 3 calls, 1 wasted, first token 2.10 s median` (nothing for results
+/// written before the call figures).
+fn calls_words(r: &BenchResult) -> String {
+    if r.per_call.is_empty() {
+        return String::new();
+    }
+    let first = match r.first_token_median_ms {
+        Some(ms) => format!(", first token {} median", cpu_time(ms)),
+        None => String::new(),
+    };
+    format!(
+        " · {}, {} wasted{first}",
+        count(r.per_call.len(), "call"),
+        r.wasted_calls
+    )
+}
+
+/// The times to first token of the calls that streamed.
+fn first_tokens(calls: &[CallFigure]) -> Vec<u64> {
+    calls.iter().filter_map(|c| c.first_token_ms).collect()
+}
+
 /// `42%` of `total`, or `-` when there is nothing to share.
-fn share(part: u64, total: u64) -> String {
+pub(crate) fn share(part: u64, total: u64) -> String {
     if total == 0 {
         return "-".into();
     }
@@ -264,6 +326,20 @@ pub(crate) struct Figures {
     pub(crate) review_repairs: u32,
     pub(crate) review_tokens: u64,
     pub(crate) candidates: u32,
+    /// Calls with figures (results written before them have none), and of
+    /// them those whose reply was not used, by why.
+    pub(crate) figured_calls: u32,
+    pub(crate) wasted: Vec<(Waste, u32)>,
+    /// Over every call that streamed: time to first token, median and p90.
+    pub(crate) first_token_median_ms: Option<u64>,
+    pub(crate) first_token_p90_ms: Option<u64>,
+    /// Over every call that reported them: prompt tokens, median and most.
+    pub(crate) call_prompt_median: Option<u64>,
+    pub(crate) call_prompt_max: Option<u64>,
+    /// The problems' first requests: characters, and those shared with an
+    /// earlier problem's first request.
+    pub(crate) first_request_chars: u64,
+    pub(crate) first_request_shared_chars: u64,
 }
 
 impl Figures {
@@ -275,6 +351,9 @@ impl Figures {
             .max()
             .unwrap_or(0);
         let sum = |f: fn(&BenchResult) -> u64| measured.iter().map(|r| f(r)).sum::<u64>();
+        let calls: Vec<&CallFigure> = measured.iter().flat_map(|r| &r.per_call).collect();
+        let first_tokens: Vec<u64> = calls.iter().filter_map(|c| c.first_token_ms).collect();
+        let prompts: Vec<u64> = calls.iter().filter_map(|c| c.prompt_tokens).collect();
         Figures {
             measured: measured.len(),
             by_round: (0..=rounds)
@@ -303,7 +382,34 @@ impl Figures {
             review_repairs: sum(|r| r.review_repairs.into()) as u32,
             review_tokens: sum(|r| r.review_tokens),
             candidates: sum(|r| r.candidates.into()) as u32,
+            figured_calls: sum(|r| r.per_call.len() as u64) as u32,
+            wasted: wasted_by_why(&calls),
+            first_token_median_ms: percentile(&first_tokens, 50),
+            first_token_p90_ms: percentile(&first_tokens, 90),
+            call_prompt_median: percentile(&prompts, 50),
+            call_prompt_max: prompts.iter().max().copied(),
+            first_request_chars: sum(|r| r.first_request_chars),
+            first_request_shared_chars: sum(|r| r.first_request_shared_chars),
         }
+    }
+
+    /// Calls whose reply was not used.
+    pub(crate) fn wasted_calls(&self) -> u32 {
+        self.wasted.iter().map(|(_, n)| n).sum()
+    }
+
+    /// `6 wasted (3 unusable or refused, 2 stopped (looping), 1 cut)`, or `0 wasted`.
+    pub(crate) fn wasted_words(&self) -> String {
+        let n = self.wasted_calls();
+        if n == 0 {
+            return "0 wasted".into();
+        }
+        let why: Vec<String> = self
+            .wasted
+            .iter()
+            .map(|(w, k)| format!("{k} {}", w.label()))
+            .collect();
+        format!("{n} wasted ({})", why.join(", "))
     }
 
     /// `50.0% (1/2)`.
@@ -317,6 +423,19 @@ impl Figures {
             self.measured
         )
     }
+}
+
+/// The wasted calls by why, most first (the order of `Waste` among equals).
+fn wasted_by_why(calls: &[&CallFigure]) -> Vec<(Waste, u32)> {
+    let mut by: Vec<(Waste, u32)> = Vec::new();
+    for w in calls.iter().filter_map(|c| c.waste) {
+        match by.iter_mut().find(|(x, _)| *x == w) {
+            Some((_, n)) => *n += 1,
+            None => by.push((w, 1)),
+        }
+    }
+    by.sort_by_key(|(w, n)| (std::cmp::Reverse(*n), *w as u8));
+    by
 }
 
 /// The scores, over the problems that were measured only.
@@ -386,7 +505,35 @@ pub(crate) fn report(results: &[BenchResult]) -> String {
                 f.cache_told_prompt_tokens
             ));
         }
+        out.push_str(&calls_lines(&f));
         out.push_str(&resources_line(results));
+    }
+    out
+}
+
+/// The call figures of a set: calls and those wasted, time to first token
+/// and prompt tokens per call, the prefix shared across problems; empty for
+/// results written before them.
+fn calls_lines(f: &Figures) -> String {
+    if f.figured_calls == 0 {
+        return String::new();
+    }
+    let mut out = format!("calls: {}, {}\n", f.figured_calls, f.wasted_words());
+    let ms = |v: Option<u64>| v.map_or("-".to_string(), cpu_time);
+    let tokens = |v: Option<u64>| v.map_or("-".to_string(), |t| t.to_string());
+    out.push_str(&format!(
+        "time to first token: median {}, p90 {}; prompt tokens per call: median {}, most {}\n",
+        ms(f.first_token_median_ms),
+        ms(f.first_token_p90_ms),
+        tokens(f.call_prompt_median),
+        tokens(f.call_prompt_max)
+    ));
+    if f.first_request_chars > 0 {
+        out.push_str(&format!(
+            "prompt prefix across problems: {} of {} characters (of each problem's first request, its longest prefix shared with an earlier problem's first request)\n",
+            share(f.first_request_shared_chars, f.first_request_chars),
+            f.first_request_chars
+        ));
     }
     out
 }
@@ -495,6 +642,69 @@ mod tests {
         let f = Figures::of(&[result("T/0", Status::Passed, true, true), second, old]);
         assert_eq!(f.by_round, vec![1, 2, 3]);
         assert_eq!(f.passed_final, 3);
+    }
+
+    fn call(first_token_ms: Option<u64>, prompt: u64, waste: Option<Waste>) -> CallFigure {
+        CallFigure {
+            call_id: 0,
+            tag: "code/f/1".into(),
+            prompt_tokens: Some(prompt),
+            completion_tokens: Some(10),
+            cached_tokens: None,
+            first_token_ms,
+            total_ms: None,
+            waste,
+        }
+    }
+
+    #[test]
+    fn the_call_figures_add_up_per_problem_and_over_the_set() {
+        let mut a = result("T/0", Status::Passed, false, true);
+        a.keep_calls(vec![
+            call(Some(1_000), 300, Some(Waste::Unused)),
+            call(Some(3_000), 500, None),
+            call(None, 200, Some(Waste::Failed)),
+        ]);
+        assert_eq!(a.wasted_calls, 2);
+        assert_eq!(
+            (a.first_token_median_ms, a.first_token_p90_ms),
+            (Some(1_000), Some(3_000))
+        );
+        assert!(
+            progress_line(&a).ends_with(" · 3 calls, 2 wasted, first token 1.00 s median"),
+            "{}",
+            progress_line(&a)
+        );
+        let mut b = result("T/1", Status::Failed, false, false);
+        b.keep_calls(vec![
+            call(Some(2_000), 2_600, Some(Waste::Looped)),
+            call(Some(40_000), 400, Some(Waste::Unused)),
+        ]);
+        b.first_request_chars = 1_000;
+        b.first_request_shared_chars = 600;
+        a.first_request_chars = 1_000;
+        // Not measured: its calls are left out as its pass is.
+        let mut c = result("T/2", Status::Error, false, false);
+        c.keep_calls(vec![call(Some(99_000), 9_000, Some(Waste::Failed))]);
+        let set = [a, b, c];
+        let f = Figures::of(&set);
+        assert_eq!(
+            f.wasted_words(),
+            "4 wasted (2 unusable or refused, 1 stopped (looping), 1 failed)"
+        );
+        let lines = calls_lines(&f);
+        assert!(report(&set).contains(&lines));
+        assert_eq!(
+            lines,
+            "calls: 5, 4 wasted (2 unusable or refused, 1 stopped (looping), 1 failed)\n\
+             time to first token: median 2.00 s, p90 40.0 s; prompt tokens per call: median 400, most 2600\n\
+             prompt prefix across problems: 30% of 2000 characters (of each problem's first request, its longest prefix shared with an earlier problem's first request)\n"
+        );
+        // Results written before the call figures print none of them.
+        assert_eq!(
+            calls_lines(&Figures::of(&[result("T/3", Status::Passed, true, true)])),
+            ""
+        );
     }
 
     #[test]
