@@ -130,7 +130,7 @@ start_server() {
       ;;
     llama-cpp-python)
       "$llama_cpp_python" -m llama_cpp.server --model "$gguf" --model_alias "$model" \
-        --host 127.0.0.1 --port "$port" --n_ctx "$ctx" --n_threads "$threads" </dev/null >"$log" 2>&1 &
+        --host 127.0.0.1 --port "$port" --n_ctx "$ctx" --n_threads "$threads" --n_threads_batch "$threads" </dev/null >"$log" 2>&1 &
       ;;
   esac
   server_pid=$!
@@ -201,7 +201,16 @@ def percentile(values, p):
 
 
 def secs(ms):
-    return "-" if ms is None else f"{ms / 1000:.2f} s"
+    """A time as bench says it (protocol::resources::cpu_time)."""
+    if ms is None:
+        return "-"
+    if ms < 100:
+        return f"{ms} ms"
+    if ms < 10_000:
+        return f"{ms / 1000:.2f} s"
+    if ms < 100_000:
+        return f"{ms / 1000:.1f} s"
+    return f"{ms // 1000} s"
 
 
 def rate(k, n):
