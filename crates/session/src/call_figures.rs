@@ -17,7 +17,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::event::{CodeSource, Event, Purpose, Record};
+use super::event::{
+    CandidatesEvent, CodeEvent, CodeSource, Event, ModelDeltaEvent, ModelErrorEvent,
+    ModelReasoningEvent, ModelReplyEvent, ModelRequestEvent, Purpose, Record, ReviewEvent,
+    TestsChangedEvent, TestsEvent,
+};
 
 /// Why a call's reply was not used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,12 +91,12 @@ struct End {
 pub fn call_figures(records: &[Record], looped: impl Fn(&str) -> bool) -> Vec<CallFigure> {
     let mut out = Vec::new();
     for (at, record) in records.iter().enumerate() {
-        let Event::ModelRequest {
+        let Event::ModelRequest(ModelRequestEvent {
             call_id,
             purpose,
             tag,
             ..
-        } = &record.event
+        }) = &record.event
         else {
             continue;
         };
@@ -110,23 +114,24 @@ pub fn call_figures(records: &[Record], looped: impl Fn(&str) -> bool) -> Vec<Ca
         let mut end: Option<End> = None;
         for (i, later) in records.iter().enumerate().skip(at + 1) {
             let (usage, error, cut) = match &later.event {
-                Event::ModelDelta { call_id: c, .. } | Event::ModelReasoning { call_id: c, .. }
+                Event::ModelDelta(ModelDeltaEvent { call_id: c, .. })
+                | Event::ModelReasoning(ModelReasoningEvent { call_id: c, .. })
                     if *c == call_id && figure.first_token_ms.is_none() =>
                 {
                     figure.first_token_ms = Some(later.t_ms.saturating_sub(record.t_ms));
                     continue;
                 }
-                Event::ModelReply {
+                Event::ModelReply(ModelReplyEvent {
                     call_id: c,
                     usage,
                     finish_reason,
                     ..
-                } if *c == call_id => (usage, None, finish_reason.as_deref() == Some("length")),
-                Event::ModelError {
+                }) if *c == call_id => (usage, None, finish_reason.as_deref() == Some("length")),
+                Event::ModelError(ModelErrorEvent {
                     call_id: c,
                     message,
                     usage,
-                } if *c == call_id => (usage, Some(message.clone()), false),
+                }) if *c == call_id => (usage, Some(message.clone()), false),
                 _ => continue,
             };
             if let Some(u) = usage {
@@ -163,13 +168,13 @@ fn used(records: &[Record], call_id: u64, purpose: &Purpose, end: usize) -> bool
     let node = purpose.node();
     // A vote took it as a candidate, or a review names it: wherever that is.
     let named = records.iter().any(|r| match &r.event {
-        Event::Candidates {
+        Event::Candidates(CandidatesEvent {
             candidates, chosen, ..
-        } => candidates
+        }) => candidates
             .iter()
             .enumerate()
             .any(|(i, c)| c.call_id == Some(call_id) && (c.loaded || i == *chosen)),
-        Event::Review { call_id: c, .. } => *c == Some(call_id),
+        Event::Review(ReviewEvent { call_id: c, .. }) => *c == Some(call_id),
         _ => false,
     });
     if named {
@@ -185,45 +190,47 @@ fn used(records: &[Record], call_id: u64, purpose: &Purpose, end: usize) -> bool
     let mine = |n: &str| Some(n) == node;
     for r in &records[end + 1..] {
         let product = match (&r.event, purpose) {
-            (Event::ModelRequest { purpose: p, .. }, _) if p.node() == node => return false,
-            (Event::Plan { .. }, Purpose::Plan) => true,
+            (Event::ModelRequest(ModelRequestEvent { purpose: p, .. }), _) if p.node() == node => {
+                return false;
+            }
+            (Event::Plan(_), Purpose::Plan) => true,
             (
-                Event::Code {
+                Event::Code(CodeEvent {
                     source: CodeSource::PlanReply,
                     ..
-                },
+                }),
                 Purpose::Plan,
             ) => true,
             (
-                Event::Tests {
+                Event::Tests(TestsEvent {
                     node: n, source, ..
-                },
+                }),
                 Purpose::Tests { .. },
             ) => mine(n) && by_the_model(source),
             (
-                Event::Code {
+                Event::Code(CodeEvent {
                     node: n, source, ..
-                },
+                }),
                 Purpose::Code { .. } | Purpose::Reflect { .. } | Purpose::Repair { .. },
             ) => mine(n) && by_the_model(source),
             (
-                Event::TestsChanged {
+                Event::TestsChanged(TestsChangedEvent {
                     node: n, applied, ..
-                },
+                }),
                 Purpose::Reflect { .. } | Purpose::Repair { .. },
             ) => mine(n) && *applied,
             (
-                Event::Review {
+                Event::Review(ReviewEvent {
                     node: n,
                     call_id: None,
                     ..
-                },
+                }),
                 Purpose::Review { .. },
             ) => mine(n),
             (
-                Event::Candidates {
+                Event::Candidates(CandidatesEvent {
                     node: n, proposed, ..
-                },
+                }),
                 Purpose::Inputs { .. },
             ) => mine(n) && *proposed > 0,
             _ => false,
@@ -253,26 +260,27 @@ pub fn percentile(values: &[u64], p: u32) -> Option<u64> {
 mod tests {
     use super::*;
     use crate::consensus::Candidate;
+    use crate::event::PlanEvent;
     use codeloop_protocol::Usage;
 
     fn request(call_id: u64, purpose: Purpose, tag: &str) -> Event {
-        Event::ModelRequest {
+        Event::ModelRequest(ModelRequestEvent {
             call_id,
             purpose,
             tag: tag.into(),
             messages: vec![],
-        }
+        })
     }
 
     fn delta(call_id: u64) -> Event {
-        Event::ModelDelta {
+        Event::ModelDelta(ModelDeltaEvent {
             call_id,
             text: "x".into(),
-        }
+        })
     }
 
     fn reply(call_id: u64, prompt: u64, finish_reason: Option<&str>) -> Event {
-        Event::ModelReply {
+        Event::ModelReply(ModelReplyEvent {
             call_id,
             text: "x".into(),
             usage: Some(Usage::new(prompt, 7)),
@@ -281,20 +289,20 @@ mod tests {
             finish_reason: finish_reason.map(str::to_string),
             usage_estimated: false,
             structured: None,
-        }
+        })
     }
 
     fn code(node: &str, iteration: u32) -> Event {
-        Event::Code {
+        Event::Code(CodeEvent {
             node: node.into(),
             iteration,
             code: "def f(): pass".into(),
             source: CodeSource::Model,
-        }
+        })
     }
 
     fn tests_changed(applied: bool) -> Event {
-        Event::TestsChanged {
+        Event::TestsChanged(TestsChangedEvent {
             node: "f".into(),
             iteration: 1,
             old: String::new(),
@@ -302,7 +310,7 @@ mod tests {
             reason: String::new(),
             applied,
             rejected_because: (!applied).then(|| "drops assertions".into()),
-        }
+        })
     }
 
     fn code_of(node: &str) -> Purpose {
@@ -332,10 +340,10 @@ mod tests {
             (100, request(1, code_of("f"), "code/f/1")),
             (
                 1_600,
-                Event::ModelReasoning {
+                Event::ModelReasoning(ModelReasoningEvent {
                     call_id: 1,
                     text: "hm".into(),
-                },
+                }),
             ),
             (2_000, delta(1)),
             (2_500, reply(1, 420, None)),
@@ -376,11 +384,11 @@ mod tests {
             (80, delta(3)),
             (
                 90,
-                Event::ModelError {
+                Event::ModelError(ModelErrorEvent {
                     call_id: 3,
                     message: "the reply repeats itself: ...".into(),
                     usage: Some(Usage::new(300, 2_000)),
-                },
+                }),
             ),
             (
                 100,
@@ -394,11 +402,11 @@ mod tests {
             ),
             (
                 140,
-                Event::ModelError {
+                Event::ModelError(ModelErrorEvent {
                     call_id: 5,
                     message: "HTTP 500".into(),
                     usage: None,
-                },
+                }),
             ),
             // Another node's code, while this one asks: not this call's product.
             (150, request(6, code_of("g"), "code/g/1")),
@@ -432,16 +440,16 @@ mod tests {
         let records = tape(vec![
             (0, request(1, Purpose::Plan, "plan")),
             (1, reply(1, 10, None)),
-            (2, Event::Plan { specs: vec![] }),
+            (2, Event::Plan(PlanEvent { specs: vec![] })),
             (3, request(2, Purpose::Tests { node: f() }, "tests/f")),
             (4, reply(2, 10, None)),
             (
                 5,
-                Event::Tests {
+                Event::Tests(TestsEvent {
                     node: f(),
                     code: "def test_f(): pass".into(),
                     source: CodeSource::Model,
-                },
+                }),
             ),
             // Two candidates (the second never loaded), the inputs, the vote.
             (6, request(3, code_of("f"), "code/f/1")),
@@ -452,7 +460,7 @@ mod tests {
             (11, reply(5, 10, None)),
             (
                 12,
-                Event::Candidates {
+                Event::Candidates(CandidatesEvent {
                     node: f(),
                     iteration: 1,
                     candidates: vec![
@@ -473,20 +481,20 @@ mod tests {
                     proposed: 1,
                     chosen: 0,
                     note: None,
-                },
+                }),
             ),
             (13, code("f", 1)),
             (14, request(6, Purpose::Review { node: f() }, "review/f/1")),
             (15, reply(6, 10, None)),
             (
                 16,
-                Event::Review {
+                Event::Review(ReviewEvent {
                     node: f(),
                     iteration: 1,
                     verdict: crate::review::ReviewVerdict::Ok,
                     findings: vec![],
                     call_id: Some(6),
-                },
+                }),
             ),
             // A test fix refused, then one applied.
             (17, request(7, Purpose::Reflect { node: f() }, "repair/f/2")),

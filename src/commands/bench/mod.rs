@@ -35,7 +35,7 @@ use crate::protocol::ChatMessage;
 use crate::session::call_figures::call_figures;
 use crate::session::prefix::shared_with_earlier;
 use crate::session::state::HistoryEntry;
-use crate::session::{Command, Event, FunctionSpec, State};
+use crate::session::{Command, Event, FunctionSpec, ModelRequestEvent, State};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -232,7 +232,7 @@ async fn solve(
     let first_request = records
         .into_iter()
         .find_map(|r| match r.event {
-            Event::ModelRequest { messages, .. } => Some(messages),
+            Event::ModelRequest(ModelRequestEvent { messages, .. }) => Some(messages),
             _ => None,
         })
         .unwrap_or_default();
@@ -480,7 +480,7 @@ fn write_html(path: &std::path::Path, sets: &[(String, Vec<BenchResult>)]) -> an
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::{Event, ModelErrorEvent, ModelRequestEvent, Purpose, Record};
+    use crate::session::{ModelErrorEvent, Purpose, Record};
 
     fn failed_call(message: &str) -> State {
         let events = [
