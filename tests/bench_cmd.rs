@@ -414,4 +414,64 @@ fn bench_keeps_each_calls_figures_and_the_wasted_ones() {
         html.contains("<tr><th>tokens in</th><td>1020</td></tr>"),
         "{html}"
     );
+    // And each call of each problem, with why a reply was not used.
+    assert!(
+        html.contains("code/total/1: 200 tokens, ")
+            && html.contains(" (unusable or refused)<br>code/total/1/retry: 240 tokens, "),
+        "{html}"
+    );
+}
+
+/// Problems start in their order, one worker or several: a server's cache
+/// then sees them as the results file lists them (the prefix shared across
+/// problems is counted in that order). With one worker, each ends before
+/// the next starts, so their progress lines come in that order too.
+#[test]
+fn problems_start_in_their_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let problems = dir.path().join("problems.jsonl");
+    let replies = dir.path().join("replies.jsonl");
+    let names: Vec<String> = (0..6).map(|k| format!("same_{k}")).collect();
+    let mut problem_lines = String::new();
+    let mut reply_lines = String::new();
+    for (k, name) in names.iter().enumerate() {
+        problem_lines.push_str(&format!(
+            "{}\n",
+            serde_json::json!({
+                "task_id": format!("T/{k}"),
+                "prompt": format!("def {name}(x):\n    \"\"\"Return x.\"\"\"\n"),
+                "test": "def check(candidate):\n    assert candidate(1) == 1\n",
+                "entry_point": name,
+            })
+        ));
+        reply_lines.push_str(&format!(
+            "{}\n",
+            serde_json::json!({
+                "tag": format!("code/{name}/1"),
+                "text": format!("```python\ndef {name}(x):\n    return x\n```"),
+            })
+        ));
+    }
+    std::fs::write(&problems, problem_lines).unwrap();
+    std::fs::write(&replies, reply_lines).unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .arg("bench")
+        .arg(&problems)
+        .arg("--scripted")
+        .arg(&replies)
+        .args(["--workers", "1"])
+        .arg("--out")
+        .arg(dir.path().join("results.jsonl"))
+        .env("CODELOOP_DATA_DIR", dir.path().join("data"))
+        .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let order: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("T/"))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(order, ["0", "1", "2", "3", "4", "5"], "{stderr}");
 }

@@ -10,6 +10,7 @@ use std::fmt::Write;
 use super::results::{BenchResult, Figures, Status, share};
 use crate::commands::export::html::esc;
 use crate::protocol::resources::cpu_time;
+use crate::session::CallFigure;
 
 const WIDTH: f64 = 560.0;
 const HEIGHT: f64 = 300.0;
@@ -207,7 +208,8 @@ pub(crate) fn page(sets: &[(String, Vec<BenchResult>)]) -> String {
             out,
             "<h2>Problems: {}</h2>\n<table>\n<tr><th>problem</th><th>outcome</th><th>passed at version</th><th>versions</th>\
              <th>fresh starts</th><th>calls</th><th>wasted</th><th>tokens in</th><th>tokens out</th>\
-             <th>first token, median</th><th>first token, p90</th><th>first prompt shared with earlier problems</th><th>summary</th></tr>\n",
+             <th>first token, median</th><th>first token, p90</th><th>first prompt shared with earlier problems</th>\
+             <th>each call: prompt tokens, first token</th><th>summary</th></tr>\n",
             esc(name)
         );
         for r in results {
@@ -221,7 +223,7 @@ pub(crate) fn page(sets: &[(String, Vec<BenchResult>)]) -> String {
                 out,
                 "<tr><td>{}</td><td class=\"{status}\">{status}</td><td>{}</td><td>{}</td>\
                  <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
-                 <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+                 <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td></tr>",
                 esc(&r.task_id),
                 r.passed_at.map_or("-".to_string(), |v| v.to_string()),
                 r.iterations,
@@ -237,6 +239,7 @@ pub(crate) fn page(sets: &[(String, Vec<BenchResult>)]) -> String {
                 time(r.first_token_median_ms),
                 time(r.first_token_p90_ms),
                 shared(r.first_request_shared_chars, r.first_request_chars),
+                each_call(&r.per_call),
                 esc(r.error.as_deref().unwrap_or(&r.summary))
             );
         }
@@ -244,6 +247,28 @@ pub(crate) fn page(sets: &[(String, Vec<BenchResult>)]) -> String {
     }
     out.push_str("</body>\n</html>\n");
     out
+}
+
+/// Each call on a line of its own: `code/add/1: 275 tokens, 13.3 s`, and
+/// why its reply was not used when it was not (escaped).
+fn each_call(calls: &[CallFigure]) -> String {
+    let lines: Vec<String> = calls
+        .iter()
+        .map(|c| {
+            let tokens = c
+                .prompt_tokens
+                .map_or("-".to_string(), |t| format!("{t} tokens"));
+            let waste = c
+                .waste
+                .map_or(String::new(), |w| format!(" ({})", w.label()));
+            esc(&format!(
+                "{}: {tokens}, {}{waste}",
+                c.tag,
+                time(c.first_token_ms)
+            ))
+        })
+        .collect();
+    lines.join("<br>")
 }
 
 /// `2.10 s`, or `-`.
@@ -272,7 +297,7 @@ fn calls_table(sets: &[(String, Vec<BenchResult>)]) -> String {
         let _ = write!(out, "<th>{}</th>", esc(name));
     }
     out.push_str("</tr>\n");
-    let rows: [(&str, Cell); 12] = [
+    let rows: [(&str, Cell); 13] = [
         ("first try", |f| {
             f.rate(f.by_round.first().copied().unwrap_or(0))
         }),
@@ -298,6 +323,17 @@ fn calls_table(sets: &[(String, Vec<BenchResult>)]) -> String {
         }),
         ("first prompt shared with earlier problems", |f| {
             shared(f.first_request_shared_chars, f.first_request_chars)
+        }),
+        ("server cache on first calls", |f| {
+            if f.first_call_prompt_tokens == 0 {
+                "-".into()
+            } else {
+                format!(
+                    "{} of {} tokens",
+                    share(f.first_call_cached_tokens, f.first_call_prompt_tokens),
+                    f.first_call_prompt_tokens
+                )
+            }
         }),
     ];
     for (name, cell) in rows {

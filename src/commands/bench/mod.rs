@@ -392,6 +392,11 @@ async fn solve_all(
     let mut signals = StopSignals::install()?;
     let cancel = CancellationToken::new();
     let limit = Arc::new(tokio::sync::Semaphore::new(workers.max(1)));
+    // Problems start in their order (the runtime polls tasks in any
+    // order): each takes a worker in its turn, then gives the turn on. So
+    // a server's cache sees them as the results file lists them.
+    let (turn, _) = tokio::sync::watch::channel(0usize);
+    let turn = Arc::new(turn);
     let mut tasks = tokio::task::JoinSet::new();
     for (i, problem) in problems.iter().cloned().enumerate() {
         let dir = base.join(format!(
@@ -407,8 +412,12 @@ async fn solve_all(
         );
         let limit = limit.clone();
         let cancel = cancel.clone();
+        let turn = turn.clone();
+        let mut my_turn = turn.subscribe();
         tasks.spawn(async move {
+            let _ = my_turn.wait_for(|t| *t == i).await;
             let _permit = limit.acquire_owned().await;
+            turn.send_modify(|t| *t += 1);
             if cancel.is_cancelled() {
                 return (
                     i,

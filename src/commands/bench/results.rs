@@ -340,6 +340,11 @@ pub(crate) struct Figures {
     /// earlier problem's first request.
     pub(crate) first_request_chars: u64,
     pub(crate) first_request_shared_chars: u64,
+    /// The problems' first calls whose server said what it took from its
+    /// cache: their prompt tokens, and those it took (from the problems
+    /// before: the across-problems reuse as the server measured it).
+    pub(crate) first_call_prompt_tokens: u64,
+    pub(crate) first_call_cached_tokens: u64,
 }
 
 impl Figures {
@@ -390,6 +395,19 @@ impl Figures {
             call_prompt_max: prompts.iter().max().copied(),
             first_request_chars: sum(|r| r.first_request_chars),
             first_request_shared_chars: sum(|r| r.first_request_shared_chars),
+            first_call_prompt_tokens: sum(|r| {
+                r.per_call
+                    .first()
+                    .filter(|c| c.cached_tokens.is_some())
+                    .and_then(|c| c.prompt_tokens)
+                    .unwrap_or(0)
+            }),
+            first_call_cached_tokens: sum(|r| {
+                r.per_call
+                    .first()
+                    .and_then(|c| c.cached_tokens)
+                    .unwrap_or(0)
+            }),
         }
     }
 
@@ -535,6 +553,13 @@ fn calls_lines(f: &Figures) -> String {
             f.first_request_chars
         ));
     }
+    if f.first_call_prompt_tokens > 0 {
+        out.push_str(&format!(
+            "server cache on each problem's first call: {} of {} prompt tokens (as the server reported them)\n",
+            share(f.first_call_cached_tokens, f.first_call_prompt_tokens),
+            f.first_call_prompt_tokens
+        ));
+    }
     out
 }
 
@@ -660,8 +685,10 @@ mod tests {
     #[test]
     fn the_call_figures_add_up_per_problem_and_over_the_set() {
         let mut a = result("T/0", Status::Passed, false, true);
+        let mut cached = call(Some(1_000), 300, Some(Waste::Unused));
+        cached.cached_tokens = Some(120);
         a.keep_calls(vec![
-            call(Some(1_000), 300, Some(Waste::Unused)),
+            cached,
             call(Some(3_000), 500, None),
             call(None, 200, Some(Waste::Failed)),
         ]);
@@ -698,7 +725,8 @@ mod tests {
             lines,
             "calls: 5, 4 wasted (2 unusable or refused, 1 stopped (looping), 1 failed)\n\
              time to first token: median 2.00 s, p90 40.0 s; prompt tokens per call: median 400, most 2600\n\
-             prompt prefix across problems: 30% of 2000 characters (of each problem's first request, its longest prefix shared with an earlier problem's first request)\n"
+             prompt prefix across problems: 30% of 2000 characters (of each problem's first request, its longest prefix shared with an earlier problem's first request)\n\
+             server cache on each problem's first call: 40% of 300 prompt tokens (as the server reported them)\n"
         );
         // Results written before the call figures print none of them.
         assert_eq!(
