@@ -13,13 +13,42 @@
 #   scripts/proving_ground.sh [--servers llama-server,llama-cpp-python]
 #       [--configs base,candidates,review,candidates+review] [--limit N]
 #       [--out DIR] [--page FILE] [--bin CODELOOP] [--problems FILE]
+#       [--llama-server-url URL] [--llama-cpp-python-url URL] [--model NAME]
 #       [--ctx N] [--threads N] [-- EXTRA BENCH ARGS]
 #
-# The servers, the model and their flags are the end-to-end tests' own
+# By default the script builds codeloop (release) and starts each server
+# itself, one at a time, with the end-to-end tests' model and flags
 # (scripts/real_servers.sh installs them; tests/support/real_servers.rs
-# starts them alike): loopback, a free port, one slot, a 4096-token context.
-# One server runs at a time, one problem at a time (`--workers 1`), so the
-# time to first token is the server's, not a queue behind another problem.
+# starts them alike): loopback, a free port, one slot, a --ctx-token
+# context (4096), --threads threads (2). One problem runs at a time
+# (`--workers 1`), so the time to first token is the server's, not a queue
+# behind another problem.
+#
+# Servers already running: give a server's URL (`http://HOST:PORT` or
+# `.../v1`) and the script uses it as it is, never starts, stops or
+# installs one for it (--ctx and --threads are then the server's own);
+# --servers then defaults to the servers given. The model's name is the
+# first id the server lists at /v1/models, unless --model names one.
+# A codeloop binary already built: --bin. Each flag has its variable
+# (a flag wins over its variable):
+#
+#   --bin                   PROVING_GROUND_BIN
+#   --llama-server-url      PROVING_GROUND_LLAMA_SERVER_URL
+#   --llama-cpp-python-url  PROVING_GROUND_LLAMA_CPP_PYTHON_URL
+#   --model                 PROVING_GROUND_MODEL
+#
+# e.g. against servers started by hand on ports 8766 and 8765:
+#
+#   PROVING_GROUND_BIN=target/release/codeloop \
+#   PROVING_GROUND_LLAMA_SERVER_URL=http://127.0.0.1:8766 \
+#   PROVING_GROUND_LLAMA_CPP_PYTHON_URL=http://127.0.0.1:8765 \
+#     scripts/proving_ground.sh
+#
+# Each run's files land in --out (target/proving-ground): per server and
+# configuration its results.jsonl, bench's page.html, summary.txt and
+# progress.log. The page (--page, BENCHMARKS.md) is written at the end from
+# what finished, with each run's chart beside it in a folder named after
+# the page (benchmarks/).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,12 +57,22 @@ configs="base,candidates,review,candidates+review"
 limit=""
 out="$repo/target/proving-ground"
 page="$repo/BENCHMARKS.md"
-bin=""
+bin="${PROVING_GROUND_BIN:-}"
+llama_server_url="${PROVING_GROUND_LLAMA_SERVER_URL:-}"
+llama_cpp_python_url="${PROVING_GROUND_LLAMA_CPP_PYTHON_URL:-}"
+model="${PROVING_GROUND_MODEL:-}"
+servers_given=""
 problems="$repo/assets/easy/problems.jsonl"
 ctx=4096
 threads=2
 extra=()
 invocation="scripts/proving_ground.sh$(printf ' %q' "$@")"
+# The variables it read, as they were given.
+given_vars=""
+for v in PROVING_GROUND_BIN PROVING_GROUND_LLAMA_SERVER_URL PROVING_GROUND_LLAMA_CPP_PYTHON_URL PROVING_GROUND_MODEL; do
+  [ -z "${!v:-}" ] || given_vars+="$v=$(printf '%q' "${!v}") "
+done
+invocation="$given_vars$invocation"
 
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; }
 die() { echo "proving_ground: $*" >&2; exit 2; }
@@ -41,7 +80,10 @@ say() { echo "proving_ground: $*" >&2; }
 
 while [ $# -gt 0 ]; do
   case "$1" in
-    --servers) servers="${2:?--servers needs a list}"; shift 2 ;;
+    --servers) servers="${2:?--servers needs a list}"; servers_given=1; shift 2 ;;
+    --llama-server-url) llama_server_url="${2:?--llama-server-url needs a URL}"; shift 2 ;;
+    --llama-cpp-python-url) llama_cpp_python_url="${2:?--llama-cpp-python-url needs a URL}"; shift 2 ;;
+    --model) model="${2:?--model needs a name}"; shift 2 ;;
     --configs) configs="${2:?--configs needs a list}"; shift 2 ;;
     --limit) limit="${2:?--limit needs a number}"; shift 2 ;;
     --out) out="${2:?--out needs a folder}"; shift 2 ;;
@@ -59,10 +101,42 @@ if [ -n "$limit" ] && ! [[ "$limit" =~ ^[1-9][0-9]*$ ]]; then die "--limit must 
 [[ "$ctx" =~ ^[1-9][0-9]*$ ]] || die "--ctx must be a positive number, not $ctx"
 [[ "$threads" =~ ^[1-9][0-9]*$ ]] || die "--threads must be a positive number, not $threads"
 [ -f "$problems" ] || die "no problem set at $problems"
+problems="$(cd "$(dirname "$problems")" && pwd)/$(basename "$problems")"
+# A server's URL as bench takes it: http(s)://HOST:PORT/v1.
+normal_url() {
+  local url="${1%/}"
+  [[ "$url" =~ ^https?://[^/[:space:]]+(/[^[:space:]]*)?$ ]] || return 1
+  [[ "$url" == */v1 ]] || url="$url/v1"
+  echo "$url"
+}
+if [ -n "$llama_server_url" ]; then
+  given="$llama_server_url"
+  llama_server_url="$(normal_url "$given")" || die "--llama-server-url must be http://HOST:PORT, not $given"
+fi
+if [ -n "$llama_cpp_python_url" ]; then
+  given="$llama_cpp_python_url"
+  llama_cpp_python_url="$(normal_url "$given")" || die "--llama-cpp-python-url must be http://HOST:PORT, not $given"
+fi
+# Servers given and no --servers: those given, never one started beside them.
+if [ -z "$servers_given" ] && { [ -n "$llama_server_url" ] || [ -n "$llama_cpp_python_url" ]; }; then
+  servers=""
+  [ -n "$llama_server_url" ] && servers="llama-server"
+  [ -n "$llama_cpp_python_url" ] && servers="${servers:+$servers,}llama-cpp-python"
+fi
 IFS=, read -r -a server_list <<<"$servers"
 IFS=, read -r -a config_list <<<"$configs"
+# The URL given for server $1, or nothing (the script starts it).
+url_of() {
+  case "$1" in
+    llama-server) echo "$llama_server_url" ;;
+    llama-cpp-python) echo "$llama_cpp_python_url" ;;
+  esac
+}
+[ ${#server_list[@]} -gt 0 ] || die "--servers names no server (llama-server, llama-cpp-python)"
+to_start=()
 for s in "${server_list[@]}"; do
   case "$s" in llama-server|llama-cpp-python) ;; *) die "unknown server $s (llama-server, llama-cpp-python)" ;; esac
+  [ -n "$(url_of "$s")" ] || to_start+=("$s")
 done
 # The flags of each configuration.
 config_flags() {
@@ -83,6 +157,7 @@ py="$(command -v python3)" || die "python3 is needed"
 py="$("$py" -c 'import sys; print(sys.executable)')"
 
 # 1. codeloop, built for release (unless one is given).
+bin_given="$bin"
 if [ -z "$bin" ]; then
   say "building codeloop (release)"
   (cd "$repo" && cargo build --release --locked --bin codeloop >&2)
@@ -91,20 +166,23 @@ fi
 [ -x "$bin" ] || die "no codeloop at $bin"
 bin="$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")"
 
-# 2. The servers and the model (installed once, then from the cache).
-installed="$(bash "$repo/scripts/real_servers.sh")"
-get() { sed -n "s/^$1=//p" <<<"$installed" | head -n1; }
-llama_cpp_python="$(get LLAMA_CPP_PYTHON)"
-llama_server="$(get LLAMA_SERVER)"
-gguf="$(get SMOLLM2_GGUF)"
-[ -n "$gguf" ] && [ -n "$llama_server" ] && [ -n "$llama_cpp_python" ] \
-  || die "scripts/real_servers.sh did not say where the servers and the model are: $installed"
+# 2. The servers and the model (installed once, then from the cache), for
+# the servers the script starts; none for servers given by their URL.
+gguf=""
+if [ ${#to_start[@]} -gt 0 ]; then
+  installed="$(bash "$repo/scripts/real_servers.sh")"
+  get() { sed -n "s/^$1=//p" <<<"$installed" | head -n1; }
+  llama_cpp_python="$(get LLAMA_CPP_PYTHON)"
+  llama_server="$(get LLAMA_SERVER)"
+  gguf="$(get SMOLLM2_GGUF)"
+  [ -n "$gguf" ] && [ -n "$llama_server" ] && [ -n "$llama_cpp_python" ] \
+    || die "scripts/real_servers.sh did not say where the servers and the model are: $installed"
+fi
 
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
 manifest="$out/runs.tsv"
 : >"$manifest"
-model=smollm2
 server_pid=""
 stop_server() {
   if [ -n "$server_pid" ]; then
@@ -114,22 +192,40 @@ stop_server() {
   fi
 }
 trap stop_server EXIT
-trap 'stop_server; exit 130' INT TERM
+# Ctrl-C or a TERM: bench stops its problems and writes their results;
+# no further run starts, and the page is written from the runs so far.
+interrupted=""
+trap 'interrupted=1' INT TERM
 
 free_port() { "$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
-# Start $1 on a free loopback port; sets server_pid and base_url.
+# The models a server lists at /v1/models, one id a line; nothing when it
+# does not answer 200 with a list.
+listed_models() {
+  curl -s --max-time 10 "$1/models" | "$py" -c '
+import json, sys
+try:
+    for m in json.load(sys.stdin).get("data", []):
+        print(m["id"])
+except Exception:
+    pass
+'
+}
+
+# Start $1 on a free loopback port; sets server_pid, base_url, run_model
+# and served (how the page describes the server).
 start_server() {
   local kind="$1" port log
   port="$(free_port)"
   log="$out/$kind.server.log"
+  run_model="${model:-smollm2}"
   case "$kind" in
     llama-server)
-      "$llama_server" --model "$gguf" --alias "$model" --host 127.0.0.1 --port "$port" \
+      "$llama_server" --model "$gguf" --alias "$run_model" --host 127.0.0.1 --port "$port" \
         --ctx-size "$ctx" --threads "$threads" --parallel 1 </dev/null >"$log" 2>&1 &
       ;;
     llama-cpp-python)
-      "$llama_cpp_python" -m llama_cpp.server --model "$gguf" --model_alias "$model" \
+      "$llama_cpp_python" -m llama_cpp.server --model "$gguf" --model_alias "$run_model" \
         --host 127.0.0.1 --port "$port" --n_ctx "$ctx" --n_threads "$threads" --n_threads_batch "$threads" </dev/null >"$log" 2>&1 &
       ;;
   esac
@@ -146,22 +242,37 @@ start_server() {
     [ "$waited" -lt 900 ] || die "the $kind server did not answer in 180 s (its log: $log)"
     sleep 0.2
   done
+  served="started by the script: \`$(basename "$gguf")\`, one slot, a $ctx-token context, $threads threads"
   say "$kind is up at $base_url (log: $log)"
+}
+
+# Use the server already running at its URL; sets base_url, run_model and
+# served. It must answer /v1/models; it is never stopped.
+use_server() {
+  local kind="$1" listed
+  base_url="$(url_of "$kind")"
+  listed="$(listed_models "$base_url" || true)"
+  [ -n "$listed" ] || die "no $kind answered at $base_url/models: start it first, or give its URL (--$kind-url)"
+  run_model="${model:-$(head -n1 <<<"$listed")}"
+  served="already running at $base_url (its own settings), serving \`$(head -n1 <<<"$listed")\`"
+  say "$kind at $base_url, model $run_model"
 }
 
 started="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 for kind in "${server_list[@]}"; do
-  start_server "$kind"
+  if [ -n "$(url_of "$kind")" ]; then use_server "$kind"; else start_server "$kind"; fi
   for config in "${config_list[@]}"; do
     run="$out/$kind-$config"
     rm -rf "$run"
     mkdir -p "$run"
     read -r -a flags <<<"$(config_flags "$config")"
-    cmd=("$bin" bench "$problems" --base-url "$base_url" --model "$model" --workers 1
+    cmd=("$bin" bench "$problems" --base-url "$base_url" --model "$run_model" --workers 1
       --out "$run/results.jsonl" --html "$run/page.html")
     [ -n "$limit" ] && cmd+=(--limit "$limit")
     cmd+=("${flags[@]}" "${extra[@]}")
-    shown="codeloop bench ${problems#"$repo/"} --base-url http://127.0.0.1:PORT/v1 --model $model --workers 1"
+    shown_url="$base_url"
+    [ -n "$(url_of "$kind")" ] || shown_url="http://127.0.0.1:PORT/v1"
+    shown="codeloop bench ${problems#"$repo/"} --base-url $shown_url --model $(printf '%q' "$run_model") --workers 1"
     [ -n "$limit" ] && shown+=" --limit $limit"
     [ ${#flags[@]} -gt 0 ] && shown+=" ${flags[*]}"
     [ ${#extra[@]} -gt 0 ] && shown+="$(printf ' %q' "${extra[@]}")"
@@ -173,18 +284,33 @@ for kind in "${server_list[@]}"; do
       "${cmd[@]}" >"$run/summary.txt" 2> >(tee "$run/progress.log" >&2) || status=$?
     t1="$(date +%s)"
     say "$kind, $config: done in $((t1 - t0)) s (exit $status)"
-    printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$config" "$run" "$((t1 - t0))" "$status" "$shown" >>"$manifest"
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$kind" "$config" "$run" "$((t1 - t0))" "$status" "$shown" "$served" >>"$manifest"
+    # bench stopped by a signal (128 + SIGHUP, SIGINT, SIGTERM): bash runs
+    # no trap for a Ctrl-C its child took and exited on, so say it here.
+    case "$status" in 129|130|143) interrupted=1 ;; esac
+    [ -z "$interrupted" ] || break
   done
   stop_server
+  if [ -n "$interrupted" ]; then
+    say "interrupted: no further run; the page from the runs so far"
+    break
+  fi
 done
 
 # 3. The page.
 commit="$(git -C "$repo" rev-parse HEAD 2>/dev/null || echo unknown)"
 git -C "$repo" diff --quiet HEAD 2>/dev/null || commit="$commit (with uncommitted changes)"
-"$py" - "$manifest" "$page" "$started" "$commit" "$invocation" "$gguf" "$ctx" "$threads" <<'PY'
+binary="$("$bin" --version 2>/dev/null | head -n1 || true)"
+if [ -n "$bin_given" ]; then
+  binary="\`$bin\` ($binary), given: the commit is the script's checkout, not necessarily the binary's"
+else
+  binary="\`${bin#"$repo/"}\` ($binary), built from the commit"
+fi
+shown_problems="${problems#"$repo/"}"
+"$py" - "$manifest" "$page" "$started" "$commit" "$invocation" "$binary" "$problems" "$shown_problems" "$limit" <<'PY'
 import json, os, shutil, sys, platform
 
-manifest, page, started, commit, invocation, gguf, ctx, threads = sys.argv[1:9]
+manifest, page, started, commit, invocation, binary, problems_path, problems, limit = sys.argv[1:10]
 page_dir = os.path.dirname(os.path.abspath(page))
 stem = os.path.splitext(os.path.basename(page))[0].lower()
 charts = os.path.join(page_dir, stem)
@@ -235,7 +361,7 @@ cores = os.cpu_count()
 runs = []
 with open(manifest) as f:
     for line in f:
-        kind, config, run, wall, status, shown = line.rstrip("\n").split("\t")
+        kind, config, run, wall, status, shown, served = line.rstrip("\n").split("\t")
         results = []
         path = os.path.join(run, "results.jsonl")
         if os.path.exists(path):
@@ -258,7 +384,7 @@ with open(manifest) as f:
                 with open(os.path.join(charts, name + ".svg"), "w") as g:
                     g.write(html[a : b + len("</svg>")] + "\n")
                 svg = name + ".svg"
-        runs.append(dict(kind=kind, config=config, wall=int(wall), status=int(status),
+        runs.append(dict(kind=kind, config=config, wall=int(wall), status=int(status), served=served,
                          shown=shown, results=results, summary=summary, name=name, svg=svg))
 
 
@@ -285,7 +411,16 @@ def figures(results):
         p90=percentile(first, 90),
         shared=sum(r.get("first_request_shared_chars", 0) for r in measured),
         firsts=sum(r.get("first_request_chars", 0) for r in measured),
+        first_cached=sum(r["per_call"][0].get("cached_tokens", 0) for r in measured if r.get("per_call")),
+        first_told=sum(r["per_call"][0].get("prompt_tokens", 0) for r in measured
+                       if r.get("per_call") and "cached_tokens" in r["per_call"][0]),
     )
+
+
+def cached(f):
+    if f["first_told"] == 0:
+        return "-"
+    return f"{100 * f['first_cached'] / f['first_told']:.0f}% of {f['first_told']} tokens"
 
 
 def wasted_words(w):
@@ -297,32 +432,42 @@ def wasted_words(w):
 
 out = []
 out.append("# Benchmarks: a real small model on the easy set\n")
+with open(problems_path) as f:
+    in_set = sum(1 for l in f if l.strip())
+taken = f"the first {min(int(limit), in_set)} of the {in_set} problems" if limit else f"the {in_set} problems"
+servers = {}
+for r in runs:
+    servers.setdefault(r["kind"], r["served"])
 out.append(
-    "What `scripts/proving_ground.sh` measured: `codeloop bench` on the 30 easy problems of "
-    "`assets/easy/problems.jsonl` (their tests hidden from the model), answered by "
-    f"SmolLM2-135M-Instruct (`{os.path.basename(gguf)}`) on llama.cpp's `llama-server` and on "
-    "llama-cpp-python's server, as `scripts/real_servers.sh` installs them: loopback, one slot, "
-    f"a {ctx}-token context, {threads} threads, one problem at a time. Figures are over the problems "
+    f"What `scripts/proving_ground.sh` measured: `codeloop bench` on {taken} of "
+    f"`{problems}` (their tests hidden from the model), one problem at a time, answered by "
+    "the model on llama.cpp's `llama-server` and on llama-cpp-python's server, as listed below "
+    "(SmolLM2-135M-Instruct where the script started the server from `scripts/real_servers.sh`). "
+    "Figures are over the problems "
     "measured (a problem whose model call failed is an error, left out). Wasted calls are calls whose "
     "reply was not used (stopped for looping, cut, failed, unusable or refused); time to first token "
     "is from the request to its first streamed piece, over every call that streamed (median and p90 by "
     "the nearest rank); the prefix across problems is, of each problem's first request, the longest "
-    "prefix it shares with an earlier problem's first request (characters).\n"
+    "prefix it shares with an earlier problem's first request (characters), and the server's cache on "
+    "each problem's first call is what the server said it took from its cache (tokens).\n"
 )
 out.append(f"- Date: {started} (UTC)")
 out.append(f"- Machine: {cores} cores ({cpu}), {platform.system()} {platform.release()}")
 out.append(f"- Commit: `{commit}`")
+out.append(f"- Binary: {binary}")
+for kind, served in servers.items():
+    out.append(f"- {kind}: {served}")
 out.append(f"- Command: `{invocation}`")
 total = sum(r["wall"] for r in runs)
 out.append(f"- Wall time: {total // 60} min {total % 60} s in all\n")
-out.append("| server | configuration | first try | after repair | fresh starts | calls | wasted | tokens in | tokens out | first token, median | p90 | prefix across problems | wall time |")
-out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+out.append("| server | configuration | first try | after repair | fresh starts | calls | wasted | tokens in | tokens out | first token, median | p90 | prefix across problems | server cache, first calls | wall time |")
+out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for r in runs:
     f = figures(r["results"])
     out.append(
         f"| {r['kind']} | {r['config']} | {rate(f['first'], f['measured'])} | {rate(f['final'], f['measured'])} "
         f"| {f['fresh']} | {f['calls']} | {sum(f['wasted'].values())} | {f['tin']} | {f['tout']} "
-        f"| {secs(f['med'])} | {secs(f['p90'])} | {share(f['shared'], f['firsts'])} | {r['wall'] // 60} min {r['wall'] % 60} s |"
+        f"| {secs(f['med'])} | {secs(f['p90'])} | {share(f['shared'], f['firsts'])} | {cached(f)} | {r['wall'] // 60} min {r['wall'] % 60} s |"
     )
 out.append("")
 for r in runs:
@@ -348,6 +493,7 @@ for r in runs:
         ("time to first token, median", secs(f["med"])),
         ("time to first token, p90", secs(f["p90"])),
         ("prompt prefix across problems", share(f["shared"], f["firsts"])),
+        ("server cache on each problem's first call", cached(f)),
     ]:
         out.append(f"| {k} | {v} |")
     out.append("")
@@ -371,3 +517,4 @@ with open(page, "w") as f:
     f.write("\n".join(out))
 print(f"proving_ground: wrote {page} (charts in {charts})", file=sys.stderr)
 PY
+[ -z "$interrupted" ] || exit 130

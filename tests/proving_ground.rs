@@ -148,3 +148,137 @@ fn the_proving_ground_script_parses_and_says_how_it_is_used() {
         String::from_utf8_lossy(&wrong.stderr)
     );
 }
+
+#[path = "support/prompt_server.rs"]
+mod prompt_server;
+use prompt_server::PromptServer;
+
+/// The stand-in's answers for the first two easy problems: `add` right,
+/// `max_of_three` wrong whatever is asked (so it fails after its repairs).
+fn easy_reply(prompt: &str) -> &'static str {
+    if prompt.contains("def max_of_three(") {
+        "```python\ndef max_of_three(a: int, b: int, c: int) -> int:\n    return a\n```"
+    } else {
+        "```python\ndef add(a: int, b: int) -> int:\n    return a + b\n```"
+    }
+}
+
+/// The script against a server already running, given by its variable, and
+/// a codeloop binary given by its: it starts no server and builds nothing,
+/// runs bench in each configuration asked with the model the server lists,
+/// and writes the page from the results (its table, each run's chart and
+/// files). The server is a stand-in at the wire (the real model is too
+/// slow for the suite); the binary, bench, python3 and the page are real.
+#[test]
+fn the_proving_ground_runs_against_a_server_already_running_and_writes_its_page() {
+    let server = PromptServer::start(easy_reply);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("runs");
+    let page = dir.path().join("BENCHMARKS.md");
+    let url = server.base_url.trim_end_matches("/v1").to_string();
+    let output = Command::new("bash")
+        .arg(repo("scripts/proving_ground.sh"))
+        .args(["--configs", "base,candidates", "--limit", "2"])
+        .arg("--out")
+        .arg(&out)
+        .arg("--page")
+        .arg(&page)
+        .env("PROVING_GROUND_BIN", env!("CARGO_BIN_EXE_codeloop"))
+        .env("PROVING_GROUND_LLAMA_SERVER_URL", &url)
+        .env_remove("PROVING_GROUND_LLAMA_CPP_PYTHON_URL")
+        .env_remove("PROVING_GROUND_MODEL")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    // Nothing built, installed or started: the server given was used.
+    assert!(
+        !stderr.contains("building codeloop") && !stderr.contains(" is up at "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!("llama-server at {url}/v1, model loopback-coder")),
+        "{stderr}"
+    );
+    let text = std::fs::read_to_string(&page).unwrap();
+    // One row per configuration, on the one server given; add passes at
+    // once, max_of_three never.
+    for config in ["base", "candidates"] {
+        assert!(
+            text.contains(&format!(
+                "| llama-server | {config} | 50.0% (1/2) | 50.0% (1/2) |"
+            )),
+            "{config}: {text}"
+        );
+        for file in ["svg", "html", "jsonl"] {
+            let path = dir
+                .path()
+                .join("benchmarks")
+                .join(format!("llama-server-{config}.{file}"));
+            assert!(path.exists(), "{}", path.display());
+        }
+    }
+    assert!(!text.contains("llama-cpp-python |"), "{text}");
+    assert!(
+        text.contains(&format!("- llama-server: already running at {url}/v1")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "--base-url {url}/v1 --model loopback-coder --workers 1 --limit 2 --candidates 3"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains("on the first 2 of the 30 problems of `assets/easy/problems.jsonl`"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "![pass@1 by repair round, llama-server, base](benchmarks/llama-server-base.svg)"
+        ),
+        "{text}"
+    );
+    // The figures per problem, as bench wrote them.
+    assert!(text.contains("| Easy/0 | passed | 1 |"), "{text}");
+    assert!(text.contains("| Easy/1 | failed | - |"), "{text}");
+    // And the command it ran, with the variables it read.
+    assert!(
+        text.contains(&format!("PROVING_GROUND_LLAMA_SERVER_URL={url}")),
+        "{text}"
+    );
+}
+
+/// A server given that does not answer is said, with what to do, before
+/// any run; and the script never starts one in its place.
+#[test]
+fn a_server_given_that_does_not_answer_is_said() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new("bash")
+        .arg(repo("scripts/proving_ground.sh"))
+        .arg("--llama-cpp-python-url")
+        .arg(format!("http://127.0.0.1:{port}"))
+        .arg("--bin")
+        .arg(env!("CARGO_BIN_EXE_codeloop"))
+        .arg("--out")
+        .arg(dir.path().join("runs"))
+        .arg("--page")
+        .arg(dir.path().join("BENCHMARKS.md"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "no llama-cpp-python answered at http://127.0.0.1:{port}/v1/models"
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains(" is up at "), "{stderr}");
+    assert!(!dir.path().join("BENCHMARKS.md").exists());
+}
