@@ -2,24 +2,45 @@
 //! one problem passes at once, one fails, is repaired, and passes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use std::process::Command;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
 
 use codeloop::session::{Event, ModelRequestEvent, read_tape};
+
+/// `codeloop bench PROBLEMS ARGS` with its data in `dir` and no config file.
+fn bench(problems: &Path, args: &[&OsStr], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .arg("bench")
+        .arg(problems)
+        .args(args)
+        .env("CODELOOP_DATA_DIR", dir.join("data"))
+        .env("CODELOOP_CONFIG", dir.join("none.toml"))
+        .output()
+        .unwrap()
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
 
 #[test]
 fn bench_reports_first_try_and_after_repair_and_never_shows_the_tests() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("results.jsonl");
-    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
-    let output = Command::new(env!("CARGO_BIN_EXE_codeloop"))
-        .args(["bench", &format!("{fixtures}/bench_problems.jsonl")])
-        .args(["--scripted", &format!("{fixtures}/bench_replies.jsonl")])
-        .arg("--out")
-        .arg(&out)
-        .env("CODELOOP_DATA_DIR", dir.path().join("data"))
-        .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
-        .output()
-        .unwrap();
+    let replies = fixture("bench_replies.jsonl");
+    let output = bench(
+        &fixture("bench_problems.jsonl"),
+        &[
+            "--scripted".as_ref(),
+            replies.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ],
+        dir.path(),
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stdout}\n{stderr}");
@@ -153,22 +174,15 @@ fn bad_key_server() -> String {
 #[test]
 fn problems_whose_model_calls_failed_are_errors_apart_from_the_score() {
     let dir = tempfile::tempdir().unwrap();
-    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
-    let bench = |extra: &[&str], out: &std::path::Path| {
-        Command::new(env!("CARGO_BIN_EXE_codeloop"))
-            .args(["bench", &format!("{fixtures}/bench_problems.jsonl")])
-            .args(extra)
-            .arg("--out")
-            .arg(out)
-            .env("CODELOOP_DATA_DIR", dir.path().join("data"))
-            .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
-            .output()
-            .unwrap()
+    let bench_to = |extra: &[&str], out: &Path| {
+        let mut args: Vec<&OsStr> = extra.iter().map(OsStr::new).collect();
+        args.extend([OsStr::new("--out"), out.as_os_str()]);
+        bench(&fixture("bench_problems.jsonl"), &args, dir.path())
     };
 
     // A bad key: every problem is an error, none is scored, exit 1.
     let out = dir.path().join("bad_key.jsonl");
-    let output = bench(&["--base-url", &bad_key_server(), "--model", "m"], &out);
+    let output = bench_to(&["--base-url", &bad_key_server(), "--model", "m"], &out);
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1), "{stdout}\n{stderr}");
@@ -196,7 +210,7 @@ fn problems_whose_model_calls_failed_are_errors_apart_from_the_score() {
 
     // One problem answered, one whose call failed: the score is over the one measured.
     let replies = dir.path().join("replies.jsonl");
-    let first_only: String = std::fs::read_to_string(format!("{fixtures}/bench_replies.jsonl"))
+    let first_only: String = std::fs::read_to_string(fixture("bench_replies.jsonl"))
         .unwrap()
         .lines()
         .filter(|l| l.contains("code/total/"))
@@ -204,7 +218,7 @@ fn problems_whose_model_calls_failed_are_errors_apart_from_the_score() {
         .collect();
     std::fs::write(&replies, first_only).unwrap();
     let out = dir.path().join("half.jsonl");
-    let output = bench(&["--scripted", replies.to_str().unwrap()], &out);
+    let output = bench_to(&["--scripted", replies.to_str().unwrap()], &out);
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     assert!(
@@ -324,20 +338,20 @@ fn bench_keeps_each_calls_figures_and_the_wasted_ones() {
         lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
     )
     .unwrap();
-    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
-    let output = Command::new(env!("CARGO_BIN_EXE_codeloop"))
-        .args(["bench", &format!("{fixtures}/bench_problems.jsonl")])
-        .arg("--scripted")
-        .arg(&replies)
-        .args(["--workers", "1"])
-        .arg("--out")
-        .arg(&out)
-        .arg("--html")
-        .arg(&page)
-        .env("CODELOOP_DATA_DIR", dir.path().join("data"))
-        .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
-        .output()
-        .unwrap();
+    let output = bench(
+        &fixture("bench_problems.jsonl"),
+        &[
+            "--scripted".as_ref(),
+            replies.as_os_str(),
+            "--workers".as_ref(),
+            "1".as_ref(),
+            "--out".as_ref(),
+            out.as_os_str(),
+            "--html".as_ref(),
+            page.as_os_str(),
+        ],
+        dir.path(),
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stdout}\n{stderr}");
@@ -454,18 +468,19 @@ fn problems_start_in_their_order() {
     }
     std::fs::write(&problems, problem_lines).unwrap();
     std::fs::write(&replies, reply_lines).unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_codeloop"))
-        .arg("bench")
-        .arg(&problems)
-        .arg("--scripted")
-        .arg(&replies)
-        .args(["--workers", "1"])
-        .arg("--out")
-        .arg(dir.path().join("results.jsonl"))
-        .env("CODELOOP_DATA_DIR", dir.path().join("data"))
-        .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
-        .output()
-        .unwrap();
+    let out = dir.path().join("results.jsonl");
+    let output = bench(
+        &problems,
+        &[
+            "--scripted".as_ref(),
+            replies.as_os_str(),
+            "--workers".as_ref(),
+            "1".as_ref(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ],
+        dir.path(),
+    );
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
     let order: Vec<&str> = stderr
