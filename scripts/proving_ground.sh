@@ -403,7 +403,9 @@ def figures(results):
         errors=sum(1 for r in results if r["status"] == "error"),
         cancelled=sum(1 for r in results if r["status"] == "cancelled"),
         fresh=sum(r.get("fresh_starts", 0) for r in measured),
-        calls=len(calls),
+        # A binary from before bench kept each call's figures wrote none:
+        # its calls are unknown, not none.
+        calls=len(calls) if any("per_call" in r for r in measured) else None,
         wasted=wasted,
         tin=sum(r.get("prompt_tokens", 0) for r in measured),
         tout=sum(r.get("completion_tokens", 0) for r in measured),
@@ -421,6 +423,11 @@ def cached(f):
     if f["first_told"] == 0:
         return "-"
     return f"{100 * f['first_cached'] / f['first_told']:.0f}% of {f['first_told']} tokens"
+
+
+def known(v):
+    """A figure, or `-` where the results do not hold it."""
+    return "-" if v is None or v is False else v
 
 
 def wasted_words(w):
@@ -466,7 +473,7 @@ for r in runs:
     f = figures(r["results"])
     out.append(
         f"| {r['kind']} | {r['config']} | {rate(f['first'], f['measured'])} | {rate(f['final'], f['measured'])} "
-        f"| {f['fresh']} | {f['calls']} | {sum(f['wasted'].values())} | {f['tin']} | {f['tout']} "
+        f"| {f['fresh']} | {known(f['calls'])} | {known(f['calls'] and sum(f['wasted'].values()))} | {f['tin']} | {f['tout']} "
         f"| {secs(f['med'])} | {secs(f['p90'])} | {share(f['shared'], f['firsts'])} | {cached(f)} | {r['wall'] // 60} min {r['wall'] % 60} s |"
     )
 out.append("")
@@ -486,8 +493,8 @@ for r in runs:
         ("first try", rate(f["first"], f["measured"])),
         ("after repair", rate(f["final"], f["measured"])),
         ("fresh starts", f["fresh"]),
-        ("model calls", f["calls"]),
-        ("wasted calls", wasted_words(f["wasted"])),
+        ("model calls", known(f["calls"])),
+        ("wasted calls", known(f["calls"] and wasted_words(f["wasted"]))),
         ("tokens in", f["tin"]),
         ("tokens out", f["tout"]),
         ("time to first token, median", secs(f["med"])),
@@ -503,7 +510,7 @@ for r in runs:
     for p in r["results"]:
         out.append(
             f"| {p['task_id']} | {p['status']} | {p.get('passed_at') or '-'} | {p.get('iterations', 0)} "
-            f"| {p.get('fresh_starts', 0)} | {len(p.get('per_call', []))} | {p.get('wasted_calls', 0)} "
+            f"| {p.get('fresh_starts', 0)} | {known('per_call' in p and len(p['per_call']))} | {known('per_call' in p and p.get('wasted_calls', 0))} "
             f"| {p.get('prompt_tokens', 0)} | {p.get('completion_tokens', 0)} "
             f"| {secs(p.get('first_token_median_ms'))} | {secs(p.get('first_token_p90_ms'))} "
             f"| {share(p.get('first_request_shared_chars', 0), p.get('first_request_chars', 0))} |"
