@@ -199,14 +199,17 @@ trap 'interrupted=1' INT TERM
 
 free_port() { "$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
-# The models a server lists at /v1/models, one id a line; nothing when it
-# does not answer 200 with a list.
+# The models a server lists at /v1/models, one id a line (printable
+# characters only: the ids reach the terminal and the page); nothing when
+# it does not answer with a list.
 listed_models() {
   curl -s --max-time 10 "$1/models" | "$py" -c '
 import json, sys
 try:
     for m in json.load(sys.stdin).get("data", []):
-        print(m["id"])
+        name = "".join(c for c in str(m["id"]) if c.isprintable() and c != "`")
+        if name:
+            print(name)
 except Exception:
     pass
 '
