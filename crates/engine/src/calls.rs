@@ -9,9 +9,10 @@
 //! falls into a loop (`codeloop_llm::repetition`) is stopped while it
 //! streams and not used; a call that fails still counts its tokens; and
 //! replies that come back empty or looping call after call are named for
-//! what they likely are. A code call may give the answer's start (the
-//! function's `def` line and docstring: `Ask::prefill`), which servers
-//! that can go on from it do (`codeloop_llm::Prefilled`).
+//! what they likely are. A code or tests call may give the answer's start
+//! (a function's `def` line, a test function and its first `assert`:
+//! `Ask::prefill`), which servers that can go on from it do
+//! (`codeloop_llm::Prefilled`).
 
 use std::time::{Duration, Instant};
 

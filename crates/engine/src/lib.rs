@@ -165,8 +165,9 @@ pub struct EngineOptions {
     /// How a node's tests are asked for: as cases under a JSON schema, or
     /// as a test file (`cases.rs`).
     pub tests: TestsFormat,
-    /// A code call's answer starts with the function's head (its `def`
-    /// line and docstring), where the server can go on from it.
+    /// A code call's answer starts at the function's `def` line, and a
+    /// tests call's at a test function calling it, where the server can go
+    /// on from a start.
     pub prefill: bool,
     /// The temperature of each function's first code and of its tests when
     /// the model's settings name none: 0, its likeliest answer (SmolLM2-135M

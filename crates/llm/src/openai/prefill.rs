@@ -1,6 +1,6 @@
 //! An answer's start (`ChatRequest::prefill`) given to the server, so the
-//! model goes on from a function's `def` line and docstring and writes only
-//! its body. No OpenAI-compatible chat endpoint says how to do it, and each
+//! model goes on from it (a function's `def` line, a test's first
+//! `assert`) and writes only the rest. No OpenAI-compatible chat endpoint says how to do it, and each
 //! server does it its own way or not at all:
 //!
 //! - llama.cpp's server: a final assistant message starts a new turn, but
