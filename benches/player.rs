@@ -172,6 +172,7 @@ fn spec(name: &str) -> FunctionSpec {
         inputs: String::new(),
         output: String::new(),
         depends_on: vec![],
+        head: None,
     }
 }
 
@@ -204,6 +205,7 @@ fn output_tape(dir: &Path) -> PathBuf {
         iteration: 1,
         code: "def big():\n    for i in range(400000):\n        print(i)\n".into(),
         source: CodeSource::Model,
+        notes: Vec::new(),
     }))
     .unwrap();
     w.append(Event::RunStarted(RunStartedEvent {

@@ -134,6 +134,7 @@ fn session_records(node: &str) -> Vec<Event> {
                 inputs: String::new(),
                 output: String::new(),
                 depends_on: vec![],
+                head: None,
             }],
         }),
     ]
@@ -604,6 +605,7 @@ async fn highlight_while_typing() {
             iteration: 1,
             code: code.clone(),
             source: CodeSource::Model,
+            notes: Vec::new(),
         })))
         .await;
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -628,6 +630,7 @@ async fn highlight_while_typing() {
                     iteration: version,
                     code: changed,
                     source: CodeSource::Model,
+                    notes: Vec::new(),
                 })))
                 .await;
         }
@@ -757,6 +760,7 @@ async fn edit_to_highlighted_frame() {
             iteration: 1,
             code: code.clone(),
             source: CodeSource::Model,
+            notes: Vec::new(),
         })))
         .await;
     let first = frame_when(&frames, |f| f.highlights_applied > 0).await;
@@ -778,6 +782,7 @@ async fn edit_to_highlighted_frame() {
                 iteration: version,
                 code: changed,
                 source: CodeSource::Model,
+                notes: Vec::new(),
             })))
             .await;
         if let Some(at) =
@@ -824,6 +829,7 @@ fn big_tape(dir: &Path) -> std::path::PathBuf {
         iteration: 1,
         code: "def big():\n    for i in range(400000):\n        print(i)\n".into(),
         source: CodeSource::Model,
+        notes: Vec::new(),
     }))
     .expect("written");
     // The output belongs to a run, so folding it is real work (the state

@@ -556,6 +556,7 @@ fn spec(name: &str, purpose: &str, deps: &[&str]) -> FunctionSpec {
         inputs: "x".into(),
         output: "y".into(),
         depends_on: deps.iter().map(|d| d.to_string()).collect(),
+        head: None,
     }
 }
 

@@ -431,6 +431,7 @@ async fn the_static_check_names_a_blocked_import_as_a_note_or_a_failure() {
         code: "import socket\nfrom subprocess import run\n\ndef f():\n    return 1\n".into(),
         defines: vec!["f".into()],
         foreign: Default::default(),
+        mend: false,
     };
     let sandbox = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env());
     for (policy, kind) in [(ImportPolicy::default(), "risky"), (enforced(), "blocked")] {

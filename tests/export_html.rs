@@ -433,6 +433,8 @@ fn the_page_of_a_session_with_no_plan_shows_the_models_replies() {
             finish_reason: None,
             usage_estimated: false,
             structured: None,
+            prefilled: None,
+            stopped: None,
         }),
         Event::PlanError(PlanErrorEvent {
             message: "the reply holds no JSON plan".into(),
@@ -510,6 +512,7 @@ fn an_iteration_run_again_shows_its_last_run_without_the_failure_before() {
         inputs: "x: int".into(),
         output: "int".into(),
         depends_on: vec![],
+        head: None,
     };
     let events = vec![
         Event::SessionStarted(SessionStartedEvent {
@@ -526,6 +529,7 @@ fn an_iteration_run_again_shows_its_last_run_without_the_failure_before() {
             iteration: 1,
             code: "def double(x):\n    return x * 2\n".into(),
             source: CodeSource::Model,
+            notes: Vec::new(),
         }),
         Event::RunStarted(RunStartedEvent {
             run_id: 1,

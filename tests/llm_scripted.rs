@@ -204,6 +204,8 @@ async fn a_recorded_tape_is_a_script() {
             finish_reason: None,
             usage_estimated: false,
             structured: None,
+            prefilled: None,
+            stopped: None,
         })
     };
     tape.append(req(1, "plan", Purpose::Plan)).unwrap();
@@ -384,6 +386,8 @@ fn tape_with_prompts(dir: &tempfile::TempDir, calls: &[(&str, &str, &str)]) -> s
             finish_reason: None,
             usage_estimated: false,
             structured: None,
+            prefilled: None,
+            stopped: None,
         }))
         .unwrap();
     }

@@ -13,12 +13,15 @@ use prompt_server::PromptServer;
 
 const PLAN: &str = "```json\n{\"functions\": [{\"name\": \"clamp\", \"purpose\": \"Limit x to the range lo..hi\", \"inputs\": \"x: int, lo: int, hi: int\", \"output\": \"int\", \"depends_on\": []}]}\n```";
 const TESTS: &str = "```python\ndef test_inside():\n    assert clamp(5, 0, 10) == 5\n\ndef test_above():\n    assert clamp(15, 0, 10) == 10\n\ndef test_below():\n    assert clamp(-3, 0, 10) == 0\n```";
+/// The tests as a served model gives them: cases, under the schema.
+const CASES: &str = "{\"cases\": [{\"args\": \"5, 0, 10\", \"expected\": \"5\"}, {\"args\": \"15, 0, 10\", \"expected\": \"10\"}, {\"args\": \"-3, 0, 10\", \"expected\": \"0\"}]}";
 const BUGGY: &str = "```python\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return x\n    return x\n```";
 const FIXED: &str = "The upper branch returned x instead of hi.\n```python\ndef clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    if x > hi:\n        return hi\n    return x\n```";
 
 const PLAN_INPUT: &str = "```json\n{\"functions\": [{\"name\": \"count_rows\", \"purpose\": \"Rows of data.csv below its header\", \"inputs\": \"path: str\", \"output\": \"int\", \"depends_on\": []}]}\n```";
 const TESTS_INPUT: &str =
     "```python\ndef test_rows():\n    assert count_rows('data.csv') == 3\n```";
+const CASES_INPUT: &str = "{\"cases\": [{\"args\": \"'data.csv'\", \"expected\": \"3\"}]}";
 const CODE_INPUT: &str = "```python\ndef count_rows(path):\n    with open(path) as f:\n        return len(f.read().splitlines()) - 1\n```";
 
 fn reply_for(prompt: &str) -> &'static str {
@@ -27,6 +30,8 @@ fn reply_for(prompt: &str) -> &'static str {
             CODE_INPUT
         } else if prompt.contains("Write tests for this function") {
             TESTS_INPUT
+        } else if prompt.contains("Write test cases for") {
+            CASES_INPUT
         } else {
             PLAN_INPUT
         }
@@ -36,6 +41,8 @@ fn reply_for(prompt: &str) -> &'static str {
         BUGGY
     } else if prompt.contains("Write tests for this function") {
         TESTS
+    } else if prompt.contains("Write test cases for") {
+        CASES
     } else {
         PLAN
     }

@@ -224,6 +224,7 @@ fn the_persons_own_edits_are_not_counted_as_repairs() {
             iteration: 2,
             code: "def sum_by_key(lines):\n    return {}\n".into(),
             source: CodeSource::Edit,
+            notes: Vec::new(),
         }),
     });
     let mut app = App::review(contents, info(), theme());

@@ -1,10 +1,11 @@
 //! What the loop does beside writing, running and repairing, asked for on
 //! the command line (`run`, `bench` and the workbench): `--review` and
 //! `--review-repairs` (the review before running), `--candidates N`
-//! (functional consensus). A flag wins over the config and every profile,
+//! (functional consensus), `--tests data|code` and `--no-prefill` (how a
+//! small model is asked). A flag wins over the config and every profile,
 //! as flags do.
 
-use crate::config::Config;
+use crate::config::{Config, TestsFormat};
 
 #[derive(Debug, Clone, Copy, Default, clap::Args)]
 pub struct LoopArgs {
@@ -17,14 +18,31 @@ pub struct LoopArgs {
     /// Write each function's first code N times and keep the candidate whose outputs on its tests' inputs agree with the most others (1 = off) [default: the profile's or [run]'s candidates, 1]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=crate::config::MAX_CANDIDATES as i64))]
     pub(crate) candidates: Option<u32>,
+    /// How each function's tests are asked for: code (a test file the model writes, begun for it where the server can go on from a start) or data (cases it gives under a JSON schema, made into a test file); each falls back to the other [default: the profile's or [run]'s tests, code]
+    #[arg(long, value_name = "FORMAT", value_parser = parse_tests)]
+    pub(crate) tests: Option<TestsFormat>,
+    /// Never start a code or tests reply for the model (by default a function's code starts at its `def` line, and its tests at a test function calling it, where the server can go on from a start) [default: the profile's or [run]'s prefill]
+    #[arg(long)]
+    pub(crate) no_prefill: bool,
+}
+
+fn parse_tests(text: &str) -> Result<TestsFormat, String> {
+    match text {
+        "data" => Ok(TestsFormat::Data),
+        "code" => Ok(TestsFormat::Code),
+        other => Err(format!("\"{other}\" is not code or data")),
+    }
 }
 
 /// What a session's engine is asked to do beside the loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Extras {
     pub(crate) review: bool,
     pub(crate) review_repairs: bool,
     pub(crate) candidates: u32,
+    pub(crate) tests: TestsFormat,
+    pub(crate) prefill: bool,
+    pub(crate) first_temperature: Option<f32>,
 }
 
 impl LoopArgs {
@@ -48,6 +66,18 @@ impl LoopArgs {
                 p.candidates = Some(n);
             }
         }
+        if let Some(tests) = self.tests {
+            config.run.tests = tests;
+            for p in config.models.values_mut() {
+                p.tests = Some(tests);
+            }
+        }
+        if self.no_prefill {
+            config.run.prefill = false;
+            for p in config.models.values_mut() {
+                p.prefill = Some(false);
+            }
+        }
         config
     }
 
@@ -66,10 +96,14 @@ impl LoopArgs {
 /// The extras the config (already with any flags applied) gives a session.
 pub(crate) fn extras_of(config: &Config, profile: Option<&str>, model: Option<&str>) -> Extras {
     let (review, review_repairs) = config.review(profile, model);
+    let (tests, prefill) = config.small_model(profile, model);
     Extras {
         review,
         review_repairs,
         candidates: config.candidates(profile, model),
+        tests,
+        prefill,
+        first_temperature: config.first_temperature(profile, model),
     }
 }
 
@@ -105,15 +139,27 @@ mod tests {
             review: false,
             review_repairs: true,
             candidates: Some(2),
+            tests: Some(TestsFormat::Code),
+            no_prefill: true,
         };
         assert_eq!(
             flags.extras(&config, Some("quick"), None),
             Extras {
                 review: true,
                 review_repairs: true,
-                candidates: 2
+                candidates: 2,
+                tests: TestsFormat::Code,
+                prefill: false,
+                first_temperature: Some(0.0),
             }
         );
         assert_eq!(flags.extras(&config, None, None).candidates, 2);
+        // A temperature named anywhere holds for every call.
+        if let Some(quick) = config.models.get_mut("quick") {
+            quick.temperature = Some(0.7);
+        }
+        assert_eq!(flags.extras(&config, Some("quick"), None).first_temperature, None);
+        config.model.temperature = Some(0.3);
+        assert_eq!(flags.extras(&config, None, None).first_temperature, None);
     }
 }

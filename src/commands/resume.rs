@@ -217,6 +217,9 @@ fn recorded_options(args: &Args, config: &Config, state: &State) -> EngineOption
         review: extras.review,
         review_repairs: extras.review_repairs,
         candidates: extras.candidates,
+        tests: extras.tests,
+        prefill: extras.prefill,
+        first_temperature: extras.first_temperature,
         ..EngineOptions::default()
     }
 }

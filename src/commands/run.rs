@@ -112,6 +112,9 @@ pub(crate) fn engine_options(config: &Config, args: &Args) -> EngineOptions {
         review: extras.review,
         review_repairs: extras.review_repairs,
         candidates: extras.candidates,
+        tests: extras.tests,
+        prefill: extras.prefill,
+        first_temperature: extras.first_temperature,
     }
 }
 

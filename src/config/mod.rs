@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub(crate) use codeloop_engine::TestsFormat;
+
 mod env;
 mod profiles;
 mod validate;
@@ -95,6 +97,10 @@ pub(crate) struct ModelProfile {
     pub(crate) review_repairs: Option<bool>,
     /// Candidates of a function's first code, voted on (`[run] candidates` otherwise).
     pub(crate) candidates: Option<u32>,
+    /// How a function's tests are asked for (`[run] tests` otherwise).
+    pub(crate) tests: Option<TestsFormat>,
+    /// A code call's answer starts with the function's head (`[run] prefill` otherwise).
+    pub(crate) prefill: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -119,6 +125,17 @@ pub struct RunConfig {
     /// most others on its tests' inputs kept; 1 = off (a profile's
     /// `candidates` wins; also --candidates).
     pub(crate) candidates: u32,
+    /// How each function's tests are asked for: "code" (a test file the
+    /// model writes, begun for it where the server can go on from a start;
+    /// the default) or "data" (cases under a JSON schema, rendered into a
+    /// test file); each falls back to the other when a reply is unusable
+    /// (a profile's `tests` wins; also --tests).
+    pub(crate) tests: TestsFormat,
+    /// A code call's answer starts with the function's `def` line, and a
+    /// tests call's with a test function calling it, where the server can
+    /// go on from a start (llama.cpp, vLLM), so the model writes only the
+    /// rest (a profile's `prefill` wins; also --no-prefill).
+    pub(crate) prefill: bool,
     /// Sandbox mode: "full" (refuse to run generated code where a layer is
     /// missing) or "reduced" (run it anyway, with a warning on every run).
     /// Also --sandbox and CODELOOP_SANDBOX.
@@ -219,6 +236,8 @@ impl Default for RunConfig {
             review: false,
             review_repairs: false,
             candidates: 1,
+            tests: TestsFormat::Code,
+            prefill: true,
             sandbox: "full".into(),
             interpreter: None,
         }

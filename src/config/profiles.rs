@@ -75,6 +75,36 @@ impl Config {
             .clamp(1, MAX_CANDIDATES)
     }
 
+    /// How a function's tests are asked for, and whether a code call's
+    /// answer starts with the function's head: the chosen profile's
+    /// `tests` and `prefill`, else `[run]`'s.
+    pub(crate) fn small_model(
+        &self,
+        explicit: Option<&str>,
+        model_name: Option<&str>,
+    ) -> (TestsFormat, bool) {
+        let profile = self.chosen_profile(explicit, model_name);
+        (
+            profile.and_then(|p| p.tests).unwrap_or(self.run.tests),
+            profile.and_then(|p| p.prefill).unwrap_or(self.run.prefill),
+        )
+    }
+
+    /// The temperature of a function's first code and tests: 0 (the
+    /// model's likeliest answer) unless the chosen profile or `[model]`
+    /// names a temperature, which then holds for every call.
+    pub(crate) fn first_temperature(
+        &self,
+        explicit: Option<&str>,
+        model_name: Option<&str>,
+    ) -> Option<f32> {
+        let profile = self.chosen_profile(explicit, model_name);
+        let named = profile
+            .and_then(|p| p.temperature)
+            .or(self.model.temperature);
+        named.is_none().then_some(0.0)
+    }
+
     /// The profile chosen as `profile_model` chooses it, if there is one.
     fn chosen_profile(
         &self,

@@ -3,10 +3,16 @@
 //! reply or error), and asked once more when its reply has no code.
 //!
 //! Each call is sent with the longest reply its kind is given and, for a
-//! reply read as data, its JSON schema (`schemas`). A reply that falls into
-//! a loop (`codeloop_llm::repetition`) is stopped while it streams and not
-//! used; a call that fails still counts its tokens; and replies that come
-//! back empty or looping call after call are named for what they likely are.
+//! reply read as data, its JSON schema (`schemas`). A reply whose job is
+//! done (its code block, or its JSON, closed: `extract::Done`) is stopped
+//! there and used, so no call runs on to its token limit; a reply that
+//! falls into a loop (`codeloop_llm::repetition`) is stopped while it
+//! streams and not used; a call that fails still counts its tokens; and
+//! replies that come back empty or looping call after call are named for
+//! what they likely are. A code or tests call may give the answer's start
+//! (a function's `def` line, a test function and its first `assert`:
+//! `Ask::prefill`), which servers that can go on from it do
+//! (`codeloop_llm::Prefilled`).
 
 use std::time::{Duration, Instant};
 
@@ -14,13 +20,15 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::context::{Core, Stop};
-use super::extract;
+use super::extract::{self, Answer, Done};
 use super::prompts::PromptError;
 use super::schemas;
 use super::steering::GateAnswer;
 use super::tag::Tag;
 use codeloop_llm::repetition::{self, Repetition};
-use codeloop_llm::{ChatReply, ChatRequest, Delta, FinishReason, LlmError, tokens};
+use codeloop_llm::{
+    ChatReply, ChatRequest, Delta, FinishReason, LlmError, Prefill, ReplySchema, tokens,
+};
 use codeloop_protocol::{ChatMessage, Role, Usage};
 use codeloop_session::{
     Event, ModelContinuedEvent, ModelDeltaEvent, ModelErrorEvent, ModelReasoningEvent,
@@ -33,6 +41,10 @@ const DELTA_BYTES: usize = 256;
 const DELTA_AGE: Duration = Duration::from_millis(50);
 /// A reply cut off at the token limit is continued at most this many times.
 const CONTINUATIONS: u32 = 2;
+/// How long a reply whose job is done may go on before it is stopped: a
+/// server that ends it by itself (a schema's grammar, a stop string) says
+/// its usage.
+const DONE_GRACE: Duration = Duration::from_millis(300);
 
 /// How the notice that the budget is spent begins (it is given once).
 const BUDGET_SPENT: &str = "the session's token budget";
@@ -44,6 +56,62 @@ const HOLLOW_REPLIES: &str = "the model has answered";
 /// Replies in a row that are empty or loop before the model is named for it.
 const HOLLOW_STREAK: usize = 2;
 
+/// The words on the tape for a reply stopped because its job was done.
+pub(crate) const STOPPED_DONE: &str = "its answer was complete";
+
+/// A model call as the engine asks it: what for, its prompt, and how its
+/// reply is read (its schema, where its job is done, the answer's start).
+pub(crate) struct Ask {
+    pub(crate) purpose: Purpose,
+    pub(crate) tag: Tag,
+    pub(crate) messages: Vec<ChatMessage>,
+    pub(crate) temperature: Option<f32>,
+    /// The schema of a reply read as data.
+    pub(crate) schema: Option<ReplySchema>,
+    /// Where the reply's job is done.
+    pub(crate) answer: Answer,
+    /// The start of the answer, for a server that can go on from it.
+    pub(crate) prefill: Option<String>,
+}
+
+impl Ask {
+    /// A call for `purpose` read as its kind is: data under its schema, or
+    /// code done at its first closed block.
+    pub(crate) fn new(purpose: Purpose, tag: Tag, messages: Vec<ChatMessage>) -> Ask {
+        let schema = schemas::for_purpose(&purpose);
+        let answer = match schema {
+            Some(_) => Answer::Data,
+            None => Answer::Code { want: None },
+        };
+        Ask {
+            purpose,
+            tag,
+            messages,
+            temperature: None,
+            schema,
+            answer,
+            prefill: None,
+        }
+    }
+
+    pub(crate) fn with_temperature(mut self, temperature: Option<f32>) -> Ask {
+        self.temperature = temperature;
+        self
+    }
+
+    pub(crate) fn with_prefill(mut self, prefill: Option<String>) -> Ask {
+        self.prefill = prefill;
+        self
+    }
+
+    /// Read as data under `schema`.
+    pub(crate) fn with_schema(mut self, schema: ReplySchema) -> Ask {
+        self.schema = Some(schema);
+        self.answer = Answer::Data;
+        self
+    }
+}
+
 /// How one streamed request ended.
 struct Streamed {
     reply: Result<ChatReply, LlmError>,
@@ -53,6 +121,8 @@ struct Streamed {
     reasoning: String,
     /// The reply fell into a loop and was stopped: what repeats.
     looped: Option<String>,
+    /// The reply's job was done and it was stopped there.
+    stopped: bool,
 }
 
 /// A reply streamed and continued until it was whole (or could not be).
@@ -62,6 +132,8 @@ struct Whole {
     spent: Usage,
     /// The reply fell into a loop and was stopped: what repeats.
     looped: Option<String>,
+    /// The reply's job was done and it was stopped there.
+    stopped: bool,
 }
 
 impl Core {
@@ -118,11 +190,22 @@ impl Core {
         messages: Vec<ChatMessage>,
         temperature: Option<f32>,
     ) -> Result<String, Stop> {
-        let (call_id, request) = self.request(purpose, tag, messages, temperature).await?;
+        let mut ask = Ask::new(purpose, tag, messages);
+        ask.temperature = temperature;
+        self.ask(ask).await
+    }
+
+    /// One streamed model call as `ask` says, recorded (see `call`).
+    pub(crate) async fn ask(&self, ask: Ask) -> Result<String, Stop> {
+        let answer = ask.answer.clone();
+        let (call_id, request) = self.request(ask).await?;
         let started = Instant::now();
-        let whole = self.stream_whole(call_id, &request).await?;
+        let whole = self.stream_whole(call_id, &request, &answer).await?;
         match whole.reply {
-            Ok(reply) => self.replied(call_id, &request, reply, started).await,
+            Ok(reply) => {
+                self.replied(call_id, &request, (reply, whole.stopped), started)
+                    .await
+            }
             // The reply looped: stopped, never continued, and not used. The
             // caller takes it as a reply with nothing in it (a plan is asked
             // for again; code is asked for once more).
@@ -171,13 +254,16 @@ impl Core {
 
     /// The request of a call on the tape, as it goes to the model: shown
     /// first when the person asked to see its prompt, and as they edited it.
-    async fn request(
-        &self,
-        purpose: Purpose,
-        tag: Tag,
-        messages: Vec<ChatMessage>,
-        temperature: Option<f32>,
-    ) -> Result<(u64, ChatRequest), Stop> {
+    async fn request(&self, ask: Ask) -> Result<(u64, ChatRequest), Stop> {
+        let Ask {
+            purpose,
+            tag,
+            messages,
+            temperature,
+            schema,
+            prefill,
+            ..
+        } = ask;
         let tag = tag.to_string();
         if self.read(|s| s.prompt_review.as_ref() == Some(&purpose)) {
             let step = Step::Prompt {
@@ -193,7 +279,6 @@ impl Core {
         }
         let request_tag = tag.clone();
         let max_tokens = schemas::reply_tokens(&purpose);
-        let schema = schemas::for_purpose(&purpose);
         let (_, (call_id, messages)) = self
             .tape
             .append_with(move |s| {
@@ -212,12 +297,22 @@ impl Core {
                 (vec![event], (call_id, messages))
             })
             .await?;
+        // An answer begun inside an open code block ends at its fence.
+        let prefill = prefill.map(|text| Prefill {
+            stop: if text.contains("```") {
+                vec!["```".to_string()]
+            } else {
+                Vec::new()
+            },
+            text,
+        });
         let request = ChatRequest {
             tag: request_tag,
             max_tokens: Some(max_tokens),
             schema,
             messages,
             temperature,
+            prefill,
         };
         Ok((call_id, request))
     }
@@ -227,10 +322,16 @@ impl Core {
     /// held to a schema is not continued: the server would hold the
     /// continuation to the schema too and start a new object. Its cut text
     /// goes back to the caller, whose check says what is wrong.
-    async fn stream_whole(&self, call_id: u64, request: &ChatRequest) -> Result<Whole, Stop> {
-        let streamed = self.stream(call_id, request.clone()).await?;
+    async fn stream_whole(
+        &self,
+        call_id: u64,
+        request: &ChatRequest,
+        answer: &Answer,
+    ) -> Result<Whole, Stop> {
+        let streamed = self.stream(call_id, request.clone(), answer).await?;
         let mut spent = streamed.spent(&request.messages);
         let mut looped = streamed.looped;
+        let mut stopped = streamed.stopped;
         let mut reply = streamed.reply;
         let mut continued = 0;
         let data = request.schema.is_some();
@@ -252,9 +353,10 @@ impl Core {
             )
             .await?;
             let next = request.continuation(cut);
-            let streamed = self.stream(call_id, next.clone()).await?;
+            let streamed = self.stream(call_id, next.clone(), answer).await?;
             spent = spent + streamed.spent(&next.messages);
             looped = streamed.looped;
+            stopped = streamed.stopped;
             let more = streamed.reply;
             reply = match (reply, more) {
                 (Ok(mut whole), Ok(more)) => {
@@ -268,6 +370,7 @@ impl Core {
             reply,
             spent,
             looped,
+            stopped,
         })
     }
 
@@ -278,7 +381,7 @@ impl Core {
         &self,
         call_id: u64,
         request: &ChatRequest,
-        reply: ChatReply,
+        (reply, stopped): (ChatReply, bool),
         started: Instant,
     ) -> Result<String, Stop> {
         if reply.usage_estimated {
@@ -296,6 +399,8 @@ impl Core {
             finish_reason,
             usage_estimated: reply.usage_estimated,
             structured: reply.structured.map(|s| s.as_str().to_string()),
+            stopped: stopped.then(|| STOPPED_DONE.to_string()),
+            prefilled: reply.prefilled.map(|p| p.as_str().to_string()),
         }))
         .await?;
         if reply.text.trim().is_empty() {
@@ -328,28 +433,41 @@ impl Core {
     /// Stream one request onto the tape under `call_id`: answer pieces as
     /// deltas, reasoning apart, restarts as they happen. Ends early when the
     /// session is cancelled, and when the reply falls into a loop.
-    async fn stream(&self, call_id: u64, request: ChatRequest) -> Result<Streamed, TapeError> {
+    async fn stream(
+        &self,
+        call_id: u64,
+        request: ChatRequest,
+        job: &Answer,
+    ) -> Result<Streamed, TapeError> {
         let (tx, mut rx) = mpsc::channel::<Delta>(256);
         let looping = CancellationToken::new();
+        let finished = CancellationToken::new();
+        let messages = request.messages.clone();
         let forward = async {
             let mut answer = String::new();
             let mut reasoning = String::new();
             let mut all_answer = String::new();
             let mut all_reasoning = String::new();
             let mut watch = Repetition::new();
+            let mut done = Done::new(job.clone());
             let mut looped: Option<String> = None;
+            let mut complete = false;
             let mut since = Instant::now();
             while let Some(delta) = rx.recv().await {
                 match delta {
                     Delta::Content(piece) => {
-                        if looped.is_none()
-                            && let Some(found) = watch.push(&piece)
-                        {
-                            looped = Some(found.describe());
-                            looping.cancel();
+                        if complete || looped.is_some() {
+                            continue; // stopped: what still comes is not used
                         }
                         all_answer.push_str(&piece);
                         answer.push_str(&piece);
+                        if done.push(&piece) {
+                            complete = true;
+                            finished.cancel();
+                        } else if let Some(found) = watch.push(&piece) {
+                            looped = Some(found.describe());
+                            looping.cancel();
+                        }
                     }
                     Delta::Reasoning(piece) => {
                         all_reasoning.push_str(&piece);
@@ -361,6 +479,7 @@ impl Core {
                         all_answer.clear();
                         all_reasoning.clear();
                         watch.reset();
+                        done.reset();
                         self.record(Event::ModelRestart(ModelRestartEvent { call_id, reason }))
                             .await?;
                         continue;
@@ -380,24 +499,56 @@ impl Core {
             }
             self.flush_deltas(call_id, &mut answer, &mut reasoning)
                 .await?;
-            Ok::<_, TapeError>((all_answer, all_reasoning, looped))
+            // A reply whose job is done ends where it did.
+            if let Some(end) = done.end().filter(|_| complete) {
+                all_answer.truncate(end);
+            }
+            Ok::<_, TapeError>((all_answer, all_reasoning, looped, complete))
         };
         let model = self.model.clone();
         let stop_looping = looping.clone();
+        let stop_finished = finished.clone();
         let ask = async move {
             tokio::select! {
                 r = model.stream(request, tx) => r,
                 _ = self.cancel.cancelled() => Err(LlmError::Cancelled),
                 _ = stop_looping.cancelled() => Err(LlmError::Cancelled),
+                // A reply whose job is done: the server may end it on its
+                // own at once (a schema's grammar does), with its usage.
+                _ = async {
+                    stop_finished.cancelled().await;
+                    tokio::time::sleep(DONE_GRACE).await;
+                } => Err(LlmError::Cancelled),
             }
         };
         let (reply, forwarded) = tokio::join!(ask, forward);
-        let (answer, reasoning, looped) = forwarded?;
+        let (answer, reasoning, looped, complete) = forwarded?;
+        // Stopped once its job was done: the reply is what came, whole. The
+        // server said nothing of its usage: estimated.
+        // A reply that ran on within the grace keeps only what came before.
+        let (reply, stopped) = match reply {
+            Err(LlmError::Cancelled) if complete && !self.cancel.is_cancelled() => (
+                Ok(ChatReply {
+                    usage: Some(tokens::estimate_usage(&messages, &answer, &reasoning)),
+                    usage_estimated: true,
+                    text: answer.clone(),
+                    reasoning: reasoning.clone(),
+                    ..ChatReply::default()
+                }),
+                true,
+            ),
+            Ok(mut whole) if complete && whole.text != answer => {
+                whole.text = answer.clone();
+                (Ok(whole), true)
+            }
+            other => (other, false),
+        };
         Ok(Streamed {
             reply,
             answer,
             reasoning,
             looped,
+            stopped,
         })
     }
 
@@ -441,18 +592,32 @@ impl Core {
         Ok(())
     }
 
-    /// A call whose reply must hold code: asked once more, plainly, if it has
+    /// A call whose reply must hold code (`want`, when named): done once the
+    /// block that defines it closes, and asked once more, plainly, if it has
     /// none. The reply and the code in it.
     pub(crate) async fn call_for_code(
         &self,
-        purpose: Purpose,
-        tag: Tag,
-        mut messages: Vec<ChatMessage>,
+        ask: Ask,
         want: Option<&str>,
-        temperature: Option<f32>,
     ) -> Result<(String, String), Stop> {
+        let Ask {
+            purpose,
+            tag,
+            mut messages,
+            temperature,
+            prefill,
+            ..
+        } = ask;
+        let code_ask = |tag: Tag, messages: Vec<ChatMessage>, prefill: Option<String>| Ask {
+            answer: Answer::Code {
+                want: want.map(str::to_string),
+            },
+            ..Ask::new(purpose.clone(), tag, messages)
+                .with_temperature(temperature)
+                .with_prefill(prefill)
+        };
         let reply = self
-            .call(purpose.clone(), tag.clone(), messages.clone(), temperature)
+            .ask(code_ask(tag.clone(), messages.clone(), prefill))
             .await?;
         if let Some(code) = extract::extract_code(&reply, want) {
             return Ok((reply, code));
@@ -471,9 +636,7 @@ impl Core {
             content: "Your reply had no code. Reply with exactly one ```python block holding the whole code.".into(),
         });
         let retry = tag.retry();
-        let reply = self
-            .call(purpose, retry.clone(), messages, temperature)
-            .await?;
+        let reply = self.ask(code_ask(retry.clone(), messages, None)).await?;
         match extract::extract_code(&reply, want) {
             Some(code) => Ok((reply, code)),
             None => {

@@ -12,6 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::calls::Ask;
 use super::context::{Core, Stop};
 use super::tag::Tag;
 use codeloop_protocol::ChatMessage;
@@ -63,7 +64,7 @@ impl Core {
     pub(super) async fn by_consensus(
         &self,
         name: &str,
-        messages: Vec<ChatMessage>,
+        (messages, prefill): (Vec<ChatMessage>, Option<String>),
         first: String,
     ) -> Result<String, Stop> {
         let wanted = self.opts.candidates.max(1);
@@ -90,11 +91,10 @@ impl Core {
             };
             match self
                 .call_for_code(
-                    purpose,
-                    tag.clone(),
-                    messages.clone(),
+                    Ask::new(purpose, tag.clone(), messages.clone())
+                        .with_temperature(Some(VARIETY))
+                        .with_prefill(prefill.clone()),
                     Some(name),
-                    Some(VARIETY),
                 )
                 .await
             {

@@ -60,7 +60,7 @@ fn value(text: &str) -> Option<String> {
 
 /// Whether `text` is made of literals only (numbers, strings, brackets,
 /// True/False/None): `f(n) returns the count` states no example.
-fn literal(text: &str) -> bool {
+pub(crate) fn literal(text: &str) -> bool {
     let mut bare = String::new();
     let mut quote: Option<char> = None;
     for c in text.chars() {

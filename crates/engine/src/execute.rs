@@ -14,8 +14,8 @@ use codeloop_protocol::Location;
 use codeloop_sandbox::check::{self, CheckInput};
 use codeloop_sandbox::{ExecError, Limits, OutputChunk};
 use codeloop_session::{
-    CheckEvent, Event, Finding, NoticeLevel, OutputEvent, RunFinishedEvent, RunKind, RunRecord,
-    RunStartedEvent, State, TapeError,
+    CheckEvent, CodeEvent, CodeSource, Event, Finding, NoticeLevel, OutputEvent, RunFinishedEvent,
+    RunKind, RunRecord, RunStartedEvent, State, TapeError,
 };
 
 /// Output of one run recorded on the tape at most; the rest is in the run's log file.
@@ -38,61 +38,93 @@ impl Core {
 
     /// Check `name`'s latest code: syntax, imports, its definition. A
     /// finding that it cannot run (`blocking_failure`) is its failure; the
-    /// others are notes.
+    /// others are notes. Code the model wrote that cannot run as it is is
+    /// mended first where the fix is mechanical (`codeloop_sandbox::check`):
+    /// the mended code is a version of its own, at the same iteration.
     pub(crate) async fn check(&self, name: &str, iteration: u32) -> Result<(), TapeError> {
-        let Some((code, foreign)) = self.read(|s| {
-            let code = s
-                .nodes
-                .get(name)
-                .and_then(|n| n.code().map(str::to_string))?;
-            let foreign = foreign_names(s, name);
-            Some((code, foreign))
+        let Some((code, foreign, mend)) = self.read(|s| {
+            let n = s.nodes.get(name)?;
+            let version = n.versions.last()?;
+            let mend = matches!(version.source, CodeSource::Model | CodeSource::PlanReply);
+            Some((version.code.clone(), foreign_names(s, name), mend))
         }) else {
             return Ok(());
         };
+        let file = format!("{name}.py");
         let spec = check::check_run_with(
             &[CheckInput {
-                file: format!("{name}.py"),
-                code,
+                file: file.clone(),
+                code: code.clone(),
                 defines: vec![name.to_string()],
                 foreign,
+                mend,
             }],
             self.sandbox.import_policy(),
         );
-        let findings = match self
+        let (findings, mended) = match self
             .sandbox
             .run(spec, None, self.cancel.child_token())
             .await
         {
-            Ok(outcome) => match check::parse_findings(&outcome) {
-                Ok(f) => f
-                    .into_iter()
-                    .map(|f| Finding {
-                        kind: f.kind,
-                        line: f.line,
-                        message: f.message,
-                    })
-                    .collect(),
-                Err(message) => vec![Finding {
-                    kind: "check".into(),
-                    line: None,
-                    message,
-                }],
+            Ok(outcome) => match check::parse_check(&outcome) {
+                Ok(checked) => (
+                    checked
+                        .findings
+                        .into_iter()
+                        .map(|f| Finding {
+                            kind: f.kind,
+                            line: f.line,
+                            message: f.message,
+                        })
+                        .collect(),
+                    checked.mended.into_iter().find(|m| m.file == file),
+                ),
+                Err(message) => (
+                    vec![Finding {
+                        kind: "check".into(),
+                        line: None,
+                        message,
+                    }],
+                    None,
+                ),
             },
             Err(ExecError::Cancelled) => return Ok(()),
-            Err(e) => vec![Finding {
-                kind: "check".into(),
-                line: None,
-                message: format!("the static check could not run: {e}"),
-            }],
+            Err(e) => (
+                vec![Finding {
+                    kind: "check".into(),
+                    line: None,
+                    message: format!("the static check could not run: {e}"),
+                }],
+                None,
+            ),
         };
-        self.record(Event::Check(CheckEvent {
-            node: name.to_string(),
-            iteration,
-            findings,
-        }))
-        .await
-        .map(|_| ())
+        let node = name.to_string();
+        self.tape
+            .append_with(move |s| {
+                // An edit that came while the check ran wins: its own check follows.
+                let current = s.nodes.get(&node).and_then(|n| n.versions.last());
+                if current.is_none_or(|v| v.iteration != iteration || v.code != code) {
+                    return (Vec::new(), ());
+                }
+                let mut events = Vec::new();
+                if let Some(m) = mended {
+                    events.push(Event::Code(CodeEvent {
+                        node: node.clone(),
+                        iteration,
+                        code: m.code,
+                        source: CodeSource::Mended,
+                        notes: m.mends,
+                    }));
+                }
+                events.push(Event::Check(CheckEvent {
+                    node,
+                    iteration,
+                    findings,
+                }));
+                (events, ())
+            })
+            .await
+            .map(|_| ())
     }
 
     /// Run a prepared run in the sandbox, recording its start, output and end.
@@ -228,6 +260,20 @@ fn foreign_names(s: &State, name: &str) -> BTreeMap<String, String> {
     out
 }
 
+/// The error type of a function whose body is only its docstring (or `pass`).
+pub(crate) const NO_BODY: &str = "NoBody";
+
+/// Whether a blocking failure says the model's reply was no function at
+/// all (it does not parse, or the function has no body, or is not there):
+/// such a reply is asked for again rather than sent back to be repaired
+/// (SmolLM2-135M, shown its own syntax error, wrote it again).
+pub(crate) fn unreadable(location: &Location) -> bool {
+    matches!(
+        location.error_type.as_str(),
+        "SyntaxError" | "IndentationError" | "TabError" | "MissingDefinition"
+    ) || location.error_type == NO_BODY
+}
+
 /// The check's finding that `name`'s code cannot run as it is, as a failure
 /// to repair: a syntax error, the planned function missing, or another
 /// node's function defined again (in the assembled program one definition
@@ -265,6 +311,7 @@ pub(crate) fn blocking_failure(state: &State, name: &str) -> Option<Location> {
         },
         "definition" => ("MissingDefinition".to_string(), finding.message.clone()),
         "blocked" => ("BlockedImport".to_string(), finding.message.clone()),
+        "empty" => (NO_BODY.to_string(), finding.message.clone()),
         _ => ("Redefinition".to_string(), finding.message.clone()),
     };
     Some(Location {

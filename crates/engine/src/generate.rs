@@ -4,10 +4,15 @@
 
 use serde::Serialize;
 
+use super::calls::Ask;
+use super::cases::{self, TestsFormat};
 use super::context::{Core, Stop};
 use super::conversation;
 use super::examples;
+use super::extract;
+use super::named;
 use super::prompts::{PromptInput, prompt_inputs};
+use super::schemas;
 use super::tag::Tag;
 use codeloop_protocol::{ChatMessage, Role};
 use codeloop_session::{
@@ -59,54 +64,36 @@ pub(super) fn node_ctx(s: &State, name: &str) -> Option<NodeCtx> {
 }
 
 impl Core {
-    /// Ask for `name`'s tests (`again`: once more, as they did not load).
+    /// Ask for `name`'s tests (`again`: once more, as they did not load):
+    /// as cases or as a test file (`EngineOptions::tests`), each way falling
+    /// back to the other when its reply is unusable (`cases.rs`).
     pub(crate) async fn write_tests(&self, name: &str, again: bool) -> Result<(), Stop> {
         let purpose = Purpose::Tests {
             node: name.to_string(),
         };
         self.may_ask(&purpose).await?;
-        let Some(NodeCtx {
-            spec,
-            deps,
-            task,
-            inputs,
-            plan,
-            ..
-        }) = self.read(|s| node_ctx(s, name))
-        else {
+        let Some(ctx) = self.read(|s| node_ctx(s, name)) else {
             return Err(Stop::Failed);
         };
-        let prompt = self.prompts.render(
-            "tests.md",
-            minijinja::context! { task, inputs, plan, spec, deps },
-        )?;
-        let messages = self.messages(prompt)?;
-        let (_, code) = self
-            .call_for_code(
-                purpose,
-                Tag::Tests {
-                    node: name.to_string(),
-                    again,
+        let tag = Tag::Tests {
+            node: name.to_string(),
+            again,
+        };
+        let code = match self.opts.tests {
+            TestsFormat::Data => {
+                match self.tests_as_data(name, tag.clone(), &ctx).await? {
+                    Some(code) => code,
+                    None => self.tests_as_code(name, tag.retry(), &ctx).await?,
+                }
+            }
+            TestsFormat::Code => match self.tests_as_code(name, tag.clone(), &ctx).await {
+                Err(Stop::Failed) => match self.tests_as_data(name, tag.retry(), &ctx).await? {
+                    Some(code) => code,
+                    None => return Err(Stop::Failed),
                 },
-                messages,
-                None,
-                None,
-            )
-            .await?;
-        // Tests that define a planned function themselves test their own
-        // copy, never the code (SmolLM2's tests redefined the function and
-        // passed against broken code): not used.
-        let planned: Vec<String> = self.read(|s| s.specs.iter().map(|f| f.name.clone()).collect());
-        if let Some(own) = defines_one_of(&code, &planned) {
-            self.notice(
-                NoticeLevel::Warning,
-                format!(
-                    "the tests of `{name}` define `{own}` themselves, so they would test their own copy: they are not used"
-                ),
-            )
-            .await?;
-            return Err(Stop::Failed);
-        }
+                other => other?,
+            },
+        };
         let examples = self.read(|s| examples::from_task(&s.task, name));
         let (code, corrected) = examples::ground(&code, &examples);
         if !corrected.is_empty() {
@@ -126,6 +113,121 @@ impl Core {
         }))
         .await?;
         Ok(())
+    }
+
+    /// `name`'s tests asked for as cases (`tag`), rendered into a test
+    /// file; a reply that holds a test file instead is taken as one. None
+    /// when the reply gave neither (said in a notice).
+    async fn tests_as_data(
+        &self,
+        name: &str,
+        tag: Tag,
+        ctx: &NodeCtx,
+    ) -> Result<Option<String>, Stop> {
+        let NodeCtx {
+            spec,
+            deps,
+            task,
+            inputs,
+            plan,
+            ..
+        } = ctx;
+        let prompt = self.prompts.render(
+            "cases.md",
+            minijinja::context! { task, inputs, plan, spec, deps },
+        )?;
+        let purpose = Purpose::Tests {
+            node: name.to_string(),
+        };
+        let ask = Ask::new(purpose, tag.clone(), self.messages(prompt)?)
+            .with_schema(schemas::cases())
+            .with_temperature(self.opts.first_temperature);
+        let reply = self.ask(ask).await?;
+        match cases::read(&reply, name) {
+            Ok((cases, left_out)) => {
+                if left_out > 0 {
+                    self.notice(
+                        NoticeLevel::Info,
+                        format!(
+                            "{} of the test cases of `{name}` left out (not literals, or a call given twice)",
+                            left_out
+                        ),
+                    )
+                    .await?;
+                }
+                Ok(Some(cases::render(name, &cases)))
+            }
+            Err(why) => {
+                if let Some(code) = extract::extract_code(&reply, None)
+                    && code.contains("def test")
+                {
+                    self.notice(
+                        NoticeLevel::Info,
+                        format!("the reply to {tag} was a test file, not cases: it is used as one"),
+                    )
+                    .await?;
+                    return self.usable_tests(name, code).await.map(Some);
+                }
+                self.notice(
+                    NoticeLevel::Warning,
+                    format!("the test cases of `{name}` could not be used ({why})"),
+                )
+                .await?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// `name`'s tests asked for as a test file (`tag`).
+    async fn tests_as_code(&self, name: &str, tag: Tag, ctx: &NodeCtx) -> Result<String, Stop> {
+        let NodeCtx {
+            spec,
+            deps,
+            task,
+            inputs,
+            plan,
+            ..
+        } = ctx;
+        let prompt = self.prompts.render(
+            "tests.md",
+            minijinja::context! { task, inputs, plan, spec, deps },
+        )?;
+        let purpose = Purpose::Tests {
+            node: name.to_string(),
+        };
+        let ask = Ask::new(purpose, tag, self.messages(prompt)?)
+            .with_prefill(self.tests_prefill(name))
+            .with_temperature(self.opts.first_temperature);
+        let (_, code) = self.call_for_code(ask, None).await?;
+        self.usable_tests(name, code).await
+    }
+
+    /// Test code the model wrote, without its own definitions of the
+    /// plan's functions (a test of its own copy tests nothing): their
+    /// assertions are kept and call the real code.
+    async fn usable_tests(&self, name: &str, code: String) -> Result<String, Stop> {
+        let planned: Vec<String> = self.read(|s| s.specs.iter().map(|f| f.name.clone()).collect());
+        let (code, dropped) = cases::without_redefinitions(&code, &planned);
+        if dropped > 0 {
+            self.notice(
+                NoticeLevel::Info,
+                format!(
+                    "the tests of `{name}` defined {} of the plan's functions themselves: {} taken out, their assertions kept (they test the real code)",
+                    codeloop_protocol::present::count(dropped, "function"),
+                    if dropped == 1 { "it is" } else { "they are" }
+                ),
+            )
+            .await?;
+        }
+        if !code.contains("assert") && !code.contains("raise") {
+            self.notice(
+                NoticeLevel::Warning,
+                format!("the tests of `{name}` assert nothing: they are not used"),
+            )
+            .await?;
+            return Err(Stop::Failed);
+        }
+        Ok(code)
     }
 
     /// Ask for `name`'s first code.
@@ -152,33 +254,34 @@ impl Core {
             Some(t) => self.read(|s| conversation::after_tests(s, name, t, &deps)),
             None => None,
         };
+        let head = self.read(|s| s.nodes.get(name).and_then(|n| named::head_of(&n.spec)));
         let messages = match after_tests {
             Some(mut messages) => {
                 messages.push(ChatMessage {
                     role: Role::User,
                     content: self
                         .prompts
-                        .render("code_next.md", minijinja::context! { spec, tests })?,
+                        .render("code_next.md", minijinja::context! { spec, tests, head })?,
                 });
                 messages
             }
             None => self.messages(self.prompts.render(
                 "code.md",
-                minijinja::context! { task, inputs, plan, spec, deps, tests },
+                minijinja::context! { task, inputs, plan, spec, deps, tests, head },
             )?)?,
         };
+        let prefill = self.prefill(head.as_deref());
         let (_, code) = self
             .call_for_code(
-                purpose,
-                Tag::first_code(name),
-                messages.clone(),
+                Ask::new(purpose, Tag::first_code(name), messages.clone())
+                    .with_prefill(prefill.clone())
+                    .with_temperature(self.opts.first_temperature),
                 Some(name),
-                None,
             )
             .await?;
         // Several candidates (`--candidates N`): the one most agree with.
         let code = if self.opts.candidates > 1 {
-            self.by_consensus(name, messages, code).await?
+            self.by_consensus(name, (messages, prefill), code).await?
         } else {
             self.with_prelude(name, code)
         };
@@ -195,12 +298,34 @@ impl Core {
                         iteration: 1,
                         code,
                         source: CodeSource::Model,
+                        notes: Vec::new(),
                     })]
                 };
                 (events, ())
             })
             .await?;
         Ok(())
+    }
+
+    /// The start of a code reply for a function whose head is `head`: its
+    /// code block opened, its `def` line written and its body begun
+    /// (`EngineOptions::prefill`). Not its docstring: after a whole
+    /// docstring SmolLM2-135M closed the block at once, or wrote other
+    /// functions; from the `def` line it wrote the body (3 of 5 right).
+    pub(super) fn prefill(&self, head: Option<&str>) -> Option<String> {
+        let head = head.filter(|_| self.opts.prefill)?;
+        Some(format!("```python\n{}\n    ", named::def_lines(head)))
+    }
+
+    /// The start of a tests reply (`EngineOptions::prefill`): a test
+    /// function begun and its first assertion calling `name`, so the model
+    /// writes the arguments and the value. Without it SmolLM2-135M wrote a
+    /// test file that defined the function again, or prose; held to a JSON
+    /// schema for cases, it copied the prompt's placeholders.
+    fn tests_prefill(&self, name: &str) -> Option<String> {
+        self.opts
+            .prefill
+            .then(|| format!("```python\ndef test_{name}():\n    assert {name}("))
     }
 
     /// The tests as the model may see them.
@@ -222,18 +347,4 @@ impl Core {
             _ => code,
         }
     }
-}
-
-/// The first of `names` that `code` defines at its top level (`def name(`).
-fn defines_one_of<'a>(code: &str, names: &'a [String]) -> Option<&'a str> {
-    code.lines().find_map(|line| {
-        let rest = line
-            .strip_prefix("async def ")
-            .or_else(|| line.strip_prefix("def "))?;
-        let defined = rest.split('(').next()?.trim();
-        names
-            .iter()
-            .find(|n| n.as_str() == defined)
-            .map(String::as_str)
-    })
 }

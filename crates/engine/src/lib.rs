@@ -54,6 +54,8 @@
 
 mod cache;
 mod calls;
+mod cases;
+pub use cases::TestsFormat;
 mod consensus;
 mod context;
 mod conversation;
@@ -63,6 +65,7 @@ pub mod extract;
 mod finish;
 mod generate;
 pub mod inputs;
+mod named;
 mod node;
 mod pictures;
 mod plan;
@@ -159,6 +162,19 @@ pub struct EngineOptions {
     /// Candidates of a node's first code, voted on by functional consensus
     /// (`consensus.rs`); 1 = none (the model's one reply).
     pub candidates: u32,
+    /// How a node's tests are asked for: as cases under a JSON schema, or
+    /// as a test file (`cases.rs`).
+    pub tests: TestsFormat,
+    /// A code call's answer starts at the function's `def` line, and a
+    /// tests call's at a test function calling it, where the server can go
+    /// on from a start.
+    pub prefill: bool,
+    /// The temperature of each function's first code and of its tests when
+    /// the model's settings name none: 0, its likeliest answer (SmolLM2-135M
+    /// at its server's default of 0.8 wrote garbage where at 0 it wrote the
+    /// body). Repairs, fresh starts and further candidates keep the
+    /// settings' (or the server's) temperature, for variety.
+    pub first_temperature: Option<f32>,
 }
 
 impl Default for EngineOptions {
@@ -178,6 +194,9 @@ impl Default for EngineOptions {
             review: false,
             review_repairs: false,
             candidates: 1,
+            tests: TestsFormat::default(),
+            prefill: true,
+            first_temperature: None,
         }
     }
 }

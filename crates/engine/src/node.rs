@@ -13,7 +13,10 @@ use super::steering::GateAnswer;
 use super::tag::Tag;
 use codeloop_protocol::Location;
 use codeloop_sandbox::harness::tests_file_name;
-use codeloop_session::{Event, LocalizedEvent, NodeStatus, NoticeLevel, RunKind, RunRecord, Step};
+use codeloop_session::{
+    CodeEvent, CodeSource, Event, LocalizedEvent, NodeStatus, NoticeLevel, RunKind, RunRecord,
+    State, Step,
+};
 
 /// How one try of a version went.
 enum Tried {
@@ -203,6 +206,33 @@ impl Core {
         if now != iteration {
             return Ok(ControlFlow::Continue(())); // edited while it ran: run the edit
         }
+        // Never worse: a version that passes fewer of the node's tests than
+        // the best before it is not kept. The best is put back and runs
+        // again, then is repaired (or given up at the limit) from there.
+        if let Some((code, note)) = self.read(|s| worse_than_best(s, name)) {
+            let node = name.to_string();
+            self.tape
+                .append_with(move |s| {
+                    let still = s
+                        .nodes
+                        .get(&node)
+                        .is_some_and(|n| n.iteration() == iteration);
+                    let events = if still {
+                        vec![Event::Code(CodeEvent {
+                            node,
+                            iteration,
+                            code,
+                            source: CodeSource::Best,
+                            notes: vec![note],
+                        })]
+                    } else {
+                        Vec::new()
+                    };
+                    (events, ())
+                })
+                .await?;
+            return Ok(ControlFlow::Continue(()));
+        }
         let retag = Tag::Tests {
             node: name.to_string(),
             again: true,
@@ -312,4 +342,41 @@ impl Core {
             }
         }
     }
+}
+
+/// The best earlier version of `name`'s code and why, when its current
+/// version (one the model wrote, or codeloop mended) passed fewer of the
+/// node's tests than it: the current one ran (or could not run, and so
+/// passed none) against the tests the best ran against.
+fn worse_than_best(s: &State, name: &str) -> Option<(String, String)> {
+    let n = s.nodes.get(name)?;
+    let current = n.versions.len().checked_sub(1)?;
+    let latest = &n.versions[current];
+    if !matches!(
+        latest.source,
+        CodeSource::Model | CodeSource::Mended | CodeSource::PlanReply
+    ) {
+        return None; // the person's edit, or codeloop's own choice: kept
+    }
+    let scores = s.version_scores(name);
+    let now = scores.iter().find(|x| x.version == current);
+    let passed = now.map_or(0, |x| x.passed);
+    // `max_by_key` gives the last of equals: the latest.
+    let best = scores
+        .iter()
+        .filter(|x| x.version < current)
+        .max_by_key(|x| x.passed)?;
+    if passed >= best.passed {
+        return None;
+    }
+    let total = best.total.max(now.map_or(0, |x| x.total));
+    let ran = match now {
+        Some(_) => format!("passed {passed} of {total} tests"),
+        None => "could not run".to_string(),
+    };
+    let note = format!(
+        "version {} {ran}, fewer than version {}'s {} of {}: version {} is kept and goes on",
+        latest.iteration, best.iteration, best.passed, best.total, best.iteration
+    );
+    Some((n.versions[best.version].code.clone(), note))
 }

@@ -8,6 +8,7 @@
 use super::cache;
 use super::context::{Core, EngineError, Stop};
 use super::extract;
+use super::named;
 use super::prompts::prompt_inputs;
 use super::tag::Tag;
 use codeloop_session::{
@@ -15,8 +16,10 @@ use codeloop_session::{
     PlanEvent, Purpose, TapeError, TestsEvent,
 };
 
-/// Plans asked for before giving up on an unusable one.
-pub const PLAN_ATTEMPTS: u32 = 3;
+/// Plans asked for before giving up on an unusable one: a model that gave
+/// two it could not (a small one copies what it gave before) goes on with
+/// the whole task as one function.
+pub const PLAN_ATTEMPTS: u32 = 2;
 
 /// What a plan reply gave.
 enum PlanReply {
@@ -93,9 +96,33 @@ impl Core {
                     iteration: 1,
                     code,
                     source: CodeSource::Cache,
+                    notes: Vec::new(),
                 }))
                 .await?;
             }
+            return Ok(true);
+        }
+        let task = self.read(|s| s.task.clone());
+        if let Some(named) = named::named_function(&task) {
+            self.notice(
+                NoticeLevel::Info,
+                format!(
+                    "the task names one function, `{}({})`: it is the plan, with the name and parameters the task gives (no plan asked for)",
+                    named.name, named.params
+                ),
+            )
+            .await?;
+            self.record(Event::Plan(PlanEvent {
+                specs: vec![FunctionSpec {
+                    name: named.name,
+                    purpose: named.purpose,
+                    inputs: named.params,
+                    output: named.returns,
+                    depends_on: Vec::new(),
+                    head: Some(named.head),
+                }],
+            }))
+            .await?;
             return Ok(true);
         }
         self.ask_for_plan(false).await
@@ -238,6 +265,7 @@ impl Core {
                                     iteration: 1,
                                     code,
                                     source: CodeSource::PlanReply,
+                                    notes: Vec::new(),
                                 })
                             })
                             .collect();
@@ -327,6 +355,7 @@ fn one_function_plan(task: &str) -> FunctionSpec {
         inputs: "what the task gives".into(),
         output: "what the task asks for".into(),
         depends_on: Vec::new(),
+        head: None,
     }
 }
 

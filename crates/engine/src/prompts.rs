@@ -15,6 +15,7 @@ const SHIPPED: &[(&str, &str)] = &[
     ("node.md", include_str!("../../../prompts/node.md")),
     ("plan.md", include_str!("../../../prompts/plan.md")),
     ("tests.md", include_str!("../../../prompts/tests.md")),
+    ("cases.md", include_str!("../../../prompts/cases.md")),
     ("code.md", include_str!("../../../prompts/code.md")),
     // The code call that goes on from the conversation that wrote the tests.
     (

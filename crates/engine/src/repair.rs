@@ -6,10 +6,13 @@
 //! and its reply read as the next code or, when the reflection blames
 //! them, new tests; a fresh start from the spec and the failures.
 
+use super::calls::Ask;
 use super::context::{Core, Stop};
 use super::conversation;
+use super::execute;
 use super::extract;
 use super::generate::{NodeCtx, node_ctx};
+use super::named;
 use super::tag::Tag;
 use super::testfix;
 use codeloop_protocol::{ChatMessage, Location};
@@ -117,6 +120,20 @@ enum RepairReply {
 /// another approach when the last two failures are the same.
 fn attempt_kind(s: &State, name: &str, fresh_start: bool) -> AttemptKind {
     let failures: Vec<(u32, &Location)> = failures_of(s, name).collect();
+    // The model's reply was no function (mends could not make one): ask
+    // again rather than show it its own broken reply. A person's edit is
+    // repaired as ever.
+    let from_model = s
+        .nodes
+        .get(name)
+        .and_then(|n| n.versions.last())
+        .is_some_and(|v| v.source != CodeSource::Edit);
+    if fresh_start
+        && from_model
+        && execute::blocking_failure(s, name).is_some_and(|l| execute::unreadable(&l))
+    {
+        return AttemptKind::FreshStart;
+    }
     if fresh_start {
         let since = s
             .nodes
@@ -224,14 +241,16 @@ impl Core {
         let want = (!may_fix_tests).then_some(name);
         let (reply, code) = self
             .call_for_code(
-                purpose,
-                Tag::Repair {
-                    node: name.to_string(),
-                    iteration: next,
-                },
-                prompt.messages,
+                Ask::new(
+                    purpose,
+                    Tag::Repair {
+                        node: name.to_string(),
+                        iteration: next,
+                    },
+                    prompt.messages,
+                )
+                .with_temperature(different_approach.then_some(0.8)),
                 want,
-                different_approach.then_some(0.8),
             )
             .await?;
         let reflection = extract::prose_before_code(&reply);
@@ -309,7 +328,7 @@ impl Core {
         let opening = {
             let mut messages = self.messages(self.prompts.render(
                 "code.md",
-                minijinja::context! { task, inputs, plan, spec, deps, tests },
+                minijinja::context! { task, inputs, plan, spec, deps, tests, head => named::head_of(&spec) },
             )?)?;
             messages.push(conversation::code_turn(&code));
             messages
@@ -406,10 +425,16 @@ impl Core {
             .iter()
             .map(|(it, l)| format!("iteration {it}: {}", Location::prompt_line(l)))
             .collect();
+        let head = named::head_of(&spec);
+        let prefill = self.prefill(head.as_deref());
+        // Asked again because the last reply was no function (`attempt_kind`).
+        let unreadable = self.read(|s| execute::blocking_failure(s, name))
+            .filter(execute::unreadable);
+        let asked_again = unreadable.is_some();
         let prompt = self.prompts.render(
             "fresh.md",
             minijinja::context! {
-                task, inputs, plan, spec, deps, tests => self.shown_tests(tests), failures, hints,
+                task, inputs, plan, spec, deps, tests => self.shown_tests(tests), failures, hints, head, asked_again,
             },
         )?;
         let messages = self.messages(prompt)?;
@@ -421,22 +446,27 @@ impl Core {
             runtime_values: false,
         }))
         .await?;
-        self.notice(
-            NoticeLevel::Info,
-            format!("`{name}` failed after two repairs: starting fresh from the spec"),
-        )
-        .await?;
+        let why = match &unreadable {
+            Some(l) => format!(
+                "the reply for `{name}` was no function ({}: {}): asked again",
+                l.error_type, l.message
+            ),
+            None => format!("`{name}` failed after two repairs: starting fresh from the spec"),
+        };
+        self.notice(NoticeLevel::Info, why).await?;
         self.status(name, NodeStatus::Generating).await?;
         let (_, code) = self
             .call_for_code(
-                purpose,
-                Tag::Fresh {
-                    node: name.to_string(),
-                    iteration: next,
-                },
-                messages,
+                Ask::new(
+                    purpose,
+                    Tag::Fresh {
+                        node: name.to_string(),
+                        iteration: next,
+                    },
+                    messages,
+                )
+                .with_prefill(prefill),
                 Some(name),
-                None,
             )
             .await?;
         self.write_version(name, iteration, code).await
@@ -461,6 +491,7 @@ impl Core {
                         iteration: next,
                         code,
                         source: CodeSource::Model,
+                        notes: Vec::new(),
                     })]
                 };
                 (events, ())

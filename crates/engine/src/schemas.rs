@@ -110,6 +110,31 @@ pub(crate) fn inputs() -> ReplySchema {
     }
 }
 
+/// The schema of a function's test cases: `{"cases": [{args, expected}]}`,
+/// each a Python literal as a string (`cases.rs`).
+pub(crate) fn cases() -> ReplySchema {
+    let literal = |min: u64| json!({ "type": "string", "minLength": min, "maxLength": super::cases::MAX_LITERAL });
+    ReplySchema {
+        name: "cases".into(),
+        schema: json!({
+            "type": "object",
+            "properties": {
+                "cases": {
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": super::cases::MAX_CASES,
+                    "items": {
+                        "type": "object",
+                        "properties": { "args": literal(0), "expected": literal(1) },
+                        "required": ["args", "expected"]
+                    }
+                }
+            },
+            "required": ["cases"]
+        }),
+    }
+}
+
 /// The schema a call's reply must follow, when it is read as data.
 pub(crate) fn for_purpose(purpose: &Purpose) -> Option<ReplySchema> {
     match purpose {

@@ -132,6 +132,7 @@ impl Core {
                         node,
                         code,
                         source: CodeSource::Edit,
+                        notes: Vec::new(),
                     }));
                 }
                 (events, ())

@@ -41,6 +41,54 @@ pub struct ChatRequest {
     /// [`Structured`]). The prompt still describes the format, and the reply
     /// is still validated: a server may ignore the schema.
     pub schema: Option<ReplySchema>,
+    /// The start of the answer (a code block's opening and a function's
+    /// `def` line): where the server can go on from it (see [`Prefilled`]),
+    /// the model writes only the rest, and the reply's text begins with it;
+    /// where it cannot, the request goes without it.
+    pub prefill: Option<Prefill>,
+}
+
+/// The start of an answer, and where an answer gone on from it ends.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Prefill {
+    pub text: String,
+    /// Where the answer gone on from `text` ends (a code block opened in
+    /// `text` closes at "```"): the server stops there, and the stop is not
+    /// part of the reply. Sent only where `text` is gone on from.
+    pub stop: Vec<String>,
+}
+
+/// Whether a request's prefill was gone on from, and how: each server
+/// takes it another way, or not at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Prefilled {
+    /// llama.cpp's server: the chat rendered by its `/apply-template`, the
+    /// prefill after it, and `/completions` goes on from there.
+    Completions,
+    /// vLLM: the prefill as a final assistant message with
+    /// `continue_final_message`.
+    ContinueFinal,
+    /// The server has no way to go on from an answer's start (a final
+    /// assistant message starts a new turn there): asked without it.
+    NotContinued,
+}
+
+impl Prefilled {
+    /// The words on the tape.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Prefilled::Completions => "continued: /apply-template and /completions",
+            Prefilled::ContinueFinal => "continued: continue_final_message",
+            Prefilled::NotContinued => {
+                "not continued: the server cannot go on from an answer's start"
+            }
+        }
+    }
+
+    /// The reply goes on from the prefill (its text begins with it).
+    pub fn continued(self) -> bool {
+        !matches!(self, Prefilled::NotContinued)
+    }
 }
 
 /// A JSON schema for a reply, with the name servers want for it.
@@ -104,6 +152,7 @@ impl ChatRequest {
             temperature: self.temperature,
             max_tokens: self.max_tokens,
             schema: self.schema.clone(),
+            prefill: None,
         }
     }
 }
@@ -158,6 +207,8 @@ pub struct ChatReply {
     /// How the request's schema was asked of the server; None when the
     /// request had no schema.
     pub structured: Option<Structured>,
+    /// How the request's prefill was taken; None when it had none.
+    pub prefilled: Option<Prefilled>,
 }
 
 impl ChatReply {
@@ -178,6 +229,7 @@ impl ChatReply {
         };
         self.usage_estimated |= more.usage_estimated;
         self.structured = self.structured.or(more.structured);
+        self.prefilled = self.prefilled.or(more.prefilled);
     }
 }
 
@@ -289,7 +341,7 @@ mod tests {
             messages: vec![ChatMessage::user("write f")],
             temperature: Some(0.2),
             max_tokens: Some(100),
-            schema: None,
+            ..Default::default()
         };
         let mut cut = ChatReply {
             text: "def f():\n    ret".into(),

@@ -12,6 +12,12 @@
 //! [`MIN_SPAN`] characters and at least [`MIN_REPEATS`] periods. Code that
 //! repeats itself in the small (a table of similar asserts, a row of `=`)
 //! differs somewhere within that span, so it is not stopped.
+//!
+//! A loop need not repeat exactly: a small model counts on (`t34 =
+//! max_list([34, 35])`, `t35 = max_list([35, 36])`, ...) until its limit.
+//! So a run of [`NEAR_LINES`] lines in a row that are the same but for
+//! their numbers is a loop too: more than a table of cases or a literal's
+//! rows ever needs, far fewer than a reply that counts to its limit.
 
 /// How the words for a loop begin ([`Loop::describe`]), so a reader of the
 /// tape can tell a looping reply from another failure.
@@ -24,6 +30,8 @@ pub(crate) const MIN_SPAN: usize = 600;
 pub(crate) const MIN_REPEATS: usize = 4;
 /// New characters between two checks (a check looks at every period).
 const CHECK_EVERY: usize = 64;
+/// Lines in a row, the same but for their numbers, that make a loop.
+pub(crate) const NEAR_LINES: usize = 32;
 
 /// Watches a streamed text for a loop.
 #[derive(Debug, Default)]
@@ -32,14 +40,92 @@ pub struct Repetition {
     text: Vec<char>,
     since_check: usize,
     found: Option<Loop>,
+    /// The lines so far, as shapes (the line not ended yet apart).
+    lines: Shapes,
+}
+
+/// The run of lines at the end of a text that share a shape: the same but
+/// for their numbers.
+#[derive(Debug, Default)]
+struct Shapes {
+    /// The line not ended yet.
+    partial: String,
+    /// The shape of the run, its first line, how many lines and characters.
+    shape: String,
+    first: String,
+    run: usize,
+    chars: usize,
+    /// The run's lines are not all the very same line.
+    varied: bool,
+}
+
+impl Shapes {
+    /// Take the next piece; the loop, once the run is long enough.
+    fn push(&mut self, piece: &str) -> Option<Loop> {
+        let mut found = None;
+        for (k, part) in piece.split('\n').enumerate() {
+            if k > 0 {
+                let line = std::mem::take(&mut self.partial);
+                found = found.or_else(|| self.line(line));
+            }
+            // A line that never ends is the exact check's to catch.
+            if self.partial.len() < MAX_PERIOD {
+                self.partial.push_str(part);
+            }
+        }
+        found
+    }
+
+    fn line(&mut self, line: String) -> Option<Loop> {
+        let shape = shape_of(&line);
+        if shape.trim().is_empty() || !shape.contains('#') {
+            self.run = 0;
+            return None;
+        }
+        if self.run > 0 && shape == self.shape {
+            self.run += 1;
+            self.chars += line.chars().count() + 1;
+            self.varied |= line != self.first;
+        } else {
+            self.shape = shape;
+            self.first = line.clone();
+            self.run = 1;
+            self.chars = line.chars().count() + 1;
+            self.varied = false;
+        }
+        (self.run >= NEAR_LINES && self.varied).then(|| Loop {
+            unit: format!("{}\n", self.first),
+            period: 0,
+            span: self.chars,
+        })
+    }
+}
+
+/// A line with each run of digits as `#`.
+fn shape_of(line: &str) -> String {
+    let mut shape = String::with_capacity(line.len());
+    let mut in_number = false;
+    for c in line.trim_end().chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                shape.push('#');
+            }
+            in_number = true;
+        } else {
+            shape.push(c);
+            in_number = false;
+        }
+    }
+    shape
 }
 
 /// A loop found at the end of a reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Loop {
-    /// The repeated unit, as it ends the reply.
+    /// The repeated unit, as it ends the reply (for lines the same but for
+    /// their numbers: the first of them).
     pub(crate) unit: String,
-    /// Its length in characters.
+    /// Its length in characters; 0 for lines the same but for their numbers.
     pub(crate) period: usize,
     /// How many characters at the end repeat it.
     pub(crate) span: usize,
@@ -51,6 +137,10 @@ impl Loop {
         // A unit with one line break is a line repeated, whichever of its
         // characters the reply stopped at: shown from its start.
         let (what, shown) = match self.period {
+            0 => (
+                "the same line with its numbers counting on".to_string(),
+                self.unit.trim_end().to_string(),
+            ),
             1 => ("the same character".to_string(), self.unit.clone()),
             _ if self.unit.matches('\n').count() == 1 => {
                 let (tail, head) = self.unit.split_once('\n').unwrap_or((&self.unit, ""));
@@ -74,6 +164,10 @@ impl Repetition {
     /// Take the next piece of the reply; the loop, once one is found.
     pub fn push(&mut self, piece: &str) -> Option<&Loop> {
         if self.found.is_some() {
+            return self.found.as_ref();
+        }
+        if let Some(near) = self.lines.push(piece) {
+            self.found = Some(near);
             return self.found.as_ref();
         }
         let before = self.text.len();
@@ -163,11 +257,31 @@ mod tests {
     }
 
     #[test]
-    fn code_that_repeats_in_the_small_is_not_a_loop() {
-        let asserts: String = (0..200)
+    fn lines_the_same_but_for_their_numbers_are_a_loop_past_a_table() {
+        // What SmolLM2 wrote after its code block had closed.
+        let counting: String = (1..200)
+            .map(|k| format!("t{k} = max_list([{k}, {}, {}])\n", k + 1, k + 2))
+            .collect();
+        let l = feed(&format!("```python\ndef f():\n    pass\n```\n{counting}")).unwrap();
+        assert!(
+            l.describe().contains("numbers counting on") && l.describe().contains("t1 = max_list"),
+            "{}",
+            l.describe()
+        );
+        assert!(l.span >= NEAR_LINES * 10, "{l:?}");
+        // A table of cases, a literal's rows: far fewer lines.
+        let asserts: String = (0..NEAR_LINES - 1)
             .map(|k| format!("assert add({k}, 1) == {}\n", k + 1))
             .collect();
         assert_eq!(feed(&asserts), None);
+        let rows: String = (0..26)
+            .map(|k| format!("    [{k}, {}, {}],\n", k * 7, k * k))
+            .collect();
+        assert_eq!(feed(&format!("TABLE = [\n{rows}]\n")), None);
+    }
+
+    #[test]
+    fn code_that_repeats_in_the_small_is_not_a_loop() {
         let rule = format!("print('{}')\nprint('done')\n", "=".repeat(80));
         assert_eq!(feed(&rule), None);
         assert_eq!(feed(&" ".repeat(2000)), None);

@@ -330,6 +330,7 @@ impl ScriptedModel {
             usage: Some(usage),
             usage_estimated,
             structured: None,
+            prefilled: None,
         })
     }
 }

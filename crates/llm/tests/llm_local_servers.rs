@@ -38,6 +38,7 @@ fn request() -> ChatRequest {
         temperature: None,
         max_tokens: Some(256),
         schema: None,
+        prefill: None,
     }
 }
 

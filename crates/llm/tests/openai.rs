@@ -272,6 +272,7 @@ fn request() -> ChatRequest {
         temperature: Some(0.2),
         max_tokens: None,
         schema: None,
+        prefill: None,
     }
 }
 

@@ -3,11 +3,15 @@ file, before anything runs. A syntax error, a missing or a repeated definition
 means the code cannot run (the engine repairs it unrun); the rest are notes.
 No security boundary: the sandbox is.
 
-Reads _codeloop_check.json: [{"file": str, "defines": [str], "foreign": {name: node}}...]
-(foreign: the functions other nodes define, with the node that defines each,
-which this file must not define too: in the assembled program one would
-replace the other); prints one
-JSON object: {"findings": [{"file", "kind", "line", "message"}...]}.
+Reads _codeloop_check.json: [{"file": str, "defines": [str], "foreign": {name: node},
+"mend": bool}...] (foreign: the functions other nodes define, with the node
+that defines each, which this file must not define too: in the assembled
+program one would replace the other; mend: code that cannot run as it is is
+mended first, see _codeloop_mend.py, and the mended code is what is checked);
+prints one JSON object: {"findings": [{"file", "kind", "line", "message"}...],
+"mended": [{"file", "code", "mends": [str]}...]}.
+A function of `defines` whose body is only its docstring (or `pass`, `...`)
+is an "empty" finding: there is no code to run.
 Reads _codeloop_policy.json, the import policy ({"allow", "block", "enforce"}):
 a blocked import is a "blocked" finding where enforced (the code is repaired
 unrun), else a "risky" note.
@@ -23,6 +27,13 @@ if sys.path and not getattr(sys.flags, "safe_path", False):
 import ast
 import importlib.util
 import json
+
+
+def load_mend():
+    spec = importlib.util.spec_from_file_location("_codeloop_mend", "_codeloop_mend.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 RISKY = {
     "subprocess": "starts processes",
@@ -56,6 +67,36 @@ def decide(name):
                 if len(entry) > best_len or (len(entry) == best_len and not verdict):
                     best_len, best = len(entry), verdict
     return best
+
+
+def is_empty(node):
+    """A function whose body is only its docstring, `pass` or `...`."""
+    for stmt in node.body:
+        if isinstance(stmt, ast.Pass):
+            continue
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and (
+                isinstance(stmt.value.value, str) or stmt.value.value is Ellipsis):
+            continue
+        return False
+    return True
+
+
+def mended(entry):
+    """The entry's code mended, when it asks for mends and its code needs
+    one that helps: {"file", "code", "mends"}, written over the file."""
+    if not entry.get("mend"):
+        return None
+    path = entry["file"]
+    with open(path, encoding="utf-8") as fh:
+        source = fh.read()
+    defines = entry.get("defines", [])
+    got = load_mend().mend(source, defines[0] if defines else None)
+    if got is None:
+        return None
+    code, mends = got
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(code)
+    return {"file": path, "code": code, "mends": mends}
 
 
 def check(entry, local_modules):
@@ -101,6 +142,12 @@ def check(entry, local_modules):
     for name in entry.get("defines", []):
         if name not in defined:
             add("definition", None, "defines no top-level function named %r" % name)
+    for node in tree.body:
+        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.name in entry.get("defines", []) and is_empty(node)):
+            add("empty", node.lineno,
+                "%r has no code: its body is only its docstring (or pass); "
+                "write the body that does what the docstring says" % node.name)
     for node in ast.walk(tree):
         names = []
         if isinstance(node, ast.Import):
@@ -146,9 +193,13 @@ def main():
         entries = json.load(fh)
     local = {e["file"][:-3] for e in entries if e["file"].endswith(".py")} | {"solution"}
     findings = []
+    mends = []
     for entry in entries:
+        m = mended(entry)
+        if m is not None:
+            mends.append(m)
         findings.extend(check(entry, local))
-    json.dump({"findings": findings}, sys.stdout)
+    json.dump({"findings": findings, "mended": mends}, sys.stdout)
 
 
 main()

@@ -1,7 +1,10 @@
 //! Static checks of Python code before it runs: syntax, imports that are not
-//! installed, a missing definition, and risky modules. A syntax error, a
-//! missing definition or a redefinition means the code cannot run as it is
-//! (`is_blocking_kind`): the engine repairs it without running it. The check
+//! installed, a missing or empty definition, and risky modules. A syntax
+//! error, a missing or empty definition or a redefinition means the code
+//! cannot run as it is (`is_blocking_kind`): the engine repairs it without
+//! running it. Code that asks for it is mended first (`mend.py`: tabs,
+//! indentation, top-level statements that do not parse, a function under
+//! another name), and the mended code is what is checked (`Checked::mended`). The check
 //! is no security boundary: the sandbox is. The check runs as a short Python program through
 //! the sandbox like any other run, so it sees the same interpreter and modules.
 
@@ -10,6 +13,8 @@ use serde::{Deserialize, Serialize};
 use super::{Limits, Outcome, RunSpec};
 
 const CHECK_PY: &str = include_str!("check.py");
+const MEND_PY: &str = include_str!("mend.py");
+const MEND_MODULE: &str = "_codeloop_mend.py";
 const CHECK_SCRIPT: &str = "_codeloop_check.py";
 const CHECK_MANIFEST: &str = "_codeloop_check.json";
 const CHECK_POLICY: &str = "_codeloop_policy.json";
@@ -23,14 +28,17 @@ pub struct CheckInput {
     /// Top-level names other nodes define, with the node that defines each
     /// (a node's own function under its own name): this file must not define them too.
     pub foreign: std::collections::BTreeMap<String, String>,
+    /// Mend the code first when it cannot run as it is (see `mend.py`).
+    pub mend: bool,
 }
 
 /// One finding.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckFinding {
     pub file: String,
-    /// "syntax", "import", "definition", "redefinition", "risky",
-    /// "blocked" (an import the enforced import policy refuses)
+    /// "syntax", "import", "definition", "empty" (a wanted function with
+    /// only its docstring), "redefinition", "risky", "blocked" (an import
+    /// the enforced import policy refuses)
     pub kind: String,
     pub line: Option<u32>,
     pub message: String,
@@ -46,7 +54,10 @@ impl CheckFinding {
 /// Whether a finding of `kind` means the code cannot run as it is: the
 /// engine repairs such code without running it.
 pub fn is_blocking_kind(kind: &str) -> bool {
-    matches!(kind, "syntax" | "definition" | "redefinition" | "blocked")
+    matches!(
+        kind,
+        "syntax" | "definition" | "empty" | "redefinition" | "blocked"
+    )
 }
 
 #[derive(Serialize)]
@@ -54,11 +65,24 @@ struct ManifestEntry<'a> {
     file: &'a str,
     defines: &'a [String],
     foreign: &'a std::collections::BTreeMap<String, String>,
+    mend: bool,
 }
 
-#[derive(Deserialize)]
-struct CheckOutput {
-    findings: Vec<CheckFinding>,
+/// A file's code as the check mended it, and what was done, in words.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mended {
+    pub file: String,
+    pub code: String,
+    pub mends: Vec<String>,
+}
+
+/// What a check run found: the findings (of the mended code, where a file
+/// was mended) and the files it mended.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+pub struct Checked {
+    pub findings: Vec<CheckFinding>,
+    #[serde(default)]
+    pub mended: Vec<Mended>,
 }
 
 /// The run that checks `inputs` under the default import policy.
@@ -76,6 +100,7 @@ pub fn check_run_with(inputs: &[CheckInput], policy: &super::ImportPolicy) -> Ru
             file: &i.file,
             defines: &i.defines,
             foreign: &i.foreign,
+            mend: i.mend,
         })
         .collect();
     let mut files: Vec<(String, String)> = inputs
@@ -91,6 +116,7 @@ pub fn check_run_with(inputs: &[CheckInput], policy: &super::ImportPolicy) -> Ru
         serde_json::to_string(policy).unwrap_or_default(),
     ));
     files.push((CHECK_SCRIPT.to_string(), CHECK_PY.to_string()));
+    files.push((MEND_MODULE.to_string(), MEND_PY.to_string()));
     let limits = Limits {
         wall: std::time::Duration::from_secs(10),
         ..Limits::default()
@@ -106,6 +132,11 @@ pub fn check_run_with(inputs: &[CheckInput], policy: &super::ImportPolicy) -> Ru
 
 /// The findings a check run printed.
 pub fn parse_findings(outcome: &Outcome) -> Result<Vec<CheckFinding>, String> {
+    parse_check(outcome).map(|c| c.findings)
+}
+
+/// What a check run printed: its findings and the files it mended.
+pub fn parse_check(outcome: &Outcome) -> Result<Checked, String> {
     let text = format!("{}{}", outcome.stdout.head, outcome.stdout.tail);
     if outcome.exit_code != Some(0) {
         let err = format!("{}{}", outcome.stderr.head, outcome.stderr.tail);
@@ -115,7 +146,6 @@ pub fn parse_findings(outcome: &Outcome) -> Result<Vec<CheckFinding>, String> {
             err.trim()
         ));
     }
-    serde_json::from_str::<CheckOutput>(text.trim())
-        .map(|o| o.findings)
+    serde_json::from_str::<Checked>(text.trim())
         .map_err(|e| format!("the static check printed something unexpected: {e}"))
 }

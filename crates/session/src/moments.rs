@@ -113,6 +113,7 @@ mod tests {
             iteration: 1,
             code: String::new(),
             source: CodeSource::Model,
+            notes: Vec::new(),
         })
     }
 

@@ -150,6 +150,7 @@ mod tests {
                         inputs: String::new(),
                         output: String::new(),
                         depends_on: vec![],
+                        head: None,
                     }],
                 }),
             ),

@@ -162,6 +162,9 @@ pub struct CodeVersion {
     pub iteration: u32,
     pub code: String,
     pub source: CodeSource,
+    /// What codeloop did, for a version it made (its mends, or why the
+    /// version before was not kept).
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -193,6 +196,10 @@ pub struct CallState {
     pub continuations: u32,
     /// How the reply's schema was asked of the server, when it had one.
     pub structured: Option<String>,
+    /// codeloop stopped the reply once its job was done: why, in words.
+    pub stopped: Option<String>,
+    /// How the server took the answer's start the request gave, if any.
+    pub prefilled: Option<String>,
 }
 
 impl CallState {
@@ -221,6 +228,8 @@ impl CallState {
             restarts: Vec::new(),
             continuations: 0,
             structured: None,
+            stopped: None,
+            prefilled: None,
         }
     }
 }
@@ -230,6 +239,10 @@ pub struct RunState {
     pub node: Option<String>,
     pub iteration: u32,
     pub kind: RunKind,
+    /// The node's code version that ran (its index in `versions`) and the
+    /// version of its tests, as they were when the run started.
+    pub version: Option<usize>,
+    pub tests_version: u32,
     /// Output chunks in arrival order, bounded by `OUTPUT_KEEP_BYTES`.
     pub chunks: VecDeque<(Stream, String)>,
     pub kept_bytes: usize,

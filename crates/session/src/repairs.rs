@@ -2,8 +2,8 @@
 //! failure (its kind, whether it showed runtime values) and each change of
 //! its tests the model proposed, folded from `Attempt` and `TestsChanged`.
 
-use super::event::AttemptKind;
-use super::state::NodeState;
+use super::event::{AttemptKind, RunKind};
+use super::state::{NodeState, State};
 
 /// One attempt after a failure (`Event::Attempt`).
 #[derive(Debug, Clone, PartialEq)]
@@ -40,5 +40,62 @@ impl NodeState {
     /// The model's test fixes that were applied.
     pub fn applied_test_fixes(&self) -> usize {
         self.test_changes.iter().filter(|c| c.applied).count()
+    }
+}
+
+/// How a code version of a node fared against the tests the node has now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VersionScore {
+    /// Its index in `NodeState::versions`.
+    pub version: usize,
+    pub iteration: u32,
+    /// Tests it passed in its last run against these tests (none when it
+    /// did not load).
+    pub passed: u32,
+    pub total: u32,
+}
+
+impl State {
+    /// Each code version of `node` that ran against its current tests,
+    /// oldest first, with how many of them it passed in its last such run.
+    pub fn version_scores(&self, node: &str) -> Vec<VersionScore> {
+        let Some(n) = self.nodes.get(node) else {
+            return Vec::new();
+        };
+        let mut scores: Vec<VersionScore> = Vec::new();
+        for (_, run) in self.runs_in_order() {
+            let (Some(version), Some(record)) = (run.version, &run.record) else {
+                continue;
+            };
+            if run.node.as_deref() != Some(node)
+                || run.kind != RunKind::NodeTests
+                || run.tests_version != n.tests_version
+            {
+                continue;
+            }
+            let passed = record.tests_passed.unwrap_or(0);
+            let total = passed + record.tests_failed.unwrap_or(0);
+            let score = VersionScore {
+                version,
+                iteration: run.iteration,
+                passed,
+                total,
+            };
+            match scores.iter_mut().find(|s| s.version == version) {
+                Some(s) => *s = score,
+                None => scores.push(score),
+            }
+        }
+        scores.sort_by_key(|s| s.version);
+        scores
+    }
+
+    /// The version of `node` that passed the most of its current tests so
+    /// far (the latest of equals); None when none ran against them.
+    pub fn best_version(&self, node: &str) -> Option<VersionScore> {
+        // `max_by_key` gives the last of equals: the latest.
+        self.version_scores(node)
+            .into_iter()
+            .max_by_key(|s| s.passed)
     }
 }

@@ -252,7 +252,11 @@ impl State {
             .flat_map(|n| n.versions.iter().skip(1))
             .filter(|v| match v.source {
                 CodeSource::Model | CodeSource::PlanReply => true,
-                CodeSource::Edit | CodeSource::Cache | CodeSource::Given => false,
+                CodeSource::Edit
+                | CodeSource::Cache
+                | CodeSource::Given
+                | CodeSource::Mended
+                | CodeSource::Best => false,
             })
             .count() as u32
     }

@@ -139,6 +139,7 @@ mod tests {
             iteration,
             code: "def f(): pass\n".into(),
             source,
+            notes: Vec::new(),
         })
     }
 
@@ -153,6 +154,7 @@ mod tests {
                         inputs: String::new(),
                         output: String::new(),
                         depends_on: vec![],
+                        head: None,
                     }],
                 }),
                 code(CodeSource::Model, 1),

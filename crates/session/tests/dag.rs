@@ -10,6 +10,7 @@ fn spec(name: &str, deps: &[&str]) -> FunctionSpec {
         inputs: String::new(),
         output: String::new(),
         depends_on: deps.iter().map(|d| d.to_string()).collect(),
+        head: None,
     }
 }
 

@@ -13,6 +13,7 @@ fn spec(name: &str, deps: &[&str]) -> FunctionSpec {
         inputs: "x: int".into(),
         output: "int".into(),
         depends_on: deps.iter().map(|d| d.to_string()).collect(),
+        head: None,
     }
 }
 
@@ -56,6 +57,7 @@ fn session_events() -> Vec<Event> {
             iteration: 1,
             code: "def double(x):\n    return x + 2\n".into(),
             source: CodeSource::Model,
+            notes: Vec::new(),
         }),
         Event::RunStarted(RunStartedEvent {
             run_id: 1,
@@ -118,6 +120,8 @@ fn session_events() -> Vec<Event> {
             finish_reason: None,
             usage_estimated: false,
             structured: None,
+            prefilled: None,
+            stopped: None,
         }),
         Event::Reflection(ReflectionEvent {
             node: "double".into(),
@@ -129,6 +133,7 @@ fn session_events() -> Vec<Event> {
             iteration: 2,
             code: "def double(x):\n    return x * 2\n".into(),
             source: CodeSource::Model,
+            notes: Vec::new(),
         }),
         Event::NodeStatus(NodeStatusEvent {
             node: "double".into(),

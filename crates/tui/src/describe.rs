@@ -23,6 +23,7 @@ pub(crate) fn parse_spec(node: &str, text: &str) -> Result<FunctionSpec, String>
         inputs: String::new(),
         output: String::new(),
         depends_on: Vec::new(),
+        head: None,
     };
     for (i, line) in text.lines().enumerate() {
         if line.trim().is_empty() {
@@ -168,6 +169,8 @@ pub fn source_label(source: CodeSource) -> &'static str {
         CodeSource::Cache => "cache",
         CodeSource::Given => "given",
         CodeSource::PlanReply => "model (its plan reply)",
+        CodeSource::Mended => "mended by codeloop",
+        CodeSource::Best => "the best so far, put back",
     }
 }
 
@@ -220,6 +223,7 @@ mod tests {
             inputs: "line: str".into(),
             output: "tuple".into(),
             depends_on: vec!["a".into(), "b".into()],
+            head: None,
         };
         assert_eq!(parse_spec("parse", &spec_text(&spec)), Ok(spec));
     }
@@ -233,6 +237,7 @@ mod tests {
                 inputs: "line: str".into(),
                 output: "tuple".into(),
                 depends_on: vec![],
+                head: None,
             },
             FunctionSpec {
                 name: "total".into(),
@@ -240,6 +245,7 @@ mod tests {
                 inputs: "lines: list[str]".into(),
                 output: "int".into(),
                 depends_on: vec!["parse".into()],
+                head: None,
             },
         ];
         assert_eq!(parse_plan(&plan_text(&specs)), Ok(specs));

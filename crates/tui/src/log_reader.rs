@@ -127,6 +127,8 @@ mod tests {
             node: None,
             iteration: 1,
             kind: codeloop_session::RunKind::Program,
+            version: None,
+            tests_version: 0,
             chunks: [
                 (Stream::Stdout, "ok 1\nok 2\n"),
                 (Stream::Stderr, "Traceback\n"),

@@ -87,6 +87,8 @@ fn session() -> Vec<Event> {
             finish_reason: Some("length".into()),
             usage_estimated: true,
             structured: None,
+            prefilled: None,
+            stopped: None,
         }),
         Event::Plan(PlanEvent {
             specs: vec![spec("double", "twice x", &[])],

@@ -38,6 +38,8 @@ fn reply(call_id: u64) -> Event {
         finish_reason: None,
         usage_estimated: false,
         structured: None,
+        prefilled: None,
+        stopped: None,
     })
 }
 

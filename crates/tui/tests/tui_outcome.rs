@@ -263,12 +263,14 @@ fn at_80x24_the_diff_opens_on_its_first_change_above_the_earlier_failure() {
                 iteration: 2,
                 code: v1,
                 source: CodeSource::Model,
+                notes: Vec::new(),
             }),
             Event::Code(CodeEvent {
                 node: "parse_line".into(),
                 iteration: 3,
                 code: v2,
                 source: CodeSource::Model,
+                notes: Vec::new(),
             }),
         ],
     );

@@ -76,6 +76,14 @@ pub struct Args {
     pub(crate) html: Option<PathBuf>,
 }
 
+/// The problem's function as its prompt gives it: the `def` line and the
+/// docstring, where the model's answer starts.
+fn head_of(problem: &Problem) -> Option<String> {
+    let def = format!("def {}(", problem.entry_point);
+    let at = problem.prompt.find(&def)?;
+    Some(format!("{}\n", problem.prompt[at..].trim_end()))
+}
+
 /// The problem's code before its function: imports and helpers the function may use.
 fn prelude_of(problem: &Problem) -> String {
     let def = format!("def {}(", problem.entry_point);
@@ -113,6 +121,7 @@ fn setup_for(
         inputs: String::new(),
         output: String::new(),
         depends_on: Vec::new(),
+        head: head_of(problem),
     };
     EngineSetup {
         task: format!(
@@ -367,6 +376,9 @@ fn engine_options(args: &Args, config: &Config) -> EngineOptions {
         review: extras.review,
         review_repairs: extras.review_repairs,
         candidates: extras.candidates,
+        tests: extras.tests,
+        prefill: extras.prefill,
+        first_temperature: extras.first_temperature,
         ..EngineOptions::default()
     }
 }

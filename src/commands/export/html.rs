@@ -235,6 +235,10 @@ fn source_words(source: crate::session::CodeSource) -> &'static str {
         crate::session::CodeSource::Cache => "from the cache",
         crate::session::CodeSource::Given => "given with the task",
         crate::session::CodeSource::PlanReply => "written by the model as its plan reply",
+        crate::session::CodeSource::Mended => {
+            "mended by codeloop (what the model wrote, mechanically fixed)"
+        }
+        crate::session::CodeSource::Best => "the best version so far, put back by codeloop",
     }
 }
 

@@ -128,6 +128,9 @@ fn start_fresh(
             review: extras.review || fresh.review_demo,
             review_repairs: extras.review_repairs,
             candidates: extras.candidates,
+            tests: extras.tests,
+            prefill: extras.prefill,
+            first_temperature: extras.first_temperature,
             ..EngineOptions::default()
         },
         session_dir: crate::engine::new_session_dir(&sessions),
@@ -234,6 +237,9 @@ pub(super) fn continue_session(
         review: extras.review,
         review_repairs: extras.review_repairs,
         candidates: extras.candidates,
+        tests: extras.tests,
+        prefill: extras.prefill,
+        first_temperature: extras.first_temperature,
         ..EngineOptions::default()
     };
     let prompts = config.paths.config_dir.join("prompts");

@@ -35,7 +35,7 @@ pub(super) struct Block {
 }
 
 impl Block {
-    fn binds(&self, name: &str) -> bool {
+    pub(super) fn binds(&self, name: &str) -> bool {
         self.items.iter().any(|i| {
             matches!(i.kind, Kind::Def | Kind::Assign) && i.binds.iter().any(|b| b == name)
         })
@@ -366,6 +366,62 @@ pub(super) fn select(
         .collect::<Vec<_>>()
         .join("\n\n\n");
     (!code.trim().is_empty()).then(|| code.trim_end().to_string() + "\n")
+}
+
+/// Where, in an unfinished `code`, the definition of `want` is whole and
+/// the code has gone on with a top-level statement it does not need (an
+/// example, another function, a `__main__` block): the byte offset where
+/// that statement (with the blank lines before it) begins. A helper the
+/// function calls is needed; so is anything before it.
+pub(super) fn whole_then_more(code: &str, want: &str) -> Option<usize> {
+    let parsed = block(code);
+    let k = parsed
+        .items
+        .iter()
+        .position(|i| i.kind == Kind::Def && i.binds.iter().any(|b| b == want))?;
+    // A body, not only the `def` line.
+    let def = &parsed.items[k];
+    if def.text.trim().lines().count() < 2 {
+        return None;
+    }
+    let mut needed: BTreeSet<String> = def.refs.clone();
+    let mut at: usize = parsed.items[..=k].iter().map(|i| i.text.len() + 1).sum();
+    for item in &parsed.items[k + 1..] {
+        // The last line may be the start of one not whole yet.
+        if item.text.trim().is_empty() {
+            return None;
+        }
+        let helper = matches!(item.kind, Kind::Def | Kind::Import | Kind::Assign)
+            && item.binds.iter().any(|b| needed.contains(b));
+        if !helper {
+            return Some(at);
+        }
+        needed.extend(item.refs.iter().cloned());
+        at += item.text.len() + 1;
+    }
+    None
+}
+
+/// `code` without its top-level definitions of `names`, and how many went.
+pub(super) fn without_definitions(code: &str, names: &[String]) -> (String, usize) {
+    let parsed = block(code);
+    let mut dropped = 0;
+    let mut kept: Vec<&str> = Vec::new();
+    for item in &parsed.items {
+        if item.kind == Kind::Def && item.binds.iter().any(|b| names.contains(b)) {
+            dropped += 1;
+        } else {
+            kept.push(&item.text);
+        }
+    }
+    if dropped == 0 {
+        return (code.to_string(), 0);
+    }
+    let mut text = kept.join("\n");
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    (text, dropped)
 }
 
 fn longest(blocks: &[Block], keep: impl Fn(&Block) -> bool) -> Option<usize> {

@@ -66,6 +66,7 @@ pub(super) fn plan_from_code(answer: &str) -> Option<CodePlan> {
                 .filter(|n| *n != name && item.refs.contains(*n))
                 .cloned()
                 .collect(),
+            head: None,
         });
         let mut parts: Vec<&str> = shared.clone();
         parts.push(item.text.trim_matches('\n'));

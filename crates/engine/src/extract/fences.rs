@@ -11,6 +11,8 @@ pub(super) struct Fenced {
     pub(super) body: String,
     /// Index of the opening fence line and one past the closing one.
     pub(super) lines: (usize, usize),
+    /// Its closing fence came (a block never closed runs to the end).
+    pub(super) closed: bool,
 }
 
 struct Fence {
@@ -79,12 +81,14 @@ pub(super) fn fenced_blocks(text: &str) -> Vec<Fenced> {
             body.push('\n');
             i += 1;
         }
+        let closed = i < lines.len();
         // Past the closing fence (or at the end, for a block never closed).
         i = (i + 1).min(lines.len());
         blocks.push(Fenced {
             lang: language(info),
             body,
             lines: (start, i),
+            closed,
         });
     }
     blocks
@@ -115,12 +119,14 @@ mod tests {
                 Fenced {
                     lang: "python".into(),
                     body: "x = 1\n".into(),
-                    lines: (0, 3)
+                    lines: (0, 3),
+                    closed: true,
                 },
                 Fenced {
                     lang: "py".into(),
                     body: "```\ninner\n```\n".into(),
-                    lines: (3, 8)
+                    lines: (3, 8),
+                    closed: true,
                 },
             ]
         );
@@ -132,6 +138,7 @@ mod tests {
         assert_eq!(blocks.len(), 1);
         assert_eq!(blocks[0].lang, "python");
         assert_eq!(blocks[0].body, "a\n~~~\n  ```\nb\n");
+        assert!(!blocks[0].closed);
         assert!(fenced_blocks("```a``` is inline").is_empty());
     }
 }

@@ -9,12 +9,14 @@
 
 mod code;
 mod code_plan;
+mod done;
 mod fences;
 mod plan;
 mod pyparse;
 mod reasoning;
 
 pub(crate) use code_plan::CodePlan;
+pub use done::{Answer, Done};
 pub(crate) use plan::{Vetted, vet as vet_plan};
 pub use pyparse::looks_like_python;
 pub use reasoning::strip_reasoning;
@@ -46,6 +48,13 @@ pub fn extract_code_with(
     parses: &dyn Fn(&str) -> bool,
 ) -> Option<String> {
     code::select(&answer_of(reply), want, parses)
+}
+
+/// `code` without its top-level definitions (`def`, `class`) of any of
+/// `names`, and how many it had: tests that define the function under test
+/// test their own copy; without it they call the real one.
+pub(crate) fn drop_definitions(code: &str, names: &[String]) -> (String, usize) {
+    code::without_definitions(code, names)
 }
 
 /// The prose of a reply before its first code (fenced or not), without

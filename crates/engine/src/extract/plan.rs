@@ -170,6 +170,7 @@ fn plan_from(functions: &[Value]) -> Result<Vec<FunctionSpec>, String> {
             inputs: f.inputs,
             output: f.output,
             depends_on: f.depends_on,
+            head: None,
         });
     }
     Ok(specs)
@@ -330,9 +331,12 @@ pub(crate) fn vet(specs: Vec<FunctionSpec>, task: &str) -> Result<Vetted, String
     }
     if !about_durations(task)
         && let Some(s) = specs.iter().find(|s| {
+            // The example's purpose anywhere in one: a small model copies it
+            // whole and goes on ("Add up ... (h is 60, m is 1). So your plan ...").
+            let purpose = s.purpose.to_lowercase();
             EXAMPLE_PURPOSES
                 .iter()
-                .any(|p| s.purpose.trim().eq_ignore_ascii_case(p))
+                .any(|p| purpose.contains(&p.to_lowercase()))
         })
     {
         return Err(format!(
@@ -401,20 +405,22 @@ mod tests {
             inputs: String::new(),
             output: String::new(),
             depends_on: deps.iter().map(|d| d.to_string()).collect(),
+            head: None,
         }
     }
 
+    /// Under a schema a worked example teaches no format; it only gives a
+    /// small model something to copy (SmolLM2 planned "count the vowels"
+    /// as the example's functions, three times): the shipped prompt has
+    /// none. The guard stays for a prompt overridden with the old example.
     #[test]
-    fn the_shipped_plan_prompt_shows_the_example_names_and_no_placeholder() {
+    fn the_shipped_plan_prompt_gives_no_example_to_copy_and_no_placeholder() {
         let shipped = include_str!("../../../../prompts/plan.md");
-        for name in EXAMPLE_NAMES {
-            assert!(shipped.contains(name), "{name}");
-        }
-        for name in PLACEHOLDER_NAMES {
+        for name in EXAMPLE_NAMES.iter().chain(PLACEHOLDER_NAMES) {
             assert!(!shipped.contains(name), "{name}");
         }
         for purpose in EXAMPLE_PURPOSES {
-            assert!(shipped.contains(purpose), "{purpose}");
+            assert!(!shipped.contains(purpose), "{purpose}");
         }
     }
 

@@ -61,13 +61,16 @@ struct ReplyState {
     finish_reason: Option<String>,
     /// A chunk with a choice arrived (a stream of usage and [DONE] alone has none).
     saw_choice: bool,
+    /// The length of the answer's start the request gave (its prefill, gone
+    /// on from): in `text`, but not the model's.
+    given: usize,
     events: u64,
     done: bool,
 }
 
 impl ReplyState {
     fn has_reply(&self) -> bool {
-        !self.text.is_empty() || !self.reasoning.is_empty()
+        self.text.len() > self.given || !self.reasoning.is_empty()
     }
 
     /// Take pieces in: keep them, and pass them on.
@@ -143,10 +146,12 @@ impl Body {
 }
 
 impl OpenAiClient {
+    /// The reply of `response`; with a `prefill` the server goes on from,
+    /// the reply begins with it (sent first, as the answer's first piece).
     pub(super) async fn read_reply(
         &self,
         mut response: reqwest::Response,
-        messages: &[ChatMessage],
+        (messages, prefill): (&[ChatMessage], Option<&str>),
         deltas: &mpsc::Sender<Delta>,
         started: Instant,
     ) -> Result<ChatReply, ReadError> {
@@ -159,6 +164,12 @@ impl OpenAiClient {
         let mut body = Body::default();
         let mut parser = SseParser::new();
         let mut reply = ReplyState::default();
+        if let Some(given) = prefill {
+            reply.given = given.len();
+            reply
+                .take(vec![Delta::Content(given.to_string())], deltas)
+                .await;
+        }
         let mut cut: Option<String> = None;
         // Only data counts as the server being at work: comments, blank
         // lines and fields of no event (keep-alives) do not hold a call.
@@ -419,7 +430,11 @@ impl OpenAiClient {
             "" => field("reasoning"),
             some => some,
         };
-        let piece = field("content");
+        // `/completions` streams `text` where a chat streams `delta.content`.
+        let piece = match field("content") {
+            "" => choice.get("text").and_then(Value::as_str).unwrap_or(""),
+            some => some,
+        };
         if reply.text.len() + reply.reasoning.len() + piece.len() + thought.len() > MAX_REPLY_BYTES
         {
             return Err(self
@@ -505,6 +520,7 @@ impl OpenAiClient {
             usage: Some(usage),
             usage_estimated,
             structured: None,
+            prefilled: None,
         })
     }
 
@@ -530,6 +546,7 @@ impl OpenAiClient {
         let message = choice.and_then(|c| c.get("message"));
         let content = message
             .and_then(|m| m.get("content"))
+            .or_else(|| choice.and_then(|c| c.get("text")))
             .and_then(Value::as_str)
             .ok_or_else(|| {
                 self.protocol(format!(

@@ -37,6 +37,7 @@ mod decode;
 mod errors;
 mod local;
 mod numbers;
+mod prefill;
 mod report;
 mod request;
 mod retry;
@@ -182,6 +183,8 @@ pub struct OpenAiClient {
     options: OpenAiOptions,
     /// `{base_url}/chat/completions`.
     chat_url: String,
+    /// `{base_url}/completions`, where a prefilled answer goes on (`prefill`).
+    completions_url: String,
     /// What this server turned down, learned from its 400 answers.
     quirks: Quirks,
     /// The server has answered this client at least once: a refused
@@ -205,10 +208,12 @@ impl OpenAiClient {
         options.base_url = normalize_base_url(&options.base_url)?;
         let http = http_client(&options.base_url, options.connect_timeout)?;
         let chat_url = format!("{}/chat/completions", options.base_url);
+        let completions_url = format!("{}/completions", options.base_url);
         Ok(OpenAiClient {
             http,
             options,
             chat_url,
+            completions_url,
             quirks: Quirks::default(),
             reached: AtomicBool::new(false),
             facts: OnceCell::new(),
@@ -248,13 +253,16 @@ impl OpenAiClient {
             self.check_fit(&request)?;
         }
         let slots = self.slots().await;
+        let way = self.way_for(&request).await;
+        let prefilled = way.prefilled(&request);
         let mut retries = Retries::new(&self.options, started);
         loop {
             let facts = BodyFacts {
                 server: self.known_server(),
                 max_tokens: self.fitted_max_tokens(&request)?,
             };
-            let (sent, structured) = self.quirks.body(&self.options, &request, &facts);
+            let (mut sent, structured) = self.quirks.body(&self.options, &request, &facts);
+            way.fill(&mut sent, &request);
             // One permit per attempt: the server serves this many at once,
             // and a request beyond them would cut another's stream.
             let _permit = match &slots {
@@ -267,7 +275,7 @@ impl OpenAiClient {
                 Some(_) if self.one_slot() => turn::take(&self.options.base_url, &deltas).await,
                 _ => None,
             };
-            let response = match self.send(&sent).await {
+            let response = match self.send(self.url_of(&way), &sent).await {
                 Ok(response) => response,
                 Err(Sent::Final(e)) => return Err(e),
                 Err(Sent::Transient(message)) => {
@@ -286,11 +294,19 @@ impl OpenAiClient {
             self.reached.store(true, Ordering::Relaxed);
             let attempt = if response.status().is_success() {
                 match self
-                    .on_reply(response, &request, &deltas, started, &sent, &mut retries)
+                    .on_reply(
+                        response,
+                        (&request, way.continues(&request)),
+                        &deltas,
+                        started,
+                        &sent,
+                        &mut retries,
+                    )
                     .await
                 {
                     Attempt::Done(Ok(reply)) => Attempt::Done(Ok(ChatReply {
                         structured,
+                        prefilled,
                         ..reply
                     })),
                     other => other,
@@ -312,7 +328,7 @@ impl OpenAiClient {
     async fn on_reply(
         &self,
         response: reqwest::Response,
-        request: &ChatRequest,
+        (request, prefill): (&ChatRequest, Option<&str>),
         deltas: &mpsc::Sender<Delta>,
         started: Instant,
         sent: &Value,
@@ -322,7 +338,7 @@ impl OpenAiClient {
             let _ = deltas.send(Delta::Restart(why)).await;
         };
         let error = match self
-            .read_reply(response, &request.messages, deltas, started)
+            .read_reply(response, (&request.messages, prefill), deltas, started)
             .await
         {
             Ok(reply) => return Attempt::Done(Ok(reply)),
@@ -423,11 +439,11 @@ impl OpenAiClient {
         }))
     }
 
-    /// Send the request and wait for the answer's head.
-    async fn send(&self, body: &Value) -> Result<reqwest::Response, Sent> {
+    /// Send the request to `url` and wait for the answer's head.
+    async fn send(&self, url: &str, body: &Value) -> Result<reqwest::Response, Sent> {
         let mut builder = self
             .http
-            .post(&self.chat_url)
+            .post(url)
             .header(ACCEPT, "text/event-stream")
             .json(body);
         if let Some(key) = &self.options.api_key {

@@ -24,6 +24,7 @@ impl OpenAiClient {
             )],
             temperature: Some(0.0),
             max_tokens: Some(16),
+            prefill: None,
             schema: Some(ReplySchema {
                 name: "probe".into(),
                 schema: serde_json::json!({

@@ -72,7 +72,7 @@ impl OpenAiClient {
             map.remove("stream_options");
         }
         body["max_tokens"] = Value::from(1);
-        let response = self.send(&body).await.ok()?;
+        let response = self.send(&self.chat_url, &body).await.ok()?;
         if response.status().is_success() {
             return None;
         }

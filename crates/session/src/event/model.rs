@@ -66,6 +66,14 @@ pub struct ModelReplyEvent {
     /// had no schema.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub structured: Option<String>,
+    /// codeloop stopped the reply there, its job done (its code block or
+    /// its JSON closed): why, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+    /// The request gave the answer's start (a function's head): how the
+    /// server took it ("continued: ...", "not continued: ...").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefilled: Option<String>,
 }
 
 /// `Event::ModelError`.

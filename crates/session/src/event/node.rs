@@ -36,6 +36,10 @@ pub struct CodeEvent {
     pub iteration: u32,
     pub code: String,
     pub source: CodeSource,
+    /// What codeloop did, for a version it made (`Mended`: each mend;
+    /// `Best`: why the version before was not kept), in words.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// `Event::Check`.
@@ -145,6 +149,11 @@ pub struct FunctionSpec {
     /// Names of functions this one calls.
     #[serde(default)]
     pub depends_on: Vec<String>,
+    /// The function's head as the task gave it (its `def` line and
+    /// docstring: a HumanEval prompt, a function the task names): the
+    /// model's answer starts with it, and keeps its name and parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -161,6 +170,13 @@ pub enum CodeSource {
     /// The model's reply to the plan prompt, which was code rather than a
     /// plan: its functions became the plan, and their code this version.
     PlanReply,
+    /// codeloop's mechanical mend of the version before it (indentation,
+    /// top-level statements that do not parse, a function under another
+    /// name): the same iteration, what ran instead of what the model wrote.
+    Mended,
+    /// codeloop put back the best version so far (the one before passed
+    /// fewer of the node's tests): the same iteration as the one it replaces.
+    Best,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -69,6 +69,8 @@ impl State {
             call.usage_estimated = e.usage_estimated;
             call.duration_ms = Some(e.duration_ms);
             call.structured = e.structured.clone();
+            call.stopped = e.stopped.clone();
+            call.prefilled = e.prefilled.clone();
         }
         if let Some(u) = e.usage {
             self.usage = self.usage + u;

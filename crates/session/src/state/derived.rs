@@ -116,6 +116,7 @@ mod tests {
             inputs: String::new(),
             output: String::new(),
             depends_on: vec![],
+            head: None,
         };
         Event::Plan(PlanEvent {
             specs: vec![spec("f"), spec("g")],
@@ -163,6 +164,8 @@ mod tests {
             usage_estimated: false,
             duration_ms: 100,
             structured: None,
+            prefilled: None,
+            stopped: None,
         })
     }
 

@@ -67,6 +67,7 @@ impl State {
                 iteration: e.iteration,
                 code: e.code.clone(),
                 source: e.source,
+                notes: e.notes.clone(),
             });
             if e.source != CodeSource::Edit {
                 n.run_approved = false;

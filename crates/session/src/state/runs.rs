@@ -5,10 +5,14 @@ use super::*;
 impl State {
     /// A run started.
     pub(super) fn fold_run_started(&mut self, e: &RunStartedEvent) {
+        let mut version = None;
+        let mut tests_version = 0;
         if let Some(n) = e.node.as_ref().and_then(|n| self.nodes.get_mut(n)) {
             n.last_run = Some(e.run_id);
             n.unsettle();
             n.run_approved = false;
+            version = n.versions.len().checked_sub(1);
+            tests_version = n.tests_version;
         }
         self.runs.insert(
             e.run_id,
@@ -16,6 +20,8 @@ impl State {
                 node: e.node.clone(),
                 iteration: e.iteration,
                 kind: e.kind,
+                version,
+                tests_version,
                 chunks: VecDeque::new(),
                 kept_bytes: 0,
                 dropped_bytes: 0,

@@ -134,7 +134,20 @@ impl HistoryPane {
                     node,
                     iteration,
                     source,
-                } => out.push(self.attempt_line(ctx, node, *iteration, *source)),
+                } => {
+                    out.push(self.attempt_line(ctx, node, *iteration, *source));
+                    // What codeloop did, for a version it made: its mends,
+                    // or why the version before was not kept.
+                    let notes = ctx.state.nodes.get(node).and_then(|n| {
+                        n.versions
+                            .iter()
+                            .rev()
+                            .find(|v| v.iteration == *iteration && v.source == *source)
+                    });
+                    for note in notes.map(|v| v.notes.as_slice()).unwrap_or_default() {
+                        push_wrapped(&mut out, "    codeloop: ", note, t.dim, width);
+                    }
+                }
                 HistoryEntry::RunResult {
                     node,
                     iteration: _,

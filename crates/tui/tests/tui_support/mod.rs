@@ -72,6 +72,7 @@ pub fn spec(name: &str, purpose: &str, deps: &[&str]) -> FunctionSpec {
         inputs: "line: str".into(),
         output: "tuple[str, int]".into(),
         depends_on: deps.iter().map(|d| d.to_string()).collect(),
+        head: None,
     }
 }
 
@@ -149,6 +150,8 @@ pub fn events() -> Vec<Event> {
             finish_reason: None,
             usage_estimated: false,
             structured: None,
+            prefilled: None,
+            stopped: None,
         }),
         Event::Plan(PlanEvent {
             specs: vec![
@@ -170,6 +173,7 @@ pub fn events() -> Vec<Event> {
             iteration: 1,
             code: PARSE_V1.into(),
             source: CodeSource::Model,
+            notes: Vec::new(),
         }),
         Event::NodeStatus(NodeStatusEvent {
             node: "parse_line".into(),
@@ -238,6 +242,8 @@ pub fn events() -> Vec<Event> {
             finish_reason: None,
             usage_estimated: false,
             structured: None,
+            prefilled: None,
+            stopped: None,
         }),
         Event::Reflection(ReflectionEvent {
             node: "parse_line".into(),
@@ -249,6 +255,7 @@ pub fn events() -> Vec<Event> {
             iteration: 2,
             code: PARSE_V2.into(),
             source: CodeSource::Model,
+            notes: Vec::new(),
         }),
         Event::RunStarted(RunStartedEvent {
             run_id: 2,
@@ -274,6 +281,7 @@ pub fn events() -> Vec<Event> {
             iteration: 1,
             code: SUM_V1.into(),
             source: CodeSource::Model,
+            notes: Vec::new(),
         }),
         Event::RunStarted(RunStartedEvent {
             run_id: 3,

@@ -291,6 +291,7 @@ mod tests {
                     inputs: String::new(),
                     output: String::new(),
                     depends_on: vec![],
+                    head: None,
                 }],
             }),
             Event::RunStarted(RunStartedEvent {
