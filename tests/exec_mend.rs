@@ -1,7 +1,8 @@
 //! The static check's mechanical mends, against real python3 in the
 //! sandbox: what a small model gets wrong in the shape of its code (junk
 //! after the function that does not parse, tabs, a block indented as a
-//! whole, a body at the margin, the function under another name) is fixed
+//! whole, a block's first line a space too deep, a body at the margin, the
+//! function under another name) is fixed
 //! before anyone is asked to repair it, and said; code no mend can fix, or
 //! that needs none, is left as it is. A function with nothing but its
 //! docstring is no code.
@@ -115,4 +116,23 @@ async fn a_function_with_only_its_docstring_is_no_code() {
     );
     let c = checked("def f(x):\n    \"\"\"Doc.\"\"\"\n    pass\n", "f").await;
     assert_eq!(blocking(&c).len(), 1, "{:?}", c.findings);
+}
+
+#[tokio::test]
+async fn a_first_body_line_indented_one_space_too_deep_is_aligned() {
+    // SmolLM2-135M gone on from `def max_of_three(...):` and four spaces:
+    // its first token ` max_value` brought a space of its own.
+    let code = "def max_of_three(a: int, b: int, c: int) -> int:\n     max_value = max(a, b)\n    max_value = max(max_value, c)\n    return max_value\n";
+    let c = checked(code, "max_of_three").await;
+    assert!(blocking(&c).is_empty(), "{:?}", c.findings);
+    let m = &c.mended[0];
+    assert_eq!(
+        m.code,
+        "def max_of_three(a: int, b: int, c: int) -> int:\n    max_value = max(a, b)\n    max_value = max(max_value, c)\n    return max_value\n"
+    );
+    assert!(
+        m.mends[0].contains("first line was indented deeper"),
+        "{:?}",
+        m.mends
+    );
 }

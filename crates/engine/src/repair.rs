@@ -428,7 +428,8 @@ impl Core {
         let head = named::head_of(&spec);
         let prefill = self.prefill(head.as_deref());
         // Asked again because the last reply was no function (`attempt_kind`).
-        let unreadable = self.read(|s| execute::blocking_failure(s, name))
+        let unreadable = self
+            .read(|s| execute::blocking_failure(s, name))
             .filter(execute::unreadable);
         let asked_again = unreadable.is_some();
         let prompt = self.prompts.render(

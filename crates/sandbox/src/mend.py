@@ -8,6 +8,9 @@ order, fixes that need no judgement:
 - tabs and spaces mixed in the indentation: tabs taken as 4 spaces (or 8);
 - a block indented as a whole (copied out of prose): dedented;
 - a stray indent on the first line only;
+- a block's first line indented deeper than the lines after it (a model
+  that went on from `def f():` and four spaces wrote ` return`, its token
+  with its own space);
 - a body left at the margin under its `def`: indented;
 - top-level statements that do not parse (junk after the function, a
   sentence, half an example): dropped, keeping every statement that parses;
@@ -82,6 +85,29 @@ def first_line(source):
         return []
     lines[k] = lines[k].lstrip()
     return [("\n".join(lines), "the first line had a stray indent: removed")]
+
+
+def _indent(line):
+    return len(line) - len(line.lstrip(" "))
+
+
+def block_first_line(source):
+    """A block's first line indented deeper than the next line of the same
+    block (deeper than the line that opens it, and not opening a block
+    itself): moved to the next line's indent."""
+    lines = _lines(source)
+    changed = False
+    filled = [i for i, l in enumerate(lines) if l.strip()]
+    for a, b, c in zip(filled, filled[1:], filled[2:]):
+        opener, first, then = lines[a], lines[b], lines[c]
+        if not opener.rstrip().endswith(":") or first.rstrip().endswith(":"):
+            continue
+        if _indent(opener) < _indent(then) < _indent(first):
+            lines[b] = " " * _indent(then) + first.lstrip(" ")
+            changed = True
+    if not changed:
+        return []
+    return [("\n".join(lines), "a block's first line was indented deeper than the lines after it: aligned with them")]
 
 
 def body_at_margin(source):
@@ -181,7 +207,7 @@ def named(source, want):
     return [(fixed, "the function was named `%s`: `%s` is made the same function" % (funcs[0], want))]
 
 
-FIXES = (expand_tabs, dedent, first_line, body_at_margin, drop_unparsable)
+FIXES = (expand_tabs, dedent, first_line, block_first_line, body_at_margin, drop_unparsable)
 
 
 def mend(source, want):

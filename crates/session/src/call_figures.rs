@@ -289,6 +289,8 @@ mod tests {
             finish_reason: finish_reason.map(str::to_string),
             usage_estimated: false,
             structured: None,
+            stopped: None,
+            prefilled: None,
         })
     }
 
@@ -298,6 +300,7 @@ mod tests {
             iteration,
             code: "def f(): pass".into(),
             source: CodeSource::Model,
+            notes: Vec::new(),
         })
     }
 

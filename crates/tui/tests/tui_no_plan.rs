@@ -132,7 +132,7 @@ fn while_the_plan_is_asked_again_the_attempt_and_the_live_reply_show() {
     events.truncate(1 + 4 + 2);
     let mut app = live_with(events);
     let s = screen(&mut app, 80, 24);
-    assert!(s.contains("asking again (2 of 3)"), "{s}");
+    assert!(s.contains("asking again (2 of 2)"), "{s}");
     assert!(s.contains("I think the task is to count words."), "{s}");
     assert!(!s.contains("0 tokens"), "{s}");
     // Call 1 reported 130; call 2 counts as it streams: its prompt (400

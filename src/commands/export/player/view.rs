@@ -338,6 +338,9 @@ impl Views {
         } else {
             scope(&record.event, state)
         };
+        // A plan given again may drop a node: every history line that
+        // names it (a version's change counts) is rendered again.
+        let replanned = matches!(record.event, Event::Plan(_));
         match scope {
             Scope::Stream(call) => self.stream(state, call),
             Scope::Output(run) => self.output(state, run),
@@ -374,7 +377,11 @@ impl Views {
                     self.run(state, run);
                     self.output(state, run);
                 }
-                self.history(state, None);
+                if replanned {
+                    self.history_again(state);
+                } else {
+                    self.history(state, None);
+                }
             }
         }
         self.store.end_frame();
@@ -912,6 +919,16 @@ impl Views {
         } else {
             self.history.stale(state, call)
         };
+        self.render_history(state, stale);
+    }
+
+    /// Every history line rendered again.
+    fn history_again(&mut self, state: &State) {
+        self.render_history(state, (0..state.history.len()).collect());
+    }
+
+    /// The history entries `stale` rendered again, and what changed sent.
+    fn render_history(&mut self, state: &State, stale: Vec<usize>) {
         for i in stale {
             let lines = self.entry_lines(state, i);
             let open = matches!(
