@@ -217,7 +217,7 @@ impl Core {
 fn unrun(e: &ExecError) -> (RunRecord, Option<Location>) {
     let (error_type, message) = match e {
         ExecError::Cancelled => ("Cancelled", "the run was cancelled".to_string()),
-        other => ("SandboxError", other.to_string()),
+        other => (runs::SANDBOX_ERROR, other.to_string()),
     };
     (
         RunRecord {

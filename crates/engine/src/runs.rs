@@ -21,6 +21,17 @@ pub(crate) struct PreparedRun {
 /// The failure of a run whose code loaded but that had no test to run.
 pub(crate) const NO_TEST_RAN: &str = "no test ran";
 
+/// The error type of a run that failed for codeloop's own reasons: its
+/// test harness failed (`HARNESS_ERROR`) or the sandbox could not run it.
+/// The code was not judged, so it is never sent to a repair.
+pub(crate) const HARNESS_ERROR: &str = "HarnessError";
+pub(crate) const SANDBOX_ERROR: &str = "SandboxError";
+
+/// Whether the failure is codeloop's own, not the code's.
+pub(crate) fn codeloops_own(location: &Location) -> bool {
+    matches!(location.error_type.as_str(), HARNESS_ERROR | SANDBOX_ERROR)
+}
+
 /// The module name and file of the assembled program.
 pub const PROGRAM: &str = "program";
 
@@ -237,7 +248,17 @@ pub(crate) fn judge(outcome: &Outcome, prepared: &PreparedRun) -> (RunRecord, Op
     }
     let sources = &prepared.spec.files;
     let stderr = format!("{}{}", outcome.stderr.head, outcome.stderr.tail);
-    let loc = if let Some(hit) = &outcome.limit_hit {
+    let harness_error = report.as_ref().and_then(|r| r.harness_error.as_deref());
+    let loc = if let Some(text) = harness_error {
+        // The traceback's last line says what went wrong.
+        let what = text.trim_end().lines().last().unwrap_or("").trim();
+        locate::from_limit(
+            HARNESS_ERROR,
+            format!(
+                "codeloop's test harness failed ({what}): codeloop's error, not the code's, which was not judged"
+            ),
+        )
+    } else if let Some(hit) = &outcome.limit_hit {
         // Where it was when the limit hit, if Python got to say.
         let mut l = locate::locate(&stderr, sources).unwrap_or_default();
         l.error_type = limit_kind(hit).to_string();

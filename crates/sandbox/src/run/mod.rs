@@ -41,6 +41,7 @@ impl Sandbox {
         let workdir = self.fresh_workdir("codeloop-run-")?;
         let root = workdir.path().to_path_buf();
         prepare_workdir(&root, &spec)?;
+        self.import_policy.write_guard_for(&root, &spec)?;
         let run_uid = self.drop_uid().then(next_run_uid);
         if let Some(uid) = run_uid {
             chown_tree(&root, uid).map_err(ExecError::Workdir)?;
