@@ -537,7 +537,15 @@ fn a_failure_of_codeloops_own_harness_is_said_as_such_and_never_repaired() {
         .status()
         .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_codeloop"))
-        .args(["run", "--demo", "roman", "--pace", "0", "--no-cache", "--python"])
+        .args([
+            "run",
+            "--demo",
+            "roman",
+            "--pace",
+            "0",
+            "--no-cache",
+            "--python",
+        ])
         .arg(&python)
         .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
         .env("CODELOOP_DATA_DIR", dir.path().join("data"))

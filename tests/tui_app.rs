@@ -44,6 +44,7 @@ fn a_demo_is_one_keystroke_from_the_welcome_screen() {
     i.demos = vec![codeloop::tui::app::DemoEntry {
         name: "kv-sum".into(),
         title: "t".into(),
+        ..Default::default()
     }];
     let mut app = App::live(i, theme());
     assert_eq!(app.focus(), Focus::Welcome);
@@ -63,6 +64,7 @@ fn step_mode_chosen_on_the_welcome_screen_goes_with_the_session() {
     i.demos = vec![codeloop::tui::app::DemoEntry {
         name: "kv-sum".into(),
         title: "t".into(),
+        ..Default::default()
     }];
     let mut app = App::live(i, theme());
     assert!(app.update(ch('s')).is_empty(), "nothing to steer yet");
@@ -504,6 +506,7 @@ fn an_attached_file_goes_with_the_task_and_a_bad_path_is_named() {
             inputs: vec![data],
             step_mode: false,
             plan: None,
+            demo: None,
         })]
     );
 }
@@ -720,10 +723,12 @@ fn once_a_session_ended_the_demo_keys_leave_it_for_a_demo_and_step_mode_stays() 
         codeloop::tui::app::DemoEntry {
             name: "wordfreq".into(),
             title: "t".into(),
+            ..Default::default()
         },
         codeloop::tui::app::DemoEntry {
             name: "roman".into(),
             title: "t".into(),
+            ..Default::default()
         },
     ];
     let mut app = App::live(i, theme());

@@ -382,6 +382,36 @@ fn in_step_mode_the_code_is_edited_before_its_run_and_then_passes() {
 }
 
 #[test]
+fn p_after_a_demos_plan_was_skipped_writes_the_demos_plan_and_the_demo_answers() {
+    if skip_without_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.toml"), "[run]\nstep_mode = true\n").unwrap();
+    let env = demo_env(dir.path());
+    let t = Tmux::start("plan-after-skip", dir.path(), &[], &env_refs(&env));
+    t.wait_for("READY", Duration::from_secs(20));
+    t.keys(&["3"]);
+    t.wait_for("⏸ PAUSED", Duration::from_secs(20));
+    t.keys(&["x"]);
+    t.wait_for("Skip the planning call?", Duration::from_secs(5));
+    t.keys(&["y"]);
+    t.wait_for("NO USABLE PLAN", Duration::from_secs(20));
+    t.keys(&["P"]);
+    let s = t.wait_for("The plan: a new session", Duration::from_secs(5));
+    assert!(
+        s.contains("name: int_to_roman"),
+        "the demo's own plan:\n{s}"
+    );
+    t.keys(&["C-s"]);
+    // The demo's replies answer its functions: no other demo's, no error.
+    let s = approve_until(&t, " ✓ PASSED ");
+    assert!(!s.contains("no reply is tagged so"), "{s}");
+    t.keys(&["q"]);
+    wait_dead(&t);
+}
+
+#[test]
 fn no_color_draws_without_colours_and_the_dark_theme_with_them() {
     if skip_without_tmux() {
         return;

@@ -34,6 +34,7 @@ fn welcome() -> App {
     i.demos = vec![DemoEntry {
         name: "roman".into(),
         title: "roman numerals (subtractive pairs)".into(),
+        ..Default::default()
     }];
     i.sessions = vec![
         summary(
@@ -155,6 +156,7 @@ fn at_80x24_the_welcome_scrolls_to_show_the_selected_session_below_the_demos() {
         .map(|d| DemoEntry {
             name: d.name.into(),
             title: d.title.into(),
+            ..Default::default()
         })
         .collect();
     let tasks = ["First task.", "Second task.", "Third task."];

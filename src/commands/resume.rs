@@ -80,7 +80,7 @@ pub(crate) fn recorded_model(
             args.model = args.model.take().or_else(|| Some(config.model.clone()));
         }
         "scripted" => args.scripted = Some(PathBuf::from(&config.endpoint)),
-        "demo" => match config.model.strip_prefix("demo:") {
+        "demo" => match config.demo() {
             Some(name) => args.demo = Some(name.to_string()),
             None => bail!(
                 "the session's demo model \"{}\" is not a bundled demo's: choose a model (--demo NAME, --base-url URL)",

@@ -258,6 +258,7 @@ impl App {
             inputs: self.panes.task.attached().to_vec(),
             step_mode: self.step_armed(),
             plan: None,
+            demo: None,
         };
         self.start(request, actions);
     }

@@ -88,6 +88,9 @@ pub enum StartRequest {
         step_mode: bool,
         /// A plan the person wrote: the model is asked only for the rest.
         plan: Option<Vec<codeloop_session::FunctionSpec>>,
+        /// The bundled demo whose replies answer (a plan written after
+        /// a demo's session goes on with that demo, not the workbench's model).
+        demo: Option<String>,
     },
     Demo {
         name: String,
