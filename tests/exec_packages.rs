@@ -640,6 +640,26 @@ async fn images_come_back_from(sandbox: &Sandbox) {
     );
     assert_eq!(o.images[0].0, "chart.png");
     assert!(o.images[0].1.starts_with(b"\x89PNG"));
+    // An image attached as an input is not the program's, unless it changed it.
+    let attached = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/inputs/pic.png");
+    let mut s = spec(PNG_WRITER);
+    s.collect_images = true;
+    s.inputs = vec![attached.clone()];
+    let o = sandbox
+        .run(s, None, CancellationToken::new())
+        .await
+        .unwrap();
+    let names: Vec<&str> = o.images.iter().map(|i| i.0.as_str()).collect();
+    assert_eq!(names, ["chart.png"], "{}", o.stderr.text());
+    let mut s = spec(&PNG_WRITER.replace("chart.png", "pic.png"));
+    s.collect_images = true;
+    s.inputs = vec![attached];
+    let o = sandbox
+        .run(s, None, CancellationToken::new())
+        .await
+        .unwrap();
+    let names: Vec<&str> = o.images.iter().map(|i| i.0.as_str()).collect();
+    assert_eq!(names, ["pic.png"], "{}", o.stderr.text());
     // Not asked for: none.
     let o = sandbox
         .run(spec(PNG_WRITER), None, CancellationToken::new())

@@ -244,3 +244,41 @@ fn a_file_an_ordinary_user_may_not_read_is_refused_with_what_to_do() {
     assert!(stderr.contains("chmod u+r"), "{stderr}");
     assert!(server.exchanges().is_empty(), "the server was never asked");
 }
+
+#[test]
+fn an_image_attached_to_a_demo_is_described_read_back_listed_and_never_a_picture_it_drew() {
+    let dir = tempfile::tempdir().unwrap();
+    let picture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/inputs/pic.png");
+    let out = Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .args([
+            "run",
+            "--demo",
+            "roman",
+            "--pace",
+            "0",
+            "--no-cache",
+            "--input",
+        ])
+        .arg(&picture)
+        .env("CODELOOP_DATA_DIR", dir.path().join("data"))
+        .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
+        .output()
+        .unwrap();
+    let progress = String::from_utf8_lossy(&out.stderr);
+    assert!(progress.contains("result: PASSED"), "{progress}");
+    assert!(
+        progress.contains("pic.png (148 B): PNG image, 16 × 12 pixels"),
+        "{progress}"
+    );
+    assert!(!progress.contains("picture pic.png"), "{progress}");
+    let sessions = Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .arg("sessions")
+        .env("CODELOOP_DATA_DIR", dir.path().join("data"))
+        .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&sessions.stdout);
+    let said = String::from_utf8_lossy(&sessions.stderr);
+    assert!(listed.contains("Convert integers"), "{listed}\n{said}");
+    assert!(!said.contains("unreadable"), "{said}");
+}

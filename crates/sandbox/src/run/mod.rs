@@ -83,7 +83,7 @@ impl Sandbox {
         let outcome = self.ended(&spec, watched, streams, status_pipe, duration)?;
         let collected = workdir::collect(&root, &spec.collect);
         let images = if spec.collect_images {
-            super::images::read_images(&root)
+            super::images::read_images(&root, &spec.inputs)
         } else {
             Vec::new()
         };
