@@ -222,7 +222,8 @@ impl GraphPane {
                         .last_run
                         .and_then(|id| ctx.reruns.get(&id))
                         .is_some_and(|m| m.differs());
-                    let status = Span::styled(format!(" {:<10}", n.status.label()), st);
+                    let label = n.status.label();
+                    let status = Span::styled(format!(" {label:<10}"), st);
                     let iteration = Span::styled(
                         match n.iteration() {
                             0 => "     ".to_string(),
@@ -230,9 +231,16 @@ impl GraphPane {
                         },
                         t.dim,
                     );
-                    // Where the row is cut (80 columns), the iteration comes
-                    // before the status word (its symbol says it too).
+                    // Where the row is short (80 columns), the iteration comes
+                    // before the status word (its symbol says it too), which
+                    // is left out rather than cut.
                     let (second, third) = if 4 + name_w + 11 + 5 > width {
+                        let room = width.saturating_sub(4 + name_w + 5);
+                        let status = if room > label.chars().count() {
+                            status
+                        } else {
+                            Span::raw("")
+                        };
                         (iteration, status)
                     } else {
                         (status, iteration)
