@@ -136,6 +136,33 @@ fn a_csv_is_described_in_the_prompts_at_the_start_on_the_tape_in_the_report_and_
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<section id=\"inputs\">"), "{html}");
     assert!(html.contains(DESCRIBED), "{html}");
+    // A page to send names this machine's files by their names alone...
+    let here = dir.path().display().to_string();
+    assert!(!html.contains(&here), "{html}");
+    assert!(html.contains("read from data.csv"), "{html}");
+    assert!(
+        html.contains("Exported by codeloop from session "),
+        "{html}"
+    );
+    // ...unless asked.
+    let export = Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .args(["export", "--format", "html", "--full-paths", "-o"])
+        .arg(&page)
+        .arg(&session)
+        .env("CODELOOP_DATA_DIR", dir.path().join("data"))
+        .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
+        .output()
+        .unwrap();
+    assert!(export.status.success());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains(&format!("read from {here}/data.csv")),
+        "{html}"
+    );
+    assert!(
+        html.contains(&format!("Exported by codeloop from {here}")),
+        "{html}"
+    );
 }
 
 /// The command's output, or a failure if it has not ended within 60 s (a

@@ -44,6 +44,11 @@ pub struct Args {
     /// With `--format html`: a page that replays the session as review does (a timeline, every pane at the cursor, a link to any moment), one file with its script
     #[arg(long)]
     pub(crate) player: bool,
+    /// Name the tape and the input files on the HTML page by their full
+    /// paths on this machine (by default, by their file names: a page is
+    /// sent to others)
+    #[arg(long)]
+    pub(crate) full_paths: bool,
 }
 
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
@@ -70,12 +75,18 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         .clone()
         .unwrap_or_else(|| default_path(&state, args.format));
     if args.format == Format::Html {
+        let naming = if args.full_paths {
+            html::Naming::FullPaths
+        } else {
+            html::Naming::Names
+        };
         let written = write_html(
             &state,
             &contents.records,
             &source,
             &path,
             &config.sessions_dir(),
+            naming,
         )?;
         for page in written {
             println!("{}", page.display());
@@ -108,7 +119,7 @@ pub(crate) fn write(
                 .parent()
                 .and_then(Path::parent)
                 .unwrap_or(Path::new(""));
-            write_html(state, &records, source, path, sessions).map(|_| ())
+            write_html(state, &records, source, path, sessions, html::Naming::Names).map(|_| ())
         }
         Format::Py => write_python(state, path),
     }
@@ -123,6 +134,7 @@ fn write_html(
     source: &str,
     path: &Path,
     sessions_dir: &Path,
+    naming: html::Naming,
 ) -> anyhow::Result<Vec<PathBuf>> {
     let sessions = crate::session::index::list(sessions_dir)
         .map(|l| l.sessions)
@@ -130,7 +142,7 @@ fn write_html(
     let tape = Path::new(source);
     let tape = tape.is_file().then_some(tape);
     let Some(mut tree) = lineage::collect(state, records, tape, &sessions) else {
-        write_file(path, &html::page(state, source))?;
+        write_file(path, &html::page_with(state, source, "", naming))?;
         return Ok(vec![path.to_path_buf()]);
     };
     let here = state.session_id.clone();
@@ -141,7 +153,7 @@ fn write_html(
     tree.asked = Some((here.clone(), file));
     write_file(
         path,
-        &html::page_with(state, source, &lineage::section(&tree, &here)),
+        &html::page_with(state, source, &lineage::section(&tree, &here), naming),
     )?;
     let mut written = vec![path.to_path_buf()];
     let beside = path.parent().unwrap_or(Path::new(""));
@@ -155,7 +167,7 @@ fn write_html(
             .unwrap_or_default();
         write_file(
             &page,
-            &html::page_with(branch, &from, &lineage::section(&tree, &b.id)),
+            &html::page_with(branch, &from, &lineage::section(&tree, &b.id), naming),
         )?;
         written.push(page);
     }
