@@ -229,6 +229,21 @@ async fn a_node_whose_tests_never_come_still_gets_its_code_but_cannot_pass() {
     // With no test, nothing can pass: the session says so, never PASSED,
     // and no repair is asked for (it would have nothing to go by).
     assert!(stderr.contains("no test ran"), "{tags:?}\n{stderr}");
+    // What happened and what the person can do, with no empty place.
+    assert!(
+        stderr.contains("it has no tests, so it cannot pass; write them"),
+        "{stderr}"
+    );
+    let localized = of_type("localized");
+    let failure: codeloop::protocol::Location =
+        serde_json::from_value(localized[0]["location"].clone()).unwrap();
+    assert!(
+        failure
+            .headline()
+            .starts_with("RunError: no test ran: it has no tests"),
+        "{}",
+        failure.headline()
+    );
     assert_eq!(tags.len(), 4, "{tags:?}");
     assert!(stderr.contains("so no repair is asked for"), "{stderr}");
     assert!(!stderr.contains("result: PASSED"), "{tags:?}\n{stderr}");

@@ -194,7 +194,9 @@ impl Core {
         // The code loaded and there is no test to run: a repair has
         // nothing to go by, so none is asked for (it would be a wasted call).
         let nothing_to_repair = self.read(|s| s.nodes.get(name).is_some_and(|n| n.tests.is_none()))
-            && location.as_ref().is_some_and(|l| l.message == NO_TEST_RAN);
+            && location
+                .as_ref()
+                .is_some_and(|l| l.message.starts_with(NO_TEST_RAN));
         // codeloop failed, not the code: a repair could only guess.
         let codeloops_own = location.as_ref().is_some_and(runs::codeloops_own);
         if let Some(location) = location {

@@ -18,7 +18,8 @@ pub(crate) struct PreparedRun {
     target_file: String,
 }
 
-/// The failure of a run whose code loaded but that had no test to run.
+/// The failure of a run whose code loaded but that had no test to run
+/// (what its message starts with; older tapes have these words alone).
 pub(crate) const NO_TEST_RAN: &str = "no test ran";
 
 /// The error type of a run that failed for codeloop's own reasons: its
@@ -277,9 +278,9 @@ pub(crate) fn judge(outcome: &Outcome, prepared: &PreparedRun) -> (RunRecord, Op
     } else {
         let message = match (outcome.exit_code, outcome.signal) {
             (_, Some(sig)) => format!("the program was killed by signal {sig}"),
-            (Some(0), None) if report.as_ref().is_some_and(|r| r.passed == 0) => {
-                NO_TEST_RAN.to_string()
-            }
+            (Some(0), None) if report.as_ref().is_some_and(|r| r.passed == 0) => format!(
+                "{NO_TEST_RAN}: it has no tests, so it cannot pass; write them (in the workbench, its tests tab: t, then e) and run it again"
+            ),
             (Some(code), None) => format!("the program exited with code {code} and no traceback"),
             (None, None) => "the program ended without an exit code".to_string(),
         };

@@ -49,12 +49,17 @@ impl Location {
     /// with `(expected 3, got 2)` when a test compared values and the
     /// message does not already say both.
     pub fn headline(&self) -> String {
-        let mut text = format!(
-            "{} at {}: {}",
-            self.error_type,
-            self.place_in(),
-            self.first_message_line()
-        );
+        let mut text = match self.place_in() {
+            // A failure of no place (no test ran, a limit, the sandbox).
+            place if place.is_empty() => {
+                format!("{}: {}", self.error_type, self.first_message_line())
+            }
+            place => format!(
+                "{} at {place}: {}",
+                self.error_type,
+                self.first_message_line()
+            ),
+        };
         if let (Some(x), Some(a)) = (&self.expected, &self.actual)
             && !(text.contains(x.as_str()) && text.contains(a.as_str()))
         {
@@ -83,6 +88,16 @@ impl Location {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_failure_of_no_place_is_said_without_one() {
+        let l = Location {
+            error_type: "RunError".into(),
+            message: "no test ran".into(),
+            ..Location::default()
+        };
+        assert_eq!(l.headline(), "RunError: no test ran");
+    }
 
     #[test]
     fn counts_and_failures_are_said_one_way() {
