@@ -10,6 +10,18 @@ pub fn plural<N: PartialEq + From<u8>>(n: N) -> &'static str {
     if n == N::from(1) { "" } else { "s" }
 }
 
+/// A model's name as people are shown it: a path by its file name
+/// (llama.cpp's server lists the GGUF it loaded by its whole path, from
+/// the cache folder down), any other name as it is. Requests and the tape
+/// keep the whole name: the server knows the model by it.
+pub fn model_shown(name: &str) -> &str {
+    if name.contains('/') && name.to_ascii_lowercase().ends_with(".gguf") {
+        name.rsplit('/').next().unwrap_or(name)
+    } else {
+        name
+    }
+}
+
 /// A size in bytes, in words ("2.0 GB", "512 B").
 pub fn bytes(n: u64) -> String {
     const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
@@ -88,6 +100,21 @@ impl Location {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gguf_path_is_shown_by_its_file_name_other_names_as_they_are() {
+        assert_eq!(
+            model_shown("/root/.cache/codeloop/servers/models/SmolLM2-135M-Instruct.Q4_1.gguf"),
+            "SmolLM2-135M-Instruct.Q4_1.gguf"
+        );
+        for name in [
+            "Qwen/Qwen2.5-Coder-7B-Instruct",
+            "qwen2.5-coder:7b",
+            "local",
+        ] {
+            assert_eq!(model_shown(name), name);
+        }
+    }
 
     #[test]
     fn a_failure_of_no_place_is_said_without_one() {

@@ -165,7 +165,7 @@ fn header(state: &State, out: &mut String) {
         result_class(result),
         result.label(),
         esc(&outcome_line(state)),
-        esc(&state.config.model),
+        esc(state.config.model_shown()),
         esc(&state.config.provider),
         esc(&state.config.endpoint),
         esc(&state.started_at),

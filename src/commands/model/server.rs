@@ -87,7 +87,10 @@ pub(super) async fn connect(
     }
     let listed = list_models(&base_url, api_key.as_ref(), SERVER_PROBE).await;
     let model = pick_model(&base_url, wanted, listed)?;
-    let mut description = format!("{model} at {base_url}");
+    let mut description = format!(
+        "{} at {base_url}",
+        crate::protocol::present::model_shown(&model)
+    );
     if let Some(profile) = &config.model.profile {
         description.push_str(&format!(" (profile \"{profile}\")"));
     }

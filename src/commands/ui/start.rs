@@ -222,7 +222,7 @@ pub(super) fn continue_session(
             let said = format!(
                 "going on with the workbench's model ({} {})",
                 model.provider(),
-                model.model_name()
+                crate::protocol::present::model_shown(model.model_name())
             );
             (model, said)
         }

@@ -135,6 +135,11 @@ pub struct ConfigSummary {
 }
 
 impl ConfigSummary {
+    /// The model as people are shown it (`present::model_shown`).
+    pub fn model_shown(&self) -> &str {
+        codeloop_protocol::present::model_shown(&self.model)
+    }
+
     /// The bundled demo whose authored replies answered, for a session of
     /// the demo model (`model` is "demo:NAME").
     pub fn demo(&self) -> Option<&str> {
