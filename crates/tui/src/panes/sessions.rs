@@ -11,6 +11,7 @@ use ratatui::text::{Line, Span};
 
 use super::{Ctx, Handled};
 use crate::keymap::{self, Binding, Key, Row};
+use codeloop_protocol::present::count;
 use codeloop_session::State;
 use codeloop_session::index::{SessionResult, SessionSummary};
 
@@ -167,9 +168,9 @@ impl SessionList {
                 Span::styled(s.task.lines().next().unwrap_or("").to_string(), t.text),
                 Span::styled(
                     format!(
-                        "  · {} · {} repairs · {} tok",
+                        "  · {} · {} · {} tok",
                         s.result.label(),
-                        s.iterations,
+                        count(s.iterations, "repair"),
                         s.tokens
                     ),
                     t.dim,
