@@ -858,3 +858,26 @@ fn history_names_each_runs_function_and_never_cuts_a_word_at_its_edge() {
         app.update(key(KeyCode::Up));
     }
 }
+
+#[test]
+fn at_80x24_the_footer_of_every_pane_ends_with_help_and_quit_whole() {
+    let mut app = App::review(tape(), info(), theme());
+    for focus in [
+        Focus::Task,
+        Focus::Graph,
+        Focus::Code,
+        Focus::Output,
+        Focus::History,
+    ] {
+        app.set_focus(focus);
+        let s = screen(&mut app, 80, 24);
+        let footer = s
+            .lines()
+            .last()
+            .unwrap()
+            .trim_matches('"')
+            .trim_end()
+            .to_string();
+        assert!(footer.ends_with("? help · q quit"), "{focus:?}: {footer}");
+    }
+}
