@@ -14,7 +14,7 @@ mod profiles;
 mod validate;
 
 pub(crate) use env::ENVIRONMENT;
-pub(crate) use origins::Origins;
+pub(crate) use origins::{Origins, source_of};
 
 /// Environment variable that names another config file.
 pub(crate) const CONFIG_ENV: &str = "CODELOOP_CONFIG";

@@ -9,6 +9,37 @@ use std::path::{Path, PathBuf};
 
 use super::ENVIRONMENT;
 
+/// Where the setting `key` (`[section] key`) that is not a flag came
+/// from, in words for what to change: the variable that set it, else the
+/// config file (or a profile in it).
+pub(crate) fn source_of(key: &str, env: impl Fn(&str) -> Option<String>) -> String {
+    match variable_for(key, &env) {
+        Some(name) => name.to_string(),
+        None => {
+            let name = key.rsplit(' ').next().unwrap_or(key);
+            format!(
+                "{name} in {} (or in its profile)",
+                super::Config::default_file().display()
+            )
+        }
+    }
+}
+
+/// The setting a variable sets (`[model] base_url`).
+fn setting_of(var: &super::env::EnvVar) -> &'static str {
+    var.sets.split(" (").next().unwrap_or(var.sets)
+}
+
+/// The variable that set `key`, of those `env` has: the first listed for
+/// it wins (CODELOOP_BASE_URL over OPENAI_BASE_URL), as `apply_env`
+/// applies it last.
+fn variable_for(key: &str, env: &impl Fn(&str) -> Option<String>) -> Option<&'static str> {
+    ENVIRONMENT
+        .iter()
+        .find(|v| setting_of(v) == key && env(v.name).is_some())
+        .map(|v| v.name)
+}
+
 /// Where one setting came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Origin {
@@ -48,15 +79,11 @@ impl Origins {
             }
             origins.file = Some(path);
         }
-        // The first variable listed for a setting wins (CODELOOP_BASE_URL
-        // over OPENAI_BASE_URL), as `apply_env` applies it last.
-        let mut by_env = BTreeMap::new();
-        for var in ENVIRONMENT.iter().filter(|v| env(v.name).is_some()) {
-            let key = var.sets.split(" (").next().unwrap_or(var.sets);
-            by_env.entry(key.to_string()).or_insert(var.name);
-        }
-        for (key, name) in by_env {
-            origins.set.insert(key, Origin::Env(name));
+        for var in ENVIRONMENT {
+            let key = setting_of(var);
+            if let Some(name) = variable_for(key, &env) {
+                origins.set.insert(key.to_string(), Origin::Env(name));
+            }
         }
         origins
     }
