@@ -22,7 +22,7 @@ use crate::session::{Command, ConfigSummary, Event, State, index, read_tape};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The session: its folder or its tape (tape.jsonl)
+    /// The session: an id, a unique prefix of one, `last`, its folder, or its tape (tape.jsonl)
     #[arg(value_name = "SESSION")]
     pub(crate) session: PathBuf,
     /// Fork: a new session that goes on from record SEQ of this one (which stays as it is)
