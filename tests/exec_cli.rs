@@ -135,6 +135,13 @@ fn doctor_reports_every_layer_and_every_probe_contained() {
             "{probe} not contained:\n{report}"
         );
     }
+    // The memory bomb meets the limit runs get ([run] memory_mb, 1024 MiB).
+    assert!(
+        report
+            .lines()
+            .any(|l| l.contains("memory bomb") && l.contains("memory limit of 1024 MiB")),
+        "{report}"
+    );
     for harmless in ["threads", "multiprocessing", "sqlite", "temp files"] {
         assert!(
             report
