@@ -224,7 +224,8 @@ fn program_of(state: &State) -> anyhow::Result<String> {
 }
 
 /// A path ending in `.py` gets one runnable file (the program, every test,
-/// and a runner); anything else a folder like the engine's `out/`.
+/// and a runner); anything else a folder like the engine's `out/`, with
+/// the session's input files beside them (its tests read them there).
 fn write_python(state: &State, path: &Path) -> anyhow::Result<()> {
     let program = program_of(state)?;
     if path.extension().is_some_and(|e| e == "py") {
@@ -233,6 +234,17 @@ fn write_python(state: &State, path: &Path) -> anyhow::Result<()> {
     write_file(&path.join(format!("{}.py", runs::PROGRAM)), &program)?;
     for (file, text) in runs::program_tests(state) {
         write_file(&path.join(file), &text)?;
+    }
+    for input in &state.inputs {
+        let to = path.join(&input.name);
+        std::fs::copy(&input.source_path, &to).with_context(|| {
+            format!(
+                "the program and its tests are in {}, but the input file {} could not be copied beside them from {} (they read it): copy it there yourself",
+                path.display(),
+                input.name,
+                input.source_path
+            )
+        })?;
     }
     Ok(())
 }
