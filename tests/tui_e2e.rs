@@ -585,6 +585,39 @@ fn a_run_skipped_from_the_past_of_a_live_session_is_skipped_everywhere() {
 }
 
 #[test]
+fn q_in_a_session_opened_from_the_welcomes_list_goes_back_to_the_list() {
+    if skip_without_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let env = demo_env(dir.path());
+    let ran = Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .args(["run", "--demo", "roman", "--pace", "0", "--no-cache"])
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let t = Tmux::start("back", dir.path(), &[], &env_refs(&env));
+    let s = t.wait_for("Recent sessions", Duration::from_secs(20));
+    assert!(s.contains("Convert integers"), "{s}");
+    // Opened from the list: q goes back to it; Ctrl-C would quit.
+    t.keys(&["Escape", "Enter"]);
+    let s = t.wait_for("REVIEW", Duration::from_secs(10));
+    assert!(s.contains("q back to the list"), "{s}");
+    t.keys(&["q"]);
+    let s = t.wait_for("Recent sessions", Duration::from_secs(10));
+    assert!(s.contains("READY"), "{s}");
+    assert!(!t.pane_dead(), "q quit the app:\n{s}");
+    // From the welcome, q quits.
+    t.keys(&["q"]);
+    wait_dead(&t);
+}
+
+#[test]
 fn at_80x24_the_welcome_shows_the_demos_and_a_typed_task_survives_a_demo_key() {
     if skip_without_tmux() {
         return;

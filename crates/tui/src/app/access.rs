@@ -141,6 +141,24 @@ impl App {
         self.screen = screen;
     }
 
+    /// This app, opened from `left` (the app it replaces on screen): where
+    /// `left` is the welcome screen, or a session opened from it, `q` goes
+    /// back to that welcome.
+    pub fn opened_from(&mut self, left: App) {
+        self.screen = left.screen;
+        self.keys_handled = left.keys_handled;
+        self.listed_from = match left.listed_from {
+            Some(list) => Some(list),
+            None if left.welcome() => Some(Box::new(left)),
+            None => None,
+        };
+    }
+
+    /// `q` goes back to the welcome screen this session was opened from.
+    pub(crate) fn opened_from_list(&self) -> bool {
+        self.listed_from.is_some()
+    }
+
     /// Read-only: review and replay never steer.
     pub fn read_only(&self) -> bool {
         !matches!(self.session.mode, Mode::Live(_))

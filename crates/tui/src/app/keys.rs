@@ -23,6 +23,7 @@ impl App {
         if key.modifiers.contains(KeyModifiers::CONTROL)
             && keymap::lookup(keymap::COMMON, &key) == Some(GlobalAct::Quit)
         {
+            self.listed_from = None;
             self.request_quit(actions);
             return;
         }
@@ -202,6 +203,18 @@ impl App {
     }
 
     fn request_quit(&mut self, actions: &mut Vec<Action>) {
+        // A session opened from the welcome's list: back to the list.
+        if !self.session_running()
+            && let Some(list) = self.listed_from.take()
+        {
+            let (screen, keys) = (self.screen, self.keys_handled);
+            *self = *list;
+            self.screen = screen;
+            self.keys_handled = keys;
+            self.dirty = true;
+            actions.push(Action::ListSessions);
+            return;
+        }
         if self.session_running() && self.confirm().is_none() {
             // Over an open editor, which stays (its draft is not lost on a no).
             self.ask(Confirm::Quit, OnYes::CancelAndQuit);

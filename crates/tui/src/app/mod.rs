@@ -332,6 +332,10 @@ pub struct App {
     /// The view a fork or rewind left, until the new session's first
     /// record: a start that fails goes back to it.
     travelled_from: Option<Box<App>>,
+    /// The welcome screen a listed session was opened from: `q` goes back
+    /// to it (Ctrl-C quits). Kept across sessions opened from there on, never
+    /// nested.
+    listed_from: Option<Box<App>>,
     flash: Option<(NoticeLevel, String)>,
     /// What the next session starts with (the palette's choices).
     choices: SessionChoices,
@@ -358,6 +362,7 @@ impl App {
             popups: Popups::default(),
             panes: Panes::default(),
             travelled_from: None,
+            listed_from: None,
             flash: None,
             choices: SessionChoices::default(),
             screen: Rect::new(0, 0, 160, 48),

@@ -418,7 +418,14 @@ fn hint_line(app: &App, width: usize) -> Line<'static> {
             .map(|(k, s)| format!("{k} {s}"))
             .collect()
     };
-    let essential = hints(&[help, quit]).join(" · ");
+    let mut essential = hints(&[help, quit]);
+    if app.opened_from_list()
+        && let Some(q) = essential.last_mut()
+    {
+        // q goes back to the list this session was opened from.
+        *q = q.replace(" quit", " back to the list");
+    }
+    let essential = essential.join(" · ");
     let mut room = width.saturating_sub(title.width() + essential.width());
     // What fits, in this order: the pane's own keys, then moving between
     // panes and zooming.
