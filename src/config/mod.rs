@@ -13,7 +13,7 @@ mod origins;
 mod profiles;
 mod validate;
 
-pub(crate) use env::ENVIRONMENT;
+pub(crate) use env::{ENVIRONMENT, OTHER_ENVIRONMENT};
 pub(crate) use origins::{Origins, source_of};
 
 /// Environment variable that names another config file.
@@ -411,7 +411,7 @@ impl Config {
             out.push_str(ORIGINS_HEADER);
         }
         out.push_str(ENVIRONMENT_HEADER);
-        for var in ENVIRONMENT {
+        for var in ENVIRONMENT.iter().chain(OTHER_ENVIRONMENT) {
             out.push_str(&format!("#   {:<24} {}\n", var.name, var.sets));
         }
         out.push('\n');

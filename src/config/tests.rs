@@ -132,6 +132,14 @@ fn the_printed_config_names_every_key_commented_where_unset() {
 }
 
 #[test]
+fn the_readme_names_every_variable_codeloop_reads() {
+    let readme = include_str!("../../README.md");
+    for var in ENVIRONMENT.iter().chain(OTHER_ENVIRONMENT) {
+        assert!(readme.contains(&format!("`{}`", var.name)), "{}", var.name);
+    }
+}
+
+#[test]
 fn every_environment_variable_printed_is_read() {
     let printed = Config::default().to_toml();
     for var in ENVIRONMENT {
