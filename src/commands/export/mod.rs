@@ -141,7 +141,7 @@ fn write_html(
         .unwrap_or_default();
     let tape = Path::new(source);
     let tape = tape.is_file().then_some(tape);
-    let Some(mut tree) = lineage::collect(state, records, tape, &sessions) else {
+    let Some(tree) = lineage::collect(state, records, tape, &sessions) else {
         write_file(path, &html::page_with(state, source, "", naming))?;
         return Ok(vec![path.to_path_buf()]);
     };
@@ -150,16 +150,21 @@ fn write_html(
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
-    tree.asked = Some((here.clone(), file));
+    let asked = Some((here.clone(), file));
     write_file(
         path,
-        &html::page_with(state, source, &lineage::section(&tree, &here), naming),
+        &html::page_with(
+            state,
+            source,
+            &lineage::section(&tree, &here, &asked),
+            naming,
+        ),
     )?;
     let mut written = vec![path.to_path_buf()];
     let beside = path.parent().unwrap_or(Path::new(""));
     for (_, b) in tree.branches.iter().filter(|(_, b)| b.id != here) {
         let Some(branch) = &b.state else { continue };
-        let page = beside.join(b.page());
+        let page = beside.join(lineage::page(b));
         let from = b
             .tape
             .as_deref()
@@ -167,7 +172,12 @@ fn write_html(
             .unwrap_or_default();
         write_file(
             &page,
-            &html::page_with(branch, &from, &lineage::section(&tree, &b.id), naming),
+            &html::page_with(
+                branch,
+                &from,
+                &lineage::section(&tree, &b.id, &asked),
+                naming,
+            ),
         )?;
         written.push(page);
     }

@@ -230,3 +230,21 @@ impl App {
 
     // ---- update -------------------------------------------------------
 }
+
+impl App {
+    /// The open lineage popup, if any (tests).
+    pub fn lineage(&self) -> Option<&crate::panes::lineage::LineageView> {
+        self.popups.iter().rev().find_map(|p| match p {
+            Popup::Lineage(v) => Some(v.as_ref()),
+            Popup::Help(_)
+            | Popup::Confirm(_)
+            | Popup::Editor(_)
+            | Popup::Palette(_)
+            | Popup::Message(_)
+            | Popup::Travel(_)
+            | Popup::Pager(_)
+            | Popup::Pictures(_)
+            | Popup::Inspector(_) => None,
+        })
+    }
+}

@@ -12,6 +12,7 @@ use crate::external_editor::ExternalEdit;
 use crate::keymap::{self, GlobalAct, ReplayAct, SteerAct, TapeMove};
 use crate::panes::confirm::Confirm;
 use crate::panes::editor::{EditTarget, EditorIntent, EditorPopup};
+use crate::panes::lineage::LineageIntent;
 use crate::panes::palette::PaletteIntent;
 use crate::panes::{Handled, Intent};
 use crate::timeline::Jump;
@@ -72,6 +73,11 @@ impl App {
                 Handled::Done | Handled::NotMine => self.popups.push(Popup::Palette(palette)),
             },
             Popup::Inspector(inspector) => self.on_inspector_key(inspector, key, actions),
+            Popup::Lineage(mut view) => match view.on_key(key) {
+                Handled::Intent(LineageIntent::Open(tape)) => self.open_branch(tape, actions),
+                Handled::Intent(LineageIntent::Close) => {}
+                Handled::Done | Handled::NotMine => self.popups.push(Popup::Lineage(view)),
+            },
             Popup::Editor(mut editor) => match editor.on_key(key) {
                 Handled::Intent(EditorIntent::Send) => self.submit_editor(*editor, actions),
                 Handled::Intent(EditorIntent::Discard) => {
@@ -121,6 +127,9 @@ impl App {
             Intent::Attach => self.open_editor(EditTarget::Attach, String::new()),
             Intent::DescribeInputs => self.describe_inputs(),
             Intent::OpenLog => self.open_log(actions),
+            Intent::Session(crate::panes::sessions::SessionIntent::Lineage(tape)) => {
+                actions.push(Action::ReadLineage(tape));
+            }
             Intent::Session(intent) => match Replacing::for_session(intent) {
                 Ok(what) => self.replace(what, actions),
                 Err(dir) => self.ask(Confirm::DeleteSession, OnYes::Delete(dir)),
@@ -162,6 +171,7 @@ impl App {
             GlobalAct::Travel(t) => self.on_travel(t),
             GlobalAct::Inspect => self.open_inspector(),
             GlobalAct::Pictures => self.open_pictures(actions),
+            GlobalAct::Lineage => self.ask_lineage(actions),
         }
     }
 

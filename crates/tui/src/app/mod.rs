@@ -149,6 +149,9 @@ pub enum Action {
         path: PathBuf,
         from: AttachFrom,
     },
+    /// Read the lineage of the session at this tape off the UI thread
+    /// (`Msg::LineageRead` back).
+    ReadLineage(PathBuf),
     /// What the next session starts with (given before each `Start`).
     Configure(SessionChoices),
     /// Write the session (`state`, folded to its end) in `format`, into
@@ -199,6 +202,12 @@ pub enum Msg {
     PictureRead {
         path: PathBuf,
         result: Result<std::sync::Arc<crate::picture::Pixels>, String>,
+    },
+    /// A lineage asked for with `Action::ReadLineage` was read (None: the
+    /// session is no fork and has none).
+    LineageRead {
+        tape: PathBuf,
+        result: Result<Option<Box<codeloop_session::lineage::Lineage>>, String>,
     },
     /// The person's editor closed (`Action::OpenEditor`).
     EditorDone {
@@ -493,6 +502,7 @@ impl App {
             Msg::InputDescribed { path, from, result } => {
                 self.on_input_described(path, from, result);
             }
+            Msg::LineageRead { tape, result } => self.on_lineage_read(&tape, result),
             Msg::EditorDone { target, outcome } => {
                 self.on_editor_done(target, outcome, &mut actions);
             }
