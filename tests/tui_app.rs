@@ -789,10 +789,15 @@ fn once_a_session_ended_the_demo_keys_leave_it_for_a_demo_and_step_mode_stays() 
 
 /// The rows of the History pane in `screen` (the text between its borders).
 fn history_rows(screen: &str) -> Vec<String> {
+    pane_rows(screen, "History")
+}
+
+/// The rows of the pane titled `title` in `screen` (the left column's).
+fn pane_rows(screen: &str, title: &str) -> Vec<String> {
     let lines: Vec<&str> = screen.lines().collect();
     let Some(top) = lines
         .iter()
-        .position(|l| l.contains("┌ History") || l.contains("┏ History"))
+        .position(|l| l.contains(&format!("┌ {title}")) || l.contains(&format!("┏ {title}")))
     else {
         return Vec::new();
     };
@@ -856,6 +861,17 @@ fn history_names_each_runs_function_and_never_cuts_a_word_at_its_edge() {
             );
         }
         app.update(key(KeyCode::Up));
+    }
+    // The workflow's rows too, where the status word has no room.
+    let narrow = screen(&mut app, 80, 24);
+    let rows = pane_rows(&narrow, "Workflow");
+    assert!(rows.iter().any(|r| r.contains("roman_to_int")), "{narrow}");
+    for row in rows {
+        let last = row.split_whitespace().last().unwrap_or("");
+        assert!(
+            row.ends_with(' ') || words.contains(last),
+            "a row cut mid-word: {row:?}\n{narrow}"
+        );
     }
 }
 

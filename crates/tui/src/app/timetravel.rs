@@ -272,14 +272,17 @@ impl App {
         result: Result<Option<Box<codeloop_session::lineage::Lineage>>, String>,
     ) {
         // The session on screen, or the one the welcome's list chose.
-        let id = match &self.session.info.sessions.iter().find(|s| s.tape() == tape) {
-            Some(s) if self.welcome() => s.id.clone(),
-            _ => self.session.timeline.state().session_id.clone(),
+        let (id, mark) = match &self.session.info.sessions.iter().find(|s| s.tape() == tape) {
+            Some(s) if self.welcome() => (s.id.clone(), "chosen"),
+            _ => (
+                self.session.timeline.state().session_id.clone(),
+                "on screen",
+            ),
         };
         match result {
-            Ok(Some(lineage)) => self
-                .popups
-                .push(Popup::Lineage(Box::new(LineageView::new(&lineage, &id)))),
+            Ok(Some(lineage)) => self.popups.push(Popup::Lineage(Box::new(LineageView::new(
+                &lineage, &id, mark,
+            )))),
             Ok(None) => self.say(
                 NoticeLevel::Info,
                 format!("no lineage: session {id} is no fork and has none (F forks it)"),

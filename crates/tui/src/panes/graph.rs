@@ -235,7 +235,9 @@ impl GraphPane {
                     // before the status word (its symbol says it too), which
                     // is left out rather than cut.
                     let (second, third) = if 4 + name_w + 11 + 5 > width {
-                        let room = width.saturating_sub(4 + name_w + 5);
+                        // The marker (1), the symbol (3), the name, the
+                        // iteration (6), then a space and the word.
+                        let room = width.saturating_sub(1 + 3 + name_w + 6);
                         let status = if room > label.chars().count() {
                             status
                         } else {

@@ -30,7 +30,7 @@ pub(crate) struct BranchRow {
     pub(crate) words: String,
     /// Where it was forked, in words.
     pub(crate) forked: Option<String>,
-    /// The session on screen.
+    /// The session on screen (or chosen in the welcome's list).
     pub(crate) current: bool,
 }
 
@@ -86,11 +86,15 @@ pub struct LineageView {
     pub(crate) selected: usize,
     /// Branches left out past `lineage::MOST`.
     left_out: usize,
+    /// How the current branch is marked: "on screen", or "chosen" for
+    /// one chosen in the welcome's list.
+    mark: &'static str,
 }
 
 impl LineageView {
-    /// The view of `lineage`, `current` (the session on screen) chosen.
-    pub(crate) fn new(lineage: &Lineage, current: &str) -> LineageView {
+    /// The view of `lineage`, `current` (the session on screen, or the one
+    /// chosen in the welcome's list: `mark` says which) chosen.
+    pub(crate) fn new(lineage: &Lineage, current: &str, mark: &'static str) -> LineageView {
         let rows: Vec<BranchRow> = lineage
             .branches
             .iter()
@@ -134,6 +138,7 @@ impl LineageView {
             rows,
             selected,
             left_out: lineage.left_out,
+            mark,
         }
     }
 
@@ -191,7 +196,7 @@ impl LineageView {
                 Span::styled(r.id.clone(), if r.current { t.title } else { t.text }),
             ];
             if r.current {
-                spans.push(Span::styled(" (on screen)", t.accent));
+                spans.push(Span::styled(format!(" ({})", self.mark), t.accent));
             }
             let mut line = Line::from(spans);
             if here {
@@ -220,9 +225,10 @@ impl LineageView {
 impl super::popup::PopupView for LineageView {
     fn render(&self, cx: &super::popup::PopupCtx, frame: &mut Frame) {
         let t = cx.theme;
-        let area = popup_area(frame.area(), 90, 80);
+        let most = popup_area(frame.area(), 90, 80);
+        let (lines, chosen_line) = self.lines(t, usize::from(most.width.saturating_sub(2)));
+        let area = super::fit_to_lines(most, &lines);
         let inner_height = usize::from(area.height.saturating_sub(2));
-        let (lines, chosen_line) = self.lines(t, usize::from(area.width.saturating_sub(2)));
         // Keep the chosen branch in view, with what is said under it.
         let scroll = chosen_line.saturating_sub(inner_height.saturating_sub(3));
         frame.render_widget(Clear, area);

@@ -152,7 +152,7 @@ impl SessionList {
             return Vec::new();
         }
         let mut lines = vec![Line::styled(
-            "Recent sessions (↑/↓, Enter open · r replay · R resume · F fork · d delete):",
+            "Recent sessions (↑/↓, Enter open · r replay · R resume · F fork · b lineage · d delete):",
             t.text,
         )];
         let selected = self.selected.min(sessions.len() - 1);
