@@ -897,3 +897,36 @@ fn at_80x24_the_footer_of_every_pane_ends_with_help_and_quit_whole() {
         assert!(footer.ends_with("? help · q quit"), "{focus:?}: {footer}");
     }
 }
+
+#[test]
+fn zoomed_on_a_projectors_100x30_a_pane_fills_it_and_says_how_to_come_back() {
+    let no_dir = std::path::Path::new("/nonexistent");
+    for name in ["dark", "light"] {
+        let theme = codeloop::tui::Theme::load(name, no_dir).unwrap();
+        let mut app = App::review(tape(), info(), theme);
+        for focus in [Focus::Code, Focus::Output, Focus::History, Focus::Graph] {
+            app.set_focus(focus);
+            app.update(ch('z'));
+            let s = screen(&mut app, 100, 30);
+            let footer = s
+                .lines()
+                .last()
+                .unwrap()
+                .trim_matches('"')
+                .trim_end()
+                .to_string();
+            assert!(
+                footer.ends_with("Esc unzoom · ? help · q quit"),
+                "{focus:?}: {footer}"
+            );
+            // One pane, the whole width: its frame's corners at both edges.
+            let top = s.lines().next().unwrap().trim_matches('"').to_string();
+            assert!(
+                top.starts_with(['┌', '┏']) && top.ends_with(['┐', '┓']),
+                "{focus:?}:\n{s}"
+            );
+            app.update(key(KeyCode::Esc));
+            assert!(!app.zoomed());
+        }
+    }
+}

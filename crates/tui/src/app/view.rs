@@ -419,6 +419,10 @@ fn hint_line(app: &App, width: usize) -> Line<'static> {
             .collect()
     };
     let mut essential = hints(&[help, quit]);
+    if app.zoom {
+        // Zoomed (a projector's view): how to come back, always.
+        essential.insert(0, "Esc unzoom".to_string());
+    }
     if app.opened_from_list()
         && let Some(q) = essential.last_mut()
     {
@@ -445,7 +449,8 @@ fn hint_line(app: &App, width: usize) -> Line<'static> {
             take(both).map(|_| (r.label.to_string(), r.short.to_string()))
         })
         .collect();
-    let moves: Vec<String> = hints(&[pane, zoom])
+    let moves_asked: &[GlobalAct] = if app.zoom { &[pane] } else { &[pane, zoom] };
+    let moves: Vec<String> = hints(moves_asked)
         .into_iter()
         .map_while(&mut take)
         .collect();
