@@ -97,3 +97,27 @@ fn a_server_that_does_not_answer_is_said_with_where_its_address_came_from() {
     let said = asked(&[], &["--base-url", "http://127.0.0.1:9/v1"]);
     assert!(said.contains("point --base-url at one that runs"), "{said}");
 }
+
+#[test]
+fn models_with_nothing_configured_says_so_once_and_names_no_demo() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .arg("models")
+        .env("CODELOOP_DATA_DIR", dir.path())
+        .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("CODELOOP_BASE_URL")
+        .env_remove("CODELOOP_PROVIDER")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        said.starts_with(
+            "model        none configured: no model server is configured and Ollama does not answer"
+        ),
+        "{said}"
+    );
+    assert_eq!(said.matches("Ollama does not answer").count(), 1, "{said}");
+    assert!(!said.contains("wordfreq"), "{said}");
+    assert!(said.contains("--demo NAME"), "{said}");
+}
