@@ -167,7 +167,7 @@ async fn the_repair_prompt_carries_the_runtime_values_at_the_failing_line() {
     let reflection = records
         .iter()
         .find_map(|r| match &r.event {
-            Event::Reflection { text, .. } => Some(text.clone()),
+            Event::Reflection(ReflectionEvent { text, .. }) => Some(text.clone()),
             _ => None,
         })
         .unwrap();

@@ -380,7 +380,7 @@ fn b_shows_the_lineage_where_the_person_is_and_enter_moves_between_branches() {
     // A fork after roman_to_int's first failure was localized.
     let at = tape(dir.path(), parent_id)
         .iter()
-        .find(|r| matches!(r.event, Event::Localized { .. }))
+        .find(|r| matches!(r.event, Event::Localized(_)))
         .unwrap()
         .seq;
     let fork = codeloop(

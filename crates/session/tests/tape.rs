@@ -504,7 +504,7 @@ fn fixture_input(name: &str) -> InputFile {
 }
 
 fn started_with(inputs: Vec<InputFile>) -> Event {
-    Event::SessionStarted {
+    Event::SessionStarted(SessionStartedEvent {
         version: TAPE_VERSION,
         session_id: "s1".into(),
         started_at: "2026-11-28T12:00:00Z".into(),
@@ -515,7 +515,7 @@ fn started_with(inputs: Vec<InputFile>) -> Event {
             model: "roman".into(),
             ..Default::default()
         },
-    }
+    })
 }
 
 #[test]
@@ -547,7 +547,7 @@ fn a_tape_whose_image_input_said_format_twice_reads_back() {
     let line = r#"{"seq":0,"t_ms":0,"type":"session_started","version":1,"session_id":"s1","started_at":"2026-11-28T12:00:00Z","task":"look at it","inputs":[{"name":"pic.png","source_path":"/tmp/pic.png","size_bytes":148,"preview":"","description":{"name":"pic.png","size_bytes":148,"what":{"format":"image","format":"PNG","width":16,"height":12}}}],"config":{"provider":"demo","model":"roman","endpoint":"","max_iterations":4,"workers":2,"timeout_secs":10}}"#;
     let read = parse_tape(format!("{line}\n").as_bytes(), std::path::Path::new("t")).unwrap();
     assert_eq!(read.skipped, []);
-    let Event::SessionStarted { inputs, .. } = &read.records[0].event else {
+    let Event::SessionStarted(SessionStartedEvent { inputs, .. }) = &read.records[0].event else {
         panic!("{:?}", read.records[0])
     };
     assert_eq!(inputs[0].summary(), fixture_input("pic.png").summary());

@@ -170,10 +170,21 @@ fn every_one_of_eight_attached_files_is_named_before_and_after_the_start() {
             p
         })
         .collect();
+    let inputs: Vec<InputFile> = paths
+        .iter()
+        .zip(&names)
+        .map(|(p, n)| InputFile {
+            name: n.clone(),
+            source_path: p.display().to_string(),
+            size_bytes: 8,
+            preview: String::new(),
+            description: codeloop_inputs::describe(p).ok(),
+        })
+        .collect();
     // Attached, before the start.
     let mut app = App::live(info(), theme());
-    for p in &paths {
-        app.task_mut().attach(p.clone()).unwrap();
+    for (p, file) in paths.iter().zip(&inputs) {
+        app.task_mut().attach_described(p.clone(), file).unwrap();
     }
     for (w, h) in [(80, 24), (160, 48)] {
         let s = screen(&mut app, w, h);
@@ -185,28 +196,17 @@ fn every_one_of_eight_attached_files_is_named_before_and_after_the_start() {
     app.task_mut()
         .insert_str("Sum column b of every part, then add the sums together.");
     app.update(ctrl('s'));
-    let inputs = paths
-        .iter()
-        .zip(&names)
-        .map(|(p, n)| InputFile {
-            name: n.clone(),
-            source_path: p.display().to_string(),
-            size_bytes: 8,
-            preview: String::new(),
-            description: codeloop_inputs::describe(p).ok(),
-        })
-        .collect();
     app.update(Msg::Record(Record {
         seq: 0,
         t_ms: 0,
-        event: Event::SessionStarted {
+        event: Event::SessionStarted(SessionStartedEvent {
             version: TAPE_VERSION,
             session_id: "s-eight".into(),
             started_at: "2026-11-25T01:00:00Z".into(),
             task: "Sum column b of every part, then add the sums together.".into(),
             inputs,
             config: ConfigSummary::default(),
-        },
+        }),
     }));
     for (w, h) in [(80, 24), (160, 48)] {
         let s = screen(&mut app, w, h);

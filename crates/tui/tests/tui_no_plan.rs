@@ -247,7 +247,7 @@ fn a_plan_written_after_a_demos_plan_was_skipped_starts_from_the_demos_and_its_r
     let dir = tempfile::tempdir().unwrap();
     let input = input_file(dir.path());
     let mut events = no_plan_events(&input);
-    let Event::SessionStarted { config, .. } = &mut events[0] else {
+    let Event::SessionStarted(SessionStartedEvent { config, .. }) = &mut events[0] else {
         panic!()
     };
     config.provider = "demo".into();

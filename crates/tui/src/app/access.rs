@@ -244,7 +244,8 @@ impl App {
             | Popup::Travel(_)
             | Popup::Pager(_)
             | Popup::Pictures(_)
-            | Popup::Inspector(_) => None,
+            | Popup::Inspector(_)
+            | Popup::Servers(_) => None,
         })
     }
 }

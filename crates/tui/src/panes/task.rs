@@ -359,10 +359,10 @@ fn draw_recorded(ctx: &Ctx, area: Rect, frame: &mut Frame) {
     let s = ctx.state;
     let width = usize::from(area.width.saturating_sub(2)).max(1);
     let height = usize::from(area.height.saturating_sub(2));
-    let files: Vec<(String, String)> = s
+    let files: Vec<(&str, String, String)> = s
         .inputs
         .iter()
-        .map(|f| (crate::sanitize::sanitize(&f.name), input_detail(f)))
+        .map(|f| ("attached ", crate::sanitize::sanitize(&f.name), input_detail(f)))
         .collect();
     let task = if s.task.is_empty() {
         vec![Line::styled("starting…", t.dim)]
