@@ -92,3 +92,40 @@ fn enter_opens_another_branch_and_not_one_that_cannot_be_read() {
     });
     assert!(app.flash().unwrap().1.contains("is no fork and has none"));
 }
+
+/// From the welcome's list nothing is on screen: Enter on the branch the
+/// list chose opens it too (it did nothing, as for the one on screen).
+#[test]
+fn from_the_welcome_enter_opens_the_branch_the_list_chose() {
+    let id = "20261123-010000-b";
+    let mut i = info();
+    i.sessions = vec![codeloop_session::index::SessionSummary {
+        id: id.into(),
+        started_at: "2026-11-23T01:00:00Z".into(),
+        task: "sum key=value lines".into(),
+        model: "demo:roman".into(),
+        provider: "demo".into(),
+        result: codeloop_session::index::SessionResult::Passed,
+        iterations: 1,
+        tokens: 960,
+        parent: Some("s@15".into()),
+        events: 30,
+        dir: PathBuf::from(format!("/sessions/{id}")),
+    }];
+    let mut app = App::live(i, theme());
+    assert!(app.welcome());
+    let root = State::from_records(&records()).session_id;
+    app.update(Msg::LineageRead {
+        tape: PathBuf::from(format!("/sessions/{id}/tape.jsonl")),
+        result: Ok(Some(Box::new(lineage(&root)))),
+    });
+    let s = screen(&mut app, 80, 24);
+    assert!(s.contains(&format!("{id} (chosen)")), "{s}");
+    assert_eq!(
+        app.update(key(KeyCode::Enter)),
+        vec![Action::Open {
+            tape: PathBuf::from(format!("/sessions/{id}/tape.jsonl")),
+            replay: false
+        }]
+    );
+}

@@ -273,10 +273,10 @@ impl App {
     ) {
         // The session on screen, or the one the welcome's list chose.
         let (id, mark) = match &self.session.info.sessions.iter().find(|s| s.tape() == tape) {
-            Some(s) if self.welcome() => (s.id.clone(), "chosen"),
+            Some(s) if self.welcome() => (s.id.clone(), crate::panes::lineage::CHOSEN),
             _ => (
                 self.session.timeline.state().session_id.clone(),
-                "on screen",
+                crate::panes::lineage::ON_SCREEN,
             ),
         };
         match result {

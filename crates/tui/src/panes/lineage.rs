@@ -79,6 +79,11 @@ pub(crate) const KEYS: &[Binding<LineageAct>] = &[
     },
 ];
 
+/// How the branch of the session on screen is marked.
+pub(crate) const ON_SCREEN: &str = "on screen";
+/// How the branch chosen in the welcome's list (none on screen) is marked.
+pub(crate) const CHOSEN: &str = "chosen";
+
 /// The lineage popup: the branches, and the one chosen.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LineageView {
@@ -158,11 +163,15 @@ impl LineageView {
             LineageAct::Close => return Handled::Intent(LineageIntent::Close),
             LineageAct::Open => {
                 return match self.rows.get(self.selected) {
+                    // Any branch but the one on screen: the one chosen in
+                    // the welcome's list is not open yet.
                     Some(BranchRow {
-                        current: false,
+                        current,
                         tape: Some(tape),
                         ..
-                    }) => Handled::Intent(LineageIntent::Open(tape.clone())),
+                    }) if !*current || self.mark == CHOSEN => {
+                        Handled::Intent(LineageIntent::Open(tape.clone()))
+                    }
                     // The one on screen, or one whose tape cannot be read.
                     _ => Handled::Done,
                 };
