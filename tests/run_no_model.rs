@@ -111,13 +111,19 @@ fn models_with_nothing_configured_says_so_once_and_names_no_demo() {
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&output.stdout);
+    if said.contains("answers") && !said.contains("none answers") {
+        // A model server listens on a well-known port of this machine.
+        return;
+    }
+    let model = said
+        .lines()
+        .find(|l| l.starts_with("model "))
+        .unwrap_or_default();
     assert!(
-        said.starts_with(
-            "model        none configured: no model server is configured and Ollama does not answer"
-        ),
+        model.starts_with("model        none configured: no model server is configured"),
         "{said}"
     );
-    assert_eq!(said.matches("Ollama does not answer").count(), 1, "{said}");
+    assert_eq!(said.matches("is configured and").count(), 1, "{said}");
     assert!(!said.contains("wordfreq"), "{said}");
     assert!(said.contains("--demo NAME"), "{said}");
 }
