@@ -180,11 +180,7 @@ impl App {
         if self.at_end() {
             return self.state().paused.as_ref();
         }
-        self.records()
-            .iter()
-            .rev()
-            .find_map(|r| codeloop_session::state::pause_after(&r.event))
-            .flatten()
+        codeloop_session::state::pause_at_end(self.records())
     }
 
     /// A live session is running (not ended), wherever the cursor is: a
