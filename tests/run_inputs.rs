@@ -163,6 +163,23 @@ fn a_csv_is_described_in_the_prompts_at_the_start_on_the_tape_in_the_report_and_
         html.contains(&format!("Exported by codeloop from {here}")),
         "{html}"
     );
+    // The player's page is one to send too.
+    let player = dir.path().join("player.html");
+    for (full, named) in [(false, false), (true, true)] {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_codeloop"));
+        c.args(["export", "--format", "html", "--player", "-o"])
+            .arg(&player)
+            .arg(&session)
+            .env("CODELOOP_DATA_DIR", dir.path().join("data"))
+            .env("CODELOOP_CONFIG", dir.path().join("none.toml"));
+        if full {
+            c.arg("--full-paths");
+        }
+        assert!(c.output().unwrap().status.success());
+        let page = std::fs::read_to_string(&player).unwrap();
+        assert_eq!(page.contains(&here), named, "full paths: {full}");
+        assert!(page.contains("tape.jsonl"), "the tape named");
+    }
 }
 
 /// The command's output, or a failure if it has not ended within 60 s (a

@@ -57,6 +57,13 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         eprintln!("codeloop: {source}: {damage}; exporting the rest");
     }
     let state = State::from_records(&contents.records);
+    // A page is sent to others: it names this machine's files by their
+    // names alone, unless asked.
+    let naming = if args.full_paths {
+        html::Naming::FullPaths
+    } else {
+        html::Naming::Names
+    };
     if args.player {
         if args.format != Format::Html {
             anyhow::bail!(
@@ -66,7 +73,10 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         let path = args.output.clone().unwrap_or_else(|| {
             PathBuf::from(format!("{}-player.html", file_stem(&state.session_id)))
         });
-        write_file(&path, &player::page(&contents.records, &source))?;
+        write_file(
+            &path,
+            &player::page(&contents.records, &naming.name(&source)),
+        )?;
         println!("{}", path.display());
         return Ok(0);
     }
@@ -75,11 +85,6 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         .clone()
         .unwrap_or_else(|| default_path(&state, args.format));
     if args.format == Format::Html {
-        let naming = if args.full_paths {
-            html::Naming::FullPaths
-        } else {
-            html::Naming::Names
-        };
         let written = write_html(
             &state,
             &contents.records,
