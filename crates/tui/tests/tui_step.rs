@@ -201,6 +201,8 @@ fn x_asks_first_wherever_a_skip_ends_something_and_nowhere_else() {
             finish_reason: None,
             usage_estimated: false,
             structured: None,
+            stopped: None,
+            prefilled: None,
         }),
     ];
     for (before, step) in [
