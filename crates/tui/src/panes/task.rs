@@ -362,7 +362,13 @@ fn draw_recorded(ctx: &Ctx, area: Rect, frame: &mut Frame) {
     let files: Vec<(&str, String, String)> = s
         .inputs
         .iter()
-        .map(|f| ("attached ", crate::sanitize::sanitize(&f.name), input_detail(f)))
+        .map(|f| {
+            (
+                "attached ",
+                crate::sanitize::sanitize(&f.name),
+                input_detail(f),
+            )
+        })
         .collect();
     let task = if s.task.is_empty() {
         vec![Line::styled("starting…", t.dim)]
