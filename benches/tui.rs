@@ -444,17 +444,19 @@ async fn flood() {
     });
     let mut bytes_sent = 0u64;
     let mut chunks = 0u64;
-    while let Some(chunk) = chunks_rx.recv().await {
-        chunks += 1;
-        bytes_sent += chunk.text.len() as u64;
-        let stream = chunk.stream;
-        let _ = records
-            .send(seq.record(Event::Output(OutputEvent {
-                run_id: 1,
-                stream,
-                text: chunk.text,
-            })))
-            .await;
+    // Gathered as the engine gathers a run's output for its tape.
+    while let Some(pieces) = codeloop::engine::output::gather(&mut chunks_rx).await {
+        for chunk in pieces {
+            chunks += 1;
+            bytes_sent += chunk.text.len() as u64;
+            let _ = records
+                .send(seq.record(Event::Output(OutputEvent {
+                    run_id: 1,
+                    stream: chunk.stream,
+                    text: chunk.text,
+                })))
+                .await;
+        }
     }
     let outcome = run.await.expect("the run task").expect("the run");
     let _ = records

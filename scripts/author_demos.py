@@ -256,6 +256,75 @@ def roman_to_int(s):
             total += value
     return total
 ''', before="Lower-case letters are not keys of VALUES, so VALUES[ch] raises KeyError for 'x'; letters that are not numerals raise KeyError too, where the caller expects ValueError. Upper-case the input and reject unknown letters with ValueError first.")),
+        # With --candidates 3 (functional consensus): two more candidates of
+        # each function and the calls that tell them apart. int_to_roman's
+        # #2 forgets the subtractive pairs (4 is IIII) and is outvoted;
+        # roman_to_int's #2 and #3 agree where #1 is wrong, and #2 is kept:
+        # no repair is needed.
+        ("code/int_to_roman/1/c2", py('''
+def int_to_roman(n):
+    if not 0 < n < 4000:
+        raise ValueError("n must be between 1 and 3999")
+    out = ""
+    for value, letter in [(1000, "M"), (500, "D"), (100, "C"), (50, "L"), (10, "X"), (5, "V"), (1, "I")]:
+        out += letter * (n // value)
+        n %= value
+    return out
+''')),
+        ("code/int_to_roman/1/c3", py('''
+ONES = ["", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX"]
+TENS = ["", "X", "XX", "XXX", "XL", "L", "LX", "LXX", "LXXX", "XC"]
+HUNDREDS = ["", "C", "CC", "CCC", "CD", "D", "DC", "DCC", "DCCC", "CM"]
+
+
+def int_to_roman(n):
+    if not 1 <= n <= 3999:
+        raise ValueError("out of range: %r" % n)
+    return "M" * (n // 1000) + HUNDREDS[n // 100 % 10] + TENS[n // 10 % 10] + ONES[n % 10]
+''')),
+        ("inputs/int_to_roman", json.dumps({"calls": [
+            "int_to_roman(4)", "int_to_roman(9)", "int_to_roman(14)", "int_to_roman(40)",
+            "int_to_roman(90)", "int_to_roman(400)", "int_to_roman(3999)", "int_to_roman(1)",
+        ]})),
+        ("code/roman_to_int/1/c2", py('''
+VALUES = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
+
+
+def roman_to_int(s):
+    s = s.upper()
+    if not s or any(ch not in VALUES for ch in s):
+        raise ValueError("not a Roman numeral: %r" % s)
+    total = 0
+    for here, after in zip(s, s[1:] + " "):
+        value = VALUES[here]
+        total += -value if value < VALUES.get(after, 0) else value
+    return total
+''')),
+        ("code/roman_to_int/1/c3", py('''
+PAIRS = {"CM": 900, "CD": 400, "XC": 90, "XL": 40, "IX": 9, "IV": 4}
+SINGLES = {"M": 1000, "D": 500, "C": 100, "L": 50, "X": 10, "V": 5, "I": 1}
+
+
+def roman_to_int(s):
+    s = s.upper()
+    if not s:
+        raise ValueError("an empty numeral")
+    total, i = 0, 0
+    while i < len(s):
+        if s[i:i + 2] in PAIRS:
+            total += PAIRS[s[i:i + 2]]
+            i += 2
+        elif s[i] in SINGLES:
+            total += SINGLES[s[i]]
+            i += 1
+        else:
+            raise ValueError("not a Roman numeral: %r" % s)
+    return total
+''')),
+        ("inputs/roman_to_int", json.dumps({"calls": [
+            "roman_to_int('IV')", "roman_to_int('ix')", "roman_to_int('MCMXCIV')",
+            "roman_to_int('XLII')", "roman_to_int('MMMCMXCIX')", "roman_to_int('CD')",
+        ]})),
     ],
 }
 

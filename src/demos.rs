@@ -30,6 +30,16 @@ pub struct Demo {
 }
 
 impl Demo {
+    /// The plan its authored replies give (the reply tagged `plan`).
+    pub(crate) fn plan(&self) -> Vec<crate::session::FunctionSpec> {
+        self.replies
+            .lines()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .find(|reply| reply["tag"] == "plan")
+            .and_then(|reply| crate::engine::extract::extract_plan(reply["text"].as_str()?).ok())
+            .unwrap_or_default()
+    }
+
     /// The demo's input files on disk, written afresh under `data_dir`
     /// (`demos/NAME/`), to attach to its session.
     pub(crate) fn input_files(&self, data_dir: &Path) -> std::io::Result<Vec<PathBuf>> {

@@ -245,7 +245,12 @@ async fn dispatch(cli: Cli, config: Config) -> anyhow::Result<i32> {
         Some(Cmd::Bench(args)) => commands::bench::run(args, config).await,
         Some(Cmd::Models(args)) => commands::models::run(args, config).await,
         Some(Cmd::Config) => {
-            print!("{}", config.to_toml());
+            let flags = codeloop::config::GlobalFlags {
+                graphics: cli.graphics.is_some(),
+                sandbox: cli.sandbox,
+                python: cli.python,
+            };
+            print!("{}", config.printed_as_taken(cli.config.as_deref(), flags));
             Ok(0)
         }
         // Written by `main` before the config is read.

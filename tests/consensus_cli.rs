@@ -105,3 +105,42 @@ fn bench_with_and_without_candidates_compared() {
     // T/1's code and repair.
     assert_eq!(row(&stdout, "model calls"), ["model calls", "8", "3", "*"]);
 }
+
+#[test]
+fn the_roman_demo_shows_a_vote_and_a_demo_without_candidates_says_so_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut run = codeloop(dir.path());
+    run.args(["run", "--demo", "roman", "--pace", "0", "--no-cache"])
+        .args(["--candidates", "3"]);
+    let (_, progress) = ok(run);
+    // roman_to_int's #1 adds its subtractive pairs; #2 and #3 agree, and
+    // #2 is kept: no repair is needed.
+    assert!(
+        progress.contains(
+            "vote    roman_to_int #1: 3 candidates on 9 inputs (5 proposed by the model): #2 chosen"
+        ),
+        "{progress}"
+    );
+    assert!(
+        progress.contains("vote    int_to_roman #1: 3 candidates on 10 inputs (7 proposed by the model): #1 chosen"),
+        "{progress}"
+    );
+    assert!(progress.contains("repairs: 0"), "{progress}");
+    assert!(!progress.contains("error"), "{progress}");
+
+    let mut run = codeloop(dir.path());
+    run.args(["run", "--demo", "wordfreq", "--pace", "0", "--no-cache"])
+        .args(["--candidates", "3"]);
+    let (_, progress) = ok(run);
+    assert_eq!(
+        progress
+            .matches("the recorded replies hold no other candidates")
+            .count(),
+        1,
+        "{progress}"
+    );
+    for never in ["no reply is tagged so", "did not load", "vote ", "error"] {
+        assert!(!progress.contains(never), "{never}:\n{progress}");
+    }
+    assert!(progress.contains("result: PASSED"), "{progress}");
+}

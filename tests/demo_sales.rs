@@ -74,3 +74,49 @@ fn the_sales_demo_shows_every_part_of_a_data_task() {
     assert!(records.iter().any(|r| matches!(&r.event,
         Event::Picture(PictureEvent { picture, .. }) if picture.name == "chart.png")));
 }
+
+#[test]
+fn the_program_exported_to_a_folder_has_its_input_beside_it_and_its_tests_pass_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let codeloop = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_codeloop"))
+            .args(args)
+            .env("CODELOOP_DATA_DIR", dir.path().join("data"))
+            .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let run = codeloop(&["run", "--demo", "sales", "--pace", "0", "--no-cache"]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let out = codeloop(&["export", "last", "--format", "py", "-o", "program"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let folder = dir.path().join("program");
+    assert_eq!(
+        std::fs::read(folder.join("sales.csv")).unwrap(),
+        include_bytes!("../assets/demos/sales/sales.csv")
+    );
+    // Each test file's tests, run where they were written.
+    let check = "import glob, importlib, sys\nsys.path.insert(0, '.')\nfor f in sorted(glob.glob('test_*.py')):\n    m = importlib.import_module(f[:-3])\n    for name in dir(m):\n        if name.startswith('test'):\n            getattr(m, name)()\nprint('all passed')\n";
+    let python =
+        codeloop::exec::Sandbox::probe(&codeloop::exec::SandboxOptions::from_env()).interpreter;
+    let ran = Command::new(python)
+        .args(["-c", check])
+        .current_dir(&folder)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&ran.stdout),
+        "all passed\n",
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+}

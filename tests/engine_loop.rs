@@ -762,3 +762,57 @@ async fn a_spent_budget_is_noticed_once_however_many_nodes_it_stops() {
         .count();
     assert_eq!(budget_notices, 1);
 }
+
+/// A run that prints line by line (the sandbox runs Python unbuffered,
+/// `-u`) reaches the reader in pieces of a few lines each: a million-line
+/// flood came as 93,324 output records, each a record the tape, the
+/// workbench's timeline and every reader hold (`cargo bench --bench tui`:
+/// 62.5 MB at the flood's peak). Gathered, a run's output is a few records
+/// a second, every line kept in its order.
+#[tokio::test]
+async fn a_run_printing_line_by_line_goes_on_the_tape_in_few_records_nothing_lost() {
+    const LINES: usize = 50_000;
+    let tests = format!(
+        "def test_loud():\n    for i in range({LINES}):\n        print(f'line {{i}}')\n    assert loud() == 1\n"
+    );
+    let s = start(
+        vec![
+            reply("plan", &plan_json(&[("loud", &[])])),
+            reply("tests/loud", &py(&tests)),
+            reply("code/loud/1", &py("def loud():\n    return 1\n")),
+        ],
+        EngineOptions::default(),
+    );
+    let (_, result, records, _dir) = finish(s).await;
+    assert!(result.passed, "{}", result.summary);
+    // The function's run (the program's runs the same tests again).
+    let run_id = records
+        .iter()
+        .find_map(|r| match &r.event {
+            Event::RunStarted(e) if e.kind == RunKind::NodeTests => Some(e.run_id),
+            _ => None,
+        })
+        .unwrap();
+    let outputs: Vec<&OutputEvent> = records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Output(e) if e.run_id == run_id && e.stream == Stream::Stdout => Some(e),
+            _ => None,
+        })
+        .collect();
+    let text: String = outputs.iter().map(|e| e.text.as_str()).collect();
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("line ")).collect();
+    assert_eq!(lines.len(), LINES, "every line on the tape");
+    assert!(
+        lines
+            .iter()
+            .enumerate()
+            .all(|(i, l)| *l == format!("line {i}")),
+        "in their order"
+    );
+    assert!(
+        outputs.len() < 100,
+        "{} output records for {LINES} lines",
+        outputs.len()
+    );
+}

@@ -163,6 +163,15 @@ async fn the_repair_prompt_carries_the_runtime_values_at_the_failing_line() {
         state.nodes["total_len"].attempt_kind(2),
         Some(AttemptKind::Repair)
     );
+    // The verdict line the prompt asked for is read, not shown.
+    let reflection = records
+        .iter()
+        .find_map(|r| match &r.event {
+            Event::Reflection(ReflectionEvent { text, .. }) => Some(text.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(reflection, "Each word adds one too many.");
 }
 
 #[tokio::test]

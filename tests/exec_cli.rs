@@ -37,6 +37,16 @@ fn exec_passes_arguments_streams_output_and_exits_with_the_programs_code() {
     let out = codeloop(&["exec", "hello.py", "--", "x", "--y"], dir.path());
     assert_eq!(out.status.code(), Some(3));
     assert_eq!(text(&out.stdout), "args ['x', '--y']\n");
+    // How it ended and what it used, as every run of a session says.
+    let err = text(&out.stderr);
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("codeloop: exit code 3 after "))
+        .unwrap_or_else(|| panic!("{err}"));
+    assert!(
+        line.contains(" s · CPU ") && line.contains(" · peak "),
+        "{line}"
+    );
 }
 
 #[test]
@@ -125,6 +135,13 @@ fn doctor_reports_every_layer_and_every_probe_contained() {
             "{probe} not contained:\n{report}"
         );
     }
+    // The memory bomb meets the limit runs get ([run] memory_mb, 1024 MiB).
+    assert!(
+        report
+            .lines()
+            .any(|l| l.contains("memory bomb") && l.contains("memory limit of 1024 MiB")),
+        "{report}"
+    );
     for harmless in ["threads", "multiprocessing", "sqlite", "temp files"] {
         assert!(
             report

@@ -408,6 +408,162 @@ async fn an_enforced_policy_refuses_a_blocked_import_in_a_fork_servers_jobs() {
     assert_eq!(o.stdout.text(), "120\n");
 }
 
+/// Every module of the interpreter's standard library but `builtins`: what
+/// a policy could block that codeloop's own harness imports.
+fn whole_standard_library() -> Vec<String> {
+    let real = Sandbox::probe(&SandboxOptions::from_env()).interpreter;
+    let out = Command::new(real)
+        .args([
+            "-c",
+            "import sys; print('\\n'.join(sorted(sys.stdlib_module_names)))",
+        ])
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|m| *m != "builtins")
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test]
+async fn an_enforced_policy_holds_for_the_tested_code_and_never_for_codeloops_harness() {
+    use codeloop::exec::harness::{self, ModuleSource, TestReport};
+    let policy = ImportPolicy {
+        block: whole_standard_library(),
+        allow: Vec::new(),
+        enforce: true,
+    };
+    let sandbox = Sandbox::probe(&SandboxOptions::from_env()).with_import_policy(policy);
+    let code = "def f(x):\n    y = x * 2\n    if x > 3:\n        y = y + 1\n    return y\n";
+    let tests = "def test_ok():\n    assert f(1) == 2\n\ndef test_wrong():\n    assert f(5) == 10\n\ndef test_crash():\n    f(None)\n\ndef test_import():\n    import os\n";
+    let module = ModuleSource {
+        name: "f".into(),
+        code: code.into(),
+        ..ModuleSource::default()
+    };
+    let tested = harness::test_run(
+        &[module],
+        "f",
+        &[(harness::tests_file_name("f"), tests.into())],
+        spec("").limits,
+    );
+    let o = sandbox
+        .run(tested, None, CancellationToken::new())
+        .await
+        .unwrap();
+    let report = TestReport::from_outcome(&o).unwrap();
+    assert_eq!(report.harness_error, None, "{}", o.stderr.text());
+    assert_eq!((report.passed, report.failed), (1, 3), "{report:?}");
+    let error = |name: &str| {
+        report
+            .tests
+            .iter()
+            .find(|t| t.name == name)
+            .and_then(|t| t.error.clone())
+            .unwrap()
+    };
+    // The harness still explains a wrong value, with the values that led to it.
+    let wrong = error("test_wrong");
+    assert_eq!(
+        (wrong.expected.as_deref(), wrong.actual.as_deref()),
+        (Some("10"), Some("11"))
+    );
+    assert!(!wrong.values.is_empty() && !wrong.executed_lines.is_empty());
+    assert_eq!(error("test_crash").error_type, "TypeError");
+    // And the tested code is refused what the policy blocks.
+    let refused = error("test_import");
+    assert_eq!(
+        refused.message,
+        "import of 'os' is blocked by the import policy (config [imports])"
+    );
+    // A program started by the bootstrap is refused it too, the bootstrap never.
+    let o = sandbox
+        .run(
+            spec("print(1 + 1)\nimport os\n"),
+            None,
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(o.stdout.text(), "2\n", "{}", o.stderr.text());
+    assert!(
+        o.stderr.text().contains("import of 'os' is blocked"),
+        "{}",
+        o.stderr.text()
+    );
+}
+
+#[test]
+fn the_readmes_import_policy_example_lets_a_demo_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "[imports]\nblock = [\"os\"]\nallow = [\"os.path\"]\nenforce = true\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .args(["run", "--demo", "roman", "--pace", "0", "--no-cache"])
+        .env("CODELOOP_CONFIG", &config)
+        .env("CODELOOP_DATA_DIR", dir.path().join("data"))
+        .output()
+        .unwrap();
+    let progress = String::from_utf8_lossy(&out.stderr);
+    assert!(progress.contains("result: PASSED"), "{progress}");
+    assert!(!progress.contains("is blocked"), "{progress}");
+}
+
+#[test]
+fn a_failure_of_codeloops_own_harness_is_said_as_such_and_never_repaired() {
+    // A venv whose start-up breaks what the harness uses (a `.pth` line
+    // runs in every interpreter it starts): no code could mend that.
+    let dir = world_readable_tempdir();
+    let python = venv_with_tinypkg(dir.path());
+    let out = Command::new(&python)
+        .args(["-c", "import site; print(site.getsitepackages()[0])"])
+        .output()
+        .unwrap();
+    let site = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+    std::fs::write(
+        site.join("broken.pth"),
+        "import time; time.monotonic = None\n",
+    )
+    .unwrap();
+    Command::new("chmod")
+        .args(["-R", "a+rX"])
+        .arg(dir.path())
+        .status()
+        .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .args([
+            "run",
+            "--demo",
+            "roman",
+            "--pace",
+            "0",
+            "--no-cache",
+            "--python",
+        ])
+        .arg(&python)
+        .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
+        .env("CODELOOP_DATA_DIR", dir.path().join("data"))
+        .output()
+        .unwrap();
+    let progress = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{progress}");
+    assert!(
+        progress.contains("HarnessError: codeloop's test harness failed (TypeError:"),
+        "{progress}"
+    );
+    assert!(
+        progress.contains("(its own error, not the code's), so no repair is asked for"),
+        "{progress}"
+    );
+    assert!(!progress.contains("attempt "), "{progress}");
+}
+
 #[tokio::test]
 async fn an_advisory_policy_lets_the_import_through() {
     let sandbox = Sandbox::probe(&codeloop::exec::SandboxOptions::from_env());
@@ -484,6 +640,26 @@ async fn images_come_back_from(sandbox: &Sandbox) {
     );
     assert_eq!(o.images[0].0, "chart.png");
     assert!(o.images[0].1.starts_with(b"\x89PNG"));
+    // An image attached as an input is not the program's, unless it changed it.
+    let attached = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/inputs/pic.png");
+    let mut s = spec(PNG_WRITER);
+    s.collect_images = true;
+    s.inputs = vec![attached.clone()];
+    let o = sandbox
+        .run(s, None, CancellationToken::new())
+        .await
+        .unwrap();
+    let names: Vec<&str> = o.images.iter().map(|i| i.0.as_str()).collect();
+    assert_eq!(names, ["chart.png"], "{}", o.stderr.text());
+    let mut s = spec(&PNG_WRITER.replace("chart.png", "pic.png"));
+    s.collect_images = true;
+    s.inputs = vec![attached];
+    let o = sandbox
+        .run(s, None, CancellationToken::new())
+        .await
+        .unwrap();
+    let names: Vec<&str> = o.images.iter().map(|i| i.0.as_str()).collect();
+    assert_eq!(names, ["pic.png"], "{}", o.stderr.text());
     // Not asked for: none.
     let o = sandbox
         .run(spec(PNG_WRITER), None, CancellationToken::new())

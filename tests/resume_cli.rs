@@ -285,3 +285,18 @@ fn resume_of_a_session_with_nothing_left_to_do_says_why_and_what_to_do() {
     );
     assert!(stderr.contains("roman_to_int #2"), "{stderr}");
 }
+
+#[test]
+fn every_command_taking_a_session_says_an_id_names_one() {
+    for command in ["resume", "open", "export", "replay"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_codeloop"))
+            .args([command, "--help"])
+            .output()
+            .unwrap();
+        let help = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            help.contains("an id, a unique prefix of one, `last`"),
+            "{command}:\n{help}"
+        );
+    }
+}

@@ -136,6 +136,50 @@ fn a_csv_is_described_in_the_prompts_at_the_start_on_the_tape_in_the_report_and_
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("<section id=\"inputs\">"), "{html}");
     assert!(html.contains(DESCRIBED), "{html}");
+    // A page to send names this machine's files by their names alone...
+    let here = dir.path().display().to_string();
+    assert!(!html.contains(&here), "{html}");
+    assert!(html.contains("read from data.csv"), "{html}");
+    assert!(
+        html.contains("Exported by codeloop from session "),
+        "{html}"
+    );
+    // ...unless asked.
+    let export = Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .args(["export", "--format", "html", "--full-paths", "-o"])
+        .arg(&page)
+        .arg(&session)
+        .env("CODELOOP_DATA_DIR", dir.path().join("data"))
+        .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
+        .output()
+        .unwrap();
+    assert!(export.status.success());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains(&format!("read from {here}/data.csv")),
+        "{html}"
+    );
+    assert!(
+        html.contains(&format!("Exported by codeloop from {here}")),
+        "{html}"
+    );
+    // The player's page is one to send too.
+    let player = dir.path().join("player.html");
+    for (full, named) in [(false, false), (true, true)] {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_codeloop"));
+        c.args(["export", "--format", "html", "--player", "-o"])
+            .arg(&player)
+            .arg(&session)
+            .env("CODELOOP_DATA_DIR", dir.path().join("data"))
+            .env("CODELOOP_CONFIG", dir.path().join("none.toml"));
+        if full {
+            c.arg("--full-paths");
+        }
+        assert!(c.output().unwrap().status.success());
+        let page = std::fs::read_to_string(&player).unwrap();
+        assert_eq!(page.contains(&here), named, "full paths: {full}");
+        assert!(page.contains("tape.jsonl"), "the tape named");
+    }
 }
 
 /// The command's output, or a failure if it has not ended within 60 s (a
@@ -243,4 +287,42 @@ fn a_file_an_ordinary_user_may_not_read_is_refused_with_what_to_do() {
     assert!(stderr.contains("mode 600"), "{stderr}");
     assert!(stderr.contains("chmod u+r"), "{stderr}");
     assert!(server.exchanges().is_empty(), "the server was never asked");
+}
+
+#[test]
+fn an_image_attached_to_a_demo_is_described_read_back_listed_and_never_a_picture_it_drew() {
+    let dir = tempfile::tempdir().unwrap();
+    let picture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/inputs/pic.png");
+    let out = Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .args([
+            "run",
+            "--demo",
+            "roman",
+            "--pace",
+            "0",
+            "--no-cache",
+            "--input",
+        ])
+        .arg(&picture)
+        .env("CODELOOP_DATA_DIR", dir.path().join("data"))
+        .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
+        .output()
+        .unwrap();
+    let progress = String::from_utf8_lossy(&out.stderr);
+    assert!(progress.contains("result: PASSED"), "{progress}");
+    assert!(
+        progress.contains("pic.png (148 B): PNG image, 16 × 12 pixels"),
+        "{progress}"
+    );
+    assert!(!progress.contains("picture pic.png"), "{progress}");
+    let sessions = Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .arg("sessions")
+        .env("CODELOOP_DATA_DIR", dir.path().join("data"))
+        .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&sessions.stdout);
+    let said = String::from_utf8_lossy(&sessions.stderr);
+    assert!(listed.contains("Convert integers"), "{listed}\n{said}");
+    assert!(!said.contains("unreadable"), "{said}");
 }

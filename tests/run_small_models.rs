@@ -229,6 +229,21 @@ async fn a_node_whose_tests_never_come_still_gets_its_code_but_cannot_pass() {
     // With no test, nothing can pass: the session says so, never PASSED,
     // and no repair is asked for (it would have nothing to go by).
     assert!(stderr.contains("no test ran"), "{tags:?}\n{stderr}");
+    // What happened and what the person can do, with no empty place.
+    assert!(
+        stderr.contains("it has no tests, so it cannot pass; write them"),
+        "{stderr}"
+    );
+    let localized = of_type("localized");
+    let failure: codeloop::protocol::Location =
+        serde_json::from_value(localized[0]["location"].clone()).unwrap();
+    assert!(
+        failure
+            .headline()
+            .starts_with("RunError: no test ran: it has no tests"),
+        "{}",
+        failure.headline()
+    );
     assert_eq!(tags.len(), 4, "{tags:?}");
     assert!(stderr.contains("so no repair is asked for"), "{stderr}");
     assert!(!stderr.contains("result: PASSED"), "{tags:?}\n{stderr}");
@@ -263,4 +278,81 @@ async fn tests_that_define_the_function_themselves_are_not_used() {
         "{stderr}"
     );
     assert!(!stderr.contains("result: PASSED"), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gguf_llama_cpp_lists_by_its_whole_path_is_shown_by_its_file_name() {
+    const PATH: &str =
+        "/root/.cache/codeloop/servers/smollm2-0.1.2/SmolLM2-135M-Instruct.Q4_1.gguf";
+    const FILE: &str = "SmolLM2-135M-Instruct.Q4_1.gguf";
+    let server = FaultServer::start("unused").await;
+    // llama.cpp's server lists the model it loaded by the path it was given.
+    server.route(
+        "GET /v1/models",
+        fault_server::json_answer(
+            200,
+            serde_json::json!({"object": "list", "data": [{"id": PATH, "object": "model"}]}),
+        ),
+    );
+    let plan = r#"{"functions": [{"name": "double", "purpose": "twice x", "inputs": "x: int", "output": "int", "depends_on": []}]}"#;
+    server.queue([
+        Answer::Sse(vec![content(plan), finish("stop"), usage(50, 40), done()]),
+        Answer::Sse(vec![
+            content("```python\ndef test_double():\n    assert double(2) == 4\n```\n"),
+            finish("stop"),
+            usage(50, 20),
+            done(),
+        ]),
+        Answer::Sse(vec![
+            content("```python\ndef double(x):\n    return x * 2\n```\n"),
+            finish("stop"),
+            usage(50, 20),
+            done(),
+        ]),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let base_url = server.base_url.clone();
+    let data = dir.path().join("data");
+    let output = tokio::task::spawn_blocking({
+        let dir = dir.path().to_path_buf();
+        move || {
+            Command::new(env!("CARGO_BIN_EXE_codeloop"))
+                .args(["run", "Double an integer", "--workers", "1"])
+                .args(["--base-url", &base_url])
+                .arg("--out")
+                .arg(dir.join("out"))
+                .env("CODELOOP_DATA_DIR", dir.join("data"))
+                .env("CODELOOP_CACHE_DIR", dir.join("cache"))
+                .env("CODELOOP_CONFIG", dir.join("none.toml"))
+                .env_remove("CODELOOP_MODEL")
+                .env_remove("OPENAI_MODEL")
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("result: PASSED"), "{stderr}");
+    assert!(stderr.contains(&format!("model:   {FILE} at ")), "{stderr}");
+    assert!(!stderr.contains(PATH), "{stderr}");
+    let report = std::fs::read_to_string(dir.path().join("out/report.md")).unwrap();
+    assert!(report.contains(&format!("Model: {FILE} (")), "{report}");
+    let sessions = Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .arg("sessions")
+        .env("CODELOOP_DATA_DIR", &data)
+        .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
+        .env("COLUMNS", "200")
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&sessions.stdout);
+    assert!(listed.contains(FILE) && !listed.contains(PATH), "{listed}");
+    // The server knows the model by its whole name: the requests and the
+    // tape keep it.
+    let asked = server
+        .seen()
+        .into_iter()
+        .find(|s| s.path.ends_with("/chat/completions"))
+        .unwrap();
+    assert_eq!(asked.json()["model"], PATH);
 }

@@ -297,7 +297,12 @@ fn u_rewinds_onto_a_new_branch_and_the_one_left_behind_stays_listed() {
     t.wait_for("Leave this session", Duration::from_secs(5));
     t.keys(&["y"]);
     let s = t.wait_for("Recent sessions", Duration::from_secs(5));
-    assert!(s.contains(&format!("fork of {old_id}@")), "{s}");
+    // The new branch under the session it came from.
+    let fork_line = s
+        .lines()
+        .find(|l| l.contains("fork at #"))
+        .unwrap_or_default();
+    assert!(fork_line.contains("└ "), "{s}");
     t.quit();
 
     let listed = sessions(dir.path());
@@ -367,4 +372,68 @@ fn a_fork_whose_model_is_gone_goes_on_with_its_tape_as_the_script() {
             && m.contains("going on with its tape as a scripted model")),
         "{said:?}"
     );
+}
+
+#[test]
+fn b_shows_the_lineage_where_the_person_is_and_enter_moves_between_branches() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = codeloop(dir.path(), &["run", "--demo", "roman", "--pace", "0"]);
+    assert!(first.status.success(), "{first:?}");
+    let [(parent_id, _, None)] = &sessions(dir.path())[..] else {
+        panic!("one session")
+    };
+    // A fork after roman_to_int's first failure was localized.
+    let at = tape(dir.path(), parent_id)
+        .iter()
+        .find(|r| matches!(r.event, Event::Localized(_)))
+        .unwrap()
+        .seq;
+    let fork = codeloop(
+        dir.path(),
+        &["resume", parent_id, "--at", &at.to_string(), "--pace", "0"],
+    );
+    assert!(fork.status.success(), "{fork:?}");
+    let listed = sessions(dir.path());
+    let (fork_id, _, Some(_)) = &listed[0] else {
+        panic!("the newest is the fork: {listed:?}")
+    };
+
+    // The welcome's list: the fork under the session it came from.
+    let Some(t) = Tmux::start("lineage", dir.path(), &[]) else {
+        return;
+    };
+    let s = t.wait_for("Recent sessions", Duration::from_secs(20));
+    assert!(
+        s.contains("└ ✓ ") && s.contains(&format!("fork at #{at}")),
+        "{s}"
+    );
+    // b on the listed fork: its lineage, the fork chosen.
+    t.keys(&["Escape", "Down", "b"]);
+    let s = t.wait_for("Lineage: 2 sessions", Duration::from_secs(10));
+    assert!(
+        s.contains(parent_id.as_str()) && s.contains(fork_id.as_str()),
+        "{s}"
+    );
+    assert!(
+        s.contains(&format!("forked from {parent_id} after record {at}")),
+        "{s}"
+    );
+    // Enter on the parent: it opens; b there marks it on screen.
+    t.keys(&["Up", "Enter"]);
+    t.wait_for(" REVIEW ", Duration::from_secs(10));
+    t.keys(&["b"]);
+    let s = t.wait_for("(on screen)", Duration::from_secs(10));
+    let marked = s.lines().find(|l| l.contains("(on screen)")).unwrap();
+    assert!(marked.contains(parent_id.as_str()), "{s}");
+    // Down and Enter: the fork, reviewed.
+    t.keys(&["Down", "Enter"]);
+    let s = t.wait_for(
+        &format!("fork of {parent_id} at #{at}"),
+        Duration::from_secs(10),
+    );
+    assert!(s.contains(" REVIEW "), "{s}");
+    // q goes back to the list it all began from.
+    t.keys(&["q"]);
+    t.wait_for("Recent sessions", Duration::from_secs(10));
+    t.quit();
 }

@@ -44,6 +44,7 @@ fn a_demo_is_one_keystroke_from_the_welcome_screen() {
     i.demos = vec![codeloop::tui::app::DemoEntry {
         name: "kv-sum".into(),
         title: "t".into(),
+        ..Default::default()
     }];
     let mut app = App::live(i, theme());
     assert_eq!(app.focus(), Focus::Welcome);
@@ -63,6 +64,7 @@ fn step_mode_chosen_on_the_welcome_screen_goes_with_the_session() {
     i.demos = vec![codeloop::tui::app::DemoEntry {
         name: "kv-sum".into(),
         title: "t".into(),
+        ..Default::default()
     }];
     let mut app = App::live(i, theme());
     assert!(app.update(ch('s')).is_empty(), "nothing to steer yet");
@@ -351,7 +353,10 @@ fn replay_live_asks_to_rerun_each_finished_run_and_marks_differences() {
     });
     assert!(app.reruns()[&2].differs());
     let text = screen(&mut app, 120, 36);
-    assert!(text.contains("✓ tests passed · run 2 ≠live"), "{text}");
+    assert!(
+        text.contains("✓ parse_line tests passed · run 2 ≠live"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -504,6 +509,7 @@ fn an_attached_file_goes_with_the_task_and_a_bad_path_is_named() {
             inputs: vec![data],
             step_mode: false,
             plan: None,
+            demo: None,
         })]
     );
 }
@@ -720,10 +726,12 @@ fn once_a_session_ended_the_demo_keys_leave_it_for_a_demo_and_step_mode_stays() 
         codeloop::tui::app::DemoEntry {
             name: "wordfreq".into(),
             title: "t".into(),
+            ..Default::default()
         },
         codeloop::tui::app::DemoEntry {
             name: "roman".into(),
             title: "t".into(),
+            ..Default::default()
         },
     ];
     let mut app = App::live(i, theme());
@@ -777,4 +785,148 @@ fn once_a_session_ended_the_demo_keys_leave_it_for_a_demo_and_step_mode_stays() 
     running.set_focus(Focus::Graph);
     assert!(running.update(ch('2')).is_empty());
     assert_eq!(running.confirm(), None);
+}
+
+/// The rows of the History pane in `screen` (the text between its borders).
+fn history_rows(screen: &str) -> Vec<String> {
+    pane_rows(screen, "History")
+}
+
+/// The rows of the pane titled `title` in `screen` (the left column's).
+fn pane_rows(screen: &str, title: &str) -> Vec<String> {
+    let lines: Vec<&str> = screen.lines().collect();
+    let Some(top) = lines
+        .iter()
+        .position(|l| l.contains(&format!("┌ {title}")) || l.contains(&format!("┏ {title}")))
+    else {
+        return Vec::new();
+    };
+    let left = lines[top]
+        .chars()
+        .position(|c| c == '┌' || c == '┏')
+        .unwrap();
+    let width = lines[top]
+        .chars()
+        .skip(left + 1)
+        .take_while(|c| *c != '┐' && *c != '┓')
+        .count();
+    lines[top + 1..]
+        .iter()
+        .take_while(|l| !l.chars().nth(left).is_some_and(|c| c == '└' || c == '┗'))
+        .map(|l| l.chars().skip(left + 1).take(width).collect())
+        .collect()
+}
+
+#[test]
+fn history_names_each_runs_function_and_never_cuts_a_word_at_its_edge() {
+    // The roman demo runs its two functions in parallel: int_to_roman's
+    // run comes between roman_to_int's attempts.
+    let tape = codeloop::session::read_tape(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demos/roman/tape.jsonl"),
+    )
+    .unwrap();
+    let mut app = App::review(tape, info(), theme());
+    app.set_focus(Focus::History);
+    let wide = screen(&mut app, 160, 48);
+    let rows = history_rows(&wide).join("\n");
+    assert!(
+        rows.contains("✓ int_to_roman tests passed · run 2"),
+        "{rows}"
+    );
+    assert!(
+        rows.contains("✗ roman_to_int tests failed · run 3"),
+        "{rows}"
+    );
+    assert!(rows.contains("✓ the program passed · run 5"), "{rows}");
+    // At 80x24 a row that reaches the pane's edge ends with a whole word
+    // (one the widest History has too): nothing is cut mid-word.
+    let widest = history_rows(&screen(&mut app, 240, 120)).join(" ");
+    let words: std::collections::HashSet<&str> = widest.split_whitespace().collect();
+    // Scrolled from its end to its start.
+    for _ in 0..60 {
+        let narrow = screen(&mut app, 80, 24);
+        for row in history_rows(&narrow) {
+            let last = row.split_whitespace().last().unwrap_or("");
+            // A word longer than the whole line is cut: nothing else is.
+            let alone = row.trim_start() == last;
+            let too_long = words
+                .iter()
+                .any(|w| w.starts_with(last) && w.chars().count() > last.chars().count());
+            assert!(
+                row.ends_with(' ')
+                    || words.contains(last)
+                    || last.ends_with('…')
+                    || (alone && too_long),
+                "a row cut mid-word: {row:?}\n{narrow}"
+            );
+        }
+        app.update(key(KeyCode::Up));
+    }
+    // The workflow's rows too, where the status word has no room.
+    let narrow = screen(&mut app, 80, 24);
+    let rows = pane_rows(&narrow, "Workflow");
+    assert!(rows.iter().any(|r| r.contains("roman_to_int")), "{narrow}");
+    for row in rows {
+        let last = row.split_whitespace().last().unwrap_or("");
+        assert!(
+            row.ends_with(' ') || words.contains(last),
+            "a row cut mid-word: {row:?}\n{narrow}"
+        );
+    }
+}
+
+#[test]
+fn at_80x24_the_footer_of_every_pane_ends_with_help_and_quit_whole() {
+    let mut app = App::review(tape(), info(), theme());
+    for focus in [
+        Focus::Task,
+        Focus::Graph,
+        Focus::Code,
+        Focus::Output,
+        Focus::History,
+    ] {
+        app.set_focus(focus);
+        let s = screen(&mut app, 80, 24);
+        let footer = s
+            .lines()
+            .last()
+            .unwrap()
+            .trim_matches('"')
+            .trim_end()
+            .to_string();
+        assert!(footer.ends_with("? help · q quit"), "{focus:?}: {footer}");
+    }
+}
+
+#[test]
+fn zoomed_on_a_projectors_100x30_a_pane_fills_it_and_says_how_to_come_back() {
+    let no_dir = std::path::Path::new("/nonexistent");
+    for name in ["dark", "light"] {
+        let theme = codeloop::tui::Theme::load(name, no_dir).unwrap();
+        let mut app = App::review(tape(), info(), theme);
+        for focus in [Focus::Code, Focus::Output, Focus::History, Focus::Graph] {
+            app.set_focus(focus);
+            app.update(ch('z'));
+            let s = screen(&mut app, 100, 30);
+            let footer = s
+                .lines()
+                .last()
+                .unwrap()
+                .trim_matches('"')
+                .trim_end()
+                .to_string();
+            assert!(
+                footer.ends_with("Esc unzoom · ? help · q quit"),
+                "{focus:?}: {footer}"
+            );
+            // One pane, the whole width: its frame's corners at both edges.
+            let top = s.lines().next().unwrap().trim_matches('"').to_string();
+            assert!(
+                top.starts_with(['┌', '┏']) && top.ends_with(['┐', '┓']),
+                "{focus:?}:\n{s}"
+            );
+            app.update(key(KeyCode::Esc));
+            assert!(!app.zoomed());
+        }
+    }
 }

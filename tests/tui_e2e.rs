@@ -251,7 +251,7 @@ fn a_demo_runs_to_a_pass_then_reopens_and_replays_at_double_speed() {
     let s = t.wait_for(" ✓ PASSED ", Duration::from_secs(90));
     assert!(s.contains("✓ top_words passed"), "{s}");
     assert!(
-        s.contains("✗ tests failed"),
+        s.contains("✗ top_words tests failed"),
         "the real failure is in the history\n{s}"
     );
     assert!(s.contains("why:"), "the reflection is in the history\n{s}");
@@ -364,7 +364,7 @@ fn in_step_mode_the_code_is_edited_before_its_run_and_then_passes() {
     assert!(s.contains("✓ top_words passed"), "{s}");
     assert!(s.contains("code of top_words edited"), "{s}");
     assert!(
-        !s.contains("✗ tests failed"),
+        !s.contains("tests failed"),
         "the edit came before any failure\n{s}"
     );
     t.keys(&["q"]);
@@ -379,6 +379,36 @@ fn in_step_mode_the_code_is_edited_before_its_run_and_then_passes() {
         tape.contains("\"source\":\"edit\""),
         "no edited code version on the tape"
     );
+}
+
+#[test]
+fn p_after_a_demos_plan_was_skipped_writes_the_demos_plan_and_the_demo_answers() {
+    if skip_without_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("config.toml"), "[run]\nstep_mode = true\n").unwrap();
+    let env = demo_env(dir.path());
+    let t = Tmux::start("plan-after-skip", dir.path(), &[], &env_refs(&env));
+    t.wait_for("READY", Duration::from_secs(20));
+    t.keys(&["3"]);
+    t.wait_for("⏸ PAUSED", Duration::from_secs(20));
+    t.keys(&["x"]);
+    t.wait_for("Skip the planning call?", Duration::from_secs(5));
+    t.keys(&["y"]);
+    t.wait_for("NO USABLE PLAN", Duration::from_secs(20));
+    t.keys(&["P"]);
+    let s = t.wait_for("The plan: a new session", Duration::from_secs(5));
+    assert!(
+        s.contains("name: int_to_roman"),
+        "the demo's own plan:\n{s}"
+    );
+    t.keys(&["C-s"]);
+    // The demo's replies answer its functions: no other demo's, no error.
+    let s = approve_until(&t, " ✓ PASSED ");
+    assert!(!s.contains("no reply is tagged so"), "{s}");
+    t.keys(&["q"]);
+    wait_dead(&t);
 }
 
 #[test]
@@ -555,6 +585,39 @@ fn a_run_skipped_from_the_past_of_a_live_session_is_skipped_everywhere() {
 }
 
 #[test]
+fn q_in_a_session_opened_from_the_welcomes_list_goes_back_to_the_list() {
+    if skip_without_tmux() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let env = demo_env(dir.path());
+    let ran = Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .args(["run", "--demo", "roman", "--pace", "0", "--no-cache"])
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .unwrap();
+    assert!(
+        ran.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    let t = Tmux::start("back", dir.path(), &[], &env_refs(&env));
+    let s = t.wait_for("Recent sessions", Duration::from_secs(20));
+    assert!(s.contains("Convert integers"), "{s}");
+    // Opened from the list: q goes back to it; Ctrl-C would quit.
+    t.keys(&["Escape", "Enter"]);
+    let s = t.wait_for("REVIEW", Duration::from_secs(10));
+    assert!(s.contains("q back to the list"), "{s}");
+    t.keys(&["q"]);
+    let s = t.wait_for("Recent sessions", Duration::from_secs(10));
+    assert!(s.contains("READY"), "{s}");
+    assert!(!t.pane_dead(), "q quit the app:\n{s}");
+    // From the welcome, q quits.
+    t.keys(&["q"]);
+    wait_dead(&t);
+}
+
+#[test]
 fn at_80x24_the_welcome_shows_the_demos_and_a_typed_task_survives_a_demo_key() {
     if skip_without_tmux() {
         return;
@@ -670,7 +733,8 @@ fn the_pager_reads_a_multi_megabyte_run_log_and_searches_all_of_it() {
     t.keys(&["g"]);
     t.wait_for("line 1 of 1000", Duration::from_secs(5));
     t.keys(&["q"]);
-    let s = t.wait_for("L / Enter whole log", Duration::from_secs(5));
+    // The output pane's keys again (at 80 columns, as many as fit).
+    let s = t.wait_for(" Output ↑ ↓ ", Duration::from_secs(5));
     assert!(!s.contains("Log run "), "q closes the pager:\n{s}");
     t.keys(&["q"]);
     wait_dead(&t);

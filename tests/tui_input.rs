@@ -16,6 +16,7 @@ fn welcome_with_demos() -> App {
         .map(|n| DemoEntry {
             name: format!("demo-{n}"),
             title: format!("demo {n}"),
+            ..Default::default()
         })
         .collect();
     App::live(i, theme())
@@ -405,6 +406,7 @@ fn first_welcome() -> App {
         .map(|d| DemoEntry {
             name: d.name.to_string(),
             title: d.title.to_string(),
+            ..Default::default()
         })
         .collect();
     App::live(i, theme())

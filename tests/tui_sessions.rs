@@ -34,6 +34,7 @@ fn welcome() -> App {
     i.demos = vec![DemoEntry {
         name: "roman".into(),
         title: "roman numerals (subtractive pairs)".into(),
+        ..Default::default()
     }];
     i.sessions = vec![
         summary(
@@ -67,8 +68,9 @@ fn welcome_lists_recent_sessions_at_160x48() {
 #[test]
 fn keys_open_replay_resume_and_fork_the_selected_session() {
     let mut app = welcome();
-    let first = PathBuf::from("/sessions/20261123-010000-b/tape.jsonl");
-    let second = PathBuf::from("/sessions/20261123-005000-a/tape.jsonl");
+    // The fork b is listed under the session it came from, a.
+    let first = PathBuf::from("/sessions/20261123-005000-a/tape.jsonl");
+    let second = PathBuf::from("/sessions/20261123-010000-b/tape.jsonl");
     assert_eq!(
         app.update(key(KeyCode::Enter)),
         vec![Action::Open {
@@ -84,10 +86,16 @@ fn keys_open_replay_resume_and_fork_the_selected_session() {
             replay: true
         }]
     );
+    // b lists its lineage; a, which did not finish, resumes.
+    assert_eq!(
+        app.update(key(KeyCode::Char('b'))),
+        vec![Action::ReadLineage(second.clone())]
+    );
+    assert!(app.update(key(KeyCode::Up)).is_empty());
     assert_eq!(
         app.update(key(KeyCode::Char('R'))),
         vec![Action::Start(StartRequest::Resume {
-            tape: second.clone()
+            tape: first.clone()
         })]
     );
     assert!(!app.welcome(), "a resumed session is the live session");
@@ -112,10 +120,10 @@ fn d_deletes_only_after_a_yes() {
     assert_eq!(
         app.update(key(KeyCode::Char('y'))),
         vec![Action::DeleteSession(PathBuf::from(
-            "/sessions/20261123-010000-b"
+            "/sessions/20261123-005000-a"
         ))]
     );
-    app.forget_session(&PathBuf::from("/sessions/20261123-010000-b"));
+    app.forget_session(&PathBuf::from("/sessions/20261123-005000-a"));
     assert_eq!(app.info().sessions.len(), 1);
 }
 
@@ -155,6 +163,7 @@ fn at_80x24_the_welcome_scrolls_to_show_the_selected_session_below_the_demos() {
         .map(|d| DemoEntry {
             name: d.name.into(),
             title: d.title.into(),
+            ..Default::default()
         })
         .collect();
     let tasks = ["First task.", "Second task.", "Third task."];

@@ -153,10 +153,12 @@ fn live_welcome_screen_offers_the_demos() {
         codeloop::tui::app::DemoEntry {
             name: "kv-sum".into(),
             title: "sum key=value lines (a blank line breaks it)".into(),
+            ..Default::default()
         },
         codeloop::tui::app::DemoEntry {
             name: "roman".into(),
             title: "roman numerals (subtractive pairs)".into(),
+            ..Default::default()
         },
     ];
     let mut app = App::live(i, theme());
@@ -191,6 +193,7 @@ fn a_large_welcome_uses_its_room_for_the_sandbox_and_the_keys() {
         .map(|d| codeloop::tui::app::DemoEntry {
             name: d.name.into(),
             title: d.title.into(),
+            ..Default::default()
         })
         .collect();
     let mut app = App::live(i, theme());

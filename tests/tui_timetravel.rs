@@ -23,6 +23,7 @@ fn with_demo() -> codeloop::tui::Info {
     i.demos = vec![codeloop::tui::app::DemoEntry {
         name: "roman".into(),
         title: "roman numerals (subtractive pairs)".into(),
+        ..Default::default()
     }];
     i
 }

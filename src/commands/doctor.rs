@@ -29,9 +29,12 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     // policy (which a hostile probe would meet first): it is said apart.
     let policy = options.import_policy.clone();
     options.import_policy.enforce = false;
+    // The memory bomb meets the limit runs get.
+    let memory = config.run.memory_mb.saturating_mul(1 << 20);
     let sandbox = tokio::task::spawn_blocking(move || Sandbox::probe(&options))
         .await
-        .context("the sandbox probe did not finish")?;
+        .context("the sandbox probe did not finish")?
+        .with_run_memory(memory);
     println!("codeloop doctor: the sandbox on this machine\n");
     say_python(&sandbox).await;
     println!("{}", super::python::describe_policy(&policy));

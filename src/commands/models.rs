@@ -45,9 +45,16 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     };
     print_probed(&selected.probed);
     let model = selected.model;
-    say!("model        {}", selected.description);
-    if let Some(why) = &selected.fallback_reason {
-        say!("             (the demo model: {why})");
+    match &selected.fallback_reason {
+        // Nothing configured: said once, with what there is instead (no
+        // demo is chosen yet, so none is named).
+        Some(why) => {
+            say!("model        none configured: {why}");
+            println!(
+                "             the demo model plays the bundled demos offline (`codeloop run --demo NAME`); a server of your own: --base-url URL (README: Use your own model)"
+            );
+        }
+        None => say!("model        {}", selected.description),
     }
     let started = Instant::now();
     let Some(report) = model.server_report().await else {

@@ -22,7 +22,7 @@ use crate::session::{Command, ConfigSummary, Event, State, index, read_tape};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The session: its folder or its tape (tape.jsonl)
+    /// The session: an id, a unique prefix of one, `last`, its folder, or its tape (tape.jsonl)
     #[arg(value_name = "SESSION")]
     pub(crate) session: PathBuf,
     /// Fork: a new session that goes on from record SEQ of this one (which stays as it is)
@@ -80,7 +80,7 @@ pub(crate) fn recorded_model(
             args.model = args.model.take().or_else(|| Some(config.model.clone()));
         }
         "scripted" => args.scripted = Some(PathBuf::from(&config.endpoint)),
-        "demo" => match config.model.strip_prefix("demo:") {
+        "demo" => match config.demo() {
             Some(name) => args.demo = Some(name.to_string()),
             None => bail!(
                 "the session's demo model \"{}\" is not a bundled demo's: choose a model (--demo NAME, --base-url URL)",

@@ -86,7 +86,7 @@ pub(crate) fn table(sessions: &[SessionSummary], width: usize) -> String {
                 s.id.clone(),
                 started(&s.started_at),
                 one_line(&s.task),
-                s.model.clone(),
+                crate::protocol::present::model_shown(&s.model).to_string(),
                 s.result.label().to_string(),
                 s.iterations.to_string(),
                 s.tokens.to_string(),

@@ -52,6 +52,7 @@ pub async fn run(mode: UiMode, config: Config) -> anyhow::Result<i32> {
         .map(|d| DemoEntry {
             name: d.name.to_string(),
             title: d.title.to_string(),
+            plan: d.plan(),
         })
         .collect();
     let mut hooks = Hooks {

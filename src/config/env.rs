@@ -158,6 +158,31 @@ pub(crate) const ENVIRONMENT: &[EnvVar] = &[
     },
 ];
 
+/// The variables read elsewhere than `apply_env`: what `codeloop config`
+/// lists after those (each is read where it is used).
+pub(crate) const OTHER_ENVIRONMENT: &[EnvVar] = &[
+    EnvVar {
+        name: "CODELOOP_CONFIG",
+        sets: "the config file's place",
+    },
+    EnvVar {
+        name: "CODELOOP_PYTHON",
+        sets: "the interpreter, under --python and [run] interpreter",
+    },
+    EnvVar {
+        name: "CODELOOP_SANDBOX_WITHOUT",
+        sets: "sandbox layers left out, comma-separated (as --without)",
+    },
+    EnvVar {
+        name: "CODELOOP_SANDBOX_HELPER",
+        sets: "another sandbox helper binary",
+    },
+    EnvVar {
+        name: "OPENAI_API_KEY",
+        sets: "the API key (or the variable api_key_env names)",
+    },
+];
+
 fn parse_env<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, ConfigError>
 where
     T::Err: std::fmt::Display,

@@ -9,10 +9,12 @@ use serde::{Deserialize, Serialize};
 pub(crate) use codeloop_engine::TestsFormat;
 
 mod env;
+mod origins;
 mod profiles;
 mod validate;
 
-pub(crate) use env::ENVIRONMENT;
+pub(crate) use env::{ENVIRONMENT, OTHER_ENVIRONMENT};
+pub(crate) use origins::{Origins, source_of};
 
 /// Environment variable that names another config file.
 pub(crate) const CONFIG_ENV: &str = "CODELOOP_CONFIG";
@@ -379,14 +381,43 @@ impl Config {
     /// those left unset commented out with an example, and the environment
     /// variables that set them named. It parses back to the same config.
     pub fn to_toml(&self) -> String {
+        self.printed(None)
+    }
+
+    /// What `codeloop config` prints: `to_toml` with the global flags
+    /// taken as they are (`--graphics` is in the config already) and,
+    /// after each setting, where it came from (`# default`, `# from
+    /// CODELOOP_WORKERS`, ...), `file` being the `--config` given.
+    pub fn printed_as_taken(mut self, file: Option<&Path>, flags: GlobalFlags) -> String {
+        let mut origins = Origins::find(file, |n| std::env::var(n).ok());
+        if flags.graphics {
+            origins.flag("[ui] graphics", "--graphics");
+        }
+        if let Some(mode) = flags.sandbox {
+            self.run.sandbox = mode;
+            origins.flag("[run] sandbox", "--sandbox");
+        }
+        if let Some(python) = flags.python {
+            self.run.interpreter = Some(python);
+            origins.flag("[run] interpreter", "--python");
+        }
+        self.printed(Some(&origins))
+    }
+
+    fn printed(&self, origins: Option<&Origins>) -> String {
         let body = toml::to_string_pretty(self).unwrap_or_default();
         let mut out = String::from(HEADER);
-        for var in ENVIRONMENT {
+        if origins.is_some() {
+            out.push_str(ORIGINS_HEADER);
+        }
+        out.push_str(ENVIRONMENT_HEADER);
+        for var in ENVIRONMENT.iter().chain(OTHER_ENVIRONMENT) {
             out.push_str(&format!("#   {:<24} {}\n", var.name, var.sets));
         }
         out.push('\n');
         let mut in_model = false;
         let mut in_run = false;
+        let mut section = String::new();
         for line in body.lines() {
             if in_run && (line.is_empty() || line.starts_with('[')) {
                 if self.run.interpreter.is_none() {
@@ -397,14 +428,25 @@ impl Config {
             if line.starts_with('[') {
                 in_model = line == "[model]";
                 in_run = line == "[run]";
+                section = line.to_string();
             }
             if in_model && line.is_empty() {
                 out.push_str(&self.unset_model_lines());
                 in_model = false;
             }
             out.push_str(line);
+            let mut notes = Vec::new();
+            if let Some(origins) = origins
+                && !section.starts_with("[models.")
+                && let Some((key, _)) = line.split_once(" = ")
+            {
+                notes.push(origins.of(&format!("{section} {key}")));
+            }
             if in_model && line == "model = \"\"" {
-                out.push_str("  # empty: the first model the server lists");
+                notes.push("empty: the first model the server lists".into());
+            }
+            if !notes.is_empty() {
+                out.push_str(&format!("  # {}", notes.join("; ")));
             }
             out.push('\n');
         }
@@ -471,6 +513,15 @@ fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
+/// The flags of every command that set a setting, as `codeloop config` is given them.
+#[derive(Debug, Default)]
+pub struct GlobalFlags {
+    /// `--graphics` was given (and put in the config).
+    pub graphics: bool,
+    pub sandbox: Option<String>,
+    pub python: Option<PathBuf>,
+}
+
 /// What `codeloop config` prints first.
 const HEADER: &str = "\
 # codeloop's settings as they are now: the config file, then the environment,
@@ -478,8 +529,16 @@ const HEADER: &str = "\
 # example. Save this as the config file (its place: CODELOOP_CONFIG, else
 # config.toml in the config_dir below) and change what you need. The API key
 # is read from the variable api_key_env names, never from this file.
-# The environment variables that set them:
 ";
+
+/// What `codeloop config` says of the notes after each setting.
+const ORIGINS_HEADER: &str = "\
+# After each setting, where it comes from: its default, the config file, an
+# environment variable or a flag.
+";
+
+/// Before the environment variables' list.
+const ENVIRONMENT_HEADER: &str = "# The environment variables that set them:\n";
 
 #[cfg(test)]
 mod tests;

@@ -132,6 +132,14 @@ fn the_printed_config_names_every_key_commented_where_unset() {
 }
 
 #[test]
+fn the_readme_names_every_variable_codeloop_reads() {
+    let readme = include_str!("../../README.md");
+    for var in ENVIRONMENT.iter().chain(OTHER_ENVIRONMENT) {
+        assert!(readme.contains(&format!("`{}`", var.name)), "{}", var.name);
+    }
+}
+
+#[test]
 fn every_environment_variable_printed_is_read() {
     let printed = Config::default().to_toml();
     for var in ENVIRONMENT {
@@ -230,4 +238,41 @@ fn imports_and_the_interpreter_are_read_and_checked() {
     // The default: today's advisory list, not enforced.
     let d = Config::default().imports.policy();
     assert!(!d.enforce && d.blocks("socket"));
+}
+
+#[test]
+fn the_printed_config_says_where_each_setting_comes_from() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(
+        &path,
+        "[run]\nworkers = 5\ntimeout_secs = 20\n[imports]\nblock = [\"os\"]\n[models.local]\nmodel = \"m\"\n",
+    )
+    .unwrap();
+    let env = |n: &str| match n {
+        "CODELOOP_WORKERS" => Some("3".to_string()),
+        "OPENAI_BASE_URL" | "CODELOOP_BASE_URL" => Some("http://x/v1".to_string()),
+        _ => None,
+    };
+    let mut config = Config::load(Some(&path)).unwrap();
+    config.apply_env(env).unwrap();
+    let mut origins = Origins::find(Some(&path), env);
+    config.ui.graphics = "kitty".into();
+    origins.flag("[ui] graphics", "--graphics");
+    let printed = config.printed(Some(&origins));
+    let file = path.display();
+    for line in [
+        "workers = 3  # from CODELOOP_WORKERS".to_string(),
+        format!("timeout_secs = 20  # from {file}"),
+        format!("block = [\"os\"]  # from {file}"),
+        "base_url = \"http://x/v1\"  # from CODELOOP_BASE_URL".to_string(),
+        "max_iterations = 4  # default".to_string(),
+        "model = \"\"  # default; empty: the first model the server lists".to_string(),
+        "graphics = \"kitty\"  # from --graphics".to_string(),
+    ] {
+        assert!(printed.lines().any(|l| l == line), "{line}\n---\n{printed}");
+    }
+    // A profile's settings are the file's: no note beside each.
+    assert!(printed.contains("model = \"m\"\n"), "{printed}");
+    assert_eq!(Config::from_toml(&printed).unwrap(), config);
 }

@@ -24,6 +24,10 @@ const SCRIPT: &str = include_str!("consensus.py");
 const REPORT: &str = "consensus.json";
 /// Calls of the function taken from the tests, at most.
 const MOST_INPUTS: usize = 32;
+
+/// The notice, said once a session, that recorded replies (a demo's) have
+/// no other candidates to give.
+const NO_CANDIDATES: &str = "the recorded replies hold no other candidates";
 /// The temperature of the candidates after the first.
 const VARIETY: f32 = 0.8;
 
@@ -75,6 +79,27 @@ impl Core {
         let first_call = self.read(|s| Tag::first_code(name).latest_call(s));
         let mut codes = vec![(self.with_prelude(name, first), first_call)];
         for k in 2..=wanted {
+            let tag = Tag::Code {
+                node: name.to_string(),
+                iteration: 1,
+                candidate: k,
+            };
+            // Recorded replies without this candidate (a demo): it is not
+            // asked for, and a function with no other keeps its one, unvoted.
+            if !self.model.can_answer(&tag.to_string()) {
+                if k == 2 {
+                    self.notice_once(
+                        NoticeLevel::Info,
+                        NO_CANDIDATES,
+                        format!(
+                            "{NO_CANDIDATES} for `{name}` (no reply tagged {tag}): a function they have none for keeps its one code, without a vote"
+                        ),
+                    )
+                    .await?;
+                    return Ok(codes.remove(0).0);
+                }
+                break;
+            }
             let purpose = Purpose::Code {
                 node: name.to_string(),
             };
@@ -84,11 +109,6 @@ impl Core {
                 Err(Stop::Skipped | Stop::Budget) => break,
                 Err(e) => return Err(e),
             }
-            let tag = Tag::Code {
-                node: name.to_string(),
-                iteration: 1,
-                candidate: k,
-            };
             match self
                 .call_for_code(
                     Ask::new(purpose, tag.clone(), messages.clone())

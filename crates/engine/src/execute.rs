@@ -185,18 +185,20 @@ impl Core {
     ) -> Result<(), TapeError> {
         let mut on_tape = 0usize;
         let mut dropped = 0u64;
-        while let Some(chunk) = rx.recv().await {
-            if on_tape >= OUTPUT_ON_TAPE {
-                dropped += chunk.text.len() as u64;
-                continue;
+        while let Some(pieces) = super::output::gather(&mut rx).await {
+            for chunk in pieces {
+                if on_tape >= OUTPUT_ON_TAPE {
+                    dropped += chunk.text.len() as u64;
+                    continue;
+                }
+                on_tape += chunk.text.len();
+                self.record(Event::Output(OutputEvent {
+                    run_id,
+                    stream: chunk.stream,
+                    text: chunk.text,
+                }))
+                .await?;
             }
-            on_tape += chunk.text.len();
-            self.record(Event::Output(OutputEvent {
-                run_id,
-                stream: chunk.stream,
-                text: chunk.text,
-            }))
-            .await?;
         }
         if dropped > 0 {
             self.notice(
@@ -217,7 +219,7 @@ impl Core {
 fn unrun(e: &ExecError) -> (RunRecord, Option<Location>) {
     let (error_type, message) = match e {
         ExecError::Cancelled => ("Cancelled", "the run was cancelled".to_string()),
-        other => ("SandboxError", other.to_string()),
+        other => (runs::SANDBOX_ERROR, other.to_string()),
     };
     (
         RunRecord {

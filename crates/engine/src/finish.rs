@@ -200,6 +200,14 @@ impl Core {
         program: &str,
         location: Location,
     ) -> Result<bool, EngineError> {
+        if runs::codeloops_own(&location) {
+            self.notice(
+                NoticeLevel::Error,
+                format!("the assembled program was not judged ({location}): codeloop's error, not the code's; not repaired"),
+            )
+            .await?;
+            return Ok(false);
+        }
         let Some(name) = self.read(|s| runs::node_of_failure(s, program, &location)) else {
             self.notice(
                 NoticeLevel::Warning,

@@ -44,6 +44,8 @@
 //! - `conversation`: a repair as the next turn of the conversation that
 //!   wrote the code; its prompt fitted to the context window.
 //! - `execute`: the static check and a sandboxed run, recorded.
+//! - `output`: a run's output on its way to the tape, the pieces that come
+//!   within a frame's time gathered into one record.
 //! - `runs`: what a run executes, derived from the state, and how its result is judged.
 //! - `finish`: the assembled program, its run (a failure repaired in the node
 //!   it belongs to), its entry point's output, the export, the report, the cache.
@@ -67,6 +69,7 @@ mod generate;
 pub mod inputs;
 mod named;
 mod node;
+pub mod output;
 mod pictures;
 mod plan;
 mod prompts;

@@ -194,7 +194,11 @@ impl Core {
         // The code loaded and there is no test to run: a repair has
         // nothing to go by, so none is asked for (it would be a wasted call).
         let nothing_to_repair = self.read(|s| s.nodes.get(name).is_some_and(|n| n.tests.is_none()))
-            && location.as_ref().is_some_and(|l| l.message == NO_TEST_RAN);
+            && location
+                .as_ref()
+                .is_some_and(|l| l.message.starts_with(NO_TEST_RAN));
+        // codeloop failed, not the code: a repair could only guess.
+        let codeloops_own = location.as_ref().is_some_and(runs::codeloops_own);
         if let Some(location) = location {
             self.record(Event::Localized(LocalizedEvent {
                 node: name.to_string(),
@@ -252,6 +256,16 @@ impl Core {
                 Ok(()) => Ok(ControlFlow::Continue(())),
                 Err(e) => self.ended(name, e).await,
             };
+        }
+        if codeloops_own {
+            self.notice(
+                NoticeLevel::Error,
+                format!(
+                    "`{name}` was not judged: codeloop could not run its tests (its own error, not the code's), so no repair is asked for: its failure says what went wrong"
+                ),
+            )
+            .await?;
+            return self.ended(name, Stop::Failed).await;
         }
         if nothing_to_repair {
             self.notice(

@@ -253,14 +253,16 @@ impl Core {
                 want,
             )
             .await?;
-        let reflection = extract::prose_before_code(&reply);
+        let prose = extract::prose_before_code(&reply);
+        // The verdict line the prompt asks for is read, not shown.
+        let reflection = testfix::without_verdict(&prose);
         self.record(Event::Reflection(ReflectionEvent {
             node: name.to_string(),
             iteration,
             text: reflection.clone(),
         }))
         .await?;
-        if may_fix_tests && testfix::verdict(&reflection) == testfix::Verdict::Tests {
+        if may_fix_tests && testfix::verdict(&prose) == testfix::Verdict::Tests {
             // The block that holds the tests, should the reply have code too.
             let tests = prompt
                 .first_test

@@ -18,8 +18,20 @@ pub(crate) struct PreparedRun {
     target_file: String,
 }
 
-/// The failure of a run whose code loaded but that had no test to run.
+/// The failure of a run whose code loaded but that had no test to run
+/// (what its message starts with; older tapes have these words alone).
 pub(crate) const NO_TEST_RAN: &str = "no test ran";
+
+/// The error type of a run that failed for codeloop's own reasons: its
+/// test harness failed (`HARNESS_ERROR`) or the sandbox could not run it.
+/// The code was not judged, so it is never sent to a repair.
+pub(crate) const HARNESS_ERROR: &str = "HarnessError";
+pub(crate) const SANDBOX_ERROR: &str = "SandboxError";
+
+/// Whether the failure is codeloop's own, not the code's.
+pub(crate) fn codeloops_own(location: &Location) -> bool {
+    matches!(location.error_type.as_str(), HARNESS_ERROR | SANDBOX_ERROR)
+}
 
 /// The module name and file of the assembled program.
 pub const PROGRAM: &str = "program";
@@ -237,7 +249,17 @@ pub(crate) fn judge(outcome: &Outcome, prepared: &PreparedRun) -> (RunRecord, Op
     }
     let sources = &prepared.spec.files;
     let stderr = format!("{}{}", outcome.stderr.head, outcome.stderr.tail);
-    let loc = if let Some(hit) = &outcome.limit_hit {
+    let harness_error = report.as_ref().and_then(|r| r.harness_error.as_deref());
+    let loc = if let Some(text) = harness_error {
+        // The traceback's last line says what went wrong.
+        let what = text.trim_end().lines().last().unwrap_or("").trim();
+        locate::from_limit(
+            HARNESS_ERROR,
+            format!(
+                "codeloop's test harness failed ({what}): codeloop's error, not the code's, which was not judged"
+            ),
+        )
+    } else if let Some(hit) = &outcome.limit_hit {
         // Where it was when the limit hit, if Python got to say.
         let mut l = locate::locate(&stderr, sources).unwrap_or_default();
         l.error_type = limit_kind(hit).to_string();
@@ -256,9 +278,9 @@ pub(crate) fn judge(outcome: &Outcome, prepared: &PreparedRun) -> (RunRecord, Op
     } else {
         let message = match (outcome.exit_code, outcome.signal) {
             (_, Some(sig)) => format!("the program was killed by signal {sig}"),
-            (Some(0), None) if report.as_ref().is_some_and(|r| r.passed == 0) => {
-                NO_TEST_RAN.to_string()
-            }
+            (Some(0), None) if report.as_ref().is_some_and(|r| r.passed == 0) => format!(
+                "{NO_TEST_RAN}: it has no tests, so it cannot pass; write them (in the workbench, its tests tab: t, then e) and run it again"
+            ),
             (Some(code), None) => format!("the program exited with code {code} and no traceback"),
             (None, None) => "the program ended without an exit code".to_string(),
         };

@@ -21,27 +21,42 @@ pub(crate) fn verdict(reflection: &str) -> Verdict {
     reflection
         .lines()
         .rev()
-        .find_map(|line| {
-            let clean: String = line
-                .chars()
-                .filter(|c| !matches!(c, '*' | '_' | '`' | '#' | '>'))
-                .collect::<String>()
-                .trim()
-                .to_lowercase();
-            let rest = clean.strip_prefix("verdict")?;
-            let word = rest
-                .trim_start_matches([':', '=', '-', ' '])
-                .trim_start_matches("the ")
-                .split(|c: char| !c.is_alphabetic())
-                .next()
-                .unwrap_or("");
-            match word {
-                "test" | "tests" => Some(Verdict::Tests),
-                "code" => Some(Verdict::Code),
-                _ => None,
-            }
-        })
+        .find_map(verdict_line)
         .unwrap_or(Verdict::Code)
+}
+
+/// The reflection as people read it: its verdict lines left out (the
+/// prompt asks for one; it is read, not shown).
+pub(crate) fn without_verdict(reflection: &str) -> String {
+    reflection
+        .lines()
+        .filter(|line| verdict_line(line).is_none())
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim()
+        .to_string()
+}
+
+/// The verdict `line` states, if it is a verdict line.
+fn verdict_line(line: &str) -> Option<Verdict> {
+    let clean: String = line
+        .chars()
+        .filter(|c| !matches!(c, '*' | '_' | '`' | '#' | '>'))
+        .collect::<String>()
+        .trim()
+        .to_lowercase();
+    let rest = clean.strip_prefix("verdict")?;
+    let word = rest
+        .trim_start_matches([':', '=', '-', ' '])
+        .trim_start_matches("the ")
+        .split(|c: char| !c.is_alphabetic())
+        .next()
+        .unwrap_or("");
+    match word {
+        "test" | "tests" => Some(Verdict::Tests),
+        "code" => Some(Verdict::Code),
+        _ => None,
+    }
 }
 
 /// Whether the model may still fix `name`'s tests: they are its own (not
@@ -174,6 +189,14 @@ mod tests {
         assert_eq!(verdict("Verdict: code"), Verdict::Code);
         assert_eq!(verdict("The test is wrong, I think."), Verdict::Code);
         assert_eq!(verdict("Verdict: test\nVerdict: code"), Verdict::Code);
+        assert_eq!(
+            without_verdict("The loop stops one short.\n\n**Verdict:** code"),
+            "The loop stops one short."
+        );
+        assert_eq!(
+            without_verdict("A verdict is not for me to give."),
+            "A verdict is not for me to give."
+        );
     }
 
     #[test]

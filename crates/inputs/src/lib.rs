@@ -62,8 +62,14 @@ pub struct InputDescription {
 }
 
 /// The kind of file, with what was read of it.
+///
+/// On the tape it is an object tagged by `format` ("table", "image", ...).
+/// Its derived serde is kept as inherent functions (`remote = "Self"`) and
+/// wrapped by the trait impls below, which read the tapes written while an
+/// image's own field was also called `format` (a duplicate key: those tapes'
+/// first line could not be read back).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "format", rename_all = "snake_case")]
+#[serde(tag = "format", rename_all = "snake_case", remote = "Self")]
 pub(crate) enum What {
     /// CSV, TSV or another delimited table.
     Table(Table),
@@ -85,6 +91,45 @@ pub(crate) enum What {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Undescribed {
     pub(crate) why: String,
+}
+
+impl Serialize for What {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        What::serialize(self, s)
+    }
+}
+
+impl<'de> Deserialize<'de> for What {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<What, D::Error> {
+        let fields = d.deserialize_map(TagOnce)?;
+        What::deserialize(serde_json::Value::Object(fields)).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The fields of a `What`, its tag kept once: a second `format` (an image's,
+/// on tapes written before it was `kind`) is read as the image's `kind`.
+struct TagOnce;
+
+impl<'de> serde::de::Visitor<'de> for TagOnce {
+    type Value = serde_json::Map<String, serde_json::Value>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a file's description, tagged by its format")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut fields = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value: serde_json::Value = map.next_value()?;
+            let key = if key == "format" && fields.contains_key("format") {
+                "kind".to_string()
+            } else {
+                key
+            };
+            fields.insert(key, value);
+        }
+        Ok(fields)
+    }
 }
 
 /// A number counted, estimated or known to be at least this.
@@ -213,7 +258,9 @@ pub(crate) struct ParquetColumn {
 /// An image, from its header.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Image {
-    /// "PNG", "JPEG", "GIF", "BMP" or "WebP".
+    /// "PNG", "JPEG", "GIF", "BMP" or "WebP" (`kind` on the tape: `format`
+    /// is the tag of the description it is in).
+    #[serde(rename = "kind")]
     pub(crate) format: String,
     pub(crate) width: Option<u32>,
     pub(crate) height: Option<u32>,

@@ -152,9 +152,9 @@ impl InputDescription {
             What::Excel(w) => {
                 let names: Vec<&str> = w.sheets.iter().map(|s| s.name.as_str()).collect();
                 format!(
-                    "{} workbook, {} sheets: {}",
+                    "{} workbook, {}: {}",
                     w.kind,
-                    w.sheets.len(),
+                    count(Count::exact(w.sheets.len() as u64), "sheets"),
                     names.join(", ")
                 )
             }
@@ -271,7 +271,7 @@ fn workbook_lines(w: &Workbook, lines: &mut Vec<String>) {
             "sheet \"{}\": {}{}",
             s.name,
             s.rows
-                .map(|r| count(Count::exact(r), "rows used"))
+                .map(|r| format!("{} used", count(Count::exact(r), "rows")))
                 .unwrap_or_else(|| "rows not counted".into()),
             if s.columns.is_empty() {
                 String::new()

@@ -533,3 +533,35 @@ fn a_pdf_whose_page_tree_is_in_a_compressed_object_stream_has_its_pages() {
     };
     assert_eq!(p.pages, Some(Count::exact(12)), "{:?}", d.notes);
 }
+
+/// A real file of `scripts/input_fixtures.py`.
+fn fixture(name: &str) -> InputDescription {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/inputs")
+        .join(name);
+    describe(&path).unwrap()
+}
+
+#[test]
+fn spreadsheet_dates_are_iso_dates_never_serial_numbers() {
+    for name in ["book.xlsx", "book.ods"] {
+        let text = fixture(name).render();
+        assert!(
+            text.contains("- when: date, e.g. 2024-01-01, 2024-01-02, 2024-02-29"),
+            "{name}: {text}"
+        );
+        assert!(
+            text.contains("- at: datetime, e.g. 2024-01-01 09:30:00, 2024-01-02 14:00:00"),
+            "{name}: {text}"
+        );
+        assert!(!text.contains("4529"), "{name}: {text}");
+    }
+    // One sheet, one row: said so, not "1 sheets", "1 rows".
+    let text = fixture("book.ods").render();
+    assert!(text.contains("ods workbook, 1 sheet: Sales"), "{text}");
+    assert!(
+        fixture("book.xlsx")
+            .render()
+            .contains("\"Notes\": 1 row used")
+    );
+}

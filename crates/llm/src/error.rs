@@ -8,7 +8,7 @@
 /// A failed model call. Every message says what happened and what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
-    #[error("cannot reach the model at {url}: {message}. Is the server running? Check --base-url.")]
+    #[error("cannot reach the model at {url}: {message}. Is the server running there?")]
     Unreachable { url: String, message: String },
     #[error("the model at {url} answered HTTP {status}: {body}")]
     Status {

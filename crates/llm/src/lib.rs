@@ -322,6 +322,14 @@ pub trait ChatModel: Send + Sync {
         Box::pin(async { None })
     }
 
+    /// Whether the model has an answer for a call tagged `tag`: false only
+    /// for a model that answers from recorded replies and holds none left
+    /// so tagged (the engine then does not ask for what it cannot give,
+    /// e.g. one more candidate from a demo that has none).
+    fn can_answer(&self, _tag: &str) -> bool {
+        true
+    }
+
     /// "openai-compatible", "scripted", "demo".
     fn provider(&self) -> &str;
     /// The model name as configured.

@@ -340,6 +340,14 @@ impl ChatModel for ScriptedModel {
         Box::pin(self.chat(request, deltas))
     }
 
+    fn can_answer(&self, tag: &str) -> bool {
+        self.lock()
+            .replies
+            .iter()
+            .flatten()
+            .any(|r| r.reply.tag == tag)
+    }
+
     fn provider(&self) -> &str {
         self.provider
     }

@@ -10,6 +10,18 @@ pub fn plural<N: PartialEq + From<u8>>(n: N) -> &'static str {
     if n == N::from(1) { "" } else { "s" }
 }
 
+/// A model's name as people are shown it: a path by its file name
+/// (llama.cpp's server lists the GGUF it loaded by its whole path, from
+/// the cache folder down), any other name as it is. Requests and the tape
+/// keep the whole name: the server knows the model by it.
+pub fn model_shown(name: &str) -> &str {
+    if name.contains('/') && name.to_ascii_lowercase().ends_with(".gguf") {
+        name.rsplit('/').next().unwrap_or(name)
+    } else {
+        name
+    }
+}
+
 /// A size in bytes, in words ("2.0 GB", "512 B").
 pub fn bytes(n: u64) -> String {
     const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
@@ -49,12 +61,17 @@ impl Location {
     /// with `(expected 3, got 2)` when a test compared values and the
     /// message does not already say both.
     pub fn headline(&self) -> String {
-        let mut text = format!(
-            "{} at {}: {}",
-            self.error_type,
-            self.place_in(),
-            self.first_message_line()
-        );
+        let mut text = match self.place_in() {
+            // A failure of no place (no test ran, a limit, the sandbox).
+            place if place.is_empty() => {
+                format!("{}: {}", self.error_type, self.first_message_line())
+            }
+            place => format!(
+                "{} at {place}: {}",
+                self.error_type,
+                self.first_message_line()
+            ),
+        };
         if let (Some(x), Some(a)) = (&self.expected, &self.actual)
             && !(text.contains(x.as_str()) && text.contains(a.as_str()))
         {
@@ -83,6 +100,31 @@ impl Location {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gguf_path_is_shown_by_its_file_name_other_names_as_they_are() {
+        assert_eq!(
+            model_shown("/root/.cache/codeloop/servers/models/SmolLM2-135M-Instruct.Q4_1.gguf"),
+            "SmolLM2-135M-Instruct.Q4_1.gguf"
+        );
+        for name in [
+            "Qwen/Qwen2.5-Coder-7B-Instruct",
+            "qwen2.5-coder:7b",
+            "local",
+        ] {
+            assert_eq!(model_shown(name), name);
+        }
+    }
+
+    #[test]
+    fn a_failure_of_no_place_is_said_without_one() {
+        let l = Location {
+            error_type: "RunError".into(),
+            message: "no test ran".into(),
+            ..Location::default()
+        };
+        assert_eq!(l.headline(), "RunError: no test ran");
+    }
 
     #[test]
     fn counts_and_failures_are_said_one_way() {

@@ -37,7 +37,12 @@ import importlib.util
 HARNESS = os.path.abspath(__file__)
 VALUES = os.path.join(os.path.dirname(HARNESS), "_codeloop_values.py")
 OWN_FILES = (HARNESS, VALUES)
+# The import policy's guard, where it is enforced (written by the sandbox).
+GUARD = os.path.join(os.path.dirname(HARNESS), "_codeloop_guard.py")
+GUARD_NAME = "<codeloop import guard>"
 REPR_LIMIT = 300
+# Where the report goes (the manifest says; kept here for a harness error).
+REPORT = ["_codeloop_report.json"]
 
 
 def load_values():
@@ -76,7 +81,7 @@ def short_repr(value):
 def frames_of(exc):
     out = []
     for fs in traceback.extract_tb(exc.__traceback__):
-        if os.path.abspath(fs.filename) in OWN_FILES:
+        if fs.filename == GUARD_NAME or os.path.abspath(fs.filename) in OWN_FILES:
             continue
         out.append(
             {
@@ -120,7 +125,7 @@ def error_of(exc):
 
 def find_assert(tree, line):
     best = None
-    for node in ast.walk(tree):
+    for node in values.walk(tree):
         if isinstance(node, ast.Assert):
             end = getattr(node, "end_lineno", node.lineno) or node.lineno
             if node.lineno <= line <= end:
@@ -129,7 +134,7 @@ def find_assert(tree, line):
 
 
 def calls_any(node, names):
-    for sub in ast.walk(node):
+    for sub in values.walk(node):
         if isinstance(sub, ast.Call):
             f = sub.func
             if isinstance(f, ast.Name) and f.id in names:
@@ -266,9 +271,32 @@ def explain_failure(exc, err, fn, first_seconds, tests_file, tree, names, target
             err["returned_from"] = found["returned_from"]
 
 
+def install_import_guard():
+    """The import policy, where it is enforced: installed once the harness
+    and its values recorder have imported everything they use, and before
+    the code under test loads. The policy is the generated code's, never
+    codeloop's: `block = ["json"]` refuses json to the code and its tests,
+    not to the harness that reports on them."""
+    if not os.path.exists(GUARD):
+        return
+    with open(GUARD, "rb") as fh:
+        code = compile(fh.read(), GUARD_NAME, "exec")
+    exec(code, {"__builtins__": __builtins__})
+
+
+def harness_failed(text):
+    """The harness's own failure, never the code's: said in the report as
+    such, so it is not sent to a repair."""
+    with open(REPORT[0], "w", encoding="utf-8") as fh:
+        json.dump({"load_error": None, "tests": [], "passed": 0, "failed": 0, "harness_error": text}, fh)
+    print("codeloop's test harness failed (codeloop's error, not the code's):\n" + text, file=sys.stderr, flush=True)
+    sys.exit(3)
+
+
 def main():
     with open("_codeloop_manifest.json", encoding="utf-8") as fh:
         manifest = json.load(fh)
+    REPORT[0] = manifest["report"]
     report = {"load_error": None, "tests": [], "passed": 0, "failed": 0}
     spaces = {}
     exports = {}
@@ -287,6 +315,7 @@ def main():
         signal.signal(signal.SIGALRM, on_alarm)
         signal.setitimer(signal.ITIMER_REAL, limit)
 
+    install_import_guard()
     target_path = None
     for mod in manifest["modules"]:
         name, path = mod["name"], mod["file"]
@@ -340,4 +369,11 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (SystemExit, KeyboardInterrupt, Timeout):
+        raise
+    except BaseException:
+        # What the code under test and its tests raise is caught where they
+        # run: an exception that reaches here is the harness's own.
+        harness_failed(traceback.format_exc())

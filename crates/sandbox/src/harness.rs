@@ -110,6 +110,7 @@ pub fn test_run(
         script: HARNESS_FILE.to_string(),
         limits,
         collect: vec![REPORT_FILE.to_string()],
+        guards_itself: true,
         ..RunSpec::default()
     }
 }
@@ -123,6 +124,10 @@ pub struct TestReport {
     pub tests: Vec<CaseResult>,
     pub passed: u32,
     pub failed: u32,
+    /// The harness itself failed (its traceback): codeloop's error, not
+    /// the code's, which was not judged.
+    #[serde(default)]
+    pub harness_error: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -181,7 +186,10 @@ impl TestReport {
     }
 
     pub fn all_passed(&self) -> bool {
-        self.load_error.is_none() && self.failed == 0 && self.passed > 0
+        self.load_error.is_none()
+            && self.harness_error.is_none()
+            && self.failed == 0
+            && self.passed > 0
     }
 
     /// The first failure: a load error, else the first failed test.

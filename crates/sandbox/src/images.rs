@@ -2,11 +2,12 @@
 //! top level of its working directory are read back after the run, so a
 //! session keeps a chart the program drew. Bounded: at most `MAX_IMAGES`
 //! files, each at most `IMAGE_CAP` bytes (a bigger one is left out);
-//! regular files only, never through a symlink.
+//! regular files only, never through a symlink. An input file copied in
+//! (`RunSpec::inputs`) and left as it was is not the program's picture.
 
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The most image files kept of one run.
 pub(crate) const MAX_IMAGES: usize = 8;
@@ -37,8 +38,9 @@ pub(crate) fn image_names(dir: &Path) -> Vec<String> {
     names
 }
 
-/// Read the image files at the top of `dir` (never through a symlink).
-pub(crate) fn read_images(dir: &Path) -> Vec<(String, Vec<u8>)> {
+/// Read the image files at the top of `dir` (never through a symlink), but
+/// those of `inputs` the run left as they came in.
+pub(crate) fn read_images(dir: &Path, inputs: &[PathBuf]) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
     for name in image_names(dir) {
         let Ok(file) = std::fs::OpenOptions::new()
@@ -53,11 +55,21 @@ pub(crate) fn read_images(dir: &Path) -> Vec<(String, Vec<u8>)> {
             continue;
         }
         let mut data = Vec::new();
-        if file.take(IMAGE_CAP).read_to_end(&mut data).is_ok() {
+        if file.take(IMAGE_CAP).read_to_end(&mut data).is_ok() && !brought_in(&name, &data, inputs)
+        {
             out.push((name, data));
         }
     }
     out
+}
+
+/// Whether `name` holding `data` is one of `inputs` as it came in.
+fn brought_in(name: &str, data: &[u8], inputs: &[PathBuf]) -> bool {
+    inputs.iter().any(|input| {
+        input.file_name().is_some_and(|n| n == name)
+            && std::fs::metadata(input).is_ok_and(|m| m.len() == data.len() as u64)
+            && std::fs::read(input).is_ok_and(|original| original == data)
+    })
 }
 
 #[cfg(test)]
@@ -83,7 +95,7 @@ mod tests {
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         std::fs::write(dir.path().join("sub/c.png"), b"png").unwrap();
         std::os::unix::fs::symlink("/etc/passwd", dir.path().join("link.png")).unwrap();
-        let got = read_images(dir.path());
+        let got = read_images(dir.path(), &[]);
         let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["a.svg", "b.png"]);
     }

@@ -144,6 +144,12 @@ pub struct RunSpec {
     /// the sandbox's own programs (the static check, a fork server, which
     /// installs it in each child).
     pub unguarded: bool,
+    /// The script installs the import policy's guard itself, once its own
+    /// imports are done (the test harness: the policy is the generated
+    /// code's, never codeloop's): where the policy is enforced, the guard
+    /// is written beside it as `_codeloop_guard.py` and no bootstrap goes
+    /// before it.
+    pub guards_itself: bool,
     /// Image files (PNG, JPEG, GIF, SVG) the program leaves in its working
     /// directory are read back (`Outcome::images`), bounded.
     pub collect_images: bool,

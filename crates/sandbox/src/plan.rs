@@ -109,7 +109,7 @@ impl Sandbox {
         if spec.no_site {
             argv.push("-S".into());
         }
-        if self.import_policy.enforce && !spec.unguarded {
+        if self.import_policy.enforce && !spec.unguarded && !spec.guards_itself {
             // The import policy's guard first, then the script as `python
             // script.py` would run it (policy.rs).
             argv.push("-c".into());

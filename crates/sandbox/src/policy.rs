@@ -124,14 +124,31 @@ impl ImportPolicy {
         format!("{GUARD_PY}\n_codeloop_import_guard({json})\ndel _codeloop_import_guard\n")
     }
 
-    /// The `-c` program that installs the guard, then runs the script named
-    /// by its first argument as `python script.py args` would: as
-    /// `__main__`, its directory first on sys.path.
+    /// The `-c` program that runs the script named by its first argument
+    /// as `python script.py args` would (as `__main__`, its directory
+    /// first on sys.path), the guard installed once the bootstrap's own
+    /// imports are done and just before the script's first line: the
+    /// policy is the script's, never the bootstrap's (`block = ["os"]`
+    /// must not refuse the bootstrap its `os`).
     pub fn bootstrap(&self) -> String {
+        let json = serde_json::json!({ "allow": self.allow, "block": self.block });
         format!(
-            "{guard}\ndef _codeloop_run():\n    import sys, os\n    del sys.argv[0]\n    path = sys.argv[0]\n    sys.path[0] = os.path.dirname(os.path.abspath(path))\n    with open(path, 'rb') as f:\n        code = compile(f.read(), path, 'exec')\n    g = sys.modules['__main__'].__dict__\n    g['__file__'] = path\n    del g['_codeloop_run']\n    exec(code, g)\n_codeloop_run()\n",
-            guard = self.guard_source()
+            "{GUARD_PY}\ndef _codeloop_run():\n    import sys, os\n    del sys.argv[0]\n    path = sys.argv[0]\n    sys.path[0] = os.path.dirname(os.path.abspath(path))\n    with open(path, 'rb') as f:\n        code = compile(f.read(), path, 'exec')\n    g = sys.modules['__main__'].__dict__\n    g['__file__'] = path\n    guard = g.pop('_codeloop_import_guard')\n    del g['_codeloop_run']\n    guard({json})\n    del sys, os, guard\n    exec(code, g)\n_codeloop_run()\n"
         )
+    }
+
+    /// Where the policy is enforced and the run's script installs the
+    /// guard itself (`RunSpec::guards_itself`), the guard written beside it.
+    pub(crate) fn write_guard_for(
+        &self,
+        root: &std::path::Path,
+        spec: &crate::RunSpec,
+    ) -> Result<(), crate::ExecError> {
+        if self.enforce && spec.guards_itself && !spec.unguarded {
+            std::fs::write(root.join(GUARD_FILE), self.guard_source())
+                .map_err(crate::ExecError::Workdir)?;
+        }
+        Ok(())
     }
 }
 

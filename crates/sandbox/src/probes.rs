@@ -54,8 +54,12 @@ pub(crate) async fn run(
     code: &str,
     args: Vec<String>,
 ) -> Result<Outcome, String> {
+    let mut spec = spec(code, args);
+    if let Some(bytes) = sandbox.run_memory {
+        spec.limits.memory_bytes = bytes;
+    }
     sandbox
-        .run(spec(code, args), None, CancellationToken::new())
+        .run(spec, None, CancellationToken::new())
         .await
         .map_err(|e| e.to_string())
 }

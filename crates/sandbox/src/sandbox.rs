@@ -130,6 +130,9 @@ pub struct Sandbox {
     pub(crate) layers: Vec<LayerReport>,
     /// The import policy every run of this sandbox holds to.
     pub(crate) import_policy: super::ImportPolicy,
+    /// The memory limit runs are given (`[run] memory_mb`), which the
+    /// probes try; None: `probe_limits`'s.
+    pub(crate) run_memory: Option<u64>,
 }
 
 pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -168,6 +171,7 @@ impl Sandbox {
             probed: Vec::new(),
             layers: Vec::new(),
             import_policy: options.import_policy.clone(),
+            run_memory: None,
         };
         sandbox.probe_layers(options);
         sandbox
@@ -185,6 +189,13 @@ impl Sandbox {
     /// The import policy runs hold to.
     pub fn import_policy(&self) -> &super::ImportPolicy {
         &self.import_policy
+    }
+
+    /// This sandbox's probes (`codeloop doctor`) with the memory limit its
+    /// runs are given, in bytes: the limit they show holds is that one.
+    pub fn with_run_memory(mut self, bytes: u64) -> Sandbox {
+        self.run_memory = Some(bytes);
+        self
     }
 
     /// This sandbox with another import policy.

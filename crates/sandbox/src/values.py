@@ -197,6 +197,17 @@ def variables(frame, reprs):
     return out
 
 
+def walk(tree):
+    """Every node of an AST, as ast.walk gives them. Its own: ast.walk
+    imports collections when called, which an import policy may refuse
+    once the code under test runs, and the policy is never the harness's."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        todo.extend(ast.iter_child_nodes(node))
+        yield node
+
+
 class Loops:
     """The loops of the node's file: for each line, the header line of the
     innermost loop whose body holds it, and for each loop the loop around it."""
@@ -214,7 +225,7 @@ class Loops:
         except (OSError, SyntaxError, ValueError):
             return
         spans = []
-        for node in ast.walk(tree):
+        for node in walk(tree):
             if isinstance(node, (ast.With, ast.AsyncWith)):
                 self.with_lines.add(node.lineno)
             if isinstance(node, (ast.For, ast.AsyncFor, ast.While)) and node.body:

@@ -5,7 +5,7 @@
 //! `Event::Candidates` records them, their scores and the one chosen,
 //! just before the chosen code's `Event::Code`.
 
-use codeloop_protocol::present::plural;
+use codeloop_protocol::present::{count, plural};
 use serde::{Deserialize, Serialize};
 
 /// One candidate implementation.
@@ -41,9 +41,22 @@ pub struct CandidatesInfo {
 }
 
 impl CandidatesInfo {
-    /// `3 candidates on 4 inputs: #2 chosen (agreement 6 of 8)`.
+    /// The vote was held: each candidate's agreement means something (else
+    /// the first was kept, for `note`, and none was run).
+    pub fn voted(&self) -> bool {
+        self.note.is_none()
+    }
+
+    /// `3 candidates on 4 inputs: #2 chosen (agreement 6 of 8)`; a vote
+    /// not held: `not voted on (WHY): #1 kept`.
     pub fn summary(&self) -> String {
         let n = self.candidates.len();
+        if let Some(note) = &self.note {
+            return format!(
+                "not voted on ({note}): #1 kept of {}",
+                count(n, "candidate")
+            );
+        }
         let most = self.inputs * (n.saturating_sub(1) as u32);
         let chosen = self.candidates.get(self.chosen);
         let proposed = match self.proposed {
@@ -58,9 +71,6 @@ impl CandidatesInfo {
         );
         if let Some(c) = chosen.filter(|_| most > 0) {
             out.push_str(&format!(" (agreement {} of {most})", c.score));
-        }
-        if let Some(note) = &self.note {
-            out.push_str(&format!("; {note}"));
         }
         out
     }
@@ -140,5 +150,27 @@ mod tests {
             2
         ];
         assert_eq!(choose(&c), 0);
+    }
+
+    #[test]
+    fn a_vote_not_held_says_why_and_never_that_a_candidate_did_not_load() {
+        let info = CandidatesInfo {
+            iteration: 1,
+            candidates: vec![Candidate {
+                code: "def f(): pass".into(),
+                loaded: false,
+                score: 0,
+                call_id: None,
+            }],
+            inputs: 0,
+            proposed: 0,
+            chosen: 0,
+            note: Some("only one candidate was written".into()),
+        };
+        assert!(!info.voted());
+        assert_eq!(
+            info.summary(),
+            "not voted on (only one candidate was written): #1 kept of 1 candidate"
+        );
     }
 }

@@ -9,6 +9,7 @@ mod entries;
 mod event;
 pub mod figures;
 pub mod index;
+pub mod lineage;
 pub mod moments;
 pub mod outcome;
 mod parts;

@@ -73,7 +73,9 @@ fn summary_lines(s: &State, out: &mut String) {
     }
     out.push_str(&format!(
         "Model: {} ({}, {})  \n",
-        s.config.model, s.config.provider, s.config.endpoint
+        s.config.model_shown(),
+        s.config.provider,
+        s.config.endpoint
     ));
     out.push_str(&format!(
         "Result: {}  \nRepair iterations: {}; tokens: {} ({})",

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 pub use super::entries::{Notice, Program, PromptEdit, Resume, RunPicture};
 use super::event::*;
 pub use super::parts::{CallState, CodeVersion, FoundIn, HistoryEntry, NodeState, RunState};
-pub use super::pause::pause_after;
+pub use super::pause::{pause_after, pause_at_end};
 pub use super::repairs::{AttemptInfo, TestChange};
 pub use super::segments::ParentSession;
 use codeloop_protocol::Usage;
@@ -147,7 +147,7 @@ impl State {
             }
             Event::Resumed(e) => self.resume(record.seq, &e.after, &e.config, e.token_budget),
         }
-        if let Some(paused) = pause_after(&record.event) {
+        if let Some(paused) = pause_after(self.paused.as_ref(), &record.event) {
             self.paused = paused.cloned();
         }
         self.spend_prompt_edit(&record.event);

@@ -471,3 +471,84 @@ fn events_round_trip_through_json_with_their_tag() {
         assert_eq!(back, event);
     }
 }
+
+/// One real file of each kind an input can be (`scripts/input_fixtures.py`).
+const INPUT_FIXTURES: &[&str] = &[
+    "table.csv",
+    "table.tsv",
+    "doc.json",
+    "records.jsonl",
+    "book.xlsx",
+    "book.ods",
+    "data.parquet",
+    "pic.png",
+    "pic.jpg",
+    "pic.gif",
+    "doc.pdf",
+    "notes.txt",
+    "blob.bin",
+];
+
+fn fixture_input(name: &str) -> InputFile {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/inputs")
+        .join(name);
+    let description = codeloop_inputs::describe(&path).unwrap();
+    InputFile {
+        name: name.into(),
+        source_path: path.display().to_string(),
+        size_bytes: description.size_bytes,
+        preview: String::new(),
+        description: Some(description),
+    }
+}
+
+fn started_with(inputs: Vec<InputFile>) -> Event {
+    Event::SessionStarted(SessionStartedEvent {
+        version: TAPE_VERSION,
+        session_id: "s1".into(),
+        started_at: "2026-11-28T12:00:00Z".into(),
+        task: "read the inputs".into(),
+        inputs,
+        config: ConfigSummary {
+            provider: "demo".into(),
+            model: "roman".into(),
+            ..Default::default()
+        },
+    })
+}
+
+#[test]
+fn a_session_started_with_any_kind_of_input_reads_back_and_is_listed() {
+    for name in INPUT_FIXTURES {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("s1");
+        std::fs::create_dir(&session).unwrap();
+        let path = session.join("tape.jsonl");
+        let mut writer = TapeWriter::create(&path).unwrap();
+        let written = vec![
+            writer
+                .append(started_with(vec![fixture_input(name)]))
+                .unwrap(),
+        ];
+        writer.flush().unwrap();
+        let read = read_tape(&path).unwrap();
+        assert_eq!(read.skipped, [], "{name}");
+        assert_eq!(read.records, written, "{name}");
+        let listing = codeloop_session::index::list(dir.path()).unwrap();
+        assert_eq!(listing.damaged, [], "{name}");
+        assert_eq!(listing.sessions[0].task, "read the inputs", "{name}");
+    }
+}
+
+#[test]
+fn a_tape_whose_image_input_said_format_twice_reads_back() {
+    // As codeloop wrote an image input before its kind was `kind`.
+    let line = r#"{"seq":0,"t_ms":0,"type":"session_started","version":1,"session_id":"s1","started_at":"2026-11-28T12:00:00Z","task":"look at it","inputs":[{"name":"pic.png","source_path":"/tmp/pic.png","size_bytes":148,"preview":"","description":{"name":"pic.png","size_bytes":148,"what":{"format":"image","format":"PNG","width":16,"height":12}}}],"config":{"provider":"demo","model":"roman","endpoint":"","max_iterations":4,"workers":2,"timeout_secs":10}}"#;
+    let read = parse_tape(format!("{line}\n").as_bytes(), std::path::Path::new("t")).unwrap();
+    assert_eq!(read.skipped, []);
+    let Event::SessionStarted(SessionStartedEvent { inputs, .. }) = &read.records[0].event else {
+        panic!("{:?}", read.records[0])
+    };
+    assert_eq!(inputs[0].summary(), fixture_input("pic.png").summary());
+}

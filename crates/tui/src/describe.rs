@@ -207,7 +207,7 @@ pub(crate) fn model_label(c: &codeloop_session::ConfigSummary) -> String {
     match c.provider.as_str() {
         "demo" => "demo model: authored replies, offline".to_string(),
         "scripted" => format!("scripted model ({})", c.endpoint),
-        _ => format!("{} at {}", c.model, c.endpoint),
+        _ => format!("{} at {}", c.model_shown(), c.endpoint),
     }
 }
 

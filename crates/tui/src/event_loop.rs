@@ -318,7 +318,8 @@ fn open_session(
     });
     match opened {
         Ok((opened, rest)) => {
-            *app = opened;
+            let left = std::mem::replace(app, opened);
+            app.opened_from(left);
             app.set_screen(screen);
             rest
         }

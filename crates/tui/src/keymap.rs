@@ -192,6 +192,8 @@ pub(crate) enum GlobalAct {
     Inspect,
     /// The pictures the programs drew.
     Pictures,
+    /// The session's lineage.
+    Lineage,
 }
 
 /// Going on from another moment (`app/timetravel.rs`).
@@ -302,6 +304,14 @@ pub(crate) const INSPECT: &[G] = &[Binding {
     does: "inspect the model calls: prompt, raw reply, reasoning, tokens, time ([ / ] between calls; e edits a prompt not yet sent)",
     short: "model calls",
     keys: &[(Key::ch('m'), GlobalAct::Inspect)],
+}];
+
+/// Once there is a session: its lineage, to move between its branches.
+pub(crate) const LINEAGE: &[G] = &[Binding {
+    label: "b",
+    does: "the session's lineage: the session it was forked from, its forks (Enter opens one)",
+    short: "lineage",
+    keys: &[(Key::ch('b'), GlobalAct::Lineage)],
 }];
 
 /// Once there is a session: the pictures its programs drew.
@@ -543,9 +553,17 @@ pub(crate) fn global(mode: ModeKind) -> Vec<&'static [G]> {
     match mode {
         ModeKind::Welcome => vec![COMMON, WELCOME, STEER, LIVE_TAPE],
         ModeKind::Live => vec![
-            COMMON, STEER, LIVE_TAPE, WHERE, INSPECT, PICTURES, REWIND, FORK_HERE,
+            COMMON, STEER, LIVE_TAPE, WHERE, INSPECT, PICTURES, REWIND, FORK_HERE, LINEAGE,
         ],
-        ModeKind::Review => vec![COMMON, REVIEW_TAPE, WHERE, INSPECT, PICTURES, FORK_HERE],
+        ModeKind::Review => vec![
+            COMMON,
+            REVIEW_TAPE,
+            WHERE,
+            INSPECT,
+            PICTURES,
+            FORK_HERE,
+            LINEAGE,
+        ],
         ModeKind::Replay => vec![
             COMMON,
             REPLAY,
@@ -554,6 +572,7 @@ pub(crate) fn global(mode: ModeKind) -> Vec<&'static [G]> {
             INSPECT,
             PICTURES,
             FORK_HERE,
+            LINEAGE,
         ],
     }
 }

@@ -157,3 +157,62 @@ fn a_started_session_shows_each_file_summary_and_d_its_description() {
     let s = screen(&mut app, 120, 30);
     assert!(s.contains("- day: date, e.g. 2024-01-02"), "{s}");
 }
+
+#[test]
+fn every_one_of_eight_attached_files_is_named_before_and_after_the_start() {
+    let names: Vec<String> = (1..=8).map(|i| format!("part{i}.csv")).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let paths: Vec<std::path::PathBuf> = names
+        .iter()
+        .map(|n| {
+            let p = dir.path().join(n);
+            std::fs::write(&p, "a,b\n1,2\n").unwrap();
+            p
+        })
+        .collect();
+    let inputs: Vec<InputFile> = paths
+        .iter()
+        .zip(&names)
+        .map(|(p, n)| InputFile {
+            name: n.clone(),
+            source_path: p.display().to_string(),
+            size_bytes: 8,
+            preview: String::new(),
+            description: codeloop_inputs::describe(p).ok(),
+        })
+        .collect();
+    // Attached, before the start.
+    let mut app = App::live(info(), theme());
+    for (p, file) in paths.iter().zip(&inputs) {
+        app.task_mut().attach_described(p.clone(), file).unwrap();
+    }
+    for (w, h) in [(80, 24), (160, 48)] {
+        let s = screen(&mut app, w, h);
+        for n in &names {
+            assert!(s.contains(n.as_str()), "{n} at {w}x{h}:\n{s}");
+        }
+    }
+    // Once the session started.
+    app.task_mut()
+        .insert_str("Sum column b of every part, then add the sums together.");
+    app.update(ctrl('s'));
+    app.update(Msg::Record(Record {
+        seq: 0,
+        t_ms: 0,
+        event: Event::SessionStarted(SessionStartedEvent {
+            version: TAPE_VERSION,
+            session_id: "s-eight".into(),
+            started_at: "2026-11-25T01:00:00Z".into(),
+            task: "Sum column b of every part, then add the sums together.".into(),
+            inputs,
+            config: ConfigSummary::default(),
+        }),
+    }));
+    for (w, h) in [(80, 24), (160, 48)] {
+        let s = screen(&mut app, w, h);
+        for n in &names {
+            assert!(s.contains(n.as_str()), "{n} at {w}x{h}:\n{s}");
+        }
+        assert!(s.contains("Sum column b"), "{s}");
+    }
+}

@@ -241,3 +241,57 @@ fn a_plan_the_person_writes_starts_a_session_that_goes_on_from_it() {
     assert_eq!(names, ["split", "count"]);
     assert_eq!(plan[1].depends_on, ["split"]);
 }
+
+#[test]
+fn a_plan_written_after_a_demos_plan_was_skipped_starts_from_the_demos_and_its_replies_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = input_file(dir.path());
+    let mut events = no_plan_events(&input);
+    let Event::SessionStarted(SessionStartedEvent { config, .. }) = &mut events[0] else {
+        panic!()
+    };
+    config.provider = "demo".into();
+    config.model = "demo:roman".into();
+    let roman = vec![spec("int_to_roman", "to Roman", &[])];
+    let mut i = info();
+    i.demos = vec![
+        codeloop_tui::app::DemoEntry {
+            name: "wordfreq".into(),
+            title: "t".into(),
+            plan: vec![spec("top_words", "the words", &[])],
+        },
+        codeloop_tui::app::DemoEntry {
+            name: "roman".into(),
+            title: "t".into(),
+            plan: roman.clone(),
+        },
+    ];
+    let mut app = App::live(i, theme());
+    app.set_focus(Focus::Task);
+    app.task_mut().insert_str("Count the words of a text.");
+    app.update(ctrl('s'));
+    for (i, event) in events.into_iter().enumerate() {
+        app.update(Msg::Record(Record {
+            seq: i as u64,
+            t_ms: i as u64 * 100,
+            event,
+        }));
+    }
+    app.update(Msg::EngineDone(Ok(())));
+    app.update(ch('P'));
+    let text = app.editor().unwrap().textarea().lines().join("\n");
+    assert!(text.contains("name: int_to_roman"), "{text}");
+    let actions = app.update(ctrl('s'));
+    let [
+        Action::Start(StartRequest::Task {
+            plan: Some(plan),
+            demo,
+            ..
+        }),
+    ] = &actions[..]
+    else {
+        panic!("{actions:?}")
+    };
+    assert_eq!(plan, &roman);
+    assert_eq!(demo.as_deref(), Some("roman"));
+}

@@ -283,3 +283,25 @@ fn at_80x24_the_diff_opens_on_its_first_change_above_the_earlier_failure() {
     let added = screen.lines().filter(|l| l.contains("┃+")).count();
     assert!(added >= 2, "the + lines of the repair show:\n{screen}");
 }
+
+/// A function whose tests never came fails with no place: the code pane
+/// says so without one ("RunError at : no test ran" before), and what to do.
+#[test]
+fn a_failure_of_no_place_is_said_without_one_under_the_code() {
+    let mut tape = tape();
+    for r in &mut tape.records {
+        if let Event::Localized(e) = &mut r.event {
+            e.location = codeloop_protocol::Location {
+                error_type: "RunError".into(),
+                message: "no test ran: it has no tests, so it cannot pass".into(),
+                ..codeloop_protocol::Location::default()
+            };
+        }
+    }
+    let mut app = at_failure(tape);
+    for (w, h) in [(80, 24), (160, 48)] {
+        let s = screen(&mut app, w, h);
+        assert!(s.contains("✗ RunError: no test ran"), "{s}");
+        assert!(!s.contains(" at :"), "{s}");
+    }
+}

@@ -265,3 +265,35 @@ fn ctrl_u_and_ctrl_w_edit_the_palette_query_and_the_task_as_readline_does() {
         "Ctrl-U deletes, it does not undo"
     );
 }
+
+#[test]
+fn the_palette_offers_each_bundled_demo_by_name_and_no_more() {
+    let mut i = info();
+    i.demos = ["wordfreq", "roman"]
+        .map(|name| codeloop_tui::app::DemoEntry {
+            name: name.into(),
+            title: "t".into(),
+            ..Default::default()
+        })
+        .to_vec();
+    let mut app = welcome(i);
+    app.update(ch(':'));
+    for c in "bundled demo".chars() {
+        app.update(ch(c));
+    }
+    let s = screen(&mut app, 160, 48);
+    assert!(
+        s.contains("run a bundled demo (Workflow): 1 wordfreq"),
+        "{s}"
+    );
+    assert!(s.contains("run a bundled demo (Workflow): 2 roman"), "{s}");
+    // Once each, and no demo 3 to 9.
+    assert_eq!(s.matches("bundled demo (Workflow): ").count(), 2, "{s}");
+    assert!(!s.contains("leave it for a bundled demo"), "{s}");
+    app.update(key(KeyCode::Esc));
+    let actions = choose(&mut app, "roman");
+    assert!(
+        matches!(&actions[..], [Action::Start(StartRequest::Demo { name, .. })] if name == "roman"),
+        "{actions:?}"
+    );
+}

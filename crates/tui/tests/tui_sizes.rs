@@ -83,6 +83,7 @@ fn a_demo_started_from_the_welcome_screen_draws_at_80x24_at_every_step() {
     i.demos = vec![codeloop_tui::app::DemoEntry {
         name: "kv-sum".into(),
         title: "sum key=value lines".into(),
+        ..Default::default()
     }];
     let mut app = App::live(i, theme());
     screen(&mut app, 80, 24);

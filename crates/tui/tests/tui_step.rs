@@ -104,8 +104,30 @@ fn one_e_before_a_model_call_opens_its_prompt_and_ctrl_s_sends_it() {
     );
 }
 
+/// A live app with one planned function, in step mode, paused at `step`
+/// after `before`.
+fn paused_at(before: Vec<Event>, step: Step) -> App {
+    let mut events = vec![
+        Event::Plan(PlanEvent {
+            specs: vec![spec("parse_line", "split one line", &[])],
+        }),
+        Event::Steer(SteerEvent {
+            command: Command::SetStepMode { on: true },
+        }),
+    ];
+    events.extend(before);
+    events.push(Event::Paused(PausedEvent { step }));
+    live_with(events)
+}
+
+fn call_for(purpose: fn(String) -> Purpose) -> Step {
+    Step::ModelCall {
+        purpose: purpose("parse_line".into()),
+    }
+}
+
 #[test]
-fn x_on_the_plan_or_a_run_asks_first_and_a_model_call_for_code_does_not() {
+fn x_asks_first_wherever_a_skip_ends_something_and_nowhere_else() {
     let mut app = live_with(vec![
         Event::Steer(SteerEvent {
             command: Command::SetStepMode { on: true },
@@ -118,42 +140,93 @@ fn x_on_the_plan_or_a_run_asks_first_and_a_model_call_for_code_does_not() {
     app.update(ch('x'));
     assert_eq!(steers(&app.update(ch('y'))), vec![Command::Skip]);
 
-    // A function's run.
-    let mut app = live_with(vec![
-        Event::Plan(PlanEvent {
-            specs: vec![spec("parse_line", "split one line", &[])],
-        }),
-        Event::Steer(SteerEvent {
-            command: Command::SetStepMode { on: true },
-        }),
-        Event::Paused(PausedEvent {
-            step: Step::Run {
+    // A function's run, its tests, its first code and its repair: each
+    // skip gives the function up (or leaves it unable to pass).
+    for (step, question) in [
+        (
+            Step::Run {
                 node: Some("parse_line".into()),
                 iteration: 1,
             },
-        }),
-    ]);
-    assert!(app.update(ch('x')).is_empty());
-    assert_eq!(app.confirm(), Some(Confirm::SkipRun));
-    assert_eq!(steers(&app.update(ch('y'))), vec![Command::Skip]);
-
-    // Writing a function's code: skipped at once.
-    let mut app = live_with(vec![
-        Event::Plan(PlanEvent {
-            specs: vec![spec("parse_line", "split one line", &[])],
-        }),
-        Event::Steer(SteerEvent {
-            command: Command::SetStepMode { on: true },
-        }),
-        Event::Paused(PausedEvent {
-            step: Step::ModelCall {
+            Confirm::SkipRun,
+        ),
+        (call_for(|node| Purpose::Tests { node }), Confirm::SkipTests),
+        (call_for(|node| Purpose::Code { node }), Confirm::SkipCode),
+        (
+            call_for(|node| Purpose::Repair { node }),
+            Confirm::SkipRepair,
+        ),
+        (
+            Step::Prompt {
                 purpose: Purpose::Code {
                     node: "parse_line".into(),
                 },
+                tag: "code/parse_line/1".into(),
+                messages: Vec::new(),
             },
+            Confirm::SkipCode,
+        ),
+    ] {
+        let mut app = paused_at(Vec::new(), step.clone());
+        assert!(app.update(ch('x')).is_empty(), "{step:?}: asked first");
+        assert_eq!(app.confirm(), Some(question), "{step:?}");
+        let s = screen(&mut app, 80, 24);
+        assert!(s.contains("Skip"), "{s}");
+        assert!(app.update(ch('n')).is_empty(), "{step:?}: no sends nothing");
+        app.update(ch('x'));
+        assert_eq!(
+            steers(&app.update(ch('y'))),
+            vec![Command::Skip],
+            "{step:?}"
+        );
+    }
+
+    // What a skip only leaves out goes at once: a review, one more
+    // candidate for the vote (a code call for the function was made).
+    let first_code = vec![
+        Event::ModelRequest(ModelRequestEvent {
+            call_id: 1,
+            purpose: Purpose::Code {
+                node: "parse_line".into(),
+            },
+            tag: "code/parse_line/1".into(),
+            messages: Vec::new(),
         }),
-    ]);
-    assert_eq!(steers(&app.update(ch('x'))), vec![Command::Skip]);
+        Event::ModelReply(ModelReplyEvent {
+            call_id: 1,
+            text: "def parse_line(s):\n    return s\n".into(),
+            usage: None,
+            duration_ms: 5,
+            reasoning: String::new(),
+            finish_reason: None,
+            usage_estimated: false,
+            structured: None,
+            stopped: None,
+            prefilled: None,
+        }),
+    ];
+    for (before, step) in [
+        (Vec::new(), call_for(|node| Purpose::Review { node })),
+        (first_code.clone(), call_for(|node| Purpose::Code { node })),
+        (
+            Vec::new(),
+            Step::Prompt {
+                purpose: Purpose::Code {
+                    node: "parse_line".into(),
+                },
+                tag: "code/parse_line/1/c2".into(),
+                messages: Vec::new(),
+            },
+        ),
+    ] {
+        let mut app = paused_at(before, step.clone());
+        assert_eq!(
+            steers(&app.update(ch('x'))),
+            vec![Command::Skip],
+            "{step:?}"
+        );
+        assert_eq!(app.confirm(), None, "{step:?}");
+    }
 }
 
 #[test]

@@ -17,6 +17,8 @@ pub(crate) fn block(node: &NodeState, it: u32) -> String {
     );
     for (i, k) in c.candidates.iter().enumerate() {
         let what = match (k.loaded, i == c.chosen) {
+            _ if !c.voted() && i == c.chosen => "kept".to_string(),
+            _ if !c.voted() => "not run".to_string(),
             (false, _) => "did not load".to_string(),
             (true, true) => format!("agreement {}, chosen", k.score),
             (true, false) => format!("agreement {}", k.score),

@@ -8,6 +8,7 @@
 //! piece of text from the tape is escaped.
 
 use std::fmt::Write;
+use std::path::Path;
 
 use similar::{ChangeTag, TextDiff};
 
@@ -59,13 +60,31 @@ pub(super) fn result_class(result: SessionResult) -> &'static str {
     }
 }
 
-/// The whole page. `source` names the tape it was read from.
-pub(crate) fn page(state: &State, source: &str) -> String {
-    page_with(state, source, "")
+/// How a page names the files of this machine (the tape, the inputs): by
+/// their own names, for a page sent to others, or by their full paths
+/// when asked (`export --full-paths`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Naming {
+    #[default]
+    Names,
+    FullPaths,
 }
 
-/// The whole page with `lineage` (a section, `export/lineage.rs`) after its header.
-pub(crate) fn page_with(state: &State, source: &str, lineage: &str) -> String {
+impl Naming {
+    /// `path` as the page names it.
+    pub(crate) fn name(self, path: &str) -> String {
+        match self {
+            Naming::FullPaths => path.to_string(),
+            Naming::Names => Path::new(path)
+                .file_name()
+                .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned()),
+        }
+    }
+}
+
+/// The whole page, `source` the tape it was read from, with `lineage` (a
+/// section, `export/lineage.rs`, or nothing) after its header.
+pub(crate) fn page_with(state: &State, source: &str, lineage: &str, naming: Naming) -> String {
     let title = state.task.lines().next().unwrap_or("session");
     let mut out = String::new();
     let _ = write!(
@@ -77,7 +96,7 @@ pub(crate) fn page_with(state: &State, source: &str, lineage: &str) -> String {
         esc(title)
     );
     header(state, &mut out);
-    super::inputs::section(state, &mut out);
+    super::inputs::section(state, naming, &mut out);
     out.push_str(lineage);
     out.push_str("<section id=\"plan\">\n<h2>Plan</h2>\n");
     match (&state.plan_error, graph::svg(state)) {
@@ -100,10 +119,13 @@ pub(crate) fn page_with(state: &State, source: &str, lineage: &str) -> String {
     }
     program_section(state, &mut out);
     out.push_str(&super::pictures::section(state, source));
+    let from = match naming {
+        Naming::FullPaths => esc(source),
+        Naming::Names => format!("session {}", esc(&state.session_id)),
+    };
     let _ = write!(
         out,
-        "<footer>Exported by codeloop from {} ({} events).</footer>\n</main>\n</body>\n</html>\n",
-        esc(source),
+        "<footer>Exported by codeloop from {from} ({} events).</footer>\n</main>\n</body>\n</html>\n",
         state.events_applied
     );
     out
@@ -143,7 +165,7 @@ fn header(state: &State, out: &mut String) {
         result_class(result),
         result.label(),
         esc(&outcome_line(state)),
-        esc(&state.config.model),
+        esc(state.config.model_shown()),
         esc(&state.config.provider),
         esc(&state.config.endpoint),
         esc(&state.started_at),

@@ -1,14 +1,15 @@
 //! The export's section per input file: what it is (its description, as
-//! the prompts had it), where it was read from.
+//! the prompts had it), where it was read from (its full path only when
+//! asked: a page is sent to others).
 
 use std::fmt::Write as _;
 
 use codeloop_session::State;
 
-use super::html::esc;
+use super::html::{Naming, esc};
 
 /// `<section id="inputs">` with one article per input, or nothing.
-pub(crate) fn section(state: &State, out: &mut String) {
+pub(crate) fn section(state: &State, naming: Naming, out: &mut String) {
     if state.inputs.is_empty() {
         return;
     }
@@ -21,7 +22,7 @@ pub(crate) fn section(state: &State, out: &mut String) {
             esc(&f.name),
             esc(&codeloop_inputs::bytes(f.size_bytes)),
             esc(&f.summary()),
-            esc(&f.source_path),
+            esc(&naming.name(&f.source_path)),
             esc(&f.described()),
         );
     }

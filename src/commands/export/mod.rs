@@ -44,6 +44,11 @@ pub struct Args {
     /// With `--format html`: a page that replays the session as review does (a timeline, every pane at the cursor, a link to any moment), one file with its script
     #[arg(long)]
     pub(crate) player: bool,
+    /// Name the tape and the input files on the HTML page by their full
+    /// paths on this machine (by default, by their file names: a page is
+    /// sent to others)
+    #[arg(long)]
+    pub(crate) full_paths: bool,
 }
 
 pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
@@ -52,6 +57,13 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         eprintln!("codeloop: {source}: {damage}; exporting the rest");
     }
     let state = State::from_records(&contents.records);
+    // A page is sent to others: it names this machine's files by their
+    // names alone, unless asked.
+    let naming = if args.full_paths {
+        html::Naming::FullPaths
+    } else {
+        html::Naming::Names
+    };
     if args.player {
         if args.format != Format::Html {
             anyhow::bail!(
@@ -61,7 +73,10 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         let path = args.output.clone().unwrap_or_else(|| {
             PathBuf::from(format!("{}-player.html", file_stem(&state.session_id)))
         });
-        write_file(&path, &player::page(&contents.records, &source))?;
+        write_file(
+            &path,
+            &player::page(&contents.records, &naming.name(&source)),
+        )?;
         println!("{}", path.display());
         return Ok(0);
     }
@@ -76,6 +91,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             &source,
             &path,
             &config.sessions_dir(),
+            naming,
         )?;
         for page in written {
             println!("{}", page.display());
@@ -108,7 +124,7 @@ pub(crate) fn write(
                 .parent()
                 .and_then(Path::parent)
                 .unwrap_or(Path::new(""));
-            write_html(state, &records, source, path, sessions).map(|_| ())
+            write_html(state, &records, source, path, sessions, html::Naming::Names).map(|_| ())
         }
         Format::Py => write_python(state, path),
     }
@@ -123,14 +139,15 @@ fn write_html(
     source: &str,
     path: &Path,
     sessions_dir: &Path,
+    naming: html::Naming,
 ) -> anyhow::Result<Vec<PathBuf>> {
     let sessions = crate::session::index::list(sessions_dir)
         .map(|l| l.sessions)
         .unwrap_or_default();
     let tape = Path::new(source);
     let tape = tape.is_file().then_some(tape);
-    let Some(mut tree) = lineage::collect(state, records, tape, &sessions) else {
-        write_file(path, &html::page(state, source))?;
+    let Some(tree) = lineage::collect(state, records, tape, &sessions) else {
+        write_file(path, &html::page_with(state, source, "", naming))?;
         return Ok(vec![path.to_path_buf()]);
     };
     let here = state.session_id.clone();
@@ -138,16 +155,21 @@ fn write_html(
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
-    tree.asked = Some((here.clone(), file));
+    let asked = Some((here.clone(), file));
     write_file(
         path,
-        &html::page_with(state, source, &lineage::section(&tree, &here)),
+        &html::page_with(
+            state,
+            source,
+            &lineage::section(&tree, &here, &asked),
+            naming,
+        ),
     )?;
     let mut written = vec![path.to_path_buf()];
     let beside = path.parent().unwrap_or(Path::new(""));
     for (_, b) in tree.branches.iter().filter(|(_, b)| b.id != here) {
         let Some(branch) = &b.state else { continue };
-        let page = beside.join(b.page());
+        let page = beside.join(lineage::page(b));
         let from = b
             .tape
             .as_deref()
@@ -155,7 +177,12 @@ fn write_html(
             .unwrap_or_default();
         write_file(
             &page,
-            &html::page_with(branch, &from, &lineage::section(&tree, &b.id)),
+            &html::page_with(
+                branch,
+                &from,
+                &lineage::section(&tree, &b.id, &asked),
+                naming,
+            ),
         )?;
         written.push(page);
     }
@@ -212,7 +239,8 @@ fn program_of(state: &State) -> anyhow::Result<String> {
 }
 
 /// A path ending in `.py` gets one runnable file (the program, every test,
-/// and a runner); anything else a folder like the engine's `out/`.
+/// and a runner); anything else a folder like the engine's `out/`, with
+/// the session's input files beside them (its tests read them there).
 fn write_python(state: &State, path: &Path) -> anyhow::Result<()> {
     let program = program_of(state)?;
     if path.extension().is_some_and(|e| e == "py") {
@@ -221,6 +249,17 @@ fn write_python(state: &State, path: &Path) -> anyhow::Result<()> {
     write_file(&path.join(format!("{}.py", runs::PROGRAM)), &program)?;
     for (file, text) in runs::program_tests(state) {
         write_file(&path.join(file), &text)?;
+    }
+    for input in &state.inputs {
+        let to = path.join(&input.name);
+        std::fs::copy(&input.source_path, &to).with_context(|| {
+            format!(
+                "the program and its tests are in {}, but the input file {} could not be copied beside them from {} (they read it): copy it there yourself",
+                path.display(),
+                input.name,
+                input.source_path
+            )
+        })?;
     }
     Ok(())
 }

@@ -26,6 +26,9 @@ pub(super) struct Wanted {
     /// The environment variable that holds the API key.
     key_env: String,
     max_tokens: Option<u32>,
+    /// Where a server's address came from, to say what to change when it
+    /// does not answer: `--base-url`, `CODELOOP_BASE_URL`, the config.
+    base_url_from: String,
 }
 
 impl Wanted {
@@ -51,6 +54,10 @@ impl Wanted {
                 .clone()
                 .unwrap_or_else(|| config.model.api_key_env.clone()),
             max_tokens: args.max_tokens.or(config.model.max_tokens),
+            base_url_from: match &args.base_url {
+                Some(_) => "--base-url".to_string(),
+                None => crate::config::source_of("[model] base_url", |n| std::env::var(n).ok()),
+            },
         })
     }
 
@@ -87,7 +94,10 @@ pub(super) async fn connect(
     }
     let listed = list_models(&base_url, api_key.as_ref(), SERVER_PROBE).await;
     let model = pick_model(&base_url, wanted, listed)?;
-    let mut description = format!("{model} at {base_url}");
+    let mut description = format!(
+        "{} at {base_url}",
+        crate::protocol::present::model_shown(&model)
+    );
     if let Some(profile) = &config.model.profile {
         description.push_str(&format!(" (profile \"{profile}\")"));
     }
@@ -116,8 +126,8 @@ fn pick_model(
     listed: Result<Vec<String>, LlmError>,
 ) -> anyhow::Result<String> {
     let what_to_do = format!(
-        "Start the server, or point --base-url (or base_url in {}) at one that runs, or use --demo NAME to run offline with the bundled demo model",
-        Config::default_file().display()
+        "Start the server, or point {} at one that runs, or use --demo NAME to run offline with the bundled demo model",
+        wanted.base_url_from
     );
     Ok(match (wanted.model.clone(), listed) {
         (_, Err(e @ (LlmError::Unreachable { .. } | LlmError::Timeout { .. }))) => {

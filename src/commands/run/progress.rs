@@ -276,6 +276,13 @@ fn check(e: &CheckEvent) -> Option<String> {
 impl Progress {
     fn vote(&self, node: &str) -> Option<String> {
         let info = self.state.nodes.get(node)?.candidates.as_ref()?;
+        if !info.voted() {
+            return Some(format!(
+                "vote    {node} #{}: {}",
+                info.iteration,
+                info.summary()
+            ));
+        }
         let scores: Vec<String> = info
             .candidates
             .iter()

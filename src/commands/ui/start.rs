@@ -33,10 +33,15 @@ pub(super) fn start_session(
             inputs,
             step_mode,
             plan,
+            demo,
         } => Fresh {
             task,
             inputs,
-            model,
+            // A plan written after a demo's session: the demo answers.
+            model: match demo {
+                Some(name) => demo_model(&name)?.1,
+                None => model,
+            },
             cache_dir: (!choices.no_cache).then(|| config.paths.cache_dir.clone()),
             step_mode,
             plan,
@@ -208,8 +213,8 @@ pub(super) fn continue_session(
 ) -> anyhow::Result<EngineHandle> {
     let contents = read_tape(&tape)?;
     let state = crate::session::State::from_records(&contents.records);
-    let (model, chosen) = match state.config.model.strip_prefix("demo:") {
-        Some(name) if state.config.provider == "demo" => (
+    let (model, chosen) = match state.config.demo() {
+        Some(name) => (
             demo_model(name)?.1,
             format!("going on with the demo's own replies (demo:{name})"),
         ),
@@ -217,7 +222,7 @@ pub(super) fn continue_session(
             let said = format!(
                 "going on with the workbench's model ({} {})",
                 model.provider(),
-                model.model_name()
+                crate::protocol::present::model_shown(model.model_name())
             );
             (model, said)
         }

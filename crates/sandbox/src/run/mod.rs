@@ -41,6 +41,7 @@ impl Sandbox {
         let workdir = self.fresh_workdir("codeloop-run-")?;
         let root = workdir.path().to_path_buf();
         prepare_workdir(&root, &spec)?;
+        self.import_policy.write_guard_for(&root, &spec)?;
         let run_uid = self.drop_uid().then(next_run_uid);
         if let Some(uid) = run_uid {
             chown_tree(&root, uid).map_err(ExecError::Workdir)?;
@@ -82,7 +83,7 @@ impl Sandbox {
         let outcome = self.ended(&spec, watched, streams, status_pipe, duration)?;
         let collected = workdir::collect(&root, &spec.collect);
         let images = if spec.collect_images {
-            super::images::read_images(&root)
+            super::images::read_images(&root, &spec.inputs)
         } else {
             Vec::new()
         };

@@ -134,6 +134,21 @@ pub struct ConfigSummary {
     pub python: Option<Box<codeloop_protocol::python::PythonEnvironment>>,
 }
 
+impl ConfigSummary {
+    /// The model as people are shown it (`present::model_shown`).
+    pub fn model_shown(&self) -> &str {
+        codeloop_protocol::present::model_shown(&self.model)
+    }
+
+    /// The bundled demo whose authored replies answered, for a session of
+    /// the demo model (`model` is "demo:NAME").
+    pub fn demo(&self) -> Option<&str> {
+        (self.provider == "demo")
+            .then(|| self.model.strip_prefix("demo:"))
+            .flatten()
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NoticeLevel {

@@ -141,6 +141,24 @@ impl App {
         self.screen = screen;
     }
 
+    /// This app, opened from `left` (the app it replaces on screen): where
+    /// `left` is the welcome screen, or a session opened from it, `q` goes
+    /// back to that welcome.
+    pub fn opened_from(&mut self, left: App) {
+        self.screen = left.screen;
+        self.keys_handled = left.keys_handled;
+        self.listed_from = match left.listed_from {
+            Some(list) => Some(list),
+            None if left.welcome() => Some(Box::new(left)),
+            None => None,
+        };
+    }
+
+    /// `q` goes back to the welcome screen this session was opened from.
+    pub(crate) fn opened_from_list(&self) -> bool {
+        self.listed_from.is_some()
+    }
+
     /// Read-only: review and replay never steer.
     pub fn read_only(&self) -> bool {
         !matches!(self.session.mode, Mode::Live(_))
@@ -162,11 +180,7 @@ impl App {
         if self.at_end() {
             return self.state().paused.as_ref();
         }
-        self.records()
-            .iter()
-            .rev()
-            .find_map(|r| codeloop_session::state::pause_after(&r.event))
-            .flatten()
+        codeloop_session::state::pause_at_end(self.records())
     }
 
     /// A live session is running (not ended), wherever the cursor is: a
@@ -211,4 +225,23 @@ impl App {
     }
 
     // ---- update -------------------------------------------------------
+}
+
+impl App {
+    /// The open lineage popup, if any (tests).
+    pub fn lineage(&self) -> Option<&crate::panes::lineage::LineageView> {
+        self.popups.iter().rev().find_map(|p| match p {
+            Popup::Lineage(v) => Some(v.as_ref()),
+            Popup::Help(_)
+            | Popup::Confirm(_)
+            | Popup::Editor(_)
+            | Popup::Palette(_)
+            | Popup::Message(_)
+            | Popup::Travel(_)
+            | Popup::Pager(_)
+            | Popup::Pictures(_)
+            | Popup::Inspector(_)
+            | Popup::Servers(_) => None,
+        })
+    }
 }

@@ -63,6 +63,13 @@ impl App {
             profiles: self.session.info.profiles.clone(),
             no_cache: self.choices.no_cache,
             export: !self.welcome() && !self.session.timeline.records().is_empty(),
+            demos: self
+                .session
+                .info
+                .demos
+                .iter()
+                .map(|d| d.name.clone())
+                .collect(),
         }
     }
 

@@ -45,7 +45,8 @@ pub(crate) enum OnYes {
 
 impl Replacing {
     /// What a key on the welcome screen's session list starts or opens;
-    /// a delete is not a replacement (its folder, for its own question).
+    /// a delete is not a replacement (its folder, for its own question),
+    /// nor is the lineage (shown over the list: handled before).
     pub(crate) fn for_session(intent: SessionIntent) -> Result<Replacing, PathBuf> {
         match intent {
             SessionIntent::Open(tape) => Ok(Replacing::Open {
@@ -54,7 +55,9 @@ impl Replacing {
             }),
             SessionIntent::Replay(tape) => Ok(Replacing::Open { tape, replay: true }),
             SessionIntent::Resume(tape) => Ok(Replacing::Start(StartRequest::Resume { tape })),
-            SessionIntent::Fork(tape) => Ok(Replacing::Start(StartRequest::Fork { tape })),
+            SessionIntent::Fork(tape) | SessionIntent::Lineage(tape) => {
+                Ok(Replacing::Start(StartRequest::Fork { tape }))
+            }
             SessionIntent::Delete(dir) => Err(dir),
         }
     }

@@ -12,6 +12,7 @@ use crate::external_editor::ExternalEdit;
 use crate::keymap::{self, GlobalAct, ReplayAct, SteerAct, TapeMove};
 use crate::panes::confirm::Confirm;
 use crate::panes::editor::{EditTarget, EditorIntent, EditorPopup};
+use crate::panes::lineage::LineageIntent;
 use crate::panes::palette::PaletteIntent;
 use crate::panes::{Handled, Intent};
 use crate::timeline::Jump;
@@ -23,6 +24,7 @@ impl App {
         if key.modifiers.contains(KeyModifiers::CONTROL)
             && keymap::lookup(keymap::COMMON, &key) == Some(GlobalAct::Quit)
         {
+            self.listed_from = None;
             self.request_quit(actions);
             return;
         }
@@ -71,6 +73,11 @@ impl App {
                 Handled::Done | Handled::NotMine => self.popups.push(Popup::Palette(palette)),
             },
             Popup::Inspector(inspector) => self.on_inspector_key(inspector, key, actions),
+            Popup::Lineage(mut view) => match view.on_key(key) {
+                Handled::Intent(LineageIntent::Open(tape)) => self.open_branch(tape, actions),
+                Handled::Intent(LineageIntent::Close) => {}
+                Handled::Done | Handled::NotMine => self.popups.push(Popup::Lineage(view)),
+            },
             Popup::Editor(mut editor) => match editor.on_key(key) {
                 Handled::Intent(EditorIntent::Send) => self.submit_editor(*editor, actions),
                 Handled::Intent(EditorIntent::Discard) => {
@@ -120,6 +127,9 @@ impl App {
             Intent::Attach => self.open_editor(EditTarget::Attach, String::new()),
             Intent::DescribeInputs => self.describe_inputs(),
             Intent::OpenLog => self.open_log(actions),
+            Intent::Session(crate::panes::sessions::SessionIntent::Lineage(tape)) => {
+                actions.push(Action::ReadLineage(tape));
+            }
             Intent::Session(intent) => match Replacing::for_session(intent) {
                 Ok(what) => self.replace(what, actions),
                 Err(dir) => self.ask(Confirm::DeleteSession, OnYes::Delete(dir)),
@@ -161,6 +171,7 @@ impl App {
             GlobalAct::Travel(t) => self.on_travel(t),
             GlobalAct::Inspect => self.open_inspector(),
             GlobalAct::Pictures => self.open_pictures(actions),
+            GlobalAct::Lineage => self.ask_lineage(actions),
         }
     }
 
@@ -202,6 +213,18 @@ impl App {
     }
 
     fn request_quit(&mut self, actions: &mut Vec<Action>) {
+        // A session opened from the welcome's list: back to the list.
+        if !self.session_running()
+            && let Some(list) = self.listed_from.take()
+        {
+            let (screen, keys) = (self.screen, self.keys_handled);
+            *self = *list;
+            self.screen = screen;
+            self.keys_handled = keys;
+            self.dirty = true;
+            actions.push(Action::ListSessions);
+            return;
+        }
         if self.session_running() && self.confirm().is_none() {
             // Over an open editor, which stays (its draft is not lost on a no).
             self.ask(Confirm::Quit, OnYes::CancelAndQuit);
@@ -258,6 +281,7 @@ impl App {
             inputs: self.panes.task.attached().to_vec(),
             step_mode: self.step_armed(),
             plan: None,
+            demo: None,
         };
         self.start(request, actions);
     }

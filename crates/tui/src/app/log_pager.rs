@@ -91,7 +91,8 @@ impl App {
             | Popup::Travel(_)
             | Popup::Servers(_)
             | Popup::Pictures(_)
-            | Popup::Inspector(_) => None,
+            | Popup::Inspector(_)
+            | Popup::Lineage(_) => None,
         })
     }
 }

@@ -88,6 +88,9 @@ pub enum StartRequest {
         step_mode: bool,
         /// A plan the person wrote: the model is asked only for the rest.
         plan: Option<Vec<codeloop_session::FunctionSpec>>,
+        /// The bundled demo whose replies answer (a plan written after
+        /// a demo's session goes on with that demo, not the workbench's model).
+        demo: Option<String>,
     },
     Demo {
         name: String,
@@ -146,6 +149,9 @@ pub enum Action {
         path: PathBuf,
         from: AttachFrom,
     },
+    /// Read the lineage of the session at this tape off the UI thread
+    /// (`Msg::LineageRead` back).
+    ReadLineage(PathBuf),
     /// What the next session starts with (given before each `Start`).
     Configure(SessionChoices),
     /// Write the session (`state`, folded to its end) in `format`, into
@@ -196,6 +202,12 @@ pub enum Msg {
     PictureRead {
         path: PathBuf,
         result: Result<std::sync::Arc<crate::picture::Pixels>, String>,
+    },
+    /// A lineage asked for with `Action::ReadLineage` was read (None: the
+    /// session is no fork and has none).
+    LineageRead {
+        tape: PathBuf,
+        result: Result<Option<Box<codeloop_session::lineage::Lineage>>, String>,
     },
     /// The person's editor closed (`Action::OpenEditor`).
     EditorDone {
@@ -329,6 +341,10 @@ pub struct App {
     /// The view a fork or rewind left, until the new session's first
     /// record: a start that fails goes back to it.
     travelled_from: Option<Box<App>>,
+    /// The welcome screen a listed session was opened from: `q` goes back
+    /// to it (Ctrl-C quits). Kept across sessions opened from there on, never
+    /// nested.
+    listed_from: Option<Box<App>>,
     flash: Option<(NoticeLevel, String)>,
     /// What the next session starts with (the palette's choices).
     choices: SessionChoices,
@@ -355,6 +371,7 @@ impl App {
             popups: Popups::default(),
             panes: Panes::default(),
             travelled_from: None,
+            listed_from: None,
             flash: None,
             choices: SessionChoices::default(),
             screen: Rect::new(0, 0, 160, 48),
@@ -485,6 +502,7 @@ impl App {
             Msg::InputDescribed { path, from, result } => {
                 self.on_input_described(path, from, result);
             }
+            Msg::LineageRead { tape, result } => self.on_lineage_read(&tape, result),
             Msg::EditorDone { target, outcome } => {
                 self.on_editor_done(target, outcome, &mut actions);
             }

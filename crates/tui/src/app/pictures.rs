@@ -105,7 +105,8 @@ impl App {
             | Popup::Travel(_)
             | Popup::Servers(_)
             | Popup::Pager(_)
-            | Popup::Inspector(_) => None,
+            | Popup::Inspector(_)
+            | Popup::Lineage(_) => None,
         })
     }
 }

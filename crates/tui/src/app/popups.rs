@@ -40,4 +40,6 @@ popups! {
     Pictures(Box<crate::panes::pictures::PictureView>),
     /// The model-call inspector.
     Inspector(Box<crate::panes::inspector::Inspector>),
+    /// A session's lineage, to move between its branches (`lineage.rs`).
+    Lineage(Box<crate::panes::lineage::LineageView>),
 }

@@ -1,8 +1,8 @@
 //! Step mode's answers that take more than one key's thought: `e` at a
 //! pause before a model call opens its prompt in the editor (the engine
 //! first writes it and pauses again; the editor opens then, in one key),
-//! and `x` on what everything after depends on (the plan, a function's
-//! run) asks first and says what it will end.
+//! and `x` on a step whose skip ends something (the plan; a function's
+//! tests, code, repair or run) asks first and says what it will end.
 
 use super::{Action, App};
 use crate::describe::describe_command;
@@ -30,31 +30,55 @@ impl App {
         }
     }
 
-    /// `x`: skip the step the engine waits at, asking first when what it
-    /// skips is what the rest depends on.
+    /// `x`: skip the step the engine waits at, asking first when skipping
+    /// it ends something: the plan, a function's tests, code, repair or run.
     pub(super) fn skip(&mut self, actions: &mut Vec<Action>) {
-        let question = match self.engine_paused() {
-            Some(Step::ModelCall {
-                purpose: Purpose::Plan,
-            })
-            | Some(Step::Prompt {
-                purpose: Purpose::Plan,
-                ..
-            }) => Some(Confirm::SkipPlan),
-            Some(Step::Run { node: Some(_), .. }) => Some(Confirm::SkipRun),
-            Some(
-                Step::ModelCall { .. }
-                | Step::Prompt { .. }
-                | Step::Run { node: None, .. }
-                | Step::TestFix { .. }
-                | Step::Review { .. },
-            )
-            | None => None,
-        };
-        match question {
+        match self.skip_question() {
             Some(confirm) => self.ask(confirm, super::guard::OnYes::Skip),
             None => self.send_skip(actions),
         }
+    }
+
+    /// What to ask before skipping the step the engine waits at, if its
+    /// skip ends something; None where it only leaves a call out (a
+    /// review, the vote's inputs, one more candidate) or rejects a test fix.
+    fn skip_question(&self) -> Option<Confirm> {
+        let (purpose, tag) = match self.engine_paused()? {
+            Step::ModelCall { purpose } => (purpose, None),
+            Step::Prompt { purpose, tag, .. } => (purpose, Some(tag.as_str())),
+            Step::Run { node: Some(_), .. } => return Some(Confirm::SkipRun),
+            Step::Run { node: None, .. } | Step::TestFix { .. } | Step::Review { .. } => {
+                return None;
+            }
+        };
+        match purpose {
+            Purpose::Plan => Some(Confirm::SkipPlan),
+            Purpose::Tests { .. } => Some(Confirm::SkipTests),
+            Purpose::Code { node } if !self.another_candidate(node, tag) => Some(Confirm::SkipCode),
+            Purpose::Repair { .. } => Some(Confirm::SkipRepair),
+            Purpose::Code { .. }
+            | Purpose::Reflect { .. }
+            | Purpose::Review { .. }
+            | Purpose::Inputs { .. } => None,
+        }
+    }
+
+    /// Whether the code call the engine waits before is one more candidate
+    /// for the vote (`--candidates N`), whose skip only leaves it out: its
+    /// tag says so (`code/NAME/1/cK`), or, before its prompt is written,
+    /// the function has no code yet and a code call was made for it.
+    fn another_candidate(&self, node: &str, tag: Option<&str>) -> bool {
+        if let Some(tag) = tag {
+            return tag.starts_with(&format!("code/{node}/1/c"));
+        }
+        let Some(state) = self.session.timeline.head() else {
+            return false;
+        };
+        state.nodes.get(node).is_some_and(|n| n.versions.is_empty())
+            && state
+                .calls
+                .values()
+                .any(|c| matches!(&c.purpose, Purpose::Code { node: n } if n == node))
     }
 
     /// The skip, to the engine (from the past of the tape too).

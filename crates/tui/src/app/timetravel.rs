@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use super::{Action, App, Info, Message, Mode, Popup, StartRequest};
 use crate::keymap::TravelAct;
+use crate::panes::lineage::LineageView;
 use crate::panes::travel::{Travel, TravelKind};
 use codeloop_session::index::{SessionResult, SessionSummary};
 use codeloop_session::{Command, NoticeLevel};
@@ -250,4 +251,62 @@ pub fn instead(id: &str) -> String {
     format!(
         "To change something, fork it:\n· F here forks it at its end (a new session goes on from there);\n· Enter opens it: move to an earlier moment (←/→, [ / ]) and press F to fork there;\n· headless: codeloop resume {id} --at SEQ"
     )
+}
+
+impl App {
+    /// `b`: the lineage of the session on screen, read off the UI thread.
+    pub(super) fn ask_lineage(&mut self, actions: &mut Vec<Action>) {
+        match self.tape_file() {
+            Some(tape) => actions.push(Action::ReadLineage(tape)),
+            None => self.say(
+                NoticeLevel::Info,
+                "no lineage: this view has no session folder to read it from",
+            ),
+        }
+    }
+
+    /// The lineage read: its popup, or why there is none.
+    pub(super) fn on_lineage_read(
+        &mut self,
+        tape: &std::path::Path,
+        result: Result<Option<Box<codeloop_session::lineage::Lineage>>, String>,
+    ) {
+        // The session on screen, or the one the welcome's list chose.
+        let (id, mark) = match &self.session.info.sessions.iter().find(|s| s.tape() == tape) {
+            Some(s) if self.welcome() => (s.id.clone(), crate::panes::lineage::CHOSEN),
+            _ => (
+                self.session.timeline.state().session_id.clone(),
+                crate::panes::lineage::ON_SCREEN,
+            ),
+        };
+        match result {
+            Ok(Some(lineage)) => self.popups.push(Popup::Lineage(Box::new(LineageView::new(
+                &lineage, &id, mark,
+            )))),
+            Ok(None) => self.say(
+                NoticeLevel::Info,
+                format!("no lineage: session {id} is no fork and has none (F forks it)"),
+            ),
+            Err(e) => self.say(NoticeLevel::Error, format!("cannot read the lineage: {e}")),
+        }
+        self.dirty = true;
+    }
+
+    /// Enter on a branch of the lineage: open it, unless a session runs.
+    pub(super) fn open_branch(&mut self, tape: PathBuf, actions: &mut Vec<Action>) {
+        if self.session_running() {
+            self.say(
+                NoticeLevel::Warning,
+                "the session is still running: open a branch once it ended (or c cancels it)",
+            );
+            return;
+        }
+        self.replace(
+            super::guard::Replacing::Open {
+                tape,
+                replay: false,
+            },
+            actions,
+        );
+    }
 }

@@ -261,7 +261,8 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
         layers.len(),
     );
     let first = Line::from(spans).style(t.status);
-    frame.render_widget(Paragraph::new(vec![first, hint_line(app)]), area);
+    let hint = hint_line(app, usize::from(area.width));
+    frame.render_widget(Paragraph::new(vec![first, hint]), area);
 }
 
 /// The badge: the mode, and where the cursor is on the tape.
@@ -380,8 +381,9 @@ fn fit_status(
 }
 
 /// The second line: what was just said, what the paused engine waits for,
-/// or the keys of the focused pane.
-fn hint_line(app: &App) -> Line<'static> {
+/// or the keys of the focused pane, as many as `width` holds (`? help`
+/// and `q quit` always: the help lists the rest).
+fn hint_line(app: &App, width: usize) -> Line<'static> {
     let t = &app.theme;
     if let Some((level, text)) = &app.flash {
         return Line::styled(
@@ -407,20 +409,57 @@ fn hint_line(app: &App) -> Line<'static> {
         }
         return Line::from(spans);
     }
-    let title = app.panes.get(app.focus).title();
-    let mut spans = vec![Span::styled(format!(" {title} "), t.title)];
-    for row in pane_rows(app)
+    use unicode_width::UnicodeWidthStr;
+    let title = format!(" {} ", app.panes.get(app.focus).title());
+    let [pane, zoom, help, quit] = keymap::FOOTER;
+    let hints = |acts: &[GlobalAct]| -> Vec<String> {
+        keymap::act_hints(keymap::COMMON, acts)
+            .into_iter()
+            .map(|(k, s)| format!("{k} {s}"))
+            .collect()
+    };
+    let mut essential = hints(&[help, quit]);
+    if app.zoom {
+        // Zoomed (a projector's view): how to come back, always.
+        essential.insert(0, "Esc unzoom".to_string());
+    }
+    if app.opened_from_list()
+        && let Some(q) = essential.last_mut()
+    {
+        // q goes back to the list this session was opened from.
+        *q = q.replace(" quit", " back to the list");
+    }
+    let essential = essential.join(" · ");
+    let mut room = width.saturating_sub(title.width() + essential.width());
+    // What fits, in this order: the pane's own keys, then moving between
+    // panes and zooming.
+    let mut take = |text: String| -> Option<String> {
+        let cost = text.width() + 3;
+        (cost <= room).then(|| {
+            room -= cost;
+            text
+        })
+    };
+    let rows: Vec<(String, String)> = pane_rows(app)
         .into_iter()
         .take(4)
         .filter(|r| !r.label.is_empty())
-    {
-        spans.push(Span::styled(format!("{} ", row.label), t.accent));
-        spans.push(Span::styled(format!("{} · ", row.short), t.dim));
-    }
-    let always: Vec<String> = keymap::act_hints(keymap::COMMON, &keymap::FOOTER)
-        .into_iter()
-        .map(|(k, s)| format!("{k} {s}"))
+        .map_while(|r| {
+            let both = format!("{} {}", r.label, r.short);
+            take(both).map(|_| (r.label.to_string(), r.short.to_string()))
+        })
         .collect();
+    let moves_asked: &[GlobalAct] = if app.zoom { &[pane] } else { &[pane, zoom] };
+    let moves: Vec<String> = hints(moves_asked)
+        .into_iter()
+        .map_while(&mut take)
+        .collect();
+    let mut spans = vec![Span::styled(title, t.title)];
+    for (label, short) in rows {
+        spans.push(Span::styled(format!("{label} "), t.accent));
+        spans.push(Span::styled(format!("{short} · "), t.dim));
+    }
+    let always: Vec<String> = moves.into_iter().chain([essential]).collect();
     spans.push(Span::styled(always.join(" · "), t.dim));
     Line::from(spans)
 }

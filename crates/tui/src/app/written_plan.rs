@@ -27,7 +27,21 @@ impl App {
             );
             return;
         }
-        let text = plan_text(&self.now().specs);
+        let now = self.now();
+        // A demo's session without a plan starts from the demo's own: its
+        // replies answer the functions it planned.
+        let specs = match now.config.demo() {
+            Some(demo) if now.specs.is_empty() => self
+                .session
+                .info
+                .demos
+                .iter()
+                .find(|d| d.name == demo)
+                .map(|d| d.plan.clone())
+                .unwrap_or_default(),
+            _ => now.specs.clone(),
+        };
+        let text = plan_text(&specs);
         self.open_editor(EditTarget::Plan, text);
     }
 
@@ -47,6 +61,7 @@ impl App {
         let now = self.now();
         let (task, inputs) = task_and_files(now);
         let step_mode = now.step_mode;
+        let demo = now.config.demo().map(str::to_string);
         let said = format!(
             "a new session from your plan ({} function{})…",
             specs.len(),
@@ -58,6 +73,7 @@ impl App {
             inputs,
             step_mode,
             plan: Some(specs),
+            demo,
         };
         self.start(request, actions);
         self.say(NoticeLevel::Info, said);

@@ -42,6 +42,10 @@ impl Sources {
                     let result = codeloop_engine::inputs::describe(&path);
                     Msg::InputDescribed { path, from, result }
                 }),
+                Action::ReadLineage(tape) => self.read_off_thread(move || {
+                    let result = codeloop_session::lineage::of_tape(&tape).map(|l| l.map(Box::new));
+                    Msg::LineageRead { tape, result }
+                }),
                 Action::ReadPicture(path) => self.read_off_thread(move || {
                     let result = crate::picture::decode(&path).map(Arc::new);
                     Msg::PictureRead { path, result }

@@ -177,11 +177,17 @@ pub(crate) fn change_counts(old: &str, new: &str) -> (usize, usize) {
 
 /// The localized error, in a few lines under the code.
 pub(crate) fn error_lines<'a>(t: &Theme, e: &Location) -> Vec<Line<'a>> {
-    let mut lines = vec![Line::from(vec![
-        Span::styled(format!("✗ {}", e.error_type), t.error),
-        Span::styled(format!(" at {}", e.place_in()), t.dim),
-        Span::styled(format!(": {}", first_line(&e.message)), t.text),
-    ])];
+    let mut first = vec![Span::styled(format!("✗ {}", e.error_type), t.error)];
+    // A failure of no place (no test ran, a limit) is said without one.
+    let place = e.place_in();
+    if !place.is_empty() {
+        first.push(Span::styled(format!(" at {place}"), t.dim));
+    }
+    first.push(Span::styled(
+        format!(": {}", first_line(&e.message)),
+        t.text,
+    ));
+    let mut lines = vec![Line::from(first)];
     let mut detail = Vec::new();
     if let Some(test) = &e.test {
         detail.push(format!("test {test}"));

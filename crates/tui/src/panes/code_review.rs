@@ -48,6 +48,12 @@ pub(crate) fn candidates_line(t: &Theme, n: &NodeState) -> Option<Line<'static>>
         .candidates
         .as_ref()
         .filter(|c| c.iteration == n.iteration())?;
+    if !c.voted() {
+        return Some(Line::from(vec![
+            Span::styled("vote: ", t.accent),
+            Span::styled(c.summary(), t.text),
+        ]));
+    }
     let each: Vec<String> = c
         .candidates
         .iter()

@@ -24,6 +24,12 @@ pub enum Confirm {
     SkipPlan,
     /// Skip a function's run the engine waits before.
     SkipRun,
+    /// Skip the call for a function's tests.
+    SkipTests,
+    /// Skip the call for a function's first code.
+    SkipCode,
+    /// Skip the call for a function's repair.
+    SkipRepair,
 }
 
 /// A question on screen with what a yes acts on: the popup carries its
@@ -77,6 +83,15 @@ impl Confirm {
             }
             Confirm::SkipRun => {
                 "Skip this run? The function will not count as passing, nor will what depends on it: the session cannot pass.  y / n"
+            }
+            Confirm::SkipTests => {
+                "Skip writing this function's tests? Its code is still asked for, but with no tests it cannot pass until you write them (t, then e).  y / n"
+            }
+            Confirm::SkipCode => {
+                "Skip writing this function's code? With none it gives up, and what depends on it cannot run: the session cannot pass.  y / n"
+            }
+            Confirm::SkipRepair => {
+                "Skip this repair? The function gives up with its failing code, and what depends on it cannot run: the session cannot pass.  y / n"
             }
         }
     }

@@ -222,7 +222,8 @@ impl GraphPane {
                         .last_run
                         .and_then(|id| ctx.reruns.get(&id))
                         .is_some_and(|m| m.differs());
-                    let status = Span::styled(format!(" {:<10}", n.status.label()), st);
+                    let label = n.status.label();
+                    let status = Span::styled(format!(" {label:<10}"), st);
                     let iteration = Span::styled(
                         match n.iteration() {
                             0 => "     ".to_string(),
@@ -230,9 +231,18 @@ impl GraphPane {
                         },
                         t.dim,
                     );
-                    // Where the row is cut (80 columns), the iteration comes
-                    // before the status word (its symbol says it too).
+                    // Where the row is short (80 columns), the iteration comes
+                    // before the status word (its symbol says it too), which
+                    // is left out rather than cut.
                     let (second, third) = if 4 + name_w + 11 + 5 > width {
+                        // The marker (1), the symbol (3), the name, the
+                        // iteration (6), then a space and the word.
+                        let room = width.saturating_sub(1 + 3 + name_w + 6);
+                        let status = if room > label.chars().count() {
+                            status
+                        } else {
+                            Span::raw("")
+                        };
                         (iteration, status)
                     } else {
                         (status, iteration)

@@ -135,7 +135,7 @@ impl HistoryPane {
                     iteration,
                     source,
                 } => {
-                    out.push(self.attempt_line(ctx, node, *iteration, *source));
+                    out.extend(self.attempt_lines(ctx, node, *iteration, *source, width));
                     // What codeloop did, for a version it made: its mends,
                     // or why the version before was not kept.
                     let notes = ctx.state.nodes.get(node).and_then(|n| {
@@ -153,7 +153,7 @@ impl HistoryPane {
                     iteration: _,
                     run_id,
                     passed,
-                } => out.push(run_line(ctx, node.is_some(), *run_id, *passed)),
+                } => run_lines(&mut out, ctx, node.as_deref(), *run_id, *passed, width),
                 HistoryEntry::Failure { location: e, .. } => {
                     push_wrapped(&mut out, "    where: ", &e.headline(), t.error, width);
                 }
@@ -186,14 +186,15 @@ impl HistoryPane {
     }
 
     /// A code version written: its node, iteration, who wrote it, the kind
-    /// of attempt and how much it changed.
-    fn attempt_line(
+    /// of attempt and how much it changed (on as many lines as `width` asks).
+    fn attempt_lines(
         &self,
         ctx: &Ctx,
         node: &str,
         iteration: u32,
         source: CodeSource,
-    ) -> Line<'static> {
+        width: usize,
+    ) -> Vec<Line<'static>> {
         let t = ctx.theme;
         let mut spans = vec![
             Span::styled(format!("● {node}"), t.title),
@@ -211,7 +212,7 @@ impl HistoryPane {
         if let Some((a, r)) = self.changes.get(&(node.to_string(), iteration)) {
             spans.push(Span::styled(format!(" changed +{a} -{r}"), t.accent));
         }
-        Line::from(spans)
+        flow("", spans, "  ", width)
     }
 }
 
@@ -258,21 +259,34 @@ fn tape_note_lines(out: &mut Vec<Line<'static>>, notes: TapeNotes<'_>, t: &Theme
     }
 }
 
-/// A run that ended: of a node's tests or of the program, its verdict,
-/// the live re-run's mark and what it used.
-fn run_line(ctx: &Ctx, of_node: bool, run_id: u64, passed: bool) -> Line<'static> {
+/// A run that ended: whose (a function's tests, named: runs of functions
+/// in parallel come between each other's attempts, or the program's), its
+/// verdict, the live re-run's mark and what it used.
+fn run_lines(
+    out: &mut Vec<Line<'static>>,
+    ctx: &Ctx,
+    node: Option<&str>,
+    run_id: u64,
+    passed: bool,
+    width: usize,
+) {
     let t = ctx.theme;
-    let what = if of_node { "tests" } else { "the program" };
-    let mut spans = vec![if passed {
-        Span::styled(format!("  ✓ {what} passed"), t.ok)
+    let (mark, style) = if passed {
+        ("✓", t.ok)
     } else {
-        Span::styled(format!("  ✗ {what} failed"), t.error)
-    }];
-    spans.push(Span::styled(format!(" · run {run_id}"), t.dim));
-    // The live re-run's mark before the figures: a narrow
-    // pane cuts the line's end, and the mark is what it is for.
-    if let Some(mark) = ctx.reruns.get(&run_id) {
-        spans.push(if mark.differs() {
+        ("✗", t.error)
+    };
+    let verdict = if passed { "passed" } else { "failed" };
+    let head = match node {
+        Some(node) => format!("{mark} {node} tests {verdict}"),
+        None => format!("{mark} the program {verdict}"),
+    };
+    let mut pieces = vec![
+        Span::styled(head, style),
+        Span::styled(format!(" · run {run_id}"), t.dim),
+    ];
+    if let Some(rerun) = ctx.reruns.get(&run_id) {
+        pieces.push(if rerun.differs() {
             Span::styled(" ≠live", t.warning)
         } else {
             Span::styled(" =live", t.ok)
@@ -284,9 +298,53 @@ fn run_line(ctx: &Ctx, of_node: bool, run_id: u64, passed: bool) -> Line<'static
         .get(&run_id)
         .and_then(|r| r.record.as_ref()?.resources)
     {
-        spans.push(Span::styled(format!(" · {}", res.short()), t.dim));
+        pieces.push(Span::styled(format!(" · {}", res.short()), t.dim));
     }
-    Line::from(spans)
+    out.extend(flow("  ", pieces, "    ", width));
+}
+
+/// `pieces` laid out in lines of `width` after `first`: each piece where
+/// it fits, else on a new line (after `indent`, without its leading " · "
+/// or space); a piece longer than a line is wrapped at its spaces. Never
+/// cut at the pane's edge.
+fn flow(first: &str, pieces: Vec<Span<'static>>, indent: &str, width: usize) -> Vec<Line<'static>> {
+    use unicode_width::UnicodeWidthStr;
+    let mut lines: Vec<Vec<Span<'static>>> = Vec::new();
+    let mut line = vec![Span::raw(first.to_string())];
+    let mut used = first.width();
+    let mut empty = true;
+    for piece in pieces {
+        let text = piece.content.to_string();
+        if used + text.width() <= width {
+            used += text.width();
+            line.push(piece);
+            empty = false;
+            continue;
+        }
+        let bare = if empty {
+            text.as_str()
+        } else {
+            text.trim_start_matches([' ', '·'])
+        };
+        let lead = if empty { used } else { indent.width() };
+        for (k, part) in wrap(bare, width.saturating_sub(lead))
+            .into_iter()
+            .enumerate()
+        {
+            if k > 0 || !empty {
+                lines.push(std::mem::replace(
+                    &mut line,
+                    vec![Span::raw(indent.to_string())],
+                ));
+                used = indent.width();
+            }
+            used += part.width();
+            line.push(Span::styled(part, piece.style));
+        }
+        empty = false;
+    }
+    lines.push(line);
+    lines.into_iter().map(Line::from).collect()
 }
 
 /// A reflection (with a cursor while the model writes it), how much the

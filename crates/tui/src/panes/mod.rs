@@ -31,6 +31,7 @@ pub(crate) mod hscroll;
 pub(crate) mod inspector;
 pub mod inspector_lines;
 pub(crate) mod line_edit;
+pub mod lineage;
 pub(crate) mod message;
 pub(crate) mod pager;
 pub mod palette;

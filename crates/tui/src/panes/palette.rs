@@ -97,6 +97,8 @@ pub(crate) struct Offers {
     pub(crate) no_cache: bool,
     /// There is a session to export.
     pub(crate) export: bool,
+    /// The bundled demos' names, in key order.
+    pub(crate) demos: Vec<String>,
 }
 
 /// What the person chose.
@@ -159,6 +161,7 @@ impl Palette {
 
     /// With the choices for the next session and the export.
     pub(crate) fn with_offers(mut self, offers: Offers) -> Palette {
+        self.offer_demos(&offers.demos);
         if offers.servers {
             self.entries.push(Entry {
                 does: "model server for the next session (several answer here)…".into(),
@@ -194,6 +197,37 @@ impl Palette {
         }
         self.offers = offers;
         self
+    }
+
+    /// A digit key runs the bundled demo of that number (the keys' tables
+    /// name 1 to 9, the focused pane's first): one entry for each demo
+    /// there is, by its name, where the digit keys' entries were.
+    fn offer_demos(&mut self, demos: &[String]) {
+        let digit = |e: &Entry| match &e.act {
+            PaletteAct::Key(k) | PaletteAct::PaneKey(k) => {
+                matches!(k.code, KeyCode::Char('1'..='9'))
+            }
+            _ => false,
+        };
+        let template = self
+            .entries
+            .iter()
+            .filter(|e| digit(e))
+            .max_by_key(|e| matches!(e.act, PaletteAct::PaneKey(_)))
+            .cloned();
+        let at = self.entries.iter().position(digit).unwrap_or(0);
+        self.entries.retain(|e| !digit(e));
+        let Some(template) = template else { return };
+        let named = demos.iter().zip('1'..='9').map(|(name, c)| Entry {
+            does: format!("{}: {c} {name}", template.does),
+            act: match template.act {
+                PaletteAct::PaneKey(_) => PaletteAct::PaneKey(Key::ch(c)),
+                _ => PaletteAct::Key(Key::ch(c)),
+            },
+        });
+        let rest = self.entries.split_off(at.min(self.entries.len()));
+        self.entries.extend(named);
+        self.entries.extend(rest);
     }
 
     /// The values of a choice.

@@ -11,6 +11,7 @@ use ratatui::text::{Line, Span};
 
 use super::{Ctx, Handled};
 use crate::keymap::{self, Binding, Key, Row};
+use codeloop_protocol::present::count;
 use codeloop_session::State;
 use codeloop_session::index::{SessionResult, SessionSummary};
 
@@ -25,6 +26,7 @@ pub(crate) enum SessionAct {
     Replay,
     Resume,
     Fork,
+    Lineage,
     Delete,
 }
 
@@ -36,6 +38,8 @@ pub enum SessionIntent {
     Resume(PathBuf),
     /// Fork at the end of its tape.
     Fork(PathBuf),
+    /// Its lineage: the sessions it was forked from and forked into.
+    Lineage(PathBuf),
     /// Delete its folder (after a confirmation).
     Delete(PathBuf),
 }
@@ -77,6 +81,12 @@ pub(crate) const KEYS: &[Binding<SessionAct>] = &[
         keys: &[(Key::ch('F'), SessionAct::Fork)],
     },
     Binding {
+        label: "b",
+        does: "the session's lineage (its forks, the session it was forked from): Enter opens a branch",
+        short: "lineage",
+        keys: &[(Key::ch('b'), SessionAct::Lineage)],
+    },
+    Binding {
         label: "d",
         does: "delete the session's folder (asks first)",
         short: "delete",
@@ -107,8 +117,10 @@ impl SessionList {
         };
         let last = sessions.len() - 1;
         self.selected = self.selected.min(last);
-        let dir = sessions[self.selected].dir.clone();
-        let tape = sessions[self.selected].tape();
+        let shown = tree_order(sessions);
+        let chosen = &sessions[shown.get(self.selected).map_or(0, |(_, i)| *i)];
+        let dir = chosen.dir.clone();
+        let tape = chosen.tape();
         Handled::Intent(match act {
             SessionAct::Up => {
                 self.selected = self.selected.saturating_sub(1);
@@ -122,6 +134,7 @@ impl SessionList {
             SessionAct::Replay => SessionIntent::Replay(tape),
             SessionAct::Resume => SessionIntent::Resume(tape),
             SessionAct::Fork => SessionIntent::Fork(tape),
+            SessionAct::Lineage => SessionIntent::Lineage(tape),
             SessionAct::Delete => SessionIntent::Delete(dir),
         })
     }
@@ -139,11 +152,12 @@ impl SessionList {
             return Vec::new();
         }
         let mut lines = vec![Line::styled(
-            "Recent sessions (↑/↓, Enter open · r replay · R resume · F fork · d delete):",
+            "Recent sessions (↑/↓, Enter open · r replay · R resume · F fork · b lineage · d delete):",
             t.text,
         )];
         let selected = self.selected.min(sessions.len() - 1);
-        for (i, s) in sessions.iter().enumerate() {
+        for (i, (depth, at)) in tree_order(sessions).into_iter().enumerate() {
+            let s = &sessions[at];
             let (sign, style) = match s.result {
                 SessionResult::Passed => ("✓", t.ok),
                 SessionResult::Failed | SessionResult::NoPlan => ("✗", t.error),
@@ -155,21 +169,29 @@ impl SessionList {
                 .get(..16)
                 .unwrap_or(&s.started_at)
                 .replace('T', " ");
-            // A fork's lineage before its task, so a row cut short keeps it.
-            let lineage = s
-                .parent
-                .as_ref()
-                .map(|p| format!("fork of {p}  "))
-                .unwrap_or_default();
+            // A fork's lineage before its task, so a row cut short keeps
+            // it: under its parent where that is listed, else named.
+            let lineage = match s.parent.as_deref().and_then(|p| p.rsplit_once('@')) {
+                Some((_, at)) if depth > 0 => format!("fork at #{at}  "),
+                _ => s
+                    .parent
+                    .as_ref()
+                    .map(|p| format!("fork of {p}  "))
+                    .unwrap_or_default(),
+            };
+            let branch = match depth {
+                0 => String::new(),
+                d => format!("{}└ ", "  ".repeat(d - 1)),
+            };
             let spans = vec![
-                Span::styled(format!("  {sign} "), style),
+                Span::styled(format!("  {branch}{sign} "), style),
                 Span::styled(format!("{when}  {lineage}"), t.dim),
                 Span::styled(s.task.lines().next().unwrap_or("").to_string(), t.text),
                 Span::styled(
                     format!(
-                        "  · {} · {} repairs · {} tok",
+                        "  · {} · {} · {} tok",
                         s.result.label(),
-                        s.iterations,
+                        count(s.iterations, "repair"),
                         s.tokens
                     ),
                     t.dim,
@@ -183,6 +205,55 @@ impl SessionList {
         }
         lines
     }
+}
+
+/// The listed sessions as the list shows them: each fork under the session
+/// it came from where that is listed too (its depth, and its index in
+/// `sessions`), the trees in the order of their newest session.
+fn tree_order(sessions: &[SessionSummary]) -> Vec<(usize, usize)> {
+    let index_of = |id: &str| sessions.iter().position(|s| s.id == id);
+    let parent_of = |s: &SessionSummary| {
+        s.parent
+            .as_deref()
+            .and_then(|p| p.rsplit_once('@'))
+            .and_then(|(p, _)| index_of(p))
+    };
+    let mut out = Vec::with_capacity(sessions.len());
+    let mut placed = vec![false; sessions.len()];
+    // Roots (no listed parent), newest first, each with its listed
+    // descendants, oldest fork first.
+    fn place(
+        at: usize,
+        depth: usize,
+        sessions: &[SessionSummary],
+        parent_of: &dyn Fn(&SessionSummary) -> Option<usize>,
+        placed: &mut Vec<bool>,
+        out: &mut Vec<(usize, usize)>,
+    ) {
+        if placed[at] {
+            return;
+        }
+        placed[at] = true;
+        out.push((depth, at));
+        // Newest first in `sessions`: the oldest fork is the last.
+        for child in (0..sessions.len()).rev() {
+            if parent_of(&sessions[child]) == Some(at) {
+                place(child, depth + 1, sessions, parent_of, placed, out);
+            }
+        }
+    }
+    for i in 0..sessions.len() {
+        // The root of this session's listed tree (a cycle, which no fork
+        // makes, stops the walk).
+        let mut root = i;
+        let mut steps = 0;
+        while let Some(p) = parent_of(&sessions[root]).filter(|_| steps < sessions.len()) {
+            root = p;
+            steps += 1;
+        }
+        place(root, 0, sessions, &parent_of, &mut placed, &mut out);
+    }
+    out
 }
 
 /// A session's lineage in a few words: the session it was forked from (and

@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Wrap};
+use ratatui::widgets::Paragraph;
 use ratatui_textarea::TextArea;
 
 use super::{Ctx, Handled, Intent, Pane, Place, Screen};
@@ -185,11 +185,27 @@ impl TaskPane {
 }
 
 /// The task's height over the workflow: its lines wrapped in `width`
-/// columns (the column's), between 3 and 7 rows with its borders.
+/// columns (the column's), between 3 and 7 rows with its borders, 9 where
+/// files are attached (named in one line where each on its own would not fit).
 fn task_height(state: &codeloop_session::State, width: u16) -> u16 {
-    let width = usize::from(width.saturating_sub(2));
-    let lines = super::wrap(&state.task, width).len() + input_rows(&state.inputs, width.max(1));
-    (lines as u16 + 2).clamp(3, 7)
+    let width = usize::from(width.saturating_sub(2)).max(1);
+    let task = super::wrap(&state.task, width).len();
+    let most = if state.inputs.is_empty() { 7 } else { 9 };
+    let each = input_rows(&state.inputs, width);
+    let lines = if task + each + 2 <= most {
+        task + each
+    } else {
+        task + named_in_one(
+            &state
+                .inputs
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect::<Vec<_>>(),
+            width,
+        )
+        .len()
+    };
+    (lines as u16 + 2).clamp(3, most as u16)
 }
 
 impl Pane for TaskPane {
@@ -258,11 +274,8 @@ impl TaskPane {
                     .map(|p| ("attaching ", file_name(p), ": being described…".to_string())),
             )
             .collect();
-        let rows: usize = listed
-            .iter()
-            .map(|(what, name, rest)| super::wrap(&format!("{what}{name}{rest}"), width).len())
-            .sum();
-        let shown = (rows as u16).min(inner.height / 2);
+        let attached = attached_lines(t, &listed, width, usize::from(inner.height / 2));
+        let shown = attached.len() as u16;
         let [edit, files] =
             Layout::vertical([Constraint::Fill(1), Constraint::Length(shown)]).areas(inner);
         frame.render_widget(&self.editor, edit);
@@ -279,18 +292,55 @@ impl TaskPane {
                 .collect();
             frame.render_widget(Paragraph::new(lines), hint);
         }
-        let lines: Vec<Line> = listed
-            .into_iter()
-            .map(|(what, name, rest)| {
-                Line::from(vec![
-                    Span::styled(what, t.dim),
-                    Span::styled(name, t.accent),
-                    Span::styled(rest, t.dim),
-                ])
+        frame.render_widget(Paragraph::new(attached), files);
+    }
+}
+
+/// The attached files (what is said before the name, the name, what
+/// follows it) in at most `room` rows of
+/// `width`: each on its own lines where they all fit, else all of them
+/// named in one line ("attached 8 files: a.csv, b.csv, …"), so none is
+/// left out unsaid.
+fn attached_lines(
+    t: &crate::theme::Theme,
+    files: &[(&str, String, String)],
+    width: usize,
+    room: usize,
+) -> Vec<Line<'static>> {
+    let each: Vec<Vec<String>> = files
+        .iter()
+        .map(|(what, name, detail)| super::wrap(&format!("{what}{name}{detail}"), width))
+        .collect();
+    if each.iter().map(Vec::len).sum::<usize>() <= room {
+        return files
+            .iter()
+            .zip(each)
+            .flat_map(|((what, name, _), rows)| {
+                rows.into_iter().enumerate().map(move |(i, row)| match i {
+                    // The name in its colour on the first row.
+                    0 => match row.strip_prefix(&format!("{what}{name}")) {
+                        Some(rest) => Line::from(vec![
+                            Span::styled(what.to_string(), t.dim),
+                            Span::styled(name.clone(), t.accent),
+                            Span::styled(rest.to_string(), t.dim),
+                        ]),
+                        None => Line::styled(row, t.dim),
+                    },
+                    _ => Line::styled(row, t.dim),
+                })
             })
             .collect();
-        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), files);
     }
+    let names: Vec<&str> = files.iter().map(|(_, n, _)| n.as_str()).collect();
+    let mut rows = named_in_one(&names, width);
+    if rows.len() > room.max(1) {
+        rows.truncate(room.max(1));
+        if let Some(last) = rows.last_mut() {
+            let keep = width.saturating_sub(1);
+            *last = last.chars().take(keep).collect::<String>() + "…";
+        }
+    }
+    rows.into_iter().map(|r| Line::styled(r, t.dim)).collect()
 }
 
 /// A path's file name, as shown (control characters removed).
@@ -302,25 +352,43 @@ fn file_name(p: &std::path::Path) -> String {
     crate::sanitize::sanitize(&name)
 }
 
-/// The session's task, as the tape has it, with its input files.
+/// The session's task, as the tape has it, with its input files (all of
+/// them named, in one line where each on its own would not fit).
 fn draw_recorded(ctx: &Ctx, area: Rect, frame: &mut Frame) {
     let t = ctx.theme;
     let s = ctx.state;
-    let mut lines: Vec<Line> = s
-        .task
-        .lines()
-        .map(|l| Line::styled(l.to_string(), t.text))
+    let width = usize::from(area.width.saturating_sub(2)).max(1);
+    let height = usize::from(area.height.saturating_sub(2));
+    let files: Vec<(&str, String, String)> = s
+        .inputs
+        .iter()
+        .map(|f| {
+            (
+                "attached ",
+                crate::sanitize::sanitize(&f.name),
+                input_detail(f),
+            )
+        })
         .collect();
-    if s.task.is_empty() {
-        lines.push(Line::styled("starting…", t.dim));
-    }
-    for f in &s.inputs {
-        lines.push(Line::from(vec![
-            Span::styled("attached ", t.dim),
-            Span::styled(crate::sanitize::sanitize(&f.name), t.accent),
-            Span::styled(input_detail(f), t.dim),
-        ]));
-    }
+    let task = if s.task.is_empty() {
+        vec![Line::styled("starting…", t.dim)]
+    } else {
+        super::wrap(&s.task, width)
+            .into_iter()
+            .map(|l| Line::styled(l, t.text))
+            .collect()
+    };
+    // The files get the rows the task leaves (one at least), and the task
+    // is cut to leave them theirs.
+    let room = height
+        .saturating_sub(task.len())
+        .max(usize::from(!files.is_empty()));
+    let attached = attached_lines(t, &files, width, room);
+    let mut lines: Vec<Line> = task
+        .into_iter()
+        .take(height.saturating_sub(attached.len()).max(1))
+        .collect();
+    lines.extend(attached);
     let detail = if s.inputs.is_empty() {
         String::new()
     } else if ctx.focused {
@@ -328,10 +396,19 @@ fn draw_recorded(ctx: &Ctx, area: Rect, frame: &mut Frame) {
     } else {
         String::new()
     };
-    let p = Paragraph::new(lines)
-        .wrap(Wrap { trim: false })
-        .block(ctx.block(ctx.title("Task", detail)));
+    let p = Paragraph::new(lines).block(ctx.block(ctx.title("Task", detail)));
     frame.render_widget(p, area);
+}
+
+/// The attached files named in one line: "attached 8 files: a.csv, …",
+/// wrapped in `width`.
+fn named_in_one(names: &[&str], width: usize) -> Vec<String> {
+    let text = format!(
+        "attached {}: {}",
+        codeloop_protocol::present::count(names.len(), "file"),
+        names.join(", ")
+    );
+    super::wrap(&text, width)
 }
 
 /// What follows an attached file's name: its size and, where the session

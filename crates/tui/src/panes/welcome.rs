@@ -15,10 +15,13 @@ use super::{Ctx, Handled, Intent, Pane, Place, Screen, wrap};
 use crate::keymap::{self, Binding, Row};
 
 /// A bundled demo as the welcome screen lists it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct DemoEntry {
     pub name: String,
     pub title: String,
+    /// The demo's own plan (its replies answer these functions): `P`
+    /// after its plan was skipped starts from it.
+    pub plan: Vec<codeloop_session::FunctionSpec>,
 }
 
 /// What the welcome screen shows in the graph's place.

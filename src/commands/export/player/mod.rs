@@ -68,7 +68,7 @@ fn data(records: &[Record], source: &str, full: bool) -> (State, String) {
     let head = serde_json::json!({
         "task": state.task,
         "id": state.session_id,
-        "model": state.config.model,
+        "model": state.config.model_shown(),
         "provider": state.config.provider,
         "sandbox": state.config.sandbox_layers.join(", "),
         "started": state.started_at,
