@@ -175,19 +175,28 @@ async fn two_unusable_plans_go_to_the_one_function_plan_at_once() {
     let replies = vec![
         reply("plan", example),
         reply("plan/2", purpose),
-        reply("tests/add_two_numbers", &py("def test_add():\n    assert add_two_numbers() is not None\n")),
-        reply("code/add_two_numbers/1", &py("def add_two_numbers():\n    return 0\n")),
+        reply(
+            "tests/add_two_numbers",
+            &py("def test_add():\n    assert add_two_numbers() is not None\n"),
+        ),
+        reply(
+            "code/add_two_numbers/1",
+            &py("def add_two_numbers():\n    return 0\n"),
+        ),
     ];
-    let (state, _, records) =
-        finish("add two numbers", replies, EngineOptions::default(), |_| {
-            Command::Approve
-        })
-        .await;
+    let (state, _, records) = finish("add two numbers", replies, EngineOptions::default(), |_| {
+        Command::Approve
+    })
+    .await;
     let errors = plan_errors(&records);
     assert_eq!(errors.len(), 2, "{errors:?}");
     assert!(errors[0].contains("the prompt's example"), "{errors:?}");
     assert!(errors[1].contains("the prompt's example's"), "{errors:?}");
-    let plan_calls = state.calls.values().filter(|c| c.tag.starts_with("plan")).count();
+    let plan_calls = state
+        .calls
+        .values()
+        .filter(|c| c.tag.starts_with("plan"))
+        .count();
     assert_eq!(plan_calls, 2);
     assert_eq!(state.specs.len(), 1);
     assert_eq!(state.specs[0].name, "add_two_numbers");
@@ -341,7 +350,10 @@ async fn a_reply_that_is_no_function_is_asked_for_again_unrun_and_unasked() {
     // asks name what was wrong, and the tape says why.
     let first = prompt_of(&records, "fresh/add/2");
     assert!(first.contains("SyntaxError"), "{first}");
-    assert!(first.contains("could not be read as the function"), "{first}");
+    assert!(
+        first.contains("could not be read as the function"),
+        "{first}"
+    );
     let second = prompt_of(&records, "fresh/add/3");
     assert!(
         second.contains("defines no top-level function named 'add'"),
@@ -349,7 +361,9 @@ async fn a_reply_that_is_no_function_is_asked_for_again_unrun_and_unasked() {
     );
     let said = notices(&records);
     assert_eq!(
-        said.iter().filter(|n| n.contains("was no function")).count(),
+        said.iter()
+            .filter(|n| n.contains("was no function"))
+            .count(),
         2,
         "{said:?}"
     );
@@ -492,7 +506,9 @@ fn reply_of(state: &State, tag: &str) -> (String, Option<String>) {
 #[tokio::test]
 async fn a_reply_is_stopped_once_its_function_is_whole_and_ends_there() {
     // What SmolLM2 did after a right body: examples, then lines counting on.
-    let rambling: String = (1..200).map(|k| format!("t{k} = add({k}, {k})\n")).collect();
+    let rambling: String = (1..200)
+        .map(|k| format!("t{k} = add({k}, {k})\n"))
+        .collect();
     let replies = vec![
         reply(
             "plan",
@@ -501,14 +517,15 @@ async fn a_reply_is_stopped_once_its_function_is_whole_and_ends_there() {
         reply("tests/add", &py(ADD_TESTS)),
         reply(
             "code/add/1",
-            &format!("```python\ndef add(a, b):\n    return a + b\n\nprint(add(1, 2))\n{rambling}```\n"),
+            &format!(
+                "```python\ndef add(a, b):\n    return a + b\n\nprint(add(1, 2))\n{rambling}```\n"
+            ),
         ),
     ];
-    let (state, result, _) =
-        finish("add two numbers", replies, EngineOptions::default(), |_| {
-            Command::Approve
-        })
-        .await;
+    let (state, result, _) = finish("add two numbers", replies, EngineOptions::default(), |_| {
+        Command::Approve
+    })
+    .await;
     assert!(result.passed, "{}", result.summary);
     let (text, stopped) = reply_of(&state, "code/add/1");
     assert_eq!(text, "```python\ndef add(a, b):\n    return a + b\n");
@@ -535,11 +552,17 @@ async fn a_version_that_passes_fewer_tests_is_not_kept_and_the_best_goes_on() {
         reply("code/add/1", &py(v1)),
         reply(
             "repair/add/2",
-            &format!("Large numbers are wrong.\n{}", py("def add(a, b):\n    return None\n")),
+            &format!(
+                "Large numbers are wrong.\n{}",
+                py("def add(a, b):\n    return None\n")
+            ),
         ),
         reply(
             "repair/add/3",
-            &format!("Drop the branch.\n{}", py("def add(a, b):\n    return a + b\n")),
+            &format!(
+                "Drop the branch.\n{}",
+                py("def add(a, b):\n    return a + b\n")
+            ),
         ),
     ];
     let options = EngineOptions {
@@ -551,8 +574,11 @@ async fn a_version_that_passes_fewer_tests_is_not_kept_and_the_best_goes_on() {
         finish("add two numbers", replies, options, |_| Command::Approve).await;
     assert!(result.passed, "{}", result.summary);
     let node = &state.nodes["add"];
-    let sources: Vec<(u32, CodeSource)> =
-        node.versions.iter().map(|v| (v.iteration, v.source)).collect();
+    let sources: Vec<(u32, CodeSource)> = node
+        .versions
+        .iter()
+        .map(|v| (v.iteration, v.source))
+        .collect();
     assert_eq!(
         sources,
         vec![
@@ -620,8 +646,15 @@ async fn the_program_is_assembled_from_the_best_version_when_the_last_is_worse()
     let node = &state.nodes["add"];
     assert_eq!(node.code(), Some(v1));
     assert_eq!(node.status, NodeStatus::GaveUp);
-    let program = state.program.as_ref().map(|p| p.code.clone()).unwrap_or_default();
-    assert!(program.contains("return 0") && !program.contains("return None"), "{program}");
+    let program = state
+        .program
+        .as_ref()
+        .map(|p| p.code.clone())
+        .unwrap_or_default();
+    assert!(
+        program.contains("return 0") && !program.contains("return None"),
+        "{program}"
+    );
 }
 
 #[tokio::test]
@@ -646,7 +679,10 @@ async fn a_task_that_names_its_function_is_planned_as_that_function_without_a_ca
     assert!(result.passed, "{}", result.summary);
     assert!(!state.calls.values().any(|c| c.tag.starts_with("plan")));
     let spec = &state.specs[0];
-    assert_eq!((spec.name.as_str(), spec.inputs.as_str()), ("count_vowels", "s"));
+    assert_eq!(
+        (spec.name.as_str(), spec.inputs.as_str()),
+        ("count_vowels", "s")
+    );
     assert_eq!(spec.head.as_deref(), Some("def count_vowels(s):\n"));
     assert!(
         notices(&records)
@@ -702,11 +738,10 @@ async fn junk_after_a_right_function_is_mended_away_and_said() {
             &py("def add(a, b):\n    return a + b\nInputs: a, b = [**_main._args]\n"),
         ),
     ];
-    let (state, result, _) =
-        finish("add two numbers", replies, EngineOptions::default(), |_| {
-            Command::Approve
-        })
-        .await;
+    let (state, result, _) = finish("add two numbers", replies, EngineOptions::default(), |_| {
+        Command::Approve
+    })
+    .await;
     assert!(result.passed, "{}", result.summary);
     let node = &state.nodes["add"];
     let last = node.versions.last().unwrap();

@@ -156,7 +156,10 @@ async fn each_plant_is_harmless(runner: Runner) {
     let lock = lock_path(home.path(), &server.base_url);
     let meta = std::fs::metadata(lock.parent().unwrap()).unwrap();
     assert_eq!(meta.permissions().mode() & 0o777, 0o700, "{lock:?}");
-    assert!(lock.is_file(), "the lock is in the user's own folder: {lock:?}");
+    assert!(
+        lock.is_file(),
+        "the lock is in the user's own folder: {lock:?}"
+    );
 
     // The lock held by another process of the user: the wait is said, and
     // the run goes on once the turn is given back.

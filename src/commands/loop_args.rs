@@ -158,7 +158,10 @@ mod tests {
         if let Some(quick) = config.models.get_mut("quick") {
             quick.temperature = Some(0.7);
         }
-        assert_eq!(flags.extras(&config, Some("quick"), None).first_temperature, None);
+        assert_eq!(
+            flags.extras(&config, Some("quick"), None).first_temperature,
+            None
+        );
         config.model.temperature = Some(0.3);
         assert_eq!(flags.extras(&config, None, None).first_temperature, None);
     }

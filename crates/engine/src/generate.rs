@@ -80,12 +80,10 @@ impl Core {
             again,
         };
         let code = match self.opts.tests {
-            TestsFormat::Data => {
-                match self.tests_as_data(name, tag.clone(), &ctx).await? {
-                    Some(code) => code,
-                    None => self.tests_as_code(name, tag.retry(), &ctx).await?,
-                }
-            }
+            TestsFormat::Data => match self.tests_as_data(name, tag.clone(), &ctx).await? {
+                Some(code) => code,
+                None => self.tests_as_code(name, tag.retry(), &ctx).await?,
+            },
             TestsFormat::Code => match self.tests_as_code(name, tag.clone(), &ctx).await {
                 Err(Stop::Failed) => match self.tests_as_data(name, tag.retry(), &ctx).await? {
                     Some(code) => code,

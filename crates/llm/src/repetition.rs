@@ -18,6 +18,10 @@
 //! So a run of [`NEAR_LINES`] lines in a row that are the same but for
 //! their numbers is a loop too: more than a table of cases or a literal's
 //! rows ever needs, far fewer than a reply that counts to its limit.
+//! Within one line too (SmolLM2 in a docstring: `or 5 if it is even, or 6
+//! if it is odd, ...` for minutes): the text with each number as `#` is
+//! watched as the text is, and a run of one period there, within a line
+//! and with words in it, is a loop (a list of bare numbers is not).
 
 /// How the words for a loop begin ([`Loop::describe`]), so a reader of the
 /// tape can tell a looping reply from another failure.
@@ -42,6 +46,9 @@ pub struct Repetition {
     found: Option<Loop>,
     /// The lines so far, as shapes (the line not ended yet apart).
     lines: Shapes,
+    /// The text's tail with each run of digits as one `#`.
+    shaped: Vec<char>,
+    in_number: bool,
 }
 
 /// The run of lines at the end of a text that share a shape: the same but
@@ -97,6 +104,7 @@ impl Shapes {
             unit: format!("{}\n", self.first),
             period: 0,
             span: self.chars,
+            counting: false,
         })
     }
 }
@@ -127,6 +135,8 @@ pub struct Loop {
     pub(crate) unit: String,
     /// Its length in characters; 0 for lines the same but for their numbers.
     pub(crate) period: usize,
+    /// Found with each number as `#`: the same words, counting on.
+    pub(crate) counting: bool,
     /// How many characters at the end repeat it.
     pub(crate) span: usize,
 }
@@ -137,6 +147,10 @@ impl Loop {
         // A unit with one line break is a line repeated, whichever of its
         // characters the reply stopped at: shown from its start.
         let (what, shown) = match self.period {
+            _ if self.counting => (
+                "the same words with their numbers counting on".to_string(),
+                self.unit.clone(),
+            ),
             0 => (
                 "the same line with its numbers counting on".to_string(),
                 self.unit.trim_end().to_string(),
@@ -173,14 +187,32 @@ impl Repetition {
         let before = self.text.len();
         self.text.extend(piece.chars());
         self.since_check += self.text.len() - before;
+        for c in piece.chars() {
+            let digit = c.is_ascii_digit();
+            if !(digit && self.in_number) {
+                self.shaped.push(if digit { '#' } else { c });
+            }
+            self.in_number = digit;
+        }
         // Keep only what a check can look at.
         let keep = MAX_PERIOD * MIN_REPEATS + MIN_SPAN;
-        if self.text.len() > 2 * keep {
-            self.text.drain(..self.text.len() - keep);
+        for tail in [&mut self.text, &mut self.shaped] {
+            if tail.len() > 2 * keep {
+                tail.drain(..tail.len() - keep);
+            }
         }
         if self.since_check >= CHECK_EVERY {
             self.since_check = 0;
-            self.found = find_loop(&self.text);
+            self.found = find_loop(&self.text).or_else(|| {
+                find_loop(&self.shaped)
+                    // Within a line (lines are `Shapes`' to count), and
+                    // words, not a list of numbers.
+                    .filter(|l| !l.unit.contains('\n') && l.unit.chars().any(char::is_alphabetic))
+                    .map(|l| Loop {
+                        counting: true,
+                        ..l
+                    })
+            });
         }
         self.found.as_ref()
     }
@@ -215,6 +247,7 @@ fn find_loop(text: &[char]) -> Option<Loop> {
                 unit,
                 period,
                 span: run,
+                counting: false,
             });
         }
     }
@@ -278,6 +311,30 @@ mod tests {
             .map(|k| format!("    [{k}, {}, {}],\n", k * 7, k * k))
             .collect();
         assert_eq!(feed(&format!("TABLE = [\n{rows}]\n")), None);
+    }
+
+    #[test]
+    fn words_that_repeat_with_their_numbers_counting_on_in_one_line_are_a_loop() {
+        // What SmolLM2 wrote in a docstring at temperature 0.8, for minutes.
+        let counting: String = (1..300)
+            .map(|k| {
+                format!(
+                    "or {k} if it is {}, ",
+                    if k % 2 == 0 { "even" } else { "odd" }
+                )
+            })
+            .collect();
+        let l = feed(&format!("def is_even(n):\n    \"\"\"Is n even, {counting}")).unwrap();
+        assert!(l.counting, "{l:?}");
+        assert!(
+            l.describe()
+                .contains("words with their numbers counting on"),
+            "{}",
+            l.describe()
+        );
+        // A list of bare numbers is data, not a loop.
+        let numbers: String = (1..400).map(|k| format!("{k}, ")).collect();
+        assert_eq!(feed(&format!("PRIMES = [{numbers}]\n")), None);
     }
 
     #[test]

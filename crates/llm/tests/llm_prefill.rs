@@ -22,8 +22,7 @@ use tokio::sync::mpsc;
 
 const PREFILL: &str = "```python\ndef add(a, b):\n    ";
 const BODY: &str = "return a + b\n";
-const TEMPLATE: &str =
-    "<|im_start|>system\nYou write Python.<|im_end|>\n<|im_start|>user\nWrite add.<|im_end|>\n<|im_start|>assistant\n";
+const TEMPLATE: &str = "<|im_start|>system\nYou write Python.<|im_end|>\n<|im_start|>user\nWrite add.<|im_end|>\n<|im_start|>assistant\n";
 
 fn client(server: &FaultServer) -> OpenAiClient {
     let mut o = OpenAiOptions::new(&server.base_url, "smollm2");
@@ -89,9 +88,15 @@ async fn llama_cpp_goes_on_from_the_prefill_through_apply_template_and_completio
     let server = FaultServer::start("unused").await;
     server.route(
         "GET /props",
-        json_answer(200, json!({"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1})),
+        json_answer(
+            200,
+            json!({"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1}),
+        ),
     );
-    server.route("POST /apply-template", json_answer(200, json!({ "prompt": TEMPLATE })));
+    server.route(
+        "POST /apply-template",
+        json_answer(200, json!({ "prompt": TEMPLATE })),
+    );
     server.route("POST /v1/completions", completion(BODY));
     let (reply, deltas) = ask(&client(&server)).await;
     let reply = reply.unwrap();
@@ -105,7 +110,11 @@ async fn llama_cpp_goes_on_from_the_prefill_through_apply_template_and_completio
     let seen = server.seen();
     let template = seen.iter().find(|s| s.path == "/apply-template").unwrap();
     assert_eq!(template.json()["messages"][1]["content"], "Write add.");
-    let sent = seen.iter().find(|s| s.path == "/v1/completions").unwrap().json();
+    let sent = seen
+        .iter()
+        .find(|s| s.path == "/v1/completions")
+        .unwrap()
+        .json();
     assert_eq!(sent["prompt"], format!("{TEMPLATE}{PREFILL}"));
     assert_eq!(sent["stop"], json!(["```"]));
     assert_eq!(sent["stream"], true);
@@ -118,13 +127,20 @@ async fn llama_cpp_without_apply_template_is_asked_in_the_chat_without_the_prefi
     let server = FaultServer::start(BODY).await;
     server.route(
         "GET /props",
-        json_answer(200, json!({"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1})),
+        json_answer(
+            200,
+            json!({"default_generation_settings": {"n_ctx": 4096}, "total_slots": 1}),
+        ),
     );
     let (reply, _) = ask(&client(&server)).await;
     let reply = reply.unwrap();
     assert_eq!(reply.text, BODY);
     assert_eq!(reply.prefilled, Some(Prefilled::NotContinued));
-    let chat = server.seen().into_iter().find(|s| s.path == "/v1/chat/completions").unwrap();
+    let chat = server
+        .seen()
+        .into_iter()
+        .find(|s| s.path == "/v1/chat/completions")
+        .unwrap();
     assert_eq!(chat.json()["messages"].as_array().unwrap().len(), 2);
     assert!(chat.json().get("stop").is_none());
 }
@@ -134,7 +150,10 @@ async fn vllm_continues_a_final_assistant_message() {
     let server = FaultServer::start(BODY).await;
     server.route(
         "GET /v1/models",
-        json_answer(200, json!({"object": "list", "data": [{"id": "smollm2", "max_model_len": 2048}]})),
+        json_answer(
+            200,
+            json!({"object": "list", "data": [{"id": "smollm2", "max_model_len": 2048}]}),
+        ),
     );
     let (reply, deltas) = ask(&client(&server)).await;
     let reply = reply.unwrap();
@@ -159,7 +178,10 @@ async fn vllm_continues_a_final_assistant_message() {
 #[tokio::test]
 async fn llama_cpp_python_is_asked_without_the_prefill_and_says_so() {
     let server = FaultServer::start(BODY).await;
-    server.route("POST /extras/tokenize/count", json_answer(200, json!({"count": 3})));
+    server.route(
+        "POST /extras/tokenize/count",
+        json_answer(200, json!({"count": 3})),
+    );
     let (reply, deltas) = ask(&client(&server)).await;
     let reply = reply.unwrap();
     assert_eq!(reply.text, BODY);

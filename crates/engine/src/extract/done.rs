@@ -171,14 +171,25 @@ mod tests {
         // SmolLM2 from a prefilled head: the function, then more of its own.
         let reply = "```python\ndef is_palindrome(s: str) -> bool:\n     \"\"\"Doc.\"\"\"\n     return s == s[::-1]\n\ndef is_palindrome_reverse(s):\n    return 1\n";
         let (_, end) = fed_end(code("is_palindrome"), reply).unwrap();
-        assert_eq!(&reply[..end], "```python\ndef is_palindrome(s: str) -> bool:\n     \"\"\"Doc.\"\"\"\n     return s == s[::-1]\n");
+        assert_eq!(
+            &reply[..end],
+            "```python\ndef is_palindrome(s: str) -> bool:\n     \"\"\"Doc.\"\"\"\n     return s == s[::-1]\n"
+        );
         // A helper it calls is kept, then an example call ends it.
-        let reply = "```python\ndef f(x):\n    return g(x)\n\ndef g(x):\n    return x + 1\n\nprint(f(2))\n";
+        let reply =
+            "```python\ndef f(x):\n    return g(x)\n\ndef g(x):\n    return x + 1\n\nprint(f(2))\n";
         let (_, end) = fed_end(code("f"), reply).unwrap();
-        assert!(reply[..end].ends_with("return x + 1\n"), "{:?}", &reply[..end]);
+        assert!(
+            reply[..end].ends_with("return x + 1\n"),
+            "{:?}",
+            &reply[..end]
+        );
         // A body not written yet, and a function not named as asked: on.
         assert_eq!(fed(code("f"), "```python\ndef f(x):\nprint(1)\n"), None);
-        assert_eq!(fed(code("f"), "```python\ndef g(x):\n    return 1\nprint(1)\n"), None);
+        assert_eq!(
+            fed(code("f"), "```python\ndef g(x):\n    return 1\nprint(1)\n"),
+            None
+        );
     }
 
     fn code(want: &str) -> Answer {
