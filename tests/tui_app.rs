@@ -285,7 +285,8 @@ fn first_failure_shows_the_failed_node_with_its_location() {
     app.update(ch('f'));
     let node = &app.state().nodes["parse_line"];
     assert_eq!(node.status, codeloop::session::NodeStatus::Failed);
-    assert_eq!(node.last_error.as_ref().unwrap().error_type, "ValueError");
+    let failure = app.state().last_failure("parse_line").unwrap();
+    assert_eq!(failure.location.error_type, "ValueError");
     assert_eq!(app.selected(), Some("parse_line"));
 }
 

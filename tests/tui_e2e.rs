@@ -256,7 +256,7 @@ fn a_demo_runs_to_a_pass_then_reopens_and_replays_at_double_speed() {
     );
     assert!(s.contains("why:"), "the reflection is in the history\n{s}");
     assert!(s.contains("the program passed"), "{s}");
-    assert!(s.contains("top_words · iteration 2 (model)"), "{s}");
+    assert!(s.contains("top_words #2 (by the model)"), "{s}");
     t.keys(&["q"]);
     wait_dead(&t);
     // Back in the shell: where the session is and how to review it; it
@@ -276,10 +276,10 @@ fn a_demo_runs_to_a_pass_then_reopens_and_replays_at_double_speed() {
     t.keys(&["Home", "]"]);
     t.wait_for("tokenize · iteration 1", Duration::from_secs(5));
     t.keys(&["]"]);
-    let s = t.wait_for("top_words · iteration 1", Duration::from_secs(5));
+    let s = t.wait_for("top_words #1", Duration::from_secs(5));
     assert!(!s.contains("passed all"), "the end is not shown yet\n{s}");
     t.keys(&["]"]);
-    t.wait_for("top_words · iteration 2", Duration::from_secs(5));
+    t.wait_for("top_words #2", Duration::from_secs(5));
     t.keys(&["f"]);
     let s = t.wait_for("✗ top_words failed", Duration::from_secs(5));
     assert!(
@@ -355,10 +355,7 @@ fn in_step_mode_the_code_is_edited_before_its_run_and_then_passes() {
     ]);
     std::thread::sleep(Duration::from_millis(200));
     t.keys(&["C-s"]);
-    t.wait_for(
-        "top_words · iteration 2 (edited by you)",
-        Duration::from_secs(10),
-    );
+    t.wait_for("top_words #2 (edited by hand)", Duration::from_secs(10));
     // The edited code passes its tests; the program is assembled and passes.
     let s = approve_until(&t, " ✓ PASSED ");
     assert!(s.contains("✓ top_words passed"), "{s}");
@@ -514,10 +511,7 @@ fn o_hands_the_terminal_to_editor_and_the_edit_comes_back_as_an_edit() {
     t.keys(&["1"]);
     approve_until(&t, "paused before running top_words (iteration 1)");
     t.keys(&["o"]);
-    let s = t.wait_for(
-        "top_words · iteration 2 (edited by you)",
-        Duration::from_secs(20),
-    );
+    let s = t.wait_for("top_words #2 (edited by hand)", Duration::from_secs(20));
     // The workbench is whole again after the editor.
     assert!(s.contains("Workflow"), "{s}");
     let modes = std::fs::read_to_string(&modes).unwrap();

@@ -5,9 +5,10 @@
 //! `Record` the engine appended to the tape, in order; `commands` takes steering
 //! commands; `done` resolves to the final result when the session ends.
 //!
-//! The engine keeps no state of its own beside the tape: every decision reads
-//! the `State` folded from the events it has recorded (step mode, call and run
-//! ids, notices given, nodes queued to run again), so what it does is exactly
+//! Architecture Invariant: the engine keeps no state of its own beside the
+//! tape: every decision reads the `State` folded from the events it has
+//! recorded (step mode, call and run ids, notices given, nodes queued to
+//! run again, failures, the program's repairs), so what it does is exactly
 //! what a view of the tape shows. What it holds besides is plumbing that wakes
 //! tasks (a gate's hand-off, a cancel token, notifications), never a fact.
 //!
@@ -95,11 +96,11 @@ use codeloop_llm::ChatModel;
 use codeloop_sandbox::Sandbox;
 use codeloop_session::{Command, FinalResult, FunctionSpec, Record, RunRecord, State};
 
+pub use codeloop_session::story::rewind_point;
 pub use context::EngineError;
 pub use plan::PLAN_ATTEMPTS;
 pub use resume::{
-    ContinueSetup, ResumeError, fork, fork_noting, nothing_left, resume, rewind, rewind_point,
-    segment_options,
+    ContinueSetup, ResumeError, fork, fork_noting, nothing_left, resume, rewind, segment_options,
 };
 
 /// Everything a session needs to start.

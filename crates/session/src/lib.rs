@@ -22,6 +22,7 @@ pub mod review;
 mod segments;
 pub mod state;
 mod steering;
+pub mod story;
 mod tape;
 mod tape_read;
 

@@ -549,20 +549,23 @@ impl App {
         {
             self.flash = None;
         }
-        if self.session.info.notify
-            && let Some(text) = super::notify::notice_for(&r.event)
-        {
-            actions.push(Action::Notify(text));
-        }
         // A pause, and whether it is before a prompt; the end is none.
         let paused_at = if let Event::Paused(e) = &r.event {
             Some(matches!(e.step, codeloop_session::Step::Prompt { .. }))
         } else {
             matches!(r.event, Event::Finished(_)).then_some(false)
         };
+        let rings = self.session.info.notify && paused_at.is_some();
         self.session.timeline.push(r);
         if follow {
             self.set_cursor(self.session.timeline.records().len());
+        }
+        let timeline = &self.session.timeline;
+        if rings
+            && let (Some(state), Some(r)) = (timeline.head(), timeline.records().last())
+            && let Some(text) = super::notify::notice_for(state, r)
+        {
+            actions.push(Action::Notify(text));
         }
         if let Some(prompt) = paused_at {
             self.prompt_written(prompt, actions);
