@@ -90,15 +90,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 
 use codeloop_llm::ChatModel;
 use codeloop_sandbox::Sandbox;
-use codeloop_session::{Command, FinalResult, FunctionSpec, Record, RunRecord, State};
+use codeloop_session::{FunctionSpec, RunRecord, State};
 
+pub use codeloop_session::EngineHandle;
 pub use codeloop_session::story::rewind_point;
 pub use context::EngineError;
-pub use plan::PLAN_ATTEMPTS;
 pub use resume::{
     ContinueSetup, ResumeError, fork, fork_noting, nothing_left, resume, rewind, segment_options,
 };
@@ -203,14 +202,6 @@ impl Default for EngineOptions {
             first_temperature: None,
         }
     }
-}
-
-pub struct EngineHandle {
-    pub events: mpsc::Receiver<Record>,
-    pub commands: mpsc::Sender<Command>,
-    pub done: JoinHandle<anyhow::Result<FinalResult>>,
-    /// The session's folder.
-    pub session_dir: PathBuf,
 }
 
 /// Records buffered between the engine and a slow view before the engine waits.

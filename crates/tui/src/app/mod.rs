@@ -143,8 +143,8 @@ pub enum Action {
     ReadLog(PathBuf),
     /// Decode a picture off the UI thread (`Msg::PictureRead` back).
     ReadPicture(PathBuf),
-    /// Describe an input file off the UI thread, in a child process
-    /// (`Msg::InputDescribed` back).
+    /// Describe an input file off the UI thread, with the event loop's
+    /// `Hooks::describer` (`Msg::InputDescribed` back).
     DescribeInput {
         path: PathBuf,
         from: AttachFrom,
@@ -261,6 +261,10 @@ pub struct Info {
     pub loading: Option<u8>,
     /// How pictures are drawn in this terminal (`graphics::detect`).
     pub graphics: crate::graphics::Graphics,
+    /// What a run's working directory holds (its disk quota, bytes): the
+    /// files attached together must fit in it. None checks nothing (a view
+    /// that starts no run).
+    pub input_room: Option<u64>,
 }
 
 /// The demo model's one task, and what to say when another is started.
