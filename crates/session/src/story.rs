@@ -1,17 +1,18 @@
 //! The story of the tape: what happened, as plain lines a view renders.
-//! One arm an event (`tell`) and one an entry of the history (`timeline`)
-//! turn the folded state into `Line`s: what happened (`What`, with the
-//! values it refers to), which node, how it reads (`Level`), its words
-//! (`text`, `detail`, `more`). `words.rs` holds each fact's one wording;
-//! `questions.rs` the tape's questions every view and the engine ask (a
-//! node's failures shown at an iteration, the run shown, where a rewind
-//! goes, the tokens so far).
+//! One arm an event (`tell`) and one an entry of the history (`entry`;
+//! `timeline` is all of them) turn the folded state into `Line`s: what
+//! happened (`What`, with the values it refers to), which node, how it
+//! reads (`Level`), its words (`text`, `detail`, `more`). `words.rs` holds
+//! each fact's one wording; `questions.rs` the tape's questions every view
+//! and the engine ask (a node's failures shown at an iteration, an
+//! iteration's run, where a rewind goes, the tokens so far).
 //!
 //! Architecture Invariant: no view words a fact of the tape itself. `run`'s
-//! progress, the workbench's History, the HTML page and the Markdown
-//! report render these lines (a glyph, a colour, a tag, markup) and say
-//! nothing the story does not: a new event is its payload, its fold arm
-//! and its arm here. Nothing here knows of terminals or markup.
+//! progress, the workbench's History, the HTML page, the browser player
+//! and the Markdown report render these lines (a glyph, a colour, a tag,
+//! markup) and say nothing the story does not: a new event is its
+//! payload, its fold arm and its arm here. Nothing here knows of
+//! terminals or markup.
 
 use codeloop_protocol::Location;
 use codeloop_protocol::present::count;
