@@ -339,7 +339,7 @@ fn in_step_mode_the_code_is_edited_before_its_run_and_then_passes() {
     t.wait_for("READY", Duration::from_secs(20));
     t.keys(&["1"]);
     // Approve each step until the engine waits before the first run of top_words.
-    approve_until(&t, "paused before running top_words (iteration 1)");
+    approve_until(&t, "paused before running top_words #1");
     // Edit the line that returns the words in the wrong order, in place.
     t.keys(&["e"]);
     t.wait_for("Edit code of top_words", Duration::from_secs(5));
@@ -509,7 +509,7 @@ fn o_hands_the_terminal_to_editor_and_the_edit_comes_back_as_an_edit() {
     let t = Tmux::start("editor", dir.path(), &[], &env_refs(&env));
     t.wait_for("READY", Duration::from_secs(20));
     t.keys(&["1"]);
-    approve_until(&t, "paused before running top_words (iteration 1)");
+    approve_until(&t, "paused before running top_words #1");
     t.keys(&["o"]);
     let s = t.wait_for("top_words #2 (edited by hand)", Duration::from_secs(20));
     // The workbench is whole again after the editor.
@@ -541,7 +541,7 @@ fn a_run_skipped_from_the_past_of_a_live_session_is_skipped_everywhere() {
     let t = Tmux::start("skip", dir.path(), &[], &env_refs(&env));
     t.wait_for("READY", Duration::from_secs(20));
     t.keys(&["1"]);
-    approve_until(&t, "paused before running top_words (iteration 1)");
+    approve_until(&t, "paused before running top_words #1");
     // Step back into the past: the live engine still waits, and x answers it.
     t.keys(&["Left", "Left"]);
     let s = t.wait_for("REVIEWING", Duration::from_secs(5));
@@ -551,7 +551,7 @@ fn a_run_skipped_from_the_past_of_a_live_session_is_skipped_everywhere() {
     t.wait_for("Skip this run?", Duration::from_secs(5));
     t.keys(&["y"]);
     t.wait_for(
-        "skipped running top_words (iteration 1) (the live engine",
+        "skipped running top_words #1 (the live engine",
         Duration::from_secs(10),
     );
     // Back to live: the session went on without the run.

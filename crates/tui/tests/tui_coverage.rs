@@ -99,10 +99,14 @@ fn each_run_says_what_it_used_in_the_output_title_and_history() {
         lines[top].contains(&first_run) || lines[bottom].contains(&first_run),
         "{first_run} not on the Output pane's border:\n{text}"
     );
-    // The History's run line, wrapped in its column.
+    // The History's run line, wrapped in its column (each line of the
+    // screen is quoted).
     let history: String = text
         .lines()
-        .map(|l| l.chars().take(60).collect::<String>().replace('│', " "))
+        .map(|l| {
+            let l = l.strip_prefix('"').unwrap_or(l);
+            l.chars().take(60).collect::<String>().replace('│', " ")
+        })
         .collect::<Vec<_>>()
         .join(" ")
         .split_whitespace()
