@@ -355,9 +355,10 @@ fn replay_live_asks_to_rerun_each_finished_run_and_marks_differences() {
     assert!(app.reruns()[&2].differs());
     let text = screen(&mut app, 120, 36);
     assert!(
-        text.contains("✓ parse_line tests passed · run 2 ≠live"),
+        text.contains("✓ parse_line #2: passed, 2 tests · run 2"),
         "{text}"
     );
+    assert!(text.contains("≠live · 48 ms"), "{text}");
 }
 
 #[test]

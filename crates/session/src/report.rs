@@ -125,7 +125,10 @@ fn pictures_section(s: &State, out: &mut String) {
     }
     out.push_str("## Pictures\n\n");
     for RunPicture { run_id, picture } in &s.pictures {
-        out.push_str(&format!("- {}\n", story::picture(*run_id, picture).text));
+        // The story's line, its path as code (a name's `_` is no emphasis).
+        let text = story::picture(*run_id, picture).text;
+        let path = format!("`{}`", picture.path);
+        out.push_str(&format!("- {}\n", text.replace(&picture.path, &path)));
     }
     out.push('\n');
 }

@@ -41,9 +41,12 @@ pub fn run_result(record: &RunRecord, cancelled: bool) -> String {
         _ => None,
     };
     if record.passed {
-        return match tests {
-            Some(t) => format!("passed, {t}"),
-            None => "passed".to_string(),
+        // A pass with tests counted as failed (a recorded run's counts
+        // that disagree with its verdict) says they failed.
+        return match (tests, record.tests_failed) {
+            (Some(t), Some(f)) if f > 0 => format!("passed, {t} failed"),
+            (Some(t), _) => format!("passed, {t}"),
+            (None, _) => "passed".to_string(),
         };
     }
     if let Some(limit) = &record.limit_hit {
@@ -188,6 +191,10 @@ mod tests {
         assert_eq!(
             run_result(&stopped, true),
             "stopped: wall-clock timeout of 10 s"
+        );
+        assert_eq!(
+            run_result(&record(true, Some((2, 1))), false),
+            "passed, 1 of 3 tests failed"
         );
         assert_eq!(run_figures(&record(true, None)), "12 ms");
     }
