@@ -515,14 +515,7 @@ fn check(e: &CheckEvent) -> Option<Line> {
     if e.findings.is_empty() {
         return None;
     }
-    let items: Vec<String> = e
-        .findings
-        .iter()
-        .map(|f| match f.line {
-            Some(l) => format!("{} (line {l}): {}", f.kind, f.message),
-            None => format!("{}: {}", f.kind, f.message),
-        })
-        .collect();
+    let items: Vec<String> = e.findings.iter().map(words::finding).collect();
     Some(Line::new(
         What::Check {
             iteration: e.iteration,

@@ -6,7 +6,7 @@
 use codeloop_protocol::present::count;
 
 use crate::consensus::CandidatesInfo;
-use crate::event::{CodeSource, Command, FunctionSpec, Purpose, RunRecord, Step};
+use crate::event::{CodeSource, Command, Finding, FunctionSpec, Purpose, RunRecord, Step};
 use crate::repairs::TestChange;
 
 /// Where a code version (or a node's tests) came from.
@@ -71,6 +71,14 @@ pub fn run_figures(record: &RunRecord) -> String {
     }
 }
 
+/// What the static check found: `syntax (line 3): invalid syntax`.
+pub fn finding(f: &Finding) -> String {
+    match f.line {
+        Some(l) => format!("{} (line {l}): {}", f.kind, f.message),
+        None => format!("{}: {}", f.kind, f.message),
+    }
+}
+
 /// What became of a test change the model proposed.
 pub fn test_change_fate(change: &TestChange) -> String {
     match (change.applied, &change.rejected_because) {
@@ -119,6 +127,20 @@ pub fn command(command: &Command) -> String {
                 .map(|m| m.content.lines().count())
                 .sum::<usize>()
         ),
+    }
+}
+
+/// A node's latest failure when it was found in an earlier version of its
+/// code or tests than the one shown (never drawn on a line of it).
+pub const EARLIER_FAILURE: &str = "previous iteration's failure";
+
+/// When that failure was found: `iteration 1, now 2`, or `before the
+/// tests changed, iteration 2` when only the tests are newer.
+pub fn earlier_failure_when(found: u32, now: u32) -> String {
+    if found == now {
+        format!("before the tests changed, iteration {found}")
+    } else {
+        format!("iteration {found}, now {now}")
     }
 }
 

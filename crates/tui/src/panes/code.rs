@@ -537,12 +537,7 @@ impl CodePane {
             v.footer.extend(super::code_review::footer(t, s, n, 3));
             for f in n.findings.iter().take(2) {
                 v.footer.push(Line::styled(
-                    format!(
-                        "check: {}{}: {}",
-                        f.kind,
-                        f.line.map(|l| format!(" line {l}")).unwrap_or_default(),
-                        f.message
-                    ),
+                    format!("check: {}", codeloop_session::story::words::finding(f)),
                     t.warning,
                 ));
             }

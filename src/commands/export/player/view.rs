@@ -665,13 +665,8 @@ impl Views {
             .earlier_failure(name)
             .filter(|_| n.status != NodeStatus::Passed)
             .map(|(found, e)| {
-                let now = n.iteration();
-                let when = if found == now {
-                    format!("before the tests changed, iteration {found}")
-                } else {
-                    format!("iteration {found}, now {now}")
-                };
-                format!("previous iteration's failure ({when}): {}", e.headline())
+                let when = words::earlier_failure_when(found, n.iteration());
+                format!("{} ({when}): {}", words::EARLIER_FAILURE, e.headline())
             });
         let v = state
             .current_failure(name)
@@ -705,14 +700,7 @@ impl Views {
                 .findings
                 .iter()
                 .take(2)
-                .map(|f| {
-                    format!(
-                        "check: {}{}: {}",
-                        f.kind,
-                        f.line.map(|l| format!(" line {l}")).unwrap_or_default(),
-                        f.message
-                    )
-                })
+                .map(|f| format!("check: {}", words::finding(f)))
                 .collect(),
             why,
         };
