@@ -125,7 +125,7 @@ fn the_roman_demo_shows_a_vote_and_a_demo_without_candidates_says_so_once() {
         progress.contains("vote    int_to_roman #1: 3 candidates on 10 inputs (7 proposed by the model): #1 chosen"),
         "{progress}"
     );
-    assert!(progress.contains("repairs: 0"), "{progress}");
+    assert!(progress.contains("0 repairs, tokens"), "{progress}");
     assert!(!progress.contains("error"), "{progress}");
 
     let mut run = codeloop(dir.path());

@@ -832,14 +832,17 @@ fn history_names_each_runs_function_and_never_cuts_a_word_at_its_edge() {
     let wide = screen(&mut app, 160, 48);
     let rows = history_rows(&wide).join("\n");
     assert!(
-        rows.contains("✓ int_to_roman tests passed · run 2"),
+        rows.contains("✓ int_to_roman #1: passed, 3 tests · run 2"),
         "{rows}"
     );
     assert!(
-        rows.contains("✗ roman_to_int tests failed · run 3"),
+        rows.contains("✗ roman_to_int #2: failed, 2 of 4 tests · run 3"),
         "{rows}"
     );
-    assert!(rows.contains("✓ the program passed · run 5"), "{rows}");
+    assert!(
+        rows.contains("✓ the program: passed, 7 tests · run 5"),
+        "{rows}"
+    );
     // At 80x24 a row that reaches the pane's edge ends with a whole word
     // (one the widest History has too): nothing is cut mid-word.
     let widest = history_rows(&screen(&mut app, 240, 120)).join(" ");
