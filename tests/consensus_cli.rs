@@ -54,7 +54,7 @@ fn run_prints_the_vote_and_the_page_shows_the_candidates() {
         ]);
     let (_, stderr) = ok(run);
     assert!(
-        stderr.contains("vote    total_len #1: 3 candidates on 4 inputs (2 proposed by the model): #2 chosen (agreement 5 of 8) [#1 2, #2 5, #3 5]"),
+        stderr.contains("vote    total_len #1: 3 candidates on 4 inputs (2 proposed by the model): #2 chosen (agreement 5 of 8) (#1 agreement 2, #2 agreement 5, chosen, #3 agreement 5)"),
         "{stderr}"
     );
     assert!(stderr.contains("run     total_len #1: passed"), "{stderr}");
@@ -66,7 +66,7 @@ fn run_prints_the_vote_and_the_page_shows_the_candidates() {
     ok(export);
     let html = std::fs::read_to_string(page).unwrap();
     assert!(
-        html.contains("<div class=\"vote\"><h4>Candidates (functional consensus)</h4><p>3 candidates on 4 inputs (2 proposed by the model): #2 chosen (agreement 5 of 8)</p>"),
+        html.contains("<div class=\"vote\"><h4>Vote (functional consensus)</h4><p>3 candidates on 4 inputs (2 proposed by the model): #2 chosen (agreement 5 of 8)</p>"),
         "{html}"
     );
     assert!(
@@ -125,7 +125,7 @@ fn the_roman_demo_shows_a_vote_and_a_demo_without_candidates_says_so_once() {
         progress.contains("vote    int_to_roman #1: 3 candidates on 10 inputs (7 proposed by the model): #1 chosen"),
         "{progress}"
     );
-    assert!(progress.contains("repairs: 0"), "{progress}");
+    assert!(progress.contains("0 repairs, tokens"), "{progress}");
     assert!(!progress.contains("error"), "{progress}");
 
     let mut run = codeloop(dir.path());

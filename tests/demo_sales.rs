@@ -6,7 +6,6 @@
 
 use std::process::Command;
 
-use codeloop::session::state::HistoryEntry;
 use codeloop::session::{Event, PictureEvent, State, read_tape};
 
 #[test]
@@ -44,15 +43,9 @@ fn the_sales_demo_shows_every_part_of_a_data_task() {
     );
     // The review foresaw the crash; the run then crashed there for real.
     let load = &state.nodes["load_sales"];
-    assert!(load.reviews[0].findings.iter().any(|f| f.line == Some(10)));
-    let crash = state
-        .history
-        .iter()
-        .find_map(|h| match h {
-            HistoryEntry::Failure { location, .. } => Some(location),
-            _ => None,
-        })
-        .unwrap();
+    let first_review = state.reviews_of(&load.spec.name).next().unwrap();
+    assert!(first_review.findings.iter().any(|f| f.line == Some(10)));
+    let crash = &state.failures[0].location;
     assert_eq!(crash.line, Some(10), "{crash:?}");
     assert!(
         crash.executed_lines.contains(&10) && crash.missed_lines.contains(&9),

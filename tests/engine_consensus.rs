@@ -127,7 +127,7 @@ async fn the_candidate_most_others_agree_with_is_kept() {
     let md = report::markdown(&state);
     assert!(
         md.contains(
-            "- iteration 1 chosen by a vote: 3 candidates on 4 inputs (2 proposed by the model): #2 chosen (agreement 5 of 8)"
+            "- vote #1: 3 candidates on 4 inputs (2 proposed by the model): #2 chosen (agreement 5 of 8)"
         ),
         "{md}"
     );

@@ -8,7 +8,6 @@ use codeloop::engine::{self, EngineHandle, EngineOptions, EngineSetup};
 use codeloop::exec::Sandbox;
 use codeloop::llm::scripted::{Pacing, ScriptedModel, ScriptedReply};
 use codeloop::protocol::*;
-use codeloop::session::state::HistoryEntry;
 use codeloop::session::*;
 
 fn reply(tag: &str, text: &str) -> ScriptedReply {
@@ -98,16 +97,9 @@ async fn a_failure_is_localized_reflected_on_repaired_and_passes() {
 
     // The failure of iteration 1, localized to the line that returned the wrong value.
     let failure = state
-        .history
-        .iter()
-        .find_map(|h| match h {
-            HistoryEntry::Failure {
-                iteration: 1,
-                location,
-                ..
-            } => Some(location.clone()),
-            _ => None,
-        })
+        .failures_of("mean")
+        .find(|f| f.iteration == 1)
+        .map(|f| f.location.clone())
         .expect("a localized failure");
     assert_eq!(failure.file, "mean.py");
     assert_eq!(failure.line, Some(5));
@@ -534,14 +526,7 @@ async fn tests_that_do_not_load_are_asked_for_again_not_blamed_on_the_code() {
     let node = &state.nodes["mean"];
     assert_eq!(node.versions.len(), 1, "the code was never changed");
     assert_eq!(node.tests.as_deref(), Some(MEAN_TESTS));
-    let failure = state
-        .history
-        .iter()
-        .find_map(|h| match h {
-            HistoryEntry::Failure { location, .. } => Some(location.clone()),
-            _ => None,
-        })
-        .unwrap();
+    let failure = state.failures[0].location.clone();
     assert_eq!(
         (failure.file.as_str(), failure.error_type.as_str()),
         ("test_mean.py", "SyntaxError")

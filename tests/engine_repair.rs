@@ -600,7 +600,7 @@ async fn the_entry_point_runs_and_its_output_is_on_the_tape_and_in_the_report() 
     let out = std::path::PathBuf::from(result.output_dir.unwrap());
     let report = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(
-        report.contains("Output of the program (`main`):\n\n```\n6\n```"),
+        report.contains("The program (main) printed:\n\n```\n6\n```"),
         "{report}"
     );
     let program = std::fs::read_to_string(out.join("program.py")).unwrap();

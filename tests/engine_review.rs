@@ -182,9 +182,9 @@ async fn a_serious_finding_goes_to_a_repair_without_a_run() {
     );
     // Its tokens count in the session's usage.
     assert!(state.usage.prompt_tokens >= 700, "{:?}", state.usage);
-    assert_eq!(state.nodes["total_len"].reviews.len(), 2);
+    assert_eq!(state.reviews_of("total_len").count(), 2);
     assert_eq!(
-        state.nodes["total_len"].current_review().unwrap().verdict,
+        state.current_review("total_len").unwrap().verdict,
         ReviewVerdict::Ok
     );
 }
@@ -301,10 +301,11 @@ async fn in_step_mode_the_review_is_a_pause_whose_skip_sends_the_code_to_repair(
         .history
         .iter()
         .filter_map(|h| match h {
-            codeloop::session::state::HistoryEntry::Steer {
-                command: Command::Skip,
-                review_skip,
-            } => Some(*review_skip),
+            codeloop::session::state::HistoryEntry::Steer { steer, review_skip }
+                if state.steers[*steer] == Command::Skip =>
+            {
+                Some(*review_skip)
+            }
             _ => None,
         })
         .collect();

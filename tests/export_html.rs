@@ -36,10 +36,10 @@ fn markdown_of_a_finished_and_of_an_unfinished_session() {
         "Result: passed: all 2 functions pass their tests",
         "- `roman_to_int(s: str) -> int`: The integer value of a Roman numeral",
         "## roman_to_int (passed, 3 iterations)",
-        "- iteration 1 failed: AssertionError: expected 1994, got 2216 at roman_to_int.py:8",
-        "- reflection on iteration 1: Subtractive pairs",
-        "Passing code (iteration 3):",
-        "Tests of the assembled program: 7 passed, 0 failed",
+        "- failure #1: AssertionError at roman_to_int.py:8: expected 1994, got 2216",
+        "- reflection #1: Subtractive pairs",
+        "Passing code (#3):",
+        "Tests of the assembled program: passed, 7 tests",
         "def int_to_roman(n):",
     ] {
         assert!(md.contains(needle), "{needle}\n---\n{md}");
@@ -66,7 +66,7 @@ fn markdown_of_a_finished_and_of_an_unfinished_session() {
         "{md}"
     );
     assert!(
-        md.contains("- iteration 1 failed: AssertionError: expected 1994"),
+        md.contains("- failure #1: AssertionError at roman_to_int.py:8"),
         "{md}"
     );
     assert!(md.contains("No program was assembled."), "{md}");
@@ -272,9 +272,10 @@ fn the_page_in_headless_chromium_shows_the_graph_the_diffs_and_the_results() {
     }
     assert!(dom.contains("passed · 3 iterations"), "{dom}");
     // Iteration 2 of roman_to_int as a diff from iteration 1: a removed line, an added one.
-    assert!(dom.contains(
-        "Iteration 2 <span class=\"none\">written by the model, changes from iteration 1"
-    ));
+    assert!(
+        dom.contains("roman_to_int #2 <span class=\"none\">by the model, changes from #1"),
+        "{dom}"
+    );
     assert!(dom.contains(
         "<tr class=\"del\"><td class=\"no\">7</td><td class=\"no\"></td><td class=\"sign\">-</td><td class=\"text\">        total += VALUES[ch]</td></tr>"
     ), "{dom}");
@@ -298,7 +299,8 @@ fn the_page_in_headless_chromium_shows_the_graph_the_diffs_and_the_results() {
     assert!(!dom.contains("not recorded by this version"));
     // The final program and its test results.
     assert!(
-        dom.contains("<h3>Its tests: <span class=\"run passed\">7 passed, 0 failed</span></h3>")
+        dom.contains("<h3>Its tests: <span class=\"run passed\">passed, 7 tests</span></h3>"),
+        "{dom}"
     );
     assert!(dom.contains("<li class=\"pass\">test_roman_to_int.py::test_subtractive</li>"));
     // The task's markup stayed text.

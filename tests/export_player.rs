@@ -105,8 +105,8 @@ fn expected(records: &[Record], cursor: usize) -> Seen {
     let code_text = n.and_then(|n| n.code()).filter(|_| stream.is_none());
     let fail = n
         .and_then(|n| {
-            let e = n
-                .current_failure()
+            let e = state
+                .current_failure(&node)
                 .filter(|_| n.status != NodeStatus::Passed)?;
             e.line_in(code_text?)
         })
@@ -154,8 +154,8 @@ fn expected(records: &[Record], cursor: usize) -> Seen {
                 if r.streaming { "▌" } else { "" }
             )
         });
-    let values = n
-        .and_then(|n| n.current_failure())
+    let values = state
+        .current_failure(&node)
         .filter(|e| !e.values.is_empty())
         .map(|e| e.values_trace())
         .unwrap_or_else(|| "no runtime values at this moment".to_string());

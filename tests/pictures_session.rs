@@ -88,7 +88,7 @@ fn a_png_the_program_writes_is_kept_on_the_tape_and_in_the_html() {
     let (progress, session) = run_session(dir.path(), &replies, &[]);
     assert!(progress.contains("PASSED"), "{progress}");
     assert!(
-        progress.contains("picture chart.png (PNG, 4×2, 1 KiB) kept as pictures/"),
+        progress.contains("picture chart.png (PNG, 4×2, 1 KiB), from run 1, kept as pictures/"),
         "{progress}"
     );
     let (state, _) = state_of(&session);

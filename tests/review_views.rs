@@ -61,26 +61,21 @@ fn the_review_is_in_the_progress_the_report_and_the_page() {
     }
     let md = std::fs::read_to_string(md).unwrap();
     assert!(
-        md.contains("Reviews before running: 2 calls, 1470 tokens"),
+        md.contains("(of them 1470 in 2 reviews before running)"),
         "{md}"
     );
     assert!(
-        md.contains("- review of iteration 1 before it ran: concerns: 1 serious, 1 minor\n  - serious, line 4: adds one per word: the total is too large\n"),
+        md.contains("- review #1: concerns: 1 serious, 1 minor\n  - serious, line 4: adds one per word: the total is too large\n"),
         "{md}"
     );
-    assert!(
-        md.contains("- review of iteration 2 before it ran: ok\n"),
-        "{md}"
-    );
+    assert!(md.contains("- review #2: ok\n"), "{md}");
     let html = std::fs::read_to_string(html).unwrap();
     assert!(
-        html.contains(
-            "<dt>Reviews before running</dt><dd>2 calls, 1470 tokens (in the total)</dd>"
-        ),
+        html.contains(" (of them 1470 in 2 reviews before running)</dd>"),
         "{html}"
     );
     assert!(
-        html.contains("<div class=\"review serious\"><h4>Review before running</h4><p>concerns: 1 serious, 1 minor</p><ul><li class=\"serious\"><b>serious</b> line 4: adds one per word: the total is too large</li>"),
+        html.contains("<div class=\"review serious\"><h4>Review (before running)</h4><p>concerns: 1 serious, 1 minor</p><ul><li class=\"serious\">serious, line 4: adds one per word: the total is too large</li>"),
         "{html}"
     );
     assert!(html.contains("<div class=\"review ok\">"), "{html}");

@@ -76,8 +76,13 @@ fn run_the_report_and_the_export_show_what_each_run_used_and_what_ran() {
     );
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("<dt>Runs</dt>"), "no figures in the header");
+    // What a run took, then what it used: `48 ms, CPU 12 ms · peak 9 MiB`.
+    let figures = page
+        .split("<p class=\"figures\">")
+        .skip(1)
+        .map(|rest| rest.split("</p>").next().unwrap_or_default());
     assert!(
-        page.contains("<p class=\"figures\">CPU "),
+        figures.into_iter().any(|f| f.contains(" ms, CPU ")),
         "no figures beside a run"
     );
     assert!(page.contains("<h4>Lines that ran</h4>"), "no coverage");

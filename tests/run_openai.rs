@@ -67,7 +67,7 @@ fn run_against_an_openai_compatible_server_repairs_and_passes() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stderr}");
-    assert!(stderr.contains("run     clamp #1: FAILED"), "{stderr}");
+    assert!(stderr.contains("run     clamp #1: failed"), "{stderr}");
     assert!(stderr.contains("clamp.py:5"), "{stderr}");
     assert!(stderr.contains("run     clamp #2: passed"), "{stderr}");
     assert!(stderr.contains("result: PASSED"), "{stderr}");

@@ -285,7 +285,8 @@ fn first_failure_shows_the_failed_node_with_its_location() {
     app.update(ch('f'));
     let node = &app.state().nodes["parse_line"];
     assert_eq!(node.status, codeloop::session::NodeStatus::Failed);
-    assert_eq!(node.last_error.as_ref().unwrap().error_type, "ValueError");
+    let failure = app.state().last_failure("parse_line").unwrap();
+    assert_eq!(failure.location.error_type, "ValueError");
     assert_eq!(app.selected(), Some("parse_line"));
 }
 
@@ -354,9 +355,10 @@ fn replay_live_asks_to_rerun_each_finished_run_and_marks_differences() {
     assert!(app.reruns()[&2].differs());
     let text = screen(&mut app, 120, 36);
     assert!(
-        text.contains("✓ parse_line tests passed · run 2 ≠live"),
+        text.contains("✓ parse_line #2: passed, 2 tests · run 2"),
         "{text}"
     );
+    assert!(text.contains("≠live · 48 ms"), "{text}");
 }
 
 #[test]
@@ -830,14 +832,17 @@ fn history_names_each_runs_function_and_never_cuts_a_word_at_its_edge() {
     let wide = screen(&mut app, 160, 48);
     let rows = history_rows(&wide).join("\n");
     assert!(
-        rows.contains("✓ int_to_roman tests passed · run 2"),
+        rows.contains("✓ int_to_roman #1: passed, 3 tests · run 2"),
         "{rows}"
     );
     assert!(
-        rows.contains("✗ roman_to_int tests failed · run 3"),
+        rows.contains("✗ roman_to_int #2: failed, 2 of 4 tests · run 3"),
         "{rows}"
     );
-    assert!(rows.contains("✓ the program passed · run 5"), "{rows}");
+    assert!(
+        rows.contains("✓ the program: passed, 7 tests · run 5"),
+        "{rows}"
+    );
     // At 80x24 a row that reaches the pane's edge ends with a whole word
     // (one the widest History has too): nothing is cut mid-word.
     let widest = history_rows(&screen(&mut app, 240, 120)).join(" ");

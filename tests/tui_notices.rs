@@ -303,13 +303,16 @@ fn history_shows_a_fresh_start_the_reasoning_kept_apart_and_a_test_changed_by_th
     };
     let mut app = App::review(contents, info(), theme());
     let text = screen(&mut app, 200, 60);
-    assert!(text.contains("attempt 2 (model) · fresh start"), "{text}");
     assert!(
-        text.contains("thought: 12 characters of reasoning, kept apart"),
+        text.contains("parse_line #2 by the model, fresh start"),
         "{text}"
     );
     assert!(
-        text.contains("✎ test changed by the model (applied)"),
+        text.contains("12 characters of reasoning, kept apart"),
+        "{text}"
+    );
+    assert!(
+        text.contains("✎ tests changed by the model (applied)"),
         "{text}"
     );
     assert!(

@@ -95,19 +95,17 @@ impl Core {
     /// The program assembled and, when every node passed, run against
     /// every node's tests; a failure there repaired in the node it belongs
     /// to, and the program assembled and run again (`PROGRAM_REPAIRS`
-    /// rounds at most).
+    /// rounds at most in a pass: the failures the state says the program
+    /// found, `State::program_repairs`, so a resume counts on).
     async fn check_program(&self) -> Result<Checked, EngineError> {
-        let mut program_repairs = 0;
         loop {
             let (checked, failure) = self.assemble_and_run().await?;
             if let (Some(code), Some(location)) = (&checked.program, failure)
-                && program_repairs < PROGRAM_REPAIRS
+                && self.read(State::program_repairs) < PROGRAM_REPAIRS
                 && !self.cancel.is_cancelled()
+                && self.repair_in_program(code, location).await?
             {
-                program_repairs += 1;
-                if self.repair_in_program(code, location).await? {
-                    continue; // every node passes again: assemble and run once more
-                }
+                continue; // every node passes again: assemble and run once more
             }
             return Ok(checked);
         }

@@ -158,40 +158,14 @@ pub fn describe_contained(
 
 /// What a run's working directory holds (its disk quota): the inputs
 /// together must fit in it, with room to spare for what the program writes.
-pub(crate) fn room() -> u64 {
+pub fn room() -> u64 {
     codeloop_sandbox::Limits::default().disk_bytes
 }
 
 /// Refuse `path` (of `size` bytes) when it and the `others` bytes already
 /// attached would not fit in a run's working directory.
 pub fn check_room(path: &Path, size: u64, others: u64) -> Result<(), Refusal> {
-    let quota = room();
-    // A tenth of the quota is left for what the program writes.
-    let fits = quota - quota / 10;
-    if size + others <= fits {
-        return Ok(());
-    }
-    let with = if others > 0 {
-        format!(
-            " ({} with the other inputs)",
-            codeloop_inputs::bytes(size + others)
-        )
-    } else {
-        String::new()
-    };
-    Err(Refusal {
-        path: path.to_path_buf(),
-        why: format!(
-            "is {}{with}: more than a run's working directory holds (each run gets a copy, and its disk quota is {}, {} of it for inputs)",
-            codeloop_inputs::bytes(size),
-            codeloop_inputs::bytes(quota),
-            codeloop_inputs::bytes(fits),
-        ),
-        todo: format!(
-            "attach a sample of it instead (e.g. `head -n 100000 {} > sample`), or split it",
-            path.display()
-        ),
-    })
+    codeloop_inputs::check_room(path, size, others, room())
 }
 
 /// The input files of a new session, described; the first that no run
@@ -207,8 +181,7 @@ pub fn describe_all(paths: &[std::path::PathBuf]) -> Result<Vec<InputFile>, Refu
     Ok(files)
 }
 
-/// What to do about a file that could not be described.
-pub const UNDESCRIBED_TODO: &str = "the file is attached and copied into every run all the same; say in the task what it holds, or attach a smaller or simpler copy";
+pub use codeloop_inputs::UNDESCRIBED_TODO;
 
 /// An input file described by what it is, reading only what the
 /// description needs (never the whole file), in a child process

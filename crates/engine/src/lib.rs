@@ -5,9 +5,10 @@
 //! `Record` the engine appended to the tape, in order; `commands` takes steering
 //! commands; `done` resolves to the final result when the session ends.
 //!
-//! The engine keeps no state of its own beside the tape: every decision reads
-//! the `State` folded from the events it has recorded (step mode, call and run
-//! ids, notices given, nodes queued to run again), so what it does is exactly
+//! Architecture Invariant: the engine keeps no state of its own beside the
+//! tape: every decision reads the `State` folded from the events it has
+//! recorded (step mode, call and run ids, notices given, nodes queued to
+//! run again, failures, the program's repairs), so what it does is exactly
 //! what a view of the tape shows. What it holds besides is plumbing that wakes
 //! tasks (a gate's hand-off, a cancel token, notifications), never a fact.
 //!
@@ -89,17 +90,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
 
 use codeloop_llm::ChatModel;
 use codeloop_sandbox::Sandbox;
-use codeloop_session::{Command, FinalResult, FunctionSpec, Record, RunRecord, State};
+use codeloop_session::{FunctionSpec, RunRecord, State};
 
+pub use codeloop_session::EngineHandle;
+pub use codeloop_session::story::rewind_point;
 pub use context::EngineError;
-pub use plan::PLAN_ATTEMPTS;
 pub use resume::{
-    ContinueSetup, ResumeError, fork, fork_noting, nothing_left, resume, rewind, rewind_point,
-    segment_options,
+    ContinueSetup, ResumeError, fork, fork_noting, nothing_left, resume, rewind, segment_options,
 };
 
 /// Everything a session needs to start.
@@ -202,14 +202,6 @@ impl Default for EngineOptions {
             first_temperature: None,
         }
     }
-}
-
-pub struct EngineHandle {
-    pub events: mpsc::Receiver<Record>,
-    pub commands: mpsc::Sender<Command>,
-    pub done: JoinHandle<anyhow::Result<FinalResult>>,
-    /// The session's folder.
-    pub session_dir: PathBuf,
 }
 
 /// Records buffered between the engine and a slow view before the engine waits.

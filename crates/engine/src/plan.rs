@@ -16,10 +16,7 @@ use codeloop_session::{
     PlanEvent, Purpose, TapeError, TestsEvent,
 };
 
-/// Plans asked for before giving up on an unusable one: a model that gave
-/// two it could not (a small one copies what it gave before) goes on with
-/// the whole task as one function.
-pub const PLAN_ATTEMPTS: u32 = 2;
+use codeloop_session::PLAN_ATTEMPTS;
 
 /// What a plan reply gave.
 enum PlanReply {

@@ -6,6 +6,9 @@
 //! reach it through a bounded channel and wait for the `Record` back, so no
 //! file I/O happens on the async executor and no lock is held across an
 //! `.await`; they read the folded state through a short read lock.
+//!
+//! Architecture Invariant: this thread is the tape's one writer; every
+//! other task asks it, so events are ordered, and folded, as written.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};

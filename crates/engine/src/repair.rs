@@ -16,7 +16,6 @@ use super::named;
 use super::tag::Tag;
 use super::testfix;
 use codeloop_protocol::{ChatMessage, Location};
-use codeloop_session::state::HistoryEntry;
 use codeloop_session::{
     AttemptEvent, AttemptKind, CodeEvent, CodeSource, Event, FunctionSpec, NodeStatus, NoticeLevel,
     Purpose, ReflectionEvent, State,
@@ -38,22 +37,11 @@ struct RepairCtx {
     task: String,
 }
 
-/// Every localized failure of `name`, oldest first, with its iteration.
-fn failures_of<'a>(s: &'a State, name: &str) -> impl Iterator<Item = (u32, &'a Location)> {
-    s.history.iter().filter_map(move |h| match h {
-        HistoryEntry::Failure {
-            node,
-            iteration,
-            location,
-        } if node == name => Some((*iteration, location)),
-        _ => None,
-    })
-}
-
 fn repair_ctx(s: &State, name: &str) -> Option<RepairCtx> {
     let n = s.nodes.get(name)?;
-    let failures = failures_of(s, name)
-        .map(|(it, l)| (it, l.clone()))
+    let failures = s
+        .failures_of(name)
+        .map(|f| (f.iteration, f.location.clone()))
         .collect();
     let output = n
         .last_run
@@ -119,7 +107,10 @@ enum RepairReply {
 /// try and two repairs) have failed; then a fresh start. Without: a repair,
 /// another approach when the last two failures are the same.
 fn attempt_kind(s: &State, name: &str, fresh_start: bool) -> AttemptKind {
-    let failures: Vec<(u32, &Location)> = failures_of(s, name).collect();
+    let failures: Vec<(u32, &Location)> = s
+        .failures_of(name)
+        .map(|f| (f.iteration, &f.location))
+        .collect();
     // The model's reply was no function (mends could not make one): ask
     // again rather than show it its own broken reply. A person's edit is
     // repaired as ever.
@@ -386,9 +377,7 @@ impl Core {
         };
         // What the review before running found in this version, if it was reviewed.
         let review: Vec<String> = self.read(|s| {
-            s.nodes
-                .get(name)
-                .and_then(|n| n.reviews.iter().rev().find(|r| r.iteration == iteration))
+            s.review_of(name, iteration)
                 .map(|r| r.findings.iter().map(|f| f.line_text()).collect())
                 .unwrap_or_default()
         });

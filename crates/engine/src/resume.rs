@@ -32,6 +32,7 @@ use super::{COMMAND_BUFFER, EngineHandle, EngineOptions, VIEW_BUFFER};
 use codeloop_llm::ChatModel;
 use codeloop_sandbox::Sandbox;
 use codeloop_sandbox::harness::tests_file_name;
+use codeloop_session::story::rewind_point;
 use codeloop_session::{
     Command, Event, ForkedEvent, NodeStatus, NoticeEvent, NoticeLevel, Record, ResumedEvent,
     SessionStartedEvent, State, TapeError, TapeWriter, read_tape,
@@ -230,54 +231,6 @@ pub async fn rewind(
     fork(&tape, at, dir, with)
 }
 
-/// Where to fork to take `node` back to its previous iteration: the end of
-/// the run of that iteration (its verdict, and its failure localized), so
-/// the repair that followed is asked again. For a node at its first
-/// iteration, the record before the call that wrote it.
-pub fn rewind_point(records: &[Record], node: &str) -> Result<u64, String> {
-    let state = State::from_records(records);
-    let Some(n) = state.nodes.get(node) else {
-        return Err("there is no such function in the plan".into());
-    };
-    let current = n.iteration();
-    if current == 0 {
-        return Err("it has no code yet: there is no earlier iteration".into());
-    }
-    let is_current_code =
-        |r: &Record| matches!(&r.event, Event::Code(e) if e.node == node && e.iteration == current);
-    let Some(made) = records.iter().position(is_current_code) else {
-        return Err("its code is not on the tape".into());
-    };
-    let before = &records[..made];
-    if current >= 2 {
-        let ran = before.iter().rposition(|r| {
-            let Event::RunFinished(e) = &r.event else {
-                return false;
-            };
-            state.runs.get(&e.run_id).is_some_and(|run| {
-                run.node.as_deref() == Some(node) && run.iteration == current - 1
-            })
-        });
-        if let Some(ran) = ran {
-            let localized = |r: &&Record| matches!(&r.event, Event::Localized(e) if e.node == node && e.iteration == current - 1);
-            let end = before[ran..].iter().rev().find(localized).map(|r| r.seq);
-            return Ok(end.unwrap_or(before[ran].seq));
-        }
-    }
-    // No run of the previous iteration: go back to before the call (or the
-    // edit) that made the current one.
-    let asked = before.iter().rposition(|r| {
-        matches!(&r.event, Event::ModelRequest(e)
-            if e.purpose.node() == Some(node)
-                && !matches!(e.purpose, codeloop_session::Purpose::Tests { .. }))
-    });
-    let start = asked.unwrap_or(made);
-    match start.checked_sub(1) {
-        Some(i) => Ok(records[i].seq),
-        None => Err("it was made by the session's first record".into()),
-    }
-}
-
 /// The options of a resumed segment. Its iteration limit is the session's
 /// so far plus `more_iterations`; without it, a session in which a function
 /// gave up at the limit gets the limit again (twice as many in all), any
@@ -298,7 +251,7 @@ pub fn segment_options(
     let more = more_iterations.unwrap_or(if gave_up_at_limit { limit } else { 0 });
     base.max_iterations = limit.saturating_add(more);
     // A session that reviewed its code before running goes on reviewing it.
-    base.review |= state.nodes.values().any(|n| !n.reviews.is_empty());
+    base.review |= !state.reviews.is_empty();
     let used = state.usage.prompt_tokens + state.usage.completion_tokens;
     base.token_budget = match more_tokens.unwrap_or(base.token_budget) {
         0 => 0,
@@ -367,10 +320,9 @@ impl Core {
             let run = s.runs.get(&node.carried_run?)?;
             // Tests that do not load are no verdict on the code: the node
             // runs them again and asks for new ones as usual.
-            let tests_broken = node
-                .last_error
-                .as_ref()
-                .is_some_and(|l| l.file == tests_file_name(name) && l.test.is_none());
+            let tests_broken = s.last_failure(name).is_some_and(|f| {
+                f.location.file == tests_file_name(name) && f.location.test.is_none()
+            });
             (!tests_broken).then_some(())?;
             Some((run.iteration, run.record.as_ref()?.passed))
         });

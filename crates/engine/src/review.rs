@@ -18,7 +18,6 @@ use super::steering::GateAnswer;
 use super::tag::Tag;
 use codeloop_protocol::{ChatMessage, Location};
 use codeloop_session::review::{REVIEW_ERROR, review_failure};
-use codeloop_session::state::HistoryEntry;
 use codeloop_session::{
     CodeSource, Event, NoticeLevel, Purpose, ReviewEvent, ReviewFinding, ReviewVerdict, Severity,
     State, Step,
@@ -47,9 +46,7 @@ impl Core {
         }
         // A resumed session does not ask again for a review on the tape.
         let known = self.read(|s| {
-            s.nodes
-                .get(name)
-                .and_then(|n| n.reviews.iter().rev().find(|r| r.iteration == iteration))
+            s.review_of(name, iteration)
                 .map(|r| (r.verdict, r.findings.clone()))
         });
         let (_verdict, findings) = match known {
@@ -212,10 +209,8 @@ fn reviewable(s: &State, name: &str, iteration: u32) -> bool {
 /// Whether the version before `iteration` went to its repair on a review's
 /// word, unrun: then this one runs whatever its review says.
 fn review_repaired(s: &State, name: &str, iteration: u32) -> bool {
-    s.history.iter().any(|h| {
-        matches!(h, HistoryEntry::Failure { node, iteration: i, location }
-            if node == name && *i + 1 == iteration && location.error_type == REVIEW_ERROR)
-    })
+    s.failures_of(name)
+        .any(|f| f.iteration + 1 == iteration && f.location.error_type == REVIEW_ERROR)
 }
 
 /// The failure of code the person sent to a repair from the review's pause:

@@ -34,7 +34,7 @@ pub(crate) fn codeloops_own(location: &Location) -> bool {
 }
 
 /// The module name and file of the assembled program.
-pub const PROGRAM: &str = "program";
+pub use codeloop_session::PROGRAM;
 
 /// The node that is the program's entry point, when the plan has one: run
 /// as a program, it prints what `main()` returns.

@@ -39,7 +39,7 @@ use serde::{Deserialize, Serialize};
 pub use cell::CellKind;
 pub use codeloop_protocol::present::bytes;
 pub use json::{Field, Shape};
-pub use refuse::{Refusal, open};
+pub use refuse::{Refusal, check_room, open};
 
 /// What is read from the start of a file to describe it, at most.
 pub(crate) const HEAD_BYTES: usize = 1 << 20;
@@ -312,6 +312,10 @@ impl InputDescription {
         }
     }
 }
+
+/// What to do about a file that could not be described (said beside
+/// `InputDescription::failure` by `run` and the workbench alike).
+pub const UNDESCRIBED_TODO: &str = "the file is attached and copied into every run all the same; say in the task what it holds, or attach a smaller or simpler copy";
 
 /// Describe the file at `path`, reading only what the description needs.
 /// A path no run could read is refused, with why and what to do.

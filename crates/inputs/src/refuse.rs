@@ -43,6 +43,35 @@ impl Refusal {
     }
 }
 
+/// Refuse `path` (of `size` bytes) when it and the `others` bytes already
+/// attached would not fit in a run's working directory, whose disk quota
+/// is `quota` bytes: each run gets a copy of every input, and a tenth of
+/// the quota is left for what the program writes.
+pub fn check_room(path: &Path, size: u64, others: u64, quota: u64) -> Result<(), Refusal> {
+    let fits = quota - quota / 10;
+    if size + others <= fits {
+        return Ok(());
+    }
+    let with = if others > 0 {
+        format!(" ({} with the other inputs)", crate::bytes(size + others))
+    } else {
+        String::new()
+    };
+    Err(Refusal::new(
+        path,
+        format!(
+            "is {}{with}: more than a run's working directory holds (each run gets a copy, and its disk quota is {}, {} of it for inputs)",
+            crate::bytes(size),
+            crate::bytes(quota),
+            crate::bytes(fits),
+        ),
+        format!(
+            "attach a sample of it instead (e.g. `head -n 100000 {} > sample`), or split it",
+            path.display()
+        ),
+    ))
+}
+
 /// Open `path` for reading if it is a regular file this process may read.
 /// A FIFO, a socket or a device is refused from its metadata, before any
 /// open; the open itself never waits (O_NONBLOCK).

@@ -22,6 +22,7 @@ pub mod present;
 pub mod python;
 pub mod resources;
 pub mod sanitize;
+pub mod tokens;
 
 use std::fmt;
 
@@ -254,6 +255,14 @@ impl Location {
         }
         out.push_str(&self.what());
         out.push('\n');
+        out.push_str(&self.detail());
+        out
+    }
+
+    /// The lines under a failure's headline: what a test expected and
+    /// got, and the code around its line (`>` at the line).
+    pub fn detail(&self) -> String {
+        let mut out = String::new();
         if let (Some(e), Some(a)) = (&self.expected, &self.actual)
             && !self.message.starts_with("expected ")
         {

@@ -1,6 +1,10 @@
 //! Keeping a bounded view of a stream: its head and its tail, with a count
 //! of what was dropped between them; and decoding chunks as UTF-8 without
 //! splitting a character across two chunks.
+//!
+//! Architecture Invariant: everything is bounded: a run's output kept,
+//! snapshots, retries, iterations, tokens, time. What a program prints is
+//! kept here up to its cap, never whole.
 
 use std::collections::VecDeque;
 

@@ -3,6 +3,11 @@
 //!
 //! This module knows nothing of sessions, models or terminals.
 //!
+//! Architecture Invariant: generated code runs only here, and a sandbox
+//! with fewer layers than full is never used silently: refused unless it
+//! was chosen (`mode.rs`), then announced on every run. Every child dies
+//! with its process group.
+//!
 //! How a run is contained (`Sandbox::run`): codeloop starts its own binary
 //! in helper mode (`helper`), which applies each layer's step of its plan
 //! (`layers/`, one module per layer): it unshares fresh mount, pid, net,

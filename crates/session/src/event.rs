@@ -4,11 +4,19 @@
 //! events, the tape stores them, `State::apply` folds them.
 //!
 //! Each variant of `Event` carries a named payload struct (`Event::Code(CodeEvent)`),
-//! so a consumer's family function takes the one payload it handles, and every
-//! match over events names every variant: a new event does not compile until
-//! each consumer handles it. The payloads live with their family: the session's
-//! own (`session.rs`), model calls (`model.rs`), the plan and its nodes
-//! (`node.rs`), runs and the program (`run.rs`); steering in `steer.rs`.
+//! so a consumer's family function takes the one payload it handles.
+//!
+//! Architecture Invariant: every match over events (and over steps and
+//! commands) names every variant, no `_ =>` arm, so a new event does not
+//! compile until each consumer says what it does with it: the fold, the
+//! story (`story::tell`) and the few rules beside them in this crate, and
+//! outside it only the browser player's `scope` (what an event can change
+//! in its view). Picking one kind out (`if let`, `matches!`) is not such a
+//! match.
+//!
+//! The payloads live with their family: the session's own (`session.rs`),
+//! model calls (`model.rs`), the plan and its nodes (`node.rs`), runs and
+//! the program (`run.rs`); steering in `steer.rs`.
 //!
 //! The JSON is serde's internally tagged enum (`"type"`), each payload's
 //! fields beside the tag: the same as when the variants held their fields

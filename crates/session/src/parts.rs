@@ -5,8 +5,6 @@ use std::collections::VecDeque;
 
 use super::event::*;
 use super::repairs::{AttemptInfo, TestChange};
-use super::review::ReviewInfo;
-use super::review::{ReviewFinding, ReviewVerdict};
 use super::state::OUTPUT_KEEP_BYTES;
 use codeloop_protocol::{ChatMessage, Location, Stream, Usage};
 
@@ -19,11 +17,12 @@ pub struct NodeState {
     pub versions: Vec<CodeVersion>,
     /// The most recent run of this node.
     pub last_run: Option<u64>,
-    /// The most recent localized failure (cleared when the node passes).
-    pub last_error: Option<Location>,
-    /// The code and tests `last_error` was found with: a failure belongs
-    /// to that version and is drawn on its lines only.
-    pub(crate) last_error_found: FoundIn,
+    /// Its failures, oldest first: their places in `State::failures`,
+    /// where each is kept once (`State::failures_of`).
+    pub(crate) failures: Vec<usize>,
+    /// The most recent of them, until the node passes
+    /// (`State::last_failure`).
+    pub(crate) last_failure: Option<usize>,
     /// How many times the node's tests were set (written, edited, fixed).
     pub(crate) tests_version: u32,
     /// The person skipped the run the engine was paused before; the status
@@ -37,8 +36,10 @@ pub struct NodeState {
     pub attempts: Vec<AttemptInfo>,
     /// Test changes the model proposed, applied or not, oldest first.
     pub test_changes: Vec<TestChange>,
-    /// The reviews before running (`review = true`), oldest first.
-    pub reviews: Vec<ReviewInfo>,
+    /// The reviews before running (`review = true`), oldest first: their
+    /// places in `State::reviews`, where each is kept once
+    /// (`State::reviews_of`).
+    pub(crate) reviews: Vec<usize>,
     /// The candidates its first code was chosen from (`--candidates N`).
     pub candidates: Option<super::consensus::CandidatesInfo>,
     /// Asked to run again once the pass under way is over: a re-run, or an
@@ -68,8 +69,8 @@ impl NodeState {
             tests: None,
             versions: Vec::new(),
             last_run: None,
-            last_error: None,
-            last_error_found: FoundIn::default(),
+            failures: Vec::new(),
+            last_failure: None,
             tests_version: 0,
             run_skipped: false,
             findings: Vec::new(),
@@ -91,13 +92,6 @@ impl NodeState {
         self.carried_run = None;
     }
 
-    /// The review of the node's current code, if it was reviewed.
-    pub fn current_review(&self) -> Option<&ReviewInfo> {
-        self.reviews
-            .last()
-            .filter(|r| r.iteration == self.iteration())
-    }
-
     /// The latest code, if any.
     pub fn code(&self) -> Option<&str> {
         self.versions.last().map(|v| v.code.as_str())
@@ -114,24 +108,6 @@ impl NodeState {
             iteration: self.iteration(),
             tests: self.tests_version,
         }
-    }
-
-    /// The latest failure, if it was found in the code and tests the node
-    /// has now (only then can it be drawn on a line of them).
-    pub fn current_failure(&self) -> Option<&Location> {
-        self.last_error
-            .as_ref()
-            .filter(|_| self.last_error_found == self.version())
-    }
-
-    /// The latest failure when it was found in an earlier version of the
-    /// code or tests: the previous iteration's failure, with the iteration
-    /// it was found in. Not drawn on a line (the lines have changed).
-    pub fn earlier_failure(&self) -> Option<(u32, &Location)> {
-        self.last_error
-            .as_ref()
-            .filter(|_| self.last_error_found != self.version())
-            .map(|e| (self.last_error_found.iteration, e))
     }
 
     /// New tests (written, edited, or a fix applied).
@@ -155,6 +131,26 @@ impl NodeState {
 pub struct FoundIn {
     pub(crate) iteration: u32,
     pub(crate) tests: u32,
+}
+
+/// A failure, localized (`Event::Localized`). The fold keeps each once, in
+/// `State::failures`; its node and the history refer to it by its place
+/// there.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    pub node: String,
+    /// The code version that failed.
+    pub iteration: u32,
+    /// The node's latest run when it was localized (None before any): the
+    /// run it came from, unless `in_program`.
+    pub run: Option<u64>,
+    /// Found in the assembled program: the node's own tests had passed on
+    /// this version of its code and tests (`State::program_repairs`).
+    pub in_program: bool,
+    /// The code and tests it was found with: it belongs to that version
+    /// and is drawn on its lines only.
+    pub(crate) found: FoundIn,
+    pub location: Location,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -249,6 +245,10 @@ pub struct RunState {
     /// Bytes dropped from the front of `chunks` to stay within the bound.
     pub dropped_bytes: u64,
     pub record: Option<RunRecord>,
+    /// It ended after the person's cancel: one that did not pass was
+    /// stopped, not failed (kept with the run, so a later cancel does not
+    /// reword earlier failures).
+    pub cancelled: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -266,12 +266,8 @@ pub enum HistoryEntry {
         run_id: u64,
         passed: bool,
     },
-    /// A failure, localized.
-    Failure {
-        node: String,
-        iteration: u32,
-        location: Location,
-    },
+    /// A failure, localized: its place in `State::failures`.
+    Failure { failure: usize },
     /// A reflection. Its text as it reads now is `State::reflection`'s:
     /// the reply of its call (`call_id`) while the model streams it, then
     /// what the engine recorded.
@@ -285,19 +281,16 @@ pub enum HistoryEntry {
         /// the prose before the code); None until then.
         recorded: Option<String>,
     },
+    /// A command of the person's: its place in `State::steers`.
     Steer {
-        command: Command,
+        steer: usize,
         /// A skip that answered the review's pause: the code went to a
         /// repair unrun (not a step left out).
         review_skip: bool,
     },
-    /// The review of a code version before it ran.
-    Review {
-        node: String,
-        iteration: u32,
-        verdict: ReviewVerdict,
-        findings: Vec<ReviewFinding>,
-    },
+    /// The review of a code version before it ran: its place in
+    /// `State::reviews`.
+    Review { review: usize },
 }
 
 impl RunState {

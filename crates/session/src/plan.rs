@@ -4,6 +4,12 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::event::FunctionSpec;
 
+/// Plans the engine asks for before it gives up on unusable ones and goes
+/// on with the whole task as one function (the views say which try it
+/// is): a model that gave two it could not use (a small one copies what
+/// it gave before) will not give a third.
+pub const PLAN_ATTEMPTS: u32 = 2;
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
     #[error("the plan is empty: it names no functions")]

@@ -1,51 +1,13 @@
-//! What a session came to, read from its state: the Markdown report, and the
-//! few facts every export shows (the result in words, the program's run).
+//! What a session came to, read from its state: the Markdown report, which
+//! renders the story's lines (`story.rs`) as Markdown.
 //!
 //! Pure functions of a `State`, so any session exports, finished or not.
 
-use super::event::{NodeStatus, RunKind, RunRecord};
-use super::state::{HistoryEntry, NodeState, RunPicture, RunState, State};
-use codeloop_protocol::present::{count, plural};
-
-/// The run of the assembled program, the latest one that ended.
-pub fn program_run(state: &State) -> Option<(&RunState, &RunRecord)> {
-    state
-        .runs_in_order()
-        .rev()
-        .map(|(_, r)| r)
-        .filter(|r| r.kind == RunKind::Program)
-        .find_map(|r| r.record.as_ref().map(|rec| (r, rec)))
-}
-
-/// `3 passed, 1 failed`, or how the run ended when the harness did not count.
-pub fn test_counts(record: &RunRecord) -> String {
-    match (record.tests_passed, record.tests_failed) {
-        (Some(p), Some(f)) => format!("{p} passed, {f} failed"),
-        _ => match &record.limit_hit {
-            Some(limit) => format!("stopped: {limit}"),
-            None if record.passed => "passed".to_string(),
-            None => match record.exit_code {
-                Some(code) => format!("failed (exit code {code})"),
-                None => "failed".to_string(),
-            },
-        },
-    }
-}
-
-/// The session's outcome in one line: the result and, when it finished, why.
-pub fn outcome_line(state: &State) -> String {
-    super::outcome::line(state)
-}
-
-/// `name(inputs) -> output`
-pub fn signature(node: &NodeState) -> String {
-    let spec = &node.spec;
-    let mut s = format!("{}({})", spec.name, spec.inputs);
-    if !spec.output.is_empty() {
-        s.push_str(&format!(" -> {}", spec.output));
-    }
-    s
-}
+use super::event::NodeStatus;
+use super::outcome;
+use super::state::{NodeState, RunPicture, State};
+use super::story::{self, What, words};
+use codeloop_protocol::present::count;
 
 /// The session as a Markdown report: the task, the plan, each function with
 /// its failures, reflections and final code, and the assembled program.
@@ -78,19 +40,13 @@ fn summary_lines(s: &State, out: &mut String) {
         s.config.endpoint
     ));
     out.push_str(&format!(
-        "Result: {}  \nRepair iterations: {}; tokens: {} ({})",
-        outcome_line(s),
+        "Result: {}  \nRepairs: {}; tokens: {} ({}){}",
+        outcome::line(s),
         s.repair_iterations(),
         s.usage.total(),
-        s.usage.words()
+        s.usage.words(),
+        story::reviews_cost(s)
     ));
-    let (reviews, review_tokens) = super::review::review_cost(s);
-    if reviews > 0 {
-        out.push_str(&format!(
-            "  \nReviews before running: {}, {review_tokens} tokens (counted above)",
-            count(reviews, "call")
-        ));
-    }
     if let Some(total) = super::figures::total_line(s) {
         out.push_str(&format!("  \nRuns: {total}"));
     }
@@ -117,7 +73,11 @@ fn task_and_plan(s: &State, out: &mut String) {
     if !s.specs.is_empty() {
         out.push_str("## Plan\n\n");
         for n in s.nodes_in_order() {
-            out.push_str(&format!("- `{}`: {}", signature(n), n.spec.purpose));
+            out.push_str(&format!(
+                "- `{}`: {}",
+                words::signature(&n.spec),
+                n.spec.purpose
+            ));
             if !n.spec.depends_on.is_empty() {
                 out.push_str(&format!(" (uses {})", n.spec.depends_on.join(", ")));
             }
@@ -133,14 +93,11 @@ fn program_section(s: &State, out: &mut String) {
     out.push_str("## Program\n\n");
     match &s.program {
         Some(program) => {
-            match program_run(s) {
-                Some((_, record)) => out.push_str(&format!(
-                    "Tests of the assembled program: {}{}\n\n",
-                    test_counts(record),
-                    record
-                        .resources
-                        .map(|r| format!(" ({})", r.short()))
-                        .unwrap_or_default()
+            match s.program_run() {
+                Some((run, record)) => out.push_str(&format!(
+                    "Tests of the assembled program: {} ({})\n\n",
+                    words::run_result(record, run.cancelled),
+                    words::run_figures(record)
                 )),
                 None => out.push_str("The assembled program was not run.\n\n"),
             }
@@ -149,16 +106,14 @@ fn program_section(s: &State, out: &mut String) {
         None => out.push_str("No program was assembled.\n\n"),
     }
     if let Some(o) = &s.program_output {
+        let told = story::program_output(o);
         out.push_str(&format!(
-            "Output of the program (`main`):\n\n{}",
-            fenced("", &o.stdout)
+            "{}\n\n{}",
+            capital(&told.text),
+            fenced("", &told.more.join("\n"))
         ));
-        if !o.succeeded() {
-            let why = o
-                .limit_hit
-                .clone()
-                .unwrap_or_else(|| o.stderr.trim().to_string());
-            out.push_str(&format!("Run as a program it failed: {why}\n\n"));
+        if let Some(failed) = &told.detail {
+            out.push_str(&format!("{}\n\n", capital(failed)));
         }
     }
 }
@@ -168,13 +123,12 @@ fn pictures_section(s: &State, out: &mut String) {
     if s.pictures.is_empty() {
         return;
     }
-    out.push_str("## Pictures\n\nKept in the session's folder:\n\n");
-    for RunPicture { run_id, picture: p } in &s.pictures {
-        let from = match run_id {
-            Some(id) => format!("run {id}"),
-            None => "the program's run".to_string(),
-        };
-        out.push_str(&format!("- {}, from {from}: `{}`\n", p.describe(), p.path));
+    out.push_str("## Pictures\n\n");
+    for RunPicture { run_id, picture } in &s.pictures {
+        // The story's line, its path as code (a name's `_` is no emphasis).
+        let text = story::picture(*run_id, picture).text;
+        let path = format!("`{}`", picture.path);
+        out.push_str(&format!("- {}\n", text.replace(&picture.path, &path)));
     }
     out.push('\n');
 }
@@ -182,11 +136,10 @@ fn pictures_section(s: &State, out: &mut String) {
 fn node_section(s: &State, n: &NodeState, out: &mut String) {
     let iterations = n.iteration();
     out.push_str(&format!(
-        "## {} ({}, {} iteration{})\n\n{}\n\n",
+        "## {} ({}, {})\n\n{}\n\n",
         n.spec.name,
         n.status.label(),
-        iterations,
-        plural(iterations),
+        count(iterations, "iteration"),
         n.spec.purpose
     ));
     if let Some(f) = super::figures::per_node(s)
@@ -205,63 +158,43 @@ fn node_section(s: &State, n: &NodeState, out: &mut String) {
             NodeStatus::Passed => "Passing code",
             _ => "Latest code",
         };
-        out.push_str(&format!("{label} (iteration {iterations}):\n\n"));
+        out.push_str(&format!("{label} (#{iterations}):\n\n"));
         out.push_str(&fenced("python", code));
     }
 }
 
-/// What happened to a node, as a list: the vote its first code won, its
-/// failures, the reviews before running and the reflections.
+/// What happened to a node, as a list: the story's lines of it (the vote
+/// its first code won, its failures, the reviews, the reflections).
 fn node_story(s: &State, n: &NodeState, out: &mut String) {
-    let mut any = false;
-    if let Some(c) = &n.candidates {
+    let lines = story::node_lines(s, &n.spec.name);
+    for line in &lines {
+        let at = line
+            .what
+            .iteration()
+            .map(|i| format!(" #{i}"))
+            .unwrap_or_default();
         out.push_str(&format!(
-            "- iteration {} chosen by a vote: {}\n",
-            c.iteration,
-            c.summary()
+            "- {}{at}: {}\n",
+            line.what.label(),
+            line.text.replace('\n', " ")
         ));
-        any = true;
-    }
-    for h in &s.history {
-        match h {
-            HistoryEntry::Failure {
-                node,
-                iteration,
-                location,
-            } if *node == n.spec.name => {
-                out.push_str(&format!("- iteration {iteration} failed: {location}\n"));
-                any = true;
-            }
-            HistoryEntry::Review {
-                node,
-                iteration,
-                verdict,
-                findings,
-            } if *node == n.spec.name => {
-                out.push_str(&format!(
-                    "- review of iteration {iteration} before it ran: {}\n",
-                    super::review::summary(*verdict, findings)
-                ));
-                for f in findings {
-                    out.push_str(&format!("  - {}\n", f.line_text().replace('\n', " ")));
-                }
-                any = true;
-            }
-            HistoryEntry::Reflection {
-                node, iteration, ..
-            } if *node == n.spec.name => {
-                let text = s.reflection(h).map_or("", |r| r.text);
-                out.push_str(&format!(
-                    "- reflection on iteration {iteration}: {}\n",
-                    text.trim().replace('\n', " ")
-                ));
-                any = true;
-            }
-            _ => {}
+        // A review's findings under it (a failure's code is the code's).
+        let findings = matches!(line.what, What::Review { .. });
+        for more in line.more.iter().filter(|_| findings) {
+            out.push_str(&format!("  - {more}\n"));
         }
     }
-    if any {
+    if !lines.is_empty() {
         out.push('\n');
+    }
+}
+
+/// A story line's words opening a sentence.
+fn capital(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
     }
 }
 

@@ -72,9 +72,11 @@ impl ReviewFinding {
     }
 }
 
-/// A node's review of one code version, as the state keeps it.
+/// A node's review of one code version, as the state keeps it (once, in
+/// `State::reviews`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReviewInfo {
+    pub node: String,
     /// The code version reviewed.
     pub iteration: u32,
     pub verdict: ReviewVerdict,

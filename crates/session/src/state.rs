@@ -2,14 +2,24 @@
 //!
 //! Nothing here does I/O. The state after any prefix of the tape is exactly
 //! what a view shows at that moment.
+//!
+//! Architecture Invariant: the tape is the only state that is stored. The
+//! engine decides from a `State` folded from it and views draw from one;
+//! anything that would be a second copy of a fact (a flag, a counter) is
+//! folded from the tape here instead, so review, replay, resume and fork
+//! are exact. Bounded too: a run's output kept in memory is at most
+//! `OUTPUT_KEEP_BYTES` (the log on disk keeps it all).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 pub use super::entries::{Notice, Program, PromptEdit, Resume, RunPicture};
 use super::event::*;
-pub use super::parts::{CallState, CodeVersion, FoundIn, HistoryEntry, NodeState, RunState};
+pub use super::parts::{
+    CallState, CodeVersion, Failure, FoundIn, HistoryEntry, NodeState, RunState,
+};
 pub use super::pause::{pause_after, pause_at_end};
 pub use super::repairs::{AttemptInfo, TestChange};
+use super::review::ReviewInfo;
 pub use super::segments::ParentSession;
 use codeloop_protocol::Usage;
 
@@ -39,8 +49,17 @@ pub struct State {
     /// Runs by id; ids count up in the order runs start, so this is also
     /// their order (`State::runs_in_order`).
     pub runs: BTreeMap<u64, RunState>,
-    /// Iterations and reflections, in order: the history timeline.
+    /// Iterations and reflections, in order: the history timeline. Its
+    /// failures, reviews and commands are kept once, in `failures`,
+    /// `reviews` and `steers`, and an entry names one by its place there.
     pub history: Vec<HistoryEntry>,
+    /// Every localized failure, in order (a node's: `State::failures_of`).
+    pub failures: Vec<Failure>,
+    /// Every review before running, in order (a node's: `State::reviews_of`).
+    pub reviews: Vec<ReviewInfo>,
+    /// `failures.len()` when the last `Finished` was folded: the failures
+    /// of the pass under way come after (`State::program_repairs`).
+    pub failures_at_finish: usize,
     pub usage: Usage,
     /// Time spent waiting for model replies, milliseconds, summed over calls.
     pub model_ms: u64,
@@ -136,6 +155,7 @@ impl State {
             }),
             Event::Finished(e) => {
                 self.finished = Some(e.result.clone());
+                self.failures_at_finish = self.failures.len();
                 self.settle_unfinished_nodes();
             }
             Event::Forked(e) => {

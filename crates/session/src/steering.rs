@@ -14,14 +14,13 @@ impl State {
             return;
         }
         self.steer_with(command);
+        let steer = self.steers.len();
         self.steers.push(command.clone());
         // The pause this answers is still set (cleared after, by `pause_after`).
         let review_skip =
             matches!(command, Command::Skip) && matches!(self.paused, Some(Step::Review { .. }));
-        self.history.push(HistoryEntry::Steer {
-            command: command.clone(),
-            review_skip,
-        });
+        self.history
+            .push(HistoryEntry::Steer { steer, review_skip });
     }
 
     /// What the command changes: how the engine steps (step mode, and the

@@ -1,4 +1,9 @@
 //! The tape on disk: append-only JSON Lines, one `Record` a line.
+//!
+//! Architecture Invariant: one writer. A live tape is appended to by one
+//! `TapeWriter` only, which holds an flock on the file (a second writer,
+//! in this process or another, is refused), from one thread (the engine's
+//! recorder); everything else reads.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};

@@ -185,7 +185,11 @@ fn the_fold_rebuilds_the_session() {
     assert_eq!(node.status, NodeStatus::Passed);
     assert_eq!(node.versions.len(), 2);
     assert_eq!(node.code(), Some("def double(x):\n    return x * 2\n"));
-    assert_eq!(node.last_error, None, "a pass clears the last failure");
+    assert!(
+        state.last_failure("double").is_none(),
+        "a pass clears the last failure"
+    );
+    assert_eq!(state.failures_of("double").count(), 1, "and keeps it");
     assert_eq!(state.nodes["double_all"].status, NodeStatus::Pending);
     assert_eq!(state.usage.completion_tokens, 6);
     assert_eq!(state.repair_iterations(), 1);
@@ -218,12 +222,13 @@ fn the_state_at_every_prefix_is_what_a_view_shows_then() {
             4..=8 => {
                 let node = node.unwrap();
                 assert_eq!(node.versions.len(), 1);
-                assert_eq!(node.last_error, None);
+                assert!(state.last_failure("double").is_none());
             }
             // After localization and before the repair: the failure is shown at line 2.
             9..=14 => {
                 let node = node.unwrap();
-                assert_eq!(node.last_error.as_ref().and_then(|l| l.line), Some(2));
+                let failure = state.last_failure("double").map(|f| &f.location);
+                assert_eq!(failure.and_then(|l| l.line), Some(2));
                 assert_eq!(node.status, NodeStatus::Failed);
             }
             _ => {}

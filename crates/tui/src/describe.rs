@@ -1,8 +1,9 @@
-//! Steering in words: a spec as the person edits it (and read back), a
-//! command in a few words, where a code version came from, and what the
-//! engine is paused before. Shared by the panes and the app.
+//! A spec and a plan as the person edits them (and read back), and the
+//! model as the status bar names it. Shared by the panes and the app; what
+//! the tape says (a command, a step, where code came from) is worded once,
+//! in the story (`codeloop_session::story::words`).
 
-use codeloop_session::{CodeSource, Command, FunctionSpec, Step};
+use codeloop_session::FunctionSpec;
 
 /// A spec as the person edits it: one `key: value` a line.
 pub(crate) fn spec_text(spec: &FunctionSpec) -> String {
@@ -132,74 +133,6 @@ pub(crate) fn parse_plan(text: &str) -> Result<Vec<FunctionSpec>, String> {
     }
     codeloop_session::Dag::new(specs.clone()).map_err(|e| e.to_string())?;
     Ok(specs)
-}
-
-/// A command in a few words, for the flash line and the history.
-pub fn describe_command(command: &Command) -> String {
-    match command {
-        Command::SetStepMode { on: true } => "step mode on".into(),
-        Command::SetStepMode { on: false } => "step mode off".into(),
-        Command::Approve => "approved".into(),
-        Command::Skip => "skipped".into(),
-        Command::EditTask { .. } => "task edited".into(),
-        Command::EditSpec { node, .. } => format!("spec of {node} edited"),
-        Command::EditCode { node, code } => {
-            format!("code of {node} edited ({} lines)", code.lines().count())
-        }
-        Command::EditTests { node, .. } => format!("tests of {node} edited"),
-        Command::Hint { node, text } => format!("hint for {node}: {text}"),
-        Command::RerunNode { node } => format!("re-run {node}"),
-        Command::Cancel => "cancelled".into(),
-        Command::ReviewPrompt => "show the prompt before it is sent".into(),
-        Command::EditPrompt { messages } => format!(
-            "prompt edited ({} lines)",
-            messages
-                .iter()
-                .map(|m| m.content.lines().count())
-                .sum::<usize>()
-        ),
-    }
-}
-
-/// The label of a code version's origin.
-pub fn source_label(source: CodeSource) -> &'static str {
-    match source {
-        CodeSource::Model => "model",
-        CodeSource::Edit => "edited by you",
-        CodeSource::Cache => "cache",
-        CodeSource::Given => "given",
-        CodeSource::PlanReply => "model (its plan reply)",
-        CodeSource::Mended => "mended by codeloop",
-        CodeSource::Best => "the best so far, put back",
-    }
-}
-
-/// What the engine is paused before, in words.
-pub(crate) fn describe_step(step: &Step) -> String {
-    use codeloop_session::Purpose;
-    match step {
-        Step::ModelCall { purpose } => match purpose {
-            Purpose::Plan => "the planning call".into(),
-            Purpose::Tests { node } => format!("writing tests for {node}"),
-            Purpose::Code { node } => format!("writing code for {node}"),
-            Purpose::Reflect { node } => format!("reflecting on {node}"),
-            Purpose::Repair { node } => format!("repairing {node}"),
-            Purpose::Review { node } => format!("reviewing the code of {node}"),
-            Purpose::Inputs { node } => format!("proposing inputs for {node}'s candidates"),
-        },
-        Step::Run {
-            node: Some(n),
-            iteration,
-        } => format!("running {n} (iteration {iteration})"),
-        Step::Run { node: None, .. } => "running the program".into(),
-        Step::TestFix { node, .. } => format!("changing the tests of {node} (the model's fix)"),
-        Step::Prompt { tag, .. } => {
-            format!("sending the prompt of {tag}")
-        }
-        Step::Review { node, iteration } => {
-            format!("running {node} (iteration {iteration}), reviewed (x: repair it unrun)")
-        }
-    }
 }
 
 /// The model as the status bar names it.

@@ -23,7 +23,7 @@ use super::app::{Action, App, Msg, StartRequest};
 use super::external_editor::EditorHook;
 use super::highlight::{Highlighted, Highlighter};
 use super::loader::Loaded;
-use codeloop_engine::EngineHandle;
+use codeloop_session::EngineHandle;
 use codeloop_session::{Command, NoticeLevel, RunRecord, State};
 
 /// At most this many frames a second while records flood in.
@@ -52,11 +52,21 @@ pub(crate) type Exporter = Box<
 /// Starts a live session.
 pub type Starter = Box<dyn FnMut(StartRequest) -> anyhow::Result<EngineHandle> + Send>;
 
+/// Describe an input file the person attaches (run off the UI thread):
+/// the binary's, which describes it as a session's start does.
+pub type Describer = Arc<
+    dyn Fn(&std::path::Path) -> Result<codeloop_session::InputFile, codeloop_inputs::Refusal>
+        + Send
+        + Sync,
+>;
+
 /// What the loop may ask of the outside world.
 #[derive(Default)]
 pub struct Hooks {
     /// Start a live session.
     pub starter: Option<Starter>,
+    /// Describe a file the person attaches.
+    pub describer: Option<Describer>,
     /// Re-execute a recorded run (replay --live).
     pub rerunner: Option<Rerunner>,
     /// Actions to perform as the loop starts (a task given on the command line).

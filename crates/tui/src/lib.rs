@@ -1,5 +1,13 @@
 //! The terminal workbench: a view over the session's events.
 //!
+//! Architecture Invariant: the workbench is a view. It depends on the
+//! session, the protocol and the input descriptions, never on the engine
+//! or a model client (`Cargo.toml`): a live session is the session's
+//! `EngineHandle`, what it shows of the tape is the story's
+//! (`codeloop_session::story`), and what only the engine's side can do
+//! (start a session, describe a file, re-run a run) comes in as hooks
+//! from the binary (`event_loop::Hooks`).
+//!
 //! `app` holds the panes, the mode and the tape's cursor and turns what the
 //! person meant into engine commands; `panes` are the components (each owns
 //! its state, its keys and its drawing); `keymap` is the keys as data (one

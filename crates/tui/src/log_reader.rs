@@ -141,6 +141,7 @@ mod tests {
             kept_bytes: 33,
             dropped_bytes: 0,
             record: None,
+            cancelled: false,
         };
         let ranges = stderr_ranges(&run);
         assert_eq!(ranges, [(10, 27)]);

@@ -3,7 +3,8 @@
 //! the terminal is known to show one. The bytes are written by the event loop
 //! through the terminal backend, never from render.
 
-use codeloop_session::Event;
+use codeloop_session::story::{self, What};
+use codeloop_session::{Record, State};
 
 /// Which desktop-notification escape the terminal understands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,53 +63,17 @@ impl Desktop {
     }
 }
 
-/// What a live event rings the terminal with, if anything.
-pub(crate) fn notice_for(event: &Event) -> Option<String> {
-    match event {
-        Event::Paused(e) => Some(format!(
-            "waiting for you: paused before {}",
-            super::describe::describe_step(&e.step)
-        )),
-        Event::Finished(e) => Some(format!(
-            "session ended: {} ({}/{} functions pass)",
-            if e.result.passed {
-                "passed"
-            } else {
-                "not passed"
-            },
-            e.result.nodes_passed,
-            e.result.nodes_total
-        )),
-        Event::SessionStarted(_)
-        | Event::ModelRequest(_)
-        | Event::ModelDelta(_)
-        | Event::ModelReasoning(_)
-        | Event::ModelRestart(_)
-        | Event::ModelContinued(_)
-        | Event::ModelReply(_)
-        | Event::ModelError(_)
-        | Event::Plan(_)
-        | Event::PlanError(_)
-        | Event::Tests(_)
-        | Event::Code(_)
-        | Event::Check(_)
-        | Event::RunStarted(_)
-        | Event::Output(_)
-        | Event::RunFinished(_)
-        | Event::NodeStatus(_)
-        | Event::Localized(_)
-        | Event::Attempt(_)
-        | Event::TestsChanged(_)
-        | Event::Review(_)
-        | Event::Candidates(_)
-        | Event::Reflection(_)
-        | Event::Steer(_)
-        | Event::Notice(_)
-        | Event::Program(_)
-        | Event::ProgramOutput(_)
-        | Event::Picture(_)
-        | Event::Forked(_)
-        | Event::Resumed(_) => None,
+/// What a live record rings the terminal with: the story's line of a
+/// pause (the engine waits for the person) or of the session's end; None
+/// for any other (`state` has the record folded in).
+pub(crate) fn notice_for(state: &State, record: &Record) -> Option<String> {
+    let line = story::tell(state, record)?;
+    if matches!(line.what, What::Paused) {
+        Some(line.text)
+    } else if matches!(line.what, What::Finished(_)) {
+        Some(format!("session ended: {}", line.text))
+    } else {
+        None
     }
 }
 

@@ -184,7 +184,9 @@ fn every_one_of_eight_attached_files_is_named_before_and_after_the_start() {
     // Attached, before the start.
     let mut app = App::live(info(), theme());
     for (p, file) in paths.iter().zip(&inputs) {
-        app.task_mut().attach_described(p.clone(), file).unwrap();
+        app.task_mut()
+            .attach_described(p.clone(), file, None)
+            .unwrap();
     }
     for (w, h) in [(80, 24), (160, 48)] {
         let s = screen(&mut app, w, h);

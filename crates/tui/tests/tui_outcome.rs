@@ -238,7 +238,7 @@ fn approving_while_reviewing_the_past_of_a_live_session_goes_to_the_live_engine(
     assert_eq!(actions, vec![Action::Steer(Command::Approve)]);
     let said = &app.flash().unwrap().1;
     assert!(said.contains("the live engine"), "{said}");
-    assert!(said.contains("running parse_line (iteration 1)"), "{said}");
+    assert!(said.contains("running parse_line #1"), "{said}");
     let screen = draw(&mut app, 160, 48);
     assert!(
         status_row(&screen, 48).contains("⏸ PAUSED"),

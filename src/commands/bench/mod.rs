@@ -34,7 +34,6 @@ use crate::exec::Sandbox;
 use crate::protocol::ChatMessage;
 use crate::session::call_figures::call_figures;
 use crate::session::prefix::shared_with_earlier;
-use crate::session::state::HistoryEntry;
 use crate::session::{Command, Event, FunctionSpec, ModelRequestEvent, State};
 
 #[derive(Debug, clap::Args)]
@@ -156,15 +155,11 @@ fn unmeasured(state: &State) -> Option<String> {
         .find(|e| *e != "cancelled" && !e.starts_with(crate::llm::repetition::LOOP_MESSAGE))
         .map(|e| format!("model call failed: {e}"));
     model_error.or_else(|| {
-        state.history.iter().find_map(|h| match h {
-            HistoryEntry::Failure { location, .. } if location.error_type == "SandboxError" => {
-                Some(format!(
-                    "the sandbox could not run the code: {}",
-                    location.message
-                ))
-            }
-            _ => None,
-        })
+        state
+            .failures
+            .iter()
+            .find(|f| f.location.error_type == "SandboxError")
+            .map(|f| format!("the sandbox could not run the code: {}", f.location.message))
     })
 }
 
@@ -204,10 +199,7 @@ async fn solve(
         .find(|r| r.node.is_some())
         // The first try is version 1: one a review sent to repair unrun never ran.
         .filter(|r| r.iteration == 1);
-    let first_failure = state.history.iter().find_map(|h| match h {
-        HistoryEntry::Failure { location, .. } => Some(location.clone()),
-        _ => None,
-    });
+    let first_failure = state.failures.first().map(|f| f.location.clone());
     let cancelled = state.steers.iter().any(|c| matches!(c, Command::Cancel));
     let error = if result.passed {
         None

@@ -217,12 +217,8 @@ impl BenchResult {
         self.reviews = reviews;
         self.review_tokens = review_tokens;
         self.review_repairs = state
-            .history
-            .iter()
-            .filter(|h| {
-                matches!(h, crate::session::state::HistoryEntry::Failure { node: n, location, .. }
-                if n == node && location.error_type == crate::session::review::REVIEW_ERROR)
-            })
+            .failures_of(node)
+            .filter(|f| f.location.error_type == crate::session::review::REVIEW_ERROR)
             .count() as u32;
         if let Some(n) = state.nodes.get(node) {
             self.candidates = n

@@ -15,8 +15,9 @@ use similar::{ChangeTag, TextDiff};
 use super::graph;
 use crate::protocol::{Location, Stream};
 use crate::session::index::SessionResult;
-use crate::session::report::{outcome_line, program_run, signature, test_counts};
+use crate::session::outcome;
 use crate::session::state::{CodeVersion, HistoryEntry, NodeState, Program, RunState};
+use crate::session::story::{self, What, words};
 use crate::session::{NodeStatus, Purpose, RunRecord, State};
 
 const CSS: &str = concat!(include_str!("page.css"), include_str!("graph.css"));
@@ -157,14 +158,14 @@ fn header(state: &State, out: &mut String) {
          <dt>Result</dt><dd><span class=\"badge {}\">{}</span> {}</dd>\n\
          <dt>Model</dt><dd>{} <span class=\"none\">({}, {})</span></dd>\n\
          <dt>Started</dt><dd>{}</dd>\n\
-         <dt>Repair iterations</dt><dd>{}</dd>\n\
-         <dt>Tokens</dt><dd>{} ({})</dd>\n\
-         <dt>Sandbox</dt><dd>{}</dd>\n{}{}</dl>\n</header>\n",
+         <dt>Repairs</dt><dd>{}</dd>\n\
+         <dt>Tokens</dt><dd>{} ({}){}</dd>\n\
+         <dt>Sandbox</dt><dd>{}</dd>\n{}</dl>\n</header>\n",
         esc(&state.session_id),
         esc(state.task.trim_end()),
         result_class(result),
         result.label(),
-        esc(&outcome_line(state)),
+        esc(&outcome::line(state)),
         esc(state.config.model_shown()),
         esc(&state.config.provider),
         esc(&state.config.endpoint),
@@ -172,9 +173,9 @@ fn header(state: &State, out: &mut String) {
         state.repair_iterations(),
         state.usage.total(),
         esc(&state.usage.words()),
+        esc(&story::reviews_cost(state)),
         esc(&state.config.sandbox_layers.join(", ")),
         resources_facts(state),
-        super::review::header_facts(state),
     );
 }
 
@@ -204,7 +205,7 @@ fn node_section(state: &State, node: &NodeState, out: &mut String) {
         id = esc(name),
         class = status_class(node.status),
         status = node.status.label(),
-        sig = esc(&signature(node)),
+        sig = esc(&words::signature(&node.spec)),
         purpose = esc(&node.spec.purpose),
     );
     if let Some(tests) = &node.tests {
@@ -225,51 +226,19 @@ fn node_section(state: &State, node: &NodeState, out: &mut String) {
     out.push_str("</section>\n");
 }
 
-/// The failures of the run an iteration shows (its latest): an iteration
-/// run again (a fork with new tests) shows the new run's results, not
-/// beside them the failures of the run before.
-fn shown_failures<'s>(state: &'s State, name: &str, it: u32) -> Vec<&'s Location> {
-    let shown_run_at = state.history.iter().rposition(|h| {
-        matches!(h, HistoryEntry::RunResult { node: Some(n), iteration, .. } if n == name && *iteration == it)
-    });
-    state
-        .history
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| shown_run_at.is_none_or(|at| *i > at))
-        .map(|(_, h)| h)
-        .filter_map(|h| match h {
-            HistoryEntry::Failure {
-                node: n,
-                iteration,
-                location,
-            } if n == name && *iteration == it => Some(location),
-            _ => None,
-        })
-        .collect()
-}
-
-/// Where a code version came from, in words.
-fn source_words(source: crate::session::CodeSource) -> &'static str {
-    match source {
-        crate::session::CodeSource::Model => "written by the model",
-        crate::session::CodeSource::Edit => "edited by hand",
-        crate::session::CodeSource::Cache => "from the cache",
-        crate::session::CodeSource::Given => "given with the task",
-        crate::session::CodeSource::PlanReply => "written by the model as its plan reply",
-        crate::session::CodeSource::Mended => {
-            "mended by codeloop (what the model wrote, mechanically fixed)"
-        }
-        crate::session::CodeSource::Best => "the best version so far, put back by codeloop",
-    }
-}
-
 /// A failure: where and what, the values along its path, the lines that ran.
 fn failure_block(location: &Location, code: &str, name: &str, out: &mut String) {
+    // The story's words: the failure in one line, the code around it.
+    let detail = location.detail();
     let _ = writeln!(
         out,
-        "<div class=\"failure\"><h4>Failure</h4><pre>{}</pre></div>",
-        esc(&location.render())
+        "<div class=\"failure\"><h4>Failure</h4><p>{}</p>{}</div>",
+        esc(&location.headline()),
+        if detail.is_empty() {
+            String::new()
+        } else {
+            format!("<pre>{}</pre>", esc(detail.trim_end()))
+        }
     );
     out.push_str(&values_block(location));
     out.push_str(&super::coverage::block(location, code, name));
@@ -287,51 +256,58 @@ fn iteration_block(
 ) {
     let name = &node.spec.name;
     let it = version.iteration;
-    let failures = shown_failures(state, name, it);
+    let failures: Vec<&Location> = state
+        .shown_failures(name, it)
+        .into_iter()
+        .map(|f| &f.location)
+        .collect();
     let own_file = format!("{name}.py");
     let mark = failures
         .iter()
         .find(|l| l.file == own_file)
         .and_then(|l| l.line.map(|line| (line, l.what())));
-    let source = source_words(version.source);
+    let source = words::source(version.source);
     let what = match previous {
-        Some(p) => format!("changes from iteration {}", p.iteration),
+        Some(p) => format!("changes from #{}", p.iteration),
         None => "first version".to_string(),
     };
     let _ = write!(
         out,
-        "<div class=\"iteration\" id=\"node-{id}-{it}\">\n<div><h3>Iteration {it} <span class=\"none\">{source}, {what}</span></h3>{}</div>\n<aside>\n",
+        "<div class=\"iteration\" id=\"node-{id}-{it}\">\n<div><h3>{id} #{it} <span class=\"none\">{source}, {what}</span></h3>{}</div>\n<aside>\n",
         listing(previous.map(|p| p.code.as_str()), &version.code, mark),
         id = esc(name),
     );
     out.push_str(&super::consensus::block(node, it));
-    out.push_str(&super::review::block(node, it));
-    match run_of(state, name, it) {
+    out.push_str(&super::review::block(state, name, it));
+    match state.iteration_run(name, it) {
         Some((run, record)) => run_block(run, record, out),
         None => out.push_str("<div><p class=\"none\">Not run.</p></div>\n"),
     }
     for location in &failures {
         failure_block(location, &version.code, name, out);
     }
-    for h in &state.history {
-        if let HistoryEntry::Reflection {
-            node: n, iteration, ..
-        } = h
-            && n == name
-            && *iteration == it
-            && let Some(reflection) = state.reflection(h)
-        {
-            let _ = writeln!(
-                out,
-                "<div class=\"reflection\"><h4>Reflection</h4><p>{}</p>{}</div>",
-                esc(reflection.text.trim()),
-                if reflection.whole {
-                    ""
-                } else {
-                    "<p class=\"none\">(the reply was cut off here)</p>"
-                }
-            );
-        }
+    // The story's reflections on this iteration's failures.
+    let told = state
+        .history
+        .iter()
+        .filter(|h| {
+            matches!(h, HistoryEntry::Reflection { node: n, iteration, .. }
+                if n == name && *iteration == it)
+        })
+        .flat_map(|h| story::entry(state, h))
+        .filter(|l| matches!(l.what, What::Reflection { .. }));
+    for line in told {
+        let cut = matches!(line.what, What::Reflection { whole: false, .. });
+        let _ = writeln!(
+            out,
+            "<div class=\"reflection\"><h4>Reflection</h4><p>{}</p>{}</div>",
+            esc(&line.text),
+            if cut {
+                "<p class=\"none\">(the reply was cut off here)</p>"
+            } else {
+                ""
+            }
+        );
     }
     out.push_str("</aside>\n</div>\n");
 }
@@ -348,44 +324,16 @@ fn values_block(location: &Location) -> String {
     format!("<div class=\"values\"><h4>Runtime values</h4>{body}</div>\n")
 }
 
-/// The latest finished run of a node's iteration.
-fn run_of<'a>(
-    state: &'a State,
-    node: &str,
-    iteration: u32,
-) -> Option<(&'a RunState, &'a RunRecord)> {
-    state.history.iter().rev().find_map(|h| match h {
-        HistoryEntry::RunResult {
-            node: Some(n),
-            iteration: i,
-            run_id,
-            ..
-        } if n == node && *i == iteration => state
-            .runs
-            .get(run_id)
-            .and_then(|r| r.record.as_ref().map(|rec| (r, rec))),
-        _ => None,
-    })
-}
-
 /// A run's outcome and its per-test lines (`PASS name` / `FAIL name: why`).
 fn run_block(run: &RunState, record: &RunRecord, out: &mut String) {
     let class = if record.passed { "passed" } else { "failed" };
     let _ = writeln!(
         out,
-        "<div><h4>Tests</h4><p class=\"run {class}\">{}</p>{}{}</div>",
-        esc(&test_counts(record)),
-        figures(record),
+        "<div><h4>Tests</h4><p class=\"run {class}\">{}</p><p class=\"figures\">{}</p>{}</div>",
+        esc(&words::run_result(record, run.cancelled)),
+        esc(&words::run_figures(record)),
         results_list(run)
     );
-}
-
-/// A run's CPU time and peak memory, where they were measured.
-fn figures(record: &RunRecord) -> String {
-    record
-        .resources
-        .map(|r| format!("<p class=\"figures\">{}</p>", esc(&r.short())))
-        .unwrap_or_default()
 }
 
 fn results_list(run: &RunState) -> String {
@@ -475,17 +423,17 @@ fn program_section(state: &State, out: &mut String) {
         let _ = write!(
             out,
             "<p class=\"none\">No program was assembled ({}).</p>\n</section>\n",
-            esc(&outcome_line(state))
+            esc(&outcome::line(state))
         );
         return;
     };
-    match program_run(state) {
+    match state.program_run() {
         Some((run, record)) => {
             let class = if record.passed { "passed" } else { "failed" };
             let _ = write!(
                 out,
                 "<h3>Its tests: <span class=\"run {class}\">{}</span></h3>{}",
-                esc(&test_counts(record)),
+                esc(&words::run_result(record, run.cancelled)),
                 results_list(run)
             );
             let stderr = run.text(Stream::Stderr);

@@ -46,10 +46,8 @@ pub(crate) fn section(state: &State, source: &str) -> String {
         let bytes = dir.and_then(|d| std::fs::read(d.join(&latest.path)).ok());
         let _ = write!(
             out,
-            "<figure>\n<figcaption>{} <span class=\"none\">from {}, kept as {}</span></figcaption>\n",
-            esc(&latest.describe()),
-            esc(&run_label(*run)),
-            esc(&latest.path)
+            "<figure>\n<figcaption>{}</figcaption>\n",
+            esc(&crate::session::story::picture(*run, latest).text),
         );
         // A browser would decode it whole: 16000 × 16000 pixels is 1 GiB.
         let too_large = latest.too_large();

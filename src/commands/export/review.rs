@@ -1,31 +1,16 @@
-//! The review before running on the HTML page: a line in the header with
-//! what the reviews cost, and beside each reviewed iteration its verdict
-//! and findings (each at its line).
+//! The review before running on the HTML page: beside each reviewed
+//! iteration, its verdict and findings (each at its line), in the story's
+//! words; what the reviews cost is said with the tokens (`story::reviews_cost`).
 
-use crate::protocol::present::plural;
 use std::fmt::Write;
 
 use super::html::esc;
-use crate::session::review::{review_cost, summary};
-use crate::session::state::NodeState;
 use crate::session::{ReviewVerdict, Severity, State};
 
-/// `<dt>Reviews</dt><dd>…</dd>` when the session reviewed any code.
-pub(crate) fn header_facts(state: &State) -> String {
-    let (calls, tokens) = review_cost(state);
-    if calls == 0 {
-        return String::new();
-    }
-    format!(
-        "<dt>Reviews before running</dt><dd>{calls} call{}, {tokens} tokens (in the total)</dd>\n",
-        plural(calls)
-    )
-}
-
 /// The review of `node`'s iteration `it`, if it was reviewed.
-pub(crate) fn block(node: &NodeState, it: u32) -> String {
+pub(crate) fn block(state: &State, node: &str, it: u32) -> String {
     let mut out = String::new();
-    for r in node.reviews.iter().filter(|r| r.iteration == it) {
+    for r in state.reviews_of(node).filter(|r| r.iteration == it) {
         let class = match (r.verdict, r.serious()) {
             (_, true) => "serious",
             (ReviewVerdict::Concerns, false) => "concerns",
@@ -33,8 +18,8 @@ pub(crate) fn block(node: &NodeState, it: u32) -> String {
         };
         let _ = write!(
             out,
-            "<div class=\"review {class}\"><h4>Review before running</h4><p>{}</p>",
-            esc(&summary(r.verdict, &r.findings))
+            "<div class=\"review {class}\"><h4>Review (before running)</h4><p>{}</p>",
+            esc(&r.summary())
         );
         if !r.findings.is_empty() {
             out.push_str("<ul>");
@@ -43,13 +28,7 @@ pub(crate) fn block(node: &NodeState, it: u32) -> String {
                     Severity::Serious => "serious",
                     Severity::Minor => "minor",
                 };
-                let line = f.line.map(|l| format!("line {l}: ")).unwrap_or_default();
-                let _ = write!(
-                    out,
-                    "<li class=\"{severity}\"><b>{severity}</b> {}{}</li>",
-                    esc(&line),
-                    esc(&f.what)
-                );
+                let _ = write!(out, "<li class=\"{severity}\">{}</li>", esc(&f.line_text()));
             }
             out.push_str("</ul>");
         }

@@ -55,6 +55,7 @@ pub(super) async fn live_view(
             notify: config.ui.notify,
             profiles: config.models.keys().cloned().collect(),
             servers,
+            input_room: Some(crate::engine::inputs::room()),
             ..Info::default()
         },
         theme,
@@ -94,8 +95,9 @@ fn offer_task(
             })? {
                 // Before the screen opens: described here (in a child
                 // process, as every input file is), then attached.
+                let room = Some(crate::engine::inputs::room());
                 let attached = crate::engine::inputs::describe(&path)
-                    .and_then(|file| app.task_mut().attach_described(path, &file));
+                    .and_then(|file| app.task_mut().attach_described(path, &file, room));
                 if let Err(refusal) = attached {
                     anyhow::bail!("the demo's input file {refusal}");
                 }
@@ -108,7 +110,8 @@ fn offer_task(
 }
 
 /// The hooks of a live workbench: the session list read again, the
-/// palette's choices held for the next start, and the starter.
+/// palette's choices held for the next start, the starter, and the
+/// describer of the files the person attaches.
 fn session_hooks(
     hooks: &mut Hooks,
     config: Config,
@@ -120,6 +123,7 @@ fn session_hooks(
     let asked_profile = asked.profile.clone();
     let asked_model = asked.model.clone();
     let listing = config.clone();
+    hooks.describer = Some(Arc::new(crate::engine::inputs::describe));
     hooks.sessions = Some(Box::new(move || {
         recent_sessions(&listing, crate::tui::panes::sessions::RECENT)
     }));

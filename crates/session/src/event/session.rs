@@ -157,6 +157,10 @@ pub enum NoticeLevel {
     Error,
 }
 
+/// The assembled program's module: `program.py` in a session's
+/// `output_dir`, beside its tests and `report.md`.
+pub const PROGRAM: &str = "program";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FinalResult {
     /// Every node passed and the assembled program passed its tests.

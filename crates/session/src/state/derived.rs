@@ -1,8 +1,16 @@
 //! What views read that the fold keeps in one place only: the reply
 //! streaming for a node and a reflection's text are its model call's
-//! (`State::calls`); the runs in order are `State::runs` by id.
+//! (`State::calls`); the runs in order are `State::runs` by id; a node's
+//! failures and reviews are kept once each, in `State::failures` and
+//! `State::reviews`, and the node names them by their places there.
+//!
+//! Architecture Invariant: a fact is kept once. A node, the history and
+//! the engine reach a failure, a review or a command through its place in
+//! the one list that holds it (`failures_of`, `reviews_of`), never through
+//! a copy; the engine asks these, never the history's entries.
 
 use super::*;
+use codeloop_protocol::Location;
 
 /// A reflection as it reads now (`State::reflection`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,6 +95,74 @@ impl State {
     /// in start order).
     pub fn runs_in_order(&self) -> impl DoubleEndedIterator<Item = (u64, &RunState)> {
         self.runs.iter().map(|(id, run)| (*id, run))
+    }
+
+    /// A node's localized failures, oldest first (since its spec last
+    /// changed: a node planned afresh starts with none).
+    pub fn failures_of<'a>(
+        &'a self,
+        node: &str,
+    ) -> impl DoubleEndedIterator<Item = &'a Failure> + 'a {
+        let places = self.nodes.get(node).map_or(&[][..], |n| &n.failures);
+        places.iter().filter_map(|i| self.failures.get(*i))
+    }
+
+    /// A node's latest failure, until it passes.
+    pub fn last_failure(&self, node: &str) -> Option<&Failure> {
+        let n = self.nodes.get(node)?;
+        self.failures.get(n.last_failure?)
+    }
+
+    /// A node's latest failure, if it was found in the code and tests the
+    /// node has now (only then can it be drawn on a line of them).
+    pub fn current_failure(&self, node: &str) -> Option<&Location> {
+        let n = self.nodes.get(node)?;
+        self.last_failure(node)
+            .filter(|f| f.found == n.version())
+            .map(|f| &f.location)
+    }
+
+    /// A node's latest failure when it was found in an earlier version of
+    /// its code or tests: the previous iteration's failure, with the
+    /// iteration it was found in. Not drawn on a line (the lines have
+    /// changed).
+    pub fn earlier_failure(&self, node: &str) -> Option<(u32, &Location)> {
+        let n = self.nodes.get(node)?;
+        self.last_failure(node)
+            .filter(|f| f.found != n.version())
+            .map(|f| (f.found.iteration, &f.location))
+    }
+
+    /// Failures the assembled program's runs found in a node whose own
+    /// tests passed, in the pass under way (since the last `Finished`):
+    /// the rounds of repair the program has had.
+    pub fn program_repairs(&self) -> u32 {
+        let pass = self.failures.get(self.failures_at_finish..).unwrap_or(&[]);
+        pass.iter().filter(|f| f.in_program).count() as u32
+    }
+
+    /// A node's reviews before running, oldest first.
+    pub fn reviews_of<'a>(
+        &'a self,
+        node: &str,
+    ) -> impl DoubleEndedIterator<Item = &'a ReviewInfo> + 'a {
+        let places = self.nodes.get(node).map_or(&[][..], |n| &n.reviews);
+        places.iter().filter_map(|i| self.reviews.get(*i))
+    }
+
+    /// The (latest) review of a node's code version `iteration`.
+    pub fn review_of(&self, node: &str, iteration: u32) -> Option<&ReviewInfo> {
+        self.reviews_of(node)
+            .rev()
+            .find(|r| r.iteration == iteration)
+    }
+
+    /// The review of a node's current code, if it was reviewed.
+    pub fn current_review(&self, node: &str) -> Option<&ReviewInfo> {
+        let n = self.nodes.get(node)?;
+        self.reviews_of(node)
+            .next_back()
+            .filter(|r| r.iteration == n.iteration())
     }
 }
 

@@ -106,22 +106,20 @@ impl State {
         }
     }
 
-    /// The review of a code version before it ran.
+    /// The review of a code version before it ran, kept once.
     pub(super) fn fold_review(&mut self, e: &ReviewEvent) {
-        if let Some(n) = self.nodes.get_mut(&e.node) {
-            n.reviews.push(crate::review::ReviewInfo {
-                iteration: e.iteration,
-                verdict: e.verdict,
-                findings: e.findings.clone(),
-                call_id: e.call_id,
-            });
-        }
-        self.history.push(HistoryEntry::Review {
+        let review = self.reviews.len();
+        self.reviews.push(ReviewInfo {
             node: e.node.clone(),
             iteration: e.iteration,
             verdict: e.verdict,
             findings: e.findings.clone(),
+            call_id: e.call_id,
         });
+        if let Some(n) = self.nodes.get_mut(&e.node) {
+            n.reviews.push(review);
+        }
+        self.history.push(HistoryEntry::Review { review });
     }
 
     /// A node's new status, and what it ends: a pass clears the failure,
@@ -141,7 +139,7 @@ impl State {
             n.carried_run = None;
         }
         match status {
-            NodeStatus::Passed => n.last_error = None,
+            NodeStatus::Passed => n.last_failure = None,
             // A pass has taken the node.
             NodeStatus::Pending => n.queued = false,
             NodeStatus::Generating
@@ -156,20 +154,38 @@ impl State {
         }
     }
 
-    /// A failure localized.
+    /// A failure localized, kept once. One of code whose own tests passed
+    /// on this version (its settled run passed) was found in the
+    /// assembled program.
     pub(super) fn fold_localized(&mut self, e: &LocalizedEvent) {
-        if let Some(n) = self.nodes.get_mut(&e.node) {
-            n.last_error = Some(e.location.clone());
-            n.last_error_found = FoundIn {
-                iteration: e.iteration,
-                tests: n.tests_version,
-            };
+        let failure = self.failures.len();
+        let node = self.nodes.get_mut(&e.node);
+        let (run, in_program, found) = match &node {
+            Some(n) => (
+                n.last_run,
+                n.settled_run
+                    .and_then(|id| self.runs.get(&id)?.record.as_ref())
+                    .is_some_and(|r| r.passed),
+                FoundIn {
+                    iteration: e.iteration,
+                    tests: n.tests_version,
+                },
+            ),
+            None => (None, false, FoundIn::default()),
+        };
+        if let Some(n) = node {
+            n.failures.push(failure);
+            n.last_failure = Some(failure);
         }
-        self.history.push(HistoryEntry::Failure {
+        self.failures.push(Failure {
             node: e.node.clone(),
             iteration: e.iteration,
+            run,
+            in_program,
+            found,
             location: e.location.clone(),
         });
+        self.history.push(HistoryEntry::Failure { failure });
     }
 
     /// The attempt that follows a failure.

@@ -26,6 +26,7 @@ impl State {
                 kept_bytes: 0,
                 dropped_bytes: 0,
                 record: None,
+                cancelled: false,
             },
         );
     }
@@ -40,6 +41,7 @@ impl State {
     /// How a run ended.
     pub(super) fn fold_run_finished(&mut self, e: &RunFinishedEvent) {
         let (run_id, record) = (e.run_id, &e.record);
+        let cancelled = self.cancelled;
         if let Some(run) = self.runs.get_mut(&run_id) {
             // A run the program ended (an exit, a signal, a limit) is a
             // verdict on the code; one cancelled, or that the sandbox
@@ -53,6 +55,7 @@ impl State {
                 n.settled_run = Some(run_id);
             }
             run.record = Some(record.clone());
+            run.cancelled = cancelled;
             self.history.push(HistoryEntry::RunResult {
                 node: run.node.clone(),
                 iteration: run.iteration,

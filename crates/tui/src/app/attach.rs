@@ -1,9 +1,11 @@
 //! Attaching an input file: what no run could read is refused at once,
 //! from its metadata (the prompt stays open with the path and why); the
-//! description is made off the UI thread (`Action::DescribeInput`: in a
+//! description is made off the UI thread (`Action::DescribeInput`, by the
+//! event loop's `Hooks::describer`: the binary's, which describes in a
 //! child process under limits, `codeloop_engine::inputs`) and comes back
-//! as `Msg::InputDescribed`. A file that could not be described is
-//! attached all the same, with why and what to do.
+//! as `Msg::InputDescribed`; the Task pane says the file is being
+//! described meanwhile. A file that could not be described is attached
+//! all the same, with why and what to do.
 
 use std::path::PathBuf;
 
@@ -68,7 +70,8 @@ impl App {
             .as_ref()
             .and_then(|d| d.failure())
             .map(str::to_string);
-        match self.panes.task.attach_described(path, &file) {
+        let room = self.session.info.input_room;
+        match self.panes.task.attach_described(path, &file, room) {
             Ok(summary) => {
                 match failure {
                     Some(why) => self.say(
@@ -76,7 +79,7 @@ impl App {
                         format!(
                             "attached {shown}, but could not describe this file: {}; {}",
                             crate::sanitize::sanitize(&why),
-                            codeloop_engine::inputs::UNDESCRIBED_TODO
+                            codeloop_inputs::UNDESCRIBED_TODO
                         ),
                     ),
                     None => self.say(NoticeLevel::Info, format!("attached {shown}: {summary}")),

@@ -1,13 +1,15 @@
 //! Routing keys and the mouse: a popup first, then the focused pane's table,
-//! then the workbench's tables of the mode. What the person meant becomes an
-//! engine command or an action here, and nowhere else.
+//! then the workbench's tables of the mode.
+//!
+//! Architecture Invariant: what the person meant becomes an engine command
+//! or an action here, and nowhere else.
 use crossterm::event::{KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Position;
 
 use super::guard::{OnYes, Replacing};
 use super::view;
 use super::{Action, App, Focus, Message, Mode, Popup, StartRequest};
-use crate::describe::{describe_command, parse_spec, spec_text};
+use crate::describe::{parse_spec, spec_text};
 use crate::external_editor::ExternalEdit;
 use crate::keymap::{self, GlobalAct, ReplayAct, SteerAct, TapeMove};
 use crate::panes::confirm::Confirm;
@@ -16,6 +18,7 @@ use crate::panes::lineage::LineageIntent;
 use crate::panes::palette::PaletteIntent;
 use crate::panes::{Handled, Intent};
 use crate::timeline::Jump;
+use codeloop_session::story::words;
 use codeloop_session::{Command, NoticeLevel};
 
 impl App {
@@ -407,7 +410,7 @@ impl App {
         };
         self.say(
             NoticeLevel::Info,
-            format!("sent: {}", describe_command(&command)),
+            format!("sent: {}", words::command(&command)),
         );
         actions.push(Action::Steer(command));
     }

@@ -143,8 +143,8 @@ pub enum Action {
     ReadLog(PathBuf),
     /// Decode a picture off the UI thread (`Msg::PictureRead` back).
     ReadPicture(PathBuf),
-    /// Describe an input file off the UI thread, in a child process
-    /// (`Msg::InputDescribed` back).
+    /// Describe an input file off the UI thread, with the event loop's
+    /// `Hooks::describer` (`Msg::InputDescribed` back).
     DescribeInput {
         path: PathBuf,
         from: AttachFrom,
@@ -261,6 +261,10 @@ pub struct Info {
     pub loading: Option<u8>,
     /// How pictures are drawn in this terminal (`graphics::detect`).
     pub graphics: crate::graphics::Graphics,
+    /// What a run's working directory holds (its disk quota, bytes): the
+    /// files attached together must fit in it. None checks nothing (a view
+    /// that starts no run).
+    pub input_room: Option<u64>,
 }
 
 /// The demo model's one task, and what to say when another is started.
@@ -549,20 +553,23 @@ impl App {
         {
             self.flash = None;
         }
-        if self.session.info.notify
-            && let Some(text) = super::notify::notice_for(&r.event)
-        {
-            actions.push(Action::Notify(text));
-        }
         // A pause, and whether it is before a prompt; the end is none.
         let paused_at = if let Event::Paused(e) = &r.event {
             Some(matches!(e.step, codeloop_session::Step::Prompt { .. }))
         } else {
             matches!(r.event, Event::Finished(_)).then_some(false)
         };
+        let rings = self.session.info.notify && paused_at.is_some();
         self.session.timeline.push(r);
         if follow {
             self.set_cursor(self.session.timeline.records().len());
+        }
+        let timeline = &self.session.timeline;
+        if rings
+            && let (Some(state), Some(r)) = (timeline.head(), timeline.records().last())
+            && let Some(text) = super::notify::notice_for(state, r)
+        {
+            actions.push(Action::Notify(text));
         }
         if let Some(prompt) = paused_at {
             self.prompt_written(prompt, actions);

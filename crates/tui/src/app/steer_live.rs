@@ -3,7 +3,7 @@
 //! goes to it, and the person is told which step it answered.
 
 use super::{Action, App};
-use crate::describe::{describe_command, describe_step};
+use codeloop_session::story::words;
 use codeloop_session::{Command, NoticeLevel};
 
 impl App {
@@ -12,11 +12,11 @@ impl App {
     pub(super) fn steer_from_the_past(&mut self, command: Command, actions: &mut Vec<Action>) {
         let step = self
             .engine_paused()
-            .map(describe_step)
+            .map(words::step)
             .unwrap_or_else(|| "the step it waits at".to_string());
         let text = format!(
             "{} {step} (the live engine; you are reviewing event {} of {}, End goes live)",
-            describe_command(&command),
+            words::command(&command),
             self.cursor(),
             self.records().len()
         );

@@ -5,8 +5,8 @@
 //! tests, code, repair or run) asks first and says what it will end.
 
 use super::{Action, App};
-use crate::describe::describe_command;
 use crate::panes::confirm::Confirm;
+use codeloop_session::story::words;
 use codeloop_session::{Command, NoticeLevel, Purpose, Step};
 
 impl App {
@@ -90,7 +90,7 @@ impl App {
         if self.at_end() {
             self.say(
                 NoticeLevel::Info,
-                format!("sent: {}", describe_command(&Command::Skip)),
+                format!("sent: {}", words::command(&Command::Skip)),
             );
             actions.push(Action::Steer(Command::Skip));
         } else {

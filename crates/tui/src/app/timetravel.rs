@@ -107,7 +107,7 @@ impl App {
             );
             return;
         };
-        match codeloop_engine::rewind_point(self.session.timeline.records(), &node) {
+        match codeloop_session::story::rewind_point(self.session.timeline.records(), &node) {
             Err(why) => self.say(
                 NoticeLevel::Warning,
                 format!("cannot rewind `{node}`: {why}"),

@@ -1,5 +1,10 @@
 //! The whole screen: layout, the panes of the registry, the status bar, and the popups.
-//! Drawing only: no I/O, no highlighting, no mutation, no clock.
+//!
+//! Architecture Invariant: render draws only: no I/O, no highlighting, no
+//! mutation, no clock. What a frame needs is settled before it
+//! (`App::prepare`), and slow work (highlighting, reading a log, decoding
+//! a picture, describing a file) is a background job whose result comes
+//! back as a `Msg`, stale ones dropped.
 
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Position, Rect};
@@ -8,13 +13,14 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::{App, Focus, Mode, SessionView};
-use crate::describe::{describe_step, model_label};
+use crate::describe::model_label;
 use crate::keymap::{self, GlobalAct, ModeKind, Row, SteerAct};
 use crate::panes::help::HelpContent;
 use crate::panes::history::TapeNotes;
 use crate::panes::popup::PopupCtx;
 use crate::panes::{Around, Column, Ctx, Screen};
 use crate::theme::Theme;
+use codeloop_session::story::words;
 use codeloop_session::{NoticeLevel, Outcome};
 
 /// Where each pane is on screen (those it does not list are not), and
@@ -235,7 +241,7 @@ fn status_bar(app: &App, area: Rect, frame: &mut Frame) {
     if !model.is_empty() {
         spans.push(Span::styled(format!(" {model} "), t.status));
     }
-    let tokens = tokens_so_far(s);
+    let tokens = s.tokens_so_far();
     spans.push(Span::styled(
         format!("│ {} tokens ", human_count(tokens)),
         t.status,
@@ -493,7 +499,7 @@ fn paused_hint(step: &codeloop_session::Step) -> String {
     }
     format!(
         " ⏸ paused before {}: {}",
-        describe_step(step),
+        words::step(step),
         offers.join(" · ")
     )
 }
@@ -519,24 +525,6 @@ fn paused_step(app: &App) -> Option<&codeloop_session::Step> {
         Mode::Live(_) => app.engine_paused(),
         Mode::Review | Mode::Replay(_) => app.state().paused.as_ref(),
     }
-}
-
-/// Tokens the session used, counting as replies stream: the usage of
-/// each finished call, and an estimate of each call still streaming (its
-/// prompt and what it wrote so far), which its real usage replaces.
-pub(crate) fn tokens_so_far(s: &codeloop_session::State) -> u64 {
-    use codeloop_llm::tokens::{estimate_prompt_tokens, estimate_tokens};
-    let streaming: u64 = s
-        .calls
-        .values()
-        .filter(|c| !c.done && c.usage.is_none())
-        .map(|c| {
-            estimate_prompt_tokens(&c.messages)
-                + estimate_tokens(&c.reply)
-                + estimate_tokens(&c.reasoning)
-        })
-        .sum();
-    s.usage.prompt_tokens + s.usage.completion_tokens + streaming
 }
 
 fn fmt_elapsed(ms: u64) -> String {

@@ -38,10 +38,21 @@ impl Sources {
                     let result = crate::log_reader::read_log(&path).map(Arc::new);
                     Msg::LogRead { path, result }
                 }),
-                Action::DescribeInput { path, from } => self.read_off_thread(move || {
-                    let result = codeloop_engine::inputs::describe(&path);
-                    Msg::InputDescribed { path, from, result }
-                }),
+                Action::DescribeInput { path, from } => match hooks.describer.clone() {
+                    Some(describe) => self.read_off_thread(move || {
+                        let result = describe(&path);
+                        Msg::InputDescribed { path, from, result }
+                    }),
+                    None => pending.extend(app.update(Msg::InputDescribed {
+                        result: Err(codeloop_inputs::Refusal {
+                            path: path.clone(),
+                            why: "cannot be described in this view".into(),
+                            todo: "attach it where a session can start (`codeloop`)".into(),
+                        }),
+                        path,
+                        from,
+                    })),
+                },
                 Action::ReadLineage(tape) => self.read_off_thread(move || {
                     let result = codeloop_session::lineage::of_tape(&tape).map(|l| l.map(Box::new));
                     Msg::LineageRead { tape, result }

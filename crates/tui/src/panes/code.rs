@@ -21,12 +21,12 @@ use super::code_lines::{
 use super::code_tabs;
 use super::code_values::{failure_with_values, value_marks, values_status};
 use super::{Ctx, Handled, Intent, Pane, Place, Screen, Scroll, page, scroll_keys};
-use crate::describe::source_label;
 use crate::highlight::{HighlightRequest, Highlighted, StyledLine, text_key};
 use crate::keymap::{self, Binding, Key, Row};
 use crate::theme::Theme;
 use codeloop_protocol::Location;
 use codeloop_session::state::NodeState;
+use codeloop_session::story::words;
 use codeloop_session::{NodeStatus, Purpose, State};
 
 /// Lines below the scroll position highlighted first (more than a screen).
@@ -191,7 +191,7 @@ impl CodePane {
             CodeAct::Values(forward) => {
                 let count = selected
                     .and_then(|s| state.nodes.get(s))
-                    .and_then(|n| failure_with_values(n))
+                    .and_then(|n| failure_with_values(state, n))
                     .map_or(0, |e| e.values.len());
                 if count == 0 || self.tab != CodeTab::Code {
                     return Handled::NotMine;
@@ -369,17 +369,14 @@ impl CodePane {
         };
         let name = &n.spec.name;
         v.detail = match n.versions.last() {
-            Some(ver) => format!(
-                "{name} · iteration {} ({})",
-                ver.iteration,
-                source_label(ver.source)
-            ),
+            Some(ver) => format!("{name} #{} ({})", ver.iteration, words::source(ver.source)),
             None => name.clone(),
         };
         // A failure is drawn on the lines of the version it was found in;
         // on a later version it is only named, under the code.
-        let failure = n
-            .current_failure()
+        let failure = ctx
+            .state
+            .current_failure(name)
             .filter(|_| n.status != NodeStatus::Passed);
         match self.tab {
             CodeTab::Code => {
@@ -397,7 +394,7 @@ impl CodePane {
                     v.detail = format!("{name} · the model is writing…");
                     v.body = streaming(t, stream);
                 } else if let Some(code) = n.code() {
-                    self.code_body(t, n, code, failure, height, &mut v);
+                    self.code_body(t, ctx.state, n, code, failure, height, &mut v);
                 } else {
                     v.body
                         .push(Line::styled(format!("no code for {name} yet"), t.dim));
@@ -427,7 +424,7 @@ impl CodePane {
             CodeTab::Diff => diff_body(t, n, &mut v),
             CodeTab::Program => {}
         }
-        self.notes(t, n, failure, &mut v);
+        self.notes(t, ctx.state, n, failure, &mut v);
         v
     }
 
@@ -452,9 +449,11 @@ impl CodePane {
     /// A node's code with its marks: the runtime values beside their
     /// lines, the failure at its line, the review's findings, and the
     /// failing path's coverage in the gutter.
+    #[allow(clippy::too_many_arguments)]
     fn code_body<'a>(
         &self,
         t: &'a Theme,
+        s: &State,
         n: &NodeState,
         code: &str,
         failure: Option<&Location>,
@@ -464,7 +463,7 @@ impl CodePane {
         let name = &n.spec.name;
         // The values first: beside the code, before the error's note.
         let mut marks: Vec<Mark> = Vec::new();
-        if let Some(e) = failure_with_values(n) {
+        if let Some(e) = failure_with_values(s, n) {
             marks = value_marks(t, code, &e.values, self.values_step);
             v.values = Some(values_status(
                 &e.values,
@@ -474,13 +473,13 @@ impl CodePane {
         }
         marks.extend(failure.and_then(|e| e.line_in(code).map(|l| Mark::failure(t, l, e))));
         // The review's findings, on lines no failure or value marks.
-        let review: Vec<Mark> = super::code_review::marks(t, n, code)
+        let review: Vec<Mark> = super::code_review::marks(t, s, n, code)
             .into_iter()
             .filter(|r| !marks.iter().any(|m| m.line == r.line))
             .collect();
         marks.extend(review);
         // Which lines of the function ran, in the gutter.
-        let runs = super::code_coverage::failure_with_coverage(n)
+        let runs = super::code_coverage::failure_with_coverage(s, n)
             .and_then(|e| super::code_coverage::line_runs(code, name, e));
         if let Some(runs) = &runs {
             let legend = super::code_coverage::legend(runs);
@@ -503,14 +502,21 @@ impl CodePane {
     /// The notes under the code: the failure, an earlier one, the
     /// reflection streaming in, where the values are, and on the Code tab
     /// the vote, the review and the check's findings.
-    fn notes<'a>(&self, t: &'a Theme, n: &NodeState, failure: Option<&Location>, v: &mut View<'a>) {
+    fn notes<'a>(
+        &self,
+        t: &'a Theme,
+        s: &State,
+        n: &NodeState,
+        failure: Option<&Location>,
+        v: &mut View<'a>,
+    ) {
         if let Some(e) = failure
             && self.tab != CodeTab::Diff
         {
             v.footer = error_lines(t, e);
         }
-        if let Some((iteration, e)) = n
-            .earlier_failure()
+        if let Some((iteration, e)) = s
+            .earlier_failure(&n.spec.name)
             .filter(|_| n.status != NodeStatus::Passed)
         {
             v.footer
@@ -528,15 +534,10 @@ impl CodePane {
         }
         if self.tab == CodeTab::Code {
             v.footer.extend(super::code_review::candidates_line(t, n));
-            v.footer.extend(super::code_review::footer(t, n, 3));
+            v.footer.extend(super::code_review::footer(t, s, n, 3));
             for f in n.findings.iter().take(2) {
                 v.footer.push(Line::styled(
-                    format!(
-                        "check: {}{}: {}",
-                        f.kind,
-                        f.line.map(|l| format!(" line {l}")).unwrap_or_default(),
-                        f.message
-                    ),
+                    format!("check: {}", codeloop_session::story::words::finding(f)),
                     t.warning,
                 ));
             }

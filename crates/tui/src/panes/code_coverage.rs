@@ -9,6 +9,7 @@ use codeloop_protocol::coverage::{LineRun, function_span};
 use ratatui::style::Style;
 
 use crate::theme::Theme;
+use codeloop_session::State;
 use codeloop_session::state::NodeState;
 
 /// The gutter glyph of a line.
@@ -31,8 +32,13 @@ pub(crate) fn style(t: &Theme, run: LineRun) -> Style {
 
 /// The failure whose coverage goes beside the node's current code: its
 /// latest localized failure, if found in the version shown, with coverage.
-pub(crate) fn failure_with_coverage(node: &NodeState) -> Option<&Location> {
-    node.current_failure().filter(|e| e.has_coverage())
+pub(crate) fn failure_with_coverage<'s>(
+    state: &'s State,
+    node: &NodeState,
+) -> Option<&'s Location> {
+    state
+        .current_failure(&node.spec.name)
+        .filter(|e| e.has_coverage())
 }
 
 /// What each line of `code` (0-based) did in the failing test: only the

@@ -212,13 +212,10 @@ pub(crate) fn earlier_failure_line<'a>(
     shown: u32,
     e: &Location,
 ) -> Line<'a> {
-    let when = if found_in == shown {
-        format!("before the tests changed, iteration {found_in}")
-    } else {
-        format!("iteration {found_in}, now {shown}")
-    };
+    use codeloop_session::story::words;
+    let when = words::earlier_failure_when(found_in, shown);
     Line::from(vec![
-        Span::styled("previous iteration's failure", t.warning),
+        Span::styled(words::EARLIER_FAILURE, t.warning),
         Span::styled(format!(" ({when}): "), t.dim),
         Span::styled(e.headline(), t.dim),
     ])

@@ -9,16 +9,16 @@ use ratatui::text::{Line, Span};
 use super::code_lines::Mark;
 use crate::theme::Theme;
 use codeloop_session::state::NodeState;
-use codeloop_session::{ReviewInfo, ReviewVerdict, Severity};
+use codeloop_session::{ReviewInfo, ReviewVerdict, Severity, State};
 
 /// The review of the node's code as shown (its latest version), if any.
-fn shown(n: &NodeState) -> Option<&ReviewInfo> {
-    n.current_review()
+fn shown<'s>(s: &'s State, n: &NodeState) -> Option<&'s ReviewInfo> {
+    s.current_review(&n.spec.name)
 }
 
 /// A mark at each finding's line of `code` (lines past its end are left to the footer).
-pub(crate) fn marks(t: &Theme, n: &NodeState, code: &str) -> Vec<Mark> {
-    let Some(review) = shown(n) else {
+pub(crate) fn marks(t: &Theme, s: &State, n: &NodeState, code: &str) -> Vec<Mark> {
+    let Some(review) = shown(s, n) else {
         return Vec::new();
     };
     let count = code.lines().count();
@@ -54,15 +54,8 @@ pub(crate) fn candidates_line(t: &Theme, n: &NodeState) -> Option<Line<'static>>
             Span::styled(c.summary(), t.text),
         ]));
     }
-    let each: Vec<String> = c
-        .candidates
-        .iter()
-        .enumerate()
-        .map(|(i, k)| match (k.loaded, i == c.chosen) {
-            (false, _) => format!("#{} did not load", i + 1),
-            (true, true) => format!("#{} {} ✓", i + 1, k.score),
-            (true, false) => format!("#{} {}", i + 1, k.score),
-        })
+    let each: Vec<String> = (0..c.candidates.len())
+        .map(|i| codeloop_session::story::words::candidate(c, i))
         .collect();
     Some(Line::from(vec![
         Span::styled("vote: ", t.accent),
@@ -72,8 +65,8 @@ pub(crate) fn candidates_line(t: &Theme, n: &NodeState) -> Option<Line<'static>>
 
 /// The verdict in one line, then the findings (those with a line too: a
 /// note beside code may be cut at the pane's edge), at most `most`.
-pub(crate) fn footer(t: &Theme, n: &NodeState, most: usize) -> Vec<Line<'static>> {
-    let Some(review) = shown(n) else {
+pub(crate) fn footer(t: &Theme, s: &State, n: &NodeState, most: usize) -> Vec<Line<'static>> {
+    let Some(review) = shown(s, n) else {
         return Vec::new();
     };
     let style = match (review.verdict, review.serious()) {

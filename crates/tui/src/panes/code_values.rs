@@ -10,6 +10,7 @@
 use codeloop_protocol::{Location, Snapshot};
 
 use crate::theme::Theme;
+use codeloop_session::State;
 use codeloop_session::state::NodeState;
 
 use super::code_lines::Mark;
@@ -17,8 +18,10 @@ use super::code_lines::Mark;
 /// The failure whose values go beside the node's current code: the node's
 /// latest localized failure, if it was found in the version shown and
 /// recorded values.
-pub(crate) fn failure_with_values(node: &NodeState) -> Option<&Location> {
-    node.current_failure().filter(|e| !e.values.is_empty())
+pub(crate) fn failure_with_values<'s>(state: &'s State, node: &NodeState) -> Option<&'s Location> {
+    state
+        .current_failure(&node.spec.name)
+        .filter(|e| !e.values.is_empty())
 }
 
 /// The snapshot shown as current: `step` (clamped), or the last one (where

@@ -165,7 +165,7 @@ impl GraphPane {
                     lines.push(Line::styled(piece, style));
                 }
                 // Where the results are: the session folder, then its files.
-                let program = format!("{}.py", codeloop_engine::runs::PROGRAM);
+                let program = format!("{}.py", codeloop_session::PROGRAM);
                 let out = f.output_dir.as_deref().map(std::path::Path::new);
                 let (base, out) = match (ctx.session_dir, out) {
                     (Some(base), Some(out)) => {

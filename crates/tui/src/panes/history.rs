@@ -1,6 +1,7 @@
-//! The history: the iterations as a timeline. Each attempt, what failed
-//! where, the reflection (streaming in), what was changed, and every act of
-//! the person at the keyboard.
+//! The history: the story of the tape as a timeline (`story::timeline`).
+//! Each code version, what failed where, the reflection (streaming in),
+//! what was changed, and every act of the person at the keyboard, each
+//! line the story's words with a glyph, an indent and a style.
 
 use codeloop_protocol::present::count;
 use std::collections::BTreeMap;
@@ -16,14 +17,11 @@ use super::code_lines::change_counts;
 use ratatui::layout::Constraint;
 
 use super::{Ctx, Handled, Intent, Pane, Place, Screen, Scroll, page, scroll_keys, wrap};
-use crate::describe::{describe_command, source_label};
 use crate::highlight::HighlightRequest;
 use crate::keymap::{self, Binding, Row};
 use crate::theme::Theme;
-use codeloop_session::state::HistoryEntry;
-use codeloop_session::{
-    CodeSource, Command, NoticeLevel, Outcome, ReviewFinding, ReviewVerdict, Severity, State,
-};
+use codeloop_session::story::{self, Level, Line as StoryLine, What};
+use codeloop_session::{Outcome, State};
 
 pub(crate) const KEYS: &[Binding<Scroll>] = &[Binding {
     label: "↑ ↓ PgUp PgDn",
@@ -115,7 +113,9 @@ impl HistoryPane {
         frame.render_widget(p, area);
     }
 
-    /// The timeline's lines at `width`; `compact`: notes cut to one line each.
+    /// The timeline's lines at `width`; `compact`: notes cut to one line
+    /// each. The story's lines (`story::timeline`), each given its glyph,
+    /// indent and style; the words are the story's.
     pub(crate) fn lines(
         &self,
         ctx: &Ctx,
@@ -128,43 +128,46 @@ impl HistoryPane {
         let mut out: Vec<Line<'static>> = Vec::new();
         tape_note_lines(&mut out, notes, t, width);
         let mut repeat: Option<Repeat> = None;
-        for entry in &s.history {
-            match entry {
-                HistoryEntry::Attempt {
-                    node,
-                    iteration,
-                    source,
-                } => {
-                    out.extend(self.attempt_lines(ctx, node, *iteration, *source, width));
+        for line in story::timeline(s) {
+            match &line.what {
+                What::Code { iteration, .. } => {
+                    push_spans_wrapped(&mut out, self.code_line(t, &line, *iteration), width, 4);
                     // What codeloop did, for a version it made: its mends,
                     // or why the version before was not kept.
-                    let notes = ctx.state.nodes.get(node).and_then(|n| {
-                        n.versions
-                            .iter()
-                            .rev()
-                            .find(|v| v.iteration == *iteration && v.source == *source)
-                    });
-                    for note in notes.map(|v| v.notes.as_slice()).unwrap_or_default() {
+                    for note in &line.more {
                         push_wrapped(&mut out, "    codeloop: ", note, t.dim, width);
                     }
                 }
-                HistoryEntry::RunResult {
-                    node,
-                    iteration: _,
-                    run_id,
-                    passed,
-                } => run_lines(&mut out, ctx, node.as_deref(), *run_id, *passed, width),
-                HistoryEntry::Failure { location: e, .. } => {
-                    push_wrapped(&mut out, "    where: ", &e.headline(), t.error, width);
+                What::Run { run_id, .. } => {
+                    push_spans_wrapped(&mut out, run_line(ctx, &line, *run_id), width, 6)
                 }
-                HistoryEntry::Reflection { .. } => reflection_lines(&mut out, ctx, entry, width),
-                HistoryEntry::Review {
-                    verdict, findings, ..
-                } => review_lines(&mut out, t, *verdict, findings, width),
-                HistoryEntry::Steer {
-                    command,
-                    review_skip,
-                } => steer_lines(&mut out, &mut repeat, t, command, *review_skip, width),
+                What::Failure { .. } => {
+                    push_wrapped(&mut out, "    failure: ", &line.text, t.error, width);
+                }
+                What::Reflection { streaming, .. } => {
+                    reflection_lines(&mut out, t, &line, *streaming, width)
+                }
+                What::TestChange { change, .. } => {
+                    test_change_lines(&mut out, s, t, &line, *change, width)
+                }
+                What::Review { .. } => review_lines(&mut out, t, &line, width),
+                What::Steer { .. } => steer_lines(&mut out, &mut repeat, t, &line, width),
+                // Not in the timeline (`run` prints them).
+                What::Session
+                | What::Notice(_)
+                | What::ModelError
+                | What::ModelRestart
+                | What::Plan
+                | What::PlanError
+                | What::Tests
+                | What::Check { .. }
+                | What::Vote { .. }
+                | What::Attempt { .. }
+                | What::ProgramOutput
+                | What::Picture
+                | What::Status(_)
+                | What::Paused
+                | What::Finished(_) => {}
             }
         }
         notice_lines(&mut out, s, t, width, compact);
@@ -185,34 +188,18 @@ impl HistoryPane {
         out
     }
 
-    /// A code version written: its node, iteration, who wrote it, the kind
-    /// of attempt and how much it changed (on as many lines as `width` asks).
-    fn attempt_lines(
-        &self,
-        ctx: &Ctx,
-        node: &str,
-        iteration: u32,
-        source: CodeSource,
-        width: usize,
-    ) -> Vec<Line<'static>> {
-        let t = ctx.theme;
+    /// A code version written: its node and version, who wrote it, the
+    /// kind of attempt, and how much it changed.
+    fn code_line(&self, t: &Theme, line: &StoryLine, iteration: u32) -> Vec<Span<'static>> {
         let mut spans = vec![
-            Span::styled(format!("● {node}"), t.title),
-            Span::styled(format!(" attempt {iteration}"), t.text),
-            Span::styled(format!(" ({})", source_label(source)), t.dim),
+            Span::styled(format!("● {}", line.subject().unwrap_or_default()), t.title),
+            Span::styled(format!(" {}", line.text), t.dim),
         ];
-        if let Some(kind) = ctx
-            .state
-            .nodes
-            .get(node)
-            .and_then(|n| n.attempt_kind(iteration))
-        {
-            spans.push(Span::styled(format!(" · {}", kind.label()), t.accent));
+        let node = line.node.clone().unwrap_or_default();
+        if let Some((a, r)) = self.changes.get(&(node, iteration)) {
+            spans.push(Span::styled(format!(" · changed +{a} -{r}"), t.accent));
         }
-        if let Some((a, r)) = self.changes.get(&(node.to_string(), iteration)) {
-            spans.push(Span::styled(format!(" changed +{a} -{r}"), t.accent));
-        }
-        flow("", spans, "  ", width)
+        spans
     }
 }
 
@@ -259,155 +246,112 @@ fn tape_note_lines(out: &mut Vec<Line<'static>>, notes: TapeNotes<'_>, t: &Theme
     }
 }
 
-/// A run that ended: whose (a function's tests, named: runs of functions
-/// in parallel come between each other's attempts, or the program's), its
-/// verdict, the live re-run's mark and what it used.
-fn run_lines(
-    out: &mut Vec<Line<'static>>,
-    ctx: &Ctx,
-    node: Option<&str>,
-    run_id: u64,
-    passed: bool,
-    width: usize,
-) {
+/// A run that ended: whose, its result, the live re-run's mark and what
+/// it took.
+fn run_line(ctx: &Ctx, line: &StoryLine, run_id: u64) -> Vec<Span<'static>> {
     let t = ctx.theme;
-    let (mark, style) = if passed {
-        ("✓", t.ok)
-    } else {
-        ("✗", t.error)
+    let (glyph, style) = match line.level {
+        Level::Good => ("✓", t.ok),
+        Level::Warning | Level::Quiet => ("■", t.warning),
+        Level::Plain | Level::Bad => ("✗", t.error),
     };
-    let verdict = if passed { "passed" } else { "failed" };
-    let head = match node {
-        Some(node) => format!("{mark} {node} tests {verdict}"),
-        None => format!("{mark} the program {verdict}"),
-    };
-    let mut pieces = vec![
-        Span::styled(head, style),
-        Span::styled(format!(" · run {run_id}"), t.dim),
-    ];
-    if let Some(rerun) = ctx.reruns.get(&run_id) {
-        pieces.push(if rerun.differs() {
+    let mut spans = vec![Span::styled(
+        format!(
+            "  {glyph} {}: {}",
+            line.subject().unwrap_or_default(),
+            line.text
+        ),
+        style,
+    )];
+    spans.push(Span::styled(format!(" · run {run_id}"), t.dim));
+    // The live re-run's mark before the figures: a narrow
+    // pane cuts the line's end, and the mark is what it is for.
+    if let Some(mark) = ctx.reruns.get(&run_id) {
+        spans.push(if mark.differs() {
             Span::styled(" ≠live", t.warning)
         } else {
             Span::styled(" =live", t.ok)
         });
     }
-    if let Some(res) = ctx
-        .state
-        .runs
-        .get(&run_id)
-        .and_then(|r| r.record.as_ref()?.resources)
-    {
-        pieces.push(Span::styled(format!(" · {}", res.short()), t.dim));
+    if let Some(figures) = &line.detail {
+        spans.push(Span::styled(format!(" · {figures}"), t.dim));
     }
-    out.extend(flow("  ", pieces, "    ", width));
+    spans
 }
 
-/// `pieces` laid out in lines of `width` after `first`: each piece where
-/// it fits, else on a new line (after `indent`, without its leading " · "
-/// or space); a piece longer than a line is wrapped at its spaces. Never
-/// cut at the pane's edge.
-fn flow(first: &str, pieces: Vec<Span<'static>>, indent: &str, width: usize) -> Vec<Line<'static>> {
+/// Spans on as many lines as `width` needs, each style kept, broken after
+/// a space (a word longer than the line is cut by the pane), the lines
+/// after the first indented by `indent` columns.
+fn push_spans_wrapped(
+    out: &mut Vec<Line<'static>>,
+    spans: Vec<Span<'static>>,
+    width: usize,
+    indent: usize,
+) {
     use unicode_width::UnicodeWidthStr;
-    let mut lines: Vec<Vec<Span<'static>>> = Vec::new();
-    let mut line = vec![Span::raw(first.to_string())];
-    let mut used = first.width();
-    let mut empty = true;
-    for piece in pieces {
-        let text = piece.content.to_string();
-        if used + text.width() <= width {
-            used += text.width();
-            line.push(piece);
-            empty = false;
-            continue;
-        }
-        let bare = if empty {
-            text.as_str()
-        } else {
-            text.trim_start_matches([' ', '·'])
-        };
-        let lead = if empty { used } else { indent.width() };
-        for (k, part) in wrap(bare, width.saturating_sub(lead))
-            .into_iter()
-            .enumerate()
-        {
-            if k > 0 || !empty {
-                lines.push(std::mem::replace(
-                    &mut line,
-                    vec![Span::raw(indent.to_string())],
-                ));
-                used = indent.width();
+    let mut line: Vec<Span<'static>> = Vec::new();
+    let mut used = 0;
+    for span in spans {
+        let style = span.style;
+        for word in span.content.split_inclusive(' ') {
+            let w = word.trim_end().width();
+            if used + w > width && used > indent {
+                out.push(Line::from(std::mem::take(&mut line)));
+                line.push(Span::raw(" ".repeat(indent)));
+                used = indent;
+                if word.trim().is_empty() {
+                    continue;
+                }
             }
-            used += part.width();
-            line.push(Span::styled(part, piece.style));
+            line.push(Span::styled(word.to_string(), style));
+            used += word.width();
         }
-        empty = false;
     }
-    lines.push(line);
-    lines.into_iter().map(Line::from).collect()
+    if !line.is_empty() {
+        out.push(Line::from(line));
+    }
 }
 
-/// A reflection (with a cursor while the model writes it), how much the
-/// model reasoned apart, and the test changes of its iteration.
-fn reflection_lines(out: &mut Vec<Line<'static>>, ctx: &Ctx, entry: &HistoryEntry, width: usize) {
-    let (t, s) = (ctx.theme, ctx.state);
-    let HistoryEntry::Reflection {
-        node,
-        iteration,
-        call_id,
-        ..
-    } = entry
-    else {
-        return;
-    };
-    let reflection = s.reflection(entry);
-    let text = reflection.map_or("", |r| r.text);
-    let shown = if reflection.is_some_and(|r| r.streaming) {
-        format!("{}▌", text.trim_start())
+/// A reflection (with a cursor while the model writes it), and how much
+/// the model reasoned apart.
+fn reflection_lines(
+    out: &mut Vec<Line<'static>>,
+    t: &Theme,
+    line: &StoryLine,
+    streaming: bool,
+    width: usize,
+) {
+    let shown = if streaming {
+        format!("{}▌", line.text)
     } else {
-        text.trim().to_string()
+        line.text.clone()
     };
-    push_wrapped(out, "    why:   ", &shown, t.text, width);
-    if let Some(call) = call_id.and_then(|id| s.calls.get(&id))
-        && !call.reasoning.is_empty()
-    {
-        out.push(Line::styled(
-            format!(
-                "    thought: {} characters of reasoning, kept apart (never used as code)",
-                call.reasoning.chars().count()
-            ),
-            t.dim,
-        ));
-    }
-    if let Some(n) = s.nodes.get(node) {
-        for change in n.test_changes.iter().filter(|c| c.iteration == *iteration) {
-            test_change_lines(out, change, t, width);
-        }
+    push_wrapped(out, "    reflection: ", &shown, t.text, width);
+    if let Some(reasoning) = &line.detail {
+        push_wrapped(out, "    ", reasoning, t.dim, width);
     }
 }
 
 /// The review of a code version before it ran: its verdict and findings.
-fn review_lines(
-    out: &mut Vec<Line<'static>>,
-    t: &Theme,
-    verdict: ReviewVerdict,
-    findings: &[ReviewFinding],
-    width: usize,
-) {
-    let summary = codeloop_session::review::summary(verdict, findings);
-    let style = match verdict {
-        ReviewVerdict::Ok => t.ok,
-        ReviewVerdict::Concerns if findings.iter().any(|f| f.severity == Severity::Serious) => {
-            t.error
-        }
-        ReviewVerdict::Concerns => t.warning,
-    };
+fn review_lines(out: &mut Vec<Line<'static>>, t: &Theme, line: &StoryLine, width: usize) {
+    let style = level_style(t, line.level);
     out.push(Line::from(vec![
         Span::styled("  ◆ review ", style),
-        Span::styled(summary, style),
+        Span::styled(line.text.clone(), style),
     ]));
-    for f in findings {
-        push_wrapped(out, "    ◆ ", &f.line_text(), t.text, width);
+    for finding in &line.more {
+        push_wrapped(out, "    ◆ ", finding, t.text, width);
+    }
+}
+
+/// A story line's level as this theme shows it.
+fn level_style(t: &Theme, level: Level) -> Style {
+    match level {
+        Level::Plain => t.text,
+        Level::Good => t.ok,
+        Level::Quiet => t.dim,
+        Level::Warning => t.warning,
+        Level::Bad => t.error,
     }
 }
 
@@ -425,33 +369,28 @@ fn steer_lines(
     out: &mut Vec<Line<'static>>,
     repeat: &mut Option<Repeat>,
     t: &Theme,
-    command: &Command,
-    review_skip: bool,
+    line: &StoryLine,
     width: usize,
 ) {
-    let what = if review_skip {
-        "sent the code to a repair, unrun".to_string()
-    } else {
-        describe_command(command)
-    };
-    if !matches!(command, Command::Approve | Command::Skip) {
-        push_wrapped(out, "  ⚑ you: ", &what, t.accent, width);
+    let what = &line.text;
+    if line.level != Level::Quiet {
+        push_wrapped(out, "  ⚑ you: ", what, t.accent, width);
         return;
     }
     if let Some(r) = repeat.as_mut()
-        && r.what == what
+        && r.what == *what
         && out.len() == r.line
     {
         r.count += 1;
-        if let Some(line) = out.last_mut() {
-            *line = Line::styled(format!("  ⚑ you: {what} ×{}", r.count), t.dim);
+        if let Some(last) = out.last_mut() {
+            *last = Line::styled(format!("  ⚑ you: {what} ×{}", r.count), t.dim);
         }
         return;
     }
     out.push(Line::styled(format!("  ⚑ you: {what}"), t.dim));
     *repeat = Some(Repeat {
         count: 1,
-        what,
+        what: what.clone(),
         line: out.len(),
     });
 }
@@ -460,23 +399,19 @@ fn steer_lines(
 /// more there are).
 fn notice_lines(out: &mut Vec<Line<'static>>, s: &State, t: &Theme, width: usize, compact: bool) {
     let shown_notes = if compact { 1 } else { 3 };
-    for codeloop_session::state::Notice { level, message } in
-        s.notices.iter().rev().take(shown_notes).rev()
-    {
-        let style = match level {
-            NoticeLevel::Info => t.dim,
-            NoticeLevel::Warning => t.warning,
-            NoticeLevel::Error => t.error,
-        };
+    for notice in s.notices.iter().rev().take(shown_notes).rev() {
+        let line = story::notice(notice);
+        let style = level_style(t, line.level);
+        let label = line.what.label();
         if compact {
             let more = s.notices.len() - 1;
             let prefix = match more {
-                0 => "  note: ".to_string(),
-                n => format!("  note (+{n}): "),
+                0 => format!("  {label}: "),
+                n => format!("  {label} (+{n}): "),
             };
-            out.push(Line::styled(cut(&prefix, message, width), style));
+            out.push(Line::styled(cut(&prefix, &line.text, width), style));
         } else {
-            push_wrapped(out, "  note: ", message, style, width);
+            push_wrapped(out, &format!("  {label}: "), &line.text, style, width);
         }
     }
 }
@@ -509,27 +444,26 @@ fn push_wrapped<'a>(out: &mut Vec<Line<'a>>, prefix: &str, text: &str, style: St
     }
 }
 
-/// A test change the model proposed: marked as such, its fate, and the
-/// changed lines (a few).
+/// A test change the model proposed: its fate and the model's reason, and
+/// the changed lines (a few).
 fn test_change_lines(
     out: &mut Vec<Line<'static>>,
-    change: &codeloop_session::state::TestChange,
+    s: &State,
     t: &Theme,
+    line: &StoryLine,
+    change: usize,
     width: usize,
 ) {
     const SHOWN: usize = 8;
-    let fate = match (&change.rejected_because, change.applied) {
-        (Some(why), _) => format!("rejected: {why}"),
-        (None, true) => "applied".to_string(),
-        (None, false) => "not applied".to_string(),
+    push_wrapped(out, "    ✎ tests ", &line.text, t.warning, width);
+    let Some(change) = line
+        .node
+        .as_ref()
+        .and_then(|n| s.nodes.get(n))
+        .and_then(|n| n.test_changes.get(change))
+    else {
+        return;
     };
-    push_wrapped(
-        out,
-        "    ✎ ",
-        &format!("test changed by the model ({fate})"),
-        t.warning,
-        width,
-    );
     let diff = similar::TextDiff::from_lines(&change.old, &change.new);
     let changed: Vec<(similar::ChangeTag, String)> = diff
         .iter_all_changes()

@@ -2,8 +2,12 @@
 //! tab, selection, search), takes its keys from its own keymap table and
 //! returns what the person meant (an intent), and draws from a narrow
 //! context: the state folded at the cursor, its own state, the theme,
-//! whether it has focus. No pane knows the app; only the app turns intents
-//! into engine commands.
+//! whether it has focus.
+//!
+//! Architecture Invariant: panes return intents. No pane knows the app or
+//! holds a channel; only the app turns intents into engine commands
+//! (`app/keys.rs`, `on_intent`). A pane's `render` only draws, from `Ctx`
+//! and what its `prepare` settled.
 //!
 //! The panes on screen implement `Pane` and are listed once, in
 //! `registry!` below: a new pane is its file, its `mod` line and one line

@@ -19,6 +19,7 @@ use crate::sanitize::sanitize;
 use codeloop_protocol::Stream;
 use codeloop_protocol::present::bytes;
 use codeloop_session::state::RunState;
+use codeloop_session::story::words;
 use codeloop_session::{NoticeLevel, State};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -475,14 +476,6 @@ impl Pane for OutputPane {
     }
 }
 
-fn tests_note(passed: Option<u32>, failed: Option<u32>) -> String {
-    match (passed, failed) {
-        (Some(p), Some(f)) => format!(" · tests {p} passed, {f} failed"),
-        (Some(p), None) => format!(" · {p} tests passed"),
-        _ => String::new(),
-    }
-}
-
 fn live_outcome(mark: &RerunMark) -> String {
     match &mark.live {
         Ok(r) => format!(
@@ -514,28 +507,15 @@ fn run_block<'a>(
         title_line = ctx.title(
             "Output",
             match &r.node {
-                Some(n) => format!("run {id} · {n} it {}", r.iteration),
-                None => format!("run {id} · program"),
+                Some(n) => format!("run {id} · {n} #{}", r.iteration),
+                None => format!("run {id} · the program"),
             },
         );
         title_line.spans.push(match &r.record {
             None => Span::styled("running ", t.running),
-            Some(rec) if rec.passed => Span::styled(
-                format!("passed{} ", tests_note(rec.tests_passed, rec.tests_failed)),
-                t.ok,
-            ),
             Some(rec) => Span::styled(
-                format!(
-                    "failed{}{} ",
-                    match (&rec.limit_hit, rec.exit_code, rec.signal) {
-                        (Some(l), _, _) => format!(": {l}"),
-                        (None, Some(c), _) => format!(" (exit {c})"),
-                        (None, None, Some(s)) => format!(" (signal {s})"),
-                        (None, None, None) => String::new(),
-                    },
-                    tests_note(rec.tests_passed, rec.tests_failed)
-                ),
-                t.error,
+                format!("{} ", words::run_result(rec, r.cancelled)),
+                if rec.passed { t.ok } else { t.error },
             ),
         });
     }

@@ -16,7 +16,7 @@ use codeloop_session::state::CallState;
 use codeloop_session::{Command, Outcome, Purpose, State};
 
 /// Plans the engine asks for before it gives up.
-pub(crate) use codeloop_engine::PLAN_ATTEMPTS;
+pub(crate) use codeloop_session::PLAN_ATTEMPTS;
 
 /// Which attempt a plan call is: its tag is `plan`, then `plan/2`, `plan/3`.
 fn attempt_of(call: &CallState) -> u32 {

@@ -139,14 +139,19 @@ impl TaskPane {
     }
 
     /// Attach a file once described: refused with why and what to do when
-    /// no run could hold it with the files already attached.
+    /// no run could hold it with the files already attached (`room`: a
+    /// run's disk quota, `Info::input_room`; None checks nothing).
     pub fn attach_described(
         &mut self,
         path: PathBuf,
         file: &codeloop_session::InputFile,
+        room: Option<u64>,
     ) -> Result<String, codeloop_inputs::Refusal> {
         self.not_described(&path);
-        codeloop_engine::inputs::check_room(&path, file.size_bytes, self.sizes.iter().sum())?;
+        if let Some(quota) = room {
+            let others = self.sizes.iter().sum();
+            codeloop_inputs::check_room(&path, file.size_bytes, others, quota)?;
+        }
         let summary = crate::sanitize::sanitize(&file.summary());
         self.attached.push(path);
         self.summaries.push(summary.clone());

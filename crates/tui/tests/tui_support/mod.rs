@@ -33,7 +33,6 @@ pub fn press(app: &mut App, msgs: impl IntoIterator<Item = Msg>) -> Vec<Action> 
     msgs.into_iter().flat_map(|m| app.update(m)).collect()
 }
 
-/// The engine commands among `actions`.
 /// The event loop's part for the input files the app asked to describe:
 /// each described (by the library the describing child process runs, here
 /// in the test's own) and handed back; how many were.
@@ -55,6 +54,7 @@ pub fn describe_asked(app: &mut App, actions: Vec<Action>) -> usize {
     n
 }
 
+/// The engine commands among `actions`.
 pub fn steers(actions: &[Action]) -> Vec<Command> {
     actions
         .iter()

@@ -23,9 +23,9 @@ use crate::commands::export::graph;
 use crate::commands::export::html::status_class;
 use crate::protocol::Stream;
 use crate::protocol::sanitize::sanitize;
-use crate::session::report::{signature, test_counts};
 use crate::session::state::HistoryEntry;
-use crate::session::{CodeSource, Event, NodeStatus, Outcome, Purpose, Record, State, moments};
+use crate::session::story::{self, Level, What, words};
+use crate::session::{Event, NodeStatus, Outcome, Purpose, Record, State, moments};
 
 /// A run's output kept in the page: its first bytes and its last, each at
 /// most this much (the run's log on disk has the rest)...
@@ -603,7 +603,7 @@ impl Views {
             .nodes
             .get(name)
             .map(|n| Spec {
-                sig: signature(n),
+                sig: words::signature(&n.spec),
                 what: n.spec.purpose.clone(),
             })
             .map(|s| self.store.shared(&s));
@@ -635,8 +635,8 @@ impl Views {
             (Some(p), Some(c)) => Some(self.diff(p, c)),
             _ => None,
         };
-        let failure = n
-            .current_failure()
+        let failure = state
+            .current_failure(name)
             .filter(|_| n.status != NodeStatus::Passed);
         let f = failure.map(|e| {
             let mut more = Vec::new();
@@ -661,20 +661,15 @@ impl Views {
                 more: more.join(" · "),
             }
         });
-        let e = n
-            .earlier_failure()
+        let e = state
+            .earlier_failure(name)
             .filter(|_| n.status != NodeStatus::Passed)
             .map(|(found, e)| {
-                let now = n.iteration();
-                let when = if found == now {
-                    format!("before the tests changed, iteration {found}")
-                } else {
-                    format!("iteration {found}, now {now}")
-                };
-                format!("previous iteration's failure ({when}): {}", e.headline())
+                let when = words::earlier_failure_when(found, n.iteration());
+                format!("{} ({when}): {}", words::EARLIER_FAILURE, e.headline())
             });
-        let v = n
-            .current_failure()
+        let v = state
+            .current_failure(name)
             .filter(|e| !e.values.is_empty())
             .map(|e| e.values_trace());
         let v = v.map(|trace| self.store.text(&trace));
@@ -688,7 +683,7 @@ impl Views {
             sl: n.status.label(),
             sub: graph::sub_label(n),
             it: n.iteration(),
-            src: n.versions.last().map(|v| source_label(v.source)),
+            src: n.versions.last().map(|v| words::source(v.source)),
             c,
             p,
             pit,
@@ -698,21 +693,14 @@ impl Views {
             e,
             v,
             run: state.run_to_show(Some(name), false),
-            rev: n
-                .current_review()
+            rev: state
+                .current_review(name)
                 .map(|r| format!("review: {}", r.summary())),
             chk: n
                 .findings
                 .iter()
                 .take(2)
-                .map(|f| {
-                    format!(
-                        "check: {}{}: {}",
-                        f.kind,
-                        f.line.map(|l| format!(" line {l}")).unwrap_or_default(),
-                        f.message
-                    )
-                })
+                .map(|f| format!("check: {}", words::finding(f)))
                 .collect(),
             why,
         };
@@ -769,18 +757,14 @@ impl Views {
     fn run(&mut self, state: &State, id: u64) {
         let value = state.runs.get(&id).map(|r| {
             let title = match &r.node {
-                Some(n) => format!("run {id} · {n} it {}", r.iteration),
-                None => format!("run {id} · program"),
+                Some(n) => format!("run {id} · {n} #{}", r.iteration),
+                None => format!("run {id} · the program"),
             };
             let (cls, verdict, fig) = match &r.record {
                 None => ("running", "running".to_string(), String::new()),
                 Some(rec) => (
                     if rec.passed { "passed" } else { "failed" },
-                    format!(
-                        "{} · {}",
-                        if rec.passed { "passed" } else { "failed" },
-                        test_counts(rec)
-                    ),
+                    words::run_result(rec, r.cancelled),
                     rec.resources.map(|res| res.short()).unwrap_or_default(),
                 ),
             };
@@ -943,102 +927,93 @@ impl Views {
     }
 
     /// The lines of one history entry: `[class, text]` values, and a
-    /// reflection's text as a prefix.
+    /// reflection's text as a prefix. The story's lines (`story::entry`),
+    /// each given its glyph and class as the workbench's History does; the
+    /// words are the story's.
     fn entry_lines(&mut self, state: &State, i: usize) -> Vec<Val> {
         let entry = &state.history[i];
         let line = |store: &mut Store, class: &str, text: String| store.shared(&(class, text));
-        match entry {
-            HistoryEntry::Attempt {
-                node,
-                iteration,
-                source,
-            } => {
-                let mut text = format!("● {node} attempt {iteration} ({})", source_label(*source));
-                if let Some(kind) = state
-                    .nodes
-                    .get(node)
-                    .and_then(|n| n.attempt_kind(*iteration))
-                {
-                    text.push_str(&format!(" · {}", kind.label()));
+        let mut out = Vec::new();
+        for l in story::entry(state, entry) {
+            match &l.what {
+                What::Code { iteration, .. } => {
+                    let mut text = format!("● {} {}", l.subject().unwrap_or_default(), l.text);
+                    let node = l.node.as_deref().unwrap_or_default();
+                    if let Some((a, r)) = self.change_counts(state, node, *iteration) {
+                        text.push_str(&format!(" · changed +{a} -{r}"));
+                    }
+                    out.push(line(&mut self.store, "attempt", text));
+                    for note in &l.more {
+                        out.push(line(
+                            &mut self.store,
+                            "note",
+                            format!("    codeloop: {note}"),
+                        ));
+                    }
                 }
-                if let Some((a, r)) = self.change_counts(state, node, *iteration) {
-                    text.push_str(&format!(" changed +{a} -{r}"));
+                What::Run { run_id, passed, .. } => {
+                    let (glyph, class) = match l.level {
+                        Level::Good => ("✓", "pass"),
+                        Level::Warning | Level::Quiet => ("■", "note"),
+                        Level::Plain | Level::Bad => ("✗", "fail"),
+                    };
+                    let mut text = format!(
+                        "  {glyph} {}: {} · run {run_id}",
+                        l.subject().unwrap_or_default(),
+                        l.text
+                    );
+                    if let Some(figures) = &l.detail {
+                        text.push_str(&format!(" · {figures}"));
+                    }
+                    let class = if *passed { "pass" } else { class };
+                    out.push(line(&mut self.store, class, text));
                 }
-                vec![line(&mut self.store, "attempt", text)]
-            }
-            HistoryEntry::RunResult {
-                node,
-                run_id,
-                passed,
-                ..
-            } => {
-                let what = if node.is_some() {
-                    "tests"
-                } else {
-                    "the program"
-                };
-                let mut text = if *passed {
-                    format!("  ✓ {what} passed")
-                } else {
-                    format!("  ✗ {what} failed")
-                };
-                text.push_str(&format!(" · run {run_id}"));
-                if let Some(res) = state
-                    .runs
-                    .get(run_id)
-                    .and_then(|r| r.record.as_ref()?.resources)
-                {
-                    text.push_str(&format!(" · {}", res.short()));
-                }
-                let class = if *passed { "pass" } else { "fail" };
-                vec![line(&mut self.store, class, text)]
-            }
-            HistoryEntry::Failure { location, .. } => {
-                vec![line(
+                What::Failure { .. } => out.push(line(
                     &mut self.store,
                     "fail",
-                    format!("    where: {}", location.headline()),
-                )]
-            }
-            HistoryEntry::Reflection { .. } => {
-                self.reflection_val(state, entry).into_iter().collect()
-            }
-            HistoryEntry::Review {
-                verdict, findings, ..
-            } => {
-                let mut lines = vec![line(
+                    format!("    failure: {}", l.text),
+                )),
+                What::Reflection { .. } => out.extend(self.reflection_val(state, entry)),
+                What::TestChange { .. } => out.push(line(
                     &mut self.store,
-                    "review",
-                    format!(
-                        "  ◆ review {}",
-                        crate::session::review::summary(*verdict, findings)
-                    ),
-                )];
-                for f in findings {
-                    lines.push(line(
+                    "note",
+                    format!("    ✎ tests {}", l.text),
+                )),
+                What::Review { .. } => {
+                    let class = match l.level {
+                        Level::Bad => "fail",
+                        Level::Plain | Level::Good | Level::Quiet | Level::Warning => "review",
+                    };
+                    out.push(line(
                         &mut self.store,
-                        "note",
-                        format!("    ◆ {}", f.line_text()),
+                        class,
+                        format!("  ◆ review {}", l.text),
                     ));
+                    for finding in &l.more {
+                        out.push(line(&mut self.store, "note", format!("    ◆ {finding}")));
+                    }
                 }
-                lines
-            }
-            HistoryEntry::Steer {
-                command,
-                review_skip,
-            } => {
-                let what = if *review_skip {
-                    "sent the code to a repair, unrun".to_string()
-                } else {
-                    crate::tui::describe::describe_command(command)
-                };
-                vec![line(&mut self.store, "you", format!("  ⚑ you: {what}"))]
+                What::Steer { .. } => {
+                    out.push(line(&mut self.store, "you", format!("  ⚑ you: {}", l.text)))
+                }
+                // Not in the history (`run` prints them).
+                What::Session
+                | What::Notice(_)
+                | What::ModelError
+                | What::ModelRestart
+                | What::Plan
+                | What::PlanError
+                | What::Tests
+                | What::Check { .. }
+                | What::Vote { .. }
+                | What::Attempt { .. }
+                | What::ProgramOutput
+                | What::Picture
+                | What::Status(_)
+                | What::Paused
+                | What::Finished(_) => {}
             }
         }
+        out
     }
-}
-
-/// Where a code version came from, in a word or two (as the workbench says it).
-fn source_label(source: CodeSource) -> &'static str {
-    crate::tui::describe::source_label(source)
 }
