@@ -188,10 +188,10 @@ fn run_with_every_attack(as_user: Option<(&Path, &Path)>) {
     assert!(stderr.contains("result: PASSED"), "{stderr}");
     for needle in [
         "nested.json (390.6 KB): JSON, an array of 1 array",
-        "sst-1e18.xlsx (1.3 KB): xlsx workbook, 1 sheets: S",
-        "sst-10m.xlsx (1.3 MB): xlsx workbook, 1 sheets: S",
-        "repeated.ods (853 B): ods workbook, 1 sheets: R",
-        "sparse.xls (5.5 KB): xls workbook, 1 sheets: Data",
+        "sst-1e18.xlsx (1.3 KB): xlsx workbook, 1 sheet: S",
+        "sst-10m.xlsx (1.3 MB): xlsx workbook, 1 sheet: S",
+        "repeated.ods (853 B): ods workbook, 1 sheet: R",
+        "sparse.xls (5.5 KB): xls workbook, 1 sheet: Data",
         "endless.parquet (23 B): Parquet, schema not read",
         "schema-4m.parquet (3.8 MB): Parquet, 1000 columns, rows not read",
         "pages-600k.pdf (4.0 MB): PDF, 7 pages",
