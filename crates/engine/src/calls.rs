@@ -72,6 +72,9 @@ pub(crate) struct Ask {
     pub(crate) answer: Answer,
     /// The start of the answer, for a server that can go on from it.
     pub(crate) prefill: Option<String>,
+    /// A code reply with no code is asked for once more (`call_for_code`);
+    /// not when the caller falls back to another way itself.
+    pub(crate) again: bool,
 }
 
 impl Ask {
@@ -91,7 +94,15 @@ impl Ask {
             schema,
             answer,
             prefill: None,
+            again: true,
         }
+    }
+
+    /// No second ask for code when the reply has none: the caller falls
+    /// back to another way of asking.
+    pub(crate) fn once(mut self) -> Ask {
+        self.again = false;
+        self
     }
 
     pub(crate) fn with_temperature(mut self, temperature: Option<f32>) -> Ask {
@@ -452,6 +463,7 @@ impl Core {
             let mut done = Done::new(job.clone());
             let mut looped: Option<String> = None;
             let mut complete = false;
+            let mut began = (None, None);
             let mut since = Instant::now();
             while let Some(delta) = rx.recv().await {
                 match delta {
@@ -490,6 +502,13 @@ impl Core {
                         self.notice(NoticeLevel::Info, words).await?;
                         continue;
                     }
+                    Delta::Began {
+                        structured,
+                        prefilled,
+                    } => {
+                        began = (structured, prefilled);
+                        continue;
+                    }
                 }
                 if answer.len() + reasoning.len() >= DELTA_BYTES || since.elapsed() >= DELTA_AGE {
                     self.flush_deltas(call_id, &mut answer, &mut reasoning)
@@ -503,7 +522,7 @@ impl Core {
             if let Some(end) = done.end().filter(|_| complete) {
                 all_answer.truncate(end);
             }
-            Ok::<_, TapeError>((all_answer, all_reasoning, looped, complete))
+            Ok::<_, TapeError>((all_answer, all_reasoning, looped, complete, began))
         };
         let model = self.model.clone();
         let stop_looping = looping.clone();
@@ -522,7 +541,7 @@ impl Core {
             }
         };
         let (reply, forwarded) = tokio::join!(ask, forward);
-        let (answer, reasoning, looped, complete) = forwarded?;
+        let (answer, reasoning, looped, complete, (structured, prefilled)) = forwarded?;
         // Stopped once its job was done: the reply is what came, whole. The
         // server said nothing of its usage: estimated.
         // A reply that ran on within the grace keeps only what came before.
@@ -533,6 +552,8 @@ impl Core {
                     usage_estimated: true,
                     text: answer.clone(),
                     reasoning: reasoning.clone(),
+                    structured,
+                    prefilled,
                     ..ChatReply::default()
                 }),
                 true,
@@ -606,6 +627,7 @@ impl Core {
             mut messages,
             temperature,
             prefill,
+            again,
             ..
         } = ask;
         let code_ask = |tag: Tag, messages: Vec<ChatMessage>, prefill: Option<String>| Ask {
@@ -621,6 +643,14 @@ impl Core {
             .await?;
         if let Some(code) = extract::extract_code(&reply, want) {
             return Ok((reply, code));
+        }
+        if !again {
+            self.notice(
+                NoticeLevel::Warning,
+                format!("the reply to {tag} had no code in it"),
+            )
+            .await?;
+            return Err(Stop::Failed);
         }
         self.notice(
             NoticeLevel::Warning,

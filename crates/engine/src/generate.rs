@@ -82,9 +82,9 @@ impl Core {
         let code = match self.opts.tests {
             TestsFormat::Data => match self.tests_as_data(name, tag.clone(), &ctx).await? {
                 Some(code) => code,
-                None => self.tests_as_code(name, tag.retry(), &ctx).await?,
+                None => self.tests_as_code(name, tag.retry(), &ctx, false).await?,
             },
-            TestsFormat::Code => match self.tests_as_code(name, tag.clone(), &ctx).await {
+            TestsFormat::Code => match self.tests_as_code(name, tag.clone(), &ctx, true).await {
                 Err(Stop::Failed) => match self.tests_as_data(name, tag.retry(), &ctx).await? {
                     Some(code) => code,
                     None => return Err(Stop::Failed),
@@ -177,7 +177,15 @@ impl Core {
     }
 
     /// `name`'s tests asked for as a test file (`tag`).
-    async fn tests_as_code(&self, name: &str, tag: Tag, ctx: &NodeCtx) -> Result<String, Stop> {
+    /// `fallback`: the cases are asked for next when the reply has no code
+    /// (else the test file is asked for once more).
+    async fn tests_as_code(
+        &self,
+        name: &str,
+        tag: Tag,
+        ctx: &NodeCtx,
+        fallback: bool,
+    ) -> Result<String, Stop> {
         let NodeCtx {
             spec,
             deps,
@@ -196,6 +204,8 @@ impl Core {
         let ask = Ask::new(purpose, tag, self.messages(prompt)?)
             .with_prefill(self.tests_prefill(name))
             .with_temperature(self.opts.first_temperature);
+        // Asked as code first, the fallback to cases is the second ask.
+        let ask = if fallback { ask.once() } else { ask };
         let (_, code) = self.call_for_code(ask, None).await?;
         self.usable_tests(name, code).await
     }

@@ -248,6 +248,13 @@ pub enum Delta {
     /// A word for the person about the call, not part of the reply: it
     /// waits for the server's turn, or keeps the turn within this process.
     Status(String),
+    /// The server took the request and its reply begins: the shape its
+    /// schema was asked in and how its begun answer was taken, as the
+    /// reply would say them, for a reply the caller stops before its end.
+    Began {
+        structured: Option<Structured>,
+        prefilled: Option<Prefilled>,
+    },
 }
 
 /// The model's context window: prompt and reply together, in tokens.

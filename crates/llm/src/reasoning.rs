@@ -174,7 +174,7 @@ pub(crate) fn split_reasoning(text: &str) -> (String, String) {
                 answer.clear();
                 reasoning.clear();
             }
-            Delta::Status(_) => {}
+            Delta::Status(_) | Delta::Began { .. } => {}
         }
     }
     (answer, reasoning)
@@ -230,7 +230,7 @@ mod tests {
                     answer.clear();
                     reasoning.clear();
                 }
-                Delta::Status(_) => {}
+                Delta::Status(_) | Delta::Began { .. } => {}
             }
         }
         (answer, reasoning)

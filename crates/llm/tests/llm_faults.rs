@@ -74,7 +74,7 @@ fn shown(deltas: &[Delta]) -> (String, String) {
                 answer.clear();
                 reasoning.clear();
             }
-            Delta::Status(_) => {}
+            Delta::Status(_) | Delta::Began { .. } => {}
         }
     }
     (answer, reasoning)

@@ -83,7 +83,7 @@ impl ReplyState {
                     self.text.clear();
                     self.reasoning.clear();
                 }
-                Delta::Status(_) => {}
+                Delta::Status(_) | Delta::Began { .. } => {}
             }
             // A closed receiver is not an error: nobody is watching the stream.
             let _ = deltas.send(piece).await;

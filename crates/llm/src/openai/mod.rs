@@ -293,6 +293,13 @@ impl OpenAiClient {
             };
             self.reached.store(true, Ordering::Relaxed);
             let attempt = if response.status().is_success() {
+                // A closed receiver is not an error: nobody is watching.
+                let _ = deltas
+                    .send(Delta::Began {
+                        structured,
+                        prefilled,
+                    })
+                    .await;
                 match self
                     .on_reply(
                         response,
