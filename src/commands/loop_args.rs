@@ -1,7 +1,7 @@
 //! What the loop does beside writing, running and repairing, asked for on
 //! the command line (`run`, `bench` and the workbench): `--review` and
 //! `--review-repairs` (the review before running), `--candidates N`
-//! (functional consensus), `--tests data|code` and `--no-prefill` (how a
+//! (functional consensus), `--tests data|code` and `--prefill` (how a
 //! small model is asked). A flag wins over the config and every profile,
 //! as flags do.
 
@@ -21,7 +21,10 @@ pub struct LoopArgs {
     /// How each function's tests are asked for: code (a test file the model writes, begun for it where the server can go on from a start) or data (cases it gives under a JSON schema, made into a test file); each falls back to the other [default: the profile's or [run]'s tests, code]
     #[arg(long, value_name = "FORMAT", value_parser = parse_tests)]
     pub(crate) tests: Option<TestsFormat>,
-    /// Never start a code or tests reply for the model (by default a function's code starts at its `def` line, and its tests at a test function calling it, where the server can go on from a start) [default: the profile's or [run]'s prefill]
+    /// Start each code reply at the function's `def` line, and each tests reply at a test function calling it, where the server can go on from a start (llama.cpp, vLLM); off by default: on SmolLM2-135M it did not help [default: the profile's or [run]'s prefill, off]
+    #[arg(long, conflicts_with = "no_prefill")]
+    pub(crate) prefill: bool,
+    /// Never start a reply for the model, whatever the config or a profile says
     #[arg(long)]
     pub(crate) no_prefill: bool,
 }
@@ -70,6 +73,12 @@ impl LoopArgs {
             config.run.tests = tests;
             for p in config.models.values_mut() {
                 p.tests = Some(tests);
+            }
+        }
+        if self.prefill {
+            config.run.prefill = true;
+            for p in config.models.values_mut() {
+                p.prefill = Some(true);
             }
         }
         if self.no_prefill {
@@ -140,6 +149,7 @@ mod tests {
             review_repairs: true,
             candidates: Some(2),
             tests: Some(TestsFormat::Code),
+            prefill: false,
             no_prefill: true,
         };
         assert_eq!(

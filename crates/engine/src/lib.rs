@@ -198,7 +198,7 @@ impl Default for EngineOptions {
             review_repairs: false,
             candidates: 1,
             tests: TestsFormat::default(),
-            prefill: true,
+            prefill: false,
             first_temperature: None,
         }
     }
