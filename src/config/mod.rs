@@ -139,7 +139,7 @@ pub struct RunConfig {
     /// rest (a profile's `prefill` wins; also --prefill and --no-prefill).
     /// Off by default: measured on SmolLM2-135M behind llama-server (the
     /// easy set's first ten, at most 2 versions each), 2 of 10 passed with
-    /// it and 3 of 10 without.
+    /// it and 4 of 10 without.
     pub(crate) prefill: bool,
     /// Sandbox mode: "full" (refuse to run generated code where a layer is
     /// missing) or "reduced" (run it anyway, with a warning on every run).
