@@ -46,9 +46,10 @@ async fn run_double(server: &FaultServer) -> (Output, Vec<Value>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_looping_reply_is_stopped_counted_and_the_hollow_replies_named() {
     let server = FaultServer::start("unused").await;
-    let plan = r#"{"functions": [{"name": "double", "purpose": "twice x", "inputs": "x: int", "output": "int", "depends_on": []}]}"#;
-    let tests = "```python\ndef test_double():\n    assert double(2) == 4\n```\n";
-    let code = "```python\ndef double(x):\n    return x * 2\n```\n";
+    // After two plan calls with no plan, the whole task is one function,
+    // named from its words.
+    let tests = "```python\ndef test_double():\n    assert double_integer(2) == 4\n```\n";
+    let code = "```python\ndef double_integer(x):\n    return x * 2\n```\n";
     // The plan, first: the same few characters until the window would end.
     let mut looping = vec![content("{\"functions\": [{\"name\": \"")];
     looping.extend((0..400).map(|_| content("ab ab ab ")));
@@ -57,7 +58,6 @@ async fn a_looping_reply_is_stopped_counted_and_the_hollow_replies_named() {
         Answer::Sse(looping),
         // Then nothing at all (a base model with no chat template).
         Answer::Sse(vec![finish("stop"), usage(40, 0), done()]),
-        Answer::Sse(vec![content(plan), finish("stop"), usage(50, 40), done()]),
         Answer::Sse(vec![content(tests), finish("stop"), usage(60, 30), done()]),
         Answer::Sse(vec![content(code), finish("stop"), usage(70, 20), done()]),
     ]);
@@ -117,7 +117,7 @@ async fn a_looping_reply_is_stopped_counted_and_the_hollow_replies_named() {
         .unwrap()
         .parse()
         .unwrap();
-    assert!(prompt_in > 40 + 50 + 60 + 70, "{summary}");
+    assert!(prompt_in > 40 + 60 + 70, "{summary}");
     assert_eq!(finished.len(), 1);
 
     // Each call went out with the reply limit of its kind; the plan with
@@ -128,19 +128,19 @@ async fn a_looping_reply_is_stopped_counted_and_the_hollow_replies_named() {
         .filter(|s| s.path == "/v1/chat/completions")
         .map(|s| s.json())
         .collect();
-    assert_eq!(chats.len(), 5);
-    for plan_call in &chats[..3] {
+    assert_eq!(chats.len(), 4);
+    for plan_call in &chats[..2] {
         assert_eq!(plan_call["max_tokens"], 1024);
         assert_eq!(plan_call["response_format"]["type"], "json_schema");
         assert_eq!(plan_call["response_format"]["json_schema"]["name"], "plan");
     }
-    for other in &chats[3..] {
+    for other in &chats[2..] {
         assert_eq!(other["max_tokens"], 1536);
         assert!(other.get("response_format").is_none(), "{other}");
     }
     let replies = of_type("model_reply");
-    assert_eq!(replies[1]["structured"], "json_schema");
-    assert!(replies[2].get("structured").is_none());
+    assert_eq!(replies[0]["structured"], "json_schema");
+    assert!(replies[1].get("structured").is_none());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -159,7 +159,6 @@ async fn a_model_that_cannot_plan_still_gets_the_task_to_code_as_one_function() 
     server.queue([
         prose(),
         prose(),
-        prose(),
         Answer::Sse(vec![content(tests), finish("stop"), usage(60, 30), done()]),
         Answer::Sse(vec![content(code), finish("stop"), usage(70, 20), done()]),
     ]);
@@ -167,7 +166,7 @@ async fn a_model_that_cannot_plan_still_gets_the_task_to_code_as_one_function() 
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("result: PASSED"), "{stderr}");
     let of_type = |t: &str| -> Vec<&Value> { events.iter().filter(|e| e["type"] == t).collect() };
-    assert_eq!(of_type("plan_error").len(), 3);
+    assert_eq!(of_type("plan_error").len(), 2);
     let plans = of_type("plan");
     assert_eq!(plans.len(), 1);
     assert_eq!(plans[0]["specs"][0]["name"], "double_integer");
@@ -175,7 +174,7 @@ async fn a_model_that_cannot_plan_still_gets_the_task_to_code_as_one_function() 
         of_type("notice").iter().any(|n| n["message"]
             .as_str()
             .unwrap()
-            .contains("no usable plan in 3 tries")),
+            .contains("no usable plan in 2 tries")),
         "{stderr}"
     );
     assert_eq!(of_type("code").len(), 1);
@@ -250,12 +249,15 @@ async fn a_node_whose_tests_never_come_still_gets_its_code_but_cannot_pass() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tests_that_define_the_function_themselves_are_not_used() {
+async fn tests_that_define_the_function_themselves_keep_their_assertions_against_the_real_code() {
     let server = FaultServer::start("unused").await;
     let plan = r#"{"functions": [{"name": "double", "purpose": "twice x", "inputs": "x: int", "output": "int", "depends_on": []}]}"#;
-    // SmolLM2's tests: the function again, so they pass against any code.
+    // SmolLM2's tests: the function again, so as written they would pass
+    // against any code. Its definition goes; its assertion stays.
     let own_copy = "```python\ndef double(x):\n    return x * 2\n\ndef test_double():\n    assert double(2) == 4\n```\n";
     let broken = "```python\ndef double(x):\n    return y\n```\n";
+    let fixed =
+        "`y` is not defined: it is x twice.\n```python\ndef double(x):\n    return x * 2\n```\n";
     server.queue([
         Answer::Sse(vec![content(plan), finish("stop"), usage(50, 40), done()]),
         Answer::Sse(vec![
@@ -265,19 +267,30 @@ async fn tests_that_define_the_function_themselves_are_not_used() {
             done(),
         ]),
         Answer::Sse(vec![content(broken), finish("stop"), usage(70, 20), done()]),
+        Answer::Sse(vec![content(fixed), finish("stop"), usage(90, 20), done()]),
     ]);
     let (output, events) = run_double(&server).await;
     let stderr = String::from_utf8_lossy(&output.stderr);
     let of_type = |t: &str| -> Vec<&Value> { events.iter().filter(|e| e["type"] == t).collect() };
-    assert!(of_type("tests").is_empty(), "{stderr}");
+    let tests = of_type("tests");
+    assert_eq!(tests.len(), 1, "{stderr}");
+    let code = tests[0]["code"].as_str().unwrap();
+    assert!(code.contains("assert double(2) == 4"), "{code}");
+    assert!(!code.contains("def double"), "{code}");
     assert!(
         of_type("notice").iter().any(|n| n["message"]
             .as_str()
             .unwrap()
-            .contains("define `double` themselves")),
+            .contains("their assertions kept")),
         "{stderr}"
     );
-    assert!(!stderr.contains("result: PASSED"), "{stderr}");
+    // The broken code failed the kept assertion; the repair passes it.
+    let passed: Vec<bool> = of_type("run_finished")
+        .iter()
+        .map(|r| r["record"]["passed"].as_bool().unwrap())
+        .collect();
+    assert_eq!(passed.first(), Some(&false), "{stderr}");
+    assert!(stderr.contains("result: PASSED"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
