@@ -660,7 +660,7 @@ async fn an_unreachable_port_names_the_url_and_what_to_do() {
         "{text}"
     );
     assert!(text.contains("refused"), "{text}");
-    assert!(text.contains("Is the server running?"), "{text}");
+    assert!(text.contains("Is the server running there?"), "{text}");
     assert!(!text.contains(KEY));
     assert!(started.elapsed() < Duration::from_secs(5), "not retried");
 }
