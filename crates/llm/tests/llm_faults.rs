@@ -47,7 +47,8 @@ fn request() -> ChatRequest {
     }
 }
 
-/// One call with `request`, collecting every delta.
+/// One call with `request`, collecting every delta of the reply (the
+/// word that it began, `Delta::Began`, apart: `llm_prefill` tests it).
 async fn ask(
     model: &dyn ChatModel,
     request: ChatRequest,
@@ -56,7 +57,9 @@ async fn ask(
     let collect = async move {
         let mut got = Vec::new();
         while let Some(d) = rx.recv().await {
-            got.push(d);
+            if !matches!(d, Delta::Began { .. }) {
+                got.push(d);
+            }
         }
         got
     };

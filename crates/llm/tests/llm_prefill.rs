@@ -104,8 +104,17 @@ async fn llama_cpp_goes_on_from_the_prefill_through_apply_template_and_completio
     assert_eq!(reply.prefilled, Some(Prefilled::Completions));
     assert_eq!(reply.usage.map(|u| u.completion_tokens), Some(4));
     assert!(!reply.usage_estimated);
-    // The prefill is the answer's first piece, as if the model had written it.
-    assert_eq!(deltas[0], Delta::Content(PREFILL.into()));
+    // The reply says how it went as it begins (a reply stopped before its
+    // end keeps it), then the prefill is the answer's first piece, as if
+    // the model had written it.
+    assert_eq!(
+        deltas[0],
+        Delta::Began {
+            structured: None,
+            prefilled: Some(Prefilled::Completions)
+        }
+    );
+    assert_eq!(deltas[1], Delta::Content(PREFILL.into()));
     assert_eq!(answer(&deltas), reply.text);
     let seen = server.seen();
     let template = seen.iter().find(|s| s.path == "/apply-template").unwrap();
