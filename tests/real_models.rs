@@ -242,11 +242,24 @@ fn llama_server_takes_the_json_schema_and_the_reply_streams() {
     assert!(events.iter().any(|e| e["type"] == "code"), "{stderr}");
     // llama-server says how much of each prompt it took from its cache; the
     // calls after the first share at least the system prompt and the task.
-    let cached: Vec<Option<u64>> = events
+    // A reply codeloop stopped once its answer was whole has no word from
+    // the server on its usage: estimated, and said so.
+    let replies: Vec<&Value> = events
         .iter()
         .filter(|e| e["type"] == "model_reply")
+        .collect();
+    let cached: Vec<Option<u64>> = replies
+        .iter()
+        .filter(|e| e["usage_estimated"] != true)
         .map(|e| e["usage"]["cached_tokens"].as_u64())
         .collect();
+    assert!(
+        replies
+            .iter()
+            .filter(|e| e["usage_estimated"] == true)
+            .all(|e| e["stopped"].is_string()),
+        "only a reply codeloop stopped has its usage estimated: {replies:?}"
+    );
     assert!(cached.iter().all(Option::is_some), "{cached:?}");
     assert!(cached.iter().skip(1).any(|c| *c > Some(0)), "{cached:?}");
     assert!(stderr.contains(" cached) + "), "{stderr}");
