@@ -6,17 +6,23 @@
 //! Each variant of `Event` carries a named payload struct (`Event::Code(CodeEvent)`),
 //! so a consumer's family function takes the one payload it handles.
 //!
-//! Architecture Invariant: every match over events (and over steps and
-//! commands) names every variant, no `_ =>` arm, so a new event does not
-//! compile until each consumer says what it does with it: the fold, the
-//! story (`story::tell`) and the few rules beside them in this crate, and
-//! outside it only the browser player's `scope` (what an event can change
-//! in its view). Picking one kind out (`if let`, `matches!`) is not such a
-//! match.
+//! Architecture Invariant: an event is answered in three places: its
+//! payload's `impl Payload` (its tag, what it is about, whether it is a
+//! streamed piece, how it changes a pause, what an edited prompt asked for
+//! that it delivers: `event/facts.rs`, a struct with no default), its arm
+//! of the fold (`State::apply`) and its arm of the story (`story::tell`).
+//! Those two matches and `Event::facts` (one line a variant) name every
+//! variant, no `_ =>` arm, so a new event does not compile until each says
+//! what it does with it. Every other rule asks the facts, never the
+//! variants: the tape's flush, the pause, a prompt edit spent, the node a
+//! cursor follows, the player's scope (a fork point in words is the
+//! story's line). Picking one kind out (`if let`, `matches!`) is not such
+//! a match.
 //!
 //! The payloads live with their family: the session's own (`session.rs`),
 //! model calls (`model.rs`), the plan and its nodes (`node.rs`), runs and
-//! the program (`run.rs`); steering in `steer.rs`.
+//! the program (`run.rs`); steering in `steer.rs`; each payload's
+//! `impl Payload` just below it.
 //!
 //! The JSON is serde's internally tagged enum (`"type"`), each payload's
 //! fields beside the tag: the same as when the variants held their fields
@@ -25,12 +31,14 @@
 
 use serde::{Deserialize, Serialize};
 
+mod facts;
 mod model;
 mod node;
 mod run;
 mod session;
 mod steer;
 
+pub use facts::*;
 pub use model::*;
 pub use node::*;
 pub use run::*;
@@ -147,42 +155,49 @@ pub enum Event {
 }
 
 impl Event {
+    /// What the event says of itself (its tag, what it is about, how it
+    /// flows and pauses): its payload's answer. The one match over events
+    /// in this file.
+    pub fn facts(&self) -> Facts<'_> {
+        match self {
+            Event::SessionStarted(e) => e.facts(),
+            Event::ModelRequest(e) => e.facts(),
+            Event::ModelDelta(e) => e.facts(),
+            Event::ModelReasoning(e) => e.facts(),
+            Event::ModelRestart(e) => e.facts(),
+            Event::ModelContinued(e) => e.facts(),
+            Event::ModelReply(e) => e.facts(),
+            Event::ModelError(e) => e.facts(),
+            Event::Plan(e) => e.facts(),
+            Event::PlanError(e) => e.facts(),
+            Event::Tests(e) => e.facts(),
+            Event::Code(e) => e.facts(),
+            Event::Check(e) => e.facts(),
+            Event::RunStarted(e) => e.facts(),
+            Event::Output(e) => e.facts(),
+            Event::RunFinished(e) => e.facts(),
+            Event::NodeStatus(e) => e.facts(),
+            Event::Localized(e) => e.facts(),
+            Event::Attempt(e) => e.facts(),
+            Event::TestsChanged(e) => e.facts(),
+            Event::Review(e) => e.facts(),
+            Event::Candidates(e) => e.facts(),
+            Event::Reflection(e) => e.facts(),
+            Event::Paused(e) => e.facts(),
+            Event::Steer(e) => e.facts(),
+            Event::Notice(e) => e.facts(),
+            Event::Program(e) => e.facts(),
+            Event::ProgramOutput(e) => e.facts(),
+            Event::Picture(e) => e.facts(),
+            Event::Finished(e) => e.facts(),
+            Event::Forked(e) => e.facts(),
+            Event::Resumed(e) => e.facts(),
+        }
+    }
+
     /// A short name for the event kind, for logs and review headings: the
     /// tag the tape writes.
     pub fn kind(&self) -> &'static str {
-        match self {
-            Event::SessionStarted(_) => "session_started",
-            Event::ModelRequest(_) => "model_request",
-            Event::ModelDelta(_) => "model_delta",
-            Event::ModelReasoning(_) => "model_reasoning",
-            Event::ModelRestart(_) => "model_restart",
-            Event::ModelContinued(_) => "model_continued",
-            Event::ModelReply(_) => "model_reply",
-            Event::ModelError(_) => "model_error",
-            Event::Plan(_) => "plan",
-            Event::PlanError(_) => "plan_error",
-            Event::Tests(_) => "tests",
-            Event::Code(_) => "code",
-            Event::Check(_) => "check",
-            Event::RunStarted(_) => "run_started",
-            Event::Output(_) => "output",
-            Event::RunFinished(_) => "run_finished",
-            Event::NodeStatus(_) => "node_status",
-            Event::Localized(_) => "localized",
-            Event::Attempt(_) => "attempt",
-            Event::TestsChanged(_) => "tests_changed",
-            Event::Review(_) => "review",
-            Event::Candidates(_) => "candidates",
-            Event::Reflection(_) => "reflection",
-            Event::Paused(_) => "paused",
-            Event::Steer(_) => "steer",
-            Event::Notice(_) => "notice",
-            Event::Program(_) => "program",
-            Event::ProgramOutput(_) => "program_output",
-            Event::Picture(_) => "picture",
-            Event::Finished(_) => "finished",
-            Event::Forked(_) => "forked",
-            Event::Resumed(_) => "resumed",
-        }
+        self.facts().kind
     }
 }

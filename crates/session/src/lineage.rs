@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 use codeloop_protocol::present::plural;
 
 use crate::index::{self, SessionSummary};
-use crate::{Event, Record, State, read_tape};
+use crate::story;
+use crate::{Record, State, read_tape};
 
 /// The most branches a lineage shows (and writes pages for).
 pub const MOST: usize = 64;
@@ -199,60 +200,38 @@ fn fork_points(lineage: &mut Lineage, current_records: &[Record], current: &Stat
     }
 }
 
-/// The record numbered `at` in words, with what the session had then.
+/// The most characters of the story's line a fork point quotes.
+const POINT_CHARS: usize = 80;
+
+/// The record numbered `at` in words, with what the session had then: the
+/// story's last line by then (`story::tell`; a record that says nothing of
+/// its own, a request or a streamed piece, reads as the fact before it),
+/// its first line, cut at `POINT_CHARS`.
 pub fn describe_point(records: &[Record], at: u64) -> String {
-    let before: Vec<&Record> = records.iter().take_while(|r| r.seq <= at).collect();
-    let Some(last) = before.last() else {
+    let mut state = State::default();
+    let mut folded = 0;
+    let mut told = None;
+    for r in records.iter().take_while(|r| r.seq <= at) {
+        state.apply(r);
+        folded += 1;
+        told = story::tell(&state, r).or(told);
+    }
+    if folded == 0 {
         return format!("record {at}");
-    };
-    let state = State::from_records(before.iter().copied());
-    let what = match &last.event {
-        Event::Code(e) => format!("{} #{} written", e.node, e.iteration),
-        Event::Localized(e) => format!("{} #{}: its failure localized", e.node, e.iteration),
-        Event::Reflection(e) => {
-            format!("{} #{}: the reflection on its failure", e.node, e.iteration)
+    }
+    let what = match told {
+        Some(line) => {
+            let text = line.text.lines().next().unwrap_or_default();
+            let said = match line.subject() {
+                Some(subject) => format!("{subject}: {text}"),
+                None => format!("{}: {text}", line.what.label()),
+            };
+            match said.char_indices().nth(POINT_CHARS) {
+                Some((cut, _)) => format!("{}…", &said[..cut]),
+                None => said,
+            }
         }
-        Event::Review(e) => format!("{} #{}: its review", e.node, e.iteration),
-        Event::Tests(e) => format!("{}: its tests written", e.node),
-        Event::Check(e) => format!("{} #{}: its static check", e.node, e.iteration),
-        Event::RunFinished(e) => match state.runs.get(&e.run_id) {
-            Some(run) => format!(
-                "the run of {} #{} {}",
-                run.node.as_deref().unwrap_or("the program"),
-                run.iteration,
-                if e.record.passed { "passed" } else { "failed" }
-            ),
-            None => "a run ended".into(),
-        },
-        Event::NodeStatus(e) => format!("{} {}", e.node, e.status.label()),
-        Event::Plan(e) => {
-            let n = e.specs.len();
-            format!("the plan: {n} function{}", plural(n))
-        }
-        Event::Finished(_) => "the end of the session".into(),
-        // The others by their kind ("model reply").
-        Event::SessionStarted(_)
-        | Event::ModelRequest(_)
-        | Event::ModelDelta(_)
-        | Event::ModelReasoning(_)
-        | Event::ModelRestart(_)
-        | Event::ModelContinued(_)
-        | Event::ModelReply(_)
-        | Event::ModelError(_)
-        | Event::PlanError(_)
-        | Event::RunStarted(_)
-        | Event::Output(_)
-        | Event::Attempt(_)
-        | Event::TestsChanged(_)
-        | Event::Candidates(_)
-        | Event::Paused(_)
-        | Event::Steer(_)
-        | Event::Notice(_)
-        | Event::Program(_)
-        | Event::ProgramOutput(_)
-        | Event::Picture(_)
-        | Event::Forked(_)
-        | Event::Resumed(_) => last.event.kind().replace('_', " "),
+        None => "the session's start".to_string(),
     };
     let versions: u32 = state.nodes.values().map(|n| n.iteration()).sum();
     format!(

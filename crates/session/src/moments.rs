@@ -9,42 +9,7 @@ use super::event::*;
 /// The node an event shows the engine at work on, if any (a node blocked
 /// by another's failure is not being worked on).
 pub fn active_node(event: &Event) -> Option<&str> {
-    match event {
-        Event::ModelRequest(ModelRequestEvent { purpose, .. }) => purpose.node(),
-        Event::Tests(TestsEvent { node, .. })
-        | Event::Code(CodeEvent { node, .. })
-        | Event::Check(CheckEvent { node, .. })
-        | Event::Localized(LocalizedEvent { node, .. })
-        | Event::Attempt(AttemptEvent { node, .. })
-        | Event::TestsChanged(TestsChangedEvent { node, .. })
-        | Event::Reflection(ReflectionEvent { node, .. })
-        | Event::Review(ReviewEvent { node, .. })
-        | Event::Candidates(CandidatesEvent { node, .. }) => Some(node),
-        Event::RunStarted(RunStartedEvent { node, .. }) => node.as_deref(),
-        Event::NodeStatus(NodeStatusEvent { node, status }) => {
-            (!matches!(status, NodeStatus::Blocked)).then_some(node.as_str())
-        }
-        Event::SessionStarted(_)
-        | Event::ModelDelta(_)
-        | Event::ModelReasoning(_)
-        | Event::ModelRestart(_)
-        | Event::ModelContinued(_)
-        | Event::ModelReply(_)
-        | Event::ModelError(_)
-        | Event::Plan(_)
-        | Event::PlanError(_)
-        | Event::Output(_)
-        | Event::RunFinished(_)
-        | Event::Paused(_)
-        | Event::Steer(_)
-        | Event::Notice(_)
-        | Event::Program(_)
-        | Event::ProgramOutput(_)
-        | Event::Picture(_)
-        | Event::Finished(_)
-        | Event::Forked(_)
-        | Event::Resumed(_) => None,
-    }
+    event.facts().about.node_at_work()
 }
 
 /// The node the engine touched last in `records`.

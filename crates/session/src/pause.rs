@@ -1,9 +1,7 @@
 //! Whether the engine is paused, event by event: the fold's rule, also
 //! read by a view that needs the live engine's pause without folding.
 
-use super::event::{
-    Command, Event, ModelRequestEvent, PausedEvent, Record, RunStartedEvent, SteerEvent, Step,
-};
+use super::event::{Event, PauseChange, Record, Step};
 
 /// How `event` changes whether the engine is paused before `paused`:
 /// `Some(Some(step))` it pauses before `step`, `Some(None)` the pause is
@@ -13,61 +11,11 @@ use super::event::{
 /// run just after the next one paused) is no change. The fold uses it, and
 /// so does `pause_at_end`.
 pub fn pause_after<'a>(paused: Option<&Step>, event: &'a Event) -> Option<Option<&'a Step>> {
-    match event {
-        Event::Paused(PausedEvent { step }) => Some(Some(step)),
-        Event::ModelRequest(e) => paused.filter(|p| asks(p, e)).map(|_| None),
-        Event::RunStarted(e) => paused.filter(|p| runs(p, e)).map(|_| None),
-        Event::Finished(_)
-        | Event::Resumed(_)
-        | Event::Steer(SteerEvent {
-            command: Command::Approve | Command::Skip | Command::Cancel | Command::ReviewPrompt,
-        }) => Some(None),
-        Event::SessionStarted(_)
-        | Event::ModelDelta(_)
-        | Event::ModelReasoning(_)
-        | Event::ModelRestart(_)
-        | Event::ModelContinued(_)
-        | Event::ModelReply(_)
-        | Event::ModelError(_)
-        | Event::Plan(_)
-        | Event::PlanError(_)
-        | Event::Tests(_)
-        | Event::Code(_)
-        | Event::Check(_)
-        | Event::Output(_)
-        | Event::RunFinished(_)
-        | Event::NodeStatus(_)
-        | Event::Localized(_)
-        | Event::Attempt(_)
-        | Event::TestsChanged(_)
-        | Event::Reflection(_)
-        | Event::Review(_)
-        | Event::Candidates(_)
-        | Event::Steer(_)
-        | Event::Notice(_)
-        | Event::Program(_)
-        | Event::ProgramOutput(_)
-        | Event::Picture(_)
-        | Event::Forked(_) => None,
-    }
-}
-
-/// The call paused before is this one.
-fn asks(step: &Step, e: &ModelRequestEvent) -> bool {
-    match step {
-        Step::ModelCall { purpose } | Step::Prompt { purpose, .. } => *purpose == e.purpose,
-        Step::Run { .. } | Step::TestFix { .. } | Step::Review { .. } => false,
-    }
-}
-
-/// The run paused before is this one.
-fn runs(step: &Step, e: &RunStartedEvent) -> bool {
-    match step {
-        Step::Run { node, iteration } => *node == e.node && *iteration == e.iteration,
-        Step::ModelCall { .. }
-        | Step::Prompt { .. }
-        | Step::TestFix { .. }
-        | Step::Review { .. } => false,
+    match event.facts().pause {
+        PauseChange::Keeps => None,
+        PauseChange::Before(step) => Some(Some(step)),
+        PauseChange::Ends => Some(None),
+        PauseChange::Begins(begun) => paused.filter(|p| begun.is(p)).map(|_| None),
     }
 }
 
@@ -78,11 +26,8 @@ pub fn pause_at_end(records: &[Record]) -> Option<&Step> {
     let at = records
         .iter()
         .rposition(|r| matches!(r.event, Event::Paused(_)))?;
-    let mut paused = match &records[at].event {
-        Event::Paused(PausedEvent { step }) => Some(step),
-        _ => None,
-    };
-    for r in &records[at + 1..] {
+    let mut paused = None;
+    for r in &records[at..] {
         if let Some(p) = pause_after(paused, &r.event) {
             paused = p;
         }
@@ -93,7 +38,7 @@ pub fn pause_at_end(records: &[Record]) -> Option<&Step> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{RunKind, RunStartedEvent};
+    use crate::event::{Command, PausedEvent, RunKind, RunStartedEvent, SteerEvent};
     use crate::state::State;
 
     fn records(events: Vec<Event>) -> Vec<Record> {

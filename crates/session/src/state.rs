@@ -180,47 +180,7 @@ impl State {
         let Some(PromptEdit { purpose, .. }) = &self.prompt_edit else {
             return;
         };
-        let for_node = |node: &str| purpose.node() == Some(node);
-        let spent = match event {
-            Event::Plan(_) => *purpose == Purpose::Plan,
-            Event::Finished(_) => true,
-            Event::Tests(e) => matches!(purpose, Purpose::Tests { .. }) && for_node(&e.node),
-            Event::Code(e) => {
-                matches!(purpose, Purpose::Code { .. } | Purpose::Repair { .. })
-                    && for_node(&e.node)
-            }
-            // A repair that fixed the tests instead of the code.
-            Event::TestsChanged(e) => {
-                matches!(purpose, Purpose::Repair { .. }) && for_node(&e.node)
-            }
-            Event::Reflection(e) => matches!(purpose, Purpose::Reflect { .. }) && for_node(&e.node),
-            Event::Review(e) => matches!(purpose, Purpose::Review { .. }) && for_node(&e.node),
-            Event::Candidates(e) => matches!(purpose, Purpose::Inputs { .. }) && for_node(&e.node),
-            Event::SessionStarted(_)
-            | Event::ModelRequest(_)
-            | Event::ModelDelta(_)
-            | Event::ModelReasoning(_)
-            | Event::ModelRestart(_)
-            | Event::ModelContinued(_)
-            | Event::ModelReply(_)
-            | Event::ModelError(_)
-            | Event::PlanError(_)
-            | Event::Check(_)
-            | Event::RunStarted(_)
-            | Event::Output(_)
-            | Event::RunFinished(_)
-            | Event::NodeStatus(_)
-            | Event::Localized(_)
-            | Event::Attempt(_)
-            | Event::Paused(_)
-            | Event::Steer(_)
-            | Event::Notice(_)
-            | Event::Program(_)
-            | Event::ProgramOutput(_)
-            | Event::Picture(_)
-            | Event::Forked(_)
-            | Event::Resumed(_) => false,
-        };
+        let spent = event.facts().delivers.answers(purpose);
         if spent {
             self.prompt_edit = None;
         }

@@ -178,7 +178,10 @@ impl TapeWriter {
         self.out.write_all(line.as_bytes()).map_err(err)?;
         self.out.write_all(b"\n").map_err(err)?;
         self.next_seq = record.seq + 1;
-        if is_step_boundary(&record.event) {
+        // Streamed pieces are flushed in batches; everything else ends a
+        // step and is flushed at once, so a crash loses at most the pieces
+        // of the step under way.
+        if !record.event.facts().streamed {
             self.flush()?;
         }
         Ok(())
@@ -211,45 +214,6 @@ fn lock(file: &File) -> bool {
     // SAFETY: flock takes a descriptor `file` owns and keeps open; it touches no memory.
     let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
     rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EWOULDBLOCK)
-}
-
-/// Streamed deltas and output chunks are flushed in batches; everything
-/// else marks the end of a step and is flushed at once, so a crash loses
-/// at most the chunks of the step in progress.
-fn is_step_boundary(event: &Event) -> bool {
-    match event {
-        Event::ModelDelta(_) | Event::Output(_) => false,
-        Event::SessionStarted(_)
-        | Event::ModelRequest(_)
-        | Event::ModelReasoning(_)
-        | Event::ModelRestart(_)
-        | Event::ModelContinued(_)
-        | Event::ModelReply(_)
-        | Event::ModelError(_)
-        | Event::Plan(_)
-        | Event::PlanError(_)
-        | Event::Tests(_)
-        | Event::Code(_)
-        | Event::Check(_)
-        | Event::RunStarted(_)
-        | Event::RunFinished(_)
-        | Event::NodeStatus(_)
-        | Event::Localized(_)
-        | Event::Attempt(_)
-        | Event::TestsChanged(_)
-        | Event::Review(_)
-        | Event::Candidates(_)
-        | Event::Reflection(_)
-        | Event::Paused(_)
-        | Event::Steer(_)
-        | Event::Notice(_)
-        | Event::Program(_)
-        | Event::ProgramOutput(_)
-        | Event::Picture(_)
-        | Event::Finished(_)
-        | Event::Forked(_)
-        | Event::Resumed(_) => true,
-    }
 }
 
 /// What reading a tape found.

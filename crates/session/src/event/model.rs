@@ -5,6 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use codeloop_protocol::{ChatMessage, Usage};
 
+use super::{About, Begun, Delivers, Facts, PauseChange, Payload};
+
 /// `Event::ModelRequest`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelRequestEvent {
@@ -112,6 +114,95 @@ impl Purpose {
             | Purpose::Repair { node }
             | Purpose::Review { node }
             | Purpose::Inputs { node } => Some(node),
+        }
+    }
+}
+
+impl Payload for ModelRequestEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "model_request",
+            about: About {
+                node: self.purpose.node(),
+                call: Some(self.call_id),
+                run: None,
+                at_work: true,
+            },
+            streamed: false,
+            pause: PauseChange::Begins(Begun::Call(&self.purpose)),
+            delivers: Delivers::Nothing,
+        }
+    }
+}
+
+impl Payload for ModelDeltaEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "model_delta",
+            about: About::call(self.call_id),
+            streamed: true,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::Nothing,
+        }
+    }
+}
+
+impl Payload for ModelReasoningEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "model_reasoning",
+            about: About::call(self.call_id),
+            streamed: true,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::Nothing,
+        }
+    }
+}
+
+impl Payload for ModelRestartEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "model_restart",
+            about: About::call(self.call_id),
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::Nothing,
+        }
+    }
+}
+
+impl Payload for ModelContinuedEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "model_continued",
+            about: About::call(self.call_id),
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::Nothing,
+        }
+    }
+}
+
+impl Payload for ModelReplyEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "model_reply",
+            about: About::call(self.call_id),
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::Nothing,
+        }
+    }
+}
+
+impl Payload for ModelErrorEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "model_error",
+            about: About::call(self.call_id),
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::Nothing,
         }
     }
 }

@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::{About, Delivers, Facts, PauseChange, Payload, Purpose};
+
 use codeloop_protocol::Location;
 
 use crate::consensus::Candidate;
@@ -15,10 +17,37 @@ pub struct PlanEvent {
     pub specs: Vec<FunctionSpec>,
 }
 
+impl Payload for PlanEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "plan",
+            about: About::SESSION,
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::Asked {
+                node: None,
+                asked_by: |p| matches!(p, Purpose::Plan),
+            },
+        }
+    }
+}
+
 /// `Event::PlanError`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanErrorEvent {
     pub message: String,
+}
+
+impl Payload for PlanErrorEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "plan_error",
+            about: About::SESSION,
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::Nothing,
+        }
+    }
 }
 
 /// `Event::Tests`.
@@ -27,6 +56,18 @@ pub struct TestsEvent {
     pub node: String,
     pub code: String,
     pub source: CodeSource,
+}
+
+impl Payload for TestsEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "tests",
+            about: About::node(&self.node),
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::asked(&self.node, |p| matches!(p, Purpose::Tests { .. })),
+        }
+    }
 }
 
 /// `Event::Code`.
@@ -42,12 +83,38 @@ pub struct CodeEvent {
     pub notes: Vec<String>,
 }
 
+impl Payload for CodeEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "code",
+            about: About::node(&self.node),
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::asked(&self.node, |p| {
+                matches!(p, Purpose::Code { .. } | Purpose::Repair { .. })
+            }),
+        }
+    }
+}
+
 /// `Event::Check`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckEvent {
     pub node: String,
     pub iteration: u32,
     pub findings: Vec<Finding>,
+}
+
+impl Payload for CheckEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "check",
+            about: About::node(&self.node),
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::Nothing,
+        }
+    }
 }
 
 /// `Event::NodeStatus`.
@@ -57,12 +124,39 @@ pub struct NodeStatusEvent {
     pub status: NodeStatus,
 }
 
+impl Payload for NodeStatusEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "node_status",
+            about: About {
+                at_work: self.status != NodeStatus::Blocked,
+                ..About::node(&self.node)
+            },
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::Nothing,
+        }
+    }
+}
+
 /// `Event::Localized`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LocalizedEvent {
     pub node: String,
     pub iteration: u32,
     pub location: Location,
+}
+
+impl Payload for LocalizedEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "localized",
+            about: About::node(&self.node),
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::Nothing,
+        }
+    }
 }
 
 /// `Event::Attempt`.
@@ -74,6 +168,18 @@ pub struct AttemptEvent {
     /// The prompt shows the runtime values at the failure.
     #[serde(default)]
     pub runtime_values: bool,
+}
+
+impl Payload for AttemptEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "attempt",
+            about: About::node(&self.node),
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::Nothing,
+        }
+    }
 }
 
 /// `Event::TestsChanged`.
@@ -91,6 +197,19 @@ pub struct TestsChangedEvent {
     pub rejected_because: Option<String>,
 }
 
+impl Payload for TestsChangedEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "tests_changed",
+            about: About::node(&self.node),
+            streamed: false,
+            pause: PauseChange::Keeps,
+            // A repair that fixed the tests instead of the code.
+            delivers: Delivers::asked(&self.node, |p| matches!(p, Purpose::Repair { .. })),
+        }
+    }
+}
+
 /// `Event::Review`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReviewEvent {
@@ -103,6 +222,18 @@ pub struct ReviewEvent {
     /// The model call that made it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub call_id: Option<u64>,
+}
+
+impl Payload for ReviewEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "review",
+            about: About::node(&self.node),
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::asked(&self.node, |p| matches!(p, Purpose::Review { .. })),
+        }
+    }
 }
 
 /// `Event::Candidates`.
@@ -122,6 +253,18 @@ pub struct CandidatesEvent {
     pub note: Option<String>,
 }
 
+impl Payload for CandidatesEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "candidates",
+            about: About::node(&self.node),
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::asked(&self.node, |p| matches!(p, Purpose::Inputs { .. })),
+        }
+    }
+}
+
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
@@ -132,6 +275,18 @@ pub struct ReflectionEvent {
     pub node: String,
     pub iteration: u32,
     pub text: String,
+}
+
+impl Payload for ReflectionEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "reflection",
+            about: About::node(&self.node),
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::asked(&self.node, |p| matches!(p, Purpose::Reflect { .. })),
+        }
+    }
 }
 
 /// One planned function.

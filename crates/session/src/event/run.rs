@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::{About, Begun, Delivers, Facts, PauseChange, Payload};
+
 use codeloop_protocol::Stream;
 use codeloop_protocol::picture::Picture;
 
@@ -18,6 +20,26 @@ pub struct RunStartedEvent {
     pub kind: RunKind,
 }
 
+impl Payload for RunStartedEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "run_started",
+            about: About {
+                node: self.node.as_deref(),
+                call: None,
+                run: Some(self.run_id),
+                at_work: true,
+            },
+            streamed: false,
+            pause: PauseChange::Begins(Begun::Run {
+                node: self.node.as_deref(),
+                iteration: self.iteration,
+            }),
+            delivers: Delivers::Nothing,
+        }
+    }
+}
+
 /// `Event::Output`. The tape reader reads it straight from a line
 /// (`tape_read.rs`), without the tagged enum's buffering.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,11 +49,35 @@ pub struct OutputEvent {
     pub text: String,
 }
 
+impl Payload for OutputEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "output",
+            about: About::run(self.run_id),
+            streamed: true,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::Nothing,
+        }
+    }
+}
+
 /// `Event::RunFinished`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunFinishedEvent {
     pub run_id: u64,
     pub record: RunRecord,
+}
+
+impl Payload for RunFinishedEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "run_finished",
+            about: About::run(self.run_id),
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::Nothing,
+        }
+    }
 }
 
 /// `Event::Program`.
@@ -41,10 +87,34 @@ pub struct ProgramEvent {
     pub tests: String,
 }
 
+impl Payload for ProgramEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "program",
+            about: About::SESSION,
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::Nothing,
+        }
+    }
+}
+
 /// `Event::ProgramOutput`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProgramOutputEvent {
     pub output: ProgramOutput,
+}
+
+impl Payload for ProgramOutputEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "program_output",
+            about: About::SESSION,
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::Nothing,
+        }
+    }
 }
 
 /// `Event::Picture`.
@@ -54,6 +124,18 @@ pub struct PictureEvent {
     #[serde(default)]
     pub run_id: Option<u64>,
     pub picture: Picture,
+}
+
+impl Payload for PictureEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "picture",
+            about: About::SESSION,
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::Nothing,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::{About, Delivers, Facts, PauseChange, Payload};
+
 use codeloop_protocol::Usage;
 
 use super::{Command, Step};
@@ -21,16 +23,52 @@ pub struct SessionStartedEvent {
     pub config: ConfigSummary,
 }
 
+impl Payload for SessionStartedEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "session_started",
+            about: About::SESSION,
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::Nothing,
+        }
+    }
+}
+
 /// `Event::Paused`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PausedEvent {
     pub step: Step,
 }
 
+impl Payload for PausedEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "paused",
+            about: About::SESSION,
+            streamed: false,
+            pause: PauseChange::Before(&self.step),
+            delivers: Delivers::Nothing,
+        }
+    }
+}
+
 /// `Event::Steer`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SteerEvent {
     pub command: Command,
+}
+
+impl Payload for SteerEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "steer",
+            about: About::SESSION,
+            streamed: false,
+            pause: self.command.pause_change(),
+            delivers: Delivers::Nothing,
+        }
+    }
 }
 
 /// `Event::Notice`.
@@ -40,10 +78,34 @@ pub struct NoticeEvent {
     pub message: String,
 }
 
+impl Payload for NoticeEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "notice",
+            about: About::SESSION,
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::Nothing,
+        }
+    }
+}
+
 /// `Event::Finished`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FinishedEvent {
     pub result: FinalResult,
+}
+
+impl Payload for FinishedEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "finished",
+            about: About::SESSION,
+            streamed: false,
+            pause: PauseChange::Ends,
+            delivers: Delivers::All,
+        }
+    }
 }
 
 /// `Event::Forked`.
@@ -54,6 +116,18 @@ pub struct ForkedEvent {
     pub parent_tape: String,
     /// The last of the parent's records the fork starts from.
     pub at_seq: u64,
+}
+
+impl Payload for ForkedEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "forked",
+            about: About::SESSION,
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::Nothing,
+        }
+    }
 }
 
 /// `Event::Resumed`.
@@ -70,6 +144,18 @@ pub struct ResumedEvent {
     pub token_budget: u64,
     /// RFC 3339 wall-clock time the segment started.
     pub started_at: String,
+}
+
+impl Payload for ResumedEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "resumed",
+            about: About::SESSION,
+            streamed: false,
+            pause: PauseChange::Ends,
+            delivers: Delivers::Nothing,
+        }
+    }
 }
 
 /// A file attached to the task: described to the model, copied into each run's directory.

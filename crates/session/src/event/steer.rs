@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use codeloop_protocol::ChatMessage;
 
-use super::{FunctionSpec, Purpose};
+use super::{FunctionSpec, PauseChange, Purpose};
 
 /// A step the engine can pause before.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,4 +93,24 @@ pub enum Command {
     EditPrompt {
         messages: Vec<ChatMessage>,
     },
+}
+
+impl Command {
+    /// How the command changes a pause: approving, skipping, cancelling
+    /// or asking to see the prompt ends it (the prompt's own pause follows).
+    pub(crate) fn pause_change(&self) -> PauseChange<'static> {
+        match self {
+            Command::Approve | Command::Skip | Command::Cancel | Command::ReviewPrompt => {
+                PauseChange::Ends
+            }
+            Command::SetStepMode { .. }
+            | Command::EditTask { .. }
+            | Command::EditSpec { .. }
+            | Command::EditCode { .. }
+            | Command::EditTests { .. }
+            | Command::Hint { .. }
+            | Command::RerunNode { .. }
+            | Command::EditPrompt { .. } => PauseChange::Keeps,
+        }
+    }
 }

@@ -54,83 +54,37 @@ enum Scope {
     All,
 }
 
-/// The node a record is about, and its call or run: what it can change.
+/// The node a record is about, and its call or run: what it can change
+/// (the event's `About`; a call's or a run's node is the state's).
 fn scope(event: &Event, state: &State) -> Scope {
-    let call_node = |id: u64| {
-        state
-            .calls
-            .get(&id)
-            .and_then(|c| c.purpose.node())
-            .map(str::to_string)
-    };
-    let run_node = |id: u64| state.runs.get(&id).and_then(|r| r.node.clone());
-    let node = |n: &str| Scope::Node {
-        node: Some(n.to_string()),
-        call: None,
-        run: None,
-    };
-    match event {
-        Event::ModelDelta(e) => Scope::Stream(e.call_id),
-        // The reasoning is not shown (nor counted here).
-        Event::ModelReasoning(e) => Scope::Stream(e.call_id),
-        Event::Output(e) => Scope::Output(e.run_id),
-        Event::ModelRequest(e) => Scope::Node {
-            node: e.purpose.node().map(str::to_string),
-            call: Some(e.call_id),
-            run: None,
-        },
-        Event::ModelRestart(e) => Scope::Node {
-            node: call_node(e.call_id),
-            call: Some(e.call_id),
-            run: None,
-        },
-        Event::ModelContinued(e) => Scope::Node {
-            node: call_node(e.call_id),
-            call: Some(e.call_id),
-            run: None,
-        },
-        Event::ModelReply(e) => Scope::Node {
-            node: call_node(e.call_id),
-            call: Some(e.call_id),
-            run: None,
-        },
-        Event::ModelError(e) => Scope::Node {
-            node: call_node(e.call_id),
-            call: Some(e.call_id),
-            run: None,
-        },
-        Event::Tests(e) => node(&e.node),
-        Event::TestsChanged(e) => node(&e.node),
-        Event::Code(e) => node(&e.node),
-        Event::Check(e) => node(&e.node),
-        Event::Candidates(e) => node(&e.node),
-        Event::Review(e) => node(&e.node),
-        Event::NodeStatus(e) => node(&e.node),
-        Event::Localized(e) => node(&e.node),
-        Event::Attempt(e) => node(&e.node),
-        Event::Reflection(e) => node(&e.node),
-        Event::RunStarted(e) => Scope::Node {
-            node: e.node.clone(),
-            call: None,
-            run: Some(e.run_id),
-        },
-        Event::RunFinished(e) => Scope::Node {
-            node: run_node(e.run_id),
-            call: None,
-            run: Some(e.run_id),
-        },
-        Event::SessionStarted(_)
-        | Event::Plan(_)
-        | Event::PlanError(_)
-        | Event::Paused(_)
-        | Event::Steer(_)
-        | Event::Notice(_)
-        | Event::Program(_)
-        | Event::ProgramOutput(_)
-        | Event::Picture(_)
-        | Event::Finished(_)
-        | Event::Forked(_)
-        | Event::Resumed(_) => Scope::All,
+    let facts = event.facts();
+    let about = facts.about;
+    if facts.streamed {
+        // A piece of a reply or of its reasoning (not shown, nor counted
+        // here), or of a run's output.
+        if let Some(call) = about.call {
+            return Scope::Stream(call);
+        }
+        if let Some(run) = about.run {
+            return Scope::Output(run);
+        }
+    }
+    if about.is_session() {
+        return Scope::All;
+    }
+    let node = about
+        .node
+        .map(str::to_string)
+        .or_else(|| {
+            about
+                .call
+                .and_then(|id| state.calls.get(&id)?.purpose.node().map(str::to_string))
+        })
+        .or_else(|| about.run.and_then(|id| state.runs.get(&id)?.node.clone()));
+    Scope::Node {
+        node,
+        call: about.call,
+        run: about.run,
     }
 }
 
