@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::review::{ReviewFinding, ReviewVerdict, Severity};
-use codeloop_protocol::Usage;
+use codeloop_protocol::{Location, Usage};
 
 fn fold(events: &[Event]) -> (State, Vec<Record>) {
     let records: Vec<Record> = events
