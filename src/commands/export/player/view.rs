@@ -12,28 +12,28 @@
 //! an event about a node that node, and the rest everything. A test
 //! builds every tape in the repository both ways, this and everything at
 //! every record, and compares the pages.
+//!
+//! A node's slots are `view/node.rs`'s, a run's title and output
+//! (kept within a budget) `view/output.rs`'s; the replies streaming, the
+//! plan, the badge and the history are here.
 
 use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::history::History;
-use super::store::{Store, Val, floor_boundary};
-use crate::commands::export::graph;
-use crate::commands::export::html::status_class;
-use crate::protocol::Stream;
-use crate::protocol::sanitize::sanitize;
-use crate::session::state::HistoryEntry;
-use crate::session::story::{self, Level, What, words};
-use crate::session::{Event, NodeStatus, Outcome, Purpose, Record, State, moments};
+mod node;
+mod output;
 
-/// A run's output kept in the page: its first bytes and its last, each at
-/// most this much (the run's log on disk has the rest)...
-pub(super) const OUTPUT_KEPT: u64 = 64 << 10;
-/// ...and the outputs of all runs at most this much: past it, each run
-/// keeps less (`Views::new`), never under `OUTPUT_KEPT_LEAST` at each end.
-const OUTPUT_BUDGET: u64 = 16 << 20;
-const OUTPUT_KEPT_LEAST: u64 = 4 << 10;
+#[cfg(test)]
+pub(super) use output::OUTPUT_KEPT;
+use output::Output;
+
+use super::history::History;
+use super::store::{Store, Val};
+use crate::commands::export::graph;
+use crate::session::state::HistoryEntry;
+use crate::session::story::{self, Level, What};
+use crate::session::{Event, Outcome, Purpose, Record, State, moments};
 
 /// A prefix's flags: a reply still streaming; a text whole.
 pub(super) const STREAMING: u8 = 1;
@@ -95,120 +95,6 @@ struct Reply {
     bytes: usize,
 }
 
-/// A run's output copied into the page: its first `OUTPUT_KEPT` bytes and
-/// its last (raw bytes, counted as the state counts them).
-struct Output {
-    head: u32,
-    tail: Option<u32>,
-    /// Raw bytes of the run's output seen.
-    seen: u64,
-    /// Raw bytes the run printed in all (read ahead from the tape).
-    total: u64,
-    /// Raw bytes kept at each end of a long output.
-    kept: u64,
-    /// Each text's last stream, to mark where stderr begins and ends.
-    last_stream: HashMap<u32, u8>,
-}
-
-impl Output {
-    /// Where the tail begins (raw bytes): all of it is kept when it is small.
-    fn tail_from(&self) -> u64 {
-        if self.total <= 2 * self.kept {
-            u64::MAX
-        } else {
-            self.total - self.kept
-        }
-    }
-
-    /// Where the head ends (raw bytes).
-    fn head_end(&self) -> u64 {
-        if self.tail_from() == u64::MAX {
-            u64::MAX
-        } else {
-            self.kept
-        }
-    }
-}
-
-/// What the code pane shows of a node at a moment.
-#[derive(Serialize)]
-struct NodeView {
-    /// The status's class and word, and the graph's line under the name.
-    st: &'static str,
-    sl: &'static str,
-    sub: String,
-    it: u32,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    src: Option<&'static str>,
-    /// The latest code (text id), the one before it and its iteration, and
-    /// the diff between them (a text of `=`, `-`, `+`, one a line).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    c: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    p: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pit: Option<u32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    d: Option<u32>,
-    /// The tests.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    t: Option<u32>,
-    /// The failure of the version shown.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    f: Option<FailView>,
-    /// A failure of an earlier version, named only.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    e: Option<String>,
-    /// The runtime values along the failing path (text id).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    v: Option<u32>,
-    /// The run the output pane shows.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    run: Option<u64>,
-    /// The review of the version shown, the check's findings.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    rev: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    chk: Vec<String>,
-    /// The model is reflecting on the failure now.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    why: bool,
-}
-
-/// What a node is: its signature and purpose.
-#[derive(Serialize)]
-struct Spec {
-    sig: String,
-    what: String,
-}
-
-/// A failure as the code pane marks it.
-#[derive(Serialize)]
-struct FailView {
-    /// In one line, for people (`Location::headline`).
-    h: String,
-    /// Beside its line: `ErrorType: message`.
-    w: String,
-    /// Its 0-based line in the code, and in the tests (a failure in them).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    cl: Option<usize>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    tl: Option<usize>,
-    /// The test, what it expected and what it got.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    more: String,
-}
-
-/// A run as the output pane's title says it.
-#[derive(Serialize)]
-struct RunView {
-    title: String,
-    cls: &'static str,
-    verdict: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    fig: String,
-}
-
 #[derive(Serialize)]
 struct PlanView {
     svg: u32,
@@ -257,16 +143,7 @@ impl Views {
                 *totals.entry(e.run_id).or_default() += e.text.len() as u64;
             }
         }
-        let wanted: u64 = totals.values().map(|t| (*t).min(2 * OUTPUT_KEPT)).sum();
-        let kept = if wanted <= OUTPUT_BUDGET {
-            OUTPUT_KEPT
-        } else {
-            let long = totals
-                .values()
-                .filter(|t| **t > 2 * OUTPUT_KEPT_LEAST)
-                .count() as u64;
-            (OUTPUT_BUDGET / (2 * long.max(1))).clamp(OUTPUT_KEPT_LEAST, OUTPUT_KEPT)
-        };
+        let kept = output::kept(&totals);
         Views {
             store: Store::new(),
             full,
@@ -545,308 +422,6 @@ impl Views {
             self.store.shared(&ProgramView { c, run })
         });
         self.store.set("prog", program);
-    }
-
-    /// A node's view, its stream and its reflection.
-    fn node(&mut self, state: &State, name: &str) {
-        let view = self.node_view(state, name);
-        let planned = view.is_some();
-        self.store.set(&format!("n/{name}"), view);
-        // What it is: `name(inputs) -> output` and its purpose.
-        let spec = state
-            .nodes
-            .get(name)
-            .map(|n| Spec {
-                sig: words::signature(&n.spec),
-                what: n.spec.purpose.clone(),
-            })
-            .map(|s| self.store.shared(&s));
-        self.store.set(&format!("i/{name}"), spec);
-        if planned {
-            self.streaming(state, name);
-            self.reflection(state, name);
-        } else {
-            self.store.set(&format!("s/{name}"), None);
-            self.store.set(&format!("w/{name}"), None);
-            self.store.set(&format!("i/{name}"), None);
-        }
-    }
-
-    fn node_view(&mut self, state: &State, name: &str) -> Option<Val> {
-        let n = state.nodes.get(name)?;
-        let k = n.versions.len();
-        let c = k
-            .checked_sub(1)
-            .map(|i| self.code_text(name, i, &n.versions[i].code));
-        let (p, pit) = match k.checked_sub(2) {
-            Some(i) => (
-                Some(self.code_text(name, i, &n.versions[i].code)),
-                Some(n.versions[i].iteration),
-            ),
-            None => (None, None),
-        };
-        let d = match (p, c) {
-            (Some(p), Some(c)) => Some(self.diff(p, c)),
-            _ => None,
-        };
-        let failure = state
-            .current_failure(name)
-            .filter(|_| n.status != NodeStatus::Passed);
-        let f = failure.map(|e| {
-            let mut more = Vec::new();
-            if let Some(test) = &e.test {
-                more.push(format!("test {test}"));
-            }
-            if let Some(x) = &e.expected {
-                more.push(format!("expected {x}"));
-            }
-            if let Some(x) = &e.actual {
-                more.push(format!("got {x}"));
-            }
-            FailView {
-                h: e.headline(),
-                w: e.what().lines().next().unwrap_or_default().to_string(),
-                cl: n.code().and_then(|code| e.line_in(code)),
-                tl: n
-                    .tests
-                    .as_deref()
-                    .filter(|_| !e.in_node_code)
-                    .and_then(|tests| e.line_in(tests)),
-                more: more.join(" · "),
-            }
-        });
-        let e = state
-            .earlier_failure(name)
-            .filter(|_| n.status != NodeStatus::Passed)
-            .map(|(found, e)| {
-                let when = words::earlier_failure_when(found, n.iteration());
-                format!("{} ({when}): {}", words::EARLIER_FAILURE, e.headline())
-            });
-        let v = state
-            .current_failure(name)
-            .filter(|e| !e.values.is_empty())
-            .map(|e| e.values_trace());
-        let v = v.map(|trace| self.store.text(&trace));
-        let t = n.tests.clone().map(|tests| self.store.text(&tests));
-        let why = state
-            .calls
-            .values()
-            .any(|c| !c.done && matches!(&c.purpose, Purpose::Reflect { node } if node == name));
-        let view = NodeView {
-            st: status_class(n.status),
-            sl: n.status.label(),
-            sub: graph::sub_label(n),
-            it: n.iteration(),
-            src: n.versions.last().map(|v| words::source(v.source)),
-            c,
-            p,
-            pit,
-            d,
-            t,
-            f,
-            e,
-            v,
-            run: state.run_to_show(Some(name), false),
-            rev: state
-                .current_review(name)
-                .map(|r| format!("review: {}", r.summary())),
-            chk: n
-                .findings
-                .iter()
-                .take(2)
-                .map(|f| format!("check: {}", words::finding(f)))
-                .collect(),
-            why,
-        };
-        Some(self.store.shared(&view))
-    }
-
-    /// The text id of a node's code version (versions never change).
-    fn code_text(&mut self, node: &str, index: usize, code: &str) -> u32 {
-        if let Some(&id) = self.code_ids.get(&(node.to_string(), index)) {
-            return id;
-        }
-        let id = self.store.text(code);
-        self.code_ids.insert((node.to_string(), index), id);
-        id
-    }
-
-    /// The diff of two texts, a line's change a letter (`=`, `-`, `+`), as a text.
-    pub(super) fn diff(&mut self, old: u32, new: u32) -> u32 {
-        if let Some(&id) = self.diffs.get(&(old, new)) {
-            return id;
-        }
-        let tags: String =
-            similar::TextDiff::from_lines(self.store.text_of(old), self.store.text_of(new))
-                .iter_all_changes()
-                .map(|c| match c.tag() {
-                    similar::ChangeTag::Equal => '=',
-                    similar::ChangeTag::Delete => '-',
-                    similar::ChangeTag::Insert => '+',
-                })
-                .collect();
-        let id = self.store.text(&tags);
-        self.diffs.insert((old, new), id);
-        id
-    }
-
-    /// Lines added and removed from a node's version before `iteration` to it.
-    fn change_counts(
-        &mut self,
-        state: &State,
-        node: &str,
-        iteration: u32,
-    ) -> Option<(usize, usize)> {
-        let n = state.nodes.get(node)?;
-        let i = n.versions.iter().rposition(|v| v.iteration == iteration)?;
-        let before = i.checked_sub(1)?;
-        let old = self.code_text(node, before, &n.versions[before].code);
-        let new = self.code_text(node, i, &n.versions[i].code);
-        let tags = self.diff(old, new);
-        let tags = self.store.text_of(tags);
-        Some((tags.matches('+').count(), tags.matches('-').count()))
-    }
-
-    /// A run's title in the output pane.
-    fn run(&mut self, state: &State, id: u64) {
-        let value = state.runs.get(&id).map(|r| {
-            let title = match &r.node {
-                Some(n) => format!("run {id} · {n} #{}", r.iteration),
-                None => format!("run {id} · the program"),
-            };
-            let (cls, verdict, fig) = match &r.record {
-                None => ("running", "running".to_string(), String::new()),
-                Some(rec) => (
-                    if rec.passed { "passed" } else { "failed" },
-                    words::run_result(rec, r.cancelled),
-                    rec.resources.map(|res| res.short()).unwrap_or_default(),
-                ),
-            };
-            RunView {
-                title,
-                cls,
-                verdict,
-                fig,
-            }
-        });
-        let value = value.map(|v| self.store.shared(&v));
-        self.store.set(&format!("r/{id}"), value);
-    }
-
-    /// A run's output as it is now: what the page keeps of it, and flags
-    /// for what it does not (1: more came than its first bytes kept; as
-    /// `more`, the bytes before its last ones).
-    fn output(&mut self, state: &State, id: u64) {
-        let Some(run) = state.runs.get(&id) else {
-            self.store.set(&format!("o/{id}"), None);
-            return;
-        };
-        if !self.outputs.contains_key(&id) {
-            let head = self.store.grow_new();
-            let total = self.totals.get(&id).copied().unwrap_or(0);
-            self.outputs.insert(
-                id,
-                Output {
-                    head,
-                    tail: None,
-                    seen: 0,
-                    total,
-                    kept: self.kept,
-                    last_stream: HashMap::new(),
-                },
-            );
-        }
-        let seen = run.kept_bytes as u64 + run.dropped_bytes;
-        let Some(out) = self.outputs.get(&id) else {
-            return;
-        };
-        let mut need = seen.saturating_sub(out.seen) as usize;
-        // The new output is the last chunks' (one a record).
-        let mut pieces: Vec<(Stream, &str)> = Vec::new();
-        for (stream, text) in run.chunks.iter().rev() {
-            if need == 0 {
-                break;
-            }
-            let take = need.min(text.len());
-            let from = floor_boundary(text, text.len() - take);
-            pieces.push((*stream, &text[from..]));
-            need = need.saturating_sub(text.len() - from);
-        }
-        pieces.reverse();
-        let mut at = out.seen;
-        for (stream, piece) in pieces {
-            self.output_piece(id, at, stream, piece);
-            at += piece.len() as u64;
-        }
-        let Some(out) = self.outputs.get_mut(&id) else {
-            return;
-        };
-        out.seen = seen;
-        let value = if seen >= out.tail_from() {
-            out.tail.map(|tail| Val::Prefix {
-                text: tail,
-                len: self.store.len_of(tail),
-                more: out.tail_from(),
-                flag: 0,
-            })
-        } else {
-            Some(Val::Prefix {
-                text: out.head,
-                len: self.store.len_of(out.head),
-                more: 0,
-                flag: u8::from(seen > out.head_end()),
-            })
-        };
-        self.store.set(&format!("o/{id}"), value);
-    }
-
-    /// A piece of a run's output at raw offset `at`, into the head, the
-    /// tail, or neither (the middle of a long output).
-    fn output_piece(&mut self, id: u64, at: u64, stream: Stream, piece: &str) {
-        let Some(out) = self.outputs.get_mut(&id) else {
-            return;
-        };
-        let tail_from = out.tail_from();
-        let head_end = out.head_end();
-        let end = at + piece.len() as u64;
-        let mut parts: Vec<(u32, &str)> = Vec::new();
-        if at < head_end {
-            let upto = floor_boundary(piece, (head_end - at).min(piece.len() as u64) as usize);
-            parts.push((out.head, &piece[..upto]));
-        }
-        if end > tail_from {
-            let tail = match out.tail {
-                Some(t) => t,
-                None => {
-                    let t = self.store.grow_new();
-                    out.tail = Some(t);
-                    t
-                }
-            };
-            let from = floor_boundary(piece, tail_from.saturating_sub(at) as usize);
-            parts.push((tail, &piece[from..]));
-        }
-        let code = match stream {
-            Stream::Stdout => 0,
-            Stream::Stderr => 1,
-        };
-        for (text, part) in parts {
-            if part.is_empty() {
-                continue;
-            }
-            let clean = sanitize(part);
-            let last = out.last_stream.get(&text).copied().unwrap_or(0);
-            if last != code {
-                let start = self.store.len_of(text);
-                self.store
-                    .streams
-                    .entry(text)
-                    .or_default()
-                    .push((start, code));
-                out.last_stream.insert(text, code);
-            }
-            self.store.append(text, &clean);
-        }
     }
 
     /// The history's lines: the entries that may have changed rendered
