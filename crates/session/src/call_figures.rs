@@ -9,19 +9,16 @@
 //!
 //! A reply is *used* when what it was asked for follows it on the tape,
 //! before the next request about the same node (a plan for the plan, tests,
-//! a code version, an applied test fix, a review that names the call, the
-//! inputs a vote ran on) or when a vote took it as a candidate that loaded
+//! a code version, an applied test fix, a review, the inputs a vote ran
+//! on: what the event says it `uses`, in its facts), or a review names the
+//! call, or a vote took it as a candidate that loaded
 //! (or was chosen). Every other call was wasted: its reply looped and was
 //! stopped, was cut at the token limit, failed, or came whole and was not
 //! used (no code in it, or refused by a guard).
 
 use serde::{Deserialize, Serialize};
 
-use super::event::{
-    CandidatesEvent, CodeEvent, CodeSource, Event, ModelDeltaEvent, ModelErrorEvent,
-    ModelReasoningEvent, ModelReplyEvent, ModelRequestEvent, Purpose, Record, ReviewEvent,
-    TestsChangedEvent, TestsEvent,
-};
+use super::event::{CandidatesEvent, Event, ModelRequestEvent, Purpose, Record, ReviewEvent};
 
 /// Why a call's reply was not used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -113,26 +110,25 @@ pub fn call_figures(records: &[Record], looped: impl Fn(&str) -> bool) -> Vec<Ca
         };
         let mut end: Option<End> = None;
         for (i, later) in records.iter().enumerate().skip(at + 1) {
-            let (usage, error, cut) = match &later.event {
-                Event::ModelDelta(ModelDeltaEvent { call_id: c, .. })
-                | Event::ModelReasoning(ModelReasoningEvent { call_id: c, .. })
-                    if *c == call_id && figure.first_token_ms.is_none() =>
-                {
+            let facts = later.event.facts();
+            if facts.about.call != Some(call_id) {
+                continue;
+            }
+            if facts.streamed {
+                // Its first piece, of the reply or of reasoning.
+                if figure.first_token_ms.is_none() {
                     figure.first_token_ms = Some(later.t_ms.saturating_sub(record.t_ms));
-                    continue;
                 }
-                Event::ModelReply(ModelReplyEvent {
-                    call_id: c,
-                    usage,
-                    finish_reason,
-                    ..
-                }) if *c == call_id => (usage, None, finish_reason.as_deref() == Some("length")),
-                Event::ModelError(ModelErrorEvent {
-                    call_id: c,
-                    message,
-                    usage,
-                }) if *c == call_id => (usage, Some(message.clone()), false),
-                _ => continue,
+                continue;
+            }
+            // How it ended: its reply or its error (a restart or a
+            // continuation goes on).
+            let (usage, error, cut) = if let Event::ModelReply(e) = &later.event {
+                (&e.usage, None, e.finish_reason.as_deref() == Some("length"))
+            } else if let Event::ModelError(e) = &later.event {
+                (&e.usage, Some(e.message.clone()), false)
+            } else {
+                continue;
             };
             if let Some(u) = usage {
                 figure.prompt_tokens = Some(u.prompt_tokens);
@@ -167,75 +163,29 @@ pub fn call_figures(records: &[Record], looped: impl Fn(&str) -> bool) -> Vec<Ca
 fn used(records: &[Record], call_id: u64, purpose: &Purpose, end: usize) -> bool {
     let node = purpose.node();
     // A vote took it as a candidate, or a review names it: wherever that is.
-    let named = records.iter().any(|r| match &r.event {
-        Event::Candidates(CandidatesEvent {
+    let named = records.iter().any(|r| {
+        if let Event::Candidates(CandidatesEvent {
             candidates, chosen, ..
-        }) => candidates
-            .iter()
-            .enumerate()
-            .any(|(i, c)| c.call_id == Some(call_id) && (c.loaded || i == *chosen)),
-        Event::Review(ReviewEvent { call_id: c, .. }) => *c == Some(call_id),
-        _ => false,
+        }) = &r.event
+        {
+            return candidates
+                .iter()
+                .enumerate()
+                .any(|(i, c)| c.call_id == Some(call_id) && (c.loaded || i == *chosen));
+        }
+        matches!(&r.event, Event::Review(ReviewEvent { call_id: c, .. }) if *c == Some(call_id))
     });
     if named {
         return true;
     }
     // Else what it was asked for, before the next request about its node.
-    let by_the_model = |source: &CodeSource| {
-        !matches!(
-            source,
-            CodeSource::Edit | CodeSource::Given | CodeSource::Cache
-        )
-    };
-    let mine = |n: &str| Some(n) == node;
     for r in &records[end + 1..] {
-        let product = match (&r.event, purpose) {
-            (Event::ModelRequest(ModelRequestEvent { purpose: p, .. }), _) if p.node() == node => {
-                return false;
-            }
-            (Event::Plan(_), Purpose::Plan) => true,
-            (
-                Event::Code(CodeEvent {
-                    source: CodeSource::PlanReply,
-                    ..
-                }),
-                Purpose::Plan,
-            ) => true,
-            (
-                Event::Tests(TestsEvent {
-                    node: n, source, ..
-                }),
-                Purpose::Tests { .. },
-            ) => mine(n) && by_the_model(source),
-            (
-                Event::Code(CodeEvent {
-                    node: n, source, ..
-                }),
-                Purpose::Code { .. } | Purpose::Reflect { .. } | Purpose::Repair { .. },
-            ) => mine(n) && by_the_model(source),
-            (
-                Event::TestsChanged(TestsChangedEvent {
-                    node: n, applied, ..
-                }),
-                Purpose::Reflect { .. } | Purpose::Repair { .. },
-            ) => mine(n) && *applied,
-            (
-                Event::Review(ReviewEvent {
-                    node: n,
-                    call_id: None,
-                    ..
-                }),
-                Purpose::Review { .. },
-            ) => mine(n),
-            (
-                Event::Candidates(CandidatesEvent {
-                    node: n, proposed, ..
-                }),
-                Purpose::Inputs { .. },
-            ) => mine(n) && *proposed > 0,
-            _ => false,
-        };
-        if product {
+        if let Event::ModelRequest(ModelRequestEvent { purpose: p, .. }) = &r.event
+            && p.node() == node
+        {
+            return false;
+        }
+        if r.event.facts().uses.answers(purpose) {
             return true;
         }
     }
@@ -260,7 +210,10 @@ pub fn percentile(values: &[u64], p: u32) -> Option<u64> {
 mod tests {
     use super::*;
     use crate::consensus::Candidate;
-    use crate::event::PlanEvent;
+    use crate::event::{
+        CodeEvent, CodeSource, ModelDeltaEvent, ModelErrorEvent, ModelReasoningEvent,
+        ModelReplyEvent, PlanEvent, TestsChangedEvent, TestsEvent,
+    };
     use codeloop_protocol::Usage;
 
     fn request(call_id: u64, purpose: Purpose, tag: &str) -> Event {

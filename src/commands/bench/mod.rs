@@ -232,9 +232,11 @@ async fn solve(
     }));
     let first_request = records
         .into_iter()
-        .find_map(|r| match r.event {
-            Event::ModelRequest(ModelRequestEvent { messages, .. }) => Some(messages),
-            _ => None,
+        .find_map(|r| {
+            let Event::ModelRequest(ModelRequestEvent { messages, .. }) = r.event else {
+                return None;
+            };
+            Some(messages)
         })
         .unwrap_or_default();
     Ok((measured, first_request))

@@ -32,6 +32,11 @@ pub struct Facts<'a> {
     /// What a call's edited prompt asked for that it delivers, which spends
     /// the edit (`State::spend_prompt_edit`).
     pub delivers: Delivers<'a>,
+    /// What a call asked for that it is made of, which counts the call's
+    /// reply used when it follows the reply before the next request about
+    /// its node (`call_figures`): code from a reply, tests the model
+    /// wrote, a test fix applied, inputs proposed for a vote.
+    pub uses: Delivers<'a>,
 }
 
 /// The node, model call and run an event changes the view of: none of

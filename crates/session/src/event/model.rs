@@ -131,6 +131,7 @@ impl Payload for ModelRequestEvent {
             streamed: false,
             pause: PauseChange::Begins(Begun::Call(&self.purpose)),
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -143,6 +144,7 @@ impl Payload for ModelDeltaEvent {
             streamed: true,
             pause: PauseChange::Keeps,
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -155,6 +157,7 @@ impl Payload for ModelReasoningEvent {
             streamed: true,
             pause: PauseChange::Keeps,
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -167,6 +170,7 @@ impl Payload for ModelRestartEvent {
             streamed: false,
             pause: PauseChange::Keeps,
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -179,6 +183,7 @@ impl Payload for ModelContinuedEvent {
             streamed: false,
             pause: PauseChange::Keeps,
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -191,6 +196,7 @@ impl Payload for ModelReplyEvent {
             streamed: false,
             pause: PauseChange::Keeps,
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -203,6 +209,7 @@ impl Payload for ModelErrorEvent {
             streamed: false,
             pause: PauseChange::Keeps,
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }

@@ -28,6 +28,10 @@ impl Payload for PlanEvent {
                 node: None,
                 asked_by: |p| matches!(p, Purpose::Plan),
             },
+            uses: Delivers::Asked {
+                node: None,
+                asked_by: |p| matches!(p, Purpose::Plan),
+            },
         }
     }
 }
@@ -46,6 +50,7 @@ impl Payload for PlanErrorEvent {
             streamed: false,
             pause: PauseChange::Keeps,
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -66,6 +71,11 @@ impl Payload for TestsEvent {
             streamed: false,
             pause: PauseChange::Keeps,
             delivers: Delivers::asked(&self.node, |p| matches!(p, Purpose::Tests { .. })),
+            uses: if self.source.from_a_reply() {
+                Delivers::asked(&self.node, |p| matches!(p, Purpose::Tests { .. }))
+            } else {
+                Delivers::Nothing
+            },
         }
     }
 }
@@ -93,6 +103,22 @@ impl Payload for CodeEvent {
             delivers: Delivers::asked(&self.node, |p| {
                 matches!(p, Purpose::Code { .. } | Purpose::Repair { .. })
             }),
+            uses: match self.source {
+                // Code instead of a plan: the plan's reply.
+                CodeSource::PlanReply => Delivers::Asked {
+                    node: None,
+                    asked_by: |p| matches!(p, Purpose::Plan),
+                },
+                CodeSource::Model | CodeSource::Mended | CodeSource::Best => {
+                    Delivers::asked(&self.node, |p| {
+                        matches!(
+                            p,
+                            Purpose::Code { .. } | Purpose::Reflect { .. } | Purpose::Repair { .. }
+                        )
+                    })
+                }
+                CodeSource::Edit | CodeSource::Given | CodeSource::Cache => Delivers::Nothing,
+            },
         }
     }
 }
@@ -113,6 +139,7 @@ impl Payload for CheckEvent {
             streamed: false,
             pause: PauseChange::Keeps,
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -135,6 +162,7 @@ impl Payload for NodeStatusEvent {
             streamed: false,
             pause: PauseChange::Keeps,
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -155,6 +183,7 @@ impl Payload for LocalizedEvent {
             streamed: false,
             pause: PauseChange::Keeps,
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -178,6 +207,7 @@ impl Payload for AttemptEvent {
             streamed: false,
             pause: PauseChange::Keeps,
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -206,6 +236,13 @@ impl Payload for TestsChangedEvent {
             pause: PauseChange::Keeps,
             // A repair that fixed the tests instead of the code.
             delivers: Delivers::asked(&self.node, |p| matches!(p, Purpose::Repair { .. })),
+            uses: if self.applied {
+                Delivers::asked(&self.node, |p| {
+                    matches!(p, Purpose::Reflect { .. } | Purpose::Repair { .. })
+                })
+            } else {
+                Delivers::Nothing
+            },
         }
     }
 }
@@ -232,6 +269,11 @@ impl Payload for ReviewEvent {
             streamed: false,
             pause: PauseChange::Keeps,
             delivers: Delivers::asked(&self.node, |p| matches!(p, Purpose::Review { .. })),
+            uses: // A review that names its call is that call's, wherever it is.
+            match self.call_id {
+                None => Delivers::asked(&self.node, |p| matches!(p, Purpose::Review { .. })),
+                Some(_) => Delivers::Nothing,
+            },
         }
     }
 }
@@ -261,6 +303,11 @@ impl Payload for CandidatesEvent {
             streamed: false,
             pause: PauseChange::Keeps,
             delivers: Delivers::asked(&self.node, |p| matches!(p, Purpose::Inputs { .. })),
+            uses: if self.proposed > 0 {
+                Delivers::asked(&self.node, |p| matches!(p, Purpose::Inputs { .. }))
+            } else {
+                Delivers::Nothing
+            },
         }
     }
 }
@@ -285,6 +332,7 @@ impl Payload for ReflectionEvent {
             streamed: false,
             pause: PauseChange::Keeps,
             delivers: Delivers::asked(&self.node, |p| matches!(p, Purpose::Reflect { .. })),
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -332,6 +380,19 @@ pub enum CodeSource {
     /// codeloop put back the best version so far (the one before passed
     /// fewer of the node's tests): the same iteration as the one it replaces.
     Best,
+}
+
+impl CodeSource {
+    /// Made of a model's reply (as written, mended, or put back), not
+    /// given, edited or replayed from the cache.
+    pub fn from_a_reply(self) -> bool {
+        match self {
+            CodeSource::Model | CodeSource::PlanReply | CodeSource::Mended | CodeSource::Best => {
+                true
+            }
+            CodeSource::Edit | CodeSource::Given | CodeSource::Cache => false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -36,6 +36,7 @@ impl Payload for RunStartedEvent {
                 iteration: self.iteration,
             }),
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -57,6 +58,7 @@ impl Payload for OutputEvent {
             streamed: true,
             pause: PauseChange::Keeps,
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -76,6 +78,7 @@ impl Payload for RunFinishedEvent {
             streamed: false,
             pause: PauseChange::Keeps,
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -95,6 +98,7 @@ impl Payload for ProgramEvent {
             streamed: false,
             pause: PauseChange::Keeps,
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -113,6 +117,7 @@ impl Payload for ProgramOutputEvent {
             streamed: false,
             pause: PauseChange::Keeps,
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -134,6 +139,7 @@ impl Payload for PictureEvent {
             streamed: false,
             pause: PauseChange::Keeps,
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }

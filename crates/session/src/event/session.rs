@@ -31,6 +31,7 @@ impl Payload for SessionStartedEvent {
             streamed: false,
             pause: PauseChange::Keeps,
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -49,6 +50,7 @@ impl Payload for PausedEvent {
             streamed: false,
             pause: PauseChange::Before(&self.step),
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -67,6 +69,7 @@ impl Payload for SteerEvent {
             streamed: false,
             pause: self.command.pause_change(),
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -86,6 +89,7 @@ impl Payload for NoticeEvent {
             streamed: false,
             pause: PauseChange::Keeps,
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -104,6 +108,7 @@ impl Payload for FinishedEvent {
             streamed: false,
             pause: PauseChange::Ends,
             delivers: Delivers::All,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -126,6 +131,7 @@ impl Payload for ForkedEvent {
             streamed: false,
             pause: PauseChange::Keeps,
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
@@ -154,6 +160,7 @@ impl Payload for ResumedEvent {
             streamed: false,
             pause: PauseChange::Ends,
             delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
         }
     }
 }
