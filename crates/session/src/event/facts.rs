@@ -1,9 +1,10 @@
 //! What an event says of itself beyond its fields, answered once beside
 //! its payload (`impl Payload for NameEvent` in the family's file): its
 //! tag, what it is about, whether it is a streamed piece, how it changes a
-//! pause, what an edited prompt asked for that it delivers. The rules that
-//! read these (the tape's flush, the fold's pause and prompt edit, the
-//! node a cursor follows, the browser player's scope) hold no match over
+//! pause, what an edited prompt asked for that it delivers, what a call's
+//! reply was made into. The rules that read these (the tape's flush, the
+//! fold's pause and prompt edit, the node a cursor follows, a reply used,
+//! the browser player's scope) hold no match over
 //! events, so a new event answers them all in one place, and `Facts` has
 //! no default: its author names every field.
 
