@@ -398,7 +398,16 @@ pub(super) fn command(state: &State, steer: usize, review_skip: bool) -> Option<
     };
     let level = match command {
         Command::Approve | Command::Skip => Level::Quiet,
-        _ => Level::Plain,
+        Command::SetStepMode { .. }
+        | Command::EditTask { .. }
+        | Command::EditSpec { .. }
+        | Command::EditCode { .. }
+        | Command::EditTests { .. }
+        | Command::Hint { .. }
+        | Command::RerunNode { .. }
+        | Command::Cancel
+        | Command::ReviewPrompt
+        | Command::EditPrompt { .. } => Level::Plain,
     };
     let node = match command {
         Command::EditSpec { node, .. }
