@@ -292,3 +292,42 @@ fn a_node_planned_afresh_starts_without_failures_and_the_history_keeps_them() {
         .count();
     assert_eq!(failures, 1, "the history still tells it");
 }
+
+#[test]
+fn a_fork_point_is_said_by_the_story_s_last_line_by_then() {
+    let mut events: Vec<Event> = session().into_iter().take(5).collect();
+    events.push(Event::ModelRequest(ModelRequestEvent {
+        call_id: 1,
+        purpose: Purpose::Reflect { node: "f".into() },
+        tag: "reflect/f/1".into(),
+        messages: Vec::new(),
+    }));
+    events.push(Event::ModelDelta(ModelDeltaEvent {
+        call_id: 1,
+        text: "The loop".into(),
+    }));
+    events.push(Event::Reflection(ReflectionEvent {
+        node: "f".into(),
+        iteration: 1,
+        text: format!("{}\nand more", "x".repeat(100)),
+    }));
+    let (_, records) = fold(&events);
+    let point = |at| crate::lineage::describe_point(&records, at);
+    // A request and a streamed piece say nothing: the failure before them.
+    let failure = "f #1: ValueError at f.py:2 in f: wrong";
+    assert_eq!(
+        point(4),
+        format!("record 4 ({failure}; 1 code version by then)")
+    );
+    assert_eq!(point(6), point(4).replace("record 4", "record 6"));
+    // A long line, cut; its first line only.
+    let cut = format!("f #1: {}…", "x".repeat(74));
+    assert_eq!(
+        point(7),
+        format!("record 7 ({cut}; 1 code version by then)")
+    );
+    assert_eq!(
+        point(0),
+        "record 0 (plan: 1 function; 0 code versions by then)"
+    );
+}
