@@ -887,3 +887,119 @@ async fn a_repair_prompt_too_big_for_the_context_window_leaves_out_the_oldest_fa
         notices(&records)
     );
 }
+
+/// The notices of `records`, in order.
+fn notices(records: &[Record]) -> Vec<String> {
+    records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Notice(NoticeEvent { message, .. }) => Some(message.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_repair_that_writes_the_failing_code_again_is_not_run_and_a_fresh_start_follows() {
+    // Only its docstring is wrapped anew: the same code.
+    let wrong = "def inc(x):\n    \"\"\"Add one to x, the number\n    given.\"\"\"\n    return x\n";
+    let again = "def inc(x):\n    \"\"\"Add one to x,\n    the number given.\"\"\"\n\n    return x  # one more\n";
+    let replies = vec![
+        reply("plan", &plan_json(&[("inc", &[])])),
+        reply(
+            "tests/inc",
+            &py("def test_inc():\n    assert inc(1) == 2\n"),
+        ),
+        reply("code/inc/1", &py(wrong)),
+        reply("repair/inc/2", &py(again)),
+        reply("fresh/inc/2", &py("def inc(x):\n    return x - 1\n")),
+        // A repair wrote nothing new: the next attempt starts fresh too.
+        reply("fresh/inc/3", &py("def inc(x):\n    return x + 1\n")),
+    ];
+    let (state, result, records) =
+        finish(replies, EngineOptions::default(), |_| Command::Approve).await;
+    assert!(result.passed, "{}", result.summary);
+    let kinds: Vec<(u32, AttemptKind)> = attempts(&records)
+        .into_iter()
+        .map(|(_, it, k, _)| (it, k))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec![
+            (2, AttemptKind::Repair),
+            (2, AttemptKind::FreshStart),
+            (3, AttemptKind::FreshStart)
+        ]
+    );
+    // The repeat was never a version of its own, and never ran.
+    let versions: Vec<&str> = state.nodes["inc"]
+        .versions
+        .iter()
+        .map(|v| v.code.as_str())
+        .collect();
+    assert_eq!(versions.len(), 3, "{versions:?}");
+    assert!(
+        !versions.iter().any(|v| v.contains("one more")),
+        "{versions:?}"
+    );
+    let said = notices(&records);
+    assert!(
+        said.iter()
+            .any(|n| n.contains("wrote version 1 again") && n.contains("starting fresh")),
+        "{said:?}"
+    );
+    assert!(
+        said.iter()
+            .any(|n| n.contains("a repair of it wrote failing code again")),
+        "{said:?}"
+    );
+    // The fresh start shows the failure, not the failing code.
+    let fresh = prompt_of(&records, "fresh/inc/2");
+    assert!(!fresh.contains("return x\n"), "{fresh}");
+    assert!(fresh.contains("iteration 1: "), "{fresh}");
+}
+
+#[tokio::test]
+async fn a_fresh_start_that_writes_a_failed_version_again_is_asked_again_not_run() {
+    let wrong = "def inc(x):\n    return x\n";
+    let replies = vec![
+        reply("plan", &plan_json(&[("inc", &[])])),
+        reply(
+            "tests/inc",
+            &py("def test_inc():\n    assert inc(1) == 2\n"),
+        ),
+        reply("code/inc/1", &py(wrong)),
+        reply("repair/inc/2", &py("def inc(x):\n    return x * 2 - 1\n")),
+        reply("repair/inc/3", &py("def inc(x):\n    return x + 2\n")),
+        // Three failed since the start: a fresh start, which writes version
+        // 1 again twice, then something new.
+        reply("fresh/inc/4", &py(wrong)),
+        reply("fresh/inc/4/2", &py("def inc(x):\n  return x\n")),
+        reply("fresh/inc/4/3", &py("def inc(x):\n    return x + 1\n")),
+    ];
+    let (state, result, records) =
+        finish(replies, EngineOptions::default(), |_| Command::Approve).await;
+    assert!(result.passed, "{}", result.summary);
+    assert_eq!(state.nodes["inc"].versions.len(), 4, "{:?}", notices(&records));
+    let tags: Vec<String> = records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::ModelRequest(ModelRequestEvent { tag, .. }) => Some(tag.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        tags.ends_with(&[
+            "fresh/inc/4".to_string(),
+            "fresh/inc/4/2".to_string(),
+            "fresh/inc/4/3".to_string()
+        ]),
+        "{tags:?}"
+    );
+    let said = notices(&records);
+    assert!(
+        said.iter()
+            .any(|n| n.contains("wrote version 1 again") && n.contains("asking again (2 of 3)")),
+        "{said:?}"
+    );
+}

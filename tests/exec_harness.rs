@@ -283,3 +283,44 @@ fn a_broken_test_file_is_blamed_on_the_tests_not_the_code() {
     assert_eq!(loc.error_type, "SyntaxError");
     assert_eq!((loc.file.as_str(), loc.line), ("test_f.py", Some(4)));
 }
+
+#[test]
+fn an_assert_that_states_no_expected_value_says_what_the_code_returned_and_claims_no_expected() {
+    // A check(candidate) is run only where there are no test_ functions.
+    // HumanEval's way with floats: `abs(f(x) - y) < 1e-9`. Its right side is
+    // no expected value: "expected 1e-09, got 720.0" misled the repair.
+    let code = "def to_f(c):\n    return c * 9.0 + 32\n";
+    let tests = "def check(candidate):\n    assert abs(candidate(0) - 32.0) < 1e-9\n    assert abs(candidate(100) - 212.0) < 1e-9\n\ndef test_in():\n    assert to_f(0) in (1, 2), 'not one or two'\n";
+    let spec = harness::test_run(
+        &[module("to_f", code, &[])],
+        "to_f",
+        &t("to_f", tests),
+        Limits::default(),
+    );
+    let (report, stdout, _) = run_in_tempdir(&spec);
+    assert_eq!(report.failed, 1, "{stdout}");
+    assert!(
+        stdout.contains("FAIL test_in: AssertionError: not one or two; `to_f(0) in (1, 2)` is false: to_f(0) returned 32.0"),
+        "{stdout}"
+    );
+    let loc = localize(&spec, &report, "to_f");
+    assert_eq!(loc.expected, None);
+    assert_eq!(loc.actual, None);
+
+    let tests = "def check(candidate):\n    assert abs(candidate(0) - 32.0) < 1e-9\n    assert abs(candidate(100) - 212.0) < 1e-9\n";
+    let spec = harness::test_run(
+        &[module("to_f", code, &[])],
+        "to_f",
+        &t("to_f", tests),
+        Limits::default(),
+    );
+    let (report, stdout, _) = run_in_tempdir(&spec);
+    assert_eq!(report.failed, 1, "{stdout}");
+    let loc = localize(&spec, &report, "to_f");
+    assert_eq!(loc.expected, None, "{stdout}");
+    assert_eq!(
+        loc.message,
+        "`abs(candidate(100) - 212.0) < 1e-09` is false: candidate(100) returned 932.0, abs(candidate(100) - 212.0) is 720.0",
+        "{stdout}"
+    );
+}

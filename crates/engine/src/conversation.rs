@@ -42,9 +42,10 @@ fn wrote(tag: &str, name: &str, iteration: u32) -> bool {
             iteration: 1,
             candidate: 1,
         } => iteration == 1 && node == name,
-        Tag::Repair { node, iteration: i } | Tag::Fresh { node, iteration: i } => {
-            *i == iteration && node == name
-        }
+        Tag::Repair { node, iteration: i }
+        | Tag::Fresh {
+            node, iteration: i, ..
+        } => *i == iteration && node == name,
         _ => false,
     }
 }

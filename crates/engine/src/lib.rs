@@ -76,6 +76,7 @@ mod plan;
 mod prompts;
 mod recorder;
 mod repair;
+mod repeat;
 mod resume;
 mod review;
 pub mod runs;

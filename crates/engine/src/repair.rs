@@ -13,6 +13,7 @@ use super::execute;
 use super::extract;
 use super::generate::{NodeCtx, node_ctx};
 use super::named;
+use super::repeat;
 use super::tag::Tag;
 use super::testfix;
 use codeloop_protocol::{ChatMessage, Location};
@@ -23,6 +24,15 @@ use codeloop_session::{
 
 /// Lines of a failed run's output shown to the repair.
 const OUTPUT_LINES: usize = 30;
+
+/// Calls of a fresh start at most: the first, and those asked again because
+/// the reply repeated a version already tried (`repeat.rs`).
+const FRESH_ASKS: u32 = 3;
+/// The temperature of a fresh start when the model's settings name none:
+/// a new sample, not the likeliest answer the first try already was.
+const FRESH_TEMPERATURE: f32 = 0.8;
+/// How much hotter each fresh start asked again after a repeat is.
+const REPEAT_HEAT: f32 = 0.2;
 
 /// What a repair is written from.
 struct RepairCtx {
@@ -125,6 +135,11 @@ fn attempt_kind(s: &State, name: &str, fresh_start: bool) -> AttemptKind {
     {
         return AttemptKind::FreshStart;
     }
+    // A repair of this node wrote its failing code again: the model does
+    // not use what a repair shows it, so it is asked afresh.
+    if fresh_start && repeat::repairs_repeat(s, name) {
+        return AttemptKind::FreshStart;
+    }
     if fresh_start {
         let since = s
             .nodes
@@ -163,13 +178,27 @@ impl Core {
     pub(crate) async fn repair(&self, name: &str, iteration: u32) -> Result<(), Stop> {
         let kind = self.read(|s| attempt_kind(s, name, self.opts.fresh_start));
         if kind == AttemptKind::FreshStart {
-            return self.fresh_start(name, iteration).await;
+            return self.fresh_start(name, iteration, false).await;
         }
         let may_fix_tests =
             !self.tests_given(name) && self.read(|s| testfix::may_fix_tests(s, name));
-        let reply = self
+        let reply = match self
             .repair_call(name, iteration, kind, may_fix_tests, None)
-            .await?;
+            .await
+        {
+            Ok(reply) => reply,
+            // No code in the reply, asked twice: a fresh start may still
+            // bring some, where fresh starts are on.
+            Err(Stop::Failed) if self.opts.fresh_start => {
+                self.notice(
+                    NoticeLevel::Info,
+                    format!("the repair of `{name}` brought no code: starting fresh instead"),
+                )
+                .await?;
+                return self.fresh_start(name, iteration, true).await;
+            }
+            Err(e) => return Err(e),
+        };
         let reply = match reply {
             RepairReply::Code(code) => code,
             RepairReply::Tests { tests, reason } => {
@@ -188,6 +217,18 @@ impl Core {
                 }
             }
         };
+        let repeated =
+            self.read(|s| repeat::repeats(s, name, &self.with_prelude(name, reply.clone())));
+        if let Some(earlier) = repeated.filter(|_| self.opts.fresh_start) {
+            self.notice(
+                NoticeLevel::Info,
+                format!(
+                    "the repair of `{name}` wrote version {earlier} again, which failed: not run; starting fresh instead (its later attempts are fresh starts)"
+                ),
+            )
+            .await?;
+            return self.fresh_start(name, iteration, true).await;
+        }
         self.write_version(name, iteration, reply).await
     }
 
@@ -390,8 +431,8 @@ impl Core {
     }
 
     /// Write iteration + 1 from the spec, the tests and the failures seen so
-    /// far, without the failing code.
-    async fn fresh_start(&self, name: &str, iteration: u32) -> Result<(), Stop> {
+    /// far, without the failing code. `said`: the caller's notice said why.
+    async fn fresh_start(&self, name: &str, iteration: u32, said: bool) -> Result<(), Stop> {
         let purpose = Purpose::Code {
             node: name.to_string(),
         };
@@ -443,25 +484,62 @@ impl Core {
                 "the reply for `{name}` was no function ({}: {}): asked again",
                 l.error_type, l.message
             ),
+            None if self.read(|s| repeat::repairs_repeat(s, name)) => format!(
+                "`{name}` failed again: starting fresh from the spec (a repair of it wrote failing code again)"
+            ),
             None => format!("`{name}` failed after two repairs: starting fresh from the spec"),
         };
-        self.notice(NoticeLevel::Info, why).await?;
+        if !said {
+            self.notice(NoticeLevel::Info, why).await?;
+        }
         self.status(name, NodeStatus::Generating).await?;
-        let (_, code) = self
-            .call_for_code(
-                Ask::new(
-                    purpose,
-                    Tag::Fresh {
-                        node: name.to_string(),
-                        iteration: next,
-                    },
-                    messages,
+        let mut ask = 1;
+        loop {
+            let (_, code) = self
+                .call_for_code(
+                    Ask::new(
+                        purpose.clone(),
+                        Tag::Fresh {
+                            node: name.to_string(),
+                            iteration: next,
+                            ask,
+                        },
+                        messages.clone(),
+                    )
+                    .with_prefill(prefill.clone())
+                    .with_temperature(self.fresh_temperature(ask)),
+                    Some(name),
                 )
-                .with_prefill(prefill),
-                Some(name),
-            )
-            .await?;
-        self.write_version(name, iteration, code).await
+                .await?;
+            let repeated =
+                self.read(|s| repeat::repeats(s, name, &self.with_prelude(name, code.clone())));
+            match repeated {
+                Some(earlier) if ask < FRESH_ASKS => {
+                    self.notice(
+                        NoticeLevel::Info,
+                        format!(
+                            "the fresh start of `{name}` wrote version {earlier} again, which failed: not run; asking again ({} of {FRESH_ASKS})",
+                            ask + 1
+                        ),
+                    )
+                    .await?;
+                    ask += 1;
+                }
+                // The last ask's reply runs, repeat or not: the node's
+                // iterations, not its calls, bound its tries.
+                _ => return self.write_version(name, iteration, code).await,
+            }
+        }
+    }
+
+    /// The temperature of a fresh start's `ask`-th call: the settings' when
+    /// they name one (the first code's is then theirs too), else
+    /// `FRESH_TEMPERATURE`, hotter by `REPEAT_HEAT` for each ask after a
+    /// repeat.
+    fn fresh_temperature(&self, ask: u32) -> Option<f32> {
+        self.opts
+            .first_temperature
+            .map(|_| FRESH_TEMPERATURE + REPEAT_HEAT * ask.saturating_sub(1) as f32)
     }
 
     /// Record `code` as iteration + 1, unless an edit arrived meanwhile (it wins).

@@ -31,8 +31,14 @@ pub(crate) enum Tag {
     },
     /// The repair that writes `iteration`: `repair/NAME/N`.
     Repair { node: String, iteration: u32 },
-    /// The fresh start that writes `iteration`: `fresh/NAME/N`.
-    Fresh { node: String, iteration: u32 },
+    /// The fresh start that writes `iteration`: `fresh/NAME/N`; asked
+    /// again because a reply repeated a version already tried (`repeat.rs`):
+    /// `fresh/NAME/N/K` for the K-th ask, K ≥ 2.
+    Fresh {
+        node: String,
+        iteration: u32,
+        ask: u32,
+    },
     /// The review of `iteration` before it runs: `review/NAME/N`.
     Review { node: String, iteration: u32 },
     /// The calls that tell a node's candidates apart: `inputs/NAME`.
@@ -110,6 +116,12 @@ impl Tag {
             ["fresh", name, n] => Tag::Fresh {
                 node: node(name)?,
                 iteration: number(n)?,
+                ask: 1,
+            },
+            ["fresh", name, n, k] => Tag::Fresh {
+                node: node(name)?,
+                iteration: number(n)?,
+                ask: number(k).filter(|k| *k >= 2)?,
             },
             ["review", name, n] => Tag::Review {
                 node: node(name)?,
@@ -163,7 +175,16 @@ impl fmt::Display for Tag {
                 candidate,
             } => write!(f, "code/{node}/{iteration}/c{candidate}"),
             Tag::Repair { node, iteration } => write!(f, "repair/{node}/{iteration}"),
-            Tag::Fresh { node, iteration } => write!(f, "fresh/{node}/{iteration}"),
+            Tag::Fresh {
+                node,
+                iteration,
+                ask: 1,
+            } => write!(f, "fresh/{node}/{iteration}"),
+            Tag::Fresh {
+                node,
+                iteration,
+                ask,
+            } => write!(f, "fresh/{node}/{iteration}/{ask}"),
             Tag::Review { node, iteration } => write!(f, "review/{node}/{iteration}"),
             Tag::Reflect { node, iteration } => write!(f, "reflect/{node}/{iteration}"),
             Tag::Inputs { node } => write!(f, "inputs/{node}"),
@@ -229,8 +250,17 @@ mod tests {
                 Tag::Fresh {
                     node: node("f"),
                     iteration: 4,
+                    ask: 1,
                 },
                 "fresh/f/4",
+            ),
+            (
+                Tag::Fresh {
+                    node: node("f"),
+                    iteration: 4,
+                    ask: 2,
+                },
+                "fresh/f/4/2",
             ),
             (
                 Tag::Review {
@@ -278,6 +308,8 @@ mod tests {
             "code/f/+1",
             "repair/f",
             "repair/f/2/3",
+            "fresh/f/2/1",
+            "fresh/f/2/x",
             "review//1",
             "inputs/f/1",
             "continue",
@@ -296,7 +328,8 @@ mod tests {
             tag.without_retry(),
             &Tag::Fresh {
                 node: node("f"),
-                iteration: 4
+                iteration: 4,
+                ask: 1,
             }
         );
         assert_eq!(

@@ -145,8 +145,12 @@ def calls_any(node, names):
 
 
 def explain_assertion(exc, tests_file, tree, names):
-    """For `assert a == b` in the tests: the values of both sides, and which is
-    the actual one (the side that calls the code under test)."""
+    """What a failed `assert` in the tests says, as the fields of its error.
+    `assert a == b` (or `is`): the values of both sides, `expected` and
+    `actual` (the side that calls the code under test). Any other assert
+    (`abs(f(x) - y) < 1e-9`, `f(x) in (1, 2)`, a bare `f(x)`): a `message`
+    with what each call of the code under test in it returned, never an
+    `expected` it does not state."""
     tb = exc.__traceback__
     frame = None
     while tb is not None:
@@ -157,19 +161,58 @@ def explain_assertion(exc, tests_file, tree, names):
         return None
     f, line = frame
     node = find_assert(tree, line)
-    if node is None or not isinstance(node.test, ast.Compare) or len(node.test.ops) != 1:
+    if node is None:
         return None
-    left, right = node.test.left, node.test.comparators[0]
-    if calls_any(right, names) and not calls_any(left, names):
-        left, right = right, left
+
+    def value_of(expr):
+        return eval(compile(ast.Expression(expr), tests_file, "eval"), f.f_globals, f.f_locals)
+
+    test = node.test
+    plain = isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.Is))
     try:
-        actual = eval(compile(ast.Expression(left), tests_file, "eval"), f.f_globals, f.f_locals)
-        expected = eval(compile(ast.Expression(right), tests_file, "eval"), f.f_globals, f.f_locals)
+        if plain:
+            left, right = test.left, test.comparators[0]
+            if calls_any(right, names) and not calls_any(left, names):
+                left, right = right, left
+            actual, expected = value_of(left), value_of(right)
+            return {"expected": short_repr(expected), "actual": short_repr(actual)}
+        return {"message": unstated(test, value_of, names)}
     except Timeout:
         raise
     except BaseException:
         return None
-    return short_repr(expected), short_repr(actual), ast.unparse(left)
+
+
+def explain(err, explained):
+    """`explain_assertion`'s fields into `err`; an assert's own message comes first."""
+    if not explained:
+        return
+    said = explained.get("message")
+    err.update({k: v for k, v in explained.items() if k != "message"})
+    if said:
+        err["message"] = "%s; %s" % (err["message"], said) if err["message"] else said
+
+
+def unstated(test, value_of, names):
+    """The words for an assert that states no expected value: the assert,
+    then what the calls of the code under test in it returned, then the
+    value of a comparison's left side when it is more than such a call."""
+    callee = set(names) | {"candidate"}
+    calls = []
+    for sub in values.walk(test):
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in callee:
+            text = ast.unparse(sub)
+            if text not in [c for c, _ in calls]:
+                calls.append((text, value_of(sub)))
+        if len(calls) == 3:
+            break
+    parts = ["%s returned %s" % (text, short_repr(v)) for text, v in calls]
+    if isinstance(test, ast.Compare):
+        left = ast.unparse(test.left)
+        if left not in [c for c, _ in calls]:
+            parts.append("%s is %s" % (left, short_repr(value_of(test.left))))
+    said = "`%s` is false" % ast.unparse(test)
+    return said + (": " + ", ".join(parts) if parts else "")
 
 
 def run_test_file(tests_path, prefix, spaces, exports, names, target_path, target_fn, report, finish):
@@ -192,8 +235,7 @@ def run_test_file(tests_path, prefix, spaces, exports, names, target_path, targe
             try:
                 err["values"] = values.at_failure(exc, target_file)
                 explained = explain_assertion(exc, tests_file, tree, names)
-                if explained:
-                    err["expected"], err["actual"], _ = explained
+                explain(err, explained)
             except Timeout:
                 stopped = True
             report["tests"].append({"name": prefix + "<module>", "passed": False, "error": err})
@@ -261,8 +303,7 @@ def explain_failure(exc, err, fn, first_seconds, tests_file, tree, names, target
     explained = None
     if isinstance(exc, AssertionError):
         explained = explain_assertion(exc, tests_file, tree, names)
-        if explained:
-            err["expected"], err["actual"], _ = explained
+        explain(err, explained)
     if target_path:
         found = values.collect(fn, exc, target_path, first_seconds, err["values"])
         err["values"], err["values_note"] = found["values"], found["values_note"]
