@@ -135,11 +135,6 @@ fn attempt_kind(s: &State, name: &str, fresh_start: bool) -> AttemptKind {
     {
         return AttemptKind::FreshStart;
     }
-    // A repair of this node wrote its failing code again: the model does
-    // not use what a repair shows it, so it is asked afresh.
-    if fresh_start && repeat::repairs_repeat(s, name) {
-        return AttemptKind::FreshStart;
-    }
     if fresh_start {
         let since = s
             .nodes
@@ -223,7 +218,7 @@ impl Core {
             self.notice(
                 NoticeLevel::Info,
                 format!(
-                    "the repair of `{name}` wrote version {earlier} again, which failed: not run; starting fresh instead (its later attempts are fresh starts)"
+                    "the repair of `{name}` wrote version {earlier} again, which failed: not run; starting fresh instead"
                 ),
             )
             .await?;
@@ -483,9 +478,6 @@ impl Core {
             Some(l) => format!(
                 "the reply for `{name}` was no function ({}: {}): asked again",
                 l.error_type, l.message
-            ),
-            None if self.read(|s| repeat::repairs_repeat(s, name)) => format!(
-                "`{name}` failed again: starting fresh from the spec (a repair of it wrote failing code again)"
             ),
             None => format!("`{name}` failed after two repairs: starting fresh from the spec"),
         };

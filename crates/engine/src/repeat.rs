@@ -2,15 +2,15 @@
 //! failing code in a repair often writes the same code again (SmolLM2-135M
 //! did in 3 of 5 repairs on the easy set), and a run of it can only fail the
 //! same way: such a reply is not kept. A repair that repeats is followed by
-//! a fresh start at once (and the node's later attempts are fresh starts:
-//! its repairs lead nowhere), and a fresh start that repeats is asked again,
-//! hotter, a bounded number of times.
+//! a fresh start at once, and a fresh start that repeats is asked again,
+//! hotter, a bounded number of times. The attempt after a fresh start is a
+//! repair again (of new code, in a new conversation).
 //!
 //! Two codes are the same when they differ only in their docstrings (any
 //! triple-quoted string), comments, blank lines and spacing: a model that
 //! re-wraps its docstring has written nothing new.
 
-use codeloop_session::{AttemptKind, State};
+use codeloop_session::State;
 
 /// The code as compared: no triple-quoted strings, no comments, each run of
 /// whitespace one space, no blank lines. Quoted strings are kept as written
@@ -25,7 +25,9 @@ pub(crate) fn skeleton(code: &str) -> String {
                 Some(end) => &rest[3 + end + 3..],
                 None => "",
             };
-            out.push(' ');
+            if !out.ends_with(' ') {
+                out.push(' ');
+            }
             continue;
         }
         match c {
@@ -49,7 +51,7 @@ pub(crate) fn skeleton(code: &str) -> String {
             }
         }
     }
-    out.trim_end().to_string()
+    out.trim().to_string()
 }
 
 /// The length of the one-line string literal `text` starts with (its
@@ -83,19 +85,6 @@ pub(crate) fn repeats(s: &State, name: &str, code: &str) -> Option<u32> {
         .iter()
         .find(|v| skeleton(&v.code) == wanted)
         .map(|v| v.iteration)
-}
-
-/// A repair of `name` wrote nothing new: its attempt was followed by a fresh
-/// start for the same iteration (`Core::repair`). Its later attempts are
-/// fresh starts.
-pub(crate) fn repairs_repeat(s: &State, name: &str) -> bool {
-    s.nodes.get(name).is_some_and(|n| {
-        n.attempts.windows(2).any(|w| {
-            w[0].iteration == w[1].iteration
-                && w[0].kind != AttemptKind::FreshStart
-                && w[1].kind == AttemptKind::FreshStart
-        })
-    })
 }
 
 #[cfg(test)]
