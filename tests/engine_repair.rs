@@ -975,7 +975,12 @@ async fn a_fresh_start_that_writes_a_failed_version_again_is_asked_again_not_run
     let (state, result, records) =
         finish(replies, EngineOptions::default(), |_| Command::Approve).await;
     assert!(result.passed, "{}", result.summary);
-    assert_eq!(state.nodes["inc"].versions.len(), 4, "{:?}", notices(&records));
+    assert_eq!(
+        state.nodes["inc"].versions.len(),
+        4,
+        "{:?}",
+        notices(&records)
+    );
     let tags: Vec<String> = records
         .iter()
         .filter_map(|r| match &r.event {
