@@ -505,7 +505,11 @@ pub(crate) fn report(results: &[BenchResult]) -> String {
         ));
         out.push_str(&format!(
             "repairs: {} ({} with runtime values), fresh starts: {}, test fixes: {}\n",
-            f.repairs, f.repairs_with_values, f.fresh_starts, f.test_fixes
+            // `repairs` counts every attempt after a failure, fresh starts too.
+            f.repairs.saturating_sub(f.fresh_starts),
+            f.repairs_with_values,
+            f.fresh_starts,
+            f.test_fixes
         ));
         out.push_str(&format!(
             "prompt prefix reused: {} of {} characters (an estimate: of each prompt, its longest prefix shared with an earlier prompt of its session and that prompt's reply)\n",
@@ -623,6 +627,21 @@ mod tests {
             report(&only_errors).starts_with("pass@1: no problem was measured\n"),
             "{}",
             report(&only_errors)
+        );
+    }
+
+    #[test]
+    fn repairs_are_said_apart_from_fresh_starts() {
+        // Attempts after a failure: 3 repairs, one of which wrote its code
+        // again and was followed by a fresh start, and 2 fresh starts.
+        let mut a = result("T/0", Status::Passed, false, true);
+        a.repairs = 5;
+        a.repairs_with_values = 3;
+        a.fresh_starts = 2;
+        let text = report(&[a]);
+        assert!(
+            text.contains("repairs: 3 (3 with runtime values), fresh starts: 2, test fixes: 0\n"),
+            "{text}"
         );
     }
 
