@@ -114,7 +114,7 @@ impl Core {
                     self.notice(
                         NoticeLevel::Warning,
                         format!(
-                            "`{name}` has no tests (the model gave none it could use): its code is asked for all the same, but with no test it cannot pass; write its tests in the Code pane"
+                            "`{name}` has no tests (the model gave none it could use): its code is asked for all the same, but with no test it cannot pass; write its tests in the Code pane, or name the function and state an example in the task (`a function f(x) that …: f(2) == 4`): the example becomes a test"
                         ),
                     )
                     .await?
@@ -271,7 +271,7 @@ impl Core {
             self.notice(
                 NoticeLevel::Warning,
                 format!(
-                    "`{name}` has no tests, so no repair is asked for: write its tests in the Code pane and run it again"
+                    "`{name}` has no tests, so no repair is asked for: write its tests in the Code pane and run it again, or name the function and state an example in the task (`a function f(x) that …: f(2) == 4`): the example becomes a test"
                 ),
             )
             .await?;
