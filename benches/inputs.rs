@@ -5,8 +5,8 @@
 //!   memory of the library's `describe` in this process (as before issue
 //!   33), and of the description as codeloop makes it now, in its child
 //!   process. The goal: at most 200 ms and 16 MB each.
-//! - The attack files of issue 33 (`crates/inputs/tests/support/
-//!   attack_files.rs`), each described in its child: the child's peak
+//! - The attack files of issue 33 (`codeloop_testkit::attack_files`),
+//!   each described in its child: the child's peak
 //!   resident memory (its own VmHWM, which it reports), its CPU time, the
 //!   wall time codeloop waited, and codeloop's own peak growth (this
 //!   process's VmHWM, reset before each).
@@ -23,8 +23,7 @@ use std::time::Instant;
 use codeloop::engine::inputs::{describe_contained, describe_limits};
 use codeloop::inputs;
 
-#[path = "../crates/inputs/tests/support/attack_files.rs"]
-mod attack_files;
+use codeloop_testkit::attack_files;
 
 const SIZE: u64 = 2 << 30;
 

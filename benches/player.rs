@@ -17,8 +17,7 @@
 //! `cargo bench --bench player -- roman streams`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a bench program stops on what it cannot measure
 
-#[path = "../tests/support/cdp.rs"]
-mod cdp;
+use codeloop_testkit::cdp;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use codeloop::exec::{Limits, RunSpec, Sandbox, SandboxOptions};
+use codeloop_sandbox::{Limits, RunSpec, Sandbox, SandboxOptions};
 use tokio_util::sync::CancellationToken;
 
 #[path = "sandbox/humaneval.rs"]
@@ -258,11 +258,11 @@ async fn trivial_runs(sandbox: &Sandbox, options: &SandboxOptions, python: &Path
     );
     // Root without namespaces must not run code as root: it needs an
     // interpreter its run uid can read (pyenv's under /root is not).
-    let root = codeloop::exec::is_root();
+    let root = codeloop_sandbox::is_root();
     let system_python = Some(PathBuf::from("/usr/bin/python3")).filter(|p| root && p.exists());
     let no_ns = Sandbox::probe(&SandboxOptions {
         allow_reduced: true,
-        without: vec![codeloop::exec::Layer::Namespaces],
+        without: vec![codeloop_sandbox::Layer::Namespaces],
         interpreter: system_python.or_else(|| options.interpreter.clone()),
         ..options.clone()
     });
@@ -277,8 +277,8 @@ async fn trivial_runs(sandbox: &Sandbox, options: &SandboxOptions, python: &Path
     let ns_only = Sandbox::probe(&SandboxOptions {
         allow_reduced: true,
         without: vec![
-            codeloop::exec::Layer::Landlock,
-            codeloop::exec::Layer::Seccomp,
+            codeloop_sandbox::Layer::Landlock,
+            codeloop_sandbox::Layer::Seccomp,
         ],
         ..options.clone()
     });

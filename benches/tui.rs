@@ -24,13 +24,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use codeloop::engine::EngineHandle;
-use codeloop::exec::{Limits, RunSpec, Sandbox};
 use codeloop::protocol::*;
 use codeloop::session::*;
 use codeloop::tui::app::Focus;
 use codeloop::tui::event_loop::{self, FrameStats, Hooks};
 use codeloop::tui::loader::Loaded;
 use codeloop::tui::{App, Info, Theme};
+use codeloop_sandbox::{Limits, RunSpec, Sandbox};
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use futures_util::Stream;
 use ratatui::backend::CrosstermBackend;
@@ -177,11 +177,9 @@ fn percentile(values: &mut [Duration], p: f64) -> Duration {
 }
 
 fn cpu_time() -> Duration {
-    // SAFETY: getrusage writes into the struct we own.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
+    // The process's CPU clock: user and system time of all its threads.
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Duration::try_from(t).unwrap_or_default()
 }
 
 fn status_kb(field: &str) -> u64 {
@@ -340,10 +338,11 @@ fn startup_binary_in_tmux() {
 }
 
 async fn flood() {
-    let sandbox =
-        tokio::task::spawn_blocking(|| Sandbox::probe(&codeloop::exec::SandboxOptions::from_env()))
-            .await
-            .expect("probe");
+    let sandbox = tokio::task::spawn_blocking(|| {
+        Sandbox::probe(&codeloop_sandbox::SandboxOptions::from_env())
+    })
+    .await
+    .expect("probe");
     if let Some(p) = sandbox.interpreter_problem() {
         println!("flood: skipped ({p})");
         return;

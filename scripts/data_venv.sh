@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes (once, then from the cache) a venv with real third-party packages
 # for the tests that run generated code against a person's own packages
-# (tests/exec_packages.rs): numpy from PyPI by pip. Lands under
+# (crates/sandbox/tests/packages.rs): numpy from PyPI by pip. Lands under
 # $CODELOOP_VENV_CACHE (default ~/.cache/codeloop/venvs). Prints
 # VENV_PYTHON=<path> on stdout; progress on stderr. Exits non-zero (and the
 # tests skip, saying so) where pip cannot reach the registry.

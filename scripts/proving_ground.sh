@@ -18,7 +18,7 @@
 #
 # By default the script builds codeloop (release) and starts each server
 # itself, one at a time, with the end-to-end tests' model and flags
-# (scripts/real_servers.sh installs them; tests/support/real_servers.rs
+# (scripts/real_servers.sh installs them; crates/testkit/src/real_servers.rs
 # starts them alike): loopback, a free port, one slot, a --ctx-token
 # context (4096), --threads threads (2). One problem runs at a time
 # (`--workers 1`), so the time to first token is the server's, not a queue

@@ -8,7 +8,8 @@
 //! `codeloop-engine` uses session, llm and sandbox; `codeloop-tui` uses the
 //! engine and the session. This crate is the binary's: the subcommands, the
 //! configuration and the bundled demos, with each layer re-exported under its
-//! old module name.
+//! old module name but the sandbox, which everyone names by its crate,
+//! `codeloop_sandbox`.
 #![warn(unreachable_pub)]
 
 pub mod commands;
@@ -20,6 +21,5 @@ pub use codeloop_eval as eval;
 pub use codeloop_inputs as inputs;
 pub use codeloop_llm as llm;
 pub use codeloop_protocol as protocol;
-pub use codeloop_sandbox as exec;
 pub use codeloop_session as session;
 pub use codeloop_tui as tui;

@@ -99,24 +99,15 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
-    // The sandbox helper mode: codeloop re-executes itself to set up a run's
-    // isolation before it execs Python (see exec::helper). Checked before clap.
-    let first = std::env::args_os().nth(1);
-    if first
-        .as_ref()
-        .is_some_and(|a| a == codeloop::exec::helper::HELPER_ARG)
-    {
-        return codeloop::exec::helper::main();
+    // The children codeloop starts of itself, checked before clap: the
+    // sandbox helper, which sets a run's isolation up before it execs
+    // Python (codeloop_sandbox::helper), and an input file described in a
+    // child under limits, whose parsers' crash is that child's, never the
+    // workbench's (engine::inputs).
+    if let Some(code) = codeloop::engine::inputs::child_main() {
+        return code;
     }
-    // An input file described in a child under limits (engine::inputs):
-    // its parsers' crash is this process's, never the workbench's.
-    if first
-        .as_ref()
-        .is_some_and(|a| a == codeloop::engine::inputs::DESCRIBE_ARG)
-    {
-        return codeloop::engine::inputs::describe_main();
-    }
-    codeloop::exec::helper::this_binary_is_the_helper();
+    codeloop_sandbox::helper::this_binary_is_the_helper();
     let cli = Cli::parse();
     // What an install puts in place: made from the command line alone,
     // before any config is read.
@@ -151,7 +142,7 @@ fn main() -> ExitCode {
     // choices, then the mode (--sandbox, else the config and
     // CODELOOP_SANDBOX), the interpreter (--python, the profile's, [run]
     // interpreter; over CODELOOP_PYTHON) and the import policy.
-    config.sandbox = codeloop::exec::SandboxOptions::from_env();
+    config.sandbox = codeloop_sandbox::SandboxOptions::from_env();
     config.sandbox.allow_reduced = cli
         .sandbox
         .as_deref()

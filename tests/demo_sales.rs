@@ -100,7 +100,7 @@ fn the_program_exported_to_a_folder_has_its_input_beside_it_and_its_tests_pass_t
     // Each test file's tests, run where they were written.
     let check = "import glob, importlib, sys\nsys.path.insert(0, '.')\nfor f in sorted(glob.glob('test_*.py')):\n    m = importlib.import_module(f[:-3])\n    for name in dir(m):\n        if name.startswith('test'):\n            getattr(m, name)()\nprint('all passed')\n";
     let python =
-        codeloop::exec::Sandbox::probe(&codeloop::exec::SandboxOptions::from_env()).interpreter;
+        codeloop_sandbox::Sandbox::probe(&codeloop_sandbox::SandboxOptions::from_env()).interpreter;
     let ran = Command::new(python)
         .args(["-c", check])
         .current_dir(&folder)

@@ -6,8 +6,7 @@
 //! program's output and an input file's name.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "support/fault_server.rs"]
-mod fault_server;
+use codeloop_testkit::fault_server;
 
 use std::path::Path;
 use std::process::Command;

@@ -13,8 +13,7 @@
 
 use codeloop::eval::Problem;
 
-#[path = "support/eval_cases.rs"]
-mod eval_cases;
+use codeloop_testkit::eval_cases;
 use eval_cases::{Case, as_ordinary_user, double, problem, verdicts};
 
 /// Cases of `double` (t/0).
@@ -420,7 +419,12 @@ fn the_check_that_runs_is_the_tests_own_for_an_ordinary_user() {
         .chain(HONEST_WITH_HELPERS)
         .copied()
         .collect();
-    let Some(modes) = as_ordinary_user("eval-user", &forgery_problems(), &all) else {
+    let Some(modes) = as_ordinary_user(
+        "eval-user",
+        std::path::Path::new(env!("CARGO_BIN_EXE_codeloop")),
+        &forgery_problems(),
+        &all,
+    ) else {
         return;
     };
     for (mode, got) in modes {

@@ -11,8 +11,7 @@ use std::time::Duration;
 
 use codeloop::eval;
 
-#[path = "support/eval_cases.rs"]
-mod eval_cases;
+use codeloop_testkit::eval_cases;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

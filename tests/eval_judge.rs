@@ -15,11 +15,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 use codeloop::eval::{self, EvalOptions, Problem};
-use codeloop::exec::Sandbox;
+use codeloop_sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 
-#[path = "support/eval_cases.rs"]
-mod eval_cases;
+use codeloop_testkit::eval_cases;
 use eval_cases::{Case, as_ordinary_user, double, humaneval, problem, verdicts};
 
 /// Looks for the pass token in every frame it can walk to (their
@@ -168,7 +167,12 @@ async fn the_third_rounds_forgeries_fail_in_fresh_interpreters() {
 fn the_third_rounds_forgeries_fail_for_an_ordinary_user() {
     let completions = third_round_completions();
     let cases = third_round_cases(&completions);
-    let Some(modes) = as_ordinary_user("eval-judge", &third_round_problems(), &cases) else {
+    let Some(modes) = as_ordinary_user(
+        "eval-judge",
+        std::path::Path::new(env!("CARGO_BIN_EXE_codeloop")),
+        &third_round_problems(),
+        &cases,
+    ) else {
         return;
     };
     for (mode, got) in modes {
@@ -325,9 +329,9 @@ async fn the_judge_keeps_human_evals_verdicts_in_fresh_interpreters() {
 /// it needs: sockets to the sample's process), in both modes.
 #[tokio::test]
 async fn an_enforced_import_policy_guards_the_sample_not_the_judge() {
-    let options = codeloop::exec::SandboxOptions::from_env();
-    let sandbox = Sandbox::probe(&codeloop::exec::SandboxOptions {
-        import_policy: codeloop::exec::ImportPolicy {
+    let options = codeloop_sandbox::SandboxOptions::from_env();
+    let sandbox = Sandbox::probe(&codeloop_sandbox::SandboxOptions {
+        import_policy: codeloop_sandbox::ImportPolicy {
             enforce: true,
             ..options.import_policy.clone()
         },

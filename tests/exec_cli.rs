@@ -5,8 +5,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::Mutex;
 
-#[path = "support/copy_binary.rs"]
-mod copy_binary;
+use codeloop_testkit::copy_binary;
 
 /// The doctor tests run one at a time: one of them takes a layer away on
 /// purpose, and its escaping probes must not land while the other doctor
@@ -191,7 +190,7 @@ fn a_codeloop_installed_under_tmp_still_reaches_its_sandbox_helper() {
         .tempdir_in("/tmp")
         .unwrap();
     let bin = home.path().join("codeloop");
-    copy_binary::copy_binary(&bin);
+    copy_binary::copy_binary(std::path::Path::new(env!("CARGO_BIN_EXE_codeloop")), &bin);
     std::fs::write(home.path().join("hi.py"), "print('hi from /tmp')\n").unwrap();
     let out = Command::new(&bin)
         .args(["exec", "hi.py"])
@@ -209,7 +208,10 @@ fn a_renamed_codeloop_binary_is_still_its_own_sandbox_helper() {
     // download) must not lose Landlock and seccomp for want of a helper.
     let dir = tempfile::tempdir().unwrap();
     let renamed = dir.path().join("cl-renamed");
-    copy_binary::copy_binary(&renamed);
+    copy_binary::copy_binary(
+        std::path::Path::new(env!("CARGO_BIN_EXE_codeloop")),
+        &renamed,
+    );
     let o = Command::new(&renamed)
         .args(["doctor", "--layers-only", "--sandbox", "reduced"])
         .args(["--without", "namespaces"])

@@ -2,8 +2,7 @@
 //! HTML page opened in a real browser (headless Chromium from Debian).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "support/cdp.rs"]
-mod cdp;
+use codeloop_testkit::cdp;
 mod sessions_support;
 
 use std::path::{Path, PathBuf};

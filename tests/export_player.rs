@@ -4,8 +4,7 @@
 //! same record (what the workbench shows there).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "support/cdp.rs"]
-mod cdp;
+use codeloop_testkit::cdp;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

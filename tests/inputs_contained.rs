@@ -13,17 +13,14 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use codeloop::engine::inputs::{self, describe_contained, describe_limits};
-use codeloop::exec::contained::ContainedLimits;
+use codeloop_sandbox::contained::ContainedLimits;
 
-#[path = "../crates/inputs/tests/support/attack_files.rs"]
-mod attack_files;
+use codeloop_testkit::attack_files;
 
-#[path = "support/prompt_server.rs"]
-mod prompt_server;
+use codeloop_testkit::prompt_server;
 use prompt_server::PromptServer;
 
-#[path = "support/ordinary_user.rs"]
-mod ordinary_user;
+use codeloop_testkit::ordinary_user;
 
 /// Each attack file written into `dir`.
 fn written(dir: &Path) -> Vec<(&'static str, std::path::PathBuf)> {
@@ -209,7 +206,10 @@ fn run_with_every_attack_file_goes_to_its_end() {
 
 #[test]
 fn run_with_every_attack_file_goes_to_its_end_as_an_ordinary_user() {
-    let Some((_turn, python, dir, bin)) = ordinary_user::ordinary_user("attack-inputs") else {
+    let Some((_turn, python, dir, bin)) = ordinary_user::ordinary_user(
+        "attack-inputs",
+        std::path::Path::new(env!("CARGO_BIN_EXE_codeloop")),
+    ) else {
         return;
     };
     let _ = dir;

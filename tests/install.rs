@@ -8,10 +8,8 @@
 //! completions, completed by a real bash, and the man pages, read by man.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "support/ordinary_user.rs"]
-mod ordinary_user;
-#[path = "support/tmux_server.rs"]
-mod tmux_server;
+use codeloop_testkit::ordinary_user;
+use codeloop_testkit::tmux_server;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -93,8 +91,7 @@ fn run(place: &Place, args: &[&str]) -> (Output, &'static str) {
 }
 
 fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
+    rustix::process::geteuid().is_root()
 }
 
 /// The headless demo, then the replay in a real terminal.
@@ -199,7 +196,10 @@ fn the_binary_alone_runs_and_replays_a_demo_from_anywhere() {
     let installed = tempfile::tempdir().unwrap();
     let bin = installed.path().join("bin/codeloop");
     std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
-    ordinary_user::copy_binary::copy_binary(&bin);
+    codeloop_testkit::copy_binary::copy_binary(
+        std::path::Path::new(env!("CARGO_BIN_EXE_codeloop")),
+        &bin,
+    );
     let home = tempfile::tempdir().unwrap();
     let work = tempfile::tempdir().unwrap();
     let place = Place {
@@ -218,7 +218,10 @@ fn an_ordinary_user_runs_and_replays_a_demo_with_the_binary_alone() {
         println!("SKIPPED: tmux is not installed (scripts/test.sh installs it)");
         return;
     }
-    let Some((_turn, python, dir, bin)) = ordinary_user::ordinary_user("install") else {
+    let Some((_turn, python, dir, bin)) = ordinary_user::ordinary_user(
+        "install",
+        std::path::Path::new(env!("CARGO_BIN_EXE_codeloop")),
+    ) else {
         return;
     };
     let uid = ordinary_user::user_uid();

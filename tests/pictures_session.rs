@@ -247,7 +247,7 @@ fn the_prompts_name_the_packages_of_the_chosen_interpreter() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("config.toml"), "").unwrap();
     let real =
-        codeloop::exec::Sandbox::probe(&codeloop::exec::SandboxOptions::from_env()).interpreter;
+        codeloop_sandbox::Sandbox::probe(&codeloop_sandbox::SandboxOptions::from_env()).interpreter;
     let venv = dir.path().join("venv");
     assert!(
         Command::new(&real)

@@ -11,7 +11,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use codeloop::eval::{self, EvalOptions, Problem, Sample};
-use codeloop::exec::Sandbox;
+use codeloop_sandbox::Sandbox;
 use tokio_util::sync::CancellationToken;
 
 fn repo(path: &str) -> PathBuf {
@@ -83,7 +83,7 @@ async fn verdicts(completion: impl Fn(&Problem) -> String) -> Vec<(String, bool,
         ..EvalOptions::default()
     };
     let results = eval::evaluate(
-        &Sandbox::probe(&codeloop::exec::SandboxOptions::from_env()),
+        &Sandbox::probe(&codeloop_sandbox::SandboxOptions::from_env()),
         &problems,
         &samples,
         &options,
@@ -149,8 +149,7 @@ fn the_proving_ground_script_parses_and_says_how_it_is_used() {
     );
 }
 
-#[path = "support/prompt_server.rs"]
-mod prompt_server;
+use codeloop_testkit::prompt_server;
 use prompt_server::PromptServer;
 
 /// The stand-in's answers for the first two easy problems: `add` right,

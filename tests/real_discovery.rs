@@ -12,8 +12,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-#[path = "support/real_servers.rs"]
-mod real_servers;
+use codeloop_testkit::real_servers;
 use real_servers::{Kind, MODEL, RealServer, one_at_a_time, port_is_free};
 
 /// The ports codeloop asks when nothing is configured (its `WELL_KNOWN`).

@@ -14,11 +14,9 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-#[path = "support/tmux_server.rs"]
-mod tmux_server;
+use codeloop_testkit::tmux_server;
 
-#[path = "support/real_servers.rs"]
-mod real_servers;
+use codeloop_testkit::real_servers;
 use real_servers::{Kind, MODEL, RealServer, one_at_a_time, tape_events, tapes_under};
 
 /// The longest reply a test lets the model write: enough for a small

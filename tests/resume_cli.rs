@@ -9,8 +9,7 @@ use std::process::{Command, Stdio};
 
 use codeloop::session::{Event, ModelRequestEvent, State, read_tape};
 
-#[path = "support/prompt_server.rs"]
-mod prompt_server;
+use codeloop_testkit::prompt_server;
 use prompt_server::PromptServer;
 
 const PLAN: &str = "```json\n{\"functions\": [{\"name\": \"clamp\", \"purpose\": \"Limit x to the range lo..hi\", \"inputs\": \"x: int, lo: int, hi: int\", \"output\": \"int\", \"depends_on\": []}]}\n```";

@@ -12,12 +12,10 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "support/prompt_server.rs"]
-mod prompt_server;
+use codeloop_testkit::prompt_server;
 use prompt_server::PromptServer;
 
-#[path = "support/ordinary_user.rs"]
-mod ordinary_user;
+use codeloop_testkit::ordinary_user;
 
 const PLAN: &str = "```json\n{\"functions\": [{\"name\": \"total_qty\", \"purpose\": \"Sum the qty column of data.csv\", \"inputs\": \"path: str\", \"output\": \"int\", \"depends_on\": []}]}\n```";
 const TESTS: &str = "```python\ndef test_total():\n    assert total_qty('data.csv') == 9\n```";
@@ -208,9 +206,14 @@ fn a_file_no_run_could_read_is_refused_before_the_model_is_asked() {
     let server = PromptServer::start(reply_for);
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("stream.csv");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a valid C string and mode.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
     let folder = dir.path().join("folder.csv");
     std::fs::create_dir(&folder).unwrap();
     // Larger than a run's working directory holds (sparse: no disk used).
@@ -254,7 +257,10 @@ fn a_file_no_run_could_read_is_refused_before_the_model_is_asked() {
 
 #[test]
 fn a_file_an_ordinary_user_may_not_read_is_refused_with_what_to_do() {
-    let Some((_turn, _python, dir, bin)) = ordinary_user::ordinary_user("inputs") else {
+    let Some((_turn, _python, dir, bin)) = ordinary_user::ordinary_user(
+        "inputs",
+        std::path::Path::new(env!("CARGO_BIN_EXE_codeloop")),
+    ) else {
         return;
     };
     let server = PromptServer::start(reply_for);

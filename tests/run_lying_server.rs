@@ -4,8 +4,7 @@
 //! the run goes on to its end.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "support/fault_server.rs"]
-mod fault_server;
+use codeloop_testkit::fault_server;
 
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};

@@ -5,8 +5,7 @@
 //! continued, never compiled half-written.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "support/fault_server.rs"]
-mod fault_server;
+use codeloop_testkit::fault_server;
 
 use std::process::Command;
 

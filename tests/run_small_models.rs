@@ -6,8 +6,7 @@
 //! each call goes out with the reply limit and the schema of its kind.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "support/fault_server.rs"]
-mod fault_server;
+use codeloop_testkit::fault_server;
 
 use std::process::{Command, Output};
 

@@ -9,10 +9,8 @@
 //! an ordinary user (`runuser`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "support/fault_server.rs"]
-mod fault_server;
-#[path = "support/ordinary_user.rs"]
-mod ordinary_user;
+use codeloop_testkit::fault_server;
+use codeloop_testkit::ordinary_user;
 
 use std::hash::{Hash, Hasher};
 use std::io::{BufRead, BufReader};
@@ -226,7 +224,9 @@ async fn planted_fifos_held_locks_and_links_are_harmless() {
 // across its awaits, so no other test uses that user meanwhile.
 #[allow(clippy::await_holding_lock)]
 async fn planted_fifos_held_locks_and_links_are_harmless_for_an_ordinary_user() {
-    let Some((_turn, python, dir, bin)) = ordinary_user::ordinary_user("turn") else {
+    let Some((_turn, python, dir, bin)) =
+        ordinary_user::ordinary_user("turn", std::path::Path::new(env!("CARGO_BIN_EXE_codeloop")))
+    else {
         return;
     };
     let _ = dir;

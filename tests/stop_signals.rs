@@ -107,8 +107,9 @@ fn stop_mid_run(mut command: Command, data: &Path, signal: i32) -> (String, Path
         procs = descendants(child.id());
         procs.iter().any(|(_, comm)| comm.starts_with("python"))
     });
-    // SAFETY: kill with a pid we started and a plain signal number.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    let sig = rustix::process::Signal::from_named_raw(signal).unwrap();
+    rustix::process::kill_process(pid, sig).unwrap();
     let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();

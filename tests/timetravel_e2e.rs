@@ -5,8 +5,7 @@
 //! (which is read again when it shows). The tapes are checked afterwards.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "support/tmux_server.rs"]
-mod tmux_server;
+use codeloop_testkit::tmux_server;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -3,10 +3,8 @@
 //! not installed (scripts/test.sh installs it).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "support/tmux_server.rs"]
-mod tmux_server;
-#[path = "../crates/tui/tests/tui_support/mod.rs"]
-mod tui_support;
+use codeloop_testkit::tmux_server;
+use codeloop_testkit::tui_support;
 
 use std::path::Path;
 use std::process::Command;

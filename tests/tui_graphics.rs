@@ -7,8 +7,7 @@
 //! the bytes written to the terminal carry the chart, pixel for pixel.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "../crates/tui/tests/tui_support/mod.rs"]
-mod tui_support;
+use codeloop_testkit::tui_support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

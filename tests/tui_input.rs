@@ -2,8 +2,7 @@
 //! printed can be read whole (issue 13: items 2, 7 and 11).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "../crates/tui/tests/tui_support/mod.rs"]
-mod tui_support;
+use codeloop_testkit::tui_support;
 
 use codeloop::tui::app::{Confirm, DemoEntry, Focus, Mode, StartRequest};
 use codeloop::tui::{Action, App, Msg};

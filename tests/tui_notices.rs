@@ -2,8 +2,7 @@
 //! own task, a tape that did not finish, and the terminal's bell.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "../crates/tui/tests/tui_support/mod.rs"]
-mod tui_support;
+use codeloop_testkit::tui_support;
 
 use codeloop::session::{
     AttemptEvent, CodeEvent, Event, FinishedEvent, ModelReplyEvent, PausedEvent, Purpose,
@@ -179,13 +178,14 @@ fn y_copies_the_selected_nodes_code_through_osc52() {
         screen(&mut app, 160, 48)
             .contains("copied parse_line's code (iteration 2) to the clipboard")
     );
-    // SAFETY of the test: no other test in this binary reads TMUX.
-    unsafe { std::env::remove_var("TMUX") };
     assert_eq!(
-        codeloop::tui::notify::osc52("hi!\n"),
+        codeloop::tui::notify::osc52_for("hi!\n", false),
         "\x1b]52;c;aGkhCg==\x07"
     );
-    assert_eq!(codeloop::tui::notify::osc52("ab"), "\x1b]52;c;YWI=\x07");
+    assert_eq!(
+        codeloop::tui::notify::osc52_for("ab", false),
+        "\x1b]52;c;YWI=\x07"
+    );
 }
 
 #[test]

@@ -3,10 +3,8 @@
 //! and the same session at the end as a tape read at once.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "support/tmux_server.rs"]
-mod tmux_server;
-#[path = "../crates/tui/tests/tui_support/mod.rs"]
-mod tui_support;
+use codeloop_testkit::tmux_server;
+use codeloop_testkit::tui_support;
 
 use codeloop::protocol::Stream;
 use codeloop::session::{Event, OutputEvent, Record, RunStartedEvent, State, TapeError, read_tape};

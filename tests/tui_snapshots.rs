@@ -2,8 +2,7 @@
 //! ratatui's TestBackend, fed with a scripted session.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "../crates/tui/tests/tui_support/mod.rs"]
-mod tui_support;
+use codeloop_testkit::tui_support;
 
 use codeloop::session::{
     Event, ModelDeltaEvent, ModelRequestEvent, NodeStatusEvent, RunFinishedEvent,

@@ -5,8 +5,7 @@
 //! session, and rendered frames of the questions asked first.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "../crates/tui/tests/tui_support/mod.rs"]
-mod tui_support;
+use codeloop_testkit::tui_support;
 
 use std::path::PathBuf;
 
@@ -357,7 +356,7 @@ async fn after_a_fork_under_open_the_welcome_screen_names_the_model_a_new_sessio
     );
     assert!(!app.info().model_label.contains("wordfreq"));
     // And the sandbox it would run in, probed meanwhile, as at a start.
-    let probed = codeloop::exec::Sandbox::probe(&codeloop::exec::SandboxOptions::from_env());
+    let probed = codeloop_sandbox::Sandbox::probe(&codeloop_sandbox::SandboxOptions::from_env());
     assert_eq!(app.info().sandbox_layers, probed.active_layers());
     assert!(!app.info().sandbox_layers.is_empty());
     let s = screen(&mut app, 160, 48);

@@ -6,7 +6,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use codeloop::eval::{self, EvalOptions};
-use codeloop::exec::{Limits, Sandbox};
+use codeloop_sandbox::{Limits, Sandbox};
 use tokio_util::sync::CancellationToken;
 
 use super::{ms, percentile, python_out};
@@ -197,13 +197,9 @@ pub(crate) async fn job_breakdown(sandbox: &Sandbox, problems: &[eval::Problem])
 
 /// CPU time (user + system) this process used so far.
 fn own_cpu_time() -> Duration {
-    // SAFETY: getrusage fills the struct it is given.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
-        return Duration::ZERO;
-    }
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(usage.ru_utime) + tv(usage.ru_stime)
+    // The process's CPU clock: user and system time of all its threads.
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    Duration::try_from(t).unwrap_or_default()
 }
 
 /// The load average now (the machine is shared: figures come with it).

@@ -4,7 +4,7 @@
 use anyhow::Context;
 
 use crate::config::Config;
-use crate::exec::{Layer, Sandbox, probes};
+use codeloop_sandbox::{Layer, Sandbox, probes};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -38,7 +38,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     println!("codeloop doctor: the sandbox on this machine\n");
     say_python(&sandbox).await;
     println!("{}", super::python::describe_policy(&policy));
-    let root = crate::exec::is_root();
+    let root = codeloop_sandbox::is_root();
     println!(
         "running as   {}",
         if root { "root" } else { "an ordinary user" }
@@ -105,7 +105,7 @@ fn say_mode(sandbox: &Sandbox, reduced_chosen: bool) {
         } else {
             format!(" (missing: {})", missing.join(", "))
         },
-        if sandbox.mode() == crate::exec::SandboxMode::Full || reduced_chosen {
+        if sandbox.mode() == codeloop_sandbox::SandboxMode::Full || reduced_chosen {
             ""
         } else {
             "; runs are refused unless --sandbox reduced is chosen"

@@ -8,7 +8,7 @@ use tokio::sync::mpsc;
 
 use crate::config::Config;
 use crate::eval::{self, EvalOptions};
-use crate::exec::Sandbox;
+use codeloop_sandbox::Sandbox;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

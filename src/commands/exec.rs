@@ -12,9 +12,9 @@ use anyhow::Context;
 use tokio::sync::mpsc;
 
 use crate::config::Config;
-use crate::exec::{Limits, Outcome, RunSpec, Sandbox, locate};
 use crate::protocol::Stream;
 use crate::protocol::sanitize::{self, Sanitizer, Tabs};
+use codeloop_sandbox::{Limits, Outcome, RunSpec, Sandbox, locate};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -70,7 +70,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     let _ = printer.await;
     let outcome = match result {
         Ok(o) => o,
-        Err(crate::exec::ExecError::Cancelled) => {
+        Err(codeloop_sandbox::ExecError::Cancelled) => {
             eprintln!("codeloop: interrupted; the program and everything it started were stopped");
             return Ok(130);
         }
@@ -133,11 +133,11 @@ fn say_setup(sandbox: &Sandbox, limits: &Limits) {
         sandbox.interpreter.display(),
         sandbox.interpreter_version(),
         sandbox.active_layers().join(", "),
-        crate::exec::LimitHit::WallTimeout(limits.wall)
+        codeloop_sandbox::LimitHit::WallTimeout(limits.wall)
             .describe()
             .trim_start_matches("wall-clock timeout of "),
         limits.cpu_secs,
-        crate::exec::LimitHit::Memory(limits.memory_bytes)
+        codeloop_sandbox::LimitHit::Memory(limits.memory_bytes)
             .describe()
             .trim_start_matches("memory limit of "),
     );
@@ -145,7 +145,7 @@ fn say_setup(sandbox: &Sandbox, limits: &Limits) {
 
 /// The program's output passed on as it comes, each stream to its own,
 /// control sequences removed unless `raw`.
-async fn pass_on(mut rx: mpsc::Receiver<crate::exec::OutputChunk>, raw: bool) {
+async fn pass_on(mut rx: mpsc::Receiver<codeloop_sandbox::OutputChunk>, raw: bool) {
     let mut stdout = std::io::stdout();
     let mut stderr = std::io::stderr();
     // One filter per stream: a sequence cut between two chunks goes whole.

@@ -21,7 +21,7 @@ use std::io::IsTerminal;
 use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 
-use crate::exec::{Sandbox, SandboxOptions};
+use codeloop_sandbox::{Sandbox, SandboxOptions};
 
 /// The sandbox for a command that runs generated code (`run`, `bench`,
 /// `resume`): probed, refused with what to do when only a reduced sandbox

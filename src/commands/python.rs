@@ -5,7 +5,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use crate::exec::{ImportPolicy, PythonEnvironment};
+use codeloop_sandbox::{ImportPolicy, PythonEnvironment};
 
 /// Third-party packages `doctor` names at most.
 const DOCTOR_PACKAGES: usize = 60;

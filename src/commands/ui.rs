@@ -17,12 +17,12 @@ use anyhow::Context;
 
 use crate::commands::model::{ModelArgs, Selected};
 use crate::config::Config;
-use crate::exec::{Sandbox, SandboxOptions};
 use crate::session::{TapeContents, index, parse_tape, read_tape};
 use crate::tui::app::{DemoEntry, DemoModel, ExportFormat};
 use crate::tui::event_loop::{self, Hooks};
 use crate::tui::loader::{self, Opening};
 use crate::tui::{App, Info, Theme};
+use codeloop_sandbox::{Sandbox, SandboxOptions};
 
 /// How the workbench starts.
 #[derive(Debug, Clone)]

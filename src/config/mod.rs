@@ -40,7 +40,7 @@ pub struct Config {
     /// (`SandboxOptions::from_env`), then `--sandbox` or `[run] sandbox`,
     /// the interpreter chosen and `[imports]`.
     #[serde(skip)]
-    pub sandbox: crate::exec::SandboxOptions,
+    pub sandbox: codeloop_sandbox::SandboxOptions,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -168,7 +168,7 @@ pub struct ImportsConfig {
 
 impl Default for ImportsConfig {
     fn default() -> Self {
-        let p = crate::exec::ImportPolicy::default();
+        let p = codeloop_sandbox::ImportPolicy::default();
         ImportsConfig {
             allow: p.allow,
             block: p.block,
@@ -179,8 +179,8 @@ impl Default for ImportsConfig {
 
 impl ImportsConfig {
     /// The policy the sandbox holds runs to.
-    pub fn policy(&self) -> crate::exec::ImportPolicy {
-        crate::exec::ImportPolicy {
+    pub fn policy(&self) -> codeloop_sandbox::ImportPolicy {
+        codeloop_sandbox::ImportPolicy {
             allow: self.allow.clone(),
             block: self.block.clone(),
             enforce: self.enforce,

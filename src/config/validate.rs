@@ -76,7 +76,7 @@ impl Config {
     fn invalid_import_or_interpreter(&self) -> Option<(&'static str, String, &'static str)> {
         let bad = |list: &[String]| {
             list.iter()
-                .find(|m| !crate::exec::ImportPolicy::valid_module_name(m))
+                .find(|m| !codeloop_sandbox::ImportPolicy::valid_module_name(m))
                 .map(|m| format!("{m:?}"))
         };
         if let Some(v) = bad(&self.imports.allow) {

@@ -27,6 +27,25 @@ use serde::{Deserialize, Serialize};
 /// named after it and print the description as JSON (the child's side).
 pub const DESCRIBE_ARG: &str = "__codeloop-describe";
 
+/// The children codeloop starts of its own binary: the sandbox's helper
+/// (`codeloop_sandbox::helper::HELPER_ARG`) and the describer of an input
+/// file ([`DESCRIBE_ARG`]). `Some` with the exit code when this process is
+/// one of them: a binary's `main` asks first, before anything else runs
+/// (`codeloop`'s, and the engine's own `codeloop-engine-child`, which the
+/// engine's tests run).
+pub fn child_main() -> Option<ExitCode> {
+    if codeloop_sandbox::helper::started_as_helper() {
+        return Some(codeloop_sandbox::helper::main());
+    }
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == DESCRIBE_ARG)
+    {
+        return Some(describe_main());
+    }
+    None
+}
+
 /// What describing one file may use: the parsers keep to a few MB
 /// (`cargo bench --bench inputs`); the address space holds the binary's
 /// own mapping besides.

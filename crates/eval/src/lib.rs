@@ -237,9 +237,8 @@ const STARTUP_ALLOWANCE: Duration = Duration::from_millis(250);
 /// passed.
 fn pass_token() -> String {
     let mut bytes = [0u8; 16];
-    // SAFETY: getrandom writes at most `bytes.len()` bytes into the buffer.
-    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
-    if n != bytes.len() as isize {
+    let filled = rustix::rand::getrandom(&mut bytes, rustix::rand::GetRandomFlags::empty());
+    if !filled.is_ok_and(|n| n == 16) {
         // Never reached on Linux >= 3.17; a token the sample cannot guess
         // all the same.
         let nanos = std::time::SystemTime::now()

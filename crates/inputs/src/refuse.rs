@@ -146,8 +146,7 @@ fn check_type(path: &Path, meta: &std::fs::Metadata) -> Result<(), Refusal> {
 
 fn unreadable(path: &Path, meta: &std::fs::Metadata, e: &io::Error) -> Refusal {
     if e.kind() == io::ErrorKind::PermissionDenied {
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let me = unsafe { libc::geteuid() };
+        let me = rustix::process::geteuid().as_raw();
         return Refusal::new(
             path,
             format!(

@@ -5,10 +5,12 @@ use std::path::{Path, PathBuf};
 
 use super::*;
 
+// A counting global allocator is an `unsafe impl GlobalAlloc` or nothing:
+// the one `unsafe` outside the sandbox's `sys.rs`, in test code only.
+#[allow(unsafe_code)]
 mod alloc;
 mod attacks;
-#[path = "../tests/support/attack_files.rs"]
-pub(crate) mod files;
+pub(crate) use codeloop_testkit::attack_files as files;
 
 use files::{varint, zip_of};
 
@@ -488,9 +490,14 @@ fn what_no_run_could_read_is_refused_with_why_and_what_to_do() {
     assert!(folder.why.contains("is a folder"), "{folder}");
     // A FIFO is refused at once: nothing waits for a writer.
     let fifo = dir.path().join("pipe");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a valid C string and mode.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
     let refused = describe(&fifo).unwrap_err();
     assert!(refused.why.contains("named pipe"), "{refused}");
     let dev = describe(Path::new("/dev/null")).unwrap_err();
@@ -503,8 +510,7 @@ fn an_unreadable_file_is_refused_for_an_ordinary_user() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(dir.path(), "secret.csv", b"a,b\n1,2\n");
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o000)).unwrap();
-    // SAFETY: geteuid cannot fail.
-    if unsafe { libc::geteuid() } == 0 {
+    if rustix::process::geteuid().is_root() {
         // Root reads everything: tests/run_inputs.rs runs this as an
         // ordinary user through runuser.
         assert!(describe(&p).is_ok());

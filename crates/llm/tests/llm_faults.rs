@@ -4,8 +4,7 @@
 //! and on how many requests the server saw.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "../../../tests/support/fault_server.rs"]
-mod fault_server;
+use codeloop_testkit::fault_server;
 
 use std::time::{Duration, SystemTime};
 

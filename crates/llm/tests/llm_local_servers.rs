@@ -7,8 +7,7 @@
 //! real server does not make on demand.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "../../../tests/support/fault_server.rs"]
-mod fault_server;
+use codeloop_testkit::fault_server;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -8,8 +8,7 @@
 //! rendered prompt with the assistant's turn opened).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-#[path = "../../../tests/support/fault_server.rs"]
-mod fault_server;
+use codeloop_testkit::fault_server;
 
 use std::time::Duration;
 

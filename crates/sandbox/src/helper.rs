@@ -1,5 +1,7 @@
 //! The sandbox helper: codeloop re-executes itself as this helper (inside
-//! bubblewrap's namespaces when those are used); it applies each layer's
+//! bubblewrap's namespaces when those are used; `codeloop` dispatches
+//! [`HELPER_ARG`] to [`main`], and so does the crate's own binary,
+//! `codeloop-sandbox-helper`, which its tests and benches run); it applies each layer's
 //! step of its plan (`layers::apply`: descriptors and namespaces, then
 //! resource limits and the uid, then Landlock and seccomp), and then execs
 //! the interpreter. Doing this in a fresh
@@ -21,8 +23,15 @@ use super::sys;
 /// The first argument that turns the `codeloop` binary into the helper.
 pub const HELPER_ARG: &str = "__codeloop-sandbox-helper";
 
-/// Set by the `codeloop` binary's `main`: the running program is the
-/// helper, whatever its file is called (a renamed or copied binary too).
+/// Whether this process was started as the helper (its first argument is
+/// [`HELPER_ARG`]): checked by a binary's `main` before anything else runs.
+pub fn started_as_helper() -> bool {
+    std::env::args_os().nth(1).is_some_and(|a| a == HELPER_ARG)
+}
+
+/// Set by the `codeloop` binary's `main` (and the helper binaries'): the
+/// running program is the helper, whatever its file is called (a renamed
+/// or copied binary too).
 /// Test and bench binaries leave it unset: run with `HELPER_ARG` they would
 /// not act as the helper.
 static THIS_BINARY_IS_THE_HELPER: std::sync::atomic::AtomicBool =

@@ -206,14 +206,12 @@ impl Drop for TapeWriter {
     }
 }
 
-/// Take the tape's advisory lock, held until the file is closed (or its
-/// process dies). False only when another writer holds it; a file system
-/// without locks goes without.
+/// Take the tape's advisory lock (the standard library's, an exclusive
+/// `flock` on Linux), held until the file is closed (or its process dies).
+/// False only when another writer holds it; a file system without locks
+/// goes without.
 fn lock(file: &File) -> bool {
-    use std::os::fd::AsRawFd;
-    // SAFETY: flock takes a descriptor `file` owns and keeps open; it touches no memory.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    rc == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EWOULDBLOCK)
+    !matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
 }
 
 /// What reading a tape found.

@@ -94,8 +94,13 @@ pub(crate) fn opening_note(unfinished: bool, damage: Option<&str>) -> Option<Str
 /// takes it with `set-clipboard on`) and in a DCS passthrough (to the outer
 /// terminal with `allow-passthrough on`).
 pub fn osc52(text: &str) -> String {
+    osc52_for(text, std::env::var_os("TMUX").is_some())
+}
+
+/// [`osc52`] for a terminal inside tmux or not.
+pub fn osc52_for(text: &str, inside_tmux: bool) -> String {
     let osc = format!("\x1b]52;c;{}\x07", base64(text.as_bytes()));
-    if std::env::var_os("TMUX").is_some() {
+    if inside_tmux {
         format!("{osc}\x1bPtmux;{}\x1b\\", osc.replace('\x1b', "\x1b\x1b"))
     } else {
         osc

@@ -4,7 +4,7 @@
 //! peak memory in the Output pane's title and History's run entries.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-mod tui_support;
+use codeloop_testkit::tui_support;
 
 use codeloop_protocol::resources::Resources;
 use codeloop_session::{CodeEvent, Event, LocalizedEvent, RunFinishedEvent, TapeContents};

@@ -8,7 +8,7 @@
 //! given.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-mod tui_support;
+use codeloop_testkit::tui_support;
 
 use codeloop_session::*;
 use codeloop_tui::app::{AttachFrom, Focus};

@@ -5,7 +5,7 @@
 //! paused before is edited and sent as edited.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-mod tui_support;
+use codeloop_testkit::tui_support;
 
 use codeloop_protocol::{ChatMessage, Usage};
 use codeloop_session::*;

@@ -2,7 +2,7 @@
 //! branches over the panes, this one marked, Enter opening another.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-mod tui_support;
+use codeloop_testkit::tui_support;
 
 use std::path::PathBuf;
 

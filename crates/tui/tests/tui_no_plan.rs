@@ -4,7 +4,7 @@
 //! task, and a plan the person writes.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-mod tui_support;
+use codeloop_testkit::tui_support;
 
 use codeloop_protocol::{ChatMessage, Role, Usage};
 use codeloop_session::*;

@@ -3,7 +3,7 @@
 //! skipped run shown as skipped; approving from the past of a live session.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-mod tui_support;
+use codeloop_testkit::tui_support;
 
 use codeloop_protocol::Usage;
 use codeloop_session::*;

@@ -4,7 +4,7 @@
 //! of the open session, and the focused pane's own actions by name.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-mod tui_support;
+use codeloop_testkit::tui_support;
 
 use codeloop_session::Event;
 use codeloop_tui::app::{CodeTab, ExportFormat, Focus, SessionChoices, StartRequest};

@@ -3,7 +3,7 @@
 //! half-blocks, each cell two pixels of the file, exactly.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-mod tui_support;
+use codeloop_testkit::tui_support;
 
 use codeloop_protocol::picture::Picture;
 use codeloop_session::{Event, PictureEvent, Record};

@@ -3,7 +3,7 @@
 //! pane; not drawn on a later version of the code.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-mod tui_support;
+use codeloop_testkit::tui_support;
 
 use codeloop_session::{
     CodeEvent, Event, Record, ReviewEvent, ReviewFinding, ReviewVerdict, Severity, TapeContents,

@@ -5,7 +5,7 @@
 //! welcome screen.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-mod tui_support;
+use codeloop_testkit::tui_support;
 
 use codeloop_tui::app::{DemoModel, FoundServer, SessionChoices, StartRequest};
 use codeloop_tui::{Action, App, Info};

@@ -5,7 +5,7 @@
 //! `hscroll.rs`; these frames did not reach that state.)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-mod tui_support;
+use codeloop_testkit::tui_support;
 
 use codeloop_tui::app::{Action, StartRequest};
 use codeloop_tui::{App, Msg};

@@ -4,7 +4,7 @@
 //! visits the panes each screen shows (the registry's layout), zoomed or not.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-mod tui_support;
+use codeloop_testkit::tui_support;
 
 use codeloop_session::*;
 use codeloop_tui::app::view::layout;

@@ -3,7 +3,7 @@
 //! on asks first; F forks a live session from its past.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-mod tui_support;
+use codeloop_testkit::tui_support;
 
 use std::path::PathBuf;
 

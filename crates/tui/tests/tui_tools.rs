@@ -2,7 +2,7 @@
 //! and takes the edit back as a command.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-mod tui_support;
+use codeloop_testkit::tui_support;
 
 use codeloop_session::{Command, Event, NoticeLevel};
 use codeloop_tui::app::{CodeTab, EditTarget, Focus, StartRequest};

@@ -3,7 +3,7 @@
 //! never drawn on a later version.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-mod tui_support;
+use codeloop_testkit::tui_support;
 
 use codeloop_protocol::Snapshot;
 use codeloop_session::{CodeEvent, Event, LocalizedEvent, TapeContents};

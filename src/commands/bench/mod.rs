@@ -30,11 +30,11 @@ use super::run::{StopSignal, StopSignals, no_model_for_own_task, say};
 use crate::config::Config;
 use crate::engine::{self, EngineOptions, EngineSetup, GivenPlan};
 use crate::eval::{self, Problem};
-use crate::exec::Sandbox;
 use crate::protocol::ChatMessage;
 use crate::session::call_figures::call_figures;
 use crate::session::prefix::shared_with_earlier;
 use crate::session::{Command, Event, FunctionSpec, ModelRequestEvent, State};
+use codeloop_sandbox::Sandbox;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -10,11 +10,11 @@ use super::start::{profile_model, server_model, start_session};
 use super::{probe_sandbox, recent_sessions, welcome_model};
 use crate::commands::model::{ModelArgs, Selected, SeveralServers, before_choosing, select_model};
 use crate::config::Config;
-use crate::exec::Sandbox;
 use crate::llm::ChatModel;
 use crate::tui::app::{DemoEntry, FoundServer, SessionChoices, StartRequest};
 use crate::tui::event_loop::Hooks;
 use crate::tui::{App, Info, Theme};
+use codeloop_sandbox::Sandbox;
 
 pub(super) async fn live_view(
     task: Option<String>,

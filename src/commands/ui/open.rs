@@ -11,13 +11,13 @@ use super::{
 };
 use crate::commands::model::{ModelArgs, SeveralServers, select_model};
 use crate::config::Config;
-use crate::exec::Sandbox;
 use crate::llm::ChatModel;
 use crate::llm::scripted::{Pacing, ScriptedModel};
 use crate::session::read_tape;
 use crate::tui::app::{DemoEntry, Msg, SessionChoices, StartRequest};
 use crate::tui::event_loop::Hooks;
 use crate::tui::{App, Theme};
+use codeloop_sandbox::Sandbox;
 
 /// `codeloop open`: the app over a tape being read, and what its loop
 /// needs (the rest of the tape, the starter of forks and of sessions begun

@@ -11,11 +11,11 @@ use crate::commands::loop_args::Extras;
 use crate::commands::model::{ModelArgs, select_model};
 use crate::config::Config;
 use crate::engine::{EngineHandle, EngineOptions, EngineSetup, GivenPlan};
-use crate::exec::Sandbox;
 use crate::llm::ChatModel;
 use crate::llm::scripted::{Pacing, ScriptedModel};
 use crate::session::{FunctionSpec, read_tape};
 use crate::tui::app::{FoundServer, NOTHING_TO_RESUME, SessionChoices, StartRequest};
+use codeloop_sandbox::Sandbox;
 
 /// Start the engine on a task, or on a bundled demo with its own model; a
 /// recorded session goes on with `continue_session`.

@@ -99,8 +99,7 @@ pub(crate) fn lock_dir() -> Result<PathBuf, String> {
 
 /// The effective user id.
 fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
+    rustix::process::geteuid().as_raw()
 }
 
 /// The lock file of the server at `base_url`, in `dir`.

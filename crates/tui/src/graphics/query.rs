@@ -8,6 +8,7 @@
 //! terminal leaves nothing blocked on standard input.
 
 use std::io::{self, IsTerminal, Write};
+use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
 /// How long a terminal is waited for.
@@ -139,12 +140,13 @@ fn ask_raw(timeout: Duration) -> Option<Answers> {
             break;
         }
         let mut buf = [0u8; 256];
-        // SAFETY: reading into a buffer we own, at most its length.
-        let n = unsafe { libc::read(0, buf.as_mut_ptr().cast(), buf.len()) };
-        if n <= 0 {
-            break;
-        }
-        got.extend_from_slice(&buf[..n as usize]);
+        // Read from the descriptor itself: `Stdin`'s buffer would keep
+        // what follows the answers from the event reader.
+        let n = match rustix::io::read(io::stdin().as_fd(), &mut buf) {
+            Ok(n) if n > 0 => n,
+            _ => break,
+        };
+        got.extend_from_slice(&buf[..n]);
         if parse(&got).complete || got.len() > 4096 {
             break;
         }
@@ -155,15 +157,14 @@ fn ask_raw(timeout: Duration) -> Option<Answers> {
 
 /// Standard input has bytes within `wait`.
 fn readable(wait: Duration) -> bool {
-    let mut fd = libc::pollfd {
-        fd: 0,
-        events: libc::POLLIN,
-        revents: 0,
+    use rustix::event::{PollFd, PollFlags, Timespec};
+    let stdin = io::stdin();
+    let mut fds = [PollFd::new(&stdin, PollFlags::IN)];
+    let Ok(wait) = Timespec::try_from(wait) else {
+        return false;
     };
-    let ms = wait.as_millis().min(i32::MAX as u128) as i32;
-    // SAFETY: one pollfd we own, its count 1.
-    let n = unsafe { libc::poll(&mut fd, 1, ms) };
-    n > 0 && fd.revents & libc::POLLIN != 0
+    let n = rustix::event::poll(&mut fds, Some(&wait)).unwrap_or(0);
+    n > 0 && fds[0].revents().contains(PollFlags::IN)
 }
 
 #[cfg(test)]
