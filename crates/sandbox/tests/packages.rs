@@ -65,7 +65,7 @@ async fn a_venvs_own_package_is_importable_in_the_sandbox_and_read_only() {
 /// so, where pip cannot reach the registry.
 #[tokio::test]
 async fn a_real_package_from_the_registry_runs_in_the_sandbox() {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/data_venv.sh");
+    let script = codeloop_testkit::workspace().join("scripts/data_venv.sh");
     let out = Command::new("bash").arg(&script).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let Some(python) = stdout
@@ -493,7 +493,7 @@ async fn images_come_back_from(sandbox: &Sandbox) {
     assert_eq!(o.images[0].0, "chart.png");
     assert!(o.images[0].1.starts_with(b"\x89PNG"));
     // An image attached as an input is not the program's, unless it changed it.
-    let attached = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/inputs/pic.png");
+    let attached = codeloop_testkit::workspace().join("tests/fixtures/inputs/pic.png");
     let mut s = spec(PNG_WRITER);
     s.collect_images = true;
     s.inputs = vec![attached.clone()];
