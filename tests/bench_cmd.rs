@@ -3,10 +3,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
 use std::ffi::OsStr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use codeloop::session::{Event, ModelRequestEvent, read_tape};
+
+use codeloop_testkit::cli::fixture;
 
 /// `codeloop bench PROBLEMS ARGS` with its data in `dir` and no config file.
 fn bench(problems: &Path, args: &[&OsStr], dir: &Path) -> Output {
@@ -18,12 +20,6 @@ fn bench(problems: &Path, args: &[&OsStr], dir: &Path) -> Output {
         .env("CODELOOP_CONFIG", dir.join("none.toml"))
         .output()
         .unwrap()
-}
-
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures")
-        .join(name)
 }
 
 #[test]

@@ -6,6 +6,8 @@
 use std::path::Path;
 use std::process::Command;
 
+use codeloop_testkit::cli::row;
+
 fn bench(dir: &Path, out: &Path, review: bool) -> String {
     let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_codeloop"));
@@ -29,20 +31,6 @@ fn bench(dir: &Path, out: &Path, review: bool) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     stdout
-}
-
-fn row(stdout: &str, name: &str) -> Vec<String> {
-    stdout
-        .lines()
-        .map(|l| {
-            l.split("  ")
-                .map(str::trim)
-                .filter(|c| !c.is_empty())
-                .map(str::to_string)
-                .collect::<Vec<_>>()
-        })
-        .find(|r| r.first().map(String::as_str) == Some(name))
-        .unwrap_or_else(|| panic!("no row {name}: {stdout}"))
 }
 
 #[test]

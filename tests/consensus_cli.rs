@@ -3,19 +3,12 @@
 //! `bench` without, then `bench --compare`: pass@1, calls, the candidates.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use std::path::Path;
+/// The binary cargo built for these tests.
+const CODELOOP: &str = env!("CARGO_BIN_EXE_codeloop");
+
 use std::process::Command;
 
-fn codeloop(dir: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_codeloop"));
-    cmd.env("CODELOOP_DATA_DIR", dir.join("data"))
-        .env("CODELOOP_CONFIG", dir.join("none.toml"));
-    cmd
-}
-
-fn fixture(name: &str) -> String {
-    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
-}
+use codeloop_testkit::cli::{codeloop_in, fixture, row};
 
 fn ok(mut cmd: Command) -> (String, String) {
     let out = cmd.output().unwrap();
@@ -27,28 +20,14 @@ fn ok(mut cmd: Command) -> (String, String) {
     (stdout, stderr)
 }
 
-fn row(stdout: &str, name: &str) -> Vec<String> {
-    stdout
-        .lines()
-        .map(|l| {
-            l.split("  ")
-                .map(str::trim)
-                .filter(|c| !c.is_empty())
-                .map(str::to_string)
-                .collect::<Vec<_>>()
-        })
-        .find(|r| r.first().map(String::as_str) == Some(name))
-        .unwrap_or_else(|| panic!("no row {name}: {stdout}"))
-}
-
 #[test]
 fn run_prints_the_vote_and_the_page_shows_the_candidates() {
     let dir = tempfile::tempdir().unwrap();
-    let mut run = codeloop(dir.path());
+    let mut run = codeloop_in(CODELOOP, dir.path());
     run.args(["run", "the total length of a list of words", "--no-cache"])
         .args([
             "--scripted",
-            &fixture("consensus_replies.jsonl"),
+            fixture("consensus_replies.jsonl").to_str().unwrap(),
             "--candidates",
             "3",
         ]);
@@ -59,7 +38,7 @@ fn run_prints_the_vote_and_the_page_shows_the_candidates() {
     );
     assert!(stderr.contains("run     total_len #1: passed"), "{stderr}");
     let page = dir.path().join("s.html");
-    let mut export = codeloop(dir.path());
+    let mut export = codeloop_in(CODELOOP, dir.path());
     export
         .args(["export", "last", "--format", "html", "-o"])
         .arg(&page);
@@ -81,15 +60,18 @@ fn bench_with_and_without_candidates_compared() {
     let d = dir.path();
     let (on, off) = (d.join("vote.jsonl"), d.join("plain.jsonl"));
     for (out, candidates) in [(&on, "3"), (&off, "1")] {
-        let mut bench = codeloop(d);
+        let mut bench = codeloop_in(CODELOOP, d);
         bench
-            .args(["bench", &fixture("bench_problems.jsonl")])
-            .args(["--scripted", &fixture("bench_consensus_replies.jsonl")])
+            .args(["bench", fixture("bench_problems.jsonl").to_str().unwrap()])
+            .args([
+                "--scripted",
+                fixture("bench_consensus_replies.jsonl").to_str().unwrap(),
+            ])
             .args(["--candidates", candidates, "--out"])
             .arg(out);
         ok(bench);
     }
-    let mut compare = codeloop(d);
+    let mut compare = codeloop_in(CODELOOP, d);
     compare.args(["bench", "--compare"]).arg(&on).arg(&off);
     let (stdout, _) = ok(compare);
     // T/1's first candidate was off by one; the vote took a right one.
@@ -109,7 +91,7 @@ fn bench_with_and_without_candidates_compared() {
 #[test]
 fn the_roman_demo_shows_a_vote_and_a_demo_without_candidates_says_so_once() {
     let dir = tempfile::tempdir().unwrap();
-    let mut run = codeloop(dir.path());
+    let mut run = codeloop_in(CODELOOP, dir.path());
     run.args(["run", "--demo", "roman", "--pace", "0", "--no-cache"])
         .args(["--candidates", "3"]);
     let (_, progress) = ok(run);
@@ -128,7 +110,7 @@ fn the_roman_demo_shows_a_vote_and_a_demo_without_candidates_says_so_once() {
     assert!(progress.contains("0 repairs, tokens"), "{progress}");
     assert!(!progress.contains("error"), "{progress}");
 
-    let mut run = codeloop(dir.path());
+    let mut run = codeloop_in(CODELOOP, dir.path());
     run.args(["run", "--demo", "wordfreq", "--pace", "0", "--no-cache"])
         .args(["--candidates", "3"]);
     let (_, progress) = ok(run);

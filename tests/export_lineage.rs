@@ -6,19 +6,13 @@
 //! page is loaded in headless Chromium where one is installed.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
+/// The binary cargo built for these tests.
+const CODELOOP: &str = env!("CARGO_BIN_EXE_codeloop");
+
 use std::path::Path;
 use std::process::Command;
 
-fn codeloop(dir: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_codeloop"));
-    cmd.env("CODELOOP_DATA_DIR", dir.join("data"))
-        .env("CODELOOP_CONFIG", dir.join("none.toml"));
-    cmd
-}
-
-fn fixture(name: &str) -> String {
-    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
-}
+use codeloop_testkit::cli::{codeloop_in, fixture};
 
 /// Run `cmd`; the id of the session it made (`codeloop: session ID`).
 fn session_of(mut cmd: Command) -> String {
@@ -46,7 +40,7 @@ fn seq_of(dir: &Path, id: &str, kind: &str) -> u64 {
 }
 
 fn export(dir: &Path, id: &str, to: &Path) -> String {
-    let out = codeloop(dir)
+    let out = codeloop_in(CODELOOP, dir)
         .args(["export", id, "--format", "html", "-o"])
         .arg(to)
         .output()
@@ -71,20 +65,25 @@ fn lineage_of(page: &str) -> &str {
 fn a_fork_of_a_fork_shows_its_tree_and_links_every_branch() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let mut run = codeloop(d);
+    let mut run = codeloop_in(CODELOOP, d);
     run.args(["run", "the total length of a list of words", "--no-cache"])
-        .args(["--scripted", &fixture("lineage_replies.jsonl")]);
+        .args([
+            "--scripted",
+            fixture("lineage_replies.jsonl").to_str().unwrap(),
+        ]);
     let a = session_of(run);
     // B: forked from A after its first failure was localized, repaired anew.
     let at_a = seq_of(d, &a, "localized");
-    let mut fork = codeloop(d);
-    fork.args(["resume", &a, "--at", &at_a.to_string()])
-        .args(["--scripted", &fixture("lineage_fork_replies.jsonl")]);
+    let mut fork = codeloop_in(CODELOOP, d);
+    fork.args(["resume", &a, "--at", &at_a.to_string()]).args([
+        "--scripted",
+        fixture("lineage_fork_replies.jsonl").to_str().unwrap(),
+    ]);
     let b = session_of(fork);
     // C: forked from B when its plan was made, going on with B's replies.
     let at_b = seq_of(d, &b, "plan");
     let b_tape = d.join("data/sessions").join(&b).join("tape.jsonl");
-    let mut fork = codeloop(d);
+    let mut fork = codeloop_in(CODELOOP, d);
     fork.args(["resume", &b, "--at", &at_b.to_string(), "--scripted"])
         .arg(&b_tape);
     let c = session_of(fork);
@@ -143,9 +142,12 @@ fn a_fork_of_a_fork_shows_its_tree_and_links_every_branch() {
     );
 
     // A session with no forks and no parent has no lineage.
-    let mut run = codeloop(d);
+    let mut run = codeloop_in(CODELOOP, d);
     run.args(["run", "the total length of a list of words", "--no-cache"])
-        .args(["--scripted", &fixture("lineage_replies.jsonl")]);
+        .args([
+            "--scripted",
+            fixture("lineage_replies.jsonl").to_str().unwrap(),
+        ]);
     let lone = session_of(run);
     export(d, &lone, &pages.join("lone.html"));
     let lone_page = std::fs::read_to_string(pages.join("lone.html")).unwrap();

@@ -4,15 +4,10 @@
 //! something serious, `--review-repairs`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use std::path::Path;
-use std::process::Command;
+/// The binary cargo built for these tests.
+const CODELOOP: &str = env!("CARGO_BIN_EXE_codeloop");
 
-fn codeloop(dir: &Path) -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_codeloop"));
-    cmd.env("CODELOOP_DATA_DIR", dir.join("data"))
-        .env("CODELOOP_CONFIG", dir.join("none.toml"));
-    cmd
-}
+use codeloop_testkit::cli::codeloop_in;
 
 #[test]
 fn the_review_is_in_the_progress_the_report_and_the_page() {
@@ -21,7 +16,7 @@ fn the_review_is_in_the_progress_the_report_and_the_page() {
         env!("CARGO_MANIFEST_DIR"),
         "/tests/fixtures/review_replies.jsonl"
     );
-    let output = codeloop(dir.path())
+    let output = codeloop_in(CODELOOP, dir.path())
         .args(["run", "the total length of a list of words", "--no-cache"])
         .args(["--scripted", replies, "--review-repairs"])
         .output()
@@ -48,7 +43,7 @@ fn the_review_is_in_the_progress_the_report_and_the_page() {
     let md = dir.path().join("s.md");
     let html = dir.path().join("s.html");
     for (format, path) in [("md", &md), ("html", &html)] {
-        let out = codeloop(dir.path())
+        let out = codeloop_in(CODELOOP, dir.path())
             .args(["export", "last", "--format", format, "-o"])
             .arg(path)
             .output()

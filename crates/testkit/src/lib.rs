@@ -1,7 +1,8 @@
 //! What codeloop's tests share, written once: model servers at the wire
 //! (`fault_server`: the faults real servers make; `prompt_server`: answers
 //! by what the prompt asks; `real_servers`: the real ones with a real small
-//! model), an ordinary user to run codeloop as (`ordinary_user`,
+//! model), the real binary with a data folder of its own and what it
+//! prints (`cli`), an ordinary user to run codeloop as (`ordinary_user`,
 //! `copy_binary`), a tmux server of a test's own (`tmux_server`),
 //! headless Chromium (`cdp`), the input files that lie (`attack_files`), a model's replies
 //! written as models write them (`py`, `plan_json`), and, behind a feature
@@ -21,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 pub mod attack_files;
 pub mod cdp;
+pub mod cli;
 pub mod copy_binary;
 #[cfg(feature = "eval")]
 pub mod eval_cases;
