@@ -17,13 +17,12 @@
 //! `cargo bench --bench player -- roman streams`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a bench program stops on what it cannot measure
 
-use codeloop_testkit::cdp;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use codeloop::session::*;
+use codeloop_testkit::cdp;
 use serde_json::Value;
 
 const BIG: usize = 400_000;

@@ -6,11 +6,10 @@
 //! program's output and an input file's name.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use codeloop_testkit::fault_server;
-
 use std::path::Path;
 use std::process::Command;
 
+use codeloop_testkit::fault_server;
 use fault_server::*;
 use serde_json::json;
 

@@ -2,12 +2,12 @@
 //! HTML page opened in a real browser (headless Chromium from Debian).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use codeloop_testkit::cdp;
 mod sessions_support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use codeloop_testkit::cdp;
 use sessions_support::{codeloop_in, demos, stderr, stdout};
 
 fn export(args: &[&str], cwd: &Path) -> String {

@@ -4,13 +4,12 @@
 //! same record (what the workbench shows there).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use codeloop_testkit::cdp;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use codeloop::protocol::sanitize::sanitize;
 use codeloop::session::{Dag, NodeStatus, Purpose, Record, State, moments, read_tape};
+use codeloop_testkit::cdp;
 use serde_json::Value;
 
 const DEMOS: [&str; 5] = ["collatz", "csvmeans", "roman", "sales", "wordfreq"];

@@ -10,7 +10,6 @@
 
 use codeloop_testkit::ordinary_user;
 use codeloop_testkit::tmux_server;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

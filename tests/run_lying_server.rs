@@ -4,11 +4,10 @@
 //! the run goes on to its end.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use codeloop_testkit::fault_server;
-
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use codeloop_testkit::fault_server;
 use fault_server::*;
 use serde_json::json;
 

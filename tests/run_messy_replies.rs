@@ -5,10 +5,9 @@
 //! continued, never compiled half-written.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use codeloop_testkit::fault_server;
-
 use std::process::Command;
 
+use codeloop_testkit::fault_server;
 use fault_server::{Answer, FaultServer, content, done, finish, reasoning, usage};
 use serde_json::Value;
 

@@ -6,10 +6,9 @@
 //! each call goes out with the reply limit and the schema of its kind.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use codeloop_testkit::fault_server;
-
 use std::process::{Command, Output};
 
+use codeloop_testkit::fault_server;
 use fault_server::{Answer, FaultServer, content, done, finish, usage};
 use serde_json::Value;
 

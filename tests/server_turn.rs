@@ -9,9 +9,6 @@
 //! an ordinary user (`runuser`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use codeloop_testkit::fault_server;
-use codeloop_testkit::ordinary_user;
-
 use std::hash::{Hash, Hasher};
 use std::io::{BufRead, BufReader};
 use std::os::unix::fs::PermissionsExt;
@@ -19,6 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use codeloop_testkit::fault_server;
+use codeloop_testkit::ordinary_user;
 use fault_server::FaultServer;
 
 /// Who runs codeloop: this process's user, or the ordinary one.

@@ -5,13 +5,12 @@
 //! (which is read again when it shows). The tapes are checked afterwards.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use codeloop_testkit::tmux_server;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use codeloop::session::{Event, ForkedEvent, NoticeEvent, Record, State, read_tape};
+use codeloop_testkit::tmux_server;
 
 struct Tmux {
     session: String,

@@ -5,7 +5,6 @@
 
 use codeloop_testkit::tmux_server;
 use codeloop_testkit::tui_support;
-
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -7,8 +7,6 @@
 //! the bytes written to the terminal carry the chart, pixel for pixel.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use codeloop_testkit::tui_support;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -16,6 +14,7 @@ use codeloop::protocol::picture::Picture;
 use codeloop::session::{Event, PictureEvent, Record};
 use codeloop::tui::graphics::{Graphics, Protocol};
 use codeloop::tui::{App, Msg};
+use codeloop_testkit::tui_support;
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

@@ -2,13 +2,12 @@
 //! and Enter, r, R, F and d on the selected one.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use codeloop_testkit::tui_support;
-
 use std::path::PathBuf;
 
 use codeloop::session::index::{SessionResult, SessionSummary};
 use codeloop::tui::app::{Action, DemoEntry, StartRequest};
 use codeloop::tui::{App, Msg};
+use codeloop_testkit::tui_support;
 use crossterm::event::{Event as TermEvent, KeyCode, KeyEvent, KeyModifiers};
 use tui_support::*;
 

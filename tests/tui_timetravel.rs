@@ -5,14 +5,13 @@
 //! session, and rendered frames of the questions asked first.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use codeloop_testkit::tui_support;
-
 use std::path::PathBuf;
 
 use codeloop::session::Command;
 use codeloop::session::index::{SessionResult, SessionSummary};
 use codeloop::tui::app::{Action, StartRequest};
 use codeloop::tui::{App, Msg};
+use codeloop_testkit::tui_support;
 use crossterm::event::KeyCode;
 use tui_support::*;
 

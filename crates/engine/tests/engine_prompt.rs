@@ -9,8 +9,6 @@
 /// The sandbox helper cargo built for these tests.
 const HELPER: &str = env!("CARGO_BIN_EXE_codeloop-engine-child");
 
-use codeloop_testkit::fault_server;
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,6 +16,7 @@ use codeloop_engine::{self as engine, EngineOptions, EngineSetup};
 use codeloop_llm::openai::{OpenAiClient, OpenAiOptions};
 use codeloop_protocol::{ChatMessage, Role};
 use codeloop_session::*;
+use codeloop_testkit::fault_server;
 use fault_server::*;
 
 const PLAN: &str = "```json\n{\"functions\": [{\"name\": \"double\", \"purpose\": \"twice x\", \"inputs\": \"x: int\", \"output\": \"int\", \"depends_on\": []}]}\n```";

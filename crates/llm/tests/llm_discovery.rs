@@ -7,11 +7,10 @@
 //! their default ports: `tests/real_discovery.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use codeloop_testkit::fault_server;
-
 use std::time::Duration;
 
 use codeloop_llm::openai::{LocalServer, Probe, probe_local, well_known_urls};
+use codeloop_testkit::fault_server;
 use fault_server::*;
 use serde_json::json;
 

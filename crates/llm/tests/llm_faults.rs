@@ -4,8 +4,6 @@
 //! and on how many requests the server saw.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use codeloop_testkit::fault_server;
-
 use std::time::{Duration, SystemTime};
 
 use codeloop_llm::openai::{OpenAiClient, OpenAiOptions};
@@ -13,6 +11,7 @@ use codeloop_llm::{
     ChatModel, ChatReply, ChatRequest, Delta, FinishReason, LlmError, LlmErrorKind, tokens,
 };
 use codeloop_protocol::ChatMessage;
+use codeloop_testkit::fault_server;
 use fault_server::*;
 use serde_json::json;
 use tokio::sync::mpsc;

@@ -7,14 +7,13 @@
 //! real server does not make on demand.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use codeloop_testkit::fault_server;
-
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use codeloop_llm::openai::{OpenAiClient, OpenAiOptions};
 use codeloop_llm::{ChatModel, ChatReply, ChatRequest, Delta, LlmError, ReplySchema, Structured};
 use codeloop_protocol::ChatMessage;
+use codeloop_testkit::fault_server;
 use fault_server::*;
 use serde_json::json;
 use tokio::sync::mpsc;

@@ -8,13 +8,12 @@
 //! rendered prompt with the assistant's turn opened).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use codeloop_testkit::fault_server;
-
 use std::time::Duration;
 
 use codeloop_llm::openai::{OpenAiClient, OpenAiOptions};
 use codeloop_llm::{ChatModel, ChatReply, ChatRequest, Delta, LlmError, Prefill, Prefilled};
 use codeloop_protocol::ChatMessage;
+use codeloop_testkit::fault_server;
 use fault_server::*;
 use serde_json::json;
 use tokio::sync::mpsc;

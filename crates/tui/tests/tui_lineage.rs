@@ -2,12 +2,11 @@
 //! branches over the panes, this one marked, Enter opening another.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use codeloop_testkit::tui_support;
-
 use std::path::PathBuf;
 
 use codeloop_session::lineage::{Branch, Lineage};
 use codeloop_session::*;
+use codeloop_testkit::tui_support;
 use codeloop_tui::{Action, App, Msg};
 use crossterm::event::KeyCode;
 use tui_support::*;

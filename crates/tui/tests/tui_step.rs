@@ -3,12 +3,11 @@
 //! on asks first; F forks a live session from its past.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 
-use codeloop_testkit::tui_support;
-
 use std::path::PathBuf;
 
 use codeloop_protocol::{ChatMessage, Role};
 use codeloop_session::*;
+use codeloop_testkit::tui_support;
 use codeloop_tui::app::{Confirm, Focus, StartRequest};
 use codeloop_tui::{Action, App, Msg};
 use crossterm::event::KeyCode;
