@@ -1,10 +1,10 @@
 //! The sandbox helper: codeloop re-executes itself as this helper (inside
 //! bubblewrap's namespaces when those are used; `codeloop` dispatches
 //! [`HELPER_ARG`] to [`main`], and so does the crate's own binary,
-//! `codeloop-sandbox-helper`, which its tests and benches run); it applies each layer's
-//! step of its plan (`layers::apply`: descriptors and namespaces, then
-//! resource limits and the uid, then Landlock and seccomp), and then execs
-//! the interpreter. Doing this in a fresh
+//! `codeloop-sandbox-helper`, which the crate's tests run); it applies
+//! each layer's step of its plan (`layers::apply`: descriptors and
+//! namespaces, then resource limits and the uid, then Landlock and
+//! seccomp), and then execs the interpreter. Doing this in a fresh
 //! single-threaded process (rather than a `pre_exec` closure of a tokio
 //! process) keeps the restrictions off codeloop itself and off any of its
 //! threads.
