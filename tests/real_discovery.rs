@@ -1,5 +1,5 @@
 //! codeloop finds the model by itself: with nothing configured, the real
-//! llama-server and llama-cpp-python (SmolLM2, see `support/real_servers.rs`)
+//! llama-server and llama-cpp-python (SmolLM2, see testkit's `real_servers`)
 //! on their default ports of this machine are found, named with what they
 //! serve, and used; two at once are named, never chosen. The other
 //! well-known servers (Ollama, LM Studio, vLLM) are imitated at the wire in

@@ -1,6 +1,6 @@
 //! codeloop against a real model on real servers: SmolLM2-135M-Instruct
 //! behind llama-cpp-python's server and behind llama.cpp's `llama-server`,
-//! started on loopback (see `support/real_servers.rs`). The real binary, real
+//! started on loopback (see testkit's `real_servers`). The real binary, real
 //! HTTP, real python3 in the sandbox.
 //!
 //! The model is tiny: what is asserted is what codeloop does with what a

@@ -1,6 +1,6 @@
 //! Finding the model servers of this machine (`openai::probe_local`):
 //! each well-known kind imitated at the wire by a loopback server that
-//! answers as it does (`support/fault_server.rs`), beside a port nobody
+//! answers as it does (testkit's `fault_server`), beside a port nobody
 //! listens on, one that listens and never answers, and an HTTP server that
 //! is no model server. All asked at once; each says what it is and the model
 //! it would answer with. The real llama-server and llama-cpp-python on

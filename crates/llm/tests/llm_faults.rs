@@ -1,6 +1,6 @@
 //! The OpenAI-compatible client against a loopback server that answers as
 //! llama.cpp, vLLM, Ollama and OpenAI do, one fault or quirk per test (see
-//! `support/fault_server.rs`). Each test asserts on the reply or the error
+//! testkit's `fault_server`). Each test asserts on the reply or the error
 //! and on how many requests the server saw.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)] // a test says what it expected by failing
 

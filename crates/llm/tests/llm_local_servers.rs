@@ -1,5 +1,5 @@
 //! What local servers do that hosted APIs do not, one quirk per test, from a
-//! loopback server that answers as they do (`support/fault_server.rs`): a
+//! loopback server that answers as they do (testkit's `fault_server`): a
 //! stream cut with `[DONE]` and no `finish_reason` (llama-cpp-python, when a
 //! second request arrives), a finishing chunk and then silence, a refusal of
 //! a structured-output shape, one request served at a time. The same client
