@@ -7,11 +7,10 @@
 /// The sandbox helper cargo built for these tests.
 const HELPER: &str = env!("CARGO_BIN_EXE_codeloop-engine-child");
 
-use std::sync::Arc;
-
-use codeloop_engine::{self as engine, EngineOptions, EngineSetup};
-use codeloop_llm::scripted::{Pacing, ScriptedModel, ScriptedReply};
+use codeloop_engine::{self as engine, EngineOptions};
+use codeloop_llm::scripted::ScriptedReply;
 use codeloop_session::*;
+use codeloop_testkit::engine as engine_kit;
 use codeloop_testkit::{py, reply};
 
 const PLAN: &str = "```json\n{\"functions\": [{\"name\": \"total_len\", \"purpose\": \"the total length of the words\", \"inputs\": \"words: list[str]\", \"output\": \"int\", \"depends_on\": []}]}\n```";
@@ -25,27 +24,18 @@ const FIXED: &str = "def total_len(words):\n    total = 0\n    for w in words:\n
 
 async fn finish(replies: Vec<ScriptedReply>, candidates: u32) -> (State, FinalResult, Vec<Record>) {
     let dir = tempfile::tempdir().unwrap();
-    let model = ScriptedModel::from_replies("test-script", replies, Pacing::instant());
-    let setup = EngineSetup {
-        task: "the total length of a list of words".into(),
-        inputs: vec![],
-        model: Arc::new(model),
-        sandbox: codeloop_testkit::sandbox(HELPER),
-        options: EngineOptions {
-            candidates,
-            ..EngineOptions::default()
-        },
-        session_dir: dir.path().join("session"),
-        prompt_overrides: None,
-        given: None,
+    let options = EngineOptions {
+        candidates,
+        ..EngineOptions::default()
     };
-    let mut handle = engine::start(setup).unwrap();
-    let mut records = Vec::new();
-    while let Some(r) = handle.events.recv().await {
-        records.push(r);
-    }
-    let result = handle.done.await.unwrap().unwrap();
-    (State::from_records(&records), result, records)
+    let setup = engine_kit::setup(
+        "the total length of a list of words",
+        engine_kit::scripted(replies),
+        options,
+        dir.path().join("session"),
+        HELPER,
+    );
+    engine_kit::finish(engine::start(setup).unwrap(), |_| Vec::new()).await
 }
 
 fn script(second: &str, third: &str) -> Vec<ScriptedReply> {

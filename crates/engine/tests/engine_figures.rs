@@ -7,11 +7,10 @@
 /// The sandbox helper cargo built for these tests.
 const HELPER: &str = env!("CARGO_BIN_EXE_codeloop-engine-child");
 
-use std::sync::Arc;
-
-use codeloop_engine::{self as engine, EngineOptions, EngineSetup};
-use codeloop_llm::scripted::{Pacing, ScriptedModel, ScriptedReply};
+use codeloop_engine::{self as engine, EngineOptions};
+use codeloop_llm::scripted::ScriptedReply;
 use codeloop_session::*;
+use codeloop_testkit::engine as engine_kit;
 use codeloop_testkit::{prompt_of, py, reply};
 
 fn plan(name: &str) -> String {
@@ -22,27 +21,16 @@ fn plan(name: &str) -> String {
 
 async fn records(replies: Vec<ScriptedReply>, options: EngineOptions) -> Vec<Record> {
     let dir = tempfile::tempdir().unwrap();
-    let setup = EngineSetup {
-        task: "a test task".into(),
-        inputs: vec![],
-        model: Arc::new(ScriptedModel::from_replies(
-            "test-script",
-            replies,
-            Pacing::instant(),
-        )),
-        sandbox: codeloop_testkit::sandbox(HELPER),
+    let model = engine_kit::scripted(replies);
+    let setup = engine_kit::setup(
+        "a test task",
+        model,
         options,
-        session_dir: dir.path().join("session"),
-        prompt_overrides: None,
-        given: None,
-    };
-    let mut handle = engine::start(setup).unwrap();
-    let mut out = Vec::new();
-    while let Some(r) = handle.events.recv().await {
-        out.push(r);
-    }
-    handle.done.await.unwrap().unwrap();
-    out
+        dir.path().join("session"),
+        HELPER,
+    );
+    let (_, _, records) = engine_kit::finish(engine::start(setup).unwrap(), |_| Vec::new()).await;
+    records
 }
 
 const TESTS: &str = "def test_negative():\n    assert sign(-3) == -1\n";

@@ -5,12 +5,11 @@
 /// The sandbox helper cargo built for these tests.
 const HELPER: &str = env!("CARGO_BIN_EXE_codeloop-engine-child");
 
-use std::sync::Arc;
-
-use codeloop_engine::{self as engine, EngineHandle, EngineOptions, EngineSetup};
-use codeloop_llm::scripted::{Pacing, ScriptedModel, ScriptedReply};
+use codeloop_engine::{self as engine, EngineHandle, EngineOptions};
+use codeloop_llm::scripted::ScriptedReply;
 use codeloop_protocol::*;
 use codeloop_session::*;
+use codeloop_testkit::engine as engine_kit;
 use codeloop_testkit::{plan_json, py, reply};
 
 struct Session {
@@ -20,29 +19,21 @@ struct Session {
 
 fn start(replies: Vec<ScriptedReply>, options: EngineOptions) -> Session {
     let dir = tempfile::tempdir().unwrap();
-    let model = ScriptedModel::from_replies("test-script", replies, Pacing::instant());
-    let setup = EngineSetup {
-        task: "a test task".into(),
-        inputs: vec![],
-        model: Arc::new(model),
-        sandbox: codeloop_testkit::sandbox(HELPER),
+    let model = engine_kit::scripted(replies);
+    let setup = engine_kit::setup(
+        "a test task",
+        model,
         options,
-        session_dir: dir.path().join("session"),
-        prompt_overrides: None,
-        given: None,
-    };
+        dir.path().join("session"),
+        HELPER,
+    );
     let handle = engine::start(setup).unwrap();
     Session { dir, handle }
 }
 
 /// Drain the events until the session ends; the state as the engine's views saw it.
-async fn finish(mut s: Session) -> (State, FinalResult, Vec<Record>, tempfile::TempDir) {
-    let mut records = Vec::new();
-    while let Some(r) = s.handle.events.recv().await {
-        records.push(r);
-    }
-    let result = s.handle.done.await.unwrap().unwrap();
-    let state = State::from_records(&records);
+async fn finish(s: Session) -> (State, FinalResult, Vec<Record>, tempfile::TempDir) {
+    let (state, result, records) = engine_kit::finish(s.handle, |_| Vec::new()).await;
     (state, result, records, s.dir)
 }
 

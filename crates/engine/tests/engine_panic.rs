@@ -12,9 +12,10 @@ const HELPER: &str = env!("CARGO_BIN_EXE_codeloop-engine-child");
 use std::sync::Arc;
 use std::time::Duration;
 
-use codeloop_engine::{self as engine, EngineOptions, EngineSetup};
+use codeloop_engine::{self as engine, EngineOptions};
 use codeloop_llm::scripted::{Pacing, ScriptedModel, ScriptedReply};
 use codeloop_llm::{ChatFuture, ChatModel, ChatRequest, Delta};
+use codeloop_testkit::engine as engine_kit;
 use tokio::sync::mpsc;
 
 /// Answers as its script does, and panics at the call whose tag starts
@@ -55,16 +56,13 @@ async fn ends_with_the_error(panic_at: &'static str) -> String {
         }],
         Pacing::instant(),
     );
-    let setup = EngineSetup {
-        task: "a task".into(),
-        inputs: vec![],
-        model: Arc::new(PanicsAt { script, panic_at }),
-        sandbox: codeloop_testkit::sandbox(HELPER),
-        options: EngineOptions::default(),
-        session_dir: dir.path().join("session"),
-        prompt_overrides: None,
-        given: None,
-    };
+    let setup = engine_kit::setup(
+        "a task",
+        Arc::new(PanicsAt { script, panic_at }),
+        EngineOptions::default(),
+        dir.path().join("session"),
+        HELPER,
+    );
     let mut handle = engine::start(setup).unwrap();
     // Before the fix the views' stream never ended: bounded here so the
     // test fails rather than hangs.

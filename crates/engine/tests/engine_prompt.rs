@@ -12,10 +12,11 @@ const HELPER: &str = env!("CARGO_BIN_EXE_codeloop-engine-child");
 use std::sync::Arc;
 use std::time::Duration;
 
-use codeloop_engine::{self as engine, EngineOptions, EngineSetup};
+use codeloop_engine::{self as engine, EngineOptions};
 use codeloop_llm::openai::{OpenAiClient, OpenAiOptions};
 use codeloop_protocol::{ChatMessage, Role};
 use codeloop_session::*;
+use codeloop_testkit::engine as engine_kit;
 use codeloop_testkit::fault_server;
 use fault_server::*;
 
@@ -57,20 +58,19 @@ async fn run_with(
     o.backoff_base = Duration::from_millis(10);
     o.retries = retries;
     let dir = tempfile::tempdir().unwrap();
-    let mut handle = engine::start(EngineSetup {
-        task: "double a number".into(),
-        inputs: vec![],
-        model: Arc::new(OpenAiClient::new(o).unwrap()),
-        sandbox: codeloop_testkit::sandbox(HELPER),
-        options: EngineOptions {
-            step_mode,
-            ..EngineOptions::default()
-        },
-        session_dir: dir.path().join("session"),
-        prompt_overrides: None,
-        given: None,
-    })
-    .unwrap();
+    let options = EngineOptions {
+        step_mode,
+        ..EngineOptions::default()
+    };
+    let model = Arc::new(OpenAiClient::new(o).unwrap());
+    let setup = engine_kit::setup(
+        "double a number",
+        model,
+        options,
+        dir.path().join("session"),
+        HELPER,
+    );
+    let mut handle = engine::start(setup).unwrap();
     let mut records = Vec::new();
     let mut shown = Vec::new();
     while let Some(r) = handle.events.recv().await {
@@ -364,20 +364,19 @@ async fn an_edited_plan_prompt_holds_for_the_plan_asked_again() {
     o.request_timeout = Duration::from_secs(10);
     o.retries = 0;
     let dir = tempfile::tempdir().unwrap();
-    let mut handle = engine::start(EngineSetup {
-        task: "double a number".into(),
-        inputs: vec![],
-        model: Arc::new(OpenAiClient::new(o).unwrap()),
-        sandbox: codeloop_testkit::sandbox(HELPER),
-        options: EngineOptions {
-            step_mode: true,
-            ..EngineOptions::default()
-        },
-        session_dir: dir.path().join("session"),
-        prompt_overrides: None,
-        given: None,
-    })
-    .unwrap();
+    let options = EngineOptions {
+        step_mode: true,
+        ..EngineOptions::default()
+    };
+    let model = Arc::new(OpenAiClient::new(o).unwrap());
+    let setup = engine_kit::setup(
+        "double a number",
+        model,
+        options,
+        dir.path().join("session"),
+        HELPER,
+    );
+    let mut handle = engine::start(setup).unwrap();
     let mut records = Vec::new();
     let mut reviewed = false;
     while let Some(r) = handle.events.recv().await {

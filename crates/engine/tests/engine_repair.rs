@@ -9,10 +9,11 @@ const HELPER: &str = env!("CARGO_BIN_EXE_codeloop-engine-child");
 
 use std::sync::Arc;
 
-use codeloop_engine::{self as engine, EngineHandle, EngineOptions, EngineSetup};
+use codeloop_engine::{self as engine, EngineHandle, EngineOptions};
 use codeloop_llm::scripted::{Pacing, ScriptedModel, ScriptedReply};
 use codeloop_session::*;
-use codeloop_testkit::{plan_json, prompt_of, py, reply};
+use codeloop_testkit::engine as engine_kit;
+use codeloop_testkit::{messages_of, plan_json, prompt_of, py, reply};
 
 fn start(replies: Vec<ScriptedReply>, options: EngineOptions) -> (tempfile::TempDir, EngineHandle) {
     start_task("a test task", replies, options)
@@ -24,17 +25,8 @@ fn start_task(
     options: EngineOptions,
 ) -> (tempfile::TempDir, EngineHandle) {
     let dir = tempfile::tempdir().unwrap();
-    let model = ScriptedModel::from_replies("test-script", replies, Pacing::instant());
-    let setup = EngineSetup {
-        task: task.into(),
-        inputs: vec![],
-        model: Arc::new(model),
-        sandbox: codeloop_testkit::sandbox(HELPER),
-        options,
-        session_dir: dir.path().join("session"),
-        prompt_overrides: None,
-        given: None,
-    };
+    let model = engine_kit::scripted(replies);
+    let setup = engine_kit::setup(task, model, options, dir.path().join("session"), HELPER);
     (dir, engine::start(setup).unwrap())
 }
 
@@ -44,16 +36,8 @@ async fn finish(
     options: EngineOptions,
     on_pause: impl Fn(&Step) -> Command,
 ) -> (State, FinalResult, Vec<Record>) {
-    let (_dir, mut handle) = start(replies, options);
-    let mut records = Vec::new();
-    while let Some(r) = handle.events.recv().await {
-        if let Event::Paused(PausedEvent { step }) = &r.event {
-            handle.commands.send(on_pause(step)).await.unwrap();
-        }
-        records.push(r);
-    }
-    let result = handle.done.await.unwrap().unwrap();
-    (State::from_records(&records), result, records)
+    let (_dir, handle) = start(replies, options);
+    engine_kit::finish(handle, |s| [on_pause(s)]).await
 }
 
 fn attempts(records: &[Record]) -> Vec<(String, u32, AttemptKind, bool)> {
@@ -711,34 +695,16 @@ async fn a_repair_prompt_too_big_for_the_context_window_leaves_out_the_oldest_fa
             Some(window) => Arc::new(Windowed { inner, window }),
             None => Arc::new(inner),
         };
-        let setup = EngineSetup {
-            task: "a test task".into(),
-            inputs: vec![],
+        let setup = engine_kit::setup(
+            "a test task",
             model,
-            sandbox: codeloop_testkit::sandbox(HELPER),
-            options: EngineOptions::default(),
-            session_dir: dir.path().join("session"),
-            prompt_overrides: None,
-            given: None,
-        };
-        let mut handle = engine::start(setup).unwrap();
-        let mut records = Vec::new();
-        while let Some(r) = handle.events.recv().await {
-            records.push(r);
-        }
-        let result = handle.done.await.unwrap().unwrap();
+            EngineOptions::default(),
+            dir.path().join("session"),
+            HELPER,
+        );
+        let handle = engine::start(setup).unwrap();
+        let (_, result, records) = engine_kit::finish(handle, |_| Vec::new()).await;
         (result, records)
-    };
-    let messages_of = |records: &[Record], tag: &str| {
-        records
-            .iter()
-            .find_map(|r| match &r.event {
-                Event::ModelRequest(ModelRequestEvent {
-                    tag: t, messages, ..
-                }) if t == tag => Some(messages.clone()),
-                _ => None,
-            })
-            .unwrap()
     };
     let estimate = |messages: &[codeloop_llm::ChatMessage]| {
         codeloop_llm::tokens::estimate_prompt_tokens(messages)

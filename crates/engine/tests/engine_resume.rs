@@ -11,11 +11,11 @@
 const HELPER: &str = env!("CARGO_BIN_EXE_codeloop-engine-child");
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use codeloop_engine::{self as engine, ContinueSetup, EngineHandle, EngineOptions, EngineSetup};
-use codeloop_llm::scripted::{Pacing, ScriptedModel, ScriptedReply};
+use codeloop_engine::{self as engine, ContinueSetup, EngineHandle, EngineOptions};
+use codeloop_llm::scripted::ScriptedReply;
 use codeloop_session::*;
+use codeloop_testkit::engine as engine_kit;
 use codeloop_testkit::{py, reply};
 
 fn plan_json(functions: &[(&str, &str)]) -> String {
@@ -35,26 +35,16 @@ const MEAN_FIXED: &str = "def mean(xs):\n    if not xs:\n        return 0.0\n   
 const MEAN_BY_HAND: &str = "def mean(xs):\n    return sum(xs) / len(xs) if xs else 0.0\n";
 const MEAN_TESTS: &str = "def test_empty():\n    assert mean([]) == 0.0\n\ndef test_halves():\n    assert mean([1, 2]) == 1.5\n";
 
-fn model(replies: Vec<ScriptedReply>) -> Arc<ScriptedModel> {
-    Arc::new(ScriptedModel::from_replies(
-        "test-script",
-        replies,
-        Pacing::instant(),
-    ))
-}
-
 fn start(dir: &Path, replies: Vec<ScriptedReply>, options: EngineOptions) -> EngineHandle {
-    engine::start(EngineSetup {
-        task: "the mean of a list".into(),
-        inputs: vec![],
-        model: model(replies),
-        sandbox: codeloop_testkit::sandbox(HELPER),
+    let model = engine_kit::scripted(replies);
+    let setup = engine_kit::setup(
+        "the mean of a list",
+        model,
         options,
-        session_dir: dir.to_path_buf(),
-        prompt_overrides: None,
-        given: None,
-    })
-    .unwrap()
+        dir.to_path_buf(),
+        HELPER,
+    );
+    engine::start(setup).unwrap()
 }
 
 fn with(
@@ -63,7 +53,7 @@ fn with(
     commands: Vec<Command>,
 ) -> ContinueSetup {
     ContinueSetup {
-        model: model(replies),
+        model: engine_kit::scripted(replies),
         sandbox: codeloop_testkit::sandbox(HELPER),
         options,
         prompt_overrides: None,

@@ -8,13 +8,12 @@
 /// The sandbox helper cargo built for these tests.
 const HELPER: &str = env!("CARGO_BIN_EXE_codeloop-engine-child");
 
-use std::sync::Arc;
-
-use codeloop_engine::{self as engine, EngineOptions, EngineSetup};
-use codeloop_llm::scripted::{Pacing, ScriptedModel, ScriptedReply};
+use codeloop_engine::{self as engine, EngineOptions};
+use codeloop_llm::scripted::ScriptedReply;
 use codeloop_protocol::Usage;
 use codeloop_session::review::REVIEW_ERROR;
 use codeloop_session::*;
+use codeloop_testkit::engine as engine_kit;
 use codeloop_testkit::{prompt_of, py, reply};
 
 const PLAN: &str = "```json\n{\"functions\": [{\"name\": \"total_len\", \"purpose\": \"the total length of the words\", \"inputs\": \"words: list[str]\", \"output\": \"int\", \"depends_on\": []}]}\n```";
@@ -62,29 +61,14 @@ async fn finish(
     on_pause: impl Fn(&Step) -> Vec<Command>,
 ) -> (State, FinalResult, Vec<Record>) {
     let dir = tempfile::tempdir().unwrap();
-    let model = ScriptedModel::from_replies("test-script", replies, Pacing::instant());
-    let setup = EngineSetup {
-        task: "the total length of a list of words".into(),
-        inputs: vec![],
-        model: Arc::new(model),
-        sandbox: codeloop_testkit::sandbox(HELPER),
+    let setup = engine_kit::setup(
+        "the total length of a list of words",
+        engine_kit::scripted(replies),
         options,
-        session_dir: dir.path().join("session"),
-        prompt_overrides: None,
-        given: None,
-    };
-    let mut handle = engine::start(setup).unwrap();
-    let mut records = Vec::new();
-    while let Some(r) = handle.events.recv().await {
-        if let Event::Paused(PausedEvent { step }) = &r.event {
-            for c in on_pause(step) {
-                handle.commands.send(c).await.unwrap();
-            }
-        }
-        records.push(r);
-    }
-    let result = handle.done.await.unwrap().unwrap();
-    (State::from_records(&records), result, records)
+        dir.path().join("session"),
+        HELPER,
+    );
+    engine_kit::finish(engine::start(setup).unwrap(), on_pause).await
 }
 
 fn runs_of(records: &[Record]) -> Vec<u32> {

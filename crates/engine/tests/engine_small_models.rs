@@ -9,12 +9,11 @@
 /// The sandbox helper cargo built for these tests.
 const HELPER: &str = env!("CARGO_BIN_EXE_codeloop-engine-child");
 
-use std::sync::Arc;
-
-use codeloop_engine::{self as engine, EngineOptions, EngineSetup};
-use codeloop_llm::scripted::{Pacing, ScriptedModel, ScriptedReply};
+use codeloop_engine::{self as engine, EngineOptions};
+use codeloop_llm::scripted::ScriptedReply;
 use codeloop_session::*;
-use codeloop_testkit::{prompt_of, py, reply};
+use codeloop_testkit::engine as engine_kit;
+use codeloop_testkit::{messages_of, prompt_of, py, reply};
 
 /// Run `task` to the end; in step mode, `on_pause` answers each pause.
 async fn finish(
@@ -24,39 +23,9 @@ async fn finish(
     on_pause: impl Fn(&Step) -> Command,
 ) -> (State, FinalResult, Vec<Record>) {
     let dir = tempfile::tempdir().unwrap();
-    let model = ScriptedModel::from_replies("test-script", replies, Pacing::instant());
-    let setup = EngineSetup {
-        task: task.into(),
-        inputs: vec![],
-        model: Arc::new(model),
-        sandbox: codeloop_testkit::sandbox(HELPER),
-        options,
-        session_dir: dir.path().join("session"),
-        prompt_overrides: None,
-        given: None,
-    };
-    let mut handle = engine::start(setup).unwrap();
-    let mut records = Vec::new();
-    while let Some(r) = handle.events.recv().await {
-        if let Event::Paused(PausedEvent { step }) = &r.event {
-            handle.commands.send(on_pause(step)).await.unwrap();
-        }
-        records.push(r);
-    }
-    let result = handle.done.await.unwrap().unwrap();
-    (State::from_records(&records), result, records)
-}
-
-fn messages_of(records: &[Record], tag: &str) -> Vec<codeloop_llm::ChatMessage> {
-    records
-        .iter()
-        .find_map(|r| match &r.event {
-            Event::ModelRequest(ModelRequestEvent {
-                tag: t, messages, ..
-            }) if t == tag => Some(messages.clone()),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("no request tagged {tag}"))
+    let model = engine_kit::scripted(replies);
+    let setup = engine_kit::setup(task, model, options, dir.path().join("session"), HELPER);
+    engine_kit::finish(engine::start(setup).unwrap(), |s| [on_pause(s)]).await
 }
 
 fn notices(records: &[Record]) -> Vec<String> {

@@ -6,11 +6,9 @@
 /// The sandbox helper cargo built for these tests.
 const HELPER: &str = env!("CARGO_BIN_EXE_codeloop-engine-child");
 
-use std::sync::Arc;
-
-use codeloop_engine::{self as engine, EngineOptions, EngineSetup};
-use codeloop_llm::scripted::{Pacing, ScriptedModel};
+use codeloop_engine::{self as engine, EngineOptions};
 use codeloop_session::*;
+use codeloop_testkit::engine as engine_kit;
 use codeloop_testkit::reply;
 
 const PLAN: &str = "```json\n{\"functions\": [{\"name\": \"mean\", \"purpose\": \"mean\", \"inputs\": \"xs\", \"output\": \"float\", \"depends_on\": []}]}\n```";
@@ -26,20 +24,17 @@ async fn an_edit_made_while_paused_before_a_run_runs_after_one_approval() {
         reply("tests/mean", &format!("```python\n{TESTS}```\n")),
         reply("code/mean/1", &format!("```python\n{BUGGY}```\n")),
     ];
-    let model = ScriptedModel::from_replies("test-script", replies, Pacing::instant());
-    let setup = EngineSetup {
-        task: "the mean".into(),
-        inputs: vec![],
-        model: Arc::new(model),
-        sandbox: codeloop_testkit::sandbox(HELPER),
-        options: EngineOptions {
-            step_mode: true,
-            ..EngineOptions::default()
-        },
-        session_dir: dir.path().join("session"),
-        prompt_overrides: None,
-        given: None,
+    let options = EngineOptions {
+        step_mode: true,
+        ..EngineOptions::default()
     };
+    let setup = engine_kit::setup(
+        "the mean",
+        engine_kit::scripted(replies),
+        options,
+        dir.path().join("session"),
+        HELPER,
+    );
     let mut handle = engine::start(setup).unwrap();
     let mut records = Vec::new();
     let mut edited = false;

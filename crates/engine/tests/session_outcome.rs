@@ -6,12 +6,11 @@
 /// The sandbox helper cargo built for these tests.
 const HELPER: &str = env!("CARGO_BIN_EXE_codeloop-engine-child");
 
-use std::sync::Arc;
-
-use codeloop_engine::{self as engine, EngineOptions, EngineSetup};
-use codeloop_llm::scripted::{Pacing, ScriptedModel, ScriptedReply};
+use codeloop_engine::{self as engine, EngineOptions};
+use codeloop_llm::scripted::ScriptedReply;
 use codeloop_session::index::{SessionResult, SessionSummary};
 use codeloop_session::*;
+use codeloop_testkit::engine as engine_kit;
 use codeloop_testkit::{py, reply};
 
 const PLAN: &str = "```json\n{\"functions\": [{\"name\": \"mean\", \"purpose\": \"mean\", \"inputs\": \"xs\", \"output\": \"float\", \"depends_on\": []}, {\"name\": \"half_mean\", \"purpose\": \"half the mean\", \"inputs\": \"xs\", \"output\": \"float\", \"depends_on\": [\"mean\"]}]}\n```";
@@ -36,30 +35,20 @@ async fn step_session(
     answer: impl Fn(&Step) -> Command,
 ) -> (Vec<Record>, FinalResult, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
-    let model = ScriptedModel::from_replies("test-script", replies(), Pacing::instant());
-    let setup = EngineSetup {
-        task: "the mean, and half of it".into(),
-        inputs: vec![],
-        model: Arc::new(model),
-        sandbox: codeloop_testkit::sandbox(HELPER),
-        options: EngineOptions {
-            step_mode: true,
-            workers: 1,
-            ..EngineOptions::default()
-        },
-        session_dir: dir.path().join("session"),
-        prompt_overrides: None,
-        given: None,
+    let options = EngineOptions {
+        step_mode: true,
+        workers: 1,
+        ..EngineOptions::default()
     };
-    let mut handle = engine::start(setup).unwrap();
-    let mut records = Vec::new();
-    while let Some(r) = handle.events.recv().await {
-        if let Event::Paused(PausedEvent { step }) = &r.event {
-            handle.commands.send(answer(step)).await.unwrap();
-        }
-        records.push(r);
-    }
-    let result = handle.done.await.unwrap().unwrap();
+    let setup = engine_kit::setup(
+        "the mean, and half of it",
+        engine_kit::scripted(replies()),
+        options,
+        dir.path().join("session"),
+        HELPER,
+    );
+    let handle = engine::start(setup).unwrap();
+    let (_, result, records) = engine_kit::finish(handle, |s| [answer(s)]).await;
     (records, result, dir)
 }
 

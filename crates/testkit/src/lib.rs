@@ -4,12 +4,14 @@
 //! model), the real binary with a data folder of its own and what it
 //! prints (`cli`), an ordinary user to run codeloop as (`ordinary_user`,
 //! `copy_binary`), a tmux server of a test's own (`tmux_server`),
-//! headless Chromium (`cdp`), the input files that lie (`attack_files`), a model's replies
-//! written as models write them (`py`, `plan_json`), and, behind a feature
+//! headless Chromium (`cdp`), the input files that lie (`attack_files`),
+//! a model's replies written as models write them (`py`, `plan_json`),
+//! and, behind a feature
 //! named for the crate they need: a scripted model's reply (`reply`,
-//! `llm`), the prompt a session's records asked with (`prompt_of`,
+//! `llm`), what a session's records asked (`messages_of`, `prompt_of`;
 //! `session`), a sandbox with a given helper and a person's own venv
-//! (`sandbox_options`, `sandbox`, `venv`; `sandbox`), the evaluator's cases
+//! (`sandbox_options`, `sandbox`, `venv`; `sandbox`), an engine session
+//! set up and read to its end (`engine`), the evaluator's cases
 //! (`eval_cases`, `eval`) and the workbench's scripted session
 //! (`tui_support`, `tui`).
 //!
@@ -24,6 +26,8 @@ pub mod attack_files;
 pub mod cdp;
 pub mod cli;
 pub mod copy_binary;
+#[cfg(feature = "engine")]
+pub mod engine;
 #[cfg(feature = "eval")]
 pub mod eval_cases;
 pub mod fault_server;
@@ -73,19 +77,29 @@ pub fn plan_json(functions: &[(&str, &[&str])]) -> String {
     format!("```json\n{{\"functions\": [{}]}}\n```", items.join(", "))
 }
 
-/// The user prompt of the request tagged `tag` in a session's records.
+/// The messages of the request tagged `tag` in a session's records.
 #[cfg(feature = "session")]
-pub fn prompt_of(records: &[codeloop_session::Record], tag: &str) -> String {
+pub fn messages_of(
+    records: &[codeloop_session::Record],
+    tag: &str,
+) -> Vec<codeloop_protocol::ChatMessage> {
     use codeloop_session::{Event, ModelRequestEvent};
     records
         .iter()
         .find_map(|r| match &r.event {
             Event::ModelRequest(ModelRequestEvent {
                 tag: t, messages, ..
-            }) if t == tag => Some(messages.last().unwrap().content.clone()),
+            }) if t == tag => Some(messages.clone()),
             _ => None,
         })
         .unwrap_or_else(|| panic!("no request tagged {tag}"))
+}
+
+/// The user prompt (the last message) of the request tagged `tag` in a
+/// session's records.
+#[cfg(feature = "session")]
+pub fn prompt_of(records: &[codeloop_session::Record], tag: &str) -> String {
+    messages_of(records, tag).last().unwrap().content.clone()
 }
 
 /// The sandbox's options from the environment, with `helper` as its
