@@ -21,7 +21,10 @@
 //! Within one line too (SmolLM2 in a docstring: `or 5 if it is even, or 6
 //! if it is odd, ...` for minutes): the text with each number as `#` is
 //! watched as the text is, and a run of one period there, within a line
-//! and with words in it, is a loop (a list of bare numbers is not).
+//! and with words in it, is a loop. A list of bare numbers is data, not a
+//! loop, unless its numbers count on one by one (`9 | 10 | 11 | ...` to 418,
+//! SmolLM2 in a repair's docstring until its limit): no one writes out
+//! `range` a hundred numbers long.
 
 /// How the words for a loop begin ([`Loop::describe`]), so a reader of the
 /// tape can tell a looping reply from another failure.
@@ -206,8 +209,11 @@ impl Repetition {
             self.found = find_loop(&self.text).or_else(|| {
                 find_loop(&self.shaped)
                     // Within a line (lines are `Shapes`' to count), and
-                    // words, not a list of numbers.
-                    .filter(|l| !l.unit.contains('\n') && l.unit.chars().any(char::is_alphabetic))
+                    // words, or numbers counting on: not a list of data.
+                    .filter(|l| {
+                        !l.unit.contains('\n')
+                            && (l.unit.chars().any(char::is_alphabetic) || counts_on(&self.text))
+                    })
                     .map(|l| Loop {
                         counting: true,
                         ..l
@@ -221,6 +227,27 @@ impl Repetition {
     pub fn reset(&mut self) {
         *self = Repetition::default();
     }
+}
+
+/// The numbers at the end of `text` count on one by one: of the last
+/// `COUNTED` numbers in its last `MIN_SPAN` characters, nearly all are the
+/// one before plus one (a model that counts may skip one now and then).
+fn counts_on(text: &[char]) -> bool {
+    const COUNTED: usize = 40;
+    let tail: String = text[text.len().saturating_sub(MIN_SPAN)..].iter().collect();
+    let numbers: Vec<u64> = tail
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|n| !n.is_empty())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    // The first may be cut by the window: leave it out.
+    let numbers = numbers.get(1..).unwrap_or_default();
+    if numbers.len() < COUNTED {
+        return false;
+    }
+    let last = &numbers[numbers.len() - COUNTED..];
+    let steps = last.windows(2).filter(|w| w[1] == w[0] + 1).count();
+    steps * 10 >= (COUNTED - 1) * 9
 }
 
 /// The shortest period whose run covers the required span at the end of `text`.
@@ -333,8 +360,34 @@ mod tests {
             l.describe()
         );
         // A list of bare numbers is data, not a loop.
-        let numbers: String = (1..400).map(|k| format!("{k}, ")).collect();
+        let primes: Vec<u32> = (2..2000u32)
+            .filter(|n| (2..*n).take_while(|d| d * d <= *n).all(|d| n % d != 0))
+            .collect();
+        let numbers: String = primes.iter().map(|k| format!("{k}, ")).collect();
+        assert!(numbers.len() > 1000);
         assert_eq!(feed(&format!("PRIMES = [{numbers}]\n")), None);
+        let squares: String = (1..300).map(|k| format!("{}, ", k * k)).collect();
+        assert_eq!(feed(&format!("SQUARES = [{squares}]\n")), None);
+    }
+
+    #[test]
+    fn bare_numbers_counting_on_one_by_one_are_a_loop() {
+        // What SmolLM2 wrote in a repair's docstring until its limit, twice
+        // continued (the easy set's count_vowels): 3,508 characters.
+        let counting: String = (10..419)
+            .filter(|k| *k != 99 && *k != 398 && *k != 399)
+            .map(|k| format!("{k} | "))
+            .collect();
+        let reply = format!(
+            "```python\ndef count_vowels(s: str) -> int:\n    \"\"\"Return how many vowels.\n  {} {counting}",
+            "9 | ".repeat(7)
+        );
+        let l = feed(&reply).unwrap();
+        assert!(l.counting, "{l:?}");
+        let text = l.describe();
+        assert!(text.contains("numbers counting on"), "{text}");
+        // Stopped long before the end.
+        assert!(l.span < 1200, "{l:?}");
     }
 
     #[test]

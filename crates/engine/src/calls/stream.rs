@@ -99,7 +99,22 @@ impl Core {
                     whole.extend(more);
                     Ok(whole)
                 }
-                (_, Err(e)) | (Err(e), _) => Err(e),
+                // The continuation failed (its prompt, the reply so far
+                // in it, may no longer fit the context window): the reply
+                // is what came, cut, and said so; the call did not fail.
+                (Ok(whole), Err(e)) => {
+                    self.notice(
+                        NoticeLevel::Warning,
+                        format!(
+                            "the continuation of the reply to {} failed ({e}): the reply is kept as it was cut",
+                            request.tag
+                        ),
+                    )
+                    .await?;
+                    reply = Ok(whole);
+                    break;
+                }
+                (Err(e), _) => Err(e),
             };
         }
         Ok(Whole {
