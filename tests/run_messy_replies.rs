@@ -220,3 +220,75 @@ async fn a_reply_still_cut_off_after_two_continuations_is_never_compiled() {
         "{stdout}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_continuation_the_server_refuses_keeps_the_cut_reply_and_the_call_does_not_fail() {
+    // llama-server refuses a continuation whose prompt (the conversation
+    // and the reply so far) no longer fits its context window: seen on the
+    // easy set, where the refusal failed the call and the bench counted the
+    // problem as an error.
+    let server = FaultServer::start("unused").await;
+    let plan = r#"{"functions": [{"name": "double", "purpose": "twice x", "inputs": "x: int", "output": "int", "depends_on": []}]}"#;
+    let cut = |text: &str| sse(vec![content(text), finish("length"), done()]);
+    let refused = r#"{"error":{"code":400,"message":"request (4096 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":4096,"n_ctx":4096}}"#;
+    server.queue([
+        sse(vec![content(plan), finish("stop"), done()]),
+        sse(vec![
+            content("def test_double():\n    assert double(2) == 4\n"),
+            finish("stop"),
+            done(),
+        ]),
+        cut("```python\ndef double(x):\n"),
+        Answer::Whole(
+            400,
+            "Content-Type: application/json\r\n".into(),
+            refused.into(),
+        ),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let base_url = server.base_url.clone();
+    let output = tokio::task::spawn_blocking({
+        let dir = dir.path().to_path_buf();
+        move || {
+            Command::new(env!("CARGO_BIN_EXE_codeloop"))
+                .args(["run", "Double an integer", "--json", "--workers", "1"])
+                .args(["--base-url", &base_url, "--model", "m"])
+                .args(["--max-iterations", "1"])
+                .arg("--out")
+                .arg(dir.join("out"))
+                .env("CODELOOP_DATA_DIR", dir.join("data"))
+                .env("CODELOOP_CACHE_DIR", dir.join("cache"))
+                .env("CODELOOP_CONFIG", dir.join("none.toml"))
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(!output.status.success());
+    assert_eq!(
+        server.chat_requests(),
+        4,
+        "plan, tests, code, 1 continuation"
+    );
+    let events: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        !events.iter().any(|e| e["type"] == "model_error"),
+        "the call failed: {stdout}"
+    );
+    assert!(!events.iter().any(|e| e["type"] == "code"), "{stdout}");
+    let said = |words: &str| {
+        events
+            .iter()
+            .any(|e| e["type"] == "notice" && e["message"].as_str().unwrap().contains(words))
+    };
+    assert!(
+        said("failed") && said("the reply is kept as it was cut"),
+        "{stdout}"
+    );
+    assert!(said("still cut off after 1 continuation:"), "{stdout}");
+}

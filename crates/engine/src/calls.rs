@@ -33,8 +33,6 @@ use codeloop_session::{
 
 mod stream;
 
-use stream::CONTINUATIONS;
-
 /// How the notice that the budget is spent begins (it is given once).
 const BUDGET_SPENT: &str = "the session's token budget";
 /// The notice that token counts are estimated (given once).
@@ -179,8 +177,13 @@ impl Core {
         let whole = self.stream_whole(call_id, &request, &answer).await?;
         match whole.reply {
             Ok(reply) => {
-                self.replied(call_id, &request, (reply, whole.stopped), started)
-                    .await
+                self.replied(
+                    call_id,
+                    &request,
+                    (reply, whole.stopped, whole.continued),
+                    started,
+                )
+                .await
             }
             // The reply looped: stopped, never continued, and not used. The
             // caller takes it as a reply with nothing in it (a plan is asked
@@ -300,7 +303,7 @@ impl Core {
         &self,
         call_id: u64,
         request: &ChatRequest,
-        (reply, stopped): (ChatReply, bool),
+        (reply, stopped, continued): (ChatReply, bool, u32),
         started: Instant,
     ) -> Result<String, Stop> {
         if reply.usage_estimated {
@@ -339,8 +342,9 @@ impl Core {
             self.notice(
                 NoticeLevel::Error,
                 format!(
-                    "the reply to {} was still cut off after {CONTINUATIONS} continuations: it is not used. Raise the reply limit (`--max-tokens`, or `max_tokens` in the model's profile)",
-                    request.tag
+                    "the reply to {} was still cut off after {continued} continuation{}: it is not used. Raise the reply limit (`--max-tokens`, or `max_tokens` in the model's profile)",
+                    request.tag,
+                    if continued == 1 { "" } else { "s" }
                 ),
             )
             .await?;

@@ -50,6 +50,8 @@ pub(super) struct Whole {
     pub(super) looped: Option<String>,
     /// The reply's job was done and it was stopped there.
     pub(super) stopped: bool,
+    /// How many times it was continued (at most `CONTINUATIONS`).
+    pub(super) continued: u32,
 }
 
 impl Core {
@@ -122,6 +124,7 @@ impl Core {
             spent,
             looped,
             stopped,
+            continued,
         })
     }
 
