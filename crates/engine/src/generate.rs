@@ -79,20 +79,31 @@ impl Core {
             node: name.to_string(),
             again,
         };
-        let code = match self.opts.tests {
-            TestsFormat::Data => match self.tests_as_data(name, tag.clone(), &ctx).await? {
-                Some(code) => code,
-                None => self.tests_as_code(name, tag.retry(), &ctx, false).await?,
-            },
-            TestsFormat::Code => match self.tests_as_code(name, tag.clone(), &ctx, true).await {
-                Err(Stop::Failed) => match self.tests_as_data(name, tag.retry(), &ctx).await? {
-                    Some(code) => code,
-                    None => return Err(Stop::Failed),
-                },
-                other => other?,
-            },
-        };
         let examples = self.read(|s| examples::from_task(&s.task, name));
+        let code = match self.model_tests(name, tag, &ctx).await {
+            Ok(code) => code,
+            // The model gave no tests it could use, but the task states
+            // examples: they are the node's tests, as given with the task.
+            Err(Stop::Failed) if !examples.is_empty() => {
+                let (code, _) = examples::ground("", &examples);
+                self.notice(
+                    NoticeLevel::Info,
+                    format!(
+                        "the model gave no tests of `{name}` it could use: the task's own examples are its tests ({})",
+                        examples.len()
+                    ),
+                )
+                .await?;
+                self.record(Event::Tests(TestsEvent {
+                    node: name.to_string(),
+                    code: code.trim_start().to_string(),
+                    source: CodeSource::Given,
+                }))
+                .await?;
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
         let (code, corrected) = examples::ground(&code, &examples);
         if !corrected.is_empty() {
             self.notice(
@@ -111,6 +122,25 @@ impl Core {
         }))
         .await?;
         Ok(())
+    }
+
+    /// The model's tests of `name`: as cases or as a test file
+    /// (`EngineOptions::tests`), each way falling back to the other when
+    /// its reply is unusable.
+    async fn model_tests(&self, name: &str, tag: Tag, ctx: &NodeCtx) -> Result<String, Stop> {
+        Ok(match self.opts.tests {
+            TestsFormat::Data => match self.tests_as_data(name, tag.clone(), ctx).await? {
+                Some(code) => code,
+                None => self.tests_as_code(name, tag.retry(), ctx, false).await?,
+            },
+            TestsFormat::Code => match self.tests_as_code(name, tag.clone(), ctx, true).await {
+                Err(Stop::Failed) => match self.tests_as_data(name, tag.retry(), ctx).await? {
+                    Some(code) => code,
+                    None => return Err(Stop::Failed),
+                },
+                other => other?,
+            },
+        })
     }
 
     /// `name`'s tests asked for as cases (`tag`), rendered into a test

@@ -699,3 +699,44 @@ async fn junk_after_a_right_function_is_mended_away_and_said() {
     // No repair was asked: the mend made it run.
     assert!(!state.calls.values().any(|c| c.tag.starts_with("repair")));
 }
+
+#[tokio::test]
+async fn when_the_model_gives_no_usable_tests_the_tasks_examples_are_the_tests() {
+    // SmolLM2 on "... largest(a, b, c) ...: largest(1, 5, 3) == 5": its tests
+    // reply repeated the example line until it was stopped, then its cases
+    // reply looped too; the example the task states was thrown away with
+    // them and the node "cannot pass".
+    let replies = vec![
+        reply("tests/largest", "I would test it with some numbers."),
+        reply("tests/largest/retry", "Some cases: one, two, three."),
+        reply(
+            "code/largest/1",
+            &py("def largest(a, b, c):\n    return max(a, b, c)\n"),
+        ),
+    ];
+    let (state, result, records) = finish(
+        "Write a function largest(a, b, c) that returns the largest of three numbers: largest(1, 5, 3) == 5",
+        replies,
+        EngineOptions::default(),
+        |_| Command::Approve,
+    )
+    .await;
+    assert!(result.passed, "{}", result.summary);
+    let tests = state.nodes["largest"].tests.as_deref().unwrap();
+    assert!(tests.starts_with("def test_task_examples():"), "{tests}");
+    assert!(tests.contains("assert largest(1, 5, 3) == 5"), "{tests}");
+    let said = notices(&records);
+    assert!(
+        said.iter()
+            .any(|n| n.contains("the task's own examples are its tests (1)")),
+        "{said:?}"
+    );
+    // The code prompt shows them.
+    assert!(prompt_of(&records, "code/largest/1").contains("assert largest(1, 5, 3) == 5"));
+    let tags: Vec<&str> = state.calls.values().map(|c| c.tag.as_str()).collect();
+    assert_eq!(
+        tags,
+        ["tests/largest", "tests/largest/retry", "code/largest/1"]
+    );
+    assert!(state.calls.values().all(|c| c.error.is_none()));
+}
