@@ -54,10 +54,21 @@ pub(crate) async fn run(
     code: &str,
     args: Vec<String>,
 ) -> Result<Outcome, String> {
+    run_within(sandbox, code, args, |_| {}).await
+}
+
+/// `run`, its limits changed by `tweak` first.
+pub(crate) async fn run_within(
+    sandbox: &Sandbox,
+    code: &str,
+    args: Vec<String>,
+    tweak: impl FnOnce(&mut Limits),
+) -> Result<Outcome, String> {
     let mut spec = spec(code, args);
     if let Some(bytes) = sandbox.run_memory {
         spec.limits.memory_bytes = bytes;
     }
+    tweak(&mut spec.limits);
     sandbox
         .run(spec, None, CancellationToken::new())
         .await

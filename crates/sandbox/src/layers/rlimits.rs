@@ -5,7 +5,7 @@ use futures_util::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 
 use super::{Child, Layer, LayerImpl, LayerReport, RunPlan, Stage, read_step, step};
-use crate::probes::{ProbeResult, cpu_probe, limit_probe, run};
+use crate::probes::{ProbeResult, cpu_probe, limit_probe, run, run_within};
 use crate::{LimitHit, Limits, Sandbox, SandboxOptions, sys};
 
 pub(crate) struct Rlimits;
@@ -115,9 +115,17 @@ impl LayerImpl for Rlimits {
                         .into(),
                 });
             }
+            // Filling a run's memory (1 GiB by default) is page faults, CPU
+            // time that a loaded machine stretches past the probes' 2 s
+            // (measured: "stopped by the CPU time limit instead" with the
+            // load at 6): time enough that only the memory limit stops it.
+            let filling = |l: &mut Limits| {
+                l.cpu_secs = 8;
+                l.wall = std::time::Duration::from_secs(16);
+            };
             results.push(limit_probe(
                 "memory bomb",
-                run(sandbox, MEMORY_BOMB, vec![]).await,
+                run_within(sandbox, MEMORY_BOMB, vec![], filling).await,
                 |h| matches!(h, LimitHit::Memory(_)),
             ));
             results.push(cpu_probe(run(sandbox, CPU_SPIN, vec![]).await));
