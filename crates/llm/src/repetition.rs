@@ -24,7 +24,10 @@
 //! and with words in it, is a loop. A list of bare numbers is data, not a
 //! loop, unless its numbers count on one by one (`9 | 10 | 11 | ...` to 418,
 //! SmolLM2 in a repair's docstring until its limit): no one writes out
-//! `range` a hundred numbers long.
+//! `range` a hundred numbers long. And a block of lines repeated the same
+//! but for its numbers (`if a == 2 and b == 3:` / `return 1`, SmolLM2's
+//! greatest common divisor, to its limit three times over) over more than
+//! [`NEAR_LINES`] lines is a loop as a single line is.
 
 /// How the words for a loop begin ([`Loop::describe`]), so a reader of the
 /// tape can tell a looping reply from another failure.
@@ -208,11 +211,17 @@ impl Repetition {
             self.since_check = 0;
             self.found = find_loop(&self.text).or_else(|| {
                 find_loop(&self.shaped)
-                    // Within a line (lines are `Shapes`' to count), and
-                    // words, or numbers counting on: not a list of data.
+                    // Within a line, words, or numbers counting on: not a
+                    // list of data. Over lines (one line is `Shapes`' to
+                    // count), a block of lines the same but for their
+                    // numbers, over more lines than a table ever needs.
                     .filter(|l| {
-                        !l.unit.contains('\n')
-                            && (l.unit.chars().any(char::is_alphabetic) || counts_on(&self.text))
+                        if l.unit.contains('\n') {
+                            l.unit.matches('\n').count() > 1
+                                && lines_in_tail(&self.shaped, l.span) >= NEAR_LINES
+                        } else {
+                            l.unit.chars().any(char::is_alphabetic) || counts_on(&self.text)
+                        }
                     })
                     .map(|l| Loop {
                         counting: true,
@@ -227,6 +236,14 @@ impl Repetition {
     pub fn reset(&mut self) {
         *self = Repetition::default();
     }
+}
+
+/// The line breaks in the last `span` characters of `text`.
+fn lines_in_tail(text: &[char], span: usize) -> usize {
+    text[text.len().saturating_sub(span)..]
+        .iter()
+        .filter(|c| **c == '\n')
+        .count()
 }
 
 /// The numbers at the end of `text` count on one by one: of the last
@@ -388,6 +405,32 @@ mod tests {
         assert!(text.contains("numbers counting on"), "{text}");
         // Stopped long before the end.
         assert!(l.span < 1200, "{l:?}");
+    }
+
+    #[test]
+    fn a_block_of_lines_the_same_but_for_their_numbers_is_a_loop_past_a_table() {
+        // SmolLM2's greatest_common_divisor (HumanEval/13), to its limit
+        // and twice continued.
+        let pairs: String = (0..60)
+            .map(|k| {
+                format!(
+                    "    if a == {} and b == {}:\n        return {}\n",
+                    k / 3,
+                    k % 7,
+                    k % 2
+                )
+            })
+            .collect();
+        let reply =
+            format!("```python\ndef greatest_common_divisor(a: int, b: int) -> int:\n{pairs}");
+        let l = feed(&reply).unwrap();
+        assert!(l.counting, "{l:?}");
+        assert!(l.span < 1500, "{l:?}");
+        // Pairs of lines in a test, as many as a table of cases holds.
+        let table: String = (0..NEAR_LINES / 2 - 1)
+            .map(|k| format!("    with raises(ValueError):\n        f({k})\n"))
+            .collect();
+        assert_eq!(feed(&format!("def test_bad():\n{table}")), None);
     }
 
     #[test]
