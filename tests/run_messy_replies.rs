@@ -182,6 +182,9 @@ async fn a_reply_still_cut_off_after_two_continuations_is_never_compiled() {
         move || {
             Command::new(env!("CARGO_BIN_EXE_codeloop"))
                 .args(["run", "Double an integer", "--json", "--workers", "1"])
+                // No fresh start after the unusable first reply: the
+                // continuations are what is tested.
+                .arg("--no-fresh-start")
                 .args(["--base-url", &base_url, "--model", "m"])
                 .arg("--out")
                 .arg(dir.join("out"))
@@ -252,6 +255,9 @@ async fn a_continuation_the_server_refuses_keeps_the_cut_reply_and_the_call_does
         move || {
             Command::new(env!("CARGO_BIN_EXE_codeloop"))
                 .args(["run", "Double an integer", "--json", "--workers", "1"])
+                // No fresh start after the unusable first reply: the
+                // continuations are what is tested.
+                .arg("--no-fresh-start")
                 .args(["--base-url", &base_url, "--model", "m"])
                 .args(["--max-iterations", "1"])
                 .arg("--out")

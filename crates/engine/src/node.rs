@@ -124,8 +124,22 @@ impl Core {
         }
         if !has_code {
             self.status(name, NodeStatus::Generating).await?;
-            if let Err(e) = self.write_code(name).await {
-                return self.ended(name, e).await;
+            match self.write_code(name).await {
+                Ok(()) => {}
+                // The first reply held no function that could be used (no
+                // code, cut off at its limit): that first try was the
+                // model's likeliest answer; a fresh start asks for another.
+                Err(Stop::Failed) if self.opts.fresh_start => {
+                    self.notice(
+                        NoticeLevel::Info,
+                        format!("the first code of `{name}` could not be used: starting fresh"),
+                    )
+                    .await?;
+                    if let Err(e) = self.fresh_start(name, 0, true).await {
+                        return self.ended(name, e).await;
+                    }
+                }
+                Err(e) => return self.ended(name, e).await,
             }
         }
         Ok(ControlFlow::Continue(()))

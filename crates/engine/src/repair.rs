@@ -427,7 +427,12 @@ impl Core {
 
     /// Write iteration + 1 from the spec, the tests and the failures seen so
     /// far, without the failing code. `said`: the caller's notice said why.
-    async fn fresh_start(&self, name: &str, iteration: u32, said: bool) -> Result<(), Stop> {
+    pub(crate) async fn fresh_start(
+        &self,
+        name: &str,
+        iteration: u32,
+        said: bool,
+    ) -> Result<(), Stop> {
         let purpose = Purpose::Code {
             node: name.to_string(),
         };
@@ -458,7 +463,8 @@ impl Core {
         let unreadable = self
             .read(|s| execute::blocking_failure(s, name))
             .filter(execute::unreadable);
-        let asked_again = unreadable.is_some();
+        // Or there is no version yet: the first reply held no function.
+        let asked_again = unreadable.is_some() || iteration == 0;
         let prompt = self.prompts.render(
             "fresh.md",
             minijinja::context! {

@@ -933,3 +933,41 @@ async fn a_fresh_start_that_writes_a_failed_version_again_is_asked_again_not_run
         "{said:?}"
     );
 }
+
+#[tokio::test]
+async fn a_first_reply_with_no_function_in_it_is_followed_by_a_fresh_start_not_given_up() {
+    // SmolLM2 on HumanEval/1 and /13: the first code reply held no function
+    // that could be used (no code; cut off at its limit), and the node was
+    // given up before its first version.
+    let replies = vec![
+        reply("plan", &plan_json(&[("inc", &[])])),
+        reply(
+            "tests/inc",
+            &py("def test_inc():\n    assert inc(1) == 2\n"),
+        ),
+        reply("code/inc/1", "I will write it now."),
+        reply("code/inc/1/retry", "Here it is, as you asked."),
+        reply("fresh/inc/1", &py("def inc(x):\n    return x + 1\n")),
+    ];
+    let (state, result, records) =
+        finish(replies, EngineOptions::default(), |_| Command::Approve).await;
+    assert!(result.passed, "{}", result.summary);
+    assert_eq!(state.nodes["inc"].versions.len(), 1);
+    let kinds: Vec<(u32, AttemptKind)> = attempts(&records)
+        .into_iter()
+        .map(|(_, it, k, _)| (it, k))
+        .collect();
+    assert_eq!(kinds, vec![(1, AttemptKind::FreshStart)]);
+    let said = notices(&records);
+    assert!(
+        said.iter()
+            .any(|n| n.contains("the first code of `inc` could not be used: starting fresh")),
+        "{said:?}"
+    );
+    let fresh = prompt_of(&records, "fresh/inc/1");
+    assert!(
+        fresh.contains("The last reply held no whole function that could be used"),
+        "{fresh}"
+    );
+    assert!(!fresh.contains("Earlier versions"), "{fresh}");
+}
