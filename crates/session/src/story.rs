@@ -100,6 +100,9 @@ pub fn tell(state: &State, record: &Record) -> Option<Line> {
         Event::RunFinished(e) => run(state, e.run_id)?,
         Event::Localized(_) => failure(state, state.failures.len().checked_sub(1)?)?,
         Event::Attempt(e) => attempt(e),
+        // A repair whose reply said nothing before its code reflected
+        // nothing: no line (an empty "reflection:" said nothing either).
+        Event::Reflection(e) if e.text.trim().is_empty() => return None,
         Event::Reflection(e) => Line::new(
             What::Reflection {
                 iteration: e.iteration,

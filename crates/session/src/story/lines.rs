@@ -304,6 +304,11 @@ pub(super) fn reflection(state: &State, entry: &HistoryEntry) -> Option<Line> {
                 count(n, "character")
             )
         });
+    // A whole reflection that says nothing (a repair that wrote only
+    // code) and reasoned nothing apart: no line.
+    if text.whole && !text.streaming && text.text.trim().is_empty() && reasoning.is_none() {
+        return None;
+    }
     Some(
         Line::new(
             What::Reflection {

@@ -331,3 +331,24 @@ fn a_fork_point_is_said_by_the_story_s_last_line_by_then() {
         "record 0 (plan: 1 function; 0 code versions by then)"
     );
 }
+
+#[test]
+fn a_reflection_that_says_nothing_has_no_line() {
+    // A small model's repair that wrote only code: History showed an empty
+    // "reflection:" after it.
+    let mut events = session();
+    for e in events.iter_mut() {
+        if let Event::Reflection(r) = e {
+            r.text = "  \n".into();
+        }
+    }
+    assert!(
+        !told(&events).iter().any(|l| l.starts_with("reflection")),
+        "{:?}",
+        told(&events)
+    );
+    let (state, _) = fold(&events);
+    let lines: Vec<String> = timeline(&state).iter().map(Line::plain).collect();
+    assert!(!lines.iter().any(|l| l.trim_end() == "f #1:"), "{lines:?}");
+    assert_eq!(lines.len(), timeline(&fold(&session()).0).len() - 1);
+}
