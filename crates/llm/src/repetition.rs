@@ -70,6 +70,10 @@ struct Shapes {
     chars: usize,
     /// The run's lines are not all the very same line.
     varied: bool,
+    /// The last `NEAR_LINES` lines, as shapes without their indent, and
+    /// their characters: a window that holds a handful of shapes only is
+    /// a loop whose lines vary in their indent or alternate.
+    recent: std::collections::VecDeque<(String, usize)>,
 }
 
 impl Shapes {
@@ -91,6 +95,9 @@ impl Shapes {
 
     fn line(&mut self, line: String) -> Option<Loop> {
         let shape = shape_of(&line);
+        if let Some(found) = self.few_shapes(&shape, &line) {
+            return Some(found);
+        }
         if shape.trim().is_empty() || !shape.contains('#') {
             self.run = 0;
             return None;
@@ -111,6 +118,48 @@ impl Shapes {
             period: 0,
             span: self.chars,
             counting: false,
+            drifting: false,
+        })
+    }
+}
+
+impl Shapes {
+    /// The last `NEAR_LINES` lines (blank ones aside) hold at most
+    /// `FEW_SHAPES` shapes, indent aside, at more indents than that: SmolLM2 wrote `if isinstance(v,
+    /// (int, float):` and `elif isinstance(...)` at drifting indents to its
+    /// limit, 10,515 characters. Code that many lines long says more.
+    fn few_shapes(&mut self, shape: &str, line: &str) -> Option<Loop> {
+        const FEW_SHAPES: usize = 3;
+        if shape.trim().is_empty() {
+            return None;
+        }
+        self.recent
+            .push_back((shape.to_string(), line.chars().count() + 1));
+        if self.recent.len() > NEAR_LINES {
+            self.recent.pop_front();
+        }
+        if self.recent.len() < NEAR_LINES {
+            return None;
+        }
+        let distinct = |strip: bool| {
+            let mut kinds: Vec<&str> = self
+                .recent
+                .iter()
+                .map(|(s, _)| if strip { s.trim() } else { s.as_str() })
+                .collect();
+            kinds.sort_unstable();
+            kinds.dedup();
+            kinds.len()
+        };
+        // A few shapes with their indents too are the other checks' to
+        // catch (a line repeated, a block the same but for its numbers):
+        // this one is for a few shapes at many indents.
+        (distinct(true) <= FEW_SHAPES && distinct(false) > FEW_SHAPES).then(|| Loop {
+            unit: format!("{}\n", line.trim()),
+            period: 0,
+            span: self.recent.iter().map(|(_, n)| n).sum(),
+            counting: false,
+            drifting: true,
         })
     }
 }
@@ -143,6 +192,8 @@ pub struct Loop {
     pub(crate) period: usize,
     /// Found with each number as `#`: the same words, counting on.
     pub(crate) counting: bool,
+    /// Found as a few shapes of line at drifting indents.
+    pub(crate) drifting: bool,
     /// How many characters at the end repeat it.
     pub(crate) span: usize,
 }
@@ -153,6 +204,10 @@ impl Loop {
         // A unit with one line break is a line repeated, whichever of its
         // characters the reply stopped at: shown from its start.
         let (what, shown) = match self.period {
+            _ if self.drifting => (
+                "a few lines over and over at drifting indents".to_string(),
+                self.unit.trim_end().to_string(),
+            ),
             _ if self.counting => (
                 "the same words with their numbers counting on".to_string(),
                 self.unit.clone(),
@@ -292,6 +347,7 @@ fn find_loop(text: &[char]) -> Option<Loop> {
                 period,
                 span: run,
                 counting: false,
+                drifting: false,
             });
         }
     }
@@ -431,6 +487,43 @@ mod tests {
             .map(|k| format!("    with raises(ValueError):\n        f({k})\n"))
             .collect();
         assert_eq!(feed(&format!("def test_bad():\n{table}")), None);
+    }
+
+    #[test]
+    fn lines_of_a_few_shapes_at_drifting_indents_are_a_loop() {
+        // SmolLM2's parse_music (HumanEval/17), a fresh start to its limit.
+        let drift: String = (0..80)
+            .map(|k| {
+                let kw = if k % 3 == 0 { "if" } else { "elif" };
+                format!(
+                    "{}{kw} isinstance(v, (int, float):\n",
+                    " ".repeat(40 + (k * 7) % 24)
+                )
+            })
+            .collect();
+        let l = feed(&format!("```python\ndef parse_music(s):\n{drift}")).unwrap();
+        assert!(l.drifting && l.span < 3000, "{l:?}");
+        assert!(
+            l.describe().contains("at drifting indents"),
+            "{}",
+            l.describe()
+        );
+        // A function of 40 lines says more than three things, at few indents.
+        let words = [
+            "alpha", "beta", "gamma", "delta", "eps", "zeta", "eta", "theta", "iota", "kappa",
+        ];
+        let body: String = (0..40)
+            .map(|k| {
+                let w = words[k % 10];
+                match k % 4 {
+                    0 => format!("    {w} = values.get('{w}')\n"),
+                    1 => format!("    if {w} is None:\n"),
+                    2 => format!("        {w} = default_{w}()\n"),
+                    _ => format!("    seen['{w}'] = {w}\n"),
+                }
+            })
+            .collect();
+        assert_eq!(feed(&format!("def f(values, limit):\n{body}")), None);
     }
 
     #[test]
