@@ -7,6 +7,7 @@
 
 use std::process::Command;
 
+use codeloop_testkit::cli::codeloop_in;
 use codeloop_testkit::fault_server;
 use fault_server::{Answer, FaultServer, content, done, finish, reasoning, usage};
 use serde_json::Value;
@@ -159,55 +160,74 @@ async fn reasoning_is_kept_apart_and_a_cut_off_reply_is_continued_before_it_is_u
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reply_still_cut_off_after_two_continuations_is_never_compiled() {
-    let server = FaultServer::start("unused").await;
+/// The plan and tests of `double`, then `code`: what the loopback server
+/// answers, in order.
+fn double_with_code(code: impl IntoIterator<Item = Answer>) -> Vec<Answer> {
     let plan = r#"{"functions": [{"name": "double", "purpose": "twice x", "inputs": "x: int", "output": "int", "depends_on": []}]}"#;
-    let cut = |text: &str| sse(vec![content(text), finish("length"), done()]);
-    server.queue([
+    let mut answers = vec![
         sse(vec![content(plan), finish("stop"), done()]),
         sse(vec![
             content("def test_double():\n    assert double(2) == 4\n"),
             finish("stop"),
             done(),
         ]),
-        cut("```python\ndef double(x):\n"),
-        cut("    y = x\n"),
-        cut("    z = y\n"),
-    ]);
+    ];
+    answers.extend(code);
+    answers
+}
+
+/// A reply cut off at the token limit.
+fn cut(text: &str) -> Answer {
+    sse(vec![content(text), finish("length"), done()])
+}
+
+/// `codeloop run "Double an integer" --json` against `server` with no fresh
+/// start after an unusable first reply (the continuations are what is
+/// tested), plus `extra`: whether it succeeded, and its events.
+async fn run_double(server: &FaultServer, extra: &[&str]) -> (bool, Vec<Value>, String) {
     let dir = tempfile::tempdir().unwrap();
     let base_url = server.base_url.clone();
+    let extra: Vec<String> = extra.iter().map(|a| a.to_string()).collect();
     let output = tokio::task::spawn_blocking({
         let dir = dir.path().to_path_buf();
         move || {
-            Command::new(env!("CARGO_BIN_EXE_codeloop"))
+            codeloop_in(env!("CARGO_BIN_EXE_codeloop"), &dir)
                 .args(["run", "Double an integer", "--json", "--workers", "1"])
-                // No fresh start after the unusable first reply: the
-                // continuations are what is tested.
                 .arg("--no-fresh-start")
                 .args(["--base-url", &base_url, "--model", "m"])
+                .args(&extra)
                 .arg("--out")
                 .arg(dir.join("out"))
-                .env("CODELOOP_DATA_DIR", dir.join("data"))
                 .env("CODELOOP_CACHE_DIR", dir.join("cache"))
-                .env("CODELOOP_CONFIG", dir.join("none.toml"))
                 .output()
                 .unwrap()
         }
     })
     .await
     .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(!output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let events = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (output.status.success(), events, stdout)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_still_cut_off_after_two_continuations_is_never_compiled() {
+    let server = FaultServer::start("unused").await;
+    server.queue(double_with_code([
+        cut("```python\ndef double(x):\n"),
+        cut("    y = x\n"),
+        cut("    z = y\n"),
+    ]));
+    let (passed, events, stdout) = run_double(&server, &[]).await;
+    assert!(!passed);
     assert_eq!(
         server.chat_requests(),
         5,
         "plan, tests, code and 2 continuations"
     );
-    let events: Vec<Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
     assert!(
         !events.iter().any(|e| e["type"] == "code"),
         "half a function was recorded as code"
@@ -231,57 +251,22 @@ async fn a_continuation_the_server_refuses_keeps_the_cut_reply_and_the_call_does
     // easy set, where the refusal failed the call and the bench counted the
     // problem as an error.
     let server = FaultServer::start("unused").await;
-    let plan = r#"{"functions": [{"name": "double", "purpose": "twice x", "inputs": "x: int", "output": "int", "depends_on": []}]}"#;
-    let cut = |text: &str| sse(vec![content(text), finish("length"), done()]);
     let refused = r#"{"error":{"code":400,"message":"request (4096 tokens) exceeds the available context size (4096 tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":4096,"n_ctx":4096}}"#;
-    server.queue([
-        sse(vec![content(plan), finish("stop"), done()]),
-        sse(vec![
-            content("def test_double():\n    assert double(2) == 4\n"),
-            finish("stop"),
-            done(),
-        ]),
+    server.queue(double_with_code([
         cut("```python\ndef double(x):\n"),
         Answer::Whole(
             400,
             "Content-Type: application/json\r\n".into(),
             refused.into(),
         ),
-    ]);
-    let dir = tempfile::tempdir().unwrap();
-    let base_url = server.base_url.clone();
-    let output = tokio::task::spawn_blocking({
-        let dir = dir.path().to_path_buf();
-        move || {
-            Command::new(env!("CARGO_BIN_EXE_codeloop"))
-                .args(["run", "Double an integer", "--json", "--workers", "1"])
-                // No fresh start after the unusable first reply: the
-                // continuations are what is tested.
-                .arg("--no-fresh-start")
-                .args(["--base-url", &base_url, "--model", "m"])
-                .args(["--max-iterations", "1"])
-                .arg("--out")
-                .arg(dir.join("out"))
-                .env("CODELOOP_DATA_DIR", dir.join("data"))
-                .env("CODELOOP_CACHE_DIR", dir.join("cache"))
-                .env("CODELOOP_CONFIG", dir.join("none.toml"))
-                .output()
-                .unwrap()
-        }
-    })
-    .await
-    .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(!output.status.success());
+    ]));
+    let (passed, events, stdout) = run_double(&server, &["--max-iterations", "1"]).await;
+    assert!(!passed);
     assert_eq!(
         server.chat_requests(),
         4,
         "plan, tests, code, 1 continuation"
     );
-    let events: Vec<Value> = stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
     assert!(
         !events.iter().any(|e| e["type"] == "model_error"),
         "the call failed: {stdout}"
