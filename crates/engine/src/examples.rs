@@ -104,8 +104,22 @@ pub(crate) fn from_task(task: &str, name: &str) -> Vec<Example> {
                 .trim_start()
                 .trim_start_matches('`');
             let rest = rest.trim_start();
-            let expected = ["==", "->", "→", "returns", "should return", "gives"]
-                .iter()
+            // The longer arrow first (`==>` before `==`, `=>` before `=`):
+            // HumanEval's docstrings write all of these.
+            let expected = [
+                "==>",
+                "==",
+                "=>",
+                "->",
+                "→",
+                "➞",
+                "# =>",
+                "returns",
+                "should return",
+                "gives",
+                "=",
+            ]
+            .iter()
                 .find_map(|arrow| rest.strip_prefix(arrow))
                 .and_then(value)
                 .or_else(|| {
@@ -215,6 +229,22 @@ mod tests {
         );
         let lists = from_task("`pairs([1, 2])` returns `[(1, 2)]`.", "pairs");
         assert_eq!(lists[0].expected, "[(1, 2)]");
+    }
+
+    #[test]
+    fn examples_are_read_in_every_arrow_humaneval_writes() {
+        let task = "    any_int(5, 2, 7) ➞ True\n    f(1) => 2\n    f(2) ==> 4\n    f(3) = 6\n    f(4) # => 8\n    f(5) => \"a=b\"";
+        let calls = |name| {
+            from_task(task, name)
+                .into_iter()
+                .map(|e| format!("{} is {}", e.call, e.expected))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(calls("any_int"), vec!["any_int(5, 2, 7) is True"]);
+        assert_eq!(
+            calls("f"),
+            vec!["f(1) is 2", "f(2) is 4", "f(3) is 6", "f(4) is 8", "f(5) is \"a=b\""]
+        );
     }
 
     #[test]
