@@ -12,6 +12,8 @@ fn a_bench_writes_its_chart_of_pass_at_1_by_round() {
     let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
     let output = Command::new(env!("CARGO_BIN_EXE_codeloop"))
         .args(["bench", &format!("{fixtures}/bench_problems.jsonl")])
+        // The replies are code only: the problems' tests are the node's (oracle).
+        .args(["--feedback", "hidden"])
         .args(["--scripted", &format!("{fixtures}/bench_replies.jsonl")])
         .arg("--out")
         .arg(&out)
@@ -28,6 +30,10 @@ fn a_bench_writes_its_chart_of_pass_at_1_by_round() {
         "{stdout}"
     );
     let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("feedback: ORACLE feedback (hidden tests shown to the repairs)"),
+        "the page names the oracle mode: {html}"
+    );
     // 50% at the first try, 100% after one repair round: two points.
     assert!(html.contains("points=\"56.0,136.0 528.0,16.0\""), "{html}");
     assert!(html.contains(">first try</text>") && html.contains(">repair 1</text>"));

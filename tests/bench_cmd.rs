@@ -15,6 +15,8 @@ fn bench(problems: &Path, args: &[&OsStr], dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_codeloop"))
         .arg("bench")
         .arg(problems)
+        // The replies are code only: the problems' tests are the node's (oracle).
+        .args(["--feedback", "hidden"])
         .args(args)
         .env("CODELOOP_DATA_DIR", dir.join("data"))
         .env("CODELOOP_CONFIG", dir.join("none.toml"))
@@ -219,7 +221,7 @@ fn problems_whose_model_calls_failed_are_errors_apart_from_the_score() {
     assert_eq!(output.status.code(), Some(1), "{stdout}");
     assert!(
         stdout.starts_with(
-            "pass@1 first try:    100.0% (1/1)\npass@1 after repair: 100.0% (1/1)\nerrors: 1 problem not measured, left out of pass@1:\n  T/1: model call failed: the scripted model has no reply left"
+            "feedback: ORACLE feedback (hidden tests shown to the repairs)\npass@1 first try:    100.0% (1/1)\npass@1 after repair: 100.0% (1/1)\nerrors: 1 problem not measured, left out of pass@1:\n  T/1: model call failed: the scripted model has no reply left"
         ),
         "{stdout}"
     );
@@ -485,4 +487,101 @@ fn problems_start_in_their_order() {
         .map(|l| l.split_whitespace().next().unwrap())
         .collect();
     assert_eq!(order, ["0", "1", "2", "3", "4", "5"], "{stderr}");
+}
+
+/// Own-test feedback (the default): the loop works from the docstring's
+/// example and the model's own tests; the problems' hidden `check` never
+/// reaches the engine (not in a prompt, not on a tape) and judges every
+/// version afterwards. T/0's code passes its own tests and fails the hidden
+/// ones (a false pass, counted and listed); T/1 is repaired from its own
+/// failing test and passes both.
+#[test]
+fn own_feedback_repairs_from_its_own_tests_and_the_hidden_ones_only_judge() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("results.jsonl");
+    let replies = dir.path().join("replies.jsonl");
+    let reply = |tag: &str, text: &str| serde_json::json!({"tag": tag, "text": text}).to_string();
+    std::fs::write(
+        &replies,
+        [
+            reply(
+                "tests/total",
+                "```python\ndef test_total():\n    assert total([3]) == 3\n```",
+            ),
+            reply(
+                "code/total/1",
+                "```python\ndef total(xs: List[int]) -> int:\n    return 3 if xs == [1, 2] else xs[0]\n```",
+            ),
+            reply(
+                "tests/middle",
+                "```python\ndef test_middle():\n    assert middle([1, 2, 3]) == 2\n```",
+            ),
+            reply(
+                "code/middle/1",
+                "```python\ndef middle(xs):\n    return xs[len(xs) // 2 + 1]\n```",
+            ),
+            reply(
+                "repair/middle/2",
+                "Off by one.\n```python\ndef middle(xs):\n    return xs[len(xs) // 2]\n```",
+            ),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_codeloop"))
+        .arg("bench")
+        .arg(fixture("bench_problems.jsonl"))
+        .arg("--scripted")
+        .arg(&replies)
+        .arg("--out")
+        .arg(&out)
+        .env("CODELOOP_DATA_DIR", dir.path().join("data"))
+        .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("feedback: own tests (hidden tests only judge)"),
+        "{stderr}"
+    );
+    assert!(
+        stdout.contains("feedback: own tests (hidden tests only judge)\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("false passes 1 (50.0% of problems; own tests passed, hidden failed) (T/0); false fails 0"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("pass@1 after repair: 50.0% (1/2)"),
+        "{stdout}"
+    );
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["feedback"], "own");
+    assert_eq!(lines[0]["status"], "failed");
+    assert_eq!(
+        lines[0]["verdicts"],
+        serde_json::json!({"own_first": true, "own_final": true, "hidden": [false]})
+    );
+    assert_eq!(lines[1]["status"], "passed");
+    assert_eq!(
+        lines[1]["verdicts"],
+        serde_json::json!({"own_first": false, "own_final": true, "hidden": [false, true]})
+    );
+    assert_eq!(lines[1]["passed_at"], 2);
+    // The hidden tests are nowhere the engine writes: no prompt, no tape.
+    for line in &lines {
+        let tape = std::fs::read_to_string(line["tape"].as_str().unwrap()).unwrap();
+        assert!(!tape.contains("candidate("), "{tape}");
+        assert!(
+            tape.contains("\"kind\":\"tests\"") || tape.contains("test_"),
+            "{tape}"
+        );
+    }
 }

@@ -60,6 +60,7 @@ fn start_bench(dir: &Path, i: usize, batch: &[Problem]) -> (std::process::Child,
     let child = Command::new(env!("CARGO_BIN_EXE_codeloop"))
         .arg("bench")
         .arg(&problems)
+        .args(["--feedback", "hidden"])
         .arg("--scripted")
         .arg(&replies)
         .args(["--workers", "2", "--max-iterations", "1"])

@@ -12,6 +12,7 @@ fn bench(dir: &Path, out: &Path, review: bool) -> String {
     let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_codeloop"));
     cmd.args(["bench", &format!("{fixtures}/bench_problems.jsonl")])
+        .args(["--feedback", "hidden"])
         .args([
             "--scripted",
             &format!("{fixtures}/bench_review_replies.jsonl"),

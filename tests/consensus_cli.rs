@@ -63,6 +63,7 @@ fn bench_with_and_without_candidates_compared() {
         let mut bench = codeloop_in(CODELOOP, d);
         bench
             .args(["bench", fixture("bench_problems.jsonl").to_str().unwrap()])
+            .args(["--feedback", "hidden"])
             .args([
                 "--scripted",
                 fixture("bench_consensus_replies.jsonl").to_str().unwrap(),

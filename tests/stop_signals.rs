@@ -208,6 +208,7 @@ fn a_signal_during_bench_cancels_every_session_and_scores_none_of_them() {
         command
             .arg("bench")
             .arg(&problems)
+            .args(["--feedback", "hidden"])
             .arg("--scripted")
             .arg(&replies)
             .args(["--timeout", "30", "--out"])

@@ -120,15 +120,15 @@ pub(crate) fn from_task(task: &str, name: &str) -> Vec<Example> {
                 "=",
             ]
             .iter()
-                .find_map(|arrow| rest.strip_prefix(arrow))
-                .and_then(value)
-                .or_else(|| {
-                    // A doctest: the next line holds the value.
-                    let prompt = line.trim_start().strip_prefix(">>>")?;
-                    (prompt.trim() == call).then_some(())?;
-                    let next = lines.get(i + 1)?.trim();
-                    (!next.is_empty() && !next.starts_with(">>>")).then(|| next.to_string())
-                });
+            .find_map(|arrow| rest.strip_prefix(arrow))
+            .and_then(value)
+            .or_else(|| {
+                // A doctest: the next line holds the value.
+                let prompt = line.trim_start().strip_prefix(">>>")?;
+                (prompt.trim() == call).then_some(())?;
+                let next = lines.get(i + 1)?.trim();
+                (!next.is_empty() && !next.starts_with(">>>")).then(|| next.to_string())
+            });
             if let Some(expected) = expected
                 && literal(&call[name.len()..])
                 && literal(&expected)
@@ -243,7 +243,13 @@ mod tests {
         assert_eq!(calls("any_int"), vec!["any_int(5, 2, 7) is True"]);
         assert_eq!(
             calls("f"),
-            vec!["f(1) is 2", "f(2) is 4", "f(3) is 6", "f(4) is 8", "f(5) is \"a=b\""]
+            vec![
+                "f(1) is 2",
+                "f(2) is 4",
+                "f(3) is 6",
+                "f(4) is 8",
+                "f(5) is \"a=b\""
+            ]
         );
     }
 

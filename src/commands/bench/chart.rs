@@ -203,10 +203,23 @@ pub(crate) fn page(sets: &[(String, Vec<BenchResult>)]) -> String {
         );
     }
     out.push_str("</table>\n");
+    // Which tests the loop worked from, codeloop's own verdicts beside the
+    // hidden ones, and the resampling baseline: named on every page.
+    for (name, results) in sets {
+        let lines = super::verdicts::lines(results);
+        if !lines.is_empty() {
+            let _ = write!(
+                out,
+                "<h3>{}</h3>\n<pre class=\"verdicts\">{}</pre>\n",
+                esc(name),
+                esc(lines.trim_end())
+            );
+        }
+    }
     for (name, results) in sets {
         let _ = write!(
             out,
-            "<h2>Problems: {}</h2>\n<table>\n<tr><th>problem</th><th>outcome</th><th>passed at version</th><th>versions</th>\
+            "<h2>Problems: {}</h2>\n<table>\n<tr><th>problem</th><th>outcome</th><th>own verdict</th><th>passed at version</th><th>versions</th>\
              <th>fresh starts</th><th>calls</th><th>wasted</th><th>tokens in</th><th>tokens out</th>\
              <th>first token, median</th><th>first token, p90</th><th>first prompt shared with earlier problems</th>\
              <th>each call: prompt tokens, first token</th><th>summary</th></tr>\n",
@@ -221,10 +234,13 @@ pub(crate) fn page(sets: &[(String, Vec<BenchResult>)]) -> String {
             };
             let _ = writeln!(
                 out,
-                "<tr><td>{}</td><td class=\"{status}\">{status}</td><td>{}</td><td>{}</td>\
+                "<tr><td>{}</td><td class=\"{status}\">{status}</td><td>{}</td><td>{}</td><td>{}</td>\
                  <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td>\
                  <td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td></tr>",
                 esc(&r.task_id),
+                r.verdicts
+                    .as_ref()
+                    .map_or("-".to_string(), |v| esc(&v.words())),
                 r.passed_at.map_or("-".to_string(), |v| v.to_string()),
                 r.iterations,
                 r.fresh_starts,

@@ -1,9 +1,16 @@
 //! `codeloop bench`: the repair loop on a HumanEval-format problem set. Each
 //! problem is one session (a tape you can open): the model writes the
-//! function, the problem's own `check` runs in the sandbox, and on failure the
-//! localized error goes back for reflection and repair, up to N iterations.
-//! The tests are never shown to the model; it sees only the localized
-//! failures, which do reveal what a failing assertion compared.
+//! function and, on failure, the localized error goes back for reflection
+//! and repair, up to N iterations.
+//!
+//! What the loop works from is the feedback (`judge.rs`). By default it is
+//! what a user has: the docstring's examples and the model's own tests; the
+//! problem's hidden `check` judges every version afterwards and never
+//! reaches the engine, and codeloop's own verdict is kept beside the hidden
+//! one (false passes and fails, `verdicts.rs`). `--feedback hidden` is the
+//! oracle setting: the hidden `check` is the node's tests, so a repair sees
+//! its failing assertion; it is named so on every line and page.
+//! `--resample` runs the baseline beside the loop (`resample.rs`).
 //!
 //! Only what was measured is scored: a problem whose model calls failed (a
 //! bad key, a server down, a context overflow) or whose run could not be
@@ -21,7 +28,10 @@ use tokio_util::sync::CancellationToken;
 
 mod chart;
 mod compare;
+mod judge;
+mod resample;
 mod results;
+mod verdicts;
 
 use results::{BenchResult, Status, progress_line, report};
 
@@ -33,7 +43,7 @@ use crate::eval::{self, Problem};
 use crate::protocol::ChatMessage;
 use crate::session::call_figures::call_figures;
 use crate::session::prefix::shared_with_earlier;
-use crate::session::{Command, Event, FunctionSpec, ModelRequestEvent, State};
+use crate::session::{Command, Event, FinalResult, FunctionSpec, ModelRequestEvent, Record, State};
 use codeloop_sandbox::Sandbox;
 
 #[derive(Debug, clap::Args)]
@@ -64,6 +74,17 @@ pub struct Args {
     /// Repair every time, never start fresh from the spec (another approach when a failure repeats)
     #[arg(long)]
     pub(crate) no_fresh_start: bool,
+    /// What the repairs work from: own (the docstring's examples and the
+    /// model's own tests; the hidden tests only judge, afterwards) or hidden
+    /// (oracle feedback: the hidden tests are the node's tests, and each
+    /// failure of them is shown to the repair)
+    #[arg(long, value_enum, value_name = "FROM", default_value_t = judge::Feedback::Own)]
+    pub(crate) feedback: judge::Feedback,
+    /// Also run the resampling baseline on each problem: independent first
+    /// tries at this temperature (0.8 when none is given), the first that
+    /// passes its own tests kept, drawn until its tokens reach the loop's
+    #[arg(long, value_name = "TEMPERATURE", num_args = 0..=1, default_missing_value = "0.8")]
+    pub(crate) resample: Option<f32>,
     #[command(flatten)]
     pub(crate) extras: super::loop_args::LoopArgs,
     /// Print two results files side by side (per metric, and the problems that differ) and exit
@@ -106,38 +127,56 @@ fn hidden_test(problem: &Problem) -> String {
     )
 }
 
-fn setup_for(
-    problem: &Problem,
-    model: Arc<dyn crate::llm::ChatModel>,
-    sandbox: Arc<Sandbox>,
-    options: EngineOptions,
-    dir: PathBuf,
-) -> EngineSetup {
-    let name = problem.entry_point.clone();
-    let spec = FunctionSpec {
-        name: name.clone(),
+/// The function a problem asks for, as a plan of one node.
+fn spec_of(problem: &Problem) -> FunctionSpec {
+    FunctionSpec {
+        name: problem.entry_point.clone(),
         purpose: format!("as its docstring says (problem {})", problem.task_id),
         inputs: String::new(),
         output: String::new(),
         depends_on: Vec::new(),
         head: head_of(problem),
+    }
+}
+
+/// The task as every session of a problem states it.
+fn task_of(problem: &Problem) -> String {
+    format!(
+        "Complete this Python function. Keep its name and signature.\n```python\n{}\n```",
+        problem.prompt.trim_end()
+    )
+}
+
+/// A problem's session: given its function and, in oracle feedback
+/// only, the hidden tests as the node's tests. In own-test feedback the
+/// engine asks the model for tests and holds them to the docstring's
+/// examples, as for a user's task.
+fn setup_for(
+    problem: &Problem,
+    sessions: &Sessions,
+    options: EngineOptions,
+    dir: PathBuf,
+) -> EngineSetup {
+    let name = problem.entry_point.clone();
+    let oracle = sessions.feedback == judge::Feedback::Hidden;
+    let tests = if oracle {
+        BTreeMap::from([(name.clone(), hidden_test(problem))])
+    } else {
+        BTreeMap::new()
     };
     EngineSetup {
-        task: format!(
-            "Complete this Python function. Keep its name and signature.\n```python\n{}\n```",
-            problem.prompt.trim_end()
-        ),
+        task: task_of(problem),
         inputs: Vec::new(),
-        model,
-        sandbox,
+        model: sessions.model.clone(),
+        sandbox: sessions.sandbox.clone(),
         options,
         session_dir: dir,
         prompt_overrides: None,
         given: Some(GivenPlan {
-            specs: vec![spec],
-            tests: BTreeMap::from([(name.clone(), hidden_test(problem))]),
+            specs: vec![spec_of(problem)],
+            tests,
             preludes: BTreeMap::from([(name, prelude_of(problem))]),
-            hidden_tests: true,
+            hidden_tests: oracle,
         }),
     }
 }
@@ -163,14 +202,19 @@ fn unmeasured(state: &State) -> Option<String> {
     })
 }
 
-/// One problem's session to its end: its result, and its first request
-/// (for the prefix shared across problems).
-async fn solve(
-    problem: Problem,
+/// A session run to its end: every record, the state they fold to, and
+/// the engine's result.
+pub(super) struct Ended {
+    pub(super) records: Vec<Record>,
+    pub(super) state: State,
+    pub(super) result: FinalResult,
+}
+
+/// Run `setup`'s session to its end; `cancel` cancels it.
+pub(super) async fn run_session(
     setup: EngineSetup,
     cancel: CancellationToken,
-) -> anyhow::Result<(BenchResult, Vec<ChatMessage>)> {
-    let tape = setup.session_dir.join("tape.jsonl");
+) -> anyhow::Result<Ended> {
     let mut handle = engine::start(setup)?;
     let mut state = State::default();
     let mut records = Vec::new();
@@ -192,6 +236,30 @@ async fn solve(
         }
     }
     let result = handle.done.await.context("a bench session stopped")??;
+    Ok(Ended {
+        records,
+        state,
+        result,
+    })
+}
+
+/// One problem's session to its end: its result, and its first request
+/// (for the prefix shared across problems). In own-test feedback every
+/// version is then judged by the hidden tests, and with `--resample` the
+/// baseline is drawn beside it.
+async fn solve(
+    problem: Problem,
+    sessions: Arc<Sessions>,
+    dir: PathBuf,
+    cancel: CancellationToken,
+) -> anyhow::Result<(BenchResult, Vec<ChatMessage>)> {
+    let tape = dir.join("tape.jsonl");
+    let setup = setup_for(&problem, &sessions, sessions.options.clone(), dir.clone());
+    let Ended {
+        records,
+        state,
+        result,
+    } = run_session(setup, cancel.clone()).await?;
     let node = state.nodes.get(&problem.entry_point);
     let first_run = state
         .runs_in_order()
@@ -224,12 +292,41 @@ async fn solve(
         first_failure,
         summary: result.summary,
         tape: Some(tape.to_string_lossy().into_owned()),
+        feedback: sessions.feedback,
         ..BenchResult::not_started(problem.task_id.clone())
     };
     measured.measure(&state, &problem.entry_point);
     measured.keep_calls(call_figures(&records, |message| {
         message.starts_with(crate::llm::repetition::LOOP_MESSAGE)
     }));
+    if sessions.feedback == judge::Feedback::Own && measured.measured() {
+        let mut codes: Vec<String> = Vec::new();
+        if let Some(n) = node {
+            for v in &n.versions {
+                codes.push(v.code.clone());
+            }
+        }
+        let hidden = sessions
+            .judge
+            .judge(&problem, &codes, cancel.clone())
+            .await?;
+        measured.judged_by(hidden);
+    }
+    if let Some(temperature) = sessions.resample
+        && measured.measured()
+    {
+        let drawn = resample::draw(
+            &problem,
+            &sessions,
+            &records,
+            &measured,
+            temperature,
+            &dir,
+            cancel,
+        )
+        .await?;
+        measured.resample = Some(drawn);
+    }
     let first_request = records
         .into_iter()
         .find_map(|r| {
@@ -278,13 +375,23 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     ));
     let mut file = std::fs::File::create(&out)
         .with_context(|| format!("cannot write the results file {}", out.display()))?;
-    let sessions = Sessions {
+    if let Some(t) = args.resample
+        && !(t.is_finite() && (0.0..=2.0).contains(&t))
+    {
+        anyhow::bail!("--resample takes a temperature from 0 to 2, e.g. --resample 0.8");
+    }
+    let timeout = args.timeout.unwrap_or(config.run.timeout_secs).max(1);
+    let sessions = Arc::new(Sessions {
         model: selected.model,
+        judge: judge::Judge::new(sandbox.clone(), std::time::Duration::from_secs(timeout)),
         sandbox,
         options: engine_options(&args, &config),
         base,
-    };
-    let (results, stopped) = solve_all(&problems, &sessions, args.workers).await?;
+        feedback: args.feedback,
+        resample: args.resample,
+    });
+    say(&format!("  feedback: {}", args.feedback.label()));
+    let (results, stopped) = solve_all(&problems, sessions.clone(), args.workers).await?;
     for r in &results {
         writeln!(file, "{}", serde_json::to_string(r)?)?;
     }
@@ -378,12 +485,16 @@ fn engine_options(args: &Args, config: &Config) -> EngineOptions {
 }
 
 /// What every problem's session shares: the model, the sandbox, the
-/// options, and the folder their sessions go in.
-struct Sessions {
-    model: Arc<dyn crate::llm::ChatModel>,
-    sandbox: Arc<Sandbox>,
-    options: EngineOptions,
-    base: PathBuf,
+/// options, the folder their sessions go in, the feedback, the judge of
+/// the hidden tests, and the resampling baseline's temperature if drawn.
+pub(super) struct Sessions {
+    pub(super) model: Arc<dyn crate::llm::ChatModel>,
+    pub(super) sandbox: Arc<Sandbox>,
+    pub(super) options: EngineOptions,
+    pub(super) base: PathBuf,
+    pub(super) feedback: judge::Feedback,
+    pub(super) judge: judge::Judge,
+    pub(super) resample: Option<f32>,
 }
 
 /// Every problem solved, `workers` at a time, a line said as each ends; a
@@ -391,10 +502,10 @@ struct Sessions {
 /// once). The results in the problems' order, and the signal if one came.
 async fn solve_all(
     problems: &[Problem],
-    sessions: &Sessions,
+    sessions: Arc<Sessions>,
     workers: usize,
 ) -> anyhow::Result<(Vec<BenchResult>, Option<StopSignal>)> {
-    let base = &sessions.base;
+    let base = &sessions.base.clone();
     let mut signals = StopSignals::install()?;
     let cancel = CancellationToken::new();
     let limit = Arc::new(tokio::sync::Semaphore::new(workers.max(1)));
@@ -409,13 +520,7 @@ async fn solve_all(
             "{i:04}-{}",
             problem.task_id.replace(['/', '\\'], "_")
         ));
-        let setup = setup_for(
-            &problem,
-            sessions.model.clone(),
-            sessions.sandbox.clone(),
-            sessions.options.clone(),
-            dir,
-        );
+        let sessions = sessions.clone();
         let limit = limit.clone();
         let cancel = cancel.clone();
         let turn = turn.clone();
@@ -430,7 +535,7 @@ async fn solve_all(
                     Ok((BenchResult::not_started(problem.task_id), Vec::new())),
                 );
             }
-            (i, solve(problem, setup, cancel).await)
+            (i, solve(problem, sessions, dir, cancel).await)
         });
     }
     let mut results: Vec<Option<(BenchResult, Vec<ChatMessage>)>> =

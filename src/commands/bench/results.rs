@@ -9,6 +9,8 @@
 use crate::protocol::present::{count, plural};
 use serde::{Deserialize, Serialize};
 
+use super::judge::Feedback;
+use super::verdicts::{Resampled, Verdicts};
 use crate::protocol::Location;
 use crate::protocol::resources::{Resources, cpu_time, memory};
 use crate::session::call_figures::percentile;
@@ -119,6 +121,17 @@ pub(crate) struct BenchResult {
     pub(crate) first_request_chars: u64,
     #[serde(default)]
     pub(crate) first_request_shared_chars: u64,
+    /// What the repairs saw: own tests, or the hidden ones (oracle
+    /// feedback). Results written before it was recorded were oracle.
+    #[serde(default = "Feedback::oracle")]
+    pub(crate) feedback: Feedback,
+    /// Own-test feedback: codeloop's own verdicts beside the hidden tests'
+    /// (then `passed_first`, `passed_final` and `passed_at` are the hidden ones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) verdicts: Option<Verdicts>,
+    /// The resampling baseline on the problem (`--resample`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) resample: Option<Resampled>,
 }
 
 impl BenchResult {
@@ -164,7 +177,26 @@ impl BenchResult {
             first_token_p90_ms: None,
             first_request_chars: 0,
             first_request_shared_chars: 0,
+            feedback: Feedback::Own,
+            verdicts: None,
+            resample: None,
         }
+    }
+
+    /// The hidden tests' verdict on each code version (own-test feedback):
+    /// they score the problem, and the engine's own verdicts are kept
+    /// beside them. What passed is the code the session ended with.
+    pub(crate) fn judged_by(&mut self, hidden: Vec<bool>) {
+        let v = Verdicts {
+            own_first: self.passed_first,
+            own_final: self.passed_final,
+            hidden,
+        };
+        self.passed_first = v.hidden_first();
+        self.passed_final = v.hidden_final();
+        self.passed_at = self.passed_final.then_some(self.iterations.max(1));
+        self.status = super::verdicts::status_of(self.passed_final);
+        self.verdicts = Some(v);
     }
 
     /// Keep the session's call figures, and what they add up to.
@@ -242,10 +274,14 @@ impl BenchResult {
 pub(crate) fn progress_line(r: &BenchResult) -> String {
     match r.status {
         Status::Passed | Status::Failed => format!(
-            "  {:<16} first try {:<4} after repair {:<4} ({} iteration{}; prompt prefix reused {}{}){}{}",
+            "  {:<16} first try {:<4} after repair {:<4}{} ({} iteration{}; prompt prefix reused {}{}){}{}",
             r.task_id,
             if r.passed_first { "pass" } else { "FAIL" },
             if r.passed_final { "pass" } else { "FAIL" },
+            r.verdicts
+                .as_ref()
+                .map(|v| format!(" [{}]", v.words()))
+                .unwrap_or_default(),
             r.iterations,
             plural(r.iterations),
             share(r.prefix_chars, r.prompt_chars),
@@ -455,7 +491,7 @@ fn wasted_by_why(calls: &[&CallFigure]) -> Vec<(Waste, u32)> {
 /// The scores, over the problems that were measured only.
 pub(crate) fn report(results: &[BenchResult]) -> String {
     let f = Figures::of(results);
-    let mut out = String::new();
+    let mut out = super::verdicts::lines(results);
     if f.measured == 0 {
         out.push_str("pass@1: no problem was measured\n");
     } else {

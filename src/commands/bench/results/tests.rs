@@ -21,7 +21,8 @@ fn errors_and_cancels_are_counted_apart_and_left_out_of_pass_at_1() {
     ];
     assert_eq!(
         report(&results),
-        "pass@1 first try:    50.0% (1/2)\n\
+        "feedback: own tests (hidden tests only judge)\n\
+         pass@1 first try:    50.0% (1/2)\n\
          pass@1 after repair: 50.0% (1/2)\n\
          errors: 1 problem not measured, left out of pass@1:\n  \
          T/2: model call failed: HTTP 401\n\
