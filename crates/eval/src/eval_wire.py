@@ -122,6 +122,9 @@ def to_wire(value):
     levels. A loop of its own, not recursion: a value as deep as the limit
     crosses whatever the recursion limit (a list comprehension per level
     took two frames of it, and 900 levels were refused)."""
+    leaf, done = _leaf(value, type(value))
+    if done:
+        return leaf
     top = [None]
     # (the value, the list its wire form goes in, where, its depth)
     todo = [(value, top, 0, 0)]
