@@ -77,7 +77,7 @@ impl Wanted {
 
 /// An OpenAI-compatible server: check that it answers, pick the model if
 /// none is named, and build the client. `found`: the server was found by
-/// probing (e.g. "Ollama"), not configured.
+/// probing (e.g. "Ollama"), not configured: it is sent no API key.
 pub(super) async fn connect(
     config: &Config,
     base_url: &str,

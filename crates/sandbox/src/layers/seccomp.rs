@@ -57,6 +57,29 @@ if libc.ptrace(PTRACE_ATTACH, os.getppid(), 0, 0) == 0:
 print(("ESCAPED " + ", ".join(got)) if got else "CONTAINED: unshare and ptrace refused")
 "#;
 
+/// State that would outlive the run, and memory no limit counts.
+const LASTING_STATE: &str = r#"import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+IPC_PRIVATE, IPC_CREAT = 0, 0o1000
+made = []
+try:
+    os.setxattr(".", "user.codeloop", b"1")
+    made.append("an extended attribute")
+except OSError:
+    pass
+for name, call in [("a message queue", lambda: libc.msgget(IPC_PRIVATE, IPC_CREAT | 0o600)),
+                   ("a shared memory segment", lambda: libc.shmget(IPC_PRIVATE, 1 << 20, IPC_CREAT | 0o600)),
+                   ("a semaphore set", lambda: libc.semget(IPC_PRIVATE, 1, IPC_CREAT | 0o600))]:
+    if call() >= 0:
+        made.append(name)
+try:
+    os.memfd_create("codeloop")
+    made.append("a memfd")
+except OSError:
+    pass
+print(("ESCAPED made " + ", ".join(made)) if made else "CONTAINED: extended attributes, SysV IPC and memfd refused")
+"#;
+
 impl LayerImpl for Seccomp {
     fn can_be_left_out(&self) -> bool {
         true
@@ -124,6 +147,11 @@ impl LayerImpl for Seccomp {
                 marker_probe(
                     "namespace and ptrace escape",
                     run(sandbox, NAMESPACE_ESCAPE, vec![]).await,
+                    true,
+                ),
+                marker_probe(
+                    "lasting state: xattr, SysV IPC, memfd",
+                    run(sandbox, LASTING_STATE, vec![]).await,
                     true,
                 ),
             ]
