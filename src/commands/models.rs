@@ -10,7 +10,7 @@ use std::time::Instant;
 use crate::config::Config;
 use crate::llm::openai::{Probe, WELL_KNOWN};
 
-use super::model::{ModelArgs, SeveralServers, found_words, select_model};
+use super::model::{ModelArgs, SeveralServers, found_words, select_model, stranger_words};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -112,6 +112,7 @@ fn print_probed(probed: &[Probe]) {
                 usually(probe.base_url())
             ),
             Probe::NotAModelServer { why, .. } => format!("not a model server: {why}"),
+            Probe::AnotherUser { base_url, stranger } => stranger_words(base_url, stranger),
         };
         println!("  {:width$}  {said}", probe.base_url());
     }

@@ -138,6 +138,9 @@ class _Channel:
             return None
         try:
             return from_wire(data)
+        except RecursionError:
+            self.failure = f"the candidate's answer is nested deeper than codeloop eval reads ({NEST_MOST} levels)"
+            return None
         except Exception:
             self.failure = "the sample's process sent something that is not an answer"
             return None
@@ -171,6 +174,11 @@ class _Channel:
                 f"the candidate returned {article} {what}, which is not plain data (codeloop eval compares "
                 "None, bool, int, float, complex, str, bytes, tuple, list, dict, set and frozenset, "
                 "never a subclass or an object of its own)"
+            )
+        elif kind == "D" and len(fields) == 2:
+            self.failure = (
+                f"the candidate returned a value nested more than {NEST_MOST} deep, deeper than codeloop eval "
+                f"sends (lists, tuples, dicts and sets in each other cross up to {NEST_MOST} levels)"
             )
         else:
             self.failure = "the sample's process answered out of turn"

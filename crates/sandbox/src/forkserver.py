@@ -20,7 +20,7 @@ import bisect, random, fractions, decimal, copy, statistics, io, types, builtins
 # sandbox's own, the prelude, and each job's Landlock ruleset.
 SETUP = json.loads(sys.argv[1])
 JOBS = SETUP["jobs"]
-# Where every job runs (emptied between jobs), beneath JOBS.
+# Where every job runs (a new directory for each job), beneath JOBS.
 JOBDIR = SETUP["jobdir"]
 OUT = SETUP["out"]
 KILL_ALL = SETUP["kill_all"]
@@ -71,8 +71,8 @@ def build_ruleset():
     the server as a ruleset fd each job's child restricts itself with:
     (fd, None), or (None, what failed). Its rules hold their paths by
     inode: the job directory, /dev/null, /dev/shm where it is the
-    sandbox's own; the job directory is emptied between jobs, never
-    replaced (reset_jobdir), so the rules stay true."""
+    sandbox's own; the job directory is made anew for each job
+    (reset_jobdir), and the ruleset with it."""
     if RULESET is None:
         return None, "landlock unavailable"
     create, add_rule, _ = RULESET["syscalls"]
@@ -91,10 +91,8 @@ def build_ruleset():
     return fd, None
 
 
-# The ruleset (build_ruleset()), made in main() and after a job directory
-# had to be made anew; and the job directory's (st_dev, st_ino).
+# The ruleset (build_ruleset()) that holds the current job directory.
 RULES = (None, "not built yet")
-JOBDIR_ID = None
 
 
 def confine():
@@ -110,31 +108,20 @@ def confine():
 def make_jobdir():
     """The job directory made anew (all of JOBS wiped first), with the
     ruleset that holds it."""
-    global RULES, JOBDIR_ID
+    global RULES
     wipe(JOBS)
     os.mkdir(JOBDIR, 0o755)
-    st = os.lstat(JOBDIR)
-    JOBDIR_ID = (st.st_dev, st.st_ino)
     if RULES[0] is not None:
         os.close(RULES[0])
     RULES = build_ruleset()
 
 
 def reset_jobdir():
-    """After a job: the job directory emptied and its mode given back,
-    anything else in JOBS removed. Where it is not the directory made
-    (a job with no Landlock could rename or replace it), it is made anew."""
-    try:
-        st = os.lstat(JOBDIR)
-    except OSError:
-        st = None
-    if st is None or not stat.S_ISDIR(st.st_mode) or (st.st_dev, st.st_ino) != JOBDIR_ID:
-        make_jobdir()
-        return
-    if stat.S_IMODE(st.st_mode) != 0o755:
-        os.chmod(JOBDIR, 0o755, follow_symlinks=False)
-    wipe(JOBDIR)
-    wipe(JOBS, keep={os.path.basename(JOBDIR)})
+    """After a job: the job directory made anew (all of JOBS wiped first)
+    with the ruleset that holds the new one, so the next job starts from
+    nothing: not the old directory emptied, which would keep what a job
+    set on the directory itself (its extended attributes, say)."""
+    make_jobdir()
 
 
 DISK_POLL = 0.1
@@ -348,7 +335,7 @@ def judge_answer(wait=None):
 
 
 def run(job, waiting, marks):
-    jobdir = JOBDIR  # made in main(), emptied after each job (reset_jobdir)
+    jobdir = JOBDIR  # made in main(), made anew after each job (reset_jobdir)
     os.mkdir(os.path.join(jobdir, ".tmp"), 0o755)
     for name, text in job["files"]:
         dest = os.path.join(jobdir, name)
@@ -550,7 +537,7 @@ def main():
     os.makedirs(JOBS, exist_ok=True)
     os.makedirs(OUT, exist_ok=True)
     make_jobdir()
-    # Every job runs in the same place (emptied between jobs).
+    # Every job runs at the same path (a new directory for each).
     jobdir = JOBDIR
     os.environ["TMPDIR"] = os.path.join(jobdir, ".tmp")
     os.environ["HOME"] = jobdir

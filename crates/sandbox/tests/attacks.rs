@@ -150,6 +150,27 @@ async fn watching_files_is_refused_in_every_mode() {
     }
 }
 
+/// State one run could leave for the next outside its files (an extended
+/// attribute, SysV queues, segments and semaphores, a POSIX queue) and
+/// memory no limit counts (a memfd): refused in every mode, so a later run
+/// sees none of it, and nothing is left in this IPC namespace (the host's,
+/// for the reduced sandbox) (issue 41).
+#[tokio::test]
+async fn a_run_leaves_no_lasting_state_for_the_next_in_every_mode() {
+    use codeloop_testkit::lasting_state::{LASTING_STATE_PY, left_in_this_ipc_namespace};
+    let leaves =
+        format!("{LASTING_STATE_PY}\nprint([c for c in CHANNELS + ['memfd'] if leave(c)])\n");
+    let looks = format!("{LASTING_STATE_PY}\nprint([c for c in CHANNELS if seen(c)])\n");
+    for mode in MODES {
+        let Some(s) = sandbox(mode) else { continue };
+        let o = run(&s, &leaves, &[]).await;
+        assert_eq!(o.stdout.text(), "[]\n", "{mode:?}: {}", out(&o));
+        let o = run(&s, &looks, &[]).await;
+        assert_eq!(o.stdout.text(), "[]\n", "{mode:?}: {}", out(&o));
+        assert_eq!(left_in_this_ipc_namespace(), Vec::<&str>::new(), "{mode:?}");
+    }
+}
+
 async fn run(s: &Sandbox, code: &str, args: &[String]) -> Outcome {
     s.run(spec(code, args), None, CancellationToken::new())
         .await

@@ -326,3 +326,61 @@ async fn a_deep_directory_tree_is_measured_and_wiped_and_the_server_goes_on() {
     }
     assert!(server.is_alive());
 }
+
+/// What a job could leave for the next outside its files, on the server's
+/// one IPC namespace and the job directory itself (an extended attribute,
+/// SysV queues, segments and semaphores, a POSIX queue; and a memfd,
+/// memory no limit counts): refused, and the next job sees none of it
+/// (issue 41).
+#[tokio::test]
+async fn a_job_leaves_the_next_no_attribute_queue_segment_or_semaphore() {
+    use codeloop_testkit::lasting_state::LASTING_STATE_PY;
+    let sandbox = Sandbox::probe(&codeloop_testkit::sandbox_options(HELPER));
+    let mut server = sandbox.fork_server(Limits::default()).await.unwrap();
+    let leaves = job(&format!(
+        "{LASTING_STATE_PY}\nprint([c for c in CHANNELS + ['memfd'] if leave(c)])\n"
+    ));
+    let looks = job(&format!(
+        "{LASTING_STATE_PY}\nprint([c for c in CHANNELS if seen(c)])\n"
+    ));
+    for round in 0..2 {
+        let first = server.run(&leaves).await.unwrap();
+        assert_eq!(
+            first.stdout.text(),
+            "[]\n",
+            "round {round}: {}",
+            first.stderr.text()
+        );
+        let next = server.run(&looks).await.unwrap();
+        assert_eq!(
+            next.stdout.text(),
+            "[]\n",
+            "round {round}: {}",
+            next.stderr.text()
+        );
+    }
+    assert!(server.is_alive());
+}
+
+/// Without seccomp (which refuses writing one), an extended attribute a
+/// job sets on its own directory is still not the next job's: each job
+/// gets a directory made anew, not the last one emptied.
+#[tokio::test]
+async fn without_seccomp_a_jobs_extended_attribute_goes_with_its_directory() {
+    use codeloop_testkit::lasting_state::LASTING_STATE_PY;
+    let options = codeloop_sandbox::SandboxOptions {
+        without: vec![codeloop_sandbox::Layer::Seccomp],
+        allow_reduced: true,
+        ..codeloop_testkit::sandbox_options(HELPER)
+    };
+    let mut server = Sandbox::probe(&options)
+        .fork_server(Limits::default())
+        .await
+        .unwrap();
+    let leaves = job(&format!("{LASTING_STATE_PY}\nprint(leave('xattr'))\n"));
+    let looks = job(&format!("{LASTING_STATE_PY}\nprint(seen('xattr'))\n"));
+    let first = server.run(&leaves).await.unwrap();
+    assert_eq!(first.stdout.text(), "True\n", "{}", first.stderr.text());
+    let next = server.run(&looks).await.unwrap();
+    assert_eq!(next.stdout.text(), "False\n", "{}", next.stderr.text());
+}

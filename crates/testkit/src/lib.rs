@@ -31,6 +31,7 @@ pub mod engine;
 #[cfg(feature = "eval")]
 pub mod eval_cases;
 pub mod fault_server;
+pub mod lasting_state;
 pub mod ordinary_user;
 pub mod prompt_server;
 pub mod real_servers;

@@ -38,6 +38,24 @@ pub fn ordinary_user(
     PathBuf,
 )> {
     let turn = AS_USER.lock().unwrap_or_else(|e| e.into_inner());
+    made_user()?;
+    let python = ["/usr/bin/python3", "/usr/local/bin/python3"]
+        .into_iter()
+        .find(|p| Path::new(p).exists());
+    let Some(python) = python else {
+        println!("skipped: no system python3 an ordinary user can run");
+        return None;
+    };
+    let dir = scratch(tag);
+    let bin = dir.path().join("codeloop");
+    copy_binary(codeloop, &bin);
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    Some((turn, python, dir, bin))
+}
+
+/// The ordinary user, created if it does not exist: its uid; `None`, said
+/// why, where it cannot be had (not root, no `useradd`).
+pub fn made_user() -> Option<u32> {
     if !rustix::process::geteuid().is_root() {
         println!("skipped: creating a user needs root");
         return None;
@@ -53,18 +71,7 @@ pub fn ordinary_user(
             return None;
         }
     }
-    let python = ["/usr/bin/python3", "/usr/local/bin/python3"]
-        .into_iter()
-        .find(|p| Path::new(p).exists());
-    let Some(python) = python else {
-        println!("skipped: no system python3 an ordinary user can run");
-        return None;
-    };
-    let dir = scratch(tag);
-    let bin = dir.path().join("codeloop");
-    copy_binary(codeloop, &bin);
-    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-    Some((turn, python, dir, bin))
+    Some(user_uid())
 }
 
 pub fn user_uid() -> u32 {

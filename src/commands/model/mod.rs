@@ -11,7 +11,9 @@
 //! llama-cpp-python, vLLM) are asked at once and briefly, and the one that
 //! answers with a model is used; several are `SeveralServers`, an error that
 //! names them (the workbench asks which instead); none, the bundled demo
-//! model. A configured server that cannot be reached is an error, never a
+//! model. A port another user listens on is not asked, and is named as
+//! theirs; a server found is sent no API key (the key goes only to a
+//! server the person named: a flag, the config, the environment). A configured server that cannot be reached is an error, never a
 //! silent fallback to the demo, and a configured server or profile means
 //! nothing is probed.
 
@@ -28,7 +30,7 @@ use std::sync::Arc;
 use crate::config::Config;
 use crate::demos::{self, Demo};
 use crate::llm::ChatModel;
-use crate::llm::openai::{LocalServer, Probe, well_known_urls};
+use crate::llm::openai::{LocalServer, Probe, Stranger, well_known_urls};
 
 mod offline;
 mod profile;
@@ -133,6 +135,16 @@ pub(crate) fn found_words(s: &LocalServer) -> String {
         (None, _) => "lists no model".to_string(),
     };
     format!("{}, {serves}", s.server)
+}
+
+/// Another user's listener on a port asked, and how to use it all the
+/// same: "127.0.0.1:8000 is another user's (uid 1001) server: not used;
+/// name it with --base-url http://localhost:8000/v1 to use it".
+pub(crate) fn stranger_words(base_url: &str, s: &Stranger) -> String {
+    format!(
+        "{} is another user's (uid {}) server: not used; name it with --base-url {base_url} to use it",
+        s.listener, s.uid
+    )
 }
 
 /// The demo model a workbench offers while several servers wait for the

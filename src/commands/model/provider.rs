@@ -5,7 +5,7 @@
 use anyhow::bail;
 
 use super::server::{self, OPENAI_URL, Wanted};
-use super::{Local, ModelArgs, OLLAMA_URL, Selected, SeveralServers, offline};
+use super::{Local, ModelArgs, OLLAMA_URL, Selected, SeveralServers, offline, stranger_words};
 use crate::config::Config;
 use crate::llm::openai::{LocalServer, PROBE_ANSWER, PROBE_WHOLE, Probe, probe_local};
 
@@ -84,6 +84,16 @@ async fn auto(
 
 /// Why no local server was used, and what to do.
 fn nothing_found(probed: &[Probe]) -> String {
+    let strangers: Vec<String> = probed
+        .iter()
+        .filter_map(|p| match p {
+            Probe::AnotherUser { base_url, stranger } => Some(stranger_words(base_url, stranger)),
+            _ => None,
+        })
+        .collect();
+    if !strangers.is_empty() {
+        return strangers.join("; ");
+    }
     let empty = probed.iter().find_map(|p| match p {
         Probe::Server(s) if s.model.is_none() => Some(s),
         _ => None,

@@ -77,7 +77,7 @@ impl Wanted {
 
 /// An OpenAI-compatible server: check that it answers, pick the model if
 /// none is named, and build the client. `found`: the server was found by
-/// probing (e.g. "Ollama"), not configured.
+/// probing (e.g. "Ollama"), not configured: it is sent no API key.
 pub(super) async fn connect(
     config: &Config,
     base_url: &str,
@@ -85,7 +85,10 @@ pub(super) async fn connect(
     wanted: &Wanted,
 ) -> anyhow::Result<Selected> {
     let base_url = normalize_base_url(base_url)?;
-    let api_key = ApiKey::from_env(&wanted.key_env);
+    // The key goes only to a server the person named: one found running
+    // here could be anyone's.
+    let key_held = ApiKey::from_env(&wanted.key_env);
+    let api_key = key_held.clone().filter(|_| found.is_none());
     if base_url.starts_with(OPENAI_URL) && api_key.is_none() {
         bail!(
             "{base_url} needs an API key: put it in the environment variable {} (or name another variable with --api-key-env), or use --demo NAME to run offline",
@@ -102,6 +105,10 @@ pub(super) async fn connect(
         description.push_str(&format!(" (profile \"{profile}\")"));
     }
     match found {
+        Some(found) if key_held.is_some() => description.push_str(&format!(
+            " ({found}, found running on this machine; ${} is not sent to it)",
+            wanted.key_env
+        )),
         Some(found) => description.push_str(&format!(" ({found}, found running on this machine)")),
         None if api_key.is_some() => {
             description.push_str(&format!(" (key from ${})", wanted.key_env))

@@ -502,3 +502,190 @@ async fn a_configured_server_or_profile_wins_and_nothing_is_probed() {
         asked.lock().unwrap()
     );
 }
+
+/// A model server in Python that lists one model ("m41") at /v1/models,
+/// answers 404 elsewhere, and prints each path it is asked with whether
+/// the request carried an Authorization header; run as `user` (the
+/// ordinary user) or as this process's user. Killed, with its group, when
+/// dropped.
+struct RecordingServer {
+    child: std::process::Child,
+    url: String,
+}
+
+const RECORDING_SERVER: &str = r#"import http.server, json
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        print(self.path, "auth" if self.headers.get("Authorization") else "no-auth", flush=True)
+        if self.path == "/v1/models":
+            body = json.dumps({"object": "list", "data": [{"id": "m41"}]}).encode()
+            self.send_response(200)
+        else:
+            body = b"not found"
+            self.send_response(404)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    do_POST = do_GET
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()
+"#;
+
+impl RecordingServer {
+    fn start(as_user: Option<&str>) -> RecordingServer {
+        use std::io::BufRead;
+        use std::os::unix::process::CommandExt;
+        let mut cmd = match as_user {
+            Some(user) => {
+                let mut c = std::process::Command::new("runuser");
+                c.args(["-u", user, "--", "/usr/bin/python3"]);
+                c
+            }
+            None => std::process::Command::new("/usr/bin/python3"),
+        };
+        cmd.args(["-c", RECORDING_SERVER])
+            .current_dir("/")
+            .stdout(std::process::Stdio::piped())
+            .process_group(0);
+        let mut child = cmd.spawn().unwrap();
+        let mut first = String::new();
+        std::io::BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        let port: u16 = first.trim().parse().unwrap();
+        RecordingServer {
+            child,
+            url: format!("http://localhost:{port}/v1"),
+        }
+    }
+
+    /// What it was asked, one "PATH auth|no-auth" a request, once stopped.
+    fn asked(mut self) -> Vec<String> {
+        use std::io::Read;
+        self.stop();
+        let mut out = String::new();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        out.lines().map(str::to_string).collect()
+    }
+
+    fn stop(&mut self) {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.child.id())])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for RecordingServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// A config whose key variable is set (PATH serves: any set variable is
+/// a key to codeloop).
+fn config_with_a_key() -> Config {
+    let mut config = Config::default();
+    config.model.api_key_env = "PATH".into();
+    config
+}
+
+/// Issue 41: a server found running here, of this user's, is used, but
+/// sent no key (the description says so); named with --base-url, the
+/// same server gets it.
+#[tokio::test]
+async fn a_found_server_of_ones_own_is_used_without_the_key() {
+    let server = RecordingServer::start(None);
+    let url = server.url.clone();
+    let s = select_with(
+        &config_with_a_key(),
+        &ModelArgs::default(),
+        &DEMOS,
+        std::slice::from_ref(&url),
+    )
+    .await
+    .unwrap();
+    assert_eq!(s.model.model_name(), "m41");
+    assert!(
+        s.description
+            .ends_with("found running on this machine; $PATH is not sent to it)"),
+        "{}",
+        s.description
+    );
+    let asked = server.asked();
+    assert!(asked.iter().any(|l| l == "/v1/models no-auth"), "{asked:?}");
+    assert!(!asked.iter().any(|l| l.ends_with(" auth")), "{asked:?}");
+
+    let server = RecordingServer::start(None);
+    let args = ModelArgs {
+        base_url: Some(server.url.clone()),
+        ..Default::default()
+    };
+    let s = select_with(&config_with_a_key(), &args, &DEMOS, &[refused_url()])
+        .await
+        .unwrap();
+    assert_eq!(s.model.model_name(), "m41");
+    assert_eq!(server.asked(), vec!["/v1/models auth".to_string()]);
+}
+
+/// Issue 41: another user's server on a port asked is named as theirs,
+/// not asked anything (no probe, no key, no prompt) and not used: the demo
+/// model, saying why and how to use it; named with --base-url, it is
+/// used, and the key goes where the person sent it.
+#[tokio::test]
+async fn another_users_server_is_named_and_never_used_unasked() {
+    let Some(uid) = codeloop_testkit::ordinary_user::made_user() else {
+        return;
+    };
+    let server = RecordingServer::start(Some(codeloop_testkit::ordinary_user::USER));
+    let url = server.url.clone();
+    let port = url
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .trim_end_matches("/v1")
+        .to_string();
+    let s = select_with(
+        &config_with_a_key(),
+        &ModelArgs::default(),
+        &DEMOS,
+        std::slice::from_ref(&url),
+    )
+    .await
+    .unwrap();
+    assert_eq!(s.model.provider(), "demo");
+    assert_eq!(
+        s.fallback_reason.as_deref(),
+        Some(
+            format!(
+                "127.0.0.1:{port} is another user's (uid {uid}) server: not used; name it with --base-url {url} to use it"
+            )
+            .as_str()
+        )
+    );
+    assert!(
+        matches!(&s.probed[..], [Probe::AnotherUser { .. }]),
+        "{:?}",
+        s.probed
+    );
+    assert_eq!(server.asked(), Vec::<String>::new());
+
+    let server = RecordingServer::start(Some(codeloop_testkit::ordinary_user::USER));
+    let args = ModelArgs {
+        base_url: Some(server.url.clone()),
+        ..Default::default()
+    };
+    let s = select_with(&config_with_a_key(), &args, &DEMOS, &[refused_url()])
+        .await
+        .unwrap();
+    assert_eq!(s.model.model_name(), "m41");
+    assert_eq!(server.asked(), vec!["/v1/models auth".to_string()]);
+}

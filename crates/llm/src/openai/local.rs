@@ -5,12 +5,15 @@
 //! on refuses at once, and each probe is bounded (`PROBE_ANSWER` a
 //! question, `PROBE_WHOLE` in all). A port that answers with a model list
 //! is asked what it is (`discover`, the same questions a configured server
-//! gets) and which model it would answer with.
+//! gets) and which model it would answer with. A port another user
+//! listens on (`owner.rs`) is not asked at all: it is named as theirs,
+//! and never used unless the person names it.
 
 use std::time::Duration;
 
 use futures_util::future::join_all;
 
+use super::owner::{Stranger, stranger_on};
 use super::request::http_client;
 use super::server::lm_studio_model;
 use super::{LlmError, ServerKind, discover, list_models};
@@ -88,6 +91,11 @@ pub enum Probe {
     NotAModelServer { base_url: String, why: String },
     /// A model server (which may list no model).
     Server(LocalServer),
+    /// Another user listens there: not asked, and never used unless named.
+    AnotherUser {
+        base_url: String,
+        stranger: Stranger,
+    },
 }
 
 impl Probe {
@@ -95,7 +103,8 @@ impl Probe {
         match self {
             Probe::Nothing { base_url }
             | Probe::Silent { base_url, .. }
-            | Probe::NotAModelServer { base_url, .. } => base_url,
+            | Probe::NotAModelServer { base_url, .. }
+            | Probe::AnotherUser { base_url, .. } => base_url,
             Probe::Server(server) => &server.base_url,
         }
     }
@@ -121,6 +130,9 @@ pub async fn probe_local(base_urls: &[String], answer: Duration, whole: Duration
 }
 
 async fn probe_one(base_url: String, answer: Duration, whole: Duration) -> Probe {
+    if let Some(stranger) = local_port(&base_url).and_then(stranger_on) {
+        return Probe::AnotherUser { base_url, stranger };
+    }
     match tokio::time::timeout(whole, ask(&base_url, answer)).await {
         Ok(probe) => probe,
         Err(_) => Probe::Silent {
@@ -176,4 +188,17 @@ async fn ask(base_url: &str, answer: Duration) -> Probe {
         models,
         model,
     })
+}
+
+/// The port of a base URL on this machine (localhost, 127.0.0.0/8, ::1).
+fn local_port(base_url: &str) -> Option<u16> {
+    let url = reqwest::Url::parse(base_url).ok()?;
+    let host = url.host_str()?;
+    let local = host.eq_ignore_ascii_case("localhost")
+        || host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    local.then(|| url.port_or_known_default()).flatten()
 }

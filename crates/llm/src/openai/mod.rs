@@ -37,6 +37,7 @@ mod decode;
 mod errors;
 mod local;
 mod numbers;
+mod owner;
 mod prefill;
 mod report;
 mod request;
@@ -64,6 +65,7 @@ pub use local::{
     LocalServer, PROBE_ANSWER, PROBE_WHOLE, Probe, WELL_KNOWN, WellKnown, probe_local,
     well_known_urls,
 };
+pub use owner::Stranger;
 pub use request::normalize_base_url;
 use request::{BodyFacts, Quirks, http_client};
 use retry::{Next, Retries, retry_after, whole_secs};

@@ -1,6 +1,8 @@
 //! Seccomp: system calls a test program never needs refused (non-Unix
 //! sockets, ptrace, namespace and mount calls, TIOCSTI, bpf, io_uring,
-//! keyrings, modules, file watches); without a pid namespace, setsid and
+//! keyrings, modules, file watches; extended attributes written, SysV IPC,
+//! POSIX message queues and memfd: state that would outlive a job, and
+//! memory no limit counts); without a pid namespace, setsid and
 //! setpgid too (every process stays in the run's group); in the reduced
 //! sandbox, metadata changes and connect() as well.
 
@@ -55,6 +57,29 @@ if libc.ptrace(PTRACE_ATTACH, os.getppid(), 0, 0) == 0:
 print(("ESCAPED " + ", ".join(got)) if got else "CONTAINED: unshare and ptrace refused")
 "#;
 
+/// State that would outlive the run, and memory no limit counts.
+const LASTING_STATE: &str = r#"import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+IPC_PRIVATE, IPC_CREAT = 0, 0o1000
+made = []
+try:
+    os.setxattr(".", "user.codeloop", b"1")
+    made.append("an extended attribute")
+except OSError:
+    pass
+for name, call in [("a message queue", lambda: libc.msgget(IPC_PRIVATE, IPC_CREAT | 0o600)),
+                   ("a shared memory segment", lambda: libc.shmget(IPC_PRIVATE, 1 << 20, IPC_CREAT | 0o600)),
+                   ("a semaphore set", lambda: libc.semget(IPC_PRIVATE, 1, IPC_CREAT | 0o600))]:
+    if call() >= 0:
+        made.append(name)
+try:
+    os.memfd_create("codeloop")
+    made.append("a memfd")
+except OSError:
+    pass
+print(("ESCAPED made " + ", ".join(made)) if made else "CONTAINED: extended attributes, SysV IPC and memfd refused")
+"#;
+
 impl LayerImpl for Seccomp {
     fn can_be_left_out(&self) -> bool {
         true
@@ -76,7 +101,7 @@ impl LayerImpl for Seccomp {
                 name: "seccomp".into(),
                 active: true,
                 detail: format!(
-                    "no non-Unix sockets, no ptrace, no namespace or mount calls, no TIOCSTI, no bpf, io_uring, keyrings or modules{}",
+                    "no non-Unix sockets, no ptrace, no namespace or mount calls, no TIOCSTI, no bpf, io_uring, keyrings or modules; no extended attributes written, SysV IPC, POSIX message queues or memfd (state that would outlive a job, memory no limit counts){}",
                     if !sandbox.has_namespaces() {
                         "; no setsid or setpgid, so every process stays in the run's group (no pid namespace here)"
                     } else {
@@ -122,6 +147,11 @@ impl LayerImpl for Seccomp {
                 marker_probe(
                     "namespace and ptrace escape",
                     run(sandbox, NAMESPACE_ESCAPE, vec![]).await,
+                    true,
+                ),
+                marker_probe(
+                    "lasting state: xattr, SysV IPC, memfd",
+                    run(sandbox, LASTING_STATE, vec![]).await,
                     true,
                 ),
             ]
@@ -205,7 +235,50 @@ const DENIED_SYSCALLS: &[i64] = &[
     libc::SYS_inotify_add_watch,
     libc::SYS_fanotify_init,
     libc::SYS_fanotify_mark,
+    // State that would outlive a job, or memory no limit of the run's
+    // counts. Extended attributes: the fork server's jobs would leave
+    // them for the next on whatever files outlive a job. SysV message
+    // queues, semaphores and shared memory, and POSIX message queues:
+    // one IPC namespace holds them for every job of a fork server (its
+    // children cannot unshare a namespace of their own), the host's in the
+    // reduced sandbox, and a segment holds its memory after every process
+    // detached. memfd: pages written to one count against no RLIMIT_AS.
+    // multiprocessing needs none of them (its locks are POSIX semaphores,
+    // files in /dev/shm; its heap is a file in the temporary directory).
+    libc::SYS_setxattr,
+    libc::SYS_lsetxattr,
+    libc::SYS_fsetxattr,
+    SYS_SETXATTRAT,
+    libc::SYS_removexattr,
+    libc::SYS_lremovexattr,
+    libc::SYS_fremovexattr,
+    SYS_REMOVEXATTRAT,
+    libc::SYS_msgget,
+    libc::SYS_msgsnd,
+    libc::SYS_msgrcv,
+    libc::SYS_msgctl,
+    libc::SYS_semget,
+    libc::SYS_semop,
+    libc::SYS_semtimedop,
+    libc::SYS_semctl,
+    libc::SYS_shmget,
+    libc::SYS_shmat,
+    libc::SYS_shmdt,
+    libc::SYS_shmctl,
+    libc::SYS_mq_open,
+    libc::SYS_mq_unlink,
+    libc::SYS_mq_timedsend,
+    libc::SYS_mq_timedreceive,
+    libc::SYS_mq_notify,
+    libc::SYS_mq_getsetattr,
+    libc::SYS_memfd_create,
+    libc::SYS_memfd_secret,
 ];
+
+/// Linux 6.13's setxattrat and removexattrat (one number on every
+/// architecture; the libc crate does not name them yet).
+const SYS_SETXATTRAT: i64 = 463;
+const SYS_REMOVEXATTRAT: i64 = 466;
 
 /// Refused in the reduced sandbox only (see `seccomp_programs`).
 fn reduced_denied_syscalls() -> Vec<i64> {
