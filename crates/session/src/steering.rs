@@ -49,7 +49,7 @@ impl State {
                 }
             }
             Command::ReviewPrompt => {
-                if let Some(Step::ModelCall { purpose }) = &self.paused {
+                if let Some(Step::ModelCall { purpose, .. }) = &self.paused {
                     self.prompt_review = Some(purpose.clone());
                 }
             }
@@ -191,6 +191,7 @@ mod tests {
         other[2] = Event::Paused(PausedEvent {
             step: Step::ModelCall {
                 purpose: crate::event::Purpose::Code { node: "f".into() },
+                again: None,
             },
         });
         assert!(!approved(other));

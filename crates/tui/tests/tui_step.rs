@@ -43,6 +43,7 @@ fn paused_before_plan() -> Event {
     Event::Paused(PausedEvent {
         step: Step::ModelCall {
             purpose: Purpose::Plan,
+            again: None,
         },
     })
 }
@@ -122,6 +123,7 @@ fn paused_at(before: Vec<Event>, step: Step) -> App {
 fn call_for(purpose: fn(String) -> Purpose) -> Step {
     Step::ModelCall {
         purpose: purpose("parse_line".into()),
+        again: None,
     }
 }
 

@@ -13,8 +13,14 @@ use super::{FunctionSpec, PauseChange, Purpose};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Step {
+    /// Before a model call. `again`: why the call is asked once more, not
+    /// for the first time (a reply with no code, a fallback to the other
+    /// way of asking, a repeat): every call is paused before, and the
+    /// pause says which it is.
     ModelCall {
         purpose: Purpose,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        again: Option<String>,
     },
     Run {
         node: Option<String>,
@@ -41,10 +47,7 @@ pub enum Step {
     /// just before): approve runs it, skip sends it to a repair with the
     /// review's findings, unrun; an edit of the code or a hint meanwhile
     /// is taken as always.
-    Review {
-        node: String,
-        iteration: u32,
-    },
+    Review { node: String, iteration: u32 },
 }
 
 /// Steering: what the person at the keyboard asks of the engine.

@@ -150,20 +150,28 @@ pub const REVIEW_SKIP: &str = "sent the code to a repair, unrun";
 /// What the engine is paused before.
 pub fn step(step: &Step) -> String {
     match step {
-        Step::ModelCall { purpose } => match purpose {
-            Purpose::Plan => "the planning call".into(),
-            Purpose::Tests { node } => format!("writing tests for {node}"),
-            Purpose::Code { node } => format!("writing code for {node}"),
-            Purpose::Reflect { node } => format!("reflecting on {node}"),
-            Purpose::Repair { node } => format!("repairing {node}"),
-            Purpose::Review { node } => format!("reviewing the code of {node}"),
-            Purpose::Inputs { node } => format!("proposing inputs for {node}'s candidates"),
-        },
+        Step::ModelCall { purpose, again } => {
+            let call = match purpose {
+                Purpose::Plan => "the planning call".into(),
+                Purpose::Tests { node } => format!("writing tests for {node}"),
+                Purpose::Code { node } => format!("writing code for {node}"),
+                Purpose::Reflect { node } => format!("reflecting on {node}"),
+                Purpose::Repair { node } => format!("repairing {node}"),
+                Purpose::Review { node } => format!("reviewing the code of {node}"),
+                Purpose::Inputs { node } => format!("proposing inputs for {node}'s candidates"),
+            };
+            match again {
+                Some(why) => format!("{call}, asked again ({why})"),
+                None => call,
+            }
+        }
         Step::Run {
             node: Some(n),
             iteration,
         } => format!("running {n} #{iteration}"),
-        Step::Run { node: None, .. } => "running the program".into(),
+        Step::Run { node: None, .. } => {
+            "running the program (against every function's tests, then from its entry point)".into()
+        }
         Step::TestFix { node, .. } => format!("changing the tests of {node} (the model's fix)"),
         Step::Prompt { tag, .. } => format!("sending the prompt of {tag}"),
         Step::Review { node, iteration } => {

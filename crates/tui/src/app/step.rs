@@ -44,7 +44,7 @@ impl App {
     /// review, the vote's inputs, one more candidate) or rejects a test fix.
     fn skip_question(&self) -> Option<Confirm> {
         let (purpose, tag) = match self.engine_paused()? {
-            Step::ModelCall { purpose } => (purpose, None),
+            Step::ModelCall { purpose, .. } => (purpose, None),
             Step::Prompt { purpose, tag, .. } => (purpose, Some(tag.as_str())),
             Step::Run { node: Some(_), .. } => return Some(Confirm::SkipRun),
             Step::Run { node: None, .. } | Step::TestFix { .. } | Step::Review { .. } => {

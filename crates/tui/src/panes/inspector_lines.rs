@@ -269,8 +269,12 @@ fn pending_lines(state: &State, t: &Theme, width: usize, out: &mut Vec<Line<'sta
                 None => messages_lines("prompt", messages, t, width, out),
             }
         }
-        Some(Step::ModelCall { purpose }) => {
-            facts(vec![("for", purpose_words(purpose))], t, width, out);
+        Some(Step::ModelCall { purpose, again }) => {
+            let mut shown = vec![("for", purpose_words(purpose))];
+            if let Some(why) = again {
+                shown.push(("asked again", why.clone()));
+            }
+            facts(shown, t, width, out);
             note(
                 "the engine is paused before this call; its prompt is written once it goes on.",
                 t.text,
