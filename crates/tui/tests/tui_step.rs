@@ -260,3 +260,45 @@ fn f_in_the_past_of_a_live_session_forks_there() {
         "the running session is left for the fork: it stops"
     );
 }
+
+/// Paused before a function's code, the person opens the Code pane (Enter),
+/// its tests tab (t) and presses e: the editor opens on the tests, not the
+/// code call's prompt (issue 42); in the graph, e still edits the prompt.
+#[test]
+fn paused_before_code_e_in_the_code_pane_edits_what_its_tab_shows() {
+    let tests = "def test_parse_line():\n    assert parse_line('a=1') == ('a', 1)\n";
+    let mut app = paused_at(
+        vec![Event::Tests(TestsEvent {
+            node: "parse_line".into(),
+            code: tests.into(),
+            source: CodeSource::Model,
+        })],
+        call_for(|node| Purpose::Code { node }),
+    );
+    app.set_focus(Focus::Graph);
+    assert!(
+        status_hint(&mut app).contains("e edit the prompt"),
+        "{}",
+        status_hint(&mut app)
+    );
+    press(&mut app, [key(KeyCode::Enter), ch('t')]);
+    assert!(
+        status_hint(&mut app).contains("e edit the tests"),
+        "{}",
+        status_hint(&mut app)
+    );
+    let actions = app.update(ch('e'));
+    assert!(steers(&actions).is_empty(), "{:?}", steers(&actions));
+    let editor = app.editor().expect("e opened the editor");
+    assert_eq!(
+        editor.target(),
+        &codeloop_tui::app::EditTarget::Tests {
+            node: "parse_line".into()
+        }
+    );
+    assert_eq!(editor.textarea().lines().join("\n") + "\n", tests);
+    // Esc, back to the workflow: e is the prompt's again.
+    app.update(key(KeyCode::Esc));
+    app.set_focus(Focus::Graph);
+    assert_eq!(steers(&app.update(ch('e'))), vec![Command::ReviewPrompt]);
+}
