@@ -113,7 +113,10 @@ pub fn command(command: &Command) -> String {
         Command::EditTask { .. } => "task edited".into(),
         Command::EditSpec { node, .. } => format!("spec of {node} edited"),
         Command::EditCode { node, code } => {
-            format!("code of {node} edited ({} lines)", code.lines().count())
+            format!(
+                "code of {node} edited ({})",
+                codeloop_protocol::present::count(code.lines().count(), "line")
+            )
         }
         Command::EditTests { node, .. } => format!("tests of {node} edited"),
         Command::Hint { node, text } => format!("hint for {node}: {text}"),
@@ -121,11 +124,14 @@ pub fn command(command: &Command) -> String {
         Command::Cancel => "cancelled".into(),
         Command::ReviewPrompt => "show the prompt before it is sent".into(),
         Command::EditPrompt { messages } => format!(
-            "prompt edited ({} lines)",
-            messages
-                .iter()
-                .map(|m| m.content.lines().count())
-                .sum::<usize>()
+            "prompt edited ({})",
+            codeloop_protocol::present::count(
+                messages
+                    .iter()
+                    .map(|m| m.content.lines().count())
+                    .sum::<usize>(),
+                "line"
+            )
         ),
     }
 }
