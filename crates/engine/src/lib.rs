@@ -44,6 +44,7 @@
 //!   prompt, call and reply (code, or the tests blamed), a fresh start.
 //! - `conversation`: a repair as the next turn of the conversation that
 //!   wrote the code; its prompt fitted to the context window.
+//! - `looped`: a reflection that repeats itself, cut, marked and not fed on.
 //! - `execute`: the static check and a sandboxed run, recorded.
 //! - `output`: a run's output on its way to the tape, the pieces that come
 //!   within a frame's time gathered into one record.
@@ -68,6 +69,7 @@ pub mod extract;
 mod finish;
 mod generate;
 pub mod inputs;
+mod looped;
 mod named;
 mod node;
 pub mod output;

@@ -12,6 +12,7 @@ use super::conversation;
 use super::execute;
 use super::extract;
 use super::generate::{NodeCtx, node_ctx};
+use super::looped;
 use super::named;
 use super::repeat;
 use super::tag::Tag;
@@ -281,8 +282,16 @@ impl Core {
             )
             .await?;
         let prose = extract::prose_before_code(&reply);
-        // The verdict line the prompt asks for is read, not shown.
-        let reflection = testfix::without_verdict(&prose);
+        // The verdict line the prompt asks for is read, not shown; a
+        // reflection that repeats itself is cut, marked, and not fed on.
+        let (reflection, looped) = looped::kept(&testfix::without_verdict(&prose));
+        if let Some(what) = looped {
+            self.notice(
+                NoticeLevel::Warning,
+                format!("the reflection on `{name}` #{iteration}: {what}; it is cut there and not given to the next repair"),
+            )
+            .await?;
+        }
         self.record(Event::Reflection(ReflectionEvent {
             node: name.to_string(),
             iteration,

@@ -150,6 +150,11 @@ pub fn earlier_failure_when(found: u32, now: u32) -> String {
     }
 }
 
+/// The mark at the end of a reflection recorded cut where it began to
+/// repeat itself (the engine's `looped`): the rest was the same again.
+pub const REFLECTION_CUT: &str =
+    "[cut here: the rest repeated itself, and is not given to the next repair]";
+
 /// A skip that answered the review's pause.
 pub const REVIEW_SKIP: &str = "sent the code to a repair, unrun";
 
