@@ -44,14 +44,11 @@ impl State {
             | Command::ReviewPrompt
             | Command::EditPrompt { .. } => None,
         };
-        let paused_node = match &self.paused {
-            Some(Step::ModelCall { purpose, .. } | Step::Prompt { purpose, .. }) => {
-                purpose.node().map(str::to_string)
-            }
-            Some(Step::Run { node, .. }) => node.clone(),
-            Some(Step::TestFix { node, .. } | Step::Review { node, .. }) => Some(node.clone()),
-            None => None,
-        };
+        let paused_node = self
+            .paused
+            .as_ref()
+            .and_then(Step::node)
+            .map(str::to_string);
         let tag = match &self.paused {
             Some(Step::Prompt { tag, .. }) => Some(tag.clone()),
             _ => None,

@@ -302,3 +302,41 @@ fn paused_before_code_e_in_the_code_pane_edits_what_its_tab_shows() {
     app.set_focus(Focus::Graph);
     assert_eq!(steers(&app.update(ch('e'))), vec![Command::ReviewPrompt]);
 }
+
+/// A node whose step the engine waits before reads `paused` in the
+/// workflow, not the `generating` it was set to (issue 42); once the step
+/// begins it reads what it is doing again.
+#[test]
+fn a_node_paused_before_reads_paused_in_the_workflow() {
+    let mut app = paused_at(
+        vec![Event::NodeStatus(NodeStatusEvent {
+            node: "parse_line".into(),
+            status: NodeStatus::Generating,
+        })],
+        call_for(|node| Purpose::Code { node }),
+    );
+    for (w, h) in [(200, 50), (80, 24)] {
+        let s = screen(&mut app, w, h);
+        let row = s
+            .lines()
+            .find(|l| l.contains("› "))
+            .unwrap_or_else(|| panic!("{s}"));
+        assert!(row.contains("⏸ parse_line"), "{w}x{h}: {row}\n{s}");
+        assert!(!row.contains("generating"), "{w}x{h}: {row}");
+        if w >= 120 {
+            assert!(row.contains("paused"), "{row}");
+        }
+    }
+    push(
+        &mut app,
+        vec![Event::Steer(SteerEvent {
+            command: Command::Approve,
+        })],
+    );
+    let s = screen(&mut app, 200, 50);
+    let row = s
+        .lines()
+        .find(|l| l.contains("› "))
+        .unwrap_or_else(|| panic!("{s}"));
+    assert!(row.contains("generating"), "{row}");
+}

@@ -98,6 +98,18 @@ pub enum Command {
     },
 }
 
+impl Step {
+    /// The node whose step it is: a call's (not the plan's), a run's (not
+    /// the program's), a test fix's or a review's.
+    pub fn node(&self) -> Option<&str> {
+        match self {
+            Step::ModelCall { purpose, .. } | Step::Prompt { purpose, .. } => purpose.node(),
+            Step::Run { node, .. } => node.as_deref(),
+            Step::TestFix { node, .. } | Step::Review { node, .. } => Some(node),
+        }
+    }
+}
+
 impl Command {
     /// How the command changes a pause: approving, skipping, cancelling
     /// or asking to see the prompt ends it (the prompt's own pause follows).
