@@ -58,6 +58,7 @@ pub(super) fn result_class(result: SessionResult) -> &'static str {
         SessionResult::NoPlan => "no-plan",
         SessionResult::Cancelled => "cancelled",
         SessionResult::DidNotFinish => "did-not-finish",
+        SessionResult::Running => "running",
     }
 }
 
