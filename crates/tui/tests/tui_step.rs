@@ -340,3 +340,41 @@ fn a_node_paused_before_reads_paused_in_the_workflow() {
         .unwrap_or_else(|| panic!("{s}"));
     assert!(row.contains("generating"), "{row}");
 }
+
+/// Tests the model is writing stream under the tests tab; the code tab
+/// says there is no code yet, not the tests as if they were code (issue 42).
+#[test]
+fn tests_streaming_in_show_under_the_tests_tab() {
+    let mut app = live_with(vec![
+        Event::Plan(PlanEvent {
+            specs: vec![spec("parse_line", "split one line", &[])],
+        }),
+        Event::ModelRequest(ModelRequestEvent {
+            call_id: 1,
+            purpose: Purpose::Tests {
+                node: "parse_line".into(),
+            },
+            tag: "tests/parse_line".into(),
+            messages: vec![],
+        }),
+        Event::ModelDelta(ModelDeltaEvent {
+            call_id: 1,
+            text: "def test_parse_line():\n    assert parse_line('a=1')".into(),
+        }),
+    ]);
+    app.set_focus(Focus::Code);
+    for (w, h) in [(200, 50), (80, 24)] {
+        let s = screen(&mut app, w, h);
+        assert!(
+            !s.contains("def test_parse_line"),
+            "not on the code tab:\n{s}"
+        );
+        assert!(s.contains("no code for parse_line yet"), "{s}");
+    }
+    app.update(ch('t'));
+    for (w, h) in [(200, 50), (80, 24)] {
+        let s = screen(&mut app, w, h);
+        assert!(s.contains("def test_parse_line():"), "{s}");
+        assert!(!s.contains("no tests for parse_line yet"), "{s}");
+    }
+}

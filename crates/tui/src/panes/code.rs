@@ -390,7 +390,9 @@ impl CodePane {
                     v.detail = format!("{name} · the model is reflecting on the failure");
                     v.reflection = Some(reflection_tail(&call.reply));
                 }
-                if let Some(stream) = ctx.state.streaming(name).filter(|_| !reflecting) {
+                // A tests call streams under the tests tab, not here.
+                let writing = ctx.state.streaming(name).filter(|_| !reflecting);
+                if let Some(stream) = writing.filter(|_| !writing_tests(ctx.state, name)) {
                     v.detail = format!("{name} · the model is writing…");
                     v.body = streaming(t, stream);
                 } else if let Some(code) = n.code() {
@@ -401,6 +403,10 @@ impl CodePane {
                 }
             }
             CodeTab::Tests => match &n.tests {
+                _ if writing_tests(ctx.state, name) => {
+                    v.detail = format!("{name} · the model is writing its tests…");
+                    v.body = streaming(t, ctx.state.streaming(name).unwrap_or_default());
+                }
                 Some(tests) => {
                     v.detail = format!("{name} · tests");
                     let marks: Vec<Mark> = failure
@@ -674,6 +680,16 @@ impl Pane for CodePane {
     fn render(&self, ctx: &Ctx, area: Rect, frame: &mut Frame) {
         self.draw(ctx, area, frame);
     }
+}
+
+/// The model is writing `name`'s tests now (its open call is a tests call):
+/// they stream under the tests tab.
+fn writing_tests(s: &State, name: &str) -> bool {
+    s.calls
+        .values()
+        .rev()
+        .find(|c| !c.done && c.purpose.node() == Some(name))
+        .is_some_and(|c| matches!(c.purpose, Purpose::Tests { .. }))
 }
 
 #[cfg(test)]
