@@ -193,7 +193,7 @@ impl Core {
     /// point: what it printed, or how it failed, said in `note`; false when
     /// it failed.
     async fn run_as_program(&self, program: &str, note: &mut String) -> Result<bool, EngineError> {
-        if !self.read(|s| s.nodes.contains_key(runs::ENTRY)) {
+        if !program.contains(super::entry::ENTRY_MARK) {
             return Ok(true);
         }
         let Some(output) = self.run_entry(program).await? else {

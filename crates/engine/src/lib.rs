@@ -49,6 +49,7 @@
 //! - `output`: a run's output on its way to the tape, the pieces that come
 //!   within a frame's time gathered into one record.
 //! - `runs`: what a run executes, derived from the state, and how its result is judged.
+//! - `entry`: what the assembled program calls run as a program.
 //! - `finish`: the assembled program, its run (a failure repaired in the node
 //!   it belongs to), its entry point's output, the export, the report, the cache.
 //! - `extract`: code and plans out of a model's reply.
@@ -63,6 +64,7 @@ pub use cases::TestsFormat;
 mod consensus;
 mod context;
 mod conversation;
+mod entry;
 mod examples;
 mod execute;
 pub mod extract;
