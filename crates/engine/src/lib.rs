@@ -31,6 +31,7 @@
 //! - `testfix`: the model's fix of a node's tests when its reflection blames
 //!   them: the verdict, the rules a fix keeps, the step-mode gate.
 //! - `examples`: the examples a task states, ground truth for the tests.
+//! - `suspect`: a test the reflection blames, said and paused before.
 //! - `calls`: model calls: budget, gate, streamed onto the tape, asked again
 //!   without code; a looping reply stopped, a failed call's tokens counted.
 //! - `tag`: a call's tag (`plan`, `tests/NAME`, `repair/NAME/3`, ...),
@@ -87,6 +88,7 @@ pub mod runs;
 mod schedule;
 mod schemas;
 mod steering;
+mod suspect;
 mod tag;
 mod testfix;
 

@@ -298,6 +298,9 @@ impl Core {
             text: reflection.clone(),
         }))
         .await?;
+        // A reflection that blames the test where no fix of it is asked
+        // for: the doubt is said, and step mode waits (`suspect`).
+        let doubt = super::suspect::doubt(&prose, may_fix_tests);
         if may_fix_tests && testfix::verdict(&prose) == testfix::Verdict::Tests {
             // The block that holds the tests, should the reply have code too.
             let tests = prompt
@@ -313,6 +316,9 @@ impl Core {
             Some(_) => code,
             None => extract::extract_code(&reply, Some(name)).unwrap_or(code),
         };
+        if let Some(why) = doubt {
+            self.doubt_test(name, iteration, why).await?;
+        }
         Ok(RepairReply::Code(code))
     }
 

@@ -378,3 +378,46 @@ fn tests_streaming_in_show_under_the_tests_tab() {
         assert!(!s.contains("no tests for parse_line yet"), "{s}");
     }
 }
+
+/// Paused at a test that may be wrong, the status line says so and offers
+/// its edit: e opens the node's tests, and Ctrl-S sends them (issue 42).
+#[test]
+fn paused_at_a_doubted_test_e_edits_the_tests() {
+    let tests = "def test_parse_line():\n    assert parse_line('a=1') == ('a', 2)\n";
+    let mut app = paused_at(
+        vec![Event::Tests(TestsEvent {
+            node: "parse_line".into(),
+            code: tests.into(),
+            source: CodeSource::Model,
+        })],
+        Step::SuspectTest {
+            node: "parse_line".into(),
+            iteration: 1,
+            why: "its reflection says \"Therefore, the test was wrong.\"".into(),
+        },
+    );
+    app.set_focus(Focus::Graph);
+    let hint = status_hint(&mut app);
+    assert!(
+        hint.contains("running parse_line's repair: the test may be wrong")
+            && hint.contains("e edit the tests"),
+        "{hint}"
+    );
+    app.update(ch('e'));
+    let editor = app.editor().expect("e opened the tests");
+    assert_eq!(
+        editor.target(),
+        &codeloop_tui::app::EditTarget::Tests {
+            node: "parse_line".into()
+        }
+    );
+    app.update(ctrl('l'));
+    app.update(Msg::Term(crossterm::event::Event::Paste(
+        "def test_parse_line():\n    assert parse_line('a=1') == ('a', 1)".into(),
+    )));
+    let sent = steers(&app.update(ctrl('s')));
+    assert!(
+        matches!(&sent[..], [Command::EditTests { node, code }] if node == "parse_line" && code.contains("('a', 1)") && !code.contains("('a', 2)")),
+        "{sent:?}"
+    );
+}

@@ -150,6 +150,7 @@ impl Begun<'_> {
                 | Step::Prompt { .. }
                 | Step::Run { .. }
                 | Step::TestFix { .. }
+                | Step::SuspectTest { .. }
                 | Step::Review { .. },
                 Begun::Call(_) | Begun::Run { .. },
             ) => false,

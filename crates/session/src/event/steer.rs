@@ -48,6 +48,14 @@ pub enum Step {
     /// review's findings, unrun; an edit of the code or a hint meanwhile
     /// is taken as always.
     Review { node: String, iteration: u32 },
+    /// The test of a node may be wrong (its reflection on `iteration`'s
+    /// failure says so, `why`): the person may edit the tests before the
+    /// repaired code runs; approve (or skip) goes on with it.
+    SuspectTest {
+        node: String,
+        iteration: u32,
+        why: String,
+    },
 }
 
 /// Steering: what the person at the keyboard asks of the engine.
@@ -105,7 +113,9 @@ impl Step {
         match self {
             Step::ModelCall { purpose, .. } | Step::Prompt { purpose, .. } => purpose.node(),
             Step::Run { node, .. } => node.as_deref(),
-            Step::TestFix { node, .. } | Step::Review { node, .. } => Some(node),
+            Step::TestFix { node, .. }
+            | Step::Review { node, .. }
+            | Step::SuspectTest { node, .. } => Some(node),
         }
     }
 }

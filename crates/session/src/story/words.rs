@@ -155,6 +155,11 @@ pub fn earlier_failure_when(found: u32, now: u32) -> String {
 pub const REFLECTION_CUT: &str =
     "[cut here: the rest repeated itself, and is not given to the next repair]";
 
+/// A test that may be wrong, in one wording: `the test of f may be wrong: why`.
+pub fn suspect_test(node: &str, why: &str) -> String {
+    format!("the test of {node} may be wrong: {why}")
+}
+
 /// A skip that answered the review's pause.
 pub const REVIEW_SKIP: &str = "sent the code to a repair, unrun";
 
@@ -184,6 +189,9 @@ pub fn step(step: &Step) -> String {
             "running the program (against every function's tests, then from its entry point)".into()
         }
         Step::TestFix { node, .. } => format!("changing the tests of {node} (the model's fix)"),
+        Step::SuspectTest { node, .. } => {
+            format!("running {node}'s repair: the test may be wrong")
+        }
         Step::Prompt { tag, .. } => format!("sending the prompt of {tag}"),
         Step::Review { node, iteration } => {
             format!("running {node} #{iteration}, reviewed (x: repair it unrun)")

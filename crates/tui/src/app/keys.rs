@@ -476,6 +476,18 @@ impl App {
             SteerAct::EditCode if self.paused_before_a_call() && self.focus != Focus::Code => {
                 self.edit_prompt(actions)
             }
+            // Paused at a test that may be wrong, e edits that node's tests.
+            SteerAct::EditCode if self.focus != Focus::Code && self.doubted_node().is_some() => {
+                if let Some(node) = self.doubted_node() {
+                    let tests = self
+                        .state()
+                        .nodes
+                        .get(&node)
+                        .and_then(|n| n.tests.clone())
+                        .unwrap_or_default();
+                    self.open_editor(EditTarget::Tests { node }, tests);
+                }
+            }
             // In the task pane, e edits the task.
             SteerAct::EditCode if self.focus == Focus::Task => {
                 let task = self.state().task.clone();

@@ -479,6 +479,7 @@ fn paused_hint(step: &codeloop_session::Step, in_code: Option<CodeTab>) -> Strin
         step,
         codeloop_session::Step::ModelCall { .. } | codeloop_session::Step::Prompt { .. }
     );
+    let doubted = matches!(step, codeloop_session::Step::SuspectTest { .. });
     let edit = GlobalAct::Steer(SteerAct::EditCode);
     let mut offers: Vec<String> = keymap::WHILE_PAUSED
         .iter()
@@ -492,6 +493,7 @@ fn paused_hint(step: &codeloop_session::Step, in_code: Option<CodeTab>) -> Strin
                     }
                     a if *a == edit && in_code.is_some() => format!("{k} edit the code"),
                     a if *a == edit && before_a_call => format!("{k} edit the prompt"),
+                    a if *a == edit && doubted => format!("{k} edit the tests"),
                     _ => format!("{k} {s}"),
                 })
         })

@@ -288,9 +288,13 @@ fn pending_lines(state: &State, t: &Theme, width: usize, out: &mut Vec<Line<'sta
                 out,
             );
         }
-        Some(Step::Run { .. } | Step::TestFix { .. } | Step::Review { .. }) | None => {
-            out.push(Line::styled("no model call waits", t.dim))
-        }
+        Some(
+            Step::Run { .. }
+            | Step::TestFix { .. }
+            | Step::Review { .. }
+            | Step::SuspectTest { .. },
+        )
+        | None => out.push(Line::styled("no model call waits", t.dim)),
     }
 }
 
