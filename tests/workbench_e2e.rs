@@ -30,6 +30,12 @@ impl Tmux {
     /// The workbench on the demo model, in step mode, in a detached
     /// session of `size`, its data in `dir`.
     fn workbench(name: &str, dir: &Path, size: (u16, u16)) -> Tmux {
+        Tmux::start(name, dir, size, &[])
+    }
+
+    /// `codeloop ARGS` (the workbench without any) on the demo model, in
+    /// step mode, in a detached session of `size`, its data in `dir`.
+    fn start(name: &str, dir: &Path, size: (u16, u16), args: &[&str]) -> Tmux {
         std::fs::write(dir.join("config.toml"), "[run]\nstep_mode = true\n").unwrap();
         let session = format!(
             "codeloop-wb-{name}-{}x{}-{}",
@@ -49,9 +55,10 @@ impl Tmux {
         cmd.args([
             "sh",
             "-c",
-            "\"$0\"; sleep 60",
+            "\"$0\" \"$@\"; sleep 60",
             env!("CARGO_BIN_EXE_codeloop"),
-        ]);
+        ])
+        .args(args);
         assert!(cmd.status().expect("tmux runs").success());
         Tmux { session }
     }
@@ -203,5 +210,52 @@ fn the_programs_run_is_paused_before_and_approved() {
         t.approve_until("paused before running the program");
         let s = t.approve_until(" ✓ PASSED ");
         assert!(size.0 < 120 || s.contains("the program: passed"), "{s}");
+    }
+}
+
+/// A saved session whose failing line is thirty lines down its function,
+/// opened and taken to its failure (`f`): the code pane shows the failing
+/// line at 80x24 as at 200x50 (it was off screen at 80x24).
+#[test]
+fn at_a_failure_the_code_pane_shows_the_failing_line() {
+    if skip_without_tmux() {
+        return;
+    }
+    for size in SIZES {
+        let dir = tempfile::tempdir().unwrap();
+        let padding: String = (1..=30)
+            .map(|i| format!("    # step {i} of the plan\n"))
+            .collect();
+        let tape: String = codeloop_testkit::tui_support::tape_text()
+            .lines()
+            .map(|l| {
+                let mut r: serde_json::Value = serde_json::from_str(l).unwrap();
+                if r["type"] == "code" && r["node"] == "parse_line" && r["iteration"] == 1 {
+                    let code =
+                        r["code"]
+                            .as_str()
+                            .unwrap()
+                            .replacen("):\n", &format!("):\n{padding}"), 1);
+                    r["code"] = serde_json::json!(code);
+                }
+                format!("{}\n", serde_json::to_string(&r).unwrap())
+            })
+            .collect();
+        let path = dir.path().join("tape.jsonl");
+        std::fs::write(&path, tape).unwrap();
+        let t = Tmux::start(
+            "failing-line",
+            dir.path(),
+            size,
+            &["open", &path.to_string_lossy()],
+        );
+        t.wait_for("REVIEW", Duration::from_secs(10));
+        t.keys(&["f"]);
+        let s = t.wait_for("◀ ValueEr", Duration::from_secs(5));
+        let failing = s
+            .lines()
+            .find(|l| l.contains("key, value = line.split"))
+            .unwrap_or_else(|| panic!("{size:?}: the failing line is on screen\n{s}"));
+        assert!(failing.contains("32"), "{failing}");
     }
 }
