@@ -276,7 +276,7 @@ fn pending_lines(state: &State, t: &Theme, width: usize, out: &mut Vec<Line<'sta
             }
             facts(shown, t, width, out);
             note(
-                "the engine is paused before this call; its prompt is written once it goes on.",
+                "the engine is paused before this call; its prompt is written once it goes on. A reply cut off at the token limit is continued within this call, without another pause; any other call (asked again, or the other way) pauses on its own.",
                 t.text,
                 width,
                 out,
