@@ -99,6 +99,7 @@ fn notices(notify: bool) -> Vec<String> {
     paused.event = Event::Paused(PausedEvent {
         step: Step::ModelCall {
             purpose: Purpose::Plan,
+            again: None,
         },
     });
     records.insert(1, paused);

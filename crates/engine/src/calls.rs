@@ -62,6 +62,9 @@ pub(crate) struct Ask {
     /// A code reply with no code is asked for once more (`call_for_code`);
     /// not when the caller falls back to another way itself.
     pub(crate) again: bool,
+    /// Why this call is asked again (its step-mode pause says it), when
+    /// it is not the first of its purpose since `may_ask`.
+    pub(crate) again_why: Option<String>,
 }
 
 impl Ask {
@@ -82,7 +85,15 @@ impl Ask {
             answer,
             prefill: None,
             again: true,
+            again_why: None,
         }
+    }
+
+    /// Asked again, for `why` (a retry or a fallback: paused before in
+    /// step mode, saying so).
+    pub(crate) fn asked_again(mut self, why: String) -> Ask {
+        self.again_why = Some(why);
+        self
     }
 
     /// No second ask for code when the reply has none: the caller falls
@@ -145,6 +156,34 @@ impl Core {
         match self
             .gate(Step::ModelCall {
                 purpose: purpose.clone(),
+                again: None,
+            })
+            .await
+        {
+            GateAnswer::Go => {
+                self.steering.approve_call(purpose);
+                Ok(())
+            }
+            GateAnswer::Skip => Err(Stop::Skipped),
+            GateAnswer::Cancel => Err(Stop::Cancelled),
+        }
+    }
+
+    /// Every ask but the first since `may_ask` (a reply with no code asked
+    /// once more, the tests asked the other way, a fresh start asked again)
+    /// is paused before in step mode, saying why it is asked again.
+    async fn may_ask_again(&self, ask: &Ask) -> Result<(), Stop> {
+        if self.steering.spend_approval(&ask.purpose) {
+            return Ok(());
+        }
+        let why = ask
+            .again_why
+            .clone()
+            .unwrap_or_else(|| again_by_tag(&ask.tag));
+        match self
+            .gate(Step::ModelCall {
+                purpose: ask.purpose.clone(),
+                again: Some(why),
             })
             .await
         {
@@ -171,6 +210,7 @@ impl Core {
 
     /// One streamed model call as `ask` says, recorded (see `call`).
     pub(crate) async fn ask(&self, ask: Ask) -> Result<String, Stop> {
+        self.may_ask_again(&ask).await?;
         let answer = ask.answer.clone();
         let (call_id, request) = self.request(ask).await?;
         let started = Instant::now();
@@ -426,8 +466,13 @@ impl Core {
             role: Role::User,
             content: "Your reply had no code. Reply with exactly one ```python block holding the whole code.".into(),
         });
-        let retry = tag.retry();
-        let reply = self.ask(code_ask(retry.clone(), messages, None)).await?;
+        let retry = tag.clone().retry();
+        let reply = self
+            .ask(
+                code_ask(retry.clone(), messages, None)
+                    .asked_again(format!("the reply to {tag} had no code")),
+            )
+            .await?;
         match extract::extract_code(&reply, want) {
             Some(code) => Ok((reply, code)),
             None => {
@@ -439,6 +484,17 @@ impl Core {
                 Err(Stop::Failed)
             }
         }
+    }
+}
+
+/// Why a call tagged `tag` is asked again, when its asker did not say.
+fn again_by_tag(tag: &Tag) -> String {
+    match tag {
+        Tag::Fresh { ask, .. } if *ask > 1 => {
+            "the last fresh start wrote a version already tried".into()
+        }
+        Tag::Retry(inner) => format!("the reply to {inner} could not be used"),
+        tag => format!("{tag}, once more"),
     }
 }
 

@@ -77,7 +77,8 @@ pub(super) fn so_far(
         .values()
         .rev()
         .find(|c| c.done && wrote(&c.tag, name, iteration))?;
-    if call.error.is_some() || call.messages.len() < 2 {
+    // A reflection that repeated itself is not fed on (`looped`).
+    if call.error.is_some() || call.messages.len() < 2 || super::looped::reply_loops(&call.reply) {
         return None;
     }
     let replied = extract::extract_code(&call.reply, Some(name)).map(prelude)?;

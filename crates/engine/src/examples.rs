@@ -82,6 +82,13 @@ pub(crate) fn literal(text: &str) -> bool {
             .all(|w| matches!(w, "True" | "False" | "None"))
 }
 
+impl Example {
+    /// The call the example makes: `f(2)`.
+    pub(crate) fn call(&self) -> &str {
+        &self.call
+    }
+}
+
 /// The examples of `name` the task states.
 pub(crate) fn from_task(task: &str, name: &str) -> Vec<Example> {
     let mut out: Vec<Example> = Vec::new();

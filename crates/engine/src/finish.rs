@@ -9,10 +9,11 @@ use std::path::PathBuf;
 use super::cache::{self, Solved};
 use super::context::{Core, EngineError, Stop};
 use super::runs;
+use super::steering::GateAnswer;
 use codeloop_protocol::Location;
 use codeloop_session::{
     Event, FinalResult, FinishedEvent, LocalizedEvent, NodeStatus, NoticeLevel, ProgramEvent,
-    ProgramOutput, ProgramOutputEvent, RunKind, State, TapeError,
+    ProgramOutput, ProgramOutputEvent, RunKind, State, Step, TapeError,
 };
 
 /// Rounds of repair after the assembled program failed though every node passed.
@@ -140,7 +141,7 @@ impl Core {
                 tests: joined,
             }))
             .await?;
-            if all_nodes_passed && !self.cancel.is_cancelled() {
+            if all_nodes_passed && !self.cancel.is_cancelled() && self.may_run_program().await? {
                 let prepared = self.read(|s| runs::program_run(s, code, self.limits()));
                 let (record, location) = self.execute(None, 0, RunKind::Program, prepared).await?;
                 passed = record.passed;
@@ -163,11 +164,36 @@ impl Core {
         Ok((checked, failure))
     }
 
+    /// In step mode, the program's run waits for the person's word (one
+    /// pause for its run against every node's tests and, if it passes, its
+    /// run from the entry point). False when it is skipped or cancelled.
+    async fn may_run_program(&self) -> Result<bool, EngineError> {
+        match self
+            .gate(Step::Run {
+                node: None,
+                iteration: 0,
+            })
+            .await
+        {
+            GateAnswer::Go => Ok(true),
+            GateAnswer::Skip => {
+                self.notice(
+                    NoticeLevel::Warning,
+                    "the program's run was skipped: it is written out untested (not counted as passing)"
+                        .to_string(),
+                )
+                .await?;
+                Ok(false)
+            }
+            GateAnswer::Cancel => Ok(false),
+        }
+    }
+
     /// The passing program run as a program, when the plan has an entry
     /// point: what it printed, or how it failed, said in `note`; false when
     /// it failed.
     async fn run_as_program(&self, program: &str, note: &mut String) -> Result<bool, EngineError> {
-        if !self.read(|s| s.nodes.contains_key(runs::ENTRY)) {
+        if !program.contains(super::entry::ENTRY_MARK) {
             return Ok(true);
         }
         let Some(output) = self.run_entry(program).await? else {

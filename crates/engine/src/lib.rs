@@ -31,6 +31,7 @@
 //! - `testfix`: the model's fix of a node's tests when its reflection blames
 //!   them: the verdict, the rules a fix keeps, the step-mode gate.
 //! - `examples`: the examples a task states, ground truth for the tests.
+//! - `suspect`: a test the reflection blames, said and paused before.
 //! - `calls`: model calls: budget, gate, streamed onto the tape, asked again
 //!   without code; a looping reply stopped, a failed call's tokens counted.
 //! - `tag`: a call's tag (`plan`, `tests/NAME`, `repair/NAME/3`, ...),
@@ -44,10 +45,12 @@
 //!   prompt, call and reply (code, or the tests blamed), a fresh start.
 //! - `conversation`: a repair as the next turn of the conversation that
 //!   wrote the code; its prompt fitted to the context window.
+//! - `looped`: a reflection that repeats itself, cut, marked and not fed on.
 //! - `execute`: the static check and a sandboxed run, recorded.
 //! - `output`: a run's output on its way to the tape, the pieces that come
 //!   within a frame's time gathered into one record.
 //! - `runs`: what a run executes, derived from the state, and how its result is judged.
+//! - `entry`: what the assembled program calls run as a program.
 //! - `finish`: the assembled program, its run (a failure repaired in the node
 //!   it belongs to), its entry point's output, the export, the report, the cache.
 //! - `extract`: code and plans out of a model's reply.
@@ -62,12 +65,14 @@ pub use cases::TestsFormat;
 mod consensus;
 mod context;
 mod conversation;
+mod entry;
 mod examples;
 mod execute;
 pub mod extract;
 mod finish;
 mod generate;
 pub mod inputs;
+mod looped;
 mod named;
 mod node;
 pub mod output;
@@ -83,6 +88,7 @@ pub mod runs;
 mod schedule;
 mod schemas;
 mod steering;
+mod suspect;
 mod tag;
 mod testfix;
 

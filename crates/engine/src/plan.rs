@@ -43,8 +43,12 @@ fn read_plan(reply: &str, task: &str) -> Result<PlanReply, String> {
             };
         }
     };
-    let extract::Vetted { specs, dropped } = extract::vet_plan(specs, task)?;
+    let extract::Vetted { specs, mut dropped } = extract::vet_plan(specs, task)?;
     Dag::new(specs.clone()).map_err(|e| e.to_string())?;
+    // Each function's inputs become its signature: a parameter list, or
+    // mended into one, or the plan is asked again.
+    let (specs, mended) = extract::params::check(specs)?;
+    dropped.extend(mended);
     Ok(PlanReply::Plan { specs, dropped })
 }
 
@@ -163,8 +167,8 @@ impl Core {
         // Every attempt was answered, and none was a plan: a small model
         // often cannot plan but can write one function. The session goes
         // on with the whole task as one, rather than ending with nothing.
-        let task = self.read(|s| s.task.clone());
-        let spec = one_function_plan(&task);
+        let (task, files) = self.read(|s| (s.task.clone(), !s.inputs.is_empty()));
+        let spec = one_function_plan(&task, files);
         self.notice(
             NoticeLevel::Warning,
             format!(
@@ -312,8 +316,9 @@ impl Core {
 
 /// The plan of a task the model could not plan: one function doing the
 /// whole task, named from the task's words (`count_vowels_string` for
-/// "count the vowels in a string").
-fn one_function_plan(task: &str) -> FunctionSpec {
+/// "count the vowels in a string"), with a real parameter: the path of
+/// the file the task came with (`files`), else the data it works on.
+fn one_function_plan(task: &str, files: bool) -> FunctionSpec {
     const SMALL: [&str; 20] = [
         "a", "an", "the", "of", "in", "on", "to", "for", "and", "or", "with", "from", "by", "its",
         "is", "are", "be", "whether", "if", "given",
@@ -349,8 +354,8 @@ fn one_function_plan(task: &str) -> FunctionSpec {
     FunctionSpec {
         name,
         purpose,
-        inputs: "what the task gives".into(),
-        output: "what the task asks for".into(),
+        inputs: if files { "path: str" } else { "data" }.into(),
+        output: String::new(),
         depends_on: Vec::new(),
         head: None,
     }
@@ -363,17 +368,36 @@ mod fallback_tests {
     #[test]
     fn the_one_function_is_named_from_the_task() {
         assert_eq!(
-            one_function_plan("count the vowels in a string").name,
+            one_function_plan("count the vowels in a string", false).name,
             "count_vowels_string"
         );
-        assert_eq!(one_function_plan("2 + 2?").name, "solve_2_2");
+        assert_eq!(one_function_plan("2 + 2?", false).name, "solve_2_2");
         assert_eq!(
-            one_function_plan("check whether a string is a palindrome").name,
+            one_function_plan("check whether a string is a palindrome", false).name,
             "check_string_palindrome"
         );
-        assert_eq!(one_function_plan("???").name, "solve");
-        let long = one_function_plan(&format!("Reverse words.\n{}", "x".repeat(500)));
+        assert_eq!(one_function_plan("???", false).name, "solve");
+        let long = one_function_plan(&format!("Reverse words.\n{}", "x".repeat(500)), false);
         assert_eq!(long.purpose, "Reverse words.");
-        assert!(Dag::new(vec![one_function_plan("Sum a list of numbers")]).is_ok());
+        assert!(Dag::new(vec![one_function_plan("Sum a list of numbers", false)]).is_ok());
+        // Its signature has real parameters (it once had `(what the task gives)`).
+        let spec = one_function_plan("count the words in words.txt", true);
+        assert_eq!(
+            crate::named::head_of(&spec)
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap(),
+            "def count_words_words_txt(path: str):"
+        );
+        let spec = one_function_plan("sum a list of numbers", false);
+        assert_eq!(
+            crate::named::head_of(&spec)
+                .unwrap()
+                .lines()
+                .next()
+                .unwrap(),
+            "def sum_list_numbers(data):"
+        );
     }
 }

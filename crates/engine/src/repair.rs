@@ -12,6 +12,7 @@ use super::conversation;
 use super::execute;
 use super::extract;
 use super::generate::{NodeCtx, node_ctx};
+use super::looped;
 use super::named;
 use super::repeat;
 use super::tag::Tag;
@@ -281,14 +282,25 @@ impl Core {
             )
             .await?;
         let prose = extract::prose_before_code(&reply);
-        // The verdict line the prompt asks for is read, not shown.
-        let reflection = testfix::without_verdict(&prose);
+        // The verdict line the prompt asks for is read, not shown; a
+        // reflection that repeats itself is cut, marked, and not fed on.
+        let (reflection, looped) = looped::kept(&testfix::without_verdict(&prose));
+        if let Some(what) = looped {
+            self.notice(
+                NoticeLevel::Warning,
+                format!("the reflection on `{name}` #{iteration}: {what}; it is cut there and not given to the next repair"),
+            )
+            .await?;
+        }
         self.record(Event::Reflection(ReflectionEvent {
             node: name.to_string(),
             iteration,
             text: reflection.clone(),
         }))
         .await?;
+        // A reflection that blames the test where no fix of it is asked
+        // for: the doubt is said, and step mode waits (`suspect`).
+        let doubt = super::suspect::doubt(&prose, may_fix_tests);
         if may_fix_tests && testfix::verdict(&prose) == testfix::Verdict::Tests {
             // The block that holds the tests, should the reply have code too.
             let tests = prompt
@@ -304,6 +316,9 @@ impl Core {
             Some(_) => code,
             None => extract::extract_code(&reply, Some(name)).unwrap_or(code),
         };
+        if let Some(why) = doubt {
+            self.doubt_test(name, iteration, why).await?;
+        }
         Ok(RepairReply::Code(code))
     }
 

@@ -110,10 +110,8 @@ pub fn assemble(state: &State) -> Result<String, String> {
         program.push_str(code.trim_end());
         program.push('\n');
     }
-    if state.nodes.contains_key(ENTRY) {
-        program.push_str(&format!(
-            "\n# --- entry point ---\nif __name__ == \"__main__\":\n    _result = {ENTRY}()\n    if _result is not None:\n        print(_result)\n"
-        ));
+    if let Some(entry) = super::entry::block(state, &dag) {
+        program.push_str(&entry);
     }
     Ok(program)
 }

@@ -11,7 +11,7 @@ use tokio::sync::{Mutex, Notify, oneshot};
 
 use super::context::Core;
 use codeloop_session::{
-    CodeEvent, CodeSource, Command, Event, PausedEvent, SteerEvent, Step, TapeError,
+    CodeEvent, CodeSource, Command, Event, PausedEvent, Purpose, SteerEvent, Step, TapeError,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +30,11 @@ pub(crate) struct Steering {
     /// Wakes the idle session (kept alive for the workbench) when a command
     /// may have queued work; the work itself is read from the state.
     pub(crate) work: Notify,
+    /// The calls let go by `may_ask` and not yet asked, by purpose: the
+    /// first ask of each goes out without a second pause, any other ask
+    /// (a retry, a fallback, a repeat asked again) pauses on its own
+    /// (`Core::ask`).
+    approved: std::sync::Mutex<Vec<Purpose>>,
 }
 
 impl Steering {
@@ -42,6 +47,31 @@ impl Steering {
 
     fn take_waiter(&self) -> Option<oneshot::Sender<GateAnswer>> {
         self.waiter.lock().ok().and_then(|mut w| w.take())
+    }
+
+    /// A call for `purpose` was let go (`may_ask`): its first ask needs no
+    /// pause of its own.
+    pub(crate) fn approve_call(&self, purpose: &Purpose) {
+        if let Ok(mut approved) = self.approved.lock()
+            && !approved.contains(purpose)
+        {
+            approved.push(purpose.clone());
+        }
+    }
+
+    /// Whether a call for `purpose` was let go and not yet asked; it is
+    /// asked now, so the next ask pauses.
+    pub(crate) fn spend_approval(&self, purpose: &Purpose) -> bool {
+        let Ok(mut approved) = self.approved.lock() else {
+            return false;
+        };
+        match approved.iter().position(|p| p == purpose) {
+            Some(at) => {
+                approved.remove(at);
+                true
+            }
+            None => false,
+        }
     }
 }
 

@@ -320,6 +320,7 @@ async fn a_hint_reaches_the_repair_prompt_and_rerun_runs_a_node_again() {
                 step:
                     Step::ModelCall {
                         purpose: Purpose::Reflect { .. },
+                        ..
                     },
             }) => {
                 s.handle
@@ -544,7 +545,7 @@ async fn a_bad_spec_edit_is_refused_on_the_tape_and_the_session_goes_on_with_the
     let mut edited = false;
     while let Some(r) = s.handle.events.recv().await {
         if let Event::Paused(PausedEvent { step }) = &r.event {
-            if matches!(step, Step::ModelCall { purpose: Purpose::Tests { node } } if node == "a")
+            if matches!(step, Step::ModelCall { purpose: Purpose::Tests { node }, .. } if node == "a")
                 && !edited
             {
                 edited = true;

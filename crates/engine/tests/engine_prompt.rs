@@ -81,6 +81,7 @@ async fn run_with(
                 step:
                     Step::ModelCall {
                         purpose: Purpose::Plan,
+                        again: None,
                     },
             }) => vec![Command::ReviewPrompt],
             Event::Paused(PausedEvent {
@@ -292,6 +293,7 @@ fn a_prompt_edit_left_by_a_stopped_segment_is_not_sent_by_the_next() {
         Event::Paused(PausedEvent {
             step: Step::ModelCall {
                 purpose: plan.clone(),
+                again: None,
             },
         }),
         Event::Steer(SteerEvent {
@@ -385,6 +387,7 @@ async fn an_edited_plan_prompt_holds_for_the_plan_asked_again() {
                 step:
                     Step::ModelCall {
                         purpose: Purpose::Plan,
+                        again: None,
                     },
             }) if !reviewed => {
                 reviewed = true;
@@ -402,6 +405,7 @@ async fn an_edited_plan_prompt_holds_for_the_plan_asked_again() {
                 step:
                     Step::ModelCall {
                         purpose: Purpose::Plan,
+                        again: None,
                     },
             }) => vec![Command::Approve],
             Event::Plan(_) | Event::Paused(_) => vec![Command::Cancel],

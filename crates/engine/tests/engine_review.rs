@@ -264,11 +264,9 @@ async fn in_step_mode_the_review_is_a_pause_whose_skip_sends_the_code_to_repair(
         .history
         .iter()
         .filter_map(|h| match h {
-            codeloop_session::state::HistoryEntry::Steer { steer, review_skip }
-                if state.steers[*steer] == Command::Skip =>
-            {
-                Some(*review_skip)
-            }
+            codeloop_session::state::HistoryEntry::Steer {
+                steer, review_skip, ..
+            } if state.steers[*steer] == Command::Skip => Some(*review_skip),
             _ => None,
         })
         .collect();

@@ -40,7 +40,7 @@ async fn an_edit_made_while_paused_before_a_run_runs_after_one_approval() {
     let mut edited = false;
     while let Some(r) = handle.events.recv().await {
         if let Event::Paused(PausedEvent { step }) = &r.event {
-            if matches!(step, Step::Run { .. }) && !edited {
+            if matches!(step, Step::Run { node: Some(_), .. }) && !edited {
                 edited = true;
                 handle
                     .commands
@@ -61,7 +61,7 @@ async fn an_edit_made_while_paused_before_a_run_runs_after_one_approval() {
         .iter()
         .filter_map(|r| match &r.event {
             Event::Paused(PausedEvent {
-                step: s @ Step::Run { .. },
+                step: s @ Step::Run { node: Some(_), .. },
             }) => Some(s),
             _ => None,
         })

@@ -29,6 +29,10 @@
 //! greatest common divisor, to its limit three times over) over more than
 //! [`NEAR_LINES`] lines is a loop as a single line is.
 
+mod prose;
+
+pub use prose::{ProseLoop, prose_loop};
+
 /// How the words for a loop begin ([`Loop::describe`]), so a reader of the
 /// tape can tell a looping reply from another failure.
 pub const LOOP_MESSAGE: &str = "the reply repeats itself";

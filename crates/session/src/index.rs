@@ -38,8 +38,13 @@ pub enum SessionResult {
     NoPlan,
     /// The person stopped it.
     Cancelled,
-    /// The tape ends without a `finished` event: killed, crashed, or still running.
+    /// The tape ends without a `finished` event: killed or crashed (or
+    /// still running, where its lock could not be asked).
     DidNotFinish,
+    /// The tape ends without a `finished` event and a process holds its
+    /// writer's lock: the session is running now. Never cached: the
+    /// listing asks the lock each time.
+    Running,
 }
 
 impl SessionResult {
@@ -50,6 +55,7 @@ impl SessionResult {
             SessionResult::NoPlan => "no plan",
             SessionResult::Cancelled => "cancelled",
             SessionResult::DidNotFinish => "did not finish",
+            SessionResult::Running => "running",
         }
     }
 
@@ -196,7 +202,11 @@ pub fn list(sessions_dir: &Path) -> Result<Listing, IndexError> {
     let mut listing = Listing::default();
     for dir in session_dirs(sessions_dir)? {
         match summary_and_damage(&dir) {
-            Ok((s, damage)) => {
+            Ok((mut s, damage)) => {
+                // A tape without its end whose writer holds its lock is live.
+                if s.result == SessionResult::DidNotFinish && super::tape::in_use(&s.tape()) {
+                    s.result = SessionResult::Running;
+                }
                 if let Some(damage) = damage {
                     listing.damaged.push((dir, damage));
                 }

@@ -287,10 +287,25 @@ pub enum HistoryEntry {
         /// A skip that answered the review's pause: the code went to a
         /// repair unrun (not a step left out).
         review_skip: bool,
+        /// Where the command came: the node it is about (its own, or
+        /// the one whose step the engine was paused before), that node's
+        /// iteration then, and the call whose prompt was paused before.
+        at: SteerAt,
     },
     /// The review of a code version before it ran: its place in
     /// `State::reviews`.
     Review { review: usize },
+}
+
+/// Where a command of the person's came, in a node's iterations: the
+/// exports show each steering act at its place.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SteerAt {
+    pub node: Option<String>,
+    /// The node's latest code version when the command came (0: none yet).
+    pub iteration: u32,
+    /// The tag of the call paused before at its prompt (an edited prompt's).
+    pub tag: Option<String>,
 }
 
 impl RunState {

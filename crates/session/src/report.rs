@@ -168,11 +168,15 @@ fn node_section(s: &State, n: &NodeState, out: &mut String) {
 fn node_story(s: &State, n: &NodeState, out: &mut String) {
     let lines = story::node_lines(s, &n.spec.name);
     for line in &lines {
-        let at = line
-            .what
-            .iteration()
-            .map(|i| format!(" #{i}"))
-            .unwrap_or_default();
+        let at = match line.what {
+            What::Steer { iteration: 0, .. } => " (before any code)".to_string(),
+            What::Steer { iteration, .. } => format!(" (at #{iteration})"),
+            _ => line
+                .what
+                .iteration()
+                .map(|i| format!(" #{i}"))
+                .unwrap_or_default(),
+        };
         out.push_str(&format!(
             "- {}{at}: {}\n",
             line.what.label(),

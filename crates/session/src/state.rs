@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 pub use super::entries::{Notice, Program, PromptEdit, Resume, RunPicture};
 use super::event::*;
 pub use super::parts::{
-    CallState, CodeVersion, Failure, FoundIn, HistoryEntry, NodeState, RunState,
+    CallState, CodeVersion, Failure, FoundIn, HistoryEntry, NodeState, RunState, SteerAt,
 };
 pub use super::pause::{pause_after, pause_at_end};
 pub use super::repairs::{AttemptInfo, TestChange};

@@ -3,7 +3,7 @@
 //! `pause_after`, in the fold itself).
 
 use super::event::{Command, Step};
-use super::state::{HistoryEntry, NodeState, PromptEdit, State};
+use super::state::{HistoryEntry, NodeState, PromptEdit, State, SteerAt};
 
 impl State {
     pub(super) fn steer(&mut self, command: &Command) {
@@ -19,8 +19,50 @@ impl State {
         // The pause this answers is still set (cleared after, by `pause_after`).
         let review_skip =
             matches!(command, Command::Skip) && matches!(self.paused, Some(Step::Review { .. }));
-        self.history
-            .push(HistoryEntry::Steer { steer, review_skip });
+        let at = self.steer_at(command);
+        self.history.push(HistoryEntry::Steer {
+            steer,
+            review_skip,
+            at,
+        });
+    }
+
+    /// Where `command` comes: its node (or the node of the step paused
+    /// before), that node's iteration, the prompt paused before.
+    fn steer_at(&self, command: &Command) -> SteerAt {
+        let own = match command {
+            Command::EditSpec { node, .. }
+            | Command::EditCode { node, .. }
+            | Command::EditTests { node, .. }
+            | Command::Hint { node, .. }
+            | Command::RerunNode { node } => Some(node.clone()),
+            Command::SetStepMode { .. }
+            | Command::Approve
+            | Command::Skip
+            | Command::EditTask { .. }
+            | Command::Cancel
+            | Command::ReviewPrompt
+            | Command::EditPrompt { .. } => None,
+        };
+        let paused_node = self
+            .paused
+            .as_ref()
+            .and_then(Step::node)
+            .map(str::to_string);
+        let tag = match &self.paused {
+            Some(Step::Prompt { tag, .. }) => Some(tag.clone()),
+            _ => None,
+        };
+        let node = own.or(paused_node);
+        let iteration = node
+            .as_deref()
+            .and_then(|n| self.nodes.get(n))
+            .map_or(0, |n| n.iteration());
+        SteerAt {
+            node,
+            iteration,
+            tag,
+        }
     }
 
     /// What the command changes: how the engine steps (step mode, and the
@@ -49,7 +91,7 @@ impl State {
                 }
             }
             Command::ReviewPrompt => {
-                if let Some(Step::ModelCall { purpose }) = &self.paused {
+                if let Some(Step::ModelCall { purpose, .. }) = &self.paused {
                     self.prompt_review = Some(purpose.clone());
                 }
             }
@@ -191,6 +233,7 @@ mod tests {
         other[2] = Event::Paused(PausedEvent {
             step: Step::ModelCall {
                 purpose: crate::event::Purpose::Code { node: "f".into() },
+                again: None,
             },
         });
         assert!(!approved(other));

@@ -28,7 +28,7 @@ pub mod words;
 
 pub use line::{Level, Line, What};
 pub(crate) use lines::program_output;
-pub use lines::{notice, picture, reviews_cost};
+pub use lines::{notice, picture, reviews_cost, steering_act};
 pub use questions::rewind_point;
 
 use lines::*;
@@ -170,23 +170,27 @@ pub fn entry(state: &State, entry: &HistoryEntry) -> Vec<Line> {
             }
         }
         HistoryEntry::Review { review: r } => out.extend(review(state, *r)),
-        HistoryEntry::Steer { steer, review_skip } => {
-            out.extend(command(state, *steer, *review_skip))
-        }
+        HistoryEntry::Steer {
+            steer,
+            review_skip,
+            at,
+        } => out.extend(command(state, *steer, *review_skip, at)),
     }
     out
 }
 
 /// The lines of one node's story the report tells: the vote its first
-/// code won, its failures, the reviews before running, the reflections.
+/// code won, its failures, the reviews before running, the reflections,
+/// and the person's steering acts at their places among them.
 pub fn node_lines(state: &State, node: &str) -> Vec<Line> {
     let vote = vote(state, node);
     let told = timeline(state).into_iter().filter(|l| {
         l.node.as_deref() == Some(node)
-            && matches!(
-                l.what,
-                What::Failure { .. } | What::Review { .. } | What::Reflection { .. }
-            )
+            && match l.what {
+                What::Failure { .. } | What::Review { .. } | What::Reflection { .. } => true,
+                What::Steer { steer, .. } => state.steers.get(steer).is_some_and(steering_act),
+                _ => false,
+            }
     });
     vote.into_iter().chain(told).collect()
 }

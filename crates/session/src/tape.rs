@@ -214,6 +214,15 @@ fn lock(file: &File) -> bool {
     !matches!(file.try_lock(), Err(std::fs::TryLockError::WouldBlock))
 }
 
+/// Whether a process holds the writer's lock of the tape at `path` (a
+/// session writing it now). Asked with a shared lock, let go at once; a
+/// tape that cannot be opened, or a file system without locks, is not in use.
+pub(crate) fn in_use(path: &Path) -> bool {
+    File::open(path)
+        .map(|f| matches!(f.try_lock_shared(), Err(std::fs::TryLockError::WouldBlock)))
+        .unwrap_or(false)
+}
+
 /// What reading a tape found.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TapeContents {

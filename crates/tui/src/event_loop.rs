@@ -1,8 +1,10 @@
 //! The event loop: one `tokio::select!` over terminal input, engine records,
 //! the replay clock, highlighting results and live re-runs. Nothing in it
 //! blocks; a frame is drawn when something changed, at most once per
-//! `MIN_FRAME` while output floods, and at once after a key or a highlighting
-//! result.
+//! `MIN_FRAME` while output floods or keys come faster than that (a paste
+//! typed in as keys: each key is handled as it comes, and the frame after
+//! the last one falls due `MIN_FRAME` after the one before), at once after
+//! a key that comes alone or a highlighting result.
 
 use std::future::Future;
 use std::io::Write;
@@ -167,7 +169,7 @@ struct Sources {
 }
 
 /// What woke the loop: what the app asks for in answer, and whether the
-/// frame is drawn at once (a key, a highlighting result).
+/// frame is drawn at once (a highlighting result, a frame fallen due).
 #[derive(Default)]
 struct Woke {
     actions: Vec<Action>,
@@ -231,9 +233,9 @@ impl Sources {
             }
             ev = input.next() => match ev {
                 Some(Ok(ev)) => {
-                    let is_key = matches!(ev, TermEvent::Key(_));
+                    // A key is drawn at once unless frames come faster than
+                    // `MIN_FRAME` (then the frame is due, and drawn, after it).
                     woke.actions = app.update(Msg::Term(ev));
-                    woke.draw_now = is_key;
                 }
                 Some(Err(e)) => return Err(anyhow::anyhow!("cannot read the terminal: {e}")),
                 None => return Ok(None),

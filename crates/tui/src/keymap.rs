@@ -139,6 +139,25 @@ pub(crate) fn hint_line<A>(table: &[Binding<A>]) -> String {
         .join(" · ")
 }
 
+/// `hint_line` of as many of the table's first rows as fit in `width`
+/// columns (a popup's bottom border on a small terminal).
+pub(crate) fn hint_line_within<A>(table: &[Binding<A>], width: usize) -> String {
+    let mut line = String::new();
+    for b in table.iter().filter(|b| !b.short.is_empty()) {
+        let hint = format!("{} {}", b.label, b.short);
+        let longer = if line.is_empty() {
+            hint
+        } else {
+            format!("{line} · {hint}")
+        };
+        if longer.chars().count() > width && !line.is_empty() {
+            break;
+        }
+        line = longer;
+    }
+    line
+}
+
 /// "Tab pane · z zoom": each act named by the first key bound to it and the
 /// short words of its row.
 pub(crate) fn act_hints<A: PartialEq>(

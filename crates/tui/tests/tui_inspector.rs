@@ -220,6 +220,7 @@ fn in_step_mode_the_prompt_is_shown_edited_and_sent_as_edited() {
     events.push(Event::Paused(PausedEvent {
         step: Step::ModelCall {
             purpose: Purpose::Plan,
+            again: None,
         },
     }));
     let mut app = live(events);

@@ -43,6 +43,7 @@ fn paused_before_plan() -> Event {
     Event::Paused(PausedEvent {
         step: Step::ModelCall {
             purpose: Purpose::Plan,
+            again: None,
         },
     })
 }
@@ -122,6 +123,7 @@ fn paused_at(before: Vec<Event>, step: Step) -> App {
 fn call_for(purpose: fn(String) -> Purpose) -> Step {
     Step::ModelCall {
         purpose: purpose("parse_line".into()),
+        again: None,
     }
 }
 
@@ -256,5 +258,166 @@ fn f_in_the_past_of_a_live_session_forks_there() {
             })
         ],
         "the running session is left for the fork: it stops"
+    );
+}
+
+/// Paused before a function's code, the person opens the Code pane (Enter),
+/// its tests tab (t) and presses e: the editor opens on the tests, not the
+/// code call's prompt (issue 42); in the graph, e still edits the prompt.
+#[test]
+fn paused_before_code_e_in_the_code_pane_edits_what_its_tab_shows() {
+    let tests = "def test_parse_line():\n    assert parse_line('a=1') == ('a', 1)\n";
+    let mut app = paused_at(
+        vec![Event::Tests(TestsEvent {
+            node: "parse_line".into(),
+            code: tests.into(),
+            source: CodeSource::Model,
+        })],
+        call_for(|node| Purpose::Code { node }),
+    );
+    app.set_focus(Focus::Graph);
+    assert!(
+        status_hint(&mut app).contains("e edit the prompt"),
+        "{}",
+        status_hint(&mut app)
+    );
+    press(&mut app, [key(KeyCode::Enter), ch('t')]);
+    assert!(
+        status_hint(&mut app).contains("e edit the tests"),
+        "{}",
+        status_hint(&mut app)
+    );
+    let actions = app.update(ch('e'));
+    assert!(steers(&actions).is_empty(), "{:?}", steers(&actions));
+    let editor = app.editor().expect("e opened the editor");
+    assert_eq!(
+        editor.target(),
+        &codeloop_tui::app::EditTarget::Tests {
+            node: "parse_line".into()
+        }
+    );
+    assert_eq!(editor.textarea().lines().join("\n") + "\n", tests);
+    // Esc, back to the workflow: e is the prompt's again.
+    app.update(key(KeyCode::Esc));
+    app.set_focus(Focus::Graph);
+    assert_eq!(steers(&app.update(ch('e'))), vec![Command::ReviewPrompt]);
+}
+
+/// A node whose step the engine waits before reads `paused` in the
+/// workflow, not the `generating` it was set to (issue 42); once the step
+/// begins it reads what it is doing again.
+#[test]
+fn a_node_paused_before_reads_paused_in_the_workflow() {
+    let mut app = paused_at(
+        vec![Event::NodeStatus(NodeStatusEvent {
+            node: "parse_line".into(),
+            status: NodeStatus::Generating,
+        })],
+        call_for(|node| Purpose::Code { node }),
+    );
+    for (w, h) in [(200, 50), (80, 24)] {
+        let s = screen(&mut app, w, h);
+        let row = s
+            .lines()
+            .find(|l| l.contains("› "))
+            .unwrap_or_else(|| panic!("{s}"));
+        assert!(row.contains("⏸ parse_line"), "{w}x{h}: {row}\n{s}");
+        assert!(!row.contains("generating"), "{w}x{h}: {row}");
+        if w >= 120 {
+            assert!(row.contains("paused"), "{row}");
+        }
+    }
+    push(
+        &mut app,
+        vec![Event::Steer(SteerEvent {
+            command: Command::Approve,
+        })],
+    );
+    let s = screen(&mut app, 200, 50);
+    let row = s
+        .lines()
+        .find(|l| l.contains("› "))
+        .unwrap_or_else(|| panic!("{s}"));
+    assert!(row.contains("generating"), "{row}");
+}
+
+/// Tests the model is writing stream under the tests tab; the code tab
+/// says there is no code yet, not the tests as if they were code (issue 42).
+#[test]
+fn tests_streaming_in_show_under_the_tests_tab() {
+    let mut app = live_with(vec![
+        Event::Plan(PlanEvent {
+            specs: vec![spec("parse_line", "split one line", &[])],
+        }),
+        Event::ModelRequest(ModelRequestEvent {
+            call_id: 1,
+            purpose: Purpose::Tests {
+                node: "parse_line".into(),
+            },
+            tag: "tests/parse_line".into(),
+            messages: vec![],
+        }),
+        Event::ModelDelta(ModelDeltaEvent {
+            call_id: 1,
+            text: "def test_parse_line():\n    assert parse_line('a=1')".into(),
+        }),
+    ]);
+    app.set_focus(Focus::Code);
+    for (w, h) in [(200, 50), (80, 24)] {
+        let s = screen(&mut app, w, h);
+        assert!(
+            !s.contains("def test_parse_line"),
+            "not on the code tab:\n{s}"
+        );
+        assert!(s.contains("no code for parse_line yet"), "{s}");
+    }
+    app.update(ch('t'));
+    for (w, h) in [(200, 50), (80, 24)] {
+        let s = screen(&mut app, w, h);
+        assert!(s.contains("def test_parse_line():"), "{s}");
+        assert!(!s.contains("no tests for parse_line yet"), "{s}");
+    }
+}
+
+/// Paused at a test that may be wrong, the status line says so and offers
+/// its edit: e opens the node's tests, and Ctrl-S sends them (issue 42).
+#[test]
+fn paused_at_a_doubted_test_e_edits_the_tests() {
+    let tests = "def test_parse_line():\n    assert parse_line('a=1') == ('a', 2)\n";
+    let mut app = paused_at(
+        vec![Event::Tests(TestsEvent {
+            node: "parse_line".into(),
+            code: tests.into(),
+            source: CodeSource::Model,
+        })],
+        Step::SuspectTest {
+            node: "parse_line".into(),
+            iteration: 1,
+            why: "its reflection says \"Therefore, the test was wrong.\"".into(),
+        },
+    );
+    app.set_focus(Focus::Graph);
+    let hint = status_hint(&mut app);
+    assert!(
+        hint.contains("running parse_line's repair: the test may be wrong")
+            && hint.contains("e edit the tests"),
+        "{hint}"
+    );
+    app.update(ch('e'));
+    let editor = app.editor().expect("e opened the tests");
+    assert_eq!(
+        editor.target(),
+        &codeloop_tui::app::EditTarget::Tests {
+            node: "parse_line".into()
+        }
+    );
+    app.update(ctrl('l'));
+    app.update(Msg::Term(crossterm::event::Event::Paste(
+        "def test_parse_line():\n    assert parse_line('a=1') == ('a', 1)".into(),
+    )));
+    let sent = steers(&app.update(ctrl('s')));
+    assert!(
+        matches!(&sent[..], [Command::EditTests { node, code }] if node == "parse_line" && code.contains("('a', 1)") && !code.contains("('a', 2)")),
+        "{sent:?}"
     );
 }

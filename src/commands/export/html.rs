@@ -58,6 +58,7 @@ pub(super) fn result_class(result: SessionResult) -> &'static str {
         SessionResult::NoPlan => "no-plan",
         SessionResult::Cancelled => "cancelled",
         SessionResult::DidNotFinish => "did-not-finish",
+        SessionResult::Running => "running",
     }
 }
 
@@ -216,6 +217,7 @@ fn node_section(state: &State, node: &NodeState, out: &mut String) {
             listing(None, tests, None)
         );
     }
+    out.push_str(&super::steering::block(state, name, 0));
     if node.versions.is_empty() {
         out.push_str("<p class=\"none\">No code was written for this function.</p>\n");
     }
@@ -286,6 +288,9 @@ fn iteration_block(
     for location in &failures {
         failure_block(location, &version.code, name, out);
     }
+    // What the person did at this iteration, before the repair that
+    // reflected on it.
+    out.push_str(&super::steering::block(state, name, it));
     // The story's reflections on this iteration's failures.
     let told = state
         .history

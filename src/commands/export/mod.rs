@@ -11,6 +11,7 @@ mod lineage;
 mod pictures;
 mod player;
 mod review;
+mod steering;
 
 use std::path::{Path, PathBuf};
 

@@ -11,6 +11,7 @@ mod code;
 mod code_plan;
 mod done;
 mod fences;
+pub(crate) mod params;
 mod plan;
 mod pyparse;
 mod reasoning;

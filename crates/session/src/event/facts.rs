@@ -135,7 +135,7 @@ impl Begun<'_> {
     /// Whether `step` is the step paused before that this one begins.
     pub fn is(&self, step: &Step) -> bool {
         match (step, self) {
-            (Step::ModelCall { purpose } | Step::Prompt { purpose, .. }, Begun::Call(p)) => {
+            (Step::ModelCall { purpose, .. } | Step::Prompt { purpose, .. }, Begun::Call(p)) => {
                 purpose == *p
             }
             (
@@ -150,6 +150,7 @@ impl Begun<'_> {
                 | Step::Prompt { .. }
                 | Step::Run { .. }
                 | Step::TestFix { .. }
+                | Step::SuspectTest { .. }
                 | Step::Review { .. },
                 Begun::Call(_) | Begun::Run { .. },
             ) => false,

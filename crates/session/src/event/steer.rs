@@ -13,8 +13,14 @@ use super::{FunctionSpec, PauseChange, Purpose};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Step {
+    /// Before a model call. `again`: why the call is asked once more, not
+    /// for the first time (a reply with no code, a fallback to the other
+    /// way of asking, a repeat): every call is paused before, and the
+    /// pause says which it is.
     ModelCall {
         purpose: Purpose,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        again: Option<String>,
     },
     Run {
         node: Option<String>,
@@ -41,9 +47,14 @@ pub enum Step {
     /// just before): approve runs it, skip sends it to a repair with the
     /// review's findings, unrun; an edit of the code or a hint meanwhile
     /// is taken as always.
-    Review {
+    Review { node: String, iteration: u32 },
+    /// The test of a node may be wrong (its reflection on `iteration`'s
+    /// failure says so, `why`): the person may edit the tests before the
+    /// repaired code runs; approve (or skip) goes on with it.
+    SuspectTest {
         node: String,
         iteration: u32,
+        why: String,
     },
 }
 
@@ -93,6 +104,20 @@ pub enum Command {
     EditPrompt {
         messages: Vec<ChatMessage>,
     },
+}
+
+impl Step {
+    /// The node whose step it is: a call's (not the plan's), a run's (not
+    /// the program's), a test fix's or a review's.
+    pub fn node(&self) -> Option<&str> {
+        match self {
+            Step::ModelCall { purpose, .. } | Step::Prompt { purpose, .. } => purpose.node(),
+            Step::Run { node, .. } => node.as_deref(),
+            Step::TestFix { node, .. }
+            | Step::Review { node, .. }
+            | Step::SuspectTest { node, .. } => Some(node),
+        }
+    }
 }
 
 impl Command {

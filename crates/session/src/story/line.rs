@@ -79,6 +79,8 @@ pub enum What {
     Steer {
         steer: usize,
         review_skip: bool,
+        /// The iteration of its node when it came (0: before any code).
+        iteration: u32,
     },
     Paused,
     Finished(Outcome),

@@ -12,7 +12,7 @@ use super::{Level, Line, What};
 use crate::event::*;
 use crate::outcome::{self, Outcome};
 use crate::review::summary as review_summary;
-use crate::state::{HistoryEntry, Notice, State};
+use crate::state::{HistoryEntry, Notice, State, SteerAt};
 
 /// The session's start: its id, and what it runs with.
 pub(super) fn started(e: &SessionStartedEvent) -> Line {
@@ -393,13 +393,21 @@ pub(super) fn status(e: &NodeStatusEvent) -> Option<Line> {
 }
 
 /// A command of the person's (a skip at the review's pause sent the code
-/// to a repair unrun).
-pub(super) fn command(state: &State, steer: usize, review_skip: bool) -> Option<Line> {
+/// to a repair unrun), about the node it came at (`SteerAt`): an edited
+/// prompt names its call.
+pub(super) fn command(
+    state: &State,
+    steer: usize,
+    review_skip: bool,
+    at: &SteerAt,
+) -> Option<Line> {
     let command = state.steers.get(steer)?;
-    let text = if review_skip {
-        words::REVIEW_SKIP.to_string()
-    } else {
-        words::command(command)
+    let text = match (command, &at.tag) {
+        _ if review_skip => words::REVIEW_SKIP.to_string(),
+        (Command::EditPrompt { .. }, Some(tag)) => {
+            words::command(command).replacen("prompt", &format!("prompt of {tag}"), 1)
+        }
+        _ => words::command(command),
     };
     let level = match command {
         Command::Approve | Command::Skip => Level::Quiet,
@@ -414,26 +422,37 @@ pub(super) fn command(state: &State, steer: usize, review_skip: bool) -> Option<
         | Command::ReviewPrompt
         | Command::EditPrompt { .. } => Level::Plain,
     };
-    let node = match command {
-        Command::EditSpec { node, .. }
-        | Command::EditCode { node, .. }
-        | Command::EditTests { node, .. }
-        | Command::Hint { node, .. }
-        | Command::RerunNode { node } => Some(node.as_str()),
-        Command::SetStepMode { .. }
-        | Command::Approve
-        | Command::Skip
-        | Command::EditTask { .. }
-        | Command::Cancel
-        | Command::ReviewPrompt
-        | Command::EditPrompt { .. } => None,
-    };
     Some(Line::new(
-        What::Steer { steer, review_skip },
-        node,
+        What::Steer {
+            steer,
+            review_skip,
+            iteration: at.iteration,
+        },
+        at.node.as_deref(),
         level,
         text,
     ))
+}
+
+/// Whether a command is a steering act the exports show in its node's
+/// story: what the person changed or decided (an edit, a hint, a re-run,
+/// a skip), not the step-by-step going on (approve, step mode, see the
+/// prompt) nor the session's own (the task, a cancel).
+pub fn steering_act(command: &Command) -> bool {
+    match command {
+        Command::EditSpec { .. }
+        | Command::EditCode { .. }
+        | Command::EditTests { .. }
+        | Command::Hint { .. }
+        | Command::RerunNode { .. }
+        | Command::EditPrompt { .. }
+        | Command::Skip => true,
+        Command::SetStepMode { .. }
+        | Command::Approve
+        | Command::EditTask { .. }
+        | Command::Cancel
+        | Command::ReviewPrompt => false,
+    }
 }
 
 /// The session's result: the outcome in one line, and under it the

@@ -113,7 +113,10 @@ pub fn command(command: &Command) -> String {
         Command::EditTask { .. } => "task edited".into(),
         Command::EditSpec { node, .. } => format!("spec of {node} edited"),
         Command::EditCode { node, code } => {
-            format!("code of {node} edited ({} lines)", code.lines().count())
+            format!(
+                "code of {node} edited ({})",
+                codeloop_protocol::present::count(code.lines().count(), "line")
+            )
         }
         Command::EditTests { node, .. } => format!("tests of {node} edited"),
         Command::Hint { node, text } => format!("hint for {node}: {text}"),
@@ -121,11 +124,14 @@ pub fn command(command: &Command) -> String {
         Command::Cancel => "cancelled".into(),
         Command::ReviewPrompt => "show the prompt before it is sent".into(),
         Command::EditPrompt { messages } => format!(
-            "prompt edited ({} lines)",
-            messages
-                .iter()
-                .map(|m| m.content.lines().count())
-                .sum::<usize>()
+            "prompt edited ({})",
+            codeloop_protocol::present::count(
+                messages
+                    .iter()
+                    .map(|m| m.content.lines().count())
+                    .sum::<usize>(),
+                "line"
+            )
         ),
     }
 }
@@ -144,27 +150,48 @@ pub fn earlier_failure_when(found: u32, now: u32) -> String {
     }
 }
 
+/// The mark at the end of a reflection recorded cut where it began to
+/// repeat itself (the engine's `looped`): the rest was the same again.
+pub const REFLECTION_CUT: &str =
+    "[cut here: the rest repeated itself, and is not given to the next repair]";
+
+/// A test that may be wrong, in one wording: `the test of f may be wrong: why`.
+pub fn suspect_test(node: &str, why: &str) -> String {
+    format!("the test of {node} may be wrong: {why}")
+}
+
 /// A skip that answered the review's pause.
 pub const REVIEW_SKIP: &str = "sent the code to a repair, unrun";
 
 /// What the engine is paused before.
 pub fn step(step: &Step) -> String {
     match step {
-        Step::ModelCall { purpose } => match purpose {
-            Purpose::Plan => "the planning call".into(),
-            Purpose::Tests { node } => format!("writing tests for {node}"),
-            Purpose::Code { node } => format!("writing code for {node}"),
-            Purpose::Reflect { node } => format!("reflecting on {node}"),
-            Purpose::Repair { node } => format!("repairing {node}"),
-            Purpose::Review { node } => format!("reviewing the code of {node}"),
-            Purpose::Inputs { node } => format!("proposing inputs for {node}'s candidates"),
-        },
+        Step::ModelCall { purpose, again } => {
+            let call = match purpose {
+                Purpose::Plan => "the planning call".into(),
+                Purpose::Tests { node } => format!("writing tests for {node}"),
+                Purpose::Code { node } => format!("writing code for {node}"),
+                Purpose::Reflect { node } => format!("reflecting on {node}"),
+                Purpose::Repair { node } => format!("repairing {node}"),
+                Purpose::Review { node } => format!("reviewing the code of {node}"),
+                Purpose::Inputs { node } => format!("proposing inputs for {node}'s candidates"),
+            };
+            match again {
+                Some(why) => format!("{call}, asked again ({why})"),
+                None => call,
+            }
+        }
         Step::Run {
             node: Some(n),
             iteration,
         } => format!("running {n} #{iteration}"),
-        Step::Run { node: None, .. } => "running the program".into(),
+        Step::Run { node: None, .. } => {
+            "running the program (against every function's tests, then from its entry point)".into()
+        }
         Step::TestFix { node, .. } => format!("changing the tests of {node} (the model's fix)"),
+        Step::SuspectTest { node, .. } => {
+            format!("running {node}'s repair: the test may be wrong")
+        }
         Step::Prompt { tag, .. } => format!("sending the prompt of {tag}"),
         Step::Review { node, iteration } => {
             format!("running {node} #{iteration}, reviewed (x: repair it unrun)")

@@ -85,7 +85,13 @@ impl App {
                     "writing the prompt: it opens in the editor once written",
                 );
             }
-            Some(Step::Run { .. } | Step::TestFix { .. } | Step::Review { .. }) | None => self.say(
+            Some(
+                Step::Run { .. }
+                | Step::TestFix { .. }
+                | Step::Review { .. }
+                | Step::SuspectTest { .. },
+            )
+            | None => self.say(
                 NoticeLevel::Warning,
                 "no model call waits: turn step mode on (s) to pause before the next one",
             ),

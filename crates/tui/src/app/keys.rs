@@ -86,7 +86,9 @@ impl App {
                 Handled::Intent(EditorIntent::Discard) => {
                     self.say(NoticeLevel::Info, "edit discarded");
                 }
-                Handled::Intent(EditorIntent::Complete) => self.popups.push(Popup::Editor(editor)),
+                Handled::Intent(
+                    EditorIntent::Complete | EditorIntent::SelectAll | EditorIntent::Clear,
+                ) => self.popups.push(Popup::Editor(editor)),
                 Handled::Done | Handled::NotMine => self.popups.push(Popup::Editor(editor)),
             },
         }
@@ -468,8 +470,24 @@ impl App {
                 NoticeLevel::Warning,
                 "nothing to skip: the engine is not paused",
             ),
-            // Before a model call, e edits its prompt (in one key).
-            SteerAct::EditCode if self.paused_before_a_call() => self.edit_prompt(actions),
+            // Before a model call, e edits its prompt (in one key), but in
+            // the Code pane it edits what the tab shows (the tests on the
+            // tests tab), as it does at any other time.
+            SteerAct::EditCode if self.paused_before_a_call() && self.focus != Focus::Code => {
+                self.edit_prompt(actions)
+            }
+            // Paused at a test that may be wrong, e edits that node's tests.
+            SteerAct::EditCode if self.focus != Focus::Code && self.doubted_node().is_some() => {
+                if let Some(node) = self.doubted_node() {
+                    let tests = self
+                        .state()
+                        .nodes
+                        .get(&node)
+                        .and_then(|n| n.tests.clone())
+                        .unwrap_or_default();
+                    self.open_editor(EditTarget::Tests { node }, tests);
+                }
+            }
             // In the task pane, e edits the task.
             SteerAct::EditCode if self.focus == Focus::Task => {
                 let task = self.state().task.clone();

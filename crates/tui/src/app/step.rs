@@ -19,6 +19,15 @@ impl App {
             )
     }
 
+    /// The node whose test the engine waits at, doubted (`Step::SuspectTest`),
+    /// at the end of a live tape.
+    pub(super) fn doubted_node(&self) -> Option<String> {
+        match self.engine_paused() {
+            Some(Step::SuspectTest { node, .. }) if self.at_end() => Some(node.clone()),
+            _ => None,
+        }
+    }
+
     /// A pause (or the end) was recorded: the prompt `e` asked for is
     /// written when it is a prompt pause, and opens in the editor.
     pub(super) fn prompt_written(&mut self, prompt: bool, actions: &mut Vec<Action>) {
@@ -44,10 +53,13 @@ impl App {
     /// review, the vote's inputs, one more candidate) or rejects a test fix.
     fn skip_question(&self) -> Option<Confirm> {
         let (purpose, tag) = match self.engine_paused()? {
-            Step::ModelCall { purpose } => (purpose, None),
+            Step::ModelCall { purpose, .. } => (purpose, None),
             Step::Prompt { purpose, tag, .. } => (purpose, Some(tag.as_str())),
             Step::Run { node: Some(_), .. } => return Some(Confirm::SkipRun),
-            Step::Run { node: None, .. } | Step::TestFix { .. } | Step::Review { .. } => {
+            Step::Run { node: None, .. }
+            | Step::TestFix { .. }
+            | Step::Review { .. }
+            | Step::SuspectTest { .. } => {
                 return None;
             }
         };

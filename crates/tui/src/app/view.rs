@@ -12,7 +12,7 @@ use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::{App, Focus, Mode, SessionView};
+use super::{App, CodeTab, Focus, Mode, SessionView};
 use crate::describe::model_label;
 use crate::keymap::{self, GlobalAct, ModeKind, Row, SteerAct};
 use crate::panes::help::HelpContent;
@@ -402,7 +402,8 @@ fn hint_line(app: &App, width: usize) -> Line<'static> {
         );
     }
     if let Some(step) = app.engine_paused() {
-        return Line::styled(paused_hint(step), t.warning);
+        let in_code = (app.focus == Focus::Code).then(|| app.panes.code.tab());
+        return Line::styled(paused_hint(step, in_code), t.warning);
     }
     // The log pager and the inspector cover the panes and take every key:
     // their keys, not the focused pane's nor the workbench's.
@@ -471,12 +472,14 @@ fn hint_line(app: &App, width: usize) -> Line<'static> {
 }
 
 /// What the paused engine waits before, and the keys that answer it
-/// (before a model call: its prompt, to see and edit).
-fn paused_hint(step: &codeloop_session::Step) -> String {
+/// (before a model call: its prompt, to see and edit; in the Code pane,
+/// `in_code` its tab, e edits what the tab shows).
+fn paused_hint(step: &codeloop_session::Step, in_code: Option<CodeTab>) -> String {
     let before_a_call = matches!(
         step,
         codeloop_session::Step::ModelCall { .. } | codeloop_session::Step::Prompt { .. }
     );
+    let doubted = matches!(step, codeloop_session::Step::SuspectTest { .. });
     let edit = GlobalAct::Steer(SteerAct::EditCode);
     let mut offers: Vec<String> = keymap::WHILE_PAUSED
         .iter()
@@ -485,7 +488,12 @@ fn paused_hint(step: &codeloop_session::Step) -> String {
                 .into_iter()
                 .map(move |(k, s)| match act {
                     // Before a model call, e edits its prompt.
+                    a if *a == edit && in_code == Some(CodeTab::Tests) => {
+                        format!("{k} edit the tests")
+                    }
+                    a if *a == edit && in_code.is_some() => format!("{k} edit the code"),
                     a if *a == edit && before_a_call => format!("{k} edit the prompt"),
+                    a if *a == edit && doubted => format!("{k} edit the tests"),
                     _ => format!("{k} {s}"),
                 })
         })

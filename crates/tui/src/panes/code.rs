@@ -113,6 +113,9 @@ pub struct CodePane {
     values_step: Option<usize>,
     /// Columns the lines are scrolled sideways.
     left: usize,
+    /// The line the last frame opened at while not scrolled (a diff at its
+    /// first change, code at its failing line): scrolling goes on from it.
+    opened: std::cell::Cell<usize>,
 }
 
 impl Default for CodePane {
@@ -126,6 +129,7 @@ impl Default for CodePane {
             applied: 0,
             values_step: None,
             left: 0,
+            opened: std::cell::Cell::new(0),
         }
     }
 }
@@ -146,6 +150,18 @@ impl CodePane {
 
     pub(crate) fn highlights_applied(&self) -> u64 {
         self.applied
+    }
+
+    /// The first line shown of a text `height` rows high whose failing line
+    /// is `failing`: where it was scrolled to, else its top, unless the
+    /// failing line would be below the rows the code has beside the notes
+    /// under it (a third of the pane): then with it a third of the way down.
+    fn open_at(&self, failing: Option<usize>, height: usize) -> usize {
+        match failing {
+            _ if self.scroll != 0 => self.scroll,
+            Some(line) if line + 2 > height * 2 / 3 => line.saturating_sub(height / 4),
+            _ => 0,
+        }
     }
 
     /// Another node was chosen: back to its top (and off the program).
@@ -174,6 +190,11 @@ impl CodePane {
             .map(|t| t.lines().count())
             .unwrap_or(0);
         let last = lines.saturating_sub(1);
+        // Not scrolled yet, the view opened where it had to (a failing
+        // line below the pane's rows): scrolling goes on from there.
+        if self.scroll == 0 && matches!(act, CodeAct::Scroll(_)) {
+            self.scroll = self.opened.get();
+        }
         match act {
             CodeAct::Tab(tab) => {
                 self.tab = if self.tab == tab { CodeTab::Code } else { tab };
@@ -319,13 +340,15 @@ impl CodePane {
             Layout::vertical([Constraint::Fill(1), Constraint::Length(footer_h)]).areas(inner);
         // A diff opens on its first change when it would be below the
         // rows the body has (under the notes of a low pane).
-        let opening = match view.first_change {
-            Some(first) if self.scroll == 0 && first + 2 > usize::from(main.height) => {
+        let opening = match (view.opening, view.first_change) {
+            (Some(at), _) => at,
+            (None, Some(first)) if self.scroll == 0 && first + 2 > usize::from(main.height) => {
                 first.saturating_sub(2)
             }
             _ => self.scroll,
         };
         let scroll = opening.min(view.body.len().saturating_sub(1));
+        self.opened.set(if self.scroll == 0 { scroll } else { 0 });
         let body = super::hscroll::clip_lines(view.body, self.left, usize::from(main.width));
         frame.render_widget(Paragraph::new(body).scroll((scroll as u16, 0)), main);
         if footer_h > 0 {
@@ -390,7 +413,9 @@ impl CodePane {
                     v.detail = format!("{name} · the model is reflecting on the failure");
                     v.reflection = Some(reflection_tail(&call.reply));
                 }
-                if let Some(stream) = ctx.state.streaming(name).filter(|_| !reflecting) {
+                // A tests call streams under the tests tab, not here.
+                let writing = ctx.state.streaming(name).filter(|_| !reflecting);
+                if let Some(stream) = writing.filter(|_| !writing_tests(ctx.state, name)) {
                     v.detail = format!("{name} · the model is writing…");
                     v.body = streaming(t, stream);
                 } else if let Some(code) = n.code() {
@@ -401,6 +426,10 @@ impl CodePane {
                 }
             }
             CodeTab::Tests => match &n.tests {
+                _ if writing_tests(ctx.state, name) => {
+                    v.detail = format!("{name} · the model is writing its tests…");
+                    v.body = streaming(t, ctx.state.streaming(name).unwrap_or_default());
+                }
                 Some(tests) => {
                     v.detail = format!("{name} · tests");
                     let marks: Vec<Mark> = failure
@@ -408,14 +437,9 @@ impl CodePane {
                         .and_then(|e| e.line_in(tests).map(|l| Mark::failure(t, l, e)))
                         .into_iter()
                         .collect();
-                    v.body = numbered(
-                        t,
-                        tests,
-                        self.highlighted(tests),
-                        &marks,
-                        self.scroll,
-                        height,
-                    );
+                    let first = self.open_at(marks.first().map(|m| m.line), height);
+                    v.opening = Some(first);
+                    v.body = numbered(t, tests, self.highlighted(tests), &marks, first, height);
                 }
                 None => v
                     .body
@@ -471,6 +495,7 @@ impl CodePane {
                 e.values_note.as_deref(),
             ));
         }
+        let failing = failure.and_then(|e| e.line_in(code));
         marks.extend(failure.and_then(|e| e.line_in(code).map(|l| Mark::failure(t, l, e))));
         // The review's findings, on lines no failure or value marks.
         let review: Vec<Mark> = super::code_review::marks(t, s, n, code)
@@ -488,12 +513,14 @@ impl CodePane {
                 None => legend,
             });
         }
+        let first = self.open_at(failing, height);
+        v.opening = Some(first);
         v.body = numbered_covered(
             t,
             code,
             self.highlighted(code),
             &marks,
-            self.scroll,
+            first,
             height,
             runs.as_deref(),
         );
@@ -593,6 +620,9 @@ struct View<'a> {
     footer: Vec<Line<'a>>,
     /// The diff's first changed line: where a diff not scrolled opens.
     first_change: Option<usize>,
+    /// Where code or tests not scrolled open: at their failing line when
+    /// it would be below the rows the pane has.
+    opening: Option<usize>,
 }
 
 /// The last words of a reflection as it streams, on one line.
@@ -674,6 +704,16 @@ impl Pane for CodePane {
     fn render(&self, ctx: &Ctx, area: Rect, frame: &mut Frame) {
         self.draw(ctx, area, frame);
     }
+}
+
+/// The model is writing `name`'s tests now (its open call is a tests call):
+/// they stream under the tests tab.
+fn writing_tests(s: &State, name: &str) -> bool {
+    s.calls
+        .values()
+        .rev()
+        .find(|c| !c.done && c.purpose.node() == Some(name))
+        .is_some_and(|c| matches!(c.purpose, Purpose::Tests { .. }))
 }
 
 #[cfg(test)]

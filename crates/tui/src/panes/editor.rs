@@ -74,6 +74,9 @@ pub(crate) enum EditorIntent {
     Discard,
     /// Complete the path typed (the popup does it; the app never sees it).
     Complete,
+    /// Select all the text, or clear it (the popup does it).
+    SelectAll,
+    Clear,
 }
 
 /// Editing several lines (other keys edit the text).
@@ -89,6 +92,18 @@ pub(crate) const MULTI_LINE: &[Binding<EditorIntent>] = &[
         does: "discard",
         short: "discard",
         keys: &[(Key::code(KeyCode::Esc), EditorIntent::Discard)],
+    },
+    Binding {
+        label: "Ctrl-A",
+        does: "select all (what is typed or pasted replaces it)",
+        short: "select all",
+        keys: &[(Key::ctrl('a'), EditorIntent::SelectAll)],
+    },
+    Binding {
+        label: "Ctrl-L",
+        does: "clear the text (Ctrl-Z brings it back)",
+        short: "clear",
+        keys: &[(Key::ctrl('l'), EditorIntent::Clear)],
     },
 ];
 
@@ -203,6 +218,14 @@ impl EditorPopup {
                 self.complete();
                 return Handled::Done;
             }
+            Some(EditorIntent::SelectAll) => {
+                self.textarea.select_all();
+                return Handled::Done;
+            }
+            Some(EditorIntent::Clear) => {
+                super::line_edit::clear(&mut self.textarea);
+                return Handled::Done;
+            }
             Some(intent) => return Handled::Intent(intent),
             None => {}
         }
@@ -237,7 +260,13 @@ impl EditorPopup {
                 theme.title,
             ))
             .title_bottom(Line::styled(
-                format!(" {} ", keymap::hint_line(self.keymap())),
+                format!(
+                    " {} ",
+                    keymap::hint_line_within(
+                        self.keymap(),
+                        usize::from(area.width.saturating_sub(4))
+                    )
+                ),
                 theme.dim,
             ));
         let inner = block.inner(area);

@@ -217,12 +217,19 @@ impl GraphPane {
                         continue;
                     };
                     let selected = self.selected.as_deref() == Some(name.as_str());
-                    let st = status_style(t, n.status);
+                    // The engine waits before this node's step: it is
+                    // paused, whatever it was doing before.
+                    let paused = s.paused.as_ref().and_then(|p| p.node()) == Some(name.as_str());
+                    let st = if paused {
+                        t.warning
+                    } else {
+                        status_style(t, n.status)
+                    };
                     let differs = n
                         .last_run
                         .and_then(|id| ctx.reruns.get(&id))
                         .is_some_and(|m| m.differs());
-                    let label = n.status.label();
+                    let label = if paused { "paused" } else { n.status.label() };
                     let status = Span::styled(format!(" {label:<10}"), st);
                     let iteration = Span::styled(
                         match n.iteration() {
@@ -249,7 +256,17 @@ impl GraphPane {
                     };
                     let mut spans = vec![
                         Span::raw(if selected { "›" } else { " " }),
-                        Span::styled(format!(" {} ", status_symbol(n.status)), st),
+                        Span::styled(
+                            format!(
+                                " {} ",
+                                if paused {
+                                    "⏸"
+                                } else {
+                                    status_symbol(n.status)
+                                }
+                            ),
+                            st,
+                        ),
                         Span::styled(
                             format!("{name:<name_w$}"),
                             if selected { t.title } else { t.text },

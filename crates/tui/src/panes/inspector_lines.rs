@@ -269,10 +269,14 @@ fn pending_lines(state: &State, t: &Theme, width: usize, out: &mut Vec<Line<'sta
                 None => messages_lines("prompt", messages, t, width, out),
             }
         }
-        Some(Step::ModelCall { purpose }) => {
-            facts(vec![("for", purpose_words(purpose))], t, width, out);
+        Some(Step::ModelCall { purpose, again }) => {
+            let mut shown = vec![("for", purpose_words(purpose))];
+            if let Some(why) = again {
+                shown.push(("asked again", why.clone()));
+            }
+            facts(shown, t, width, out);
             note(
-                "the engine is paused before this call; its prompt is written once it goes on.",
+                "the engine is paused before this call; its prompt is written once it goes on. A reply cut off at the token limit is continued within this call, without another pause; any other call (asked again, or the other way) pauses on its own.",
                 t.text,
                 width,
                 out,
@@ -284,9 +288,13 @@ fn pending_lines(state: &State, t: &Theme, width: usize, out: &mut Vec<Line<'sta
                 out,
             );
         }
-        Some(Step::Run { .. } | Step::TestFix { .. } | Step::Review { .. }) | None => {
-            out.push(Line::styled("no model call waits", t.dim))
-        }
+        Some(
+            Step::Run { .. }
+            | Step::TestFix { .. }
+            | Step::Review { .. }
+            | Step::SuspectTest { .. },
+        )
+        | None => out.push(Line::styled("no model call waits", t.dim)),
     }
 }
 

@@ -1,8 +1,11 @@
 //! The readline meanings of the editing keys, everywhere a line is typed:
 //! Ctrl-U deletes to the start of the line, Ctrl-W the word before the
 //! cursor, Ctrl-H like Backspace; Ctrl-Z undoes in a text area (where the
-//! text area's own Ctrl-U would undo instead). One place, so the palette,
-//! the searches, the task editor and the editor popup agree.
+//! text area's own Ctrl-U would undo instead). In a text area, Ctrl-A
+//! selects all the text (what is typed, pasted or deleted next replaces
+//! it; Home goes to the line's start) and Ctrl-L clears it (Ctrl-Z brings
+//! it back). One place, so the palette, the searches, the task editor and
+//! the editor popup agree.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::TextArea;
@@ -41,9 +44,19 @@ pub(crate) fn textarea_key(area: &mut TextArea<'static>, key: KeyEvent) {
         area.delete_word();
     } else if ctrl(&key, 'z') {
         area.undo();
+    } else if ctrl(&key, 'a') {
+        area.select_all();
+    } else if ctrl(&key, 'l') {
+        clear(area);
     } else {
         area.input(key);
     }
+}
+
+/// All the text of `area` deleted, as one edit Ctrl-Z undoes.
+pub(crate) fn clear(area: &mut TextArea<'static>) {
+    area.select_all();
+    area.delete_char();
 }
 
 #[cfg(test)]
@@ -81,5 +94,25 @@ mod tests {
         assert_eq!(area.lines(), ["first line", ""]);
         textarea_key(&mut area, key(KeyCode::Char('z'), KeyModifiers::CONTROL));
         assert_eq!(area.lines()[1], "count the ", "Ctrl-Z undoes");
+    }
+
+    /// Forty wrong lines replaced in two keys and a paste, not thousands
+    /// of Backspaces (issue 42).
+    #[test]
+    fn ctrl_a_selects_all_the_text_what_is_typed_replaces_it_and_ctrl_l_clears_it() {
+        let wrong: Vec<String> = (0..40).map(|i| format!("assert f({i}) == {i}")).collect();
+        let mut area = TextArea::new(wrong.clone());
+        textarea_key(&mut area, key(KeyCode::Char('a'), KeyModifiers::CONTROL));
+        textarea_key(&mut area, key(KeyCode::Char('x'), KeyModifiers::NONE));
+        assert_eq!(area.lines(), ["x"], "typing replaced the selection");
+        area.select_all();
+        area.insert_str("def test_f():\n    assert f(1) == 2");
+        assert_eq!(area.lines(), ["def test_f():", "    assert f(1) == 2"]);
+
+        let mut area = TextArea::new(wrong.clone());
+        textarea_key(&mut area, key(KeyCode::Char('l'), KeyModifiers::CONTROL));
+        assert_eq!(area.lines(), [""], "Ctrl-L cleared it");
+        textarea_key(&mut area, key(KeyCode::Char('z'), KeyModifiers::CONTROL));
+        assert_eq!(area.lines(), wrong.as_slice(), "Ctrl-Z brings it back");
     }
 }

@@ -193,6 +193,7 @@ impl LineageView {
                 Some(SessionResult::Failed | SessionResult::NoPlan) => ("✗", t.error),
                 Some(SessionResult::Cancelled) => ("■", t.warning),
                 Some(SessionResult::DidNotFinish) => ("…", t.warning),
+                Some(SessionResult::Running) => ("▶", t.running),
                 None => ("?", t.dim),
             };
             let here = i == self.selected;

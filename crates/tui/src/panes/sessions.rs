@@ -163,6 +163,7 @@ impl SessionList {
                 SessionResult::Failed | SessionResult::NoPlan => ("✗", t.error),
                 SessionResult::Cancelled => ("■", t.warning),
                 SessionResult::DidNotFinish => ("…", t.warning),
+                SessionResult::Running => ("▶", t.running),
             };
             let when = s
                 .started_at
