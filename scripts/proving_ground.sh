@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The proving ground: `codeloop bench` on the easy problem set
-# (assets/easy/problems.jsonl) against the real small model,
-# SmolLM2-135M-Instruct, on llama.cpp's llama-server and on llama-cpp-python's
+# (assets/easy/problems.jsonl) against a real small model (--weights coder,
+# the default: Qwen2.5-Coder-0.5B-Instruct; --weights smollm2:
+# SmolLM2-135M-Instruct), on llama.cpp's llama-server and on llama-cpp-python's
 # server, each configuration in turn, and a Markdown page (BENCHMARKS.md) of
 # what it measured: per server and configuration, first try, after repair,
 # fresh starts, calls and the wasted ones, tokens, time to first token, the
@@ -14,7 +15,11 @@
 #       [--configs base,candidates,review,candidates+review] [--limit N]
 #       [--out DIR] [--page FILE] [--bin CODELOOP] [--problems FILE]
 #       [--llama-server-url URL] [--llama-cpp-python-url URL] [--model NAME]
-#       [--ctx N] [--threads N] [-- EXTRA BENCH ARGS]
+#       [--ctx N] [--threads N] [--weights coder|smollm2] [-- EXTRA BENCH ARGS]
+#
+# bench's own default feedback holds: the loop works from the docstring's
+# examples and the model's own tests, the hidden tests only judge; pass
+# `-- --feedback hidden` for the oracle setting (named so on the page).
 #
 # By default the script builds codeloop (release) and starts each server
 # itself, one at a time, with the end-to-end tests' model and flags
@@ -61,6 +66,7 @@ bin="${PROVING_GROUND_BIN:-}"
 llama_server_url="${PROVING_GROUND_LLAMA_SERVER_URL:-}"
 llama_cpp_python_url="${PROVING_GROUND_LLAMA_CPP_PYTHON_URL:-}"
 model="${PROVING_GROUND_MODEL:-}"
+weights="${PROVING_GROUND_WEIGHTS:-coder}"
 servers_given=""
 problems="$repo/assets/easy/problems.jsonl"
 ctx=4096
@@ -84,6 +90,7 @@ while [ $# -gt 0 ]; do
     --llama-server-url) llama_server_url="${2:?--llama-server-url needs a URL}"; shift 2 ;;
     --llama-cpp-python-url) llama_cpp_python_url="${2:?--llama-cpp-python-url needs a URL}"; shift 2 ;;
     --model) model="${2:?--model needs a name}"; shift 2 ;;
+    --weights) weights="${2:?--weights needs coder or smollm2}"; shift 2 ;;
     --configs) configs="${2:?--configs needs a list}"; shift 2 ;;
     --limit) limit="${2:?--limit needs a number}"; shift 2 ;;
     --out) out="${2:?--out needs a folder}"; shift 2 ;;
@@ -174,7 +181,11 @@ if [ ${#to_start[@]} -gt 0 ]; then
   get() { sed -n "s/^$1=//p" <<<"$installed" | head -n1; }
   llama_cpp_python="$(get LLAMA_CPP_PYTHON)"
   llama_server="$(get LLAMA_SERVER)"
-  gguf="$(get SMOLLM2_GGUF)"
+  case "$weights" in
+    coder) gguf="$(get CODER_GGUF)" ;;
+    smollm2) gguf="$(get SMOLLM2_GGUF)" ;;
+    *) die "--weights takes coder or smollm2, not $weights" ;;
+  esac
   [ -n "$gguf" ] && [ -n "$llama_server" ] && [ -n "$llama_cpp_python" ] \
     || die "scripts/real_servers.sh did not say where the servers and the model are: $installed"
 fi
@@ -221,7 +232,7 @@ start_server() {
   local kind="$1" port log
   port="$(free_port)"
   log="$out/$kind.server.log"
-  run_model="${model:-smollm2}"
+  run_model="${model:-$weights}"
   case "$kind" in
     llama-server)
       "$llama_server" --model "$gguf" --alias "$run_model" --host 127.0.0.1 --port "$port" \
@@ -450,9 +461,10 @@ for r in runs:
     servers.setdefault(r["kind"], r["served"])
 out.append(
     f"What `scripts/proving_ground.sh` measured: `codeloop bench` on {taken} of "
-    f"`{problems}` (their tests hidden from the model), one problem at a time, answered by "
+    f"`{problems}` (their tests hidden from the model, and, unless a run says ORACLE feedback, "
+    "never shown to the repairs either: they judge each version afterwards), one problem at a time, answered by "
     "the model on llama.cpp's `llama-server` and on llama-cpp-python's server, as listed below "
-    "(SmolLM2-135M-Instruct where the script started the server from `scripts/real_servers.sh`). "
+    "(the served file is named where the script started the server from `scripts/real_servers.sh`). "
     "Figures are over the problems "
     "measured (a problem whose model call failed is an error, left out). Wasted calls are calls whose "
     "reply was not used (stopped for looping, cut, failed, unusable or refused); time to first token "

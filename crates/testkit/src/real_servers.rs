@@ -26,8 +26,11 @@ pub struct Installed {
     pub llama_cpp_lib_path: PathBuf,
     /// llama.cpp's `llama-server` binary.
     pub llama_server: PathBuf,
-    /// The model file.
+    /// The model file: SmolLM2-135M-Instruct (tiny, fast, cannot really code).
     pub gguf: PathBuf,
+    /// Qwen2.5-Coder-0.5B-Instruct (Q4_K_M): a real coder model, seconds a
+    /// call on two cores.
+    pub coder_gguf: PathBuf,
 }
 
 /// The installed servers and model (installed at the first call of the run).
@@ -60,6 +63,7 @@ pub fn installed() -> &'static Installed {
             llama_cpp_lib_path: get("LLAMA_CPP_LIB_PATH"),
             llama_server: get("LLAMA_SERVER"),
             gguf: get("SMOLLM2_GGUF"),
+            coder_gguf: get("CODER_GGUF"),
         }
     })
 }
@@ -100,6 +104,15 @@ impl RealServer {
 
     /// Start `kind` on `port` of 127.0.0.1 (which must be free).
     pub fn start_on(kind: Kind, n_ctx: u32, port: u16) -> RealServer {
+        RealServer::start_model(kind, n_ctx, port, &installed().gguf)
+    }
+
+    /// Start `kind` serving the coder model (under the name `MODEL` too).
+    pub fn start_coder(kind: Kind, n_ctx: u32) -> RealServer {
+        RealServer::start_model(kind, n_ctx, free_port(), &installed().coder_gguf)
+    }
+
+    fn start_model(kind: Kind, n_ctx: u32, port: u16, gguf: &Path) -> RealServer {
         let installed = installed();
         let log = std::env::temp_dir().join(format!("codeloop-real-{kind:?}-{port}.log"));
         let log_file = std::fs::File::create(&log).unwrap();
@@ -108,7 +121,7 @@ impl RealServer {
                 let mut c = Command::new(&installed.llama_cpp_python);
                 c.env("LLAMA_CPP_LIB_PATH", &installed.llama_cpp_lib_path)
                     .args(["-m", "llama_cpp.server", "--model"])
-                    .arg(&installed.gguf)
+                    .arg(gguf)
                     .args(["--model_alias", MODEL, "--host", "127.0.0.1"])
                     .args(["--port", &port.to_string()])
                     .args(["--n_ctx", &n_ctx.to_string()]);
@@ -117,7 +130,7 @@ impl RealServer {
             Kind::LlamaServer => {
                 let mut c = Command::new(&installed.llama_server);
                 c.arg("--model")
-                    .arg(&installed.gguf)
+                    .arg(gguf)
                     .args(["--alias", MODEL, "--host", "127.0.0.1"])
                     .args(["--port", &port.to_string()])
                     .args(["--ctx-size", &n_ctx.to_string()])
