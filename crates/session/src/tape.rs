@@ -57,6 +57,14 @@ pub enum TapeError {
         bytes: usize,
     },
     #[error(
+        "{path} is refused: its record {seq} {what}. A tape codeloop wrote never holds that: it was changed, or made to write or read files where whoever opens it did not ask (a session handed over by someone else?). Do not open it; ask for the session again, or if you edited the tape yourself, undo that"
+    )]
+    Unsafe {
+        path: PathBuf,
+        seq: u64,
+        what: String,
+    },
+    #[error(
         "{path} is being written by another codeloop (the session is live there): wait for it to end, or cancel it there, then try again"
     )]
     Busy { path: PathBuf },
@@ -266,11 +274,33 @@ pub fn read_tape(path: &Path) -> Result<TapeContents, TapeError> {
         path: path.to_path_buf(),
         source,
     })?;
-    parse_tape(&bytes, path)
+    let contents = parse_records(&bytes, path)?;
+    checked(&contents.records, path, path.parent())?;
+    Ok(contents)
 }
 
-/// Parse a tape held in memory (e.g. a bundled demo); `label` names it in errors.
+/// `records` as `tape_check` finds them; `dir`: the folder they were read from.
+pub(crate) fn checked(
+    records: &[Record],
+    path: &Path,
+    dir: Option<&Path>,
+) -> Result<(), TapeError> {
+    crate::tape_check::check(records, dir).map_err(|u| TapeError::Unsafe {
+        path: path.to_path_buf(),
+        seq: u.seq,
+        what: u.what,
+    })
+}
+
+/// Parse a tape held in memory (e.g. a bundled demo); `label` names it in
+/// errors. Its names are checked as a read tape's are (no folder to look at).
 pub fn parse_tape(bytes: &[u8], label: &Path) -> Result<TapeContents, TapeError> {
+    let contents = parse_records(bytes, label)?;
+    checked(&contents.records, label, None)?;
+    Ok(contents)
+}
+
+fn parse_records(bytes: &[u8], label: &Path) -> Result<TapeContents, TapeError> {
     let mut lines = LineReader::new(label);
     // Room for about as many records as the first lines say there are (a
     // record is a few hundred bytes: a long tape's list is not copied as it grows).

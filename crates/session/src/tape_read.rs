@@ -286,6 +286,8 @@ impl TapeStream {
                 records.push(r);
             }
         }
+        let path = &self.lines.label;
+        crate::tape::checked(&records, path, path.parent())?;
         Ok(records)
     }
 
