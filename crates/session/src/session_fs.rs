@@ -284,6 +284,25 @@ impl Folder {
     }
 }
 
+/// The regular file at `path`, opened to read: refused when its last step
+/// is a link, or it is a FIFO or a device; the open never waits. For a
+/// file a view reads from a session folder by a path it already holds.
+pub fn open_no_link(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY).bits() as i32)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
+                refused(path, "is a symbolic link")
+            } else {
+                with_path(path, e)
+            }
+        })?;
+    regular(file, path)
+}
+
 /// The file itself, when it is a regular one.
 fn regular(file: File, path: &Path) -> io::Result<File> {
     let meta = file.metadata().map_err(|e| with_path(path, e))?;

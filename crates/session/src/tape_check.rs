@@ -21,7 +21,7 @@
 
 use std::path::Path;
 
-use super::event::{Event, Record};
+use super::event::{Event, InputFile, Record};
 use super::plan::is_python_identifier;
 use super::session_fs::plain_name;
 
@@ -96,6 +96,41 @@ fn check_record(r: &Record, dir: Option<&Path>) -> Result<(), String> {
             }
         }
         _ => {}
+    }
+    Ok(())
+}
+
+/// Whether the file at `input.source_path` is still the one the tape
+/// describes: its size and its first lines (the tape's `preview`, made as
+/// the engine makes it: the first 8 lines of its first 2 KB, or a note
+/// that it is binary). A tape names a path on the machine it was made on:
+/// one handed over could name the reader's `~/.ssh/id_ed25519`, and a
+/// resume or an export would copy it beside a program the tape wrote.
+/// Only a file whose size and start the tape already holds is read.
+pub fn input_matches(input: &InputFile) -> Result<(), String> {
+    use std::io::Read;
+    let path = Path::new(&input.source_path);
+    let differs = |what: &str| {
+        format!(
+            "the input file {} is not the one the session recorded ({what}): attach it again, or copy the right one to {}",
+            input.name, input.source_path
+        )
+    };
+    let file = crate::session_fs::Folder::open(path.parent().unwrap_or(Path::new("/")))
+        .and_then(|d| d.open_file(path.file_name().and_then(|n| n.to_str()).unwrap_or("")))
+        .map_err(|e| format!("the input file {} cannot be read: {e}", input.name))?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(u64::MAX);
+    if size != input.size_bytes {
+        return Err(differs(&format!("{size} bytes, not {}", input.size_bytes)));
+    }
+    let mut head = Vec::with_capacity(2048);
+    let _ = file.take(2048).read_to_end(&mut head);
+    let preview = match std::str::from_utf8(&head) {
+        Ok(text) if !head.contains(&0) => text.lines().take(8).collect::<Vec<_>>().join("\n"),
+        _ => format!("(binary, {} bytes)", input.size_bytes),
+    };
+    if preview != input.preview {
+        return Err(differs("its first lines differ"));
     }
     Ok(())
 }

@@ -253,7 +253,7 @@ impl TapeStream {
             path: path.to_path_buf(),
             source,
         };
-        let file = File::open(path).map_err(read_err)?;
+        let file = crate::tape::open_to_read(path).map_err(read_err)?;
         let total = file.metadata().map_err(read_err)?.len();
         Ok(TapeStream {
             file: BufReader::with_capacity(READ_BUFFER, file),

@@ -19,7 +19,7 @@ use anyhow::Context;
 use super::ui::load_tape;
 use crate::config::Config;
 use crate::engine::runs;
-use crate::session::{State, report};
+use crate::session::{State, report, session_fs};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Format {
@@ -218,12 +218,12 @@ pub(crate) fn file_stem(session_id: &str) -> String {
     }
 }
 
+/// Write the file the person named (a folder they named is made when
+/// missing, private); the file itself is never written through a link or
+/// into a FIFO planted there (`session_fs::write_named`).
 fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create the folder {}", parent.display()))?;
-    }
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+    session_fs::write_named(path, text.as_bytes(), session_fs::PRIVATE_FILE)
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// The program as it was assembled, or as the nodes' latest code assembles now.
@@ -246,13 +246,27 @@ fn write_python(state: &State, path: &Path) -> anyhow::Result<()> {
     if path.extension().is_some_and(|e| e == "py") {
         return write_file(path, &single_file(state, &program));
     }
-    write_file(&path.join(format!("{}.py", runs::PROGRAM)), &program)?;
+    // Every name joined to the folder is one plain name (a node called
+    // `../../x` was refused when the tape was read; this is the second look).
+    let folder = session_fs::Folder::create(path)
+        .with_context(|| format!("cannot create the folder {}", path.display()))?;
+    let put = |file: &str, bytes: &[u8]| {
+        folder
+            .write(file, bytes, session_fs::PRIVATE_FILE)
+            .with_context(|| format!("cannot write {file} into {}", path.display()))
+    };
+    put(&format!("{}.py", runs::PROGRAM), program.as_bytes())?;
     for (file, text) in runs::program_tests(state) {
-        write_file(&path.join(file), &text)?;
+        put(&file, text.as_bytes())?;
     }
     for input in &state.inputs {
-        let to = path.join(&input.name);
-        std::fs::copy(&input.source_path, &to).with_context(|| {
+        // Only the file the tape describes (a tape handed over may name
+        // one of the reader's own files).
+        let copied = crate::session::tape_check::input_matches(input)
+            .map_err(anyhow::Error::msg)
+            .and_then(|()| std::fs::read(&input.source_path).map_err(anyhow::Error::from))
+            .and_then(|bytes| put(&input.name, &bytes));
+        copied.with_context(|| {
             format!(
                 "the program and its tests are in {}, but the input file {} could not be copied beside them from {} (they read it): copy it there yourself",
                 path.display(),
