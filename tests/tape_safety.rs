@@ -590,3 +590,172 @@ s.serve_forever()
         assert!(!control, "a control character {c:?} at {i}: {text:?}");
     }
 }
+
+/// The sales demo's session, handed over with its input's path changed to
+/// `path` (and its name to `name`).
+fn sales_naming(data: &Path, to: &Path, name: &str, path: &Path) -> PathBuf {
+    let rec = record(data, &[("sales", &[])]);
+    let session = rec.sessions[0].dir.clone();
+    handed(&session, to, |tape| {
+        let mut lines: Vec<String> = tape.lines().map(str::to_string).collect();
+        let mut first: serde_json::Value = serde_json::from_str(&lines[0]).unwrap();
+        first["inputs"][0]["name"] = name.into();
+        first["inputs"][0]["source_path"] = path.to_str().unwrap().into();
+        lines[0] = first.to_string();
+        lines.join("\n") + "\n"
+    })
+}
+
+#[test]
+fn an_input_the_tape_names_is_read_only_while_it_is_the_file_the_tape_describes() {
+    let data = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let secret = work.path().join("id_ed25519");
+    std::fs::write(
+        &secret,
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nTHE-READERS-KEY\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let folder = sales_naming(
+        data.path(),
+        &work.path().join("handed"),
+        "sales.csv",
+        &secret,
+    );
+    let review = work.path().join("review");
+    let out = codeloop_in(
+        data.path(),
+        work.path(),
+        &[
+            "export",
+            folder.to_str().unwrap(),
+            "--format",
+            "py",
+            "-o",
+            review.to_str().unwrap(),
+        ],
+    );
+    assert_refused(
+        &out,
+        &["is not the one the session recorded", "bytes, not 214"],
+    );
+    assert!(!review.join("sales.csv").exists(), "the key was not copied");
+    // A resume's runs go without it, and say so.
+    let folder2 = {
+        let to = work.path().join("handed2");
+        let cut = std::fs::read_to_string(folder.join("tape.jsonl")).unwrap();
+        let at = cut.find("\"type\":\"run_started\"").unwrap();
+        let start = cut[..at].rfind('\n').unwrap() + 1;
+        std::fs::create_dir_all(&to).unwrap();
+        std::fs::write(to.join("tape.jsonl"), &cut[..start]).unwrap();
+        to
+    };
+    let out = codeloop_in(
+        data.path(),
+        work.path(),
+        &["resume", folder2.to_str().unwrap(), "--demo", "sales"],
+    );
+    assert!(
+        stderr(&out).contains("is not the one the session recorded (")
+            && stderr(&out).contains("the runs go on without it"),
+        "{}",
+        stderr(&out)
+    );
+    let tape = std::fs::read_to_string(folder2.join("tape.jsonl")).unwrap();
+    assert!(!tape.contains("THE-READERS-KEY"), "no run read the key");
+    // An input named as a path is refused when the tape is read.
+    let named = sales_naming(
+        data.path(),
+        &work.path().join("named"),
+        "../../x.csv",
+        &secret,
+    );
+    let out = codeloop_in(
+        data.path(),
+        work.path(),
+        &[
+            "export",
+            named.to_str().unwrap(),
+            "--format",
+            "py",
+            "-o",
+            review.to_str().unwrap(),
+        ],
+    );
+    assert_refused(
+        &out,
+        &["is refused", "names an input file", "a path, not one name"],
+    );
+}
+
+#[test]
+fn a_fork_handed_over_draws_no_lineage_from_the_readers_own_sessions() {
+    // The reader's own session, private, in their sessions folder.
+    let reader = tempfile::tempdir().unwrap();
+    let mine = record(reader.path(), &[("collatz", &[])]).sessions[0].clone();
+    // Someone else's fork, handed over, claiming the reader's session as
+    // its parent (by id and by the path of its tape).
+    let theirs = tempfile::tempdir().unwrap();
+    let parent = recorded(theirs.path());
+    let out = codeloop(
+        theirs.path(),
+        &[
+            "resume",
+            parent.to_str().unwrap(),
+            "--at",
+            "20",
+            "--demo",
+            "wordfreq",
+        ],
+    );
+    assert!(
+        out.status.success() || out.status.code() == Some(1),
+        "{}",
+        stderr(&out)
+    );
+    let fork = std::fs::read_dir(theirs.path().join("sessions"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| *p != parent)
+        .unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let parent_id = parent.file_name().unwrap().to_str().unwrap().to_string();
+    let their_tape = parent.join("tape.jsonl");
+    let folder = handed(&fork, &work.path().join("handed/evil"), |t| {
+        t.replace(&parent_id, &mine.id).replace(
+            their_tape.to_str().unwrap(),
+            mine.dir.join("tape.jsonl").to_str().unwrap(),
+        )
+    });
+    let page = work.path().join("out/page.html");
+    let out = codeloop_in(
+        reader.path(),
+        work.path(),
+        &[
+            "export",
+            folder.to_str().unwrap(),
+            "--format",
+            "html",
+            "-o",
+            page.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out).lines().count(),
+        1,
+        "one page: {}",
+        stdout(&out)
+    );
+    let pages: Vec<PathBuf> = everything(&work.path().join("out"));
+    assert_eq!(pages, std::slice::from_ref(&page));
+    let mine_task = sessions_support::codeloop(reader.path(), &["sessions", "--json"]);
+    let list: Vec<serde_json::Value> = serde_json::from_slice(&mine_task.stdout).unwrap();
+    let task = list[0]["task"].as_str().unwrap();
+    assert!(
+        !std::fs::read_to_string(&page).unwrap().contains(task),
+        "the reader's task is not on the page"
+    );
+}

@@ -85,14 +85,15 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         .clone()
         .unwrap_or_else(|| default_path(&state, args.format));
     if args.format == Format::Html {
-        let written = write_html(
-            &state,
-            &contents.records,
-            &source,
-            &path,
-            &config.sessions_dir(),
-            naming,
-        )?;
+        // The lineage comes from the sessions beside this one (the
+        // sessions folder, for a session in it): a session handed over
+        // and exported from elsewhere draws none of the reader's own.
+        let beside = Path::new(&source)
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| config.sessions_dir());
+        let written = write_html(&state, &contents.records, &source, &path, &beside, naming)?;
         for page in written {
             println!("{}", page.display());
         }
@@ -141,10 +142,15 @@ fn write_html(
     sessions_dir: &Path,
     naming: html::Naming,
 ) -> anyhow::Result<Vec<PathBuf>> {
-    let sessions = crate::session::index::list(sessions_dir)
-        .map(|l| l.sessions)
-        .unwrap_or_default();
     let tape = Path::new(source);
+    // This session is `state` (its folder, renamed when handed over, is
+    // listed under another id: not a branch of its own).
+    let sessions: Vec<_> = crate::session::index::list(sessions_dir)
+        .map(|l| l.sessions)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| Some(s.dir.as_path()) != tape.parent())
+        .collect();
     let tape = tape.is_file().then_some(tape);
     let Some(tree) = lineage::collect(state, records, tape, &sessions) else {
         write_file(path, &html::page_with(state, source, "", naming))?;
