@@ -62,9 +62,36 @@ fn to_stdout(bytes: &[u8]) -> std::io::Result<()> {
     }
 }
 
+/// Each page as `clap_mangen::generate_to` names it, but written through
+/// `session_fs`: a page's name in DIR that is a link (to a file of the
+/// person's) or a FIFO (which would hang the write) planted in a shared
+/// folder is refused, never followed nor waited on; each page is written
+/// whole and renamed into place, readable by all (0644: man pages are).
 fn write_pages(command: clap::Command, dir: &Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir)
+    fn pages(command: clap::Command, out: &mut Vec<(String, Vec<u8>)>) -> std::io::Result<()> {
+        for sub in command
+            .get_subcommands()
+            .filter(|s| !s.is_hide_set())
+            .cloned()
+        {
+            pages(sub, out)?;
+        }
+        let man = clap_mangen::Man::new(command);
+        let mut page = Vec::new();
+        man.render(&mut page)?;
+        out.push((man.get_filename(), page));
+        Ok(())
+    }
+    let folder = crate::session::session_fs::Folder::create(dir)
         .with_context(|| format!("cannot create the folder {}", dir.display()))?;
-    clap_mangen::generate_to(command, dir)
-        .with_context(|| format!("cannot write the man pages into {}", dir.display()))
+    let mut command = command.disable_help_subcommand(true);
+    command.build();
+    let mut all = Vec::new();
+    pages(command, &mut all).context("cannot make the man pages")?;
+    for (name, page) in all {
+        folder
+            .write(&name, &page, 0o644)
+            .with_context(|| format!("cannot write the man pages into {}", dir.display()))?;
+    }
+    Ok(())
 }

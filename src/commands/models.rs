@@ -33,7 +33,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
             Ok(several) => {
                 print_probed(&several.probed);
                 let first = several.servers().first().map(|s| s.base_url.clone());
-                println!(
+                say!(
                     "{} model servers answer: choose one with --base-url (`codeloop models --base-url {}` tells what it takes)",
                     several.servers().len(),
                     first.as_deref().unwrap_or("URL")
@@ -95,7 +95,8 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
 }
 
 /// What each local port answered, one line a port (nothing when they were
-/// not asked: a server or profile is configured).
+/// not asked: a server or profile is configured). What a server said (its
+/// model ids, its name, why it is no model server) is never printed raw.
 fn print_probed(probed: &[Probe]) {
     if probed.is_empty() {
         return;
@@ -114,7 +115,7 @@ fn print_probed(probed: &[Probe]) {
             Probe::NotAModelServer { why, .. } => format!("not a model server: {why}"),
             Probe::AnotherUser { base_url, stranger } => stranger_words(base_url, stranger),
         };
-        println!("  {:width$}  {said}", probe.base_url());
+        say!("  {:width$}  {said}", probe.base_url());
     }
 }
 

@@ -146,6 +146,14 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     };
     let commands = changes(&args)?;
     check_nodes(&commands, &state)?;
+    // A tape names its inputs by paths on the machine it was made on: one
+    // that is not the file the tape describes is left out of the runs.
+    for input in &state.inputs {
+        if let Err(why) = crate::session::tape_check::input_matches(input) {
+            let line = format!("codeloop: {why}; the runs go on without it");
+            eprintln!("{}", crate::protocol::sanitize::for_terminal(&line));
+        }
+    }
     let chosen =
         args.model.base_url.is_some() || args.model.demo.is_some() || args.model.scripted.is_some();
     let model_args = if chosen {

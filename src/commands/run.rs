@@ -255,6 +255,7 @@ fn setup(args: &Args, config: &Config, selected: &Selected) -> anyhow::Result<En
 /// `head`) must not stop the session.
 pub(crate) fn print_json(record: &crate::session::Record) {
     if let Ok(line) = serde_json::to_string(record) {
+        let line = crate::protocol::sanitize::for_json(&line);
         let _ = writeln!(std::io::stdout().lock(), "{line}");
     }
 }

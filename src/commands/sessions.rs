@@ -31,8 +31,10 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     }
     let mut out = std::io::stdout().lock();
     if args.json {
-        serde_json::to_writer_pretty(&mut out, &listing.sessions)?;
-        writeln!(out)?;
+        // Tasks and models come from the tapes: C1 controls escaped too
+        // (serde_json escapes only C0), so a terminal showing it is safe.
+        let json = serde_json::to_string_pretty(&listing.sessions)?;
+        writeln!(out, "{}", crate::protocol::sanitize::for_json(&json))?;
         return Ok(0);
     }
     if listing.sessions.is_empty() {

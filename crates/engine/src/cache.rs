@@ -53,14 +53,14 @@ pub(crate) fn load(dir: &Path, key: &str) -> Option<Solved> {
 }
 
 /// Store a solution (written to a temporary file and renamed, so a reader
-/// never sees half of one).
+/// never sees half of one), private, never through a link (`session_fs`).
 pub(crate) fn store(dir: &Path, key: &str, solved: &Solved) -> std::io::Result<()> {
-    let path = path_of(dir, key);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    let tmp = path.with_extension("json.tmp");
     let text = serde_json::to_vec_pretty(solved).map_err(std::io::Error::other)?;
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(tmp, path)
+    let rel = Path::new("solved").join(format!("{key}.json"));
+    codeloop_session::session_fs::write_inside(
+        dir,
+        &rel,
+        &text,
+        codeloop_session::session_fs::PRIVATE_FILE,
+    )
 }

@@ -15,6 +15,7 @@ use super::steering::{GateAnswer, Steering};
 use super::{EngineOptions, EngineSetup, GivenPlan};
 use codeloop_llm::ChatModel;
 use codeloop_sandbox::Sandbox;
+use codeloop_session::session_fs::Folder;
 use codeloop_session::{
     Command, ConfigSummary, Event, FinalResult, InputFile, NodeStatus, NodeStatusEvent,
     NoticeEvent, NoticeLevel, Record, SessionStartedEvent, State, TAPE_VERSION, TapeError,
@@ -280,13 +281,17 @@ pub(crate) fn config_summary(
     }
 }
 
-/// Create a session folder and its subfolders (logs, code, tests).
+/// Create a session folder and its subfolders (logs, code, tests), each
+/// private (0700, whatever the umask); one that is a link is refused
+/// (`session_fs`).
 pub(crate) fn make_session_dir(dir: &Path) -> Result<(), EngineError> {
-    for sub in ["", "logs", "code", "tests"] {
-        std::fs::create_dir_all(dir.join(sub)).map_err(|source| EngineError::SessionDir {
-            path: dir.to_path_buf(),
-            source,
-        })?;
+    let err = |source| EngineError::SessionDir {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let folder = Folder::create(dir).map_err(err)?;
+    for sub in ["logs", "code", "tests"] {
+        folder.sub(sub, true).map_err(err)?;
     }
     Ok(())
 }

@@ -13,6 +13,7 @@ use super::runs::{self, PreparedRun};
 use codeloop_protocol::Location;
 use codeloop_sandbox::check::{self, CheckInput};
 use codeloop_sandbox::{ExecError, Limits, OutputChunk};
+use codeloop_session::session_fs::Folder;
 use codeloop_session::{
     CheckEvent, CodeEvent, CodeSource, Event, Finding, NoticeLevel, OutputEvent, RunFinishedEvent,
     RunKind, RunRecord, RunStartedEvent, State, TapeError,
@@ -152,7 +153,19 @@ impl Core {
         let mut spec = prepared.spec.clone();
         spec.collect_images = true;
         let log = self.dir.join("logs").join(format!("run-{run_id}.log"));
-        spec.log_path = Some(log.clone());
+        // Made here, private, refused when `logs/` or the file is a link or
+        // a FIFO planted in a session folder handed over (`session_fs`);
+        // the sandbox opens what is there without following a link.
+        match made_log(&self.dir, run_id) {
+            Ok(()) => spec.log_path = Some(log.clone()),
+            Err(e) => {
+                self.notice(
+                    NoticeLevel::Warning,
+                    format!("run {run_id} keeps no full output log: {e}"),
+                )
+                .await?;
+            }
+        }
         let (tx, rx) = mpsc::channel::<OutputChunk>(256);
         let forward = self.forward_output(run_id, rx, &log);
         let run = self.sandbox.run(spec, Some(tx), self.cancel.child_token());
@@ -212,6 +225,14 @@ impl Core {
         }
         Ok(())
     }
+}
+
+/// `logs/run-N.log` in the session folder `dir`, made empty and private.
+fn made_log(dir: &Path, run_id: u64) -> std::io::Result<()> {
+    Folder::open(dir)?
+        .sub("logs", true)?
+        .create_file(&format!("run-{run_id}.log"))
+        .map(drop)
 }
 
 /// The record of a run the sandbox could not make (or that was cancelled),

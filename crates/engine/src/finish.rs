@@ -11,6 +11,7 @@ use super::context::{Core, EngineError, Stop};
 use super::runs;
 use super::steering::GateAnswer;
 use codeloop_protocol::Location;
+use codeloop_session::session_fs::{Folder, PRIVATE_FILE};
 use codeloop_session::{
     Event, FinalResult, FinishedEvent, LocalizedEvent, NodeStatus, NoticeLevel, ProgramEvent,
     ProgramOutput, ProgramOutputEvent, RunKind, State, Step, TapeError,
@@ -376,10 +377,14 @@ impl Core {
             .clone()
             .unwrap_or_else(|| self.dir.join("out"));
         let write = || -> std::io::Result<()> {
-            std::fs::create_dir_all(&dir)?;
-            std::fs::write(dir.join(format!("{}.py", runs::PROGRAM)), program)?;
+            let out = self.out_folder()?;
+            out.write(
+                &format!("{}.py", runs::PROGRAM),
+                program.as_bytes(),
+                PRIVATE_FILE,
+            )?;
             for (file, text) in tests {
-                std::fs::write(dir.join(file), text)?;
+                out.write(file, text.as_bytes(), PRIVATE_FILE)?;
             }
             Ok(())
         };
@@ -398,10 +403,26 @@ impl Core {
     async fn write_report(&self, dir: &std::path::Path) -> Result<(), String> {
         let report = self.read(codeloop_session::report::markdown);
         let path = dir.join("report.md");
-        std::fs::write(&path, report).map_err(|e| {
+        let written = self
+            .out_folder()
+            .and_then(|out| out.write("report.md", report.as_bytes(), PRIVATE_FILE));
+        written.map_err(|e| {
             // After `Finished`: said here, not on the tape.
             format!("could not write the report to {}: {e}", path.display())
         })
+    }
+}
+
+impl Core {
+    /// Where the program, its tests and the report go: the folder the
+    /// person named (`--out`), or `out/` in the session folder, which is
+    /// refused when it is a link (a session folder handed over may hold
+    /// one); no file there is written through a link either.
+    fn out_folder(&self) -> std::io::Result<Folder> {
+        match &self.opts.output_dir {
+            Some(dir) => Folder::create(dir),
+            None => Folder::open(&self.dir)?.sub("out", true),
+        }
     }
 }
 

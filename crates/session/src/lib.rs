@@ -21,10 +21,12 @@ mod repairs;
 pub mod report;
 pub mod review;
 mod segments;
+pub mod session_fs;
 pub mod state;
 mod steering;
 pub mod story;
 mod tape;
+pub mod tape_check;
 mod tape_read;
 
 pub use call_figures::{CallFigure, Waste};

@@ -74,14 +74,20 @@ pub fn collect(
                     id: bid,
                 }
             } else {
-                // The parent's tape named by this session's fork, when the
-                // index does not hold the parent.
+                // When the index does not hold the parent: its folder beside
+                // this session's, by the parent's id. Never the path the
+                // tape names (`parent_tape`): a tape handed over could name
+                // any tape of the reader's, whose page would go beside this
+                // one's for others to read.
                 let tape = by_id.get(bid.as_str()).map(|s| s.tape()).or_else(|| {
+                    let beside = tape?.parent()?.parent()?;
                     state
                         .parent
                         .as_ref()
                         .filter(|p| p.session_id == bid)
-                        .map(|p| PathBuf::from(&p.tape))
+                        .and_then(|p| crate::session_fs::plain_name(&p.session_id).ok())
+                        .map(|id| beside.join(id).join("tape.jsonl"))
+                        .filter(|t| t.is_file())
                 });
                 let parent = parent_of.get(&bid).cloned();
                 read_branch(bid, parent, tape)

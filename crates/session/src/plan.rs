@@ -241,7 +241,7 @@ const PYTHON_KEYWORDS: [&str; 35] = [
 
 /// A name Python accepts as an identifier (PEP 3131: XID_Start or `_`, then
 /// XID_Continue), so `zähle_wörter` is a function name and `2x` or `def` are not.
-fn is_python_identifier(name: &str) -> bool {
+pub(crate) fn is_python_identifier(name: &str) -> bool {
     let mut chars = name.chars();
     matches!(chars.next(), Some(c) if c == '_' || unicode_ident::is_xid_start(c))
         && chars.all(unicode_ident::is_xid_continue)

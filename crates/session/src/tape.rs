@@ -7,8 +7,13 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// Opened neither through a symbolic link nor waiting on a FIFO.
+const NO_LINK: i32 =
+    rustix::fs::OFlags::NOFOLLOW.bits() as i32 | rustix::fs::OFlags::NONBLOCK.bits() as i32;
 
 use super::event::{Event, Record};
 use super::tape_read::{LineReader, damage_report};
@@ -57,6 +62,14 @@ pub enum TapeError {
         bytes: usize,
     },
     #[error(
+        "{path} is refused: its record {seq} {what}. A session codeloop recorded never holds that: it was changed, or made to write or read files where whoever opens it did not ask (a session handed over by someone else?). Do not open it; ask for the session again, or if you edited the tape yourself, undo that"
+    )]
+    Unsafe {
+        path: PathBuf,
+        seq: u64,
+        what: String,
+    },
+    #[error(
         "{path} is being written by another codeloop (the session is live there): wait for it to end, or cancel it there, then try again"
     )]
     Busy { path: PathBuf },
@@ -75,9 +88,12 @@ pub struct TapeWriter {
 impl TapeWriter {
     /// Create a new tape (fails if it exists, so nothing is overwritten).
     pub fn create(path: &Path) -> Result<Self, TapeError> {
+        // Private whatever the umask, and never through a link.
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)
+            .mode(crate::session_fs::PRIVATE_FILE)
+            .custom_flags(NO_LINK)
             .open(path)
             .map_err(|source| TapeError::Open {
                 path: path.to_path_buf(),
@@ -87,6 +103,9 @@ impl TapeWriter {
         // resume cannot append to a tape a live session is writing. A file
         // system without locks goes without.
         lock(&file);
+        let _ = file.set_permissions(std::fs::Permissions::from_mode(
+            crate::session_fs::PRIVATE_FILE,
+        ));
         Ok(TapeWriter {
             path: path.to_path_buf(),
             out: BufWriter::new(file),
@@ -105,11 +124,19 @@ impl TapeWriter {
             path: path.to_path_buf(),
             source,
         };
+        // A tape planted as a link (to another of the person's files) or
+        // a FIFO in a session folder handed over is not appended to.
         let file = OpenOptions::new()
             .read(true)
             .write(true)
+            .custom_flags(NO_LINK)
             .open(path)
             .map_err(open_err)?;
+        if !file.metadata().map_err(open_err)?.is_file() {
+            return Err(open_err(std::io::Error::other(
+                "it is not a regular file: remove it, or open the session's tape itself",
+            )));
+        }
         if !lock(&file) {
             return Err(TapeError::Busy {
                 path: path.to_path_buf(),
@@ -271,15 +298,65 @@ impl TapeContents {
 /// readable is kept. A tape written by a newer codeloop (a higher format
 /// version) is refused: its events may not mean what this one thinks.
 pub fn read_tape(path: &Path) -> Result<TapeContents, TapeError> {
-    let bytes = std::fs::read(path).map_err(|source| TapeError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    parse_tape(&bytes, path)
+    let mut bytes = Vec::new();
+    open_to_read(path)
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .map_err(|source| TapeError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let contents = parse_records(&bytes, path)?;
+    checked(&contents.records, path, path.parent())?;
+    Ok(contents)
 }
 
-/// Parse a tape held in memory (e.g. a bundled demo); `label` names it in errors.
+/// A tape opened to read: a regular file, not reached through a symbolic
+/// link at its last step (a session folder handed over may hold
+/// `tape.jsonl` as a link to another of the reader's files), and a FIFO
+/// never waited on.
+pub(crate) fn open_to_read(path: &Path) -> std::io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(NO_LINK)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) {
+                std::io::Error::other(
+                    "it is a symbolic link, which codeloop does not follow to a tape: name the tape it points to",
+                )
+            } else {
+                e
+            }
+        })?;
+    if file.metadata()?.is_file() {
+        Ok(file)
+    } else {
+        Err(std::io::Error::other("it is not a regular file"))
+    }
+}
+
+/// `records` as `tape_check` finds them; `dir`: the folder they were read from.
+pub(crate) fn checked(
+    records: &[Record],
+    path: &Path,
+    dir: Option<&Path>,
+) -> Result<(), TapeError> {
+    crate::tape_check::check(records, dir).map_err(|u| TapeError::Unsafe {
+        path: path.to_path_buf(),
+        seq: u.seq,
+        what: u.what,
+    })
+}
+
+/// Parse a tape held in memory (e.g. a bundled demo); `label` names it in
+/// errors. Its names are checked as a read tape's are (no folder to look at).
 pub fn parse_tape(bytes: &[u8], label: &Path) -> Result<TapeContents, TapeError> {
+    let contents = parse_records(bytes, label)?;
+    checked(&contents.records, label, None)?;
+    Ok(contents)
+}
+
+fn parse_records(bytes: &[u8], label: &Path) -> Result<TapeContents, TapeError> {
     let mut lines = LineReader::new(label);
     // Room for about as many records as the first lines say there are (a
     // record is a few hundred bytes: a long tape's list is not copied as it grows).

@@ -253,7 +253,7 @@ impl TapeStream {
             path: path.to_path_buf(),
             source,
         };
-        let file = File::open(path).map_err(read_err)?;
+        let file = crate::tape::open_to_read(path).map_err(read_err)?;
         let total = file.metadata().map_err(read_err)?.len();
         Ok(TapeStream {
             file: BufReader::with_capacity(READ_BUFFER, file),
@@ -286,6 +286,8 @@ impl TapeStream {
                 records.push(r);
             }
         }
+        let path = &self.lines.label;
+        crate::tape::checked(&records, path, path.parent())?;
         Ok(records)
     }
 

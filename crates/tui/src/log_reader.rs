@@ -32,7 +32,8 @@ pub struct LogText {
 
 /// Read and split the log at `path`.
 pub fn read_log(path: &Path) -> Result<LogText, String> {
-    let file = std::fs::File::open(path).map_err(|e| {
+    // Never through a link planted in a session folder, never a FIFO.
+    let file = codeloop_session::session_fs::open_no_link(path).map_err(|e| {
         format!(
             "cannot read the output log {}: {e} (a run's log is written while it runs; \
              a session recorded elsewhere may not have its logs folder)",

@@ -45,12 +45,16 @@ pub fn decode(path: &Path) -> Result<Pixels, String> {
     if is_svg {
         return Err("an SVG is not drawn in the terminal: open the file".into());
     }
-    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read it: {e}"))?;
+    // Never through a link planted in a session folder, never a FIFO.
+    let file = codeloop_session::session_fs::open_no_link(path)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read it: {e}"))?;
     if meta.len() > MAX_FILE {
         return Err("too large to draw here: open the file".into());
     }
-    let mut reader = image::ImageReader::open(path)
-        .map_err(|e| format!("cannot read it: {e}"))?
+    let mut reader = image::ImageReader::new(std::io::BufReader::new(file))
         .with_guessed_format()
         .map_err(|e| format!("cannot read it: {e}"))?;
     // The size its header states is checked before a pixel is decoded;
@@ -97,8 +101,11 @@ const MAX_DECODED_BYTES: u64 = 96 << 20;
 /// Words for a picture the decoder's limits refused before its size was
 /// known (a side longer than `MAX_SHOWN_SIDE`).
 fn too_large_words(path: &Path) -> String {
-    match std::fs::read(path)
+    let mut bytes = Vec::new();
+    match codeloop_session::session_fs::open_no_link(path)
+        .and_then(|mut f| std::io::Read::read_to_end(&mut f, &mut bytes))
         .ok()
+        .map(|_| bytes)
         .and_then(|b| codeloop_protocol::picture::sniff(&b))
         .and_then(|(_, size)| size)
     {

@@ -20,7 +20,7 @@ use anyhow::Context;
 use super::ui::load_tape;
 use crate::config::Config;
 use crate::engine::runs;
-use crate::session::{State, report};
+use crate::session::{State, report, session_fs};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Format {
@@ -86,14 +86,15 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         .clone()
         .unwrap_or_else(|| default_path(&state, args.format));
     if args.format == Format::Html {
-        let written = write_html(
-            &state,
-            &contents.records,
-            &source,
-            &path,
-            &config.sessions_dir(),
-            naming,
-        )?;
+        // The lineage comes from the sessions beside this one (the
+        // sessions folder, for a session in it): a session handed over
+        // and exported from elsewhere draws none of the reader's own.
+        let beside = Path::new(&source)
+            .parent()
+            .and_then(Path::parent)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| config.sessions_dir());
+        let written = write_html(&state, &contents.records, &source, &path, &beside, naming)?;
         for page in written {
             println!("{}", page.display());
         }
@@ -142,10 +143,15 @@ fn write_html(
     sessions_dir: &Path,
     naming: html::Naming,
 ) -> anyhow::Result<Vec<PathBuf>> {
-    let sessions = crate::session::index::list(sessions_dir)
-        .map(|l| l.sessions)
-        .unwrap_or_default();
     let tape = Path::new(source);
+    // This session is `state` (its folder, renamed when handed over, is
+    // listed under another id: not a branch of its own).
+    let sessions: Vec<_> = crate::session::index::list(sessions_dir)
+        .map(|l| l.sessions)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| Some(s.dir.as_path()) != tape.parent())
+        .collect();
     let tape = tape.is_file().then_some(tape);
     let Some(tree) = lineage::collect(state, records, tape, &sessions) else {
         write_file(path, &html::page_with(state, source, "", naming))?;
@@ -219,12 +225,12 @@ pub(crate) fn file_stem(session_id: &str) -> String {
     }
 }
 
+/// Write the file the person named (a folder they named is made when
+/// missing, private); the file itself is never written through a link or
+/// into a FIFO planted there (`session_fs::write_named`).
 fn write_file(path: &Path, text: &str) -> anyhow::Result<()> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("cannot create the folder {}", parent.display()))?;
-    }
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+    session_fs::write_named(path, text.as_bytes(), session_fs::PRIVATE_FILE)
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// The program as it was assembled, or as the nodes' latest code assembles now.
@@ -247,13 +253,27 @@ fn write_python(state: &State, path: &Path) -> anyhow::Result<()> {
     if path.extension().is_some_and(|e| e == "py") {
         return write_file(path, &single_file(state, &program));
     }
-    write_file(&path.join(format!("{}.py", runs::PROGRAM)), &program)?;
+    // Every name joined to the folder is one plain name (a node called
+    // `../../x` was refused when the tape was read; this is the second look).
+    let folder = session_fs::Folder::create(path)
+        .with_context(|| format!("cannot create the folder {}", path.display()))?;
+    let put = |file: &str, bytes: &[u8]| {
+        folder
+            .write(file, bytes, session_fs::PRIVATE_FILE)
+            .with_context(|| format!("cannot write {file} into {}", path.display()))
+    };
+    put(&format!("{}.py", runs::PROGRAM), program.as_bytes())?;
     for (file, text) in runs::program_tests(state) {
-        write_file(&path.join(file), &text)?;
+        put(&file, text.as_bytes())?;
     }
     for input in &state.inputs {
-        let to = path.join(&input.name);
-        std::fs::copy(&input.source_path, &to).with_context(|| {
+        // Only the file the tape describes (a tape handed over may name
+        // one of the reader's own files).
+        let copied = crate::session::tape_check::input_matches(input)
+            .map_err(anyhow::Error::msg)
+            .and_then(|()| std::fs::read(&input.source_path).map_err(anyhow::Error::from))
+            .and_then(|bytes| put(&input.name, &bytes));
+        copied.with_context(|| {
             format!(
                 "the program and its tests are in {}, but the input file {} could not be copied beside them from {} (they read it): copy it there yourself",
                 path.display(),

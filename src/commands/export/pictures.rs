@@ -8,8 +8,8 @@ use std::fmt::Write;
 use std::path::Path;
 
 use super::html::esc;
-use crate::session::State;
 use crate::session::state::RunPicture;
+use crate::session::{State, session_fs};
 
 /// Bytes of pictures embedded in one page at most.
 const EMBED_CAP: usize = 24 << 20;
@@ -43,7 +43,20 @@ pub(crate) fn section(state: &State, source: &str) -> String {
         else {
             continue;
         };
-        let bytes = dir.and_then(|d| std::fs::read(d.join(&latest.path)).ok());
+        // Read inside the session folder only, never through a link (a
+        // page is sent to others: no file of the reader's may go in it).
+        let bytes = match dir {
+            Some(d) => {
+                session_fs::read_inside(d, Path::new(&latest.path), Some(EMBED_CAP as u64 + 1))
+                    .map_err(|e| match e.kind() {
+                        std::io::ErrorKind::NotFound => {
+                            "the file is not beside the tape any more".to_string()
+                        }
+                        _ => e.to_string(),
+                    })
+            }
+            None => Err("the file is not beside the tape any more".to_string()),
+        };
         let _ = write!(
             out,
             "<figure>\n<figcaption>{}</figcaption>\n",
@@ -52,11 +65,11 @@ pub(crate) fn section(state: &State, source: &str) -> String {
         // A browser would decode it whole: 16000 × 16000 pixels is 1 GiB.
         let too_large = latest.too_large();
         match bytes {
-            Some(_) if too_large.is_some() => {
+            Ok(_) if too_large.is_some() => {
                 let why = too_large.unwrap_or_default();
                 let _ = writeln!(out, "<p class=\"none\">Not drawn here: {}.</p>", esc(&why));
             }
-            Some(b) if embedded + b.len() <= EMBED_CAP => {
+            Ok(b) if embedded + b.len() <= EMBED_CAP => {
                 embedded += b.len();
                 let _ = writeln!(
                     out,
@@ -70,12 +83,12 @@ pub(crate) fn section(state: &State, source: &str) -> String {
                     }
                 );
             }
-            Some(_) => out.push_str(
+            Ok(_) => out.push_str(
                 "<p class=\"none\">Not drawn here: the page holds enough pictures already; open the file.</p>\n",
             ),
-            None => out.push_str(
-                "<p class=\"none\">Not drawn: the file is not beside the tape any more.</p>\n",
-            ),
+            Err(why) => {
+                let _ = writeln!(out, "<p class=\"none\">Not drawn: {}.</p>", esc(&why));
+            }
         }
         if versions.len() > 1 {
             let earlier: Vec<String> = versions[..versions.len() - 1]

@@ -110,7 +110,7 @@ fn start_fresh(
     extras: Extras,
 ) -> anyhow::Result<EngineHandle> {
     let sessions = config.sessions_dir();
-    std::fs::create_dir_all(&sessions)
+    crate::session::session_fs::make_private_dirs(&sessions)
         .with_context(|| format!("cannot create the sessions folder {}", sessions.display()))?;
     let prompts = config.paths.config_dir.join("prompts");
     let run = &config.run;

@@ -118,7 +118,21 @@ pub(super) fn open_log(path: &Path) -> Result<std::fs::File, ExecError> {
     {
         std::fs::create_dir_all(parent).map_err(ExecError::Workdir)?;
     }
-    std::fs::File::create(path).map_err(|e| {
+    // Never through a link, never waiting on a FIFO, private (the caller
+    // may be writing into a session folder someone else handed over).
+    let opened = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .and_then(|f| match f.metadata() {
+            Ok(m) if m.is_file() => Ok(f),
+            Ok(_) => Err(std::io::Error::other("it is not a regular file")),
+            Err(e) => Err(e),
+        });
+    opened.map_err(|e| {
         ExecError::Workdir(std::io::Error::new(
             e.kind(),
             format!("cannot create the output log {}: {e}", path.display()),
