@@ -194,7 +194,12 @@ impl BenchResult {
         };
         self.passed_first = v.hidden_first();
         self.passed_final = v.hidden_final();
-        self.passed_at = self.passed_final.then_some(self.iterations.max(1));
+        // The first version the hidden tests passed.
+        self.passed_at = v
+            .hidden
+            .iter()
+            .position(|&h| h)
+            .map(|i| i as u32 + 1);
         self.status = super::verdicts::status_of(self.passed_final);
         self.verdicts = Some(v);
     }
@@ -220,7 +225,15 @@ impl BenchResult {
     }
 
     /// Whether it passed within `repairs` repair rounds (0 = the first try).
+    /// In own-test feedback: whether the version the loop stood at after
+    /// that many rounds passed the hidden tests (the loop stops at its own
+    /// pass, so a version the hidden tests passed and its own tests failed
+    /// is followed by others, and the last is what it delivers).
     pub(crate) fn passed_within(&self, repairs: u32) -> bool {
+        if let Some(v) = &self.verdicts {
+            let at = (repairs as usize).min(v.hidden.len().saturating_sub(1));
+            return v.hidden.get(at).copied().unwrap_or(false);
+        }
         self.passed_version().is_some_and(|v| v <= repairs + 1)
     }
 

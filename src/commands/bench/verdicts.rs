@@ -225,6 +225,14 @@ mod tests {
             results[1].verdicts.as_ref().unwrap().words(),
             "own pass, hidden FAIL (FALSE PASS)"
         );
+        // By round, the version the loop stood at is what counts: T/2's
+        // first try failed, its second passed.
+        assert!(!results[2].passed_within(0) && results[2].passed_within(1));
+        // A hidden pass its own tests failed is followed by versions; the
+        // one it delivers decides later rounds.
+        let mut later = judged("T/4", false, &[true, false]);
+        later.passed_at = Some(1);
+        assert!(later.passed_within(0) && !later.passed_within(1) && !later.passed_within(5));
     }
 
     #[test]
