@@ -222,13 +222,12 @@ fn recorded_options(args: &Args, config: &Config, state: &State) -> EngineOption
         keep_alive: false,
         cache_dir: None,
         output_dir: args.out.clone(),
-        review: extras.review,
-        review_repairs: extras.review_repairs,
+        // The recorded policy replaces it (`segment_options`).
+        policy: config.repair.policy(extras.review, extras.review_repairs),
         candidates: extras.candidates,
         tests: extras.tests,
         prefill: extras.prefill,
         first_temperature: extras.first_temperature,
-        ..EngineOptions::default()
     }
 }
 

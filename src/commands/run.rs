@@ -54,9 +54,12 @@ pub struct Args {
     /// Repair from the localized failure alone, without the runtime values at it
     #[arg(long)]
     pub(crate) no_runtime_values: bool,
-    /// Repair every time, never start fresh from the spec
+    /// Repair every time, never start fresh from the spec [default: [loop]'s fresh_start]
     #[arg(long)]
     pub(crate) no_fresh_start: bool,
+    /// Start fresh from the spec after N failed code versions [default: [loop]'s fresh_after, 3]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) fresh_after: Option<u32>,
     #[command(flatten)]
     pub(crate) extras: super::loop_args::LoopArgs,
 }
@@ -107,15 +110,28 @@ pub(crate) fn engine_options(config: &Config, args: &Args) -> EngineOptions {
         keep_alive: false,
         cache_dir: (!args.no_cache).then(|| config.paths.cache_dir.clone()),
         output_dir: args.out.clone(),
-        runtime_values: !args.no_runtime_values,
-        fresh_start: !args.no_fresh_start,
-        review: extras.review,
-        review_repairs: extras.review_repairs,
+        policy: policy_of(config, args, extras.review, extras.review_repairs),
         candidates: extras.candidates,
         tests: extras.tests,
         prefill: extras.prefill,
         first_temperature: extras.first_temperature,
     }
+}
+
+/// The repair policy: `[loop]`'s, the flags over it.
+pub(crate) fn policy_of(
+    config: &Config,
+    args: &Args,
+    review: bool,
+    review_repairs: bool,
+) -> crate::engine::RepairPolicy {
+    let mut policy = config.repair.policy(review, review_repairs);
+    policy.runtime_values &= !args.no_runtime_values;
+    policy.fresh_start &= !args.no_fresh_start;
+    if let Some(n) = args.fresh_after {
+        policy.fresh_after = n;
+    }
+    policy
 }
 
 /// Why a task of the user's own cannot go to the model `select_model`
@@ -236,7 +252,7 @@ fn setup(args: &Args, config: &Config, selected: &Selected) -> anyhow::Result<En
                 )
             })?;
         }
-        options.review |= demo.review;
+        options.policy.review |= demo.review;
     }
     let sandbox = super::sandbox_for_generated_code(&config.sandbox)?;
     Ok(EngineSetup {

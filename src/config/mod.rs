@@ -29,6 +29,9 @@ pub struct Config {
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub(crate) models: BTreeMap<String, ModelProfile>,
     pub run: RunConfig,
+    /// `[loop]`: what the loop does after a failure (the repair policy).
+    #[serde(rename = "loop")]
+    pub(crate) repair: LoopConfig,
     /// `[imports]`: the import policy of generated code.
     pub imports: ImportsConfig,
     pub ui: UiConfig,
@@ -225,6 +228,68 @@ impl Default for ModelConfig {
             context: None,
             parallel: None,
             profile: None,
+        }
+    }
+}
+
+/// `[loop]`: the repair policy's fields a config sets (`RepairPolicy`);
+/// review is `[run]`'s and the profiles'. Also --no-fresh-start,
+/// --fresh-after N and --no-runtime-values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LoopConfig {
+    /// Start fresh from the spec after `fresh_after` failed versions.
+    pub(crate) fresh_start: bool,
+    /// Failed code versions since the last fresh start that bring the next.
+    pub(crate) fresh_after: u32,
+    /// Calls of a fresh start at most (asked again after a repeat).
+    pub(crate) fresh_asks: u32,
+    /// A fresh start's temperature where the model's settings name none.
+    pub(crate) fresh_temperature: f32,
+    /// How much hotter each fresh start asked again is.
+    pub(crate) repeat_heat: f32,
+    /// The temperature of a repair asking for a different approach.
+    pub(crate) different_approach_temperature: f32,
+    /// Repairs of the assembled program's failure at most.
+    pub(crate) program_repairs: u32,
+    /// Show the runtime values at a failure in the repair prompt.
+    pub(crate) runtime_values: bool,
+}
+
+impl Default for LoopConfig {
+    fn default() -> Self {
+        let p = codeloop_engine::RepairPolicy::default();
+        LoopConfig {
+            fresh_start: p.fresh_start,
+            fresh_after: p.fresh_after,
+            fresh_asks: p.fresh_asks,
+            fresh_temperature: p.fresh_temperature,
+            repeat_heat: p.repeat_heat,
+            different_approach_temperature: p.different_approach_temperature,
+            program_repairs: p.program_repairs,
+            runtime_values: p.runtime_values,
+        }
+    }
+}
+
+impl LoopConfig {
+    /// The policy this table sets, with review as resolved elsewhere.
+    pub(crate) fn policy(
+        &self,
+        review: bool,
+        review_repairs: bool,
+    ) -> codeloop_engine::RepairPolicy {
+        codeloop_engine::RepairPolicy {
+            fresh_start: self.fresh_start,
+            fresh_after: self.fresh_after.max(1),
+            fresh_asks: self.fresh_asks.max(1),
+            fresh_temperature: self.fresh_temperature,
+            repeat_heat: self.repeat_heat,
+            different_approach_temperature: self.different_approach_temperature,
+            program_repairs: self.program_repairs,
+            runtime_values: self.runtime_values,
+            review,
+            review_repairs,
         }
     }
 }

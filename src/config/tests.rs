@@ -276,3 +276,23 @@ fn the_printed_config_says_where_each_setting_comes_from() {
     assert!(printed.contains("model = \"m\"\n"), "{printed}");
     assert_eq!(Config::from_toml(&printed).unwrap(), config);
 }
+
+#[test]
+fn the_loop_table_sets_the_repair_policy_and_names_a_wrong_key_or_value() {
+    let c = Config::from_toml("[loop]\nfresh_after = 5\nfresh_start = false\n").unwrap();
+    let p = c.repair.policy(true, false);
+    assert_eq!(p.fresh_after, 5);
+    assert!(!p.fresh_start);
+    assert!(p.review);
+    assert_eq!(p.program_repairs, 2, "unnamed: today's");
+    assert_eq!(
+        Config::default().repair.policy(false, false),
+        codeloop_engine::RepairPolicy::default()
+    );
+    let err = Config::from_toml("[loop]\nfresh_afterr = 2\n").unwrap_err();
+    assert!(err.contains("fresh_afterr"), "{err}");
+    let err = load_text("[loop]\nfresh_after = 0\n")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("[loop] fresh_after"), "{err}");
+}

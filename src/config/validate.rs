@@ -8,7 +8,7 @@ impl Config {
     /// would refuse it: (its key, its value, what it must be).
     pub(crate) fn invalid_value(&self) -> Option<(&'static str, String, &'static str)> {
         let r = &self.run;
-        let checks: [(&'static str, String, bool, &'static str); 8] = [
+        let checks: [(&'static str, String, bool, &'static str); 10] = [
             (
                 "[run] timeout_secs",
                 r.timeout_secs.to_string(),
@@ -38,6 +38,18 @@ impl Config {
                 r.candidates.to_string(),
                 (1..=MAX_CANDIDATES).contains(&r.candidates),
                 "the candidates of a function's first code are 1 (no vote) to 8, e.g. 3",
+            ),
+            (
+                "[loop] fresh_after",
+                self.repair.fresh_after.to_string(),
+                self.repair.fresh_after >= 1,
+                "a fresh start comes after at least 1 failed version, e.g. 3",
+            ),
+            (
+                "[loop] fresh_asks",
+                self.repair.fresh_asks.to_string(),
+                self.repair.fresh_asks >= 1,
+                "a fresh start asks the model at least once, e.g. 3",
             ),
             (
                 "[run] sandbox",

@@ -278,6 +278,7 @@ pub(crate) fn config_summary(
         step_mode: options.step_mode,
         // One probe of the interpreter's packages, for the prompts and the tape.
         python: sandbox.python_environment().ok().map(Box::new),
+        policy: Some(options.policy.clone()),
     }
 }
 

@@ -17,9 +17,6 @@ use codeloop_session::{
     ProgramOutput, ProgramOutputEvent, RunKind, State, Step, TapeError,
 };
 
-/// Rounds of repair after the assembled program failed though every node passed.
-const PROGRAM_REPAIRS: u32 = 2;
-
 /// The assembled program and how its check went.
 struct Checked {
     /// None when the plan cannot be assembled.
@@ -96,14 +93,15 @@ impl Core {
 
     /// The program assembled and, when every node passed, run against
     /// every node's tests; a failure there repaired in the node it belongs
-    /// to, and the program assembled and run again (`PROGRAM_REPAIRS`
+    /// to, and the program assembled and run again (the policy's
+    /// `program_repairs`
     /// rounds at most in a pass: the failures the state says the program
     /// found, `State::program_repairs`, so a resume counts on).
     async fn check_program(&self) -> Result<Checked, EngineError> {
         loop {
             let (checked, failure) = self.assemble_and_run().await?;
             if let (Some(code), Some(location)) = (&checked.program, failure)
-                && self.read(State::program_repairs) < PROGRAM_REPAIRS
+                && self.read(State::program_repairs) < self.opts.policy.program_repairs
                 && !self.cancel.is_cancelled()
                 && self.repair_in_program(code, location).await?
             {

@@ -103,6 +103,7 @@ use codeloop_sandbox::Sandbox;
 use codeloop_session::{FunctionSpec, RunRecord, State};
 
 pub use codeloop_session::EngineHandle;
+pub use codeloop_session::RepairPolicy;
 pub use codeloop_session::story::rewind_point;
 pub use context::EngineError;
 pub use resume::{
@@ -159,16 +160,10 @@ pub struct EngineOptions {
     pub cache_dir: Option<PathBuf>,
     /// Where the program, its tests and the report go; None = `out/` in the session folder.
     pub output_dir: Option<PathBuf>,
-    /// Show the runtime values at a failure in the repair prompt.
-    pub runtime_values: bool,
-    /// After the second failed repair of a node, start fresh from the spec;
-    /// off: repair every time (another approach when a failure repeats).
-    pub fresh_start: bool,
-    /// Review each code version the model writes before it runs (one model
-    /// call: the task, the spec, the tests and the code; `review.rs`).
-    pub review: bool,
-    /// A review's serious finding sends the code to a repair without a run.
-    pub review_repairs: bool,
+    /// What the loop does after a failure: fresh starts, their asks and
+    /// temperatures, program repairs, runtime values, review
+    /// (`codeloop_session::policy`); recorded whole on the tape.
+    pub policy: RepairPolicy,
     /// Candidates of a node's first code, voted on by functional consensus
     /// (`consensus.rs`); 1 = none (the model's one reply).
     pub candidates: u32,
@@ -199,10 +194,7 @@ impl Default for EngineOptions {
             keep_alive: false,
             cache_dir: None,
             output_dir: None,
-            runtime_values: true,
-            fresh_start: true,
-            review: false,
-            review_repairs: false,
+            policy: RepairPolicy::default(),
             candidates: 1,
             tests: TestsFormat::default(),
             prefill: false,

@@ -129,7 +129,7 @@ impl Core {
                 // The first reply held no function that could be used (no
                 // code, cut off at its limit): that first try was the
                 // model's likeliest answer; a fresh start asks for another.
-                Err(Stop::Failed) if self.opts.fresh_start => {
+                Err(Stop::Failed) if self.opts.policy.fresh_start => {
                     self.notice(
                         NoticeLevel::Info,
                         format!("the first code of `{name}` could not be used: starting fresh"),

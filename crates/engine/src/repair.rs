@@ -20,20 +20,11 @@ use super::testfix;
 use codeloop_protocol::{ChatMessage, Location};
 use codeloop_session::{
     AttemptEvent, AttemptKind, CodeEvent, CodeSource, Event, FunctionSpec, NodeStatus, NoticeLevel,
-    Purpose, ReflectionEvent, State,
+    Purpose, ReflectionEvent, RepairPolicy, State,
 };
 
 /// Lines of a failed run's output shown to the repair.
 const OUTPUT_LINES: usize = 30;
-
-/// Calls of a fresh start at most: the first, and those asked again because
-/// the reply repeated a version already tried (`repeat.rs`).
-const FRESH_ASKS: u32 = 3;
-/// The temperature of a fresh start when the model's settings name none:
-/// a new sample, not the likeliest answer the first try already was.
-const FRESH_TEMPERATURE: f32 = 0.8;
-/// How much hotter each fresh start asked again after a repeat is.
-const REPEAT_HEAT: f32 = 0.2;
 
 /// What a repair is written from.
 struct RepairCtx {
@@ -114,10 +105,12 @@ enum RepairReply {
 }
 
 /// The kind of the attempt after `name`'s latest failure. With fresh starts:
-/// a repair, until three code versions since the last fresh start (the first
-/// try and two repairs) have failed; then a fresh start. Without: a repair,
-/// another approach when the last two failures are the same.
-fn attempt_kind(s: &State, name: &str, fresh_start: bool) -> AttemptKind {
+/// a repair, until the policy's `fresh_after` code versions since the last
+/// fresh start (the first try and the repairs) have failed; then a fresh
+/// start. Without: a repair, another approach when the last two failures
+/// are the same.
+fn attempt_kind(s: &State, name: &str, policy: &RepairPolicy) -> AttemptKind {
+    let fresh_start = policy.fresh_start;
     let failures: Vec<(u32, &Location)> = s
         .failures_of(name)
         .map(|f| (f.iteration, &f.location))
@@ -154,7 +147,7 @@ fn attempt_kind(s: &State, name: &str, fresh_start: bool) -> AttemptKind {
             .filter(|it| *it >= since)
             .collect();
         failed.dedup();
-        return if failed.len() >= 3 {
+        return if failed.len() >= policy.fresh_after as usize {
             AttemptKind::FreshStart
         } else {
             AttemptKind::Repair
@@ -172,7 +165,7 @@ impl Core {
     /// repair (the reflection and the fix in one call, or a fix of the tests
     /// when the reflection blames them), or a fresh start (see `attempt_kind`).
     pub(crate) async fn repair(&self, name: &str, iteration: u32) -> Result<(), Stop> {
-        let kind = self.read(|s| attempt_kind(s, name, self.opts.fresh_start));
+        let kind = self.read(|s| attempt_kind(s, name, &self.opts.policy));
         if kind == AttemptKind::FreshStart {
             return self.fresh_start(name, iteration, false).await;
         }
@@ -185,7 +178,7 @@ impl Core {
             Ok(reply) => reply,
             // No code in the reply, asked twice: a fresh start may still
             // bring some, where fresh starts are on.
-            Err(Stop::Failed) if self.opts.fresh_start => {
+            Err(Stop::Failed) if self.opts.policy.fresh_start => {
                 self.notice(
                     NoticeLevel::Info,
                     format!("the repair of `{name}` brought no code: starting fresh instead"),
@@ -215,7 +208,7 @@ impl Core {
         };
         let repeated =
             self.read(|s| repeat::repeats(s, name, &self.with_prelude(name, reply.clone())));
-        if let Some(earlier) = repeated.filter(|_| self.opts.fresh_start) {
+        if let Some(earlier) = repeated.filter(|_| self.opts.policy.fresh_start) {
             self.notice(
                 NoticeLevel::Info,
                 format!(
@@ -277,7 +270,9 @@ impl Core {
                     },
                     prompt.messages,
                 )
-                .with_temperature(different_approach.then_some(0.8)),
+                .with_temperature(
+                    different_approach.then_some(self.opts.policy.different_approach_temperature),
+                ),
                 want,
             )
             .await?;
@@ -418,12 +413,12 @@ impl Core {
             .map(Location::render)
             .unwrap_or_else(|| "the tests failed (no location)".into());
         let values = match last {
-            Some(l) if self.opts.runtime_values => l.values_trace(),
+            Some(l) if self.opts.policy.runtime_values => l.values_trace(),
             _ => String::new(),
         };
         // The same trace's coverage: the function with what ran marked.
         let coverage = match last {
-            Some(l) if self.opts.runtime_values => l.executed_blocks(code, name),
+            Some(l) if self.opts.policy.runtime_values => l.executed_blocks(code, name),
             _ => String::new(),
         };
         // What the review before running found in this version, if it was reviewed.
@@ -527,12 +522,13 @@ impl Core {
             let repeated =
                 self.read(|s| repeat::repeats(s, name, &self.with_prelude(name, code.clone())));
             match repeated {
-                Some(earlier) if ask < FRESH_ASKS => {
+                Some(earlier) if ask < self.opts.policy.fresh_asks => {
                     self.notice(
                         NoticeLevel::Info,
                         format!(
-                            "the fresh start of `{name}` wrote version {earlier} again, which failed: not run; asking again ({} of {FRESH_ASKS})",
-                            ask + 1
+                            "the fresh start of `{name}` wrote version {earlier} again, which failed: not run; asking again ({} of {})",
+                            ask + 1,
+                            self.opts.policy.fresh_asks
                         ),
                     )
                     .await?;
@@ -547,12 +543,13 @@ impl Core {
 
     /// The temperature of a fresh start's `ask`-th call: the settings' when
     /// they name one (the first code's is then theirs too), else
-    /// `FRESH_TEMPERATURE`, hotter by `REPEAT_HEAT` for each ask after a
-    /// repeat.
+    /// the policy's `fresh_temperature`, hotter by its `repeat_heat` for
+    /// each ask after a repeat.
     fn fresh_temperature(&self, ask: u32) -> Option<f32> {
+        let p = &self.opts.policy;
         self.opts
             .first_temperature
-            .map(|_| FRESH_TEMPERATURE + REPEAT_HEAT * ask.saturating_sub(1) as f32)
+            .map(|_| p.fresh_temperature + p.repeat_heat * ask.saturating_sub(1) as f32)
     }
 
     /// Record `code` as iteration + 1, unless an edit arrived meanwhile (it wins).

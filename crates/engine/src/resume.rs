@@ -234,7 +234,7 @@ pub async fn rewind(
 /// The options of a resumed segment. Its iteration limit is the session's
 /// so far plus `more_iterations`; without it, a session in which a function
 /// gave up at the limit gets the limit again (twice as many in all), any
-/// other keeps it. Its token budget counts from what the session has used:
+/// other keeps it. Its repair policy is the session's own. Its token budget counts from what the session has used:
 /// `more_tokens` more, or the configured budget (`base.token_budget`) more;
 /// 0 means no limit.
 pub fn segment_options(
@@ -250,8 +250,12 @@ pub fn segment_options(
         .any(|n| n.status == NodeStatus::GaveUp && n.iteration() >= limit);
     let more = more_iterations.unwrap_or(if gave_up_at_limit { limit } else { 0 });
     base.max_iterations = limit.saturating_add(more);
-    // A session that reviewed its code before running goes on reviewing it.
-    base.review |= !state.reviews.is_empty();
+    // The session's own policy, as its tape recorded it (today's defaults
+    // on a tape older than the policy), so it decides as it did.
+    base.policy = state.config.policy();
+    // A session that reviewed its code before running goes on reviewing it
+    // (an old tape's policy does not say).
+    base.policy.review |= !state.reviews.is_empty();
     let used = state.usage.prompt_tokens + state.usage.completion_tokens;
     base.token_budget = match more_tokens.unwrap_or(base.token_budget) {
         0 => 0,

@@ -41,7 +41,7 @@ impl Core {
         name: &str,
         iteration: u32,
     ) -> Result<AfterReview, Stop> {
-        if !self.opts.review || !self.read(|s| reviewable(s, name, iteration)) {
+        if !self.opts.policy.review || !self.read(|s| reviewable(s, name, iteration)) {
             return Ok(AfterReview::Run { approved: false });
         }
         // A resumed session does not ask again for a review on the tape.
@@ -78,7 +78,7 @@ impl Core {
                 GateAnswer::Cancel => Err(Stop::Cancelled),
             };
         }
-        if !self.opts.review_repairs || self.read(|s| review_repaired(s, name, iteration)) {
+        if !self.opts.policy.review_repairs || self.read(|s| review_repaired(s, name, iteration)) {
             return Ok(AfterReview::Run { approved: false });
         }
         // Only serious findings make a failure.

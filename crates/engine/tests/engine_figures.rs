@@ -7,7 +7,7 @@
 /// The sandbox helper cargo built for these tests.
 const HELPER: &str = env!("CARGO_BIN_EXE_codeloop-engine-child");
 
-use codeloop_engine::{self as engine, EngineOptions};
+use codeloop_engine::{self as engine, EngineOptions, RepairPolicy};
 use codeloop_llm::scripted::ScriptedReply;
 use codeloop_session::*;
 use codeloop_testkit::engine as engine_kit;
@@ -83,7 +83,10 @@ async fn the_repair_prompt_marks_the_lines_of_the_failing_path() {
 
 async fn records_without_values() -> Vec<Record> {
     let options = EngineOptions {
-        runtime_values: false,
+        policy: RepairPolicy {
+            runtime_values: false,
+            ..RepairPolicy::default()
+        },
         ..EngineOptions::default()
     };
     records(script(), options).await

@@ -9,7 +9,7 @@ const HELPER: &str = env!("CARGO_BIN_EXE_codeloop-engine-child");
 
 use std::sync::Arc;
 
-use codeloop_engine::{self as engine, EngineHandle, EngineOptions};
+use codeloop_engine::{self as engine, EngineHandle, EngineOptions, RepairPolicy};
 use codeloop_llm::scripted::{Pacing, ScriptedModel, ScriptedReply};
 use codeloop_session::*;
 use codeloop_testkit::engine as engine_kit;
@@ -125,7 +125,10 @@ async fn the_repair_prompt_carries_the_runtime_values_at_the_failing_line() {
 #[tokio::test]
 async fn without_runtime_values_the_prompt_has_the_failure_only() {
     let options = EngineOptions {
-        runtime_values: false,
+        policy: RepairPolicy {
+            runtime_values: false,
+            ..RepairPolicy::default()
+        },
         ..EngineOptions::default()
     };
     let (_, result, records) = finish(len_script(), options, |_| Command::Approve).await;
@@ -327,7 +330,10 @@ async fn without_fresh_starts_a_repeated_failure_asks_for_another_approach() {
         reply("repair/inc/3", &py(wrong)),
     ];
     let options = EngineOptions {
-        fresh_start: false,
+        policy: RepairPolicy {
+            fresh_start: false,
+            ..RepairPolicy::default()
+        },
         max_iterations: 4,
         ..EngineOptions::default()
     };

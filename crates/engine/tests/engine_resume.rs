@@ -12,7 +12,7 @@ const HELPER: &str = env!("CARGO_BIN_EXE_codeloop-engine-child");
 
 use std::path::{Path, PathBuf};
 
-use codeloop_engine::{self as engine, ContinueSetup, EngineHandle, EngineOptions};
+use codeloop_engine::{self as engine, ContinueSetup, EngineHandle, EngineOptions, RepairPolicy};
 use codeloop_llm::scripted::ScriptedReply;
 use codeloop_session::*;
 use codeloop_testkit::engine as engine_kit;
@@ -579,4 +579,67 @@ fn a_tape_cut_off_mid_line_is_reopened_clean_for_a_new_segment() {
     ));
     drop(live);
     assert!(TapeWriter::reopen(&path, &after).is_ok());
+}
+
+/// A session run without fresh starts resumes without them, whatever the
+/// resuming caller's defaults: the policy is the tape's. Its fourth
+/// version, three having failed, is a repair (`repair/mean/4`), not a
+/// fresh start; the script has no `fresh/mean/4`, so a fresh start fails
+/// the test.
+#[tokio::test]
+async fn a_session_without_fresh_starts_resumes_without_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("session");
+    let policy = RepairPolicy {
+        fresh_start: false,
+        ..RepairPolicy::default()
+    };
+    let first = start(
+        &dir,
+        vec![
+            reply("plan", &plan_json(&[("mean", "the mean")])),
+            reply("tests/mean", &py(MEAN_TESTS)),
+            reply("code/mean/1", &py(MEAN_BUGGY)),
+            reply(
+                "repair/mean/2",
+                &py("def mean(xs):\n    return sum(xs) // max(len(xs), 1)\n"),
+            ),
+            reply("repair/mean/3", &py("def mean(xs):\n    return 0.0\n")),
+        ],
+        EngineOptions {
+            max_iterations: 3,
+            policy: policy.clone(),
+            ..EngineOptions::default()
+        },
+    );
+    let (before, result) = drain(first).await;
+    assert!(!result.passed, "{}", result.summary);
+    let stopped = State::from_records(&before);
+    assert_eq!(
+        stopped.config.policy,
+        Some(policy.clone()),
+        "recorded whole at the start"
+    );
+    assert_eq!(stopped.nodes["mean"].status, NodeStatus::GaveUp);
+
+    let options = engine::segment_options(&stopped, EngineOptions::default(), Some(1), None);
+    assert!(!options.policy.fresh_start);
+    let resumed = engine::resume(
+        &tape(&dir),
+        with(
+            vec![reply("repair/mean/4", &py(MEAN_FIXED))],
+            options,
+            vec![],
+        ),
+    )
+    .unwrap();
+    let (_, result) = drain(resumed).await;
+    assert!(result.passed, "{}", result.summary);
+    let (records, state) = fold(&dir);
+    assert_eq!(
+        state.nodes["mean"].attempts.last().map(|a| a.kind),
+        Some(AttemptKind::DifferentApproach),
+        "{:?}",
+        requests(&records)
+    );
 }

@@ -8,7 +8,7 @@
 /// The sandbox helper cargo built for these tests.
 const HELPER: &str = env!("CARGO_BIN_EXE_codeloop-engine-child");
 
-use codeloop_engine::{self as engine, EngineOptions};
+use codeloop_engine::{self as engine, EngineOptions, RepairPolicy};
 use codeloop_llm::scripted::ScriptedReply;
 use codeloop_protocol::Usage;
 use codeloop_session::review::REVIEW_ERROR;
@@ -49,8 +49,11 @@ fn repair_2() -> ScriptedReply {
 
 fn review_on(repairs: bool) -> EngineOptions {
     EngineOptions {
-        review: true,
-        review_repairs: repairs,
+        policy: RepairPolicy {
+            review: true,
+            review_repairs: repairs,
+            ..RepairPolicy::default()
+        },
         ..EngineOptions::default()
     }
 }

@@ -9,7 +9,7 @@
 /// The sandbox helper cargo built for these tests.
 const HELPER: &str = env!("CARGO_BIN_EXE_codeloop-engine-child");
 
-use codeloop_engine::{self as engine, EngineOptions};
+use codeloop_engine::{self as engine, EngineOptions, RepairPolicy};
 use codeloop_llm::scripted::ScriptedReply;
 use codeloop_session::*;
 use codeloop_testkit::engine as engine_kit;
@@ -514,7 +514,10 @@ async fn a_version_that_passes_fewer_tests_is_not_kept_and_the_best_goes_on() {
     ];
     let options = EngineOptions {
         max_iterations: 3,
-        fresh_start: false,
+        policy: RepairPolicy {
+            fresh_start: false,
+            ..RepairPolicy::default()
+        },
         ..EngineOptions::default()
     };
     let (state, result, _) =

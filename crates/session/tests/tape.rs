@@ -557,3 +557,25 @@ fn a_tape_whose_image_input_said_format_twice_reads_back() {
     };
     assert_eq!(inputs[0].summary(), fixture_input("pic.png").summary());
 }
+
+#[test]
+fn a_tape_older_than_the_repair_policy_reads_with_todays_and_a_newer_one_with_its_own() {
+    let old = r#"{"seq":0,"t_ms":0,"type":"session_started","version":1,"session_id":"s1","started_at":"2026-11-28T12:00:00Z","task":"t","inputs":[],"config":{"provider":"demo","model":"roman","endpoint":"","max_iterations":4,"workers":2,"timeout_secs":10}}"#;
+    let read = parse_tape(format!("{old}\n").as_bytes(), std::path::Path::new("t")).unwrap();
+    assert_eq!(read.skipped, []);
+    let state = State::from_records(&read.records);
+    assert_eq!(state.config.policy, None);
+    assert_eq!(state.config.policy(), RepairPolicy::default());
+    assert!(state.config.policy().fresh_start);
+    assert_eq!(state.config.policy().fresh_after, 3);
+
+    let new = old.replace(
+        r#""timeout_secs":10}"#,
+        r#""timeout_secs":10,"policy":{"fresh_start":false,"fresh_after":5}}"#,
+    );
+    let read = parse_tape(format!("{new}\n").as_bytes(), std::path::Path::new("t")).unwrap();
+    let state = State::from_records(&read.records);
+    assert!(!state.config.policy().fresh_start);
+    assert_eq!(state.config.policy().fresh_after, 5);
+    assert_eq!(state.config.policy().program_repairs, 2, "unnamed: today's");
+}

@@ -472,10 +472,12 @@ fn engine_options(args: &Args, config: &Config) -> EngineOptions {
         run_timeout_secs: args.timeout.unwrap_or(config.run.timeout_secs).max(1),
         memory_mb: config.run.memory_mb,
         token_budget: config.run.token_budget,
-        runtime_values: !args.no_runtime_values,
-        fresh_start: !args.no_fresh_start,
-        review: extras.review,
-        review_repairs: extras.review_repairs,
+        policy: {
+            let mut p = config.repair.policy(extras.review, extras.review_repairs);
+            p.runtime_values &= !args.no_runtime_values;
+            p.fresh_start &= !args.no_fresh_start;
+            p
+        },
         candidates: extras.candidates,
         tests: extras.tests,
         prefill: extras.prefill,

@@ -130,13 +130,13 @@ fn start_fresh(
             keep_alive: true,
             cache_dir: fresh.cache_dir,
             output_dir: None,
-            review: extras.review || fresh.review_demo,
-            review_repairs: extras.review_repairs,
+            policy: config
+                .repair
+                .policy(extras.review || fresh.review_demo, extras.review_repairs),
             candidates: extras.candidates,
             tests: extras.tests,
             prefill: extras.prefill,
             first_temperature: extras.first_temperature,
-            ..EngineOptions::default()
         },
         session_dir: crate::engine::new_session_dir(&sessions),
         prompt_overrides: prompts.is_dir().then_some(prompts),
@@ -239,13 +239,11 @@ pub(super) fn continue_session(
         keep_alive: true,
         cache_dir: None,
         output_dir: None,
-        review: extras.review,
-        review_repairs: extras.review_repairs,
+        policy: config.repair.policy(extras.review, extras.review_repairs),
         candidates: extras.candidates,
         tests: extras.tests,
         prefill: extras.prefill,
         first_temperature: extras.first_temperature,
-        ..EngineOptions::default()
     };
     let prompts = config.paths.config_dir.join("prompts");
     let with = crate::engine::ContinueSetup {

@@ -225,9 +225,19 @@ pub struct ConfigSummary {
     /// the session (or segment) started; none on older tapes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub python: Option<Box<codeloop_protocol::python::PythonEnvironment>>,
+    /// What the loop does after a failure (`policy.rs`), whole, as the
+    /// engine writes it; none on tapes older than it (`policy()`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<crate::policy::RepairPolicy>,
 }
 
 impl ConfigSummary {
+    /// The repair policy the session (or segment) ran with: the recorded
+    /// one, today's defaults on a tape older than it.
+    pub fn policy(&self) -> crate::policy::RepairPolicy {
+        self.policy.clone().unwrap_or_default()
+    }
+
     /// The model as people are shown it (`present::model_shown`).
     pub fn model_shown(&self) -> &str {
         codeloop_protocol::present::model_shown(&self.model)

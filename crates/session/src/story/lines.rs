@@ -31,6 +31,9 @@ pub(super) fn started(e: &SessionStartedEvent) -> Line {
             count(p.packages.len() + p.more, "third-party package")
         ));
     }
+    if let Some(p) = &config.policy {
+        more.push(format!("policy:  {}", p.summary()));
+    }
     more.push(format!("task:    {}", e.task.trim()));
     for f in &e.inputs {
         more.push(format!(

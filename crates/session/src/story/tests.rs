@@ -352,3 +352,30 @@ fn a_reflection_that_says_nothing_has_no_line() {
     assert!(!lines.iter().any(|l| l.trim_end() == "f #1:"), "{lines:?}");
     assert_eq!(lines.len(), timeline(&fold(&session()).0).len() - 1);
 }
+
+#[test]
+fn the_start_tells_the_policy_it_recorded_and_an_old_tape_none() {
+    let mut e = SessionStartedEvent {
+        version: 1,
+        session_id: "s".into(),
+        started_at: String::new(),
+        task: "t".into(),
+        inputs: vec![],
+        config: ConfigSummary::default(),
+    };
+    assert!(
+        !lines::started(&e)
+            .more
+            .iter()
+            .any(|m| m.starts_with("policy:"))
+    );
+    e.config.policy = Some(crate::RepairPolicy {
+        fresh_after: 5,
+        ..Default::default()
+    });
+    let more = lines::started(&e).more;
+    assert!(
+        more.contains(&"policy:  fresh start after 5 failed versions, 2 program repairs, runtime values on, no review".to_string()),
+        "{more:?}"
+    );
+}

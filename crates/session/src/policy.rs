@@ -1,0 +1,94 @@
+//! The repair policy: what the loop does after a failure, as one value.
+//! Set from the config's `[loop]` table and the flags, recorded whole on
+//! the tape at the session's (and each segment's) start (`ConfigSummary`),
+//! and read back by resume and fork, so a continued session decides as the
+//! original did. A tape older than the policy reads with today's defaults.
+
+use serde::{Deserialize, Serialize};
+
+/// The loop's knobs after a failure. Every field has a serde default: a
+/// tape (or a config) that names only some of them keeps today's others.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RepairPolicy {
+    /// Start fresh from the spec after `fresh_after` failed versions;
+    /// off: repair every time (another approach when a failure repeats).
+    pub fresh_start: bool,
+    /// Failed code versions since the last fresh start (the first try
+    /// counted as one) that bring the next fresh start.
+    pub fresh_after: u32,
+    /// Calls of a fresh start at most: the first, and those asked again
+    /// because the reply repeated a version already tried.
+    pub fresh_asks: u32,
+    /// The temperature of a fresh start when the model's settings name
+    /// none: a new sample, not the likeliest answer the first try was.
+    pub fresh_temperature: f32,
+    /// How much hotter each fresh start asked again after a repeat is.
+    pub repeat_heat: f32,
+    /// The temperature of a repair asking for a different approach.
+    pub different_approach_temperature: f32,
+    /// Repairs of the assembled program's failure at most.
+    pub program_repairs: u32,
+    /// Show the runtime values at a failure in the repair prompt.
+    pub runtime_values: bool,
+    /// Review each code version the model writes before it runs.
+    pub review: bool,
+    /// A review's serious finding sends the code to a repair without a run.
+    pub review_repairs: bool,
+}
+
+impl Default for RepairPolicy {
+    fn default() -> Self {
+        RepairPolicy {
+            fresh_start: true,
+            fresh_after: 3,
+            fresh_asks: 3,
+            fresh_temperature: 0.8,
+            repeat_heat: 0.2,
+            different_approach_temperature: 0.8,
+            program_repairs: 2,
+            runtime_values: true,
+            review: false,
+            review_repairs: false,
+        }
+    }
+}
+
+impl RepairPolicy {
+    /// The policy in a line, as `run` and History show it.
+    pub fn summary(&self) -> String {
+        let fresh = if self.fresh_start {
+            format!("fresh start after {} failed versions", self.fresh_after)
+        } else {
+            "no fresh starts".to_string()
+        };
+        let review = match (self.review, self.review_repairs) {
+            (false, _) => "no review",
+            (true, false) => "review",
+            (true, true) => "review (repairs)",
+        };
+        format!(
+            "{fresh}, {} program repairs, runtime values {}, {review}",
+            self.program_repairs,
+            if self.runtime_values { "on" } else { "off" },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_policy_naming_some_fields_keeps_the_defaults_of_the_others() {
+        let p: RepairPolicy = serde_json::from_str(r#"{"fresh_after": 5}"#).unwrap();
+        assert_eq!(p.fresh_after, 5);
+        assert_eq!(
+            p,
+            RepairPolicy {
+                fresh_after: 5,
+                ..RepairPolicy::default()
+            }
+        );
+    }
+}
