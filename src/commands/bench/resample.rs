@@ -17,7 +17,7 @@ use super::judge::Feedback;
 use super::results::BenchResult;
 use super::verdicts::{Resampled, SampleVerdict};
 use super::{Ended, Sessions, prelude_of, run_session, spec_of, task_of};
-use crate::engine::{EngineOptions, EngineSetup, GivenPlan};
+use crate::engine::{EngineOptions, EngineSetup, GivenPlan, RepairPolicy};
 use crate::eval::Problem;
 use crate::session::{Event, Record, State};
 
@@ -59,8 +59,11 @@ fn sample_setup(
         max_iterations: 1,
         first_temperature: Some(temperature),
         candidates: 1,
-        review: false,
-        review_repairs: false,
+        policy: RepairPolicy {
+            review: false,
+            review_repairs: false,
+            ..sessions.options.policy.clone()
+        },
         ..sessions.options.clone()
     };
     EngineSetup {
