@@ -195,11 +195,7 @@ impl BenchResult {
         self.passed_first = v.hidden_first();
         self.passed_final = v.hidden_final();
         // The first version the hidden tests passed.
-        self.passed_at = v
-            .hidden
-            .iter()
-            .position(|&h| h)
-            .map(|i| i as u32 + 1);
+        self.passed_at = v.hidden.iter().position(|&h| h).map(|i| i as u32 + 1);
         self.status = super::verdicts::status_of(self.passed_final);
         self.verdicts = Some(v);
     }
