@@ -10,13 +10,19 @@ use codeloop::session::{Event, ModelRequestEvent, read_tape};
 
 use codeloop_testkit::cli::fixture;
 
-/// `codeloop bench PROBLEMS ARGS` with its data in `dir` and no config file.
+/// `codeloop bench PROBLEMS ARGS` with its data in `dir` and no config
+/// file, in oracle feedback: most of these replies are code only, and the
+/// problems' tests are the node's.
 fn bench(problems: &Path, args: &[&OsStr], dir: &Path) -> Output {
+    bench_from("hidden", problems, args, dir)
+}
+
+/// The same with `feedback` (`--feedback own` or `hidden`).
+fn bench_from(feedback: &str, problems: &Path, args: &[&OsStr], dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_codeloop"))
         .arg("bench")
         .arg(problems)
-        // The replies are code only: the problems' tests are the node's (oracle).
-        .args(["--feedback", "hidden"])
+        .args(["--feedback", feedback])
         .args(args)
         .env("CODELOOP_DATA_DIR", dir.join("data"))
         .env("CODELOOP_CONFIG", dir.join("none.toml"))
@@ -528,17 +534,17 @@ fn own_feedback_repairs_from_its_own_tests_and_the_hidden_ones_only_judge() {
         .join("\n"),
     )
     .unwrap();
-    let output = Command::new(env!("CARGO_BIN_EXE_codeloop"))
-        .arg("bench")
-        .arg(fixture("bench_problems.jsonl"))
-        .arg("--scripted")
-        .arg(&replies)
-        .arg("--out")
-        .arg(&out)
-        .env("CODELOOP_DATA_DIR", dir.path().join("data"))
-        .env("CODELOOP_CONFIG", dir.path().join("none.toml"))
-        .output()
-        .unwrap();
+    let output = bench_from(
+        "own",
+        &fixture("bench_problems.jsonl"),
+        &[
+            "--scripted".as_ref(),
+            replies.as_os_str(),
+            "--out".as_ref(),
+            out.as_os_str(),
+        ],
+        dir.path(),
+    );
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(output.status.success(), "{stdout}\n{stderr}");
