@@ -254,6 +254,8 @@ pub struct LoopConfig {
     pub(crate) program_repairs: u32,
     /// Show the runtime values at a failure in the repair prompt.
     pub(crate) runtime_values: bool,
+    /// The first code call is shown the tests the model wrote.
+    pub(crate) first_code_sees_model_tests: bool,
 }
 
 impl Default for LoopConfig {
@@ -268,6 +270,7 @@ impl Default for LoopConfig {
             different_approach_temperature: p.different_approach_temperature,
             program_repairs: p.program_repairs,
             runtime_values: p.runtime_values,
+            first_code_sees_model_tests: p.first_code_sees_model_tests,
         }
     }
 }
@@ -290,6 +293,7 @@ impl LoopConfig {
             runtime_values: self.runtime_values,
             review,
             review_repairs,
+            first_code_sees_model_tests: self.first_code_sees_model_tests,
         }
     }
 }

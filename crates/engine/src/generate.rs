@@ -285,7 +285,14 @@ impl Core {
         else {
             return Err(Stop::Failed);
         };
-        let tests = self.shown_tests(tests);
+        // The model's own tests, where the policy keeps them from the
+        // first code: it is written from the task alone, and they judge it.
+        let own = self.read(|s| s.nodes.get(name).is_some_and(|n| n.tests_by_model));
+        let tests = if own && !self.opts.policy.first_code_sees_model_tests {
+            None
+        } else {
+            self.shown_tests(tests)
+        };
         // Go on with the conversation that wrote the tests, when they are
         // still its reply: a server's cache then computes only this turn.
         let after_tests = match tests.as_deref() {

@@ -977,3 +977,39 @@ async fn a_first_reply_with_no_function_in_it_is_followed_by_a_fresh_start_not_g
     );
     assert!(!fresh.contains("Earlier versions"), "{fresh}");
 }
+
+#[tokio::test]
+async fn the_first_code_is_written_without_the_models_own_tests_where_the_policy_says() {
+    let asked = |records: &[Record]| {
+        messages_of(records, "code/total_len/1")
+            .iter()
+            .map(|m| m.content.clone())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    // Today's default: the code call goes on from the tests' conversation.
+    let (_, _, records) =
+        finish(len_script(), EngineOptions::default(), |_| Command::Approve).await;
+    assert!(
+        asked(&records).contains("total_len([\"ab\", \"c\"]) == 3"),
+        "{}",
+        asked(&records)
+    );
+    // Kept from the model's tests, the first code sees the task alone; the
+    // tests still judge it (the buggy first version fails, the repair
+    // shows the failing test and passes).
+    let options = EngineOptions {
+        policy: RepairPolicy {
+            first_code_sees_model_tests: false,
+            ..RepairPolicy::default()
+        },
+        ..EngineOptions::default()
+    };
+    let (state, result, records) = finish(len_script(), options, |_| Command::Approve).await;
+    let prompt = asked(&records);
+    assert!(!prompt.contains("total_len([\"ab\", \"c\"])"), "{prompt}");
+    assert!(!prompt.contains("these tests"), "{prompt}");
+    assert!(result.passed, "{}", result.summary);
+    assert_eq!(state.nodes["total_len"].versions.len(), 2);
+    assert!(prompt_of(&records, "repair/total_len/2").contains("total_len"));
+}

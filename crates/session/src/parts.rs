@@ -25,6 +25,9 @@ pub struct NodeState {
     pub(crate) last_failure: Option<usize>,
     /// How many times the node's tests were set (written, edited, fixed).
     pub(crate) tests_version: u32,
+    /// The node's tests are the model's own (written by it, or replayed
+    /// from the cache), not given with the task or by the person.
+    pub tests_by_model: bool,
     /// The person skipped the run the engine was paused before; the status
     /// that follows is read as `Skipped` (tapes from before that status
     /// recorded a skipped run as passed).
@@ -72,6 +75,7 @@ impl NodeState {
             failures: Vec::new(),
             last_failure: None,
             tests_version: 0,
+            tests_by_model: false,
             run_skipped: false,
             findings: Vec::new(),
             hints: Vec::new(),

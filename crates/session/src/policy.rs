@@ -35,6 +35,11 @@ pub struct RepairPolicy {
     pub review: bool,
     /// A review's serious finding sends the code to a repair without a run.
     pub review_repairs: bool,
+    /// The first code call is shown the node's tests when the model wrote
+    /// them; off: it sees the task and the function only (the tests still
+    /// judge it), so a wrong test the model wrote cannot lead its first
+    /// code astray. Tests the person or the task gave are shown either way.
+    pub first_code_sees_model_tests: bool,
 }
 
 impl Default for RepairPolicy {
@@ -50,6 +55,7 @@ impl Default for RepairPolicy {
             runtime_values: true,
             review: false,
             review_repairs: false,
+            first_code_sees_model_tests: true,
         }
     }
 }
@@ -67,8 +73,13 @@ impl RepairPolicy {
             (true, false) => "review",
             (true, true) => "review (repairs)",
         };
+        let first = if self.first_code_sees_model_tests {
+            ""
+        } else {
+            ", first code without the model's tests"
+        };
         format!(
-            "{fresh}, {} program repairs, runtime values {}, {review}",
+            "{fresh}, {} program repairs, runtime values {}, {review}{first}",
             self.program_repairs,
             if self.runtime_values { "on" } else { "off" },
         )

@@ -40,6 +40,7 @@ impl State {
     pub(super) fn fold_tests(&mut self, e: &TestsEvent) {
         if let Some(n) = self.nodes.get_mut(&e.node) {
             n.set_tests(&e.code);
+            n.tests_by_model = matches!(e.source, CodeSource::Model | CodeSource::Cache);
         }
     }
 
