@@ -296,3 +296,15 @@ fn the_loop_table_sets_the_repair_policy_and_names_a_wrong_key_or_value() {
         .to_string();
     assert!(err.contains("[loop] fresh_after"), "{err}");
 }
+
+#[test]
+fn the_readmes_loop_table_is_a_valid_config_of_todays_defaults() {
+    let readme = include_str!("../../README.md");
+    let start = readme
+        .find("```toml\n[loop]\n")
+        .expect("README.md shows the [loop] table");
+    let block = &readme[start + "```toml\n".len()..];
+    let block = &block[..block.find("```").unwrap()];
+    let c = Config::from_toml(block).unwrap_or_else(|e| panic!("{e}\n{block}"));
+    assert_eq!(c.repair, LoopConfig::default(), "{block}");
+}
