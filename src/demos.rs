@@ -47,12 +47,16 @@ impl Demo {
             return Ok(Vec::new());
         }
         let dir = data_dir.join("demos").join(self.name);
-        std::fs::create_dir_all(&dir)?;
         self.inputs
             .iter()
             .map(|(name, contents)| {
-                let path = dir.join(name);
-                std::fs::write(&path, contents)?;
+                let path = crate::session::session_fs::join_name(&dir, name)?;
+                crate::session::session_fs::write_inside(
+                    &dir,
+                    Path::new(name),
+                    contents.as_bytes(),
+                    crate::session::session_fs::PRIVATE_FILE,
+                )?;
                 Ok(path)
             })
             .collect()

@@ -591,3 +591,60 @@ fn own_feedback_repairs_from_its_own_tests_and_the_hidden_ones_only_judge() {
         );
     }
 }
+
+/// The results file is written beside the problems by default, in a
+/// folder that may be shared: a link planted at its name (to a file of
+/// the person's) or a FIFO is refused, never followed, emptied nor waited
+/// on; so is a link at the page's name (`--html`). What it writes is private.
+#[test]
+fn bench_writes_no_results_nor_page_through_a_link_or_fifo_planted_there() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    let problems = shared.join("set.jsonl");
+    std::fs::copy(fixture("bench_problems.jsonl"), &problems).unwrap();
+    let mine = dir.path().join("mine");
+    std::fs::write(&mine, "mine").unwrap();
+    let results = shared.join("set_bench.jsonl");
+    std::os::unix::fs::symlink(&mine, &results).unwrap();
+    let replies = fixture("bench_replies.jsonl");
+    let scripted = ["--scripted".as_ref(), replies.as_os_str()];
+    let out = bench(&problems, &scripted, dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("is a symbolic link"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine");
+
+    std::fs::remove_file(&results).unwrap();
+    assert!(
+        Command::new("mkfifo")
+            .arg(&results)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = bench(&problems, &scripted, dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("FIFO"), "{stderr}");
+
+    std::fs::remove_file(&results).unwrap();
+    let page = shared.join("page.html");
+    std::os::unix::fs::symlink(&mine, &page).unwrap();
+    let out = bench(
+        &problems,
+        &[
+            scripted[0],
+            scripted[1],
+            "--html".as_ref(),
+            page.as_os_str(),
+        ],
+        dir.path(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("is a symbolic link"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "mine");
+    let mode = std::fs::metadata(&results).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "the results are private");
+}

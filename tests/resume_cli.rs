@@ -299,3 +299,152 @@ fn every_command_taking_a_session_says_an_id_names_one() {
         );
     }
 }
+
+/// The session folder at `from` as it is handed over: copied to `to`.
+fn hand_over(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    std::fs::copy(from.join("tape.jsonl"), to.join("tape.jsonl")).unwrap();
+}
+
+/// The headers of every request `server` has seen that carry `key`.
+fn keyed(server: &PromptServer, key: &str) -> Vec<String> {
+    server
+        .exchanges()
+        .into_iter()
+        .flat_map(|e| e.headers)
+        .filter(|h| h.contains(key))
+        .collect()
+}
+
+/// A session folder handed over names the server its author ran it on
+/// (their own, on this machine). Resuming it, forking it, or naming only
+/// another model on it sends that server nothing the reader has: no
+/// request at all, so neither their API key nor a prompt; the refusal names
+/// the server and how to choose it. Named with --base-url it is the
+/// reader's choice: used, with their key, and remembered, so the next
+/// resume of a tape naming it goes on there unasked.
+#[test]
+fn a_handed_over_tape_sends_the_readers_key_to_no_server_it_names() {
+    let server = PromptServer::start(reply_for);
+    let url = server.base_url.clone();
+    let author = tempfile::tempdir().unwrap();
+    let made = codeloop(author.path())
+        .env_remove("OPENAI_API_KEY")
+        .args(["run", "Clamp an integer into a range", "--no-cache"])
+        .args(["--base-url", &url])
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let session = the_session(author.path());
+    let before = server.exchanges().len();
+
+    let reader = tempfile::tempdir().unwrap();
+    let handed = reader.path().join("handed");
+    hand_over(&session, &handed);
+    let key = "sk-reader-secret-4711";
+    let reader_runs = |args: &[&str]| {
+        codeloop(reader.path())
+            .env("OPENAI_API_KEY", key)
+            .arg("resume")
+            .arg(&handed)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    for args in [&["--at", "1"][..], &[], &["--model", "loopback-coder"]] {
+        let out = reader_runs(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        for said in [
+            &format!("the model server at {url}, which its tape names"),
+            &format!("--base-url {url}"),
+        ] {
+            assert!(stderr.contains(said.as_str()), "{said:?} not in: {stderr}");
+        }
+        assert_eq!(server.exchanges().len(), before, "{args:?}: asked");
+        assert!(keyed(&server, key).is_empty());
+    }
+    let forks = std::fs::read_dir(reader.path().join("data/sessions"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert_eq!(forks, 0, "no fork made");
+
+    // Named: the reader's choice, their key with it.
+    let out = reader_runs(&["--at", "1", "--base-url", &url]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        !keyed(&server, key).is_empty(),
+        "the key goes where it was sent"
+    );
+    let named = server.exchanges().len();
+    // And remembered: the same server a tape names is the reader's now.
+    let out = reader_runs(&["--at", "1"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(server.exchanges().len() > named);
+}
+
+/// The same as an ordinary user: a tape root handed over names root's
+/// server; the user's resume sends it nothing of theirs.
+#[test]
+fn as_an_ordinary_user_a_handed_over_tape_sends_no_key_to_the_server_it_names() {
+    use codeloop_testkit::ordinary_user::{USER, ordinary_user};
+    let Some((_turn, _python, dir, bin)) =
+        ordinary_user("resume-key", Path::new(env!("CARGO_BIN_EXE_codeloop")))
+    else {
+        return;
+    };
+    let server = PromptServer::start(reply_for);
+    let url = server.base_url.clone();
+    let author = tempfile::tempdir().unwrap();
+    let made = codeloop(author.path())
+        .args(["run", "Clamp an integer into a range", "--no-cache"])
+        .args(["--base-url", &url])
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let session = the_session(author.path());
+    let before = server.exchanges().len();
+    let home = dir.path().join("home");
+    let handed = home.join("handed");
+    hand_over(&session, &handed);
+    Command::new("chown")
+        .args(["-R", USER])
+        .arg(&home)
+        .status()
+        .unwrap();
+    let key = "sk-user-secret-0815";
+    let out = Command::new("runuser")
+        .args(["-u", USER, "--", "env"])
+        .arg(format!("CODELOOP_DATA_DIR={}", home.join("data").display()))
+        .arg(format!(
+            "CODELOOP_CACHE_DIR={}",
+            home.join("cache").display()
+        ))
+        .arg(format!(
+            "CODELOOP_CONFIG={}",
+            home.join("none.toml").display()
+        ))
+        .arg(format!("OPENAI_API_KEY={key}"))
+        .arg(&bin)
+        .args(["resume", handed.to_str().unwrap(), "--at", "1"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("--base-url {url}")), "{stderr}");
+    assert_eq!(server.exchanges().len(), before, "asked");
+    assert!(keyed(&server, key).is_empty());
+}

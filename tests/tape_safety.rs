@@ -759,3 +759,163 @@ fn a_fork_handed_over_draws_no_lineage_from_the_readers_own_sessions() {
         "the reader's task is not on the page"
     );
 }
+
+/// A scripted session, handed over with its replies file's path changed to
+/// one of the reader's own files (here a replies file that would serve, so
+/// that reading it would let the resume go on): the resume reads no file
+/// the tape names, and says to name it with --scripted, which then serves.
+#[test]
+fn resume_reads_no_replies_file_a_handed_over_tape_names() {
+    let author = tempfile::tempdir().unwrap();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demos/roman");
+    let replies = author.path().join("replies.jsonl");
+    std::fs::copy(demo.join("replies.jsonl"), &replies).unwrap();
+    let task = std::fs::read_to_string(demo.join("task.txt")).unwrap();
+    let out = codeloop(
+        author.path(),
+        &["run", "--scripted", replies.to_str().unwrap(), task.trim()],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let session = std::fs::read_dir(author.path().join("sessions"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let reader = tempfile::tempdir().unwrap();
+    let mine = reader.path().join("my-private-replies.jsonl");
+    std::fs::copy(&replies, &mine).unwrap();
+    std::fs::set_permissions(&mine, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let recorded = serde_json::Value::from(replies.to_str().unwrap()).to_string();
+    let planted = serde_json::Value::from(mine.to_str().unwrap()).to_string();
+    let folder = handed(&session, &reader.path().join("handed"), |tape| {
+        assert!(tape.contains(&recorded));
+        tape.replace(&recorded, &planted)
+    });
+    let out = codeloop(
+        reader.path(),
+        &[
+            "resume",
+            folder.to_str().unwrap(),
+            "--at",
+            "1",
+            "--pace",
+            "0",
+        ],
+    );
+    assert_refused(
+        &out,
+        &[
+            &format!("replies file {}, which its tape names", mine.display()),
+            &format!("--scripted {}", mine.display()),
+        ],
+    );
+    assert!(!reader.path().join("sessions").exists(), "no fork made");
+    let out = codeloop(
+        reader.path(),
+        &[
+            "resume",
+            folder.to_str().unwrap(),
+            "--at",
+            "1",
+            "--pace",
+            "0",
+            "--scripted",
+            mine.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "named, it serves: {}", stderr(&out));
+}
+
+/// `man --dir` into a path whose missing folders it makes: each made 0700
+/// whatever the umask, and a link another user planted on the way (in a
+/// folder of theirs the path goes through) is not followed: nothing is
+/// made where it points. As root, and as an ordinary user (the link
+/// planted by `nobody`).
+#[test]
+fn man_dir_makes_its_folders_private_and_follows_no_link_another_user_planted() {
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_codeloop"));
+    let root_dir = tempfile::tempdir().unwrap();
+    man_dir_parents(None, &bin, root_dir.path());
+    if let Some((_turn, _, dir, user_bin)) = ordinary_user("man-parents", &bin) {
+        man_dir_parents(Some(USER), &user_bin, dir.path());
+    }
+}
+
+/// The test above as `who` (None: whoever runs the tests), in `scratch`.
+fn man_dir_parents(who: Option<&str>, bin: &Path, scratch: &Path) {
+    let as_who = |script: &str| -> Output {
+        let mut c = match who {
+            Some(u) => {
+                let mut c = Command::new("runuser");
+                c.args(["-u", u, "--", "sh", "-c", script]);
+                c
+            }
+            None => {
+                let mut c = Command::new("sh");
+                c.args(["-c", script]);
+                c
+            }
+        };
+        c.output().unwrap()
+    };
+    // The writer's own folder: man --dir makes three levels below it.
+    let home = scratch.join("home");
+    std::fs::create_dir(&home).unwrap();
+    if let Some(u) = who {
+        Command::new("chown").arg(u).arg(&home).status().unwrap();
+    }
+    let deep = home.join("share/man/man1");
+    let out = as_who(&format!(
+        "umask 000; {} man --dir {}",
+        bin.display(),
+        deep.display()
+    ));
+    assert!(out.status.success(), "{who:?}: {}", stderr(&out));
+    for d in [home.join("share"), home.join("share/man"), deep.clone()] {
+        assert_eq!(mode(&d), 0o700, "{who:?}: {}", d.display());
+    }
+    assert!(deep.join("codeloop.1").is_file());
+
+    // Another user's folder on the way, and in it their link `share` to
+    // a folder of the writer's, where they want pages (or anything) made.
+    if !rustix::process::geteuid().is_root() {
+        println!("skipped: planting another user's link needs root");
+        return;
+    }
+    let theirs = scratch.join("theirs");
+    std::fs::create_dir(&theirs).unwrap();
+    std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let target = home.join("target");
+    std::fs::create_dir(&target).unwrap();
+    if let Some(u) = who {
+        Command::new("chown").arg(u).arg(&target).status().unwrap();
+    }
+    Command::new("chown")
+        .arg("nobody")
+        .arg(&theirs)
+        .status()
+        .unwrap();
+    let planted = Command::new("runuser")
+        .args(["-u", "nobody", "--", "ln", "-s"])
+        .arg(&target)
+        .arg(theirs.join("share"))
+        .status()
+        .unwrap();
+    assert!(planted.success());
+    let through = theirs.join("share/man/man1");
+    let out = as_who(&format!(
+        "{} man --dir {}",
+        bin.display(),
+        through.display()
+    ));
+    assert_refused(
+        &out,
+        &["is a symbolic link another user (uid", "not followed"],
+    );
+    assert_eq!(
+        std::fs::read_dir(&target).unwrap().count(),
+        0,
+        "{who:?}: something was made through the link"
+    );
+}

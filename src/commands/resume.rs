@@ -68,27 +68,49 @@ pub(crate) fn tape_of(session: &Path, sessions_dir: &Path) -> anyhow::Result<Pat
 }
 
 /// The model flags that choose again the model a session used (`--model`
-/// alone picks another model on the same server).
+/// alone picks another model on the same server), when the person chose
+/// it: a tape is data, and one handed over names what its author wrote.
+///
+/// A server is gone on with only when it is one the person chose (their
+/// config's, or one they named before: `model::chosen`); any other would
+/// get their API key and every prompt, so it is refused, named, with the
+/// flag that chooses it, and is sent nothing. A replies file is never read
+/// from the path a tape names (it could be any file of the reader's): it
+/// is named again with `--scripted`. A demo is the bundled one of that name.
 pub(crate) fn recorded_model(
-    config: &ConfigSummary,
+    config: &Config,
+    recorded: &ConfigSummary,
     given: &ModelArgs,
 ) -> anyhow::Result<ModelArgs> {
     let mut args = given.clone();
-    match config.provider.as_str() {
+    let shown = |s: &str| crate::protocol::sanitize::for_terminal(s);
+    match recorded.provider.as_str() {
         "openai-compatible" => {
-            args.base_url = Some(config.endpoint.clone());
-            args.model = args.model.take().or_else(|| Some(config.model.clone()));
+            if !super::model::chosen::is_chosen(config, &recorded.endpoint) {
+                let url = shown(&recorded.endpoint);
+                bail!(
+                    "the session ran on the model server at {url}, which its tape names but you have not chosen (it is not in your config, nor a server you named to codeloop before): a tape handed over can name anyone's server, and codeloop sends your API key and prompts only where you send them. To go on there, name it: `codeloop resume SESSION --base-url {url}` (or base_url under [model] in your config); or choose another model (--base-url URL, --demo NAME, --scripted FILE)"
+                );
+            }
+            args.base_url = Some(recorded.endpoint.clone());
+            args.model = args.model.take().or_else(|| Some(recorded.model.clone()));
         }
-        "scripted" => args.scripted = Some(PathBuf::from(&config.endpoint)),
-        "demo" => match config.demo() {
+        "scripted" => {
+            let file = shown(&recorded.endpoint);
+            bail!(
+                "the session's model answered from the replies file {file}, which its tape names: codeloop reads no file a tape names as a model (a tape handed over can name any file of yours). To go on with it, name it: `codeloop resume SESSION --scripted {file}`; or choose another model (--base-url URL, --demo NAME)"
+            );
+        }
+        "demo" => match recorded.demo() {
             Some(name) => args.demo = Some(name.to_string()),
             None => bail!(
                 "the session's demo model \"{}\" is not a bundled demo's: choose a model (--demo NAME, --base-url URL)",
-                config.model
+                shown(&recorded.model)
             ),
         },
         other => bail!(
-            "the session used a model of provider \"{other}\", which this codeloop cannot choose again: choose one (--base-url URL, --demo NAME, --scripted FILE)"
+            "the session used a model of provider \"{}\", which this codeloop cannot choose again: choose one (--base-url URL, --demo NAME, --scripted FILE)",
+            shown(other)
         ),
     }
     Ok(args)
@@ -159,7 +181,7 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
     let model_args = if chosen {
         args.model.clone()
     } else {
-        recorded_model(&state.config, &args.model)?
+        recorded_model(&config, &state.config, &args.model)?
     };
     let selected = select_model(&config, &model_args).await?;
     let sandbox = super::sandbox_for_generated_code(&config.sandbox)?;

@@ -261,7 +261,19 @@ fn export_session(
     };
     let name = export::default_path(state, format);
     let path = match session_dir {
-        Some(dir) => dir.join("export").join(name),
+        // A session folder may be handed over: its `export/` (and a page's
+        // folder in it) planted as a link is refused, not written through.
+        Some(dir) => {
+            use crate::session::session_fs::Folder;
+            let into = Folder::open(dir)
+                .and_then(|d| d.sub("export", true))
+                .and_then(|e| match format {
+                    export::Format::Py => e.sub(&name.to_string_lossy(), true).map(|_| e),
+                    _ => Ok(e),
+                })
+                .with_context(|| format!("cannot export into {}", dir.join("export").display()))?;
+            into.path().join(name)
+        }
         None => std::env::current_dir()
             .context("cannot tell the current folder to export into")?
             .join(name),
@@ -302,4 +314,41 @@ pub fn load_tape(arg: &Path, sessions_dir: &Path) -> anyhow::Result<(TapeContent
         index::not_found(sessions_dir, &text),
         demos.join(", ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The workbench exports into the session folder's `export/`: in a
+    /// folder handed over, an `export/` planted as a link (copied with the
+    /// folder, so the reader's own) is refused, and nothing is written
+    /// where it points; so is a page's folder planted inside it.
+    #[test]
+    fn an_export_into_a_handed_over_folder_follows_no_link_planted_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("handed");
+        let victim = dir.path().join("victim");
+        std::fs::create_dir_all(&session).unwrap();
+        std::fs::create_dir_all(&victim).unwrap();
+        std::os::unix::fs::symlink(&victim, session.join("export")).unwrap();
+        let state = crate::session::State {
+            session_id: "s1".into(),
+            ..Default::default()
+        };
+        let e = export_session(ExportFormat::Md, &state, Some(&session), "tape").unwrap_err();
+        assert!(format!("{e:#}").contains("symbolic link"), "{e:#}");
+        assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
+
+        std::fs::remove_file(session.join("export")).unwrap();
+        std::fs::create_dir(session.join("export")).unwrap();
+        std::os::unix::fs::symlink(&victim, session.join("export/codeloop-s1")).unwrap();
+        let e = export_session(ExportFormat::Py, &state, Some(&session), "tape").unwrap_err();
+        assert!(format!("{e:#}").contains("symbolic link"), "{e:#}");
+        assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0);
+
+        let written = export_session(ExportFormat::Md, &state, Some(&session), "tape").unwrap();
+        assert_eq!(written, session.join("export/codeloop-s1.md"));
+        assert!(written.is_file());
+    }
 }

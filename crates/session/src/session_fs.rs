@@ -114,11 +114,15 @@ impl Folder {
     /// The folder at `path`, as the person named it (a link in the path
     /// they gave is theirs and followed).
     pub fn open(path: &Path) -> io::Result<Folder> {
-        let fd = rustix::fs::open(
-            path,
-            OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
+        let base = OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let fd = match rustix::fs::open(path, base | OFlags::RDONLY, Mode::empty()) {
+            // One to pass through, not to read (0711): as a path alone.
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            Err(rustix::io::Errno::ACCESS) => {
+                rustix::fs::open(path, base | OFlags::PATH, Mode::empty())
+            }
+            other => other,
+        }
         .map_err(|e| with_path(path, e.into()))?;
         Ok(Folder {
             fd,
@@ -128,9 +132,102 @@ impl Folder {
 
     /// The folder at `path`, made (with its missing parents) private
     /// when it is not there. An existing folder keeps its mode.
+    ///
+    /// The path is walked one step at a time from `/` (or the current
+    /// folder), each step opened from the last one's descriptor without
+    /// following a link: a folder made on the way is made there
+    /// (`mkdirat`), set 0700 through its own descriptor, and gone on from
+    /// through it, so nothing swapped in after it was made is followed. A
+    /// link on the way is followed only when it is the person's own or
+    /// root's (one another user owns may have been planted, as in a shared
+    /// folder: refused, naming its owner); a file where a folder should be
+    /// is refused.
     pub fn create(path: &Path) -> io::Result<Folder> {
-        make_private_dirs(path)?;
-        Folder::open(path)
+        let start = if path.is_absolute() { "/" } else { "." };
+        let mut here = Folder::open(Path::new(start))?;
+        here.path = PathBuf::new();
+        for c in path.components() {
+            here = match c {
+                Component::RootDir => Folder {
+                    path: PathBuf::from("/"),
+                    ..here
+                },
+                Component::CurDir => continue,
+                Component::ParentDir => here.step("..", false)?,
+                Component::Normal(name) => match name.to_str() {
+                    Some(name) => here.step(name, true)?,
+                    None => return Err(bad_relative(path, "a name that is not UTF-8")),
+                },
+                Component::Prefix(_) => return Err(bad_relative(path, "a prefix")),
+            };
+        }
+        if here.path.as_os_str().is_empty() {
+            here.path = PathBuf::from(".");
+        }
+        Ok(here)
+    }
+
+    /// One step of [`Folder::create`]: the folder `name` here, made when
+    /// missing (`make`), a link followed only when it is this user's or
+    /// root's.
+    fn step(&self, name: &str, make: bool) -> io::Result<Folder> {
+        let path = self.path.join(name);
+        let open = |flags: OFlags| open_dir_at(&self.fd, name, flags);
+        let made = |fd: OwnedFd| Folder {
+            fd,
+            path: path.clone(),
+        };
+        match open(OFlags::NOFOLLOW) {
+            Ok(fd) => return Ok(made(fd)),
+            Err(rustix::io::Errno::NOENT) if make => {}
+            Err(rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR) => {
+                let st = rustix::fs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                    .map_err(|e| with_path(&path, e.into()))?;
+                let kind = FileType::from_raw_mode(st.st_mode);
+                if kind != FileType::Symlink {
+                    return Err(refused(
+                        &path,
+                        &format!("is {}, not a folder", kind_words(kind)),
+                    ));
+                }
+                let me = rustix::process::geteuid().as_raw();
+                if st.st_uid != me && st.st_uid != 0 {
+                    return Err(refused(
+                        &path,
+                        &format!(
+                            "is a symbolic link another user (uid {}) owns, not followed",
+                            st.st_uid
+                        ),
+                    ));
+                }
+                return open(OFlags::empty())
+                    .map(made)
+                    .map_err(|e| with_path(&path, e.into()));
+            }
+            Err(e) => return Err(with_path(&path, e.into())),
+        }
+        match rustix::fs::mkdirat(&self.fd, name, Mode::from_raw_mode(PRIVATE_DIR)) {
+            Ok(()) => {}
+            // Made meanwhile: taken as it is found, as if it had been there.
+            Err(rustix::io::Errno::EXIST) => return self.step(name, false),
+            Err(e) => return Err(with_path(&path, e.into())),
+        }
+        let fd = open(OFlags::NOFOLLOW).map_err(|e| match e {
+            rustix::io::Errno::LOOP | rustix::io::Errno::NOTDIR => refused(
+                &path,
+                "was swapped for something else as soon as codeloop made it",
+            ),
+            e => with_path(&path, e.into()),
+        })?;
+        // Through its own descriptor: whatever the umask, and never
+        // through a name someone could swap.
+        rustix::fs::fchmod(&fd, Mode::from_raw_mode(PRIVATE_DIR)).map_err(|e| {
+            refused(
+                &path,
+                &format!("could not be made private ({e}): it is not the folder codeloop made"),
+            )
+        })?;
+        Ok(made(fd))
     }
 
     pub fn path(&self) -> &Path {
@@ -284,6 +381,21 @@ impl Folder {
     }
 }
 
+/// The folder `name` in the folder `dir`, opened to be written in (with
+/// `flags` added: `NOFOLLOW`); one the person may pass through but not
+/// read (0711, as some homes are) is opened as a path alone, where Linux
+/// has them.
+fn open_dir_at(dir: &OwnedFd, name: &str, flags: OFlags) -> rustix::io::Result<OwnedFd> {
+    let base = OFlags::DIRECTORY | OFlags::CLOEXEC | flags;
+    match rustix::fs::openat(dir, name, base | OFlags::RDONLY, Mode::empty()) {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        Err(rustix::io::Errno::ACCESS) => {
+            rustix::fs::openat(dir, name, base | OFlags::PATH, Mode::empty())
+        }
+        other => other,
+    }
+}
+
 /// The regular file at `path`, opened to read: refused when its last step
 /// is a link, or it is a FIFO or a device; the open never waits. For a
 /// file a view reads from a session folder by a path it already holds.
@@ -340,21 +452,10 @@ fn with_path(path: &Path, e: io::Error) -> io::Error {
 }
 
 /// Make `path` and its missing parents, each new one private (0700,
-/// whatever the umask). Folders already there keep their modes.
+/// whatever the umask), as [`Folder::create`] walks it (no link another
+/// user owns followed). Folders already there keep their modes.
 pub fn make_private_dirs(path: &Path) -> io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-    if path.is_dir() {
-        return Ok(());
-    }
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        make_private_dirs(parent)?;
-    }
-    match std::fs::DirBuilder::new().mode(PRIVATE_DIR).create(path) {
-        Ok(()) => std::fs::set_permissions(path, std::fs::Permissions::from_mode(PRIVATE_DIR))
-            .map_err(|e| with_path(path, e)),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && path.is_dir() => Ok(()),
-        Err(e) => Err(with_path(path, e)),
-    }
+    Folder::create(path).map(|_| ())
 }
 
 /// Write `bytes` to `rel` below the folder `root` (made private, as are

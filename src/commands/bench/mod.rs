@@ -373,7 +373,9 @@ pub async fn run(args: Args, config: Config) -> anyhow::Result<i32> {
         selected.description,
         base.display()
     ));
-    let mut file = std::fs::File::create(&out)
+    // Beside the problems (a folder perhaps shared): a link or a FIFO
+    // planted at the results' name is refused, never followed nor waited on.
+    let mut file = results_file(&out)
         .with_context(|| format!("cannot write the results file {}", out.display()))?;
     if let Some(t) = args.resample
         && !(t.is_finite() && (0.0..=2.0).contains(&t))
@@ -441,6 +443,19 @@ fn compare_files(a: &Path, b: &Path, html: Option<&Path>) -> anyhow::Result<i32>
 }
 
 /// The results file's default: `NAME_bench.jsonl` beside the problems.
+/// The results file at `path`, made private (emptied when there), as
+/// `session_fs` writes: its folder is the person's (made 0700 when
+/// missing), the file itself never a link, a FIFO or a device.
+fn results_file(path: &Path) -> std::io::Result<std::fs::File> {
+    use crate::session::session_fs::Folder;
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .ok_or_else(|| std::io::Error::other("it names no file"))?;
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    Folder::create(parent.unwrap_or(Path::new(".")))?.create_file(name)
+}
+
 fn results_beside(problems_file: &Path) -> PathBuf {
     let name = problems_file
         .file_name()
@@ -593,8 +608,12 @@ fn with_prefix_across(results: Vec<(BenchResult, Vec<ChatMessage>)>) -> Vec<Benc
 
 /// Write the bench's page (`chart.rs`) and say where.
 fn write_html(path: &std::path::Path, sets: &[(String, Vec<BenchResult>)]) -> anyhow::Result<()> {
-    std::fs::write(path, chart::page(sets))
-        .with_context(|| format!("cannot write the page {}", path.display()))?;
+    crate::session::session_fs::write_named(
+        path,
+        chart::page(sets).as_bytes(),
+        crate::session::session_fs::PRIVATE_FILE,
+    )
+    .with_context(|| format!("cannot write the page {}", path.display()))?;
     let _ = writeln!(std::io::stdout(), "page: {}", path.display());
     Ok(())
 }

@@ -32,6 +32,7 @@ use crate::demos::{self, Demo};
 use crate::llm::ChatModel;
 use crate::llm::openai::{LocalServer, Probe, Stranger, well_known_urls};
 
+pub(crate) mod chosen;
 mod offline;
 mod profile;
 mod provider;
@@ -84,6 +85,10 @@ pub struct Selected {
     /// What each local port answered, when nothing was configured and they
     /// were asked (empty otherwise).
     pub(crate) probed: Vec<Probe>,
+    /// The server's base URL when the person named it (a flag, the config,
+    /// the environment), not found by probing: remembered as chosen
+    /// (`chosen.rs`).
+    pub(crate) named_server: Option<String>,
 }
 
 /// With nothing configured, more than one model server answers on this
@@ -178,7 +183,11 @@ impl std::fmt::Debug for Selected {
 /// module comment). Several local servers and nothing configured: a
 /// `SeveralServers` error (`downcast_ref` finds it).
 pub async fn select_model(config: &Config, args: &ModelArgs) -> anyhow::Result<Selected> {
-    select_with(config, args, demos::all(), &well_known_urls()).await
+    let selected = select_with(config, args, demos::all(), &well_known_urls()).await?;
+    if let Some(url) = &selected.named_server {
+        chosen::remember(config, url);
+    }
+    Ok(selected)
 }
 
 /// What a choice falls back on when nothing is configured: the bundled

@@ -27,6 +27,7 @@ pub(super) fn scripted(path: &Path, args: &ModelArgs) -> anyhow::Result<Selected
         demo: None,
         fallback_reason: None,
         probed: Vec::new(),
+        named_server: None,
     })
 }
 
@@ -55,6 +56,7 @@ pub(super) fn demo_model(
         demo: Some(demo),
         fallback_reason: why,
         probed: Vec::new(),
+        named_server: None,
     })
 }
 

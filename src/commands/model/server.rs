@@ -115,6 +115,7 @@ pub(super) async fn connect(
         }
         None => {}
     }
+    let named_server = found.is_none().then(|| base_url.clone());
     let client = client(config, &base_url, model, api_key, wanted)?;
     Ok(Selected {
         model: Arc::new(client),
@@ -122,6 +123,7 @@ pub(super) async fn connect(
         demo: None,
         fallback_reason: None,
         probed: Vec::new(),
+        named_server,
     })
 }
 

@@ -64,7 +64,8 @@ pub fn open_view(
 async fn fork_model(config: &Config, tape: &Path) -> Result<(Arc<dyn ChatModel>, String), String> {
     let contents = read_tape(tape).map_err(|e| e.to_string())?;
     let state = crate::session::State::from_records(&contents.records);
-    let recorded = crate::commands::resume::recorded_model(&state.config, &ModelArgs::default());
+    let recorded =
+        crate::commands::resume::recorded_model(config, &state.config, &ModelArgs::default());
     let why = match recorded {
         Ok(args) => match select_model(config, &args).await {
             Ok(selected) => {
@@ -224,4 +225,82 @@ fn start(
         Err(e) => anyhow::bail!("{e}"),
     };
     continue_session(config, model, sandbox, tape, how, Some(note))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use codeloop_testkit::prompt_server::PromptServer;
+
+    /// The roman demo's tape as if its session had run on `provider` at
+    /// `endpoint`, written into a folder of its own in `dir`.
+    fn tape_naming(dir: &Path, provider: &str, endpoint: &str) -> PathBuf {
+        let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demos/roman/tape.jsonl");
+        let tape = std::fs::read_to_string(demo).unwrap();
+        let recorded = r#""provider":"demo","model":"demo:roman","endpoint":"bundled demo \"roman\" (authored replies, offline)""#;
+        assert!(tape.contains(recorded));
+        let named = format!(
+            r#""provider":{},"model":"loopback-coder","endpoint":{}"#,
+            serde_json::Value::from(provider),
+            serde_json::Value::from(endpoint)
+        );
+        let folder = dir.join("handed");
+        std::fs::create_dir_all(&folder).unwrap();
+        let path = folder.join("tape.jsonl");
+        std::fs::write(&path, tape.replace(recorded, &named)).unwrap();
+        path
+    }
+
+    fn config_in(dir: &Path) -> Config {
+        let mut config = Config::default();
+        config.paths.data_dir = dir.join("data");
+        config.paths.cache_dir = dir.join("cache");
+        config.paths.config_dir = dir.join("config");
+        config
+    }
+
+    /// `codeloop open` chooses the fork's model as soon as the view opens:
+    /// a handed-over tape naming its author's server is sent nothing (not
+    /// the model-list probe, which would carry the reader's key), and the
+    /// fork goes on with the tape itself, saying why.
+    #[tokio::test]
+    async fn opening_a_tape_sends_nothing_to_the_server_it_names() {
+        let server = PromptServer::start(|_| "");
+        let dir = tempfile::tempdir().unwrap();
+        let tape = tape_naming(dir.path(), "openai-compatible", &server.base_url);
+        let config = config_in(dir.path());
+        let (_, note) = fork_model(&config, &tape).await.unwrap();
+        assert!(server.exchanges().is_empty(), "{:?}", server.exchanges());
+        assert!(note.contains(&server.base_url), "{note}");
+        assert!(
+            note.contains("going on with its tape as a scripted model"),
+            "{note}"
+        );
+        // Once named (here: the config's), it is the fork's model.
+        let mut config = config;
+        config.model.base_url = Some(server.base_url.clone());
+        let (_, note) = fork_model(&config, &tape).await.unwrap();
+        assert!(
+            note.starts_with("going on with the model the session used"),
+            "{note}"
+        );
+        assert!(!server.exchanges().is_empty());
+    }
+
+    /// Nor is a replies file read from the path the tape names (one of
+    /// the reader's own files, here a replies file that would serve).
+    #[tokio::test]
+    async fn opening_a_tape_reads_no_replies_file_it_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let mine = dir.path().join("my-replies.jsonl");
+        let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/demos/roman/replies.jsonl");
+        std::fs::copy(demo, &mine).unwrap();
+        let tape = tape_naming(dir.path(), "scripted", mine.to_str().unwrap());
+        let (_, note) = fork_model(&config_in(dir.path()), &tape).await.unwrap();
+        assert!(
+            note.contains("going on with its tape as a scripted model"),
+            "{note}"
+        );
+        assert!(note.contains("--scripted"), "{note}");
+    }
 }

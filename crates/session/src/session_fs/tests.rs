@@ -154,3 +154,69 @@ fn a_file_written_again_is_replaced_whole_and_keeps_private() {
     log.write_all(b"3").unwrap();
     assert_eq!(std::fs::read(root.path().join("a.txt")).unwrap(), b"3");
 }
+
+#[test]
+fn create_makes_each_missing_folder_private_and_goes_through_the_persons_own_links() {
+    let root = tempfile::tempdir().unwrap();
+    let old = rustix::process::umask(Mode::from_raw_mode(0));
+    let made = Folder::create(&root.path().join("a/b/c"));
+    rustix::process::umask(old);
+    let made = made.unwrap();
+    assert_eq!(made.path(), root.path().join("a/b/c"));
+    for d in ["a", "a/b", "a/b/c"] {
+        assert_eq!(mode(&root.path().join(d)), 0o700, "{d}");
+    }
+    made.write("x", b"x", PRIVATE_FILE).unwrap();
+    assert!(root.path().join("a/b/c/x").is_file());
+    // A link of the person's own on the way is theirs, and followed.
+    symlink(root.path().join("a"), root.path().join("mine")).unwrap();
+    Folder::create(&root.path().join("mine/b/d")).unwrap();
+    assert!(root.path().join("a/b/d").is_dir());
+    // `..` and a relative path are walked as the kernel would.
+    Folder::create(&root.path().join("a/b/../e")).unwrap();
+    assert!(root.path().join("a/e").is_dir());
+    // A file where a folder should be is refused.
+    let e = Folder::create(&root.path().join("a/b/c/x/y")).unwrap_err();
+    assert!(e.to_string().contains("is a file, not a folder"), "{e}");
+}
+
+#[test]
+fn create_follows_no_link_another_user_owns() {
+    if !rustix::process::geteuid().is_root() {
+        println!("skipped: giving a link to another user needs root");
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let target = root.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let planted = root.path().join("planted");
+    symlink(&target, &planted).unwrap();
+    rustix::fs::chownat(
+        rustix::fs::CWD,
+        &planted,
+        Some(rustix::fs::Uid::from_raw(65534)),
+        Some(rustix::fs::Gid::from_raw(65534)),
+        AtFlags::SYMLINK_NOFOLLOW,
+    )
+    .unwrap();
+    for path in [planted.join("man/man1"), planted.clone()] {
+        let e = Folder::create(&path).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("is a symbolic link another user (uid 65534) owns, not followed"),
+            "{e}"
+        );
+    }
+    assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0);
+    // Root's own links are followed (a system's /usr/local/share/man may be one).
+    rustix::fs::chownat(
+        rustix::fs::CWD,
+        &planted,
+        Some(rustix::fs::Uid::from_raw(0)),
+        Some(rustix::fs::Gid::from_raw(0)),
+        AtFlags::SYMLINK_NOFOLLOW,
+    )
+    .unwrap();
+    Folder::create(&planted.join("man")).unwrap();
+    assert!(target.join("man").is_dir());
+}
