@@ -400,6 +400,67 @@ fn open_under_pty(session: &Path, extra: &[&str], env: &[(&str, &str)], until: &
     under_pty(&args, env, true, until)
 }
 
+/// Whether a line of the 100 × 30 screen `out` draws held `wanted` at
+/// some moment: the bytes played into a grid of cells the way a terminal
+/// takes them (cursor moves placed, colours and other escapes skipped,
+/// an image protocol's payload with them).
+fn shown_at_some_point(out: &[u8], wanted: &str) -> bool {
+    const ROWS: usize = 30;
+    const COLS: usize = 100;
+    let text = String::from_utf8_lossy(out);
+    let mut grid = vec![vec![' '; COLS]; ROWS];
+    let (mut row, mut col) = (0usize, 0usize);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\x1b' => match chars.next() {
+                Some('[') => {
+                    let mut params = String::new();
+                    let mut last = None;
+                    for p in chars.by_ref() {
+                        if ('@'..='~').contains(&p) {
+                            last = Some(p);
+                            break;
+                        }
+                        params.push(p);
+                    }
+                    match last {
+                        Some('H') => {
+                            let mut n = params.split(';').map(|v| v.parse::<usize>().unwrap_or(1));
+                            row = n.next().unwrap_or(1).clamp(1, ROWS) - 1;
+                            col = n.next().unwrap_or(1).clamp(1, COLS) - 1;
+                        }
+                        Some('J') if params == "2" => grid = vec![vec![' '; COLS]; ROWS],
+                        _ => {}
+                    }
+                }
+                // APC (kitty), OSC, DCS (sixel): up to BEL or ST.
+                Some('_' | ']' | 'P') => {
+                    while let Some(p) = chars.next() {
+                        if p == '\x07' || (p == '\x1b' && chars.next_if_eq(&'\\').is_some()) {
+                            break;
+                        }
+                    }
+                }
+                _ => {}
+            },
+            '\r' => col = 0,
+            '\n' => row = (row + 1).min(ROWS - 1),
+            c if c.is_control() => {}
+            c => {
+                if col < COLS {
+                    grid[row][col] = c;
+                    col += 1;
+                    if grid[row].iter().collect::<String>().contains(wanted) {
+                        return true;
+                    }
+                }
+            }
+        }
+    }
+    false
+}
+
 /// The chart as the session keeps it, each pixel a `k` × `k` square.
 fn chart_pixels(session: &Path, k: u32) -> (u32, u32, Vec<[u8; 3]>) {
     let file = session.join("pictures/run-5-chart.png");
@@ -475,7 +536,14 @@ fn under_a_plain_terminal_i_draws_half_blocks_and_writes_no_image_escape() {
         "two pixels a cell",
     );
     let text = String::from_utf8_lossy(&out);
-    assert!(text.contains("two pixels a cell"), "{} bytes", out.len());
+    // On the screen, not in the bytes: a redraw skips the cells a frame
+    // before already held (a space where a space was), so the words of a
+    // line may come apart in the stream.
+    assert!(
+        shown_at_some_point(&out, "two pixels a cell"),
+        "{} bytes",
+        out.len()
+    );
     assert!(text.contains('▀'));
     assert!(!text.contains("\x1b_Gq=2,i="), "no kitty image");
     assert!(!text.contains("\x1b]1337;File="), "no iTerm2 image");
