@@ -22,7 +22,9 @@
 //! config), `provider.rs` (the config's provider, and what "auto" finds on
 //! this machine), `server.rs` (an OpenAI-compatible server: asked for its
 //! models, the model picked, the client built), `offline.rs` (the scripted
-//! and the demo models).
+//! and the demo models), `chosen.rs` (the servers the person chose: the
+//! config's, and those named before, which alone a tape's recorded server
+//! may be: `resume::recorded_model`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
