@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Replays the model calls recorded on codeloop tapes against one
-llama-server and prints what each call cost: the same prompts, the same
-reply length, temperature 0, one request at a time. Run it once against a
-server started with n-gram speculation and once without, and compare the
-decode speeds (tokens/s) call by call.
+"""Replays the model calls recorded on codeloop tapes against llama-servers
+and prints what each call cost: the same prompts, the same reply length,
+temperature 0, one request at a time. Give it a server started with n-gram
+speculation and one started alike without, and compare the decode speeds
+(tokens/s) call by call.
 
     scripts/spec_ab.py --url plain=http://127.0.0.1:8733 --url spec=http://127.0.0.1:8732 TAPE... > ab.jsonl
     scripts/spec_ab.py --summary ab.jsonl
@@ -11,13 +11,13 @@ decode speeds (tokens/s) call by call.
 Each call goes to every server in turn (the order alternating from one
 call to the next), so a load on the machine falls on both alike.
 
-Only the calls whose purpose is given (default: code and repair) are sent;
-each is asked for exactly as many tokens as the recorded reply spent
-(its usage), so both servers write the same amount.
+Only the calls whose purpose is given are sent (default: code, and reflect,
+which is what a repair is on the tape); each is asked for exactly as many
+tokens as the recorded reply spent (its usage), so both servers write the
+same amount.
 """
 import argparse
 import json
-import sys
 import time
 import urllib.request
 
@@ -93,7 +93,7 @@ def summary(paths):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--url", action="append", default=[], help="LABEL=URL, given once a server")
-    p.add_argument("--purpose", default="code,repair")
+    p.add_argument("--purpose", default="code,reflect", help="the tape's purpose kinds to send (a repair is \"reflect\")")
     p.add_argument("--summary", action="store_true")
     p.add_argument("paths", nargs="+")
     a = p.parse_args()
