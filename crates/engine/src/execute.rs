@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use super::context::Core;
 use super::runs::{self, PreparedRun};
 use codeloop_protocol::Location;
+use codeloop_protocol::failure::{BLOCKED_IMPORT, MISSING_DEFINITION, NO_BODY, REDEFINITION};
 use codeloop_sandbox::check::{self, CheckInput};
 use codeloop_sandbox::{ExecError, Limits, OutputChunk};
 use codeloop_session::session_fs::Folder;
@@ -283,18 +284,12 @@ fn foreign_names(s: &State, name: &str) -> BTreeMap<String, String> {
     out
 }
 
-/// The error type of a function whose body is only its docstring (or `pass`).
-pub(crate) const NO_BODY: &str = "NoBody";
-
 /// Whether a blocking failure says the model's reply was no function at
 /// all (it does not parse, or the function has no body, or is not there):
 /// such a reply is asked for again rather than sent back to be repaired
 /// (SmolLM2-135M, shown its own syntax error, wrote it again).
 pub(crate) fn unreadable(location: &Location) -> bool {
-    matches!(
-        location.error_type.as_str(),
-        "SyntaxError" | "IndentationError" | "TabError" | "MissingDefinition"
-    ) || location.error_type == NO_BODY
+    location.kind().unreadable()
 }
 
 /// The check's finding that `name`'s code cannot run as it is, as a failure
@@ -332,10 +327,10 @@ pub(crate) fn blocking_failure(state: &State, name: &str) -> Option<Location> {
             Some((kind, message)) => (kind.to_string(), message.to_string()),
             None => ("SyntaxError".to_string(), finding.message.clone()),
         },
-        "definition" => ("MissingDefinition".to_string(), finding.message.clone()),
-        "blocked" => ("BlockedImport".to_string(), finding.message.clone()),
+        "definition" => (MISSING_DEFINITION.to_string(), finding.message.clone()),
+        "blocked" => (BLOCKED_IMPORT.to_string(), finding.message.clone()),
         "empty" => (NO_BODY.to_string(), finding.message.clone()),
-        _ => ("Redefinition".to_string(), finding.message.clone()),
+        _ => (REDEFINITION.to_string(), finding.message.clone()),
     };
     Some(Location {
         file: format!("{name}.py"),

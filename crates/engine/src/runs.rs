@@ -19,18 +19,16 @@ pub(crate) struct PreparedRun {
 }
 
 /// The failure of a run whose code loaded but that had no test to run
-/// (what its message starts with; older tapes have these words alone).
-pub(crate) const NO_TEST_RAN: &str = "no test ran";
+/// (what its message starts with; older tapes have these words alone),
+/// and the error types of a run that failed for codeloop's own reasons
+/// (its test harness failed, or the sandbox could not run it): the words
+/// the tape keeps; the decisions read their kinds (`Location::kind`).
+pub(crate) use codeloop_protocol::failure::{HARNESS_ERROR, NO_TEST_RAN, RUN_ERROR, SANDBOX_ERROR};
 
-/// The error type of a run that failed for codeloop's own reasons: its
-/// test harness failed (`HARNESS_ERROR`) or the sandbox could not run it.
-/// The code was not judged, so it is never sent to a repair.
-pub(crate) const HARNESS_ERROR: &str = "HarnessError";
-pub(crate) const SANDBOX_ERROR: &str = "SandboxError";
-
-/// Whether the failure is codeloop's own, not the code's.
+/// Whether the failure is codeloop's own, not the code's: the code was
+/// not judged, so it is never sent to a repair.
 pub(crate) fn codeloops_own(location: &Location) -> bool {
-    matches!(location.error_type.as_str(), HARNESS_ERROR | SANDBOX_ERROR)
+    location.kind().codeloops_own()
 }
 
 /// The module name and file of the assembled program.
@@ -286,7 +284,7 @@ pub(crate) fn judge(outcome: &Outcome, prepared: &PreparedRun) -> (RunRecord, Op
             (Some(code), None) => format!("the program exited with code {code} and no traceback"),
             (None, None) => "the program ended without an exit code".to_string(),
         };
-        locate::from_limit("RunError", message)
+        locate::from_limit(RUN_ERROR, message)
     };
     let in_node_code = prepared.code_files.contains(&loc.file);
     (

@@ -17,6 +17,7 @@ compile_error!(
 );
 
 pub mod coverage;
+pub mod failure;
 pub mod picture;
 pub mod present;
 pub mod python;

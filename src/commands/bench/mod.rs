@@ -197,7 +197,7 @@ fn unmeasured(state: &State) -> Option<String> {
         state
             .failures
             .iter()
-            .find(|f| f.location.error_type == "SandboxError")
+            .find(|f| f.location.kind() == crate::protocol::failure::FailureKind::Sandbox)
             .map(|f| format!("the sandbox could not run the code: {}", f.location.message))
     })
 }
