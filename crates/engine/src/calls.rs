@@ -266,7 +266,7 @@ impl Core {
                 .await?;
                 self.notice(NoticeLevel::Error, format!("model call failed: {e}"))
                     .await?;
-                Err(Stop::Failed)
+                Err(Stop::Model)
             }
         }
     }

@@ -122,7 +122,7 @@ impl Core {
                     self.with_prelude(name, code),
                     self.read(|s| tag.latest_call(s)),
                 )),
-                Err(Stop::Failed | Stop::Skipped | Stop::Budget) => {}
+                Err(Stop::Failed | Stop::Model | Stop::Skipped | Stop::Budget) => {}
                 Err(e) => return Err(e),
             }
         }
@@ -192,7 +192,9 @@ impl Core {
             .await
         {
             Ok(reply) => reply,
-            Err(Stop::Failed | Stop::Skipped | Stop::Budget) => return Ok(Vec::new()),
+            Err(Stop::Failed | Stop::Model | Stop::Skipped | Stop::Budget) => {
+                return Ok(Vec::new());
+            }
             Err(e) => return Err(e),
         };
         match proposed_calls(&reply, name) {

@@ -65,7 +65,13 @@ pub(crate) enum Stop {
     /// The session was cancelled (its token is cancelled).
     Cancelled,
     Budget,
+    /// The step failed: no reply that could be used (no code, asked
+    /// again; cut off; a template that gave nothing), or no context for it.
     Failed,
+    /// The model call itself failed after its retries (HTTP, the server's
+    /// error): another call of the same kind would meet the same server,
+    /// so no fallback that asks again follows (said in a notice).
+    Model,
     /// A prompt template (a user override) does not render.
     Prompt(PromptError),
     Tape(TapeError),

@@ -8,12 +8,13 @@ use std::path::PathBuf;
 
 use super::cache::{self, Solved};
 use super::context::{Core, EngineError, Stop};
+use super::decide;
 use super::runs;
 use super::steering::GateAnswer;
 use codeloop_protocol::Location;
 use codeloop_session::session_fs::{Folder, PRIVATE_FILE};
 use codeloop_session::{
-    Event, FinalResult, FinishedEvent, LocalizedEvent, NodeStatus, NoticeLevel, ProgramEvent,
+    Event, FinalResult, FinishedEvent, LocalizedEvent, Next, NodeStatus, NoticeLevel, ProgramEvent,
     ProgramOutput, ProgramOutputEvent, RunKind, State, Step, TapeError,
 };
 
@@ -269,9 +270,19 @@ impl Core {
         let stopped = |e: Stop| match e {
             Stop::Tape(e) => Err(EngineError::Tape(e)),
             Stop::Prompt(e) => Err(EngineError::Prompt(e)),
-            Stop::Cancelled | Stop::Skipped | Stop::Budget | Stop::Failed => Ok(false),
+            Stop::Cancelled | Stop::Skipped | Stop::Budget | Stop::Failed | Stop::Model => {
+                Ok(false)
+            }
         };
-        if let Err(e) = self.repair(&name, iteration).await {
+        let (kind, why) = self.read(|s| decide::attempt_kind(s, &name, &self.opts.policy));
+        let decision = decide::Decision::new(
+            Next::Attempt { kind },
+            format!("the assembled program failed in it; {why}"),
+        );
+        if let Err(e) = self.decided(&name, iteration, &decision).await {
+            return stopped(e);
+        }
+        if let Err(e) = self.repair(&name, iteration, kind).await {
             self.status(&name, NodeStatus::GaveUp).await?;
             return stopped(e);
         }

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::arity;
 use super::calls::Ask;
 use super::cases::{self, TestsFormat};
 use super::context::{Core, Stop};
@@ -84,7 +85,7 @@ impl Core {
             Ok(code) => code,
             // The model gave no tests it could use, but the task states
             // examples: they are the node's tests, as given with the task.
-            Err(Stop::Failed) if !examples.is_empty() => {
+            Err(Stop::Failed | Stop::Model) if !examples.is_empty() => {
                 let (code, _) = examples::ground("", &examples);
                 self.notice(
                     NoticeLevel::Info,
@@ -103,6 +104,43 @@ impl Core {
                 return Ok(());
             }
             Err(e) => return Err(e),
+        };
+        // The signature the task gave is a fact: a test that calls the
+        // function with arguments it cannot take is left out before any
+        // code runs. (A planned one is the model's own guess, as its tests
+        // are: not held against them.)
+        let arity = ctx
+            .spec
+            .head
+            .as_deref()
+            .and_then(|h| arity::Arity::of_def(h, name));
+        let code = match arity {
+            Some(arity) => {
+                let (kept, left_out) = arity::without_misfits(&code, name, arity);
+                if !left_out.is_empty() {
+                    self.notice(
+                        NoticeLevel::Info,
+                        format!(
+                            "{} of `{name}` left out: {} with arguments it cannot take (it {}): {}",
+                            codeloop_protocol::present::count(left_out.len(), "test"),
+                            if left_out.len() == 1 {
+                                "it calls it"
+                            } else {
+                                "they call it"
+                            },
+                            arity.words(),
+                            left_out.join(", ")
+                        ),
+                    )
+                    .await?;
+                    // Nothing left to judge by, and no example to add.
+                    if examples.is_empty() && !kept.contains("assert") && !kept.contains("raise") {
+                        return Err(Stop::Failed);
+                    }
+                }
+                kept
+            }
+            None => code,
         };
         let (code, corrected) = examples::ground(&code, &examples);
         if !corrected.is_empty() {
@@ -264,6 +302,19 @@ impl Core {
             )
             .await?;
             return Err(Stop::Failed);
+        }
+        // `class TestX(unittest.TestCase)` under `from unittest import *`
+        // alone (the coder model writes it so): the module is imported.
+        let imported = code
+            .lines()
+            .any(|l| l.trim() == "import unittest" || l.trim().starts_with("import unittest "));
+        if code.contains("unittest.") && !imported {
+            self.notice(
+                NoticeLevel::Info,
+                format!("the tests of `{name}` use `unittest` without importing it: `import unittest` added"),
+            )
+            .await?;
+            return Ok(format!("import unittest\n{code}"));
         }
         Ok(code)
     }

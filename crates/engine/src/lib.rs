@@ -58,6 +58,7 @@
 //! - `cache`: the cache of solved tasks.
 #![warn(unreachable_pub)]
 
+mod arity;
 mod cache;
 mod calls;
 mod cases;
@@ -65,6 +66,7 @@ pub use cases::TestsFormat;
 mod consensus;
 mod context;
 mod conversation;
+mod decide;
 mod entry;
 mod examples;
 mod execute;

@@ -6,16 +6,15 @@
 use std::ops::ControlFlow;
 
 use super::context::{Core, Stop};
+use super::decide;
 use super::execute;
 use super::review::AfterReview;
-use super::runs::{self, NO_TEST_RAN};
+use super::runs;
 use super::steering::GateAnswer;
-use super::tag::Tag;
 use codeloop_protocol::Location;
-use codeloop_sandbox::harness::tests_file_name;
 use codeloop_session::{
-    CodeEvent, CodeSource, Event, LocalizedEvent, NodeStatus, NoticeLevel, RunKind, RunRecord,
-    State, Step,
+    CodeEvent, CodeSource, DecisionEvent, Event, LocalizedEvent, Next, NodeStatus, NoticeLevel,
+    RunKind, RunRecord, Step,
 };
 
 /// How one try of a version went.
@@ -130,12 +129,10 @@ impl Core {
                 // code, cut off at its limit): that first try was the
                 // model's likeliest answer; a fresh start asks for another.
                 Err(Stop::Failed) if self.opts.policy.fresh_start => {
-                    self.notice(
-                        NoticeLevel::Info,
-                        format!("the first code of `{name}` could not be used: starting fresh"),
-                    )
-                    .await?;
-                    if let Err(e) = self.fresh_start(name, 0, true).await {
+                    let why = "the first reply held no function that could be used";
+                    self.decided(name, 0, &decide::Decision::fresh_start(why))
+                        .await?;
+                    if let Err(e) = self.fresh_start(name, 0).await {
                         return self.ended(name, e).await;
                     }
                 }
@@ -190,114 +187,107 @@ impl Core {
         Ok(tried)
     }
 
-    /// After `iteration` failed at `location`: the failure on the tape,
-    /// then what comes next: the edit made meanwhile, new tests when the
-    /// tests do not load, or a repair, unless nothing can be repaired or
-    /// the node is at its limit. `Break` when the node's life ended.
+    /// After `name`'s version `iteration` failed: the failure on the tape,
+    /// then what the loop decides (`decide::next`), recorded with its
+    /// reason and done. `Break` when the node's life ended.
     async fn after_failure(
         &self,
         name: &str,
         iteration: u32,
         location: Option<Location>,
     ) -> Result<ControlFlow<()>, Stop> {
-        let now = self.iteration_of(name);
         self.status(name, NodeStatus::Failed).await?;
-        let tests_broken = location
-            .as_ref()
-            .is_some_and(|l| l.file == tests_file_name(name) && l.test.is_none());
-        // The code loaded and there is no test to run: a repair has
-        // nothing to go by, so none is asked for (it would be a wasted call).
-        let nothing_to_repair = self.read(|s| s.nodes.get(name).is_some_and(|n| n.tests.is_none()))
-            && location
-                .as_ref()
-                .is_some_and(|l| l.message.starts_with(NO_TEST_RAN));
-        // codeloop failed, not the code: a repair could only guess.
-        let codeloops_own = location.as_ref().is_some_and(runs::codeloops_own);
-        if let Some(location) = location {
+        if let Some(location) = &location {
             self.record(Event::Localized(LocalizedEvent {
                 node: name.to_string(),
                 iteration,
-                location,
+                location: location.clone(),
             }))
             .await?;
         }
-        if now != iteration {
-            return Ok(ControlFlow::Continue(())); // edited while it ran: run the edit
-        }
-        // Never worse: a version that passes fewer of the node's tests than
-        // the best before it is not kept. The best is put back and runs
-        // again, then is repaired (or given up at the limit) from there.
-        if let Some((code, note)) = self.read(|s| worse_than_best(s, name)) {
-            let node = name.to_string();
-            self.tape
-                .append_with(move |s| {
-                    let still = s
-                        .nodes
-                        .get(&node)
-                        .is_some_and(|n| n.iteration() == iteration);
-                    let events = if still {
-                        vec![Event::Code(CodeEvent {
-                            node,
-                            iteration,
-                            code,
-                            source: CodeSource::Best,
-                            notes: vec![note],
-                        })]
-                    } else {
-                        Vec::new()
-                    };
-                    (events, ())
-                })
-                .await?;
-            return Ok(ControlFlow::Continue(()));
-        }
-        let retag = Tag::Tests {
-            node: name.to_string(),
-            again: true,
+        self.decide(name, iteration, location.as_ref()).await
+    }
+
+    /// What follows the failure of `name`'s version `iteration`: the
+    /// policy's decision (`decide::next`), recorded (`Event::Decision`)
+    /// and then done. Also a resumed node's whose carried-over run failed.
+    /// `Break` when the node's life ended.
+    pub(crate) async fn decide(
+        &self,
+        name: &str,
+        iteration: u32,
+        location: Option<&Location>,
+    ) -> Result<ControlFlow<()>, Stop> {
+        let bounds = decide::Bounds {
+            policy: &self.opts.policy,
+            max_iterations: self.opts.max_iterations,
+            tests_given: self.tests_given(name),
         };
-        let tests_rewritten = self.read(|s| retag.latest_call(s).is_some());
-        if tests_broken && !tests_rewritten && !self.tests_given(name) {
-            // The tests themselves do not load: no code change can fix
-            // that. Ask for the tests again, once (the tape says whether
-            // they were, so a resume asks no more).
-            self.notice(
-                NoticeLevel::Warning,
-                format!("the tests of `{name}` do not load: asking for new tests"),
-            )
-            .await?;
-            self.status(name, NodeStatus::Generating).await?;
-            return match self.write_tests(name, true).await {
+        let decision = self.read(|s| decide::next(s, name, iteration, location, &bounds));
+        self.decided(name, iteration, &decision).await?;
+        match decision.next {
+            Next::Rerun => Ok(ControlFlow::Continue(())), // the edit runs
+            Next::RollBack { to } => {
+                // Never worse: the best is put back and runs again, then
+                // is repaired (or given up at the limit) from there.
+                let node = name.to_string();
+                let note = decision.reason;
+                self.tape
+                    .append_with(move |s| {
+                        let best = s.nodes.get(&node).and_then(|n| {
+                            (n.iteration() == iteration)
+                                .then(|| n.versions.iter().find(|v| v.iteration == to))
+                                .flatten()
+                                .map(|v| v.code.clone())
+                        });
+                        let events = match best {
+                            Some(code) => vec![Event::Code(CodeEvent {
+                                node,
+                                iteration,
+                                code,
+                                source: CodeSource::Best,
+                                notes: vec![note],
+                            })],
+                            None => Vec::new(),
+                        };
+                        (events, ())
+                    })
+                    .await?;
+                Ok(ControlFlow::Continue(()))
+            }
+            Next::RewriteTests => {
+                // No code change can fix tests that do not load: asked for
+                // again, once (the tape says whether they were, so a
+                // resume asks no more).
+                self.status(name, NodeStatus::Generating).await?;
+                match self.write_tests(name, true).await {
+                    Ok(()) => Ok(ControlFlow::Continue(())),
+                    Err(e) => self.ended(name, e).await,
+                }
+            }
+            Next::GiveUp { .. } => self.ended(name, Stop::Failed).await,
+            Next::Attempt { kind } => match self.repair(name, iteration, kind).await {
                 Ok(()) => Ok(ControlFlow::Continue(())),
                 Err(e) => self.ended(name, e).await,
-            };
+            },
         }
-        if codeloops_own {
-            self.notice(
-                NoticeLevel::Error,
-                format!(
-                    "`{name}` was not judged: codeloop could not run its tests (its own error, not the code's), so no repair is asked for: its failure says what went wrong"
-                ),
-            )
-            .await?;
-            return self.ended(name, Stop::Failed).await;
-        }
-        if nothing_to_repair {
-            self.notice(
-                NoticeLevel::Warning,
-                format!(
-                    "`{name}` has no tests, so no repair is asked for: write its tests in the Code pane and run it again, or name the function and state an example in the task (`a function f(x) that …: f(2) == 4`): the example becomes a test"
-                ),
-            )
-            .await?;
-            return self.ended(name, Stop::Failed).await;
-        }
-        if self.given_up_at_limit(name, iteration).await? {
-            return Ok(ControlFlow::Break(()));
-        }
-        if let Err(e) = self.repair(name, iteration).await {
-            return self.ended(name, e).await;
-        }
-        Ok(ControlFlow::Continue(()))
+    }
+
+    /// A decision of the loop's on the tape, with its reason.
+    pub(crate) async fn decided(
+        &self,
+        name: &str,
+        iteration: u32,
+        decision: &decide::Decision,
+    ) -> Result<(), Stop> {
+        self.record(Event::Decision(DecisionEvent {
+            node: name.to_string(),
+            iteration,
+            next: decision.next,
+            reason: decision.reason.clone(),
+        }))
+        .await?;
+        Ok(())
     }
 
     /// The node given up for `why` (`give_up`): its life ended.
@@ -364,47 +354,10 @@ impl Core {
                 self.status(name, NodeStatus::GaveUp).await?;
                 Ok(())
             }
-            Stop::Skipped | Stop::Budget | Stop::Failed => {
+            Stop::Skipped | Stop::Budget | Stop::Failed | Stop::Model => {
                 self.status(name, NodeStatus::GaveUp).await?;
                 Ok(())
             }
         }
     }
-}
-
-/// The best earlier version of `name`'s code and why, when its current
-/// version (one the model wrote, or codeloop mended) passed fewer of the
-/// node's tests than it: the current one ran (or could not run, and so
-/// passed none) against the tests the best ran against.
-fn worse_than_best(s: &State, name: &str) -> Option<(String, String)> {
-    let n = s.nodes.get(name)?;
-    let current = n.versions.len().checked_sub(1)?;
-    let latest = &n.versions[current];
-    if !matches!(
-        latest.source,
-        CodeSource::Model | CodeSource::Mended | CodeSource::PlanReply
-    ) {
-        return None; // the person's edit, or codeloop's own choice: kept
-    }
-    let scores = s.version_scores(name);
-    let now = scores.iter().find(|x| x.version == current);
-    let passed = now.map_or(0, |x| x.passed);
-    // `max_by_key` gives the last of equals: the latest.
-    let best = scores
-        .iter()
-        .filter(|x| x.version < current)
-        .max_by_key(|x| x.passed)?;
-    if passed >= best.passed {
-        return None;
-    }
-    let total = best.total.max(now.map_or(0, |x| x.total));
-    let ran = match now {
-        Some(_) => format!("passed {passed} of {total} tests"),
-        None => "could not run".to_string(),
-    };
-    let note = format!(
-        "version {} {ran}, fewer than version {}'s {} of {}: version {} is kept and goes on",
-        latest.iteration, best.iteration, best.passed, best.total, best.iteration
-    );
-    Some((n.versions[best.version].code.clone(), note))
 }

@@ -197,7 +197,9 @@ impl Core {
             match stop {
                 Stop::Tape(e) => Err(e.into()),
                 Stop::Prompt(e) => Err(e.into()),
-                Stop::Skipped | Stop::Cancelled | Stop::Budget | Stop::Failed => Ok(None),
+                Stop::Skipped | Stop::Cancelled | Stop::Budget | Stop::Failed | Stop::Model => {
+                    Ok(None)
+                }
             }
         }
         if let Err(stop) = self.may_ask(&Purpose::Plan).await {

@@ -1,5 +1,5 @@
-//! A repair: what follows a node's localized failure. The kind of attempt
-//! (`attempt_kind`: a repair, another approach, or a fresh start), the
+//! A repair: what follows a node's localized failure, of the kind the loop
+//! decided (`decide::next`: a repair, another approach, or a fresh start); the
 //! repair's prompt (the failure, its runtime values and coverage, the
 //! review's findings, as the next turn of the conversation that wrote the
 //! code, fitted to the context window by `conversation::fit`), its call,
@@ -9,6 +9,7 @@
 use super::calls::Ask;
 use super::context::{Core, Stop};
 use super::conversation;
+use super::decide::Decision;
 use super::execute;
 use super::extract;
 use super::generate::{NodeCtx, node_ctx};
@@ -20,7 +21,7 @@ use super::testfix;
 use codeloop_protocol::{ChatMessage, Location};
 use codeloop_session::{
     AttemptEvent, AttemptKind, CodeEvent, CodeSource, Event, FunctionSpec, NodeStatus, NoticeLevel,
-    Purpose, ReflectionEvent, RepairPolicy, State,
+    Purpose, ReflectionEvent, State,
 };
 
 /// Lines of a failed run's output shown to the repair.
@@ -104,70 +105,19 @@ enum RepairReply {
     Tests { tests: String, reason: String },
 }
 
-/// The kind of the attempt after `name`'s latest failure. With fresh starts:
-/// a repair, until the policy's `fresh_after` code versions since the last
-/// fresh start (the first try and the repairs) have failed; then a fresh
-/// start. Without: a repair, another approach when the last two failures
-/// are the same.
-fn attempt_kind(s: &State, name: &str, policy: &RepairPolicy) -> AttemptKind {
-    let fresh_start = policy.fresh_start;
-    let failures: Vec<(u32, &Location)> = s
-        .failures_of(name)
-        .map(|f| (f.iteration, &f.location))
-        .collect();
-    // The model's reply was no function (mends could not make one): ask
-    // again rather than show it its own broken reply. A person's edit is
-    // repaired as ever.
-    let from_model = s
-        .nodes
-        .get(name)
-        .and_then(|n| n.versions.last())
-        .is_some_and(|v| v.source != CodeSource::Edit);
-    if fresh_start
-        && from_model
-        && execute::blocking_failure(s, name).is_some_and(|l| execute::unreadable(&l))
-    {
-        return AttemptKind::FreshStart;
-    }
-    if fresh_start {
-        let since = s
-            .nodes
-            .get(name)
-            .and_then(|n| {
-                n.attempts
-                    .iter()
-                    .rev()
-                    .find(|a| a.kind == AttemptKind::FreshStart)
-            })
-            .map(|a| a.iteration)
-            .unwrap_or(1);
-        let mut failed: Vec<u32> = failures
-            .iter()
-            .map(|(it, _)| *it)
-            .filter(|it| *it >= since)
-            .collect();
-        failed.dedup();
-        return if failed.len() >= policy.fresh_after as usize {
-            AttemptKind::FreshStart
-        } else {
-            AttemptKind::Repair
-        };
-    }
-    let signature = |l: &Location| (l.error_type.clone(), l.line, l.test.clone());
-    match failures.as_slice() {
-        [.., (_, a), (_, b)] if signature(a) == signature(b) => AttemptKind::DifferentApproach,
-        _ => AttemptKind::Repair,
-    }
-}
-
 impl Core {
-    /// Write iteration + 1 after the localized failure of `iteration`: a
-    /// repair (the reflection and the fix in one call, or a fix of the tests
-    /// when the reflection blames them), or a fresh start (see `attempt_kind`).
-    pub(crate) async fn repair(&self, name: &str, iteration: u32) -> Result<(), Stop> {
-        let kind = self.read(|s| attempt_kind(s, name, &self.opts.policy));
+    /// Write iteration + 1 after the localized failure of `iteration`, as
+    /// the loop decided (`decide::next`): a repair (the reflection and the
+    /// fix in one call, or a fix of the tests when the reflection blames
+    /// them), another approach, or a fresh start.
+    pub(crate) async fn repair(
+        &self,
+        name: &str,
+        iteration: u32,
+        kind: AttemptKind,
+    ) -> Result<(), Stop> {
         if kind == AttemptKind::FreshStart {
-            return self.fresh_start(name, iteration, false).await;
+            return self.fresh_start(name, iteration).await;
         }
         let may_fix_tests =
             !self.tests_given(name) && self.read(|s| testfix::may_fix_tests(s, name));
@@ -179,12 +129,13 @@ impl Core {
             // No code in the reply, asked twice: a fresh start may still
             // bring some, where fresh starts are on.
             Err(Stop::Failed) if self.opts.policy.fresh_start => {
-                self.notice(
-                    NoticeLevel::Info,
-                    format!("the repair of `{name}` brought no code: starting fresh instead"),
+                self.decided(
+                    name,
+                    iteration,
+                    &Decision::fresh_start("the repair brought no code, asked twice"),
                 )
                 .await?;
-                return self.fresh_start(name, iteration, true).await;
+                return self.fresh_start(name, iteration).await;
             }
             Err(e) => return Err(e),
         };
@@ -209,14 +160,15 @@ impl Core {
         let repeated =
             self.read(|s| repeat::repeats(s, name, &self.with_prelude(name, reply.clone())));
         if let Some(earlier) = repeated.filter(|_| self.opts.policy.fresh_start) {
-            self.notice(
-                NoticeLevel::Info,
-                format!(
-                    "the repair of `{name}` wrote version {earlier} again, which failed: not run; starting fresh instead"
-                ),
+            self.decided(
+                name,
+                iteration,
+                &Decision::fresh_start(format!(
+                    "the repair wrote version {earlier} again, which failed: not run"
+                )),
             )
             .await?;
-            return self.fresh_start(name, iteration, true).await;
+            return self.fresh_start(name, iteration).await;
         }
         self.write_version(name, iteration, reply).await
     }
@@ -436,13 +388,8 @@ impl Core {
     }
 
     /// Write iteration + 1 from the spec, the tests and the failures seen so
-    /// far, without the failing code. `said`: the caller's notice said why.
-    pub(crate) async fn fresh_start(
-        &self,
-        name: &str,
-        iteration: u32,
-        said: bool,
-    ) -> Result<(), Stop> {
+    /// far, without the failing code (the caller's decision said why).
+    pub(crate) async fn fresh_start(&self, name: &str, iteration: u32) -> Result<(), Stop> {
         let purpose = Purpose::Code {
             node: name.to_string(),
         };
@@ -490,16 +437,6 @@ impl Core {
             runtime_values: false,
         }))
         .await?;
-        let why = match &unreadable {
-            Some(l) => format!(
-                "the reply for `{name}` was no function ({}: {}): asked again",
-                l.error_type, l.message
-            ),
-            None => format!("`{name}` failed after two repairs: starting fresh from the spec"),
-        };
-        if !said {
-            self.notice(NoticeLevel::Info, why).await?;
-        }
         self.status(name, NodeStatus::Generating).await?;
         let mut ask = 1;
         loop {

@@ -14,7 +14,6 @@
 //! deleted; the copied records keep their numbers and times, so "seq N" means
 //! the same moment in both tapes.
 
-use codeloop_protocol::present::plural;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -328,9 +327,10 @@ impl Core {
                 f.location.file == tests_file_name(name) && f.location.test.is_none()
             });
             (!tests_broken).then_some(())?;
-            Some((run.iteration, run.record.as_ref()?.passed))
+            let location = s.last_failure(name).map(|f| f.location.clone());
+            Some((run.iteration, run.record.as_ref()?.passed, location))
         });
-        let Some((iteration, passed)) = carried else {
+        let Some((iteration, passed, location)) = carried else {
             return Ok(false);
         };
         if passed {
@@ -338,29 +338,10 @@ impl Core {
             return Ok(true);
         }
         self.status(name, NodeStatus::Failed).await?;
-        if self.given_up_at_limit(name, iteration).await? {
-            return Ok(true);
-        }
-        match self.repair(name, iteration).await {
-            Ok(()) => Ok(false),
-            Err(e) => self.give_up(name, e).await.map(|()| true),
-        }
-    }
-
-    /// Give `name` up if `iteration` is the session's last; whether it was.
-    pub(crate) async fn given_up_at_limit(&self, name: &str, iteration: u32) -> Result<bool, Stop> {
-        if iteration < self.opts.max_iterations {
-            return Ok(false);
-        }
-        self.notice(
-            NoticeLevel::Warning,
-            format!(
-                "`{name}` still fails after {iteration} iteration{} (the limit): given up",
-                plural(iteration)
-            ),
-        )
-        .await?;
-        self.status(name, NodeStatus::GaveUp).await?;
-        Ok(true)
+        // Decided as after any failure, from the same state and policy.
+        Ok(self
+            .decide(name, iteration, location.as_ref())
+            .await?
+            .is_break())
     }
 }

@@ -159,7 +159,7 @@ impl Core {
         let reply = match self.call(purpose, tag.clone(), messages, None).await {
             Ok(reply) => reply,
             // The call's failure is on the tape with its notice.
-            Err(Stop::Failed | Stop::Skipped | Stop::Budget) => {
+            Err(Stop::Failed | Stop::Model | Stop::Skipped | Stop::Budget) => {
                 self.notice(
                     NoticeLevel::Warning,
                     format!("`{name}` runs unreviewed: the review call gave no reply"),

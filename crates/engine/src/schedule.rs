@@ -170,7 +170,7 @@ impl Core {
                 self.cancel.cancel();
                 Ok(())
             }
-            Ok(()) | Err(Stop::Skipped | Stop::Budget | Stop::Failed) => Ok(()),
+            Ok(()) | Err(Stop::Skipped | Stop::Budget | Stop::Failed | Stop::Model) => Ok(()),
         }
     }
 

@@ -701,10 +701,19 @@ async fn a_repair_prompt_too_big_for_the_context_window_leaves_out_the_oldest_fa
             Some(window) => Arc::new(Windowed { inner, window }),
             None => Arc::new(inner),
         };
+        // The code call shown the model's tests: the conversation this
+        // test follows begins with the tests call.
+        let options = EngineOptions {
+            policy: RepairPolicy {
+                first_code_sees_model_tests: true,
+                ..RepairPolicy::default()
+            },
+            ..EngineOptions::default()
+        };
         let setup = engine_kit::setup(
             "a test task",
             model,
-            EngineOptions::default(),
+            options,
             dir.path().join("session"),
             HELPER,
         );
@@ -835,6 +844,91 @@ fn notices(records: &[Record]) -> Vec<String> {
         .collect()
 }
 
+/// The loop's decisions on the tape: each step, and why.
+fn decisions(records: &[Record]) -> Vec<(Next, String)> {
+    records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Decision(d) => Some((d.next, d.reason.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn each_step_after_a_failure_is_a_decision_on_the_tape_that_history_tells_with_its_reason() {
+    let (state, result, records) =
+        finish(len_script(), EngineOptions::default(), |_| Command::Approve).await;
+    assert!(result.passed, "{}", result.summary);
+    assert_eq!(
+        decisions(&records),
+        vec![(
+            Next::Attempt {
+                kind: AttemptKind::Repair
+            },
+            "1 version failed since the first try; a fresh start after 3".to_string()
+        )]
+    );
+    // The decision comes after the failure it answers, before the attempt.
+    let order: Vec<&str> = records
+        .iter()
+        .map(|r| r.event.kind())
+        .filter(|k| ["localized", "decision", "attempt"].contains(k))
+        .collect();
+    assert_eq!(order, ["localized", "decision", "attempt"]);
+    let told: Vec<String> = story::timeline(&state).iter().map(|l| l.plain()).collect();
+    assert!(
+        told.contains(
+            &"total_len #1: repair: 1 version failed since the first try; a fresh start after 3"
+                .to_string()
+        ),
+        "{told:#?}"
+    );
+}
+
+#[tokio::test]
+async fn a_repair_whose_model_call_failed_gives_the_node_up_instead_of_starting_fresh() {
+    // No reply for the repair: the call fails (as a server that keeps
+    // failing does after its retries), and no other call follows.
+    let mut replies = len_script();
+    replies.pop();
+    let (state, result, records) =
+        finish(replies, EngineOptions::default(), |_| Command::Approve).await;
+    assert!(!result.passed, "{}", result.summary);
+    assert_eq!(state.nodes["total_len"].status, NodeStatus::GaveUp);
+    let asked: Vec<&str> = records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::ModelRequest(e) => Some(e.tag.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        asked,
+        [
+            "plan",
+            "tests/total_len",
+            "code/total_len/1",
+            "repair/total_len/2"
+        ]
+    );
+    assert!(
+        !decisions(&records).iter().any(|(next, _)| *next
+            == Next::Attempt {
+                kind: AttemptKind::FreshStart
+            }),
+        "{:?}",
+        decisions(&records)
+    );
+    assert!(
+        notices(&records)
+            .iter()
+            .any(|n| n.starts_with("model call failed")),
+        "{:?}",
+        notices(&records)
+    );
+}
+
 #[tokio::test]
 async fn a_repair_that_writes_the_failing_code_again_is_not_run_and_a_fresh_start_follows() {
     // Only its docstring is wrapped anew: the same code.
@@ -878,10 +972,14 @@ async fn a_repair_that_writes_the_failing_code_again_is_not_run_and_a_fresh_star
         !versions.iter().any(|v| v.contains("one more")),
         "{versions:?}"
     );
-    let said = notices(&records);
+    // The loop's decision says why the fresh start came.
+    let said = decisions(&records);
     assert!(
-        said.iter()
-            .any(|n| n.contains("wrote version 1 again") && n.contains("starting fresh")),
+        said.iter().any(|(next, why)| *next
+            == Next::Attempt {
+                kind: AttemptKind::FreshStart
+            }
+            && why.contains("wrote version 1 again")),
         "{said:?}"
     );
     // The fresh start shows the failure, not the failing code.
@@ -964,11 +1062,14 @@ async fn a_first_reply_with_no_function_in_it_is_followed_by_a_fresh_start_not_g
         .map(|(_, it, k, _)| (it, k))
         .collect();
     assert_eq!(kinds, vec![(1, AttemptKind::FreshStart)]);
-    let said = notices(&records);
-    assert!(
-        said.iter()
-            .any(|n| n.contains("the first code of `inc` could not be used: starting fresh")),
-        "{said:?}"
+    assert_eq!(
+        decisions(&records),
+        vec![(
+            Next::Attempt {
+                kind: AttemptKind::FreshStart
+            },
+            "the first reply held no function that could be used".to_string()
+        )]
     );
     let fresh = prompt_of(&records, "fresh/inc/1");
     assert!(
@@ -979,7 +1080,7 @@ async fn a_first_reply_with_no_function_in_it_is_followed_by_a_fresh_start_not_g
 }
 
 #[tokio::test]
-async fn the_first_code_is_written_without_the_models_own_tests_where_the_policy_says() {
+async fn the_first_code_is_written_without_the_models_own_tests_unless_the_policy_shows_them() {
     let asked = |records: &[Record]| {
         messages_of(records, "code/total_len/1")
             .iter()
@@ -987,25 +1088,26 @@ async fn the_first_code_is_written_without_the_models_own_tests_where_the_policy
             .collect::<Vec<_>>()
             .join("\n")
     };
-    // Today's default: the code call goes on from the tests' conversation.
-    let (_, _, records) =
-        finish(len_script(), EngineOptions::default(), |_| Command::Approve).await;
+    // Shown the model's tests (as sessions before today's default were),
+    // the code call goes on from the tests' conversation.
+    let shown = EngineOptions {
+        policy: RepairPolicy {
+            first_code_sees_model_tests: true,
+            ..RepairPolicy::default()
+        },
+        ..EngineOptions::default()
+    };
+    let (_, _, records) = finish(len_script(), shown, |_| Command::Approve).await;
     assert!(
         asked(&records).contains("total_len([\"ab\", \"c\"]) == 3"),
         "{}",
         asked(&records)
     );
-    // Kept from the model's tests, the first code sees the task alone; the
-    // tests still judge it (the buggy first version fails, the repair
-    // shows the failing test and passes).
-    let options = EngineOptions {
-        policy: RepairPolicy {
-            first_code_sees_model_tests: false,
-            ..RepairPolicy::default()
-        },
-        ..EngineOptions::default()
-    };
-    let (state, result, records) = finish(len_script(), options, |_| Command::Approve).await;
+    // By default the first code is kept from the model's tests and sees
+    // the task alone; the tests still judge it (the buggy first version
+    // fails, the repair shows the failing test and passes).
+    let (state, result, records) =
+        finish(len_script(), EngineOptions::default(), |_| Command::Approve).await;
     let prompt = asked(&records);
     assert!(!prompt.contains("total_len([\"ab\", \"c\"])"), "{prompt}");
     assert!(!prompt.contains("these tests"), "{prompt}");

@@ -306,10 +306,17 @@ async fn a_reply_that_is_no_function_is_asked_for_again_unrun_and_unasked() {
         second.contains("defines no top-level function named 'add'"),
         "{second}"
     );
-    let said = notices(&records);
+    // The loop's decisions say why each was asked again.
+    let said: Vec<String> = records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Decision(d) => Some(story::words::decision(d)),
+            _ => None,
+        })
+        .collect();
     assert_eq!(
         said.iter()
-            .filter(|n| n.contains("was no function"))
+            .filter(|n| n.starts_with("fresh start: ") && n.contains("was no function"))
             .count(),
         2,
         "{said:?}"
@@ -341,9 +348,17 @@ async fn a_body_that_is_only_its_docstring_is_not_run_but_asked_for_again() {
         .map(|r| r.iteration)
         .collect();
     assert_eq!(ran, vec![2], "the docstring alone never ran");
-    let said = notices(&records);
+    // The loop says why it asked afresh.
+    let said: Vec<String> = records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Decision(d) => Some(story::words::decision(d)),
+            _ => None,
+        })
+        .collect();
     assert!(
-        said.iter().any(|n| n.contains("was no function (NoBody")),
+        said.iter()
+            .any(|n| n.starts_with("fresh start: ") && n.contains("was no function (NoBody")),
         "{said:?}"
     );
 }
@@ -367,11 +382,17 @@ async fn every_prompt_begins_with_what_stays_the_same_and_ends_with_what_changes
             ),
         ),
     ];
+    // Shown the model's tests (the policy's choice; by default the first
+    // code is written from the task alone).
+    let shown = EngineOptions {
+        policy: RepairPolicy {
+            first_code_sees_model_tests: true,
+            ..RepairPolicy::default()
+        },
+        ..EngineOptions::default()
+    };
     let (state, result, records) =
-        finish("add two numbers", replies, EngineOptions::default(), |_| {
-            Command::Approve
-        })
-        .await;
+        finish("add two numbers", replies, shown, |_| Command::Approve).await;
     assert!(result.passed, "{}", result.summary);
     let (plan, tests) = (
         prompt_of(&records, "plan"),
@@ -742,4 +763,31 @@ async fn when_the_model_gives_no_usable_tests_the_tasks_examples_are_the_tests()
         ["tests/largest", "tests/largest/retry", "code/largest/1"]
     );
     assert!(state.calls.values().all(|c| c.error.is_none()));
+}
+
+#[tokio::test]
+async fn a_model_test_calling_the_given_function_with_the_wrong_arguments_is_left_out() {
+    // The task gives the `def` line (as a HumanEval prompt does): its
+    // signature is a fact the model's tests are held to.
+    let task = "def add(a: int, b: int) -> int:\n    \"\"\"Return the sum of a and b.\"\"\"\n";
+    let tests =
+        "def test_one():\n    assert add(2) == 2\n\n\ndef test_two():\n    assert add(2, 3) == 5\n";
+    let replies = vec![
+        reply("tests/add", &py(tests)),
+        reply("code/add/1", &py("def add(a, b):\n    return a + b\n")),
+    ];
+    let (state, result, records) = finish(task, replies, EngineOptions::default(), |_| {
+        Command::Approve
+    })
+    .await;
+    assert!(result.passed, "{}", result.summary);
+    let kept = state.nodes["add"].tests.clone().unwrap();
+    assert!(!kept.contains("test_one"), "{kept}");
+    assert!(kept.contains("assert add(2, 3) == 5"), "{kept}");
+    let said = notices(&records);
+    assert!(
+        said.iter().any(|n| n
+            == "1 test of `add` left out: it calls it with arguments it cannot take (it takes 2 arguments): add(2)"),
+        "{said:?}"
+    );
 }

@@ -215,6 +215,28 @@ def unstated(test, value_of, names):
     return said + (": " + ", ".join(parts) if parts else "")
 
 
+def class_cases(tns, names):
+    """The test methods of the test classes a test file defines (`class
+    TestX(unittest.TestCase)`, or a plain `class TestX` as pytest reads
+    it), each bound to its own instance, as `TestX.test_y`: small models
+    write their tests so, and none of them ran before."""
+    out = []
+    for k, v in list(tns.items()):
+        if not (isinstance(v, type) and k.startswith("Test")) or k in names:
+            continue
+        case_type = tns.get("__codeloop_testcase__")
+        for m in sorted(a for a in dir(v) if a.startswith("test") and callable(getattr(v, a, None))):
+            try:
+                if case_type is not None and issubclass(v, case_type):
+                    inst = v(m)
+                else:
+                    inst = v()
+            except Exception:
+                continue
+            out.append(("%s.%s" % (k, m), getattr(inst, m)))
+    return out
+
+
 def run_test_file(tests_path, prefix, spaces, exports, names, target_path, target_fn, report, finish):
     target_file = os.path.basename(target_path) if target_path else None
     tests_file = os.path.basename(tests_path)
@@ -228,6 +250,8 @@ def run_test_file(tests_path, prefix, spaces, exports, names, target_path, targe
             test_source = fh.read()
         tree = ast.parse(test_source, tests_path)
         exec(compile(test_source, tests_path, "exec"), tns)
+        if "unittest" in sys.modules:
+            tns["__codeloop_testcase__"] = sys.modules["unittest"].TestCase
     except BaseException as exc:
         err = error_of(exc)
         if isinstance(exc, AssertionError):
@@ -250,6 +274,7 @@ def run_test_file(tests_path, prefix, spaces, exports, names, target_path, targe
         finish(1)
 
     cases = [(k, v) for k, v in tns.items() if k.startswith("test") and callable(v) and k not in names]
+    cases += class_cases(tns, names)
     if not cases and callable(tns.get("check")) and target_fn is not None:
         cases = [("check", lambda: tns["check"](target_fn))]
     if not cases:

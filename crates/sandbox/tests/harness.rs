@@ -324,3 +324,32 @@ fn an_assert_that_states_no_expected_value_says_what_the_code_returned_and_claim
         "{stdout}"
     );
 }
+
+#[test]
+fn test_classes_run_method_by_method_unittest_or_plain() {
+    let code = "def mad(xs):\n    m = sum(xs) / len(xs)\n    return sum(abs(x - m) for x in xs) / len(xs)\n";
+    let tests = "import unittest\nfrom unittest import *\n\n\
+        class TestMad(unittest.TestCase):\n    def test_four(self):\n        self.assertEqual(mad([1.0, 2.0, 3.0, 4.0]), 1.0)\n\n    def test_five(self):\n        self.assertEqual(mad([1.0, 2.0, 3.0, 4.0, 5.0]), 1.0)\n\n\
+        class TestPlain:\n    def test_one(self):\n        assert mad([2.0]) == 0.0\n\n    def helper(self):\n        raise AssertionError('not a test')\n\n\
+        class Unrelated:\n    def test_never(self):\n        raise AssertionError('not a test class')\n\n\
+        def test_task_examples():\n    assert mad([1.0, 2.0, 3.0, 4.0]) == 1.0\n";
+    let spec = harness::test_run(
+        &[module("mad", code, &[])],
+        "mad",
+        &t("mad", tests),
+        Limits::default(),
+    );
+    let (report, stdout, stderr) = run_in_tempdir(&spec);
+    assert_eq!((report.passed, report.failed), (3, 1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("PASS TestMad.test_four"), "{stdout}");
+    assert!(stdout.contains("PASS TestPlain.test_one"), "{stdout}");
+    assert!(stdout.contains("PASS test_task_examples"), "{stdout}");
+    assert!(
+        stdout.contains("FAIL TestMad.test_five: AssertionError"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("helper") && !stdout.contains("test_never"),
+        "{stdout}"
+    );
+}

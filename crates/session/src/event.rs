@@ -109,6 +109,9 @@ pub enum Event {
     /// failure: which kind of attempt it is, and what its prompt holds.
     /// `iteration` is the version it will write.
     Attempt(AttemptEvent),
+    /// What the loop does after a failure, and why (the repair policy's
+    /// decision): the step that follows is that one.
+    Decision(DecisionEvent),
     /// The model's verdict that the tests, not the code, are wrong, and the
     /// tests it proposes: applied at once, or (step mode) when the person
     /// approves. `applied` false: rejected (by the person, or because the new
@@ -179,6 +182,7 @@ impl Event {
             Event::NodeStatus(e) => e.facts(),
             Event::Localized(e) => e.facts(),
             Event::Attempt(e) => e.facts(),
+            Event::Decision(e) => e.facts(),
             Event::TestsChanged(e) => e.facts(),
             Event::Review(e) => e.facts(),
             Event::Candidates(e) => e.facts(),

@@ -299,6 +299,9 @@ pub enum HistoryEntry {
     /// The review of a code version before it ran: its place in
     /// `State::reviews`.
     Review { review: usize },
+    /// What the loop decided after a failure: its place in
+    /// `State::decisions`.
+    Decision { decision: usize },
 }
 
 /// Where a command of the person's came, in a node's iterations: the

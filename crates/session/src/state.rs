@@ -57,6 +57,9 @@ pub struct State {
     pub failures: Vec<Failure>,
     /// Every review before running, in order (a node's: `State::reviews_of`).
     pub reviews: Vec<ReviewInfo>,
+    /// Every decision of the loop after a failure, in order, with its
+    /// reason (the repair policy's steps, as the engine took them).
+    pub decisions: Vec<DecisionEvent>,
     /// `failures.len()` when the last `Finished` was folded: the failures
     /// of the pass under way come after (`State::program_repairs`).
     pub failures_at_finish: usize,
@@ -127,6 +130,12 @@ impl State {
             Event::NodeStatus(e) => self.fold_status(&e.node, e.status),
             Event::Localized(e) => self.fold_localized(e),
             Event::Attempt(e) => self.fold_attempt(e),
+            Event::Decision(e) => {
+                self.history.push(HistoryEntry::Decision {
+                    decision: self.decisions.len(),
+                });
+                self.decisions.push(e.clone());
+            }
             Event::Reflection(e) => self.fold_reflection(e),
             // Runs and the program (`state/runs.rs`).
             Event::RunStarted(e) => self.fold_run_started(e),

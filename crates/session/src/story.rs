@@ -100,6 +100,7 @@ pub fn tell(state: &State, record: &Record) -> Option<Line> {
         Event::RunFinished(e) => run(state, e.run_id)?,
         Event::Localized(_) => failure(state, state.failures.len().checked_sub(1)?)?,
         Event::Attempt(e) => attempt(e),
+        Event::Decision(_) => decision(state, state.decisions.len().checked_sub(1)?)?,
         // A repair whose reply said nothing before its code reflected
         // nothing: no line (an empty "reflection:" said nothing either).
         Event::Reflection(e) if e.text.trim().is_empty() => return None,
@@ -170,6 +171,7 @@ pub fn entry(state: &State, entry: &HistoryEntry) -> Vec<Line> {
             }
         }
         HistoryEntry::Review { review: r } => out.extend(review(state, *r)),
+        HistoryEntry::Decision { decision: d } => out.extend(decision(state, *d)),
         HistoryEntry::Steer {
             steer,
             review_skip,
@@ -181,13 +183,17 @@ pub fn entry(state: &State, entry: &HistoryEntry) -> Vec<Line> {
 
 /// The lines of one node's story the report tells: the vote its first
 /// code won, its failures, the reviews before running, the reflections,
-/// and the person's steering acts at their places among them.
+/// the loop's decisions with their reasons, and the person's steering
+/// acts at their places among them.
 pub fn node_lines(state: &State, node: &str) -> Vec<Line> {
     let vote = vote(state, node);
     let told = timeline(state).into_iter().filter(|l| {
         l.node.as_deref() == Some(node)
             && match l.what {
-                What::Failure { .. } | What::Review { .. } | What::Reflection { .. } => true,
+                What::Failure { .. }
+                | What::Review { .. }
+                | What::Reflection { .. }
+                | What::Decision { .. } => true,
                 What::Steer { steer, .. } => state.steers.get(steer).is_some_and(steering_act),
                 _ => false,
             }

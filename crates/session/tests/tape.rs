@@ -559,13 +559,21 @@ fn a_tape_whose_image_input_said_format_twice_reads_back() {
 }
 
 #[test]
-fn a_tape_older_than_the_repair_policy_reads_with_todays_and_a_newer_one_with_its_own() {
+fn a_tape_older_than_the_repair_policy_reads_with_what_it_ran_and_a_newer_one_with_its_own() {
     let old = r#"{"seq":0,"t_ms":0,"type":"session_started","version":1,"session_id":"s1","started_at":"2026-11-28T12:00:00Z","task":"t","inputs":[],"config":{"provider":"demo","model":"roman","endpoint":"","max_iterations":4,"workers":2,"timeout_secs":10}}"#;
     let read = parse_tape(format!("{old}\n").as_bytes(), std::path::Path::new("t")).unwrap();
     assert_eq!(read.skipped, []);
     let state = State::from_records(&read.records);
     assert_eq!(state.config.policy, None);
-    assert_eq!(state.config.policy(), RepairPolicy::default());
+    // Today's defaults, but for the first code, which such a session
+    // wrote shown the model's tests (today's default writes it without).
+    assert_eq!(
+        state.config.policy(),
+        RepairPolicy {
+            first_code_sees_model_tests: true,
+            ..RepairPolicy::default()
+        }
+    );
     assert!(state.config.policy().fresh_start);
     assert_eq!(state.config.policy().fresh_after, 3);
 

@@ -314,6 +314,22 @@ fn iteration_block(
             }
         );
     }
+    // What the loop decided after this version failed, and why.
+    let decided = state
+        .history
+        .iter()
+        .filter(|h| {
+            matches!(h, HistoryEntry::Decision { decision }
+                if state.decisions.get(*decision).is_some_and(|d| d.node == *name && d.iteration == it))
+        })
+        .flat_map(|h| story::entry(state, h));
+    for line in decided {
+        let _ = writeln!(
+            out,
+            "<div class=\"decision\"><h4>Next</h4><p>{}</p></div>",
+            esc(&line.text)
+        );
+    }
     out.push_str("</aside>\n</div>\n");
 }
 

@@ -88,6 +88,7 @@ impl Progress {
             | What::Run { .. }
             | What::Failure { .. }
             | What::Attempt { .. }
+            | What::Decision { .. }
             | What::Reflection { .. }
             | What::ProgramOutput
             | What::Picture

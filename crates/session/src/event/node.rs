@@ -212,6 +212,75 @@ impl Payload for AttemptEvent {
     }
 }
 
+/// `Event::Decision`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecisionEvent {
+    pub node: String,
+    /// The code version whose failure (or unusable reply) it answers.
+    pub iteration: u32,
+    pub next: Next,
+    /// Why, in words for people ("3 versions failed since the last fresh
+    /// start"): what History, `run` and the exports tell beside the step.
+    pub reason: String,
+}
+
+impl Payload for DecisionEvent {
+    fn facts(&self) -> Facts<'_> {
+        Facts {
+            kind: "decision",
+            about: About::node(&self.node),
+            streamed: false,
+            pause: PauseChange::Keeps,
+            delivers: Delivers::Nothing,
+            uses: Delivers::Nothing,
+        }
+    }
+}
+
+/// What the loop does next with a node whose version failed: the repair
+/// policy's answer (the engine's `decide::next`), one kind a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "do", rename_all = "snake_case")]
+pub enum Next {
+    /// Run it again: its code or tests changed while it ran.
+    Rerun,
+    /// Put the best version so far back (`to`), which runs again.
+    RollBack { to: u32 },
+    /// Ask for new tests: the node's tests do not load.
+    RewriteTests,
+    /// Ask for the next version, of this kind.
+    Attempt { kind: AttemptKind },
+    /// Stop working on the node.
+    GiveUp { why: GiveUpWhy },
+}
+
+/// Why the loop stopped working on a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GiveUpWhy {
+    /// It reached the iteration limit.
+    Limit,
+    /// codeloop could not judge it (its own error, not the code's).
+    NotJudged,
+    /// It has no tests: a repair would have nothing to go by.
+    NoTests,
+    /// The model's replies held no usable code, asked as the policy allows.
+    NoCode,
+}
+
+impl Next {
+    /// The step in a word or two, as the story names it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Next::Rerun => "run again",
+            Next::RollBack { .. } => "roll back",
+            Next::RewriteTests => "new tests",
+            Next::Attempt { kind } => kind.label(),
+            Next::GiveUp { .. } => "give up",
+        }
+    }
+}
+
 /// `Event::TestsChanged`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TestsChangedEvent {

@@ -233,9 +233,12 @@ pub struct ConfigSummary {
 
 impl ConfigSummary {
     /// The repair policy the session (or segment) ran with: the recorded
-    /// one, today's defaults on a tape older than it.
+    /// one, or on a tape older than it what such a session ran with
+    /// (`RepairPolicy::of_older_tapes`).
     pub fn policy(&self) -> crate::policy::RepairPolicy {
-        self.policy.clone().unwrap_or_default()
+        self.policy
+            .clone()
+            .unwrap_or_else(crate::policy::RepairPolicy::of_older_tapes)
     }
 
     /// The model as people are shown it (`present::model_shown`).

@@ -65,6 +65,12 @@ pub enum What {
         iteration: u32,
         kind: AttemptKind,
     },
+    /// What the loop decided after `iteration` failed (its place in
+    /// `State::decisions`).
+    Decision {
+        iteration: u32,
+        decision: usize,
+    },
     Reflection {
         iteration: u32,
         /// The model is writing it now.
@@ -105,6 +111,7 @@ impl What {
             What::Run { .. } => "run",
             What::Failure { .. } => "failure",
             What::Attempt { .. } => "attempt",
+            What::Decision { .. } => "next",
             What::Reflection { .. } => "reflection",
             What::ProgramOutput => "output",
             What::Picture => "picture",
@@ -126,7 +133,9 @@ impl What {
             | What::Failure { iteration, .. }
             | What::Attempt { iteration, .. }
             | What::Reflection { iteration, .. } => Some(*iteration),
-            What::Run { iteration, .. } => Some(*iteration).filter(|i| *i > 0),
+            What::Run { iteration, .. } | What::Decision { iteration, .. } => {
+                Some(*iteration).filter(|i| *i > 0)
+            }
             What::Session
             | What::Notice(_)
             | What::ModelError

@@ -284,6 +284,29 @@ pub(super) fn attempt(e: &AttemptEvent) -> Line {
     )
 }
 
+/// A decision of the loop's after a failure: the step and its reason.
+/// A node given up reads as a warning (as an error when codeloop could
+/// not judge it), a step that sets code or tests aside as a warning.
+pub(super) fn decision(state: &State, index: usize) -> Option<Line> {
+    let e = state.decisions.get(index)?;
+    let level = match e.next {
+        Next::GiveUp {
+            why: GiveUpWhy::NotJudged,
+        } => Level::Bad,
+        Next::GiveUp { .. } | Next::RollBack { .. } | Next::RewriteTests => Level::Warning,
+        Next::Rerun | Next::Attempt { .. } => Level::Plain,
+    };
+    Some(Line::new(
+        What::Decision {
+            iteration: e.iteration,
+            decision: index,
+        },
+        Some(&e.node),
+        level,
+        words::decision(e),
+    ))
+}
+
 /// A reflection as it reads now (streaming in, whole, or cut off), and
 /// how much the model reasoned apart.
 pub(super) fn reflection(state: &State, entry: &HistoryEntry) -> Option<Line> {

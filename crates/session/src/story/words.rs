@@ -6,7 +6,9 @@
 use codeloop_protocol::present::count;
 
 use crate::consensus::CandidatesInfo;
-use crate::event::{CodeSource, Command, Finding, FunctionSpec, Purpose, RunRecord, Step};
+use crate::event::{
+    CodeSource, Command, DecisionEvent, Finding, FunctionSpec, Purpose, RunRecord, Step,
+};
 use crate::repairs::TestChange;
 
 /// Where a code version (or a node's tests) came from.
@@ -197,6 +199,12 @@ pub fn step(step: &Step) -> String {
             format!("running {node} #{iteration}, reviewed (x: repair it unrun)")
         }
     }
+}
+
+/// A decision of the loop's in words: its step, then why
+/// ("fresh start: 3 versions failed since the first try (fresh_after = 3)").
+pub fn decision(e: &DecisionEvent) -> String {
+    format!("{}: {}", e.next.label(), e.reason)
 }
 
 #[cfg(test)]

@@ -151,6 +151,15 @@ impl HistoryPane {
                     test_change_lines(&mut out, s, t, &line, *change, width)
                 }
                 What::Review { .. } => review_lines(&mut out, t, &line, width),
+                // The loop's decision after a failure, and why.
+                What::Decision { .. } => {
+                    let style = match line.level {
+                        Level::Bad => t.error,
+                        Level::Warning => t.warning,
+                        Level::Plain | Level::Good | Level::Quiet => t.dim,
+                    };
+                    push_wrapped(&mut out, "    → ", &line.text, style, width);
+                }
                 What::Steer { .. } => steer_lines(&mut out, &mut repeat, t, &line, width),
                 // Not in the timeline (`run` prints them).
                 What::Session

@@ -525,6 +525,14 @@ impl Views {
                 What::Steer { .. } => {
                     out.push(line(&mut self.store, "you", format!("  ⚑ you: {}", l.text)))
                 }
+                // The loop's decision after a failure, and why.
+                What::Decision { .. } => {
+                    let class = match l.level {
+                        Level::Bad => "fail",
+                        Level::Plain | Level::Good | Level::Quiet | Level::Warning => "note",
+                    };
+                    out.push(line(&mut self.store, class, format!("    → {}", l.text)));
+                }
                 // Not in the history (`run` prints them).
                 What::Session
                 | What::Notice(_)
