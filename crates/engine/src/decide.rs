@@ -85,8 +85,8 @@ pub(crate) fn next(
             ),
         );
     }
-    if let Some((to, note)) = worse_than_best(s, name) {
-        return Decision::new(Next::RollBack { to }, note);
+    if let Some(best) = worse_than_best(s, name) {
+        return Decision::new(Next::RollBack { to: best.iteration }, best.note);
     }
     let tests_broken =
         location.is_some_and(|l| l.file == tests_file_name(name) && l.test.is_none());
@@ -234,10 +234,22 @@ fn count_versions(n: usize) -> String {
     }
 }
 
+/// The best version before the latest, when the latest passes fewer of
+/// the node's tests than it.
+pub(crate) struct Best {
+    /// Its iteration (a version put back keeps the number of the one it
+    /// replaced, so this alone does not name it).
+    pub(crate) iteration: u32,
+    /// Its code.
+    pub(crate) code: String,
+    /// What the tape says of it.
+    pub(crate) note: String,
+}
+
 /// The best version so far, when the latest the model wrote passes fewer
-/// of the node's tests than it: its iteration, and what the tape says of
-/// it. Never worse: that version is put back and goes on from there.
-pub(crate) fn worse_than_best(s: &State, name: &str) -> Option<(u32, String)> {
+/// of the node's tests than it. Never worse: that version is put back and
+/// goes on from there.
+pub(crate) fn worse_than_best(s: &State, name: &str) -> Option<Best> {
     let n = s.nodes.get(name)?;
     let current = n.versions.len().checked_sub(1)?;
     let latest = &n.versions[current];
@@ -267,7 +279,11 @@ pub(crate) fn worse_than_best(s: &State, name: &str) -> Option<(u32, String)> {
         "version {} {ran}, fewer than version {}'s {} of {}: version {} is kept and goes on",
         latest.iteration, best.iteration, best.passed, best.total, best.iteration
     );
-    Some((best.iteration, note))
+    Some(Best {
+        iteration: best.iteration,
+        code: n.versions[best.version].code.clone(),
+        note,
+    })
 }
 
 #[cfg(test)]
@@ -556,6 +572,28 @@ mod tests {
             "{}",
             edit.reason
         );
+    }
+
+    #[test]
+    fn the_version_put_back_is_the_best_one_though_it_shares_its_iteration() {
+        // A version put back keeps the number of the one it replaced: the
+        // code rolled back to is the best's, not that number's first.
+        let with = |iteration: u32, source: &str, body: &str| {
+            json!({"type":"code","node":"f","iteration":iteration,"source":source,
+                   "code":format!("def f(x):\n    return {body}\n")})
+        };
+        let mut events = vec![with(1, "model", "x * 2")];
+        events.extend(ran(1, 1, 3, 1));
+        events.push(with(2, "model", "x - 9"));
+        events.extend(ran(2, 2, 1, 3));
+        events.push(with(2, "best", "x * 2"));
+        events.extend(ran(3, 2, 3, 1));
+        events.push(with(3, "model", "x + 9"));
+        events.extend(ran(4, 3, 0, 4));
+        let s = tape("model", &events);
+        let best = worse_than_best(&s, "f").unwrap();
+        assert_eq!(best.iteration, 2);
+        assert!(best.code.contains("x * 2"), "{}", best.code);
     }
 
     #[test]

@@ -227,19 +227,21 @@ impl Core {
         self.decided(name, iteration, &decision).await?;
         match decision.next {
             Next::Rerun => Ok(ControlFlow::Continue(())), // the edit runs
-            Next::RollBack { to } => {
+            Next::RollBack { .. } => {
                 // Never worse: the best is put back and runs again, then
                 // is repaired (or given up at the limit) from there.
                 let node = name.to_string();
                 let note = decision.reason;
                 self.tape
                     .append_with(move |s| {
-                        let best = s.nodes.get(&node).and_then(|n| {
-                            (n.iteration() == iteration)
-                                .then(|| n.versions.iter().find(|v| v.iteration == to))
-                                .flatten()
-                                .map(|v| v.code.clone())
-                        });
+                        let still = s
+                            .nodes
+                            .get(&node)
+                            .is_some_and(|n| n.iteration() == iteration);
+                        let best = still
+                            .then(|| decide::worse_than_best(s, &node))
+                            .flatten()
+                            .map(|b| b.code);
                         let events = match best {
                             Some(code) => vec![Event::Code(CodeEvent {
                                 node,
