@@ -19,7 +19,7 @@ pub(crate) struct Arity {
 
 /// The pieces of `text` split at its top-level commas (outside brackets
 /// and strings), trimmed; none for an empty text.
-fn top_level(text: &str) -> Vec<&str> {
+pub(crate) fn top_level(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut depth = 0i32;
     let mut quote: Option<char> = None;

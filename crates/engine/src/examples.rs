@@ -168,6 +168,8 @@ pub(crate) fn ground(tests: &str, examples: &[Example]) -> (String, Vec<String>)
         let corrected = trimmed.strip_prefix("assert ").and_then(|body| {
             let (lhs, rhs) = body.split_once("==")?;
             let rhs = rhs.split(" #").next().unwrap_or(rhs);
+            // `assert f(x) == v, "message"`: the message is no part of v.
+            let rhs = super::arity::top_level(rhs).first().copied().unwrap_or(rhs);
             let e = examples.iter().find(|e| squash(lhs) == squash(&e.call))?;
             (squash(rhs) != squash(&e.expected))
                 .then(|| format!("{indent}assert {} == {}", e.call, e.expected))
@@ -280,5 +282,15 @@ mod tests {
             )
         );
         assert_eq!(ground(&grounded, &examples).0, grounded, "grounded once");
+    }
+
+    #[test]
+    fn an_assertions_message_is_no_part_of_the_value_it_expects() {
+        let examples = from_task("roman(1994) == 'MCMXCIV'", "roman");
+        let agrees = "def test_a():\n    assert roman(1994) == 'MCMXCIV', \"Test case 1 failed\"\n";
+        let (_, fixed) = ground(agrees, &examples);
+        assert_eq!(fixed, Vec::<String>::new());
+        let wrong = "def test_a():\n    assert roman(1994) == 'MCMXCIX', \"Test case 1 failed\"\n";
+        assert_eq!(ground(wrong, &examples).1.len(), 1);
     }
 }
