@@ -242,7 +242,7 @@ impl Payload for DecisionEvent {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "do", rename_all = "snake_case")]
 pub enum Next {
-    /// Run it again: its code or tests changed while it ran.
+    /// Run it again: its code was replaced while it ran (the person's edit).
     Rerun,
     /// Put the best version so far back (`to`), which runs again.
     RollBack { to: u32 },
@@ -264,8 +264,6 @@ pub enum GiveUpWhy {
     NotJudged,
     /// It has no tests: a repair would have nothing to go by.
     NoTests,
-    /// The model's replies held no usable code, asked as the policy allows.
-    NoCode,
 }
 
 impl Next {
