@@ -17,15 +17,14 @@ pub(crate) struct Arity {
     max: Option<usize>,
 }
 
-/// The pieces of `text` split at its top-level commas (outside brackets
-/// and strings), trimmed; none for an empty text.
-pub(crate) fn top_level(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut depth = 0i32;
+/// The characters of `text` outside its string literals (the quotes
+/// themselves left out too; a backslash escapes inside a string), with
+/// their byte offsets: what every reading of a call or a signature here
+/// scans, so a comma, a bracket or a call inside a string counts as none.
+fn outside_strings(text: &str) -> impl Iterator<Item = (usize, char)> + '_ {
     let mut quote: Option<char> = None;
     let mut escaped = false;
-    let mut start = 0;
-    for (i, c) in text.char_indices() {
+    text.char_indices().filter(move |&(_, c)| {
         if let Some(q) = quote {
             if escaped {
                 escaped = false;
@@ -34,10 +33,24 @@ pub(crate) fn top_level(text: &str) -> Vec<&str> {
             } else if c == q {
                 quote = None;
             }
-            continue;
+            return false;
         }
+        if c == '\'' || c == '"' {
+            quote = Some(c);
+            return false;
+        }
+        true
+    })
+}
+
+/// The pieces of `text` split at its top-level commas (outside brackets
+/// and strings), trimmed; none for an empty text.
+pub(crate) fn top_level(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut start = 0;
+    for (i, c) in outside_strings(text) {
         match c {
-            '\'' | '"' => quote = Some(c),
             '(' | '[' | '{' => depth += 1,
             ')' | ']' | '}' => depth -= 1,
             ',' if depth == 0 => {
@@ -59,21 +72,8 @@ pub(crate) fn top_level(text: &str) -> Vec<&str> {
 /// they close.
 fn bracketed(text: &str) -> Option<&str> {
     let mut depth = 0i32;
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    for (i, c) in text.char_indices() {
-        if let Some(q) = quote {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == q {
-                quote = None;
-            }
-            continue;
-        }
+    for (i, c) in outside_strings(text) {
         match c {
-            '\'' | '"' => quote = Some(c),
             '(' | '[' | '{' => depth += 1,
             ')' | ']' | '}' => {
                 depth -= 1;
@@ -165,22 +165,7 @@ impl Arity {
 
 /// Whether byte `at` of `line` is inside a string literal.
 fn quoted(line: &str, at: usize) -> bool {
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
-    for (i, c) in line.char_indices() {
-        if i >= at {
-            break;
-        }
-        match quote {
-            Some(_) if escaped => escaped = false,
-            Some(_) if c == '\\' => escaped = true,
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None if c == '\'' || c == '"' => quote = Some(c),
-            None => {}
-        }
-    }
-    quote.is_some()
+    !outside_strings(line).any(|(i, _)| i == at)
 }
 
 /// The calls of `name` in `line` (not those a string holds): the text

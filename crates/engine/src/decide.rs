@@ -359,6 +359,21 @@ mod tests {
         Next::Attempt { kind }
     }
 
+    /// The tape of versions that each failed: the first try, then one a
+    /// `(attempt kind, error, line)`, each written by the model.
+    fn failing(first: (&str, u32), after: &[(&str, &str, u32)]) -> State {
+        let mut events = vec![code(1, "model"), failed(1, first.0, first.1)];
+        for (k, (kind, error, line)) in after.iter().enumerate() {
+            let it = k as u32 + 2;
+            events.extend([
+                attempt(it, kind),
+                code(it, "model"),
+                failed(it, error, *line),
+            ]);
+        }
+        tape("model", &events)
+    }
+
     /// A row of the table: what it holds, the tape, the version that
     /// failed, where (None: its latest localized failure), the policy, and
     /// the decision.
@@ -382,39 +397,15 @@ mod tests {
             fresh_after: 2,
             ..RepairPolicy::default()
         };
-        let first = tape("model", &[code(1, "model"), failed(1, "AssertionError", 2)]);
-        let second = tape(
-            "model",
-            &[
-                code(1, "model"),
-                failed(1, "AssertionError", 2),
-                attempt(2, "repair"),
-                code(2, "model"),
-                failed(2, "AssertionError", 2),
-            ],
+        let first = failing(("AssertionError", 2), &[]);
+        let second = failing(("AssertionError", 2), &[("repair", "AssertionError", 2)]);
+        let third = failing(
+            ("AssertionError", 2),
+            &[("repair", "AssertionError", 2), ("repair", "TypeError", 3)],
         );
-        let third = tape(
-            "model",
-            &[
-                code(1, "model"),
-                failed(1, "AssertionError", 2),
-                attempt(2, "repair"),
-                code(2, "model"),
-                failed(2, "AssertionError", 2),
-                attempt(3, "repair"),
-                code(3, "model"),
-                failed(3, "TypeError", 3),
-            ],
-        );
-        let after_fresh = tape(
-            "model",
-            &[
-                code(1, "model"),
-                failed(1, "AssertionError", 2),
-                attempt(2, "fresh_start"),
-                code(2, "model"),
-                failed(2, "AssertionError", 2),
-            ],
+        let after_fresh = failing(
+            ("AssertionError", 2),
+            &[("fresh_start", "AssertionError", 2)],
         );
         let at_limit = tape(
             "model",
@@ -599,17 +590,11 @@ mod tests {
     #[test]
     fn the_reasons_say_what_the_policy_counted() {
         let on = RepairPolicy::default();
-        let third = tape(
-            "model",
+        let third = failing(
+            ("AssertionError", 2),
             &[
-                code(1, "model"),
-                failed(1, "AssertionError", 2),
-                attempt(2, "repair"),
-                code(2, "model"),
-                failed(2, "AssertionError", 2),
-                attempt(3, "repair"),
-                code(3, "model"),
-                failed(3, "AssertionError", 2),
+                ("repair", "AssertionError", 2),
+                ("repair", "AssertionError", 2),
             ],
         );
         let d = decide(&third, 3, None, &on);
@@ -617,7 +602,7 @@ mod tests {
             d.reason,
             "3 versions failed since the first try (fresh_after = 3)"
         );
-        let first = tape("model", &[code(1, "model"), failed(1, "AssertionError", 2)]);
+        let first = failing(("AssertionError", 2), &[]);
         assert_eq!(
             decide(&first, 1, None, &on).reason,
             "1 version failed since the first try; a fresh start after 3"
@@ -628,7 +613,7 @@ mod tests {
     fn tests_are_rewritten_once_and_never_the_given_ones() {
         let broken = Some(loc(location("SyntaxError", 1, "test_f.py", None)));
         let policy = RepairPolicy::default();
-        let first = tape("model", &[code(1, "model"), failed(1, "AssertionError", 2)]);
+        let first = failing(("AssertionError", 2), &[]);
         let given = next(
             &first,
             "f",

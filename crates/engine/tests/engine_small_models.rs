@@ -28,6 +28,17 @@ async fn finish(
     engine_kit::finish(engine::start(setup).unwrap(), |s| [on_pause(s)]).await
 }
 
+/// The loop's decisions on the tape, in the story's words.
+fn decisions(records: &[Record]) -> Vec<String> {
+    records
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Decision(d) => Some(story::words::decision(d)),
+            _ => None,
+        })
+        .collect()
+}
+
 fn notices(records: &[Record]) -> Vec<String> {
     records
         .iter()
@@ -307,13 +318,7 @@ async fn a_reply_that_is_no_function_is_asked_for_again_unrun_and_unasked() {
         "{second}"
     );
     // The loop's decisions say why each was asked again.
-    let said: Vec<String> = records
-        .iter()
-        .filter_map(|r| match &r.event {
-            Event::Decision(d) => Some(story::words::decision(d)),
-            _ => None,
-        })
-        .collect();
+    let said = decisions(&records);
     assert_eq!(
         said.iter()
             .filter(|n| n.starts_with("fresh start: ") && n.contains("was no function"))
@@ -349,13 +354,7 @@ async fn a_body_that_is_only_its_docstring_is_not_run_but_asked_for_again() {
         .collect();
     assert_eq!(ran, vec![2], "the docstring alone never ran");
     // The loop says why it asked afresh.
-    let said: Vec<String> = records
-        .iter()
-        .filter_map(|r| match &r.event {
-            Event::Decision(d) => Some(story::words::decision(d)),
-            _ => None,
-        })
-        .collect();
+    let said = decisions(&records);
     assert!(
         said.iter()
             .any(|n| n.starts_with("fresh start: ") && n.contains("was no function (NoBody")),
