@@ -471,6 +471,7 @@ async fn flood() {
                 layers: outcome.layers.clone(),
                 tests_passed: None,
                 tests_failed: None,
+                failed_tests: Vec::new(),
                 resources: None,
             },
         })))

@@ -505,6 +505,7 @@ fn an_iteration_run_again_shows_its_last_run_without_the_failure_before() {
         layers: vec![],
         tests_passed: Some(u32::from(passed)),
         tests_failed: Some(u32::from(!passed)),
+        failed_tests: Vec::new(),
         resources: None,
     };
     let spec = FunctionSpec {

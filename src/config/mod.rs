@@ -256,6 +256,9 @@ pub struct LoopConfig {
     pub(crate) runtime_values: bool,
     /// The first code call is shown the tests the model wrote.
     pub(crate) first_code_sees_model_tests: bool,
+    /// Versions in a row that failed one test of the model's alone, the
+    /// same way, before it is set aside as suspect (0: never).
+    pub(crate) suspect_test_after: u32,
 }
 
 impl Default for LoopConfig {
@@ -271,6 +274,7 @@ impl Default for LoopConfig {
             program_repairs: p.program_repairs,
             runtime_values: p.runtime_values,
             first_code_sees_model_tests: p.first_code_sees_model_tests,
+            suspect_test_after: p.suspect_test_after,
         }
     }
 }
@@ -294,6 +298,7 @@ impl LoopConfig {
             review,
             review_repairs,
             first_code_sees_model_tests: self.first_code_sees_model_tests,
+            suspect_test_after: self.suspect_test_after,
         }
     }
 }

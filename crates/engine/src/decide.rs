@@ -14,6 +14,7 @@
 //! next version is asked for, of the kind the policy names
 //! (`attempt_kind`).
 
+use super::blame;
 use super::execute;
 use super::runs;
 use super::tag::Tag;
@@ -30,6 +31,9 @@ pub(crate) struct Bounds<'a> {
     pub(crate) max_iterations: u32,
     /// The node's tests came with the task (a given plan's): never rewritten.
     pub(crate) tests_given: bool,
+    /// A test may be blamed (`blame::suspect_test`); off once the person
+    /// kept the test it would set aside.
+    pub(crate) blame_tests: bool,
 }
 
 /// A decision: the step, and why.
@@ -116,6 +120,9 @@ pub(crate) fn next(
             },
             "it has no tests, so no repair is asked for: write its tests in the Code pane and run it again, or name the function and state an example in the task (`a function f(x) that …: f(2) == 4`): the example becomes a test",
         );
+    }
+    if let Some(suspect) = blame::suspect_test(s, name, bounds) {
+        return Decision::new(Next::SetAsideTest, suspect.reason);
     }
     if iteration >= bounds.max_iterations {
         return Decision::new(
@@ -287,7 +294,7 @@ pub(crate) fn worse_than_best(s: &State, name: &str) -> Option<Best> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     //! The decision over folded tapes: one row a behaviour of the loop.
 
     use super::*;
@@ -298,11 +305,16 @@ mod tests {
     /// A node `f` planned, with tests (`tests`: their source) and the
     /// events after, folded as the tape would be.
     fn tape(tests: &str, after: &[Value]) -> State {
+        tape_with("def test_f():\n    assert f(2) == 4\n", tests, after)
+    }
+
+    /// The same with the tests' code (`code`) given.
+    pub(crate) fn tape_with(code: &str, tests: &str, after: &[Value]) -> State {
         let mut lines = vec![
             json!({"type":"session_started","version":1,"session_id":"s","started_at":"t","task":"t","inputs":[],
                    "config":{"provider":"demo","model":"m","endpoint":"","max_iterations":4,"workers":1,"timeout_secs":10}}),
             json!({"type":"plan","specs":[{"name":"f","purpose":"double","inputs":"x: int","output":"int","depends_on":[]}]}),
-            json!({"type":"tests","node":"f","code":"def test_f():\n    assert f(2) == 4\n","source":tests}),
+            json!({"type":"tests","node":"f","code":code,"source":tests}),
         ];
         lines.extend(after.iter().cloned());
         let records: Vec<Record> = lines
@@ -317,7 +329,7 @@ mod tests {
         State::from_records(&records)
     }
 
-    fn code(iteration: u32, source: &str) -> Value {
+    pub(crate) fn code(iteration: u32, source: &str) -> Value {
         json!({"type":"code","node":"f","iteration":iteration,"code":"def f(x):\n    return x\n","source":source})
     }
 
@@ -330,7 +342,7 @@ mod tests {
                "message":"assert 2 == 4","test":test,"in_node_code":true})
     }
 
-    fn attempt(iteration: u32, kind: &str) -> Value {
+    pub(crate) fn attempt(iteration: u32, kind: &str) -> Value {
         json!({"type":"attempt","node":"f","iteration":iteration,"kind":kind,"runtime_values":false})
     }
 
@@ -351,6 +363,7 @@ mod tests {
                 policy,
                 max_iterations: 4,
                 tests_given: false,
+                blame_tests: true,
             },
         )
     }
@@ -623,6 +636,7 @@ mod tests {
                 policy: &policy,
                 max_iterations: 4,
                 tests_given: true,
+                blame_tests: true,
             },
         );
         assert_ne!(given.next, Next::RewriteTests, "{}", given.reason);

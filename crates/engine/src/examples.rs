@@ -4,7 +4,7 @@
 //! is corrected to it before any code runs, and no test fix may change them.
 
 /// Name of the test function that holds the task's examples.
-const EXAMPLES_TEST: &str = "test_task_examples";
+pub(crate) const EXAMPLES_TEST: &str = "test_task_examples";
 
 /// One example: a call of the function and the value the task says it returns.
 #[derive(Debug, Clone, PartialEq, Eq)]

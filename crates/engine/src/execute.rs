@@ -254,6 +254,7 @@ fn unrun(e: &ExecError) -> (RunRecord, Option<Location>) {
             layers: Vec::new(),
             tests_passed: None,
             tests_failed: None,
+            failed_tests: Vec::new(),
             resources: None,
         },
         Some(codeloop_sandbox::locate::from_limit(error_type, message)),

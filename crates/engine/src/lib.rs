@@ -59,6 +59,7 @@
 #![warn(unreachable_pub)]
 
 mod arity;
+mod blame;
 mod cache;
 mod calls;
 mod cases;

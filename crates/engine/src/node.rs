@@ -5,6 +5,7 @@
 
 use std::ops::ControlFlow;
 
+use super::blame;
 use super::context::{Core, Stop};
 use super::decide;
 use super::execute;
@@ -218,13 +219,32 @@ impl Core {
         iteration: u32,
         location: Option<&Location>,
     ) -> Result<ControlFlow<()>, Stop> {
-        let bounds = decide::Bounds {
-            policy: &self.opts.policy,
-            max_iterations: self.opts.max_iterations,
-            tests_given: self.tests_given(name),
+        let mut blame_tests = true;
+        let decision = loop {
+            let bounds = decide::Bounds {
+                policy: &self.opts.policy,
+                max_iterations: self.opts.max_iterations,
+                tests_given: self.tests_given(name),
+                blame_tests,
+            };
+            let (decision, suspect) = self.read(|s| {
+                (
+                    decide::next(s, name, iteration, location, &bounds),
+                    blame::suspect_test(s, name, &bounds),
+                )
+            });
+            self.decided(name, iteration, &decision).await?;
+            match (decision.next, suspect) {
+                (Next::SetAsideTest, Some(suspect)) => {
+                    match self.set_aside_test(name, iteration, suspect).await? {
+                        // The person kept the test: decided again without blame.
+                        blame::Answer::Kept => blame_tests = false,
+                        blame::Answer::Done => return Ok(ControlFlow::Continue(())),
+                    }
+                }
+                _ => break decision,
+            }
         };
-        let decision = self.read(|s| decide::next(s, name, iteration, location, &bounds));
-        self.decided(name, iteration, &decision).await?;
         match decision.next {
             Next::Rerun => Ok(ControlFlow::Continue(())), // the edit runs
             Next::RollBack { .. } => {
@@ -268,6 +288,8 @@ impl Core {
                 }
             }
             Next::GiveUp { .. } => self.ended(name, Stop::Failed).await,
+            // Taken above; a decision without its suspect reads no test to blame.
+            Next::SetAsideTest => self.ended(name, Stop::Failed).await,
             Next::Attempt { kind } => match self.repair(name, iteration, kind).await {
                 Ok(()) => Ok(ControlFlow::Continue(())),
                 Err(e) => self.ended(name, e).await,

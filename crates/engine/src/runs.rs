@@ -242,6 +242,16 @@ pub(crate) fn judge(outcome: &Outcome, prepared: &PreparedRun) -> (RunRecord, Op
         layers: outcome.layers.clone(),
         tests_passed: report.as_ref().map(|r| r.passed),
         tests_failed: report.as_ref().map(|r| r.failed),
+        failed_tests: report
+            .as_ref()
+            .map(|r| {
+                r.tests
+                    .iter()
+                    .filter(|t| !t.passed)
+                    .map(|t| t.name.clone())
+                    .collect()
+            })
+            .unwrap_or_default(),
         resources: outcome.usage,
     };
     if passed {

@@ -84,6 +84,7 @@ impl Core {
                 node: name.to_string(),
                 iteration,
                 why,
+                set_aside: None,
             })
             .await
         {

@@ -38,6 +38,7 @@ pub use outcome::Outcome;
 pub use plan::{Dag, PLAN_ATTEMPTS, PlanError, edit_spec};
 pub use policy::RepairPolicy;
 pub use prefix::PrefixReuse;
+pub use repairs::VersionScore;
 pub use review::{ReviewFinding, ReviewInfo, ReviewVerdict, Severity};
 pub use state::State;
 pub use tape::{SkippedLine, TapeContents, TapeError, TapeWriter, parse_tape, read_tape};

@@ -44,6 +44,14 @@ pub struct RepairPolicy {
     /// a tape that names no such field ran with it on, and reads so.
     #[serde(default = "older_tapes_showed_them")]
     pub first_code_sees_model_tests: bool,
+    /// Code-or-test blame: a test of the model's is set aside as suspect
+    /// when this many versions in a row failed it alone, the same way (the
+    /// same error and value), every other test passing; the version is
+    /// judged again without it. Never the task's examples, a given test or
+    /// the person's. 0: never. A tape that names no such field ran without
+    /// it, and reads so.
+    #[serde(default = "older_tapes_blamed_no_test")]
+    pub suspect_test_after: u32,
 }
 
 impl Default for RepairPolicy {
@@ -60,6 +68,7 @@ impl Default for RepairPolicy {
             review: false,
             review_repairs: false,
             first_code_sees_model_tests: false,
+            suspect_test_after: 2,
         }
     }
 }
@@ -70,6 +79,12 @@ fn older_tapes_showed_them() -> bool {
     true
 }
 
+/// What a recorded policy that names no `suspect_test_after` ran with:
+/// no test was ever set aside until the field came.
+fn older_tapes_blamed_no_test() -> u32 {
+    0
+}
+
 impl RepairPolicy {
     /// The policy of a tape that recorded none: today's defaults, but for
     /// what such a session did that today's default no longer does (its
@@ -78,6 +93,7 @@ impl RepairPolicy {
     pub fn of_older_tapes() -> Self {
         RepairPolicy {
             first_code_sees_model_tests: older_tapes_showed_them(),
+            suspect_test_after: older_tapes_blamed_no_test(),
             ..RepairPolicy::default()
         }
     }
@@ -99,8 +115,12 @@ impl RepairPolicy {
         } else {
             ""
         };
+        let blame = match self.suspect_test_after {
+            0 => String::new(),
+            n => format!(", a model test set aside when {n} versions written apart fail it alike"),
+        };
         format!(
-            "{fresh}, {} program repairs, runtime values {}, {review}{first}",
+            "{fresh}, {} program repairs, runtime values {}, {review}{first}{blame}",
             self.program_repairs,
             if self.runtime_values { "on" } else { "off" },
         )
@@ -113,9 +133,10 @@ mod tests {
 
     #[test]
     fn a_policy_naming_some_fields_keeps_the_defaults_of_the_others() {
-        let p: RepairPolicy =
-            serde_json::from_str(r#"{"fresh_after": 5, "first_code_sees_model_tests": false}"#)
-                .unwrap();
+        let p: RepairPolicy = serde_json::from_str(
+            r#"{"fresh_after": 5, "first_code_sees_model_tests": false, "suspect_test_after": 2}"#,
+        )
+        .unwrap();
         assert_eq!(p.fresh_after, 5);
         assert_eq!(
             p,
@@ -133,9 +154,15 @@ mod tests {
         assert!(RepairPolicy::of_older_tapes().first_code_sees_model_tests);
         assert!(!RepairPolicy::default().first_code_sees_model_tests);
         assert_eq!(
+            p.suspect_test_after, 0,
+            "no test was set aside before the field"
+        );
+        assert_eq!(RepairPolicy::default().suspect_test_after, 2);
+        assert_eq!(
             RepairPolicy::of_older_tapes(),
             RepairPolicy {
                 first_code_sees_model_tests: true,
+                suspect_test_after: 0,
                 ..RepairPolicy::default()
             }
         );

@@ -44,7 +44,7 @@ impl NodeState {
 }
 
 /// How a code version of a node fared against the tests the node has now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VersionScore {
     /// Its index in `NodeState::versions`.
     pub version: usize,
@@ -53,6 +53,8 @@ pub struct VersionScore {
     /// did not load).
     pub passed: u32,
     pub total: u32,
+    /// The tests it failed there, by name (none recorded by older tapes).
+    pub failed: Vec<String>,
 }
 
 impl State {
@@ -80,6 +82,7 @@ impl State {
                 iteration: run.iteration,
                 passed,
                 total,
+                failed: record.failed_tests.clone(),
             };
             match scores.iter_mut().find(|s| s.version == version) {
                 Some(s) => *s = score,

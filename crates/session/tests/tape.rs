@@ -30,6 +30,7 @@ fn session_events() -> Vec<Event> {
         layers: vec!["hygiene".into()],
         tests_passed: Some(1),
         tests_failed: Some(1),
+        failed_tests: Vec::new(),
         resources: None,
     };
     vec![
@@ -566,11 +567,13 @@ fn a_tape_older_than_the_repair_policy_reads_with_what_it_ran_and_a_newer_one_wi
     let state = State::from_records(&read.records);
     assert_eq!(state.config.policy, None);
     // Today's defaults, but for the first code, which such a session
-    // wrote shown the model's tests (today's default writes it without).
+    // wrote shown the model's tests (today's default writes it without),
+    // and for blame, which such a session never laid on a test.
     assert_eq!(
         state.config.policy(),
         RepairPolicy {
             first_code_sees_model_tests: true,
+            suspect_test_after: 0,
             ..RepairPolicy::default()
         }
     );

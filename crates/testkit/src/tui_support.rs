@@ -91,6 +91,7 @@ fn run_record(passed: bool, exit: i32, tp: u32, tf: u32) -> RunRecord {
         layers: vec!["hygiene".into(), "rlimits".into()],
         tests_passed: Some(tp),
         tests_failed: Some(tf),
+        failed_tests: Vec::new(),
         resources: None,
     }
 }

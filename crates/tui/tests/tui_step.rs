@@ -394,6 +394,7 @@ fn paused_at_a_doubted_test_e_edits_the_tests() {
             node: "parse_line".into(),
             iteration: 1,
             why: "its reflection says \"Therefore, the test was wrong.\"".into(),
+            set_aside: None,
         },
     );
     app.set_focus(Focus::Graph);

@@ -248,6 +248,10 @@ pub enum Next {
     RollBack { to: u32 },
     /// Ask for new tests: the node's tests do not load.
     RewriteTests,
+    /// Blame the test, not the code: a test of the model's that versions
+    /// in a row failed alone, the same way, is set aside (the reason names
+    /// it) and the first of those versions is judged again without it.
+    SetAsideTest,
     /// Ask for the next version, of this kind.
     Attempt { kind: AttemptKind },
     /// Stop working on the node.
@@ -273,6 +277,7 @@ impl Next {
             Next::Rerun => "run again",
             Next::RollBack { .. } => "roll back",
             Next::RewriteTests => "new tests",
+            Next::SetAsideTest => "set a test aside",
             Next::Attempt { kind } => kind.label(),
             Next::GiveUp { .. } => "give up",
         }
@@ -443,6 +448,7 @@ pub enum CodeSource {
     /// codeloop's mechanical mend of the version before it (indentation,
     /// top-level statements that do not parse, a function under another
     /// name): the same iteration, what ran instead of what the model wrote.
+    /// Of tests: the model's, with one set aside as suspect.
     Mended,
     /// codeloop put back the best version so far (the one before passed
     /// fewer of the node's tests): the same iteration as the one it replaces.

@@ -176,6 +176,10 @@ pub struct RunRecord {
     pub tests_passed: Option<u32>,
     #[serde(default)]
     pub tests_failed: Option<u32>,
+    /// The names of the tests that failed, as the harness reported them
+    /// (what code-or-test blame reads: `decide::suspect_test`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed_tests: Vec<String>,
     /// CPU time and peak memory of the program, where they were measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<codeloop_protocol::resources::Resources>,

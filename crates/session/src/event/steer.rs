@@ -50,11 +50,16 @@ pub enum Step {
     Review { node: String, iteration: u32 },
     /// The test of a node may be wrong (its reflection on `iteration`'s
     /// failure says so, `why`): the person may edit the tests before the
-    /// repaired code runs; approve (or skip) goes on with it.
+    /// repaired code runs; approve (or skip) goes on with it. With
+    /// `set_aside`, the loop blamed that test (`Next::SetAsideTest`):
+    /// approve sets it aside, skip keeps it (the loop goes on with the
+    /// code), an edit of the tests is taken instead.
     SuspectTest {
         node: String,
         iteration: u32,
         why: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        set_aside: Option<String>,
     },
 }
 

@@ -40,7 +40,11 @@ impl State {
     pub(super) fn fold_tests(&mut self, e: &TestsEvent) {
         if let Some(n) = self.nodes.get_mut(&e.node) {
             n.set_tests(&e.code);
-            n.tests_by_model = matches!(e.source, CodeSource::Model | CodeSource::Cache);
+            // Mended: the model's tests with one set aside by codeloop.
+            n.tests_by_model = matches!(
+                e.source,
+                CodeSource::Model | CodeSource::Cache | CodeSource::Mended
+            );
         }
     }
 

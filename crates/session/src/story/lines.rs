@@ -293,7 +293,9 @@ pub(super) fn decision(state: &State, index: usize) -> Option<Line> {
         Next::GiveUp {
             why: GiveUpWhy::NotJudged,
         } => Level::Bad,
-        Next::GiveUp { .. } | Next::RollBack { .. } | Next::RewriteTests => Level::Warning,
+        Next::GiveUp { .. } | Next::RollBack { .. } | Next::RewriteTests | Next::SetAsideTest => {
+            Level::Warning
+        }
         Next::Rerun | Next::Attempt { .. } => Level::Plain,
     };
     Some(Line::new(

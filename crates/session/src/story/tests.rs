@@ -80,6 +80,7 @@ fn run(run_id: u64, node: Option<&str>, iteration: u32, passed: bool) -> [Event;
                 layers: vec![],
                 tests_passed: Some(if passed { 2 } else { 1 }),
                 tests_failed: Some(if passed { 0 } else { 1 }),
+                failed_tests: Vec::new(),
                 resources: None,
             },
         }),
@@ -375,7 +376,7 @@ fn the_start_tells_the_policy_it_recorded_and_an_old_tape_none() {
     });
     let more = lines::started(&e).more;
     assert!(
-        more.contains(&"policy:  fresh start after 5 failed versions, 2 program repairs, runtime values on, no review".to_string()),
+        more.contains(&"policy:  fresh start after 5 failed versions, 2 program repairs, runtime values on, no review, a model test set aside when 2 versions written apart fail it alike".to_string()),
         "{more:?}"
     );
 }

@@ -191,6 +191,13 @@ pub fn step(step: &Step) -> String {
             "running the program (against every function's tests, then from its entry point)".into()
         }
         Step::TestFix { node, .. } => format!("changing the tests of {node} (the model's fix)"),
+        Step::SuspectTest {
+            node,
+            set_aside: Some(test),
+            ..
+        } => format!(
+            "setting `{test}` of {node} aside: the test may be wrong (approve: set it aside; skip: keep it; or edit the tests)"
+        ),
         Step::SuspectTest { node, .. } => {
             format!("running {node}'s repair: the test may be wrong")
         }
@@ -222,6 +229,7 @@ mod tests {
             layers: vec![],
             tests_passed: counts.map(|c| c.0),
             tests_failed: counts.map(|c| c.1),
+            failed_tests: Vec::new(),
             resources: None,
         }
     }
