@@ -835,7 +835,7 @@ fn history_names_each_runs_function_and_never_cuts_a_word_at_its_edge() {
         "{rows}"
     );
     assert!(
-        rows.contains("✗ roman_to_int #2: failed, 2 of 4 tests · run 3"),
+        rows.contains("✗ roman_to_int #2: failed 2 of 4 tests · run 3"),
         "{rows}"
     );
     assert!(

@@ -21,7 +21,7 @@ pub(crate) struct Arity {
 /// themselves left out too; a backslash escapes inside a string), with
 /// their byte offsets: what every reading of a call or a signature here
 /// scans, so a comma, a bracket or a call inside a string counts as none.
-fn outside_strings(text: &str) -> impl Iterator<Item = (usize, char)> + '_ {
+pub(crate) fn outside_strings(text: &str) -> impl Iterator<Item = (usize, char)> + '_ {
     let mut quote: Option<char> = None;
     let mut escaped = false;
     text.char_indices().filter(move |&(_, c)| {

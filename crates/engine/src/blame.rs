@@ -271,7 +271,7 @@ impl Core {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::decide::tests::{attempt, code, tape_with};
     use crate::decide::{self, Bounds};
@@ -298,14 +298,16 @@ mod tests {
 
     /// Versions one a `(code source, attempt kind, failed tests, actual)`
     /// (the first try's kind unused), each failing as it says.
-    fn versions(tests_source: &str, runs: &[(&str, &str, &[&str], &str)]) -> State {
+    pub(crate) fn versions(tests_source: &str, runs: &[(&str, &str, &[&str], &str)]) -> State {
         let mut events = Vec::new();
         for (k, (source, kind, failed, actual)) in runs.iter().enumerate() {
             let it = k as u32 + 1;
             if it > 1 {
                 events.push(attempt(it, kind));
             }
-            events.push(code(it, source));
+            let mut version = code(it, source);
+            version["code"] = json!(format!("def f(x):\n    return {it}\n"));
+            events.push(version);
             events.extend(ran(it, it, failed, actual));
         }
         tape_with(TESTS, tests_source, &events)

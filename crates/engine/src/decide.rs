@@ -15,6 +15,7 @@
 //! (`attempt_kind`).
 
 use super::blame;
+use super::examples::EXAMPLES_TEST;
 use super::execute;
 use super::runs;
 use super::tag::Tag;
@@ -22,7 +23,9 @@ use codeloop_protocol::Location;
 use codeloop_protocol::failure::FailureKind;
 use codeloop_protocol::present::plural;
 use codeloop_sandbox::harness::tests_file_name;
-use codeloop_session::{AttemptKind, CodeSource, GiveUpWhy, Next, RepairPolicy, State};
+use codeloop_session::{
+    AttemptKind, CodeSource, GiveUpWhy, Next, RepairPolicy, State, VersionScore,
+};
 
 /// What a decision reads besides the state: the session's bounds.
 pub(crate) struct Bounds<'a> {
@@ -125,12 +128,13 @@ pub(crate) fn next(
         return Decision::new(Next::SetAsideTest, suspect.reason);
     }
     if iteration >= bounds.max_iterations {
+        let kept = kept_at_give_up(s, name).map_or(String::new(), |b| format!("; {}", b.note));
         return Decision::new(
             Next::GiveUp {
                 why: GiveUpWhy::Limit,
             },
             format!(
-                "still fails after {iteration} iteration{} (the limit)",
+                "still fails after {iteration} iteration{} (the limit){kept}",
                 plural(iteration)
             ),
         );
@@ -268,28 +272,79 @@ pub(crate) fn worse_than_best(s: &State, name: &str) -> Option<Best> {
     }
     let scores = s.version_scores(name);
     let now = scores.iter().find(|x| x.version == current);
-    let passed = now.map_or(0, |x| x.passed);
+    // The task's examples are facts: a version that fails them is worse
+    // than one that passes them, whatever else either passes.
+    let examples = |x: &VersionScore| !x.failed.iter().any(|t| t == EXAMPLES_TEST);
+    let key = |x: &VersionScore| (examples(x), x.passed);
     // `max_by_key` gives the last of equals: the latest.
     let best = scores
         .iter()
         .filter(|x| x.version < current)
-        .max_by_key(|x| x.passed)?;
-    if passed >= best.passed {
+        .max_by_key(|x| key(x))?;
+    if now.is_some_and(|x| key(x) >= key(best)) || (now.is_none() && best.passed == 0) {
         return None;
     }
+    let passed = now.map_or(0, |x| x.passed);
     let total = best.total.max(now.map_or(0, |x| x.total));
-    let ran = match now {
-        Some(_) => format!("passed {passed} of {total} tests"),
-        None => "could not run".to_string(),
+    let note = match now {
+        Some(x) if examples(best) && !examples(x) => format!(
+            "version {} fails the task's examples, which version {} passes: version {} is kept and goes on",
+            latest.iteration, best.iteration, best.iteration
+        ),
+        _ => {
+            let ran = match now {
+                Some(_) => format!("passed {passed} of {total} tests"),
+                None => "could not run".to_string(),
+            };
+            format!(
+                "version {} {ran}, fewer than version {}'s {} of {}: version {} is kept and goes on",
+                latest.iteration, best.iteration, best.passed, best.total, best.iteration
+            )
+        }
     };
-    let note = format!(
-        "version {} {ran}, fewer than version {}'s {} of {}: version {} is kept and goes on",
-        latest.iteration, best.iteration, best.passed, best.total, best.iteration
-    );
     Some(Best {
         iteration: best.iteration,
         code: n.versions[best.version].code.clone(),
         note,
+    })
+}
+
+/// The version a node given up at its limit ends with, when it is not its
+/// latest: the one that passed the most of its tests (the task's examples
+/// first), the earliest of equals. A repair that gained nothing on the
+/// tests is no better evidence than the version it repaired, and the first
+/// try, written from the task alone, is the model's likeliest answer (what
+/// resampling keeps when no sample passes). The person's edit is kept, and
+/// nothing is put back when no version passed a test.
+pub(crate) fn kept_at_give_up(s: &State, name: &str) -> Option<Best> {
+    let n = s.nodes.get(name)?;
+    let current = n.versions.len().checked_sub(1)?;
+    if !n.versions[current].source.from_a_reply() {
+        return None;
+    }
+    let scores = s.version_scores(name);
+    let key = |x: &VersionScore| (!x.failed.iter().any(|t| t == EXAMPLES_TEST), x.passed);
+    let mut best: Option<&VersionScore> = None;
+    for x in &scores {
+        if best.is_none_or(|b| key(x) > key(b)) {
+            best = Some(x);
+        }
+    }
+    let best = best?;
+    // No version passed anything: none is evidence for another.
+    if best.passed == 0
+        || best.version == current
+        || n.versions[best.version].code == n.versions[current].code
+    {
+        return None;
+    }
+    Some(Best {
+        iteration: best.iteration,
+        code: n.versions[best.version].code.clone(),
+        note: format!(
+            "version {} is kept: it passed the most of the tests ({} of {}; the earliest of equals)",
+            best.iteration, best.passed, best.total
+        ),
     })
 }
 
@@ -545,6 +600,105 @@ pub(crate) mod tests {
             json!({"type":"run_finished","run_id":run_id,"record":{"passed":false,"exit_code":1,"signal":null,
                    "limit_hit":null,"duration_ms":5,"dropped_bytes":0,"layers":[],"tests_passed":passed,"tests_failed":failed}}),
         ]
+    }
+
+    #[test]
+    fn a_version_that_fails_the_tasks_examples_is_worse_than_one_that_fails_a_model_test() {
+        use crate::blame::tests::versions;
+        let policy = RepairPolicy::default();
+        // Both pass 1 of 2: the first fails a test of the model's, the
+        // repair the task's examples.
+        let s = versions(
+            "model",
+            &[
+                ("model", "", &["test_g"], "9"),
+                ("model", "repair", &[EXAMPLES_TEST], "9"),
+            ],
+        );
+        let d = decide(&s, 2, None, &policy);
+        assert_eq!(d.next, Next::RollBack { to: 1 }, "{}", d.reason);
+        assert_eq!(
+            d.reason,
+            "version 2 fails the task's examples, which version 1 passes: version 1 is kept and goes on"
+        );
+        // The other way round, the repair is no worse: it goes on.
+        let s = versions(
+            "model",
+            &[
+                ("model", "", &[EXAMPLES_TEST], "9"),
+                ("model", "repair", &["test_g"], "9"),
+            ],
+        );
+        let d = decide(&s, 2, None, &policy);
+        assert!(
+            matches!(d.next, Next::Attempt { .. }),
+            "{:?} {}",
+            d.next,
+            d.reason
+        );
+    }
+
+    #[test]
+    fn a_node_given_up_at_its_limit_ends_with_its_best_version_the_earliest_of_equals() {
+        use crate::blame::tests::versions;
+        let policy = RepairPolicy::default();
+        let g: &[&str] = &["test_g"];
+        let at_limit = |s: &State| {
+            let at = s.last_failure("f").map(|f| f.location.clone());
+            next(
+                s,
+                "f",
+                4,
+                at.as_ref(),
+                &Bounds {
+                    policy: &policy,
+                    max_iterations: 4,
+                    tests_given: false,
+                    blame_tests: true,
+                },
+            )
+        };
+        let (m, r) = ("model", "repair");
+        let s = versions(
+            "model",
+            &[
+                (m, "", g, "9"),
+                (m, r, g, "8"),
+                (m, r, g, "7"),
+                (m, r, g, "6"),
+            ],
+        );
+        let d = at_limit(&s);
+        assert_eq!(
+            d.next,
+            Next::GiveUp {
+                why: GiveUpWhy::Limit
+            }
+        );
+        assert_eq!(
+            d.reason,
+            "still fails after 4 iterations (the limit); version 1 is kept: it passed the most of the tests (1 of 2; the earliest of equals)"
+        );
+        assert_eq!(kept_at_give_up(&s, "f").map(|b| b.iteration), Some(1));
+        // A later version that passed more is the one kept.
+        let s = versions(
+            "model",
+            &[
+                (m, "", &["test_f", "test_g"], "9"),
+                (m, r, g, "8"),
+                (m, r, &["test_f", "test_g"], "7"),
+                (m, r, &["test_f", "test_g"], "6"),
+            ],
+        );
+        assert_eq!(kept_at_give_up(&s, "f").map(|b| b.iteration), Some(2));
+        // The latest best already, or the person's own: nothing put back.
+        let s = versions(
+            "model",
+            &[(m, "", &["test_f", "test_g"], "9"), (m, r, g, "8")],
+        );
+        assert_eq!(kept_at_give_up(&s, "f").map(|b| b.iteration), None);
+        let s = versions("model", &[(m, "", g, "9"), ("edit", r, g, "8")]);
+        assert_eq!(kept_at_give_up(&s, "f").map(|b| b.iteration), None);
     }
 
     #[test]

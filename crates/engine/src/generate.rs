@@ -15,6 +15,7 @@ use super::named;
 use super::prompts::{PromptInput, prompt_inputs};
 use super::schemas;
 use super::tag::Tag;
+use super::tidy;
 use codeloop_protocol::{ChatMessage, Role};
 use codeloop_session::{
     CodeEvent, CodeSource, Event, FunctionSpec, NoticeLevel, Purpose, State, TestsEvent,
@@ -291,6 +292,28 @@ impl Core {
                     "the tests of `{name}` defined {} of the plan's functions themselves: {} taken out, their assertions kept (they test the real code)",
                     codeloop_protocol::present::count(dropped, "function"),
                     if dropped == 1 { "it is" } else { "they are" }
+                ),
+            )
+            .await?;
+        }
+        let (code, calls) = tidy::without_calls(&code);
+        if !calls.is_empty() {
+            self.notice(
+                NoticeLevel::Info,
+                format!(
+                    "the tests of `{name}` called their own tests at import ({}): taken out, the harness runs each test itself",
+                    calls.join(", ")
+                ),
+            )
+            .await?;
+        }
+        let (code, split) = tidy::one_assert_each(&code);
+        if split > 0 {
+            self.notice(
+                NoticeLevel::Info,
+                format!(
+                    "{} of `{name}` taken apart, one assert a test, so each assert is judged alone",
+                    codeloop_protocol::present::count(split, "test")
                 ),
             )
             .await?;

@@ -94,6 +94,7 @@ mod steering;
 mod suspect;
 mod tag;
 mod testfix;
+mod tidy;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

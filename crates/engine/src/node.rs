@@ -14,8 +14,8 @@ use super::runs;
 use super::steering::GateAnswer;
 use codeloop_protocol::Location;
 use codeloop_session::{
-    CodeEvent, CodeSource, DecisionEvent, Event, LocalizedEvent, Next, NodeStatus, NoticeLevel,
-    RunKind, RunRecord, Step,
+    CodeEvent, CodeSource, DecisionEvent, Event, GiveUpWhy, LocalizedEvent, Next, NodeStatus,
+    NoticeLevel, RunKind, RunRecord, Step,
 };
 
 /// How one try of a version went.
@@ -287,7 +287,12 @@ impl Core {
                     Err(e) => self.ended(name, e).await,
                 }
             }
-            Next::GiveUp { .. } => self.ended(name, Stop::Failed).await,
+            Next::GiveUp { why } => {
+                if why == GiveUpWhy::Limit {
+                    self.keep_at_give_up(name, iteration).await?;
+                }
+                self.ended(name, Stop::Failed).await
+            }
             // Taken above; a decision without its suspect reads no test to blame.
             Next::SetAsideTest => self.ended(name, Stop::Failed).await,
             Next::Attempt { kind } => match self.repair(name, iteration, kind).await {
@@ -311,6 +316,32 @@ impl Core {
             reason: decision.reason.clone(),
         }))
         .await?;
+        Ok(())
+    }
+
+    /// A node given up at its limit ends with its best version
+    /// (`decide::kept_at_give_up`), put back, when that is not its latest.
+    async fn keep_at_give_up(&self, name: &str, iteration: u32) -> Result<(), Stop> {
+        let node = name.to_string();
+        self.tape
+            .append_with(move |s| {
+                let still = s
+                    .nodes
+                    .get(&node)
+                    .is_some_and(|n| n.iteration() == iteration);
+                let events = match still.then(|| decide::kept_at_give_up(s, &node)).flatten() {
+                    Some(best) => vec![Event::Code(CodeEvent {
+                        node,
+                        iteration,
+                        code: best.code,
+                        source: CodeSource::Best,
+                        notes: vec![best.note],
+                    })],
+                    None => Vec::new(),
+                };
+                (events, ())
+            })
+            .await?;
         Ok(())
     }
 

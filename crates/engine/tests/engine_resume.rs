@@ -636,10 +636,15 @@ async fn a_session_without_fresh_starts_resumes_without_them() {
     let (_, result) = drain(resumed).await;
     assert!(result.passed, "{}", result.summary);
     let (records, state) = fold(&dir);
-    assert_eq!(
-        state.nodes["mean"].attempts.last().map(|a| a.kind),
-        Some(AttemptKind::DifferentApproach),
-        "{:?}",
+    // A repair (of the best version, which the give-up kept), never the
+    // fresh start today's default would have made after three failures.
+    let last = state.nodes["mean"].attempts.last().map(|a| a.kind);
+    assert!(
+        matches!(
+            last,
+            Some(AttemptKind::Repair | AttemptKind::DifferentApproach)
+        ),
+        "{last:?} {:?}",
         requests(&records)
     );
 }

@@ -114,7 +114,7 @@ fn each_run_says_what_it_used_in_the_output_title_and_history() {
         .join(" ");
     assert!(
         history.contains(&format!(
-            "✗ parse_line #1: failed, 1 of 2 tests · run 1 · 48 ms, {first_run}"
+            "✗ parse_line #1: failed 1 of 2 tests · run 1 · 48 ms, {first_run}"
         )),
         "{first_run} not in History:\n{text}"
     );

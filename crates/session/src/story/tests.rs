@@ -152,7 +152,7 @@ fn each_event_says_its_fact_in_the_one_wording() {
         [
             "plan 1 function",
             "code f #1: by the model",
-            "run f #1: failed, 1 of 2 tests (7 ms)",
+            "run f #1: failed 1 of 2 tests (7 ms)",
             "failure f #1: ValueError at f.py:2 in f: wrong",
             "attempt f #2: repair (with runtime values)",
             "reflection f #1: Off by one.",
@@ -171,7 +171,7 @@ fn the_timeline_tells_the_history_with_the_same_words() {
         lines,
         [
             "f #1: by the model",
-            "f #1: failed, 1 of 2 tests (7 ms)",
+            "f #1: failed 1 of 2 tests (7 ms)",
             "f #1: ValueError at f.py:2 in f: wrong",
             "f #1: Off by one.",
             "f #2: edited by hand, repair",

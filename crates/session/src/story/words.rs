@@ -33,7 +33,8 @@ pub fn signature(spec: &FunctionSpec) -> String {
     s
 }
 
-/// How a run ended: `passed, 3 tests`, `failed, 1 of 3 tests`,
+/// How a run ended: `passed, 3 tests`, `failed 1 of 3 tests: test_b`
+/// (the names where the run recorded them, two at most),
 /// `failed: exit code 1`, `stopped: wall-clock timeout of 10 s`; with
 /// `cancelled`, a run that did not pass was stopped by the person's cancel.
 pub fn run_result(record: &RunRecord, cancelled: bool) -> String {
@@ -57,8 +58,14 @@ pub fn run_result(record: &RunRecord, cancelled: bool) -> String {
     if cancelled {
         return "cancelled".to_string();
     }
+    let names = match record.failed_tests.as_slice() {
+        [] => String::new(),
+        [a] => format!(": {a}"),
+        [a, b] => format!(": {a}, {b}"),
+        [a, b, rest @ ..] => format!(": {a}, {b} and {} more", rest.len()),
+    };
     match (tests, record.exit_code, record.signal) {
-        (Some(t), _, _) => format!("failed, {t}"),
+        (Some(t), _, _) => format!("failed {t}{names}"),
         (None, Some(code), _) => format!("failed: exit code {code}"),
         (None, None, Some(signal)) => format!("failed: signal {signal}"),
         (None, None, None) => "failed".to_string(),
@@ -242,7 +249,19 @@ mod tests {
         );
         assert_eq!(
             run_result(&record(false, Some((2, 1))), false),
-            "failed, 1 of 3 tests"
+            "failed 1 of 3 tests"
+        );
+        let named = |names: &[&str]| RunRecord {
+            failed_tests: names.iter().map(|n| n.to_string()).collect(),
+            ..record(false, Some((5, names.len() as u32)))
+        };
+        assert_eq!(
+            run_result(&named(&["test_task_examples"]), false),
+            "failed 1 of 6 tests: test_task_examples"
+        );
+        assert_eq!(
+            run_result(&named(&["test_a", "test_b", "test_c", "test_d"]), false),
+            "failed 4 of 9 tests: test_a, test_b and 2 more"
         );
         assert_eq!(
             run_result(&record(false, None), false),
