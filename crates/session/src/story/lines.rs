@@ -121,7 +121,9 @@ pub(super) fn code(state: &State, node: &str, iteration: u32, source: CodeSource
     let n = state.nodes.get(node);
     let kind = n.and_then(|n| n.attempt_kind(iteration));
     let mut text = words::source(source).to_string();
-    if let Some(kind) = kind {
+    // A version put back is no attempt of its own: the kind is the one it
+    // replaced.
+    if let Some(kind) = kind.filter(|_| source != CodeSource::Best) {
         text.push_str(&format!(", {}", kind.label()));
     }
     let notes = n

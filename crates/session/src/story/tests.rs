@@ -380,3 +380,16 @@ fn the_start_tells_the_policy_it_recorded_and_an_old_tape_none() {
         "{more:?}"
     );
 }
+
+#[test]
+fn a_version_put_back_is_told_without_the_attempt_kind_of_the_one_it_replaced() {
+    let mut events = session();
+    events.push(code("f", 2, CodeSource::Best));
+    let told = told(&events);
+    assert_eq!(
+        told.last().map(String::as_str),
+        Some("code f #2: the best so far, put back by codeloop"),
+        "{told:?}"
+    );
+    assert!(told.contains(&"code f #2: edited by hand, repair".to_string()));
+}
