@@ -1,6 +1,7 @@
 //! Code-or-test blame: a test the model wrote can be wrong, and then no
-//! repair of right code passes it. When versions in a row fail one of the
-//! model's tests alone, the same way, the test is blamed (`suspect_test`):
+//! repair of right code passes it. When versions written apart (the first
+//! try, fresh starts) fail one of the model's tests alone, the same way,
+//! the test is blamed (`suspect_test`):
 //! the decision sets it aside (`Next::SetAsideTest`), leaving it in the
 //! tests as a comment that says why (`set_aside`), and the first of those
 //! versions is judged again without it.
