@@ -250,30 +250,7 @@ impl Core {
             Next::RollBack { .. } => {
                 // Never worse: the best is put back and runs again, then
                 // is repaired (or given up at the limit) from there.
-                let node = name.to_string();
-                let note = decision.reason;
-                self.tape
-                    .append_with(move |s| {
-                        let still = s
-                            .nodes
-                            .get(&node)
-                            .is_some_and(|n| n.iteration() == iteration);
-                        let best = still
-                            .then(|| decide::worse_than_best(s, &node))
-                            .flatten()
-                            .map(|b| b.code);
-                        let events = match best {
-                            Some(code) => vec![Event::Code(CodeEvent {
-                                node,
-                                iteration,
-                                code,
-                                source: CodeSource::Best,
-                                notes: vec![note],
-                            })],
-                            None => Vec::new(),
-                        };
-                        (events, ())
-                    })
+                self.put_back(name, iteration, decide::worse_than_best)
                     .await?;
                 Ok(ControlFlow::Continue(()))
             }
@@ -289,7 +266,8 @@ impl Core {
             }
             Next::GiveUp { why } => {
                 if why == GiveUpWhy::Limit {
-                    self.keep_at_give_up(name, iteration).await?;
+                    self.put_back(name, iteration, decide::kept_at_give_up)
+                        .await?;
                 }
                 self.ended(name, Stop::Failed).await
             }
@@ -319,9 +297,15 @@ impl Core {
         Ok(())
     }
 
-    /// A node given up at its limit ends with its best version
-    /// (`decide::kept_at_give_up`), put back, when that is not its latest.
-    async fn keep_at_give_up(&self, name: &str, iteration: u32) -> Result<(), Stop> {
+    /// The version `pick` names (`decide::worse_than_best` after a worse
+    /// version, `decide::kept_at_give_up` at the limit) put back, with its
+    /// note, while `iteration` is still the node's latest.
+    async fn put_back(
+        &self,
+        name: &str,
+        iteration: u32,
+        pick: fn(&codeloop_session::State, &str) -> Option<decide::Best>,
+    ) -> Result<(), Stop> {
         let node = name.to_string();
         self.tape
             .append_with(move |s| {
@@ -329,7 +313,7 @@ impl Core {
                     .nodes
                     .get(&node)
                     .is_some_and(|n| n.iteration() == iteration);
-                let events = match still.then(|| decide::kept_at_give_up(s, &node)).flatten() {
+                let events = match still.then(|| pick(s, &node)).flatten() {
                     Some(best) => vec![Event::Code(CodeEvent {
                         node,
                         iteration,
